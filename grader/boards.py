@@ -1,0 +1,103 @@
+"""Test boards: reading board files and generating random endgames reached by legal play."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from .board import Position, Square, parse_square
+from .errors import BoardError, BoardFileError
+
+
+@dataclass(frozen=True)
+class BoardEntry:
+    """One position from a board file, with the answer the file claims, if any."""
+
+    position: Position
+    label: str  # where it came from: 'FILE:LINE', or the FFO number
+    best_moves: tuple[Square, ...] | None = None  # FFO: every optimal move
+    score: int | None = None  # FFO: exact value (winner-takes-empties)
+
+
+def parse_board_line(line: str, label: str = "") -> BoardEntry | None:
+    """One line of a board file; None for a blank or comment line.
+
+    Accepted: ``BOARD TOKEN``; the FFO file's ``number|board|side|empties|best|score|source``;
+    Edax OBF ``BOARD SIDE; ...`` with X/O/- (read as x/o/.).
+    """
+    text = line.split("#", 1)[0].strip() if not line.lstrip().startswith("#") else ""
+    if "|" not in text and "%" in text:
+        text = text.split("%", 1)[0].strip()  # OBF comment
+    if not text:
+        return None
+    where = f"{label}: " if label else ""
+    try:
+        if "|" in text:
+            return _parse_ffo(text, label)
+        head = text.split(";", 1)[0].split()
+        if len(head) != 2:
+            raise BoardError(
+                f"expected 'BOARD TOKEN' (64-character board, then x or o), got {len(head)} field(s)"
+            )
+        board, token = head
+        return BoardEntry(Position.from_string(_obf_board(board), token), label)
+    except BoardError as e:
+        raise BoardFileError(f"{where}{e}") from None
+
+
+def _obf_board(board: str) -> str:
+    return board.replace("-", ".")
+
+
+def _parse_ffo(text: str, label: str) -> BoardEntry:
+    fields = [f.strip() for f in text.split("|")]
+    if len(fields) < 3:
+        raise BoardError("FFO line needs at least 'number|board|side'")
+    number, board, side = fields[:3]
+    pos = Position.from_string(_obf_board(board), side)
+    best = tuple(parse_square(s) for s in fields[4].split(",")) if len(fields) > 4 and fields[4] else None
+    score = int(fields[5]) if len(fields) > 5 and fields[5] else None
+    return BoardEntry(pos, f"FFO #{number}" if number else label, best, score)
+
+
+def read_boards(path: str | Path) -> list[BoardEntry]:
+    """Every position in a board file (see ``parse_board_line`` for the formats)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BoardFileError(f"board file {str(p)!r} not found: give the path of an existing file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise BoardFileError(f"cannot read board file {str(p)!r}: {e}") from None
+    entries = []
+    for i, line in enumerate(text.splitlines(), 1):
+        entry = parse_board_line(line, f"{p}:{i}")
+        if entry is not None:
+            entries.append(entry)
+    if not entries:
+        raise BoardFileError(f"board file {str(p)!r} holds no boards: one 'BOARD TOKEN' per line")
+    return entries
+
+
+def random_position(rng: random.Random, empties: int) -> Position:
+    """A position with ``empties`` empty squares reached by random legal play from the start,
+    whose side to move has a legal move."""
+    if not 1 <= empties <= 59:
+        raise BoardError(f"cannot make a position with {empties} empties: use 1 to 59")
+    while True:
+        pos = Position.start()
+        while pos.empties > empties:
+            moves = pos.moves()
+            if moves:
+                pos = pos.play(rng.choice(moves))
+            elif pos.is_game_over():
+                break
+            else:
+                pos = pos.pass_turn()
+        if pos.empties != empties:
+            continue  # the game ended early: play another
+        if pos.moves():
+            return pos
+        if pos.must_pass():
+            return pos.pass_turn()

@@ -1,0 +1,168 @@
+"""The ``grader`` command: a thin layer turning flags into library calls and errors into one line."""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any, Callable
+
+import click
+from tabulate import tabulate
+
+from . import __version__
+from .board import PASS, SCORING_NAMES, Position, Scoring, square_name
+from .boards import BoardEntry, read_boards
+from .config import Config, load_config
+from .errors import GraderError
+from .solver import Analysis, Solver
+
+
+def _fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn a user-fixable library error into click's one-line 'Error: ...' and exit 1."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except GraderError as e:
+            raise click.ClickException(str(e)) from None
+
+    return wrapper
+
+
+def config_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--config",
+        "config_path",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="Settings file (default: ./config.yaml if present, else built-in defaults).",
+    )(fn)
+
+
+def scoring_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--scoring",
+        type=click.Choice(SCORING_NAMES),
+        default=None,
+        help="Final-score rule (default: from config, 'plain' for the lab).",
+    )(fn)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="grader")
+def main() -> None:
+    """Grade Othello endgame scripts against an exact solver."""
+
+
+@main.command()
+@click.argument("board", required=False)
+@click.argument("token", required=False)
+@click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Solve every position in FILE.")
+@scoring_option
+@click.option("--all", "all_values", is_flag=True, help="Also give the exact value of every legal move.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (a list with --boards).")
+@config_option
+@_fail_cleanly
+def solve(
+    board: str | None,
+    token: str | None,
+    boards_file: str | None,
+    scoring: str | None,
+    all_values: bool,
+    as_json: bool,
+    config_path: str | None,
+) -> None:
+    """Solve BOARD with TOKEN to move exactly, or every position in --boards FILE.
+
+    BOARD is 64 characters ('.', 'x', 'o'), row-major from a1 (square 0) to h8 (63).
+    FILE holds one 'BOARD TOKEN' per line ('#' comments allowed), or lines in the FFO
+    'number|board|side|...' format, or Edax OBF 'BOARD SIDE;' lines.
+
+    \b
+    Example:
+      grader solve xxxxxxo.xxxxxo..xxooooooxoxxooooxoxxooooxxxoxoooxxo.oxooxooooooo x --all
+    """
+    config = load_config(config_path)
+    rule = Scoring(scoring) if scoring else config.scoring
+    if boards_file and (board or token):
+        raise click.UsageError("give either BOARD TOKEN or --boards FILE, not both")
+    if boards_file:
+        entries = read_boards(boards_file)
+    elif board and token:
+        entries = [BoardEntry(Position.from_string(board, token), "")]
+    else:
+        raise click.UsageError("give a BOARD and a TOKEN (x or o), or --boards FILE")
+
+    solver = Solver(rule)
+    results = []
+    for i, entry in enumerate(entries):
+        analysis = solver.analyze(entry.position, all_values=all_values)
+        if as_json:
+            results.append(analysis_json(analysis))
+        else:
+            if i:
+                click.echo()
+            click.echo(format_analysis(analysis, entry))
+    if as_json:
+        click.echo(json.dumps(results if boards_file else results[0], indent=2))
+
+
+def analysis_json(a: Analysis) -> dict[str, Any]:
+    """The JSON object for one solved position."""
+    out: dict[str, Any] = {
+        "board": a.position.board_string(),
+        "token": a.position.token,
+        "scoring": a.scoring.value,
+        "value": a.value,
+        "optimal_moves": a.optimal_moves,
+        "line": a.line,
+    }
+    if a.move_values is not None:
+        out["move_values"] = {str(sq): v for sq, v in a.move_values.items()}
+    out["nodes"] = a.nodes
+    out["seconds"] = round(a.seconds, 6)
+    return out
+
+
+def _moves_text(moves: list[int]) -> str:
+    return ", ".join("pass" if m == PASS else f"{m} ({square_name(m)})" for m in moves) or "none"
+
+
+def lab_line(value: int, line: list[int]) -> str:
+    """The lab's score line: the score, then the line in reverse (passes as -1)."""
+    return " ".join(["score", str(value)] + [str(m) for m in reversed(line)])
+
+
+def format_analysis(a: Analysis, entry: BoardEntry | None = None) -> str:
+    """The text report of one solved position."""
+    pos = a.position
+    legal = pos.moves()
+    marks = {sq: ("*" if sq in a.optimal_moves else "+") for sq in legal}
+    out = []
+    if entry is not None and entry.label:
+        out.append(entry.label)
+    out.append(pos.render(marks))
+    out.append(f"{pos.token} to move, {pos.empties} empties, scoring {a.scoring}  (* optimal move, + other legal move)")
+    if not legal:
+        out.append(f"{pos.token} has no legal move: " + ("the game is over" if pos.is_game_over() else "it must pass"))
+    out.append(f"value:         {a.value:+d}")
+    out.append(f"optimal moves: {_moves_text(a.optimal_moves)}")
+    out.append(f"line:          {_moves_text(a.line)}")
+    out.append(f"lab format:    {lab_line(a.value, a.line)}")
+    if a.move_values is not None:
+        rows = [[sq, square_name(sq), f"{v:+d}"] for sq, v in sorted(a.move_values.items(), key=lambda kv: (-kv[1], kv[0]))]
+        out.append(tabulate(rows, headers=["move", "square", "value"], colalign=("right", "left", "right")))
+    if entry is not None and entry.score is not None:
+        out.append(_file_answer(a, entry))
+    out.append(f"solved in {a.seconds:.3f} s, {a.nodes} nodes")
+    return "\n".join(out)
+
+
+def _file_answer(a: Analysis, entry: BoardEntry) -> str:
+    best = ",".join(square_name(s) for s in entry.best_moves or ())
+    claim = f"file says:     {entry.score:+d} {best}".rstrip()
+    if a.scoring is not Scoring.WINNER_TAKES_EMPTIES:
+        return f"{claim} (under winner-takes-empties: use --scoring winner-takes-empties to compare)"
+    same = a.value == entry.score and (entry.best_moves is None or sorted(entry.best_moves) == a.optimal_moves)
+    return f"{claim} ({'matches' if same else 'DIFFERS'})"

@@ -1,0 +1,83 @@
+"""config.yaml: the defaults a user edits, loaded and validated with errors that name the key."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from .board import SCORING_NAMES, Scoring
+from .errors import ConfigError
+
+DEFAULT_PATH = Path("config.yaml")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Validated settings; every field has a default, so an empty file is a valid config."""
+
+    scoring: Scoring = Scoring.PLAIN
+    source: str = "built-in defaults"  # the file the values came from
+
+
+Validator = Callable[[str, Any], Any]
+
+
+def _choice(*allowed: str) -> Validator:
+    def check(key: str, value: Any) -> str:
+        if not isinstance(value, str) or value not in allowed:
+            raise ValueError(f"'{key}' must be one of {', '.join(allowed)}; got {value!r}")
+        return value
+
+    return check
+
+
+# key -> validator returning the converted value
+SCHEMA: dict[str, Validator] = {
+    "scoring": lambda key, value: Scoring(_choice(*SCORING_NAMES)(key, value)),
+}
+
+
+def parse_config(data: Any, source: str) -> Config:
+    """Validate the parsed YAML of a config file."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected 'key: value' lines at the top level, got {type(data).__name__}")
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in SCHEMA:
+            close = difflib.get_close_matches(str(key), SCHEMA, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ConfigError(f"{source}: unknown key '{key}'{hint}; known keys: {', '.join(SCHEMA)}")
+        try:
+            values[key] = SCHEMA[key](key, value)
+        except ValueError as e:
+            raise ConfigError(f"{source}: {e}") from None
+    return Config(**values, source=source)
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Load ``path``; without one, ./config.yaml if present, else the built-in defaults."""
+    if path is None:
+        if not DEFAULT_PATH.is_file():
+            return Config()
+        path = DEFAULT_PATH
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"config file '{p}' not found: check the path given to --config") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read config file '{p}': {e}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(e, "problem", None) or "cannot parse"
+        raise ConfigError(f"{p}: not valid YAML{where}: {problem}") from None
+    return parse_config(data, str(p))

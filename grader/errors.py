@@ -1,0 +1,17 @@
+"""Errors a user can fix. What a script under test does wrong is a verdict, not an exception."""
+
+
+class GraderError(Exception):
+    """Base class: a problem with the user's input; the message says how to fix it."""
+
+
+class BoardError(GraderError):
+    """A board, token or square that is not valid."""
+
+
+class BoardFileError(GraderError):
+    """A file of boards that cannot be read."""
+
+
+class ConfigError(GraderError):
+    """A config file that is missing, malformed or has bad values."""

@@ -1,0 +1,88 @@
+"""Board files (BOARD TOKEN, FFO, OBF) and random positions reached by legal play."""
+
+import random
+
+import pytest
+
+import reference as ref
+from conftest import FFO20, FFO_FILE, HANDOUT_BOARD
+from grader.board import Position
+from grader.boards import parse_board_line, random_position, read_boards
+from grader.errors import BoardFileError
+
+
+def test_board_token_lines_comments_and_blanks(tmp_path):
+    f = tmp_path / "b.txt"
+    f.write_text(f"# a comment\n\n{HANDOUT_BOARD} x\n  {HANDOUT_BOARD.upper()}   O  # trailing comment\n")
+    entries = read_boards(f)
+    assert [e.position for e in entries] == [
+        Position.from_string(HANDOUT_BOARD, "x"),
+        Position.from_string(HANDOUT_BOARD, "o"),
+    ]
+    assert entries[0].label == f"{f}:3" and entries[0].score is None
+
+
+def test_ffo_line():
+    entry = parse_board_line(f"20|{FFO20}|X|6|h5|+6|edax-reversi/problem/fforum-20-39.obf")
+    assert entry.label == "FFO #20"
+    assert entry.position == Position.from_string(FFO20.replace("-", "."), "x")
+    assert entry.best_moves == (39,) and entry.score == 6
+
+
+def test_ffo_line_with_several_best_moves_and_white_to_move():
+    line = "9|--XOXX--O-OOXXXX-OOOXXXX-XOXXXOXXXOXOOOXOXXOXOXX--OXOO----OOOO--|O|15|g7,a4|-8|src"
+    entry = parse_board_line(line)
+    assert entry.position.token == "o" and entry.best_moves == (54, 24) and entry.score == -8
+
+
+def test_obf_line():
+    entry = parse_board_line(f"{FFO20} X; H5:+6; G6:+4;")
+    assert entry.position == Position.from_string(FFO20.replace("-", "."), "x")
+    assert parse_board_line(f"{FFO20} O % comment").position.token == "o"
+
+
+@pytest.mark.skipif(not FFO_FILE.exists(), reason="shared/data not beside the project")
+def test_the_whole_ffo_file_reads():
+    entries = read_boards(FFO_FILE)
+    assert len(entries) == 79
+    assert all(e.best_moves and e.score is not None for e in entries)
+    assert [e.position.empties for e in entries[:20]] == [14] * 7 + [15] * 5 + [16] * 7 + [6]
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (f"{HANDOUT_BOARD}\n", r"b.txt:1: expected 'BOARD TOKEN' \(64-character board, then x or o\), got 1 field"),
+        (f"# ok\n{HANDOUT_BOARD[:60]} x\n", "b.txt:2: board has 60 characters, expected 64"),
+        (f"{HANDOUT_BOARD} z\n", "b.txt:1: bad token 'z'"),
+        (f"{HANDOUT_BOARD[:-1]}? x\n", r"b.txt:1: bad character '\?' at position 63 \(h8\)"),
+        ("# nothing here\n\n", "holds no boards"),
+        (f"{HANDOUT_BOARD} x extra\n", "got 3 field"),
+    ],
+)
+def test_bad_board_files_name_file_and_line(tmp_path, content, message):
+    f = tmp_path / "b.txt"
+    f.write_text(content)
+    with pytest.raises(BoardFileError, match=message):
+        read_boards(f)
+
+
+def test_missing_board_file(tmp_path):
+    with pytest.raises(BoardFileError, match="not found: give the path of an existing file"):
+        read_boards(tmp_path / "nope.txt")
+
+
+@pytest.mark.parametrize("empties", [1, 2, 5, 9, 14])
+def test_random_positions_are_reached_by_legal_play_and_playable(empties):
+    rng = random.Random(empties)
+    for _ in range(20):
+        pos = random_position(rng, empties)
+        assert pos.empties == empties
+        assert ref.moves(pos.board_string(), pos.token)  # the side to move can move
+
+
+def test_random_positions_depend_only_on_the_seed():
+    """The same seed gives the same board on any machine (a recorded value: a change here
+    changes every test plan made from a seed)."""
+    boards = {random_position(random.Random(42), 6).board_string() for _ in range(3)}
+    assert boards == {"xxxx.oooxxooooooxxooooxox.oooxxoxxoooxo.xxxxoxxxxxxxoxxxx.xxo..o"}
