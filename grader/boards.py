@@ -101,3 +101,59 @@ def random_position(rng: random.Random, empties: int) -> Position:
             return pos
         if pos.must_pass():
             return pos.pass_turn()
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+STANDARD_FIXED = FIXTURES / "standard.txt"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The positions of a grading run, in test order."""
+
+    positions: tuple[Position, ...]
+    seed: int | None  # None for a plan read from a file
+    source: str  # in words, for the user
+
+
+def random_boards(seed: int, empties: range, count: int) -> list[Position]:
+    """``count`` random positions for each number of empties, in rising order of empties.
+
+    Each number of empties has its own generator seeded from (seed, empties), so the boards
+    with 5 empties are the same whichever range they are asked in, on any machine.
+    """
+    out = []
+    for e in empties:
+        rng = random.Random(f"grader:{seed}:{e}")
+        out += [random_position(rng, e) for _ in range(count)]
+    return out
+
+
+def standard_plan(seed: int, fixed: str | Path = STANDARD_FIXED) -> Plan:
+    """The lab's 100 tests: the 10 fixed boards, then 10 random boards each with 1..9 empties."""
+    positions = [e.position for e in read_boards(fixed)] + random_boards(seed, range(1, 10), 10)
+    return Plan(tuple(positions), seed, f"standard plan, seed {seed}")
+
+
+def file_plan(path: str | Path) -> Plan:
+    """A plan of every position in a board file; each must have a legal move for its token."""
+    entries = read_boards(path)
+    for e in entries:
+        if not e.position.moves():
+            raise BoardFileError(
+                f"{e.label}: {e.position.token} has no legal move on this board; "
+                "a test board needs a legal move for the side to move"
+            )
+    return Plan(tuple(e.position for e in entries), None, f"boards from {path}")
+
+
+def parse_empties(text: str) -> range:
+    """'1-9' or '5' -> a range of numbers of empties."""
+    lo, _, hi = text.partition("-")
+    try:
+        r = range(int(lo), int(hi or lo) + 1)
+    except ValueError:
+        raise BoardError(f"bad empties range {text!r}: write it like 1-9 or 5") from None
+    if not r or r.start < 1 or r.stop > 60:
+        raise BoardError(f"bad empties range {text!r}: use numbers from 1 to 59, low-high")
+    return r

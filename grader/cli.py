@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import random
+import sys
 from typing import Any, Callable
 
 import click
 from tabulate import tabulate
 
 from . import __version__
+from . import report
 from .board import PASS, SCORING_NAMES, Position, Scoring, square_name
-from .boards import BoardEntry, read_boards
+from .boards import BoardEntry, file_plan, parse_empties, random_boards, read_boards, standard_plan
 from .config import Config, load_config
 from .errors import GraderError
+from .grading import Settings, TestResult, command_for, grade as grade_script
 from .solver import Analysis, Solver
 
 
@@ -166,3 +171,122 @@ def _file_answer(a: Analysis, entry: BoardEntry) -> str:
         return f"{claim} (under winner-takes-empties: use --scoring winner-takes-empties to compare)"
     same = a.value == entry.score and (entry.best_moves is None or sorted(entry.best_moves) == a.optimal_moves)
     return f"{claim} ({'matches' if same else 'DIFFERS'})"
+
+
+def seed_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--seed", type=click.IntRange(min=0), default=None, help="Seed for the random boards (default: config, else a new one, printed).")(fn)
+
+
+def _seed(seed: int | None, config: Config) -> int:
+    if seed is not None:
+        return seed
+    if config.seed is not None:
+        return config.seed
+    return random.SystemRandom().randrange(1, 1_000_000)
+
+
+@main.command()
+@click.argument("scripts", nargs=-1, required=True, metavar="SCRIPT...")
+@seed_option
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds per test (default: config, 10).")
+@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Tests at once (default: config, else the number of cores).")
+@click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Grade on the positions in FILE instead of the standard plan.")
+@scoring_option
+@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write the full results as JSON to FILE.")
+@click.option("--stop-on-error", is_flag=True, help="Stop a script's run at its first illegal move, missing move or crash.")
+@config_option
+@_fail_cleanly
+def grade(
+    scripts: tuple[str, ...],
+    seed: int | None,
+    time_limit: float | None,
+    jobs: int | None,
+    boards_file: str | None,
+    scoring: str | None,
+    json_file: str | None,
+    stop_on_error: bool,
+    config_path: str | None,
+) -> None:
+    """Grade each SCRIPT on the lab's 100 tests (or the boards in --boards FILE).
+
+    A script is run as 'SCRIPT BOARD TOKEN' (Python files with the grader's Python) under the
+    time limit; its last 'score' line and its last integer are judged against the exact
+    solver: + M Q T m s - t, with a total out of the number of tests.
+
+    \b
+    Example:
+      grader grade submissions/negamax.py --seed 7
+    """
+    config = load_config(config_path)
+    settings = Settings(
+        time_limit=time_limit or config.time_limit,
+        jobs=jobs or config.jobs or os.cpu_count() or 1,
+        scoring=Scoring(scoring) if scoring else config.scoring,
+        python=config.python or sys.executable,
+        commands=config.commands,
+        stop_on_error=stop_on_error,
+    )
+    for script in scripts:
+        command_for(script, settings)  # a missing or unrunnable script stops us before any test
+    plan = file_plan(boards_file) if boards_file else standard_plan(_seed(seed, config))
+    solver = Solver(settings.scoring)
+    results = []
+    for script in scripts:
+        click.echo(
+            f"Grading {script}: {len(plan.positions)} tests ({plan.source}), time limit "
+            f"{settings.time_limit:g} s, {settings.jobs} job{'s' if settings.jobs > 1 else ''}, scoring {settings.scoring}"
+        )
+
+        def show(test: TestResult) -> None:
+            click.echo(test.symbol, nl=False)
+            sys.stdout.flush()
+
+        result = grade_script(script, plan, settings, solver, on_result=show)
+        click.echo()
+        click.echo(report.summary(result))
+        click.echo()
+        click.echo(report.offending_report(result))
+        click.echo()
+        results.append(result)
+    if json_file:
+        try:
+            with open(json_file, "w", encoding="utf-8") as f:
+                json.dump(report.results_json(results), f, indent=1)
+        except OSError as e:
+            raise GraderError(f"cannot write {json_file!r}: {e.strerror}") from None
+        click.echo(f"Results written to {json_file}")
+
+
+@main.command()
+@seed_option
+@click.option("--empties", default="1-9", show_default=True, help="Numbers of empty squares, low-high.")
+@click.option("--count", type=click.IntRange(min=1), default=10, show_default=True, help="Boards for each number of empties.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write to FILE instead of standard output.")
+@config_option
+@_fail_cleanly
+def boards(seed: int | None, empties: str, count: int, out: str | None, config_path: str | None) -> None:
+    """Write random test boards: COUNT for each number of empties, reached by legal play.
+
+    Lines are 'BOARD TOKEN' in rising order of empties; the token always has a legal move.
+    The same seed gives the same boards on any machine, and the same boards as the random
+    part of the standard plan ('--empties 1-9 --count 10').
+
+    \b
+    Example:
+      grader boards --seed 7 --empties 5-8 --count 3 --out my-boards.txt
+    """
+    config = load_config(config_path)
+    span = parse_empties(empties)
+    chosen = _seed(seed, config)
+    lines = [f"# grader boards --seed {chosen} --empties {span.start}-{span.stop - 1} --count {count}"]
+    lines += [f"{p.board_string()} {p.token}" for p in random_boards(chosen, span, count)]
+    text = "\n".join(lines) + "\n"
+    if out:
+        try:
+            with open(out, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            raise GraderError(f"cannot write {out!r}: {e.strerror}") from None
+        click.echo(f"{len(lines) - 1} boards written to {out} (seed {chosen})")
+    else:
+        click.echo(text, nl=False)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -20,6 +20,11 @@ class Config:
     """Validated settings; every field has a default, so an empty file is a valid config."""
 
     scoring: Scoring = Scoring.PLAIN
+    time_limit: float = 10.0  # seconds per test
+    jobs: int | None = None  # tests at once; None: the number of cores
+    seed: int | None = None  # the standard plan's seed; None: a new one each run
+    python: str | None = None  # interpreter for .py scripts; None: the one running the grader
+    commands: dict[str, str] = field(default_factory=dict)  # suffix -> '... {board} {token}'
     source: str = "built-in defaults"  # the file the values came from
 
 
@@ -35,9 +40,53 @@ def _choice(*allowed: str) -> Validator:
     return check
 
 
+def _number(minimum: float, integer: bool = False, optional: bool = False) -> Validator:
+    kind = "a whole number" if integer else "a number"
+    null = " or null" if optional else ""
+
+    def check(key: str, value: Any) -> Any:
+        if value is None and optional:
+            return None
+        ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
+        if not ok_type or isinstance(value, bool):
+            raise ValueError(f"'{key}' must be {kind}{null}; got {value!r}")
+        if value < minimum or (not integer and minimum == 0 and value == 0):
+            limit = f"at least {minimum}" if integer else "greater than 0"
+            raise ValueError(f"'{key}' must be {limit}; got {value!r}")
+        return value
+
+    return check
+
+
+def _optional_string(key: str, value: Any) -> str | None:
+    if value is None or (isinstance(value, str) and value.strip()):
+        return value
+    raise ValueError(f"'{key}' must be a non-empty string or null; got {value!r}")
+
+
+def _commands(key: str, value: Any) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"'{key}' must map a file suffix to a command, like '.java': 'java -cp {{dir}} {{stem}} {{board}} {{token}}'")
+    out = {}
+    for suffix, template in value.items():
+        if not isinstance(suffix, str) or not suffix.startswith("."):
+            raise ValueError(f"'{key}': {suffix!r} is not a file suffix: write it like '.java'")
+        if not isinstance(template, str) or "{board}" not in template or "{token}" not in template:
+            raise ValueError(f"'{key}.{suffix}' must be a command holding {{board}} and {{token}}; got {template!r}")
+        out[suffix.lower()] = template
+    return out
+
+
 # key -> validator returning the converted value
 SCHEMA: dict[str, Validator] = {
     "scoring": lambda key, value: Scoring(_choice(*SCORING_NAMES)(key, value)),
+    "time_limit": _number(0),
+    "jobs": _number(1, integer=True, optional=True),
+    "seed": _number(0, integer=True, optional=True),
+    "python": _optional_string,
+    "commands": _commands,
 }
 
 

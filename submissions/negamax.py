@@ -95,11 +95,18 @@ def heuristic_move(me, you):
     return min(bits(legal_moves(me, you)), key=rank)
 
 
-def main():
-    board, token = sys.argv[1].lower(), sys.argv[2].lower()
+def read_position(board, token):
+    """(my discs, opponent's discs) as bitboards."""
+    board, token = board.lower(), token.lower()
     enemy = "o" if token == "x" else "x"
     me = sum(1 << i for i, ch in enumerate(board) if ch == token)
     you = sum(1 << i for i, ch in enumerate(board) if ch == enemy)
+    return me, you
+
+
+def main():
+    board, token = sys.argv[1].lower(), sys.argv[2].lower()
+    me, you = read_position(board, token)
     start = time.time()
     moves = bits(legal_moves(me, you))
     print("Possible moves for", token + ":", ", ".join(map(str, moves)))

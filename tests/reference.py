@@ -78,3 +78,39 @@ def random_endgame(rng: random.Random, empties: int) -> tuple[str, str] | None:
         board = play(board, tok, rng.choice(ms))
         tok = other(tok)
     return board, tok
+
+
+def optimal_line(board: str, tok: str, scoring: str = "plain", pick=min) -> list[int]:
+    """One optimal line to the end (forward, -1 for passes), choosing with ``pick`` among optimal moves."""
+    line = []
+    while True:
+        mv = move_values(board, tok, scoring)
+        if not mv:
+            if not moves(board, other(tok)):
+                return line
+            line.append(-1)
+            tok = other(tok)
+            continue
+        best = max(mv.values())
+        sq = pick(s for s, v in mv.items() if v == best)
+        line.append(sq)
+        board, tok = play(board, tok, sq), other(tok)
+
+
+def teaching_board(seed: int = 3) -> tuple[str, str]:
+    """A small endgame (5-6 empties) where the mover has a losing move and, after its best
+    move, the opponent has a losing reply: every symbol can be reached on it."""
+    rng = random.Random(seed)
+    while True:
+        found = random_endgame(rng, rng.choice([5, 6]))
+        if found is None:
+            continue
+        board, tok = found
+        mv = move_values(board, tok, "plain")
+        if len(set(mv.values())) < 2:
+            continue
+        best = min(s for s, v in mv.items() if v == max(mv.values()))
+        after = play(board, tok, best)
+        replies = move_values(after, other(tok), "plain")
+        if len(set(replies.values())) >= 2:
+            return board, tok

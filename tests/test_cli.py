@@ -125,3 +125,117 @@ def test_python_dash_m_and_bundled_examples():
     )  # fmt: skip
     data = json.loads(result.stdout)
     assert [d["value"] for d in data] == [18, 1, -2]
+
+
+# --- grader grade ----------------------------------------------------------------
+
+GRADE_TEXT = """\
+Grading canned.py: 3 tests (boards from b.txt), time limit 10 s, 2 jobs, scoring plain
+mt+
+canned.py: 1.5/3  (3 tests run, boards from b.txt, X s)
+symbols: + 1  M 0  Q 0  T 0  m 1  s 0  - 0  t 1
+
+Most offending tests:
+
+Test 2: x to move, 4 empties: t (0)
+board xxxxxxo.xxxxxo..xxooooooxoxxooooxoxxooooxxxoxoooxxo.oxooxooooooo x
+  a b c d e f g h
+1 x x x x x x o @
+2 x x x x x o . .
+3 x x o o o o o o
+4 x o x x o o o o
+5 x o x x o o o o
+6 x x x o x o o o
+7 x x o * o x o o
+8 x o o o o o o o
+  (* optimal move, @ the script's move)
+printed:  no score line
+move:     7 (last integer, in "My move is 7")
+exact:    value +18; optimal moves 51 (d7)
+verdict:  move 7 (h1) is legal but loses 19 discs: it gives -1, best is 51 (d7) (+18); no score line
+
+Test 1: o to move, 5 empties: m (1/2)
+board .x.o.o.oxxooooooxoooooxoxooxxoxoxoxooxooxxooxxxoxoo.xxoooooooooo o
+  a b c d e f g h
+1 . x . o . o . o
+2 x x o o o o o o
+3 x o o o o o x o
+4 x o o x x o x o
+5 x o x o o x o o
+6 x x o o x x x o
+7 x o o * x x o o
+8 o o o o o o o o
+  (* optimal move)
+printed:  "Min score: 36; move sequence: [0, 2, 4, 6, 51]"
+          score +36; line, forward: 51 (d7), 6 (g1), 4 (e1), 2 (c1), 0 (a1)
+move:     51 (last integer, in "Min score: 36; move sequence: [0, 2, 4, 6, 51]")
+exact:    value +38; optimal moves 51 (d7)
+verdict:  move 51 (d7) is optimal (+38); claimed score +36 but perfect play gives +38; line goes wrong at ply 2: \
+after 51 (d7), x plays 6 (g1) (+44) but 4 (e1) holds o to +38
+
+"""
+
+
+@pytest.fixture
+def graded_folder(tmp_path):
+    """A canned script answering three boards: an 'm', a 't' and a '+'."""
+    import shutil
+
+    from test_judge import BOARD, TOKEN, VALUE, bad_line, lab
+
+    fixed2 = "oxxxxxx.ooxoxxoooxooxoooooxxxoooooxxoxoooxooxoooooxxxxo.ooxooooo"
+    shutil.copy(ROOT / "tests" / "scripts" / "canned.py", tmp_path / "canned.py")
+    spec = {
+        f"{BOARD} {TOKEN}": {"out": lab(VALUE - 2, bad_line())},
+        f"{HANDOUT_BOARD} x": {"out": "Possible moves for x: 7, 14, 51\nMy move is 7\n"},
+        f"{fixed2} x": {"out": "Min score: 6; move sequence: [55, -1, 7]\n"},
+    }
+    (tmp_path / "canned.json").write_text(json.dumps(spec))
+    (tmp_path / "b.txt").write_text(f"{BOARD} {TOKEN}\n{HANDOUT_BOARD} x\n{fixed2} x\n")
+    return tmp_path
+
+
+def test_grade_text_with_the_two_most_offending_tests(run, graded_folder):
+    result = run("grade", "canned.py", "--boards", "b.txt", "--jobs", "2")
+    assert result.exit_code == 0
+    import re
+
+    assert re.sub(r", \d+\.\d s\)", ", X s)", result.output) == GRADE_TEXT
+
+
+def test_grade_json_file(run, graded_folder):
+    result = run("grade", "canned.py", "--boards", "b.txt", "--json", "out.json")
+    assert result.output.endswith("Results written to out.json\n")
+    data = json.loads((graded_folder / "out.json").read_text())
+    (script,) = data["scripts"]
+    assert (script["script"], script["total"], script["max_total"], script["symbols"], script["seed"]) == ("canned.py", 1.5, 3, "mt+", None)
+    assert [t["symbol"] for t in script["tests"]] == ["m", "t", "+"]
+    assert script["tests"][1]["claimed_score"] is None and script["tests"][1]["move"] == 7
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["grade", "nope.py"], "Error: script 'nope.py' not found: give the path of a script file"),
+        (["grade", "canned.py", "--boards", "missing.txt"], "Error: board file 'missing.txt' not found: give the path of an existing file"),
+        (["grade", "canned.json"], "Error: cannot run 'canned.json': make it executable (chmod +x) or add a command template for '.json' under 'commands' in config.yaml"),
+    ],
+)
+def test_grade_errors(run, graded_folder, args, message):
+    result = run(*args)
+    assert result.exit_code == 1 and result.output.strip() == message
+
+
+def test_grade_usage_errors(run, graded_folder):
+    assert run("grade").exit_code == 2
+    result = run("grade", "canned.py", "--time-limit", "0")
+    assert result.exit_code == 2 and "Invalid value for '--time-limit'" in result.output
+
+
+def test_grade_prints_the_seed_and_uses_config(run, tmp_path):
+    (tmp_path / "config.yaml").write_text("seed: 4242\ntime_limit: 5\njobs: 2\n")
+    result = run("grade", ROOT / "submissions" / "rule_of_thumb.py")
+    first = result.output.splitlines()[0]
+    assert first.endswith("100 tests (standard plan, seed 4242), time limit 5 s, 2 jobs, scoring plain")
+    symbols = result.output.splitlines()[1]
+    assert len(symbols) == 100 and set(symbols) <= {"T", "t"}

@@ -1,0 +1,168 @@
+"""Whole grading runs with real scripts, on boards whose answers come from brute force."""
+
+import json
+import shutil
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+import reference as ref
+from conftest import ROOT
+from grader.board import Position
+from grader.boards import Plan
+from grader.errors import GraderError
+from grader.grading import Settings, command_for, grade
+from test_judge import BEST, BOARD, LINE, OCCUPIED, TOKEN, VALUE, WORSE, bad_line, lab
+
+CANNED = Path(__file__).parent / "scripts" / "canned.py"
+POS = Position.from_string(BOARD, TOKEN)
+
+
+def canned(tmp_path, spec: dict) -> Path:
+    """A copy of the canned script answering as ``spec`` says ({"*": {...}} for any board)."""
+    dest = tmp_path / "canned.py"
+    shutil.copy(CANNED, dest)
+    (tmp_path / "canned.json").write_text(json.dumps(spec))
+    return dest
+
+
+def one(tmp_path, entry: dict, limit=5.0, **kw):
+    script = canned(tmp_path, {"*": entry})
+    result = grade(script, Plan((POS,), None, "test"), Settings(time_limit=limit, jobs=1, **kw))
+    return result.tests[0]
+
+
+@pytest.mark.parametrize(
+    "out, symbol",
+    [
+        (lab(VALUE, LINE), "+"),
+        (lab(VALUE, bad_line()), "M"),
+        (lab(VALUE + 2, LINE), "Q"),
+        (lab(VALUE - 2, bad_line()), "m"),
+        (lab(VALUE, [WORSE]), "s"),
+        (lab(VALUE + 2, [WORSE]), "-"),
+        (f"My move is {BEST}\n", "T"),
+        (f"My move is {WORSE}\n", "t"),
+    ],
+)
+def test_every_symbol_with_a_real_script(tmp_path, out, symbol):
+    test = one(tmp_path, {"out": out})
+    assert test.symbol == symbol, test.diagnosis
+    assert test.value == VALUE
+
+
+def test_timeout_after_printing_the_move_is_T(tmp_path):
+    test = one(tmp_path, {"out": f"My move is {BEST}\n", "sleep": 30}, limit=0.5)
+    assert test.symbol == "T" and test.run.timed_out
+    assert test.run.wall_seconds < 1.5
+    assert "the script timed out after 0.5 s and was killed" in test.diagnosis
+
+
+def test_score_line_printed_before_the_limit_counts(tmp_path):
+    test = one(tmp_path, {"out": lab(VALUE, LINE), "sleep": 30}, limit=0.5)
+    assert test.symbol == "+" and test.run.timed_out
+
+
+def test_timeout_with_nothing_printed_is_t(tmp_path):
+    test = one(tmp_path, {"out": "", "sleep": 30}, limit=0.5)
+    assert test.symbol == "t" and test.verdict.failure == "no integer in the output, so no move"
+
+
+def test_crash_is_graded_on_what_was_printed(tmp_path):
+    test = one(tmp_path, {"out": f"My move is {BEST}\n", "err": "Traceback...\nValueError: oops\n", "exit": 1})
+    assert test.symbol == "T" and test.run.crashed
+    assert test.error == "exited with code 1"
+    assert test.diagnosis.endswith("the script exited with code 1; stderr ends: Traceback... | ValueError: oops")
+
+
+def test_illegal_move_fails_the_test_and_names_the_cause(tmp_path):
+    test = one(tmp_path, {"out": lab(VALUE, LINE) + f"{OCCUPIED}\n"})
+    assert test.symbol == "-" and test.verdict.credit == 0
+    assert test.error.startswith(f"move {OCCUPIED} is not a legal move for {TOKEN}")
+
+
+def test_results_come_in_test_order_with_parallel_jobs(tmp_path):
+    """Later tests finish first (earlier ones sleep); symbols still arrive in test order."""
+    positions = [Position.from_string(b, t) for b, t in ref_boards(6)]
+    spec = {}
+    for i, p in enumerate(positions):
+        v = ref.value(p.board_string(), p.token, "plain")
+        line = ref.optimal_line(p.board_string(), p.token)
+        spec[f"{p.board_string()} {p.token}"] = {"out": lab(v, line), "sleep": 0.3 * (len(positions) - i) / len(positions)}
+    seen = []
+    result = grade(canned(tmp_path, spec), Plan(tuple(positions), None, "t"), Settings(jobs=3), on_result=lambda t: seen.append(t.index))
+    assert seen == [1, 2, 3, 4, 5, 6]
+    assert result.symbols == "++++++" and result.total == 6 and result.max_total == 6
+
+
+def ref_boards(n):
+    import random
+
+    rng = random.Random(99)
+    out = []
+    while len(out) < n:
+        found = ref.random_endgame(rng, rng.randint(2, 5))
+        if found and ref.moves(*found):
+            out.append(found)
+    return out
+
+
+def test_stop_on_error_stops_at_the_first_failure(tmp_path):
+    positions = [Position.from_string(b, t) for b, t in ref_boards(5)]
+    spec = {f"{p.board_string()} {p.token}": {"out": f"{p.moves()[0]}\n"} for p in positions}
+    bad = positions[2]
+    spec[f"{bad.board_string()} {bad.token}"] = {"out": "99\n"}
+    plan = Plan(tuple(positions), None, "t")
+    script = canned(tmp_path, spec)
+    stopped = grade(script, plan, Settings(jobs=2, stop_on_error=True))
+    assert len(stopped.tests) == 3 and stopped.stopped.startswith("stopped at test 3: move 99 is not a legal move")
+    assert stopped.max_total == 5
+    goes_on = grade(script, plan, Settings(jobs=2))
+    assert len(goes_on.tests) == 5 and goes_on.stopped is None and goes_on.symbols[2] == "t"
+
+
+def test_json_record_schema(tmp_path):
+    test = one(tmp_path, {"out": lab(VALUE, LINE)})
+    data = test.to_json()
+    assert list(data) == [
+        "index", "board", "token", "empties", "symbol", "credit", "claimed_score", "claimed_line", "move",
+        "value", "optimal_moves", "timed_out", "exit_code", "seconds", "cpu_seconds", "diagnosis",
+    ]  # fmt: skip
+    assert data["claimed_line"] == LINE and data["claimed_score"] == VALUE and data["move"] == LINE[0]
+    assert data["optimal_moves"] == sorted(s for s, v in ref.move_values(BOARD, TOKEN, "plain").items() if v == VALUE)
+    no_claim = one(tmp_path, {"out": "7\n"}).to_json()
+    assert no_claim["claimed_score"] is None and no_claim["claimed_line"] is None
+
+
+def test_command_for_python_executable_and_templates(tmp_path):
+    py = tmp_path / "a.py"
+    py.write_text("")
+    assert command_for(py, Settings(python="/usr/bin/python3")) == ["/usr/bin/python3", str(py.resolve()), "{board}", "{token}"]
+    exe = tmp_path / "engine"
+    exe.write_text("#!/bin/sh\necho 0\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    assert command_for(exe, Settings()) == [str(exe.resolve()), "{board}", "{token}"]
+    java = tmp_path / "Foo.java"
+    java.write_text("")
+    settings = Settings(commands={".java": "java -cp {dir} {stem} {board} {token}"})
+    assert command_for(java, settings) == ["java", "-cp", str(tmp_path.resolve()), "Foo", "{board}", "{token}"]
+    with pytest.raises(GraderError, match="make it executable .* or add a command template for '.java'"):
+        command_for(java, Settings())
+    with pytest.raises(GraderError, match="script 'nope.py' not found"):
+        command_for("nope.py", Settings())
+
+
+def test_shell_script_through_a_template(tmp_path):
+    sh = tmp_path / "mover.sh"
+    sh.write_text(f"echo My move is {BEST}\n")
+    result = grade(sh, Plan((POS,), None, "t"), Settings(commands={".sh": "sh {script} {board} {token}"}))
+    assert result.symbols == "T"
+
+
+def test_bundled_negamax_is_perfect_on_the_fixed_boards():
+    from grader.boards import STANDARD_FIXED, file_plan
+
+    result = grade(ROOT / "submissions" / "negamax.py", file_plan(STANDARD_FIXED), Settings(jobs=2, python=sys.executable))
+    assert result.symbols == "+" * 10 and result.total == 10

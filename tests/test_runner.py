@@ -1,0 +1,114 @@
+"""The runner against real processes (ordinary scripts; hostile ones are tested in test_hostile)."""
+
+import os
+import signal
+import sys
+import textwrap
+import time
+
+from grader.runner import run
+
+
+def script(tmp_path, body: str, name="s.py") -> list[str]:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return [sys.executable, str(path)]
+
+
+def collect(command, limit=5.0):
+    chunks = []
+    result = run(command, limit, chunks.append)
+    return result, b"".join(chunks).decode()
+
+
+def test_clean_exit_and_output(tmp_path):
+    result, out = collect(script(tmp_path, "print('score 3 9')\nprint('done')"))
+    assert out == "score 3 9\ndone\n"
+    assert result.exit_code == 0 and not result.timed_out and not result.crashed
+    assert result.describe() == "" and result.wall_seconds < 5 and result.cpu_seconds > 0
+
+
+def test_nonzero_exit_keeps_output_and_stderr_tail(tmp_path):
+    result, out = collect(script(tmp_path, "import sys\nprint('My move is 7')\nsys.exit('something broke')"))
+    assert out == "My move is 7\n"
+    assert result.exit_code == 1 and result.crashed
+    assert result.describe() == "exited with code 1"
+    assert result.stderr_tail.strip() == "something broke"
+
+
+def test_killed_by_a_signal(tmp_path):
+    result, _ = collect(script(tmp_path, "import os, signal\nprint(5)\nos.kill(os.getpid(), signal.SIGSEGV)"))
+    assert result.signal == signal.SIGSEGV and result.crashed
+    assert result.describe() == "killed by SIGSEGV"
+
+
+def test_timeout_kills_and_keeps_what_was_printed(tmp_path):
+    body = "import time\nprint('My move is 7')\nprint('score 3 7')\ntime.sleep(60)"
+    start = time.monotonic()
+    result, out = collect(script(tmp_path, body), limit=0.5)
+    assert time.monotonic() - start < 1.5
+    assert result.timed_out and not result.crashed and result.signal == signal.SIGKILL
+    assert out == "My move is 7\nscore 3 7\n"
+    assert result.describe().startswith("timed out after 0.5 s")
+
+
+def test_cannot_start(tmp_path):
+    result = run([str(tmp_path / "missing")], 1)
+    assert result.start_error.startswith(f"cannot start '{tmp_path / 'missing'}'") and result.crashed
+
+
+def test_stdin_is_at_end_of_file(tmp_path):
+    result, out = collect(script(tmp_path, "import sys\nprint(repr(sys.stdin.read()))"), limit=2)
+    assert out == "''\n" and result.wall_seconds < 2
+
+
+def test_fresh_working_directory_removed_afterwards(tmp_path):
+    result, out = collect(script(tmp_path, "import os\nopen('junk.txt', 'w').write('x')\nprint(os.getcwd())"))
+    workdir = out.strip()
+    assert workdir != os.getcwd() and os.path.basename(workdir).startswith("grader-")
+    assert not os.path.exists(workdir)
+
+
+def test_minimal_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADER_SECRET_ANSWERS", "51")
+    body = "import os, json\nprint(json.dumps(dict(os.environ)))"
+    _, out = collect(script(tmp_path, body))
+    import json
+
+    env = json.loads(out)
+    assert "GRADER_SECRET_ANSWERS" not in env
+    assert env["PYTHONUNBUFFERED"] == "1" and "PATH" in env
+    assert set(env) <= {"PATH", "LANG", "LC_ALL", "JAVA_HOME", "HOME", "TMPDIR", "PYTHONUNBUFFERED",
+                        "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING", "LC_CTYPE"}  # fmt: skip
+
+
+def test_unflushed_python_output_is_not_lost_at_the_limit(tmp_path):
+    """PYTHONUNBUFFERED: print() without flush reaches us even though the script is killed."""
+    body = "import time\nprint('score 3 7', end='')\ntime.sleep(60)"
+    result, out = collect(script(tmp_path, body), limit=0.5)
+    assert result.timed_out and out == "score 3 7"
+
+
+def test_child_left_holding_the_pipe_does_not_hold_the_test(tmp_path):
+    body = """
+        import subprocess, sys
+        p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        print(p.pid, flush=True)
+        print("score 1 2")
+    """
+    start = time.monotonic()
+    result, out = collect(script(tmp_path, body), limit=5)
+    assert time.monotonic() - start < 2.5
+    assert not result.timed_out and result.exit_code == 0
+    time.sleep(0.1)
+    assert not alive(int(out.split()[0]))
+
+
+def alive(pid: int) -> bool:
+    """Running or sleeping; a zombie (killed, waiting to be reaped) counts as dead."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")
