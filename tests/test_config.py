@@ -17,7 +17,7 @@ def test_bundled_config_is_valid(monkeypatch):
     from conftest import ROOT
 
     cfg = load_config(ROOT / "config.yaml")
-    assert cfg.scoring is Scoring.PLAIN
+    assert cfg == Config(source=str(ROOT / "config.yaml"))  # the bundled file holds the defaults
 
 
 def test_defaults_without_a_file(tmp_path, monkeypatch):
@@ -39,7 +39,17 @@ def test_empty_file_means_defaults(tmp_path):
     "text, message",
     [
         ("scorng: plain\n", r"unknown key 'scorng' \(did you mean 'scoring'\?\); known keys: scoring"),
-        ("colour: red\n", "unknown key 'colour'; known keys: scoring"),
+        ("colour: red\n", "unknown key 'colour'; known keys: scoring, time_limit, jobs, seed, python, commands$"),
+        ("time_limit: soon\n", "'time_limit' must be a number; got 'soon'"),
+        ("time_limit: 0\n", "'time_limit' must be greater than 0; got 0"),
+        ("time_limit: true\n", "'time_limit' must be a number; got True"),
+        ("jobs: 0\n", "'jobs' must be at least 1; got 0"),
+        ("jobs: 1.5\n", "'jobs' must be a whole number or null; got 1.5"),
+        ("seed: -3\n", "'seed' must be at least 0; got -3"),
+        ("python: ''\n", "'python' must be a non-empty string or null; got ''"),
+        ("commands: [java]\n", "'commands' must map a file suffix to a command"),
+        ("commands:\n  java: 'java {board} {token}'\n", "'commands': 'java' is not a file suffix: write it like '.java'"),
+        ("commands:\n  .java: 'java Foo'\n", r"'commands\.\.java' must be a command holding \{board\} and \{token\}"),
         ("scoring: fancy\n", "'scoring' must be one of plain, winner-takes-empties; got 'fancy'"),
         ("scoring: 3\n", "'scoring' must be one of plain, winner-takes-empties; got 3"),
         ("scoring: [plain]\n", "'scoring' must be one of plain, winner-takes-empties; got \\['plain'\\]"),
@@ -50,6 +60,20 @@ def test_empty_file_means_defaults(tmp_path):
 def test_bad_configs_name_the_key_and_the_fix(tmp_path, text, message):
     with pytest.raises(ConfigError, match=message):
         load_config(write(tmp_path, text))
+
+
+def test_every_key(tmp_path):
+    text = (
+        "scoring: winner-takes-empties\ntime_limit: 2.5\njobs: 3\nseed: 9\npython: /usr/bin/python3\n"
+        "commands:\n  .JAVA: 'java -cp {dir} {stem} {board} {token}'\n"
+    )
+    cfg = load_config(write(tmp_path, text))
+    assert (cfg.scoring, cfg.time_limit, cfg.jobs, cfg.seed, cfg.python) == (
+        Scoring.WINNER_TAKES_EMPTIES, 2.5, 3, 9, "/usr/bin/python3"
+    )
+    assert cfg.commands == {".java": "java -cp {dir} {stem} {board} {token}"}
+    nulls = load_config(write(tmp_path, "jobs: null\nseed: null\npython: null\ncommands: null\n"))
+    assert (nulls.jobs, nulls.seed, nulls.python, nulls.commands) == (None, None, None, {})
 
 
 def test_missing_config_file(tmp_path):
