@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -19,6 +20,7 @@ from .boards import BoardEntry, file_plan, parse_empties, random_boards, read_bo
 from .config import Config, load_config
 from .errors import GraderError
 from .grading import Settings, TestResult, command_for, grade as grade_script
+from .runner import check_isolation
 from .solver import Analysis, Solver
 
 
@@ -188,7 +190,7 @@ def _seed(seed: int | None, config: Config) -> int:
 @main.command()
 @click.argument("scripts", nargs=-1, required=True, metavar="SCRIPT...")
 @seed_option
-@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds per test (default: config, 10).")
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds per test (default: config limits.wall_seconds, 10).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Tests at once (default: config, else the number of cores).")
 @click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Grade on the positions in FILE instead of the standard plan.")
 @scoring_option
@@ -218,8 +220,10 @@ def grade(
       grader grade submissions/negamax.py --seed 7
     """
     config = load_config(config_path)
+    limits = config.limits if time_limit is None else dataclasses.replace(config.limits, wall_seconds=time_limit)
     settings = Settings(
-        time_limit=time_limit or config.time_limit,
+        limits=limits,
+        isolation=_isolation(config),
         jobs=jobs or config.jobs or os.cpu_count() or 1,
         scoring=Scoring(scoring) if scoring else config.scoring,
         python=config.python or sys.executable,
@@ -234,7 +238,8 @@ def grade(
     for script in scripts:
         click.echo(
             f"Grading {script}: {len(plan.positions)} tests ({plan.source}), time limit "
-            f"{settings.time_limit:g} s, {settings.jobs} job{'s' if settings.jobs > 1 else ''}, scoring {settings.scoring}"
+            f"{settings.limits.wall_seconds:g} s, {settings.jobs} job{'s' if settings.jobs > 1 else ''}, scoring {settings.scoring}"
+            + ("" if settings.isolation == "none" else f", isolation {settings.isolation}")
         )
 
         def show(test: TestResult) -> None:
@@ -248,6 +253,8 @@ def grade(
         click.echo(report.offending_report(result))
         click.echo()
         results.append(result)
+        if result.interrupted:
+            break
     if json_file:
         try:
             with open(json_file, "w", encoding="utf-8") as f:
@@ -255,6 +262,20 @@ def grade(
         except OSError as e:
             raise GraderError(f"cannot write {json_file!r}: {e.strerror}") from None
         click.echo(f"Results written to {json_file}")
+    if results[-1].interrupted:
+        raise SystemExit(130)
+
+
+def _isolation(config: Config) -> str:
+    """The configured isolation, or 'none' with a warning when its tool is missing and that is allowed."""
+    try:
+        check_isolation(config.isolation)
+    except GraderError as e:
+        if not config.isolation_fallback:
+            raise
+        click.echo(f"Warning: {e}; running without isolation (isolation_fallback: true)", err=True)
+        return "none"
+    return config.isolation
 
 
 @main.command()

@@ -11,6 +11,7 @@ import yaml
 
 from .board import SCORING_NAMES, Scoring
 from .errors import ConfigError
+from .runner import ISOLATIONS, Limits
 
 DEFAULT_PATH = Path("config.yaml")
 
@@ -20,7 +21,9 @@ class Config:
     """Validated settings; every field has a default, so an empty file is a valid config."""
 
     scoring: Scoring = Scoring.PLAIN
-    time_limit: float = 10.0  # seconds per test
+    limits: Limits = Limits()  # per test: wall and CPU seconds, memory, processes, output
+    isolation: str = "none"  # none | unshare | bwrap
+    isolation_fallback: bool = False  # run without isolation when its tool is missing
     jobs: int | None = None  # tests at once; None: the number of cores
     seed: int | None = None  # the standard plan's seed; None: a new one each run
     python: str | None = None  # interpreter for .py scripts; None: the one running the grader
@@ -58,6 +61,25 @@ def _number(minimum: float, integer: bool = False, optional: bool = False) -> Va
     return check
 
 
+def _bool(key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"'{key}' must be true or false; got {value!r}")
+    return value
+
+
+def _section(cls: type, schema: dict[str, Validator]) -> Validator:
+    """A nested mapping of known keys, made into ``cls``."""
+
+    def check(key: str, value: Any) -> Any:
+        if value is None:
+            return cls()
+        if not isinstance(value, dict):
+            raise ValueError(f"'{key}' must be a mapping with keys {', '.join(schema)}; got {value!r}")
+        return cls(**_validate(value, schema, prefix=f"{key}."))
+
+    return check
+
+
 def _optional_string(key: str, value: Any) -> str | None:
     if value is None or (isinstance(value, str) and value.strip()):
         return value
@@ -82,7 +104,18 @@ def _commands(key: str, value: Any) -> dict[str, str]:
 # key -> validator returning the converted value
 SCHEMA: dict[str, Validator] = {
     "scoring": lambda key, value: Scoring(_choice(*SCORING_NAMES)(key, value)),
-    "time_limit": _number(0),
+    "limits": _section(
+        Limits,
+        {
+            "wall_seconds": _number(0),
+            "cpu_seconds": _number(0, optional=True),
+            "memory_mb": _number(16, integer=True, optional=True),
+            "processes": _number(1, integer=True, optional=True),
+            "output_bytes": _number(1024, integer=True, optional=True),
+        },
+    ),
+    "isolation": _choice(*ISOLATIONS),
+    "isolation_fallback": _bool,
     "jobs": _number(1, integer=True, optional=True),
     "seed": _number(0, integer=True, optional=True),
     "python": _optional_string,
@@ -96,17 +129,21 @@ def parse_config(data: Any, source: str) -> Config:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected 'key: value' lines at the top level, got {type(data).__name__}")
+    try:
+        return Config(**_validate(data, SCHEMA), source=source)
+    except ValueError as e:
+        raise ConfigError(f"{source}: {e}") from None
+
+
+def _validate(data: dict, schema: dict[str, Validator], prefix: str = "") -> dict[str, Any]:
     values: dict[str, Any] = {}
     for key, value in data.items():
-        if key not in SCHEMA:
-            close = difflib.get_close_matches(str(key), SCHEMA, n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise ConfigError(f"{source}: unknown key '{key}'{hint}; known keys: {', '.join(SCHEMA)}")
-        try:
-            values[key] = SCHEMA[key](key, value)
-        except ValueError as e:
-            raise ConfigError(f"{source}: {e}") from None
-    return Config(**values, source=source)
+        if key not in schema:
+            close = difflib.get_close_matches(str(key), schema, n=1)
+            hint = f" (did you mean '{prefix}{close[0]}'?)" if close else ""
+            raise ValueError(f"unknown key '{prefix}{key}'{hint}; known keys: {', '.join(prefix + k for k in schema)}")
+        values[key] = schema[key](prefix + key, value)
+    return values
 
 
 def load_config(path: str | Path | None = None) -> Config:

@@ -16,8 +16,9 @@ from .board import Position, Scoring
 from .boards import Plan
 from .errors import GraderError
 from .judge import SYMBOLS, Verdict, judge
+from . import runner
 from .parse import Claim, OutputScanner
-from .runner import RunResult, run
+from .runner import Limits, RunResult
 from .solver import Solver
 
 
@@ -25,7 +26,8 @@ from .solver import Solver
 class Settings:
     """How scripts are run and judged."""
 
-    time_limit: float = 10.0
+    limits: Limits = Limits()
+    isolation: str = "none"
     jobs: int = 2
     scoring: Scoring = Scoring.PLAIN
     python: str = sys.executable
@@ -97,6 +99,7 @@ class ScriptResult:
     tests: list[TestResult]
     seconds: float
     stopped: str | None = None  # why the run stopped before the end, if it did
+    interrupted: bool = False  # stopped by Ctrl-C: ``tests`` holds the tests that finished
 
     @property
     def total(self) -> float:
@@ -150,11 +153,11 @@ def command_for(script: str | Path, settings: Settings) -> list[str]:
     )
 
 
-def run_test(command: list[str], pos: Position, time_limit: float) -> tuple[RunResult, Claim]:
+def run_test(command: list[str], pos: Position, settings: Settings) -> tuple[RunResult, Claim]:
     """Run the script on one position; return how it ran and what it claimed."""
     argv = [part.replace("{board}", pos.board_string()).replace("{token}", pos.token) for part in command]
     scanner = OutputScanner()
-    result = run(argv, time_limit, scanner.feed)
+    result = runner.run(argv, settings.limits, scanner.feed, settings.isolation)
     return result, scanner.claim()
 
 
@@ -172,25 +175,30 @@ def grade(
     results: dict[int, TestResult] = {}
     delivered = 0
     stopped = None
+    interrupted = False
     cancel = threading.Event()
-    with ThreadPoolExecutor(max_workers=max(1, settings.jobs)) as pool:
-        futures: dict[Future, int] = {}
-        for i, pos in enumerate(plan.positions):
-            futures[pool.submit(_guarded, run_test, command, pos, settings.time_limit, cancel)] = i
-        pending = set(futures)
+    pool = ThreadPoolExecutor(max_workers=max(1, settings.jobs))
+    futures: dict[Future, int] = {
+        pool.submit(_unless_cancelled, cancel, run_test, command, pos, settings): i
+        for i, pos in enumerate(plan.positions)
+    }
+    pending = set(futures)
+
+    def collect(done: set[Future]) -> None:
+        for fut in done:
+            outcome = fut.result() if not fut.cancelled() else None
+            if outcome is None or outcome[0].interrupted:
+                continue  # never ran, or stopped by Ctrl-C: not a verdict on the script
+            i = futures[fut]
+            pos = plan.positions[i]
+            run_result, claim = outcome
+            verdict = judge(pos, claim, solver)
+            results[i] = TestResult(i + 1, pos, run_result, claim, verdict, solver.value(pos), solver.optimal_moves(pos))
+
+    try:
         while pending and stopped is None:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                outcome = fut.result()
-                if outcome is None:
-                    continue  # cancelled before it ran
-                i = futures[fut]
-                pos = plan.positions[i]
-                run_result, claim = outcome
-                verdict = judge(pos, claim, solver)
-                results[i] = TestResult(
-                    i + 1, pos, run_result, claim, verdict, solver.value(pos), solver.optimal_moves(pos)
-                )
+            collect(done)
             while delivered in results and stopped is None:
                 test = results[delivered]
                 delivered += 1
@@ -198,16 +206,22 @@ def grade(
                     on_result(test)
                 if settings.stop_on_error and test.error:
                     stopped = f"stopped at test {test.index}: {test.error}"
-        if stopped:
-            cancel.set()
-            for fut in pending:
-                fut.cancel()
-    tests = [results[i] for i in range(delivered)]
-    return ScriptResult(str(script), plan, tests, time.monotonic() - start, stopped)
+    except KeyboardInterrupt:
+        interrupted, stopped = True, "interrupted (Ctrl-C)"
+        runner.kill_all()
+    finally:
+        cancel.set()
+        for fut in pending:
+            fut.cancel()
+        pool.shutdown(wait=True)
+    if interrupted:
+        collect(pending)  # tests that finished while we were stopping
+        tests = [results[i] for i in sorted(results)]
+    else:
+        tests = [results[i] for i in range(delivered)]
+    return ScriptResult(str(script), plan, tests, time.monotonic() - start, stopped, interrupted)
 
 
-def _guarded(fn, command, pos, time_limit, cancel: threading.Event):
+def _unless_cancelled(cancel: threading.Event, fn, *args):
     """Skip a test whose run was cancelled before it started."""
-    if cancel.is_set():
-        return None
-    return fn(command, pos, time_limit)
+    return None if cancel.is_set() else fn(*args)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .board import PASS, Position, Square, square_name
-from .parse import Claim
+from .parse import HUGE, Claim
 from .solver import LineCheck, Solver
 
 SYMBOLS = "+MQTms-t"
@@ -56,6 +56,8 @@ def symbol_for(has_score_line: bool, move_ok: bool, score_ok: bool, line_ok: boo
 
 
 def fmt_move(sq: Square) -> str:
+    if abs(sq) >= HUGE:
+        return "a number of more than 18 digits"
     return "pass" if sq == PASS else f"{sq} ({square_name(sq)})" if 0 <= sq < 64 else str(sq)
 
 
@@ -73,7 +75,7 @@ def judge(pos: Position, claim: Claim, solver: Solver) -> Verdict:
         failure = "no integer in the output, so no move"
     elif not pos.is_legal(move):
         legal = ", ".join(str(m) for m in pos.moves())
-        failure = f"move {move} is not a legal move for {pos.token} (legal: {legal})"
+        failure = f"move {fmt_move(move)} is not a legal move for {pos.token} (legal: {legal})"
     move_ok = failure is None and move in optimal
     if failure:
         notes.append(failure)

@@ -16,9 +16,17 @@ import codecs
 import re
 from dataclasses import dataclass
 
-# A decimal is tried first so that its digits are not read as integers.
-_NUMBER = re.compile(r"-?\d*\.\d+|-?\d+")
-_BIG = 10**18  # integers longer than this are kept as +-_BIG: no move or score is that large
+# An integer: digits with an optional '-' right before them, not part of a decimal number.
+# (The same as reading the text left to right as numbers '-?\d*\.\d+|-?\d+' and keeping those
+# without a '.'; tests/test_parse.py checks that.) Standing alone, it can be searched backwards.
+_INT = r"(?:-|(?<![-\d.]))\d+(?!\d|\.\d)"
+_INTEGER = re.compile(_INT)
+_LAST_INT = re.compile(r"(?s).*(" + _INT + ")")  # the greedy prefix leaves the last match
+_SCORE_LINE = r"(?=[^\n]*score)(?=[^\n]*?" + _INT + r")[^\n]*"  # a line with 'score' and an integer
+_LAST_SCORE_LINE = re.compile(r"(?si)(?:.*\n)?(" + _SCORE_LINE + ")")
+_SCORE_LINES = re.compile(r"(?mi)^" + _SCORE_LINE)
+_TAIL_CHARS = 2048  # lines near the end of a block are searched backwards first
+HUGE = 10**18  # integers this long are kept as +-HUGE: no move or score is that large
 _KEEP_INTS = 300  # integers kept from one line: a game has at most 60 moves and some passes
 _KEEP_TEXT = 200  # characters of a line kept for showing it
 _PIECE = 1 << 16  # a line longer than this is scanned in pieces
@@ -42,13 +50,23 @@ class Claim:
 def _int(text: str) -> int:
     digits = len(text) - (text[0] == "-")
     if digits > 18:  # int() refuses very long strings; such a number is wrong anyway
-        return -_BIG if text[0] == "-" else _BIG
+        return -HUGE if text[0] == "-" else HUGE
     return int(text)
 
 
 def integers(text: str) -> list[int]:
     """The integers of ``text`` in order (decimals hold none)."""
-    return [_int(m) for m in (x.group() for x in _NUMBER.finditer(text)) if "." not in m]
+    return [_int(m) for m in _INTEGER.findall(text)]
+
+
+def _last_match(matches, whole: bool = False):
+    """The last of an iterator of matches: the match itself if ``whole``, else its text."""
+    last = None
+    for last in matches:
+        pass
+    if last is None or whole:
+        return last
+    return last.group()
 
 
 def _shorten(text: str) -> str:
@@ -77,11 +95,16 @@ class OutputScanner:
         self._feed_text(self._decoder.decode(data))
 
     def _feed_text(self, text: str) -> None:
-        parts = (self._pending + text).split("\n")
-        self._pending = parts.pop()
-        for part in parts:
-            self._scan(part)
+        text = self._pending + text
+        last_nl = text.rfind("\n")
+        if last_nl >= 0:
+            first_nl = text.find("\n")
+            self._scan(text[:first_nl])  # the end of the current line
             self._end_line()
+            if first_nl < last_nl:
+                self._scan_lines(text[first_nl + 1 : last_nl])
+            text = text[last_nl + 1 :]
+        self._pending = text
         if len(self._pending) > _PIECE:
             # Scan all but the end; cut after a character that cannot be inside a number.
             cut = max(self._pending.rfind(c, 0, len(self._pending) - 8) for c in " \t,;:[](){}/")
@@ -90,19 +113,44 @@ class OutputScanner:
             self._scan(self._pending[: cut + 1])
             self._pending = self._pending[cut + 1 :]
 
+    def _scan_lines(self, block: str) -> None:
+        """Whole lines at once: only the last score line and the last integer matter.
+
+        The last lines are searched backwards (anchored: an unanchored search would retry
+        from every position); when they hold no match, the rest is searched forwards.
+        """
+        cut = block.rfind("\n", 0, max(0, len(block) - _TAIL_CHARS)) + 1  # a line start
+        tail = block[cut:]
+        m = _LAST_SCORE_LINE.match(tail)
+        line = m.group(1) if m else _last_match(_SCORE_LINES.finditer(block, 0, cut))
+        if line is not None:
+            ints = integers(line)
+            self._score_line = (ints[0], ints[1:][-_KEEP_INTS:], _shorten(line))
+        m = _LAST_INT.match(tail)
+        at, number = (cut + m.start(1), m.group(1)) if m else (None, None)
+        if m is None:
+            last = _last_match(_INTEGER.finditer(block, 0, cut), whole=True)
+            if last is not None:
+                at, number = last.start(), last.group()
+        if number is not None:
+            self._last = _int(number)
+            start = block.rfind("\n", 0, at) + 1
+            end = block.find("\n", at)
+            self._last_text = _shorten(block[start : end if end >= 0 else len(block)][: _KEEP_TEXT + 3])
+
     def _scan(self, piece: str) -> None:
         if len(self._text) < _KEEP_TEXT:
             self._text += piece[: _KEEP_TEXT + 3]
         if not self._has_score:
             self._has_score = "score" in (self._seen + piece).lower()
         self._seen = piece[-4:]
-        found = integers(piece)
+        found = _INTEGER.findall(piece)
         if not found:
             return
         if self._first is None:
-            self._first = found[0]
+            self._first = _int(found[0])
             found = found[1:]
-        self._ints.extend(found)
+        self._ints.extend(_int(x) for x in found[-_KEEP_INTS:])
         if len(self._ints) > 2 * _KEEP_INTS:
             del self._ints[:-_KEEP_INTS]
         self._last = self._ints[-1] if self._ints else self._first

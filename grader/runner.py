@@ -1,42 +1,70 @@
-"""Running one untrusted script under a time limit, keeping control of it.
+"""Running one untrusted script under limits, keeping control of it whatever it does.
 
-The script runs in its own session (process group) in a fresh temporary directory with a
-minimal environment and stdin at end-of-file. Its stdout goes to a sink as it arrives (the
-caller scans it); a tail of stdout and of stderr is kept for diagnoses. At the time limit
-the whole process group is killed; output printed before then still counts.
+Each run gets a fresh temporary directory (removed afterwards), a minimal environment,
+stdin at end-of-file, and its own session (process group). Resource limits bound its
+memory, CPU seconds, processes and file sizes; where a pids cgroup is writable (Linux, as
+root) each run also gets its own cgroup, which caps processes even for root and finds every
+descendant. Stdout goes to a sink as it arrives (the caller scans it, keeping what it
+needs) up to a byte limit; a tail of stdout and stderr is kept for diagnoses.
+
+At the end of a run, at the wall-clock limit, or on ``kill_all()`` (Ctrl-C), everything the
+script started is killed: its process group, its cgroup, and any orphan it left behind
+(the grader is a child subreaper, so orphans become its children and are reaped).
 """
 
 from __future__ import annotations
 
+import ctypes
+import itertools
 import os
+import resource
 import selectors
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Sequence
+
+from .errors import GraderError
 
 _READ = 1 << 16
 _TAIL = 4096  # bytes of stdout and of stderr kept for showing
 _GRACE = 0.2  # seconds to collect output still in the pipes once the script has ended
-
-# The script's environment: nothing of the grader's, only what interpreters need.
 _PASS_THROUGH = ("PATH", "LANG", "LC_ALL", "JAVA_HOME", "SYSTEMROOT")
+ISOLATIONS = ("none", "unshare", "bwrap")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one run of a script may use. None: no limit of that kind."""
+
+    wall_seconds: float = 10.0
+    cpu_seconds: float | None = 60.0
+    memory_mb: int | None = 2048  # address space, so allocations fail beyond it
+    processes: int | None = 64  # processes and threads at once
+    output_bytes: int | None = 64 * 2**20  # stdout read before the script is stopped; also the largest file it may write
 
 
 @dataclass(frozen=True)
 class RunResult:
     """What happened to one run of a script."""
 
-    exit_code: int | None  # None when the script could not be started
+    exit_code: int | None  # negative: killed by that signal; None: never started
     timed_out: bool
     wall_seconds: float
     cpu_seconds: float
     stdout_tail: str = ""
     stderr_tail: str = ""
     start_error: str | None = None  # why the script could not be started
+    output_limited: bool = False  # stopped for printing more than the output limit
+    stdout_bytes: int = 0
+    interrupted: bool = False  # stopped by kill_all() (Ctrl-C): not a verdict on the script
+    cpu_limited: bool = False
 
     @property
     def signal(self) -> int | None:
@@ -45,24 +73,45 @@ class RunResult:
 
     @property
     def crashed(self) -> bool:
-        """Ended on its own with a failure: non-zero exit or a signal not sent by the grader."""
-        return self.start_error is not None or (not self.timed_out and self.exit_code not in (0, None))
+        """Ended on its own with a failure: non-zero exit, or a signal the grader did not send."""
+        if self.start_error is not None:
+            return True
+        if self.timed_out or self.output_limited or self.interrupted:
+            return False
+        return self.exit_code not in (0, None)
 
     def describe(self) -> str:
         """How the run ended, in words ('' for a clean exit)."""
         if self.start_error:
             return self.start_error
+        if self.interrupted:
+            return "was interrupted"
+        if self.output_limited:
+            return f"was stopped after printing more than {_size(self.stdout_bytes)} (limits.output_bytes)"
         if self.timed_out:
             return f"timed out after {self.wall_seconds:.1f} s and was killed"
+        if self.cpu_limited:
+            return f"used its {self.cpu_seconds:.0f} s of CPU time (limits.cpu_seconds) and was killed"
         if self.signal:
             try:
                 name = signal.Signals(self.signal).name
             except ValueError:
                 name = f"signal {self.signal}"
-            return f"killed by {name}"
+            return f"was killed by {name}"
         if self.exit_code:
             return f"exited with code {self.exit_code}"
         return ""
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} bytes"
+
+
+# --- the environment a script sees ------------------------------------------------
 
 
 def script_env(workdir: str) -> dict[str, str]:
@@ -80,46 +129,333 @@ def script_env(workdir: str) -> dict[str, str]:
     return env
 
 
+def isolation_prefix(isolation: str, command: Sequence[str], workdir: str) -> list[str]:
+    """The command that runs ``command`` under ``isolation`` ('none', 'unshare', 'bwrap').
+
+    Both tools cut the network and give the script its own PID namespace; bwrap also hides
+    the file system except the system folders (read-only), the script's folder (read-only)
+    and the test directory. Raises GraderError when the tool is missing.
+    """
+    if isolation == "none":
+        return list(command)
+    tool = shutil.which(isolation)
+    if tool is None:
+        package = "bubblewrap" if isolation == "bwrap" else "util-linux"
+        raise GraderError(
+            f"isolation '{isolation}' needs the '{isolation}' command, which is not installed: "
+            f"install it (Debian: apt-get install {package}), or set 'isolation: none'"
+            + ("" if isolation == "none" else ", or 'isolation_fallback: true' to run without it")
+        )
+    if isolation == "unshare":
+        user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+        return [tool, *user, "--net", "--pid", "--fork", "--kill-child", "--mount-proc", "--ipc", "--uts", *command]
+    binds: list[str] = []
+    for path in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/sbin", "/etc", "/opt"):
+        if os.path.exists(path):
+            binds += ["--ro-bind", path, path]
+    for path in {sys.prefix, sys.base_prefix, *(str(Path(c).resolve().parent) for c in command if os.path.isabs(c))}:
+        if os.path.exists(path):
+            binds += ["--ro-bind", path, path]
+    return [
+        tool, "--unshare-all", "--die-with-parent", "--new-session", *binds,
+        "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", workdir, workdir,
+        "--chdir", workdir, *command,
+    ]  # fmt: skip
+
+
+def check_isolation(isolation: str) -> None:
+    """Raise GraderError (naming the fix) when ``isolation`` cannot be used here."""
+    if isolation not in ISOLATIONS:
+        raise GraderError(f"unknown isolation {isolation!r}: use one of {', '.join(ISOLATIONS)}")
+    isolation_prefix(isolation, ["true"], tempfile.gettempdir())
+
+
+# --- keeping track of every process a script starts --------------------------------
+
+_lock = threading.Lock()  # held while starting a script and while sweeping orphans
+_live: dict[int, "_Cgroup | None"] = {}  # pid of each running script -> its cgroup
+_interrupt = threading.Event()
+_subreaper_done = False
+
+
+def _become_subreaper() -> None:
+    """Orphans of scripts (double forks, daemons) become our children, so we can reap them."""
+    global _subreaper_done
+    if _subreaper_done or not sys.platform.startswith("linux"):
+        return
+    _subreaper_done = True
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def _our_children() -> set[int]:
+    """Pids of the grader's own child processes (orphans adopted as subreaper included)."""
+    out: set[int] = set()
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{tid}/children") as f:
+                out.update(int(p) for p in f.read().split())
+    except OSError:
+        pass
+    return out
+
+
+def _sweep_orphans() -> None:
+    """Kill and reap every child of the grader that is not a running script."""
+    for _ in range(50):
+        with _lock:
+            strays = _our_children() - set(_live)
+            for pid in strays:
+                _signal(pid, signal.SIGKILL)
+        if not strays:
+            return
+        for pid in strays:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        time.sleep(0.005)
+
+
+def kill_all() -> None:
+    """Stop every running script now (Ctrl-C): their runs end with ``interrupted`` set."""
+    _interrupt.set()
+    with _lock:
+        for pid, cgroup in _live.items():
+            _signal(-pid, signal.SIGKILL)
+            if cgroup:
+                cgroup.kill()
+
+
+def reset_interrupt() -> None:
+    """Allow runs again after ``kill_all()``."""
+    _interrupt.clear()
+
+
+def _signal(pid: int, sig: int) -> bool:
+    try:
+        os.kill(pid, sig)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+class _Cgroup:
+    """A pids cgroup for one run: caps its processes and finds all of them (Linux, writable cgroupfs)."""
+
+    _base: Path | None = None
+    _probed = False
+    _counter = itertools.count()
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    @classmethod
+    def create(cls, processes: int | None) -> _Cgroup | None:
+        base = cls._find_base()
+        if base is None:
+            return None
+        path = base / f"grader-{os.getpid()}-{next(cls._counter)}"
+        try:
+            path.mkdir()
+            if processes:
+                (path / "pids.max").write_text(str(processes))
+        except OSError:
+            return None
+        return cls(path)
+
+    @classmethod
+    def _find_base(cls) -> Path | None:
+        """A writable pids hierarchy: cgroup v1's, or v2's root with the pids controller on."""
+        if cls._probed:
+            return cls._base
+        cls._probed = True
+        candidates = [Path("/sys/fs/cgroup/pids")]
+        try:
+            if "pids" in Path("/sys/fs/cgroup/cgroup.subtree_control").read_text().split():
+                candidates.append(Path("/sys/fs/cgroup"))
+        except OSError:
+            pass
+        for base in candidates:
+            probe = base / f"grader-probe-{os.getpid()}"
+            try:
+                probe.mkdir()
+                ok = (probe / "pids.max").exists()
+                probe.rmdir()
+            except OSError:
+                continue
+            if ok:
+                cls._base = base
+                break
+        return cls._base
+
+    def procs_fd(self) -> int:
+        return os.open(self.path / "cgroup.procs", os.O_WRONLY)
+
+    def pids(self) -> list[int]:
+        try:
+            return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
+        except OSError:
+            return []
+
+    def kill(self) -> None:
+        for pid in self.pids():
+            _signal(pid, signal.SIGKILL)
+
+    def remove(self) -> None:
+        for _ in range(200):
+            self.kill()
+            try:
+                self.path.rmdir()
+                return
+            except OSError:
+                time.sleep(0.005)
+
+
+def _user_processes() -> int:
+    """How many processes our user runs now (RLIMIT_NPROC counts them all)."""
+    uid = os.getuid()
+    n = 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                n += os.stat(f"/proc/{name}").st_uid == uid
+            except OSError:
+                pass
+    return n
+
+
+def _preexec(limits: Limits, nproc: int | None, cgroup_fd: int | None) -> Callable[[], None]:
+    """Runs in the child between fork and exec: join the cgroup, set resource limits."""
+
+    def setup() -> None:
+        if cgroup_fd is not None:
+            os.write(cgroup_fd, str(os.getpid()).encode())
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if limits.memory_mb:
+            size = limits.memory_mb * 2**20
+            resource.setrlimit(resource.RLIMIT_AS, (size, size))
+        if limits.cpu_seconds:
+            cpu = max(1, int(limits.cpu_seconds + 0.999))
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        if nproc:
+            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+        if limits.output_bytes:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limits.output_bytes, limits.output_bytes))
+
+    return setup
+
+
+# --- running ----------------------------------------------------------------------
+
+
 def run(
     command: Sequence[str],
-    time_limit: float,
+    limits: Limits | float,
     on_stdout: Callable[[bytes], None] | None = None,
+    isolation: str = "none",
 ) -> RunResult:
-    """Run ``command`` in a fresh temporary directory; stop it at ``time_limit`` seconds."""
+    """Run ``command`` in a fresh temporary directory under ``limits`` (or a wall-clock limit)."""
+    if not isinstance(limits, Limits):
+        limits = Limits(wall_seconds=float(limits))
+    if _interrupt.is_set():
+        return RunResult(None, False, 0.0, 0.0, interrupted=True)
+    _become_subreaper()
     workdir = tempfile.mkdtemp(prefix="grader-")
     try:
-        return _run(list(command), time_limit, on_stdout, workdir)
+        argv = isolation_prefix(isolation, command, workdir)
+        return _Run(argv, limits, on_stdout, workdir).result()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _run(command: list[str], time_limit: float, on_stdout, workdir: str) -> RunResult:
-    start = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=workdir,
-            env=script_env(workdir),
-            start_new_session=True,
-            bufsize=0,
+class _Run:
+    """One run: start, pump output until the end or a limit, then clean up everything."""
+
+    def __init__(self, argv: list[str], limits: Limits, on_stdout, workdir: str):
+        self.argv, self.limits, self.on_stdout, self.workdir = argv, limits, on_stdout, workdir
+        self.out_tail, self.err_tail = bytearray(), bytearray()
+        self.stdout_bytes = 0
+        self.output_limited = False
+
+    def result(self) -> RunResult:
+        limits = self.limits
+        nproc = None
+        if limits.processes and os.geteuid() != 0:  # RLIMIT_NPROC counts all our processes; root ignores it
+            nproc = _user_processes() + limits.processes
+        cgroup = _Cgroup.create(limits.processes)
+        cgroup_fd = cgroup.procs_fd() if cgroup else None
+        start = time.monotonic()
+        try:
+            with _lock:
+                proc = subprocess.Popen(
+                    self.argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    cwd=self.workdir,
+                    env=script_env(self.workdir),
+                    start_new_session=True,
+                    bufsize=0,
+                    preexec_fn=_preexec(limits, nproc, cgroup_fd),  # the fd is close-on-exec
+                )
+                _live[proc.pid] = cgroup
+        except OSError as e:
+            if cgroup:
+                cgroup.remove()
+            return RunResult(None, False, 0.0, 0.0, start_error=f"could not be started: {self.argv[0]!r}: {e.strerror or e}")
+        finally:
+            if cgroup_fd is not None:
+                os.close(cgroup_fd)
+
+        timed_out = False
+        try:
+            timed_out = self._pump(proc, start + limits.wall_seconds)
+        finally:
+            status, usage = self._clean_up(proc, cgroup)
+        wall = time.monotonic() - start
+        exit_code = os.waitstatus_to_exitcode(status)
+        cpu = usage.ru_utime + usage.ru_stime
+        return RunResult(
+            exit_code=exit_code,
+            timed_out=timed_out,
+            wall_seconds=wall,
+            cpu_seconds=cpu,
+            stdout_tail=self.out_tail.decode("utf-8", "replace"),
+            stderr_tail=self.err_tail.decode("utf-8", "replace"),
+            output_limited=self.output_limited,
+            stdout_bytes=self.stdout_bytes,
+            interrupted=_interrupt.is_set() and exit_code == -signal.SIGKILL and not timed_out,
+            cpu_limited=bool(limits.cpu_seconds) and exit_code in (-signal.SIGXCPU, -signal.SIGKILL)
+            and cpu >= (limits.cpu_seconds or 0) - 0.05 and not timed_out,
         )
-    except OSError as e:
-        return RunResult(None, False, 0.0, 0.0, start_error=f"cannot start {command[0]!r}: {e.strerror or e}")
 
-    out_tail, err_tail = bytearray(), bytearray()
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ, "out")  # type: ignore[arg-type]
-    sel.register(proc.stderr, selectors.EVENT_READ, "err")  # type: ignore[arg-type]
-    pidfd = os.pidfd_open(proc.pid)
-    sel.register(pidfd, selectors.EVENT_READ, "exit")
-    deadline = start + time_limit
-    timed_out = False
+    def _pump(self, proc: subprocess.Popen, deadline: float) -> bool:
+        """Read output until the script and its pipes are done; True if it hit the wall limit."""
+        sel = selectors.DefaultSelector()
+        pidfd = os.pidfd_open(proc.pid)
+        try:
+            sel.register(proc.stdout, selectors.EVENT_READ, "out")  # type: ignore[arg-type]
+            sel.register(proc.stderr, selectors.EVENT_READ, "err")  # type: ignore[arg-type]
+            sel.register(pidfd, selectors.EVENT_READ, "exit")
+            if self._read(sel, deadline, pidfd):
+                return False
+            timed_out = pidfd in sel.get_map() and not self.output_limited
+            _signal(-proc.pid, signal.SIGKILL)
+            if pidfd in sel.get_map():
+                sel.unregister(pidfd)
+            self._read(sel, time.monotonic() + _GRACE, pidfd)  # lines printed before the kill still count
+            return timed_out
+        finally:
+            sel.close()
+            os.close(pidfd)
 
-    def pump(until: float) -> bool:
-        """Read until everything is closed (True) or the clock reaches ``until`` (False)."""
+    def _read(self, sel: selectors.BaseSelector, until: float, pidfd: int) -> bool:
+        """Read until everything is closed (True), or ``until``, or the output limit (False)."""
+        limit = self.limits.output_bytes
         while sel.get_map():
             remaining = until - time.monotonic()
             if remaining <= 0:
@@ -132,49 +468,45 @@ def _run(command: list[str], time_limit: float, on_stdout, workdir: str) -> RunR
                 data = os.read(key.fd, _READ)
                 if not data:
                     sel.unregister(key.fileobj)
-                elif key.data == "out":
-                    if on_stdout:
-                        on_stdout(data)
-                    _keep_tail(out_tail, data)
-                else:
-                    _keep_tail(err_tail, data)
+                    continue
+                if key.data == "err":
+                    _keep_tail(self.err_tail, data)
+                    continue
+                if limit is not None and self.stdout_bytes + len(data) > limit:
+                    data = data[: limit - self.stdout_bytes]
+                    self.output_limited = True
+                self.stdout_bytes += len(data)
+                if self.on_stdout:
+                    self.on_stdout(data)
+                _keep_tail(self.out_tail, data)
+                if self.output_limited:
+                    sel.unregister(key.fileobj)
+                    return False
         return True
 
-    try:
-        if not pump(deadline):
-            timed_out = pidfd in sel.get_map()  # the script itself, not a leftover child, was running
-            _kill_group(proc.pid)
-            if pidfd in sel.get_map():
-                sel.unregister(pidfd)
-            pump(time.monotonic() + _GRACE)  # lines printed before the kill still count
-    finally:
-        _kill_group(proc.pid)
+    def _clean_up(self, proc: subprocess.Popen, cgroup: _Cgroup | None):
+        """Kill the script's group, cgroup and orphans; reap the script. Returns (status, rusage)."""
+        _signal(-proc.pid, signal.SIGKILL)
+        if cgroup:
+            cgroup.kill()
         _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.monotonic() - start
-        os.close(pidfd)
-        sel.close()
+        with _lock:
+            del _live[proc.pid]
+        give_up = time.monotonic() + 1.0
+        # Until the group is empty (its dead members reaped): a fork bomb forks while it dies.
+        while _signal(-proc.pid, signal.SIGKILL) and time.monotonic() < give_up:
+            _sweep_orphans()
+            time.sleep(0.002)
+        if cgroup:
+            cgroup.remove()
+        _sweep_orphans()
         proc.stdout.close()  # type: ignore[union-attr]
         proc.stderr.close()  # type: ignore[union-attr]
         proc.returncode = os.waitstatus_to_exitcode(status)
-    return RunResult(
-        exit_code=proc.returncode,
-        timed_out=timed_out,
-        wall_seconds=wall,
-        cpu_seconds=usage.ru_utime + usage.ru_stime,
-        stdout_tail=out_tail.decode("utf-8", "replace"),
-        stderr_tail=err_tail.decode("utf-8", "replace"),
-    )
+        return status, usage
 
 
 def _keep_tail(buf: bytearray, data: bytes) -> None:
     buf += data
     if len(buf) > 2 * _TAIL:
         del buf[:-_TAIL]
-
-
-def _kill_group(pid: int) -> None:
-    """SIGKILL every process in the script's group (the script's own session)."""
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

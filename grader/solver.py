@@ -103,7 +103,9 @@ class LineCheck:
 def _fmt_move(sq: Square | None) -> str:
     if sq is None:
         return "?"
-    return "pass" if sq == PASS else f"{sq} ({square_name(sq)})"
+    if sq == PASS:
+        return "pass"
+    return f"{sq} ({square_name(sq)})" if 0 <= sq < 64 else str(sq)
 
 
 class Solver:

@@ -233,7 +233,7 @@ def test_grade_usage_errors(run, graded_folder):
 
 
 def test_grade_prints_the_seed_and_uses_config(run, tmp_path):
-    (tmp_path / "config.yaml").write_text("seed: 4242\ntime_limit: 5\njobs: 2\n")
+    (tmp_path / "config.yaml").write_text("seed: 4242\nlimits:\n  wall_seconds: 5\njobs: 2\n")
     result = run("grade", ROOT / "submissions" / "rule_of_thumb.py")
     first = result.output.splitlines()[0]
     assert first.endswith("100 tests (standard plan, seed 4242), time limit 5 s, 2 jobs, scoring plain")

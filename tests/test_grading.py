@@ -10,10 +10,11 @@ import pytest
 
 import reference as ref
 from conftest import ROOT
-from grader.board import Position
+from grader.board import Position, square_name
 from grader.boards import Plan
 from grader.errors import GraderError
 from grader.grading import Settings, command_for, grade
+from grader.runner import Limits
 from test_judge import BEST, BOARD, LINE, OCCUPIED, TOKEN, VALUE, WORSE, bad_line, lab
 
 CANNED = Path(__file__).parent / "scripts" / "canned.py"
@@ -30,7 +31,7 @@ def canned(tmp_path, spec: dict) -> Path:
 
 def one(tmp_path, entry: dict, limit=5.0, **kw):
     script = canned(tmp_path, {"*": entry})
-    result = grade(script, Plan((POS,), None, "test"), Settings(time_limit=limit, jobs=1, **kw))
+    result = grade(script, Plan((POS,), None, "test"), Settings(limits=Limits(wall_seconds=limit), jobs=1, **kw))
     return result.tests[0]
 
 
@@ -80,7 +81,7 @@ def test_crash_is_graded_on_what_was_printed(tmp_path):
 def test_illegal_move_fails_the_test_and_names_the_cause(tmp_path):
     test = one(tmp_path, {"out": lab(VALUE, LINE) + f"{OCCUPIED}\n"})
     assert test.symbol == "-" and test.verdict.credit == 0
-    assert test.error.startswith(f"move {OCCUPIED} is not a legal move for {TOKEN}")
+    assert test.error.startswith(f"move {OCCUPIED} ({square_name(OCCUPIED)}) is not a legal move for {TOKEN}")
 
 
 def test_results_come_in_test_order_with_parallel_jobs(tmp_path):

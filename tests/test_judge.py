@@ -5,7 +5,7 @@ import itertools
 import pytest
 
 import reference as ref
-from grader.board import Position
+from grader.board import Position, square_name
 from grader.judge import CREDIT, judge, symbol_for
 from grader.parse import parse_output
 from grader.solver import Solver
@@ -89,7 +89,7 @@ def test_diagnoses_in_plain_words():
     v = judge(pos, parse_output(lab(VALUE, bad_line())), solver)
     assert "line goes wrong at ply 2:" in v.diagnosis and v.line_check.mover == ref.other(TOKEN)
     v = judge(pos, parse_output(f"{OCCUPIED}\n"), solver)
-    assert v.failure.startswith(f"move {OCCUPIED} is not a legal move for {TOKEN} (legal: ")
+    assert v.failure.startswith(f"move {OCCUPIED} ({square_name(OCCUPIED)}) is not a legal move for {TOKEN} (legal: ")
     assert judge(pos, parse_output(""), solver).failure == "no integer in the output, so no move"
 
 

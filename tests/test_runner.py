@@ -39,7 +39,7 @@ def test_nonzero_exit_keeps_output_and_stderr_tail(tmp_path):
 def test_killed_by_a_signal(tmp_path):
     result, _ = collect(script(tmp_path, "import os, signal\nprint(5)\nos.kill(os.getpid(), signal.SIGSEGV)"))
     assert result.signal == signal.SIGSEGV and result.crashed
-    assert result.describe() == "killed by SIGSEGV"
+    assert result.describe() == "was killed by SIGSEGV"
 
 
 def test_timeout_kills_and_keeps_what_was_printed(tmp_path):
@@ -54,7 +54,8 @@ def test_timeout_kills_and_keeps_what_was_printed(tmp_path):
 
 def test_cannot_start(tmp_path):
     result = run([str(tmp_path / "missing")], 1)
-    assert result.start_error.startswith(f"cannot start '{tmp_path / 'missing'}'") and result.crashed
+    missing = str(tmp_path / "missing")
+    assert result.start_error.startswith(f"could not be started: {missing!r}") and result.crashed
 
 
 def test_stdin_is_at_end_of_file(tmp_path):

@@ -1,0 +1,3 @@
+"""Hostile: an infinite CPU loop, printing nothing."""
+while True:
+    pass

@@ -1,0 +1,1 @@
+"""Hostile: exits at once, printing nothing."""

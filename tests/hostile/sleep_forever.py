@@ -1,0 +1,4 @@
+"""Hostile: sleeps forever."""
+import time
+
+time.sleep(10**6)

@@ -1,0 +1,2 @@
+"""Hostile: does not even parse."""
+print("My move is 51"
