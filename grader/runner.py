@@ -91,7 +91,7 @@ class RunResult:
         if self.timed_out:
             return f"timed out after {self.wall_seconds:.1f} s and was killed"
         if self.cpu_limited:
-            return f"used its {self.cpu_seconds:.0f} s of CPU time (limits.cpu_seconds) and was killed"
+            return f"ran out of CPU time ({self.cpu_seconds:.1f} s, limits.cpu_seconds) and was killed"
         if self.signal:
             try:
                 name = signal.Signals(self.signal).name
@@ -429,8 +429,9 @@ class _Run:
             output_limited=self.output_limited,
             stdout_bytes=self.stdout_bytes,
             interrupted=_interrupt.is_set() and exit_code == -signal.SIGKILL and not timed_out,
-            cpu_limited=bool(limits.cpu_seconds) and exit_code in (-signal.SIGXCPU, -signal.SIGKILL)
-            and cpu >= (limits.cpu_seconds or 0) - 0.05 and not timed_out,
+            # SIGXCPU comes only from RLIMIT_CPU; past its hard limit the kernel sends SIGKILL
+            cpu_limited=exit_code == -signal.SIGXCPU
+            or (exit_code == -signal.SIGKILL and not timed_out and cpu >= (limits.cpu_seconds or float("inf"))),
         )
 
     def _pump(self, proc: subprocess.Popen, deadline: float) -> bool:

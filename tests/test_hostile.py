@@ -1,0 +1,240 @@
+"""Hostile and broken scripts (tests/hostile/): each gets a verdict within its wall limit plus
+at most 1 s, with a diagnosis naming what happened, and leaves no process behind.
+
+All scripts run at once in one fixture (their waits overlap); each test then checks one.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from conftest import HANDOUT_BOARD
+from grader.board import Position
+from grader.boards import Plan
+from grader.grading import Settings, grade
+from grader.runner import Limits, _Cgroup
+from grader.solver import Solver
+
+HOSTILE = Path(__file__).parent / "hostile"
+PLAN = Plan((Position.from_string(HANDOUT_BOARD, "x"),), None, "handout board")  # value +18, best 51
+BASE = Limits(wall_seconds=2.0, cpu_seconds=5, memory_mb=300, processes=30, output_bytes=20 * 2**20)
+SPECIAL = {
+    "flood_no_newline": Limits(wall_seconds=3.0, output_bytes=4 * 2**20),
+    "cpu_hog_threads": Limits(wall_seconds=5.0, cpu_seconds=1),
+}
+ROOT_WITHOUT_CGROUP = os.geteuid() == 0 and _Cgroup._find_base() is None
+
+
+def processes_of(stem: str) -> list[int]:
+    """Live (not zombie) processes started by hostile script ``stem``."""
+    marks = (f"hostile/{stem}.py".encode(), f"grader-hostile:{stem}".encode())
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                cmdline = f.read()
+            with open(f"/proc/{name}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if any(m in cmdline for m in marks) and state not in ("Z", "X"):
+            found.append(int(name))
+    return found
+
+
+class Outcome:
+    def __init__(self, stem: str):
+        self.stem = stem
+        self.limits = SPECIAL.get(stem, BASE)
+        start = time.monotonic()
+        self.result = grade(HOSTILE / f"{stem}.py", PLAN, Settings(limits=self.limits, jobs=1), Solver())
+        self.seconds = time.monotonic() - start
+        self.test = self.result.tests[0]
+        self.survivors = processes_of(stem)
+
+
+@pytest.fixture(scope="module")
+def outcomes():
+    os.environ["GRADER_SECRET_ANSWERS"] = "51"  # must not reach any script
+    peak = {"fork_bomb": 0}
+    done = threading.Event()
+
+    def watch_bomb():
+        while not done.is_set():
+            peak["fork_bomb"] = max(peak["fork_bomb"], len(processes_of("fork_bomb")))
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=watch_bomb)
+    watcher.start()
+    try:
+        stems = sorted(p.stem for p in HOSTILE.glob("*.py"))
+        with ThreadPoolExecutor(4) as pool:
+            results = {o.stem: o for o in pool.map(Outcome, stems)}
+    finally:
+        done.set()
+        watcher.join()
+        del os.environ["GRADER_SECRET_ANSWERS"]
+    results["fork_bomb"].peak = peak["fork_bomb"]
+    return results
+
+
+CASES = [
+    # script, symbol (None: depends on where the output was cut), words in the diagnosis
+    ("loop", "t", "timed out after 2.0 s and was killed"),
+    ("sleep_forever", "t", "timed out after 2.0 s"),
+    ("print_then_loop", "+", "timed out after 2.0 s"),
+    ("flood_lines", None, "was stopped after printing more than 20.0 MB (limits.output_bytes)"),
+    ("flood_no_newline", "t", "move 5 (f1) is not a legal move"),  # 4 MiB of '51 ' ends in '5'
+    ("binary", "+", "score +18 is correct"),
+    ("huge_integer", "-", "move a number of more than 18 digits is not a legal move"),
+    ("reads_stdin", "T", "EOFError"),
+    ("child_holds_pipe", "+", "line is optimal"),
+    ("double_fork", "+", "line is optimal"),
+    ("ignores_sigterm", "T", "timed out after 2.0 s and was killed"),
+    ("fork_bomb", "T", "timed out after 2.0 s"),
+    ("memory_bomb", "T", "MemoryError"),
+    ("cpu_hog_threads", "T", "ran out of CPU time ("),
+    ("writes_files", "T", "move 51 (d7) is optimal"),
+    ("big_file", "T", "File too large"),
+    ("syntax_error", "t", "exited with code 1; stderr ends: "),
+    ("silent_exit", "t", "no integer in the output, so no move"),
+    ("segfault", "T", "was killed by SIGSEGV"),
+]
+
+
+def test_every_hostile_script_has_a_case():
+    assert sorted(c[0] for c in CASES) == sorted(p.stem for p in HOSTILE.glob("*.py"))
+
+
+@pytest.mark.parametrize("stem, symbol, words", CASES, ids=[c[0] for c in CASES])
+def test_hostile_script(outcomes, stem, symbol, words):
+    if stem == "fork_bomb" and ROOT_WITHOUT_CGROUP:
+        pytest.skip("as root without a writable pids cgroup, nothing can bound processes")
+    o = outcomes[stem]
+    if symbol is not None:
+        assert o.test.symbol == symbol, o.test.diagnosis
+    assert words in o.test.diagnosis
+    assert o.seconds <= o.limits.wall_seconds + 1.0
+    assert o.survivors == []
+
+
+def test_output_flood_is_cut_at_the_limit(outcomes):
+    run = outcomes["flood_lines"].test.run
+    assert run.output_limited and not run.timed_out and run.stdout_bytes == 20 * 2**20
+    assert outcomes["flood_lines"].seconds < 2.0  # the limit, not the clock, stopped it
+    assert len(run.stdout_tail) <= 8192
+
+
+def test_fork_bomb_is_bounded(outcomes):
+    if ROOT_WITHOUT_CGROUP:
+        pytest.skip("as root without a writable pids cgroup, nothing can bound processes")
+    assert 1 <= outcomes["fork_bomb"].peak <= BASE.processes
+
+
+def test_the_script_sees_nothing_of_the_grader(outcomes):
+    o = outcomes["writes_files"]
+    seen = json.loads(o.test.run.stdout_tail.splitlines()[0])
+    assert "GRADER_SECRET_ANSWERS" not in seen["env"]
+    assert not seen["config_here"] and not seen["fixtures_here"]
+    assert os.path.basename(seen["cwd"]).startswith("grader-") and not os.path.exists(seen["cwd"])
+
+
+# --- the grader process itself ---------------------------------------------------
+
+
+def _peak_rss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            line = next(ln for ln in f if ln.startswith("VmHWM:"))
+        return int(line.split()[1]) / 1024
+    except (OSError, StopIteration):
+        return 0.0
+
+
+def test_grader_memory_stays_small_through_floods_and_bombs(tmp_path):
+    (tmp_path / "config.yaml").write_text(
+        "limits:\n  wall_seconds: 3\n  output_bytes: 2000000000\n  processes: 30\n  memory_mb: 300\n"
+    )
+    (tmp_path / "b.txt").write_text(f"{HANDOUT_BOARD} x\n{HANDOUT_BOARD} x\n")
+    scripts = [str(HOSTILE / f"{s}.py") for s in ("flood_lines", "flood_no_newline", "memory_bomb", "fork_bomb")]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "grader", "grade", *scripts, "--boards", "b.txt", "--jobs", "2"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    peak = 0.0
+    while proc.poll() is None:
+        peak = max(peak, _peak_rss_mb(proc.pid))
+        time.sleep(0.05)
+    out, err = proc.communicate()
+    assert proc.returncode == 0, err
+    assert out.count("/2  (2 tests run") == 4
+    assert 0 < peak < 200, f"grader peak RSS {peak:.0f} MB"
+
+
+def test_ctrl_c_stops_everything_and_keeps_what_finished(tmp_path):
+    import shutil
+
+    shutil.copy(Path(__file__).parent / "scripts" / "canned.py", tmp_path / "canned.py")
+    quick = f"{HANDOUT_BOARD} x"
+    slow = "oxxxxxx.ooxoxxoooxooxoooooxxxoooooxxoxoooxooxoooooxxxxo.ooxooooo x"  # fixed board 2
+    (tmp_path / "canned.json").write_text(json.dumps({
+        quick: {"out": "Min score: 18; move sequence: [15, -1, 7, -1, 14, -1, 51]\n"},
+        slow: {"out": "My move is 7\n", "sleep": 60},
+    }))  # fmt: skip
+    (tmp_path / "b.txt").write_text(f"{quick}\n{slow}\n{slow}\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "grader", "grade", "canned.py", "--boards", "b.txt", "--jobs", "3",
+         "--time-limit", "60", "--json", "out.json"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout.readline().startswith("Grading canned.py: 3 tests")
+    assert proc.stdout.read(1) == "+"  # the quick test finished
+    deadline = time.monotonic() + 10
+    while len(processes_in(tmp_path)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(processes_in(tmp_path)) == 2  # both slow tests are running
+    start = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=10)
+    assert time.monotonic() - start < 3
+    assert proc.returncode == 130, err
+    assert "interrupted (Ctrl-C)" in out and "canned.py: 1/3  (1 test run" in out
+    assert "Traceback" not in out + err
+    data = json.loads((tmp_path / "out.json").read_text())
+    assert [t["symbol"] for t in data["scripts"][0]["tests"]] == ["+"]
+    time.sleep(0.1)
+    assert processes_in(tmp_path) == []
+
+
+def processes_in(folder: Path) -> list[int]:
+    """Live processes running a script from ``folder``."""
+    mark = str(folder).encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    cmdline = f.read()
+            except OSError:
+                continue
+            if mark in cmdline and b"-m\0grader" not in cmdline:
+                found.append(int(name))
+    return [p for p in found if _state(p) not in ("Z", "X", "")]
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return ""
