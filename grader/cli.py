@@ -7,6 +7,7 @@ import functools
 import json
 import os
 import random
+import signal
 import sys
 from typing import Any, Callable
 
@@ -232,6 +233,7 @@ def grade(
     )
     for script in scripts:
         command_for(script, settings)  # a missing or unrunnable script stops us before any test
+    signal.signal(signal.SIGTERM, _interrupt)  # stop like Ctrl-C: kill the scripts, keep the results
     plan = file_plan(boards_file) if boards_file else standard_plan(_seed(seed, config))
     solver = Solver(settings.scoring)
     results = []
@@ -264,6 +266,10 @@ def grade(
         click.echo(f"Results written to {json_file}")
     if results[-1].interrupted:
         raise SystemExit(130)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _isolation(config: Config) -> str:

@@ -181,7 +181,8 @@ def test_grader_memory_stays_small_through_floods_and_bombs(tmp_path):
     assert 0 < peak < 200, f"grader peak RSS {peak:.0f} MB"
 
 
-def test_ctrl_c_stops_everything_and_keeps_what_finished(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_stops_everything_and_keeps_what_finished(tmp_path, sig):
     import shutil
 
     shutil.copy(Path(__file__).parent / "scripts" / "canned.py", tmp_path / "canned.py")
@@ -204,7 +205,7 @@ def test_ctrl_c_stops_everything_and_keeps_what_finished(tmp_path):
         time.sleep(0.05)
     assert len(processes_in(tmp_path)) == 2  # both slow tests are running
     start = time.monotonic()
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=10)
     assert time.monotonic() - start < 3
     assert proc.returncode == 130, err
