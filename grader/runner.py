@@ -2,9 +2,9 @@
 
 Each run gets a fresh temporary directory (removed afterwards), a minimal environment,
 stdin at end-of-file, and its own session (process group). Resource limits bound its
-memory, CPU seconds, processes and file sizes; where a pids cgroup is writable (Linux, as
-root) each run also gets its own cgroup, which caps processes even for root and finds every
-descendant. Stdout goes to a sink as it arrives (the caller scans it, keeping what it
+memory, CPU seconds, processes and file sizes; where a pids cgroup (v1) is writable (Linux,
+as root) the scripts are also born in one, which caps processes even for root and finds
+every descendant. Stdout goes to a sink as it arrives (the caller scans it, keeping what it
 needs) up to a byte limit; a tail of stdout and stderr is kept for diagnoses.
 
 At the end of a run, at the wall-clock limit, or on ``kill_all()`` (Ctrl-C), everything the
@@ -14,6 +14,7 @@ script started is killed: its process group, its cgroup, and any orphan it left 
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import itertools
 import os
@@ -303,75 +304,80 @@ def _signal(pid: int, sig: int) -> bool:
 
 
 class _Cgroup:
-    """A pids cgroup for one run: caps its processes and finds all of them (Linux, writable cgroupfs)."""
+    """A pids cgroup (cgroup v1, writable: Linux as root) for the scripts one worker thread starts.
+
+    The worker thread itself joins it once (v1 lets a single thread join), so every script
+    the thread starts is born inside it: no costly move per run. The cgroup caps the
+    processes (the thread counts as one task) and lists every one of them, escaped or not.
+    """
 
     _base: Path | None = None
     _probed = False
     _counter = itertools.count()
+    _local = threading.local()
+    _all: list[_Cgroup] = []
 
     def __init__(self, path: Path):
         self.path = path
 
     @classmethod
-    def create(cls, processes: int | None) -> _Cgroup | None:
-        base = cls._find_base()
-        if base is None:
-            return None
-        path = base / f"grader-{os.getpid()}-{next(cls._counter)}"
+    def for_this_thread(cls, processes: int | None) -> _Cgroup | None:
+        cgroup = getattr(cls._local, "cgroup", None)
+        if cgroup is None:
+            base = cls._find_base()
+            if base is None:
+                return None
+            path = base / f"grader-{os.getpid()}-{next(cls._counter)}"
+            try:
+                path.mkdir()
+                (path / "tasks").write_text(str(threading.get_native_id()))
+            except OSError:
+                return None
+            cgroup = cls._local.cgroup = cls(path)
+            if not cls._all:
+                atexit.register(cls._remove_all)
+            cls._all.append(cgroup)
         try:
-            path.mkdir()
-            if processes:
-                (path / "pids.max").write_text(str(processes))
+            (cgroup.path / "pids.max").write_text(str(processes + 1) if processes else "max")
         except OSError:
-            return None
-        return cls(path)
+            pass
+        return cgroup
 
     @classmethod
     def _find_base(cls) -> Path | None:
-        """A writable pids hierarchy: cgroup v1's, or v2's root with the pids controller on."""
-        if cls._probed:
-            return cls._base
-        cls._probed = True
-        candidates = [Path("/sys/fs/cgroup/pids")]
-        try:
-            if "pids" in Path("/sys/fs/cgroup/cgroup.subtree_control").read_text().split():
-                candidates.append(Path("/sys/fs/cgroup"))
-        except OSError:
-            pass
-        for base in candidates:
-            probe = base / f"grader-probe-{os.getpid()}"
+        if not cls._probed:
+            cls._probed = True
+            probe = Path("/sys/fs/cgroup/pids") / f"grader-probe-{os.getpid()}"
             try:
                 probe.mkdir()
-                ok = (probe / "pids.max").exists()
+                ok = (probe / "pids.max").exists() and (probe / "tasks").exists()
                 probe.rmdir()
+                cls._base = probe.parent if ok else None
             except OSError:
-                continue
-            if ok:
-                cls._base = base
-                break
+                pass
         return cls._base
 
-    def procs_fd(self) -> int:
-        return os.open(self.path / "cgroup.procs", os.O_WRONLY)
-
-    def pids(self) -> list[int]:
+    def kill(self) -> bool:
+        """SIGKILL every process in the cgroup but the grader; True if there were any."""
         try:
-            return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
+            pids = [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
         except OSError:
-            return []
-
-    def kill(self) -> None:
-        for pid in self.pids():
+            return False
+        others = [p for p in pids if p != os.getpid()]
+        for pid in others:
             _signal(pid, signal.SIGKILL)
+        return bool(others)
 
-    def remove(self) -> None:
-        for _ in range(200):
-            self.kill()
+    @classmethod
+    def _remove_all(cls) -> None:
+        for cgroup in cls._all:
+            cgroup.kill()
             try:
-                self.path.rmdir()
-                return
+                for tid in (cgroup.path / "tasks").read_text().split():  # our threads go back
+                    (cgroup.path.parent / "tasks").write_text(tid)
+                cgroup.path.rmdir()
             except OSError:
-                time.sleep(0.005)
+                pass
 
 
 def _user_processes() -> int:
@@ -387,12 +393,10 @@ def _user_processes() -> int:
     return n
 
 
-def _preexec(limits: Limits, nproc: int | None, cgroup_fd: int | None) -> Callable[[], None]:
-    """Runs in the child between fork and exec: join the cgroup, set resource limits."""
+def _preexec(limits: Limits, nproc: int | None) -> Callable[[], None]:
+    """Runs in the child between fork and exec: set resource limits."""
 
     def setup() -> None:
-        if cgroup_fd is not None:
-            os.write(cgroup_fd, str(os.getpid()).encode())
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if limits.memory_mb:
             size = limits.memory_mb * 2**20
@@ -443,14 +447,14 @@ class _Run:
         self.out_tail, self.err_tail = bytearray(), bytearray()
         self.stdout_bytes = 0
         self.output_limited = False
+        self.ended: float | None = None  # when the script exited or was killed
 
     def result(self) -> RunResult:
         limits = self.limits
         nproc = None
         if limits.processes and os.geteuid() != 0:  # RLIMIT_NPROC counts all our processes; root ignores it
             nproc = _user_processes() + limits.processes
-        cgroup = _Cgroup.create(limits.processes)
-        cgroup_fd = cgroup.procs_fd() if cgroup else None
+        cgroup = _Cgroup.for_this_thread(limits.processes)
         start = time.monotonic()
         try:
             with _lock:
@@ -463,23 +467,18 @@ class _Run:
                     env=script_env(self.workdir),
                     start_new_session=True,
                     bufsize=0,
-                    preexec_fn=_preexec(limits, nproc, cgroup_fd),  # the fd is close-on-exec
+                    preexec_fn=_preexec(limits, nproc),
                 )
                 _live[proc.pid] = cgroup
         except OSError as e:
-            if cgroup:
-                cgroup.remove()
             return RunResult(None, False, 0.0, 0.0, start_error=f"could not be started: {self.argv[0]!r}: {e.strerror or e}")
-        finally:
-            if cgroup_fd is not None:
-                os.close(cgroup_fd)
 
         timed_out = False
         try:
             timed_out = self._pump(proc, start + limits.wall_seconds)
         finally:
             status, usage = self._clean_up(proc, cgroup)
-        wall = time.monotonic() - start
+        wall = (self.ended or time.monotonic()) - start  # the script's own time, not our cleanup
         exit_code = os.waitstatus_to_exitcode(status)
         cpu = usage.ru_utime + usage.ru_stime
         return RunResult(
@@ -509,6 +508,7 @@ class _Run:
                 return False
             timed_out = pidfd in sel.get_map() and not self.output_limited
             _signal(-proc.pid, signal.SIGKILL)
+            self.ended = self.ended or time.monotonic()
             if pidfd in sel.get_map():
                 sel.unregister(pidfd)
             self._read(sel, time.monotonic() + _GRACE, pidfd)  # lines printed before the kill still count
@@ -527,7 +527,8 @@ class _Run:
             for key, _ in sel.select(remaining):
                 if key.data == "exit":  # the script ended: collect what is left in the pipes
                     sel.unregister(pidfd)
-                    until = min(until, time.monotonic() + _GRACE)
+                    self.ended = time.monotonic()
+                    until = min(until, self.ended + _GRACE)
                     continue
                 data = os.read(key.fd, _READ)
                 if not data:
@@ -561,8 +562,9 @@ class _Run:
         while _signal(-proc.pid, signal.SIGKILL) and time.monotonic() < give_up:
             _sweep_orphans()
             time.sleep(0.002)
-        if cgroup:
-            cgroup.remove()
+        while cgroup and cgroup.kill() and time.monotonic() < give_up:
+            _sweep_orphans()
+            time.sleep(0.002)
         _sweep_orphans()
         proc.stdout.close()  # type: ignore[union-attr]
         proc.stderr.close()  # type: ignore[union-attr]
