@@ -9,6 +9,7 @@ import os
 import random
 import signal
 import sys
+from pathlib import Path
 from typing import Any, Callable
 
 import click
@@ -20,7 +21,10 @@ from .board import PASS, SCORING_NAMES, Position, Scoring, square_name
 from .boards import BoardEntry, file_plan, parse_empties, random_boards, read_boards, standard_plan
 from .config import Config, load_config
 from .errors import GraderError
-from .grading import Settings, TestResult, command_for, grade as grade_script
+from .grading import ScriptResult, Settings, Submission, TestResult, command_for, grade_many
+from .report import plural
+from .runfolder import RunFolder, default_path
+from .submissions import find_submissions
 from .runner import check_isolation
 from .solver import Analysis, Solver
 
@@ -189,14 +193,17 @@ def _seed(seed: int | None, config: Config) -> int:
 
 
 @main.command()
-@click.argument("scripts", nargs=-1, required=True, metavar="SCRIPT...")
+@click.argument("scripts", nargs=-1, metavar="SCRIPT_OR_DIR...")
 @seed_option
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds per test (default: config limits.wall_seconds, 10).")
-@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Tests at once (default: config, else the number of cores).")
+@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Tests at once, over all scripts (default: config, else the number of cores).")
 @click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Grade on the positions in FILE instead of the standard plan.")
 @scoring_option
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write the full results as JSON to FILE.")
 @click.option("--stop-on-error", is_flag=True, help="Stop a script's run at its first illegal move, missing move or crash.")
+@click.option("--out", type=click.Path(file_okay=False), default=None, help="Run folder to write results to as they happen (default for a class: runs/DATE-TIME).")
+@click.option("--resume", type=click.Path(file_okay=False), default=None, help="Continue the run in this folder: only missing tests (or changed scripts) are run.")
+@click.option("--sort", type=click.Choice(["name", "total"]), default="name", show_default=True, help="Order of the class table.")
 @config_option
 @_fail_cleanly
 def grade(
@@ -208,55 +215,97 @@ def grade(
     scoring: str | None,
     json_file: str | None,
     stop_on_error: bool,
+    out: str | None,
+    resume: str | None,
+    sort: str,
     config_path: str | None,
 ) -> None:
-    """Grade each SCRIPT on the lab's 100 tests (or the boards in --boards FILE).
+    """Grade scripts on the lab's 100 tests (or the boards in --boards FILE).
 
-    A script is run as 'SCRIPT BOARD TOKEN' (Python files with the grader's Python) under the
-    time limit; its last 'score' line and its last integer are judged against the exact
-    solver: + M Q T m s - t, with a total out of the number of tests.
+    Each SCRIPT is run as 'SCRIPT BOARD TOKEN' (Python files with the grader's Python) under
+    the limits; its last 'score' line and its last integer are judged against the exact
+    solver: + M Q T m s - t, with a total out of the number of tests. A DIR is a class: each
+    script in it is a student, and so is each sub-folder holding one script. A class run
+    writes a run folder (results as they happen, grades.csv, results.json, junit.xml,
+    report.html) that --resume continues after an interruption.
 
     \b
-    Example:
+    Examples:
       grader grade submissions/negamax.py --seed 7
+      grader grade class-folder/ --seed 7 --out runs/lab5
+      grader grade --resume runs/lab5
     """
     config = load_config(config_path)
-    limits = config.limits if time_limit is None else dataclasses.replace(config.limits, wall_seconds=time_limit)
-    settings = Settings(
-        limits=limits,
-        isolation=_isolation(config),
-        jobs=jobs or config.jobs or os.cpu_count() or 1,
-        scoring=Scoring(scoring) if scoring else config.scoring,
-        python=config.python or sys.executable,
-        commands=config.commands,
-        stop_on_error=stop_on_error,
-    )
-    for script in scripts:
-        command_for(script, settings)  # a missing or unrunnable script stops us before any test
-    signal.signal(signal.SIGTERM, _interrupt)  # stop like Ctrl-C: kill the scripts, keep the results
-    plan = file_plan(boards_file) if boards_file else standard_plan(_seed(seed, config))
-    solver = Solver(settings.scoring)
-    results = []
-    for script in scripts:
-        click.echo(
-            f"Grading {script}: {len(plan.positions)} tests ({plan.source}), time limit "
-            f"{settings.limits.wall_seconds:g} s, {settings.jobs} job{'s' if settings.jobs > 1 else ''}, scoring {settings.scoring}"
-            + ("" if settings.isolation == "none" else f", isolation {settings.isolation}")
+    if resume:
+        if seed is not None or boards_file or scoring or time_limit or stop_on_error or out:
+            raise click.UsageError(
+                "--resume continues a run with its own plan and settings: drop --seed, --boards, --scoring, "
+                "--time-limit, --stop-on-error and --out, or start a new run"
+            )
+        folder = RunFolder.open(resume)
+        plan, settings = folder.plan, folder.settings(jobs=jobs)
+        subs = _submissions(scripts, config) if scripts else folder.submissions()
+        single = False
+    else:
+        if not scripts:
+            raise click.UsageError("give the scripts or folders to grade (or --resume DIR)")
+        limits = config.limits if time_limit is None else dataclasses.replace(config.limits, wall_seconds=time_limit)
+        settings = Settings(
+            limits=limits,
+            isolation=_isolation(config),
+            jobs=jobs or config.jobs or os.cpu_count() or 1,
+            scoring=Scoring(scoring) if scoring else config.scoring,
+            python=config.python or sys.executable,
+            commands=config.commands,
+            stop_on_error=stop_on_error,
         )
+        subs = _submissions(scripts, config)
+        single = len(subs) == 1 and not Path(scripts[0]).is_dir()
+        if single:
+            command_for(subs[0].path, settings)  # a missing or unrunnable script is the user's mistake
+        plan = file_plan(boards_file) if boards_file else standard_plan(_seed(seed, config))
+        folder = RunFolder.create(out or default_path(), plan, settings) if out or not single else None
+    signal.signal(signal.SIGTERM, _interrupt)  # stop like Ctrl-C: kill the scripts, keep the results
+    hashes = folder.register(subs) if folder else {}
+    previous = folder.recorded() if resume else {}
+    click.echo(
+        f"Grading {subs[0].path if single else plural(len(subs), 'student', 'students')}: "
+        f"{len(plan.positions)} tests ({plan.source}), time limit {settings.limits.wall_seconds:g} s, "
+        f"{settings.jobs} job{'s' if settings.jobs > 1 else ''}, scoring {settings.scoring}"
+        + ("" if settings.isolation == "none" else f", isolation {settings.isolation}")
+        + (f"\nRun folder: {folder.path}" + (f" ({len(previous)} tests already recorded)" if resume else "") if folder else "")
+    )
+    bar = _ProgressBar(len(subs) * len(plan.positions) - len(previous), enabled=not single and sys.stdout.isatty())
 
-        def show(test: TestResult) -> None:
+    def on_record(sub: Submission, test: TestResult) -> None:
+        if folder:
+            folder.append(sub, hashes[sub.name], test)
+        bar.advance()
+
+    def on_test(sub: Submission, test: TestResult) -> None:
+        if single:
             click.echo(test.symbol, nl=False)
             sys.stdout.flush()
 
-        result = grade_script(script, plan, settings, solver, on_result=show)
+    def on_script(result: ScriptResult) -> None:
+        if not single:
+            bar.echo(report.student_line(result))
+
+    results = grade_many(subs, plan, settings, Solver(settings.scoring), previous, on_test, on_record, on_script)
+    bar.close()
+    interrupted = any(r.interrupted for r in results)
+    if single:
         click.echo()
-        click.echo(report.summary(result))
+        click.echo(report.summary(results[0]))
         click.echo()
-        click.echo(report.offending_report(result))
+        click.echo(report.offending_report(results[0]))
         click.echo()
-        results.append(result)
-        if result.interrupted:
-            break
+    else:
+        click.echo()
+        click.echo(report.class_table(report.sort_results(results, sort)))
+    if folder:
+        files = report.write_exports(folder.path, results)
+        click.echo(f"Results in {folder.path}: {', '.join(files)}")
     if json_file:
         try:
             with open(json_file, "w", encoding="utf-8") as f:
@@ -264,8 +313,58 @@ def grade(
         except OSError as e:
             raise GraderError(f"cannot write {json_file!r}: {e.strerror}") from None
         click.echo(f"Results written to {json_file}")
-    if results[-1].interrupted:
+    if interrupted:
+        click.echo(f"Interrupted: continue with  grader grade --resume {folder.path}" if folder else "Interrupted.")
         raise SystemExit(130)
+
+
+def _submissions(scripts: tuple[str, ...], config: Config) -> list[Submission]:
+    return find_submissions(list(scripts), set(config.commands), config.entry)
+
+
+class _ProgressBar:
+    """A one-line progress bar on a terminal, kept below the lines printed above it."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.done, self.enabled = max(total, 0), 0, enabled and total > 0
+
+    def advance(self) -> None:
+        self.done += 1
+        self._draw()
+
+    def echo(self, line: str) -> None:
+        if self.enabled:
+            click.echo("\r\033[K", nl=False)
+        click.echo(line)
+        self._draw()
+
+    def _draw(self) -> None:
+        if self.enabled:
+            filled = 30 * self.done // self.total
+            click.echo(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} tests", nl=False)
+            sys.stdout.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            click.echo("\r\033[K", nl=False)
+
+
+@main.command("report")
+@click.argument("run_dir", type=click.Path(file_okay=False))
+@click.option("--sort", type=click.Choice(["name", "total"]), default="name", show_default=True, help="Order of the class table.")
+@_fail_cleanly
+def report_command(run_dir: str, sort: str) -> None:
+    """Write grades.csv, results.json, junit.xml and report.html again from a run folder.
+
+    \b
+    Example:
+      grader report runs/lab5
+    """
+    folder = RunFolder.open(run_dir)
+    results = folder.results()
+    click.echo(report.class_table(report.sort_results(results, sort)))
+    files = report.write_exports(folder.path, results)
+    click.echo(f"Results in {folder.path}: {', '.join(files)}")
 
 
 def _interrupt(signum: int, frame: Any) -> None:

@@ -28,6 +28,7 @@ class Config:
     seed: int | None = None  # the standard plan's seed; None: a new one each run
     python: str | None = None  # interpreter for .py scripts; None: the one running the grader
     commands: dict[str, str] = field(default_factory=dict)  # suffix -> '... {board} {token}'
+    entry: str | None = None  # the script to run in a student folder holding several
     source: str = "built-in defaults"  # the file the values came from
 
 
@@ -120,6 +121,7 @@ SCHEMA: dict[str, Validator] = {
     "seed": _number(0, integer=True, optional=True),
     "python": _optional_string,
     "commands": _commands,
+    "entry": _optional_string,
 }
 
 

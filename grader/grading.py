@@ -1,25 +1,29 @@
-"""A grading run: every test of a plan run on a script, judged, in test order."""
+"""A grading run: every test of a plan run on one or many scripts, judged, results in test order."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shlex
 import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from . import runner
 from .board import Position, Scoring
 from .boards import Plan
 from .errors import GraderError
 from .judge import SYMBOLS, Verdict, judge
-from . import runner
 from .parse import Claim, OutputScanner
 from .runner import Limits, RunResult
-from .solver import Solver
+from .solver import LineCheck, Solver
+
+_KEEP_STDOUT = 600  # characters of stdout's tail kept in a test's record
+_KEEP_STDERR = 1500
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,22 @@ class Settings:
     python: str = sys.executable
     commands: dict[str, str] = field(default_factory=dict)  # file suffix -> command template
     stop_on_error: bool = False
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One student's script. ``path`` is None when no single script could be chosen."""
+
+    name: str
+    path: Path | None
+    problem: str | None = None  # why there is no script to grade
+
+    @property
+    def sha256(self) -> str | None:
+        """Content hash of the script (None without one): a changed script is graded again."""
+        if self.path is None:
+            return None
+        return hashlib.sha256(self.path.read_bytes()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -70,6 +90,7 @@ class TestResult:
         return "; ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
+        """The record of the --json schema."""
         return {
             "index": self.index,
             "board": self.position.board_string(),
@@ -89,10 +110,33 @@ class TestResult:
             "diagnosis": self.diagnosis,
         }
 
+    def record(self) -> dict[str, Any]:
+        """Everything needed to rebuild this result (``from_record``): the JSON fields and details."""
+        run = asdict(self.run)
+        run["stdout_tail"] = run["stdout_tail"][-_KEEP_STDOUT:]
+        run["stderr_tail"] = run["stderr_tail"][-_KEEP_STDERR:]
+        return {**self.to_json(), "claim": asdict(self.claim), "run": run, "verdict": asdict(self.verdict)}
+
+    @classmethod
+    def from_record(cls, r: dict[str, Any]) -> TestResult:
+        v = dict(r["verdict"])
+        if v["line_check"] is not None:
+            v["line_check"] = LineCheck(**v["line_check"])
+        claim = dict(r["claim"], line=tuple(r["claim"]["line"]))
+        return cls(
+            r["index"],
+            Position.from_string(r["board"], r["token"]),
+            RunResult(**r["run"]),
+            Claim(**claim),
+            Verdict(**v),
+            r["value"],
+            r["optimal_moves"],
+        )
+
 
 @dataclass
 class ScriptResult:
-    """A whole run of one script."""
+    """A whole run of one script (``tests`` in test order)."""
 
     script: str
     plan: Plan
@@ -100,6 +144,7 @@ class ScriptResult:
     seconds: float
     stopped: str | None = None  # why the run stopped before the end, if it did
     interrupted: bool = False  # stopped by Ctrl-C: ``tests`` holds the tests that finished
+    name: str = ""  # the student
 
     @property
     def total(self) -> float:
@@ -116,9 +161,23 @@ class ScriptResult:
     def counts(self) -> dict[str, int]:
         return {s: self.symbols.count(s) for s in SYMBOLS}
 
+    @property
+    def timeouts(self) -> int:
+        return sum(t.run.timed_out for t in self.tests)
+
+    @property
+    def crashes(self) -> int:
+        return sum(t.run.crashed for t in self.tests)
+
+    @property
+    def script_seconds(self) -> float:
+        """The time the script's runs took, added up."""
+        return sum(t.run.wall_seconds for t in self.tests)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "script": self.script,
+            "name": self.name,
             "total": self.total,
             "max_total": self.max_total,
             "symbols": self.symbols,
@@ -169,57 +228,139 @@ def grade(
     on_result: Callable[[TestResult], None] | None = None,
 ) -> ScriptResult:
     """Run every test of ``plan`` on ``script``; ``on_result`` sees each result in test order."""
-    command = command_for(script, settings)
+    command_for(script, settings)  # a missing or unrunnable script is the user's error here
+    path = Path(script)
+    sub = Submission(path.stem, path)
+    (result,) = grade_many(
+        [sub], plan, settings, solver, on_test=(lambda _, t: on_result(t)) if on_result else None
+    )
+    result.script = str(script)
+    return result
+
+
+class _Progress:
+    """One script's tests in a run: results so far, in-order delivery, stopping."""
+
+    def __init__(self, sub: Submission, plan: Plan):
+        self.sub, self.plan = sub, plan
+        self.results: dict[int, TestResult] = {}
+        self.delivered = 0
+        self.running = 0
+        self.stopped: str | None = sub.problem
+        self.cancel = threading.Event()
+        self.reported = False
+        self.start = time.monotonic()
+
+    def deliver(self, on_test, stop_on_error: bool) -> None:
+        while self.delivered in self.results and not self.cancel.is_set():
+            test = self.results[self.delivered]
+            self.delivered += 1
+            if on_test:
+                on_test(self.sub, test)
+            if stop_on_error and test.error and not self.stopped:
+                self.stopped = f"stopped at test {test.index}: {test.error}"
+                self.cancel.set()
+                break
+
+    def finished(self) -> bool:
+        return self.running == 0 and (self.stopped is not None or self.delivered == len(self.plan.positions))
+
+    def result(self, interrupted: bool = False) -> ScriptResult:
+        if interrupted:
+            tests = [self.results[i] for i in sorted(self.results)]
+        else:
+            tests = [self.results[i] for i in range(self.delivered)]
+        script = str(self.sub.path) if self.sub.path else ""
+        return ScriptResult(script, self.plan, tests, time.monotonic() - self.start, self.stopped, interrupted, self.sub.name)
+
+
+def grade_many(
+    submissions: list[Submission],
+    plan: Plan,
+    settings: Settings,
+    solver: Solver | None = None,
+    previous: dict[tuple[str, int], TestResult] | None = None,
+    on_test: Callable[[Submission, TestResult], None] | None = None,
+    on_record: Callable[[Submission, TestResult], None] | None = None,
+    on_script: Callable[[ScriptResult], None] | None = None,
+) -> list[ScriptResult]:
+    """Grade every submission on the same plan, all tests sharing one pool of ``settings.jobs``.
+
+    ``previous`` holds results already recorded (resume): those tests are not run again.
+    ``on_record`` sees each new result as soon as it is judged; ``on_test`` sees each
+    script's results in test order; ``on_script`` sees each script's result when it is done.
+    """
     solver = solver or Solver(settings.scoring)
-    start = time.monotonic()
-    results: dict[int, TestResult] = {}
-    delivered = 0
-    stopped = None
-    interrupted = False
-    cancel = threading.Event()
+    previous = previous or {}
+    progress = [_Progress(sub, plan) for sub in submissions]
     pool = ThreadPoolExecutor(max_workers=max(1, settings.jobs))
-    futures: dict[Future, int] = {
-        pool.submit(_unless_cancelled, cancel, run_test, command, pos, settings): i
-        for i, pos in enumerate(plan.positions)
-    }
-    pending = set(futures)
+    futures: dict[Future, tuple[_Progress, int]] = {}
+    for p in progress:
+        if p.sub.path is None:
+            continue
+        try:
+            command = command_for(p.sub.path, settings)
+        except GraderError as e:
+            p.stopped = str(e)
+            continue
+        for i, pos in enumerate(plan.positions):
+            if (p.sub.name, i + 1) in previous:
+                p.results[i] = previous[(p.sub.name, i + 1)]
+            else:
+                p.running += 1
+                futures[pool.submit(_unless_cancelled, p.cancel, run_test, command, pos, settings)] = (p, i)
+
+    def settle(p: _Progress) -> None:
+        p.deliver(on_test, settings.stop_on_error)
+        if p.finished() and not p.reported:
+            p.reported = True
+            if on_script:
+                on_script(p.result())
 
     def collect(done: set[Future]) -> None:
         for fut in done:
-            outcome = fut.result() if not fut.cancelled() else None
-            if outcome is None or outcome[0].interrupted:
-                continue  # never ran, or stopped by Ctrl-C: not a verdict on the script
-            i = futures[fut]
-            pos = plan.positions[i]
-            run_result, claim = outcome
-            verdict = judge(pos, claim, solver)
-            results[i] = TestResult(i + 1, pos, run_result, claim, verdict, solver.value(pos), solver.optimal_moves(pos))
+            p, i = futures[fut]
+            p.running -= 1
+            outcome = None if fut.cancelled() or p.stopped else fut.result()
+            if outcome is not None and not outcome[0].interrupted:  # else: not wanted, never ran, or Ctrl-C
+                pos = plan.positions[i]
+                run_result, claim = outcome
+                verdict = judge(pos, claim, solver)
+                test = TestResult(i + 1, pos, run_result, claim, verdict, solver.value(pos), solver.optimal_moves(pos))
+                p.results[i] = test
+                if on_record:
+                    on_record(p.sub, test)
 
+    interrupted = False
+    pending = set(futures)
     try:
-        while pending and stopped is None:
+        for p in progress:
+            settle(p)
+        while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             collect(done)
-            while delivered in results and stopped is None:
-                test = results[delivered]
-                delivered += 1
-                if on_result:
-                    on_result(test)
-                if settings.stop_on_error and test.error:
-                    stopped = f"stopped at test {test.index}: {test.error}"
+            for p in {futures[f][0] for f in done}:
+                settle(p)
+                if p.cancel.is_set():
+                    for f in [f for f in pending if futures[f][0] is p and f.cancel()]:
+                        pending.discard(f)
+                        p.running -= 1
+                    settle(p)
     except KeyboardInterrupt:
-        interrupted, stopped = True, "interrupted (Ctrl-C)"
+        interrupted = True
         runner.kill_all()
     finally:
-        cancel.set()
-        for fut in pending:
-            fut.cancel()
+        for p in progress:
+            p.cancel.set()
+        for f in pending:
+            f.cancel()
         pool.shutdown(wait=True)
     if interrupted:
-        collect(pending)  # tests that finished while we were stopping
-        tests = [results[i] for i in sorted(results)]
-    else:
-        tests = [results[i] for i in range(delivered)]
-    return ScriptResult(str(script), plan, tests, time.monotonic() - start, stopped, interrupted)
+        collect({f for f in pending if f.done()})  # tests that finished while we were stopping
+        for p in progress:
+            p.stopped = p.stopped or "interrupted (Ctrl-C)"
+        return [p.result(interrupted=True) for p in progress]
+    return [p.result() for p in progress]
 
 
 def _unless_cancelled(cancel: threading.Event, fn, *args):

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+import xml.etree.ElementTree as ET
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
+
+from tabulate import tabulate
 
 from .grading import ScriptResult, TestResult, stderr_lines
 from .judge import SYMBOLS, fmt_move
@@ -103,3 +110,80 @@ def offending_report(result: ScriptResult, n: int = 2) -> str:
 def results_json(results: list[ScriptResult]) -> dict[str, Any]:
     return {"scripts": [r.to_json() for r in results]}
 
+
+
+# --- a whole class -------------------------------------------------------------------
+
+
+def student_line(result: ScriptResult) -> str:
+    """One line per student as it finishes: name, total, symbols."""
+    note = f"  ({result.stopped})" if result.stopped else ""
+    return f"{result.name:<24} {fmt_total(result.total):>6}/{result.max_total}  {result.symbols}{note}"
+
+
+def sort_results(results: list[ScriptResult], by: str = "name") -> list[ScriptResult]:
+    if by == "total":
+        return sorted(results, key=lambda r: (-r.total, r.name))
+    return sorted(results, key=lambda r: r.name)
+
+
+def class_table(results: list[ScriptResult], fmt: str = "simple") -> str:
+    """The summary table: student, total, count per symbol, timeouts, crashes, time."""
+    headers = ["student", "total", *SYMBOLS, "timeouts", "crashes", "time (s)"]
+    rows = [
+        [r.name, f"{fmt_total(r.total)}/{r.max_total}", *r.counts().values(), r.timeouts, r.crashes, f"{r.script_seconds:.1f}"]
+        for r in results
+    ]
+    return tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True)
+
+
+def grades_csv(results: list[ScriptResult]) -> str:
+    """One row per student: name, total, max, per-symbol counts, timeouts, crashes."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["name", "total", "max", *SYMBOLS, "timeouts", "crashes"])
+    for r in results:
+        writer.writerow([r.name, fmt_total(r.total), r.max_total, *r.counts().values(), r.timeouts, r.crashes])
+    return out.getvalue()
+
+
+def junit_xml(results: list[ScriptResult]) -> str:
+    """JUnit XML: a suite per student, a testcase per test; a test below full credit fails
+    with its diagnosis; a student with no script has one failing testcase saying why."""
+    root = ET.Element("testsuites", name="grader")
+    for r in results:
+        failures = sum(t.verdict.credit < 1 for t in r.tests) + (1 if not r.tests and r.stopped else 0)
+        suite = ET.SubElement(
+            root, "testsuite", name=r.name, tests=str(max(len(r.tests), 1 if r.stopped else 0)),
+            failures=str(failures), errors="0", time=f"{r.script_seconds:.3f}",
+        )  # fmt: skip
+        for t in r.tests:
+            pos = t.position
+            case = ET.SubElement(
+                suite, "testcase", classname=r.name,
+                name=f"test {t.index:03d} ({pos.token} to move, {plural(pos.empties, 'empty', 'empties')})",
+                time=f"{t.run.wall_seconds:.3f}",
+            )  # fmt: skip
+            if t.verdict.credit < 1:
+                failure = ET.SubElement(case, "failure", message=f"{t.symbol} ({fmt_credit(t.verdict.credit)}): {t.diagnosis}")
+                failure.text = f"board {pos.board_string()} {pos.token}\n{t.diagnosis}"
+        if not r.tests and r.stopped:
+            case = ET.SubElement(suite, "testcase", classname=r.name, name="submission")
+            ET.SubElement(case, "failure", message=r.stopped)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def write_exports(folder: Path, results: list[ScriptResult]) -> list[str]:
+    """grades.csv, results.json, junit.xml and report.html in ``folder``; returns their names."""
+    from .html import report_html
+
+    files = {
+        "grades.csv": grades_csv(sort_results(results)),
+        "results.json": json.dumps(results_json(results), indent=1),
+        "junit.xml": junit_xml(results),
+        "report.html": report_html(results),
+    }
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return list(files)

@@ -168,7 +168,7 @@ def test_grader_memory_stays_small_through_floods_and_bombs(tmp_path):
     (tmp_path / "b.txt").write_text(f"{HANDOUT_BOARD} x\n{HANDOUT_BOARD} x\n")
     scripts = [str(HOSTILE / f"{s}.py") for s in ("flood_lines", "flood_no_newline", "memory_bomb", "fork_bomb")]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "grader", "grade", *scripts, "--boards", "b.txt", "--jobs", "2"],
+        [sys.executable, "-m", "grader", "grade", *scripts, "--boards", "b.txt", "--jobs", "2", "--json", "r.json"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     peak = 0.0
@@ -177,7 +177,8 @@ def test_grader_memory_stays_small_through_floods_and_bombs(tmp_path):
         time.sleep(0.05)
     out, err = proc.communicate()
     assert proc.returncode == 0, err
-    assert out.count("/2  (2 tests run") == 4
+    results = json.loads((tmp_path / "r.json").read_text())["scripts"]
+    assert [len(r["tests"]) for r in results] == [2, 2, 2, 2]
     assert 0 < peak < 200, f"grader peak RSS {peak:.0f} MB"
 
 

@@ -1,0 +1,202 @@
+"""report.html: one self-contained page (inline CSS and SVG, no script, no network).
+
+A class overview (the table and a chart of the totals), then a section per student with
+each test below full credit drawn as a board, the claim next to the exact answer, and the
+first wrong ply of the line. Everything a script printed is escaped.
+"""
+
+from __future__ import annotations
+
+import datetime
+from html import escape
+
+from .board import FILES, Position, Square
+from .grading import ScriptResult, TestResult
+from .judge import SYMBOLS, fmt_move
+from .report import fmt_credit, fmt_total, plural, sort_results
+
+MAX_BOARDS = 20  # boards drawn per student; the rest are listed in results.json
+CELL = 28
+MARGIN = 16
+_SYMBOL_CLASS = {"+": "ok", "M": "good", "Q": "good", "T": "half", "m": "half", "s": "low", "-": "bad", "t": "bad"}
+_SYMBOL_MEANING = {
+    "+": "all correct",
+    "M": "move and score right, line wrong",
+    "Q": "line right, score wrong",
+    "T": "no score line, move right",
+    "m": "move right, score and line wrong",
+    "s": "score right, move wrong",
+    "-": "score and move wrong",
+    "t": "no score line, move wrong or missing",
+}
+
+_CSS = """
+body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; padding: 0 1em; }
+h1 { margin-bottom: .2em; } .meta { color: #555; margin-top: 0; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { padding: .25em .6em; border-bottom: 1px solid #ddd; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+.sym { font-family: ui-monospace, monospace; font-weight: bold; padding: 0 1px; }
+.ok { color: #1b7f2a; } .good { color: #4f8f00; } .half { color: #b8860b; } .low { color: #d2691e; } .bad { color: #c62828; }
+.symbols { font-family: ui-monospace, monospace; word-break: break-all; letter-spacing: 1px; }
+section.student { border-top: 2px solid #444; margin-top: 2em; padding-top: .5em; }
+.test { display: flex; gap: 1.5em; align-items: flex-start; margin: 1.2em 0; padding: .8em; background: #fafafa; border: 1px solid #e5e5e5; }
+.test dl { display: grid; grid-template-columns: max-content 1fr; gap: .2em 1em; margin: 0; }
+.test dt { color: #666; } .test dd { margin: 0; } code { background: #eee; padding: 0 .25em; word-break: break-all; }
+.legend { color: #555; font-size: 90%; } .note { color: #8a6d3b; }
+"""
+
+# Shared shapes for every board: discs, move marks.
+_DEFS = f"""<svg width="0" height="0" style="position:absolute" aria-hidden="true"><defs>
+<circle id="disc-x" r="{CELL * 0.4}" fill="#111"/>
+<circle id="disc-o" r="{CELL * 0.4}" fill="#f5f5f5" stroke="#333" stroke-width="1"/>
+<circle id="mark-best" r="{CELL * 0.17}" fill="#7cfc00" stroke="#1b5e20" stroke-width="1.5"/>
+<g id="mark-played"><circle r="{CELL * 0.36}" fill="none" stroke="#e53935" stroke-width="3"/></g>
+<g id="mark-illegal" stroke="#e53935" stroke-width="3"><line x1="-9" y1="-9" x2="9" y2="9"/><line x1="-9" y1="9" x2="9" y2="-9"/></g>
+</defs></svg>"""
+
+
+def board_svg(pos: Position, best: list[Square], played: int | None) -> str:
+    """The board: x black, o white; small green dots on optimal moves, a red ring on the
+    script's move (a red cross where its move is not legal)."""
+    size = 8 * CELL + MARGIN
+    board = pos.board_string()
+    parts = [
+        f'<svg class="board" width="{size}" height="{size}" viewBox="0 0 {size} {size}" role="img" '
+        f'aria-label="board, {pos.token} to move">',
+        f'<rect x="{MARGIN}" y="{MARGIN}" width="{8 * CELL}" height="{8 * CELL}" fill="#2e7d32"/>',
+    ]
+    for i in range(9):
+        a = MARGIN + i * CELL
+        parts.append(f'<path d="M{a} {MARGIN}V{MARGIN + 8 * CELL}M{MARGIN} {a}H{MARGIN + 8 * CELL}" stroke="#1b4d1e"/>')
+    for i in range(8):
+        c = MARGIN + i * CELL + CELL // 2
+        parts.append(f'<text x="{c}" y="{MARGIN - 4}" font-size="11" text-anchor="middle">{FILES[i]}</text>')
+        parts.append(f'<text x="{MARGIN // 2}" y="{c + 4}" font-size="11" text-anchor="middle">{i + 1}</text>')
+
+    def at(sq: int, ref: str) -> str:
+        x = MARGIN + (sq % 8) * CELL + CELL / 2
+        y = MARGIN + (sq // 8) * CELL + CELL / 2
+        return f'<use href="#{ref}" x="{x:g}" y="{y:g}"/>'
+
+    for sq, ch in enumerate(board):
+        if ch in "xo":
+            parts.append(at(sq, f"disc-{ch}"))
+    for sq in best:
+        parts.append(at(sq, "mark-best"))
+    if played is not None and 0 <= played < 64:
+        parts.append(at(played, "mark-played" if pos.is_legal(played) else "mark-illegal"))
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _symbols(symbols: str) -> str:
+    return "".join(f'<span class="sym {_SYMBOL_CLASS[s]}" title="{_SYMBOL_MEANING[s]}">{escape(s)}</span>' for s in symbols)
+
+
+def histogram_svg(totals: list[float], max_total: int) -> str:
+    """Bars of how many students scored in each tenth of the maximum."""
+    bins = [0] * 10
+    for t in totals:
+        bins[min(9, int(10 * t / max_total))] += 1 if max_total else 0
+    width, height, bar = 520, 180, 44
+    top = max(bins) or 1
+    parts = [f'<svg width="{width}" height="{height + 40}" role="img" aria-label="distribution of totals">']
+    for i, n in enumerate(bins):
+        h = height * n / top
+        x = 20 + i * (bar + 6)
+        parts.append(f'<rect x="{x}" y="{height - h + 10}" width="{bar}" height="{h:.1f}" fill="#5c8ddb"/>')
+        if n:
+            parts.append(f'<text x="{x + bar / 2}" y="{height - h + 5}" font-size="12" text-anchor="middle">{n}</text>')
+        lo = max_total * i / 10
+        parts.append(
+            f'<text x="{x + bar / 2}" y="{height + 26}" font-size="11" text-anchor="middle">{lo:g}-</text>'
+        )
+    parts.append(f'<line x1="16" y1="{height + 10}" x2="{width - 4}" y2="{height + 10}" stroke="#333"/></svg>')
+    return "".join(parts)
+
+
+def _test_block(t: TestResult) -> str:
+    c = t.claim
+    best = ", ".join(fmt_move(m) for m in t.optimal_moves)
+    rows = [
+        ("test", f"{t.index}: {escape(t.position.token)} to move, {plural(t.position.empties, 'empty', 'empties')}"),
+        ("verdict", f'{_symbols(t.symbol)} ({fmt_credit(t.verdict.credit)}): {_SYMBOL_MEANING[t.symbol]}'),
+        ("claimed", f"score {c.score:+d}, move {escape(fmt_move(c.move)) if c.move is not None else 'none'}"
+         if c.has_score_line else f"no score line; move {escape(fmt_move(c.move)) if c.move is not None else 'none'}"),
+        ("exact", f"value {t.value:+d}; optimal {escape(best)}"),
+    ]  # fmt: skip
+    if c.score_text:
+        rows.append(("score line", f"<code>{escape(c.score_text)}</code>"))
+    check = t.verdict.line_check
+    if check is not None and not check.ok:
+        rows.append(("line", escape(check.describe(t.position.token))))
+    ended = t.run.describe()
+    if ended:
+        rows.append(("run", escape(f"the script {ended}")))
+    rows.append(("diagnosis", escape(t.diagnosis)))
+    rows.append(("board", f"<code>{t.position.board_string()} {t.position.token}</code>"))
+    details = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows)
+    return f'<div class="test">{board_svg(t.position, t.optimal_moves, c.move)}<dl>{details}</dl></div>'
+
+
+def _student(r: ScriptResult) -> str:
+    worst = sorted((t for t in r.tests if t.verdict.credit < 1), key=lambda t: (t.verdict.credit, t.index))
+    out = [
+        f'<section class="student" id="{_anchor(r.name)}">',
+        f"<h2>{escape(r.name)}: {fmt_total(r.total)}/{r.max_total}</h2>",
+        f'<p class="symbols">{_symbols(r.symbols)}</p>',
+    ]
+    if r.stopped:
+        out.append(f'<p class="note">{escape(r.stopped)}</p>')
+    if not worst and r.tests:
+        out.append("<p>Every test fully correct.</p>")
+    for t in sorted(worst[:MAX_BOARDS], key=lambda t: t.index):
+        out.append(_test_block(t))
+    if len(worst) > MAX_BOARDS:
+        out.append(f'<p class="note">{len(worst) - MAX_BOARDS} more tests below full credit: see results.json.</p>')
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def _anchor(name: str) -> str:
+    return "s-" + "".join(ch if ch.isalnum() else "-" for ch in name)
+
+
+def report_html(results: list[ScriptResult], title: str = "Grading report") -> str:
+    """The whole page for a run's results."""
+    results = sort_results(results)
+    plan = results[0].plan if results else None
+    head = [f"{plural(len(results), 'student', 'students')}"]
+    if plan is not None:
+        head.append(f"{len(plan.positions)} tests ({escape(plan.source)})")
+    head.append(f"written {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}")
+    rows = []
+    for r in results:
+        cells = [f'<td><a href="#{_anchor(r.name)}">{escape(r.name)}</a></td>', f"<td>{fmt_total(r.total)}/{r.max_total}</td>"]
+        cells += [f"<td>{n}</td>" for n in r.counts().values()]
+        cells += [f"<td>{r.timeouts}</td>", f"<td>{r.crashes}</td>", f"<td>{r.script_seconds:.1f}</td>"]
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    sym_heads = "".join(f'<th><span class="sym {_SYMBOL_CLASS[s]}" title="{_SYMBOL_MEANING[s]}">{escape(s)}</span></th>' for s in SYMBOLS)
+    max_total = results[0].max_total if results else 0
+    legend = " &nbsp; ".join(f'{_symbols(s)} {m}' for s, m in _SYMBOL_MEANING.items())
+    return "\n".join([
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
+        _DEFS,
+        f"<h1>{escape(title)}</h1>",
+        f'<p class="meta">{" · ".join(head)}</p>',
+        "<h2>Class overview</h2>",
+        f"<figure>{histogram_svg([r.total for r in results], max_total)}"
+        f"<figcaption class=\"legend\">Students by total (out of {max_total})</figcaption></figure>",
+        f"<table><thead><tr><th>student</th><th>total</th>{sym_heads}<th>timeouts</th><th>crashes</th>"
+        "<th>time (s)</th></tr></thead><tbody>",
+        *rows,
+        "</tbody></table>",
+        f'<p class="legend">{legend}</p>',
+        '<p class="legend">Boards: x black, o white; green dots mark the optimal moves, a red ring the '
+        "script's move (a red cross where that move is not legal).</p>",
+        *(_student(r) for r in results),
+        "</body></html>",
+    ])  # fmt: skip

@@ -1,0 +1,165 @@
+"""A run folder: the plan, the settings and every finished test, written as they happen.
+
+    run.json     grader version, creation time, seed, the plan's boards, the settings, and
+                 each student's script with its content hash
+    tests.jsonl  one JSON line per finished test (student, script hash, full result)
+
+A run killed at any moment loses at most the tests that were running; ``--resume`` reads
+both files, grades only what is missing (or whose script changed), and gives the same
+results as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .board import Position, Scoring
+from .boards import Plan
+from .errors import GraderError
+from .grading import ScriptResult, Settings, Submission, TestResult
+from .runner import Limits
+
+META = "run.json"
+TESTS = "tests.jsonl"
+
+
+def default_path() -> Path:
+    return Path("runs") / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+
+
+class RunFolder:
+    """A run folder being written or read."""
+
+    def __init__(self, path: Path, meta: dict[str, Any]):
+        self.path = path
+        self.meta = meta
+        self._lock = threading.Lock()
+
+    # --- creating and opening ------------------------------------------------------
+
+    @classmethod
+    def create(cls, path: str | Path, plan: Plan, settings: Settings) -> RunFolder:
+        p = Path(path)
+        if (p / META).exists():
+            raise GraderError(f"'{p}' already holds a run: continue it with --resume {p}, or choose another --out")
+        try:
+            p.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise GraderError(f"cannot create run folder '{p}': {e.strerror}") from None
+        meta = {
+            "grader_version": __version__,
+            "created": datetime.datetime.now().isoformat(timespec="seconds"),
+            "seed": plan.seed,
+            "plan": {"source": plan.source, "boards": [f"{q.board_string()} {q.token}" for q in plan.positions]},
+            "settings": _settings_json(settings),
+            "scripts": {},
+        }
+        folder = cls(p, meta)
+        folder._write_meta()
+        return folder
+
+    @classmethod
+    def open(cls, path: str | Path) -> RunFolder:
+        p = Path(path)
+        try:
+            meta = json.loads((p / META).read_text(encoding="utf-8"))
+            meta["plan"]["boards"], meta["settings"]  # noqa: B018 - the keys must be there
+        except FileNotFoundError:
+            raise GraderError(f"'{p}' is not a run folder (no {META}): give the folder a grading run wrote") from None
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise GraderError(f"cannot read run folder '{p}': {META} is damaged ({e})") from None
+        return cls(p, meta)
+
+    # --- what the run is -------------------------------------------------------------
+
+    @property
+    def plan(self) -> Plan:
+        boards = [b.split() for b in self.meta["plan"]["boards"]]
+        return Plan(tuple(Position.from_string(b, t) for b, t in boards), self.meta["seed"], self.meta["plan"]["source"])
+
+    def settings(self, jobs: int | None = None) -> Settings:
+        s = dict(self.meta["settings"])
+        s["limits"] = Limits(**s["limits"])
+        s["scoring"] = Scoring(s["scoring"])
+        if jobs:
+            s["jobs"] = jobs
+        return Settings(**s)
+
+    def submissions(self) -> list[Submission]:
+        """The students recorded in this run, with their scripts' paths."""
+        return [
+            Submission(name, Path(info["path"]) if info["path"] else None, info.get("problem"))
+            for name, info in sorted(self.meta["scripts"].items())
+        ]
+
+    def register(self, subs: list[Submission]) -> dict[str, str | None]:
+        """Record the students of this (resumed) run with their scripts' hashes; returns the hashes."""
+        hashes = {}
+        for sub in subs:
+            hashes[sub.name] = sub.sha256
+            self.meta["scripts"][sub.name] = {
+                "path": str(sub.path.resolve()) if sub.path else None,
+                "sha256": hashes[sub.name],
+                "problem": sub.problem,
+            }
+        self._write_meta()
+        return hashes
+
+    # --- tests -----------------------------------------------------------------------
+
+    def append(self, sub: Submission, sha256: str | None, test: TestResult) -> None:
+        """Record one finished test (a whole line at once, flushed)."""
+        line = json.dumps({"student": sub.name, "sha256": sha256, **test.record()}, separators=(",", ":"))
+        with self._lock, open(self.path / TESTS, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
+    def recorded(self) -> dict[tuple[str, int], TestResult]:
+        """Tests recorded for each student's current script (a changed script's are dropped)."""
+        hashes = {name: info["sha256"] for name, info in self.meta["scripts"].items()}
+        out = {}
+        for r in self._records():
+            if r.get("student") in hashes and r.get("sha256") == hashes[r["student"]]:
+                out[(r["student"], r["index"])] = TestResult.from_record(r)
+        return out
+
+    def _records(self) -> list[dict[str, Any]]:
+        try:
+            text = (self.path / TESTS).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        records = []
+        for line in text.splitlines():
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                continue  # a line cut short when the run was killed
+        return records
+
+    def results(self) -> list[ScriptResult]:
+        """Each student's results as recorded, tests in order (for reports)."""
+        plan, recorded = self.plan, self.recorded()
+        out = []
+        for sub in self.submissions():
+            tests = [recorded[(sub.name, i)] for i in range(1, len(plan.positions) + 1) if (sub.name, i) in recorded]
+            stopped = sub.problem or (None if len(tests) == len(plan.positions) else f"{len(tests)} of {len(plan.positions)} tests recorded")
+            seconds = sum(t.run.wall_seconds for t in tests)
+            out.append(ScriptResult(str(sub.path or ""), plan, tests, seconds, stopped, False, sub.name))
+        return out
+
+    def _write_meta(self) -> None:
+        tmp = self.path / (META + ".tmp")
+        tmp.write_text(json.dumps(self.meta, indent=1), encoding="utf-8")
+        os.replace(tmp, self.path / META)
+
+
+def _settings_json(settings: Settings) -> dict[str, Any]:
+    s = dataclasses.asdict(settings)
+    s["scoring"] = settings.scoring.value
+    return s

@@ -1,0 +1,64 @@
+"""Finding the students' scripts: script files, folders of scripts, folders of student folders."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .errors import GraderError
+from .grading import Submission
+
+
+def is_script(path: Path, suffixes: set[str]) -> bool:
+    """A file the grader can run: .py, a suffix with a command template, or an executable."""
+    if not path.is_file() or path.name.startswith((".", "_")):
+        return False
+    return path.suffix.lower() in suffixes or os.access(path, os.X_OK)
+
+
+def find_submissions(paths: list[str | Path], suffixes: set[str], entry: str | None = None) -> list[Submission]:
+    """Every submission under ``paths``, sorted by student name.
+
+    A file is one student (named by the file). A folder's script files are one student each;
+    each of its sub-folders is one student (named by the folder) holding one script, or
+    several of which ``entry`` names the one to run.
+    """
+    suffixes = {".py"} | {s.lower() for s in suffixes}
+    found: list[Submission] = []
+    for arg in paths:
+        p = Path(arg)
+        if p.is_file():
+            found.append(Submission(p.stem, p))
+        elif p.is_dir():
+            for child in sorted(p.iterdir()):
+                if child.is_dir() and not child.name.startswith((".", "_")):
+                    found.append(_from_folder(child, suffixes, entry))
+                elif is_script(child, suffixes):
+                    found.append(Submission(child.stem, child))
+        else:
+            raise GraderError(f"'{arg}' not found: give script files or folders of submissions")
+    names: dict[str, Submission] = {}
+    for sub in found:
+        if sub.name in names:
+            raise GraderError(
+                f"two submissions are named '{sub.name}' ({names[sub.name].path or sub.name} and {sub.path or sub.name}): "
+                "rename one, or grade them in separate runs"
+            )
+        names[sub.name] = sub
+    if not found:
+        raise GraderError(f"no scripts found in {', '.join(map(str, paths))}: give .py files or folders holding them")
+    return sorted(found, key=lambda s: s.name)
+
+
+def _from_folder(folder: Path, suffixes: set[str], entry: str | None) -> Submission:
+    scripts = [f for f in sorted(folder.iterdir()) if is_script(f, suffixes)]
+    if entry and (folder / entry).is_file():
+        return Submission(folder.name, folder / entry)
+    if len(scripts) == 1:
+        return Submission(folder.name, scripts[0])
+    if not scripts:
+        return Submission(folder.name, None, f"no script found in {folder}")
+    names = ", ".join(f.name for f in scripts)
+    return Submission(
+        folder.name, None, f"{len(scripts)} scripts in {folder} ({names}): set 'entry' in config.yaml to the one to run"
+    )
