@@ -9,6 +9,7 @@ import os
 import random
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -16,7 +17,7 @@ import click
 from tabulate import tabulate
 
 from . import __version__
-from . import report
+from . import gradescope, report
 from .board import PASS, SCORING_NAMES, Position, Scoring, square_name
 from .boards import BoardEntry, file_plan, parse_empties, random_boards, read_boards, standard_plan
 from .config import Config, load_config
@@ -24,7 +25,7 @@ from .errors import GraderError
 from .grading import ScriptResult, Settings, Submission, TestResult, command_for, grade_many
 from .report import plural
 from .runfolder import RunFolder, default_path
-from .submissions import find_submissions
+from .submissions import find_submission_folder, find_submissions
 from .runner import check_isolation
 from .solver import Analysis, Solver
 
@@ -347,6 +348,51 @@ class _ProgressBar:
     def close(self) -> None:
         if self.enabled:
             click.echo("\r\033[K", nl=False)
+
+
+@main.command("gradescope")
+@click.option("--submission", type=click.Path(file_okay=False), default=gradescope.SUBMISSION, show_default=True, help="Folder holding the student's files.")
+@click.option("--results", "results_file", type=click.Path(dir_okay=False), default=gradescope.RESULTS, show_default=True, help="Where to write Gradescope's results.json.")
+@seed_option
+@click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Grade on the positions in FILE instead of the standard plan.")
+@click.option("--visibility", type=click.Choice(gradescope.VISIBILITIES), default="visible", show_default=True, help="When students see the test results.")
+@config_option
+@_fail_cleanly
+def gradescope_command(
+    submission: str, results_file: str, seed: int | None, boards_file: str | None, visibility: str, config_path: str | None
+) -> None:
+    """Grade the submission in a Gradescope autograder and write its results.json.
+
+    The student's folder must hold one script (or set 'entry' in config.yaml). Whatever the
+    script does, results.json is written; the exit status is non-zero only when it cannot be.
+
+    \b
+    Example (run_autograder):
+      cd /autograder/source && grader gradescope --config config.yaml
+    """
+    start = time.monotonic()
+    config = load_config(config_path)
+    settings = Settings(
+        limits=config.limits,
+        isolation=_isolation(config),
+        jobs=config.jobs or os.cpu_count() or 1,
+        scoring=config.scoring,
+        python=config.python or sys.executable,
+        commands=config.commands,
+    )
+    plan = file_plan(boards_file) if boards_file else standard_plan(_seed(seed, config))
+    if not Path(submission).is_dir():
+        raise GraderError(f"submission folder '{submission}' not found: give --submission DIR")
+    sub = find_submission_folder(Path(submission), set(config.commands), config.entry)
+    (result,) = grade_many([sub], plan, settings, Solver(settings.scoring))
+    data = gradescope.results_json(result, time.monotonic() - start, visibility)
+    try:
+        Path(results_file).parent.mkdir(parents=True, exist_ok=True)
+        Path(results_file).write_text(json.dumps(data, indent=1), encoding="utf-8")
+    except OSError as e:
+        raise GraderError(f"cannot write {results_file!r}: {e.strerror}") from None
+    click.echo(data["output"])
+    click.echo(f"\nResults written to {results_file}")
 
 
 @main.command("report")

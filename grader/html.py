@@ -41,6 +41,7 @@ th:first-child, td:first-child { text-align: left; }
 .symbols { font-family: ui-monospace, monospace; word-break: break-all; letter-spacing: 1px; }
 section.student { border-top: 2px solid #444; margin-top: 2em; padding-top: .5em; }
 .test { display: flex; gap: 1.5em; align-items: flex-start; margin: 1.2em 0; padding: .8em; background: #fafafa; border: 1px solid #e5e5e5; }
+.test svg.board { flex: none; }
 .test dl { display: grid; grid-template-columns: max-content 1fr; gap: .2em 1em; margin: 0; }
 .test dt { color: #666; } .test dd { margin: 0; } code { background: #eee; padding: 0 .25em; word-break: break-all; }
 .legend { color: #555; font-size: 90%; } .note { color: #8a6d3b; }
@@ -98,21 +99,20 @@ def histogram_svg(totals: list[float], max_total: int) -> str:
     """Bars of how many students scored in each tenth of the maximum."""
     bins = [0] * 10
     for t in totals:
-        bins[min(9, int(10 * t / max_total))] += 1 if max_total else 0
-    width, height, bar = 520, 180, 44
+        bins[min(9, int(10 * t / max_total)) if max_total else 0] += 1
+    width, height, bar, top_pad = 520, 160, 44, 20
     top = max(bins) or 1
-    parts = [f'<svg width="{width}" height="{height + 40}" role="img" aria-label="distribution of totals">']
+    base = top_pad + height
+    parts = [f'<svg width="{width}" height="{base + 30}" role="img" aria-label="distribution of totals">']
     for i, n in enumerate(bins):
         h = height * n / top
         x = 20 + i * (bar + 6)
-        parts.append(f'<rect x="{x}" y="{height - h + 10}" width="{bar}" height="{h:.1f}" fill="#5c8ddb"/>')
+        parts.append(f'<rect x="{x}" y="{base - h:.1f}" width="{bar}" height="{h:.1f}" fill="#5c8ddb"/>')
         if n:
-            parts.append(f'<text x="{x + bar / 2}" y="{height - h + 5}" font-size="12" text-anchor="middle">{n}</text>')
+            parts.append(f'<text x="{x + bar / 2}" y="{base - h - 5:.1f}" font-size="12" text-anchor="middle">{n}</text>')
         lo = max_total * i / 10
-        parts.append(
-            f'<text x="{x + bar / 2}" y="{height + 26}" font-size="11" text-anchor="middle">{lo:g}-</text>'
-        )
-    parts.append(f'<line x1="16" y1="{height + 10}" x2="{width - 4}" y2="{height + 10}" stroke="#333"/></svg>')
+        parts.append(f'<text x="{x + bar / 2}" y="{base + 16}" font-size="11" text-anchor="middle">{lo:g}-</text>')
+    parts.append(f'<line x1="16" y1="{base}" x2="{width - 4}" y2="{base}" stroke="#333"/></svg>')
     return "".join(parts)
 
 

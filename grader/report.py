@@ -30,7 +30,7 @@ def summary(result: ScriptResult) -> str:
     """Total, the count of each symbol, time taken."""
     counts = "  ".join(f"{s} {n}" for s, n in result.counts().items())
     lines = [
-        f"{result.script}: {fmt_total(result.total)}/{result.max_total}"
+        f"{result.script or result.name}: {fmt_total(result.total)}/{result.max_total}"
         f"  ({plural(len(result.tests), 'test', 'tests')} run, {result.plan.source}, {result.seconds:.1f} s)",
         f"symbols: {counts}",
     ]

@@ -50,15 +50,19 @@ def find_submissions(paths: list[str | Path], suffixes: set[str], entry: str | N
     return sorted(found, key=lambda s: s.name)
 
 
-def _from_folder(folder: Path, suffixes: set[str], entry: str | None) -> Submission:
+def find_submission_folder(folder: Path, suffixes: set[str], entry: str | None = None) -> Submission:
+    """One student's folder (a Gradescope submission, say): its one script, or ``entry``."""
+    return _from_folder(folder, {".py"} | {s.lower() for s in suffixes}, entry, name="submission")
+
+
+def _from_folder(folder: Path, suffixes: set[str], entry: str | None, name: str | None = None) -> Submission:
+    name = name or folder.name
     scripts = [f for f in sorted(folder.iterdir()) if is_script(f, suffixes)]
     if entry and (folder / entry).is_file():
-        return Submission(folder.name, folder / entry)
+        return Submission(name, folder / entry)
     if len(scripts) == 1:
-        return Submission(folder.name, scripts[0])
+        return Submission(name, scripts[0])
     if not scripts:
-        return Submission(folder.name, None, f"no script found in {folder}")
+        return Submission(name, None, f"no script found in {folder}")
     names = ", ".join(f.name for f in scripts)
-    return Submission(
-        folder.name, None, f"{len(scripts)} scripts in {folder} ({names}): set 'entry' in config.yaml to the one to run"
-    )
+    return Submission(name, None, f"{len(scripts)} scripts in {folder} ({names}): set 'entry' in config.yaml to the one to run")

@@ -1,0 +1,48 @@
+"""Gradescope: grade the one submission in an autograder container and write its results.json.
+
+Gradescope runs ``run_autograder`` with the student's files in /autograder/submission and
+reads /autograder/results/results.json: a top-level ``score``, ``execution_time`` and
+``output``, and ``tests`` each with ``name``, ``score``, ``max_score``, ``output`` and
+``visibility``. A submission that crashes, hangs or is missing still gets its results.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import report
+from .grading import ScriptResult
+
+SUBMISSION = "/autograder/submission"
+RESULTS = "/autograder/results/results.json"
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+
+
+def results_json(result: ScriptResult, seconds: float, visibility: str = "visible") -> dict[str, Any]:
+    """Gradescope's results.json for one student's run."""
+    lines = [report.summary(result)]
+    if result.tests:
+        lines += ["", report.offending_report(result)]
+    tests = []
+    for t in result.tests:
+        pos = t.position
+        name = f"Test {t.index}: {pos.token} to move, {report.plural(pos.empties, 'empty', 'empties')}"
+        line = " ".join(str(m) for m in t.claim.line) if t.claim.has_score_line else "none"
+        output = "\n".join([
+            f"{t.symbol} ({report.fmt_credit(t.verdict.credit)}): {t.diagnosis}",
+            f"board {pos.board_string()} {pos.token}",
+            f"claimed score {t.claim.score if t.claim.has_score_line else 'none'}, line (forward) {line}, "
+            f"move {t.claim.move if t.claim.move is not None else 'none'}",
+            f"exact value {t.value:+d}, optimal moves {', '.join(map(str, t.optimal_moves))}",
+        ])  # fmt: skip
+        tests.append({"name": name, "number": str(t.index), "score": t.verdict.credit, "max_score": 1,
+                      "output": output, "visibility": visibility})  # fmt: skip
+    return {
+        "score": result.total,
+        "max_score": result.max_total,
+        "execution_time": round(seconds, 2),
+        "output": "\n".join(lines),
+        "visibility": visibility,
+        "stdout_visibility": "hidden",
+        "tests": tests,
+    }
