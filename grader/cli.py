@@ -305,6 +305,7 @@ def grade(
         click.echo()
         click.echo(report.class_table(report.sort_results(results, sort)))
     if folder:
+        results = folder.results()  # the exports come from the records, as with 'grader report'
         files = report.write_exports(folder.path, results)
         click.echo(f"Results in {folder.path}: {', '.join(files)}")
     if json_file:
