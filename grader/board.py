@@ -62,7 +62,7 @@ def square_name(sq: Square) -> str:
 def parse_square(text: str) -> Square:
     """A square from its index ('0'..'63') or its name ('a1'..'h8', any case)."""
     t = text.strip().lower()
-    if t.isdigit() and int(t) < 64:
+    if t.isascii() and t.isdigit() and int(t) < 64:
         return int(t)
     if len(t) == 2 and t[0] in FILES and t[1] in "12345678":
         return FILES.index(t[0]) + 8 * (int(t[1]) - 1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,7 +58,11 @@ def _parse_ffo(text: str, label: str) -> BoardEntry:
     number, board, side = fields[:3]
     pos = Position.from_string(_obf_board(board), side)
     best = tuple(parse_square(s) for s in fields[4].split(",")) if len(fields) > 4 and fields[4] else None
-    score = int(fields[5]) if len(fields) > 5 and fields[5] else None
+    score = None
+    if len(fields) > 5 and fields[5]:
+        if not re.fullmatch(r"[-+]?[0-9]{1,3}", fields[5]):
+            raise BoardError(f"FFO score {fields[5]!r} is not a whole number of discs")
+        score = int(fields[5])
     return BoardEntry(pos, f"FFO #{number}" if number else label, best, score)
 
 

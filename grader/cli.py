@@ -181,6 +181,13 @@ def _file_answer(a: Analysis, entry: BoardEntry) -> str:
     return f"{claim} ({'matches' if same else 'DIFFERS'})"
 
 
+def _seconds(value: float | None) -> float | None:
+    """A time limit: a number of seconds above 0, at most a day."""
+    if value is not None and not 0 < value <= 86400:  # also refuses nan
+        raise click.BadParameter(f"{value} is not a number of seconds between 0 and 86400")
+    return value
+
+
 def seed_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--seed", type=click.IntRange(min=0), default=None, help="Seed for the random boards (default: config, else a new one, printed).")(fn)
 
@@ -196,7 +203,7 @@ def _seed(seed: int | None, config: Config) -> int:
 @main.command()
 @click.argument("scripts", nargs=-1, metavar="SCRIPT_OR_DIR...")
 @seed_option
-@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds per test (default: config limits.wall_seconds, 10).")
+@click.option("--time-limit", type=float, callback=lambda ctx, param, v: _seconds(v), default=None, help="Seconds per test (default: config limits.wall_seconds, 10).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Tests at once, over all scripts (default: config, else the number of cores).")
 @click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Grade on the positions in FILE instead of the standard plan.")
 @scoring_option

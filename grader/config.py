@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+import math
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -44,7 +46,7 @@ def _choice(*allowed: str) -> Validator:
     return check
 
 
-def _number(minimum: float, integer: bool = False, optional: bool = False) -> Validator:
+def _number(minimum: float, integer: bool = False, optional: bool = False, maximum: float | None = None) -> Validator:
     kind = "a whole number" if integer else "a number"
     null = " or null" if optional else ""
 
@@ -52,11 +54,13 @@ def _number(minimum: float, integer: bool = False, optional: bool = False) -> Va
         if value is None and optional:
             return None
         ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
-        if not ok_type or isinstance(value, bool):
+        if not ok_type or isinstance(value, bool) or not math.isfinite(value):
             raise ValueError(f"'{key}' must be {kind}{null}; got {value!r}")
         if value < minimum or (not integer and minimum == 0 and value == 0):
             limit = f"at least {minimum}" if integer else "greater than 0"
             raise ValueError(f"'{key}' must be {limit}; got {value!r}")
+        if maximum is not None and value > maximum:
+            raise ValueError(f"'{key}' must be at most {maximum:g}; got {value!r}")
         return value
 
     return check
@@ -98,6 +102,14 @@ def _commands(key: str, value: Any) -> dict[str, str]:
             raise ValueError(f"'{key}': {suffix!r} is not a file suffix: write it like '.java'")
         if not isinstance(template, str) or "{board}" not in template or "{token}" not in template:
             raise ValueError(f"'{key}.{suffix}' must be a command holding {{board}} and {{token}}; got {template!r}")
+        try:
+            for part in shlex.split(template):
+                part.format(board="", token="", script="", dir="", stem="")
+        except (ValueError, KeyError, IndexError) as e:
+            raise ValueError(
+                f"'{key}.{suffix}': cannot use {template!r} ({e}): the placeholders are "
+                "{board}, {token}, {script}, {dir} and {stem}; quotes must be closed"
+            ) from None
         out[suffix.lower()] = template
     return out
 
@@ -108,8 +120,8 @@ SCHEMA: dict[str, Validator] = {
     "limits": _section(
         Limits,
         {
-            "wall_seconds": _number(0),
-            "cpu_seconds": _number(0, optional=True),
+            "wall_seconds": _number(0, maximum=86400),
+            "cpu_seconds": _number(0, optional=True, maximum=86400),
             "memory_mb": _number(16, integer=True, optional=True),
             "processes": _number(1, integer=True, optional=True),
             "output_bytes": _number(1024, integer=True, optional=True),

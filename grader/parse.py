@@ -1,7 +1,7 @@
 """Turning a script's output into a claim, by the lab's rules (shared/spec/endgame-lab.md).
 
 - An integer is an optional '-' and digits that are not part of a decimal number
-  ('0.0105' holds no integer; '27/31' holds two; a date's numbers count).
+  ('0.0105' and '2.1e-05' hold no integer; '27/31' holds two; a date's numbers count).
 - The score line is the last line containing 'score' (any case) and at least one integer:
   its first integer is the claimed score, the rest read in reverse is the claimed line.
 - The move is the last integer of the whole output.
@@ -16,15 +16,13 @@ import codecs
 import re
 from dataclasses import dataclass
 
-# An integer: digits with an optional '-' right before them, not part of a decimal number.
-# (The same as reading the text left to right as numbers '-?\d*\.\d+|-?\d+' and keeping those
-# without a '.'; tests/test_parse.py checks that.) Standing alone, it can be searched backwards.
-_INT = r"(?:-|(?<![-\d.]))\d+(?!\d|\.\d)"
-_INTEGER = re.compile(_INT)
-_LAST_INT = re.compile(r"(?s).*(" + _INT + ")")  # the greedy prefix leaves the last match
-_SCORE_LINE = r"(?=[^\n]*score)(?=[^\n]*?" + _INT + r")[^\n]*"  # a line with 'score' and an integer
-_LAST_SCORE_LINE = re.compile(r"(?si)(?:.*\n)?(" + _SCORE_LINE + ")")
-_SCORE_LINES = re.compile(r"(?mi)^" + _SCORE_LINE)
+# Numbers, read left to right: scientific ('2.1e-05', '1e-05': how Python prints short
+# timings), decimal ('0.0105'), integer. Only the integers count.
+# (The mantissa is written so that no digit run can be split two ways: matching stays linear.)
+_NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)[eE][-+]?\d+|-?\d*\.\d+|-?\d+", re.ASCII)
+# Lines that may be score lines: 'score' (any case) and a digit; checked with _NUMBER.
+_SCORE_CANDIDATE = re.compile(r"(?mi)^(?=[^\n]*score)[^\n]*\d[^\n]*", re.ASCII)
+_NUMBER_CHARS = "0123456789.-+eE"
 _TAIL_CHARS = 2048  # lines near the end of a block are searched backwards first
 HUGE = 10**18  # integers this long are kept as +-HUGE: no move or score is that large
 _KEEP_INTS = 300  # integers kept from one line: a game has at most 60 moves and some passes
@@ -48,25 +46,38 @@ class Claim:
 
 
 def _int(text: str) -> int:
-    digits = len(text) - (text[0] == "-")
-    if digits > 18:  # int() refuses very long strings; such a number is wrong anyway
-        return -HUGE if text[0] == "-" else HUGE
-    return int(text)
+    negative = text[0] == "-"
+    digits = text.lstrip("-").lstrip("0") or "0"
+    if len(digits) > 18:  # int() refuses very long strings; such a number is wrong anyway
+        return -HUGE if negative else HUGE
+    return -int(digits) if negative else int(digits)
+
+
+def _moves(found: list[str], after_negative: bool = False) -> list[int]:
+    """The last _KEEP_INTS of a line's integers, each run of negatives (passes) kept as one,
+    so that no run of passes can push real moves out of what is kept."""
+    out: list[int] = []
+    for i in range(len(found) - 1, -1, -1):  # from the end: only the last ones are kept
+        if found[i][0] == "-" and (found[i - 1][0] == "-" if i else after_negative):
+            continue
+        out.append(_int(found[i]))
+        if len(out) == _KEEP_INTS:
+            break
+    out.reverse()
+    return out
+
+
+def _is_int(token: str) -> bool:
+    return token.lstrip("-").isdigit()
+
+
+def _int_tokens(text: str) -> list[str]:
+    return [t for t in _NUMBER.findall(text) if _is_int(t)]
 
 
 def integers(text: str) -> list[int]:
     """The integers of ``text`` in order (decimals hold none)."""
-    return [_int(m) for m in _INTEGER.findall(text)]
-
-
-def _last_match(matches, whole: bool = False):
-    """The last of an iterator of matches: the match itself if ``whole``, else its text."""
-    last = None
-    for last in matches:
-        pass
-    if last is None or whole:
-        return last
-    return last.group()
+    return [_int(t) for t in _int_tokens(text)]
 
 
 def _shorten(text: str) -> str:
@@ -106,37 +117,39 @@ class OutputScanner:
             text = text[last_nl + 1 :]
         self._pending = text
         if len(self._pending) > _PIECE:
-            # Scan all but the end; cut after a character that cannot be inside a number.
-            cut = max(self._pending.rfind(c, 0, len(self._pending) - 8) for c in " \t,;:[](){}/")
-            if cut <= 0:
-                cut = len(self._pending) - 32  # one enormous token: its digits carry no meaning
-            self._scan(self._pending[: cut + 1])
-            self._pending = self._pending[cut + 1 :]
+            # Scan all but the end, cut after a character that cannot be part of a number.
+            head = self._pending[:-8].rstrip(_NUMBER_CHARS)
+            if head:
+                self._scan(head)
+                self._pending = self._pending[len(head) :]
+            else:  # over 64 KB of digits, dots and signs: one enormous number (or a decimal)
+                run = self._pending
+                self._pending = ("-" if run[0] == "-" else "") + ("0.5" if "." in run else "9" * 20)
 
     def _scan_lines(self, block: str) -> None:
         """Whole lines at once: only the last score line and the last integer matter.
 
-        The last lines are searched backwards (anchored: an unanchored search would retry
-        from every position); when they hold no match, the rest is searched forwards.
+        The last ~2 KB of lines are read first; the rest only when they hold no match.
         """
         cut = block.rfind("\n", 0, max(0, len(block) - _TAIL_CHARS)) + 1  # a line start
-        tail = block[cut:]
-        m = _LAST_SCORE_LINE.match(tail)
-        line = m.group(1) if m else _last_match(_SCORE_LINES.finditer(block, 0, cut))
-        if line is not None:
-            ints = integers(line)
-            self._score_line = (ints[0], ints[1:][-_KEEP_INTS:], _shorten(line))
-        m = _LAST_INT.match(tail)
-        at, number = (cut + m.start(1), m.group(1)) if m else (None, None)
-        if m is None:
-            last = _last_match(_INTEGER.finditer(block, 0, cut), whole=True)
+        for start, end in ((cut, len(block)), (0, cut)):
+            candidates = list(_SCORE_CANDIDATE.finditer(block, start, end))
+            line = next((m.group() for m in reversed(candidates) if _int_tokens(m.group())), None)
+            if line is not None:
+                found = _int_tokens(line)
+                self._score_line = (_int(found[0]), _moves(found[1:]), _shorten(line))
+                break
+        for start, end in ((cut, len(block)), (0, cut)):
+            last = None
+            for m in _NUMBER.finditer(block, start, end):
+                if _is_int(m.group()):
+                    last = m
             if last is not None:
-                at, number = last.start(), last.group()
-        if number is not None:
-            self._last = _int(number)
-            start = block.rfind("\n", 0, at) + 1
-            end = block.find("\n", at)
-            self._last_text = _shorten(block[start : end if end >= 0 else len(block)][: _KEEP_TEXT + 3])
+                self._last = _int(last.group())
+                line_start = block.rfind("\n", 0, last.start()) + 1
+                line_end = block.find("\n", last.start())
+                self._last_text = _shorten(block[line_start : line_end if line_end >= 0 else len(block)][: _KEEP_TEXT + 3])
+                break
 
     def _scan(self, piece: str) -> None:
         if len(self._text) < _KEEP_TEXT:
@@ -144,16 +157,16 @@ class OutputScanner:
         if not self._has_score:
             self._has_score = "score" in (self._seen + piece).lower()
         self._seen = piece[-4:]
-        found = _INTEGER.findall(piece)
+        found = _int_tokens(piece)
         if not found:
             return
+        self._last = _int(found[-1])
         if self._first is None:
             self._first = _int(found[0])
             found = found[1:]
-        self._ints.extend(_int(x) for x in found[-_KEEP_INTS:])
+        self._ints.extend(_moves(found, bool(self._ints) and self._ints[-1] < 0))
         if len(self._ints) > 2 * _KEEP_INTS:
             del self._ints[:-_KEEP_INTS]
-        self._last = self._ints[-1] if self._ints else self._first
         self._last_text = _shorten(self._text)
 
     def _end_line(self) -> None:

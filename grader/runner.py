@@ -17,6 +17,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import itertools
+import math
 import os
 import resource
 import selectors
@@ -348,6 +349,13 @@ class _Cgroup:
         if not cls._probed:
             cls._probed = True
             probe = Path("/sys/fs/cgroup/pids") / f"grader-probe-{os.getpid()}"
+            for stale in probe.parent.glob("grader-*"):  # left by a grader that was killed
+                owner = stale.name.split("-")[1]
+                if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+                    try:
+                        stale.rmdir()
+                    except OSError:
+                        pass
             try:
                 probe.mkdir()
                 ok = (probe / "pids.max").exists() and (probe / "tasks").exists()
@@ -393,21 +401,33 @@ def _user_processes() -> int:
     return n
 
 
-def _preexec(limits: Limits, nproc: int | None) -> Callable[[], None]:
-    """Runs in the child between fork and exec: set resource limits."""
+def _rlimits(limits: Limits, nproc: int | None) -> list[tuple[int, tuple[int, int]]]:
+    """The resource limits to set, never above the hard limits we run under ourselves."""
+    wanted = [(resource.RLIMIT_CORE, 0, 0)]
+    if limits.memory_mb:
+        wanted.append((resource.RLIMIT_AS, limits.memory_mb * 2**20, limits.memory_mb * 2**20))
+    if limits.cpu_seconds:
+        cpu = max(1, math.ceil(limits.cpu_seconds))
+        wanted.append((resource.RLIMIT_CPU, cpu, cpu + 1))  # SIGXCPU, then SIGKILL a second later
+    if nproc:
+        wanted.append((resource.RLIMIT_NPROC, nproc, nproc))
+    if limits.output_bytes:
+        wanted.append((resource.RLIMIT_FSIZE, limits.output_bytes, limits.output_bytes))
+    out = []
+    for kind, soft, hard in wanted:
+        _, ceiling = resource.getrlimit(kind)
+        if ceiling != resource.RLIM_INFINITY:
+            soft, hard = min(soft, ceiling), min(hard, ceiling)
+        out.append((kind, (soft, hard)))
+    return out
+
+
+def _preexec(rlimits: list[tuple[int, tuple[int, int]]]) -> Callable[[], None]:
+    """Runs in the child between fork and exec: set the resource limits."""
 
     def setup() -> None:
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if limits.memory_mb:
-            size = limits.memory_mb * 2**20
-            resource.setrlimit(resource.RLIMIT_AS, (size, size))
-        if limits.cpu_seconds:
-            cpu = max(1, int(limits.cpu_seconds + 0.999))
-            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        if nproc:
-            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-        if limits.output_bytes:
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limits.output_bytes, limits.output_bytes))
+        for kind, values in rlimits:
+            resource.setrlimit(kind, values)
 
     return setup
 
@@ -455,9 +475,12 @@ class _Run:
         if limits.processes and os.geteuid() != 0:  # RLIMIT_NPROC counts all our processes; root ignores it
             nproc = _user_processes() + limits.processes
         cgroup = _Cgroup.for_this_thread(limits.processes)
+        rlimits = _rlimits(limits, nproc)
         start = time.monotonic()
         try:
             with _lock:
+                if _interrupt.is_set():  # Ctrl-C came while we were getting ready
+                    return RunResult(None, False, 0.0, 0.0, interrupted=True)
                 proc = subprocess.Popen(
                     self.argv,
                     stdin=subprocess.DEVNULL,
@@ -467,15 +490,16 @@ class _Run:
                     env=script_env(self.workdir),
                     start_new_session=True,
                     bufsize=0,
-                    preexec_fn=_preexec(limits, nproc),
+                    preexec_fn=_preexec(rlimits),
                 )
                 _live[proc.pid] = cgroup
-        except OSError as e:
-            return RunResult(None, False, 0.0, 0.0, start_error=f"could not be started: {self.argv[0]!r}: {e.strerror or e}")
+        except (OSError, subprocess.SubprocessError) as e:
+            reason = getattr(e, "strerror", None) or str(e)
+            return RunResult(None, False, 0.0, 0.0, start_error=f"could not be started: {self.argv[0]!r}: {reason}")
 
         timed_out = False
         try:
-            timed_out = self._pump(proc, start + limits.wall_seconds)
+            timed_out = self._pump(proc, cgroup, start + limits.wall_seconds)
         finally:
             status, usage = self._clean_up(proc, cgroup)
         wall = (self.ended or time.monotonic()) - start  # the script's own time, not our cleanup
@@ -496,7 +520,7 @@ class _Run:
             or (exit_code == -signal.SIGKILL and not timed_out and cpu >= (limits.cpu_seconds or float("inf"))),
         )
 
-    def _pump(self, proc: subprocess.Popen, deadline: float) -> bool:
+    def _pump(self, proc: subprocess.Popen, cgroup: _Cgroup | None, deadline: float) -> bool:
         """Read output until the script and its pipes are done; True if it hit the wall limit."""
         sel = selectors.DefaultSelector()
         pidfd = os.pidfd_open(proc.pid)
@@ -507,11 +531,13 @@ class _Run:
             if self._read(sel, deadline, pidfd):
                 return False
             timed_out = pidfd in sel.get_map() and not self.output_limited
-            _signal(-proc.pid, signal.SIGKILL)
             self.ended = self.ended or time.monotonic()
             if pidfd in sel.get_map():
                 sel.unregister(pidfd)
-            self._read(sel, time.monotonic() + _GRACE, pidfd)  # lines printed before the kill still count
+            # Kill everything first, then read what is left: lines printed before the kill count,
+            # nothing printed after it (say by an escaped child) can.
+            self._kill_everything(proc, cgroup)
+            self._read(sel, time.monotonic() + _GRACE, pidfd)
             return timed_out
         finally:
             sel.close()
@@ -549,22 +575,30 @@ class _Run:
                     return False
         return True
 
-    def _clean_up(self, proc: subprocess.Popen, cgroup: _Cgroup | None):
-        """Kill the script's group, cgroup and orphans; reap the script. Returns (status, rusage)."""
+    def _kill_everything(self, proc: subprocess.Popen, cgroup: _Cgroup | None) -> None:
+        """Kill the script's group, cgroup and orphans, leaving the script itself unreaped:
+        while its zombie holds its pid, the group id cannot be reused by another process."""
         _signal(-proc.pid, signal.SIGKILL)
         if cgroup:
             cgroup.kill()
+        try:
+            os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # dead, not yet reaped
+        except ChildProcessError:
+            pass
+        give_up = time.monotonic() + 1.0
+        for _ in range(2):  # again for any process forked while the first kill was going on
+            _sweep_orphans()
+            _signal(-proc.pid, signal.SIGKILL)
+            while cgroup and cgroup.kill() and time.monotonic() < give_up:
+                _sweep_orphans()
+                time.sleep(0.002)
+
+    def _clean_up(self, proc: subprocess.Popen, cgroup: _Cgroup | None):
+        """Kill everything the script started, then reap it. Returns (status, rusage)."""
+        self._kill_everything(proc, cgroup)
         _, status, usage = os.wait4(proc.pid, 0)
         with _lock:
             del _live[proc.pid]
-        give_up = time.monotonic() + 1.0
-        # Until the group is empty (its dead members reaped): a fork bomb forks while it dies.
-        while _signal(-proc.pid, signal.SIGKILL) and time.monotonic() < give_up:
-            _sweep_orphans()
-            time.sleep(0.002)
-        while cgroup and cgroup.kill() and time.monotonic() < give_up:
-            _sweep_orphans()
-            time.sleep(0.002)
         _sweep_orphans()
         proc.stdout.close()  # type: ignore[union-attr]
         proc.stderr.close()  # type: ignore[union-attr]

@@ -86,3 +86,15 @@ def test_random_positions_depend_only_on_the_seed():
     changes every test plan made from a seed)."""
     boards = {random_position(random.Random(42), 6).board_string() for _ in range(3)}
     assert boards == {"xxxx.oooxxooooooxxooooxox.oooxxoxxoooxo.xxxxoxxxxxxxoxxxx.xxo..o"}
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        (f"20|{FFO20}|X|6|h5|+6.5|src", "FFO score '\\+6.5' is not a whole number of discs"),
+        (f"20|{FFO20}|X|6|\u00b2|+6|src", "bad square '\u00b2'"),
+    ],
+)
+def test_bad_ffo_fields_are_board_file_errors(line, message):
+    with pytest.raises(BoardFileError, match=message):
+        parse_board_line(line, "f.txt:1")

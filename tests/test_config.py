@@ -89,3 +89,19 @@ def test_every_key(tmp_path):
 def test_missing_config_file(tmp_path):
     with pytest.raises(ConfigError, match="config file '.*nope.yaml' not found: check the path given to --config"):
         load_config(tmp_path / "nope.yaml")
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("limits:\n  wall_seconds: .nan\n", "'limits.wall_seconds' must be a number; got nan"),
+        ("limits:\n  wall_seconds: .inf\n", "'limits.wall_seconds' must be a number; got inf"),
+        ("limits:\n  wall_seconds: 1.0e+300\n", "'limits.wall_seconds' must be at most 86400; got 1e\\+300"),
+        ("limits:\n  cpu_seconds: .nan\n", "'limits.cpu_seconds' must be a number or null; got nan"),
+        ("commands:\n  .java: 'java {Board} {board} {token}'\n", r"'commands\..java': cannot use .* \('Board'\): the placeholders are"),
+        ("commands:\n  .java: \"java 'Foo {board} {token}\"\n", r"'commands\..java': cannot use .*quotes must be closed"),
+    ],
+)
+def test_limits_must_be_finite_and_templates_valid(tmp_path, text, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(write(tmp_path, text))

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.parse import OutputScanner, integers, parse_output
+from grader.parse import HUGE, OutputScanner, integers, parse_output
 
 SEQ = "[15, -1, 14, -1, 7, -1, 33, 25, 51]"
 FORWARD = (51, 25, 33, -1, 7, -1, 14, -1, 15)
@@ -153,3 +153,74 @@ def test_claim_does_not_depend_on_how_output_is_split(data):
     for a, b in zip([0] + cuts, cuts + [len(raw)]):
         scanner.feed(raw[a:b])
     assert scanner.claim() == parse_output(raw)
+
+
+# --- cases found in review ----------------------------------------------------------
+
+HANDOUT_LINE = "Min score: 18; move sequence: [15, -1, 7, -1, 14, -1, 51]"
+
+
+def test_many_passes_cannot_push_moves_out():
+    claim = parse_output("score 18 15 -1 7 -1 14 " + "-1 " * 400 + "51\n")
+    assert [m for m in claim.line if m >= 0] == [51, 14, 7, 15]
+    scanner = OutputScanner()  # the same on one enormous line fed in pieces
+    scanner.feed(b"score 18 15 -1 7 -1 14 ")
+    for _ in range(100):
+        scanner.feed(b"-1 " * 1000)
+    scanner.feed(b"51")
+    assert [m for m in scanner.claim().line if m >= 0] == [51, 14, 7, 15]
+
+
+def test_leading_zeros_are_not_huge():
+    claim = parse_output("Min score: 18; move sequence: [15, -1, 7, -1, 14, -1, 000000000000000000000051]")
+    assert claim.move == 51
+    assert parse_output("0" * 5000 + "7").move == 7
+
+
+def test_a_long_line_is_never_cut_inside_a_number():
+    scanner = OutputScanner()
+    scanner.feed(b"score:3;" + b"x" * 70000 + b"7.5" + b"y" * 29)
+    scanner.feed(b"z")
+    claim = scanner.claim()
+    assert (claim.score, claim.line, claim.move) == (3, (), 3)
+    scanner = OutputScanner()  # an enormous run of digits is one enormous number
+    scanner.feed(b"score 5 " + b"1" * 200_000)
+    scanner.feed(b"2 ok")
+    assert scanner.claim().move > 10**17
+
+
+def test_only_ascii_counts():
+    assert parse_output("ſcore 5 7\n").score is None  # the long s is not an s
+    assert parse_output("x\nſcore 5 7\ny\n").score is None
+    assert parse_output("score \u0665 9\n").score == 9  # an Arabic-Indic five is not a digit
+
+
+@pytest.mark.parametrize("timing", ["Time: 2.1e-05", "took 1e-05 s", "1.5E-7", "3.2e+16", ".5e3", "1.e5"])
+def test_scientific_notation_is_a_decimal(timing):
+    claim = parse_output(f"{HANDOUT_LINE}\n{timing}\n")
+    assert (claim.score, claim.move) == (18, 51)
+
+
+def _tokenize(text: str) -> list[int]:
+    """The rule read naively: numbers left to right, keep those without '.' or an exponent."""
+    import re
+
+    tokens = re.findall(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+|-?[0-9]*\.[0-9]+|-?[0-9]+", text)
+    values = [int(m) for m in tokens if re.fullmatch(r"-?[0-9]+", m)]
+    return [v if abs(v) < HUGE else HUGE if v > 0 else -HUGE for v in values]  # beyond 18 digits: HUGE
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="0123456789.-+eEx \n", max_size=40))
+def test_integers_match_the_naive_reading(text):
+    assert integers(text) == _tokenize(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="0123456789.-+eE score\n", max_size=60))
+def test_last_integer_and_score_line_match_the_naive_reading(text):
+    claim = parse_output(text)
+    ints = [i for line in text.split("\n") for i in _tokenize(line)]
+    assert claim.move == (ints[-1] if ints else None)
+    score_lines = [ln for ln in text.split("\n") if "score" in ln.lower() and _tokenize(ln)]
+    assert claim.score == (_tokenize(score_lines[-1])[0] if score_lines else None)

@@ -2,6 +2,7 @@
 
 import os
 import signal
+import subprocess
 import sys
 import textwrap
 import time
@@ -113,3 +114,42 @@ def alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return state not in ("Z", "X")
+
+
+def test_nothing_printed_after_the_limit_counts(tmp_path):
+    """An escaped child that prints just after the limit is killed before the last read."""
+    body = """
+        import os, sys, time
+        if os.fork() == 0:
+            os.setsid()
+            time.sleep(1.1)
+            print("score 18 15 -1 7 -1 14 -1 51", flush=True)
+            os._exit(0)
+        print("My move is 7", flush=True)
+        time.sleep(60)
+    """
+    result, out = collect(script(tmp_path, body), limit=1.0)
+    assert result.timed_out and out == "My move is 7\n"
+
+
+def test_limits_above_our_own_hard_limits_are_lowered(tmp_path):
+    """A grader started under a lower hard limit (ulimit -v) still runs scripts."""
+    code = (
+        "import resource, sys; from grader.runner import run, Limits; "
+        "resource.setrlimit(resource.RLIMIT_AS, (1500 * 2**20, 1500 * 2**20)); "
+        "r = run([sys.executable, '-c', 'print(51)'], Limits(wall_seconds=5, memory_mb=4096)); "
+        "print(r.exit_code, r.start_error, r.stdout_tail.strip())"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert done.stdout.strip() == "0 None 51", done.stderr
+
+
+def test_no_script_starts_after_kill_all(tmp_path):
+    from grader import runner
+
+    runner.kill_all()
+    try:
+        result = run(script(tmp_path, "print(1)"), 5)
+    finally:
+        runner.reset_interrupt()
+    assert result.interrupted and result.exit_code is None and not result.crashed
