@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import json
 import os
 import random
@@ -17,7 +18,8 @@ import click
 from tabulate import tabulate
 
 from . import __version__
-from . import gradescope, report
+from . import gradescope, ratings, report, runner
+from . import tournament as tournament_module
 from .board import PASS, SCORING_NAMES, Position, Scoring, square_name
 from .boards import BoardEntry, file_plan, parse_empties, random_boards, read_boards, standard_plan
 from .config import Config, load_config
@@ -26,6 +28,7 @@ from .grading import ScriptResult, Settings, Submission, TestResult, command_for
 from .report import plural
 from .runfolder import RunFolder, default_path
 from .submissions import find_submission_folder, find_submissions
+from .tournament import Game, TournamentFolder, TournamentSettings, engine_list, read_openings, run_tournament
 from .runner import check_isolation
 from .solver import Analysis, Solver
 
@@ -401,6 +404,114 @@ def gradescope_command(
         raise GraderError(f"cannot write {results_file!r}: {e.strerror}") from None
     click.echo(data["output"])
     click.echo(f"\nResults written to {results_file}")
+
+
+@main.command()
+@click.argument("engine_paths", nargs=-1, metavar="SCRIPT...")
+@click.option("--rounds", type=click.IntRange(min=1), default=1, show_default=True, help="Openings each pair plays, a game with each colour.")
+@click.option("--openings", "openings_file", type=click.Path(dir_okay=False), help="Openings file: one move sequence like f5d6c3 per line.")
+@click.option("--random-openings", type=click.IntRange(min=0, max=40), default=None, metavar="PLIES", help="Random legal openings of PLIES moves from the seed (default: 4).")
+@seed_option
+@click.option("--time-limit", type=float, callback=lambda ctx, param, v: _seconds(v), default=None, help="Seconds per move (default: config tournament.move_seconds).")
+@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Games at once (default: config, else the number of cores).")
+@click.option("--adjudicate", type=click.IntRange(min=1, max=20), default=None, metavar="K", help="The exact solver finishes games once K or fewer squares are empty.")
+@click.option("--scoring", type=click.Choice(SCORING_NAMES), default=None, help="Final-score rule (default: config, winner-takes-empties).")
+@click.option("--out", type=click.Path(file_okay=False), default=None, help="Folder for the games as they finish (default: runs/DATE-TIME-tournament).")
+@click.option("--resume", type=click.Path(file_okay=False), default=None, help="Continue the tournament in this folder without replaying finished games.")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write standings, crosstable and games as JSON to FILE.")
+@config_option
+@_fail_cleanly
+def tournament(
+    engine_paths: tuple[str, ...],
+    rounds: int,
+    openings_file: str | None,
+    random_openings: int | None,
+    seed: int | None,
+    time_limit: float | None,
+    jobs: int | None,
+    adjudicate: int | None,
+    scoring: str | None,
+    out: str | None,
+    resume: str | None,
+    json_file: str | None,
+    config_path: str | None,
+) -> None:
+    """Round-robin tournament between engine SCRIPTs, with Elo ratings and game records.
+
+    Each move an engine is run as 'SCRIPT BOARD TOKEN' under the limits; its move is the last
+    integer it printed (at the time limit, the last one printed in time). Every pair plays
+    each opening twice, colours swapped. An illegal or missing move, or a crash, loses the
+    game by forfeit (config tournament.on_illegal).
+
+    \b
+    Example:
+      grader tournament submissions/negamax.py submissions/greedy.py submissions/random_mover.py --rounds 4
+    """
+    config = load_config(config_path)
+    defaults = config.tournament
+    if resume:
+        if engine_paths or openings_file or random_openings is not None or seed is not None or adjudicate or scoring or time_limit or out:
+            raise click.UsageError("--resume continues a tournament with its own engines, openings and settings: give only --resume DIR (and --jobs)")
+        folder = TournamentFolder.open(resume)
+        meta = folder.meta["settings"]
+        engines, games = folder.engines(), folder.games()
+        run_settings = Settings(limits=runner.Limits(**meta["move_limits"]), isolation=meta["isolation"],
+                                jobs=jobs or config.jobs or os.cpu_count() or 1,
+                                python=config.python or sys.executable, commands=config.commands)  # fmt: skip
+        settings = TournamentSettings(run_settings, Scoring(meta["scoring"]), meta["on_illegal"], meta["adjudicate"])
+        done = folder.finished()
+        folder.refresh_hashes()
+    else:
+        if openings_file and random_openings is not None:
+            raise click.UsageError("give --openings FILE or --random-openings PLIES, not both")
+        engines = engine_list(list(engine_paths))
+        chosen_seed = _seed(seed, config)
+        if openings_file:
+            openings = read_openings(openings_file)
+        else:
+            openings = tournament_module.random_openings(chosen_seed, 4 if random_openings is None else random_openings, rounds)
+        move_limits = dataclasses.replace(config.limits, wall_seconds=time_limit or defaults.move_seconds)
+        run_settings = Settings(limits=move_limits, isolation=_isolation(config), jobs=jobs or config.jobs or os.cpu_count() or 1,
+                                python=config.python or sys.executable, commands=config.commands)  # fmt: skip
+        settings = TournamentSettings(run_settings, Scoring(scoring) if scoring else defaults.scoring, defaults.on_illegal, adjudicate)
+        games = tournament_module.schedule([e.name for e in engines], openings, rounds)
+        folder = TournamentFolder.create(out or tournament_module.default_folder(), engines, games, settings, chosen_seed)
+        done = {}
+    signal.signal(signal.SIGTERM, _interrupt)
+    names = [e.name for e in engines]
+    click.echo(
+        f"Tournament: {plural(len(engines), 'engine', 'engines')}, {plural(len(games), 'game', 'games')}, "
+        f"{settings.run.limits.wall_seconds:g} s per move, {settings.run.jobs} job{'s' if settings.run.jobs > 1 else ''}, "
+        f"scoring {settings.scoring}" + (f", adjudication at {settings.adjudicate} empties" if settings.adjudicate else "")
+        + f"\nFolder: {folder.path}" + (f" ({len(done)} games already played)" if resume else "")
+    )
+    count = itertools.count(len(done) + 1)
+
+    def on_game(game: Game) -> None:
+        folder.append(game)
+        note = f" ({game.forfeit} forfeits)" if game.forfeit else ""
+        click.echo(f"{next(count):>4}/{len(games)}  {game.black} - {game.white}  {game.black_discs}-{game.white_discs}  "
+                   f"{game.result}  {game.reason}{note}")  # fmt: skip
+
+    played, interrupted = run_tournament(engines, games, settings, done, on_game)
+    folder.write_records(played)
+    table = ratings.standings(played, names)
+    cross = ratings.crosstable(played, names)
+    click.echo()
+    click.echo(report.standings_table(table))
+    click.echo()
+    click.echo(report.crosstable_text(cross, names))
+    data = {"standings": [s.to_json() for s in table], "crosstable": cross, "games": [g.summary() for g in played]}
+    (folder.path / "results.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
+    if json_file:
+        try:
+            Path(json_file).write_text(json.dumps(data, indent=1), encoding="utf-8")
+        except OSError as e:
+            raise GraderError(f"cannot write {json_file!r}: {e.strerror}") from None
+    click.echo(f"\nGames in {folder.path}: games.txt (transcripts), games.jsonl, results.json")
+    if interrupted:
+        click.echo(f"Interrupted: continue with  grader tournament --resume {folder.path}")
+        raise SystemExit(130)
 
 
 @main.command("report")

@@ -19,6 +19,15 @@ DEFAULT_PATH = Path("config.yaml")
 
 
 @dataclass(frozen=True)
+class TournamentDefaults:
+    """Defaults of 'grader tournament'."""
+
+    move_seconds: float = 5.0  # per move
+    scoring: Scoring = Scoring.WINNER_TAKES_EMPTIES
+    on_illegal: str = "forfeit"  # forfeit | random
+
+
+@dataclass(frozen=True)
 class Config:
     """Validated settings; every field has a default, so an empty file is a valid config."""
 
@@ -31,6 +40,7 @@ class Config:
     python: str | None = None  # interpreter for .py scripts; None: the one running the grader
     commands: dict[str, str] = field(default_factory=dict)  # suffix -> '... {board} {token}'
     entry: str | None = None  # the script to run in a student folder holding several
+    tournament: TournamentDefaults = TournamentDefaults()
     source: str = "built-in defaults"  # the file the values came from
 
 
@@ -134,6 +144,14 @@ SCHEMA: dict[str, Validator] = {
     "python": _optional_string,
     "commands": _commands,
     "entry": _optional_string,
+    "tournament": _section(
+        TournamentDefaults,
+        {
+            "move_seconds": _number(0, maximum=86400),
+            "scoring": lambda key, value: Scoring(_choice(*SCORING_NAMES)(key, value)),
+            "on_illegal": _choice("forfeit", "random"),
+        },
+    ),
 }
 
 

@@ -187,3 +187,24 @@ def write_exports(folder: Path, results: list[ScriptResult]) -> list[str]:
     for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")
     return list(files)
+
+
+# --- tournaments -------------------------------------------------------------------------
+
+
+def standings_table(rows: list, fmt: str = "simple") -> str:
+    """Engine, games, points, wins/draws/losses, average disc difference, Elo +- 95%, forfeits, timeouts."""
+    table = []
+    for s in rows:
+        rating = "n/a" if s.elo is None else f"{s.elo:+.0f}"
+        error = "" if s.elo_error is None else f"{s.elo_error:.0f}"
+        table.append([s.engine, s.games, fmt_total(s.points), s.wins, s.draws, s.losses, f"{s.disc_diff:+.1f}",
+                      rating, error, s.forfeits, s.timeouts])  # fmt: skip
+    headers = ["engine", "games", "points", "W", "D", "L", "discs", "Elo", "+-95%", "forfeits", "timeouts"]
+    return tabulate(table, headers=headers, tablefmt=fmt, disable_numparse=True)
+
+
+def crosstable_text(cross: dict[str, dict[str, float]], engines: list[str], fmt: str = "simple") -> str:
+    """Each engine's points against each other engine (row against column)."""
+    rows = [[e] + ["-" if o == e else fmt_total(cross[e][o]) for o in engines] for e in engines]
+    return tabulate(rows, headers=["", *engines], tablefmt=fmt, disable_numparse=True)

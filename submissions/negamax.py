@@ -104,6 +104,16 @@ def read_position(board, token):
     return me, you
 
 
+def choose(board, token):
+    """The move main() prints last: exact below 11 empties, else the heuristic (None: no move)."""
+    me, you = read_position(board, token)
+    if not legal_moves(me, you):
+        return None
+    if board.count(".") < 11:
+        return negamax(me, you, -65, 65)[1][0]
+    return heuristic_move(me, you)
+
+
 def main():
     board, token = sys.argv[1].lower(), sys.argv[2].lower()
     me, you = read_position(board, token)

@@ -1,0 +1,118 @@
+"""Standings, crosstable and Elo ratings of a tournament.
+
+Elo is relative to the field: an engine scoring a fraction s of the points against its
+opponents (a win 1, a draw 1/2) is rated -400 log10(1/s - 1) above their average, the
+logistic model of established tools. Its 95% error bar uses the normal approximation on
+game pairs: the two games of a pair (same opening, colours swapped) count as one
+observation with score 0, 1/4, 1/2, 3/4 or 1, which removes the opening's bias from the
+variance (the "pentanomial" statistics of fastchess). Games without their pair count alone.
+A score of 0 or 1 has no finite Elo: it is reported as None.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Iterable, Protocol
+
+Z95 = 1.959963984540054
+
+
+class GameLike(Protocol):
+    pair: str  # games of one pair (same opening, colours swapped) share it
+    black: str
+    white: str
+    black_score: float  # 1, 1/2 or 0 for black
+    disc_diff: int  # final disc difference from black's view, under the tournament's scoring
+    reason: str  # normal | forfeit | adjudicated
+    forfeit: str | None  # the engine that forfeited
+    timeouts: dict[str, int]  # per colour ('black', 'white'): moves that hit the time limit
+
+
+@dataclass(frozen=True)
+class Standing:
+    engine: str
+    games: int
+    points: float
+    wins: int
+    draws: int
+    losses: int
+    disc_diff: float  # average per game, from the engine's view
+    elo: float | None
+    elo_error: float | None
+    forfeits: int
+    timeouts: int
+
+    def to_json(self) -> dict:
+        return {
+            "engine": self.engine, "games": self.games, "points": self.points, "wins": self.wins,
+            "draws": self.draws, "losses": self.losses, "disc_diff": round(self.disc_diff, 2),
+            "elo": None if self.elo is None else round(self.elo, 1),
+            "elo_error": None if self.elo_error is None else round(self.elo_error, 1),
+            "forfeits": self.forfeits, "timeouts": self.timeouts,
+        }  # fmt: skip
+
+
+def elo(score: float) -> float | None:
+    """Elo difference for a score fraction (None at 0 or 1)."""
+    if not 0 < score < 1:
+        return None
+    return -400 * math.log10(1 / score - 1)
+
+
+def elo_interval(observations: list[float]) -> tuple[float | None, float | None]:
+    """Elo of the mean score of ``observations`` (each in [0, 1]) and the half-width of its
+    95% interval (None when it has no finite bounds)."""
+    n = len(observations)
+    if n == 0:
+        return None, None
+    mean = sum(observations) / n
+    rating = elo(mean)
+    if rating is None or n < 2:
+        return rating, None
+    variance = sum(x * x for x in observations) / n - mean * mean
+    margin = Z95 * math.sqrt(max(variance, 0.0) / n)
+    lo, hi = elo(mean - margin), elo(mean + margin)
+    if lo is None or hi is None:
+        return rating, None
+    return rating, (hi - lo) / 2
+
+
+def standings(games: Iterable[GameLike], engines: list[str]) -> list[Standing]:
+    """One row per engine, best first (points, then Elo, then name)."""
+    stats = {e: defaultdict(float) for e in engines}
+    pairs: dict[tuple[str, str], list[float]] = defaultdict(list)  # (engine, pair) -> its scores
+    for g in games:
+        for engine, colour, score, diff in (
+            (g.black, "black", g.black_score, g.disc_diff),
+            (g.white, "white", 1 - g.black_score, -g.disc_diff),
+        ):
+            s = stats[engine]
+            s["games"] += 1
+            s["points"] += score
+            s["wins" if score == 1 else "draws" if score == 0.5 else "losses"] += 1
+            s["disc_diff"] += diff
+            s["forfeits"] += g.forfeit == engine
+            s["timeouts"] += g.timeouts.get(colour, 0)
+            pairs[(engine, g.pair)].append(score)
+    rows = []
+    for e in engines:
+        s = stats[e]
+        observations = [sum(v) / len(v) for (engine, _), v in pairs.items() if engine == e]
+        rating, error = elo_interval(observations)
+        games = int(s["games"])
+        rows.append(Standing(
+            e, games, s["points"], int(s["wins"]), int(s["draws"]), int(s["losses"]),
+            s["disc_diff"] / games if games else 0.0, rating, error, int(s["forfeits"]), int(s["timeouts"]),
+        ))  # fmt: skip
+    return sorted(rows, key=lambda r: (-r.points, -(r.elo if r.elo is not None else -1e9), r.engine))
+
+
+def crosstable(games: Iterable[GameLike], engines: list[str]) -> dict[str, dict[str, float]]:
+    """Points each engine scored against each other engine."""
+    table = {e: {o: 0.0 for o in engines if o != e} for e in engines}
+    for g in games:
+        table[g.black][g.white] += g.black_score
+        table[g.white][g.black] += 1 - g.black_score
+    return table

@@ -1,0 +1,339 @@
+"""Tournaments: game rules, forfeits, timeouts, resume, standings and Elo, bundled engines."""
+
+import json
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import reference as ref
+from conftest import ROOT
+from grader.board import Scoring
+from grader.cli import main
+from grader.grading import Settings
+from grader.ratings import crosstable, elo, elo_interval, standings
+from grader.runner import Limits
+from grader.tournament import (
+    Engine, Game, TournamentSettings, parse_transcript, play_game, random_openings, read_openings, schedule, transcript,
+)  # fmt: skip
+from grader.errors import BoardFileError, GraderError
+from grader.solver import Solver
+
+ENGINE = Path(__file__).parent / "scripts" / "engine.py"
+
+
+def engines(tmp_path, *kinds) -> dict[str, Engine]:
+    out = {}
+    for kind in kinds:
+        path = tmp_path / f"{kind}.py"
+        shutil.copy(ENGINE, path)
+        out[kind] = Engine(kind, path)
+    return out
+
+
+def settings(limit=5.0, **kw) -> TournamentSettings:
+    return TournamentSettings(Settings(limits=Limits(wall_seconds=limit), jobs=1), **kw)
+
+
+def replay(moves: str) -> tuple[str, str]:
+    """The board after a transcript by the reference rules (passes implied), and who is to move."""
+    board, tok = ref.START, "x"
+    for sq in parse_transcript(moves):
+        if not ref.moves(board, tok):
+            tok = ref.other(tok)
+        assert sq in ref.moves(board, tok), moves
+        board, tok = ref.play(board, tok, sq), ref.other(tok)
+    return board, tok
+
+
+def near_the_end(seed: int, want_pass: bool = False, want_empties: bool = False) -> str:
+    """An opening (transcript) a few moves before the end of a random game that has a pass
+    in its last moves, or that ends with empties left."""
+    rng = random.Random(seed)
+    while True:
+        board, tok, moves, passes = ref.START, "x", [], []
+        while True:
+            ms = ref.moves(board, tok)
+            if not ms:
+                if not ref.moves(board, ref.other(tok)):
+                    break
+                passes.append(len(moves))
+                tok = ref.other(tok)
+                continue
+            sq = rng.choice(ms)
+            moves.append(sq)
+            board, tok = ref.play(board, tok, sq), ref.other(tok)
+        cut = len(moves) - 6
+        if (not want_pass or any(p > cut for p in passes)) and (not want_empties or board.count(".") > 0):
+            return transcript(moves[:cut])
+
+
+def lowest_square_ends_early(seed: int) -> str:
+    """An opening from which lowest-square play by both sides (the 'first' engine) ends the
+    game with empty squares left, checked by the reference rules."""
+    rng = random.Random(seed)
+    while True:
+        opening = near_the_end(rng.randrange(10**6), want_empties=True)
+        board, tok = replay(opening)
+        while True:
+            ms = ref.moves(board, tok)
+            if not ms:
+                if not ref.moves(board, ref.other(tok)):
+                    break
+                tok = ref.other(tok)
+                continue
+            board, tok = ref.play(board, tok, min(ms)), ref.other(tok)
+        if board.count(".") > 0:
+            return opening
+
+
+def test_full_game_by_the_rules_both_scorings(tmp_path):
+    eng = engines(tmp_path, "first")
+    eng["first2"] = Engine("first2", eng["first"].path)
+    opening = lowest_square_ends_early(1)
+    solver = Solver()
+    results = {}
+    for rule in Scoring:
+        game = play_game(Game("g", "p", 1, "first", "first2", opening), eng, settings(scoring=rule), solver)
+        board, _ = replay(game.moves)
+        assert not ref.moves(board, "x") and not ref.moves(board, "o")  # the game is over
+        assert (game.black_discs, game.white_discs) == (board.count("x"), board.count("o"))
+        assert game.disc_diff == ref.score(board, "x", rule.value) and game.reason == "normal"
+        assert game.moves.startswith(opening)
+        results[rule] = game
+    assert board.count(".") > 0  # it ended with empties left, which only the winner's rule counts
+    assert abs(results[Scoring.WINNER_TAKES_EMPTIES].disc_diff) > abs(results[Scoring.PLAIN].disc_diff)
+
+
+def test_passes_are_applied_by_the_harness(tmp_path):
+    eng = engines(tmp_path, "first")
+    eng["first2"] = Engine("first2", eng["first"].path)
+    game = play_game(Game("g", "p", 1, "first", "first2", near_the_end(2, want_pass=True)), eng, settings(), Solver())
+    board, _ = replay(game.moves)  # replays with passes implied, checking every move
+    assert not ref.moves(board, "x") and not ref.moves(board, "o")
+
+
+@pytest.mark.parametrize(
+    "kind, problem",
+    [("illegal", "99 is not a legal move"), ("silent", "no move: the engine printed no integer"),
+     ("crash", "the engine exited with code 1"), ("late", "99 is not a legal move")],
+)  # fmt: skip
+def test_forfeits(tmp_path, kind, problem):
+    eng = engines(tmp_path, "first", kind)
+    game = play_game(Game("g", "p", 1, "first", kind, ""), eng, settings(), Solver())
+    assert (game.reason, game.forfeit, game.result) == ("forfeit", kind, "1-0")
+    (event,) = game.events
+    assert event["engine"] == kind and event["token"] == "o" and event["problem"].startswith(problem)
+    assert len(event["board"]) == 64
+    if kind == "crash":
+        assert "engine broke" in event["stderr_tail"]
+
+
+def test_on_illegal_random_plays_on(tmp_path):
+    eng = engines(tmp_path, "first", "illegal")
+    game = play_game(Game("g", "p", 1, "illegal", "first", ""), eng, settings(on_illegal="random"), Solver())
+    assert game.reason == "normal" and game.forfeit is None and len(game.events) > 3
+    replay(game.moves)
+
+
+def test_last_integer_printed_before_the_time_limit_counts(tmp_path):
+    eng = engines(tmp_path, "first", "slow")
+    game = play_game(Game("g", "p", 1, "slow", "first", near_the_end(3)), eng, settings(limit=0.5), Solver())
+    assert game.reason == "normal" and game.timeouts["black"] >= 1 and game.timeouts["white"] == 0
+    assert all(wall < 1.5 for wall, _ in game.move_times)
+    replay(game.moves)
+
+
+def test_adjudication_finishes_by_perfect_play(tmp_path):
+    eng = engines(tmp_path, "first", "silent")
+    opening = near_the_end(4)
+    game = play_game(Game("g", "p", 1, "first", "silent", opening), eng, settings(adjudicate=20), Solver())
+    assert game.reason == "adjudicated" and not game.events  # the silent engine never had to move
+    board, _ = replay(opening)
+    _, tok = replay(opening)
+    value = ref.value(board, tok, "winner-takes-empties")
+    assert game.disc_diff == (value if tok == "x" else -value)
+
+
+def test_openings_file_and_random_openings(tmp_path):
+    f = tmp_path / "o.txt"
+    f.write_text("# openings\nf5d6c3\nF5F6\n\n")
+    assert read_openings(f) == ["f5d6c3", "f5f6"]
+    f.write_text("f5f5\n")
+    with pytest.raises(BoardFileError, match=r"o.txt:1: f5 is not legal there \(o to move\)"):
+        read_openings(f)
+    f.write_text("f5d6c\n")
+    with pytest.raises(BoardFileError, match="bad move sequence 'f5d6c'"):
+        read_openings(f)
+    ops = random_openings(7, 6, 10)
+    assert len(set(ops)) == 10 and all(len(o) == 12 for o in ops) and ops == random_openings(7, 6, 10)
+    for o in ops:
+        replay(o)
+
+
+def test_schedule_pairs_colours():
+    games = schedule(["a", "b", "c"], ["f5", "d3"], rounds=2)
+    assert len(games) == 12
+    assert [(g.black, g.white, g.opening) for g in games[:2]] == [("a", "b", "f5"), ("b", "a", "f5")]
+    assert games[6].opening == "d3" and games[0].pair == games[1].pair != games[2].pair
+
+
+# --- standings and Elo, by hand -------------------------------------------------------------
+
+
+def g(pair, black, white, result, diff=0, forfeit=None, timeouts=None):
+    return Game(f"{pair}{black}", pair, 1, black, white, "", result=result, disc_diff=diff, forfeit=forfeit,
+                reason="forfeit" if forfeit else "normal", timeouts=timeouts or {"black": 0, "white": 0})  # fmt: skip
+
+
+def test_elo_by_hand():
+    assert elo(0.5) == 0
+    assert elo(0.75) == pytest.approx(190.8485, abs=1e-3)  # 400 log10(3)
+    assert elo(0.6) == pytest.approx(70.4365, abs=1e-3)  # 400 log10(1.5)
+    assert elo(0) is None and elo(1) is None
+    # pairs 1, 1/2, 1, 1/2: mean 3/4, variance 1/16, 95% bounds 3/4 -+ 1.96 * 1/8
+    assert elo_interval([1, 0.5, 1, 0.5]) == pytest.approx((190.8485, 457.9533), abs=1e-3)
+    assert elo_interval([0.75, 0.25, 0.5, 1.0, 0.5]) == pytest.approx((70.4365, 177.5693), abs=1e-3)
+    assert elo_interval([1, 1]) == (None, None)
+    assert elo_interval([0.5]) == (0, None)
+
+
+def test_standings_and_crosstable_arithmetic():
+    games = [
+        g("p1", "a", "b", "1-0", 10), g("p1", "b", "a", "1/2-1/2", 0),
+        g("p2", "a", "c", "0-1", -4, timeouts={"black": 2, "white": 0}), g("p2", "c", "a", "0-1", -6, forfeit="c"),
+        g("p3", "b", "c", "1-0", 20), g("p3", "c", "b", "1-0", 2),
+    ]  # fmt: skip
+    table = {s.engine: s for s in standings(games, ["a", "b", "c"])}
+    a, b, c = table["a"], table["b"], table["c"]
+    assert (a.games, a.points, a.wins, a.draws, a.losses) == (4, 2.5, 2, 1, 1)
+    assert a.disc_diff == pytest.approx((10 + 0 - 4 + 6) / 4)
+    assert (a.timeouts, c.forfeits, a.forfeits) == (2, 1, 0)
+    assert (b.points, c.points) == (1.5, 2.0)
+    # a's pairs: p1 (1 + 1/2)/2 = 3/4, p2 (0 + 1)/2 = 1/2 -> mean 5/8
+    assert a.elo == pytest.approx(elo(0.625))
+    assert [s.engine for s in standings(games, ["a", "b", "c"])] == ["a", "c", "b"]
+    cross = crosstable(games, ["a", "b", "c"])
+    assert cross == {"a": {"b": 1.5, "c": 1.0}, "b": {"a": 0.5, "c": 1.0}, "c": {"a": 1.0, "b": 1.0}}
+    assert sum(s.points for s in table.values()) == len(games)
+
+
+# --- bundled engines ---------------------------------------------------------------------
+
+
+def _load(name):
+    sys.path.insert(0, str(ROOT / "submissions"))
+    try:
+        import importlib
+
+        return importlib.import_module(name)
+    finally:
+        sys.path.pop(0)
+
+
+def _match(black, white, opening) -> float:
+    """Black's score in a game between two choose(board, token) functions."""
+    board, tok = replay(opening)
+    while True:
+        ms = ref.moves(board, tok)
+        if not ms:
+            if not ref.moves(board, ref.other(tok)):
+                break
+            tok = ref.other(tok)
+            continue
+        sq = (black if tok == "x" else white)(board, tok)
+        board, tok = ref.play(board, tok, sq), ref.other(tok)
+    d = ref.score(board, "x", "winner-takes-empties")
+    return 1.0 if d > 0 else 0.0 if d < 0 else 0.5
+
+
+def test_greedy_beats_random_over_many_games():
+    """Most flips scores about 0.61 against random (400 games); 0.55 is 2.5 standard deviations below."""
+    greedy, rnd = _load("greedy").choose, _load("random_mover").choose
+    openings = random_openings(11, 4, 200)
+    points = sum(_match(greedy, rnd, o) + 1 - _match(rnd, greedy, o) for o in openings)
+    assert points / (2 * len(openings)) >= 0.55
+
+
+def test_negamax_beats_random_over_many_games():
+    """The negamax example (a heuristic, then exact below 11 empties) scores about 0.93
+    against random; 0.8 is about 4 standard deviations below."""
+    negamax, rnd = _load("negamax").choose, _load("random_mover").choose
+    openings = random_openings(12, 20, 30)
+    points = sum(_match(negamax, rnd, o) + 1 - _match(rnd, negamax, o) for o in openings)
+    assert points / (2 * len(openings)) >= 0.8
+
+
+def test_bundled_engines_tournament_end_to_end(tmp_path):
+    paths = [str(ROOT / "submissions" / f"{n}.py") for n in ("negamax", "greedy", "random_mover")]
+    result = CliRunner().invoke(main, ["tournament", *paths, "--rounds", "3", "--random-openings", "20", "--seed", "5",
+                                       "--jobs", "2", "--time-limit", "10", "--out", str(tmp_path / "t"),
+                                       "--json", str(tmp_path / "r.json")])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert set(data) == {"standings", "crosstable", "games"}
+    assert set(data["standings"][0]) == {"engine", "games", "points", "wins", "draws", "losses", "disc_diff",
+                                         "elo", "elo_error", "forfeits", "timeouts"}  # fmt: skip
+    assert len(data["games"]) == 18 and sum(s["points"] for s in data["standings"]) == 18
+    assert set(data["games"][0]) == {"black", "white", "opening", "moves", "black_discs", "white_discs", "result", "reason"}
+    assert all(s["forfeits"] == 0 for s in data["standings"])
+    # negamax scores about 0.93 against random: 6 games, 4 points or more (below that: about 0.5%)
+    assert data["crosstable"]["negamax"]["random_mover"] >= 4
+    records = (tmp_path / "t" / "games.txt").read_text().splitlines()
+    assert len(records) == 18
+    for line, game in zip(records, data["games"]):
+        moves, discs, score = line.split()[:3]
+        board, _ = replay(moves)  # every transcript replays by the rules
+        assert discs == f"{board.count('x')}-{board.count('o')}" == f"{game['black_discs']}-{game['white_discs']}"
+        assert score == game["result"]
+    lines = result.output.splitlines()
+    header = next(i for i, ln in enumerate(lines) if ln.startswith("engine "))
+    assert lines[header + 2].startswith("negamax ")  # the standings table, best first
+
+
+def test_resume_after_sigkill_replays_nothing_finished(tmp_path):
+    eng = engines(tmp_path, "first")
+    shutil.copy(ENGINE, tmp_path / "first_b.py")
+    (tmp_path / "openings.txt").write_text("".join(near_the_end(s) + "\n" for s in (5, 6, 7)))  # short games
+    cmd = [sys.executable, "-m", "grader", "tournament", "first.py", "first_b.py", "--rounds", "3",
+           "--jobs", "1", "--openings", "openings.txt"]  # fmt: skip
+    proc = subprocess.Popen([*cmd, "--out", "t"], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    games = tmp_path / "t" / "games.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not games.exists() or len(games.read_text().splitlines()) < 2):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = [json.loads(ln)["id"] for ln in games.read_text().splitlines()]
+    assert 2 <= len(before) < 6
+    resumed = subprocess.run([sys.executable, "-m", "grader", "tournament", "--resume", "t"], cwd=tmp_path,
+                             capture_output=True, text=True)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"({len(before)} games already played)" in resumed.stdout
+    after = [json.loads(ln)["id"] for ln in games.read_text().splitlines()]
+    assert after[: len(before)] == before and len(after) == len(set(after)) == 6
+    subprocess.run([*cmd, "--out", "fresh"], cwd=tmp_path, check=True, capture_output=True)
+    resumed_games = json.loads((tmp_path / "t" / "results.json").read_text())["games"]
+    fresh_games = json.loads((tmp_path / "fresh" / "results.json").read_text())["games"]
+    assert resumed_games == fresh_games
+    del eng
+
+
+def test_tournament_errors(tmp_path):
+    shutil.copy(ENGINE, tmp_path / "first.py")
+    run = lambda *a: CliRunner().invoke(main, ["tournament", *map(str, a)])  # noqa: E731
+    assert run(tmp_path / "first.py").output.strip() == "Error: a tournament needs at least two engines"
+    assert run(tmp_path / "first.py", tmp_path / "nope.py").output.strip() == (
+        f"Error: engine '{tmp_path / 'nope.py'}' not found: give the path of a script file"
+    )
+    both = run(tmp_path / "first.py", tmp_path / "first.py", "--openings", "x", "--random-openings", "2")
+    assert both.exit_code == 2 and "not both" in both.output
+    assert "is not a tournament folder" in run("--resume", tmp_path).output
+    with pytest.raises(GraderError, match="bad move sequence"):
+        parse_transcript("z9")
