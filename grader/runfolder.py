@@ -26,56 +26,94 @@ from .errors import GraderError
 from .grading import ScriptResult, Settings, Submission, TestResult
 from .runner import Limits
 
-META = "run.json"
-TESTS = "tests.jsonl"
-
-
 def default_path() -> Path:
     return Path("runs") / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
 
 
-class RunFolder:
-    """A run folder being written or read."""
+class RecordFolder:
+    """A folder holding a JSON description (``META``) and JSON lines (``LINES``) appended as
+    results finish. A line cut short by a kill is skipped when read."""
+
+    META = ""
+    LINES = ""
+    KIND = ""  # 'run', 'tournament'
+    WRITER = ""  # what writes such folders, for messages
+    REQUIRED: tuple[str, ...] = ()  # keys META must have
 
     def __init__(self, path: Path, meta: dict[str, Any]):
         self.path = path
         self.meta = meta
         self._lock = threading.Lock()
 
-    # --- creating and opening ------------------------------------------------------
-
     @classmethod
-    def create(cls, path: str | Path, plan: Plan, settings: Settings) -> RunFolder:
+    def _create(cls, path: str | Path, meta: dict[str, Any]):
         p = Path(path)
-        if (p / META).exists():
-            raise GraderError(f"'{p}' already holds a run: continue it with --resume {p}, or choose another --out")
+        if (p / cls.META).exists():
+            raise GraderError(f"'{p}' already holds a {cls.KIND}: continue it with --resume {p}, or choose another --out")
         try:
             p.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise GraderError(f"cannot create run folder '{p}': {e.strerror}") from None
+            raise GraderError(f"cannot create {cls.KIND} folder '{p}': {e.strerror}") from None
+        folder = cls(p, {"grader_version": __version__, "created": datetime.datetime.now().isoformat(timespec="seconds"), **meta})
+        folder._write_meta()
+        return folder
+
+    @classmethod
+    def open(cls, path: str | Path):
+        p = Path(path)
+        try:
+            meta = json.loads((p / cls.META).read_text(encoding="utf-8"))
+            missing = [k for k in cls.REQUIRED if k not in meta]
+            if missing:
+                raise ValueError(f"no {', '.join(missing)}")
+        except FileNotFoundError:
+            raise GraderError(f"'{p}' is not a {cls.KIND} folder (no {cls.META}): give the folder {cls.WRITER} wrote") from None
+        except (OSError, ValueError, TypeError) as e:
+            raise GraderError(f"cannot read {cls.KIND} folder '{p}': {cls.META} is damaged ({e})") from None
+        return cls(p, meta)
+
+    def _write_meta(self) -> None:
+        tmp = self.path / (self.META + ".tmp")
+        tmp.write_text(json.dumps(self.meta, indent=1), encoding="utf-8")
+        os.replace(tmp, self.path / self.META)
+
+    def _append(self, record: dict[str, Any]) -> None:
+        """One whole line at once, written and closed (so flushed) before the next."""
+        line = json.dumps(record, separators=(",", ":"))
+        with self._lock, open(self.path / self.LINES, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
+    def _records(self) -> list[dict[str, Any]]:
+        try:
+            text = (self.path / self.LINES).read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return []
+        records = []
+        for line in text.splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # a line cut short when the run was killed
+            if isinstance(record, dict):
+                records.append(record)
+        return records
+
+
+class RunFolder(RecordFolder):
+    """A grading run's folder."""
+
+    META, LINES, KIND, WRITER = "run.json", "tests.jsonl", "run", "a grading run"
+    REQUIRED = ("plan", "settings", "scripts", "seed")
+
+    @classmethod
+    def create(cls, path: str | Path, plan: Plan, settings: Settings) -> RunFolder:
         meta = {
-            "grader_version": __version__,
-            "created": datetime.datetime.now().isoformat(timespec="seconds"),
             "seed": plan.seed,
             "plan": {"source": plan.source, "boards": [f"{q.board_string()} {q.token}" for q in plan.positions]},
             "settings": _settings_json(settings),
             "scripts": {},
         }
-        folder = cls(p, meta)
-        folder._write_meta()
-        return folder
-
-    @classmethod
-    def open(cls, path: str | Path) -> RunFolder:
-        p = Path(path)
-        try:
-            meta = json.loads((p / META).read_text(encoding="utf-8"))
-            meta["plan"]["boards"], meta["settings"]  # noqa: B018 - the keys must be there
-        except FileNotFoundError:
-            raise GraderError(f"'{p}' is not a run folder (no {META}): give the folder a grading run wrote") from None
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise GraderError(f"cannot read run folder '{p}': {META} is damaged ({e})") from None
-        return cls(p, meta)
+        return cls._create(path, meta)
 
     # --- what the run is -------------------------------------------------------------
 
@@ -115,10 +153,8 @@ class RunFolder:
     # --- tests -----------------------------------------------------------------------
 
     def append(self, sub: Submission, sha256: str | None, test: TestResult) -> None:
-        """Record one finished test (a whole line at once, flushed)."""
-        line = json.dumps({"student": sub.name, "sha256": sha256, **test.record()}, separators=(",", ":"))
-        with self._lock, open(self.path / TESTS, "a", encoding="utf-8") as f:
-            f.write(line + "\n")
+        """Record one finished test."""
+        self._append({"student": sub.name, "sha256": sha256, **test.record()})
 
     def recorded(self) -> dict[tuple[str, int], TestResult]:
         """Tests recorded for each student's current script (a changed script's are dropped)."""
@@ -126,21 +162,11 @@ class RunFolder:
         out = {}
         for r in self._records():
             if r.get("student") in hashes and r.get("sha256") == hashes[r["student"]]:
-                out[(r["student"], r["index"])] = TestResult.from_record(r)
+                try:
+                    out[(r["student"], r["index"])] = TestResult.from_record(r)
+                except (KeyError, TypeError, ValueError, GraderError):
+                    continue  # a damaged record: the test is run again
         return out
-
-    def _records(self) -> list[dict[str, Any]]:
-        try:
-            text = (self.path / TESTS).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return []
-        records = []
-        for line in text.splitlines():
-            try:
-                records.append(json.loads(line))
-            except ValueError:
-                continue  # a line cut short when the run was killed
-        return records
 
     def results(self) -> list[ScriptResult]:
         """Each student's results as recorded, tests in order (for reports)."""
@@ -152,11 +178,6 @@ class RunFolder:
             seconds = sum(t.run.wall_seconds for t in tests)
             out.append(ScriptResult(str(sub.path or ""), plan, tests, seconds, stopped, False, sub.name))
         return out
-
-    def _write_meta(self) -> None:
-        tmp = self.path / (META + ".tmp")
-        tmp.write_text(json.dumps(self.meta, indent=1), encoding="utf-8")
-        os.replace(tmp, self.path / META)
 
 
 def _settings_json(settings: Settings) -> dict[str, Any]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime
 import hashlib
 import itertools
-import json
 import random
 import re
 import threading
@@ -20,14 +19,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import __version__, runner
+from . import runner
 from .board import Position, Scoring, final_score, parse_square, square_name
 from .errors import BoardFileError, GraderError
 from .grading import Settings, command_for, run_test
+from .runfolder import RecordFolder
 from .solver import Solver
 
-GAMES = "games.jsonl"
-META = "tournament.json"
 RECORDS = "games.txt"
 ON_ILLEGAL = ("forfeit", "random")
 
@@ -256,25 +254,15 @@ def schedule(engines: list[str], openings: list[str], rounds: int) -> list[Game]
     return games
 
 
-class TournamentFolder:
-    """tournament.json (engines, openings, settings) and games.jsonl (one line per finished game)."""
+class TournamentFolder(RecordFolder):
+    """tournament.json (engines, the schedule, settings) and games.jsonl (one line per finished game)."""
 
-    def __init__(self, path: Path, meta: dict[str, Any]):
-        self.path, self.meta = path, meta
-        self._lock = threading.Lock()
+    META, LINES, KIND, WRITER = "tournament.json", "games.jsonl", "tournament", "a tournament"
+    REQUIRED = ("engines", "schedule", "settings")
 
     @classmethod
     def create(cls, path: str | Path, engines: list[Engine], games: list[Game], settings: TournamentSettings, seed: int | None) -> TournamentFolder:
-        p = Path(path)
-        if (p / META).exists():
-            raise GraderError(f"'{p}' already holds a tournament: continue it with --resume {p}, or choose another --out")
-        try:
-            p.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise GraderError(f"cannot create folder '{p}': {e.strerror}") from None
         meta = {
-            "grader_version": __version__,
-            "created": datetime.datetime.now().isoformat(timespec="seconds"),
             "seed": seed,
             "engines": {e.name: {"path": str(e.path.resolve()), "sha256": e.sha256} for e in engines},
             "schedule": [{"id": g.id, "pair": g.pair, "round": g.round, "black": g.black, "white": g.white,
@@ -284,21 +272,7 @@ class TournamentFolder:
                 "move_limits": asdict(settings.run.limits), "isolation": settings.run.isolation,
             },  # fmt: skip
         }
-        folder = cls(p, meta)
-        (p / META).write_text(json.dumps(meta, indent=1), encoding="utf-8")
-        return folder
-
-    @classmethod
-    def open(cls, path: str | Path) -> TournamentFolder:
-        p = Path(path)
-        try:
-            meta = json.loads((p / META).read_text(encoding="utf-8"))
-            meta["engines"], meta["schedule"], meta["settings"]  # noqa: B018
-        except FileNotFoundError:
-            raise GraderError(f"'{p}' is not a tournament folder (no {META}): give the folder a tournament wrote") from None
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise GraderError(f"cannot read tournament folder '{p}': {META} is damaged ({e})") from None
-        return cls(p, meta)
+        return cls._create(path, meta)
 
     def engines(self) -> list[Engine]:
         return [Engine(name, Path(info["path"])) for name, info in self.meta["engines"].items()]
@@ -307,32 +281,27 @@ class TournamentFolder:
         return [Game(**g) for g in self.meta["schedule"]]
 
     def append(self, game: Game) -> None:
-        line = json.dumps(game.to_json(), separators=(",", ":"))
-        with self._lock, open(self.path / GAMES, "a", encoding="utf-8") as f:
-            f.write(line + "\n")
+        self._append(game.to_json())
 
     def finished(self) -> dict[str, Game]:
         """Games already played, by id; games of an engine whose script changed are dropped."""
         changed = {name for name, info in self.meta["engines"].items()
                    if not Path(info["path"]).is_file() or Engine(name, Path(info["path"])).sha256 != info["sha256"]}  # fmt: skip
         out = {}
-        try:
-            lines = (self.path / GAMES).read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            return out
-        for line in lines:
+        for record in self._records():
             try:
-                game = Game.from_json(json.loads(line))
-            except (ValueError, TypeError):
-                continue  # a line cut short when the tournament was killed
+                game = Game.from_json(record)
+            except TypeError:
+                continue
             if game.black not in changed and game.white not in changed:
                 out[game.id] = game
         return out
 
     def refresh_hashes(self) -> None:
         for name, info in self.meta["engines"].items():
-            info["sha256"] = Engine(name, Path(info["path"])).sha256
-        (self.path / META).write_text(json.dumps(self.meta, indent=1), encoding="utf-8")
+            if Path(info["path"]).is_file():
+                info["sha256"] = Engine(name, Path(info["path"])).sha256
+        self._write_meta()
 
     def write_records(self, games: list[Game]) -> None:
         text = "".join(g.record_line() + "\n" for g in games)
