@@ -299,6 +299,8 @@ def grade(
             sys.stdout.flush()
 
     def on_script(result: ScriptResult) -> None:
+        if folder and not result.interrupted:
+            folder.set_stopped(result.name, result.stopped, len(result.tests))
         if not single:
             bar.echo(report.student_line(result))
 
@@ -460,7 +462,6 @@ def tournament(
                                 python=config.python or sys.executable, commands=config.commands)  # fmt: skip
         settings = TournamentSettings(run_settings, Scoring(meta["scoring"]), meta["on_illegal"], meta["adjudicate"])
         done = folder.finished()
-        folder.refresh_hashes()
     else:
         if openings_file and random_openings is not None:
             raise click.UsageError("give --openings FILE or --random-openings PLIES, not both")
@@ -502,7 +503,7 @@ def tournament(
     click.echo()
     click.echo(report.crosstable_text(cross, names))
     data = {"standings": [s.to_json() for s in table], "crosstable": cross, "games": [g.summary() for g in played]}
-    (folder.path / "results.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
+    folder.write("results.json", json.dumps(data, indent=1))
     if json_file:
         try:
             Path(json_file).write_text(json.dumps(data, indent=1), encoding="utf-8")

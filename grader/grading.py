@@ -317,8 +317,11 @@ def grade_many(
             if on_script:
                 on_script(p.result())
 
+    collected: set[Future] = set()
+
     def collect(done: set[Future]) -> None:
-        for fut in done:
+        for fut in done - collected:
+            collected.add(fut)
             p, i = futures[fut]
             p.running -= 1
             outcome = None if fut.cancelled() or p.stopped else fut.result()
@@ -344,6 +347,7 @@ def grade_many(
                 if p.cancel.is_set():
                     for f in [f for f in pending if futures[f][0] is p and f.cancel()]:
                         pending.discard(f)
+                        collected.add(f)
                         p.running -= 1
                     settle(p)
     except KeyboardInterrupt:
@@ -356,7 +360,7 @@ def grade_many(
             f.cancel()
         pool.shutdown(wait=True)
     if interrupted:
-        collect({f for f in pending if f.done()})  # tests that finished while we were stopping
+        collect({f for f in futures if f.done()})  # tests that finished while we were stopping
         for p in progress:
             p.stopped = p.stopped or "interrupted (Ctrl-C)"
         return [p.result(interrupted=True) for p in progress]

@@ -140,10 +140,10 @@ def _test_block(t: TestResult) -> str:
     return f'<div class="test">{board_svg(t.position, t.optimal_moves, c.move)}<dl>{details}</dl></div>'
 
 
-def _student(r: ScriptResult) -> str:
+def _student(r: ScriptResult, anchor: str) -> str:
     worst = sorted((t for t in r.tests if t.verdict.credit < 1), key=lambda t: (t.verdict.credit, t.index))
     out = [
-        f'<section class="student" id="{_anchor(r.name)}">',
+        f'<section class="student" id="{anchor}">',
         f"<h2>{escape(r.name)}: {fmt_total(r.total)}/{r.max_total}</h2>",
         f'<p class="symbols">{_symbols(r.symbols)}</p>',
     ]
@@ -159,10 +159,6 @@ def _student(r: ScriptResult) -> str:
     return "\n".join(out)
 
 
-def _anchor(name: str) -> str:
-    return "s-" + "".join(ch if ch.isalnum() else "-" for ch in name)
-
-
 def report_html(results: list[ScriptResult], title: str = "Grading report") -> str:
     """The whole page for a run's results."""
     results = sort_results(results)
@@ -172,8 +168,9 @@ def report_html(results: list[ScriptResult], title: str = "Grading report") -> s
         head.append(f"{len(plan.positions)} tests ({escape(plan.source)})")
     head.append(f"written {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}")
     rows = []
-    for r in results:
-        cells = [f'<td><a href="#{_anchor(r.name)}">{escape(r.name)}</a></td>', f"<td>{fmt_total(r.total)}/{r.max_total}</td>"]
+    anchors = [f"s{i + 1}" for i in range(len(results))]  # by position: names may clash once cleaned
+    for r, anchor in zip(results, anchors):
+        cells = [f'<td><a href="#{anchor}">{escape(r.name)}</a></td>', f"<td>{fmt_total(r.total)}/{r.max_total}</td>"]
         cells += [f"<td>{n}</td>" for n in r.counts().values()]
         cells += [f"<td>{r.timeouts}</td>", f"<td>{r.crashes}</td>", f"<td>{r.script_seconds:.1f}</td>"]
         rows.append("<tr>" + "".join(cells) + "</tr>")
@@ -197,6 +194,6 @@ def report_html(results: list[ScriptResult], title: str = "Grading report") -> s
         f'<p class="legend">{legend}</p>',
         '<p class="legend">Boards: x black, o white; green dots mark the optimal moves, a red ring the '
         "script's move (a red cross where that move is not legal).</p>",
-        *(_student(r) for r in results),
+        *(_student(r, a) for r, a in zip(results, anchors)),
         "</body></html>",
     ])  # fmt: skip

@@ -61,19 +61,20 @@ def elo(score: float) -> float | None:
     return -400 * math.log10(1 / score - 1)
 
 
-def elo_interval(observations: list[float]) -> tuple[float | None, float | None]:
-    """Elo of the mean score of ``observations`` (each in [0, 1]) and the half-width of its
-    95% interval (None when it has no finite bounds)."""
+def elo_interval(observations: list[float], score: float | None = None) -> tuple[float | None, float | None]:
+    """Elo of ``score`` (default: the mean of ``observations``, each in [0, 1]) and the
+    half-width of its 95% interval from the observations' variance (None: no finite bounds)."""
     n = len(observations)
     if n == 0:
         return None, None
     mean = sum(observations) / n
-    rating = elo(mean)
+    score = mean if score is None else score
+    rating = elo(score)
     if rating is None or n < 2:
         return rating, None
     variance = sum(x * x for x in observations) / n - mean * mean
     margin = Z95 * math.sqrt(max(variance, 0.0) / n)
-    lo, hi = elo(mean - margin), elo(mean + margin)
+    lo, hi = elo(score - margin), elo(score + margin)
     if lo is None or hi is None:
         return rating, None
     return rating, (hi - lo) / 2
@@ -100,8 +101,8 @@ def standings(games: Iterable[GameLike], engines: list[str]) -> list[Standing]:
     for e in engines:
         s = stats[e]
         observations = [sum(v) / len(v) for (engine, _), v in pairs.items() if engine == e]
-        rating, error = elo_interval(observations)
         games = int(s["games"])
+        rating, error = elo_interval(observations, s["points"] / games if games else None)
         rows.append(Standing(
             e, games, s["points"], int(s["wins"]), int(s["draws"]), int(s["losses"]),
             s["disc_diff"] / games if games else 0.0, rating, error, int(s["forfeits"]), int(s["timeouts"]),

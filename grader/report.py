@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import xml.etree.ElementTree as ET
 from fractions import Fraction
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from .errors import GraderError
 from .grading import ScriptResult, TestResult, stderr_lines
 from .judge import SYMBOLS, fmt_move
 
@@ -143,8 +145,21 @@ def grades_csv(results: list[ScriptResult]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["name", "total", "max", *SYMBOLS, "timeouts", "crashes"])
     for r in results:
-        writer.writerow([r.name, fmt_total(r.total), r.max_total, *r.counts().values(), r.timeouts, r.crashes])
+        writer.writerow([_cell(r.name), fmt_total(r.total), r.max_total, *r.counts().values(), r.timeouts, r.crashes])
     return out.getvalue()
+
+
+def _cell(text: str) -> str:
+    """A name a spreadsheet will not read as a formula."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml(text: str) -> str:
+    """Text XML 1.0 can hold: other characters (control characters, say) become '?'."""
+    return _NOT_XML.sub("?", text)
 
 
 def junit_xml(results: list[ScriptResult]) -> str:
@@ -154,22 +169,22 @@ def junit_xml(results: list[ScriptResult]) -> str:
     for r in results:
         failures = sum(t.verdict.credit < 1 for t in r.tests) + (1 if not r.tests and r.stopped else 0)
         suite = ET.SubElement(
-            root, "testsuite", name=r.name, tests=str(max(len(r.tests), 1 if r.stopped else 0)),
+            root, "testsuite", name=_xml(r.name), tests=str(max(len(r.tests), 1 if r.stopped else 0)),
             failures=str(failures), errors="0", time=f"{r.script_seconds:.3f}",
         )  # fmt: skip
         for t in r.tests:
             pos = t.position
             case = ET.SubElement(
-                suite, "testcase", classname=r.name,
+                suite, "testcase", classname=_xml(r.name),
                 name=f"test {t.index:03d} ({pos.token} to move, {plural(pos.empties, 'empty', 'empties')})",
                 time=f"{t.run.wall_seconds:.3f}",
             )  # fmt: skip
             if t.verdict.credit < 1:
-                failure = ET.SubElement(case, "failure", message=f"{t.symbol} ({fmt_credit(t.verdict.credit)}): {t.diagnosis}")
-                failure.text = f"board {pos.board_string()} {pos.token}\n{t.diagnosis}"
+                failure = ET.SubElement(case, "failure", message=_xml(f"{t.symbol} ({fmt_credit(t.verdict.credit)}): {t.diagnosis}"))
+                failure.text = _xml(f"board {pos.board_string()} {pos.token}\n{t.diagnosis}")
         if not r.tests and r.stopped:
-            case = ET.SubElement(suite, "testcase", classname=r.name, name="submission")
-            ET.SubElement(case, "failure", message=r.stopped)
+            case = ET.SubElement(suite, "testcase", classname=_xml(r.name), name="submission")
+            ET.SubElement(case, "failure", message=_xml(r.stopped))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
@@ -185,7 +200,10 @@ def write_exports(folder: Path, results: list[ScriptResult]) -> list[str]:
         "report.html": report_html(results),
     }
     for name, text in files.items():
-        (folder / name).write_text(text, encoding="utf-8")
+        try:
+            (folder / name).write_text(text, encoding="utf-8")
+        except OSError as e:
+            raise GraderError(f"cannot write {folder / name}: {e.strerror}") from None
     return list(files)
 
 

@@ -44,12 +44,16 @@ class RecordFolder:
         self.path = path
         self.meta = meta
         self._lock = threading.Lock()
+        self._ended = False  # checked that the lines file ends with a whole line
 
     @classmethod
     def _create(cls, path: str | Path, meta: dict[str, Any]):
         p = Path(path)
         if (p / cls.META).exists():
             raise GraderError(f"'{p}' already holds a {cls.KIND}: continue it with --resume {p}, or choose another --out")
+        for other in RecordFolder.__subclasses__():
+            if (p / other.META).exists():
+                raise GraderError(f"'{p}' holds a {other.KIND}, not a {cls.KIND}: choose another --out")
         try:
             p.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -66,22 +70,43 @@ class RecordFolder:
             missing = [k for k in cls.REQUIRED if k not in meta]
             if missing:
                 raise ValueError(f"no {', '.join(missing)}")
+            folder = cls(p, meta)
+            folder._check()
         except FileNotFoundError:
             raise GraderError(f"'{p}' is not a {cls.KIND} folder (no {cls.META}): give the folder {cls.WRITER} wrote") from None
-        except (OSError, ValueError, TypeError) as e:
-            raise GraderError(f"cannot read {cls.KIND} folder '{p}': {cls.META} is damaged ({e})") from None
-        return cls(p, meta)
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, GraderError) as e:
+            raise GraderError(f"cannot read {cls.KIND} folder '{p}': {cls.META} is damaged ({e!r})") from None
+        return folder
+
+    def _check(self) -> None:
+        """Raise if the description cannot be used (it was damaged)."""
 
     def _write_meta(self) -> None:
         tmp = self.path / (self.META + ".tmp")
-        tmp.write_text(json.dumps(self.meta, indent=1), encoding="utf-8")
-        os.replace(tmp, self.path / self.META)
+        try:
+            tmp.write_text(json.dumps(self.meta, indent=1), encoding="utf-8")
+            os.replace(tmp, self.path / self.META)
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            raise GraderError(f"cannot write {self.path / self.META}: {e.strerror}") from None
 
     def _append(self, record: dict[str, Any]) -> None:
-        """One whole line at once, written and closed (so flushed) before the next."""
-        line = json.dumps(record, separators=(",", ":"))
-        with self._lock, open(self.path / self.LINES, "a", encoding="utf-8") as f:
-            f.write(line + "\n")
+        """One whole line, written and closed (so flushed) before the next. A line left cut
+        short by an earlier kill is ended first, so that it cannot swallow this one."""
+        line = json.dumps(record, separators=(",", ":")) + "\n"
+        path = self.path / self.LINES
+        with self._lock:
+            try:
+                with open(path, "ab") as f:
+                    if f.tell() and not self._ended:
+                        with open(path, "rb") as r:
+                            r.seek(-1, os.SEEK_END)
+                            if r.read(1) != b"\n":
+                                f.write(b"\n")
+                    self._ended = True
+                    f.write(line.encode("utf-8"))
+            except OSError as e:
+                raise GraderError(f"cannot write {path}: {e.strerror}") from None
 
     def _records(self) -> list[dict[str, Any]]:
         try:
@@ -115,6 +140,9 @@ class RunFolder(RecordFolder):
         }
         return cls._create(path, meta)
 
+    def _check(self) -> None:
+        self.plan, self.settings(), self.submissions()  # noqa: B018 - each must build
+
     # --- what the run is -------------------------------------------------------------
 
     @property
@@ -141,6 +169,8 @@ class RunFolder(RecordFolder):
         """Record the students of this (resumed) run with their scripts' hashes; returns the hashes."""
         hashes = {}
         for sub in subs:
+            if sub.path is not None and not sub.path.is_file():
+                raise GraderError(f"the script of '{sub.name}' ({sub.path}) is gone: restore it, or give the scripts to grade")
             hashes[sub.name] = sub.sha256
             self.meta["scripts"][sub.name] = {
                 "path": str(sub.path.resolve()) if sub.path else None,
@@ -151,6 +181,12 @@ class RunFolder(RecordFolder):
         return hashes
 
     # --- tests -----------------------------------------------------------------------
+
+    def set_stopped(self, name: str, stopped: str | None, tests: int) -> None:
+        """Record why a student's run stopped early (after ``tests`` tests), or that it did not."""
+        self.meta["scripts"][name]["stopped"] = stopped
+        self.meta["scripts"][name]["stopped_after"] = tests if stopped else None
+        self._write_meta()
 
     def append(self, sub: Submission, sha256: str | None, test: TestResult) -> None:
         """Record one finished test."""
@@ -173,8 +209,12 @@ class RunFolder(RecordFolder):
         plan, recorded = self.plan, self.recorded()
         out = []
         for sub in self.submissions():
-            tests = [recorded[(sub.name, i)] for i in range(1, len(plan.positions) + 1) if (sub.name, i) in recorded]
-            stopped = sub.problem or (None if len(tests) == len(plan.positions) else f"{len(tests)} of {len(plan.positions)} tests recorded")
+            info = self.meta["scripts"][sub.name]
+            last = info.get("stopped_after") or len(plan.positions)  # a stopped run ends at its stop
+            tests = [recorded[(sub.name, i)] for i in range(1, last + 1) if (sub.name, i) in recorded]
+            stopped = sub.problem or info.get("stopped") or (
+                None if len(tests) == len(plan.positions) else f"{len(tests)} of {len(plan.positions)} tests recorded"
+            )
             seconds = sum(t.run.wall_seconds for t in tests)
             out.append(ScriptResult(str(sub.path or ""), plan, tests, seconds, stopped, False, sub.name))
         return out

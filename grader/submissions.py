@@ -16,6 +16,11 @@ def is_script(path: Path, suffixes: set[str]) -> bool:
     return path.suffix.lower() in suffixes or os.access(path, os.X_OK)
 
 
+def _name(text: str) -> str:
+    """A student's name as text: bytes of a file name that are not UTF-8 become U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def find_submissions(paths: list[str | Path], suffixes: set[str], entry: str | None = None) -> list[Submission]:
     """Every submission under ``paths``, sorted by student name.
 
@@ -28,13 +33,13 @@ def find_submissions(paths: list[str | Path], suffixes: set[str], entry: str | N
     for arg in paths:
         p = Path(arg)
         if p.is_file():
-            found.append(Submission(p.stem, p))
+            found.append(Submission(_name(p.stem), p))
         elif p.is_dir():
             for child in sorted(p.iterdir()):
                 if child.is_dir() and not child.name.startswith((".", "_")):
                     found.append(_from_folder(child, suffixes, entry))
                 elif is_script(child, suffixes):
-                    found.append(Submission(child.stem, child))
+                    found.append(Submission(_name(child.stem), child))
         else:
             raise GraderError(f"'{arg}' not found: give script files or folders of submissions")
     names: dict[str, Submission] = {}
@@ -56,7 +61,7 @@ def find_submission_folder(folder: Path, suffixes: set[str], entry: str | None =
 
 
 def _from_folder(folder: Path, suffixes: set[str], entry: str | None, name: str | None = None) -> Submission:
-    name = name or folder.name
+    name = name or _name(folder.name)
     scripts = [f for f in sorted(folder.iterdir()) if is_script(f, suffixes)]
     if entry and (folder / entry).is_file():
         return Submission(name, folder / entry)

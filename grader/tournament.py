@@ -69,7 +69,8 @@ class Game:
     events: list[dict[str, Any]] = field(default_factory=list)  # illegal moves, crashes, silences
     timeouts: dict[str, int] = field(default_factory=lambda: {"black": 0, "white": 0})
     move_times: list[list[float]] = field(default_factory=list)  # per engine move: [wall, cpu] seconds
-    disc_diff: int = 0  # final score from black's view under the tournament's scoring
+    disc_diff: int = 0  # final score from black's view under the tournament's scoring (a forfeit: 64)
+    scripts: dict[str, str] = field(default_factory=dict)  # engine -> SHA-256 of the script that played
 
     @property
     def black_score(self) -> float:
@@ -130,6 +131,8 @@ def read_openings(path: str | Path) -> list[str]:
         lines = p.read_text(encoding="utf-8").splitlines()
     except OSError as e:
         raise BoardFileError(f"cannot read openings file '{p}': {e.strerror}: give an existing file") from None
+    except UnicodeDecodeError:
+        raise BoardFileError(f"openings file '{p}' is not text: one move sequence like f5d6c3 per line") from None
     out = []
     for i, line in enumerate(lines, 1):
         text = line.split("#", 1)[0].strip()
@@ -185,6 +188,7 @@ class _LockedSolver:
 def play_game(game: Game, engines: dict[str, Engine], settings: TournamentSettings, solver: Solver | _LockedSolver) -> Game:
     """Play ``game`` (from its opening) to the end; returns it filled in."""
     commands = {"x": command_for(engines[game.black].path, settings.run), "o": command_for(engines[game.white].path, settings.run)}
+    game.scripts = {game.black: engines[game.black].sha256, game.white: engines[game.white].sha256}
     names = {"x": game.black, "o": game.white}
     colour = {"x": "black", "o": "white"}
     moves = parse_transcript(game.opening)
@@ -232,8 +236,9 @@ def play_game(game: Game, engines: dict[str, Engine], settings: TournamentSettin
     game.moves = transcript(moves)
     game.black_discs, game.white_discs = pos.x_discs.bit_count(), pos.o_discs.bit_count()
     game.disc_diff = final_score(pos.x_discs, pos.o_discs, settings.scoring)
-    if game.forfeit:
+    if game.forfeit:  # whatever the board shows, a forfeit counts as 64-0 for the winner
         game.result = "0-1" if game.forfeit == game.black else "1-0"
+        game.disc_diff = -64 if game.forfeit == game.black else 64
     else:
         game.result = "1-0" if game.disc_diff > 0 else "0-1" if game.disc_diff < 0 else "1/2-1/2"
     return game
@@ -247,8 +252,8 @@ def schedule(engines: list[str], openings: list[str], rounds: int) -> list[Game]
     games = []
     for r in range(rounds):
         opening = openings[r % len(openings)]
-        for a, b in itertools.combinations(engines, 2):
-            pair = f"r{r + 1}:{a}:{b}"
+        for (i, a), (j, b) in itertools.combinations(enumerate(engines), 2):
+            pair = f"r{r + 1}:{i}-{j}"
             games.append(Game(f"{pair}:1", pair, r + 1, a, b, opening))
             games.append(Game(f"{pair}:2", pair, r + 1, b, a, opening))
     return games
@@ -283,29 +288,36 @@ class TournamentFolder(RecordFolder):
     def append(self, game: Game) -> None:
         self._append(game.to_json())
 
+    def _check(self) -> None:
+        self.engines(), self.games(), TournamentSettings  # noqa: B018 - each must build
+        s = self.meta["settings"]
+        Scoring(s["scoring"]), runner.Limits(**s["move_limits"]), s["on_illegal"], s["adjudicate"], s["isolation"]  # noqa: B018
+
     def finished(self) -> dict[str, Game]:
-        """Games already played, by id; games of an engine whose script changed are dropped."""
-        changed = {name for name, info in self.meta["engines"].items()
-                   if not Path(info["path"]).is_file() or Engine(name, Path(info["path"])).sha256 != info["sha256"]}  # fmt: skip
+        """Games already played by the engines' current scripts, by id (a changed script's are played again)."""
+        current = {}
+        for e in self.engines():
+            if not e.path.is_file():
+                raise GraderError(f"the script of engine '{e.name}' ({e.path}) is gone: restore it to resume")
+            current[e.name] = e.sha256
         out = {}
         for record in self._records():
             try:
                 game = Game.from_json(record)
             except TypeError:
                 continue
-            if game.black not in changed and game.white not in changed:
+            if all(game.scripts.get(name) == current.get(name) for name in (game.black, game.white)):
                 out[game.id] = game
         return out
 
-    def refresh_hashes(self) -> None:
-        for name, info in self.meta["engines"].items():
-            if Path(info["path"]).is_file():
-                info["sha256"] = Engine(name, Path(info["path"])).sha256
-        self._write_meta()
+    def write(self, name: str, text: str) -> None:
+        try:
+            (self.path / name).write_text(text, encoding="utf-8")
+        except OSError as e:
+            raise GraderError(f"cannot write {self.path / name}: {e.strerror}") from None
 
     def write_records(self, games: list[Game]) -> None:
-        text = "".join(g.record_line() + "\n" for g in games)
-        (self.path / RECORDS).write_text(text, encoding="utf-8")
+        self.write(RECORDS, "".join(g.record_line() + "\n" for g in games))
 
 
 def run_tournament(
@@ -330,17 +342,24 @@ def run_tournament(
     }
     interrupted = False
     pending = set(futures)
+    collected: set[Future] = set()
+
+    def collect(finished: set[Future]) -> None:
+        for fut in finished - collected:
+            collected.add(fut)
+            if fut.cancelled() or fut.exception() is not None:
+                continue  # not played, or stopped by Ctrl-C
+            game = fut.result()
+            done[game.id] = game
+            if on_game:
+                on_game(game)
+
     try:
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                try:
-                    game = fut.result()
-                except KeyboardInterrupt:
-                    raise
-                done[game.id] = game
-                if on_game:
-                    on_game(game)
+            if any(isinstance(f.exception(), KeyboardInterrupt) for f in finished):
+                raise KeyboardInterrupt
+            collect(finished)
     except KeyboardInterrupt:
         interrupted = True
         runner.kill_all()
@@ -348,12 +367,8 @@ def run_tournament(
         for f in pending:
             f.cancel()
         pool.shutdown(wait=True)
-        if interrupted:
-            for f in pending:
-                if f.done() and not f.cancelled() and f.exception() is None:
-                    done[futures[f].id] = f.result()
-                    if on_game:
-                        on_game(f.result())
+    if interrupted:
+        collect({f for f in futures if f.done()})  # games that ended while we were stopping
     return [done[g.id] for g in games if g.id in done], interrupted
 
 

@@ -182,7 +182,7 @@ def test_html_report_structure_and_escaping(klass):
     assert "<script>alert('x')</script>" in "".join(page.text)
     boards = [a for t, a in page.tags if t == "svg" and a.get("class") == "board"]
     assert len(boards) == 12  # bob's 6 and carol's 6 tests below full credit; alice has none
-    assert [a["id"] for t, a in page.tags if t == "section"] == ["s-alice", "s-bob", "s-carol"]
+    assert [a["id"] for t, a in page.tags if t == "section"] == ["s1", "s2", "s3"]
     assert sum(1 for t, a in page.tags if t == "svg" and a.get("aria-label") == "distribution of totals") == 1
     assert "http" not in html.replace('xmlns="http', "")  # nothing to fetch
 
@@ -310,3 +310,63 @@ def test_gradescope_without_a_script(tmp_path):
     data = gradescope(tmp_path, {"notes.txt": "I forgot"})
     assert data["score"] == 0 and data["tests"] == []
     assert "no script found in" in data["output"]
+
+
+# --- found in review ---------------------------------------------------------------------
+
+
+def test_a_line_cut_short_does_not_swallow_the_next(klass):
+    run_cli("grade", "class", "--boards", "b.txt", "--out", "run")
+    lines = (klass / "run" / "tests.jsonl").read_text().splitlines()
+    (klass / "run" / "tests.jsonl").write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:200])  # killed mid-line
+    assert run_cli("grade", "--resume", "run").exit_code == 0
+    assert len([ln for ln in (klass / "run" / "tests.jsonl").read_text().splitlines() if ln.endswith("}")]) == 18
+    assert run_cli("grade", "--resume", "run").output.count("(18 tests already recorded)") == 1
+
+
+def test_stop_on_error_is_recorded_as_on_screen(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    d = make_student(tmp_path / "class", "dan", "perfect")
+    spec = json.loads((d / "canned.json").read_text())
+    first = f"{BOARDS[0][0]} {BOARDS[0][1]}"
+    spec[first] = {"out": "99\n", "sleep": 0.5}  # fails test 1, slowly: later tests finish first
+    (d / "canned.json").write_text(json.dumps(spec))
+    make_student(tmp_path / "class", "eve", "perfect")
+    (tmp_path / "b.txt").write_text("".join(f"{b} {t}\n" for b, t in BOARDS))
+    result = run_cli("grade", "class", "--boards", "b.txt", "--out", "run", "--stop-on-error", "--jobs", "3")
+    assert result.exit_code == 0
+    rows = {r["name"]: r for r in csv.DictReader(io.StringIO((tmp_path / "run" / "grades.csv").read_text()))}
+    assert (rows["dan"]["total"], rows["eve"]["total"]) == ("0", "6")
+    data = {s["name"]: s for s in json.loads((tmp_path / "run" / "results.json").read_text())["scripts"]}
+    assert data["dan"]["symbols"] == "t" and data["dan"]["stopped"].startswith("stopped at test 1: move 99")
+
+
+@pytest.mark.parametrize("name", ["=cmd|calc", "bad\udcff"])
+def test_hostile_names_and_outputs_in_the_exports(tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "class"
+    folder.mkdir()
+    script = folder / (name + ".py")
+    script.write_bytes(b"import sys\nsys.stderr.write('\\x1b[31m\\x01\\x00 boom')\nprint(0)\nsys.exit(3)\n")
+    (tmp_path / "b.txt").write_text(f"{BOARDS[0][0]} {BOARDS[0][1]}\n")
+    result = run_cli("grade", "class", "--boards", "b.txt", "--out", "run")
+    assert result.exit_code == 0, result.output
+    ET.parse(tmp_path / "run" / "junit.xml")  # still well-formed
+    (row,) = csv.DictReader(io.StringIO((tmp_path / "run" / "grades.csv").read_text()))
+    assert not row["name"].startswith("=") and "\udcff" not in row["name"]
+
+
+def test_run_folder_mistakes_are_one_line(klass):
+    run_cli("grade", "class", "--boards", "b.txt", "--out", "run")
+    meta = json.loads((klass / "run" / "run.json").read_text())
+    shutil.move(klass / "class" / "bob", klass / "gone")
+    result = run_cli("grade", "--resume", "run")
+    assert result.exit_code == 1 and "the script of 'bob'" in result.output and "is gone" in result.output
+    meta["settings"] = {}
+    (klass / "run" / "run.json").write_text(json.dumps(meta))
+    result = run_cli("report", "run")
+    assert result.exit_code == 1 and result.output.startswith("Error: cannot read run folder 'run': run.json is damaged")
+    (klass / "t").mkdir()
+    (klass / "t" / "tournament.json").write_text("{}")
+    result = run_cli("grade", "class", "--boards", "b.txt", "--out", "t")
+    assert result.exit_code == 1 and "holds a tournament, not a run" in result.output

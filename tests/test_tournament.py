@@ -337,3 +337,42 @@ def test_tournament_errors(tmp_path):
     assert "is not a tournament folder" in run("--resume", tmp_path).output
     with pytest.raises(GraderError, match="bad move sequence"):
         parse_transcript("z9")
+
+
+# --- found in review ---------------------------------------------------------------------
+
+
+def test_game_ids_are_unique_whatever_the_names():
+    games = schedule(["a", "b:c", "a:b", "c"], ["f5"], rounds=2)
+    assert len({g.id for g in games}) == len(games) == 24
+
+
+def test_a_forfeit_counts_64_for_the_winner(tmp_path):
+    eng = engines(tmp_path, "first", "late")
+    game = play_game(Game("g", "p", 1, "first", "late", ""), eng, settings(), Solver())
+    assert game.forfeit == "late" and game.result == "1-0" and game.disc_diff == 64
+
+
+def test_elo_from_the_points_when_a_pair_is_incomplete():
+    games = [g("p1", "a", "b", "1-0"), g("p1", "b", "a", "0-1"), g("p2", "a", "b", "1-0"), g("p2", "b", "a", "1/2-1/2"),
+             g("p3", "a", "b", "1-0")]  # fmt: skip
+    a = next(s for s in standings(games, ["a", "b"]) if s.engine == "a")
+    assert a.points == 4.5 and a.elo == pytest.approx(elo(4.5 / 5))
+
+
+def test_resume_replays_the_games_of_a_changed_engine(tmp_path):
+    for name in ("first", "first_b"):
+        shutil.copy(ENGINE, tmp_path / f"{name}.py")
+    (tmp_path / "openings.txt").write_text(near_the_end(8) + "\n")
+    run = lambda *a: CliRunner().invoke(main, ["tournament", *a])  # noqa: E731
+    assert run(str(tmp_path / "first.py"), str(tmp_path / "first_b.py"), "--openings", str(tmp_path / "openings.txt"),
+               "--out", str(tmp_path / "t"), "--jobs", "1").exit_code == 0  # fmt: skip
+    games = tmp_path / "t" / "games.jsonl"
+    assert len(games.read_text().splitlines()) == 2
+    (tmp_path / "first_b.py").write_text((tmp_path / "first_b.py").read_text() + "\n# changed\n")
+    result = run("--resume", str(tmp_path / "t"))
+    assert "(0 games already played)" in result.output
+    assert len(games.read_text().splitlines()) == 4
+    (tmp_path / "first_b.py").unlink()
+    gone = run("--resume", str(tmp_path / "t"))
+    assert gone.exit_code == 1 and "the script of engine 'first_b'" in gone.output and "is gone" in gone.output
