@@ -141,7 +141,10 @@ class RunFolder(RecordFolder):
         return cls._create(path, meta)
 
     def _check(self) -> None:
-        self.plan, self.settings(), self.submissions()  # noqa: B018 - each must build
+        """Build the plan, settings and students from run.json (raises if it was damaged)."""
+        self.plan
+        self.settings()
+        self.submissions()
 
     # --- what the run is -------------------------------------------------------------
 

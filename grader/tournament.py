@@ -289,9 +289,14 @@ class TournamentFolder(RecordFolder):
         self._append(game.to_json())
 
     def _check(self) -> None:
-        self.engines(), self.games(), TournamentSettings  # noqa: B018 - each must build
+        """Build the engines, schedule and settings from tournament.json (raises if it was damaged)."""
+        self.engines()
+        self.games()
         s = self.meta["settings"]
-        Scoring(s["scoring"]), runner.Limits(**s["move_limits"]), s["on_illegal"], s["adjudicate"], s["isolation"]  # noqa: B018
+        Scoring(s["scoring"])
+        runner.Limits(**s["move_limits"])
+        if s["on_illegal"] not in ON_ILLEGAL or s["isolation"] not in runner.ISOLATIONS:
+            raise ValueError("bad settings")
 
     def finished(self) -> dict[str, Game]:
         """Games already played by the engines' current scripts, by id (a changed script's are played again)."""

@@ -4,7 +4,6 @@ tool is missing or not permitted), and a missing tool is a clear error unless fa
 import json
 import shutil
 import socket
-import sys
 from pathlib import Path
 
 import pytest

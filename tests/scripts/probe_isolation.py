@@ -6,7 +6,6 @@ Usage: probe_isolation.py BOARD TOKEN (reads the port to try from probe_port.txt
 import json
 import os
 import socket
-import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 seen = {"pid": os.getpid(), "cwd": os.getcwd(), "own_folder": os.path.exists(os.path.join(here, "canned.py"))}
