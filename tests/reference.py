@@ -114,3 +114,15 @@ def teaching_board(seed: int = 3) -> tuple[str, str]:
         replies = move_values(after, other(tok), "plain")
         if len(set(replies.values())) >= 2:
             return board, tok
+
+
+def play_out(board: str, tok: str, choose) -> str:
+    """The final board when each side plays ``choose(board, tok, legal_moves)`` (passes implied)."""
+    while True:
+        ms = moves(board, tok)
+        if not ms:
+            if not moves(board, other(tok)):
+                return board
+            tok = other(tok)
+            continue
+        board, tok = play(board, tok, choose(board, tok, ms)), other(tok)

@@ -80,16 +80,7 @@ def lowest_square_ends_early(seed: int) -> str:
     rng = random.Random(seed)
     while True:
         opening = near_the_end(rng.randrange(10**6), want_empties=True)
-        board, tok = replay(opening)
-        while True:
-            ms = ref.moves(board, tok)
-            if not ms:
-                if not ref.moves(board, ref.other(tok)):
-                    break
-                tok = ref.other(tok)
-                continue
-            board, tok = ref.play(board, tok, min(ms)), ref.other(tok)
-        if board.count(".") > 0:
+        if ref.play_out(*replay(opening), lambda b, t, ms: min(ms)).count(".") > 0:
             return opening
 
 
@@ -239,16 +230,7 @@ def _load(name):
 
 def _match(black, white, opening) -> float:
     """Black's score in a game between two choose(board, token) functions."""
-    board, tok = replay(opening)
-    while True:
-        ms = ref.moves(board, tok)
-        if not ms:
-            if not ref.moves(board, ref.other(tok)):
-                break
-            tok = ref.other(tok)
-            continue
-        sq = (black if tok == "x" else white)(board, tok)
-        board, tok = ref.play(board, tok, sq), ref.other(tok)
+    board = ref.play_out(*replay(opening), lambda b, t, ms: (black if t == "x" else white)(b, t))
     d = ref.score(board, "x", "winner-takes-empties")
     return 1.0 if d > 0 else 0.0 if d < 0 else 0.5
 
