@@ -246,6 +246,7 @@ class Solver:
         return v
 
     def _store(self, key: int, lower: int, upper: int, move: int) -> None:
+        """Keep bounds for a position; a full table is emptied (its entries are cheap to redo)."""
         table = self._table
         if len(table) >= self.table_entries:
             table.clear()
@@ -329,9 +330,7 @@ class Solver:
                 lower = max(lower, best)
             else:
                 lower = upper = best
-            if len(table) >= self.table_entries:
-                table.clear()
-            table[key] = (lower, upper, best_move)
+            self._store(key, lower, upper, best_move)
         return best
 
     def _small(self, p: Bitboard, o: Bitboard, alpha: int, beta: int, empties: tuple[Square, ...], n: int) -> int:
