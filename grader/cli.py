@@ -261,14 +261,8 @@ def grade(
         if not scripts:
             raise click.UsageError("give the scripts or folders to grade (or --resume DIR)")
         limits = config.limits if time_limit is None else dataclasses.replace(config.limits, wall_seconds=time_limit)
-        settings = Settings(
-            limits=limits,
-            isolation=_isolation(config),
-            jobs=jobs or config.jobs or os.cpu_count() or 1,
-            scoring=Scoring(scoring) if scoring else config.scoring,
-            python=config.python or sys.executable,
-            commands=config.commands,
-            stop_on_error=stop_on_error,
+        settings = _run_settings(
+            config, limits, jobs, scoring=Scoring(scoring) if scoring else config.scoring, stop_on_error=stop_on_error
         )
         subs = _submissions(scripts, config)
         single = len(subs) == 1 and not Path(scripts[0]).is_dir()
@@ -385,14 +379,7 @@ def gradescope_command(
     """
     start = time.monotonic()
     config = load_config(config_path)
-    settings = Settings(
-        limits=config.limits,
-        isolation=_isolation(config),
-        jobs=config.jobs or os.cpu_count() or 1,
-        scoring=config.scoring,
-        python=config.python or sys.executable,
-        commands=config.commands,
-    )
+    settings = _run_settings(config, config.limits, None, scoring=config.scoring)
     plan = file_plan(boards_file) if boards_file else standard_plan(_seed(seed, config))
     if not Path(submission).is_dir():
         raise GraderError(f"submission folder '{submission}' not found: give --submission DIR")
@@ -457,9 +444,7 @@ def tournament(
         folder = TournamentFolder.open(resume)
         meta = folder.meta["settings"]
         engines, games = folder.engines(), folder.games()
-        run_settings = Settings(limits=runner.Limits(**meta["move_limits"]), isolation=meta["isolation"],
-                                jobs=jobs or config.jobs or os.cpu_count() or 1,
-                                python=config.python or sys.executable, commands=config.commands)  # fmt: skip
+        run_settings = _run_settings(config, runner.Limits(**meta["move_limits"]), jobs, isolation=meta["isolation"])
         settings = TournamentSettings(run_settings, Scoring(meta["scoring"]), meta["on_illegal"], meta["adjudicate"])
         done = folder.finished()
     else:
@@ -472,8 +457,7 @@ def tournament(
         else:
             openings = tournament_module.random_openings(chosen_seed, 4 if random_openings is None else random_openings, rounds)
         move_limits = dataclasses.replace(config.limits, wall_seconds=time_limit or defaults.move_seconds)
-        run_settings = Settings(limits=move_limits, isolation=_isolation(config), jobs=jobs or config.jobs or os.cpu_count() or 1,
-                                python=config.python or sys.executable, commands=config.commands)  # fmt: skip
+        run_settings = _run_settings(config, move_limits, jobs)
         settings = TournamentSettings(run_settings, Scoring(scoring) if scoring else defaults.scoring, defaults.on_illegal, adjudicate)
         games = tournament_module.schedule([e.name for e in engines], openings, rounds)
         folder = TournamentFolder.create(out or tournament_module.default_folder(), engines, games, settings, chosen_seed)
@@ -531,6 +515,18 @@ def report_command(run_dir: str, sort: str) -> None:
     click.echo(report.class_table(report.sort_results(results, sort)))
     files = report.write_exports(folder.path, results)
     click.echo(f"Results in {folder.path}: {', '.join(files)}")
+
+
+def _run_settings(config: Config, limits: runner.Limits, jobs: int | None, isolation: str | None = None, **kw: Any) -> Settings:
+    """How scripts are run: these limits, and the rest from options, then config, then defaults."""
+    return Settings(
+        limits=limits,
+        isolation=isolation or _isolation(config),
+        jobs=jobs or config.jobs or os.cpu_count() or 1,
+        python=config.python or sys.executable,
+        commands=config.commands,
+        **kw,
+    )
 
 
 def _interrupt(signum: int, frame: Any) -> None:
