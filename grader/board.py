@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from .errors import BoardError
 
@@ -57,6 +57,20 @@ def square_name(sq: Square) -> str:
     if sq < 0:
         return "pass"
     return f"{FILES[sq % 8]}{sq // 8 + 1}"
+
+
+def move_text(sq: int) -> str:
+    """How every report writes a move: '51 (d7)', 'pass'; other numbers as printed."""
+    if sq == PASS:
+        return "pass"
+    if 0 <= sq < 64:
+        return f"{sq} ({square_name(sq)})"
+    return "a number of more than 18 digits" if abs(sq) >= 10**18 else str(sq)
+
+
+def moves_text(moves: Iterable[int], sep: str = ", ") -> str:
+    """Several moves as ``move_text`` writes them; 'none' for none."""
+    return sep.join(move_text(m) for m in moves) or "none"
 
 
 def parse_square(text: str) -> Square:

@@ -108,17 +108,12 @@ def random_position(rng: random.Random, empties: int) -> Position:
             return pos.pass_turn()
 
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-STANDARD_FIXED = FIXTURES / "standard.txt"
+SHARE = Path(__file__).resolve().parent / "share"  # data that ships with the package
 
 
-@dataclass(frozen=True)
-class Plan:
-    """The positions of a grading run, in test order."""
-
-    positions: tuple[Position, ...]
-    seed: int | None  # None for a plan read from a file
-    source: str  # in words, for the user
+def bundled(*parts: str) -> Path:
+    """A file shipped with the package: ``bundled('fixtures', 'standard.txt')``."""
+    return SHARE.joinpath(*parts)
 
 
 def random_boards(seed: int, empties: range, count: int) -> list[Position]:
@@ -132,24 +127,6 @@ def random_boards(seed: int, empties: range, count: int) -> list[Position]:
         rng = random.Random(f"grader:{seed}:{e}")
         out += [random_position(rng, e) for _ in range(count)]
     return out
-
-
-def standard_plan(seed: int, fixed: str | Path = STANDARD_FIXED) -> Plan:
-    """The lab's 100 tests: the 10 fixed boards, then 10 random boards each with 1..9 empties."""
-    positions = [e.position for e in read_boards(fixed)] + random_boards(seed, range(1, 10), 10)
-    return Plan(tuple(positions), seed, f"standard plan, seed {seed}")
-
-
-def file_plan(path: str | Path) -> Plan:
-    """A plan of every position in a board file; each must have a legal move for its token."""
-    entries = read_boards(path)
-    for e in entries:
-        if not e.position.moves():
-            raise BoardFileError(
-                f"{e.label}: {e.position.token} has no legal move on this board; "
-                "a test board needs a legal move for the side to move"
-            )
-    return Plan(tuple(e.position for e in entries), None, f"boards from {path}")
 
 
 def parse_empties(text: str) -> range:

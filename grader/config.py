@@ -13,7 +13,8 @@ import yaml
 
 from .board import SCORING_NAMES, Scoring
 from .errors import ConfigError
-from .runner import ISOLATIONS, Limits
+from .isolation import ISOLATIONS
+from .runner import Limits
 
 DEFAULT_PATH = Path("config.yaml")
 

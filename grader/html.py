@@ -10,26 +10,15 @@ from __future__ import annotations
 import datetime
 from html import escape
 
-from .board import FILES, Position, Square
+from .board import FILES, Position, Square, move_text, moves_text
 from .grading import ScriptResult, TestResult
-from .judge import SYMBOLS, fmt_move
-from .report import fmt_credit, fmt_total, plural, sort_results
+from .judge import SYMBOL_TABLE, SYMBOLS
+from .report import fmt_credit, fmt_total, plural, sort_results, status
 
 MAX_BOARDS = 20  # boards drawn per student; the rest are listed in results.json
 CELL = 28
 MARGIN = 16
 _SYMBOL_CLASS = {"+": "ok", "M": "good", "Q": "good", "T": "half", "m": "half", "s": "low", "-": "bad", "t": "bad"}
-_SYMBOL_MEANING = {
-    "+": "all correct",
-    "M": "move and score right, line wrong",
-    "Q": "line right, score wrong",
-    "T": "no score line, move right",
-    "m": "move right, score and line wrong",
-    "s": "score right, move wrong",
-    "-": "score and move wrong",
-    "t": "no score line, move wrong or missing",
-}
-
 _CSS = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; padding: 0 1em; }
 h1 { margin-bottom: .2em; } .meta { color: #555; margin-top: 0; }
@@ -92,7 +81,7 @@ def board_svg(pos: Position, best: list[Square], played: int | None) -> str:
 
 
 def _symbols(symbols: str) -> str:
-    return "".join(f'<span class="sym {_SYMBOL_CLASS[s]}" title="{_SYMBOL_MEANING[s]}">{escape(s)}</span>' for s in symbols)
+    return "".join(f'<span class="sym {_SYMBOL_CLASS[s]}" title="{SYMBOL_TABLE[s].meaning}">{escape(s)}</span>' for s in symbols)
 
 
 def histogram_svg(totals: list[float], max_total: int) -> str:
@@ -118,12 +107,12 @@ def histogram_svg(totals: list[float], max_total: int) -> str:
 
 def _test_block(t: TestResult) -> str:
     c = t.claim
-    best = ", ".join(fmt_move(m) for m in t.optimal_moves)
+    best = moves_text(t.optimal_moves)
     rows = [
         ("test", f"{t.index}: {escape(t.position.token)} to move, {plural(t.position.empties, 'empty', 'empties')}"),
-        ("verdict", f'{_symbols(t.symbol)} ({fmt_credit(t.verdict.credit)}): {_SYMBOL_MEANING[t.symbol]}'),
-        ("claimed", f"score {c.score:+d}, move {escape(fmt_move(c.move)) if c.move is not None else 'none'}"
-         if c.has_score_line else f"no score line; move {escape(fmt_move(c.move)) if c.move is not None else 'none'}"),
+        ("verdict", f'{_symbols(t.symbol)} ({fmt_credit(t.verdict.credit)}): {SYMBOL_TABLE[t.symbol].meaning}'),
+        ("claimed", f"score {c.score:+d}, move {escape(move_text(c.move)) if c.move is not None else 'none'}"
+         if c.has_score_line else f"no score line; move {escape(move_text(c.move)) if c.move is not None else 'none'}"),
         ("exact", f"value {t.value:+d}; optimal {escape(best)}"),
     ]  # fmt: skip
     if c.score_text:
@@ -173,10 +162,11 @@ def report_html(results: list[ScriptResult], title: str = "Grading report") -> s
         cells = [f'<td><a href="#{anchor}">{escape(r.name)}</a></td>', f"<td>{fmt_total(r.total)}/{r.max_total}</td>"]
         cells += [f"<td>{n}</td>" for n in r.counts().values()]
         cells += [f"<td>{r.timeouts}</td>", f"<td>{r.crashes}</td>", f"<td>{r.script_seconds:.1f}</td>"]
+        cells.append(f"<td>{escape(status(r))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    sym_heads = "".join(f'<th><span class="sym {_SYMBOL_CLASS[s]}" title="{_SYMBOL_MEANING[s]}">{escape(s)}</span></th>' for s in SYMBOLS)
+    sym_heads = "".join(f'<th><span class="sym {_SYMBOL_CLASS[s]}" title="{SYMBOL_TABLE[s].meaning}">{escape(s)}</span></th>' for s in SYMBOLS)
     max_total = results[0].max_total if results else 0
-    legend = " &nbsp; ".join(f'{_symbols(s)} {m}' for s, m in _SYMBOL_MEANING.items())
+    legend = " &nbsp; ".join(f"{_symbols(s)} {SYMBOL_TABLE[s].meaning}" for s in SYMBOLS)
     return "\n".join([
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -188,7 +178,7 @@ def report_html(results: list[ScriptResult], title: str = "Grading report") -> s
         f"<figure>{histogram_svg([r.total for r in results], max_total)}"
         f"<figcaption class=\"legend\">Students by total (out of {max_total})</figcaption></figure>",
         f"<table><thead><tr><th>student</th><th>total</th>{sym_heads}<th>timeouts</th><th>crashes</th>"
-        "<th>time (s)</th></tr></thead><tbody>",
+        "<th>time (s)</th><th>status</th></tr></thead><tbody>",
         *rows,
         "</tbody></table>",
         f'<p class="legend">{legend}</p>',

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import csv
 import io
-import json
+import math
 import re
 import xml.etree.ElementTree as ET
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
 
-from .errors import GraderError
+from .board import Scoring, move_text, moves_text, square_name
+from .boards import BoardEntry
 from .grading import ScriptResult, TestResult, stderr_lines
-from .judge import SYMBOLS, fmt_move
+from .judge import SYMBOLS
+from .solver import Analysis
 
 
 def fmt_credit(credit: float) -> str:
@@ -40,7 +41,12 @@ def summary(result: ScriptResult) -> str:
     crashes = sum(t.run.crashed for t in result.tests)
     if timeouts or crashes:
         lines.append(f"timeouts: {timeouts}  crashes: {crashes}")
-    if result.stopped:
+    if result.interrupted:
+        lines.append(
+            f"{result.stopped or 'interrupted'}: {len(result.tests)} of {result.max_total} tests finished, "
+            "so the total is not a grade"
+        )
+    elif result.stopped:
         lines.append(result.stopped)
     return "\n".join(lines)
 
@@ -87,14 +93,14 @@ def offending_test(t: TestResult) -> str:
         lines.append(f"run:      the script {ended} ({t.run.wall_seconds:.2f} s wall, {t.run.cpu_seconds:.2f} s CPU)")
     if t.run.crashed and t.run.stderr_tail.strip():
         lines += ["stderr:   " + ln for ln in stderr_lines(t.run.stderr_tail, 5)]
-    best = ", ".join(fmt_move(m) for m in t.optimal_moves)
+    best = moves_text(t.optimal_moves)
     lines.append(f"exact:    value {t.value:+d}; optimal moves {best}")
     lines.append(f"verdict:  {v.diagnosis}")
     return "\n".join(lines)
 
 
 def _fmt_line(line: tuple[int, ...]) -> str:
-    return ", ".join(fmt_move(m) if m >= 0 else "pass" for m in line) or "(none)"
+    return ", ".join(move_text(m) if m >= 0 else "pass" for m in line) or "(none)"
 
 
 def plural(n: int, one: str, many: str) -> str:
@@ -104,7 +110,9 @@ def plural(n: int, one: str, many: str) -> str:
 def offending_report(result: ScriptResult, n: int = 2) -> str:
     worst = most_offending(result, n)
     if not worst:
-        return "All tests perfect."
+        if not result.tests:
+            return "No test was run."
+        return "All tests perfect." if result.complete else f"No test below full credit among the {len(result.tests)} run."
     title = "Most offending test" + ("s" if len(worst) > 1 else "") + ":"
     return "\n\n".join([title] + [offending_test(t) for t in worst])
 
@@ -112,6 +120,48 @@ def offending_report(result: ScriptResult, n: int = 2) -> str:
 def results_json(results: list[ScriptResult]) -> dict[str, Any]:
     return {"scripts": [r.to_json() for r in results]}
 
+
+
+# --- solved positions -------------------------------------------------------------------
+
+
+def lab_line(value: int, line: list[int]) -> str:
+    """The lab's score line: the score, then the line in reverse (passes as -1)."""
+    return " ".join(["score", str(value)] + [str(m) for m in reversed(line)])
+
+
+def analysis_text(a: Analysis, entry: BoardEntry | None = None) -> str:
+    """The text report of one solved position (``grader solve``)."""
+    pos = a.position
+    legal = pos.moves()
+    marks = {sq: ("*" if sq in a.optimal_moves else "+") for sq in legal}
+    out = []
+    if entry is not None and entry.label:
+        out.append(entry.label)
+    out.append(pos.render(marks))
+    out.append(f"{pos.token} to move, {pos.empties} empties, scoring {a.scoring}  (* optimal move, + other legal move)")
+    if not legal:
+        out.append(f"{pos.token} has no legal move: " + ("the game is over" if pos.is_game_over() else "it must pass"))
+    out.append(f"value:         {a.value:+d}")
+    out.append(f"optimal moves: {moves_text(a.optimal_moves)}")
+    out.append(f"line:          {moves_text(a.line)}")
+    out.append(f"lab format:    {lab_line(a.value, a.line)}")
+    if a.move_values is not None:
+        rows = [[sq, square_name(sq), f"{v:+d}"] for sq, v in sorted(a.move_values.items(), key=lambda kv: (-kv[1], kv[0]))]
+        out.append(tabulate(rows, headers=["move", "square", "value"], colalign=("right", "left", "right")))
+    if entry is not None and entry.score is not None:
+        out.append(_file_answer(a, entry))
+    out.append(f"solved in {a.seconds:.3f} s, {a.nodes} nodes")
+    return "\n".join(out)
+
+
+def _file_answer(a: Analysis, entry: BoardEntry) -> str:
+    best = ",".join(square_name(s) for s in entry.best_moves or ())
+    claim = f"file says:     {entry.score:+d} {best}".rstrip()
+    if a.scoring is not Scoring.WINNER_TAKES_EMPTIES:
+        return f"{claim} (under winner-takes-empties: use --scoring winner-takes-empties to compare)"
+    same = a.value == entry.score and (entry.best_moves is None or sorted(entry.best_moves) == a.optimal_moves)
+    return f"{claim} ({'matches' if same else 'DIFFERS'})"
 
 
 # --- a whole class -------------------------------------------------------------------
@@ -129,23 +179,37 @@ def sort_results(results: list[ScriptResult], by: str = "name") -> list[ScriptRe
     return sorted(results, key=lambda r: r.name)
 
 
+def status(result: ScriptResult) -> str:
+    """'' for a student graded to the end, else a few words: 'incomplete', 'not graded', ..."""
+    if result.interrupted:
+        return "incomplete"
+    if result.stopped and not result.tests:
+        return "not graded"
+    if result.stopped:
+        return result.stopped.split(":")[0]  # 'stopped at test 7'
+    return ""
+
+
 def class_table(results: list[ScriptResult], fmt: str = "simple") -> str:
-    """The summary table: student, total, count per symbol, timeouts, crashes, time."""
-    headers = ["student", "total", *SYMBOLS, "timeouts", "crashes", "time (s)"]
+    """The summary table: student, total, count per symbol, timeouts, crashes, time, status."""
+    headers = ["student", "total", *SYMBOLS, "timeouts", "crashes", "time (s)", "status"]
     rows = [
-        [r.name, f"{fmt_total(r.total)}/{r.max_total}", *r.counts().values(), r.timeouts, r.crashes, f"{r.script_seconds:.1f}"]
+        [r.name, f"{fmt_total(r.total)}/{r.max_total}", *r.counts().values(), r.timeouts, r.crashes,
+         f"{r.script_seconds:.1f}", status(r)]
         for r in results
-    ]
+    ]  # fmt: skip
     return tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True)
 
 
 def grades_csv(results: list[ScriptResult]) -> str:
-    """One row per student: name, total, max, per-symbol counts, timeouts, crashes."""
+    """One row per student: name, total, max, per-symbol counts, timeouts, crashes, whether
+    the grade is final (complete), and why not or why the run stopped (note)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["name", "total", "max", *SYMBOLS, "timeouts", "crashes"])
+    writer.writerow(["name", "total", "max", *SYMBOLS, "timeouts", "crashes", "complete", "note"])
     for r in results:
-        writer.writerow([_cell(r.name), fmt_total(r.total), r.max_total, *r.counts().values(), r.timeouts, r.crashes])
+        writer.writerow([_cell(r.name), fmt_total(r.total), r.max_total, *r.counts().values(), r.timeouts, r.crashes,
+                         "yes" if r.complete else "no", _cell(r.stopped or "")])  # fmt: skip
     return out.getvalue()
 
 
@@ -189,24 +253,6 @@ def junit_xml(results: list[ScriptResult]) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def write_exports(folder: Path, results: list[ScriptResult]) -> list[str]:
-    """grades.csv, results.json, junit.xml and report.html in ``folder``; returns their names."""
-    from .html import report_html
-
-    files = {
-        "grades.csv": grades_csv(sort_results(results)),
-        "results.json": json.dumps(results_json(results), indent=1),
-        "junit.xml": junit_xml(results),
-        "report.html": report_html(results),
-    }
-    for name, text in files.items():
-        try:
-            (folder / name).write_text(text, encoding="utf-8")
-        except OSError as e:
-            raise GraderError(f"cannot write {folder / name}: {e.strerror}") from None
-    return list(files)
-
-
 # --- tournaments -------------------------------------------------------------------------
 
 
@@ -214,8 +260,8 @@ def standings_table(rows: list, fmt: str = "simple") -> str:
     """Engine, games, points, wins/draws/losses, average disc difference, Elo +- 95%, forfeits, timeouts."""
     table = []
     for s in rows:
-        rating = "n/a" if s.elo is None else f"{s.elo:+.0f}"
-        error = "" if s.elo_error is None else f"{s.elo_error:.0f}"
+        rating = "n/a" if s.elo is None else f"{round(s.elo) + 0:+d}"  # + 0: never '-0'
+        error = "n/a" if s.elo is None or s.elo_error is None else "inf" if math.isinf(s.elo_error) else f"{s.elo_error:.0f}"
         table.append([s.engine, s.games, fmt_total(s.points), s.wins, s.draws, s.losses, f"{s.disc_diff:+.1f}",
                       rating, error, s.forfeits, s.timeouts])  # fmt: skip
     headers = ["engine", "games", "points", "W", "D", "L", "discs", "Elo", "+-95%", "forfeits", "timeouts"]

@@ -11,7 +11,6 @@ results as an uninterrupted run.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import json
 import os
@@ -20,14 +19,29 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .board import Position, Scoring
-from .boards import Plan
-from .errors import GraderError
+from .board import Position
+from .errors import GraderError, RunFolderError
 from .grading import ScriptResult, Settings, Submission, TestResult
-from .runner import Limits
+from .plans import Plan
 
 def default_path() -> Path:
     return Path("runs") / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+
+
+def check_new_folder(path: Path, kind: str = "run") -> None:
+    """Raise unless ``path`` can become a new folder: missing, or an empty folder we may write."""
+    for other in RecordFolder.__subclasses__():
+        if (path / other.META).exists() and other.KIND == kind:
+            raise RunFolderError(f"'{path}' already holds a {kind}: continue it with --resume {path}, or choose another --out")
+        if (path / other.META).exists():
+            raise RunFolderError(f"'{path}' holds a {other.KIND}, not a {kind}: choose another --out")
+    if path.exists() and not path.is_dir():
+        raise RunFolderError(f"'{path}' is a file, not a folder: choose another --out")
+    if path.is_dir() and any(path.iterdir()):
+        raise RunFolderError(f"'{path}' is not empty: give --out a new folder (or an empty one) for the {kind}")
+    parent = next((q for q in [path, *path.parents] if q.exists()), Path("."))
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise RunFolderError(f"cannot create '{path}': '{parent}' is not writable; choose another --out")
 
 
 class RecordFolder:
@@ -49,15 +63,11 @@ class RecordFolder:
     @classmethod
     def _create(cls, path: str | Path, meta: dict[str, Any]):
         p = Path(path)
-        if (p / cls.META).exists():
-            raise GraderError(f"'{p}' already holds a {cls.KIND}: continue it with --resume {p}, or choose another --out")
-        for other in RecordFolder.__subclasses__():
-            if (p / other.META).exists():
-                raise GraderError(f"'{p}' holds a {other.KIND}, not a {cls.KIND}: choose another --out")
+        check_new_folder(p, cls.KIND)
         try:
             p.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise GraderError(f"cannot create {cls.KIND} folder '{p}': {e.strerror}") from None
+            raise RunFolderError(f"cannot create {cls.KIND} folder '{p}': {e.strerror}") from None
         folder = cls(p, {"grader_version": __version__, "created": datetime.datetime.now().isoformat(timespec="seconds"), **meta})
         folder._write_meta()
         return folder
@@ -73,9 +83,9 @@ class RecordFolder:
             folder = cls(p, meta)
             folder._check()
         except FileNotFoundError:
-            raise GraderError(f"'{p}' is not a {cls.KIND} folder (no {cls.META}): give the folder {cls.WRITER} wrote") from None
+            raise RunFolderError(f"'{p}' is not a {cls.KIND} folder (no {cls.META}): give the folder {cls.WRITER} wrote") from None
         except (OSError, ValueError, TypeError, KeyError, AttributeError, GraderError) as e:
-            raise GraderError(f"cannot read {cls.KIND} folder '{p}': {cls.META} is damaged ({e!r})") from None
+            raise RunFolderError(f"cannot read {cls.KIND} folder '{p}': {cls.META} is damaged ({e!r})") from None
         return folder
 
     def _check(self) -> None:
@@ -88,7 +98,7 @@ class RecordFolder:
             os.replace(tmp, self.path / self.META)
         except OSError as e:
             tmp.unlink(missing_ok=True)
-            raise GraderError(f"cannot write {self.path / self.META}: {e.strerror}") from None
+            raise RunFolderError(f"cannot write {self.path / self.META}: {e.strerror}") from None
 
     def _append(self, record: dict[str, Any]) -> None:
         """One whole line, written and closed (so flushed) before the next. A line left cut
@@ -106,7 +116,7 @@ class RecordFolder:
                     self._ended = True
                     f.write(line.encode("utf-8"))
             except OSError as e:
-                raise GraderError(f"cannot write {path}: {e.strerror}") from None
+                raise RunFolderError(f"cannot write {path}: {e.strerror}") from None
 
     def _records(self) -> list[dict[str, Any]]:
         try:
@@ -135,7 +145,7 @@ class RunFolder(RecordFolder):
         meta = {
             "seed": plan.seed,
             "plan": {"source": plan.source, "boards": [f"{q.board_string()} {q.token}" for q in plan.positions]},
-            "settings": _settings_json(settings),
+            "settings": settings.to_json(),
             "scripts": {},
         }
         return cls._create(path, meta)
@@ -154,34 +164,36 @@ class RunFolder(RecordFolder):
         return Plan(tuple(Position.from_string(b, t) for b, t in boards), self.meta["seed"], self.meta["plan"]["source"])
 
     def settings(self, jobs: int | None = None) -> Settings:
-        s = dict(self.meta["settings"])
-        s["limits"] = Limits(**s["limits"])
-        s["scoring"] = Scoring(s["scoring"])
-        if jobs:
-            s["jobs"] = jobs
-        return Settings(**s)
+        return Settings.from_json(self.meta["settings"], jobs)
 
     def submissions(self) -> list[Submission]:
         """The students recorded in this run, with their scripts' paths."""
         return [
-            Submission(name, Path(info["path"]) if info["path"] else None, info.get("problem"))
+            Submission(
+                name,
+                Path(info["path"]) if info["path"] else None,
+                info.get("problem"),
+                Path(info["folder"]) if info.get("folder") else None,
+                info.get("single", False),
+            )
             for name, info in sorted(self.meta["scripts"].items())
         ]
 
-    def register(self, subs: list[Submission]) -> dict[str, str | None]:
-        """Record the students of this (resumed) run with their scripts' hashes; returns the hashes."""
-        hashes = {}
+    def register(self, subs: list[Submission], digests: dict[str, str]) -> dict[str, str | None]:
+        """Record the students of this (resumed) run with their scripts' content digests
+        (``digests`` by name; none for a student without a script); returns the digests."""
+        out = {}
         for sub in subs:
-            if sub.path is not None and not sub.path.is_file():
-                raise GraderError(f"the script of '{sub.name}' ({sub.path}) is gone: restore it, or give the scripts to grade")
-            hashes[sub.name] = sub.sha256
+            out[sub.name] = digests.get(sub.name)
             self.meta["scripts"][sub.name] = {
-                "path": str(sub.path.resolve()) if sub.path else None,
-                "sha256": hashes[sub.name],
+                "path": str(sub.path.absolute()) if sub.path else None,
+                "folder": str(sub.folder.absolute()) if sub.folder else None,
+                "single": sub.single,
+                "sha256": out[sub.name],
                 "problem": sub.problem,
             }
         self._write_meta()
-        return hashes
+        return out
 
     # --- tests -----------------------------------------------------------------------
 
@@ -191,9 +203,9 @@ class RunFolder(RecordFolder):
         self.meta["scripts"][name]["stopped_after"] = tests if stopped else None
         self._write_meta()
 
-    def append(self, sub: Submission, sha256: str | None, test: TestResult) -> None:
+    def append(self, name: str, digest: str | None, test: TestResult) -> None:
         """Record one finished test."""
-        self._append({"student": sub.name, "sha256": sha256, **test.record()})
+        self._append({"student": name, "sha256": digest, **test.record()})
 
     def recorded(self) -> dict[tuple[str, int], TestResult]:
         """Tests recorded for each student's current script (a changed script's are dropped)."""
@@ -208,22 +220,19 @@ class RunFolder(RecordFolder):
         return out
 
     def results(self) -> list[ScriptResult]:
-        """Each student's results as recorded, tests in order (for reports)."""
+        """Each student's results as recorded, tests in order (for reports). A student whose
+        tests are not all recorded, with no recorded reason to stop, is marked interrupted."""
         plan, recorded = self.plan, self.recorded()
+        n = len(plan.positions)
         out = []
         for sub in self.submissions():
             info = self.meta["scripts"][sub.name]
-            last = info.get("stopped_after") or len(plan.positions)  # a stopped run ends at its stop
+            last = info.get("stopped_after") or n  # a stopped run ends at its stop
             tests = [recorded[(sub.name, i)] for i in range(1, last + 1) if (sub.name, i) in recorded]
-            stopped = sub.problem or info.get("stopped") or (
-                None if len(tests) == len(plan.positions) else f"{len(tests)} of {len(plan.positions)} tests recorded"
-            )
+            stopped = sub.problem or info.get("stopped")
+            interrupted = stopped is None and len(tests) < n
+            if interrupted:
+                stopped = f"incomplete: {len(tests)} of {n} tests recorded"
             seconds = sum(t.run.wall_seconds for t in tests)
-            out.append(ScriptResult(str(sub.path or ""), plan, tests, seconds, stopped, False, sub.name))
+            out.append(ScriptResult(str(sub.path or ""), plan, tests, seconds, stopped, interrupted, sub.name))
         return out
-
-
-def _settings_json(settings: Settings) -> dict[str, Any]:
-    s = dataclasses.asdict(settings)
-    s["scoring"] = settings.scoring.value
-    return s

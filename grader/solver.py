@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .board import (
     CORNERS,
@@ -24,14 +24,17 @@ from .board import (
     final_score,
     flips,
     legal_moves,
-    square_name,
+    move_text,
+    moves_text,
     squares,
 )
+from .stop import Stopped
 
 INF = 1000
 SMALL = 5  # at or below this many empties, search the list of empties without move generation
 TABLE_MIN = 7  # positions with fewer empties are cheap to redo and are not stored
 DEFAULT_TABLE_ENTRIES = 1_000_000  # roughly 150 MB at most; the table is cleared when full
+CHECK_EVERY = 20_000  # nodes between two looks at should_stop (a few tens of milliseconds)
 
 _QUADRANT = tuple((sq // 32) * 2 + (sq % 8) // 4 for sq in range(64))
 _QUADRANT_MASKS = tuple(sum(1 << sq for sq in range(64) if _QUADRANT[sq] == q) for q in range(4))
@@ -53,6 +56,22 @@ class Analysis:
     move_values: dict[Square, int] | None = None  # every legal move's value, when asked for
     nodes: int = 0
     seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        """The JSON object of ``grader solve --json``."""
+        out: dict = {
+            "board": self.position.board_string(),
+            "token": self.position.token,
+            "scoring": self.scoring.value,
+            "value": self.value,
+            "optimal_moves": self.optimal_moves,
+            "line": self.line,
+        }
+        if self.move_values is not None:
+            out["move_values"] = {str(sq): v for sq, v in self.move_values.items()}
+        out["nodes"] = self.nodes
+        out["seconds"] = round(self.seconds, 6)
+        return out
 
 
 @dataclass(frozen=True)
@@ -81,39 +100,42 @@ class LineCheck:
         """One sentence in plain words, with values from ``root_token``'s view."""
         if self.ok:
             return "line is optimal for both sides to the end of the game"
-        before = ", ".join(_fmt_move(m) for m in self.played)
+        before = ", ".join(_move(m) for m in self.played)
         after = f"after {before}, " if before else ""
-        best = " or ".join(_fmt_move(m) for m in self.best_moves)
+        best = moves_text(self.best_moves, " or ")
         where = f"line goes wrong at ply {self.ply}: {after}"
         if self.problem == "too-long":
-            return f"{where}the game is over but the line goes on with {_fmt_move(self.move)}"
+            return f"{where}the game is over but the line goes on with {_move(self.move)}"
         if self.problem == "too-short":
             return (
                 f"{where}the line stops but the game is not over: {self.mover} plays {best} "
                 f"({self.best_value:+d} for {root_token})"
             )
         if self.problem == "illegal":
-            return f"{where}{self.mover} cannot play {_fmt_move(self.move)} (not a legal move)"
-        played = f"{where}{self.mover} plays {_fmt_move(self.move)} ({self.move_value:+d})"
+            return f"{where}{self.mover} cannot play {_move(self.move)} (not a legal move)"
+        played = f"{where}{self.mover} plays {_move(self.move)} ({self.move_value:+d})"
         if self.mover == root_token:
             return f"{played} but {best} gets {self.best_value:+d}"
         return f"{played} but {best} holds {root_token} to {self.best_value:+d}"
 
 
-def _fmt_move(sq: Square | None) -> str:
-    if sq is None:
-        return "?"
-    if sq == PASS:
-        return "pass"
-    return f"{sq} ({square_name(sq)})" if 0 <= sq < 64 else str(sq)
+def _move(sq: Square | None) -> str:
+    return "?" if sq is None else move_text(sq)
 
 
 class Solver:
     """Exact solver for one scoring rule. Keep one instance to share its table across calls."""
 
-    def __init__(self, scoring: Scoring | str = Scoring.PLAIN, table_entries: int = DEFAULT_TABLE_ENTRIES):
+    def __init__(
+        self,
+        scoring: Scoring | str = Scoring.PLAIN,
+        table_entries: int = DEFAULT_TABLE_ENTRIES,
+        should_stop: Callable[[], bool] | None = None,
+    ):
         self.scoring = Scoring(scoring)
         self.table_entries = table_entries
+        self.should_stop = should_stop  # polled every few thousand nodes: true -> raise Stopped
+        self._next_check = CHECK_EVERY
         # key (player << 64 | opponent) -> (lower bound, upper bound, best move)
         self._table: dict[int, tuple[int, int, int]] = {}
         self.nodes = 0
@@ -263,6 +285,10 @@ class Solver:
                 return self._final(p, o)
             return self._small(p, o, alpha, beta, _parity_order(empties), n)
         self.nodes += 1
+        if self.nodes >= self._next_check:
+            self._next_check = self.nodes + CHECK_EVERY
+            if self.should_stop is not None and self.should_stop():
+                raise Stopped("the solver was stopped")
         table = self._table
         key = p << 64 | o
         entry = table.get(key) if n >= TABLE_MIN else None
@@ -393,3 +419,10 @@ def _parity_order(empties: Bitboard) -> tuple[Square, ...]:
     """Empty squares, those in odd quadrants first, corners before edges before X-squares."""
     odd = _odd_quadrants(empties)
     return tuple(sorted(squares(empties), key=lambda s: (not (odd >> s & 1), _SQUARE_RANK[s])))
+
+
+def solve(board: str | Position, token: str | None = None, scoring: Scoring | str = Scoring.PLAIN,
+          all_values: bool = False) -> Analysis:  # fmt: skip
+    """Solve one position exactly: ``solve(BOARD, 'x')`` or ``solve(position)``."""
+    pos = board if isinstance(board, Position) else Position.from_string(board, token or "")
+    return Solver(scoring).analyze(pos, all_values=all_values)

@@ -9,35 +9,47 @@ from the same opening with colours swapped; x is black and moves first.
 from __future__ import annotations
 
 import datetime
-import hashlib
 import itertools
+import json
 import random
 import re
-import threading
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
+from dataclasses import replace as dataclass_replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
-from . import runner
+from . import ratings
 from .board import Position, Scoring, final_score, parse_square, square_name
+from .boards import bundled
 from .errors import BoardFileError, GraderError
-from .grading import Settings, command_for, run_test
+from .executor import Executor, LocalExecutor, Worker, interrupt_reason
+from .grading import Settings
+from .isolation import ISOLATIONS
+from .plans import new_seed
 from .runfolder import RecordFolder
+from .scripts import Script, run_script
 from .solver import Solver
+from .stop import Stopped
 
 RECORDS = "games.txt"
 ON_ILLEGAL = ("forfeit", "random")
+BUILTIN = "builtin:"  # 'builtin:greedy' names an engine shipped with the package
+ADJUDICATION_TABLE = 200_000  # entries of each worker's adjudication solver table
 
 
 @dataclass(frozen=True)
 class Engine:
+    """An engine: its name in the standings and its script (read once, when the tournament starts)."""
+
     name: str
     path: Path
 
+    def script(self) -> Script:
+        return Script.from_path(self.path)
+
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(self.path.read_bytes()).hexdigest()
+        return self.script().digest
 
 
 @dataclass(frozen=True)
@@ -174,21 +186,11 @@ def random_openings(seed: int, plies: int, count: int) -> list[str]:
 # --- one game --------------------------------------------------------------------------
 
 
-class _LockedSolver:
-    """One solver (and its table) shared by the games played at once."""
-
-    def __init__(self, solver: Solver):
-        self._solver, self._lock = solver, threading.Lock()
-
-    def line(self, pos: Position) -> list[int]:
-        with self._lock:
-            return self._solver.line(pos)
-
-
-def play_game(game: Game, engines: dict[str, Engine], settings: TournamentSettings, solver: Solver | _LockedSolver) -> Game:
-    """Play ``game`` (from its opening) to the end; returns it filled in."""
-    commands = {"x": command_for(engines[game.black].path, settings.run), "o": command_for(engines[game.white].path, settings.run)}
-    game.scripts = {game.black: engines[game.black].sha256, game.white: engines[game.white].sha256}
+def play_game(game: Game, scripts: dict[str, Script], settings: TournamentSettings, worker: Worker) -> Game:
+    """Play ``game`` (from its opening) to the end with the engines' ``scripts`` (by name);
+    returns it filled in. Raises Stopped when the run is stopped."""
+    run = settings.run.run
+    game.scripts = {game.black: scripts[game.black].digest, game.white: scripts[game.white].digest}
     names = {"x": game.black, "o": game.white}
     colour = {"x": "black", "o": "white"}
     moves = parse_transcript(game.opening)
@@ -200,6 +202,7 @@ def play_game(game: Game, engines: dict[str, Engine], settings: TournamentSettin
             pos = pos.pass_turn()
             continue
         if settings.adjudicate and pos.empties <= settings.adjudicate:
+            solver = worker.cached(("adjudicate", settings.scoring), lambda: _adjudicator(settings.scoring, worker))
             for sq in solver.line(pos):
                 pos = pos.play(sq)
                 if sq >= 0:
@@ -207,9 +210,9 @@ def play_game(game: Game, engines: dict[str, Engine], settings: TournamentSettin
             game.reason = "adjudicated"
             break
         token = pos.token
-        result, claim = run_test(commands[token], pos, settings.run)
+        result, claim = run_script(scripts[names[token]], pos, run, worker.stage, worker.stop)
         if result.interrupted:
-            raise KeyboardInterrupt
+            raise Stopped(worker.stop.reason)
         game.move_times.append([round(result.wall_seconds, 4), round(result.cpu_seconds, 4)])
         if result.timed_out:
             game.timeouts[colour[token]] += 1
@@ -244,6 +247,23 @@ def play_game(game: Game, engines: dict[str, Engine], settings: TournamentSettin
     return game
 
 
+def _adjudicator(scoring: Scoring, worker: Worker) -> Solver:
+    """A worker's own solver for adjudication: it gives up as soon as the run is stopped."""
+    return Solver(scoring, table_entries=ADJUDICATION_TABLE, should_stop=worker.stop)
+
+
+@dataclass(frozen=True)
+class GameTask:
+    """One game's work on a worker: the engines' scripts travel with it."""
+
+    game: Game
+    scripts: dict[str, Script]
+    settings: TournamentSettings
+
+    def __call__(self, worker: Worker) -> Game:
+        return play_game(Game.from_json(self.game.to_json()), self.scripts, self.settings, worker)
+
+
 # --- the tournament -------------------------------------------------------------------
 
 
@@ -269,12 +289,12 @@ class TournamentFolder(RecordFolder):
     def create(cls, path: str | Path, engines: list[Engine], games: list[Game], settings: TournamentSettings, seed: int | None) -> TournamentFolder:
         meta = {
             "seed": seed,
-            "engines": {e.name: {"path": str(e.path.resolve()), "sha256": e.sha256} for e in engines},
+            "engines": {e.name: {"path": str(e.path.absolute()), "sha256": e.sha256} for e in engines},
             "schedule": [{"id": g.id, "pair": g.pair, "round": g.round, "black": g.black, "white": g.white,
                           "opening": g.opening} for g in games],  # fmt: skip
             "settings": {
                 "scoring": settings.scoring.value, "on_illegal": settings.on_illegal, "adjudicate": settings.adjudicate,
-                "move_limits": asdict(settings.run.limits), "isolation": settings.run.isolation,
+                "run": settings.run.to_json(),
             },  # fmt: skip
         }
         return cls._create(path, meta)
@@ -285,6 +305,10 @@ class TournamentFolder(RecordFolder):
     def games(self) -> list[Game]:
         return [Game(**g) for g in self.meta["schedule"]]
 
+    def settings(self, jobs: int | None = None) -> TournamentSettings:
+        s = self.meta["settings"]
+        return TournamentSettings(Settings.from_json(s["run"], jobs), Scoring(s["scoring"]), s["on_illegal"], s["adjudicate"])
+
     def append(self, game: Game) -> None:
         self._append(game.to_json())
 
@@ -292,26 +316,20 @@ class TournamentFolder(RecordFolder):
         """Build the engines, schedule and settings from tournament.json (raises if it was damaged)."""
         self.engines()
         self.games()
-        s = self.meta["settings"]
-        Scoring(s["scoring"])
-        runner.Limits(**s["move_limits"])
-        if s["on_illegal"] not in ON_ILLEGAL or s["isolation"] not in runner.ISOLATIONS:
+        settings = self.settings()
+        if settings.on_illegal not in ON_ILLEGAL or settings.run.isolation not in ISOLATIONS:
             raise ValueError("bad settings")
 
-    def finished(self) -> dict[str, Game]:
-        """Games already played by the engines' current scripts, by id (a changed script's are played again)."""
-        current = {}
-        for e in self.engines():
-            if not e.path.is_file():
-                raise GraderError(f"the script of engine '{e.name}' ({e.path}) is gone: restore it to resume")
-            current[e.name] = e.sha256
+    def finished(self, digests: dict[str, str]) -> dict[str, Game]:
+        """Games already played by the engines' current scripts (``digests`` by name), by id;
+        a changed engine's games are played again."""
         out = {}
         for record in self._records():
             try:
                 game = Game.from_json(record)
             except TypeError:
                 continue
-            if all(game.scripts.get(name) == current.get(name) for name in (game.black, game.white)):
+            if all(game.scripts.get(name) == digests.get(name) for name in (game.black, game.white)):
                 out[game.id] = game
         return out
 
@@ -321,73 +339,127 @@ class TournamentFolder(RecordFolder):
         except OSError as e:
             raise GraderError(f"cannot write {self.path / name}: {e.strerror}") from None
 
-    def write_records(self, games: list[Game]) -> None:
-        self.write(RECORDS, "".join(g.record_line() + "\n" for g in games))
+
+@dataclass
+class TournamentResult:
+    """A tournament's games (schedule order), standings, crosstable and where they are."""
+
+    folder: TournamentFolder
+    engines: list[Engine]
+    games: list[Game]
+    scheduled: int
+    standings: list[ratings.Standing]
+    crosstable: dict[str, dict[str, float]]
+    interrupted: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The --json schema."""
+        return {
+            "standings": [s.to_json() for s in self.standings],
+            "crosstable": self.crosstable,
+            "games": [g.summary() for g in self.games],
+        }
 
 
 def run_tournament(
-    engines: list[Engine],
-    games: list[Game],
-    settings: TournamentSettings,
-    done: dict[str, Game] | None = None,
+    engines: Sequence[str | Path | Engine] = (),
+    *,
+    settings: TournamentSettings | None = None,
+    rounds: int = 1,
+    openings: list[str] | None = None,
+    opening_plies: int = 4,
+    seed: int | None = None,
+    out: str | Path | None = None,
+    resume: str | Path | None = None,
+    jobs: int | None = None,
+    on_start: Callable[[TournamentFolder, TournamentSettings, int], None] | None = None,
     on_game: Callable[[Game], None] | None = None,
-) -> tuple[list[Game], bool]:
-    """Play every game of ``games`` not in ``done``, ``settings.run.jobs`` at a time.
+    executor: Executor | None = None,
+) -> TournamentResult:
+    """A round-robin between ``engines`` (script paths, 'builtin:NAME', or Engines), played
+    in a tournament folder that records each game as it ends.
 
-    Returns the finished games in schedule order, and whether Ctrl-C stopped it.
+    Openings: the given move sequences, else random legal openings of ``opening_plies`` moves
+    from ``seed``, one per round. ``resume`` continues a folder with its own engines, schedule
+    and settings (``jobs`` may change), playing only the games not recorded and those of an
+    engine whose script changed. ``on_start(folder, settings, games played before)`` is called
+    once the folder is ready, ``on_game`` with each game as it ends. Ctrl-C keeps the games that
+    ended (``interrupted`` set).
     """
-    by_name = {e.name: e for e in engines}
-    for e in engines:
-        command_for(e.path, settings.run)  # a missing or unrunnable engine stops us before any game
-    done = dict(done or {})
-    solver = _LockedSolver(Solver(settings.scoring))
-    pool = ThreadPoolExecutor(max_workers=max(1, settings.run.jobs))
-    futures: dict[Future, Game] = {
-        pool.submit(play_game, g, by_name, settings, solver): g for g in games if g.id not in done
-    }
-    interrupted = False
-    pending = set(futures)
-    collected: set[Future] = set()
+    if resume is not None:
+        folder = TournamentFolder.open(resume)
+        players, games, settings = folder.engines(), folder.games(), folder.settings(jobs)
+        for e in players:
+            if not e.path.is_file():
+                raise GraderError(f"the script of engine '{e.name}' ({e.path}) is gone: restore it to resume")
+    else:
+        players = engine_list(engines)
+        settings = settings or TournamentSettings()
+        if jobs:
+            settings = dataclass_replace(settings, run=dataclass_replace(settings.run, jobs=jobs))
+        seed = new_seed() if seed is None else seed
+        openings = openings or random_openings(seed, opening_plies, rounds)
+        games = schedule([e.name for e in players], openings, rounds)
+        folder = TournamentFolder.create(out or default_folder(), players, games, settings, seed)
+    scripts = {e.name: e.script() for e in players}
+    for script in scripts.values():
+        script.command(settings.run.run)  # an engine the grader cannot run stops us before any game
+    settings.run.run.check()
+    done = folder.finished({name: s.digest for name, s in scripts.items()}) if resume is not None else {}
+    if on_start:
+        on_start(folder, settings, len(done))
+    interrupted = None
+    with executor or LocalExecutor(settings.run.jobs) as ex:
+        for g in games:
+            if g.id not in done:
+                ex.submit(g.id, GameTask(g, {g.black: scripts[g.black], g.white: scripts[g.white]}, settings))
 
-    def collect(finished: set[Future]) -> None:
-        for fut in finished - collected:
-            collected.add(fut)
-            if fut.cancelled() or fut.exception() is not None:
-                continue  # not played, or stopped by Ctrl-C
-            game = fut.result()
+        def take(game: Game) -> None:
             done[game.id] = game
+            folder.append(game)
             if on_game:
                 on_game(game)
 
-    try:
-        while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            if any(isinstance(f.exception(), KeyboardInterrupt) for f in finished):
-                raise KeyboardInterrupt
-            collect(finished)
-    except KeyboardInterrupt:
-        interrupted = True
-        runner.kill_all()
-    finally:
-        for f in pending:
-            f.cancel()
-        pool.shutdown(wait=True)
-    if interrupted:
-        collect({f for f in futures if f.done()})  # games that ended while we were stopping
-    return [done[g.id] for g in games if g.id in done], interrupted
+        try:
+            for _, game in ex.results():
+                take(game)
+        except KeyboardInterrupt as e:
+            interrupted = interrupt_reason(e)
+            ex.stop.set(interrupted)
+            for _, game in ex.drain():  # games that ended while we were stopping
+                take(game)
+    played = [done[g.id] for g in games if g.id in done]
+    names = [e.name for e in players]
+    result = TournamentResult(
+        folder, players, played, len(games), ratings.standings(played, names), ratings.crosstable(played, names), interrupted
+    )
+    folder.write(RECORDS, "".join(g.record_line() + "\n" for g in played))
+    folder.write("results.json", json.dumps(result.to_json(), indent=1))
+    return result
 
 
 def default_folder() -> Path:
     return Path("runs") / (datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S") + "-tournament")
 
 
-def engine_list(paths: list[str]) -> list[Engine]:
-    """Engines named by their file names (with the folder when two share a name)."""
+def engine_list(paths: Sequence[str | Path | Engine]) -> list[Engine]:
+    """Engines named by their file names (with the folder when two share a name);
+    'builtin:NAME' is an engine shipped with the package (random_mover, greedy, negamax)."""
     engines = []
     for p in paths:
-        path = Path(p)
-        if not path.is_file():
-            raise GraderError(f"engine '{p}' not found: give the path of a script file")
+        if isinstance(p, Engine):
+            engines.append(p)
+            continue
+        text = str(p)
+        if text.startswith(BUILTIN):
+            path = bundled("submissions", text[len(BUILTIN) :] + ".py")
+            if not path.is_file():
+                known = ", ".join(sorted(f.stem for f in bundled("submissions").glob("*.py")))
+                raise GraderError(f"no bundled engine '{text}': use one of {known} after '{BUILTIN}'")
+        else:
+            path = Path(p)
+            if not path.is_file():
+                raise GraderError(f"engine '{p}' not found: give the path of a script file (or builtin:NAME)")
         engines.append(Engine(path.stem, path))
     names = [e.name for e in engines]
     if len(set(names)) < len(names):
@@ -397,4 +469,3 @@ def engine_list(paths: list[str]) -> list[Engine]:
     if len(engines) < 2:
         raise GraderError("a tournament needs at least two engines")
     return engines
-

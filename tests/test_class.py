@@ -138,7 +138,8 @@ def test_class_run_and_exports(klass):
     rows = list(csv.DictReader(io.StringIO((run / "grades.csv").read_text())))
     assert [r["name"] for r in rows] == ["alice", "bob", "carol"]
     assert rows[0] | {} == {"name": "alice", "total": "6", "max": "6", "+": "6", "M": "0", "Q": "0", "T": "0",
-                           "m": "0", "s": "0", "-": "0", "t": "0", "timeouts": "0", "crashes": "0"}  # fmt: skip
+                           "m": "0", "s": "0", "-": "0", "t": "0", "timeouts": "0", "crashes": "0",
+                           "complete": "yes", "note": ""}  # fmt: skip
     assert (rows[1]["total"], rows[1]["T"]) == ("3", "6")
 
     data = json.loads((run / "results.json").read_text())

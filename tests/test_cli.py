@@ -216,7 +216,7 @@ def test_grade_json_file(run, graded_folder):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["grade", "nope.py"], "Error: 'nope.py' not found: give script files or folders of submissions"),
+        (["grade", "nope.py"], "Error: script 'nope.py' not found: give the path of a script file"),
         (["grade", "canned.py", "--boards", "missing.txt"], "Error: board file 'missing.txt' not found: give the path of an existing file"),
         (["grade", "canned.json"], "Error: cannot run 'canned.json': make it executable (chmod +x) or add a command template for '.json' under 'commands' in config.yaml"),
     ],

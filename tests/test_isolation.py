@@ -10,14 +10,14 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import HANDOUT_BOARD, ROOT
-from grader import runner
+from grader import isolation as isolation_module
 from grader.board import Position
-from grader.boards import Plan
+from grader.plans import Plan
 from grader.cli import main
 from grader.errors import GraderError
 from grader.grading import Settings, grade
-from grader.runner import Limits, check_isolation
-from grader.solver import Solver
+from grader.isolation import check_isolation
+from grader.runner import Limits
 from test_hostile import HOSTILE, processes_of
 
 PLAN = Plan((Position.from_string(HANDOUT_BOARD, "x"),), None, "handout board")
@@ -56,7 +56,7 @@ def probe(tmp_path, port: int, isolation: str):
     secret.write_text("51")
     (tmp_path / "probe_port.txt").write_text(f"{port} {secret}")
     settings = Settings(limits=Limits(wall_seconds=10), isolation=isolation, jobs=1)
-    test = grade(tmp_path / "probe_isolation.py", PLAN, settings, Solver()).tests[0]
+    test = grade(tmp_path / "probe_isolation.py", PLAN, settings).tests[0]
     return test, json.loads(test.run.stdout_tail.splitlines()[0])
 
 
@@ -77,21 +77,21 @@ def test_isolation_cuts_network_and_hides_the_file_system(tmp_path, listener, is
 
 def test_isolated_script_imports_from_its_folder(isolation):
     settings = Settings(isolation=isolation, jobs=1)
-    result = grade(ROOT / "submissions" / "wrong_score.py", PLAN, settings, Solver())
+    result = grade(ROOT / "submissions" / "wrong_score.py", PLAN, settings)
     assert result.symbols == "Q", result.tests[0].diagnosis
 
 
 @pytest.mark.parametrize("stem", ["double_fork", "fork_bomb", "child_holds_pipe"])
 def test_isolated_hostile_scripts_leave_nothing(isolation, stem):
     limits = Limits(wall_seconds=1.5, processes=30)
-    result = grade(HOSTILE / f"{stem}.py", PLAN, Settings(limits=limits, isolation=isolation, jobs=1), Solver())
+    result = grade(HOSTILE / f"{stem}.py", PLAN, Settings(limits=limits, isolation=isolation, jobs=1))
     assert result.tests[0].run.wall_seconds < 2.5
     assert processes_of(stem) == []
 
 
 def test_missing_tool_is_a_clear_error(monkeypatch):
-    monkeypatch.setattr(runner.shutil, "which", lambda name: None)
-    monkeypatch.setattr(runner, "_checked", {})
+    monkeypatch.setattr(isolation_module, "_tool", lambda name: None)
+    monkeypatch.setattr(isolation_module, "_checked", {})
     with pytest.raises(GraderError) as e:
         check_isolation("bwrap")
     assert str(e.value) == (
@@ -101,8 +101,8 @@ def test_missing_tool_is_a_clear_error(monkeypatch):
 
 
 def test_cli_refuses_or_falls_back_when_the_tool_is_missing(tmp_path, monkeypatch):
-    monkeypatch.setattr(runner.shutil, "which", lambda name: None)
-    monkeypatch.setattr(runner, "_checked", {})
+    monkeypatch.setattr(isolation_module, "_tool", lambda name: None)
+    monkeypatch.setattr(isolation_module, "_checked", {})
     monkeypatch.chdir(tmp_path)
     (tmp_path / "b.txt").write_text(f"{HANDOUT_BOARD} x\n")
     script = str(ROOT / "submissions" / "negamax.py")

@@ -7,7 +7,8 @@ from click.testing import CliRunner
 
 import reference as ref
 from grader.board import Position
-from grader.boards import STANDARD_FIXED, file_plan, parse_empties, random_boards, read_boards, standard_plan
+from grader.boards import parse_empties, random_boards, read_boards
+from grader.plans import STANDARD_FIXED, load_plan, standard_plan
 from grader.cli import main
 from grader.errors import BoardError, BoardFileError
 from grader.solver import Solver
@@ -85,4 +86,4 @@ def test_file_plan_needs_a_legal_move(tmp_path):
     f = tmp_path / "b.txt"
     f.write_text("x" * 63 + ". o\n")  # o has no move
     with pytest.raises(BoardFileError, match="o has no legal move on this board"):
-        file_plan(f)
+        load_plan(f)
