@@ -66,17 +66,39 @@ def _parse_ffo(text: str, label: str) -> BoardEntry:
     return BoardEntry(pos, f"FFO #{number}" if number else label, best, score)
 
 
+def read_lines(path: str | Path, what: str) -> list[str]:
+    """The lines of a text file the user gave (``what``: 'board file', say), as UTF-8 with or
+    without a byte-order mark. Anything else is a BoardFileError naming the real cause."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise BoardFileError(f"{what} {str(p)!r} not found: give the path of an existing file") from None
+    except IsADirectoryError:
+        raise BoardFileError(f"{what} {str(p)!r} is a folder: give the path of a file") from None
+    except OSError as e:
+        raise BoardFileError(f"cannot read {what} {str(p)!r}: {e.strerror}") from None
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise BoardFileError(f"{what} {str(p)!r} is UTF-16 text: save it as UTF-8 (plain text)")
+    if b"\0" in data:
+        line = data.count(b"\n", 0, data.index(b"\0")) + 1
+        raise BoardFileError(f"{what} {str(p)!r} is not a text file (a NUL byte on line {line}): give a plain text file")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+        line = data.count(b"\n", 0, e.start + start) + 1
+        raise BoardFileError(
+            f"{what} {str(p)!r}: line {line} is not UTF-8 text (byte {data[e.start + start]:#04x}): save the file as UTF-8"
+        ) from None
+    return text.splitlines()
+
+
 def read_boards(path: str | Path) -> list[BoardEntry]:
     """Every position in a board file (see ``parse_board_line`` for the formats)."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BoardFileError(f"board file {str(p)!r} not found: give the path of an existing file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise BoardFileError(f"cannot read board file {str(p)!r}: {e}") from None
     entries = []
-    for i, line in enumerate(text.splitlines(), 1):
+    for i, line in enumerate(read_lines(p, "board file"), 1):
         entry = parse_board_line(line, f"{p}:{i}")
         if entry is not None:
             entries.append(entry)

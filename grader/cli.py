@@ -261,8 +261,13 @@ def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, 
     if interrupted:
         where = run.folder.path if run is not None else out
         hint = f": continue with  grader grade --resume {where}" if where else "."
-        click.echo(f"{interrupted[0].upper()}{interrupted[1:]}{hint}")
+        click.echo(f"{_sentence(interrupted)}{hint}")
         raise SystemExit(130)
+
+
+def _sentence(text: str) -> str:
+    """'interrupted (Ctrl-C)' -> 'Interrupted (Ctrl-C)'."""
+    return text[:1].upper() + text[1:]
 
 
 def _grading_line(what: str, plan: Any, settings: Settings) -> str:
@@ -463,7 +468,7 @@ def tournament(engine_paths: tuple[str, ...], rounds: int, openings_file: str | 
     click.echo(f"\n{len(result.games)} of {result.scheduled} games in {result.folder.path}: "
                "games.txt (transcripts), games.jsonl, results.json")  # fmt: skip
     if result.interrupted:
-        click.echo(f"{result.interrupted.capitalize()}: continue with  grader tournament --resume {result.folder.path}")
+        click.echo(f"{_sentence(result.interrupted)}: continue with  grader tournament --resume {result.folder.path}")
         raise SystemExit(130)
 
 

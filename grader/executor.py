@@ -13,9 +13,10 @@ every running script; ``drain()`` then yields what finished meanwhile.
 from __future__ import annotations
 
 import itertools
+import queue
 import threading
 from abc import ABC, abstractmethod
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Hashable, Iterable, Iterator
 
 from .runner import dedicate_this_thread
@@ -98,6 +99,7 @@ class LocalExecutor(Executor):
         self.jobs = max(1, jobs)
         self._pool = ThreadPoolExecutor(self.jobs, thread_name_prefix="grader-job")
         self._futures: dict[Future, Hashable] = {}
+        self._finished: queue.SimpleQueue[Future] = queue.SimpleQueue()
         self._local = threading.local()
         self._slots = itertools.count()
         self._stage = Stage()
@@ -111,7 +113,9 @@ class LocalExecutor(Executor):
         return task(worker)
 
     def submit(self, key: Hashable, task: Task) -> None:
-        self._futures[self._pool.submit(self._run, task)] = key
+        fut = self._pool.submit(self._run, task)
+        self._futures[fut] = key
+        fut.add_done_callback(self._finished.put)
 
     def cancel(self, keys: Iterable[Hashable]) -> set[Hashable]:
         keys, dropped = set(keys), set()
@@ -128,13 +132,14 @@ class LocalExecutor(Executor):
         return len(self._futures)
 
     def results(self) -> Iterator[tuple[Hashable, Any]]:
+        # A queue, not concurrent.futures.wait: Ctrl-C raises KeyboardInterrupt wherever the
+        # main thread is, and wait() can then leave its futures' locks held (a deadlock).
         while self._futures:
-            done, _ = wait(list(self._futures), return_when=FIRST_COMPLETED)
-            for fut in done:
-                key = self._futures.pop(fut)
-                if fut.cancelled() or isinstance(fut.exception(), Stopped):
-                    continue
-                yield key, fut.result()
+            fut = self._finished.get()
+            key = self._futures.pop(fut, None)
+            if key is None or fut.cancelled() or isinstance(fut.exception(), Stopped):
+                continue  # dropped by cancel(), or stopped
+            yield key, fut.result()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)

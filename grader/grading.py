@@ -381,6 +381,8 @@ class _Run:
             self.executor.stop.set(interrupted)
             for key, outcome in self.executor.drain():  # tests that finished while we were stopping
                 take(key, outcome)
+        if interrupted is None and self.executor.stop.is_set():  # stopped by a caller
+            interrupted = self.executor.stop.reason or "interrupted"
         return [st.result(interrupted) for st in students.values()]
 
     def judge(self, i: int, run: RunResult, claim: Claim) -> TestResult:

@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 
 from . import ratings
 from .board import Position, Scoring, final_score, parse_square, square_name
-from .boards import bundled
+from .boards import bundled, read_lines
 from .errors import BoardFileError, GraderError
 from .executor import Executor, LocalExecutor, Worker, interrupt_reason
 from .grading import Settings
@@ -139,12 +139,7 @@ def play_opening(moves: list[int]) -> Position:
 def read_openings(path: str | Path) -> list[str]:
     """Openings from a file: one move sequence per line, '#' comments and blank lines allowed."""
     p = Path(path)
-    try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except OSError as e:
-        raise BoardFileError(f"cannot read openings file '{p}': {e.strerror}: give an existing file") from None
-    except UnicodeDecodeError:
-        raise BoardFileError(f"openings file '{p}' is not text: one move sequence like f5d6c3 per line") from None
+    lines = read_lines(p, "openings file")
     out = []
     for i, line in enumerate(lines, 1):
         text = line.split("#", 1)[0].strip()
@@ -428,6 +423,8 @@ def run_tournament(
             ex.stop.set(interrupted)
             for _, game in ex.drain():  # games that ended while we were stopping
                 take(game)
+        if interrupted is None and ex.stop.is_set():  # stopped by a caller
+            interrupted = ex.stop.reason or "interrupted"
     played = [done[g.id] for g in games if g.id in done]
     names = [e.name for e in players]
     result = TournamentResult(
