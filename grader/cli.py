@@ -21,6 +21,8 @@ from .config import Config, load_config
 from .errors import GraderError, GraderWarning
 from .exports import check_output_file, write_exports, write_json
 from .grading import ClassRun, Settings, TestResult, grade as grade_script, grade_class, grade_submission
+from .doctor import describe as describe_diagnosis, diagnose as diagnose_machine
+from .isolation import ISOLATIONS, choose
 from .judge import SYMBOL_TABLE
 from .plans import load_plan, new_seed, standard_plan
 from .runfolder import RunFolder, check_new_folder
@@ -221,7 +223,7 @@ def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, 
             )
         run = _class_run(
             lambda **kw: grade_class(scripts, resume=resume, settings=Settings(jobs=jobs) if jobs else None,
-                                     entry=config.entry, **kw))  # fmt: skip
+                                     entry=config.entry, private=_private(config), **kw))  # fmt: skip
         results, single = run.results, False
     else:
         if not scripts:
@@ -236,12 +238,13 @@ def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, 
             check_new_folder(Path(out))
         if single:
             header = _grading_line(scripts[0], plan, settings) + (f"\nRun folder: {out}" if out else "")
-            results = [grade_script(scripts[0], plan, settings, out=out, on_start=lambda: click.echo(header),
-                                    on_test=_echo_symbol)]  # fmt: skip
+            results = [grade_script(scripts[0], plan, settings, out=out, private=_private(config, boards_file),
+                                    on_start=lambda: click.echo(header), on_test=_echo_symbol)]  # fmt: skip
             click.echo()
             run = None
         else:
-            run = _class_run(lambda **kw: grade_class(scripts, plan, settings, out=out, entry=config.entry, **kw))
+            run = _class_run(lambda **kw: grade_class(scripts, plan, settings, out=out, entry=config.entry,
+                                                      private=_private(config, boards_file), **kw))  # fmt: skip
             results = run.results
     if single:
         click.echo(report.summary(results[0]))
@@ -272,9 +275,19 @@ def _sentence(text: str) -> str:
 
 def _grading_line(what: str, plan: Any, settings: Settings) -> str:
     jobs = f"{settings.jobs} job{'s' if settings.jobs > 1 else ''}"
-    iso = "" if settings.isolation == "none" else f", isolation {settings.isolation}"
     return (f"Grading {what}: {len(plan.positions)} tests ({plan.source}), time limit "
-            f"{settings.limits.wall_seconds:g} s, {jobs}, scoring {settings.scoring}{iso}")  # fmt: skip
+            f"{settings.limits.wall_seconds:g} s, {jobs}, scoring {settings.scoring}, {_isolation_text(settings)}")  # fmt: skip
+
+
+def _isolation_text(settings: Settings) -> str:
+    """'isolation bwrap (auto)': what the scripts will run under on this machine."""
+    used = choose(settings.isolation, settings.python)
+    return f"isolation {used}" + (" (auto)" if settings.isolation == "auto" else "")
+
+
+def _private(config: Config, *files: str | None) -> list[str]:
+    """The user's files scripts must not read: the config file, plan and board files."""
+    return [f for f in (None if config.source == "built-in defaults" else config.source, *files) if f]
 
 
 def _echo_symbol(test: TestResult) -> None:
@@ -375,7 +388,7 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
     if not Path(submission).is_dir():
         raise GraderError(f"submission folder '{submission}' not found: give --submission DIR")
     sub = find_submission_folder(Path(submission), set(config.commands), config.entry)
-    result = grade_submission(sub, plan, settings)
+    result = grade_submission(sub, plan, settings, private=_private(config, boards_file))
     data = gradescope.results_json(result, time.monotonic() - start, visibility)
     write_json(results_file, data)
     click.echo(data["output"])
@@ -451,13 +464,15 @@ def tournament(engine_paths: tuple[str, ...], rounds: int, openings_file: str | 
         engines, games = len(folder.engines()), len(folder.games())
         click.echo(
             f"Tournament: {report.plural(engines, 'engine', 'engines')}, {report.plural(games, 'game', 'games')}, "
-            f"{run.limits.wall_seconds:g} s per move, {report.plural(run.jobs, 'job', 'jobs')}, scoring {settings.scoring}"
+            f"{run.limits.wall_seconds:g} s per move, {report.plural(run.jobs, 'job', 'jobs')}, scoring {settings.scoring}, "
+            f"{_isolation_text(run)}"
             + (f", adjudication at {settings.adjudicate} empties" if settings.adjudicate else "")
             + f"\nFolder: {folder.path}" + (f" ({played_before} games already played)" if resume else "")
         )
         played[0], total[0] = played_before, games
 
-    result = run_tournament(engine_paths, on_start=on_start, on_game=on_game, **kwargs)
+    result = run_tournament(engine_paths, on_start=on_start, on_game=on_game,
+                            private=_private(config, openings_file), **kwargs)  # fmt: skip
     names = [e.name for e in result.engines]
     click.echo()
     click.echo(report.standings_table(result.standings))
@@ -470,6 +485,30 @@ def tournament(engine_paths: tuple[str, ...], rounds: int, openings_file: str | 
     if result.interrupted:
         click.echo(f"{_sentence(result.interrupted)}: continue with  grader tournament --resume {result.folder.path}")
         raise SystemExit(130)
+
+
+# --- doctor -------------------------------------------------------------------------------
+
+
+@main.command(short_help="What isolation this machine offers, with a real attack to prove it.")
+@click.option("--isolation", type=click.Choice(ISOLATIONS), default=None, help="Check this isolation (default: config, auto).")
+@click.option("--no-attacks", is_flag=True, help="Only list the mechanisms and limits.")
+@config_option
+@_fail_cleanly
+def doctor(isolation: str | None, no_attacks: bool, config_path: str | None) -> None:
+    """Show which isolation this machine offers (and which 'auto' picks), the Python scripts
+    run with and the limits the system enforces; then run a real attacking script under that
+    isolation and report each attack as blocked or not. Exit status 1 if any got through.
+
+    \b
+    Example:
+      grader doctor
+    """
+    config = load_config(config_path)
+    found = diagnose_machine(isolation or config.isolation, config.python or sys.executable, not no_attacks)
+    click.echo(describe_diagnosis(found))
+    if found.attacks and not found.safe:
+        raise SystemExit(1)
 
 
 # --- boards -----------------------------------------------------------------------------

@@ -34,8 +34,7 @@ class Config:
 
     scoring: Scoring = Scoring.PLAIN
     limits: Limits = Limits()  # per test: wall and CPU seconds, memory, processes, output
-    isolation: str = "none"  # none | unshare | bwrap
-    isolation_fallback: bool = False  # run without isolation when its tool is missing
+    isolation: str = "auto"  # auto | bwrap | unshare | uid | none
     jobs: int | None = None  # tests at once; None: the number of cores
     seed: int | None = None  # the standard plan's seed; None: a new one each run
     python: str | None = None  # interpreter for .py scripts; None: the one running the grader
@@ -139,7 +138,6 @@ SCHEMA: dict[str, Validator] = {
         },
     ),
     "isolation": _choice(*ISOLATIONS),
-    "isolation_fallback": _bool,
     "jobs": _number(1, integer=True, optional=True),
     "seed": _number(0, integer=True, optional=True),
     "python": _optional_string,

@@ -13,14 +13,16 @@ every running script; ``drain()`` then yields what finished meanwhile.
 from __future__ import annotations
 
 import itertools
+import os
 import queue
 import threading
 from abc import ABC, abstractmethod
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Hashable, Iterable, Iterator
 
+from .isolation import Sandbox, choose, claim_uid
 from .runner import dedicate_this_thread
-from .scripts import Stage
+from .scripts import RunSettings, Stage
 from .stop import Stop, Stopped
 
 
@@ -30,6 +32,17 @@ class Worker:
     def __init__(self, slot: int, stop: Stop, stage: Stage):
         self.slot, self.stop, self.stage = slot, stop, stage
         self._cache: dict[Hashable, Any] = {}
+        self._uid: int | None = None
+
+    def sandbox(self, settings: RunSettings) -> Sandbox:
+        """The sandbox of this worker's runs: the mechanism the settings ask for (resolved on
+        this machine), and as root the worker's own unprivileged uid."""
+        mechanism = choose(settings.isolation, settings.python)
+        if os.geteuid() != 0 or mechanism == "none":
+            return Sandbox(mechanism)
+        if self._uid is None:
+            self._uid = claim_uid()
+        return Sandbox(mechanism, self._uid)
 
     def cached(self, key: Hashable, make: Callable[[], Any]) -> Any:
         """A value kept for this worker's later tasks (a solver and its table, say)."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Sequence
 from .board import Position, Scoring
 from .errors import GraderError, GraderWarning, RunFolderError
 from .executor import Executor, LocalExecutor, Worker, interrupt_reason
+from .isolation import guard
 from .judge import SYMBOLS, Answer, Verdict, judge
 from .parse import Claim
 from .plans import Plan, standard_plan
@@ -36,7 +37,7 @@ class Settings:
     """How scripts are run and judged."""
 
     limits: Limits = Limits()
-    isolation: str = "none"
+    isolation: str = "auto"
     jobs: int = 2
     scoring: Scoring = Scoring.PLAIN
     python: str = sys.executable
@@ -50,13 +51,7 @@ class Settings:
 
     @classmethod
     def from_config(cls, config: Config, **overrides: Any) -> Settings:
-        """Settings from a config file's values; ``overrides`` (options given) win.
-
-        A missing isolation tool stops with GraderError, or, with ``isolation_fallback``,
-        warns (GraderWarning) and runs without isolation.
-        """
-        from .isolation import check_isolation
-
+        """Settings from a config file's values; ``overrides`` (options given) win."""
         values: dict[str, Any] = {
             "limits": config.limits,
             "isolation": config.isolation,
@@ -66,14 +61,11 @@ class Settings:
             "commands": dict(config.commands),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
-        try:
-            check_isolation(values["isolation"])
-        except GraderError as e:
-            if not config.isolation_fallback:
-                raise
-            warnings.warn(f"{e}; running without isolation (isolation_fallback: true)", GraderWarning, stacklevel=2)
-            values["isolation"] = "none"
         return cls(**values)
+
+    def sandbox_mechanism(self, private: Sequence[Path] = (), strict: bool = True) -> str:
+        """The isolation mechanism scripts will run under here (see ``isolation.guard``)."""
+        return guard(self.isolation, self.python, private, strict)
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -264,7 +256,7 @@ class TestTask:
     settings: RunSettings
 
     def __call__(self, worker: Worker) -> tuple[RunResult, Claim]:
-        result, claim = run_script(self.script, self.position, self.settings, worker.stage, worker.stop)
+        result, claim = run_script(self.script, self.position, self.settings, worker)
         if result.interrupted:
             raise Stopped(worker.stop.reason)
         return result, claim
@@ -392,9 +384,12 @@ class _Run:
 
 
 def grade_submission(sub: Submission, plan: Plan, settings: Settings, executor: Executor | None = None,
-                     on_test: OnTest | None = None) -> ScriptResult:  # fmt: skip
-    """Every test of ``plan`` on one submission; a submission without a runnable script gets
-    0 with the reason in ``stopped`` (as in a class)."""
+                     on_test: OnTest | None = None, private: Sequence[str | Path] = ()) -> ScriptResult:  # fmt: skip
+    """Every test of ``plan`` on one submission, graded for real (a machine that cannot
+    isolate it is an error, as for a class); a submission without a runnable script gets 0
+    with the reason in ``stopped``."""
+    settings.run.check()
+    settings.sandbox_mechanism([*([sub.folder or sub.path] if sub.path else []), *map(Path, private)])
     scripts, (sub,) = _load_scripts([sub], settings)
     with executor or LocalExecutor(settings.jobs) as ex:
         (result,) = _Run(plan, settings, ex).grade([sub], scripts, on_test=on_test)
@@ -407,6 +402,7 @@ def grade(
     settings: Settings | None = None,
     *,
     out: str | Path | None = None,
+    private: Sequence[str | Path] = (),
     on_start: Callable[[], None] | None = None,
     on_test: Callable[[TestResult], None] | None = None,
     executor: Executor | None = None,
@@ -415,9 +411,11 @@ def grade(
 
     The script runs with the files of its folder beside it. ``on_start`` is called once the
     script is found runnable, ``on_test`` with each result in test order; ``out`` also
-    records the run in a new run folder, with its exports. Raises
-    GraderError when the script is missing or cannot be run; whatever the script does is a
-    verdict. Ctrl-C returns the tests that finished, with ``interrupted`` set.
+    records the run in a new run folder, with its exports. Raises GraderError when the
+    script is missing or cannot be run; whatever the script does is a verdict. Without a run
+    folder, a machine that cannot isolate scripts is a warning (a self-test); with one, an
+    error. ``private``: your files the script must not read (config, plans), checked where
+    only permissions keep it out. Ctrl-C returns the tests that finished, ``interrupted`` set.
     """
     plan = plan or standard_plan()
     settings = settings or Settings()
@@ -426,6 +424,7 @@ def grade(
     loaded = {sub.name: sub.script()}
     loaded[sub.name].command(settings.run)  # a missing or unrunnable script is the user's error here
     settings.run.check()
+    mechanism = settings.sandbox_mechanism([*map(Path, private), *([Path(out)] if out else [])], out is not None)
     if on_start:
         on_start()
     each = (lambda _, t: on_test(t)) if on_test else None
@@ -436,7 +435,7 @@ def grade(
         from .runfolder import RunFolder
 
         folder = RunFolder.create(out, plan, settings)
-        result = _in_folder(folder, [sub], plan, settings, False, None, each, None, executor, True, loaded).results[0]
+        result = _in_folder(folder, [sub], plan, settings, mechanism, False, None, each, None, executor, True, loaded).results[0]
     result.script = str(script)
     return result
 
@@ -459,6 +458,7 @@ def grade_class(
     out: str | Path | None = None,
     resume: str | Path | None = None,
     entry: str | None = None,
+    private: Sequence[str | Path] = (),
     on_start: Callable[[RunFolder, int, int], None] | None = None,
     on_test: OnTest | None = None,
     on_student: OnStudent | None = None,
@@ -475,7 +475,9 @@ def grade_class(
     folder is ready,
     ``on_test(name, test)`` for each test as recorded, ``on_student`` with each student's
     result once complete. The exports (grades.csv, results.json, junit.xml, report.html) are
-    written at the end unless ``exports`` is false.
+    written at the end unless ``exports`` is false. Before anything runs, the isolation is
+    checked (GraderError where scripts could reach the grades); ``private`` names more of your
+    files the scripts must not read (config, plan files).
     """
     from .runfolder import RunFolder, default_path
     from .submissions import find_submissions
@@ -487,17 +489,23 @@ def grade_class(
         for sub in subs:
             if sub.path is not None and not sub.path.exists():
                 raise RunFolderError(f"the script of '{sub.name}' ({sub.path}) is gone: restore it, or give the scripts to grade")
+        settings.run.check()
+        mechanism = settings.sandbox_mechanism([folder.path, *(s.folder or s.path for s in subs if s.path), *map(Path, private)])
     else:
         if not paths:
             raise GraderError("give the scripts or folders to grade (or a run folder to resume)")
         plan = plan or standard_plan()
         settings = settings or Settings()
         subs = find_submissions(list(paths), set(settings.commands), entry)
-        folder = RunFolder.create(out or default_path(), plan, settings)
-    return _in_folder(folder, subs, plan, settings, resume is not None, on_start, on_test, on_student, executor, exports)
+        target = Path(out or default_path())
+        settings.run.check()
+        mechanism = settings.sandbox_mechanism([*map(Path, paths), *map(Path, private)])
+        folder = RunFolder.create(target, plan, settings)
+    return _in_folder(folder, subs, plan, settings, mechanism, resume is not None, on_start, on_test, on_student,
+                      executor, exports)  # fmt: skip
 
 
-def _in_folder(folder: RunFolder, subs: Sequence[Submission], plan: Plan, settings: Settings, resumed: bool,
+def _in_folder(folder: RunFolder, subs: Sequence[Submission], plan: Plan, settings: Settings, mechanism: str, resumed: bool,
                on_start: Callable[[RunFolder, int, int], None] | None, on_test: OnTest | None,
                on_student: OnStudent | None, executor: Executor | None, exports: bool,
                scripts: dict[str, Script] | None = None) -> ClassRun:  # fmt: skip
@@ -508,6 +516,7 @@ def _in_folder(folder: RunFolder, subs: Sequence[Submission], plan: Plan, settin
     settings.run.check()
     if scripts is None:
         scripts, subs = _load_scripts(subs, settings)
+    folder.meta["isolation_used"] = mechanism  # written by register(), just below
     digests = folder.register(list(subs), {name: s.digest for name, s in scripts.items()})
     previous = folder.recorded() if resumed else {}
     if on_start:

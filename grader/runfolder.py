@@ -15,12 +15,15 @@ import datetime
 import json
 import os
 import threading
+import uuid
+import warnings
 from pathlib import Path
 from typing import Any
 
 from . import __version__
 from .board import Position
-from .errors import GraderError, RunFolderError
+from .errors import GraderError, GraderWarning, RunFolderError
+from .seals import SEAL, load_key, new_key, seal, sealed
 from .grading import ScriptResult, Settings, Submission, TestResult
 from .plans import Plan
 
@@ -54,21 +57,26 @@ class RecordFolder:
     WRITER = ""  # what writes such folders, for messages
     REQUIRED: tuple[str, ...] = ()  # keys META must have
 
-    def __init__(self, path: Path, meta: dict[str, Any]):
+    def __init__(self, path: Path, meta: dict[str, Any], key: bytes):
         self.path = path
         self.meta = meta
+        self._key = key
         self._lock = threading.Lock()
         self._ended = False  # checked that the lines file ends with a whole line
+        self.tampered: list[dict[str, Any]] = []  # records whose seal failed, as last read (with their line)
 
     @classmethod
     def _create(cls, path: str | Path, meta: dict[str, Any]):
         p = Path(path)
         check_new_folder(p, cls.KIND)
         try:
-            p.mkdir(parents=True, exist_ok=True)
+            p.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.chmod(p, 0o700)  # the user's own: nobody else reads the records
         except OSError as e:
             raise RunFolderError(f"cannot create {cls.KIND} folder '{p}': {e.strerror}") from None
-        folder = cls(p, {"grader_version": __version__, "created": datetime.datetime.now().isoformat(timespec="seconds"), **meta})
+        run_id = uuid.uuid4().hex
+        created = datetime.datetime.now().isoformat(timespec="seconds")
+        folder = cls(p, {"grader_version": __version__, "created": created, "run_id": run_id, **meta}, new_key(run_id))
         folder._write_meta()
         return folder
 
@@ -77,13 +85,22 @@ class RecordFolder:
         p = Path(path)
         try:
             meta = json.loads((p / cls.META).read_text(encoding="utf-8"))
-            missing = [k for k in cls.REQUIRED if k not in meta]
+            missing = [k for k in (*cls.REQUIRED, "run_id") if k not in meta]
             if missing:
                 raise ValueError(f"no {', '.join(missing)}")
-            folder = cls(p, meta)
-            folder._check()
         except FileNotFoundError:
             raise RunFolderError(f"'{p}' is not a {cls.KIND} folder (no {cls.META}): give the folder {cls.WRITER} wrote") from None
+        except (OSError, ValueError, TypeError) as e:
+            raise RunFolderError(f"cannot read {cls.KIND} folder '{p}': {cls.META} is damaged ({e!r})") from None
+        key = load_key(str(meta["run_id"]), p)
+        if not sealed(key, meta):
+            raise RunFolderError(
+                f"'{p / cls.META}' was changed after the grader wrote it (its seal does not match): "
+                "its results cannot be trusted; grade again into a new folder"
+            )
+        folder = cls(p, meta, key)
+        try:
+            folder._check()
         except (OSError, ValueError, TypeError, KeyError, AttributeError, GraderError) as e:
             raise RunFolderError(f"cannot read {cls.KIND} folder '{p}': {cls.META} is damaged ({e!r})") from None
         return folder
@@ -92,6 +109,7 @@ class RecordFolder:
         """Raise if the description cannot be used (it was damaged)."""
 
     def _write_meta(self) -> None:
+        self.meta[SEAL] = seal(self._key, self.meta)
         tmp = self.path / (self.META + ".tmp")
         try:
             tmp.write_text(json.dumps(self.meta, indent=1), encoding="utf-8")
@@ -103,7 +121,7 @@ class RecordFolder:
     def _append(self, record: dict[str, Any]) -> None:
         """One whole line, written and closed (so flushed) before the next. A line left cut
         short by an earlier kill is ended first, so that it cannot swallow this one."""
-        line = json.dumps(record, separators=(",", ":")) + "\n"
+        line = json.dumps({**record, SEAL: seal(self._key, record)}, separators=(",", ":")) + "\n"
         path = self.path / self.LINES
         with self._lock:
             try:
@@ -119,19 +137,35 @@ class RecordFolder:
                 raise RunFolderError(f"cannot write {path}: {e.strerror}") from None
 
     def _records(self) -> list[dict[str, Any]]:
+        """The records whose seal holds; the others go to ``tampered`` (never used)."""
         try:
             text = (self.path / self.LINES).read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:
             return []
-        records = []
-        for line in text.splitlines():
+        records, self.tampered = [], []
+        for number, line in enumerate(text.splitlines(), 1):
             try:
                 record = json.loads(line)
             except ValueError:
                 continue  # a line cut short when the run was killed
-            if isinstance(record, dict):
+            if not isinstance(record, dict):
+                continue
+            if sealed(self._key, record):
+                del record[SEAL]
                 records.append(record)
+            else:
+                self.tampered.append({**record, "line": number})
         return records
+
+    def tampering(self) -> str | None:
+        """A warning naming the records that failed their seal at the last read, if any."""
+        if not self.tampered:
+            return None
+        lines = ", ".join(str(r["line"]) for r in self.tampered[:10]) + (" ..." if len(self.tampered) > 10 else "")
+        return (
+            f"{len(self.tampered)} record(s) of {self.path / self.LINES} fail their seal (line {lines}): they were "
+            "changed after the grader wrote them, so they are left out of every result (--resume runs them again)"
+        )
 
 
 class RunFolder(RecordFolder):
@@ -233,6 +267,11 @@ class RunFolder(RecordFolder):
             interrupted = stopped is None and len(tests) < n
             if interrupted:
                 stopped = f"incomplete: {len(tests)} of {n} tests recorded"
+                forged = sum(r.get("student") == sub.name for r in self.tampered)
+                if forged:
+                    stopped += f" ({forged} record(s) failed their seal)"
             seconds = sum(t.run.wall_seconds for t in tests)
             out.append(ScriptResult(str(sub.path or ""), plan, tests, seconds, stopped, interrupted, sub.name))
+        if self.tampering():
+            warnings.warn(self.tampering(), GraderWarning, stacklevel=2)
         return out

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .isolation import isolation_prefix
+from .isolation import Sandbox, kill_uid, preexec_for, wrap
 from .stop import Stop
 
 _READ = 1 << 16
@@ -163,20 +163,22 @@ def script_env(workdir: str) -> dict[str, str]:
 _lock = threading.Lock()  # held while starting a script and while sweeping orphans
 _live: set[int] = set()  # pid of each running script, whatever run it belongs to
 _script_pids: collections.deque[int] = collections.deque(maxlen=4096)  # scripts started lately
-_subreaper_done = False
+_adopting = 0  # runs under way whose scripts' orphans we adopt
 
 
-def _become_subreaper() -> None:
-    """Orphans of scripts (double forks, daemons) become our children, so we can reap them."""
-    global _subreaper_done
-    if _subreaper_done or not os.path.exists("/proc/self/task"):
-        return
-    _subreaper_done = True
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-    except (OSError, AttributeError):
-        pass
+def _adopt_orphans(on: bool) -> None:
+    """Be a child subreaper while runs need it: orphans of scripts (double forks, daemons)
+    become our children, to kill and reap. Only runs without a process namespace need it
+    ('none', 'uid'); under bwrap or unshare nothing escapes the namespace, and what a dying
+    namespace leaves behind is better left to init than adopted."""
+    global _adopting
+    with _lock:
+        _adopting += 1 if on else -1
+        if (on and _adopting == 1) or (not on and _adopting == 0):
+            try:
+                ctypes.CDLL(None, use_errno=True).prctl(36, int(on), 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+            except (OSError, AttributeError):
+                pass
 
 
 def _our_children() -> set[int]:
@@ -275,7 +277,7 @@ class _Cgroup:
         tid = str(threading.get_native_id())
         with cls._lock:
             free = [c for c in cls._all if not c.tasks()]
-            cgroup = free[0] if free else cls(base / f"grader-{os.getpid()}-{next(cls._counter)}")
+            cgroup = free[0] if free else cls(base / f"grader-{_process_id(os.getpid())}-{next(cls._counter)}")
             try:
                 if not free:
                     cgroup.path.mkdir()
@@ -299,22 +301,36 @@ class _Cgroup:
     def _find_base(cls) -> Path | None:
         if not cls._probed:
             cls._probed = True
-            probe = Path("/sys/fs/cgroup/pids") / f"grader-probe-{os.getpid()}"
-            for stale in probe.parent.glob("grader-*"):  # left by a grader that was killed
-                owner = stale.name.split("-")[1]
-                if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
-                    try:
-                        stale.rmdir()
-                    except OSError:
-                        pass
+            base = Path("/sys/fs/cgroup/pids")
+            probe = base / f"grader-{_process_id(os.getpid())}-probe"
+            cls._remove_stale(base)
             try:
                 probe.mkdir()
                 ok = (probe / "pids.max").exists() and (probe / "tasks").exists()
                 probe.rmdir()
-                cls._base = probe.parent if ok else None
+                cls._base = base if ok else None
             except OSError:
                 pass
         return cls._base
+
+    @staticmethod
+    def _remove_stale(base: Path) -> None:
+        """Remove the cgroups of graders that died without removing theirs (killed with
+        SIGKILL), killing what still runs in them. A cgroup is named after its grader's pid
+        and start time, so a live grader's, or a reused pid's, is never taken for stale."""
+        for stale in base.glob("grader-*"):
+            owner = stale.name.split("-")[1:3]
+            if len(owner) == 2 and owner[0].isdigit() and _process_id(int(owner[0])) != "-".join(owner):
+                try:
+                    for pid in (stale / "cgroup.procs").read_text().split():
+                        _signal(int(pid), signal.SIGKILL)
+                    for _ in range(100):
+                        if not (stale / "cgroup.procs").read_text().split():
+                            break
+                        time.sleep(0.01)
+                    stale.rmdir()
+                except OSError:
+                    pass
 
     def kill(self) -> bool:
         """SIGKILL every process in the cgroup but the grader; True if there were any."""
@@ -337,6 +353,15 @@ class _Cgroup:
                 cgroup.path.rmdir()
             except OSError:
                 pass
+
+
+def _process_id(pid: int) -> str | None:
+    """'PID-STARTTIME': a process, told apart from a later one given the same pid."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f"{pid}-{f.read().rsplit(')', 1)[1].split()[19]}"
+    except (OSError, IndexError):
+        return None
 
 
 def dedicate_this_thread() -> None:
@@ -379,12 +404,14 @@ def _rlimits(limits: Limits, nproc: int | None) -> list[tuple[int, tuple[int, in
     return out
 
 
-def _preexec(rlimits: list[tuple[int, tuple[int, int]]]) -> Callable[[], None]:
-    """Runs in the child between fork and exec: set the resource limits."""
+def _preexec(rlimits: list[tuple[int, tuple[int, int]]], then: Callable[[], None] | None) -> Callable[[], None]:
+    """Runs in the child between fork and exec: set the resource limits, then ``then``."""
 
     def setup() -> None:
         for kind, values in rlimits:
             resource.setrlimit(kind, values)
+        if then:
+            then()
 
     return setup
 
@@ -396,36 +423,55 @@ def run(
     command: Sequence[str],
     limits: Limits | float,
     on_stdout: Callable[[bytes], None] | None = None,
-    isolation: str = "none",
+    sandbox: Sandbox | str = Sandbox(),
     stop: Stop | None = None,
+    script_dir: str | None = None,
 ) -> RunResult:
-    """Run ``command`` in a fresh temporary directory under ``limits`` (or a wall-clock limit).
+    """Run ``command`` in a fresh temporary directory under ``limits`` (or a wall-clock limit)
+    and ``sandbox`` (or a mechanism's name), ``script_dir`` being the script's own folder.
 
     Setting ``stop`` kills the script at once; a run asked for after it is set never starts.
     """
     if not isinstance(limits, Limits):
         limits = Limits(wall_seconds=float(limits))
+    if isinstance(sandbox, str):
+        sandbox = Sandbox(sandbox)
     stop = stop or Stop()
     if stop.is_set():
         return RunResult(None, False, 0.0, 0.0, interrupted=True)
-    _become_subreaper()
+    adopt = sandbox.mechanism in ("none", "uid")
+    if adopt:
+        _adopt_orphans(True)
     workdir = tempfile.mkdtemp(prefix="grader-")
     try:
-        if isolation == "unshare":
+        if sandbox.mechanism == "unshare":
             os.mkdir(workdir + ".root")  # mount point of the script's private root
-        argv = isolation_prefix(isolation, command, workdir)
-        return _Run(argv, limits, on_stdout, workdir, stop).result()
+        if sandbox.mechanism == "uid" and script_dir:  # no mounts: the script reads a copy of its folder
+            copy = os.path.join(workdir, "submission")
+            shutil.copytree(script_dir, copy)
+            command = [part.replace(script_dir, copy) for part in command]
+            script_dir = copy
+        if sandbox.uid is not None:
+            for path in [workdir, *(str(p) for p in Path(workdir).rglob("*"))]:
+                os.lchown(path, sandbox.uid, sandbox.uid)
+        argv = wrap(sandbox, command, workdir, script_dir, limits.processes)
+        return _Run(argv, limits, on_stdout, workdir, stop, sandbox).result()
     finally:
+        if sandbox.mechanism == "uid" and sandbox.uid is not None:
+            kill_uid(sandbox.uid)  # nothing of the slot's uid outlives its test
         shutil.rmtree(workdir, ignore_errors=True)
-        if isolation == "unshare":
+        if sandbox.mechanism == "unshare":
             shutil.rmtree(workdir + ".root", ignore_errors=True)
+        if adopt:
+            _adopt_orphans(False)
 
 
 class _Run:
     """One run: start, pump output until the end or a limit, then clean up everything."""
 
-    def __init__(self, argv: list[str], limits: Limits, on_stdout, workdir: str, stop: Stop):
+    def __init__(self, argv: list[str], limits: Limits, on_stdout, workdir: str, stop: Stop, sandbox: Sandbox):
         self.argv, self.limits, self.on_stdout, self.workdir, self.stop = argv, limits, on_stdout, workdir, stop
+        self.sandbox = sandbox
         self.out_tail, self.err_tail = bytearray(), bytearray()
         self.stdout_bytes = 0
         self.output_limited = False
@@ -434,7 +480,9 @@ class _Run:
     def result(self) -> RunResult:
         limits = self.limits
         nproc = None
-        if limits.processes and os.geteuid() != 0:  # RLIMIT_NPROC counts all our processes; root ignores it
+        if limits.processes and self.sandbox.mechanism == "uid":  # the slot's uid runs nothing but this script
+            nproc = limits.processes  # (the other mechanisms set it inside their sandbox: wrap())
+        elif limits.processes and self.sandbox.uid is None and os.geteuid() != 0:  # RLIMIT_NPROC counts all our processes; root ignores it
             nproc = _user_processes() + limits.processes
         cgroup = _Cgroup.for_this_thread(limits.processes)
         rlimits = _rlimits(limits, nproc)
@@ -450,7 +498,8 @@ class _Run:
                     env=script_env(self.workdir),
                     start_new_session=True,
                     bufsize=0,
-                    preexec_fn=_preexec(rlimits),
+                    preexec_fn=_preexec(rlimits, preexec_for(self.sandbox)),
+                    **_as_uid(self.sandbox),
                 )
                 _live.add(proc.pid)
                 _script_pids.append(proc.pid)
@@ -468,6 +517,8 @@ class _Run:
             status, usage = self._clean_up(proc, cgroup)
         wall = (self.ended or time.monotonic()) - start  # the script's own time, not our cleanup
         exit_code = os.waitstatus_to_exitcode(status)
+        if self.sandbox.mechanism in ("bwrap", "unshare") and 128 < exit_code < 128 + 65:
+            exit_code = 128 - exit_code  # the namespace's first process exits 128+N when the script dies of signal N
         cpu = usage.ru_utime + usage.ru_stime
         # SIGXCPU comes from RLIMIT_CPU; past its hard limit a second later the kernel sends SIGKILL.
         cpu_limited = bool(limits.cpu_seconds) and not timed_out and cpu >= 0.9 * (limits.cpu_seconds or 0) and (
@@ -572,6 +623,14 @@ class _Run:
         proc.stderr.close()  # type: ignore[union-attr]
         proc.returncode = os.waitstatus_to_exitcode(status)
         return status, usage
+
+
+def _as_uid(sandbox: Sandbox) -> dict:
+    """Popen's arguments that start the script as the slot's uid ('uid'; the other mechanisms
+    switch uid inside their sandbox, after building it as root)."""
+    if sandbox.mechanism == "uid" and sandbox.uid is not None:
+        return {"user": sandbox.uid, "group": sandbox.uid, "extra_groups": []}
+    return {}
 
 
 def _kill_group(pid: int, cgroup: _Cgroup | None) -> None:

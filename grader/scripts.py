@@ -17,11 +17,12 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Protocol
 
 from . import runner
 from .board import Position
 from .errors import GraderError
+from .isolation import Sandbox
 from .parse import Claim, OutputScanner
 from .runner import Limits, RunResult
 from .stop import Stop
@@ -195,14 +196,21 @@ class Stage:
             self._root, self._made = None, {}
 
 
-def run_script(
-    script: Script, pos: Position, settings: RunSettings, stage: Stage, stop: Stop | None = None
-) -> tuple[RunResult, Claim]:
+class Runs(Protocol):
+    """Where a script runs (an executor's Worker): its staged copies, its stop, its sandbox."""
+
+    stage: Stage
+    stop: Stop
+
+    def sandbox(self, settings: RunSettings) -> Sandbox: ...
+
+
+def run_script(script: Script, pos: Position, settings: RunSettings, where: Runs) -> tuple[RunResult, Claim]:
     """Run the script on one position; return how it ran and what it claimed."""
-    folder = str(stage.folder(script))
+    folder = str(where.stage.folder(script))
     fields = {"board": pos.board_string(), "token": pos.token, "dir": folder}
     argv = [part.replace("{dir}", fields["dir"]).replace("{board}", fields["board"]).replace("{token}", fields["token"])
             for part in script.command(settings)]  # fmt: skip
     scanner = OutputScanner()
-    result = runner.run(argv, settings.limits, scanner.feed, settings.isolation, stop)
+    result = runner.run(argv, settings.limits, scanner.feed, where.sandbox(settings), where.stop, folder)
     return result, scanner.claim()

@@ -205,7 +205,7 @@ def play_game(game: Game, scripts: dict[str, Script], settings: TournamentSettin
             game.reason = "adjudicated"
             break
         token = pos.token
-        result, claim = run_script(scripts[names[token]], pos, run, worker.stage, worker.stop)
+        result, claim = run_script(scripts[names[token]], pos, run, worker)
         if result.interrupted:
             raise Stopped(worker.stop.reason)
         game.move_times.append([round(result.wall_seconds, 4), round(result.cpu_seconds, 4)])
@@ -367,6 +367,7 @@ def run_tournament(
     out: str | Path | None = None,
     resume: str | Path | None = None,
     jobs: int | None = None,
+    private: Sequence[str | Path] = (),
     on_start: Callable[[TournamentFolder, TournamentSettings, int], None] | None = None,
     on_game: Callable[[Game], None] | None = None,
     executor: Executor | None = None,
@@ -377,7 +378,8 @@ def run_tournament(
     Openings: the given move sequences, else random legal openings of ``opening_plies`` moves
     from ``seed``, one per round. ``resume`` continues a folder with its own engines, schedule
     and settings (``jobs`` may change), playing only the games not recorded and those of an
-    engine whose script changed. ``on_start(folder, settings, games played before)`` is called
+    engine whose script changed. Before any game, the isolation is checked as for a class
+    (``private``: more files the engines must not read). ``on_start(folder, settings, games played before)`` is called
     once the folder is ready, ``on_game`` with each game as it ends. Ctrl-C keeps the games that
     ended (``interrupted`` set).
     """
@@ -387,6 +389,7 @@ def run_tournament(
         for e in players:
             if not e.path.is_file():
                 raise GraderError(f"the script of engine '{e.name}' ({e.path}) is gone: restore it to resume")
+        settings.run.sandbox_mechanism([folder.path, *(e.path for e in players), *map(Path, private)])
     else:
         players = engine_list(engines)
         settings = settings or TournamentSettings()
@@ -395,6 +398,7 @@ def run_tournament(
         seed = new_seed() if seed is None else seed
         openings = openings or random_openings(seed, opening_plies, rounds)
         games = schedule([e.name for e in players], openings, rounds)
+        settings.run.sandbox_mechanism([*(e.path for e in players), *map(Path, private)])
         folder = TournamentFolder.create(out or default_folder(), players, games, settings, seed)
     scripts = {e.name: e.script() for e in players}
     for script in scripts.values():

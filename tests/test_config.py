@@ -40,7 +40,7 @@ def test_empty_file_means_defaults(tmp_path):
     "text, message",
     [
         ("scorng: plain\n", r"unknown key 'scorng' \(did you mean 'scoring'\?\); known keys: scoring"),
-        ("colour: red\n", "unknown key 'colour'; known keys: scoring, limits, isolation, isolation_fallback, jobs, seed, python, commands, entry, tournament$"),
+        ("colour: red\n", "unknown key 'colour'; known keys: scoring, limits, isolation, jobs, seed, python, commands, entry, tournament$"),
         ("limits:\n  wall_seconds: soon\n", "'limits.wall_seconds' must be a number; got 'soon'"),
         ("limits:\n  wall_seconds: 0\n", "'limits.wall_seconds' must be greater than 0; got 0"),
         ("limits:\n  wall_seconds: true\n", "'limits.wall_seconds' must be a number; got True"),
@@ -48,8 +48,8 @@ def test_empty_file_means_defaults(tmp_path):
         ("limits:\n  memory_mb: 2\n", "'limits.memory_mb' must be at least 16; got 2"),
         ("limits:\n  processes: many\n", "'limits.processes' must be a whole number or null; got 'many'"),
         ("limits: 5\n", "'limits' must be a mapping with keys wall_seconds, cpu_seconds, memory_mb, processes, output_bytes; got 5"),
-        ("isolation: docker\n", "'isolation' must be one of none, unshare, bwrap; got 'docker'"),
-        ("isolation_fallback: maybe\n", "'isolation_fallback' must be true or false; got 'maybe'"),
+        ("isolation: docker\n", "'isolation' must be one of auto, none, bwrap, unshare, uid; got 'docker'"),
+        ("isolation_fallback: true\n", r"unknown key 'isolation_fallback' \(did you mean 'isolation'\?\)"),
         ("time_limit: 5\n", "unknown key 'time_limit'"),
         ("jobs: 0\n", "'jobs' must be at least 1; got 0"),
         ("jobs: 1.5\n", "'jobs' must be a whole number or null; got 1.5"),
@@ -73,13 +73,14 @@ def test_bad_configs_name_the_key_and_the_fix(tmp_path, text, message):
 def test_every_key(tmp_path):
     text = (
         "scoring: winner-takes-empties\nlimits:\n  wall_seconds: 2.5\n  memory_mb: null\njobs: 3\nseed: 9\n"
-        "python: /usr/bin/python3\nisolation: unshare\nisolation_fallback: true\n"
+        "python: /usr/bin/python3\nisolation: unshare\n"
         "commands:\n  .JAVA: 'java -cp {dir} {stem} {board} {token}'\n"
     )
     cfg = load_config(write(tmp_path, text))
-    assert (cfg.scoring, cfg.jobs, cfg.seed, cfg.python, cfg.isolation, cfg.isolation_fallback) == (
-        Scoring.WINNER_TAKES_EMPTIES, 3, 9, "/usr/bin/python3", "unshare", True
+    assert (cfg.scoring, cfg.jobs, cfg.seed, cfg.python, cfg.isolation) == (
+        Scoring.WINNER_TAKES_EMPTIES, 3, 9, "/usr/bin/python3", "unshare"
     )
+    assert load_config(write(tmp_path, "")).isolation == "auto"
     assert cfg.limits == Limits(wall_seconds=2.5, memory_mb=None)
     assert cfg.commands == {".java": "java -cp {dir} {stem} {board} {token}"}
     nulls = load_config(write(tmp_path, "jobs: null\nseed: null\npython: null\ncommands: null\n"))

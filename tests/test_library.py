@@ -65,7 +65,8 @@ def test_the_readme_python_example_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     namespace: dict = {}
     exec(compile(code.replace("runs/lab5", str(tmp_path / "lab5")), "README.md", "exec"), namespace)
-    assert namespace["result"].total == 100
+    result = namespace["result"]
+    assert result.total == 100, (result.tests[0].diagnosis, result.tests[0].run.stderr_tail)
 
 
 def test_public_names():
