@@ -64,8 +64,8 @@ _UNSHARE_SETUP = r"""
 set -e
 root=$1; work=$2; shift 2
 mount -t tmpfs -o mode=755 grader-root "$root"
-ro() { mkdir -p "$root$1"; mount --rbind "$1" "$root$1"; mount -o remount,bind,ro "$root$1"; }
-rofile() { mkdir -p "$root$(dirname "$1")"; touch "$root$1"; mount --bind "$1" "$root$1"; mount -o remount,bind,ro "$root$1"; }
+ro() { mkdir -p "$root$1"; mount --rbind -o ro "$1" "$root$1"; }
+rofile() { mkdir -p "$root$(dirname "$1")"; touch "$root$1"; mount --bind -o ro "$1" "$root$1"; }
 for d in /usr /bin /sbin /lib /lib32 /lib64 /libx32 /etc /opt; do
   if [ -L "$d" ]; then ln -s "$(readlink "$d")" "$root$d"; elif [ -d "$d" ]; then ro "$d"; fi
 done

@@ -454,8 +454,9 @@ def run(
         if sandbox.uid is not None:
             for path in [workdir, *(str(p) for p in Path(workdir).rglob("*"))]:
                 os.lchown(path, sandbox.uid, sandbox.uid)
-        argv = wrap(sandbox, command, workdir, script_dir, limits.processes)
-        return _Run(argv, limits, on_stdout, workdir, stop, sandbox).result()
+        cgroup = _Cgroup.for_this_thread(limits.processes)
+        argv = wrap(sandbox, command, workdir, script_dir, None if cgroup else limits.processes)  # a cgroup caps processes
+        return _Run(argv, limits, on_stdout, workdir, stop, sandbox, cgroup).result()
     finally:
         if sandbox.mechanism == "uid" and sandbox.uid is not None:
             kill_uid(sandbox.uid)  # nothing of the slot's uid outlives its test
@@ -469,9 +470,10 @@ def run(
 class _Run:
     """One run: start, pump output until the end or a limit, then clean up everything."""
 
-    def __init__(self, argv: list[str], limits: Limits, on_stdout, workdir: str, stop: Stop, sandbox: Sandbox):
+    def __init__(self, argv: list[str], limits: Limits, on_stdout, workdir: str, stop: Stop, sandbox: Sandbox,
+                 cgroup: _Cgroup | None):  # fmt: skip
         self.argv, self.limits, self.on_stdout, self.workdir, self.stop = argv, limits, on_stdout, workdir, stop
-        self.sandbox = sandbox
+        self.sandbox, self.cgroup = sandbox, cgroup
         self.out_tail, self.err_tail = bytearray(), bytearray()
         self.stdout_bytes = 0
         self.output_limited = False
@@ -484,7 +486,7 @@ class _Run:
             nproc = limits.processes  # (the other mechanisms set it inside their sandbox: wrap())
         elif limits.processes and self.sandbox.uid is None and os.geteuid() != 0:  # RLIMIT_NPROC counts all our processes; root ignores it
             nproc = _user_processes() + limits.processes
-        cgroup = _Cgroup.for_this_thread(limits.processes)
+        cgroup = self.cgroup
         rlimits = _rlimits(limits, nproc)
         start = time.monotonic()
         try:
