@@ -15,8 +15,8 @@ from typing import Any, Callable
 import click
 
 from . import __version__, gradescope, report
-from .board import SCORING_NAMES, Position, Scoring
-from .boards import BoardEntry, parse_empties, random_boards, read_boards
+from .files import parse_range
+from .games import BoardEntry, Game, available, get_game, hint_other_game
 from .config import Config, load_config
 from .errors import GraderError, GraderWarning
 from .exports import check_output_file, write_exports, write_json
@@ -24,11 +24,11 @@ from .grading import ClassRun, Settings, TestResult, grade as grade_script, grad
 from .doctor import describe as describe_diagnosis, diagnose as diagnose_machine
 from .isolation import ISOLATIONS, choose
 from .judge import SYMBOL_TABLE
-from .plans import load_plan, new_seed, standard_plan
+from .plans import Plan, load_plan, new_seed, read_boards, standard_plan
+from .prove import prove as run_proof
 from .runfolder import RunFolder, check_new_folder
-from .solver import Solver
 from .submissions import find_submission_folder
-from .tournament import Game, TournamentFolder, TournamentSettings, read_openings, run_tournament
+from .tournament import GameRecord, TournamentFolder, TournamentSettings, read_openings, run_tournament
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -77,9 +77,30 @@ def config_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def scoring_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
-        "--scoring", type=click.Choice(SCORING_NAMES), default=None,
-        help="Final-score rule (default: from config, 'plain' for the lab).",
+        "--scoring", default=None, metavar="RULE",
+        help="Final-score rule (default: config, else the lab's: plain for othello, outcome for tictactoe).",
     )(fn)  # fmt: skip
+
+
+def game_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--game", "game_name", default=None, metavar="NAME",
+                        help=f"The game (default: config, else othello). Installed: {', '.join(sorted(available()))}.")(fn)  # fmt: skip
+
+
+def _game(name: str | None, config: Config) -> Game:
+    return get_game(name or config.game)
+
+
+def _plan(game: Game, plan_name: str | None, boards_file: str | None, seed: int | None, config: Config) -> Plan:
+    """The plan a grading command asked for: a board file, or a named plan of the game."""
+    if boards_file and plan_name:
+        raise click.UsageError("give --plan or --boards, not both")
+    if boards_file:
+        return load_plan(boards_file, game)
+    name = plan_name or "standard"
+    if name not in game.plans:
+        raise GraderError(f"{game.name} has no plan {name!r}: use one of {', '.join(game.plans)}, or --boards FILE")
+    return standard_plan(_seed(seed, config), game, name)
 
 
 def seed_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -106,14 +127,15 @@ def _seed(seed: int | None, config: Config) -> int:
 @click.group(context_settings=CONTEXT)
 @click.version_option(__version__, prog_name="grader")
 def main() -> None:
-    """Grade Othello endgame-solver scripts against an exact solver, and run tournaments
-    between engine scripts.
+    """Grade game-search lab scripts (the Othello endgame, tic-tac-toe) against exact
+    solvers, prove a player never loses, and run tournaments between engine scripts.
 
     \b
     Examples:
       grader grade submissions/negamax.py            grade one script on the lab's 100 tests
       grader grade class/ --seed 7 --out runs/lab5   grade a class into a run folder
       grader solve BOARD x --all                     the exact value of every move
+      grader prove minimax.py --game tictactoe       does this player ever lose?
       grader tournament a.py b.py builtin:greedy     a round-robin with Elo ratings
     """
 
@@ -128,32 +150,39 @@ def main() -> None:
 @scoring_option
 @click.option("--all", "all_values", is_flag=True, help="Also give the exact value of every legal move.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (a list with --boards).")
+@game_option
 @config_option
 @_fail_cleanly
 def solve(board: str | None, token: str | None, boards_file: str | None, scoring: str | None, all_values: bool,
-          as_json: bool, config_path: str | None) -> None:  # fmt: skip
+          as_json: bool, game_name: str | None, config_path: str | None) -> None:  # fmt: skip
     """Solve BOARD with TOKEN to move exactly, or every position in --boards FILE.
 
-    BOARD is 64 characters ('.', 'x', 'o'), row-major from a1 (square 0) to h8 (63).
+    Othello: BOARD is 64 characters ('.', 'x', 'o'), row-major from a1 (square 0) to h8 (63);
     FILE holds one 'BOARD TOKEN' per line ('#' comments allowed), or lines in the FFO
-    'number|board|side|...' format, or Edax OBF 'BOARD SIDE;' lines.
+    'number|board|side|...' format, or Edax OBF 'BOARD SIDE;' lines. Tic-tac-toe: BOARD is
+    9 characters, squares 0-8 row by row.
 
     \b
     Examples:
       grader solve xxxxxxo.xxxxxo..xxooooooxoxxooooxoxxooooxxxoxoooxxo.oxooxooooooo x --all
       grader solve --boards fixtures/ffo-endgames.txt --scoring winner-takes-empties
+      grader solve x...o.... x --game tictactoe --all
     """
     config = load_config(config_path)
-    rule = Scoring(scoring) if scoring else config.scoring
+    game = _game(game_name, config)
+    rule = game.scoring(scoring or (config.scoring if game.name == config.game else None))
     if boards_file and (board or token):
         raise click.UsageError("give either BOARD TOKEN or --boards FILE, not both")
     if boards_file:
-        entries = read_boards(boards_file)
+        entries = read_boards(boards_file, game)
     elif board and token:
-        entries = [BoardEntry(Position.from_string(board, token), "")]
+        try:
+            entries = [BoardEntry(game.parse(board, token), "")]
+        except GraderError as e:
+            raise GraderError(f"{e}{hint_other_game(f'{board} {token}', game)}") from None
     else:
         raise click.UsageError("give a BOARD and a TOKEN (x or o), or --boards FILE")
-    solver = Solver(rule)
+    solver = game.solver(rule)
     results = []
     for i, entry in enumerate(entries):
         analysis = solver.analyze(entry.position, all_values=all_values)
@@ -201,7 +230,9 @@ _SYMBOL_HELP = "\n".join(f"  {s.char}  {s.meaning} ({report.fmt_credit(s.credit)
 @click.option("--time-limit", type=float, callback=_seconds, default=None, help="Seconds per test (default: config limits.wall_seconds, 10).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Tests at once, over all scripts (default: config, else the number of cores).")
 @click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Grade on the positions in FILE instead of the standard plan.")
+@click.option("--plan", "plan_name", default=None, metavar="NAME", help="A plan of the game instead of 'standard' (tictactoe: exhaustive).")
 @scoring_option
+@game_option
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write the full results as JSON to FILE.")
 @click.option("--stop-on-error", is_flag=True, help="Stop a script's run at its first failed test (crash, no move, illegal move).")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="New run folder for the results as they happen (default for a class: runs/DATE_TIME).")
@@ -210,16 +241,17 @@ _SYMBOL_HELP = "\n".join(f"  {s.char}  {s.meaning} ({report.fmt_credit(s.credit)
 @config_option
 @_fail_cleanly
 def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, jobs: int | None,
-          boards_file: str | None, scoring: str | None, json_file: str | None, stop_on_error: bool, out: str | None,
-          resume: str | None, sort: str, config_path: str | None) -> None:  # fmt: skip
+          boards_file: str | None, plan_name: str | None, scoring: str | None, game_name: str | None,
+          json_file: str | None, stop_on_error: bool, out: str | None, resume: str | None, sort: str,
+          config_path: str | None) -> None:  # fmt: skip
     config = load_config(config_path)
     if json_file:
         check_output_file(json_file)
     if resume:
-        if seed is not None or boards_file or scoring or time_limit or stop_on_error or out:
+        if seed is not None or boards_file or plan_name or scoring or game_name or time_limit or stop_on_error or out:
             raise click.UsageError(
-                "--resume continues a run with its own plan and settings: drop --seed, --boards, --scoring, "
-                "--time-limit, --stop-on-error and --out, or start a new run"
+                "--resume continues a run with its own plan and settings: drop --seed, --boards, --plan, --scoring, "
+                "--game, --time-limit, --stop-on-error and --out, or start a new run"
             )
         run = _class_run(
             lambda **kw: grade_class(scripts, resume=resume, settings=Settings(jobs=jobs) if jobs else None,
@@ -228,11 +260,11 @@ def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, 
     else:
         if not scripts:
             raise click.UsageError("give the scripts or folders to grade (or --resume DIR)")
+        game = _game(game_name, config)
         limits = config.limits if time_limit is None else dataclasses.replace(config.limits, wall_seconds=time_limit)
-        settings = Settings.from_config(
-            config, limits=limits, jobs=jobs, scoring=Scoring(scoring) if scoring else None, stop_on_error=stop_on_error
-        )
-        plan = load_plan(boards_file) if boards_file else standard_plan(_seed(seed, config))
+        settings = Settings.from_config(config, limits=limits, jobs=jobs, stop_on_error=stop_on_error,
+                                        scoring=game.scoring(scoring or (config.scoring if game.name == config.game else None)))  # fmt: skip
+        plan = _plan(game, plan_name, boards_file, seed, config)
         single = len(scripts) == 1 and not Path(scripts[0]).is_dir()
         if out:
             check_new_folder(Path(out))
@@ -366,11 +398,13 @@ def report_command(run_dir: str, sort: str) -> None:
 @click.option("--results", "results_file", type=click.Path(dir_okay=False), default=gradescope.RESULTS, show_default=True, help="Where to write Gradescope's results.json.")
 @seed_option("standard plan's random boards")
 @click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Grade on the positions in FILE instead of the standard plan.")
+@click.option("--plan", "plan_name", default=None, metavar="NAME", help="A plan of the game instead of 'standard'.")
 @click.option("--visibility", type=click.Choice(gradescope.VISIBILITIES), default="visible", show_default=True, help="When students see the test results.")
+@game_option
 @config_option
 @_fail_cleanly
-def gradescope_command(submission: str, results_file: str, seed: int | None, boards_file: str | None, visibility: str,
-                       config_path: str | None) -> None:  # fmt: skip
+def gradescope_command(submission: str, results_file: str, seed: int | None, boards_file: str | None,
+                       plan_name: str | None, visibility: str, game_name: str | None, config_path: str | None) -> None:  # fmt: skip
     """Grade the submission in a Gradescope autograder and write its results.json.
 
     The student's folder must hold one script (or set 'entry' in config.yaml). Whatever the
@@ -383,8 +417,9 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
     start = time.monotonic()
     config = load_config(config_path)
     check_output_file(results_file, make_parent=True)
-    settings = Settings.from_config(config)
-    plan = load_plan(boards_file) if boards_file else standard_plan(_seed(seed, config))
+    game = _game(game_name, config)
+    settings = Settings.from_config(config, scoring=game.scoring(config.scoring if game.name == config.game else None))
+    plan = _plan(game, plan_name, boards_file, seed, config)
     if not Path(submission).is_dir():
         raise GraderError(f"submission folder '{submission}' not found: give --submission DIR")
     sub = find_submission_folder(Path(submission), set(config.commands), config.entry)
@@ -407,7 +442,8 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
 @click.option("--time-limit", type=float, callback=_seconds, default=None, help="Seconds per move (default: config tournament.move_seconds).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Games at once (default: config, else the number of cores).")
 @click.option("--adjudicate", type=click.IntRange(min=1, max=20), default=None, metavar="K", help="The exact solver finishes games once K or fewer squares are empty.")
-@click.option("--scoring", type=click.Choice(SCORING_NAMES), default=None, help="Final-score rule (default: config, winner-takes-empties).")
+@click.option("--scoring", default=None, metavar="RULE", help="Final-score rule (default: config, else the game's tournament rule).")
+@game_option
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="New folder for the games as they finish (default: runs/DATE_TIME-tournament).")
 @click.option("--resume", type=click.Path(file_okay=False), default=None, help="Continue the tournament in this folder without replaying finished games.")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write standings, crosstable and games as JSON to FILE.")
@@ -415,7 +451,7 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
 @_fail_cleanly
 def tournament(engine_paths: tuple[str, ...], rounds: int, openings_file: str | None, random_openings: int | None,
                seed: int | None, time_limit: float | None, jobs: int | None, adjudicate: int | None,
-               scoring: str | None, out: str | None, resume: str | None, json_file: str | None,
+               scoring: str | None, game_name: str | None, out: str | None, resume: str | None, json_file: str | None,
                config_path: str | None) -> None:  # fmt: skip
     """Round-robin tournament between engine SCRIPTs, with Elo ratings and game records.
 
@@ -434,7 +470,7 @@ def tournament(engine_paths: tuple[str, ...], rounds: int, openings_file: str | 
     if json_file:
         check_output_file(json_file)
     if resume:
-        if engine_paths or openings_file or random_openings is not None or seed is not None or adjudicate or scoring or time_limit or out:
+        if engine_paths or openings_file or random_openings is not None or seed is not None or adjudicate or scoring or game_name or time_limit or out:
             raise click.UsageError("--resume continues a tournament with its own engines, openings and settings: give only --resume DIR (and --jobs)")
         kwargs: dict[str, Any] = {"resume": resume, "jobs": jobs}
     else:
@@ -442,18 +478,20 @@ def tournament(engine_paths: tuple[str, ...], rounds: int, openings_file: str | 
             raise click.UsageError("give --openings FILE or --random-openings PLIES, not both")
         move_limits = dataclasses.replace(config.limits, wall_seconds=time_limit or defaults.move_seconds)
         run = Settings.from_config(config, limits=move_limits, jobs=jobs)
-        settings = TournamentSettings(run, Scoring(scoring) if scoring else defaults.scoring, defaults.on_illegal, adjudicate)
+        game = _game(game_name, config)
+        rule = game.scoring(scoring or (defaults.scoring if game.name == config.game else None) or game.tournament_scoring)
+        settings = TournamentSettings(run, rule, defaults.on_illegal, adjudicate, game.name)
         target = Path(out) if out else None
         if target:
             check_new_folder(target, "tournament")
         kwargs = {
             "settings": settings, "rounds": rounds, "seed": _seed(seed, config), "out": target,
-            "openings": read_openings(openings_file) if openings_file else None,
+            "openings": read_openings(openings_file, game) if openings_file else None,
             "opening_plies": 4 if random_openings is None else random_openings,
         }  # fmt: skip
     played, total = [0], [0]
 
-    def on_game(game: Game) -> None:
+    def on_game(game: GameRecord) -> None:
         played[0] += 1
         note = f" ({game.forfeit} forfeits)" if game.forfeit else ""
         click.echo(f"{played[0]:>4}/{total[0]}  {game.black} - {game.white}  {game.black_discs}-{game.white_discs}  "
@@ -464,7 +502,7 @@ def tournament(engine_paths: tuple[str, ...], rounds: int, openings_file: str | 
         engines, games = len(folder.engines()), len(folder.games())
         click.echo(
             f"Tournament: {report.plural(engines, 'engine', 'engines')}, {report.plural(games, 'game', 'games')}, "
-            f"{run.limits.wall_seconds:g} s per move, {report.plural(run.jobs, 'job', 'jobs')}, scoring {settings.scoring}, "
+            f"{run.limits.wall_seconds:g} s per move, {report.plural(run.jobs, 'job', 'jobs')}, scoring {settings.rule}, "
             f"{_isolation_text(run)}"
             + (f", adjudication at {settings.adjudicate} empties" if settings.adjudicate else "")
             + f"\nFolder: {folder.path}" + (f" ({played_before} games already played)" if resume else "")
@@ -485,6 +523,62 @@ def tournament(engine_paths: tuple[str, ...], rounds: int, openings_file: str | 
     if result.interrupted:
         click.echo(f"{_sentence(result.interrupted)}: continue with  grader tournament --resume {result.folder.path}")
         raise SystemExit(130)
+
+
+# --- prove -------------------------------------------------------------------------------
+
+
+@main.command(short_help="Prove a player never loses: every position against every reply.")
+@click.argument("script")
+@click.option("--as", "sides", type=click.Choice(["x", "o", "both"]), default="both", show_default=True, help="The side the script plays.")
+@click.option("--from", "start", nargs=2, metavar="BOARD TOKEN", default=None, help="Prove from this position (an Othello endgame, say) instead of the start.")
+@click.option("--time-limit", type=float, callback=_seconds, default=None, help="Seconds per position (default: config limits.wall_seconds).")
+@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Positions asked at once (default: config, else the number of cores).")
+@click.option("--no-repeat", is_flag=True, help="Ask each position once only (no check that the script is deterministic).")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write the proof as JSON to FILE.")
+@scoring_option
+@game_option
+@config_option
+@_fail_cleanly
+def prove_command(script: str, sides: str, start: tuple[str, str] | None, time_limit: float | None, jobs: int | None,
+                  no_repeat: bool, json_file: str | None, scoring: str | None, game_name: str | None,
+                  config_path: str | None) -> None:  # fmt: skip
+    """Prove that SCRIPT never loses: play its move in every position it can reach, against
+    every legal reply of the opponent, to the end of every game. Each position is asked once
+    (and once more, to check the script answers it the same way). A failure comes with a
+    lost game, replayable, and the first position where the script's move turned a draw or a
+    win into a loss; also reported: wins it let slip, and moves that were not optimal (from
+    an endgame with --from: is the script perfect?). Exit status 1 unless it never loses.
+
+    \b
+    Examples:
+      grader prove submissions/tictactoe/minimax.py --game tictactoe
+      grader prove submissions/negamax.py --from BOARD x --as x
+    """
+    config = load_config(config_path)
+    game = _game(game_name, config)
+    if json_file:
+        check_output_file(json_file)
+    limits = config.limits if time_limit is None else dataclasses.replace(config.limits, wall_seconds=time_limit)
+    settings = Settings.from_config(config, limits=limits, jobs=jobs,
+                                    scoring=game.scoring(scoring or (config.scoring if game.name == config.game else None)))  # fmt: skip
+    root = game.parse(*start) if start else game.start()
+    chosen = ["x", "o"] if sides == "both" else [sides]
+    click.echo(f"Proving {script} ({game.title}, {settings.scoring}) as {' and '.join(chosen)} from "
+               f"{'the start' if not start else root.board_string() + ' ' + root.token}, {_isolation_text(settings)}")  # fmt: skip
+    proof = run_proof(script, game, chosen, root, settings, determinism=not no_repeat,
+                      on_asked=lambda n: click.echo(f"\r{n} positions asked", nl=False) if sys.stdout.isatty() else None)  # fmt: skip
+    if sys.stdout.isatty():
+        click.echo("\r\033[K", nl=False)
+    click.echo(report.proof_text(proof))
+    if json_file:
+        write_json(json_file, proof.to_json())
+        click.echo(f"Proof written to {json_file}")
+    if proof.interrupted:
+        click.echo(_sentence(proof.interrupted) + ".")
+        raise SystemExit(130)
+    if not all(side.never_loses for side in proof.sides):
+        raise SystemExit(1)
 
 
 # --- doctor -------------------------------------------------------------------------------
@@ -519,26 +613,28 @@ def doctor(isolation: str | None, no_attacks: bool, config_path: str | None) -> 
 @click.option("--empties", default="1-9", show_default=True, help="Numbers of empty squares, low-high.")
 @click.option("--count", type=click.IntRange(min=1), default=10, show_default=True, help="Boards for each number of empties.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write to FILE instead of standard output.")
+@game_option
 @config_option
 @_fail_cleanly
-def boards(seed: int | None, empties: str, count: int, out: str | None, config_path: str | None) -> None:
+def boards(seed: int | None, empties: str, count: int, out: str | None, game_name: str | None, config_path: str | None) -> None:
     """Write random test boards: COUNT for each number of empties, reached by legal play.
 
     Lines are 'BOARD TOKEN' in rising order of empties; the token always has a legal move.
     The same seed gives the same boards on any machine, and the same boards as the random
-    part of the standard plan ('--empties 1-9 --count 10').
+    part of Othello's standard plan ('--empties 1-9 --count 10').
 
     \b
     Example:
       grader boards --seed 7 --empties 5-8 --count 3 --out my-boards.txt
     """
     config = load_config(config_path)
-    span = parse_empties(empties)
+    game = _game(game_name, config)
+    span = parse_range(empties, "empties", game.empties_allowed)
     chosen = _seed(seed, config)
     if out:
         check_output_file(out)
-    lines = [f"# grader boards --seed {chosen} --empties {span.start}-{span.stop - 1} --count {count}"]
-    lines += [f"{p.board_string()} {p.token}" for p in random_boards(chosen, span, count)]
+    lines = [f"# grader boards --game {game.name} --seed {chosen} --empties {span.start}-{span.stop - 1} --count {count}"]
+    lines += [f"{p.board_string()} {p.token}" for p in game.random_positions(chosen, span, count)]
     text = "\n".join(lines) + "\n"
     if out:
         try:

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__
-from .boards import bundled
+from .files import bundled
 from .executor import LocalExecutor, Worker
 from .isolation import MECHANISMS, choose, problem
-from .board import Position
+from .games import DEFAULT, get_game
 from .runner import Limits, RunResult, _Cgroup
 from .scripts import RunSettings, Script, run_script
 from .seals import keys_dir
@@ -100,7 +100,7 @@ class _Attacker:
     settings: RunSettings
 
     def __call__(self, worker: Worker) -> RunResult:
-        return run_script(self.script, Position.start(), self.settings, worker)[0]
+        return run_script(self.script, get_game(DEFAULT).start(), self.settings, worker)[0]
 
 
 def _bundle(name: str, extra: dict[str, bytes]) -> Script:

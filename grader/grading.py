@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Sequence
 
-from .board import Position, Scoring
+from .games import Game, Position
 from .errors import GraderError, GraderWarning, RunFolderError
 from .executor import Executor, LocalExecutor, Worker, interrupt_reason
 from .isolation import guard
@@ -21,7 +21,7 @@ from .parse import Claim
 from .plans import Plan, standard_plan
 from .runner import Limits, RunResult
 from .scripts import RunSettings, Script, run_script
-from .solver import LineCheck, Solver
+from .solving import LineCheck
 from .stop import Stopped
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ class Settings:
     limits: Limits = Limits()
     isolation: str = "auto"
     jobs: int = 2
-    scoring: Scoring = Scoring.PLAIN
+    scoring: str | None = None  # the game's rule; None: the lab's default for the game
     python: str = sys.executable
     commands: Mapping[str, str] = field(default_factory=dict)  # file suffix -> command template
     stop_on_error: bool = False
@@ -69,13 +69,12 @@ class Settings:
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
-        out["scoring"] = self.scoring.value
         out["commands"] = dict(self.commands)
         return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any], jobs: int | None = None) -> Settings:
-        values = dict(data, limits=Limits(**data["limits"]), scoring=Scoring(data["scoring"]))
+        values = dict(data, limits=Limits(**data["limits"]))
         if jobs:
             values["jobs"] = jobs
         return cls(**values)
@@ -166,14 +165,14 @@ class TestResult:
         return {**self.to_json(), "claim": asdict(self.claim), "run": run, "verdict": asdict(self.verdict)}
 
     @classmethod
-    def from_record(cls, r: dict[str, Any]) -> TestResult:
+    def from_record(cls, r: dict[str, Any], game: Game) -> TestResult:
         v = dict(r["verdict"])
         if v["line_check"] is not None:
             v["line_check"] = LineCheck(**v["line_check"])
         claim = dict(r["claim"], line=tuple(r["claim"]["line"]))
         return cls(
             r["index"],
-            Position.from_string(r["board"], r["token"]),
+            game.parse(r["board"], r["token"]),
             RunResult(**r["run"]),
             Claim(**claim),
             Verdict(**v),
@@ -308,7 +307,7 @@ class _Run:
 
     def __init__(self, plan: Plan, settings: Settings, executor: Executor):
         self.plan, self.settings, self.executor = plan, settings, executor
-        self.solver = Solver(settings.scoring)
+        self.solver = plan.game.solver(plan.game.scoring(settings.scoring))
         self._answers: dict[int, Answer] = {}
 
     def answer(self, i: int) -> Answer:

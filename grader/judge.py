@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .board import Position, Square, move_text, moves_text
+from .games import Position
 from .parse import Claim
-from .solver import LineCheck, Solver
+from .solving import ExactSolver, LineCheck
+
+Square = int
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ class Answer:
     move_values: dict[Square, int]  # every legal move's value for the mover
 
     @classmethod
-    def solve(cls, solver: Solver, pos: Position) -> Answer:
+    def solve(cls, solver: ExactSolver, pos: Position) -> Answer:
         values = solver.move_values(pos)
         best = max(values.values())
         return cls(best, tuple(sq for sq in sorted(values) if values[sq] == best), values)
@@ -84,10 +86,12 @@ def symbol_for(has_score_line: bool, move_ok: bool, score_ok: bool, line_ok: boo
     return "s" if score_ok else "-"
 
 
-def judge(pos: Position, claim: Claim, answer: Answer, solver: Solver, crash: str | None = None) -> Verdict:
+def judge(pos: Position, claim: Claim, answer: Answer, solver: ExactSolver, crash: str | None = None) -> Verdict:
     """Judge ``claim`` for ``pos``; ``crash`` says how the script crashed, if it did."""
+    game = pos.game
     value = answer.value
-    best = moves_text(answer.optimal_moves, " or ")
+    best = game.moves_text(answer.optimal_moves, " or ")
+    move_text, unit = game.move_text, game.unit
     notes = [f"the script {crash}, so the test fails"] if crash else []
 
     move = claim.move
@@ -106,7 +110,7 @@ def judge(pos: Position, claim: Claim, answer: Answer, solver: Solver, crash: st
     else:
         lost = value - move_value
         notes.append(
-            f"move {move_text(move)} is legal but loses {lost} disc{'s' if lost != 1 else ''}: "
+            f"move {move_text(move)} is legal but loses {lost} {unit}{'s' if lost != 1 else ''}: "
             f"it gives {move_value:+d}, best is {best} ({value:+d})"
         )
     failure = f"the script {crash}" if crash else bad_move
@@ -122,7 +126,7 @@ def judge(pos: Position, claim: Claim, answer: Answer, solver: Solver, crash: st
     else:
         notes.append(f"claimed score {claim.score:+d} but perfect play gives {value:+d}")
     check = solver.verify_line(pos, [m for m in claim.line if m >= 0])
-    notes.append(check.describe(pos.token))
+    notes.append(check.describe(pos.token, game))
     symbol = "-" if failure else symbol_for(True, move_ok, score_ok, check.ok)
     return Verdict(
         symbol, SYMBOL_TABLE[symbol].credit, move_ok, score_ok, check.ok, failure, move_value, check, "; ".join(notes)

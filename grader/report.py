@@ -12,11 +12,10 @@ from typing import Any
 
 from tabulate import tabulate
 
-from .board import Scoring, move_text, moves_text, square_name
-from .boards import BoardEntry
+from .games import BoardEntry
 from .grading import ScriptResult, TestResult, stderr_lines
 from .judge import SYMBOLS
-from .solver import Analysis
+from .solving import Analysis
 
 
 def fmt_credit(credit: float) -> str:
@@ -79,12 +78,12 @@ def offending_test(t: TestResult) -> str:
     lines = [
         f"Test {t.index}: {pos.token} to move, {plural(pos.empties, 'empty', 'empties')}: {t.symbol} ({fmt_credit(v.credit)})",
         f"board {pos.board_string()} {pos.token}",
-        pos.render(marks),
+        pos.game.render(pos, marks),
         "  (* optimal move" + (", @ the script's move)" if "@" in marks.values() else ")"),
     ]
     if t.claim.has_score_line:
         lines.append(f'printed:  "{t.claim.score_text}"')
-        lines.append(f"          score {t.claim.score:+d}; line, forward: {_fmt_line(t.claim.line)}")
+        lines.append(f"          score {t.claim.score:+d}; line, forward: {_fmt_line(pos, t.claim.line)}")
     else:
         lines.append("printed:  no score line")
     lines.append(f"move:     {_printed_move(t)}")
@@ -93,14 +92,14 @@ def offending_test(t: TestResult) -> str:
         lines.append(f"run:      the script {ended} ({t.run.wall_seconds:.2f} s wall, {t.run.cpu_seconds:.2f} s CPU)")
     if t.run.crashed and t.run.stderr_tail.strip():
         lines += ["stderr:   " + ln for ln in stderr_lines(t.run.stderr_tail, 5)]
-    best = moves_text(t.optimal_moves)
+    best = pos.game.moves_text(t.optimal_moves)
     lines.append(f"exact:    value {t.value:+d}; optimal moves {best}")
     lines.append(f"verdict:  {v.diagnosis}")
     return "\n".join(lines)
 
 
-def _fmt_line(line: tuple[int, ...]) -> str:
-    return ", ".join(move_text(m) if m >= 0 else "pass" for m in line) or "(none)"
+def _fmt_line(pos, line: tuple[int, ...]) -> str:
+    return ", ".join(pos.game.move_text(m) if m >= 0 else "pass" for m in line) or "(none)"
 
 
 def plural(n: int, one: str, many: str) -> str:
@@ -133,21 +132,22 @@ def lab_line(value: int, line: list[int]) -> str:
 def analysis_text(a: Analysis, entry: BoardEntry | None = None) -> str:
     """The text report of one solved position (``grader solve``)."""
     pos = a.position
+    game = pos.game
     legal = pos.moves()
     marks = {sq: ("*" if sq in a.optimal_moves else "+") for sq in legal}
     out = []
     if entry is not None and entry.label:
         out.append(entry.label)
-    out.append(pos.render(marks))
+    out.append(game.render(pos, marks))
     out.append(f"{pos.token} to move, {pos.empties} empties, scoring {a.scoring}  (* optimal move, + other legal move)")
     if not legal:
         out.append(f"{pos.token} has no legal move: " + ("the game is over" if pos.is_game_over() else "it must pass"))
     out.append(f"value:         {a.value:+d}")
-    out.append(f"optimal moves: {moves_text(a.optimal_moves)}")
-    out.append(f"line:          {moves_text(a.line)}")
+    out.append(f"optimal moves: {game.moves_text(a.optimal_moves)}")
+    out.append(f"line:          {game.moves_text(a.line)}")
     out.append(f"lab format:    {lab_line(a.value, a.line)}")
     if a.move_values is not None:
-        rows = [[sq, square_name(sq), f"{v:+d}"] for sq, v in sorted(a.move_values.items(), key=lambda kv: (-kv[1], kv[0]))]
+        rows = [[sq, game.square_name(sq), f"{v:+d}"] for sq, v in sorted(a.move_values.items(), key=lambda kv: (-kv[1], kv[0]))]
         out.append(tabulate(rows, headers=["move", "square", "value"], colalign=("right", "left", "right")))
     if entry is not None and entry.score is not None:
         out.append(_file_answer(a, entry))
@@ -156,10 +156,10 @@ def analysis_text(a: Analysis, entry: BoardEntry | None = None) -> str:
 
 
 def _file_answer(a: Analysis, entry: BoardEntry) -> str:
-    best = ",".join(square_name(s) for s in entry.best_moves or ())
+    best = ",".join(a.position.game.square_name(s) for s in entry.best_moves or ())
     claim = f"file says:     {entry.score:+d} {best}".rstrip()
-    if a.scoring is not Scoring.WINNER_TAKES_EMPTIES:
-        return f"{claim} (under winner-takes-empties: use --scoring winner-takes-empties to compare)"
+    if entry.scoring is not None and a.scoring != entry.scoring:
+        return f"{claim} (under {entry.scoring}: use --scoring {entry.scoring} to compare)"
     same = a.value == entry.score and (entry.best_moves is None or sorted(entry.best_moves) == a.optimal_moves)
     return f"{claim} ({'matches' if same else 'DIFFERS'})"
 
@@ -272,3 +272,59 @@ def crosstable_text(cross: dict[str, dict[str, float]], engines: list[str], fmt:
     """Each engine's points against each other engine (row against column)."""
     rows = [[e] + ["-" if o == e else fmt_total(cross[e][o]) for o in engines] for e in engines]
     return tabulate(rows, headers=["", *engines], tablefmt=fmt, disable_numparse=True)
+
+
+# --- proofs ---------------------------------------------------------------------------------
+
+
+def _value_word(v: int) -> str:
+    return "a win" if v > 0 else "a loss" if v < 0 else "a draw"
+
+
+def proof_text(proof) -> str:
+    """What ``grader prove`` shows: per side, never loses or a lost game and where it turned."""
+    game = proof.game
+    out = []
+    for side in proof.sides:
+        if not side.complete:
+            verdict = "NOT PROVED (interrupted)"
+        elif side.never_loses:
+            verdict = "never loses" + (", and every move is optimal" if side.perfect else "")
+        else:
+            verdict = "CAN LOSE"
+        det = "deterministic" if not side.not_deterministic else f"NOT deterministic ({len(side.not_deterministic)} positions)"
+        out.append(f"as {side.side}: {verdict} ({plural(side.asked, 'position', 'positions')} asked, {det})")
+        if side.lost_game is not None:
+            moves = " ".join("pass" if m < 0 else game.square_name(m) for m in side.lost_game)
+            out.append(f"  a lost game: {moves}  (moves from the start: {' '.join(map(str, side.lost_game))})")
+        if side.first_loss is not None:
+            out += ["  " + ln for ln in _move_block(game, side.first_loss, "the first move that loses")]
+        for f in side.failures[:3]:
+            out.append(f"  no usable move on {f.board} {f.token}: {f.diagnosis}")
+        if len(side.failures) > 3:
+            out.append(f"  ... {len(side.failures) - 3} more positions without a usable move")
+        if side.slipped_wins:
+            first = side.slipped_wins[0]
+            out.append(f"  wins let slip: {len(side.slipped_wins)} (first: {first.board} {first.token}: it played "
+                       f"{game.move_text(first.move)}, {_value_word(first.move_value)}; {game.moves_text(first.best_moves, ' or ')} "
+                       f"won)")  # fmt: skip
+        if side.suboptimal and not side.slipped_wins and not side.losing_moves:
+            first = side.suboptimal[0]
+            out.append(f"  moves not optimal: {len(side.suboptimal)} (first: {first.board} {first.token}: "
+                       f"{game.move_text(first.move)} gives {first.move_value:+d}, best {first.value:+d})")  # fmt: skip
+        for board, token, first, second in side.not_deterministic[:3]:
+            out.append(f"  not deterministic on {board} {token}: answered {first}, then {second}")
+    out.append(f"{proof.seconds:.1f} s")
+    return "\n".join(out)
+
+
+def _move_block(game, m, title: str) -> list[str]:
+    pos = game.parse(m.board, m.token)
+    marks = {sq: "*" for sq in m.best_moves}
+    marks[m.move] = "@"
+    return [
+        f"{title}: {m.board} {m.token} ({_value_word(m.value)} for {m.token}):",
+        *game.render(pos, marks).splitlines(),
+        f"  it played {game.move_text(m.move)} (@), {_value_word(m.move_value)}; "
+        f"{game.moves_text(m.best_moves, ' or ')} (*) keeps {_value_word(m.value)}",
+    ]

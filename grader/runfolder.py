@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .board import Position
+from .games import get_game
 from .errors import GraderError, GraderWarning, RunFolderError
 from .seals import SEAL, load_key, new_key, seal, sealed
 from .grading import ScriptResult, Settings, Submission, TestResult
@@ -178,7 +178,8 @@ class RunFolder(RecordFolder):
     def create(cls, path: str | Path, plan: Plan, settings: Settings) -> RunFolder:
         meta = {
             "seed": plan.seed,
-            "plan": {"source": plan.source, "boards": [f"{q.board_string()} {q.token}" for q in plan.positions]},
+            "plan": {"game": plan.game.name, "source": plan.source,
+                     "boards": [f"{q.board_string()} {q.token}" for q in plan.positions]},  # fmt: skip
             "settings": settings.to_json(),
             "scripts": {},
         }
@@ -194,8 +195,9 @@ class RunFolder(RecordFolder):
 
     @property
     def plan(self) -> Plan:
+        game = get_game(self.meta["plan"]["game"])
         boards = [b.split() for b in self.meta["plan"]["boards"]]
-        return Plan(tuple(Position.from_string(b, t) for b, t in boards), self.meta["seed"], self.meta["plan"]["source"])
+        return Plan(tuple(game.parse(b, t) for b, t in boards), self.meta["seed"], self.meta["plan"]["source"])
 
     def settings(self, jobs: int | None = None) -> Settings:
         return Settings.from_json(self.meta["settings"], jobs)
@@ -244,11 +246,12 @@ class RunFolder(RecordFolder):
     def recorded(self) -> dict[tuple[str, int], TestResult]:
         """Tests recorded for each student's current script (a changed script's are dropped)."""
         hashes = {name: info["sha256"] for name, info in self.meta["scripts"].items()}
+        game = get_game(self.meta["plan"]["game"])
         out = {}
         for r in self._records():
             if r.get("student") in hashes and r.get("sha256") == hashes[r["student"]]:
                 try:
-                    out[(r["student"], r["index"])] = TestResult.from_record(r)
+                    out[(r["student"], r["index"])] = TestResult.from_record(r, game)
                 except (KeyError, TypeError, ValueError, GraderError):
                     continue  # a damaged record: the test is run again
         return out

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Mapping, Protocol
 
 from . import runner
-from .board import Position
+from .games import Position
 from .errors import GraderError
 from .isolation import Sandbox
 from .parse import Claim, OutputScanner

@@ -12,29 +12,27 @@ import datetime
 import itertools
 import json
 import random
-import re
 from dataclasses import asdict, dataclass, field
 from dataclasses import replace as dataclass_replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from . import ratings
-from .board import Position, Scoring, final_score, parse_square, square_name
-from .boards import bundled, read_lines
 from .errors import BoardFileError, GraderError
 from .executor import Executor, LocalExecutor, Worker, interrupt_reason
+from .files import bundled, read_lines
+from .games import DEFAULT, PASS, get_game
+from .games import Game as GameRules
 from .grading import Settings
 from .isolation import ISOLATIONS
 from .plans import new_seed
 from .runfolder import RecordFolder
 from .scripts import Script, run_script
-from .solver import Solver
 from .stop import Stopped
 
 RECORDS = "games.txt"
 ON_ILLEGAL = ("forfeit", "random")
 BUILTIN = "builtin:"  # 'builtin:greedy' names an engine shipped with the package
-ADJUDICATION_TABLE = 200_000  # entries of each worker's adjudication solver table
 
 
 @dataclass(frozen=True)
@@ -57,14 +55,25 @@ class TournamentSettings:
     """How games are played. ``run`` holds the per-move limits, isolation and commands."""
 
     run: Settings = Settings()
-    scoring: Scoring = Scoring.WINNER_TAKES_EMPTIES
+    scoring: str | None = None  # None: the game's tournament rule
     on_illegal: str = "forfeit"
     adjudicate: int | None = None  # the solver finishes games with this many empties or fewer
+    game: str = DEFAULT
+
+    @property
+    def rules(self) -> GameRules:
+        return get_game(self.game)
+
+    @property
+    def rule(self) -> str:
+        """The scoring rule games are scored by."""
+        return self.rules.scoring(self.scoring or self.rules.tournament_scoring)
 
 
 @dataclass
-class Game:
-    """One game and how it ended. ``moves`` is the whole transcript, the opening included."""
+class GameRecord:
+    """One game and how it ended. ``moves`` is the whole transcript, the opening included.
+    Black plays x, which moves first; white plays o."""
 
     id: str
     pair: str  # the two games of a pair (same opening, colours swapped) share it
@@ -81,7 +90,7 @@ class Game:
     events: list[dict[str, Any]] = field(default_factory=list)  # illegal moves, crashes, silences
     timeouts: dict[str, int] = field(default_factory=lambda: {"black": 0, "white": 0})
     move_times: list[list[float]] = field(default_factory=list)  # per engine move: [wall, cpu] seconds
-    disc_diff: int = 0  # final score from black's view under the tournament's scoring (a forfeit: 64)
+    disc_diff: int = 0  # final score from black's view under the tournament's scoring (a forfeit: the game's largest)
     scripts: dict[str, str] = field(default_factory=dict)  # engine -> SHA-256 of the script that played
 
     @property
@@ -92,7 +101,7 @@ class Game:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Game:
+    def from_json(cls, data: dict[str, Any]) -> GameRecord:
         return cls(**data)
 
     def summary(self) -> dict[str, Any]:
@@ -112,66 +121,35 @@ class Game:
 # --- openings ---------------------------------------------------------------------------
 
 
-def parse_transcript(text: str) -> list[int]:
-    """'f5d6c3' -> squares; any case; passes are implied."""
-    t = text.strip()
-    if len(t) % 2 or not re.fullmatch(r"([a-hA-H][1-8])*", t):
-        raise GraderError(f"bad move sequence {text!r}: write squares like f5d6c3, a1 to h8")
-    return [parse_square(t[i : i + 2]) for i in range(0, len(t), 2)]
-
-
-def transcript(moves: list[int]) -> str:
-    return "".join(square_name(m) for m in moves if m >= 0)
-
-
-def play_opening(moves: list[int]) -> Position:
-    """The position after ``moves`` from the start, passes inserted; raises on an illegal move."""
-    pos = Position.start()
-    for sq in moves:
-        if not pos.moves() and not pos.is_game_over():
-            pos = pos.pass_turn()
-        if not pos.is_legal(sq):
-            raise GraderError(f"{square_name(sq)} is not legal there ({pos.token} to move)")
-        pos = pos.play(sq)
-    return pos
-
-
-def read_openings(path: str | Path) -> list[str]:
-    """Openings from a file: one move sequence per line, '#' comments and blank lines allowed."""
+def read_openings(path: str | Path, game: GameRules) -> list[str]:
+    """Openings from a file: one move sequence per line (like f5d6c3), or lines of a board file
+    whose moves lead there are not needed: '#' comments and blank lines allowed."""
     p = Path(path)
-    lines = read_lines(p, "openings file")
     out = []
-    for i, line in enumerate(lines, 1):
+    for i, line in enumerate(read_lines(p, "openings file"), 1):
         text = line.split("#", 1)[0].strip()
         if not text:
             continue
         try:
-            moves = parse_transcript(text)
-            if play_opening(moves).is_game_over():
+            moves = game.parse_transcript(text)
+            if game.replay(moves).is_game_over():
                 raise GraderError("the game is over after it")
         except GraderError as e:
             raise BoardFileError(f"{p}:{i}: {e}") from None
-        out.append(transcript(moves))
+        out.append(game.transcript(moves))
     if not out:
-        raise BoardFileError(f"openings file '{p}' holds no openings: one move sequence like f5d6c3 per line")
+        raise BoardFileError(f"openings file '{p}' holds no openings: one move sequence per line")
     return out
 
 
-def random_openings(seed: int, plies: int, count: int) -> list[str]:
+def random_openings(game: GameRules, seed: int, plies: int, count: int) -> list[str]:
     """``count`` different random legal openings of ``plies`` moves (fewer if there are not enough)."""
     rng = random.Random(f"openings:{seed}:{plies}")
     seen: list[str] = []
     for _ in range(count * 50):
-        pos, moves = Position.start(), []
-        while len(moves) < plies and not pos.is_game_over():
-            if not pos.moves():
-                pos = pos.pass_turn()
-                continue
-            sq = rng.choice(pos.moves())
-            moves.append(sq)
-            pos = pos.play(sq)
-        text = transcript(moves)
-        if len(moves) == plies and not pos.is_game_over() and text not in seen:
+        moves = game.random_opening(rng, plies)
+        text = None if moves is None else game.transcript(moves)
+        if text is not None and text not in seen:
             seen.append(text)
             if len(seen) == count:
                 break
@@ -181,25 +159,26 @@ def random_openings(seed: int, plies: int, count: int) -> list[str]:
 # --- one game --------------------------------------------------------------------------
 
 
-def play_game(game: Game, scripts: dict[str, Script], settings: TournamentSettings, worker: Worker) -> Game:
+def play_game(game: GameRecord, scripts: dict[str, Script], settings: TournamentSettings, worker: Worker) -> GameRecord:
     """Play ``game`` (from its opening) to the end with the engines' ``scripts`` (by name);
     returns it filled in. Raises Stopped when the run is stopped."""
-    run = settings.run.run
+    rules, rule, run = settings.rules, settings.rule, settings.run.run
     game.scripts = {game.black: scripts[game.black].digest, game.white: scripts[game.white].digest}
     names = {"x": game.black, "o": game.white}
     colour = {"x": "black", "o": "white"}
-    moves = parse_transcript(game.opening)
-    pos = play_opening(moves)
+    moves = rules.parse_transcript(game.opening)
+    pos = rules.replay(moves)
     rng = random.Random(game.id)
     game.reason = "normal"
     while not pos.is_game_over():
-        if not pos.moves():
+        if pos.must_pass():
             pos = pos.pass_turn()
             continue
         if settings.adjudicate and pos.empties <= settings.adjudicate:
-            solver = worker.cached(("adjudicate", settings.scoring), lambda: _adjudicator(settings.scoring, worker))
+            solver = worker.cached(("adjudicate", rules.name, rule),
+                                   lambda: rules.solver(rule, should_stop=worker.stop))  # fmt: skip
             for sq in solver.line(pos):
-                pos = pos.play(sq)
+                pos = pos.pass_turn() if sq == PASS else pos.play(sq)
                 if sq >= 0:
                     moves.append(sq)
             game.reason = "adjudicated"
@@ -231,46 +210,42 @@ def play_game(game: Game, scripts: dict[str, Script], settings: TournamentSettin
             move = rng.choice(pos.moves())
         moves.append(move)
         pos = pos.play(move)
-    game.moves = transcript(moves)
-    game.black_discs, game.white_discs = pos.x_discs.bit_count(), pos.o_discs.bit_count()
-    game.disc_diff = final_score(pos.x_discs, pos.o_discs, settings.scoring)
-    if game.forfeit:  # whatever the board shows, a forfeit counts as 64-0 for the winner
+    game.moves = rules.transcript(moves)
+    game.black_discs, game.white_discs = rules.discs(pos)
+    if game.forfeit:  # whatever the board shows, a forfeit counts the game's largest score for the winner
         game.result = "0-1" if game.forfeit == game.black else "1-0"
-        game.disc_diff = -64 if game.forfeit == game.black else 64
+        margin = rules.forfeit_score(rule)
+        game.disc_diff = -margin if game.forfeit == game.black else margin
     else:
+        game.disc_diff = rules.first_player_score(pos, rule)
         game.result = "1-0" if game.disc_diff > 0 else "0-1" if game.disc_diff < 0 else "1/2-1/2"
     return game
-
-
-def _adjudicator(scoring: Scoring, worker: Worker) -> Solver:
-    """A worker's own solver for adjudication: it gives up as soon as the run is stopped."""
-    return Solver(scoring, table_entries=ADJUDICATION_TABLE, should_stop=worker.stop)
 
 
 @dataclass(frozen=True)
 class GameTask:
     """One game's work on a worker: the engines' scripts travel with it."""
 
-    game: Game
+    game: GameRecord
     scripts: dict[str, Script]
     settings: TournamentSettings
 
-    def __call__(self, worker: Worker) -> Game:
-        return play_game(Game.from_json(self.game.to_json()), self.scripts, self.settings, worker)
+    def __call__(self, worker: Worker) -> GameRecord:
+        return play_game(GameRecord.from_json(self.game.to_json()), self.scripts, self.settings, worker)
 
 
 # --- the tournament -------------------------------------------------------------------
 
 
-def schedule(engines: list[str], openings: list[str], rounds: int) -> list[Game]:
+def schedule(engines: list[str], openings: list[str], rounds: int) -> list[GameRecord]:
     """Every pair plays both colours from each round's opening."""
     games = []
     for r in range(rounds):
         opening = openings[r % len(openings)]
         for (i, a), (j, b) in itertools.combinations(enumerate(engines), 2):
             pair = f"r{r + 1}:{i}-{j}"
-            games.append(Game(f"{pair}:1", pair, r + 1, a, b, opening))
-            games.append(Game(f"{pair}:2", pair, r + 1, b, a, opening))
+            games.append(GameRecord(f"{pair}:1", pair, r + 1, a, b, opening))
+            games.append(GameRecord(f"{pair}:2", pair, r + 1, b, a, opening))
     return games
 
 
@@ -281,15 +256,15 @@ class TournamentFolder(RecordFolder):
     REQUIRED = ("engines", "schedule", "settings")
 
     @classmethod
-    def create(cls, path: str | Path, engines: list[Engine], games: list[Game], settings: TournamentSettings, seed: int | None) -> TournamentFolder:
+    def create(cls, path: str | Path, engines: list[Engine], games: list[GameRecord], settings: TournamentSettings, seed: int | None) -> TournamentFolder:
         meta = {
             "seed": seed,
             "engines": {e.name: {"path": str(e.path.absolute()), "sha256": e.sha256} for e in engines},
             "schedule": [{"id": g.id, "pair": g.pair, "round": g.round, "black": g.black, "white": g.white,
                           "opening": g.opening} for g in games],  # fmt: skip
             "settings": {
-                "scoring": settings.scoring.value, "on_illegal": settings.on_illegal, "adjudicate": settings.adjudicate,
-                "run": settings.run.to_json(),
+                "game": settings.game, "scoring": settings.rule, "on_illegal": settings.on_illegal,
+                "adjudicate": settings.adjudicate, "run": settings.run.to_json(),
             },  # fmt: skip
         }
         return cls._create(path, meta)
@@ -297,14 +272,14 @@ class TournamentFolder(RecordFolder):
     def engines(self) -> list[Engine]:
         return [Engine(name, Path(info["path"])) for name, info in self.meta["engines"].items()]
 
-    def games(self) -> list[Game]:
-        return [Game(**g) for g in self.meta["schedule"]]
+    def games(self) -> list[GameRecord]:
+        return [GameRecord(**g) for g in self.meta["schedule"]]
 
     def settings(self, jobs: int | None = None) -> TournamentSettings:
         s = self.meta["settings"]
-        return TournamentSettings(Settings.from_json(s["run"], jobs), Scoring(s["scoring"]), s["on_illegal"], s["adjudicate"])
+        return TournamentSettings(Settings.from_json(s["run"], jobs), s["scoring"], s["on_illegal"], s["adjudicate"], s["game"])
 
-    def append(self, game: Game) -> None:
+    def append(self, game: GameRecord) -> None:
         self._append(game.to_json())
 
     def _check(self) -> None:
@@ -315,13 +290,13 @@ class TournamentFolder(RecordFolder):
         if settings.on_illegal not in ON_ILLEGAL or settings.run.isolation not in ISOLATIONS:
             raise ValueError("bad settings")
 
-    def finished(self, digests: dict[str, str]) -> dict[str, Game]:
+    def finished(self, digests: dict[str, str]) -> dict[str, GameRecord]:
         """Games already played by the engines' current scripts (``digests`` by name), by id;
         a changed engine's games are played again."""
         out = {}
         for record in self._records():
             try:
-                game = Game.from_json(record)
+                game = GameRecord.from_json(record)
             except TypeError:
                 continue
             if all(game.scripts.get(name) == digests.get(name) for name in (game.black, game.white)):
@@ -341,7 +316,7 @@ class TournamentResult:
 
     folder: TournamentFolder
     engines: list[Engine]
-    games: list[Game]
+    games: list[GameRecord]
     scheduled: int
     standings: list[ratings.Standing]
     crosstable: dict[str, dict[str, float]]
@@ -369,7 +344,7 @@ def run_tournament(
     jobs: int | None = None,
     private: Sequence[str | Path] = (),
     on_start: Callable[[TournamentFolder, TournamentSettings, int], None] | None = None,
-    on_game: Callable[[Game], None] | None = None,
+    on_game: Callable[[GameRecord], None] | None = None,
     executor: Executor | None = None,
 ) -> TournamentResult:
     """A round-robin between ``engines`` (script paths, 'builtin:NAME', or Engines), played
@@ -391,12 +366,12 @@ def run_tournament(
                 raise GraderError(f"the script of engine '{e.name}' ({e.path}) is gone: restore it to resume")
         settings.run.sandbox_mechanism([folder.path, *(e.path for e in players), *map(Path, private)])
     else:
-        players = engine_list(engines)
         settings = settings or TournamentSettings()
+        players = engine_list(engines, settings.rules)
         if jobs:
             settings = dataclass_replace(settings, run=dataclass_replace(settings.run, jobs=jobs))
         seed = new_seed() if seed is None else seed
-        openings = openings or random_openings(seed, opening_plies, rounds)
+        openings = openings or random_openings(settings.rules, seed, opening_plies, rounds)
         games = schedule([e.name for e in players], openings, rounds)
         settings.run.sandbox_mechanism([*(e.path for e in players), *map(Path, private)])
         folder = TournamentFolder.create(out or default_folder(), players, games, settings, seed)
@@ -413,7 +388,7 @@ def run_tournament(
             if g.id not in done:
                 ex.submit(g.id, GameTask(g, {g.black: scripts[g.black], g.white: scripts[g.white]}, settings))
 
-        def take(game: Game) -> None:
+        def take(game: GameRecord) -> None:
             done[game.id] = game
             folder.append(game)
             if on_game:
@@ -443,9 +418,11 @@ def default_folder() -> Path:
     return Path("runs") / (datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S") + "-tournament")
 
 
-def engine_list(paths: Sequence[str | Path | Engine]) -> list[Engine]:
+def engine_list(paths: Sequence[str | Path | Engine], game: GameRules | None = None) -> list[Engine]:
     """Engines named by their file names (with the folder when two share a name);
-    'builtin:NAME' is an engine shipped with the package (random_mover, greedy, negamax)."""
+    'builtin:NAME' is an example script shipped with the package for ``game`` (for Othello:
+    random_mover, greedy, negamax)."""
+    examples = bundled(*(game or get_game(DEFAULT)).examples.split("/"))
     engines = []
     for p in paths:
         if isinstance(p, Engine):
@@ -453,9 +430,9 @@ def engine_list(paths: Sequence[str | Path | Engine]) -> list[Engine]:
             continue
         text = str(p)
         if text.startswith(BUILTIN):
-            path = bundled("submissions", text[len(BUILTIN) :] + ".py")
+            path = examples / (text[len(BUILTIN) :] + ".py")
             if not path.is_file():
-                known = ", ".join(sorted(f.stem for f in bundled("submissions").glob("*.py")))
+                known = ", ".join(sorted(f.stem for f in examples.glob("*.py")))
                 raise GraderError(f"no bundled engine '{text}': use one of {known} after '{BUILTIN}'")
         else:
             path = Path(p)

@@ -55,7 +55,7 @@ def test_solve_json(run):
     result = run("solve", HANDOUT_BOARD.upper(), "X", "--json", "--all")
     assert result.exit_code == 0
     data = json.loads(result.output)
-    assert list(data) == ["board", "token", "scoring", "value", "optimal_moves", "line", "move_values", "nodes", "seconds"]
+    assert list(data) == ["board", "token", "scoring", "value", "optimal_moves", "line", "move_values", "nodes", "seconds", "backend"]
     assert data["board"] == HANDOUT_BOARD and data["token"] == "x" and data["scoring"] == "plain"
     assert data["value"] == 18 and data["optimal_moves"] == [51]
     assert data["line"] == [51, -1, 7, -1, 14, -1, 15]
@@ -100,7 +100,12 @@ def test_scoring_from_config(run, tmp_path):
         (["solve", "--boards", "missing.txt"], 1, "Error: board file 'missing.txt' not found: give the path of an existing file"),
         (["solve", HANDOUT_BOARD, "x", "--boards", "b.txt"], 2, "Error: give either BOARD TOKEN or --boards FILE, not both"),
         (["solve", HANDOUT_BOARD, "x", "--config", "nope.yaml"], 1, "Error: config file 'nope.yaml' not found: check the path given to --config"),
-        (["solve", HANDOUT_BOARD, "x", "--scoring", "odd"], 2, "Invalid value for '--scoring'"),
+        (["solve", HANDOUT_BOARD, "x", "--scoring", "odd"], 1, "Error: othello has no scoring rule 'odd': use one of plain, winner-takes-empties"),
+        (["solve", "x...o....", "x", "--game", "chess"], 1, "Error: unknown game 'chess': installed games are othello, tictactoe"),
+        (["solve", "x...o....", "x"], 1, "Error: board has 9 characters, expected 64 ('.', 'x' or 'o' each) (it is a tictactoe board: use --game tictactoe)"),
+        (["solve", "xx.......", "o", "--game", "tictactoe"], 1, "Error: this board cannot arise in play: 2 x and 0 o (x moves first, so x has as many marks as o, or one more)"),
+        (["solve", "x........", "x", "--game", "tictactoe"], 1, "Error: wrong token 'x': on this board it is o's turn (1 x, 0 o)"),
+        (["solve", "xxxooo...", "x", "--game", "tictactoe"], 1, "Error: this board cannot arise in play: both sides have three in a row"),
     ],
 )
 def test_errors_are_one_line(run, args, code, message):
@@ -117,7 +122,7 @@ def test_bad_config_value_is_one_line(run, tmp_path):
     result = run("solve", HANDOUT_BOARD, "x")
     assert result.exit_code == 1
     assert result.output.strip() == (
-        "Error: config.yaml: 'scoring' must be one of plain, winner-takes-empties; got 'lab'"
+        "Error: config.yaml: 'scoring' must be one of plain, winner-takes-empties (for othello), or null; got 'lab'"
     )
 
 

@@ -2,7 +2,6 @@
 
 import pytest
 
-from grader.board import Scoring
 from grader.config import Config, load_config
 from grader.errors import ConfigError
 from grader.runner import Limits
@@ -29,18 +28,19 @@ def test_defaults_without_a_file(tmp_path, monkeypatch):
 def test_reads_config_yaml_in_the_current_folder(tmp_path, monkeypatch):
     write(tmp_path, "scoring: winner-takes-empties\n")
     monkeypatch.chdir(tmp_path)
-    assert load_config().scoring is Scoring.WINNER_TAKES_EMPTIES
+    assert load_config().scoring == "winner-takes-empties"
 
 
 def test_empty_file_means_defaults(tmp_path):
-    assert load_config(write(tmp_path, "# nothing set\n")).scoring is Scoring.PLAIN
+    config = load_config(write(tmp_path, "# nothing set\n"))
+    assert (config.game, config.scoring, config.isolation) == ("othello", None, "auto")  # None: the lab's rule
 
 
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("scorng: plain\n", r"unknown key 'scorng' \(did you mean 'scoring'\?\); known keys: scoring"),
-        ("colour: red\n", "unknown key 'colour'; known keys: scoring, limits, isolation, jobs, seed, python, commands, entry, tournament$"),
+        ("scorng: plain\n", r"unknown key 'scorng' \(did you mean 'scoring'\?\); known keys: game, scoring"),
+        ("colour: red\n", "unknown key 'colour'; known keys: game, scoring, limits, isolation, jobs, seed, python, commands, entry, tournament$"),
         ("limits:\n  wall_seconds: soon\n", "'limits.wall_seconds' must be a number; got 'soon'"),
         ("limits:\n  wall_seconds: 0\n", "'limits.wall_seconds' must be greater than 0; got 0"),
         ("limits:\n  wall_seconds: true\n", "'limits.wall_seconds' must be a number; got True"),
@@ -58,9 +58,11 @@ def test_empty_file_means_defaults(tmp_path):
         ("commands: [java]\n", "'commands' must map a file suffix to a command"),
         ("commands:\n  java: 'java {board} {token}'\n", "'commands': 'java' is not a file suffix: write it like '.java'"),
         ("commands:\n  .java: 'java Foo'\n", r"'commands\.\.java' must be a command holding \{board\} and \{token\}"),
-        ("scoring: fancy\n", "'scoring' must be one of plain, winner-takes-empties; got 'fancy'"),
-        ("scoring: 3\n", "'scoring' must be one of plain, winner-takes-empties; got 3"),
-        ("scoring: [plain]\n", "'scoring' must be one of plain, winner-takes-empties; got \\['plain'\\]"),
+        ("scoring: fancy\n", r"'scoring' must be one of plain, winner-takes-empties \(for othello\), or null; got 'fancy'"),
+        ("scoring: 3\n", r"'scoring' must be one of plain, winner-takes-empties \(for othello\), or null; got 3"),
+        ("scoring: [plain]\n", r"'scoring' must be one of plain, winner-takes-empties \(for othello\), or null; got \['plain'\]"),
+        ("game: chess\n", "'game' must be one of othello, tictactoe; got 'chess'"),
+        ("game: tictactoe\nscoring: plain\n", r"'scoring' must be one of outcome, fastest-win \(for tictactoe\), or null; got 'plain'"),
         ("- scoring\n", "expected 'key: value' lines at the top level, got list"),
         ("scoring: plain\n  bad: indent\n", "not valid YAML at line 2, column"),
     ],
@@ -78,7 +80,7 @@ def test_every_key(tmp_path):
     )
     cfg = load_config(write(tmp_path, text))
     assert (cfg.scoring, cfg.jobs, cfg.seed, cfg.python, cfg.isolation) == (
-        Scoring.WINNER_TAKES_EMPTIES, 3, 9, "/usr/bin/python3", "unshare"
+        "winner-takes-empties", 3, 9, "/usr/bin/python3", "unshare"
     )
     assert load_config(write(tmp_path, "")).isolation == "auto"
     assert cfg.limits == Limits(wall_seconds=2.5, memory_mb=None)

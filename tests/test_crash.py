@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import HANDOUT_BOARD
-from grader.board import Position
+from grader.games.othello import Position
 from grader.grading import Settings, grade_class
 from grader.plans import Plan
 from grader.runner import Limits

@@ -10,7 +10,7 @@ import pytest
 
 import reference as ref
 from conftest import ROOT
-from grader.board import Position, square_name
+from grader.games.othello import Position, square_name
 from grader.errors import GraderError
 from grader.grading import Settings, grade
 from grader.plans import Plan
@@ -194,7 +194,7 @@ def test_shell_script_through_a_template(tmp_path):
 
 
 def test_bundled_negamax_is_perfect_on_the_fixed_boards():
-    from grader.plans import STANDARD_FIXED, load_plan
+    from grader.plans import load_plan
 
-    result = grade(ROOT / "submissions" / "negamax.py", load_plan(STANDARD_FIXED), Settings(jobs=2, python=sys.executable))
+    result = grade(ROOT / "submissions" / "negamax.py", load_plan(ROOT / "fixtures" / "standard.txt"), Settings(jobs=2))
     assert result.symbols == "+" * 10 and result.total == 10

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import HANDOUT_BOARD
-from grader.board import Position
+from grader.games.othello import Position
 from grader.grading import Settings, grade
 from grader.plans import Plan
 from grader.runner import Limits, _Cgroup

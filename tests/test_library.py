@@ -7,7 +7,7 @@ from pathlib import Path
 
 from conftest import HANDOUT_BOARD, ROOT
 import grader
-from grader import LocalExecutor, Plan, Position, Settings, grade, grade_class, load_plan, run_tournament, solve
+from grader import LocalExecutor, Plan, Settings, grade, grade_class, load_plan, run_tournament, solve
 
 NEGAMAX = ROOT / "submissions" / "negamax.py"
 PLAN = load_plan(ROOT / "fixtures" / "standard.txt")  # the 10 fixed boards
@@ -71,7 +71,7 @@ def test_the_readme_python_example_runs(tmp_path, monkeypatch):
 
 def test_public_names():
     for name in ("grade", "grade_class", "run_tournament", "solve", "standard_plan", "load_plan", "write_exports",
-                 "Settings", "ScriptResult", "TestResult", "ClassRun", "TournamentResult", "Position", "Solver"):  # fmt: skip
+                 "Settings", "ScriptResult", "TestResult", "ClassRun", "TournamentResult", "Position", "ExactSolver", "prove", "get_game"):  # fmt: skip
         assert name in grader.__all__ and hasattr(grader, name)
-    assert Position.from_string(HANDOUT_BOARD, "x").empties == 4
+    assert grader.get_game("othello").parse(HANDOUT_BOARD, "x").empties == 4
     assert Path(grader.__file__).parent.joinpath("share", "fixtures", "standard.txt").is_file()

@@ -24,7 +24,7 @@ from grader.cli import main
 from grader.errors import GraderError
 from grader.grading import Settings, grade
 from grader.plans import Plan
-from grader.board import Position
+from grader.games.othello import Position
 from grader.runfolder import RunFolder
 from grader.runner import Limits
 from test_hostile import HOSTILE, processes_of

@@ -14,14 +14,14 @@ from click.testing import CliRunner
 
 import reference as ref
 from conftest import ROOT
-from grader.board import Scoring
+from grader.games.othello import OTHELLO, PLAIN, SCORINGS, WINNER_TAKES_EMPTIES
 from grader.cli import main
 from grader.grading import Settings
 from grader.ratings import crosstable, elo, elo_interval, standings
 from grader.runner import Limits
 from grader.executor import LocalExecutor
 from grader.tournament import (
-    Engine, Game, GameTask, TournamentSettings, parse_transcript, random_openings, read_openings, schedule, transcript,
+    Engine, GameRecord as Game, GameTask, TournamentSettings, random_openings as openings_of, read_openings as read_openings_of, schedule,
 )  # fmt: skip
 from grader.errors import BoardFileError, GraderError
 
@@ -42,6 +42,22 @@ def play(game: Game, eng: dict[str, Engine], settings: TournamentSettings) -> Ga
     with LocalExecutor(1) as ex:
         ex.submit("g", GameTask(game, {name: e.script() for name, e in eng.items()}, settings))
         return next(v for _, v in ex.results())
+
+
+def parse_transcript(text):
+    return OTHELLO.parse_transcript(text)
+
+
+def transcript(moves):
+    return OTHELLO.transcript(moves)
+
+
+def random_openings(seed, plies, count):
+    return openings_of(OTHELLO, seed, plies, count)
+
+
+def read_openings(path):
+    return read_openings_of(path, OTHELLO)
 
 
 def settings(limit=5.0, **kw) -> TournamentSettings:
@@ -96,16 +112,16 @@ def test_full_game_by_the_rules_both_scorings(tmp_path):
     eng["first2"] = Engine("first2", eng["first"].path)
     opening = lowest_square_ends_early(1)
     results = {}
-    for rule in Scoring:
+    for rule in SCORINGS:
         game = play(Game("g", "p", 1, "first", "first2", opening), eng, settings(scoring=rule))
         board, _ = replay(game.moves)
         assert not ref.moves(board, "x") and not ref.moves(board, "o")  # the game is over
         assert (game.black_discs, game.white_discs) == (board.count("x"), board.count("o"))
-        assert game.disc_diff == ref.score(board, "x", rule.value) and game.reason == "normal"
+        assert game.disc_diff == ref.score(board, "x", rule) and game.reason == "normal"
         assert game.moves.startswith(opening)
         results[rule] = game
     assert board.count(".") > 0  # it ended with empties left, which only the winner's rule counts
-    assert abs(results[Scoring.WINNER_TAKES_EMPTIES].disc_diff) > abs(results[Scoring.PLAIN].disc_diff)
+    assert abs(results[WINNER_TAKES_EMPTIES].disc_diff) > abs(results[PLAIN].disc_diff)
 
 
 def test_passes_are_applied_by_the_harness(tmp_path):
@@ -323,8 +339,10 @@ def test_tournament_errors(tmp_path):
     both = run(tmp_path / "first.py", tmp_path / "first.py", "--openings", "x", "--random-openings", "2")
     assert both.exit_code == 2 and "not both" in both.output
     assert "is not a tournament folder" in run("--resume", tmp_path).output
-    with pytest.raises(GraderError, match="bad move sequence"):
+    with pytest.raises(GraderError, match="bad square 'z9'"):
         parse_transcript("z9")
+    with pytest.raises(GraderError, match="bad move sequence 'f5d'"):
+        parse_transcript("f5d")
 
 
 # --- found in review ---------------------------------------------------------------------
