@@ -17,14 +17,17 @@ import click
 from . import __version__, gradescope, report
 from .files import parse_range
 from .games import BoardEntry, Game, available, get_game, hint_other_game
+from .check import check as run_check
 from .config import Config, load_config
-from .errors import GraderError, GraderWarning
+from .errors import GraderError, GraderWarning, PlanError
 from .exports import check_output_file, write_exports, write_json
 from .grading import ClassRun, Settings, TestResult, grade as grade_script, grade_class, grade_submission
 from .doctor import describe as describe_diagnosis, diagnose as diagnose_machine
 from .isolation import ISOLATIONS, choose
 from .judge import SYMBOL_TABLE
-from .plans import Plan, load_plan, new_seed, read_boards, standard_plan
+from .plans import (
+    PUBLIC, Plan, load_any_plan, load_plan, new_seed, read_boards, read_plan_file, spread_public, standard_plan, write_plan_file,
+)  # fmt: skip
 from .prove import prove as run_proof
 from .runfolder import RunFolder, check_new_folder
 from .submissions import find_submission_folder
@@ -91,16 +94,28 @@ def _game(name: str | None, config: Config) -> Game:
     return get_game(name or config.game)
 
 
-def _plan(game: Game, plan_name: str | None, boards_file: str | None, seed: int | None, config: Config) -> Plan:
-    """The plan a grading command asked for: a board file, or a named plan of the game."""
+def _plan(game: Game, plan_name: str | None, boards_file: str | None, seed: int | None, config: Config,
+          graded: bool = False) -> Plan:  # fmt: skip
+    """The plan a grading command asked for: a board file, a plan file, or a named plan of the
+    game. ``graded``: grades that count (a class, Gradescope) need the full plan."""
     if boards_file and plan_name:
         raise click.UsageError("give --plan or --boards, not both")
     if boards_file:
         return load_plan(boards_file, game)
-    name = plan_name or "standard"
-    if name not in game.plans:
-        raise GraderError(f"{game.name} has no plan {name!r}: use one of {', '.join(game.plans)}, or --boards FILE")
-    return standard_plan(_seed(seed, config), game, name)
+    plan = load_any_plan(plan_name or "standard", game, _seed(seed, config))
+    if graded and plan.kind == PUBLIC:
+        raise PlanError(f"{plan_name} is a public plan (the tests students may see): grade with the full plan it came from")
+    return plan
+
+
+def _settings(config: Config, game: Game, plan: Plan | None = None, time_limit: float | None = None,
+              scoring: str | None = None, **options: Any) -> Settings:  # fmt: skip
+    """Settings: the options given, then the plan's scoring and limits, then config.yaml."""
+    limits = (plan and plan.limits) or config.limits
+    if time_limit is not None:
+        limits = dataclasses.replace(limits, wall_seconds=time_limit)
+    scoring = scoring or (plan and plan.scoring) or (config.scoring if game.name == config.game else None)
+    return Settings.from_config(config, limits=limits, scoring=game.scoring(scoring), **options)
 
 
 def seed_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -170,7 +185,7 @@ def solve(board: str | None, token: str | None, boards_file: str | None, scoring
     """
     config = load_config(config_path)
     game = _game(game_name, config)
-    rule = game.scoring(scoring or (config.scoring if game.name == config.game else None))
+    rule = _settings(config, game, scoring=scoring).scoring
     if boards_file and (board or token):
         raise click.UsageError("give either BOARD TOKEN or --boards FILE, not both")
     if boards_file:
@@ -261,11 +276,9 @@ def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, 
         if not scripts:
             raise click.UsageError("give the scripts or folders to grade (or --resume DIR)")
         game = _game(game_name, config)
-        limits = config.limits if time_limit is None else dataclasses.replace(config.limits, wall_seconds=time_limit)
-        settings = Settings.from_config(config, limits=limits, jobs=jobs, stop_on_error=stop_on_error,
-                                        scoring=game.scoring(scoring or (config.scoring if game.name == config.game else None)))  # fmt: skip
-        plan = _plan(game, plan_name, boards_file, seed, config)
         single = len(scripts) == 1 and not Path(scripts[0]).is_dir()
+        plan = _plan(game, plan_name, boards_file, seed, config, graded=not single)
+        settings = _settings(config, game, plan, time_limit, scoring, jobs=jobs, stop_on_error=stop_on_error)
         if out:
             check_new_folder(Path(out))
         if single:
@@ -372,19 +385,30 @@ class _ProgressBar:
             click.echo("\r\033[K", nl=False)
 
 
-@main.command("report", short_help="Write a run folder's exports again.")
+@main.command("report", short_help="Write a run folder's exports again, or one student's report.")
 @click.argument("run_dir", type=click.Path(file_okay=False))
 @click.option("--sort", type=click.Choice(["name", "total"]), default="name", show_default=True, help="Order of the class table.")
+@click.option("--student", default=None, metavar="NAME", help="Print what this student may see (private tests as counts) instead.")
+@click.option("--full", is_flag=True, help="With --student: show the private tests in full too.")
 @_fail_cleanly
-def report_command(run_dir: str, sort: str) -> None:
-    """Write grades.csv, results.json, junit.xml and report.html again from a run folder.
+def report_command(run_dir: str, sort: str, student: str | None, full: bool) -> None:
+    """Write grades.csv, results.json, junit.xml and report.html again from a run folder; or,
+    with --student NAME, print that student's report: each public test in full, private
+    tests as counts only (unless --full).
 
     \b
-    Example:
+    Examples:
       grader report runs/lab5
+      grader report runs/lab5 --student alice
     """
     folder = RunFolder.open(run_dir)
     results = folder.results()
+    if student is not None:
+        found = {r.name: r for r in results}
+        if student not in found:
+            raise GraderError(f"no student {student!r} in {run_dir}: the students are {', '.join(sorted(found))}")
+        click.echo(report.student_report(found[student], full))
+        return
     click.echo(report.class_table(report.sort_results(results, sort)))
     files = write_exports(folder.path, results)
     click.echo(f"Results in {folder.path}: {', '.join(files)}")
@@ -418,8 +442,8 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
     config = load_config(config_path)
     check_output_file(results_file, make_parent=True)
     game = _game(game_name, config)
-    settings = Settings.from_config(config, scoring=game.scoring(config.scoring if game.name == config.game else None))
-    plan = _plan(game, plan_name, boards_file, seed, config)
+    plan = _plan(game, plan_name, boards_file, seed, config, graded=True)
+    settings = _settings(config, game, plan)
     if not Path(submission).is_dir():
         raise GraderError(f"submission folder '{submission}' not found: give --submission DIR")
     sub = find_submission_folder(Path(submission), set(config.commands), config.entry)
@@ -525,6 +549,105 @@ def tournament(engine_paths: tuple[str, ...], rounds: int, openings_file: str | 
         raise SystemExit(130)
 
 
+# --- plans ---------------------------------------------------------------------------------
+
+
+@main.group("plan", short_help="Make plan files: a test set, and its public half for students.")
+def plan_group() -> None:
+    """Plan files: one small text file that fully defines a test set (game, scoring, limits,
+    the boards, which tests are public), and its public half to give students.
+
+    \b
+    Examples:
+      grader plan new --seed 1234 --public 10 --out lab5.plan
+      grader plan public lab5.plan --out lab5.public.plan
+      grader grade class/ --plan lab5.plan
+    """
+
+
+@plan_group.command("new", short_help="Write a new plan file.")
+@seed_option("plan's random boards")
+@click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="The tests are the positions in FILE (instead of a named plan).")
+@click.option("--plan", "plan_name", default=None, metavar="NAME", help="The game's named plan to draw (default: standard).")
+@click.option("--public", "public_count", type=click.IntRange(min=0), default=0, show_default=True, help="Tests students may see, spread over the numbers of empties.")
+@click.option("--time-limit", type=float, callback=_seconds, default=None, help="Seconds per test the plan fixes (default: config).")
+@scoring_option
+@game_option
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="The plan file to write (lab5.plan).")
+@config_option
+@_fail_cleanly
+def plan_new(seed: int | None, boards_file: str | None, plan_name: str | None, public_count: int, time_limit: float | None,
+             scoring: str | None, game_name: str | None, out: str, config_path: str | None) -> None:  # fmt: skip
+    """Write a plan file: the boards (drawn from the seed, or read from --boards FILE), the
+    game, the scoring rule, the limits and which tests are public (--public K).
+
+    \b
+    Example:
+      grader plan new --seed 1234 --public 10 --out lab5.plan
+    """
+    config = load_config(config_path)
+    game = _game(game_name, config)
+    check_output_file(out)
+    plan = _plan(game, plan_name, boards_file, seed, config)
+    settings = _settings(config, game, plan, time_limit, scoring)
+    public = spread_public(plan.positions, public_count, plan.seed if plan.seed is not None else str(boards_file))
+    plan = dataclasses.replace(plan, public=public, scoring=settings.scoring, limits=settings.limits, kind="full")
+    write_plan_file(plan, out)
+    click.echo(f"{out}: {len(plan.positions)} tests of {game.name} ({plan.source}), {public_count} public, "
+               f"scoring {settings.scoring}, {settings.limits.wall_seconds:g} s per test")  # fmt: skip
+    click.echo(f"Give students its public half: grader plan public {out} --out {Path(out).with_suffix('')}.public.plan")
+
+
+@plan_group.command("public", short_help="Write a plan's public half, for students.")
+@click.argument("plan_file", type=click.Path(dir_okay=False))
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="The public plan file to write.")
+@_fail_cleanly
+def plan_public(plan_file: str, out: str) -> None:
+    """Write the public tests of PLAN_FILE as a plan of their own: nothing in it tells the
+    private boards, their number or the seed that made them.
+
+    \b
+    Example:
+      grader plan public lab5.plan --out lab5.public.plan
+    """
+    check_output_file(out)
+    plan = read_plan_file(plan_file)
+    if plan.kind == PUBLIC:
+        raise PlanError(f"{plan_file} is already a public plan: give the full plan it came from")
+    write_plan_file(plan, out, PUBLIC)
+    click.echo(f"{out}: the {len(plan.public or ())} public tests of {plan_file}")
+
+
+# --- check -------------------------------------------------------------------------------
+
+
+@main.command(short_help="The presubmission check: can the grader read this script's output?")
+@click.argument("script")
+@click.option("--plan", "plan_name", default=None, metavar="FILE", help="The public plan your course gave you (its easiest tests are used).")
+@game_option
+@config_option
+@_fail_cleanly
+def check(script: str, plan_name: str | None, game_name: str | None, config_path: str | None) -> None:
+    """Run SCRIPT on a few easy public positions and say, in a few seconds, whether its output
+    can be read: a score line, a line that replays, a last integer that is a legal move; how
+    long each took against the limit; and what to fix (a date printed last, output lost in a
+    buffer, a score from the wrong side's view, a line printed forward, passes written as
+    squares). Exit status 1 when every position would fail for such a reason.
+
+    \b
+    Examples:
+      grader check my_negamax.py
+      grader check my_player.py --game tictactoe --plan lab1.public.plan
+    """
+    config = load_config(config_path)
+    game = _game(game_name, config)
+    plan = load_any_plan(plan_name, game) if plan_name else None
+    found = run_check(script, game, plan, _settings(config, game, plan))
+    click.echo(report.check_text(found))
+    if found.all_fail:
+        raise SystemExit(1)
+
+
 # --- prove -------------------------------------------------------------------------------
 
 
@@ -559,9 +682,7 @@ def prove_command(script: str, sides: str, start: tuple[str, str] | None, time_l
     game = _game(game_name, config)
     if json_file:
         check_output_file(json_file)
-    limits = config.limits if time_limit is None else dataclasses.replace(config.limits, wall_seconds=time_limit)
-    settings = Settings.from_config(config, limits=limits, jobs=jobs,
-                                    scoring=game.scoring(scoring or (config.scoring if game.name == config.game else None)))  # fmt: skip
+    settings = _settings(config, game, None, time_limit, scoring, jobs=jobs)
     root = game.parse(*start) if start else game.start()
     chosen = ["x", "o"] if sides == "both" else [sides]
     click.echo(f"Proving {script} ({game.title}, {settings.scoring}) as {' and '.join(chosen)} from "

@@ -17,6 +17,10 @@ class ConfigError(GraderError):
     """A config file that is missing, malformed or has bad values."""
 
 
+class PlanError(GraderError):
+    """A plan file that cannot be read, or one given where another is needed."""
+
+
 class RunFolderError(GraderError):
     """A run or tournament folder that cannot be created, read or continued."""
 

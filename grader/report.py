@@ -50,14 +50,16 @@ def summary(result: ScriptResult) -> str:
     return "\n".join(lines)
 
 
-def most_offending(result: ScriptResult, n: int = 2) -> list[TestResult]:
-    """The ``n`` worst tests: lowest credit, then largest score error, then fewest empties."""
+def most_offending(result: ScriptResult, n: int = 2, public_only: bool = False) -> list[TestResult]:
+    """The ``n`` worst tests (``public_only``: of those students may see): lowest credit, then
+    largest score error, then fewest empties."""
 
     def key(t: TestResult) -> tuple:
         error = abs(t.claim.score - t.value) if t.claim.has_score_line else 0
         return (t.verdict.credit, -error, t.position.empties, t.index)
 
-    return sorted((t for t in result.tests if t.verdict.credit < 1), key=key)[:n]
+    tests = [t for t in result.tests if not public_only or result.plan.is_public(t.index)]
+    return sorted((t for t in tests if t.verdict.credit < 1), key=key)[:n]
 
 
 def _printed_move(t: TestResult) -> str:
@@ -90,6 +92,8 @@ def offending_test(t: TestResult) -> str:
     ended = t.run.describe()
     if ended:
         lines.append(f"run:      the script {ended} ({t.run.wall_seconds:.2f} s wall, {t.run.cpu_seconds:.2f} s CPU)")
+    if t.run.timed_out and t.run.stdout_tail.strip():
+        lines += ["output:   " + ln for ln in t.run.stdout_tail.strip().splitlines()[-3:]]  # what it printed in time
     if t.run.crashed and t.run.stderr_tail.strip():
         lines += ["stderr:   " + ln for ln in stderr_lines(t.run.stderr_tail, 5)]
     best = pos.game.moves_text(t.optimal_moves)
@@ -106,14 +110,35 @@ def plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def offending_report(result: ScriptResult, n: int = 2) -> str:
-    worst = most_offending(result, n)
+def offending_report(result: ScriptResult, n: int = 2, public_only: bool = False) -> str:
+    worst = most_offending(result, n, public_only)
     if not worst:
         if not result.tests:
             return "No test was run."
         return "All tests perfect." if result.complete else f"No test below full credit among the {len(result.tests)} run."
     title = "Most offending test" + ("s" if len(worst) > 1 else "") + ":"
     return "\n\n".join([title] + [offending_test(t) for t in worst])
+
+
+def student_report(result: ScriptResult, full: bool = False) -> str:
+    """What a student may see of their run: with private tests (and not ``full``), each
+    public test in full and the private ones as counts only, never their boards."""
+    if full or not result.plan.has_private:
+        return summary(result) + "\n\n" + offending_report(result)
+    public = [t for t in result.tests if result.plan.is_public(t.index)]
+    private = [t for t in result.tests if not result.plan.is_public(t.index)]
+    n_private = len(result.plan.positions) - len(result.plan.public or ())
+    lines = [
+        f"{result.name or result.script}: {fmt_total(result.total)}/{result.max_total}",
+        f"public tests: {fmt_total(sum(t.verdict.credit for t in public))}/{len(result.plan.public or ())}  "
+        f"{''.join(t.symbol for t in public)}",
+        f"private: {fmt_total(sum(t.verdict.credit for t in private))}/{n_private}, "
+        f"{plural(sum(t.run.timed_out for t in private), 'timeout', 'timeouts')}, "
+        f"{plural(sum(t.run.crashed for t in private), 'crash', 'crashes')}",
+    ]
+    if result.interrupted or result.stopped:
+        lines.append(result.stopped or "interrupted")
+    return "\n".join(lines) + "\n\n" + offending_report(result, public_only=True)
 
 
 def results_json(results: list[ScriptResult]) -> dict[str, Any]:
@@ -328,3 +353,32 @@ def _move_block(game, m, title: str) -> list[str]:
         f"  it played {game.move_text(m.move)} (@), {_value_word(m.move_value)}; "
         f"{game.moves_text(m.best_moves, ' or ')} (*) keeps {_value_word(m.value)}",
     ]
+
+
+# --- presubmission checks ---------------------------------------------------------------------
+
+
+def check_text(found) -> str:
+    """What ``grader check`` shows: per position, whether the output can be read, the time
+    against the limit, and what to fix."""
+    out = [f"Checking {found.script} on {plural(len(found.checked), 'easy public position', 'easy public positions')} "
+           f"({found.game.title}):"]  # fmt: skip
+    for c in found.checked:
+        t = c.test
+        move = "none" if t.claim.move is None else found.game.move_text(t.claim.move)
+        legal = t.claim.move is not None and t.position.is_legal(t.claim.move)
+        line_ok = t.verdict.line_ok
+        out.append(
+            f"{t.index}. {t.position.board_string()} {t.position.token} ({plural(t.position.empties, 'empty', 'empties')}): "
+            f"{t.symbol}  {t.run.wall_seconds:.2f} s of {c.limit:g} s; score line {'yes' if t.claim.has_score_line else 'NO'}"
+            + ("" if line_ok is None else f", line {'replays' if line_ok else 'does not replay'}")
+            + f", move {move} ({'legal' if legal else 'NOT legal'})"
+        )
+        out += [f"   fix: {p}" for p in c.problems]
+    if found.all_fail:
+        out.append("None of these outputs can be graded: every test would fail. Fix the problems above before you submit.")
+    elif any(c.problems for c in found.checked):
+        out.append("The output can be read, but see the notes above.")
+    else:
+        out.append("The output can be read on every position checked.")
+    return "\n".join(out)

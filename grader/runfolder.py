@@ -21,12 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .games import get_game
+from .games import DEFAULT, get_game
 from .errors import GraderError, GraderWarning, RunFolderError
 from .seals import SEAL, load_key, new_key, seal, sealed
 from .grading import ScriptResult, Settings, Submission, TestResult
-from .plans import Plan
+from .plans import Plan, write_plan_file
+from .runner import Limits
 
+PLAN_COPY = "plan.plan"  # in a run folder: the plan it was graded on
 def default_path() -> Path:
     return Path("runs") / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
 
@@ -64,6 +66,7 @@ class RecordFolder:
         self._lock = threading.Lock()
         self._ended = False  # checked that the lines file ends with a whole line
         self.tampered: list[dict[str, Any]] = []  # records whose seal failed, as last read (with their line)
+        self.unsealed = False  # an adopted folder of grader 0.1: its records carry no seals yet
 
     @classmethod
     def _create(cls, path: str | Path, meta: dict[str, Any]):
@@ -81,17 +84,30 @@ class RecordFolder:
         return folder
 
     @classmethod
-    def open(cls, path: str | Path):
+    def open(cls, path: str | Path, adopt_unsealed: bool = False):
+        """Open a folder the grader wrote. A folder written before records were sealed (grader
+        0.1, no run id) is refused, unless ``adopt_unsealed``: then it gets a run id and a key,
+        its description is sealed, and its records are read as they are (``unsealed`` is set)."""
         p = Path(path)
         try:
             meta = json.loads((p / cls.META).read_text(encoding="utf-8"))
-            missing = [k for k in (*cls.REQUIRED, "run_id") if k not in meta]
+            if not isinstance(meta, dict):
+                raise ValueError("not a JSON object")
+            legacy = "run_id" not in meta and SEAL not in meta
+            missing = [k for k in (*cls.REQUIRED, *(() if legacy else ("run_id",))) if k not in meta]
             if missing:
                 raise ValueError(f"no {', '.join(missing)}")
         except FileNotFoundError:
             raise RunFolderError(f"'{p}' is not a {cls.KIND} folder (no {cls.META}): give the folder {cls.WRITER} wrote") from None
         except (OSError, ValueError, TypeError) as e:
             raise RunFolderError(f"cannot read {cls.KIND} folder '{p}': {cls.META} is damaged ({e!r})") from None
+        if legacy:
+            if not adopt_unsealed:
+                raise RunFolderError(
+                    f"'{p}' was written by grader {meta.get('grader_version', '0.1')}, before records were sealed: "
+                    "run 'grader rejudge' on it once to bring it up to date"
+                )
+            return cls._adopt(p, meta)
         key = load_key(str(meta["run_id"]), p)
         if not sealed(key, meta):
             raise RunFolderError(
@@ -104,6 +120,23 @@ class RecordFolder:
         except (OSError, ValueError, TypeError, KeyError, AttributeError, GraderError) as e:
             raise RunFolderError(f"cannot read {cls.KIND} folder '{p}': {cls.META} is damaged ({e!r})") from None
         return folder
+
+    @classmethod
+    def _adopt(cls, p: Path, meta: dict[str, Any]):
+        meta = {**cls.upgrade(meta), "run_id": uuid.uuid4().hex}
+        folder = cls(p, meta, new_key(meta["run_id"]))
+        folder.unsealed = True
+        try:
+            folder._check()
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, GraderError) as e:
+            raise RunFolderError(f"cannot read {cls.KIND} folder '{p}': {cls.META} is damaged ({e!r})") from None
+        folder._write_meta()
+        return folder
+
+    @classmethod
+    def upgrade(cls, meta: dict[str, Any]) -> dict[str, Any]:
+        """An older description in today's form (what later versions added, at its default)."""
+        return meta
 
     def _check(self) -> None:
         """Raise if the description cannot be used (it was damaged)."""
@@ -150,12 +183,31 @@ class RecordFolder:
                 continue  # a line cut short when the run was killed
             if not isinstance(record, dict):
                 continue
-            if sealed(self._key, record):
+            if self.unsealed and SEAL not in record:
+                records.append(record)
+            elif sealed(self._key, record):
                 del record[SEAL]
                 records.append(record)
             else:
                 self.tampered.append({**record, "line": number})
         return records
+
+    def _rewrite(self, records: list[dict[str, Any]]) -> None:
+        """Replace every record by ``records``, sealed (the old lines are kept beside, as
+        ``LINES.DATE_TIME.old``)."""
+        path = self.path / self.LINES
+        tmp = path.with_name(path.name + ".tmp")
+        stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+        try:
+            tmp.write_text("".join(json.dumps({**r, SEAL: seal(self._key, r)}, separators=(",", ":")) + "\n" for r in records),
+                           encoding="utf-8")  # fmt: skip
+            if path.exists():
+                os.replace(path, path.with_name(f"{path.name}.{stamp}.old"))
+            os.replace(tmp, path)
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            raise RunFolderError(f"cannot write {path}: {e.strerror}") from None
+        self.unsealed, self._ended = False, True
 
     def tampering(self) -> str | None:
         """A warning naming the records that failed their seal at the last read, if any."""
@@ -178,12 +230,20 @@ class RunFolder(RecordFolder):
     def create(cls, path: str | Path, plan: Plan, settings: Settings) -> RunFolder:
         meta = {
             "seed": plan.seed,
-            "plan": {"game": plan.game.name, "source": plan.source,
+            "plan": {"game": plan.game.name, "source": plan.source, "kind": plan.kind,
+                     "public": None if plan.public is None else sorted(plan.public),
                      "boards": [f"{q.board_string()} {q.token}" for q in plan.positions]},  # fmt: skip
             "settings": settings.to_json(),
             "scripts": {},
         }
-        return cls._create(path, meta)
+        folder = cls._create(path, meta)
+        write_plan_file(plan, folder.path / PLAN_COPY)  # the test set, as a plan file of its own
+        return folder
+
+    @classmethod
+    def upgrade(cls, meta: dict[str, Any]) -> dict[str, Any]:
+        plan = {"game": DEFAULT, "kind": "full", "public": None, **meta["plan"]}
+        return {**meta, "plan": plan}
 
     def _check(self) -> None:
         """Build the plan, settings and students from run.json (raises if it was damaged)."""
@@ -195,9 +255,13 @@ class RunFolder(RecordFolder):
 
     @property
     def plan(self) -> Plan:
-        game = get_game(self.meta["plan"]["game"])
-        boards = [b.split() for b in self.meta["plan"]["boards"]]
-        return Plan(tuple(game.parse(b, t) for b, t in boards), self.meta["seed"], self.meta["plan"]["source"])
+        meta = self.meta["plan"]
+        game = get_game(meta["game"])
+        boards = [b.split() for b in meta["boards"]]
+        public = None if meta.get("public") is None else frozenset(meta["public"])
+        settings = self.meta["settings"]
+        return Plan(tuple(game.parse(b, t) for b, t in boards), self.meta["seed"], meta["source"], public,
+                    meta.get("kind", "full"), settings.get("scoring"), Limits(**settings["limits"]))  # fmt: skip
 
     def settings(self, jobs: int | None = None) -> Settings:
         return Settings.from_json(self.meta["settings"], jobs)
@@ -245,16 +309,23 @@ class RunFolder(RecordFolder):
 
     def recorded(self) -> dict[tuple[str, int], TestResult]:
         """Tests recorded for each student's current script (a changed script's are dropped)."""
-        hashes = {name: info["sha256"] for name, info in self.meta["scripts"].items()}
         game = get_game(self.meta["plan"]["game"])
         out = {}
-        for r in self._records():
-            if r.get("student") in hashes and r.get("sha256") == hashes[r["student"]]:
-                try:
-                    out[(r["student"], r["index"])] = TestResult.from_record(r, game)
-                except (KeyError, TypeError, ValueError, GraderError):
-                    continue  # a damaged record: the test is run again
+        for r in self.current_records():
+            try:
+                out[(r["student"], r["index"])] = TestResult.from_record(r, game)
+            except (KeyError, TypeError, ValueError, GraderError):
+                continue  # a damaged record: the test is run again
         return out
+
+    def current_records(self) -> list[dict[str, Any]]:
+        """The records (as written) of each student's current script."""
+        hashes = {name: info["sha256"] for name, info in self.meta["scripts"].items()}
+        return [r for r in self._records() if r.get("student") in hashes and r.get("sha256") == hashes[r["student"]]]
+
+    def replace_tests(self, tests: list[tuple[str, str | None, TestResult]]) -> None:
+        """Replace every record by these (student, script digest, test), sealed."""
+        self._rewrite([{"student": name, "sha256": digest, **test.record()} for name, digest, test in tests])
 
     def results(self) -> list[ScriptResult]:
         """Each student's results as recorded, tests in order (for reports). A student whose

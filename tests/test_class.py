@@ -134,7 +134,7 @@ def test_class_run_and_exports(klass):
     assert [row.split()[0] for row in table[2:5]] == ["alice", "bob", "carol"]  # --sort total
     run = klass / "run"
     assert sorted(p.name for p in run.iterdir()) == [
-        "grades.csv", "junit.xml", "report.html", "results.json", "run.json", "tests.jsonl"
+        "grades.csv", "junit.xml", "plan.plan", "report.html", "results.json", "run.json", "tests.jsonl"
     ]  # fmt: skip
 
     rows = list(csv.DictReader(io.StringIO((run / "grades.csv").read_text())))
