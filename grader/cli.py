@@ -30,6 +30,7 @@ from .plans import (
 )  # fmt: skip
 from .prove import prove as run_proof
 from .runfolder import RunFolder, check_new_folder
+from .rejudge import rejudge
 from .submissions import find_submission_folder
 from .tournament import GameRecord, TournamentFolder, TournamentSettings, read_openings, run_tournament
 
@@ -245,7 +246,7 @@ _SYMBOL_HELP = "\n".join(f"  {s.char}  {s.meaning} ({report.fmt_credit(s.credit)
 @click.option("--time-limit", type=float, callback=_seconds, default=None, help="Seconds per test (default: config limits.wall_seconds, 10).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Tests at once, over all scripts (default: config, else the number of cores).")
 @click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Grade on the positions in FILE instead of the standard plan.")
-@click.option("--plan", "plan_name", default=None, metavar="NAME", help="A plan of the game instead of 'standard' (tictactoe: exhaustive).")
+@click.option("--plan", "plan_name", default=None, metavar="NAME|FILE", help="A plan file (lab5.plan), or a plan of the game instead of 'standard' (tictactoe: exhaustive).")
 @scoring_option
 @game_option
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write the full results as JSON to FILE.")
@@ -414,6 +415,33 @@ def report_command(run_dir: str, sort: str, student: str | None, full: bool) -> 
     click.echo(f"Results in {folder.path}: {', '.join(files)}")
 
 
+@main.command("rejudge", short_help="Judge a run's recorded answers again with today's rules.")
+@click.argument("run_dir", type=click.Path(file_okay=False))
+@_fail_cleanly
+def rejudge_command(run_dir: str) -> None:
+    """Judge every recorded test of RUN_DIR again from what the scripts printed and how they
+    ended, with the current rules and exact answers, without running a script; rewrite its
+    records and exports, and list each grade that changed and why. (Running the scripts
+    again is 'grader grade --resume' or a new run.)
+
+    \b
+    Example:
+      grader rejudge runs/lab5
+    """
+    done = rejudge(run_dir)
+    if done.adopted:
+        click.echo(f"{run_dir} was written before records were sealed: its records are sealed now, as they were found")
+    click.echo(f"Re-judged {done.tests} tests of {len(done.results)} students: {done.tests_changed} verdicts changed, "
+               f"{len(done.changes)} grades changed.")  # fmt: skip
+    if done.skipped:
+        click.echo(f"{done.skipped} damaged record(s) were left out: 'grader grade --resume {run_dir}' runs those tests again")
+    for c in done.changes:
+        click.echo(f"\n{c.student}: {c.before:g} -> {c.after:g} of {c.max_total}")
+        for t in c.tests:
+            click.echo(f"  test {t.index}: {t.before} -> {t.after}: {t.why}")
+    click.echo(f"\nResults in {done.folder.path}: {', '.join(done.files)}")
+
+
 # --- gradescope ---------------------------------------------------------------------------
 
 
@@ -422,7 +450,7 @@ def report_command(run_dir: str, sort: str, student: str | None, full: bool) -> 
 @click.option("--results", "results_file", type=click.Path(dir_okay=False), default=gradescope.RESULTS, show_default=True, help="Where to write Gradescope's results.json.")
 @seed_option("standard plan's random boards")
 @click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Grade on the positions in FILE instead of the standard plan.")
-@click.option("--plan", "plan_name", default=None, metavar="NAME", help="A plan of the game instead of 'standard'.")
+@click.option("--plan", "plan_name", default=None, metavar="NAME|FILE", help="A plan file (lab5.plan), or a plan of the game instead of 'standard'.")
 @click.option("--visibility", type=click.Choice(gradescope.VISIBILITIES), default="visible", show_default=True, help="When students see the test results.")
 @game_option
 @config_option
