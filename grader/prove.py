@@ -72,7 +72,7 @@ class Side:
 
     @property
     def never_loses(self) -> bool:
-        return self.complete and self.lost_game is None and not self.failures
+        return self.complete and self.lost_game is None and not self.failures and not self.not_deterministic
 
     @property
     def perfect(self) -> bool:

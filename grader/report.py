@@ -315,6 +315,8 @@ def proof_text(proof) -> str:
             verdict = "NOT PROVED (interrupted)"
         elif side.never_loses:
             verdict = "never loses" + (", and every move is optimal" if side.perfect else "")
+        elif side.lost_game is None and not side.failures:
+            verdict = "NOT PROVED (it answered differently when asked again)"
         else:
             verdict = "CAN LOSE"
         det = "deterministic" if not side.not_deterministic else f"NOT deterministic ({len(side.not_deterministic)} positions)"
