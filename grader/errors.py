@@ -23,3 +23,15 @@ class SprtError(GraderError, ValueError):
 
 class NoPairing(GraderError, ValueError):
     """A Swiss round that cannot be paired without a rematch or a second bye."""
+
+
+class PlanError(GraderError):
+    """A plan file that cannot be read, or one given where another is needed."""
+
+
+class RunFolderError(GraderError):
+    """A run or tournament folder that cannot be created, read or continued."""
+
+
+class GraderWarning(UserWarning):
+    """Something the user should know that does not stop the run (the CLI prints one line)."""
