@@ -583,7 +583,7 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
         games = fmt.planned_games(engines)
         at_most = "" if fmt.kind in ("round-robin", "gauntlet") else "at most "
         click.echo(
-            f"Tournament ({fmt.kind}): {report.plural(engines, 'engine', 'engines')}, {at_most}{report.plural(games, 'game', 'games')}, "
+            f"Tournament{'' if fmt.kind == 'round-robin' else f' ({fmt.kind})'}: {report.plural(engines, 'engine', 'engines')}, {at_most}{report.plural(games, 'game', 'games')}, "
             f"{run.limits.wall_seconds:g} s per move, {report.plural(run.jobs, 'job', 'jobs')}, scoring {settings.rule}, "
             f"{_isolation_text(run)}"
             + (f", adjudication at {settings.adjudicate} empties" if settings.adjudicate else "")
