@@ -32,7 +32,8 @@ from .prove import prove as run_proof
 from .runfolder import RunFolder, check_new_folder
 from .rejudge import rejudge
 from .submissions import find_submission_folder
-from .tournament import GameRecord, TournamentFolder, TournamentSettings, read_openings, run_tournament
+from .formats import Format, SprtSettings
+from .tournament import GameRecord, TournamentFolder, TournamentSettings, read_openings, run_tournament, write_grades
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -485,9 +486,17 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
 # --- tournament ---------------------------------------------------------------------------
 
 
-@main.command(short_help="A round-robin between engine scripts, with Elo ratings and game records.")
+@main.command(short_help="Tournaments between engine scripts: round-robin, gauntlet, Swiss, SPRT.")
 @click.argument("engine_paths", nargs=-1, metavar="SCRIPT...")
-@click.option("--rounds", type=click.IntRange(min=1), default=1, show_default=True, help="Openings each pair plays, a game with each colour.")
+@click.option("--format", "format_name", type=click.Choice(["round-robin", "gauntlet", "swiss"]), default="round-robin", show_default=True,
+              help="round-robin: all pairs; gauntlet: each SCRIPT against the --opponents only; swiss: --rounds Swiss rounds.")
+@click.option("--opponents", multiple=True, metavar="SCRIPT", help="Gauntlet: the reference opponents (repeat, or separate with commas).")
+@click.option("--rounds", type=click.IntRange(min=1), default=1, show_default=True, help="Openings each pair plays, a game with each colour; Swiss: rounds.")
+@click.option("--sprt", nargs=2, type=float, default=None, metavar="ELO0 ELO1", help="SPRT between two engines: H0 Elo = ELO0 against H1 Elo = ELO1 (normalized Elo).")
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="SPRT: the false positive rate.")
+@click.option("--beta", type=float, default=0.05, show_default=True, help="SPRT: the false negative rate.")
+@click.option("--max-games", type=click.IntRange(min=2), default=None, help="SPRT: stop undecided after this many games.")
+@click.option("--grade", is_flag=True, help="Gauntlet: grade each SCRIPT out of 100 by its disc share (config tournament.grade) into grades.csv.")
 @click.option("--openings", "openings_file", type=click.Path(dir_okay=False), help="Openings file: one move sequence like f5d6c3 per line.")
 @click.option("--random-openings", type=click.IntRange(min=0, max=40), default=None, metavar="PLIES", help="Random legal openings of PLIES moves from the seed (default: 4).")
 @seed_option("random openings")
@@ -501,11 +510,13 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write standings, crosstable and games as JSON to FILE.")
 @config_option
 @_fail_cleanly
-def tournament(engine_paths: tuple[str, ...], rounds: int, openings_file: str | None, random_openings: int | None,
-               seed: int | None, time_limit: float | None, jobs: int | None, adjudicate: int | None,
+def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple[str, ...], rounds: int,
+               sprt: tuple[float, float] | None, alpha: float, beta: float, max_games: int | None, grade: bool,
+               openings_file: str | None, random_openings: int | None, seed: int | None, time_limit: float | None, jobs: int | None, adjudicate: int | None,
                scoring: str | None, game_name: str | None, out: str | None, resume: str | None, json_file: str | None,
                config_path: str | None) -> None:  # fmt: skip
-    """Round-robin tournament between engine SCRIPTs, with Elo ratings and game records.
+    """A tournament between engine SCRIPTs, with Elo ratings, game records (games.ggf for
+    Othello) and report.html in its folder.
 
     Each move an engine is run as 'SCRIPT BOARD TOKEN' under the limits; its move is the last
     integer it printed (at the time limit, the last one printed in time). Every pair plays
@@ -514,16 +525,21 @@ def tournament(engine_paths: tuple[str, ...], rounds: int, openings_file: str | 
     builtin:negamax are engines shipped with the grader.
 
     \b
-    Example:
+    Examples:
       grader tournament submissions/negamax.py builtin:greedy builtin:random_mover --rounds 4
+      grader tournament new.py --format gauntlet --opponents builtin:greedy,builtin:random_mover --grade
+      grader tournament new.py old.py --sprt 0 10 --max-games 400
     """
     config = load_config(config_path)
     defaults = config.tournament
     if json_file:
         check_output_file(json_file)
+    opponent_paths = [p for o in opponents for p in o.split(",") if p]
     if resume:
-        if engine_paths or openings_file or random_openings is not None or seed is not None or adjudicate or scoring or game_name or time_limit or out:
-            raise click.UsageError("--resume continues a tournament with its own engines, openings and settings: give only --resume DIR (and --jobs)")
+        if (engine_paths or openings_file or random_openings is not None or seed is not None or adjudicate or scoring
+                or game_name or time_limit or out or opponent_paths or sprt or max_games or format_name != "round-robin"):  # fmt: skip
+            raise click.UsageError("--resume continues a tournament with its own engines, format, openings and settings: "
+                                   "give only --resume DIR (and --jobs, --grade)")  # fmt: skip
         kwargs: dict[str, Any] = {"resume": resume, "jobs": jobs}
     else:
         if openings_file and random_openings is not None:
@@ -536,8 +552,20 @@ def tournament(engine_paths: tuple[str, ...], rounds: int, openings_file: str | 
         target = Path(out) if out else None
         if target:
             check_new_folder(target, "tournament")
+        if sprt is not None:
+            if format_name != "round-robin" or opponent_paths:
+                raise click.UsageError("--sprt is its own format between two engines: leave out --format and --opponents")
+            if max_games is None:
+                raise click.UsageError("--sprt needs --max-games N: the most games to play undecided")
+            fmt = Format("sprt", sprt=SprtSettings(sprt[0], sprt[1], max_games, alpha, beta))
+        elif max_games is not None:
+            raise click.UsageError("--max-games is for --sprt")
+        else:
+            fmt = Format(format_name, rounds)
+        if grade and fmt.kind != "gauntlet":
+            raise click.UsageError("--grade grades a gauntlet: give --format gauntlet --opponents REFERENCE...")
         kwargs = {
-            "settings": settings, "rounds": rounds, "seed": _seed(seed, config), "out": target,
+            "settings": settings, "format": fmt, "opponents": opponent_paths, "seed": _seed(seed, config), "out": target,
             "openings": read_openings(openings_file, game) if openings_file else None,
             "opening_plies": 4 if random_openings is None else random_openings,
         }  # fmt: skip
@@ -551,9 +579,11 @@ def tournament(engine_paths: tuple[str, ...], rounds: int, openings_file: str | 
 
     def on_start(folder: TournamentFolder, settings: TournamentSettings, played_before: int) -> None:
         run = settings.run
-        engines, games = len(folder.engines()), len(folder.games())
+        engines, fmt = len(folder.engines()), folder.format()
+        games = fmt.planned_games(engines)
+        at_most = "" if fmt.kind in ("round-robin", "gauntlet") else "at most "
         click.echo(
-            f"Tournament: {report.plural(engines, 'engine', 'engines')}, {report.plural(games, 'game', 'games')}, "
+            f"Tournament{'' if fmt.kind == 'round-robin' else f' ({fmt.kind})'}: {report.plural(engines, 'engine', 'engines')}, {at_most}{report.plural(games, 'game', 'games')}, "
             f"{run.limits.wall_seconds:g} s per move, {report.plural(run.jobs, 'job', 'jobs')}, scoring {settings.rule}, "
             f"{_isolation_text(run)}"
             + (f", adjudication at {settings.adjudicate} empties" if settings.adjudicate else "")
@@ -563,15 +593,26 @@ def tournament(engine_paths: tuple[str, ...], rounds: int, openings_file: str | 
 
     result = run_tournament(engine_paths, on_start=on_start, on_game=on_game,
                             private=_private(config, openings_file), **kwargs)  # fmt: skip
-    names = [e.name for e in result.engines]
+    names = [s.engine for s in result.standings]
     click.echo()
+    if result.swiss is not None:
+        click.echo(report.swiss_table(result.swiss))
+        click.echo()
     click.echo(report.standings_table(result.standings))
     click.echo()
     click.echo(report.crosstable_text(result.crosstable, names))
+    if result.sprt is not None:
+        click.echo()
+        click.echo(report.sprt_text(result.sprt))
+    if result.stopped_early:
+        click.echo(f"\nStopped early: {result.stopped_early}")
+    if grade:
+        grades = write_grades(result, config.tournament.grade)
+        click.echo()
+        click.echo(report.disc_grades_table(grades))
     if json_file:
         write_json(json_file, result.to_json())
-    click.echo(f"\n{len(result.games)} of {result.scheduled} games in {result.folder.path}: "
-               "games.txt (transcripts), games.jsonl, results.json")  # fmt: skip
+    click.echo(f"\n{len(result.games)} of {result.scheduled} games in {result.folder.path}: {', '.join(result.files)}")
     if result.interrupted:
         click.echo(f"{_sentence(result.interrupted)}: continue with  grader tournament --resume {result.folder.path}")
         raise SystemExit(130)

@@ -26,6 +26,9 @@ class TournamentDefaults:
     move_seconds: float = 5.0  # per move
     scoring: str | None = None  # None: the game's tournament rule
     on_illegal: str = "forfeit"  # forfeit | random
+    # --grade: (disc share in percent, points out of 100), share ascending: an engine gets the
+    # points of the highest share it reaches, 0 below the first.
+    grade: tuple[tuple[float, float], ...] = ((20, 20), (30, 40), (40, 60), (50, 80), (60, 100))
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,22 @@ def _section(cls: type, schema: dict[str, Validator]) -> Validator:
     return check
 
 
+def _grade_thresholds(key: str, value: Any) -> tuple[tuple[float, float], ...]:
+    """[[share, points], ...]: shares in percent (0-100) rising, points 0-100."""
+    shape = f"'{key}' must be a list of [disc share in percent, points] pairs with rising shares, like [[30, 50], [50, 100]]"
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"{shape}; got {value!r}")
+    out = []
+    for item in value:
+        if (not isinstance(item, list) or len(item) != 2
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 100 for v in item)):  # fmt: skip
+            raise ValueError(f"{shape} (each number 0 to 100); got {item!r}")
+        out.append((float(item[0]), float(item[1])))
+    if any(a[0] >= b[0] for a, b in zip(out, out[1:])):
+        raise ValueError(f"{shape}; the shares do not rise: {value!r}")
+    return tuple(out)
+
+
 def _optional_string(key: str, value: Any) -> str | None:
     if value is None or (isinstance(value, str) and value.strip()):
         return value
@@ -151,6 +170,7 @@ SCHEMA: dict[str, Validator] = {
             "move_seconds": _number(0, maximum=86400),
             "scoring": lambda key, value: value,
             "on_illegal": _choice("forfeit", "random"),
+            "grade": _grade_thresholds,
         },
     ),
 }

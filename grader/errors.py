@@ -17,6 +17,14 @@ class ConfigError(GraderError):
     """A config file that is missing, malformed or has bad values."""
 
 
+class SprtError(GraderError, ValueError):
+    """SPRT settings or pair counts that cannot define a test (bounds, error rates, model, counts)."""
+
+
+class NoPairing(GraderError, ValueError):
+    """A Swiss round that cannot be paired without a rematch or a second bye."""
+
+
 class PlanError(GraderError):
     """A plan file that cannot be read, or one given where another is needed."""
 

@@ -28,6 +28,8 @@ class GameLike(Protocol):
     reason: str  # normal | forfeit | adjudicated
     forfeit: str | None  # the engine that forfeited
     timeouts: dict[str, int]  # per colour ('black', 'white'): moves that hit the time limit
+    black_discs: int  # discs (or marks) each side holds when the game ends
+    white_discs: int
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class Standing:
     elo_error: float | None
     forfeits: int
     timeouts: int
+    disc_share: float | None = None  # its discs over all discs at its games' ends (None: no discs)
 
     def to_json(self) -> dict:
         return {
@@ -51,6 +54,7 @@ class Standing:
             "elo": None if self.elo is None else round(self.elo, 1),
             "elo_error": None if self.elo_error is None or math.isinf(self.elo_error) else round(self.elo_error, 1),
             "forfeits": self.forfeits, "timeouts": self.timeouts,
+            "disc_share": None if self.disc_share is None else round(self.disc_share, 4),
         }  # fmt: skip
 
 
@@ -86,9 +90,9 @@ def standings(games: Iterable[GameLike], engines: list[str]) -> list[Standing]:
     stats = {e: defaultdict(float) for e in engines}
     pairs: dict[tuple[str, str], list[float]] = defaultdict(list)  # (engine, pair) -> its scores
     for g in games:
-        for engine, colour, score, diff in (
-            (g.black, "black", g.black_score, g.disc_diff),
-            (g.white, "white", 1 - g.black_score, -g.disc_diff),
+        for engine, colour, score, diff, mine, theirs in (
+            (g.black, "black", g.black_score, g.disc_diff, g.black_discs, g.white_discs),
+            (g.white, "white", 1 - g.black_score, -g.disc_diff, g.white_discs, g.black_discs),
         ):
             s = stats[engine]
             s["games"] += 1
@@ -97,6 +101,8 @@ def standings(games: Iterable[GameLike], engines: list[str]) -> list[Standing]:
             s["disc_diff"] += diff
             s["forfeits"] += g.forfeit == engine
             s["timeouts"] += g.timeouts.get(colour, 0)
+            s["own_discs"] += mine
+            s["all_discs"] += mine + theirs
             pairs[(engine, g.pair)].append(score)
     rows = []
     for e in engines:
@@ -107,6 +113,7 @@ def standings(games: Iterable[GameLike], engines: list[str]) -> list[Standing]:
         rows.append(Standing(
             e, games, s["points"], int(s["wins"]), int(s["draws"]), int(s["losses"]),
             s["disc_diff"] / games if games else 0.0, rating, error, int(s["forfeits"]), int(s["timeouts"]),
+            s["own_discs"] / s["all_discs"] if s["all_discs"] else None,
         ))  # fmt: skip
     return sorted(rows, key=lambda r: (-r.points, -(r.elo if r.elo is not None else -1e9), r.engine))
 

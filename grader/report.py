@@ -282,15 +282,44 @@ def junit_xml(results: list[ScriptResult]) -> str:
 
 
 def standings_table(rows: list, fmt: str = "simple") -> str:
-    """Engine, games, points, wins/draws/losses, average disc difference, Elo +- 95%, forfeits, timeouts."""
+    """Engine, games, points, wins/draws/losses, average disc difference, Elo +- 95%, forfeits,
+    timeouts, share of the discs at the games' ends."""
     table = []
     for s in rows:
         rating = "n/a" if s.elo is None else f"{round(s.elo) + 0:+d}"  # + 0: never '-0'
         error = "n/a" if s.elo is None or s.elo_error is None else "inf" if math.isinf(s.elo_error) else f"{s.elo_error:.0f}"
         table.append([s.engine, s.games, fmt_total(s.points), s.wins, s.draws, s.losses, f"{s.disc_diff:+.1f}",
-                      rating, error, s.forfeits, s.timeouts])  # fmt: skip
-    headers = ["engine", "games", "points", "W", "D", "L", "discs", "Elo", "+-95%", "forfeits", "timeouts"]
+                      rating, error, s.forfeits, s.timeouts,
+                      "n/a" if getattr(s, "disc_share", None) is None else f"{100 * s.disc_share:.1f}%"])  # fmt: skip
+    headers = ["engine", "games", "points", "W", "D", "L", "discs", "Elo", "+-95%", "forfeits", "timeouts", "share"]
     return tabulate(table, headers=headers, tablefmt=fmt, disable_numparse=True)
+
+
+def disc_grades_table(grades: list, fmt: str = "simple") -> str:
+    """Each graded engine: disc share, grade out of 100, whether all its games were played."""
+    rows = [[g.engine, "n/a" if g.disc_share is None else f"{100 * g.disc_share:.1f}%", fmt_total(g.grade),
+             "yes" if g.complete else f"no ({g.note})"] for g in grades]  # fmt: skip
+    return tabulate(rows, headers=["engine", "disc share", "grade /100", "complete"], tablefmt=fmt, disable_numparse=True)
+
+
+def swiss_table(rows: list, fmt: str = "simple") -> str:
+    """The Swiss ranking: points (a pair up to 2, a bye 2), Buchholz, Sonneborn-Berger."""
+    table = [[i, s.engine, fmt_total(s.points), fmt_total(s.buchholz), f"{s.sonneborn_berger:g}"] for i, s in enumerate(rows, 1)]
+    return tabulate(table, headers=["#", "engine", "points", "Buchholz", "S-B"], tablefmt=fmt, disable_numparse=True)
+
+
+def sprt_text(s: dict) -> str:
+    """The SPRT's state: LLR and bounds, the decision, Elo and its interval, pairs and games."""
+    decision = {"H1": "H1 accepted", "H0": "H0 accepted"}.get(s["decision"], "no decision")
+    lo, hi = s["elo_interval"]
+    elo = "n/a" if s["elo"] is None else f"{s['elo']:+.1f}" + ("" if lo is None or hi is None else f" (95%: {lo:+.1f} to {hi:+.1f})")
+    return "\n".join([
+        f"SPRT {s['engines'][0]} vs {s['engines'][1]}: H0 {s['elo0']:g}, H1 {s['elo1']:g} ({s['model']} Elo), "
+        f"alpha {s['alpha']:g}, beta {s['beta']:g}",
+        f"LLR {s['llr']:.2f} ({s['lower']:.2f}, {s['upper']:.2f}): {decision}",
+        f"Elo {elo}",
+        f"Pairs [LL, LD, DD+WL, WD, WW]: {s['pentanomial']}; games {s['games']} of at most {s['max_games']}",
+    ])  # fmt: skip
 
 
 def crosstable_text(cross: dict[str, dict[str, float]], engines: list[str], fmt: str = "simple") -> str:

@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from . import ratings
+from .formats import Format, Planner, SprtPlanner, SprtSettings, SwissPlanner
 from .errors import BoardFileError, GraderError
 from .executor import Executor, LocalExecutor, Worker, interrupt_reason
 from .files import bundled, read_lines
 from .games import DEFAULT, PASS, get_game
 from .games import Game as GameRules
+from .games import Position
 from .grading import Settings
 from .isolation import ISOLATIONS
 from .plans import new_seed
@@ -121,25 +123,55 @@ class GameRecord:
 # --- openings ---------------------------------------------------------------------------
 
 
-def read_openings(path: str | Path, game: GameRules) -> list[str]:
-    """Openings from a file: one move sequence per line (like f5d6c3), or lines of a board file
-    whose moves lead there are not needed: '#' comments and blank lines allowed."""
+def opening_start(game: GameRules, opening: str) -> tuple[Position, list[int]]:
+    """Where a game from ``opening`` starts, and the opening's moves from there: an opening is
+    a move sequence from the start (f5d6c3) or a position 'BOARD TOKEN' (from an OBF/FFO line)."""
+    if " " in opening.strip():
+        board, token = opening.split()
+        return game.parse(board, token), []
+    return game.start(), game.parse_transcript(opening)
+
+
+def read_openings(path: str | Path, game: GameRules, plies: int | None = None) -> list[str]:
+    """Openings from a file: one move sequence per line (like f5d6c3), or a position per line
+    in any board format of the game (Othello: 'BOARD TOKEN', OBF, FFO), '#' comments and blank
+    lines allowed; or a GGF file (records '(;GM[Othello]...;)': each record's moves from its BO
+    position, the first ``plies`` of them if given). Raises BoardFileError naming the line."""
+    from . import ggf
+
     p = Path(path)
+    lines = read_lines(p, "openings file")
+    if any("(;" in line for line in lines):
+        return ggf.read_openings(p, lines, game, plies)
     out = []
-    for i, line in enumerate(read_lines(p, "openings file"), 1):
+    for i, line in enumerate(lines, 1):
         text = line.split("#", 1)[0].strip()
         if not text:
             continue
+        is_board = " " in text or "|" in text or ";" in text
         try:
-            moves = game.parse_transcript(text)
-            if game.replay(moves).is_game_over():
-                raise GraderError("the game is over after it")
+            if is_board:
+                entry = game.parse_board_line(text, f"{p}:{i}")
+                if entry is None:
+                    continue
+                start, moves = entry.position, []
+            else:
+                start, moves = game.start(), game.parse_transcript(text)
+            check_opening(game, start, moves)
         except GraderError as e:
             raise BoardFileError(f"{p}:{i}: {e}") from None
-        out.append(game.transcript(moves))
+        out.append(f"{start.board_string()} {start.token}" if is_board else game.transcript(moves))
     if not out:
         raise BoardFileError(f"openings file '{p}' holds no openings: one move sequence per line")
     return out
+
+
+def check_opening(game: GameRules, start: Position, moves: list[int]) -> Position:
+    """The position after the opening; GraderError if a move is illegal or the game is over."""
+    pos = game.replay(moves, start)
+    if pos.is_game_over():
+        raise GraderError("the game is over after it")
+    return pos
 
 
 def random_openings(game: GameRules, seed: int, plies: int, count: int) -> list[str]:
@@ -166,8 +198,8 @@ def play_game(game: GameRecord, scripts: dict[str, Script], settings: Tournament
     game.scripts = {game.black: scripts[game.black].digest, game.white: scripts[game.white].digest}
     names = {"x": game.black, "o": game.white}
     colour = {"x": "black", "o": "white"}
-    moves = rules.parse_transcript(game.opening)
-    pos = rules.replay(moves)
+    start, moves = opening_start(rules, game.opening)
+    pos = rules.replay(moves, start)
     rng = random.Random(game.id)
     game.reason = "normal"
     while not pos.is_game_over():
@@ -201,7 +233,7 @@ def play_game(game: GameRecord, scripts: dict[str, Script], settings: Tournament
         if problem:
             game.events.append({
                 "engine": names[token], "token": token, "board": pos.board_string(), "move": move,
-                "problem": problem, "output_tail": result.stdout_tail[-300:], "stderr_tail": result.stderr_tail[-300:],
+                "problem": problem, "timed_out": result.timed_out, "output_tail": result.stdout_tail[-300:], "stderr_tail": result.stderr_tail[-300:],
             })  # fmt: skip
             if settings.on_illegal == "forfeit":
                 game.forfeit = names[token]
@@ -238,15 +270,10 @@ class GameTask:
 
 
 def schedule(engines: list[str], openings: list[str], rounds: int) -> list[GameRecord]:
-    """Every pair plays both colours from each round's opening."""
-    games = []
-    for r in range(rounds):
-        opening = openings[r % len(openings)]
-        for (i, a), (j, b) in itertools.combinations(enumerate(engines), 2):
-            pair = f"r{r + 1}:{i}-{j}"
-            games.append(GameRecord(f"{pair}:1", pair, r + 1, a, b, opening))
-            games.append(GameRecord(f"{pair}:2", pair, r + 1, b, a, opening))
-    return games
+    """A round-robin: every pair plays both colours from each round's opening."""
+    from .formats import fixed_schedule
+
+    return fixed_schedule(Format("round-robin", rounds), engines, openings, GameRecord)
 
 
 class TournamentFolder(RecordFolder):
@@ -256,9 +283,12 @@ class TournamentFolder(RecordFolder):
     REQUIRED = ("engines", "schedule", "settings")
 
     @classmethod
-    def create(cls, path: str | Path, engines: list[Engine], games: list[GameRecord], settings: TournamentSettings, seed: int | None) -> TournamentFolder:
+    def create(cls, path: str | Path, engines: list[Engine], games: list[GameRecord], settings: TournamentSettings,
+               seed: int | None, fmt: Format | None = None, openings: list[str] | None = None) -> TournamentFolder:  # fmt: skip
         meta = {
             "seed": seed,
+            "format": (fmt or Format()).to_json(),
+            "openings": openings or sorted({g.opening for g in games}),
             "engines": {e.name: {"path": str(e.path.absolute()), "sha256": e.sha256} for e in engines},
             "schedule": [{"id": g.id, "pair": g.pair, "round": g.round, "black": g.black, "white": g.white,
                           "opening": g.opening} for g in games],  # fmt: skip
@@ -273,7 +303,17 @@ class TournamentFolder(RecordFolder):
         return [Engine(name, Path(info["path"])) for name, info in self.meta["engines"].items()]
 
     def games(self) -> list[GameRecord]:
+        """The fixed schedule (round-robin, gauntlet); Swiss and SPRT games are planned as they go."""
         return [GameRecord(**g) for g in self.meta["schedule"]]
+
+    def format(self) -> Format:
+        games = self.games()
+        return Format.from_json(self.meta.get("format"), max((g.round for g in games), default=1))
+
+    def openings(self) -> list[str]:
+        if "openings" in self.meta:
+            return list(self.meta["openings"])
+        return list(dict.fromkeys(g.opening for g in self.games()))  # a folder written before formats
 
     def settings(self, jobs: int | None = None) -> TournamentSettings:
         s = self.meta["settings"]
@@ -286,6 +326,7 @@ class TournamentFolder(RecordFolder):
         """Build the engines, schedule and settings from tournament.json (raises if it was damaged)."""
         self.engines()
         self.games()
+        self.format()
         settings = self.settings()
         if settings.on_illegal not in ON_ILLEGAL or settings.run.isolation not in ISOLATIONS:
             raise ValueError("bad settings")
@@ -312,7 +353,10 @@ class TournamentFolder(RecordFolder):
 
 @dataclass
 class TournamentResult:
-    """A tournament's games (schedule order), standings, crosstable and where they are."""
+    """A tournament's games (in the order planned), standings, crosstable and where they are.
+    ``swiss``: the Swiss ranking (points with byes, Buchholz, Sonneborn-Berger); ``sprt``: the
+    test's state (grader.formats.SprtPlanner.summary); ``stopped_early``: why a format ended
+    before its planned games (a Swiss round that cannot be paired)."""
 
     folder: TournamentFolder
     engines: list[Engine]
@@ -321,14 +365,28 @@ class TournamentResult:
     standings: list[ratings.Standing]
     crosstable: dict[str, dict[str, float]]
     interrupted: str | None = None
+    format: Format = field(default_factory=Format)
+    swiss: list | None = None
+    sprt: dict[str, Any] | None = None
+    stopped_early: str | None = None
+    files: list[str] = field(default_factory=list)  # what the folder holds besides the records
 
     def to_json(self) -> dict[str, Any]:
         """The --json schema."""
-        return {
+        out: dict[str, Any] = {
+            "format": self.format.kind,
             "standings": [s.to_json() for s in self.standings],
             "crosstable": self.crosstable,
             "games": [g.summary() for g in self.games],
         }
+        if self.swiss is not None:
+            out["swiss"] = [{"engine": s.engine, "points": s.points, "buchholz": s.buchholz,
+                             "sonneborn_berger": s.sonneborn_berger} for s in self.swiss]  # fmt: skip
+        if self.sprt is not None:
+            out["sprt"] = self.sprt
+        if self.stopped_early:
+            out["stopped_early"] = self.stopped_early
+        return out
 
 
 def run_tournament(
@@ -336,6 +394,9 @@ def run_tournament(
     *,
     settings: TournamentSettings | None = None,
     rounds: int = 1,
+    format: str | Format = "round-robin",
+    opponents: Sequence[str | Path | Engine] = (),
+    sprt: SprtSettings | None = None,
     openings: list[str] | None = None,
     opening_plies: int = 4,
     seed: int | None = None,
@@ -347,34 +408,48 @@ def run_tournament(
     on_game: Callable[[GameRecord], None] | None = None,
     executor: Executor | None = None,
 ) -> TournamentResult:
-    """A round-robin between ``engines`` (script paths, 'builtin:NAME', or Engines), played
+    """A tournament between ``engines`` (script paths, 'builtin:NAME', or Engines), played
     in a tournament folder that records each game as it ends.
 
-    Openings: the given move sequences, else random legal openings of ``opening_plies`` moves
-    from ``seed``, one per round. ``resume`` continues a folder with its own engines, schedule
-    and settings (``jobs`` may change), playing only the games not recorded and those of an
-    engine whose script changed. Before any game, the isolation is checked as for a class
-    (``private``: more files the engines must not read). ``on_start(folder, settings, games played before)`` is called
-    once the folder is ready, ``on_game`` with each game as it ends. Ctrl-C keeps the games that
-    ended (``interrupted`` set).
+    ``format``: 'round-robin' (every pair, ``rounds`` openings), 'gauntlet' (each engine
+    against each of ``opponents`` only), 'swiss' (``rounds`` Swiss rounds) or 'sprt' (two
+    engines until the ``sprt`` test decides or its game limit). Openings: the given move
+    sequences, else random legal openings of ``opening_plies`` moves from ``seed``.
+    ``resume`` continues a folder with its own engines, format, openings and settings (``jobs``
+    may change), playing only the games not recorded and those of an engine whose script
+    changed. Before any game, the isolation is checked as for a class (``private``: more
+    files the engines must not read). ``on_start(folder, settings, games played before)`` is
+    called once the folder is ready, ``on_game`` with each game as it ends. Ctrl-C keeps the
+    games that ended (``interrupted`` set). The folder gets games.txt, results.json,
+    report.html and, for Othello, games.ggf.
     """
     if resume is not None:
         folder = TournamentFolder.open(resume)
-        players, games, settings = folder.engines(), folder.games(), folder.settings(jobs)
+        players, settings = folder.engines(), folder.settings(jobs)
+        fmt, openings = folder.format(), folder.openings()
         for e in players:
             if not e.path.is_file():
                 raise GraderError(f"the script of engine '{e.name}' ({e.path}) is gone: restore it to resume")
         settings.run.sandbox_mechanism([folder.path, *(e.path for e in players), *map(Path, private)])
     else:
         settings = settings or TournamentSettings()
-        players = engine_list(engines, settings.rules)
+        fmt = format if isinstance(format, Format) else Format(format, rounds, (), sprt)
+        players = engine_list([*engines, *opponents], settings.rules)
+        if fmt.kind == "gauntlet":
+            fmt = dataclass_replace(fmt, opponents=tuple(e.name for e in players[len(players) - len(opponents) :]) if opponents else ())
+        fmt.check([e.name for e in players])
         if jobs:
             settings = dataclass_replace(settings, run=dataclass_replace(settings.run, jobs=jobs))
         seed = new_seed() if seed is None else seed
-        openings = openings or random_openings(settings.rules, seed, opening_plies, rounds)
-        games = schedule([e.name for e in players], openings, rounds)
+        openings = openings or random_openings(settings.rules, seed, opening_plies, fmt.openings_needed())
+        static = fmt.kind in ("round-robin", "gauntlet")
+        fixed = fmt.planner([e.name for e in players], openings, GameRecord).more(0) if static else []
         settings.run.sandbox_mechanism([*(e.path for e in players), *map(Path, private)])
-        folder = TournamentFolder.create(out or default_folder(), players, games, settings, seed)
+        folder = TournamentFolder.create(out or default_folder(), players, fixed, settings, seed, fmt, openings)
+    names = [e.name for e in players]
+    planner = fmt.planner(names, openings, GameRecord)
+    if isinstance(planner, SprtPlanner):
+        planner.window = max(1, settings.run.jobs)
     scripts = {e.name: e.script() for e in players}
     for script in scripts.values():
         script.command(settings.run.run)  # an engine the grader cannot run stops us before any game
@@ -382,21 +457,61 @@ def run_tournament(
     done = folder.finished({name: s.digest for name, s in scripts.items()}) if resume is not None else {}
     if on_start:
         on_start(folder, settings, len(done))
+    played: dict[str, GameRecord] = {}
+    interrupted = _play(folder, planner, done, played, scripts, settings, on_game, executor)
+    if isinstance(planner, SwissPlanner):
+        planner.finish()
+    games = list(played.values())
+    result = TournamentResult(
+        folder, players, games, fmt.planned_games(len(players)), ratings.standings(games, names),
+        ratings.crosstable(games, names), interrupted, fmt,
+        swiss=planner.standings() if isinstance(planner, SwissPlanner) else None,
+        sprt=planner.summary() if isinstance(planner, SprtPlanner) else None,
+        stopped_early=planner.stopped_early,
+    )  # fmt: skip
+    if result.swiss is not None:  # the standings follow the Swiss ranking
+        order = {s.engine: i for i, s in enumerate(result.swiss)}
+        result.standings.sort(key=lambda s: order[s.engine])
+    write_outputs(result, settings)
+    return result
+
+
+def _play(folder: TournamentFolder, planner: Planner, done: dict[str, GameRecord], played: dict[str, GameRecord],
+          scripts: dict[str, Script], settings: TournamentSettings, on_game: Callable[[GameRecord], None] | None,
+          executor: Executor | None) -> str | None:  # fmt: skip
+    """Play what the planner asks for until it asks for nothing more; returns why it was
+    interrupted, if it was. Games already in ``done`` are not played again."""
     interrupted = None
+    submitted: list[str] = []
     with executor or LocalExecutor(settings.run.jobs) as ex:
-        for g in games:
-            if g.id not in done:
-                ex.submit(g.id, GameTask(g, {g.black: scripts[g.black], g.white: scripts[g.white]}, settings))
 
         def take(game: GameRecord) -> None:
-            done[game.id] = game
+            played[game.id] = game
             folder.append(game)
+            planner.add(game)
             if on_game:
                 on_game(game)
 
         try:
-            for _, game in ex.results():
-                take(game)
+            while True:
+                wanted = planner.more(ex.pending())
+                for g in wanted:
+                    if g.id in done:
+                        played[g.id] = done[g.id]
+                        planner.add(done[g.id])
+                    else:
+                        played[g.id] = None  # type: ignore[assignment]  # keeps the planned order
+                        submitted.append(g.id)
+                        ex.submit(g.id, GameTask(g, {g.black: scripts[g.black], g.white: scripts[g.white]}, settings))
+                if not ex.pending():
+                    if wanted:
+                        continue  # all were played before: ask again
+                    break
+                for _, game in ex.results():
+                    take(game)
+                    break
+                if isinstance(planner, SprtPlanner) and planner.result.decision is not None:
+                    ex.cancel(submitted)  # decided: start nothing more; games running end and are kept
         except KeyboardInterrupt as e:
             interrupted = interrupt_reason(e)
             ex.stop.set(interrupted)
@@ -404,14 +519,25 @@ def run_tournament(
                 take(game)
         if interrupted is None and ex.stop.is_set():  # stopped by a caller
             interrupted = ex.stop.reason or "interrupted"
-    played = [done[g.id] for g in games if g.id in done]
-    names = [e.name for e in players]
-    result = TournamentResult(
-        folder, players, played, len(games), ratings.standings(played, names), ratings.crosstable(played, names), interrupted
-    )
-    folder.write(RECORDS, "".join(g.record_line() + "\n" for g in played))
+    for key in [k for k, g in played.items() if g is None]:
+        del played[key]
+    return interrupted
+
+
+def write_outputs(result: TournamentResult, settings: TournamentSettings) -> None:
+    """games.txt, results.json, games.ggf (Othello) and report.html in the folder."""
+    from . import ggf
+    from .tournament_html import tournament_page
+
+    folder = result.folder
+    folder.write(RECORDS, "".join(g.record_line() + "\n" for g in result.games))
     folder.write("results.json", json.dumps(result.to_json(), indent=1))
-    return result
+    result.files = [RECORDS, "games.jsonl", "results.json"]
+    if ggf.supports(settings.rules):
+        folder.write(ggf.FILE, ggf.write_games(result.games, settings.rules, folder.meta.get("created", "")))
+        result.files.append(ggf.FILE)
+    folder.write("report.html", tournament_page(result, settings.rules))
+    result.files.append("report.html")
 
 
 def default_folder() -> Path:
@@ -447,3 +573,70 @@ def engine_list(paths: Sequence[str | Path | Engine], game: GameRules | None = N
     if len(engines) < 2:
         raise GraderError("a tournament needs at least two engines")
     return engines
+
+
+# --- grades by disc share -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DiscGrade:
+    """An engine's grade out of 100 from its share of the discs (None: it has no games)."""
+
+    engine: str
+    games: int
+    disc_share: float | None
+    grade: float
+    complete: bool
+    note: str = ""
+
+
+def grade_by_share(share: float | None, thresholds: Sequence[tuple[float, float]]) -> float:
+    """The points of the highest threshold (share in percent, points) that ``share`` (0..1)
+    reaches; 0 below the first or without discs."""
+    points = 0.0
+    for percent, value in thresholds:
+        if share is not None and 100 * share >= percent - 1e-9:
+            points = value
+    return points
+
+
+def disc_grades(result: TournamentResult, thresholds: Sequence[tuple[float, float]]) -> list[DiscGrade]:
+    """Grades of a gauntlet's engines (not its reference opponents) by disc share, in the
+    order given; incomplete when an engine's games were not all played."""
+    if result.format.kind != "gauntlet":
+        raise GraderError("--grade grades a gauntlet: give --format gauntlet --opponents REFERENCE...")
+    rows = {s.engine: s for s in result.standings}
+    per_engine = 2 * result.format.rounds * len(result.format.opponents)
+    out = []
+    for e in result.engines:
+        if e.name in result.format.opponents:
+            continue
+        s = rows[e.name]
+        complete = s.games == per_engine
+        note = "" if complete else f"{s.games} of {per_engine} games played"
+        out.append(DiscGrade(e.name, s.games, s.disc_share, grade_by_share(s.disc_share, thresholds), complete, note))
+    return out
+
+
+def grades_csv(grades: Sequence[DiscGrade]) -> str:
+    """grades.csv of a graded gauntlet: name, total, max, disc share (%), games, complete, note."""
+    import csv
+    import io
+
+    from .report import _cell, fmt_total
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["name", "total", "max", "disc_share", "games", "complete", "note"])
+    for g in grades:
+        share = "" if g.disc_share is None else f"{100 * g.disc_share:.2f}"
+        writer.writerow([_cell(g.engine), fmt_total(g.grade), 100, share, g.games, "yes" if g.complete else "no", _cell(g.note)])
+    return out.getvalue()
+
+
+def write_grades(result: TournamentResult, thresholds: Sequence[tuple[float, float]]) -> list[DiscGrade]:
+    """Grade a gauntlet by disc share and write grades.csv in its folder."""
+    grades = disc_grades(result, thresholds)
+    result.folder.write("grades.csv", grades_csv(grades))
+    result.files.append("grades.csv")
+    return grades

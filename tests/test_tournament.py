@@ -281,9 +281,9 @@ def test_bundled_engines_tournament_end_to_end(tmp_path):
                                        "--json", str(tmp_path / "r.json")])  # fmt: skip
     assert result.exit_code == 0, result.output
     data = json.loads((tmp_path / "r.json").read_text())
-    assert set(data) == {"standings", "crosstable", "games"}
+    assert set(data) == {"format", "standings", "crosstable", "games"}
     assert set(data["standings"][0]) == {"engine", "games", "points", "wins", "draws", "losses", "disc_diff",
-                                         "elo", "elo_error", "forfeits", "timeouts"}  # fmt: skip
+                                         "elo", "elo_error", "forfeits", "timeouts", "disc_share"}  # fmt: skip
     assert len(data["games"]) == 18 and sum(s["points"] for s in data["standings"]) == 18
     assert set(data["games"][0]) == {"black", "white", "opening", "moves", "black_discs", "white_discs", "result", "reason"}
     assert all(s["forfeits"] == 0 for s in data["standings"])
