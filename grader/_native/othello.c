@@ -49,16 +49,17 @@ static const u64 NOT_A = 0xFEFEFEFEFEFEFEFEULL; /* every square but the a-file *
 static const u64 NOT_H = 0x7F7F7F7F7F7F7F7FULL; /* every square but the h-file */
 static const u64 ALL = ~0ULL;
 static const u64 CORNERS = 0x8100000000000081ULL;
-static const u64 X_SQUARES = 0x4200000000004200ULL; /* diagonal neighbours of the corners */
 static const u64 EDGES = 0xFF818181818181FFULL;
 static const u64 FILES_AH = 0x8181818181818181ULL;
 static const u64 RANKS_18 = 0xFF000000000000FFULL;
+static const u64 QUADRANTS[4] = {0x000000000F0F0F0FULL, 0x00000000F0F0F0F0ULL,
+                                 0x0F0F0F0F00000000ULL, 0xF0F0F0F000000000ULL};
 
 /* --- tables built at import ------------------------------------------------ */
 
 static u64 RAYS[64][8];   /* from each square, the 8 rays: 4 towards higher squares, then 4 lower */
 static u64 NEIGHBOURS[64];
-static unsigned QUADRANT[64]; /* one bit for the square's 4x4 quadrant, for parity */
+static u64 QUADRANT[64]; /* the 4x4 quadrant holding each square, for parity */
 
 static void init_tables(void)
 {
@@ -73,10 +74,10 @@ static void init_tables(void)
                  rr += dr[d], cc += dc[d])
                 ray |= BIT(rr * 8 + cc);
             RAYS[sq][d] = ray;
+            QUADRANT[sq] = QUADRANTS[(r / 4) * 2 + c / 4];
             if (r + dr[d] >= 0 && r + dr[d] < 8 && c + dc[d] >= 0 && c + dc[d] < 8)
                 NEIGHBOURS[sq] |= BIT((r + dr[d]) * 8 + c + dc[d]);
         }
-        QUADRANT[sq] = 1u << ((r / 4) * 2 + c / 4);
     }
 }
 
@@ -108,24 +109,20 @@ static u64 get_moves(u64 P, u64 O)
 }
 
 /* Discs of O flipped when P plays sq (0: not a legal move there). Along each ray the run of
- * O discs ends at the first square that is not O's; the run flips when that square is P's. */
+ * O discs ends at the first square that is not O's; the run flips when that square is P's.
+ * Branch-free: a missing stop gives an empty mask. */
 static inline u64 flips(int sq, u64 P, u64 O)
 {
     const u64 *ray = RAYS[sq];
     u64 f = 0;
     for (int d = 0; d < 4; d++) { /* towards higher squares: the first stop is the lowest bit */
         u64 stop = ray[d] & ~O;
-        stop &= -stop;
-        if (stop & P)
-            f |= ray[d] & (stop - 1);
+        stop &= -stop & P;
+        f |= ray[d] & (stop - 1) & -(u64)(stop != 0);
     }
     for (int d = 4; d < 8; d++) { /* towards lower squares: the first stop is the highest bit */
-        u64 stop = ray[d] & ~O;
-        if (stop) {
-            stop = BIT(63 - __builtin_clzll(stop));
-            if (stop & P)
-                f |= ray[d] & -(stop << 1);
-        }
+        u64 stop = BIT(63 - __builtin_clzll((ray[d] & ~O) | 1)) & ray[d] & P;
+        f |= ray[d] & -(stop << 1);
     }
     return f;
 }
@@ -175,14 +172,13 @@ static u64 stable_discs(u64 P, u64 O)
     return s;
 }
 
-/* Quadrants (one bit each) holding an odd number of empty squares. */
-static unsigned odd_quadrants(u64 empties)
+/* The union of the quadrants holding an odd number of empty squares. */
+static u64 odd_quadrants(u64 empties)
 {
-    static const u64 QUAD_MASK[4] = {0x000000000F0F0F0FULL, 0x00000000F0F0F0F0ULL,
-                                     0x0F0F0F0F00000000ULL, 0xF0F0F0F000000000ULL};
-    unsigned odd = 0;
+    u64 odd = 0;
     for (int q = 0; q < 4; q++)
-        odd |= (unsigned)(popcount(empties & QUAD_MASK[q]) & 1) << q;
+        if (popcount(empties & QUADRANTS[q]) & 1)
+            odd |= QUADRANTS[q];
     return odd;
 }
 
@@ -300,29 +296,30 @@ static int solve2(Ctx *c, u64 P, u64 O, int alpha, int beta, int x1, int x2)
     return final_score(P, O, c->wte);
 }
 
-/* 3..SMALL_MAX empties listed in sq[] (corners first, X-squares last). Each node tries the
- * squares in quadrants with an odd number of empties first: the last move of an odd region
- * tends to be ours (parity). `parity` has a bit for each odd quadrant. */
-static int solve_small(Ctx *c, u64 P, u64 O, int alpha, int beta, const int8_t *sq, int n,
-                       unsigned parity)
+/* 3..SMALL_MAX empties, found from the bitboards without move generation. Each node tries
+ * the empties of quadrants holding an odd number of them first: the last move in an odd
+ * region tends to be ours (parity). `odd` is the union of the odd quadrants. */
+static int solve_small(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, u64 odd)
 {
+    u64 E = ~(P | O);
+    u64 order[2] = {E & odd, E & ~odd};
     int best = -INF;
-    int8_t rest[SMALL_MAX];
     c->nodes++;
-    for (int want_odd = 1; want_odd >= 0; want_odd--) {
-        for (int i = 0; i < n; i++) {
-            int x = sq[i], v;
-            u64 f;
-            if (((parity & QUADRANT[x]) != 0) != want_odd || !(NEIGHBOURS[x] & O) ||
-                !(f = flips(x, P, O)))
+    for (int k = 0; k < 2; k++) {
+        for (u64 m = order[k]; m; m &= m - 1) {
+            int x = first_square(m), v;
+            u64 f, np, no;
+            if (!(NEIGHBOURS[x] & O) || !(f = flips(x, P, O)))
                 continue;
-            memcpy(rest, sq, i);
-            memcpy(rest + i, sq + i + 1, n - 1 - i);
-            if (n == 3)
-                v = -solve2(c, O ^ f, P | f | BIT(x), -beta, -alpha, rest[0], rest[1]);
-            else
-                v = -solve_small(c, O ^ f, P | f | BIT(x), -beta, -alpha, rest, n - 1,
-                                 parity ^ QUADRANT[x]);
+            np = O ^ f;
+            no = P | f | BIT(x);
+            if (n == 3) {
+                u64 rest = E ^ BIT(x);
+                v = -solve2(c, np, no, -beta, -alpha, first_square(rest),
+                            first_square(rest & (rest - 1)));
+            } else {
+                v = -solve_small(c, np, no, -beta, -alpha, n - 1, odd ^ QUADRANT[x]);
+            }
             if (v > best) {
                 best = v;
                 if (v > alpha) {
@@ -335,27 +332,21 @@ static int solve_small(Ctx *c, u64 P, u64 O, int alpha, int beta, const int8_t *
     }
     if (best > -INF)
         return best;
-    for (int i = 0; i < n; i++)
-        if ((NEIGHBOURS[sq[i]] & P) && flips(sq[i], O, P))
-            return -solve_small(c, O, P, -beta, -alpha, sq, n, parity); /* P passes */
+    for (u64 m = E; m; m &= m - 1)
+        if ((NEIGHBOURS[first_square(m)] & P) && flips(first_square(m), O, P))
+            return -solve_small(c, O, P, -beta, -alpha, n, odd); /* P passes */
     return final_score(P, O, c->wte);
 }
 
-/* Entry to the list solvers from bitboards (1..SMALL_MAX empties). */
-static int solve_list(Ctx *c, u64 P, u64 O, int alpha, int beta)
+/* Entry to the small solvers from bitboards (1..SMALL_MAX empties). */
+static int solve_list(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
 {
     u64 e = ~(P | O);
-    u64 classes[3] = {e & CORNERS, e & ~(CORNERS | X_SQUARES), e & X_SQUARES};
-    int8_t sq[SMALL_MAX];
-    int n = 0;
-    for (int k = 0; k < 3; k++)
-        for (u64 m = classes[k]; m; m &= m - 1)
-            sq[n++] = (int8_t)first_square(m);
     if (n == 1)
-        return solve1(c, P, O, sq[0]);
+        return solve1(c, P, O, first_square(e));
     if (n == 2)
-        return solve2(c, P, O, alpha, beta, sq[0], sq[1]);
-    return solve_small(c, P, O, alpha, beta, sq, n, odd_quadrants(e));
+        return solve2(c, P, O, alpha, beta, first_square(e), first_square(e & (e - 1)));
+    return solve_small(c, P, O, alpha, beta, n, odd_quadrants(e));
 }
 
 typedef struct {
@@ -409,7 +400,7 @@ static int shallow(Ctx *c, u64 P, u64 O, int alpha, int beta, int depth)
 static int list_moves(Ctx *c, u64 P, u64 O, u64 moves, int hint, int n, Move *list)
 {
     int count = 0;
-    unsigned parity = odd_quadrants(~(P | O));
+    u64 odd = odd_quadrants(~(P | O));
     for (; moves; moves &= moves - 1) {
         Move *m = &list[count++];
         int x = first_square(moves);
@@ -422,7 +413,7 @@ static int list_moves(Ctx *c, u64 P, u64 O, u64 moves, int hint, int n, Move *li
         }
         om = get_moves(np, no);
         m->key = 16 * (popcount(om) + popcount(om & CORNERS));
-        if (parity & QUADRANT[x])
+        if (odd & BIT(x))
             m->key -= 4;
         if (BIT(x) & CORNERS)
             m->key -= 8;
@@ -480,7 +471,7 @@ static int search(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
     u64 moves;
 
     if (n <= SMALL_MAX)
-        return solve_list(c, P, O, alpha, beta);
+        return solve_list(c, P, O, alpha, beta, n);
     if (++c->nodes >= c->next_poll)
         poll(c);
 

@@ -1,0 +1,65 @@
+"""The exact solver with its search in C (grader._othello_native), when that extension is built.
+
+``NativeSolver`` behaves exactly like ``grader.solver.Solver``; only ``_search`` and ``_exact``
+go to the C core, which keeps its own transposition table across calls. The C search releases
+the GIL and stops on Ctrl-C (KeyboardInterrupt) or when ``should_stop()`` returns true
+(``grader._othello_native.Cancelled``), polled about every 20 ms.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .board import Bitboard, Scoring
+from .solver import Solver
+
+try:
+    from . import _othello_native as _native
+except ImportError as e:  # not built: no C compiler at install time, or a broken build
+    _native = None
+    _REASON: str | None = f"grader._othello_native could not be imported: {e}"
+else:
+    _REASON = None
+
+
+def available() -> bool:
+    """True when the C extension is importable."""
+    return _native is not None
+
+
+def unavailable_reason() -> str | None:
+    """Why the C extension could not be imported (None when it is available)."""
+    return _REASON
+
+
+class NativeSolver(Solver):
+    """``Solver`` with the search in C. ``table_bits``: log2 of the C table's entries (24 bytes each)."""
+
+    def __init__(
+        self,
+        scoring: Scoring | str = Scoring.PLAIN,
+        table_bits: int = 22,
+        should_stop: Callable[[], bool] | None = None,
+    ):
+        if _native is None:
+            raise ImportError(_REASON)
+        self._core = _native.Solver(Scoring(scoring) is Scoring.WINNER_TAKES_EMPTIES, table_bits, should_stop)
+        self._node_offset = 0
+        super().__init__(scoring)
+
+    @property
+    def nodes(self) -> int:
+        return self._core.nodes - self._node_offset
+
+    @nodes.setter
+    def nodes(self, value: int) -> None:
+        self._node_offset = self._core.nodes - value
+
+    def clear(self) -> None:
+        self._core.clear()
+
+    def _exact(self, p: Bitboard, o: Bitboard) -> int:
+        return self._core.search(p, o, -64, 64)
+
+    def _search(self, p: Bitboard, o: Bitboard, alpha: int, beta: int, n: int) -> int:
+        return self._core.search(p, o, alpha, beta)
