@@ -60,9 +60,14 @@ static const u64 QUADRANTS[4] = {0x000000000F0F0F0FULL, 0x00000000F0F0F0F0ULL,
 static u64 RAYS[64][8];   /* from each square, the 8 rays: 4 towards higher squares, then 4 lower */
 static u64 NEIGHBOURS[64];
 static u64 QUADRANT[64]; /* the 4x4 quadrant holding each square, for parity */
+static u64 DIAG9[64], DIAG7[64]; /* the diagonal (a1-h8 way) and antidiagonal through each square */
+/* With one empty square left, every other square is taken: the discs flipped along a line
+ * depend only on the empty square's place in the line and on which squares are the mover's. */
+static uint8_t LINE_FLIPS[8][256];
 
 static void init_tables(void)
 {
+    /* directions: 4 towards higher squares (+1, +7, +8, +9), then 4 towards lower ones */
     static const int dr[8] = {0, 1, 1, 1, 0, -1, -1, -1};
     static const int dc[8] = {1, -1, 0, 1, -1, 1, 0, -1};
     for (int sq = 0; sq < 64; sq++) {
@@ -74,9 +79,24 @@ static void init_tables(void)
                  rr += dr[d], cc += dc[d])
                 ray |= BIT(rr * 8 + cc);
             RAYS[sq][d] = ray;
-            QUADRANT[sq] = QUADRANTS[(r / 4) * 2 + c / 4];
             if (r + dr[d] >= 0 && r + dr[d] < 8 && c + dc[d] >= 0 && c + dc[d] < 8)
                 NEIGHBOURS[sq] |= BIT((r + dr[d]) * 8 + c + dc[d]);
+        }
+        QUADRANT[sq] = QUADRANTS[(r / 4) * 2 + c / 4];
+        DIAG9[sq] = RAYS[sq][3] | RAYS[sq][7] | BIT(sq);
+        DIAG7[sq] = RAYS[sq][1] | RAYS[sq][5] | BIT(sq);
+    }
+    for (int place = 0; place < 8; place++) {
+        for (int line = 0; line < 256; line++) { /* a run flips when a mover's disc ends it */
+            int count = 0;
+            for (int step = -1; step <= 1; step += 2) {
+                int k = place + step, run = 0;
+                while (k >= 0 && k < 8 && !(line >> k & 1))
+                    k += step, run++;
+                if (k >= 0 && k < 8)
+                    count += run;
+            }
+            LINE_FLIPS[place][line] = (uint8_t)count;
         }
     }
 }
@@ -261,14 +281,27 @@ static void poll(Ctx *c)
     c->thread = PyEval_SaveThread();
 }
 
+/* Discs flipped by playing x, the last empty square, with P's discs being P: on the row and
+ * the column and both diagonals through x, gather P's squares into a byte and count. Off-board
+ * places of a short diagonal read as 0 and lie beyond its ends, where no run can finish. */
+static inline int count_last_flips(int x, u64 P)
+{
+    int r = x >> 3, c = x & 7;
+    unsigned row = (unsigned)(P >> (8 * r)) & 0xFF;
+    unsigned col = (unsigned)((((P >> c) & 0x0101010101010101ULL) * 0x0102040810204080ULL) >> 56);
+    unsigned d9 = (unsigned)(((P & DIAG9[x]) * 0x0101010101010101ULL) >> 56);
+    unsigned d7 = (unsigned)(((P & DIAG7[x]) * 0x0101010101010101ULL) >> 56);
+    return LINE_FLIPS[c][row] + LINE_FLIPS[r][col] + LINE_FLIPS[c][d9] + LINE_FLIPS[c][d7];
+}
+
 /* The last empty square x: P plays it, or else O does, or else the game ends with it empty. */
 static int solve1(Ctx *c, u64 P, u64 O, int x)
 {
     int p = popcount(P), n;
     c->nodes++;
-    if ((n = popcount(flips(x, P, O))))
+    if ((n = count_last_flips(x, P)))
         return 2 * (p + n) - 62; /* P ends with p + n + 1 discs of 64 */
-    if ((n = popcount(flips(x, O, P))))
+    if ((n = count_last_flips(x, O)))
         return 2 * (p - n) - 64; /* P ends with p - n discs of 64 */
     p = 2 * p - 63;              /* 63 discs: never a draw */
     return c->wte ? (p > 0 ? p + 1 : p - 1) : p;
