@@ -3,6 +3,7 @@
 Without a working C compiler the build is skipped and grader uses its pure-Python solver.
 """
 
+import platform
 import sys
 
 from setuptools import Extension, setup
@@ -29,12 +30,28 @@ class OptionalBuildExt(build_ext):
         print(f"grader: C solver not built ({reason}); the pure-Python solver will be used", file=sys.stderr)
 
 
+def _compile_args():
+    """-O2 and C99; on an x86-64 build machine whose CPU has POPCNT (every one since about 2008),
+    -mpopcnt, so that __builtin_popcountll is one instruction instead of a library call."""
+    if sys.platform == "win32":
+        return []
+    args = ["-O2", "-std=c99"]
+    if platform.machine().lower() in ("x86_64", "amd64"):
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8") as f:
+                if " popcnt" in f.read():
+                    args.append("-mpopcnt")
+        except OSError:
+            pass
+    return args
+
+
 setup(
     ext_modules=[
         Extension(
             "grader._othello_native",
             sources=["grader/_native/othello.c"],
-            extra_compile_args=["-O2", "-std=c99"] if sys.platform != "win32" else [],
+            extra_compile_args=_compile_args(),
         )
     ],
     cmdclass={"build_ext": OptionalBuildExt},
