@@ -263,6 +263,14 @@ def test_should_stop_errors_propagate():
     with pytest.raises(ValueError, match="no truth"):
         N.Solver(True, 16, Weird).search(pos.player, pos.opponent)
 
+    def reenter():  # the solver is busy in this very thread: refused, not a deadlock
+        return s.search(1, 1 << 63)
+
+    s = N.Solver(True, 16, reenter)
+    with pytest.raises(RuntimeError, match="busy"):
+        s.search(pos.player, pos.opponent)
+    assert s.search(1, 1 << 63) == 0  # usable again
+
 
 # --- cancellation and threads ---------------------------------------------------
 

@@ -7,9 +7,9 @@
  *
  * The search is a fail-soft negamax alpha-beta with principal-variation (null-window)
  * re-searches. Techniques, from the leaves up:
- *   - the last empty square is solved by counting flips only;
- *   - up to SMALL_MAX empties: no move generation, the empty squares are kept in a short list
- *     and tried odd-quadrant first (parity ordering), corners first within a quadrant class;
+ *   - the last empty square: flips counted per line from a table, no move made;
+ *   - up to SMALL_MAX empties: no move generation, the empty squares are tried straight from
+ *     the bitboard, those in quadrants with an odd number of empties first (parity ordering);
  *   - above that: move generation with fastest-first ordering (fewest opponent replies, corners
  *     counted twice), parity and corner bonuses, the transposition-table move first;
  *   - from TABLE_MIN empties: a transposition table of bounds and best moves, kept across calls;
@@ -209,7 +209,7 @@ typedef struct {
     int8_t lower, upper; /* bounds on its value */
     int8_t move;       /* best move found, -1 for none */
     uint8_t empties;   /* replacement priority: deeper searches cost more to redo */
-} Entry;               /* an all-zero entry is empty: no stored position has P = O = 0 */
+} Entry;               /* all zero: unused (the search never meets a board without discs) */
 
 /* Two-entry buckets; a position lives in either entry of its bucket. */
 static inline Entry *bucket(Entry *table, u64 mask, u64 P, u64 O)
@@ -246,6 +246,7 @@ struct SolverObject {
     unsigned long long nodes;
     PyObject *should_stop;
     PyThread_type_lock lock; /* one search at a time on this table */
+    unsigned long holder;    /* the thread holding the lock, 0 for none */
 };
 
 static PyObject *Cancelled;
@@ -371,8 +372,8 @@ static int solve_small(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, u64 odd
     return final_score(P, O, c->wte);
 }
 
-/* Entry to the small solvers from bitboards (1..SMALL_MAX empties). */
-static int solve_list(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
+/* The small solvers' entry (1..SMALL_MAX empties). */
+static int solve_few(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
 {
     u64 e = ~(P | O);
     if (n == 1)
@@ -389,8 +390,8 @@ typedef struct {
 
 static int search(Ctx *c, u64 P, u64 O, int alpha, int beta, int n);
 
-/* Mobility evaluation for move ordering, from P's view: P's replies minus O's, corners and
- * stable-corner discs weighted, empty squares next to the opponent (potential mobility). */
+/* Evaluation for move ordering only, from P's view: P's moves minus O's (moves to corners
+ * count twice), and corners held. */
 static int evaluate(u64 P, u64 O)
 {
     u64 mp = get_moves(P, O), mo = get_moves(O, P);
@@ -504,7 +505,7 @@ static int search(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
     u64 moves;
 
     if (n <= SMALL_MAX)
-        return solve_list(c, P, O, alpha, beta, n);
+        return solve_few(c, P, O, alpha, beta, n);
     if (++c->nodes >= c->next_poll)
         poll(c);
 
@@ -600,7 +601,7 @@ static int root_search(Ctx *c, u64 P, u64 O, int alpha, int beta)
         alpha = -65;
     if (beta > 65)
         beta = 65;
-    if (n == 0)
+    if (!get_moves(P, O) && !get_moves(O, P)) /* the game is over (a board without discs too) */
         return final_score(P, O, c->wte);
     return search(c, P, O, alpha, beta, n);
 }
@@ -739,20 +740,32 @@ static void Solver_dealloc(SolverObject *self)
     Py_DECREF(type);
 }
 
-/* Take the object's lock without holding the GIL, waking to run signal handlers. */
+/* Take the object's lock without holding the GIL, waking to run signal handlers. A call
+ * from should_stop() during this object's own search would wait forever: it is refused. */
 static int lock_solver(SolverObject *self)
 {
-    PyLockStatus got;
-    if (PyThread_acquire_lock(self->lock, NOWAIT_LOCK))
-        return 0;
-    do {
+    if (self->holder == PyThread_get_thread_ident()) {
+        PyErr_SetString(PyExc_RuntimeError, "this Solver is busy in a search on this thread");
+        return -1;
+    }
+    while (!PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
+        PyLockStatus got;
         Py_BEGIN_ALLOW_THREADS
         got = PyThread_acquire_lock_timed(self->lock, (PY_TIMEOUT_T)(POLL_SECONDS * 1e6), 0);
         Py_END_ALLOW_THREADS
-        if (got != PY_LOCK_ACQUIRED && PyErr_CheckSignals())
+        if (got == PY_LOCK_ACQUIRED)
+            break;
+        if (PyErr_CheckSignals())
             return -1;
-    } while (got != PY_LOCK_ACQUIRED);
+    }
+    self->holder = PyThread_get_thread_ident();
     return 0;
+}
+
+static void unlock_solver(SolverObject *self)
+{
+    self->holder = 0;
+    PyThread_release_lock(self->lock);
 }
 
 static PyObject *Solver_search(SolverObject *self, PyObject *args, PyObject *kwds)
@@ -791,7 +804,7 @@ static PyObject *Solver_search(SolverObject *self, PyObject *args, PyObject *kwd
         PyEval_RestoreThread(c.thread);
     self->nodes = c.owner_nodes + c.nodes;
     Py_XDECREF(c.should_stop);
-    PyThread_release_lock(self->lock);
+    unlock_solver(self);
     return failed ? NULL : PyLong_FromLong(value);
 }
 
@@ -801,7 +814,7 @@ static PyObject *Solver_clear(SolverObject *self, PyObject *unused)
     if (lock_solver(self) < 0)
         return NULL;
     memset(self->table, 0, ((size_t)self->mask + 1) * sizeof(Entry));
-    PyThread_release_lock(self->lock);
+    unlock_solver(self);
     Py_RETURN_NONE;
 }
 
