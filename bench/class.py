@@ -19,11 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader.boards import standard_plan
-from grader.grading import Settings, Submission, grade_many
-from grader.runfolder import RunFolder
-from grader.runner import Limits
-from grader.solver import Solver
+from grader import Limits, Settings, grade_class, standard_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = ["negamax", "wrong_line", "wrong_score", "rule_of_thumb", "crash", "illegal", "slow"]
@@ -40,21 +36,14 @@ def main() -> int:
 
     work = Path(tempfile.mkdtemp(prefix="grader-bench-"))
     try:
-        for name in KINDS:  # the broken examples import negamax.py from their folder
-            shutil.copy(ROOT / "submissions" / f"{name}.py", work / f"{name}.py")
-        subs = []
+        (work / "class").mkdir()
         for i, kind in zip(range(args.copies), itertools.cycle(MIX)):
-            path = work / f"student{i:02d}_{kind}.py"
-            shutil.copy(ROOT / "submissions" / f"{kind}.py", path)
-            subs.append(Submission(path.stem, path))
+            shutil.copy(ROOT / "submissions" / f"{kind}.py", work / "class" / f"student{i:02d}_{kind}.py")
         plan = standard_plan(args.seed)
         settings = Settings(limits=Limits(wall_seconds=args.time_limit), jobs=args.jobs)
-        folder = RunFolder.create(work / "run", plan, settings)
-        hashes = folder.register(subs)
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
         start = time.perf_counter()
-        results = grade_many(subs, plan, settings, Solver(settings.scoring),
-                             on_record=lambda sub, t: folder.append(sub, hashes[sub.name], t))  # fmt: skip
+        results = grade_class([work / "class"], plan, settings, out=work / "run").results
         wall = time.perf_counter() - start
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
         tests = sum(len(r.tests) for r in results)

@@ -1,53 +1,89 @@
-"""Grading benchmark: the grader's own overhead per test, and a whole standard run.
+"""Grading benchmark: the grader against a bare subprocess loop on the same tests, then a whole run.
 
-Run: python bench/grading.py [--script submissions/negamax.py] [--seed 1]
-Overhead per test = (wall time of the run - the sum of the script runs' wall times) / tests,
-measured at --jobs 1, where the runs do not overlap (judging a test overlaps the next run, so
-the grader's own CPU time per test is printed too). Then the whole standard run at --jobs 2.
+Run: python bench/grading.py [--script submissions/negamax.py] [--seed 1] [--repeat 3]
+
+The 90 random tests of the standard plan (seed 1) are run at --jobs 1 by the grader and by
+a bare loop of subprocess.run([python, script, board, token]) over the same positions, in
+alternation, each --repeat times; the best time of each is kept. The ratio grader / bare is
+what grading costs beyond running the script. Then where the grader's own time goes
+(solving the exact answers, judging, starting and cleaning up each run), and the whole
+100-test standard run at --jobs 2.
 """
 
 from __future__ import annotations
 
 import argparse
-import resource
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-from grader.board import Scoring
-from grader.boards import standard_plan
-from grader.grading import Settings, grade
-from grader.solver import Solver
+from grader import Plan, Settings, grade, standard_plan
+from grader.judge import Answer, judge
+from grader.parse import parse_output
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def timed_run(script: Path, seed: int, jobs: int):
-    plan = standard_plan(seed)
-    cpu = resource.getrusage(resource.RUSAGE_SELF)
+def bare_loop(script: Path, plan: Plan) -> float:
     start = time.perf_counter()
-    result = grade(script, plan, Settings(jobs=jobs), Solver(Scoring.PLAIN))
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_SELF)
-    grader_cpu = after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime
-    return result, wall, grader_cpu
+    for pos in plan.positions:
+        subprocess.run([sys.executable, str(script), pos.board_string(), pos.token], capture_output=True, check=False)
+    return time.perf_counter() - start
+
+
+def graded(script: Path, plan: Plan, jobs: int, isolation: str = "auto"):
+    start = time.perf_counter()
+    result = grade(script, plan, Settings(jobs=jobs, isolation=isolation))
+    return time.perf_counter() - start, result
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--script", type=Path, default=ROOT / "submissions" / "negamax.py")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
 
-    result, wall, grader_cpu = timed_run(args.script, args.seed, jobs=1)
-    n = len(result.tests)
-    scripts = sum(t.run.wall_seconds for t in result.tests)
-    print(f"{args.script.name}, standard plan seed {args.seed}: {result.total:g}/{result.max_total}")
-    print(f"--jobs 1: {wall:.2f} s wall, scripts {scripts:.2f} s, grader overhead {(wall - scripts) / n * 1000:.2f} ms per test")
-    print(f"          grader's own CPU (solving, judging, running the pool) {grader_cpu / n * 1000:.2f} ms per test")
-    result, wall, _ = timed_run(args.script, args.seed, jobs=2)
-    cpu = sum(t.run.cpu_seconds for t in result.tests)
-    print(f"--jobs 2: whole standard run {wall:.2f} s wall ({cpu:.2f} s CPU in scripts), {result.total:g}/{result.max_total}")
+    full = standard_plan(args.seed)
+    plan = Plan(full.positions[10:], args.seed, f"the 90 random tests of seed {args.seed}")
+    # The bare loop isolates nothing: the grader is measured without isolation (its own cost)
+    # and with the default, 'auto' (what isolation adds: see bench/isolation.py).
+    bare, ours, isolated = [], [], []
+    for _ in range(args.repeat):
+        bare.append(bare_loop(args.script, plan))
+        ours.append(graded(args.script, plan, 1, "none"))
+        isolated.append(graded(args.script, plan, 1))
+    best, result = min(ours, key=lambda o: o[0])
+    best_isolated = min(w for w, _ in isolated)
+    n = len(plan.positions)
+    print(f"{args.script.name}, {plan.source}, --jobs 1, best of {args.repeat}:")
+    print(f"  bare subprocess.run loop  {min(bare):6.2f} s  ({min(bare) / n * 1000:.1f} ms per test)")
+    print(f"  grader, isolation none    {best:6.2f} s  ({best / n * 1000:.1f} ms per test)"
+          f"  {result.total:g}/{result.max_total}")  # fmt: skip
+    print(f"  ratio grader / bare       {best / min(bare):6.2f}x   (extra {(best - min(bare)) / n * 1000:.1f} ms per test)")
+    print(f"  grader, isolation auto    {best_isolated:6.2f} s  ({best_isolated / n * 1000:.1f} ms per test, "
+          f"{best_isolated / min(bare):.2f}x the bare loop)")
+
+    solver = full.game.solver("plain")
+    start = time.perf_counter()
+    answers = [Answer.solve(solver, pos) for pos in plan.positions]
+    solving = time.perf_counter() - start
+    claims = [parse_output(t.run.stdout_tail) for t in result.tests]
+    start = time.perf_counter()
+    for pos, claim, answer in zip(plan.positions, claims, answers):
+        judge(pos, claim, answer, solver)
+    judging = time.perf_counter() - start
+    script_wall = statistics.median(t.run.wall_seconds for t in result.tests)
+    print("  where the grader's time goes, per test:")
+    print(f"    exact answers (solved once per board)   {solving / n * 1000:6.2f} ms")
+    print(f"    judging (line checks on a warm table)    {judging / n * 1000:6.2f} ms")
+    print(f"    the script's own run, median             {script_wall * 1000:6.2f} ms")
+    print(f"    the rest (pool, recording, reaping)      {(best - sum(t.run.wall_seconds for t in result.tests)) / n * 1000:6.2f} ms")
+
+    wall, whole = graded(args.script, full, jobs=2)
+    print(f"whole standard run at --jobs 2: {wall:.2f} s, {whole.total:g}/{whole.max_total}")
     return 0
 
 

@@ -15,11 +15,11 @@ import sys
 import time
 from pathlib import Path
 
-from grader.board import Scoring, square_name
-from grader.boards import random_position, read_boards
-from grader.solver import Solver
+from grader.games.othello import PLAIN, WINNER_TAKES_EMPTIES, random_position, square_name
+from grader.games.othello_solver import OthelloSolver as Solver
+from grader.plans import read_boards
 
-FFO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ffo-endgames.txt"
+FFO = Path(__file__).resolve().parents[1] / "fixtures" / "ffo-endgames.txt"
 
 
 def timed(fn, solver: Solver) -> tuple[float, int]:
@@ -39,7 +39,7 @@ def main() -> int:
     ap.add_argument("--count", type=int, default=20)
     ap.add_argument("--empties", default="10,12,14")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--ffo", type=Path, default=FFO, help="FFO endgame file (default: shared/data)")
+    ap.add_argument("--ffo", type=Path, default=FFO, help="FFO endgame file (default: fixtures/)")
     ap.add_argument("--no-ffo", action="store_true")
     args = ap.parse_args()
 
@@ -50,9 +50,9 @@ def main() -> int:
         best, every = [], []
         for pos in positions:
             # A fresh solver per position: no help from earlier positions' tables.
-            solver = Solver(Scoring.PLAIN)
+            solver = Solver(PLAIN)
             best.append(timed(lambda: solver.optimal_moves(pos), solver))
-            solver = Solver(Scoring.PLAIN)
+            solver = Solver(PLAIN)
             every.append(timed(lambda: solver.move_values(pos), solver))
         print(summary(f"{empties} empties value+optimal", best))
         print(summary(f"{empties} empties every move", every))
@@ -66,7 +66,7 @@ def main() -> int:
     entries = [e for e in read_boards(args.ffo) if int(e.label.split("#")[1]) <= 19]
     all_ok, total = True, 0.0
     for e in entries:
-        solver = Solver(Scoring.WINNER_TAKES_EMPTIES)
+        solver = Solver(WINNER_TAKES_EMPTIES)
         start = time.perf_counter()
         value = solver.value(e.position)
         best = solver.optimal_moves(e.position)

@@ -10,13 +10,11 @@ from __future__ import annotations
 import argparse
 import resource
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from grader.grading import Settings
-from grader.ratings import standings
-from grader.runner import Limits
-from grader.tournament import Engine, TournamentSettings, random_openings, run_tournament, schedule
+from grader import Limits, Settings, TournamentSettings, run_tournament
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,14 +26,15 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
 
-    engines = [Engine(n, ROOT / "submissions" / f"{n}.py") for n in ("negamax", "greedy", "random_mover")]
-    games = schedule([e.name for e in engines], random_openings(args.seed, 4, args.rounds), args.rounds)
+    engines = [str(ROOT / "submissions" / f"{n}.py") for n in ("negamax", "greedy", "random_mover")]
     settings = TournamentSettings(Settings(limits=Limits(wall_seconds=10), jobs=args.jobs))
-    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
-    start = time.perf_counter()
-    played, _ = run_tournament(engines, games, settings)
-    wall = time.perf_counter() - start
-    cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    with tempfile.TemporaryDirectory() as work:
+        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+        start = time.perf_counter()
+        result = run_tournament(engines, settings=settings, rounds=args.rounds, seed=args.seed, out=Path(work) / "t")
+        wall = time.perf_counter() - start
+        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    played = result.games
     moves = sum(len(g.move_times) for g in played)
     engine_wall = sum(w for g in played for w, _ in g.move_times)
     own_cpu = cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime
@@ -43,7 +42,7 @@ def main() -> int:
           f"{len(played) / wall * 60:.1f} games per minute, {moves} engine moves")  # fmt: skip
     print(f"harness overhead {(wall * args.jobs - engine_wall) / moves * 1000:.2f} ms per move of worker time; "
           f"harness CPU {own_cpu / moves * 1000:.2f} ms per move")
-    for s in standings(played, [e.name for e in engines]):
+    for s in result.standings:
         elo = "n/a" if s.elo is None else f"{s.elo:+.0f}"
         print(f"  {s.engine:<13} {s.points:>4g}/{s.games}  Elo {elo}")
     return 0

@@ -4,305 +4,295 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import itertools
 import json
-import os
-import random
 import signal
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Callable
 
 import click
-from tabulate import tabulate
 
-from . import __version__
-from . import gradescope, ratings, report, runner
-from . import tournament as tournament_module
-from .board import PASS, SCORING_NAMES, Position, Scoring, square_name
-from .boards import BoardEntry, file_plan, parse_empties, random_boards, read_boards, standard_plan
+from . import __version__, gradescope, report
+from .files import parse_range
+from .games import BoardEntry, Game, available, get_game, hint_other_game
+from .check import check as run_check
 from .config import Config, load_config
-from .errors import GraderError
-from .grading import ScriptResult, Settings, Submission, TestResult, command_for, grade_many
-from .report import plural
-from .runfolder import RunFolder, default_path
-from .submissions import find_submission_folder, find_submissions
-from .tournament import Game, TournamentFolder, TournamentSettings, engine_list, read_openings, run_tournament
-from .runner import check_isolation
-from .solver import Analysis, Solver
+from .errors import GraderError, GraderWarning, PlanError
+from .exports import check_output_file, write_exports, write_json
+from .grading import ClassRun, Settings, TestResult, grade as grade_script, grade_class, grade_submission
+from .doctor import describe as describe_diagnosis, diagnose as diagnose_machine
+from .isolation import ISOLATIONS, choose
+from .judge import SYMBOL_TABLE
+from .plans import (
+    PUBLIC, Plan, load_any_plan, load_plan, new_seed, read_boards, read_plan_file, spread_public, standard_plan, write_plan_file,
+)  # fmt: skip
+from .prove import prove as run_proof
+from .runfolder import RunFolder, check_new_folder
+from .rejudge import rejudge
+from .submissions import find_submission_folder
+from .tournament import GameRecord, TournamentFolder, TournamentSettings, read_openings, run_tournament
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 def _fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn a user-fixable library error into click's one-line 'Error: ...' and exit 1."""
+    """Library errors become click's one-line 'Error: ...' (exit 1); library warnings one
+    'Warning: ...' line on stderr; SIGTERM stops a run the way Ctrl-C does."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        previous = signal.signal(signal.SIGTERM, _sigterm) if _main_thread() else None
         try:
-            return fn(*args, **kwargs)
+            with warnings.catch_warnings():
+                warnings.simplefilter("always", GraderWarning)
+                warnings.showwarning = _show_warning
+                return fn(*args, **kwargs)
         except GraderError as e:
             raise click.ClickException(str(e)) from None
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
 
     return wrapper
 
 
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _sigterm(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt("SIGTERM")
+
+
+def _show_warning(message: Any, category: type, *args: Any, **kwargs: Any) -> None:
+    click.echo(f"Warning: {message}", err=True)
+
+
 def config_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
-        "--config",
-        "config_path",
-        type=click.Path(dir_okay=False),
-        default=None,
+        "--config", "config_path", type=click.Path(dir_okay=False), default=None,
         help="Settings file (default: ./config.yaml if present, else built-in defaults).",
-    )(fn)
+    )(fn)  # fmt: skip
 
 
 def scoring_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
-        "--scoring",
-        type=click.Choice(SCORING_NAMES),
-        default=None,
-        help="Final-score rule (default: from config, 'plain' for the lab).",
-    )(fn)
+        "--scoring", default=None, metavar="RULE",
+        help="Final-score rule (default: config, else the lab's: plain for othello, outcome for tictactoe).",
+    )(fn)  # fmt: skip
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="grader")
-def main() -> None:
-    """Grade Othello endgame scripts against an exact solver."""
+def game_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--game", "game_name", default=None, metavar="NAME",
+                        help=f"The game (default: config, else othello). Installed: {', '.join(sorted(available()))}.")(fn)  # fmt: skip
 
 
-@main.command()
-@click.argument("board", required=False)
-@click.argument("token", required=False)
-@click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Solve every position in FILE.")
-@scoring_option
-@click.option("--all", "all_values", is_flag=True, help="Also give the exact value of every legal move.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (a list with --boards).")
-@config_option
-@_fail_cleanly
-def solve(
-    board: str | None,
-    token: str | None,
-    boards_file: str | None,
-    scoring: str | None,
-    all_values: bool,
-    as_json: bool,
-    config_path: str | None,
-) -> None:
-    """Solve BOARD with TOKEN to move exactly, or every position in --boards FILE.
+def _game(name: str | None, config: Config) -> Game:
+    return get_game(name or config.game)
 
-    BOARD is 64 characters ('.', 'x', 'o'), row-major from a1 (square 0) to h8 (63).
-    FILE holds one 'BOARD TOKEN' per line ('#' comments allowed), or lines in the FFO
-    'number|board|side|...' format, or Edax OBF 'BOARD SIDE;' lines.
 
-    \b
-    Example:
-      grader solve xxxxxxo.xxxxxo..xxooooooxoxxooooxoxxooooxxxoxoooxxo.oxooxooooooo x --all
-    """
-    config = load_config(config_path)
-    rule = Scoring(scoring) if scoring else config.scoring
-    if boards_file and (board or token):
-        raise click.UsageError("give either BOARD TOKEN or --boards FILE, not both")
+def _plan(game: Game, plan_name: str | None, boards_file: str | None, seed: int | None, config: Config,
+          graded: bool = False) -> Plan:  # fmt: skip
+    """The plan a grading command asked for: a board file, a plan file, or a named plan of the
+    game. ``graded``: grades that count (a class, Gradescope) need the full plan."""
+    if boards_file and plan_name:
+        raise click.UsageError("give --plan or --boards, not both")
     if boards_file:
-        entries = read_boards(boards_file)
-    elif board and token:
-        entries = [BoardEntry(Position.from_string(board, token), "")]
-    else:
-        raise click.UsageError("give a BOARD and a TOKEN (x or o), or --boards FILE")
-
-    solver = Solver(rule)
-    results = []
-    for i, entry in enumerate(entries):
-        analysis = solver.analyze(entry.position, all_values=all_values)
-        if as_json:
-            results.append(analysis_json(analysis))
-        else:
-            if i:
-                click.echo()
-            click.echo(format_analysis(analysis, entry))
-    if as_json:
-        click.echo(json.dumps(results if boards_file else results[0], indent=2))
+        return load_plan(boards_file, game)
+    plan = load_any_plan(plan_name or "standard", game, _seed(seed, config))
+    if graded and plan.kind == PUBLIC:
+        raise PlanError(f"{plan_name} is a public plan (the tests students may see): grade with the full plan it came from")
+    return plan
 
 
-def analysis_json(a: Analysis) -> dict[str, Any]:
-    """The JSON object for one solved position."""
-    out: dict[str, Any] = {
-        "board": a.position.board_string(),
-        "token": a.position.token,
-        "scoring": a.scoring.value,
-        "value": a.value,
-        "optimal_moves": a.optimal_moves,
-        "line": a.line,
-    }
-    if a.move_values is not None:
-        out["move_values"] = {str(sq): v for sq, v in a.move_values.items()}
-    out["nodes"] = a.nodes
-    out["seconds"] = round(a.seconds, 6)
-    return out
+def _settings(config: Config, game: Game, plan: Plan | None = None, time_limit: float | None = None,
+              scoring: str | None = None, **options: Any) -> Settings:  # fmt: skip
+    """Settings: the options given, then the plan's scoring and limits, then config.yaml."""
+    limits = (plan and plan.limits) or config.limits
+    if time_limit is not None:
+        limits = dataclasses.replace(limits, wall_seconds=time_limit)
+    scoring = scoring or (plan and plan.scoring) or (config.scoring if game.name == config.game else None)
+    return Settings.from_config(config, limits=limits, scoring=game.scoring(scoring), **options)
 
 
-def _moves_text(moves: list[int]) -> str:
-    return ", ".join("pass" if m == PASS else f"{m} ({square_name(m)})" for m in moves) or "none"
+def seed_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        return click.option("--seed", type=click.IntRange(min=0), default=None,
+                            help=f"Seed for the {what} (default: config, else a new one, printed).")(fn)  # fmt: skip
+
+    return decorate
 
 
-def lab_line(value: int, line: list[int]) -> str:
-    """The lab's score line: the score, then the line in reverse (passes as -1)."""
-    return " ".join(["score", str(value)] + [str(m) for m in reversed(line)])
-
-
-def format_analysis(a: Analysis, entry: BoardEntry | None = None) -> str:
-    """The text report of one solved position."""
-    pos = a.position
-    legal = pos.moves()
-    marks = {sq: ("*" if sq in a.optimal_moves else "+") for sq in legal}
-    out = []
-    if entry is not None and entry.label:
-        out.append(entry.label)
-    out.append(pos.render(marks))
-    out.append(f"{pos.token} to move, {pos.empties} empties, scoring {a.scoring}  (* optimal move, + other legal move)")
-    if not legal:
-        out.append(f"{pos.token} has no legal move: " + ("the game is over" if pos.is_game_over() else "it must pass"))
-    out.append(f"value:         {a.value:+d}")
-    out.append(f"optimal moves: {_moves_text(a.optimal_moves)}")
-    out.append(f"line:          {_moves_text(a.line)}")
-    out.append(f"lab format:    {lab_line(a.value, a.line)}")
-    if a.move_values is not None:
-        rows = [[sq, square_name(sq), f"{v:+d}"] for sq, v in sorted(a.move_values.items(), key=lambda kv: (-kv[1], kv[0]))]
-        out.append(tabulate(rows, headers=["move", "square", "value"], colalign=("right", "left", "right")))
-    if entry is not None and entry.score is not None:
-        out.append(_file_answer(a, entry))
-    out.append(f"solved in {a.seconds:.3f} s, {a.nodes} nodes")
-    return "\n".join(out)
-
-
-def _file_answer(a: Analysis, entry: BoardEntry) -> str:
-    best = ",".join(square_name(s) for s in entry.best_moves or ())
-    claim = f"file says:     {entry.score:+d} {best}".rstrip()
-    if a.scoring is not Scoring.WINNER_TAKES_EMPTIES:
-        return f"{claim} (under winner-takes-empties: use --scoring winner-takes-empties to compare)"
-    same = a.value == entry.score and (entry.best_moves is None or sorted(entry.best_moves) == a.optimal_moves)
-    return f"{claim} ({'matches' if same else 'DIFFERS'})"
-
-
-def _seconds(value: float | None) -> float | None:
+def _seconds(ctx: Any, param: Any, value: float | None) -> float | None:
     """A time limit: a number of seconds above 0, at most a day."""
     if value is not None and not 0 < value <= 86400:  # also refuses nan
         raise click.BadParameter(f"{value} is not a number of seconds between 0 and 86400")
     return value
 
 
-def seed_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--seed", type=click.IntRange(min=0), default=None, help="Seed for the random boards (default: config, else a new one, printed).")(fn)
-
-
 def _seed(seed: int | None, config: Config) -> int:
     if seed is not None:
         return seed
-    if config.seed is not None:
-        return config.seed
-    return random.SystemRandom().randrange(1, 1_000_000)
+    return config.seed if config.seed is not None else new_seed()
 
 
-@main.command()
-@click.argument("scripts", nargs=-1, metavar="SCRIPT_OR_DIR...")
-@seed_option
-@click.option("--time-limit", type=float, callback=lambda ctx, param, v: _seconds(v), default=None, help="Seconds per test (default: config limits.wall_seconds, 10).")
-@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Tests at once, over all scripts (default: config, else the number of cores).")
-@click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Grade on the positions in FILE instead of the standard plan.")
+@click.group(context_settings=CONTEXT)
+@click.version_option(__version__, prog_name="grader")
+def main() -> None:
+    """Grade game-search lab scripts (the Othello endgame, tic-tac-toe) against exact
+    solvers, prove a player never loses, and run tournaments between engine scripts.
+
+    \b
+    Examples:
+      grader grade submissions/negamax.py            grade one script on the lab's 100 tests
+      grader grade class/ --seed 7 --out runs/lab5   grade a class into a run folder
+      grader solve BOARD x --all                     the exact value of every move
+      grader prove minimax.py --game tictactoe       does this player ever lose?
+      grader tournament a.py b.py builtin:greedy     a round-robin with Elo ratings
+    """
+
+
+# --- solve -----------------------------------------------------------------------------
+
+
+@main.command(short_help="Solve positions exactly: value, optimal moves, an optimal line.")
+@click.argument("board", required=False)
+@click.argument("token", required=False)
+@click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Solve every position in FILE.")
 @scoring_option
-@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write the full results as JSON to FILE.")
-@click.option("--stop-on-error", is_flag=True, help="Stop a script's run at its first illegal move, missing move or crash.")
-@click.option("--out", type=click.Path(file_okay=False), default=None, help="Run folder to write results to as they happen (default for a class: runs/DATE-TIME).")
-@click.option("--resume", type=click.Path(file_okay=False), default=None, help="Continue the run in this folder: only missing tests (or changed scripts) are run.")
-@click.option("--sort", type=click.Choice(["name", "total"]), default="name", show_default=True, help="Order of the class table.")
+@click.option("--all", "all_values", is_flag=True, help="Also give the exact value of every legal move.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (a list with --boards).")
+@game_option
 @config_option
 @_fail_cleanly
-def grade(
-    scripts: tuple[str, ...],
-    seed: int | None,
-    time_limit: float | None,
-    jobs: int | None,
-    boards_file: str | None,
-    scoring: str | None,
-    json_file: str | None,
-    stop_on_error: bool,
-    out: str | None,
-    resume: str | None,
-    sort: str,
-    config_path: str | None,
-) -> None:
-    """Grade scripts on the lab's 100 tests (or the boards in --boards FILE).
+def solve(board: str | None, token: str | None, boards_file: str | None, scoring: str | None, all_values: bool,
+          as_json: bool, game_name: str | None, config_path: str | None) -> None:  # fmt: skip
+    """Solve BOARD with TOKEN to move exactly, or every position in --boards FILE.
+
+    Othello: BOARD is 64 characters ('.', 'x', 'o'), row-major from a1 (square 0) to h8 (63);
+    FILE holds one 'BOARD TOKEN' per line ('#' comments allowed), or lines in the FFO
+    'number|board|side|...' format, or Edax OBF 'BOARD SIDE;' lines. Tic-tac-toe: BOARD is
+    9 characters, squares 0-8 row by row.
+
+    \b
+    Examples:
+      grader solve xxxxxxo.xxxxxo..xxooooooxoxxooooxoxxooooxxxoxoooxxo.oxooxooooooo x --all
+      grader solve --boards fixtures/ffo-endgames.txt --scoring winner-takes-empties
+      grader solve x...o.... x --game tictactoe --all
+    """
+    config = load_config(config_path)
+    game = _game(game_name, config)
+    rule = _settings(config, game, scoring=scoring).scoring
+    if boards_file and (board or token):
+        raise click.UsageError("give either BOARD TOKEN or --boards FILE, not both")
+    if boards_file:
+        entries = read_boards(boards_file, game)
+    elif board and token:
+        try:
+            entries = [BoardEntry(game.parse(board, token), "")]
+        except GraderError as e:
+            raise GraderError(f"{e}{hint_other_game(f'{board} {token}', game)}") from None
+    else:
+        raise click.UsageError("give a BOARD and a TOKEN (x or o), or --boards FILE")
+    solver = game.solver(rule)
+    results = []
+    for i, entry in enumerate(entries):
+        analysis = solver.analyze(entry.position, all_values=all_values)
+        if as_json:
+            results.append(analysis.to_json())
+        else:
+            if i:
+                click.echo()
+            click.echo(report.analysis_text(analysis, entry))
+    if as_json:
+        click.echo(json.dumps(results if boards_file else results[0], indent=2))
+
+
+# --- grade -----------------------------------------------------------------------------
+
+_SYMBOL_HELP = "\n".join(f"  {s.char}  {s.meaning} ({report.fmt_credit(s.credit)})" for s in SYMBOL_TABLE.values())
+
+
+@main.command(
+    short_help="Grade scripts, or a class, on the lab's 100 tests (+ M Q T m s - t).",
+    help=f"""Grade scripts on the lab's 100 tests (or the boards in --boards FILE).
 
     Each SCRIPT is run as 'SCRIPT BOARD TOKEN' (Python files with the grader's Python) under
     the limits; its last 'score' line and its last integer are judged against the exact
-    solver: + M Q T m s - t, with a total out of the number of tests. A DIR is a class: each
-    script in it is a student, and so is each sub-folder holding one script. A class run
-    writes a run folder (results as they happen, grades.csv, results.json, junit.xml,
-    report.html) that --resume continues after an interruption.
+    solver, test by test, with a total out of the number of tests:
+
+    \b
+{_SYMBOL_HELP}
+
+    A crash, no integer, or a last integer that is not a legal move fails the test (0).
+
+    A DIR is a class: each script in it is a student, and so is each sub-folder holding one
+    script. A class run writes a run folder (results as they happen, grades.csv,
+    results.json, junit.xml, report.html) that --resume continues after an interruption.
 
     \b
     Examples:
       grader grade submissions/negamax.py --seed 7
       grader grade class-folder/ --seed 7 --out runs/lab5
       grader grade --resume runs/lab5
-    """
+    """,
+)
+@click.argument("scripts", nargs=-1, metavar="SCRIPT_OR_DIR...")
+@seed_option("standard plan's random boards")
+@click.option("--time-limit", type=float, callback=_seconds, default=None, help="Seconds per test (default: config limits.wall_seconds, 10).")
+@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Tests at once, over all scripts (default: config, else the number of cores).")
+@click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Grade on the positions in FILE instead of the standard plan.")
+@click.option("--plan", "plan_name", default=None, metavar="NAME|FILE", help="A plan file (lab5.plan), or a plan of the game instead of 'standard' (tictactoe: exhaustive).")
+@scoring_option
+@game_option
+@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write the full results as JSON to FILE.")
+@click.option("--stop-on-error", is_flag=True, help="Stop a script's run at its first failed test (crash, no move, illegal move).")
+@click.option("--out", type=click.Path(file_okay=False), default=None, help="New run folder for the results as they happen (default for a class: runs/DATE_TIME).")
+@click.option("--resume", type=click.Path(file_okay=False), default=None, help="Continue the run in this folder: only missing tests (or changed scripts) are run.")
+@click.option("--sort", type=click.Choice(["name", "total"]), default="name", show_default=True, help="Order of the class table.")
+@config_option
+@_fail_cleanly
+def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, jobs: int | None,
+          boards_file: str | None, plan_name: str | None, scoring: str | None, game_name: str | None,
+          json_file: str | None, stop_on_error: bool, out: str | None, resume: str | None, sort: str,
+          config_path: str | None) -> None:  # fmt: skip
     config = load_config(config_path)
+    if json_file:
+        check_output_file(json_file)
     if resume:
-        if seed is not None or boards_file or scoring or time_limit or stop_on_error or out:
+        if seed is not None or boards_file or plan_name or scoring or game_name or time_limit or stop_on_error or out:
             raise click.UsageError(
-                "--resume continues a run with its own plan and settings: drop --seed, --boards, --scoring, "
-                "--time-limit, --stop-on-error and --out, or start a new run"
+                "--resume continues a run with its own plan and settings: drop --seed, --boards, --plan, --scoring, "
+                "--game, --time-limit, --stop-on-error and --out, or start a new run"
             )
-        folder = RunFolder.open(resume)
-        plan, settings = folder.plan, folder.settings(jobs=jobs)
-        subs = _submissions(scripts, config) if scripts else folder.submissions()
-        single = False
+        run = _class_run(
+            lambda **kw: grade_class(scripts, resume=resume, settings=Settings(jobs=jobs) if jobs else None,
+                                     entry=config.entry, private=_private(config), **kw))  # fmt: skip
+        results, single = run.results, False
     else:
         if not scripts:
             raise click.UsageError("give the scripts or folders to grade (or --resume DIR)")
-        limits = config.limits if time_limit is None else dataclasses.replace(config.limits, wall_seconds=time_limit)
-        settings = _run_settings(
-            config, limits, jobs, scoring=Scoring(scoring) if scoring else config.scoring, stop_on_error=stop_on_error
-        )
-        subs = _submissions(scripts, config)
-        single = len(subs) == 1 and not Path(scripts[0]).is_dir()
+        game = _game(game_name, config)
+        single = len(scripts) == 1 and not Path(scripts[0]).is_dir()
+        plan = _plan(game, plan_name, boards_file, seed, config, graded=not single)
+        settings = _settings(config, game, plan, time_limit, scoring, jobs=jobs, stop_on_error=stop_on_error)
+        if out:
+            check_new_folder(Path(out))
         if single:
-            command_for(subs[0].path, settings)  # a missing or unrunnable script is the user's mistake
-        plan = file_plan(boards_file) if boards_file else standard_plan(_seed(seed, config))
-        folder = RunFolder.create(out or default_path(), plan, settings) if out or not single else None
-    signal.signal(signal.SIGTERM, _interrupt)  # stop like Ctrl-C: kill the scripts, keep the results
-    hashes = folder.register(subs) if folder else {}
-    previous = folder.recorded() if resume else {}
-    click.echo(
-        f"Grading {subs[0].path if single else plural(len(subs), 'student', 'students')}: "
-        f"{len(plan.positions)} tests ({plan.source}), time limit {settings.limits.wall_seconds:g} s, "
-        f"{settings.jobs} job{'s' if settings.jobs > 1 else ''}, scoring {settings.scoring}"
-        + ("" if settings.isolation == "none" else f", isolation {settings.isolation}")
-        + (f"\nRun folder: {folder.path}" + (f" ({len(previous)} tests already recorded)" if resume else "") if folder else "")
-    )
-    bar = _ProgressBar(len(subs) * len(plan.positions) - len(previous), enabled=not single and sys.stdout.isatty())
-
-    def on_record(sub: Submission, test: TestResult) -> None:
-        if folder:
-            folder.append(sub, hashes[sub.name], test)
-        bar.advance()
-
-    def on_test(sub: Submission, test: TestResult) -> None:
-        if single:
-            click.echo(test.symbol, nl=False)
-            sys.stdout.flush()
-
-    def on_script(result: ScriptResult) -> None:
-        if folder and not result.interrupted:
-            folder.set_stopped(result.name, result.stopped, len(result.tests))
-        if not single:
-            bar.echo(report.student_line(result))
-
-    results = grade_many(subs, plan, settings, Solver(settings.scoring), previous, on_test, on_record, on_script)
-    bar.close()
-    interrupted = any(r.interrupted for r in results)
+            header = _grading_line(scripts[0], plan, settings) + (f"\nRun folder: {out}" if out else "")
+            results = [grade_script(scripts[0], plan, settings, out=out, private=_private(config, boards_file),
+                                    on_start=lambda: click.echo(header), on_test=_echo_symbol)]  # fmt: skip
+            click.echo()
+            run = None
+        else:
+            run = _class_run(lambda **kw: grade_class(scripts, plan, settings, out=out, entry=config.entry,
+                                                      private=_private(config, boards_file), **kw))  # fmt: skip
+            results = run.results
     if single:
-        click.echo()
         click.echo(report.summary(results[0]))
         click.echo()
         click.echo(report.offending_report(results[0]))
@@ -310,31 +300,70 @@ def grade(
     else:
         click.echo()
         click.echo(report.class_table(report.sort_results(results, sort)))
-    if folder:
-        results = folder.results()  # the exports come from the records, as with 'grader report'
-        files = report.write_exports(folder.path, results)
-        click.echo(f"Results in {folder.path}: {', '.join(files)}")
+    if run is not None or out:
+        where = run.folder.path if run is not None else out
+        click.echo(f"Results in {where}: grades.csv, results.json, junit.xml, report.html")
     if json_file:
-        try:
-            with open(json_file, "w", encoding="utf-8") as f:
-                json.dump(report.results_json(results), f, indent=1)
-        except OSError as e:
-            raise GraderError(f"cannot write {json_file!r}: {e.strerror}") from None
+        write_json(json_file, report.results_json(results))
         click.echo(f"Results written to {json_file}")
+    interrupted = run.interrupted if run is not None else (results[0].stopped if results[0].interrupted else None)
     if interrupted:
-        click.echo(f"Interrupted: continue with  grader grade --resume {folder.path}" if folder else "Interrupted.")
+        where = run.folder.path if run is not None else out
+        hint = f": continue with  grader grade --resume {where}" if where else "."
+        click.echo(f"{_sentence(interrupted)}{hint}")
         raise SystemExit(130)
 
 
-def _submissions(scripts: tuple[str, ...], config: Config) -> list[Submission]:
-    return find_submissions(list(scripts), set(config.commands), config.entry)
+def _sentence(text: str) -> str:
+    """'interrupted (Ctrl-C)' -> 'Interrupted (Ctrl-C)'."""
+    return text[:1].upper() + text[1:]
+
+
+def _grading_line(what: str, plan: Any, settings: Settings) -> str:
+    jobs = f"{settings.jobs} job{'s' if settings.jobs > 1 else ''}"
+    return (f"Grading {what}: {len(plan.positions)} tests ({plan.source}), time limit "
+            f"{settings.limits.wall_seconds:g} s, {jobs}, scoring {settings.scoring}, {_isolation_text(settings)}")  # fmt: skip
+
+
+def _isolation_text(settings: Settings) -> str:
+    """'isolation bwrap (auto)': what the scripts will run under on this machine."""
+    used = choose(settings.isolation, settings.python)
+    return f"isolation {used}" + (" (auto)" if settings.isolation == "auto" else "")
+
+
+def _private(config: Config, *files: str | None) -> list[str]:
+    """The user's files scripts must not read: the config file, plan and board files."""
+    return [f for f in (None if config.source == "built-in defaults" else config.source, *files) if f]
+
+
+def _echo_symbol(test: TestResult) -> None:
+    click.echo(test.symbol, nl=False)
+    sys.stdout.flush()
+
+
+def _class_run(start: Callable[..., ClassRun]) -> ClassRun:
+    """Run a class: a line saying what runs, a line per student as it finishes and, on a
+    terminal, a progress bar."""
+    bar = _ProgressBar(enabled=sys.stdout.isatty())
+
+    def on_start(folder: RunFolder, tests: int, recorded: int) -> None:
+        students = report.plural(len(folder.meta["scripts"]), "student", "students")
+        click.echo(_grading_line(students, folder.plan, folder.settings()))
+        click.echo(f"Run folder: {folder.path}" + (f" ({recorded} tests already recorded)" if recorded else ""))
+        bar.total = tests
+
+    try:
+        return start(on_start=on_start, on_test=lambda name, test: bar.advance(),
+                     on_student=lambda result: bar.echo(report.student_line(result)))  # fmt: skip
+    finally:
+        bar.close()
 
 
 class _ProgressBar:
     """A one-line progress bar on a terminal, kept below the lines printed above it."""
 
-    def __init__(self, total: int, enabled: bool):
-        self.total, self.done, self.enabled = max(total, 0), 0, enabled and total > 0
+    def __init__(self, enabled: bool):
+        self.total, self.done, self.enabled = 0, 0, enabled
 
     def advance(self) -> None:
         self.done += 1
@@ -347,7 +376,7 @@ class _ProgressBar:
         self._draw()
 
     def _draw(self) -> None:
-        if self.enabled:
+        if self.enabled and self.total > 0:
             filled = 30 * self.done // self.total
             click.echo(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} tests", nl=False)
             sys.stdout.flush()
@@ -357,17 +386,77 @@ class _ProgressBar:
             click.echo("\r\033[K", nl=False)
 
 
-@main.command("gradescope")
+@main.command("report", short_help="Write a run folder's exports again, or one student's report.")
+@click.argument("run_dir", type=click.Path(file_okay=False))
+@click.option("--sort", type=click.Choice(["name", "total"]), default="name", show_default=True, help="Order of the class table.")
+@click.option("--student", default=None, metavar="NAME", help="Print what this student may see (private tests as counts) instead.")
+@click.option("--full", is_flag=True, help="With --student: show the private tests in full too.")
+@_fail_cleanly
+def report_command(run_dir: str, sort: str, student: str | None, full: bool) -> None:
+    """Write grades.csv, results.json, junit.xml and report.html again from a run folder; or,
+    with --student NAME, print that student's report: each public test in full, private
+    tests as counts only (unless --full).
+
+    \b
+    Examples:
+      grader report runs/lab5
+      grader report runs/lab5 --student alice
+    """
+    folder = RunFolder.open(run_dir)
+    results = folder.results()
+    if student is not None:
+        found = {r.name: r for r in results}
+        if student not in found:
+            raise GraderError(f"no student {student!r} in {run_dir}: the students are {', '.join(sorted(found))}")
+        click.echo(report.student_report(found[student], full))
+        return
+    click.echo(report.class_table(report.sort_results(results, sort)))
+    files = write_exports(folder.path, results)
+    click.echo(f"Results in {folder.path}: {', '.join(files)}")
+
+
+@main.command("rejudge", short_help="Judge a run's recorded answers again with today's rules.")
+@click.argument("run_dir", type=click.Path(file_okay=False))
+@_fail_cleanly
+def rejudge_command(run_dir: str) -> None:
+    """Judge every recorded test of RUN_DIR again from what the scripts printed and how they
+    ended, with the current rules and exact answers, without running a script; rewrite its
+    records and exports, and list each grade that changed and why. (Running the scripts
+    again is 'grader grade --resume' or a new run.)
+
+    \b
+    Example:
+      grader rejudge runs/lab5
+    """
+    done = rejudge(run_dir)
+    if done.adopted:
+        click.echo(f"{run_dir} was written before records were sealed: its records are sealed now, as they were found")
+    click.echo(f"Re-judged {done.tests} tests of {len(done.results)} students: {done.tests_changed} verdicts changed, "
+               f"{len(done.changes)} grades changed.")  # fmt: skip
+    if done.skipped:
+        click.echo(f"{done.skipped} damaged record(s) were left out: 'grader grade --resume {run_dir}' runs those tests again")
+    for c in done.changes:
+        click.echo(f"\n{c.student}: {c.before:g} -> {c.after:g} of {c.max_total}")
+        for t in c.tests:
+            click.echo(f"  test {t.index}: {t.before} -> {t.after}: {t.why}")
+    click.echo(f"\nResults in {done.folder.path}: {', '.join(done.files)}")
+
+
+# --- gradescope ---------------------------------------------------------------------------
+
+
+@main.command("gradescope", short_help="Grade the submission in a Gradescope autograder.")
 @click.option("--submission", type=click.Path(file_okay=False), default=gradescope.SUBMISSION, show_default=True, help="Folder holding the student's files.")
 @click.option("--results", "results_file", type=click.Path(dir_okay=False), default=gradescope.RESULTS, show_default=True, help="Where to write Gradescope's results.json.")
-@seed_option
+@seed_option("standard plan's random boards")
 @click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Grade on the positions in FILE instead of the standard plan.")
+@click.option("--plan", "plan_name", default=None, metavar="NAME|FILE", help="A plan file (lab5.plan), or a plan of the game instead of 'standard'.")
 @click.option("--visibility", type=click.Choice(gradescope.VISIBILITIES), default="visible", show_default=True, help="When students see the test results.")
+@game_option
 @config_option
 @_fail_cleanly
-def gradescope_command(
-    submission: str, results_file: str, seed: int | None, boards_file: str | None, visibility: str, config_path: str | None
-) -> None:
+def gradescope_command(submission: str, results_file: str, seed: int | None, boards_file: str | None,
+                       plan_name: str | None, visibility: str, game_name: str | None, config_path: str | None) -> None:  # fmt: skip
     """Grade the submission in a Gradescope autograder and write its results.json.
 
     The student's folder must hold one script (or set 'entry' in config.yaml). Whatever the
@@ -379,200 +468,326 @@ def gradescope_command(
     """
     start = time.monotonic()
     config = load_config(config_path)
-    settings = _run_settings(config, config.limits, None, scoring=config.scoring)
-    plan = file_plan(boards_file) if boards_file else standard_plan(_seed(seed, config))
+    check_output_file(results_file, make_parent=True)
+    game = _game(game_name, config)
+    plan = _plan(game, plan_name, boards_file, seed, config, graded=True)
+    settings = _settings(config, game, plan)
     if not Path(submission).is_dir():
         raise GraderError(f"submission folder '{submission}' not found: give --submission DIR")
     sub = find_submission_folder(Path(submission), set(config.commands), config.entry)
-    (result,) = grade_many([sub], plan, settings, Solver(settings.scoring))
+    result = grade_submission(sub, plan, settings, private=_private(config, boards_file))
     data = gradescope.results_json(result, time.monotonic() - start, visibility)
-    try:
-        Path(results_file).parent.mkdir(parents=True, exist_ok=True)
-        Path(results_file).write_text(json.dumps(data, indent=1), encoding="utf-8")
-    except OSError as e:
-        raise GraderError(f"cannot write {results_file!r}: {e.strerror}") from None
+    write_json(results_file, data)
     click.echo(data["output"])
     click.echo(f"\nResults written to {results_file}")
 
 
-@main.command()
+# --- tournament ---------------------------------------------------------------------------
+
+
+@main.command(short_help="A round-robin between engine scripts, with Elo ratings and game records.")
 @click.argument("engine_paths", nargs=-1, metavar="SCRIPT...")
 @click.option("--rounds", type=click.IntRange(min=1), default=1, show_default=True, help="Openings each pair plays, a game with each colour.")
 @click.option("--openings", "openings_file", type=click.Path(dir_okay=False), help="Openings file: one move sequence like f5d6c3 per line.")
 @click.option("--random-openings", type=click.IntRange(min=0, max=40), default=None, metavar="PLIES", help="Random legal openings of PLIES moves from the seed (default: 4).")
-@seed_option
-@click.option("--time-limit", type=float, callback=lambda ctx, param, v: _seconds(v), default=None, help="Seconds per move (default: config tournament.move_seconds).")
+@seed_option("random openings")
+@click.option("--time-limit", type=float, callback=_seconds, default=None, help="Seconds per move (default: config tournament.move_seconds).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Games at once (default: config, else the number of cores).")
 @click.option("--adjudicate", type=click.IntRange(min=1, max=20), default=None, metavar="K", help="The exact solver finishes games once K or fewer squares are empty.")
-@click.option("--scoring", type=click.Choice(SCORING_NAMES), default=None, help="Final-score rule (default: config, winner-takes-empties).")
-@click.option("--out", type=click.Path(file_okay=False), default=None, help="Folder for the games as they finish (default: runs/DATE-TIME-tournament).")
+@click.option("--scoring", default=None, metavar="RULE", help="Final-score rule (default: config, else the game's tournament rule).")
+@game_option
+@click.option("--out", type=click.Path(file_okay=False), default=None, help="New folder for the games as they finish (default: runs/DATE_TIME-tournament).")
 @click.option("--resume", type=click.Path(file_okay=False), default=None, help="Continue the tournament in this folder without replaying finished games.")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write standings, crosstable and games as JSON to FILE.")
 @config_option
 @_fail_cleanly
-def tournament(
-    engine_paths: tuple[str, ...],
-    rounds: int,
-    openings_file: str | None,
-    random_openings: int | None,
-    seed: int | None,
-    time_limit: float | None,
-    jobs: int | None,
-    adjudicate: int | None,
-    scoring: str | None,
-    out: str | None,
-    resume: str | None,
-    json_file: str | None,
-    config_path: str | None,
-) -> None:
+def tournament(engine_paths: tuple[str, ...], rounds: int, openings_file: str | None, random_openings: int | None,
+               seed: int | None, time_limit: float | None, jobs: int | None, adjudicate: int | None,
+               scoring: str | None, game_name: str | None, out: str | None, resume: str | None, json_file: str | None,
+               config_path: str | None) -> None:  # fmt: skip
     """Round-robin tournament between engine SCRIPTs, with Elo ratings and game records.
 
     Each move an engine is run as 'SCRIPT BOARD TOKEN' under the limits; its move is the last
     integer it printed (at the time limit, the last one printed in time). Every pair plays
     each opening twice, colours swapped. An illegal or missing move, or a crash, loses the
-    game by forfeit (config tournament.on_illegal).
+    game by forfeit (config tournament.on_illegal). builtin:random_mover, builtin:greedy and
+    builtin:negamax are engines shipped with the grader.
 
     \b
     Example:
-      grader tournament submissions/negamax.py submissions/greedy.py submissions/random_mover.py --rounds 4
+      grader tournament submissions/negamax.py builtin:greedy builtin:random_mover --rounds 4
     """
     config = load_config(config_path)
     defaults = config.tournament
+    if json_file:
+        check_output_file(json_file)
     if resume:
-        if engine_paths or openings_file or random_openings is not None or seed is not None or adjudicate or scoring or time_limit or out:
+        if engine_paths or openings_file or random_openings is not None or seed is not None or adjudicate or scoring or game_name or time_limit or out:
             raise click.UsageError("--resume continues a tournament with its own engines, openings and settings: give only --resume DIR (and --jobs)")
-        folder = TournamentFolder.open(resume)
-        meta = folder.meta["settings"]
-        engines, games = folder.engines(), folder.games()
-        run_settings = _run_settings(config, runner.Limits(**meta["move_limits"]), jobs, isolation=meta["isolation"])
-        settings = TournamentSettings(run_settings, Scoring(meta["scoring"]), meta["on_illegal"], meta["adjudicate"])
-        done = folder.finished()
+        kwargs: dict[str, Any] = {"resume": resume, "jobs": jobs}
     else:
         if openings_file and random_openings is not None:
             raise click.UsageError("give --openings FILE or --random-openings PLIES, not both")
-        engines = engine_list(list(engine_paths))
-        chosen_seed = _seed(seed, config)
-        if openings_file:
-            openings = read_openings(openings_file)
-        else:
-            openings = tournament_module.random_openings(chosen_seed, 4 if random_openings is None else random_openings, rounds)
         move_limits = dataclasses.replace(config.limits, wall_seconds=time_limit or defaults.move_seconds)
-        run_settings = _run_settings(config, move_limits, jobs)
-        settings = TournamentSettings(run_settings, Scoring(scoring) if scoring else defaults.scoring, defaults.on_illegal, adjudicate)
-        games = tournament_module.schedule([e.name for e in engines], openings, rounds)
-        folder = TournamentFolder.create(out or tournament_module.default_folder(), engines, games, settings, chosen_seed)
-        done = {}
-    signal.signal(signal.SIGTERM, _interrupt)
-    names = [e.name for e in engines]
-    click.echo(
-        f"Tournament: {plural(len(engines), 'engine', 'engines')}, {plural(len(games), 'game', 'games')}, "
-        f"{settings.run.limits.wall_seconds:g} s per move, {settings.run.jobs} job{'s' if settings.run.jobs > 1 else ''}, "
-        f"scoring {settings.scoring}" + (f", adjudication at {settings.adjudicate} empties" if settings.adjudicate else "")
-        + f"\nFolder: {folder.path}" + (f" ({len(done)} games already played)" if resume else "")
-    )
-    count = itertools.count(len(done) + 1)
+        run = Settings.from_config(config, limits=move_limits, jobs=jobs)
+        game = _game(game_name, config)
+        rule = game.scoring(scoring or (defaults.scoring if game.name == config.game else None) or game.tournament_scoring)
+        settings = TournamentSettings(run, rule, defaults.on_illegal, adjudicate, game.name)
+        target = Path(out) if out else None
+        if target:
+            check_new_folder(target, "tournament")
+        kwargs = {
+            "settings": settings, "rounds": rounds, "seed": _seed(seed, config), "out": target,
+            "openings": read_openings(openings_file, game) if openings_file else None,
+            "opening_plies": 4 if random_openings is None else random_openings,
+        }  # fmt: skip
+    played, total = [0], [0]
 
-    def on_game(game: Game) -> None:
-        folder.append(game)
+    def on_game(game: GameRecord) -> None:
+        played[0] += 1
         note = f" ({game.forfeit} forfeits)" if game.forfeit else ""
-        click.echo(f"{next(count):>4}/{len(games)}  {game.black} - {game.white}  {game.black_discs}-{game.white_discs}  "
+        click.echo(f"{played[0]:>4}/{total[0]}  {game.black} - {game.white}  {game.black_discs}-{game.white_discs}  "
                    f"{game.result}  {game.reason}{note}")  # fmt: skip
 
-    played, interrupted = run_tournament(engines, games, settings, done, on_game)
-    folder.write_records(played)
-    table = ratings.standings(played, names)
-    cross = ratings.crosstable(played, names)
+    def on_start(folder: TournamentFolder, settings: TournamentSettings, played_before: int) -> None:
+        run = settings.run
+        engines, games = len(folder.engines()), len(folder.games())
+        click.echo(
+            f"Tournament: {report.plural(engines, 'engine', 'engines')}, {report.plural(games, 'game', 'games')}, "
+            f"{run.limits.wall_seconds:g} s per move, {report.plural(run.jobs, 'job', 'jobs')}, scoring {settings.rule}, "
+            f"{_isolation_text(run)}"
+            + (f", adjudication at {settings.adjudicate} empties" if settings.adjudicate else "")
+            + f"\nFolder: {folder.path}" + (f" ({played_before} games already played)" if resume else "")
+        )
+        played[0], total[0] = played_before, games
+
+    result = run_tournament(engine_paths, on_start=on_start, on_game=on_game,
+                            private=_private(config, openings_file), **kwargs)  # fmt: skip
+    names = [e.name for e in result.engines]
     click.echo()
-    click.echo(report.standings_table(table))
+    click.echo(report.standings_table(result.standings))
     click.echo()
-    click.echo(report.crosstable_text(cross, names))
-    data = {"standings": [s.to_json() for s in table], "crosstable": cross, "games": [g.summary() for g in played]}
-    folder.write("results.json", json.dumps(data, indent=1))
+    click.echo(report.crosstable_text(result.crosstable, names))
     if json_file:
-        try:
-            Path(json_file).write_text(json.dumps(data, indent=1), encoding="utf-8")
-        except OSError as e:
-            raise GraderError(f"cannot write {json_file!r}: {e.strerror}") from None
-    click.echo(f"\nGames in {folder.path}: games.txt (transcripts), games.jsonl, results.json")
-    if interrupted:
-        click.echo(f"Interrupted: continue with  grader tournament --resume {folder.path}")
+        write_json(json_file, result.to_json())
+    click.echo(f"\n{len(result.games)} of {result.scheduled} games in {result.folder.path}: "
+               "games.txt (transcripts), games.jsonl, results.json")  # fmt: skip
+    if result.interrupted:
+        click.echo(f"{_sentence(result.interrupted)}: continue with  grader tournament --resume {result.folder.path}")
         raise SystemExit(130)
 
 
-@main.command("report")
-@click.argument("run_dir", type=click.Path(file_okay=False))
-@click.option("--sort", type=click.Choice(["name", "total"]), default="name", show_default=True, help="Order of the class table.")
+# --- plans ---------------------------------------------------------------------------------
+
+
+@main.group("plan", short_help="Make plan files: a test set, and its public half for students.")
+def plan_group() -> None:
+    """Plan files: one small text file that fully defines a test set (game, scoring, limits,
+    the boards, which tests are public), and its public half to give students.
+
+    \b
+    Examples:
+      grader plan new --seed 1234 --public 10 --out lab5.plan
+      grader plan public lab5.plan --out lab5.public.plan
+      grader grade class/ --plan lab5.plan
+    """
+
+
+@plan_group.command("new", short_help="Write a new plan file.")
+@seed_option("plan's random boards")
+@click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="The tests are the positions in FILE (instead of a named plan).")
+@click.option("--plan", "plan_name", default=None, metavar="NAME", help="The game's named plan to draw (default: standard).")
+@click.option("--public", "public_count", type=click.IntRange(min=0), default=0, show_default=True, help="Tests students may see, spread over the numbers of empties.")
+@click.option("--time-limit", type=float, callback=_seconds, default=None, help="Seconds per test the plan fixes (default: config).")
+@scoring_option
+@game_option
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="The plan file to write (lab5.plan).")
+@config_option
 @_fail_cleanly
-def report_command(run_dir: str, sort: str) -> None:
-    """Write grades.csv, results.json, junit.xml and report.html again from a run folder.
+def plan_new(seed: int | None, boards_file: str | None, plan_name: str | None, public_count: int, time_limit: float | None,
+             scoring: str | None, game_name: str | None, out: str, config_path: str | None) -> None:  # fmt: skip
+    """Write a plan file: the boards (drawn from the seed, or read from --boards FILE), the
+    game, the scoring rule, the limits and which tests are public (--public K).
 
     \b
     Example:
-      grader report runs/lab5
+      grader plan new --seed 1234 --public 10 --out lab5.plan
     """
-    folder = RunFolder.open(run_dir)
-    results = folder.results()
-    click.echo(report.class_table(report.sort_results(results, sort)))
-    files = report.write_exports(folder.path, results)
-    click.echo(f"Results in {folder.path}: {', '.join(files)}")
+    config = load_config(config_path)
+    game = _game(game_name, config)
+    check_output_file(out)
+    plan = _plan(game, plan_name, boards_file, seed, config)
+    settings = _settings(config, game, plan, time_limit, scoring)
+    public = spread_public(plan.positions, public_count, plan.seed if plan.seed is not None else str(boards_file))
+    plan = dataclasses.replace(plan, public=public, scoring=settings.scoring, limits=settings.limits, kind="full")
+    write_plan_file(plan, out)
+    click.echo(f"{out}: {len(plan.positions)} tests of {game.name} ({plan.source}), {public_count} public, "
+               f"scoring {settings.scoring}, {settings.limits.wall_seconds:g} s per test")  # fmt: skip
+    click.echo(f"Give students its public half: grader plan public {out} --out {Path(out).with_suffix('')}.public.plan")
 
 
-def _run_settings(config: Config, limits: runner.Limits, jobs: int | None, isolation: str | None = None, **kw: Any) -> Settings:
-    """How scripts are run: these limits, and the rest from options, then config, then defaults."""
-    return Settings(
-        limits=limits,
-        isolation=isolation or _isolation(config),
-        jobs=jobs or config.jobs or os.cpu_count() or 1,
-        python=config.python or sys.executable,
-        commands=config.commands,
-        **kw,
-    )
+@plan_group.command("public", short_help="Write a plan's public half, for students.")
+@click.argument("plan_file", type=click.Path(dir_okay=False))
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="The public plan file to write.")
+@_fail_cleanly
+def plan_public(plan_file: str, out: str) -> None:
+    """Write the public tests of PLAN_FILE as a plan of their own: nothing in it tells the
+    private boards, their number or the seed that made them.
+
+    \b
+    Example:
+      grader plan public lab5.plan --out lab5.public.plan
+    """
+    check_output_file(out)
+    plan = read_plan_file(plan_file)
+    if plan.kind == PUBLIC:
+        raise PlanError(f"{plan_file} is already a public plan: give the full plan it came from")
+    write_plan_file(plan, out, PUBLIC)
+    click.echo(f"{out}: the {len(plan.public or ())} public tests of {plan_file}")
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
+# --- check -------------------------------------------------------------------------------
 
 
-def _isolation(config: Config) -> str:
-    """The configured isolation, or 'none' with a warning when its tool is missing and that is allowed."""
-    try:
-        check_isolation(config.isolation)
-    except GraderError as e:
-        if not config.isolation_fallback:
-            raise
-        click.echo(f"Warning: {e}; running without isolation (isolation_fallback: true)", err=True)
-        return "none"
-    return config.isolation
+@main.command(short_help="The presubmission check: can the grader read this script's output?")
+@click.argument("script")
+@click.option("--plan", "plan_name", default=None, metavar="FILE", help="The public plan your course gave you (its easiest tests are used).")
+@game_option
+@config_option
+@_fail_cleanly
+def check(script: str, plan_name: str | None, game_name: str | None, config_path: str | None) -> None:
+    """Run SCRIPT on a few easy public positions and say, in a few seconds, whether its output
+    can be read: a score line, a line that replays, a last integer that is a legal move; how
+    long each took against the limit; and what to fix (a date printed last, output lost in a
+    buffer, a score from the wrong side's view, a line printed forward, passes written as
+    squares). Exit status 1 when every position would fail for such a reason.
+
+    \b
+    Examples:
+      grader check my_negamax.py
+      grader check my_player.py --game tictactoe --plan lab1.public.plan
+    """
+    config = load_config(config_path)
+    game = _game(game_name, config)
+    plan = load_any_plan(plan_name, game) if plan_name else None
+    found = run_check(script, game, plan, _settings(config, game, plan))
+    click.echo(report.check_text(found))
+    if found.all_fail:
+        raise SystemExit(1)
 
 
-@main.command()
-@seed_option
+# --- prove -------------------------------------------------------------------------------
+
+
+@main.command(short_help="Prove a player never loses: every position against every reply.")
+@click.argument("script")
+@click.option("--as", "sides", type=click.Choice(["x", "o", "both"]), default="both", show_default=True, help="The side the script plays.")
+@click.option("--from", "start", nargs=2, metavar="BOARD TOKEN", default=None, help="Prove from this position (an Othello endgame, say) instead of the start.")
+@click.option("--time-limit", type=float, callback=_seconds, default=None, help="Seconds per position (default: config limits.wall_seconds).")
+@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Positions asked at once (default: config, else the number of cores).")
+@click.option("--no-repeat", is_flag=True, help="Ask each position once only (no check that the script is deterministic).")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write the proof as JSON to FILE.")
+@scoring_option
+@game_option
+@config_option
+@_fail_cleanly
+def prove_command(script: str, sides: str, start: tuple[str, str] | None, time_limit: float | None, jobs: int | None,
+                  no_repeat: bool, json_file: str | None, scoring: str | None, game_name: str | None,
+                  config_path: str | None) -> None:  # fmt: skip
+    """Prove that SCRIPT never loses: play its move in every position it can reach, against
+    every legal reply of the opponent, to the end of every game. Each position is asked once
+    (and once more, to check the script answers it the same way). A failure comes with a
+    lost game, replayable, and the first position where the script's move turned a draw or a
+    win into a loss; also reported: wins it let slip, and moves that were not optimal (from
+    an endgame with --from: is the script perfect?). Exit status 1 unless it never loses.
+
+    \b
+    Examples:
+      grader prove submissions/tictactoe/minimax.py --game tictactoe
+      grader prove submissions/negamax.py --from BOARD x --as x
+    """
+    config = load_config(config_path)
+    game = _game(game_name, config)
+    if json_file:
+        check_output_file(json_file)
+    settings = _settings(config, game, None, time_limit, scoring, jobs=jobs)
+    root = game.parse(*start) if start else game.start()
+    chosen = ["x", "o"] if sides == "both" else [sides]
+    click.echo(f"Proving {script} ({game.title}, {settings.scoring}) as {' and '.join(chosen)} from "
+               f"{'the start' if not start else root.board_string() + ' ' + root.token}, {_isolation_text(settings)}")  # fmt: skip
+    proof = run_proof(script, game, chosen, root, settings, determinism=not no_repeat,
+                      on_asked=lambda n: click.echo(f"\r{n} positions asked", nl=False) if sys.stdout.isatty() else None)  # fmt: skip
+    if sys.stdout.isatty():
+        click.echo("\r\033[K", nl=False)
+    click.echo(report.proof_text(proof))
+    if json_file:
+        write_json(json_file, proof.to_json())
+        click.echo(f"Proof written to {json_file}")
+    if proof.interrupted:
+        click.echo(_sentence(proof.interrupted) + ".")
+        raise SystemExit(130)
+    if not all(side.never_loses for side in proof.sides):
+        raise SystemExit(1)
+
+
+# --- doctor -------------------------------------------------------------------------------
+
+
+@main.command(short_help="What isolation this machine offers, with a real attack to prove it.")
+@click.option("--isolation", type=click.Choice(ISOLATIONS), default=None, help="Check this isolation (default: config, auto).")
+@click.option("--no-attacks", is_flag=True, help="Only list the mechanisms and limits.")
+@config_option
+@_fail_cleanly
+def doctor(isolation: str | None, no_attacks: bool, config_path: str | None) -> None:
+    """Show which isolation this machine offers (and which 'auto' picks), the Python scripts
+    run with and the limits the system enforces; then run a real attacking script under that
+    isolation and report each attack as blocked or not. Exit status 1 if any got through.
+
+    \b
+    Example:
+      grader doctor
+    """
+    config = load_config(config_path)
+    found = diagnose_machine(isolation or config.isolation, config.python or sys.executable, not no_attacks)
+    click.echo(describe_diagnosis(found))
+    if found.attacks and not found.safe:
+        raise SystemExit(1)
+
+
+# --- boards -----------------------------------------------------------------------------
+
+
+@main.command(short_help="Write random test boards reached by legal play.")
+@seed_option("random boards")
 @click.option("--empties", default="1-9", show_default=True, help="Numbers of empty squares, low-high.")
 @click.option("--count", type=click.IntRange(min=1), default=10, show_default=True, help="Boards for each number of empties.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write to FILE instead of standard output.")
+@game_option
 @config_option
 @_fail_cleanly
-def boards(seed: int | None, empties: str, count: int, out: str | None, config_path: str | None) -> None:
+def boards(seed: int | None, empties: str, count: int, out: str | None, game_name: str | None, config_path: str | None) -> None:
     """Write random test boards: COUNT for each number of empties, reached by legal play.
 
     Lines are 'BOARD TOKEN' in rising order of empties; the token always has a legal move.
     The same seed gives the same boards on any machine, and the same boards as the random
-    part of the standard plan ('--empties 1-9 --count 10').
+    part of Othello's standard plan ('--empties 1-9 --count 10').
 
     \b
     Example:
       grader boards --seed 7 --empties 5-8 --count 3 --out my-boards.txt
     """
     config = load_config(config_path)
-    span = parse_empties(empties)
+    game = _game(game_name, config)
+    span = parse_range(empties, "empties", game.empties_allowed)
     chosen = _seed(seed, config)
-    lines = [f"# grader boards --seed {chosen} --empties {span.start}-{span.stop - 1} --count {count}"]
-    lines += [f"{p.board_string()} {p.token}" for p in random_boards(chosen, span, count)]
+    if out:
+        check_output_file(out)
+    lines = [f"# grader boards --game {game.name} --seed {chosen} --empties {span.start}-{span.stop - 1} --count {count}"]
+    lines += [f"{p.board_string()} {p.token}" for p in game.random_positions(chosen, span, count)]
     text = "\n".join(lines) + "\n"
     if out:
         try:
-            with open(out, "w", encoding="utf-8") as f:
-                f.write(text)
+            Path(out).write_text(text, encoding="utf-8")
         except OSError as e:
             raise GraderError(f"cannot write {out!r}: {e.strerror}") from None
         click.echo(f"{len(lines) - 1} boards written to {out} (seed {chosen})")

@@ -11,9 +11,10 @@ from typing import Any, Callable
 
 import yaml
 
-from .board import SCORING_NAMES, Scoring
+from .games import DEFAULT, available, get_game
 from .errors import ConfigError
-from .runner import ISOLATIONS, Limits
+from .isolation import ISOLATIONS
+from .runner import Limits
 
 DEFAULT_PATH = Path("config.yaml")
 
@@ -23,7 +24,7 @@ class TournamentDefaults:
     """Defaults of 'grader tournament'."""
 
     move_seconds: float = 5.0  # per move
-    scoring: Scoring = Scoring.WINNER_TAKES_EMPTIES
+    scoring: str | None = None  # None: the game's tournament rule
     on_illegal: str = "forfeit"  # forfeit | random
 
 
@@ -31,10 +32,10 @@ class TournamentDefaults:
 class Config:
     """Validated settings; every field has a default, so an empty file is a valid config."""
 
-    scoring: Scoring = Scoring.PLAIN
+    game: str = DEFAULT
+    scoring: str | None = None  # None: the game's lab rule
     limits: Limits = Limits()  # per test: wall and CPU seconds, memory, processes, output
-    isolation: str = "none"  # none | unshare | bwrap
-    isolation_fallback: bool = False  # run without isolation when its tool is missing
+    isolation: str = "auto"  # auto | bwrap | unshare | uid | none
     jobs: int | None = None  # tests at once; None: the number of cores
     seed: int | None = None  # the standard plan's seed; None: a new one each run
     python: str | None = None  # interpreter for .py scripts; None: the one running the grader
@@ -126,7 +127,8 @@ def _commands(key: str, value: Any) -> dict[str, str]:
 
 # key -> validator returning the converted value
 SCHEMA: dict[str, Validator] = {
-    "scoring": lambda key, value: Scoring(_choice(*SCORING_NAMES)(key, value)),
+    "game": lambda key, value: _choice(*sorted(available()))(key, value),
+    "scoring": lambda key, value: value,  # checked against the game's rules below
     "limits": _section(
         Limits,
         {
@@ -138,7 +140,6 @@ SCHEMA: dict[str, Validator] = {
         },
     ),
     "isolation": _choice(*ISOLATIONS),
-    "isolation_fallback": _bool,
     "jobs": _number(1, integer=True, optional=True),
     "seed": _number(0, integer=True, optional=True),
     "python": _optional_string,
@@ -148,7 +149,7 @@ SCHEMA: dict[str, Validator] = {
         TournamentDefaults,
         {
             "move_seconds": _number(0, maximum=86400),
-            "scoring": lambda key, value: Scoring(_choice(*SCORING_NAMES)(key, value)),
+            "scoring": lambda key, value: value,
             "on_illegal": _choice("forfeit", "random"),
         },
     ),
@@ -162,7 +163,12 @@ def parse_config(data: Any, source: str) -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected 'key: value' lines at the top level, got {type(data).__name__}")
     try:
-        return Config(**_validate(data, SCHEMA), source=source)
+        config = Config(**_validate(data, SCHEMA), source=source)
+        game = get_game(config.game)
+        for key, rule in (("scoring", config.scoring), ("tournament.scoring", config.tournament.scoring)):
+            if rule is not None and rule not in game.scorings:
+                raise ValueError(f"'{key}' must be one of {', '.join(game.scorings)} (for {game.name}), or null; got {rule!r}")
+        return config
     except ValueError as e:
         raise ConfigError(f"{source}: {e}") from None
 

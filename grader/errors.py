@@ -15,3 +15,15 @@ class BoardFileError(GraderError):
 
 class ConfigError(GraderError):
     """A config file that is missing, malformed or has bad values."""
+
+
+class PlanError(GraderError):
+    """A plan file that cannot be read, or one given where another is needed."""
+
+
+class RunFolderError(GraderError):
+    """A run or tournament folder that cannot be created, read or continued."""
+
+
+class GraderWarning(UserWarning):
+    """Something the user should know that does not stop the run (the CLI prints one line)."""

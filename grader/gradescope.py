@@ -18,14 +18,17 @@ RESULTS = "/autograder/results/results.json"
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
 
-def results_json(result: ScriptResult, seconds: float, visibility: str = "visible") -> dict[str, Any]:
-    """Gradescope's results.json for one student's run."""
-    lines = [report.summary(result)]
-    if result.tests:
-        lines += ["", report.offending_report(result)]
+def results_json(result: ScriptResult, seconds: float, visibility: str = "visible", full: bool = False) -> dict[str, Any]:
+    """Gradescope's results.json for one student's run. A plan's private tests are
+    ``after_published`` and, unless ``full``, say only their verdict: no board, no answer."""
     tests = []
     for t in result.tests:
         pos = t.position
+        if not full and not result.plan.is_public(t.index):
+            tests.append({"name": f"Private test {t.index}", "number": str(t.index), "score": t.verdict.credit,
+                          "max_score": 1, "output": f"{t.symbol} ({report.fmt_credit(t.verdict.credit)})",
+                          "visibility": "after_published"})  # fmt: skip
+            continue
         name = f"Test {t.index}: {pos.token} to move, {report.plural(pos.empties, 'empty', 'empties')}"
         line = " ".join(str(m) for m in t.claim.line) if t.claim.has_score_line else "none"
         output = "\n".join([
@@ -35,13 +38,15 @@ def results_json(result: ScriptResult, seconds: float, visibility: str = "visibl
             f"move {t.claim.move if t.claim.move is not None else 'none'}",
             f"exact value {t.value:+d}, optimal moves {', '.join(map(str, t.optimal_moves))}",
         ])  # fmt: skip
+        if t.run.timed_out and t.run.stdout_tail.strip():
+            output += "\nprinted before the time limit:\n" + "\n".join(t.run.stdout_tail.strip().splitlines()[-5:])
         tests.append({"name": name, "number": str(t.index), "score": t.verdict.credit, "max_score": 1,
                       "output": output, "visibility": visibility})  # fmt: skip
     return {
         "score": result.total,
         "max_score": result.max_total,
         "execution_time": round(seconds, 2),
-        "output": "\n".join(lines),
+        "output": report.student_report(result, full),
         "visibility": visibility,
         "stdout_visibility": "hidden",
         "tests": tests,

@@ -1,26 +1,32 @@
-"""A grading run: every test of a plan run on one or many scripts, judged, results in test order."""
+"""Grading runs: every test of a plan on one script (``grade``) or a whole class
+(``grade_class``, with a run folder and resume), through the executor, judged in test order."""
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 import os
-import shlex
 import sys
-import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Sequence
 
-from . import runner
-from .board import Position, Scoring
-from .boards import Plan
-from .errors import GraderError
-from .judge import SYMBOLS, Verdict, judge
-from .parse import Claim, OutputScanner
+from .games import Game, Position
+from .errors import GraderError, GraderWarning, RunFolderError
+from .executor import Executor, LocalExecutor, Worker, interrupt_reason
+from .isolation import guard
+from .judge import SYMBOLS, Answer, Verdict, judge
+from .parse import Claim
+from .plans import Plan, standard_plan
 from .runner import Limits, RunResult
-from .solver import LineCheck, Solver
+from .scripts import RunSettings, Script, run_script
+from .solving import LineCheck
+from .stop import Stopped
+
+if TYPE_CHECKING:
+    from .config import Config
+    from .runfolder import RunFolder
 
 _KEEP_STDOUT = 600  # characters of stdout's tail kept in a test's record
 _KEEP_STDERR = 1500
@@ -31,12 +37,47 @@ class Settings:
     """How scripts are run and judged."""
 
     limits: Limits = Limits()
-    isolation: str = "none"
+    isolation: str = "auto"
     jobs: int = 2
-    scoring: Scoring = Scoring.PLAIN
+    scoring: str | None = None  # the game's rule; None: the lab's default for the game
     python: str = sys.executable
-    commands: dict[str, str] = field(default_factory=dict)  # file suffix -> command template
+    commands: Mapping[str, str] = field(default_factory=dict)  # file suffix -> command template
     stop_on_error: bool = False
+
+    @property
+    def run(self) -> RunSettings:
+        """What a worker needs to start scripts."""
+        return RunSettings(self.limits, self.isolation, self.python, dict(self.commands))
+
+    @classmethod
+    def from_config(cls, config: Config, **overrides: Any) -> Settings:
+        """Settings from a config file's values; ``overrides`` (options given) win."""
+        values: dict[str, Any] = {
+            "limits": config.limits,
+            "isolation": config.isolation,
+            "jobs": config.jobs or os.cpu_count() or 1,
+            "scoring": config.scoring,
+            "python": config.python or sys.executable,
+            "commands": dict(config.commands),
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    def sandbox_mechanism(self, private: Sequence[Path] = (), strict: bool = True) -> str:
+        """The isolation mechanism scripts will run under here (see ``isolation.guard``)."""
+        return guard(self.isolation, self.python, private, strict)
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["commands"] = dict(self.commands)
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], jobs: int | None = None) -> Settings:
+        values = dict(data, limits=Limits(**data["limits"]))
+        if jobs:
+            values["jobs"] = jobs
+        return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -46,13 +87,21 @@ class Submission:
     name: str
     path: Path | None
     problem: str | None = None  # why there is no script to grade
+    folder: Path | None = None  # the student's own folder: its files come along with the script
+    single: bool = False  # a script given on its own: the files of its folder come along if there are few
 
-    @property
-    def sha256(self) -> str | None:
-        """Content hash of the script (None without one): a changed script is graded again."""
+    def script(self) -> Script:
+        """The script with its files, read now (raises GraderError naming what is wrong)."""
         if self.path is None:
-            return None
-        return hashlib.sha256(self.path.read_bytes()).hexdigest()
+            raise GraderError(self.problem or f"'{self.name}' has no script")
+        if not self.single:
+            return Script.from_path(self.path, self.folder)
+        try:
+            return Script.from_path(self.path, self.path.parent)
+        except GraderError as e:
+            script = Script.from_path(self.path)
+            warnings.warn(f"{e}; running '{self.path.name}' without the files next to it", GraderWarning, stacklevel=2)
+            return script
 
 
 @dataclass(frozen=True)
@@ -73,18 +122,15 @@ class TestResult:
 
     @property
     def error(self) -> str | None:
-        """Why this test counts as an error for --stop-on-error (bad move or a crash)."""
-        if self.verdict.failure:
-            return self.verdict.failure
-        return self.run.describe() if self.run.crashed else None
+        """Why this test failed outright (a crash, no move, an illegal move): --stop-on-error stops here."""
+        return self.verdict.failure
 
     @property
     def diagnosis(self) -> str:
-        """The verdict's diagnosis, with how the run ended and the end of stderr if it failed."""
+        """The verdict's diagnosis, with how the run ended and, after a crash, the end of stderr."""
         parts = [self.verdict.diagnosis]
-        ended = self.run.describe()
-        if ended:
-            parts.append(f"the script {ended}")
+        if self.run.stopped_by_grader:
+            parts.append(f"the script {self.run.describe()}")
         if self.run.crashed and self.run.stderr_tail.strip():
             parts.append("stderr ends: " + " | ".join(stderr_lines(self.run.stderr_tail, 3)))
         return "; ".join(parts)
@@ -104,6 +150,7 @@ class TestResult:
             "value": self.value,
             "optimal_moves": self.optimal_moves,
             "timed_out": self.run.timed_out,
+            "crashed": self.run.crashed,
             "exit_code": self.run.exit_code,
             "seconds": round(self.run.wall_seconds, 4),
             "cpu_seconds": round(self.run.cpu_seconds, 4),
@@ -118,14 +165,14 @@ class TestResult:
         return {**self.to_json(), "claim": asdict(self.claim), "run": run, "verdict": asdict(self.verdict)}
 
     @classmethod
-    def from_record(cls, r: dict[str, Any]) -> TestResult:
+    def from_record(cls, r: dict[str, Any], game: Game) -> TestResult:
         v = dict(r["verdict"])
         if v["line_check"] is not None:
             v["line_check"] = LineCheck(**v["line_check"])
         claim = dict(r["claim"], line=tuple(r["claim"]["line"]))
         return cls(
             r["index"],
-            Position.from_string(r["board"], r["token"]),
+            game.parse(r["board"], r["token"]),
             RunResult(**r["run"]),
             Claim(**claim),
             Verdict(**v),
@@ -143,7 +190,7 @@ class ScriptResult:
     tests: list[TestResult]
     seconds: float
     stopped: str | None = None  # why the run stopped before the end, if it did
-    interrupted: bool = False  # stopped by Ctrl-C: ``tests`` holds the tests that finished
+    interrupted: bool = False  # not graded to its end (Ctrl-C, SIGTERM): ``tests`` holds the tests that finished
     name: str = ""  # the student
 
     @property
@@ -153,6 +200,12 @@ class ScriptResult:
     @property
     def max_total(self) -> int:
         return len(self.plan.positions)
+
+    @property
+    def complete(self) -> bool:
+        """Graded to its end: every test judged, or stopped on purpose (--stop-on-error, no
+        script). An interrupted run's grade is not final."""
+        return not self.interrupted
 
     @property
     def symbols(self) -> str:
@@ -180,6 +233,7 @@ class ScriptResult:
             "name": self.name,
             "total": self.total,
             "max_total": self.max_total,
+            "complete": self.complete,
             "symbols": self.symbols,
             "seed": self.plan.seed,
             "stopped": self.stopped,
@@ -192,181 +246,313 @@ def stderr_lines(text: str, n: int) -> list[str]:
     return [ln.strip() for ln in text.strip().splitlines() if ln.strip()][-n:]
 
 
-def command_for(script: str | Path, settings: Settings) -> list[str]:
-    """The command that runs ``script``, with '{board}' and '{token}' left to fill in."""
-    path = Path(script)
-    if not path.is_file():
-        raise GraderError(f"script '{script}' not found: give the path of a script file")
-    path = path.resolve()
-    template = settings.commands.get(path.suffix.lower())
-    if template:
-        fields = {"script": str(path), "dir": str(path.parent), "stem": path.stem}
-        return [part.format(board="{board}", token="{token}", **fields) for part in shlex.split(template)]
-    if path.suffix.lower() == ".py":
-        return [settings.python, str(path), "{board}", "{token}"]
-    if os.access(path, os.X_OK):
-        return [str(path), "{board}", "{token}"]
-    raise GraderError(
-        f"cannot run '{script}': make it executable (chmod +x) or add a command template for "
-        f"'{path.suffix or 'files without a suffix'}' under 'commands' in config.yaml"
-    )
+@dataclass(frozen=True)
+class TestTask:
+    """One test's work on a worker: run the script on the position, read its claim."""
+
+    script: Script
+    position: Position
+    settings: RunSettings
+
+    def __call__(self, worker: Worker) -> tuple[RunResult, Claim]:
+        result, claim = run_script(self.script, self.position, self.settings, worker)
+        if result.interrupted:
+            raise Stopped(worker.stop.reason)
+        return result, claim
 
 
-def run_test(command: list[str], pos: Position, settings: Settings) -> tuple[RunResult, Claim]:
-    """Run the script on one position; return how it ran and what it claimed."""
-    argv = [part.replace("{board}", pos.board_string()).replace("{token}", pos.token) for part in command]
-    scanner = OutputScanner()
-    result = runner.run(argv, settings.limits, scanner.feed, settings.isolation)
-    return result, scanner.claim()
+# --- the run itself -------------------------------------------------------------------
+
+OnTest = Callable[[str, TestResult], None]
+OnStudent = Callable[[ScriptResult], None]
 
 
-def grade(
-    script: str | Path,
-    plan: Plan,
-    settings: Settings,
-    solver: Solver | None = None,
-    on_result: Callable[[TestResult], None] | None = None,
-) -> ScriptResult:
-    """Run every test of ``plan`` on ``script``; ``on_result`` sees each result in test order."""
-    command_for(script, settings)  # a missing or unrunnable script is the user's error here
-    path = Path(script)
-    sub = Submission(path.stem, path)
-    (result,) = grade_many(
-        [sub], plan, settings, solver, on_test=(lambda _, t: on_result(t)) if on_result else None
-    )
-    result.script = str(script)
-    return result
-
-
-class _Progress:
+class _Student:
     """One script's tests in a run: results so far, in-order delivery, stopping."""
 
     def __init__(self, sub: Submission, plan: Plan):
         self.sub, self.plan = sub, plan
-        self.results: dict[int, TestResult] = {}
+        self.results: dict[int, TestResult] = {}  # test index (0-based) -> result
         self.delivered = 0
-        self.running = 0
+        self.outstanding: set[int] = set()
         self.stopped: str | None = sub.problem
-        self.cancel = threading.Event()
         self.reported = False
         self.start = time.monotonic()
 
-    def deliver(self, on_test, stop_on_error: bool) -> None:
-        while self.delivered in self.results and not self.cancel.is_set():
+    def deliver(self, on_test: OnTest | None, stop_on_error: bool) -> None:
+        """Hand on the results that are next in test order; stop at an error if asked to."""
+        while self.delivered in self.results and self.stopped is None:
             test = self.results[self.delivered]
             self.delivered += 1
             if on_test:
-                on_test(self.sub, test)
-            if stop_on_error and test.error and not self.stopped:
+                on_test(self.sub.name, test)
+            if stop_on_error and test.error:
                 self.stopped = f"stopped at test {test.index}: {test.error}"
-                self.cancel.set()
-                break
 
     def finished(self) -> bool:
-        return self.running == 0 and (self.stopped is not None or self.delivered == len(self.plan.positions))
+        return not self.outstanding and (self.stopped is not None or self.delivered == len(self.plan.positions))
 
-    def result(self, interrupted: bool = False) -> ScriptResult:
+    def result(self, interrupted: str | None = None) -> ScriptResult:
         if interrupted:
             tests = [self.results[i] for i in sorted(self.results)]
         else:
             tests = [self.results[i] for i in range(self.delivered)]
-        script = str(self.sub.path) if self.sub.path else ""
-        return ScriptResult(script, self.plan, tests, time.monotonic() - self.start, self.stopped, interrupted, self.sub.name)
+        path = str(self.sub.path) if self.sub.path else ""
+        stopped = self.stopped or interrupted
+        return ScriptResult(path, self.plan, tests, time.monotonic() - self.start, stopped, bool(interrupted), self.sub.name)
 
 
-def grade_many(
-    submissions: list[Submission],
-    plan: Plan,
-    settings: Settings,
-    solver: Solver | None = None,
-    previous: dict[tuple[str, int], TestResult] | None = None,
-    on_test: Callable[[Submission, TestResult], None] | None = None,
-    on_record: Callable[[Submission, TestResult], None] | None = None,
-    on_script: Callable[[ScriptResult], None] | None = None,
-) -> list[ScriptResult]:
-    """Grade every submission on the same plan, all tests sharing one pool of ``settings.jobs``.
+class _Run:
+    """Tests of many scripts on one plan, sharing the executor; each answer solved once."""
 
-    ``previous`` holds results already recorded (resume): those tests are not run again.
-    ``on_record`` sees each new result as soon as it is judged; ``on_test`` sees each
-    script's results in test order; ``on_script`` sees each script's result when it is done.
-    """
-    solver = solver or Solver(settings.scoring)
-    previous = previous or {}
-    progress = [_Progress(sub, plan) for sub in submissions]
-    pool = ThreadPoolExecutor(max_workers=max(1, settings.jobs))
-    futures: dict[Future, tuple[_Progress, int]] = {}
-    for p in progress:
-        if p.sub.path is None:
-            continue
-        try:
-            command = command_for(p.sub.path, settings)
-        except GraderError as e:
-            p.stopped = str(e)
-            continue
-        for i, pos in enumerate(plan.positions):
-            if (p.sub.name, i + 1) in previous:
-                p.results[i] = previous[(p.sub.name, i + 1)]
-            else:
-                p.running += 1
-                futures[pool.submit(_unless_cancelled, p.cancel, run_test, command, pos, settings)] = (p, i)
+    def __init__(self, plan: Plan, settings: Settings, executor: Executor):
+        self.plan, self.settings, self.executor = plan, settings, executor
+        self.solver = plan.game.solver(plan.game.scoring(settings.scoring))
+        self._answers: dict[int, Answer] = {}
 
-    def settle(p: _Progress) -> None:
-        p.deliver(on_test, settings.stop_on_error)
-        if p.finished() and not p.reported:
-            p.reported = True
-            if on_script:
-                on_script(p.result())
+    def answer(self, i: int) -> Answer:
+        if i not in self._answers:
+            self._answers[i] = Answer.solve(self.solver, self.plan.positions[i])
+        return self._answers[i]
 
-    collected: set[Future] = set()
+    def grade(
+        self,
+        subs: Sequence[Submission],
+        scripts: Mapping[str, Script],
+        previous: Mapping[tuple[str, int], TestResult] | None = None,
+        on_record: OnTest | None = None,
+        on_test: OnTest | None = None,
+        on_student: OnStudent | None = None,
+    ) -> list[ScriptResult]:
+        """Every test of every script not in ``previous`` (results recorded before, by
+        (student, test number)); ``on_record`` sees each new result as soon as it is judged,
+        ``on_test`` each script's results in test order, ``on_student`` each finished script."""
+        previous = previous or {}
+        students = {sub.name: _Student(sub, self.plan) for sub in subs}
+        run = self.settings.run
+        for name, st in students.items():
+            if name not in scripts:
+                continue
+            for i, pos in enumerate(self.plan.positions):
+                if (name, i + 1) in previous:
+                    st.results[i] = previous[(name, i + 1)]
+                else:
+                    st.outstanding.add(i)
+                    self.executor.submit((name, i), TestTask(scripts[name], pos, run))
 
-    def collect(done: set[Future]) -> None:
-        for fut in done - collected:
-            collected.add(fut)
-            p, i = futures[fut]
-            p.running -= 1
-            outcome = None if fut.cancelled() or p.stopped else fut.result()
-            if outcome is not None and not outcome[0].interrupted:  # else: not wanted, never ran, or Ctrl-C
-                pos = plan.positions[i]
-                run_result, claim = outcome
-                verdict = judge(pos, claim, solver)
-                test = TestResult(i + 1, pos, run_result, claim, verdict, solver.value(pos), solver.optimal_moves(pos))
-                p.results[i] = test
+        def settle(st: _Student) -> None:
+            was_stopped = st.stopped
+            st.deliver(on_test, self.settings.stop_on_error)
+            if st.stopped and not was_stopped:  # stopped at an error: its other tests are not wanted
+                st.outstanding -= {i for _, i in self.executor.cancel((st.sub.name, i) for i in st.outstanding)}
+            if st.finished() and not st.reported:
+                st.reported = True
+                if on_student:
+                    on_student(st.result())
+
+        def take(key: Hashable, outcome: tuple[RunResult, Claim]) -> _Student:
+            name, i = key  # type: ignore[misc]
+            st = students[name]
+            st.outstanding.discard(i)
+            if st.stopped is None:
+                test = self.judge(i, *outcome)
+                st.results[i] = test
                 if on_record:
-                    on_record(p.sub, test)
+                    on_record(name, test)
+            return st
 
-    interrupted = False
-    pending = set(futures)
-    try:
-        for p in progress:
-            settle(p)
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            collect(done)
-            for p in {futures[f][0] for f in done}:
-                settle(p)
-                if p.cancel.is_set():
-                    for f in [f for f in pending if futures[f][0] is p and f.cancel()]:
-                        pending.discard(f)
-                        collected.add(f)
-                        p.running -= 1
-                    settle(p)
-    except KeyboardInterrupt:
-        interrupted = True
-        runner.kill_all()
-    finally:
-        for p in progress:
-            p.cancel.set()
-        for f in pending:
-            f.cancel()
-        pool.shutdown(wait=True)
-    if interrupted:
-        collect({f for f in futures if f.done()})  # tests that finished while we were stopping
-        for p in progress:
-            p.stopped = p.stopped or "interrupted (Ctrl-C)"
-        return [p.result(interrupted=True) for p in progress]
-    return [p.result() for p in progress]
+        interrupted = None
+        for st in students.values():
+            settle(st)
+        try:
+            for key, outcome in self.executor.results():
+                settle(take(key, outcome))
+        except KeyboardInterrupt as e:
+            interrupted = interrupt_reason(e)
+            self.executor.stop.set(interrupted)
+            for key, outcome in self.executor.drain():  # tests that finished while we were stopping
+                take(key, outcome)
+        if interrupted is None and self.executor.stop.is_set():  # stopped by a caller
+            interrupted = self.executor.stop.reason or "interrupted"
+        return [st.result(interrupted) for st in students.values()]
+
+    def judge(self, i: int, run: RunResult, claim: Claim) -> TestResult:
+        pos, answer = self.plan.positions[i], self.answer(i)
+        verdict = judge(pos, claim, answer, self.solver, run.describe() if run.crashed else None)
+        return TestResult(i + 1, pos, run, claim, verdict, answer.value, list(answer.optimal_moves))
 
 
-def _unless_cancelled(cancel: threading.Event, fn, *args):
-    """Skip a test whose run was cancelled before it started."""
-    return None if cancel.is_set() else fn(*args)
+def grade_submission(sub: Submission, plan: Plan, settings: Settings, executor: Executor | None = None,
+                     on_test: OnTest | None = None, private: Sequence[str | Path] = ()) -> ScriptResult:  # fmt: skip
+    """Every test of ``plan`` on one submission, graded for real (a machine that cannot
+    isolate it is an error, as for a class); a submission without a runnable script gets 0
+    with the reason in ``stopped``."""
+    settings.run.check()
+    settings.sandbox_mechanism([*([sub.folder or sub.path] if sub.path else []), *map(Path, private)])
+    scripts, (sub,) = _load_scripts([sub], settings)
+    with executor or LocalExecutor(settings.jobs) as ex:
+        (result,) = _Run(plan, settings, ex).grade([sub], scripts, on_test=on_test)
+    return result
+
+
+def grade(
+    script: str | Path,
+    plan: Plan | None = None,
+    settings: Settings | None = None,
+    *,
+    out: str | Path | None = None,
+    private: Sequence[str | Path] = (),
+    on_start: Callable[[], None] | None = None,
+    on_test: Callable[[TestResult], None] | None = None,
+    executor: Executor | None = None,
+) -> ScriptResult:
+    """Run every test of ``plan`` (default: the standard plan, new seed) on ``script``.
+
+    The script runs with the files of its folder beside it. ``on_start`` is called once the
+    script is found runnable, ``on_test`` with each result in test order; ``out`` also
+    records the run in a new run folder, with its exports. Raises GraderError when the
+    script is missing or cannot be run; whatever the script does is a verdict. Without a run
+    folder, a machine that cannot isolate scripts is a warning (a self-test); with one, an
+    error. ``private``: your files the script must not read (config, plans), checked where
+    only permissions keep it out. Ctrl-C returns the tests that finished, ``interrupted`` set.
+    """
+    plan = plan or standard_plan()
+    settings = settings or Settings()
+    path = Path(script)
+    sub = Submission(path.stem, path, single=True)
+    loaded = {sub.name: sub.script()}
+    loaded[sub.name].command(settings.run)  # a missing or unrunnable script is the user's error here
+    settings.run.check()
+    mechanism = settings.sandbox_mechanism([*map(Path, private), *([Path(out)] if out else [])], out is not None)
+    if on_start:
+        on_start()
+    each = (lambda _, t: on_test(t)) if on_test else None
+    if out is None:
+        with executor or LocalExecutor(settings.jobs) as ex:
+            (result,) = _Run(plan, settings, ex).grade([sub], loaded, on_test=each)
+    else:
+        from .runfolder import RunFolder
+
+        folder = RunFolder.create(out, plan, settings)
+        result = _in_folder(folder, [sub], plan, settings, mechanism, False, None, each, None, executor, True, loaded).results[0]
+    result.script = str(script)
+    return result
+
+
+@dataclass
+class ClassRun:
+    """A class graded in a run folder: each student's results as recorded."""
+
+    folder: RunFolder
+    results: list[ScriptResult]
+    interrupted: str | None = None  # why the run stopped early, if it did
+    files: list[str] = field(default_factory=list)  # exports written
+
+
+def grade_class(
+    paths: Sequence[str | Path] = (),
+    plan: Plan | None = None,
+    settings: Settings | None = None,
+    *,
+    out: str | Path | None = None,
+    resume: str | Path | None = None,
+    entry: str | None = None,
+    private: Sequence[str | Path] = (),
+    on_start: Callable[[RunFolder, int, int], None] | None = None,
+    on_test: OnTest | None = None,
+    on_student: OnStudent | None = None,
+    executor: Executor | None = None,
+    exports: bool = True,
+) -> ClassRun:
+    """Grade every submission under ``paths`` (script files, folders of scripts or of student
+    folders) on one plan, recording each test in a run folder as it finishes.
+
+    ``out`` is the new run folder (default ``runs/DATE_TIME``); ``resume`` continues an
+    interrupted run with its own plan and settings (``settings.jobs`` may change), running only
+    the tests not recorded and those of students whose script changed (``paths`` may add
+    students). ``on_start(folder, tests to run, tests recorded before)`` is called once the
+    folder is ready,
+    ``on_test(name, test)`` for each test as recorded, ``on_student`` with each student's
+    result once complete. The exports (grades.csv, results.json, junit.xml, report.html) are
+    written at the end unless ``exports`` is false. Before anything runs, the isolation is
+    checked (GraderError where scripts could reach the grades); ``private`` names more of your
+    files the scripts must not read (config, plan files).
+    """
+    from .runfolder import RunFolder, default_path
+    from .submissions import find_submissions
+
+    if resume is not None:
+        folder = RunFolder.open(resume)
+        plan, settings = folder.plan, folder.settings(jobs=settings.jobs if settings else None)
+        subs = find_submissions(list(paths), set(settings.commands), entry) if paths else folder.submissions()
+        for sub in subs:
+            if sub.path is not None and not sub.path.exists():
+                raise RunFolderError(f"the script of '{sub.name}' ({sub.path}) is gone: restore it, or give the scripts to grade")
+        settings.run.check()
+        mechanism = settings.sandbox_mechanism([folder.path, *(s.folder or s.path for s in subs if s.path), *map(Path, private)])
+    else:
+        if not paths:
+            raise GraderError("give the scripts or folders to grade (or a run folder to resume)")
+        plan = plan or standard_plan()
+        settings = settings or Settings()
+        subs = find_submissions(list(paths), set(settings.commands), entry)
+        target = Path(out or default_path())
+        settings.run.check()
+        mechanism = settings.sandbox_mechanism([*map(Path, paths), *map(Path, private)])
+        folder = RunFolder.create(target, plan, settings)
+    return _in_folder(folder, subs, plan, settings, mechanism, resume is not None, on_start, on_test, on_student,
+                      executor, exports)  # fmt: skip
+
+
+def _in_folder(folder: RunFolder, subs: Sequence[Submission], plan: Plan, settings: Settings, mechanism: str, resumed: bool,
+               on_start: Callable[[RunFolder, int, int], None] | None, on_test: OnTest | None,
+               on_student: OnStudent | None, executor: Executor | None, exports: bool,
+               scripts: dict[str, Script] | None = None) -> ClassRun:  # fmt: skip
+    """Grade ``subs`` recording in ``folder``: what grade_class and grade(out=...) share
+    (``scripts``: the students' scripts when already read)."""
+    from .exports import write_exports
+
+    settings.run.check()
+    if scripts is None:
+        scripts, subs = _load_scripts(subs, settings)
+    folder.meta["isolation_used"] = mechanism  # written by register(), just below
+    digests = folder.register(list(subs), {name: s.digest for name, s in scripts.items()})
+    previous = folder.recorded() if resumed else {}
+    if on_start:
+        recorded = sum(1 for name, _ in previous if name in scripts)
+        on_start(folder, len(scripts) * len(plan.positions) - recorded, recorded)
+
+    def on_record(name: str, test: TestResult) -> None:
+        folder.append(name, digests[name], test)
+        if on_test:
+            on_test(name, test)
+
+    def finished(result: ScriptResult) -> None:
+        folder.set_stopped(result.name, result.stopped, len(result.tests))
+        if on_student:
+            on_student(result)
+
+    with executor or LocalExecutor(settings.jobs) as ex:
+        results = _Run(plan, settings, ex).grade(subs, scripts, previous, on_record, None, finished)
+    interrupted = next((r.stopped for r in results if r.interrupted), None)
+    run = ClassRun(folder, folder.results(), interrupted)  # the records are the truth, as for 'grader report'
+    if exports:
+        run.files = write_exports(folder.path, run.results)
+    return run
+
+
+def _load_scripts(subs: Sequence[Submission], settings: Settings) -> tuple[dict[str, Script], list[Submission]]:
+    """Each student's script read into memory; a student whose script cannot be read or run
+    keeps the reason as a problem (graded 0) instead of stopping the class."""
+    scripts: dict[str, Script] = {}
+    out = []
+    for sub in subs:
+        if sub.path is not None:
+            try:
+                script = sub.script()
+                script.command(settings.run)
+                scripts[sub.name] = script
+            except GraderError as e:
+                sub = dataclasses.replace(sub, problem=str(e))
+        out.append(sub)
+    return scripts, out

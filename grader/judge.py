@@ -1,30 +1,61 @@
 """Claim + exact answer -> symbol, credit and a diagnosis in plain words.
 
-The symbols and credits of the lab (shared/spec/endgame-lab.md):
-
-    +  score line; move, score and line correct          1
-    M  score line; move and score correct, line wrong    3/4
-    Q  score line; line correct, score wrong             3/4
-    m  score line; move correct, score and line wrong    1/2
-    s  score line; score correct, move wrong             1/4
-    -  score line; neither score nor move correct        0
-    T  no score line; move correct                       1/2
-    t  no score line; move wrong or missing              0
-
-A move that is not legal, or no integer at all, fails the test: credit 0 (symbol '-' with a
-score line, 't' without), whatever else was right.
+The symbols and credits of the lab (shared/spec/endgame-lab.md) live in ``SYMBOL_TABLE``,
+the one place that says what each symbol means and is worth. A test fails outright (credit
+0: symbol '-' with a score line, 't' without) when the script crashed, printed no integer,
+or its last integer is not a legal move, whatever else was right.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .board import PASS, Position, Square, square_name
-from .parse import HUGE, Claim
-from .solver import LineCheck, Solver
+from .games import Position
+from .parse import Claim
+from .solving import ExactSolver, LineCheck
 
-SYMBOLS = "+MQTms-t"
-CREDIT = {"+": 1.0, "M": 0.75, "Q": 0.75, "m": 0.5, "s": 0.25, "-": 0.0, "T": 0.5, "t": 0.0}
+Square = int
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """One verdict symbol: what it means and the credit it earns."""
+
+    char: str
+    credit: float
+    meaning: str  # in a few words, for tables and legends
+    needs_score_line: bool
+
+
+SYMBOL_TABLE: dict[str, Symbol] = {
+    s.char: s
+    for s in (
+        Symbol("+", 1.0, "move, score and line all correct", True),
+        Symbol("M", 0.75, "move and score correct, line wrong", True),
+        Symbol("Q", 0.75, "line correct, score wrong", True),
+        Symbol("T", 0.5, "no score line (timed out, or no negamax); move correct", False),
+        Symbol("m", 0.5, "move correct, score and line wrong", True),
+        Symbol("s", 0.25, "score correct, move wrong", True),
+        Symbol("-", 0.0, "neither score nor move correct, or a failed test", True),
+        Symbol("t", 0.0, "no score line; move wrong or missing, or a failed test", False),
+    )
+}
+SYMBOLS = "".join(SYMBOL_TABLE)  # the order of tables and counts
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The exact answer for one position: what every verdict on it is judged against."""
+
+    value: int
+    optimal_moves: tuple[Square, ...]
+    move_values: dict[Square, int]  # every legal move's value for the mover
+
+    @classmethod
+    def solve(cls, solver: ExactSolver, pos: Position) -> Answer:
+        values = solver.move_values(pos)
+        best = max(values.values())
+        return cls(best, tuple(sq for sq in sorted(values) if values[sq] == best), values)
 
 
 @dataclass(frozen=True)
@@ -36,7 +67,7 @@ class Verdict:
     move_ok: bool
     score_ok: bool | None  # None: no score line
     line_ok: bool | None
-    failure: str | None  # why the test failed outright (no move, illegal move), else None
+    failure: str | None  # why the test failed outright (a crash, no move, an illegal move), else None
     move_value: int | None  # value the script's move leads to, when legal
     line_check: LineCheck | None
     diagnosis: str
@@ -55,44 +86,39 @@ def symbol_for(has_score_line: bool, move_ok: bool, score_ok: bool, line_ok: boo
     return "s" if score_ok else "-"
 
 
-def fmt_move(sq: Square) -> str:
-    if abs(sq) >= HUGE:
-        return "a number of more than 18 digits"
-    return "pass" if sq == PASS else f"{sq} ({square_name(sq)})" if 0 <= sq < 64 else str(sq)
+def judge(pos: Position, claim: Claim, answer: Answer, solver: ExactSolver, crash: str | None = None) -> Verdict:
+    """Judge ``claim`` for ``pos``; ``crash`` says how the script crashed, if it did."""
+    game = pos.game
+    value = answer.value
+    best = game.moves_text(answer.optimal_moves, " or ")
+    move_text, unit = game.move_text, game.unit
+    notes = [f"the script {crash}, so the test fails"] if crash else []
 
-
-def judge(pos: Position, claim: Claim, solver: Solver) -> Verdict:
-    """Judge ``claim`` for ``pos`` against the solver's exact answers."""
-    value = solver.value(pos)
-    optimal = solver.optimal_moves(pos)
-    best = " or ".join(fmt_move(m) for m in optimal)
-    notes: list[str] = []
-
-    failure = None
-    move_value = None
     move = claim.move
+    move_value = answer.move_values.get(move) if move is not None else None
     if move is None:
-        failure = "no integer in the output, so no move"
-    elif not pos.is_legal(move):
-        legal = ", ".join(str(m) for m in pos.moves())
-        failure = f"move {fmt_move(move)} is not a legal move for {pos.token} (legal: {legal})"
-    move_ok = failure is None and move in optimal
-    if failure:
-        notes.append(failure)
+        bad_move = "no integer in the output, so no move"
+    elif move_value is None:
+        bad_move = f"move {move_text(move)} is not a legal move for {pos.token} (legal: {', '.join(map(str, answer.move_values))})"
     else:
-        move_value = solver.move_value(pos, move)
-        if move_ok:
-            notes.append(f"move {fmt_move(move)} is optimal ({value:+d})")
-        else:
-            notes.append(
-                f"move {fmt_move(move)} is legal but loses {value - move_value} disc"
-                f"{'s' if value - move_value != 1 else ''}: it gives {move_value:+d}, best is {best} ({value:+d})"
-            )
+        bad_move = None
+    move_ok = move_value is not None and move in answer.optimal_moves
+    if bad_move:
+        notes.append(bad_move)
+    elif move_ok:
+        notes.append(f"move {move_text(move)} is optimal ({value:+d})")
+    else:
+        lost = value - move_value
+        notes.append(
+            f"move {move_text(move)} is legal but loses {lost} {unit}{'s' if lost != 1 else ''}: "
+            f"it gives {move_value:+d}, best is {best} ({value:+d})"
+        )
+    failure = f"the script {crash}" if crash else bad_move
 
     if not claim.has_score_line:
         notes.append("no score line")
         symbol = "t" if failure else symbol_for(False, move_ok, False, False)
-        return Verdict(symbol, CREDIT[symbol], move_ok, None, None, failure, move_value, None, "; ".join(notes))
+        return Verdict(symbol, SYMBOL_TABLE[symbol].credit, move_ok, None, None, failure, move_value, None, "; ".join(notes))
 
     score_ok = claim.score == value
     if score_ok:
@@ -100,6 +126,8 @@ def judge(pos: Position, claim: Claim, solver: Solver) -> Verdict:
     else:
         notes.append(f"claimed score {claim.score:+d} but perfect play gives {value:+d}")
     check = solver.verify_line(pos, [m for m in claim.line if m >= 0])
-    notes.append(check.describe(pos.token))
+    notes.append(check.describe(pos.token, game))
     symbol = "-" if failure else symbol_for(True, move_ok, score_ok, check.ok)
-    return Verdict(symbol, CREDIT[symbol], move_ok, score_ok, check.ok, failure, move_value, check, "; ".join(notes))
+    return Verdict(
+        symbol, SYMBOL_TABLE[symbol].credit, move_ok, score_ok, check.ok, failure, move_value, check, "; ".join(notes)
+    )

@@ -1,25 +1,29 @@
-"""The exact solver with its search in C (grader._othello_native), when that extension is built.
+"""Othello's exact solver with its search in C (grader._othello_native), when that is built.
 
-``NativeSolver`` behaves exactly like ``grader.solver.Solver``; only ``_search`` and ``_exact``
-go to the C core, which keeps its own transposition table across calls. The C search releases
-the GIL and stops on Ctrl-C (KeyboardInterrupt) or when ``should_stop()`` returns true
-(``grader._othello_native.Cancelled``), polled about every 20 ms.
+``NativeOthelloSolver`` is ``OthelloSolver`` with ``_exact`` and ``_search`` sent to the C
+core, which keeps its own transposition table across calls; optimal moves, lines, line
+checks and analyses come from the same Python code above them. The C search releases the
+GIL and stops on Ctrl-C (KeyboardInterrupt) or when ``should_stop()`` is true (``Stopped``),
+polled about every 20 ms.
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-from .board import Bitboard, Scoring
-from .solver import Solver
+from .games.othello import WINNER_TAKES_EMPTIES, Bitboard
+from .games.othello_solver import OthelloSolver
+from .stop import Stopped
 
 try:
     from . import _othello_native as _native
 except ImportError as e:  # not built: no C compiler at install time, or a broken build
     _native = None
-    _REASON: str | None = f"grader._othello_native could not be imported: {e}"
+    _REASON: str | None = f"grader._othello_native could not be imported ({e})"
 else:
     _REASON = None
+
+HOW_TO_BUILD = "install a C compiler (e.g. gcc) and reinstall grader (pip install --force-reinstall .)"
 
 
 def available() -> bool:
@@ -32,22 +36,20 @@ def unavailable_reason() -> str | None:
     return _REASON
 
 
-class NativeSolver(Solver):
-    """``Solver`` with the search in C. ``table_bits``: log2 of the C table's entries (24 bytes each)."""
+class NativeOthelloSolver(OthelloSolver):
+    """``OthelloSolver`` with the search in C. ``table_bits``: log2 of the C table's entries
+    (24 bytes each; 22 is about 100 MB)."""
 
-    def __init__(
-        self,
-        scoring: Scoring | str = Scoring.PLAIN,
-        table_bits: int = 22,
-        should_stop: Callable[[], bool] | None = None,
-    ):
+    backend = "native"
+
+    def __init__(self, scoring: str, table_bits: int = 22, should_stop: Callable[[], bool] | None = None):
         if _native is None:
             raise ImportError(_REASON)
-        self._core = _native.Solver(Scoring(scoring) is Scoring.WINNER_TAKES_EMPTIES, table_bits, should_stop)
+        self._core = _native.Solver(scoring == WINNER_TAKES_EMPTIES, table_bits, should_stop)
         self._node_offset = 0
-        super().__init__(scoring)
+        super().__init__(scoring, should_stop=should_stop)
 
-    @property
+    @property  # type: ignore[override]
     def nodes(self) -> int:
         return self._core.nodes - self._node_offset
 
@@ -59,7 +61,13 @@ class NativeSolver(Solver):
         self._core.clear()
 
     def _exact(self, p: Bitboard, o: Bitboard) -> int:
-        return self._core.search(p, o, -64, 64)
+        return self._core_search(p, o, -64, 64)
 
     def _search(self, p: Bitboard, o: Bitboard, alpha: int, beta: int, n: int) -> int:
-        return self._core.search(p, o, alpha, beta)
+        return self._core_search(p, o, alpha, beta)
+
+    def _core_search(self, p: Bitboard, o: Bitboard, alpha: int, beta: int) -> int:
+        try:
+            return self._core.search(p, o, alpha, beta)
+        except _native.Cancelled:
+            raise Stopped("the solver was stopped") from None

@@ -49,7 +49,7 @@ class Standing:
             "engine": self.engine, "games": self.games, "points": self.points, "wins": self.wins,
             "draws": self.draws, "losses": self.losses, "disc_diff": round(self.disc_diff, 2),
             "elo": None if self.elo is None else round(self.elo, 1),
-            "elo_error": None if self.elo_error is None else round(self.elo_error, 1),
+            "elo_error": None if self.elo_error is None or math.isinf(self.elo_error) else round(self.elo_error, 1),
             "forfeits": self.forfeits, "timeouts": self.timeouts,
         }  # fmt: skip
 
@@ -63,7 +63,8 @@ def elo(score: float) -> float | None:
 
 def elo_interval(observations: list[float], score: float | None = None) -> tuple[float | None, float | None]:
     """Elo of ``score`` (default: the mean of ``observations``, each in [0, 1]) and the
-    half-width of its 95% interval from the observations' variance (None: no finite bounds)."""
+    half-width of its 95% interval from the observations' variance (None: fewer than two
+    observations; inf: the interval reaches a score of 0 or 1)."""
     n = len(observations)
     if n == 0:
         return None, None
@@ -75,8 +76,8 @@ def elo_interval(observations: list[float], score: float | None = None) -> tuple
     variance = sum(x * x for x in observations) / n - mean * mean
     margin = Z95 * math.sqrt(max(variance, 0.0) / n)
     lo, hi = elo(score - margin), elo(score + margin)
-    if lo is None or hi is None:
-        return rating, None
+    if lo is None or hi is None:  # the interval reaches a score of 0 or 1: no finite bound
+        return rating, math.inf
     return rating, (hi - lo) / 2
 
 

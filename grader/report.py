@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import csv
 import io
-import json
+import math
 import re
 import xml.etree.ElementTree as ET
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
 
-from .errors import GraderError
+from .games import BoardEntry
 from .grading import ScriptResult, TestResult, stderr_lines
-from .judge import SYMBOLS, fmt_move
+from .judge import SYMBOLS
+from .solving import Analysis
 
 
 def fmt_credit(credit: float) -> str:
@@ -40,19 +40,26 @@ def summary(result: ScriptResult) -> str:
     crashes = sum(t.run.crashed for t in result.tests)
     if timeouts or crashes:
         lines.append(f"timeouts: {timeouts}  crashes: {crashes}")
-    if result.stopped:
+    if result.interrupted:
+        lines.append(
+            f"{result.stopped or 'interrupted'}: {len(result.tests)} of {result.max_total} tests finished, "
+            "so the total is not a grade"
+        )
+    elif result.stopped:
         lines.append(result.stopped)
     return "\n".join(lines)
 
 
-def most_offending(result: ScriptResult, n: int = 2) -> list[TestResult]:
-    """The ``n`` worst tests: lowest credit, then largest score error, then fewest empties."""
+def most_offending(result: ScriptResult, n: int = 2, public_only: bool = False) -> list[TestResult]:
+    """The ``n`` worst tests (``public_only``: of those students may see): lowest credit, then
+    largest score error, then fewest empties."""
 
     def key(t: TestResult) -> tuple:
         error = abs(t.claim.score - t.value) if t.claim.has_score_line else 0
         return (t.verdict.credit, -error, t.position.empties, t.index)
 
-    return sorted((t for t in result.tests if t.verdict.credit < 1), key=key)[:n]
+    tests = [t for t in result.tests if not public_only or result.plan.is_public(t.index)]
+    return sorted((t for t in tests if t.verdict.credit < 1), key=key)[:n]
 
 
 def _printed_move(t: TestResult) -> str:
@@ -73,45 +80,113 @@ def offending_test(t: TestResult) -> str:
     lines = [
         f"Test {t.index}: {pos.token} to move, {plural(pos.empties, 'empty', 'empties')}: {t.symbol} ({fmt_credit(v.credit)})",
         f"board {pos.board_string()} {pos.token}",
-        pos.render(marks),
+        pos.game.render(pos, marks),
         "  (* optimal move" + (", @ the script's move)" if "@" in marks.values() else ")"),
     ]
     if t.claim.has_score_line:
         lines.append(f'printed:  "{t.claim.score_text}"')
-        lines.append(f"          score {t.claim.score:+d}; line, forward: {_fmt_line(t.claim.line)}")
+        lines.append(f"          score {t.claim.score:+d}; line, forward: {_fmt_line(pos, t.claim.line)}")
     else:
         lines.append("printed:  no score line")
     lines.append(f"move:     {_printed_move(t)}")
     ended = t.run.describe()
     if ended:
         lines.append(f"run:      the script {ended} ({t.run.wall_seconds:.2f} s wall, {t.run.cpu_seconds:.2f} s CPU)")
+    if t.run.timed_out and t.run.stdout_tail.strip():
+        lines += ["output:   " + ln for ln in t.run.stdout_tail.strip().splitlines()[-3:]]  # what it printed in time
     if t.run.crashed and t.run.stderr_tail.strip():
         lines += ["stderr:   " + ln for ln in stderr_lines(t.run.stderr_tail, 5)]
-    best = ", ".join(fmt_move(m) for m in t.optimal_moves)
+    best = pos.game.moves_text(t.optimal_moves)
     lines.append(f"exact:    value {t.value:+d}; optimal moves {best}")
     lines.append(f"verdict:  {v.diagnosis}")
     return "\n".join(lines)
 
 
-def _fmt_line(line: tuple[int, ...]) -> str:
-    return ", ".join(fmt_move(m) if m >= 0 else "pass" for m in line) or "(none)"
+def _fmt_line(pos, line: tuple[int, ...]) -> str:
+    return ", ".join(pos.game.move_text(m) if m >= 0 else "pass" for m in line) or "(none)"
 
 
 def plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def offending_report(result: ScriptResult, n: int = 2) -> str:
-    worst = most_offending(result, n)
+def offending_report(result: ScriptResult, n: int = 2, public_only: bool = False) -> str:
+    worst = most_offending(result, n, public_only)
     if not worst:
-        return "All tests perfect."
+        if not result.tests:
+            return "No test was run."
+        return "All tests perfect." if result.complete else f"No test below full credit among the {len(result.tests)} run."
     title = "Most offending test" + ("s" if len(worst) > 1 else "") + ":"
     return "\n\n".join([title] + [offending_test(t) for t in worst])
+
+
+def student_report(result: ScriptResult, full: bool = False) -> str:
+    """What a student may see of their run: with private tests (and not ``full``), each
+    public test in full and the private ones as counts only, never their boards."""
+    if full or not result.plan.has_private:
+        return summary(result) + "\n\n" + offending_report(result)
+    public = [t for t in result.tests if result.plan.is_public(t.index)]
+    private = [t for t in result.tests if not result.plan.is_public(t.index)]
+    n_private = len(result.plan.positions) - len(result.plan.public or ())
+    lines = [
+        f"{result.name or result.script}: {fmt_total(result.total)}/{result.max_total}",
+        f"public tests: {fmt_total(sum(t.verdict.credit for t in public))}/{len(result.plan.public or ())}  "
+        f"{''.join(t.symbol for t in public)}",
+        f"private: {fmt_total(sum(t.verdict.credit for t in private))}/{n_private}, "
+        f"{plural(sum(t.run.timed_out for t in private), 'timeout', 'timeouts')}, "
+        f"{plural(sum(t.run.crashed for t in private), 'crash', 'crashes')}",
+    ]
+    if result.interrupted or result.stopped:
+        lines.append(result.stopped or "interrupted")
+    return "\n".join(lines) + "\n\n" + offending_report(result, public_only=True)
 
 
 def results_json(results: list[ScriptResult]) -> dict[str, Any]:
     return {"scripts": [r.to_json() for r in results]}
 
+
+
+# --- solved positions -------------------------------------------------------------------
+
+
+def lab_line(value: int, line: list[int]) -> str:
+    """The lab's score line: the score, then the line in reverse (passes as -1)."""
+    return " ".join(["score", str(value)] + [str(m) for m in reversed(line)])
+
+
+def analysis_text(a: Analysis, entry: BoardEntry | None = None) -> str:
+    """The text report of one solved position (``grader solve``)."""
+    pos = a.position
+    game = pos.game
+    legal = pos.moves()
+    marks = {sq: ("*" if sq in a.optimal_moves else "+") for sq in legal}
+    out = []
+    if entry is not None and entry.label:
+        out.append(entry.label)
+    out.append(game.render(pos, marks))
+    out.append(f"{pos.token} to move, {pos.empties} empties, scoring {a.scoring}  (* optimal move, + other legal move)")
+    if not legal:
+        out.append(f"{pos.token} has no legal move: " + ("the game is over" if pos.is_game_over() else "it must pass"))
+    out.append(f"value:         {a.value:+d}")
+    out.append(f"optimal moves: {game.moves_text(a.optimal_moves)}")
+    out.append(f"line:          {game.moves_text(a.line)}")
+    out.append(f"lab format:    {lab_line(a.value, a.line)}")
+    if a.move_values is not None:
+        rows = [[sq, game.square_name(sq), f"{v:+d}"] for sq, v in sorted(a.move_values.items(), key=lambda kv: (-kv[1], kv[0]))]
+        out.append(tabulate(rows, headers=["move", "square", "value"], colalign=("right", "left", "right")))
+    if entry is not None and entry.score is not None:
+        out.append(_file_answer(a, entry))
+    out.append(f"solved in {a.seconds:.3f} s, {a.nodes} nodes")
+    return "\n".join(out)
+
+
+def _file_answer(a: Analysis, entry: BoardEntry) -> str:
+    best = ",".join(a.position.game.square_name(s) for s in entry.best_moves or ())
+    claim = f"file says:     {entry.score:+d} {best}".rstrip()
+    if entry.scoring is not None and a.scoring != entry.scoring:
+        return f"{claim} (under {entry.scoring}: use --scoring {entry.scoring} to compare)"
+    same = a.value == entry.score and (entry.best_moves is None or sorted(entry.best_moves) == a.optimal_moves)
+    return f"{claim} ({'matches' if same else 'DIFFERS'})"
 
 
 # --- a whole class -------------------------------------------------------------------
@@ -129,23 +204,37 @@ def sort_results(results: list[ScriptResult], by: str = "name") -> list[ScriptRe
     return sorted(results, key=lambda r: r.name)
 
 
+def status(result: ScriptResult) -> str:
+    """'' for a student graded to the end, else a few words: 'incomplete', 'not graded', ..."""
+    if result.interrupted:
+        return "incomplete"
+    if result.stopped and not result.tests:
+        return "not graded"
+    if result.stopped:
+        return result.stopped.split(":")[0]  # 'stopped at test 7'
+    return ""
+
+
 def class_table(results: list[ScriptResult], fmt: str = "simple") -> str:
-    """The summary table: student, total, count per symbol, timeouts, crashes, time."""
-    headers = ["student", "total", *SYMBOLS, "timeouts", "crashes", "time (s)"]
+    """The summary table: student, total, count per symbol, timeouts, crashes, time, status."""
+    headers = ["student", "total", *SYMBOLS, "timeouts", "crashes", "time (s)", "status"]
     rows = [
-        [r.name, f"{fmt_total(r.total)}/{r.max_total}", *r.counts().values(), r.timeouts, r.crashes, f"{r.script_seconds:.1f}"]
+        [r.name, f"{fmt_total(r.total)}/{r.max_total}", *r.counts().values(), r.timeouts, r.crashes,
+         f"{r.script_seconds:.1f}", status(r)]
         for r in results
-    ]
+    ]  # fmt: skip
     return tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True)
 
 
 def grades_csv(results: list[ScriptResult]) -> str:
-    """One row per student: name, total, max, per-symbol counts, timeouts, crashes."""
+    """One row per student: name, total, max, per-symbol counts, timeouts, crashes, whether
+    the grade is final (complete), and why not or why the run stopped (note)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["name", "total", "max", *SYMBOLS, "timeouts", "crashes"])
+    writer.writerow(["name", "total", "max", *SYMBOLS, "timeouts", "crashes", "complete", "note"])
     for r in results:
-        writer.writerow([_cell(r.name), fmt_total(r.total), r.max_total, *r.counts().values(), r.timeouts, r.crashes])
+        writer.writerow([_cell(r.name), fmt_total(r.total), r.max_total, *r.counts().values(), r.timeouts, r.crashes,
+                         "yes" if r.complete else "no", _cell(r.stopped or "")])  # fmt: skip
     return out.getvalue()
 
 
@@ -189,24 +278,6 @@ def junit_xml(results: list[ScriptResult]) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def write_exports(folder: Path, results: list[ScriptResult]) -> list[str]:
-    """grades.csv, results.json, junit.xml and report.html in ``folder``; returns their names."""
-    from .html import report_html
-
-    files = {
-        "grades.csv": grades_csv(sort_results(results)),
-        "results.json": json.dumps(results_json(results), indent=1),
-        "junit.xml": junit_xml(results),
-        "report.html": report_html(results),
-    }
-    for name, text in files.items():
-        try:
-            (folder / name).write_text(text, encoding="utf-8")
-        except OSError as e:
-            raise GraderError(f"cannot write {folder / name}: {e.strerror}") from None
-    return list(files)
-
-
 # --- tournaments -------------------------------------------------------------------------
 
 
@@ -214,8 +285,8 @@ def standings_table(rows: list, fmt: str = "simple") -> str:
     """Engine, games, points, wins/draws/losses, average disc difference, Elo +- 95%, forfeits, timeouts."""
     table = []
     for s in rows:
-        rating = "n/a" if s.elo is None else f"{s.elo:+.0f}"
-        error = "" if s.elo_error is None else f"{s.elo_error:.0f}"
+        rating = "n/a" if s.elo is None else f"{round(s.elo) + 0:+d}"  # + 0: never '-0'
+        error = "n/a" if s.elo is None or s.elo_error is None else "inf" if math.isinf(s.elo_error) else f"{s.elo_error:.0f}"
         table.append([s.engine, s.games, fmt_total(s.points), s.wins, s.draws, s.losses, f"{s.disc_diff:+.1f}",
                       rating, error, s.forfeits, s.timeouts])  # fmt: skip
     headers = ["engine", "games", "points", "W", "D", "L", "discs", "Elo", "+-95%", "forfeits", "timeouts"]
@@ -226,3 +297,88 @@ def crosstable_text(cross: dict[str, dict[str, float]], engines: list[str], fmt:
     """Each engine's points against each other engine (row against column)."""
     rows = [[e] + ["-" if o == e else fmt_total(cross[e][o]) for o in engines] for e in engines]
     return tabulate(rows, headers=["", *engines], tablefmt=fmt, disable_numparse=True)
+
+
+# --- proofs ---------------------------------------------------------------------------------
+
+
+def _value_word(v: int) -> str:
+    return "a win" if v > 0 else "a loss" if v < 0 else "a draw"
+
+
+def proof_text(proof) -> str:
+    """What ``grader prove`` shows: per side, never loses or a lost game and where it turned."""
+    game = proof.game
+    out = []
+    for side in proof.sides:
+        if not side.complete:
+            verdict = "NOT PROVED (interrupted)"
+        elif side.never_loses:
+            verdict = "never loses" + (", and every move is optimal" if side.perfect else "")
+        else:
+            verdict = "CAN LOSE"
+        det = "deterministic" if not side.not_deterministic else f"NOT deterministic ({len(side.not_deterministic)} positions)"
+        out.append(f"as {side.side}: {verdict} ({plural(side.asked, 'position', 'positions')} asked, {det})")
+        if side.lost_game is not None:
+            moves = " ".join("pass" if m < 0 else game.square_name(m) for m in side.lost_game)
+            out.append(f"  a lost game: {moves}  (moves from the start: {' '.join(map(str, side.lost_game))})")
+        if side.first_loss is not None:
+            out += ["  " + ln for ln in _move_block(game, side.first_loss, "the first move that loses")]
+        for f in side.failures[:3]:
+            out.append(f"  no usable move on {f.board} {f.token}: {f.diagnosis}")
+        if len(side.failures) > 3:
+            out.append(f"  ... {len(side.failures) - 3} more positions without a usable move")
+        if side.slipped_wins:
+            first = side.slipped_wins[0]
+            out.append(f"  wins let slip: {len(side.slipped_wins)} (first: {first.board} {first.token}: it played "
+                       f"{game.move_text(first.move)}, {_value_word(first.move_value)}; {game.moves_text(first.best_moves, ' or ')} "
+                       f"won)")  # fmt: skip
+        if side.suboptimal and not side.slipped_wins and not side.losing_moves:
+            first = side.suboptimal[0]
+            out.append(f"  moves not optimal: {len(side.suboptimal)} (first: {first.board} {first.token}: "
+                       f"{game.move_text(first.move)} gives {first.move_value:+d}, best {first.value:+d})")  # fmt: skip
+        for board, token, first, second in side.not_deterministic[:3]:
+            out.append(f"  not deterministic on {board} {token}: answered {first}, then {second}")
+    out.append(f"{proof.seconds:.1f} s")
+    return "\n".join(out)
+
+
+def _move_block(game, m, title: str) -> list[str]:
+    pos = game.parse(m.board, m.token)
+    marks = {sq: "*" for sq in m.best_moves}
+    marks[m.move] = "@"
+    return [
+        f"{title}: {m.board} {m.token} ({_value_word(m.value)} for {m.token}):",
+        *game.render(pos, marks).splitlines(),
+        f"  it played {game.move_text(m.move)} (@), {_value_word(m.move_value)}; "
+        f"{game.moves_text(m.best_moves, ' or ')} (*) keeps {_value_word(m.value)}",
+    ]
+
+
+# --- presubmission checks ---------------------------------------------------------------------
+
+
+def check_text(found) -> str:
+    """What ``grader check`` shows: per position, whether the output can be read, the time
+    against the limit, and what to fix."""
+    out = [f"Checking {found.script} on {plural(len(found.checked), 'easy public position', 'easy public positions')} "
+           f"({found.game.title}):"]  # fmt: skip
+    for c in found.checked:
+        t = c.test
+        move = "none" if t.claim.move is None else found.game.move_text(t.claim.move)
+        legal = t.claim.move is not None and t.position.is_legal(t.claim.move)
+        line_ok = t.verdict.line_ok
+        out.append(
+            f"{t.index}. {t.position.board_string()} {t.position.token} ({plural(t.position.empties, 'empty', 'empties')}): "
+            f"{t.symbol}  {t.run.wall_seconds:.2f} s of {c.limit:g} s; score line {'yes' if t.claim.has_score_line else 'NO'}"
+            + ("" if line_ok is None else f", line {'replays' if line_ok else 'does not replay'}")
+            + f", move {move} ({'legal' if legal else 'NOT legal'})"
+        )
+        out += [f"   fix: {p}" for p in c.problems]
+    if found.all_fail:
+        out.append("None of these outputs can be graded: every test would fail. Fix the problems above before you submit.")
+    elif any(c.problems for c in found.checked):
+        out.append("The output can be read, but see the notes above.")
+    else:
+        out.append("The output can be read on every position checked.")
+    return "\n".join(out)

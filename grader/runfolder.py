@@ -11,23 +11,42 @@ results as an uninterrupted run.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import json
 import os
 import threading
+import uuid
+import warnings
 from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .board import Position, Scoring
-from .boards import Plan
-from .errors import GraderError
+from .games import DEFAULT, get_game
+from .errors import GraderError, GraderWarning, RunFolderError
+from .seals import SEAL, load_key, new_key, seal, sealed
 from .grading import ScriptResult, Settings, Submission, TestResult
+from .plans import Plan, write_plan_file
 from .runner import Limits
 
+PLAN_COPY = "plan.plan"  # in a run folder: the plan it was graded on
 def default_path() -> Path:
     return Path("runs") / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+
+
+def check_new_folder(path: Path, kind: str = "run") -> None:
+    """Raise unless ``path`` can become a new folder: missing, or an empty folder we may write."""
+    for other in RecordFolder.__subclasses__():
+        if (path / other.META).exists() and other.KIND == kind:
+            raise RunFolderError(f"'{path}' already holds a {kind}: continue it with --resume {path}, or choose another --out")
+        if (path / other.META).exists():
+            raise RunFolderError(f"'{path}' holds a {other.KIND}, not a {kind}: choose another --out")
+    if path.exists() and not path.is_dir():
+        raise RunFolderError(f"'{path}' is a file, not a folder: choose another --out")
+    if path.is_dir() and any(path.iterdir()):
+        raise RunFolderError(f"'{path}' is not empty: give --out a new folder (or an empty one) for the {kind}")
+    parent = next((q for q in [path, *path.parents] if q.exists()), Path("."))
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise RunFolderError(f"cannot create '{path}': '{parent}' is not writable; choose another --out")
 
 
 class RecordFolder:
@@ -40,60 +59,102 @@ class RecordFolder:
     WRITER = ""  # what writes such folders, for messages
     REQUIRED: tuple[str, ...] = ()  # keys META must have
 
-    def __init__(self, path: Path, meta: dict[str, Any]):
+    def __init__(self, path: Path, meta: dict[str, Any], key: bytes):
         self.path = path
         self.meta = meta
+        self._key = key
         self._lock = threading.Lock()
         self._ended = False  # checked that the lines file ends with a whole line
+        self.tampered: list[dict[str, Any]] = []  # records whose seal failed, as last read (with their line)
+        self.unsealed = False  # an adopted folder of grader 0.1: its records carry no seals yet
 
     @classmethod
     def _create(cls, path: str | Path, meta: dict[str, Any]):
         p = Path(path)
-        if (p / cls.META).exists():
-            raise GraderError(f"'{p}' already holds a {cls.KIND}: continue it with --resume {p}, or choose another --out")
-        for other in RecordFolder.__subclasses__():
-            if (p / other.META).exists():
-                raise GraderError(f"'{p}' holds a {other.KIND}, not a {cls.KIND}: choose another --out")
+        check_new_folder(p, cls.KIND)
         try:
-            p.mkdir(parents=True, exist_ok=True)
+            p.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.chmod(p, 0o700)  # the user's own: nobody else reads the records
         except OSError as e:
-            raise GraderError(f"cannot create {cls.KIND} folder '{p}': {e.strerror}") from None
-        folder = cls(p, {"grader_version": __version__, "created": datetime.datetime.now().isoformat(timespec="seconds"), **meta})
+            raise RunFolderError(f"cannot create {cls.KIND} folder '{p}': {e.strerror}") from None
+        run_id = uuid.uuid4().hex
+        created = datetime.datetime.now().isoformat(timespec="seconds")
+        folder = cls(p, {"grader_version": __version__, "created": created, "run_id": run_id, **meta}, new_key(run_id))
         folder._write_meta()
         return folder
 
     @classmethod
-    def open(cls, path: str | Path):
+    def open(cls, path: str | Path, adopt_unsealed: bool = False):
+        """Open a folder the grader wrote. A folder written before records were sealed (grader
+        0.1, no run id) is refused, unless ``adopt_unsealed``: then it gets a run id and a key,
+        its description is sealed, and its records are read as they are (``unsealed`` is set)."""
         p = Path(path)
         try:
             meta = json.loads((p / cls.META).read_text(encoding="utf-8"))
-            missing = [k for k in cls.REQUIRED if k not in meta]
+            if not isinstance(meta, dict):
+                raise ValueError("not a JSON object")
+            legacy = "run_id" not in meta and SEAL not in meta
+            missing = [k for k in (*cls.REQUIRED, *(() if legacy else ("run_id",))) if k not in meta]
             if missing:
                 raise ValueError(f"no {', '.join(missing)}")
-            folder = cls(p, meta)
-            folder._check()
         except FileNotFoundError:
-            raise GraderError(f"'{p}' is not a {cls.KIND} folder (no {cls.META}): give the folder {cls.WRITER} wrote") from None
+            raise RunFolderError(f"'{p}' is not a {cls.KIND} folder (no {cls.META}): give the folder {cls.WRITER} wrote") from None
+        except (OSError, ValueError, TypeError) as e:
+            raise RunFolderError(f"cannot read {cls.KIND} folder '{p}': {cls.META} is damaged ({e!r})") from None
+        if legacy:
+            if not adopt_unsealed:
+                raise RunFolderError(
+                    f"'{p}' was written by grader {meta.get('grader_version', '0.1')}, before records were sealed: "
+                    "run 'grader rejudge' on it once to bring it up to date"
+                )
+            return cls._adopt(p, meta)
+        key = load_key(str(meta["run_id"]), p)
+        if not sealed(key, meta):
+            raise RunFolderError(
+                f"'{p / cls.META}' was changed after the grader wrote it (its seal does not match): "
+                "its results cannot be trusted; grade again into a new folder"
+            )
+        folder = cls(p, meta, key)
+        try:
+            folder._check()
         except (OSError, ValueError, TypeError, KeyError, AttributeError, GraderError) as e:
-            raise GraderError(f"cannot read {cls.KIND} folder '{p}': {cls.META} is damaged ({e!r})") from None
+            raise RunFolderError(f"cannot read {cls.KIND} folder '{p}': {cls.META} is damaged ({e!r})") from None
         return folder
+
+    @classmethod
+    def _adopt(cls, p: Path, meta: dict[str, Any]):
+        meta = {**cls.upgrade(meta), "run_id": uuid.uuid4().hex}
+        folder = cls(p, meta, new_key(meta["run_id"]))
+        folder.unsealed = True
+        try:
+            folder._check()
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, GraderError) as e:
+            raise RunFolderError(f"cannot read {cls.KIND} folder '{p}': {cls.META} is damaged ({e!r})") from None
+        folder._write_meta()
+        return folder
+
+    @classmethod
+    def upgrade(cls, meta: dict[str, Any]) -> dict[str, Any]:
+        """An older description in today's form (what later versions added, at its default)."""
+        return meta
 
     def _check(self) -> None:
         """Raise if the description cannot be used (it was damaged)."""
 
     def _write_meta(self) -> None:
+        self.meta[SEAL] = seal(self._key, self.meta)
         tmp = self.path / (self.META + ".tmp")
         try:
             tmp.write_text(json.dumps(self.meta, indent=1), encoding="utf-8")
             os.replace(tmp, self.path / self.META)
         except OSError as e:
             tmp.unlink(missing_ok=True)
-            raise GraderError(f"cannot write {self.path / self.META}: {e.strerror}") from None
+            raise RunFolderError(f"cannot write {self.path / self.META}: {e.strerror}") from None
 
     def _append(self, record: dict[str, Any]) -> None:
         """One whole line, written and closed (so flushed) before the next. A line left cut
         short by an earlier kill is ended first, so that it cannot swallow this one."""
-        line = json.dumps(record, separators=(",", ":")) + "\n"
+        line = json.dumps({**record, SEAL: seal(self._key, record)}, separators=(",", ":")) + "\n"
         path = self.path / self.LINES
         with self._lock:
             try:
@@ -106,22 +167,57 @@ class RecordFolder:
                     self._ended = True
                     f.write(line.encode("utf-8"))
             except OSError as e:
-                raise GraderError(f"cannot write {path}: {e.strerror}") from None
+                raise RunFolderError(f"cannot write {path}: {e.strerror}") from None
 
     def _records(self) -> list[dict[str, Any]]:
+        """The records whose seal holds; the others go to ``tampered`` (never used)."""
         try:
             text = (self.path / self.LINES).read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:
             return []
-        records = []
-        for line in text.splitlines():
+        records, self.tampered = [], []
+        for number, line in enumerate(text.splitlines(), 1):
             try:
                 record = json.loads(line)
             except ValueError:
                 continue  # a line cut short when the run was killed
-            if isinstance(record, dict):
+            if not isinstance(record, dict):
+                continue
+            if self.unsealed and SEAL not in record:
                 records.append(record)
+            elif sealed(self._key, record):
+                del record[SEAL]
+                records.append(record)
+            else:
+                self.tampered.append({**record, "line": number})
         return records
+
+    def _rewrite(self, records: list[dict[str, Any]]) -> None:
+        """Replace every record by ``records``, sealed (the old lines are kept beside, as
+        ``LINES.DATE_TIME.old``)."""
+        path = self.path / self.LINES
+        tmp = path.with_name(path.name + ".tmp")
+        stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+        try:
+            tmp.write_text("".join(json.dumps({**r, SEAL: seal(self._key, r)}, separators=(",", ":")) + "\n" for r in records),
+                           encoding="utf-8")  # fmt: skip
+            if path.exists():
+                os.replace(path, path.with_name(f"{path.name}.{stamp}.old"))
+            os.replace(tmp, path)
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            raise RunFolderError(f"cannot write {path}: {e.strerror}") from None
+        self.unsealed, self._ended = False, True
+
+    def tampering(self) -> str | None:
+        """A warning naming the records that failed their seal at the last read, if any."""
+        if not self.tampered:
+            return None
+        lines = ", ".join(str(r["line"]) for r in self.tampered[:10]) + (" ..." if len(self.tampered) > 10 else "")
+        return (
+            f"{len(self.tampered)} record(s) of {self.path / self.LINES} fail their seal (line {lines}): they were "
+            "changed after the grader wrote them, so they are left out of every result (--resume runs them again)"
+        )
 
 
 class RunFolder(RecordFolder):
@@ -134,11 +230,20 @@ class RunFolder(RecordFolder):
     def create(cls, path: str | Path, plan: Plan, settings: Settings) -> RunFolder:
         meta = {
             "seed": plan.seed,
-            "plan": {"source": plan.source, "boards": [f"{q.board_string()} {q.token}" for q in plan.positions]},
-            "settings": _settings_json(settings),
+            "plan": {"game": plan.game.name, "source": plan.source, "kind": plan.kind,
+                     "public": None if plan.public is None else sorted(plan.public),
+                     "boards": [f"{q.board_string()} {q.token}" for q in plan.positions]},  # fmt: skip
+            "settings": settings.to_json(),
             "scripts": {},
         }
-        return cls._create(path, meta)
+        folder = cls._create(path, meta)
+        write_plan_file(plan, folder.path / PLAN_COPY)  # the test set, as a plan file of its own
+        return folder
+
+    @classmethod
+    def upgrade(cls, meta: dict[str, Any]) -> dict[str, Any]:
+        plan = {"game": DEFAULT, "kind": "full", "public": None, **meta["plan"]}
+        return {**meta, "plan": plan}
 
     def _check(self) -> None:
         """Build the plan, settings and students from run.json (raises if it was damaged)."""
@@ -150,38 +255,45 @@ class RunFolder(RecordFolder):
 
     @property
     def plan(self) -> Plan:
-        boards = [b.split() for b in self.meta["plan"]["boards"]]
-        return Plan(tuple(Position.from_string(b, t) for b, t in boards), self.meta["seed"], self.meta["plan"]["source"])
+        meta = self.meta["plan"]
+        game = get_game(meta["game"])
+        boards = [b.split() for b in meta["boards"]]
+        public = None if meta.get("public") is None else frozenset(meta["public"])
+        settings = self.meta["settings"]
+        return Plan(tuple(game.parse(b, t) for b, t in boards), self.meta["seed"], meta["source"], public,
+                    meta.get("kind", "full"), settings.get("scoring"), Limits(**settings["limits"]))  # fmt: skip
 
     def settings(self, jobs: int | None = None) -> Settings:
-        s = dict(self.meta["settings"])
-        s["limits"] = Limits(**s["limits"])
-        s["scoring"] = Scoring(s["scoring"])
-        if jobs:
-            s["jobs"] = jobs
-        return Settings(**s)
+        return Settings.from_json(self.meta["settings"], jobs)
 
     def submissions(self) -> list[Submission]:
         """The students recorded in this run, with their scripts' paths."""
         return [
-            Submission(name, Path(info["path"]) if info["path"] else None, info.get("problem"))
+            Submission(
+                name,
+                Path(info["path"]) if info["path"] else None,
+                info.get("problem"),
+                Path(info["folder"]) if info.get("folder") else None,
+                info.get("single", False),
+            )
             for name, info in sorted(self.meta["scripts"].items())
         ]
 
-    def register(self, subs: list[Submission]) -> dict[str, str | None]:
-        """Record the students of this (resumed) run with their scripts' hashes; returns the hashes."""
-        hashes = {}
+    def register(self, subs: list[Submission], digests: dict[str, str]) -> dict[str, str | None]:
+        """Record the students of this (resumed) run with their scripts' content digests
+        (``digests`` by name; none for a student without a script); returns the digests."""
+        out = {}
         for sub in subs:
-            if sub.path is not None and not sub.path.is_file():
-                raise GraderError(f"the script of '{sub.name}' ({sub.path}) is gone: restore it, or give the scripts to grade")
-            hashes[sub.name] = sub.sha256
+            out[sub.name] = digests.get(sub.name)
             self.meta["scripts"][sub.name] = {
-                "path": str(sub.path.resolve()) if sub.path else None,
-                "sha256": hashes[sub.name],
+                "path": str(sub.path.absolute()) if sub.path else None,
+                "folder": str(sub.folder.absolute()) if sub.folder else None,
+                "single": sub.single,
+                "sha256": out[sub.name],
                 "problem": sub.problem,
             }
         self._write_meta()
-        return hashes
+        return out
 
     # --- tests -----------------------------------------------------------------------
 
@@ -191,39 +303,49 @@ class RunFolder(RecordFolder):
         self.meta["scripts"][name]["stopped_after"] = tests if stopped else None
         self._write_meta()
 
-    def append(self, sub: Submission, sha256: str | None, test: TestResult) -> None:
+    def append(self, name: str, digest: str | None, test: TestResult) -> None:
         """Record one finished test."""
-        self._append({"student": sub.name, "sha256": sha256, **test.record()})
+        self._append({"student": name, "sha256": digest, **test.record()})
 
     def recorded(self) -> dict[tuple[str, int], TestResult]:
         """Tests recorded for each student's current script (a changed script's are dropped)."""
-        hashes = {name: info["sha256"] for name, info in self.meta["scripts"].items()}
+        game = get_game(self.meta["plan"]["game"])
         out = {}
-        for r in self._records():
-            if r.get("student") in hashes and r.get("sha256") == hashes[r["student"]]:
-                try:
-                    out[(r["student"], r["index"])] = TestResult.from_record(r)
-                except (KeyError, TypeError, ValueError, GraderError):
-                    continue  # a damaged record: the test is run again
+        for r in self.current_records():
+            try:
+                out[(r["student"], r["index"])] = TestResult.from_record(r, game)
+            except (KeyError, TypeError, ValueError, GraderError):
+                continue  # a damaged record: the test is run again
         return out
 
+    def current_records(self) -> list[dict[str, Any]]:
+        """The records (as written) of each student's current script."""
+        hashes = {name: info["sha256"] for name, info in self.meta["scripts"].items()}
+        return [r for r in self._records() if r.get("student") in hashes and r.get("sha256") == hashes[r["student"]]]
+
+    def replace_tests(self, tests: list[tuple[str, str | None, TestResult]]) -> None:
+        """Replace every record by these (student, script digest, test), sealed."""
+        self._rewrite([{"student": name, "sha256": digest, **test.record()} for name, digest, test in tests])
+
     def results(self) -> list[ScriptResult]:
-        """Each student's results as recorded, tests in order (for reports)."""
+        """Each student's results as recorded, tests in order (for reports). A student whose
+        tests are not all recorded, with no recorded reason to stop, is marked interrupted."""
         plan, recorded = self.plan, self.recorded()
+        n = len(plan.positions)
         out = []
         for sub in self.submissions():
             info = self.meta["scripts"][sub.name]
-            last = info.get("stopped_after") or len(plan.positions)  # a stopped run ends at its stop
+            last = info.get("stopped_after") or n  # a stopped run ends at its stop
             tests = [recorded[(sub.name, i)] for i in range(1, last + 1) if (sub.name, i) in recorded]
-            stopped = sub.problem or info.get("stopped") or (
-                None if len(tests) == len(plan.positions) else f"{len(tests)} of {len(plan.positions)} tests recorded"
-            )
+            stopped = sub.problem or info.get("stopped")
+            interrupted = stopped is None and len(tests) < n
+            if interrupted:
+                stopped = f"incomplete: {len(tests)} of {n} tests recorded"
+                forged = sum(r.get("student") == sub.name for r in self.tampered)
+                if forged:
+                    stopped += f" ({forged} record(s) failed their seal)"
             seconds = sum(t.run.wall_seconds for t in tests)
-            out.append(ScriptResult(str(sub.path or ""), plan, tests, seconds, stopped, False, sub.name))
+            out.append(ScriptResult(str(sub.path or ""), plan, tests, seconds, stopped, interrupted, sub.name))
+        if self.tampering():
+            warnings.warn(self.tampering(), GraderWarning, stacklevel=2)
         return out
-
-
-def _settings_json(settings: Settings) -> dict[str, Any]:
-    s = dataclasses.asdict(settings)
-    s["scoring"] = settings.scoring.value
-    return s

@@ -7,24 +7,25 @@ as root) the scripts are also born in one, which caps processes even for root an
 every descendant. Stdout goes to a sink as it arrives (the caller scans it, keeping what it
 needs) up to a byte limit; a tail of stdout and stderr is kept for diagnoses.
 
-At the end of a run, at the wall-clock limit, or on ``kill_all()`` (Ctrl-C), everything the
-script started is killed: its process group, its cgroup, and any orphan it left behind
-(the grader is a child subreaper, so orphans become its children and are reaped).
+At the end of a run, at the wall-clock limit, or when its run's ``Stop`` is set (Ctrl-C),
+everything the script started is killed: its process group, its cgroup, and any orphan it
+left behind (the grader is a child subreaper, so orphans become its children and are reaped).
 """
 
 from __future__ import annotations
 
 import atexit
+import collections
 import ctypes
 import itertools
 import math
 import os
+import re
 import resource
 import selectors
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -32,13 +33,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .errors import GraderError
+from .isolation import Sandbox, kill_uid, preexec_for, wrap
+from .stop import Stop
 
 _READ = 1 << 16
 _TAIL = 4096  # bytes of stdout and of stderr kept for showing
 _GRACE = 0.2  # seconds to collect output still in the pipes once the script has ended
 _PASS_THROUGH = ("PATH", "LANG", "LC_ALL", "JAVA_HOME", "SYSTEMROOT")
-ISOLATIONS = ("none", "unshare", "bwrap")
+MARK = "GRADER_SCRIPT"  # in every script's environment: how the orphan sweep knows a script's stray
+# What a program prints when an allocation fails: with limits.memory_mb set, the limit is the likely cause.
+_OUT_OF_MEMORY = re.compile(r"MemoryError|bad_alloc|OutOfMemoryError|[Cc]annot allocate memory|[Oo]ut of memory")
+_NO_PROCESSES = re.compile(r"BlockingIOError|Resource temporarily unavailable|fork: retry")
 
 
 @dataclass(frozen=True)
@@ -54,7 +59,11 @@ class Limits:
 
 @dataclass(frozen=True)
 class RunResult:
-    """What happened to one run of a script."""
+    """What happened to one run of a script.
+
+    The grader stops a script at the wall-time limit, the CPU limit, the output limit and
+    on its run's Stop; anything else that ends it with a failure is a crash.
+    """
 
     exit_code: int | None  # negative: killed by that signal; None: never started
     timed_out: bool
@@ -65,8 +74,9 @@ class RunResult:
     start_error: str | None = None  # why the script could not be started
     output_limited: bool = False  # stopped for printing more than the output limit
     stdout_bytes: int = 0
-    interrupted: bool = False  # stopped by kill_all() (Ctrl-C): not a verdict on the script
-    cpu_limited: bool = False
+    interrupted: bool = False  # stopped by its run's Stop (Ctrl-C): not a verdict on the script
+    cpu_limited: bool = False  # stopped at limits.cpu_seconds
+    limit_note: str | None = None  # the limit a crash most likely ran into, in words
 
     @property
     def signal(self) -> int | None:
@@ -74,13 +84,17 @@ class RunResult:
         return -self.exit_code if self.exit_code is not None and self.exit_code < 0 else None
 
     @property
+    def stopped_by_grader(self) -> bool:
+        """Stopped at a limit or by Ctrl-C: graded on what it printed until then."""
+        return self.timed_out or self.output_limited or self.cpu_limited or self.interrupted
+
+    @property
     def crashed(self) -> bool:
-        """Ended on its own with a failure: non-zero exit, or a signal the grader did not send."""
+        """Ended on its own with a failure: could not start, a non-zero exit, or a signal the
+        grader did not send."""
         if self.start_error is not None:
             return True
-        if self.timed_out or self.output_limited or self.interrupted:
-            return False
-        return self.exit_code not in (0, None)
+        return not self.stopped_by_grader and self.exit_code not in (0, None)
 
     def describe(self) -> str:
         """How the run ended, in words ('' for a clean exit)."""
@@ -93,24 +107,36 @@ class RunResult:
         if self.timed_out:
             return f"timed out after {self.wall_seconds:.1f} s and was killed"
         if self.cpu_limited:
-            return f"ran out of CPU time ({self.cpu_seconds:.1f} s, limits.cpu_seconds) and was killed"
+            return f"ran out of CPU time ({self.cpu_seconds:.1f} s, limits.cpu_seconds) and was stopped"
+        note = f" ({self.limit_note})" if self.limit_note else ""
         if self.signal:
             try:
                 name = signal.Signals(self.signal).name
             except ValueError:
                 name = f"signal {self.signal}"
-            return f"was killed by {name}"
+            return f"crashed: it was killed by {name}{note}"
         if self.exit_code:
-            return f"exited with code {self.exit_code}"
+            return f"crashed: it exited with code {self.exit_code}{note}"
         return ""
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("bytes", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n} bytes"
+
+
+def _limit_note(exit_code: int, stderr: str, limits: Limits) -> str | None:
+    """The limit a failing script most likely ran into, from how it died and its last words."""
+    if limits.output_bytes and (exit_code == -signal.SIGXFSZ or "File too large" in stderr):
+        return f"it wrote a file larger than limits.output_bytes, {_size(limits.output_bytes)}"
+    if limits.memory_mb and _OUT_OF_MEMORY.search(stderr):
+        return f"it ran out of memory: limits.memory_mb is {limits.memory_mb} MB"
+    if limits.processes and _NO_PROCESSES.search(stderr):
+        return f"it could not start more processes: limits.processes is {limits.processes}"
+    return None
 
 
 # --- the environment a script sees ------------------------------------------------
@@ -128,128 +154,31 @@ def script_env(workdir: str) -> dict[str, str]:
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONIOENCODING="utf-8",
     )
+    env[MARK] = "1"
     return env
-
-
-_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
-
-# Runs inside unshare's new mount namespace: a tmpfs root holding the system folders, the
-# extra folders given (read-only) and the test directory (read-write), then chroot into it.
-_UNSHARE_SETUP = r"""
-set -e
-root=$1; work=$2; shift 2
-mount -t tmpfs -o mode=755 grader-root "$root"
-ro() { mkdir -p "$root$1"; mount --rbind "$1" "$root$1"; mount -o remount,bind,ro "$root$1"; }
-for d in /usr /bin /sbin /lib /lib32 /lib64 /libx32 /etc /opt; do
-  if [ -L "$d" ]; then ln -s "$(readlink "$d")" "$root$d"; elif [ -d "$d" ]; then ro "$d"; fi
-done
-mkdir -p "$root/proc" "$root/dev" "$root/tmp"
-mount -t proc proc "$root/proc"
-for n in null zero full random urandom; do touch "$root/dev/$n"; mount --bind "/dev/$n" "$root/dev/$n"; done
-mount -t tmpfs -o mode=1777 grader-tmp "$root/tmp"
-while [ "$1" != "--" ]; do ro "$1"; shift; done
-shift
-mkdir -p "$root$work"; mount --bind "$work" "$root$work"
-exec chroot "$root" /usr/bin/env --chdir="$work" "$@"
-"""
-
-
-def _extra_dirs(command: Sequence[str]) -> list[str]:
-    """Folders the script needs beyond the system ones: the interpreter's and the script's."""
-    wanted = {sys.prefix, sys.base_prefix}
-    wanted |= {str(Path(c).resolve().parent) for c in command if os.path.isabs(c) and os.path.exists(c)}
-    covered = [d for d in _SYSTEM_DIRS if os.path.exists(d)]
-    out: list[str] = []
-    for d in sorted(wanted, key=len):  # parents first, so nested folders are skipped
-        real = os.path.realpath(d)
-        if os.path.isdir(real) and not any(real == c or real.startswith(c.rstrip("/") + "/") for c in covered + out):
-            out.append(real)
-    return out
-
-
-def isolation_prefix(isolation: str, command: Sequence[str], workdir: str) -> list[str]:
-    """The command that runs ``command`` under ``isolation`` ('none', 'unshare', 'bwrap').
-
-    Both tools cut the network, give the script its own process namespace, and show it a
-    file system of only the system folders, the interpreter's and script's folders
-    (read-only) and the test directory. Raises GraderError when the tool is missing.
-    """
-    if isolation == "none":
-        return list(command)
-    tool = shutil.which(isolation)
-    if tool is None:
-        package = "bubblewrap" if isolation == "bwrap" else "util-linux"
-        raise GraderError(
-            f"isolation '{isolation}' needs the '{isolation}' command, which is not installed: install it "
-            f"(Debian: apt-get install {package}), set 'isolation: none', or allow 'isolation_fallback: true'"
-        )
-    extra = _extra_dirs(command)
-    if isolation == "unshare":
-        user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
-        return [
-            tool, *user, "--mount", "--net", "--pid", "--fork", "--kill-child", "--ipc", "--uts",
-            "sh", "-c", _UNSHARE_SETUP, "grader-isolate", workdir + ".root", workdir, *extra, "--", *command,
-        ]  # fmt: skip
-    binds: list[str] = []
-    for d in _SYSTEM_DIRS:
-        if os.path.islink(d):
-            binds += ["--symlink", os.readlink(d), d]
-        elif os.path.isdir(d):
-            binds += ["--ro-bind", d, d]
-    binds += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    for d in extra:  # after /tmp's tmpfs, so that folders under /tmp stay visible
-        binds += ["--ro-bind", d, d]
-    return [
-        tool, "--unshare-all", "--die-with-parent", "--new-session", *binds,
-        "--bind", workdir, workdir, "--chdir", workdir, *command,
-    ]  # fmt: skip
-
-
-_checked: dict[str, str | None] = {}
-
-
-def check_isolation(isolation: str) -> None:
-    """Raise GraderError (naming the fix) when ``isolation`` cannot be used here.
-
-    Runs a trivial command under it once, so a tool that is installed but not permitted
-    (no namespaces in a container, say) is caught before any test.
-    """
-    if isolation not in ISOLATIONS:
-        raise GraderError(f"unknown isolation {isolation!r}: use one of {', '.join(ISOLATIONS)}")
-    if isolation == "none":
-        return
-    if isolation not in _checked:
-        isolation_prefix(isolation, ["true"], tempfile.gettempdir())  # raises if missing
-        result = run(["/bin/sh", "-c", "echo isolated"], Limits(wall_seconds=10), isolation=isolation)
-        ok = result.exit_code == 0 and "isolated" in result.stdout_tail
-        reason = (result.stderr_tail.strip().splitlines() or [result.describe()])[-1] if not ok else None
-        _checked[isolation] = reason
-    if _checked[isolation]:
-        raise GraderError(
-            f"isolation '{isolation}' does not work here ({_checked[isolation]}): "
-            "set 'isolation: none', or allow 'isolation_fallback: true'"
-        )
 
 
 # --- keeping track of every process a script starts --------------------------------
 
 _lock = threading.Lock()  # held while starting a script and while sweeping orphans
-_live: dict[int, "_Cgroup | None"] = {}  # pid of each running script -> its cgroup
-_interrupt = threading.Event()
-_subreaper_done = False
+_live: set[int] = set()  # pid of each running script, whatever run it belongs to
+_script_pids: collections.deque[int] = collections.deque(maxlen=4096)  # scripts started lately
+_adopting = 0  # runs under way whose scripts' orphans we adopt
 
 
-def _become_subreaper() -> None:
-    """Orphans of scripts (double forks, daemons) become our children, so we can reap them."""
-    global _subreaper_done
-    if _subreaper_done or not sys.platform.startswith("linux"):
-        return
-    _subreaper_done = True
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-    except (OSError, AttributeError):
-        pass
+def _adopt_orphans(on: bool) -> None:
+    """Be a child subreaper while runs need it: orphans of scripts (double forks, daemons)
+    become our children, to kill and reap. Only runs without a process namespace need it
+    ('none', 'uid'); under bwrap or unshare nothing escapes the namespace, and what a dying
+    namespace leaves behind is better left to init than adopted."""
+    global _adopting
+    with _lock:
+        _adopting += 1 if on else -1
+        if (on and _adopting == 1) or (not on and _adopting == 0):
+            try:
+                ctypes.CDLL(None, use_errno=True).prctl(36, int(on), 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+            except (OSError, AttributeError):
+                pass
 
 
 def _our_children() -> set[int]:
@@ -264,11 +193,26 @@ def _our_children() -> set[int]:
     return out
 
 
+def _is_script_process(pid: int) -> bool:
+    """True for a process a script started: its environment carries the mark, or (a zombie has
+    no environment left) it stayed in the session or process group of a script we started."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            if f"\0{MARK}=1\0".encode() in b"\0" + f.read():
+                return True
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[2]) in _script_pids or int(fields[3]) in _script_pids  # process group, session
+    except (OSError, IndexError, ValueError):
+        return False
+
+
 def _sweep_orphans() -> None:
-    """Kill and reap every child of the grader that is not a running script."""
+    """Kill and reap every child of the grader that a script left behind. Other children
+    (a Dask worker, a caller's own subprocesses) are left alone."""
     for _ in range(50):
         with _lock:
-            strays = _our_children() - set(_live)
+            strays = {pid for pid in _our_children() - _live if _is_script_process(pid)}
             for pid in strays:
                 _signal(pid, signal.SIGKILL)
         if not strays:
@@ -279,21 +223,6 @@ def _sweep_orphans() -> None:
             except ChildProcessError:
                 pass
         time.sleep(0.005)
-
-
-def kill_all() -> None:
-    """Stop every running script now (Ctrl-C): their runs end with ``interrupted`` set."""
-    _interrupt.set()
-    with _lock:
-        for pid, cgroup in _live.items():
-            _signal(-pid, signal.SIGKILL)
-            if cgroup:
-                cgroup.kill()
-
-
-def reset_interrupt() -> None:
-    """Allow runs again after ``kill_all()``."""
-    _interrupt.clear()
 
 
 def _signal(pid: int, sig: int) -> bool:
@@ -316,6 +245,7 @@ class _Cgroup:
     _probed = False
     _counter = itertools.count()
     _local = threading.local()
+    _lock = threading.Lock()
     _all: list[_Cgroup] = []
 
     def __init__(self, path: Path):
@@ -323,21 +253,15 @@ class _Cgroup:
 
     @classmethod
     def for_this_thread(cls, processes: int | None) -> _Cgroup | None:
+        """The cgroup of this thread, made on its first use; None for a thread not dedicated
+        to running scripts (whatever it started later would be killed with the scripts)."""
+        if not getattr(cls._local, "dedicated", False):
+            return None
         cgroup = getattr(cls._local, "cgroup", None)
         if cgroup is None:
-            base = cls._find_base()
-            if base is None:
+            cgroup = cls._local.cgroup = cls._join()
+            if cgroup is None:
                 return None
-            path = base / f"grader-{os.getpid()}-{next(cls._counter)}"
-            try:
-                path.mkdir()
-                (path / "tasks").write_text(str(threading.get_native_id()))
-            except OSError:
-                return None
-            cgroup = cls._local.cgroup = cls(path)
-            if not cls._all:
-                atexit.register(cls._remove_all)
-            cls._all.append(cgroup)
         try:
             (cgroup.path / "pids.max").write_text(str(processes + 1) if processes else "max")
         except OSError:
@@ -345,25 +269,68 @@ class _Cgroup:
         return cgroup
 
     @classmethod
+    def _join(cls) -> _Cgroup | None:
+        """Put this thread in a cgroup of its own: one left empty by a thread that ended, or a new one."""
+        base = cls._find_base()
+        if base is None:
+            return None
+        tid = str(threading.get_native_id())
+        with cls._lock:
+            free = [c for c in cls._all if not c.tasks()]
+            cgroup = free[0] if free else cls(base / f"grader-{_process_id(os.getpid())}-{next(cls._counter)}")
+            try:
+                if not free:
+                    cgroup.path.mkdir()
+                (cgroup.path / "tasks").write_text(tid)
+            except OSError:
+                return None
+            if not cls._all:
+                atexit.register(cls._remove_all)
+            if not free:
+                cls._all.append(cgroup)
+        return cgroup
+
+    def tasks(self) -> list[str]:
+        """The threads and processes in the cgroup."""
+        try:
+            return (self.path / "tasks").read_text().split()
+        except OSError:
+            return []
+
+    @classmethod
     def _find_base(cls) -> Path | None:
         if not cls._probed:
             cls._probed = True
-            probe = Path("/sys/fs/cgroup/pids") / f"grader-probe-{os.getpid()}"
-            for stale in probe.parent.glob("grader-*"):  # left by a grader that was killed
-                owner = stale.name.split("-")[1]
-                if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
-                    try:
-                        stale.rmdir()
-                    except OSError:
-                        pass
+            base = Path("/sys/fs/cgroup/pids")
+            probe = base / f"grader-{_process_id(os.getpid())}-probe"
+            cls._remove_stale(base)
             try:
                 probe.mkdir()
                 ok = (probe / "pids.max").exists() and (probe / "tasks").exists()
                 probe.rmdir()
-                cls._base = probe.parent if ok else None
+                cls._base = base if ok else None
             except OSError:
                 pass
         return cls._base
+
+    @staticmethod
+    def _remove_stale(base: Path) -> None:
+        """Remove the cgroups of graders that died without removing theirs (killed with
+        SIGKILL), killing what still runs in them. A cgroup is named after its grader's pid
+        and start time, so a live grader's, or a reused pid's, is never taken for stale."""
+        for stale in base.glob("grader-*"):
+            owner = stale.name.split("-")[1:3]
+            if len(owner) == 2 and owner[0].isdigit() and _process_id(int(owner[0])) != "-".join(owner):
+                try:
+                    for pid in (stale / "cgroup.procs").read_text().split():
+                        _signal(int(pid), signal.SIGKILL)
+                    for _ in range(100):
+                        if not (stale / "cgroup.procs").read_text().split():
+                            break
+                        time.sleep(0.01)
+                    stale.rmdir()
+                except OSError:
+                    pass
 
     def kill(self) -> bool:
         """SIGKILL every process in the cgroup but the grader; True if there were any."""
@@ -386,6 +353,21 @@ class _Cgroup:
                 cgroup.path.rmdir()
             except OSError:
                 pass
+
+
+def _process_id(pid: int) -> str | None:
+    """'PID-STARTTIME': a process, told apart from a later one given the same pid."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f"{pid}-{f.read().rsplit(')', 1)[1].split()[19]}"
+    except (OSError, IndexError):
+        return None
+
+
+def dedicate_this_thread() -> None:
+    """Mark the calling thread as one that starts only scripts (a job slot): its scripts are
+    then born in a pids cgroup of its own, where the system offers one."""
+    _Cgroup._local.dedicated = True
 
 
 def _user_processes() -> int:
@@ -422,12 +404,14 @@ def _rlimits(limits: Limits, nproc: int | None) -> list[tuple[int, tuple[int, in
     return out
 
 
-def _preexec(rlimits: list[tuple[int, tuple[int, int]]]) -> Callable[[], None]:
-    """Runs in the child between fork and exec: set the resource limits."""
+def _preexec(rlimits: list[tuple[int, tuple[int, int]]], then: Callable[[], None] | None) -> Callable[[], None]:
+    """Runs in the child between fork and exec: set the resource limits, then ``then``."""
 
     def setup() -> None:
         for kind, values in rlimits:
             resource.setrlimit(kind, values)
+        if then:
+            then()
 
     return setup
 
@@ -439,31 +423,57 @@ def run(
     command: Sequence[str],
     limits: Limits | float,
     on_stdout: Callable[[bytes], None] | None = None,
-    isolation: str = "none",
+    sandbox: Sandbox | str = Sandbox(),
+    stop: Stop | None = None,
+    script_dir: str | None = None,
 ) -> RunResult:
-    """Run ``command`` in a fresh temporary directory under ``limits`` (or a wall-clock limit)."""
+    """Run ``command`` in a fresh temporary directory under ``limits`` (or a wall-clock limit)
+    and ``sandbox`` (or a mechanism's name), ``script_dir`` being the script's own folder.
+
+    Setting ``stop`` kills the script at once; a run asked for after it is set never starts.
+    """
     if not isinstance(limits, Limits):
         limits = Limits(wall_seconds=float(limits))
-    if _interrupt.is_set():
+    if isinstance(sandbox, str):
+        sandbox = Sandbox(sandbox)
+    stop = stop or Stop()
+    if stop.is_set():
         return RunResult(None, False, 0.0, 0.0, interrupted=True)
-    _become_subreaper()
+    adopt = sandbox.mechanism in ("none", "uid")
+    if adopt:
+        _adopt_orphans(True)
     workdir = tempfile.mkdtemp(prefix="grader-")
     try:
-        if isolation == "unshare":
+        if sandbox.mechanism == "unshare":
             os.mkdir(workdir + ".root")  # mount point of the script's private root
-        argv = isolation_prefix(isolation, command, workdir)
-        return _Run(argv, limits, on_stdout, workdir).result()
+        if sandbox.mechanism == "uid" and script_dir:  # no mounts: the script reads a copy of its folder
+            copy = os.path.join(workdir, "submission")
+            shutil.copytree(script_dir, copy)
+            command = [part.replace(script_dir, copy) for part in command]
+            script_dir = copy
+        if sandbox.uid is not None:
+            for path in [workdir, *(str(p) for p in Path(workdir).rglob("*"))]:
+                os.lchown(path, sandbox.uid, sandbox.uid)
+        cgroup = _Cgroup.for_this_thread(limits.processes)
+        argv = wrap(sandbox, command, workdir, script_dir, None if cgroup else limits.processes)  # a cgroup caps processes
+        return _Run(argv, limits, on_stdout, workdir, stop, sandbox, cgroup).result()
     finally:
+        if sandbox.mechanism == "uid" and sandbox.uid is not None:
+            kill_uid(sandbox.uid)  # nothing of the slot's uid outlives its test
         shutil.rmtree(workdir, ignore_errors=True)
-        if isolation == "unshare":
+        if sandbox.mechanism == "unshare":
             shutil.rmtree(workdir + ".root", ignore_errors=True)
+        if adopt:
+            _adopt_orphans(False)
 
 
 class _Run:
     """One run: start, pump output until the end or a limit, then clean up everything."""
 
-    def __init__(self, argv: list[str], limits: Limits, on_stdout, workdir: str):
-        self.argv, self.limits, self.on_stdout, self.workdir = argv, limits, on_stdout, workdir
+    def __init__(self, argv: list[str], limits: Limits, on_stdout, workdir: str, stop: Stop, sandbox: Sandbox,
+                 cgroup: _Cgroup | None):  # fmt: skip
+        self.argv, self.limits, self.on_stdout, self.workdir, self.stop = argv, limits, on_stdout, workdir, stop
+        self.sandbox, self.cgroup = sandbox, cgroup
         self.out_tail, self.err_tail = bytearray(), bytearray()
         self.stdout_bytes = 0
         self.output_limited = False
@@ -472,15 +482,15 @@ class _Run:
     def result(self) -> RunResult:
         limits = self.limits
         nproc = None
-        if limits.processes and os.geteuid() != 0:  # RLIMIT_NPROC counts all our processes; root ignores it
+        if limits.processes and self.sandbox.mechanism == "uid":  # the slot's uid runs nothing but this script
+            nproc = limits.processes  # (the other mechanisms set it inside their sandbox: wrap())
+        elif limits.processes and self.sandbox.uid is None and os.geteuid() != 0:  # RLIMIT_NPROC counts all our processes; root ignores it
             nproc = _user_processes() + limits.processes
-        cgroup = _Cgroup.for_this_thread(limits.processes)
+        cgroup = self.cgroup
         rlimits = _rlimits(limits, nproc)
         start = time.monotonic()
         try:
             with _lock:
-                if _interrupt.is_set():  # Ctrl-C came while we were getting ready
-                    return RunResult(None, False, 0.0, 0.0, interrupted=True)
                 proc = subprocess.Popen(
                     self.argv,
                     stdin=subprocess.DEVNULL,
@@ -490,34 +500,46 @@ class _Run:
                     env=script_env(self.workdir),
                     start_new_session=True,
                     bufsize=0,
-                    preexec_fn=_preexec(rlimits),
+                    preexec_fn=_preexec(rlimits, preexec_for(self.sandbox)),
+                    **_as_uid(self.sandbox),
                 )
-                _live[proc.pid] = cgroup
+                _live.add(proc.pid)
+                _script_pids.append(proc.pid)
         except (OSError, subprocess.SubprocessError) as e:
             reason = getattr(e, "strerror", None) or str(e)
             return RunResult(None, False, 0.0, 0.0, start_error=f"could not be started: {self.argv[0]!r}: {reason}")
-
+        # Registered after the start: a Stop set in between is seen by the check just below.
+        self.stop.watch(proc.pid, lambda: _kill_group(proc.pid, cgroup))
         timed_out = False
         try:
+            if self.stop.is_set():
+                _kill_group(proc.pid, cgroup)
             timed_out = self._pump(proc, cgroup, start + limits.wall_seconds)
         finally:
             status, usage = self._clean_up(proc, cgroup)
         wall = (self.ended or time.monotonic()) - start  # the script's own time, not our cleanup
         exit_code = os.waitstatus_to_exitcode(status)
+        if self.sandbox.mechanism in ("bwrap", "unshare") and 128 < exit_code < 128 + 65:
+            exit_code = 128 - exit_code  # the namespace's first process exits 128+N when the script dies of signal N
         cpu = usage.ru_utime + usage.ru_stime
+        # SIGXCPU comes from RLIMIT_CPU; past its hard limit a second later the kernel sends SIGKILL.
+        cpu_limited = bool(limits.cpu_seconds) and not timed_out and cpu >= 0.9 * (limits.cpu_seconds or 0) and (
+            exit_code in (-signal.SIGXCPU, -signal.SIGKILL)
+        )
+        interrupted = self.stop.is_set() and exit_code == -signal.SIGKILL and not timed_out and not cpu_limited
+        stderr = self.err_tail.decode("utf-8", "replace")
         return RunResult(
             exit_code=exit_code,
             timed_out=timed_out,
             wall_seconds=wall,
             cpu_seconds=cpu,
             stdout_tail=self.out_tail.decode("utf-8", "replace"),
-            stderr_tail=self.err_tail.decode("utf-8", "replace"),
+            stderr_tail=stderr,
             output_limited=self.output_limited,
             stdout_bytes=self.stdout_bytes,
-            interrupted=_interrupt.is_set() and exit_code == -signal.SIGKILL and not timed_out,
-            # SIGXCPU comes only from RLIMIT_CPU; past its hard limit the kernel sends SIGKILL
-            cpu_limited=exit_code == -signal.SIGXCPU
-            or (exit_code == -signal.SIGKILL and not timed_out and cpu >= (limits.cpu_seconds or float("inf"))),
+            interrupted=interrupted,
+            cpu_limited=cpu_limited,
+            limit_note=_limit_note(exit_code, stderr, limits) if exit_code else None,
         )
 
     def _pump(self, proc: subprocess.Popen, cgroup: _Cgroup | None, deadline: float) -> bool:
@@ -530,7 +552,7 @@ class _Run:
             sel.register(pidfd, selectors.EVENT_READ, "exit")
             if self._read(sel, deadline, pidfd):
                 return False
-            timed_out = pidfd in sel.get_map() and not self.output_limited
+            timed_out = pidfd in sel.get_map() and not self.output_limited and not self.stop.is_set()
             self.ended = self.ended or time.monotonic()
             if pidfd in sel.get_map():
                 sel.unregister(pidfd)
@@ -578,9 +600,7 @@ class _Run:
     def _kill_everything(self, proc: subprocess.Popen, cgroup: _Cgroup | None) -> None:
         """Kill the script's group, cgroup and orphans, leaving the script itself unreaped:
         while its zombie holds its pid, the group id cannot be reused by another process."""
-        _signal(-proc.pid, signal.SIGKILL)
-        if cgroup:
-            cgroup.kill()
+        _kill_group(proc.pid, cgroup)
         try:
             os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # dead, not yet reaped
         except ChildProcessError:
@@ -596,14 +616,30 @@ class _Run:
     def _clean_up(self, proc: subprocess.Popen, cgroup: _Cgroup | None):
         """Kill everything the script started, then reap it. Returns (status, rusage)."""
         self._kill_everything(proc, cgroup)
-        _, status, usage = os.wait4(proc.pid, 0)
+        self.stop.unwatch(proc.pid)  # before the reap: once reaped, its pid may be reused
         with _lock:
-            del _live[proc.pid]
+            _, status, usage = os.wait4(proc.pid, 0)
+            _live.discard(proc.pid)
         _sweep_orphans()
         proc.stdout.close()  # type: ignore[union-attr]
         proc.stderr.close()  # type: ignore[union-attr]
         proc.returncode = os.waitstatus_to_exitcode(status)
         return status, usage
+
+
+def _as_uid(sandbox: Sandbox) -> dict:
+    """Popen's arguments that start the script as the slot's uid ('uid'; the other mechanisms
+    switch uid inside their sandbox, after building it as root)."""
+    if sandbox.mechanism == "uid" and sandbox.uid is not None:
+        return {"user": sandbox.uid, "group": sandbox.uid, "extra_groups": []}
+    return {}
+
+
+def _kill_group(pid: int, cgroup: _Cgroup | None) -> None:
+    """SIGKILL a script's process group and every process of its cgroup."""
+    _signal(-pid, signal.SIGKILL)
+    if cgroup:
+        cgroup.kill()
 
 
 def _keep_tail(buf: bytearray, data: bytes) -> None:

@@ -10,8 +10,9 @@ from .grading import Submission
 
 
 def is_script(path: Path, suffixes: set[str]) -> bool:
-    """A file the grader can run: .py, a suffix with a command template, or an executable."""
-    if not path.is_file() or path.name.startswith((".", "_")):
+    """A file the grader can run: .py, a suffix with a command template, or an executable.
+    Judged by its own name, so a link is a script when its name says so."""
+    if path.name.startswith((".", "_")) or not (path.is_file() or path.is_symlink()):
         return False
     return path.suffix.lower() in suffixes or os.access(path, os.X_OK)
 
@@ -19,6 +20,14 @@ def is_script(path: Path, suffixes: set[str]) -> bool:
 def _name(text: str) -> str:
     """A student's name as text: bytes of a file name that are not UTF-8 become U+FFFD."""
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def _file_student(path: Path) -> Submission:
+    """A student who is one file; a symbolic link is not graded (it could point at anyone's file)."""
+    name = _name(path.stem)
+    if path.is_symlink():
+        return Submission(name, None, f"'{path}' is a symbolic link to '{os.readlink(path)}', not a script file: copy the file in")
+    return Submission(name, path)
 
 
 def find_submissions(paths: list[str | Path], suffixes: set[str], entry: str | None = None) -> list[Submission]:
@@ -36,10 +45,10 @@ def find_submissions(paths: list[str | Path], suffixes: set[str], entry: str | N
             found.append(Submission(_name(p.stem), p))
         elif p.is_dir():
             for child in sorted(p.iterdir()):
-                if child.is_dir() and not child.name.startswith((".", "_")):
+                if child.is_dir() and not child.is_symlink() and not child.name.startswith((".", "_")):
                     found.append(_from_folder(child, suffixes, entry))
                 elif is_script(child, suffixes):
-                    found.append(Submission(_name(child.stem), child))
+                    found.append(_file_student(child))
         else:
             raise GraderError(f"'{arg}' not found: give script files or folders of submissions")
     names: dict[str, Submission] = {}
@@ -64,10 +73,10 @@ def _from_folder(folder: Path, suffixes: set[str], entry: str | None, name: str 
     name = name or _name(folder.name)
     scripts = [f for f in sorted(folder.iterdir()) if is_script(f, suffixes)]
     if entry and (folder / entry).is_file():
-        return Submission(name, folder / entry)
+        return Submission(name, folder / entry, folder=folder)
     if len(scripts) == 1:
-        return Submission(name, scripts[0])
+        return Submission(name, scripts[0], folder=folder)
     if not scripts:
-        return Submission(name, None, f"no script found in {folder}")
+        return Submission(name, None, f"no script found in {folder}", folder)
     names = ", ".join(f.name for f in scripts)
-    return Submission(name, None, f"{len(scripts)} scripts in {folder} ({names}): set 'entry' in config.yaml to the one to run")
+    return Submission(name, None, f"{len(scripts)} scripts in {folder} ({names}): set 'entry' in config.yaml to the one to run", folder)

@@ -15,6 +15,14 @@ HANDOUT_BOARD = "xxxxxxo.xxxxxo..xxooooooxoxxooooxoxxooooxxxoxoooxxo.oxooxoooooo
 FFO20 = "XXXOXXXXOXXXXXXXOOXXXXXXOOOXXXXXOOOXXOO-OOOOO---OOOOOOO-OOOOOOO-"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def private_keys(tmp_path_factory):
+    """Run folders' keys go to a folder of the test session, not the user's home."""
+    import os
+
+    os.environ["GRADER_KEYS"] = str(tmp_path_factory.mktemp("keys"))
+
+
 @pytest.fixture
 def handout_board() -> str:
     return HANDOUT_BOARD

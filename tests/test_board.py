@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 import reference as ref
 from conftest import HANDOUT_BOARD
-from grader.board import START_BOARD, Position, Scoring, flips, parse_square, render, square_name
+from grader.games.drawing import grid_text
+from grader.games.othello import FILES, PLAIN, SCORINGS, START_BOARD, WINNER_TAKES_EMPTIES, Position, flips, parse_square, square_name
 from grader.errors import BoardError
 
 
@@ -102,8 +103,8 @@ def test_rules_match_reference_over_random_games():
         assert pos.must_pass() == (not ref.moves(board, tok) and not game_over)
         seen_pass += pos.must_pass()
         if game_over:
-            for rule in Scoring:
-                assert pos.score(rule) == ref.score(board, tok, rule.value)
+            for rule in SCORINGS:
+                assert pos.score(rule) == ref.score(board, tok, rule)
     assert seen_pass > 0
 
 
@@ -123,12 +124,12 @@ def sorted_bits(bb):
 )
 def test_final_score_both_rules(board, token, plain, wte):
     pos = Position.from_string(board, token)
-    assert pos.score(Scoring.PLAIN) == plain
-    assert pos.score(Scoring.WINNER_TAKES_EMPTIES) == wte
+    assert pos.score(PLAIN) == plain
+    assert pos.score(WINNER_TAKES_EMPTIES) == wte
 
 
 def test_render_grid_and_marks():
-    text = render(START_BOARD, {19: "*", 26: "*"})
+    text = grid_text(START_BOARD, 8, FILES, {19: "*", 26: "*"})
     assert text.splitlines() == [
         "  a b c d e f g h",
         "1 . . . . . . . .",
@@ -141,7 +142,7 @@ def test_render_grid_and_marks():
         "8 . . . . . . . .",
     ]
     # marks only ever cover empty squares
-    assert render(START_BOARD, {27: "*"}) == render(START_BOARD)
+    assert grid_text(START_BOARD, 8, FILES, {27: "*"}) == grid_text(START_BOARD, 8, FILES)
 
 
 @settings(max_examples=200, deadline=None)

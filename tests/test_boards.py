@@ -6,9 +6,16 @@ import pytest
 
 import reference as ref
 from conftest import FFO20, FFO_FILE, HANDOUT_BOARD
-from grader.board import Position
-from grader.boards import parse_board_line, random_position, read_boards
-from grader.errors import BoardFileError
+from grader.games.othello import OTHELLO, Position, random_position
+from grader.plans import read_boards
+
+
+def parse_board_line(line, label=""):
+    try:
+        return OTHELLO.parse_board_line(line, label)
+    except BoardError as e:
+        raise BoardFileError(f"{label}: {e}") from None
+from grader.errors import BoardError, BoardFileError
 
 
 def test_board_token_lines_comments_and_blanks(tmp_path):

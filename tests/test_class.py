@@ -18,12 +18,14 @@ from click.testing import CliRunner
 
 import reference as ref
 from conftest import ROOT
+from grader import isolation
 from grader.cli import main
 from grader.errors import GraderError
 from grader.submissions import find_submissions
 from test_grading import ref_boards
 
 CANNED = Path(__file__).parent / "scripts" / "canned.py"
+ISOLATION = f"isolation {isolation.choose('auto', sys.executable)} (auto)"  # what the default resolves to here
 BOARDS = ref_boards(6)  # small endgames, answers from brute force
 
 
@@ -120,7 +122,7 @@ def test_class_run_and_exports(klass):
     result = run_cli("grade", "class", "--boards", "b.txt", "--out", "run", "--jobs", "2", "--sort", "total")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0] == "Grading 3 students: 6 tests (boards from b.txt), time limit 10 s, 2 jobs, scoring plain"
+    assert lines[0] == "Grading 3 students: 6 tests (boards from b.txt), time limit 10 s, 2 jobs, scoring plain, " + ISOLATION
     assert lines[1] == "Run folder: run"
     header = lines.index(next(ln for ln in lines if ln.startswith("student ")))
     student_lines = sorted(ln for ln in lines[2:header] if ln.strip())
@@ -132,13 +134,14 @@ def test_class_run_and_exports(klass):
     assert [row.split()[0] for row in table[2:5]] == ["alice", "bob", "carol"]  # --sort total
     run = klass / "run"
     assert sorted(p.name for p in run.iterdir()) == [
-        "grades.csv", "junit.xml", "report.html", "results.json", "run.json", "tests.jsonl"
+        "grades.csv", "junit.xml", "plan.plan", "report.html", "results.json", "run.json", "tests.jsonl"
     ]  # fmt: skip
 
     rows = list(csv.DictReader(io.StringIO((run / "grades.csv").read_text())))
     assert [r["name"] for r in rows] == ["alice", "bob", "carol"]
     assert rows[0] | {} == {"name": "alice", "total": "6", "max": "6", "+": "6", "M": "0", "Q": "0", "T": "0",
-                           "m": "0", "s": "0", "-": "0", "t": "0", "timeouts": "0", "crashes": "0"}  # fmt: skip
+                           "m": "0", "s": "0", "-": "0", "t": "0", "timeouts": "0", "crashes": "0",
+                           "complete": "yes", "note": ""}  # fmt: skip
     assert (rows[1]["total"], rows[1]["T"]) == ("3", "6")
 
     data = json.loads((run / "results.json").read_text())
@@ -154,7 +157,7 @@ def test_class_run_and_exports(klass):
     assert failure.get("message").startswith("T (1/2): move ") and "no score line" in failure.get("message")
 
     meta = json.loads((run / "run.json").read_text())
-    assert set(meta) == {"grader_version", "created", "seed", "plan", "settings", "scripts"}
+    assert set(meta) == {"grader_version", "created", "run_id", "seed", "plan", "settings", "scripts", "isolation_used", "seal"}
     assert len(meta["plan"]["boards"]) == 6 and meta["settings"]["limits"]["wall_seconds"] == 10
     assert set(meta["scripts"]) == {"alice", "bob", "carol"} and len(meta["scripts"]["alice"]["sha256"]) == 64
     assert len((run / "tests.jsonl").read_text().splitlines()) == 18
@@ -221,6 +224,7 @@ def _comparable(path: Path) -> list:
 
 def test_resume_after_sigkill_gives_the_same_results(tmp_path):
     log = tmp_path / "runs.log"
+    (tmp_path / "config.yaml").write_text("isolation: none  # the scripts log each run to a file outside a sandbox\n")
     for name, kind in (("ann", "perfect"), ("ben", "no-score"), ("cy", "perfect")):
         make_student(tmp_path / "class", name, kind, sleep=0.25, log=log)
     (tmp_path / "b.txt").write_text("".join(f"{b} {t}\n" for b, t in BOARDS))
@@ -249,6 +253,7 @@ def test_resume_after_sigkill_gives_the_same_results(tmp_path):
 
 def test_resume_grades_a_changed_script_again(klass):
     log = klass / "runs.log"
+    (klass / "config.yaml").write_text("isolation: none  # the scripts log each run to a file outside a sandbox\n")
     shutil.rmtree(klass / "class")
     make_student(klass / "class", "alice", "perfect", log=log)
     make_student(klass / "class", "bob", "no-score", log=log)
@@ -365,7 +370,7 @@ def test_run_folder_mistakes_are_one_line(klass):
     meta["settings"] = {}
     (klass / "run" / "run.json").write_text(json.dumps(meta))
     result = run_cli("report", "run")
-    assert result.exit_code == 1 and result.output.startswith("Error: cannot read run folder 'run': run.json is damaged")
+    assert result.exit_code == 1 and result.output.startswith("Error: 'run/run.json' was changed after the grader wrote it")
     (klass / "t").mkdir()
     (klass / "t" / "tournament.json").write_text("{}")
     result = run_cli("grade", "class", "--boards", "b.txt", "--out", "t")

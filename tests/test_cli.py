@@ -8,7 +8,10 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import FFO20, HANDOUT_BOARD, ROOT
+from grader import isolation
 from grader.cli import main
+
+ISOLATION = f"isolation {isolation.choose('auto', sys.executable)} (auto)"
 
 
 @pytest.fixture
@@ -52,7 +55,7 @@ def test_solve_json(run):
     result = run("solve", HANDOUT_BOARD.upper(), "X", "--json", "--all")
     assert result.exit_code == 0
     data = json.loads(result.output)
-    assert list(data) == ["board", "token", "scoring", "value", "optimal_moves", "line", "move_values", "nodes", "seconds"]
+    assert list(data) == ["board", "token", "scoring", "value", "optimal_moves", "line", "move_values", "nodes", "seconds", "backend"]
     assert data["board"] == HANDOUT_BOARD and data["token"] == "x" and data["scoring"] == "plain"
     assert data["value"] == 18 and data["optimal_moves"] == [51]
     assert data["line"] == [51, -1, 7, -1, 14, -1, 15]
@@ -97,7 +100,12 @@ def test_scoring_from_config(run, tmp_path):
         (["solve", "--boards", "missing.txt"], 1, "Error: board file 'missing.txt' not found: give the path of an existing file"),
         (["solve", HANDOUT_BOARD, "x", "--boards", "b.txt"], 2, "Error: give either BOARD TOKEN or --boards FILE, not both"),
         (["solve", HANDOUT_BOARD, "x", "--config", "nope.yaml"], 1, "Error: config file 'nope.yaml' not found: check the path given to --config"),
-        (["solve", HANDOUT_BOARD, "x", "--scoring", "odd"], 2, "Invalid value for '--scoring'"),
+        (["solve", HANDOUT_BOARD, "x", "--scoring", "odd"], 1, "Error: othello has no scoring rule 'odd': use one of plain, winner-takes-empties"),
+        (["solve", "x...o....", "x", "--game", "chess"], 1, "Error: unknown game 'chess': installed games are othello, tictactoe"),
+        (["solve", "x...o....", "x"], 1, "Error: board has 9 characters, expected 64 ('.', 'x' or 'o' each) (it is a tictactoe board: use --game tictactoe)"),
+        (["solve", "xx.......", "o", "--game", "tictactoe"], 1, "Error: this board cannot arise in play: 2 x and 0 o (x moves first, so x has as many marks as o, or one more)"),
+        (["solve", "x........", "x", "--game", "tictactoe"], 1, "Error: wrong token 'x': on this board it is o's turn (1 x, 0 o)"),
+        (["solve", "xxxooo...", "x", "--game", "tictactoe"], 1, "Error: this board cannot arise in play: both sides have three in a row"),
     ],
 )
 def test_errors_are_one_line(run, args, code, message):
@@ -114,7 +122,7 @@ def test_bad_config_value_is_one_line(run, tmp_path):
     result = run("solve", HANDOUT_BOARD, "x")
     assert result.exit_code == 1
     assert result.output.strip() == (
-        "Error: config.yaml: 'scoring' must be one of plain, winner-takes-empties; got 'lab'"
+        "Error: config.yaml: 'scoring' must be one of plain, winner-takes-empties (for othello), or null; got 'lab'"
     )
 
 
@@ -130,7 +138,7 @@ def test_python_dash_m_and_bundled_examples():
 # --- grader grade ----------------------------------------------------------------
 
 GRADE_TEXT = """\
-Grading canned.py: 3 tests (boards from b.txt), time limit 10 s, 2 jobs, scoring plain
+Grading canned.py: 3 tests (boards from b.txt), time limit 10 s, 2 jobs, scoring plain, ISOLATION
 mt+
 canned.py: 1.5/3  (3 tests run, boards from b.txt, X s)
 symbols: + 1  M 0  Q 0  T 0  m 1  s 0  - 0  t 1
@@ -200,7 +208,7 @@ def test_grade_text_with_the_two_most_offending_tests(run, graded_folder):
     assert result.exit_code == 0
     import re
 
-    assert re.sub(r", \d+\.\d s\)", ", X s)", result.output) == GRADE_TEXT
+    assert re.sub(r", \d+\.\d s\)", ", X s)", result.output) == GRADE_TEXT.replace("ISOLATION", ISOLATION)
 
 
 def test_grade_json_file(run, graded_folder):
@@ -216,7 +224,7 @@ def test_grade_json_file(run, graded_folder):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["grade", "nope.py"], "Error: 'nope.py' not found: give script files or folders of submissions"),
+        (["grade", "nope.py"], "Error: script 'nope.py' not found: give the path of a script file"),
         (["grade", "canned.py", "--boards", "missing.txt"], "Error: board file 'missing.txt' not found: give the path of an existing file"),
         (["grade", "canned.json"], "Error: cannot run 'canned.json': make it executable (chmod +x) or add a command template for '.json' under 'commands' in config.yaml"),
     ],
@@ -236,6 +244,6 @@ def test_grade_prints_the_seed_and_uses_config(run, tmp_path):
     (tmp_path / "config.yaml").write_text("seed: 4242\nlimits:\n  wall_seconds: 5\njobs: 2\n")
     result = run("grade", ROOT / "submissions" / "rule_of_thumb.py")
     first = result.output.splitlines()[0]
-    assert first.endswith("100 tests (standard plan, seed 4242), time limit 5 s, 2 jobs, scoring plain")
+    assert first.endswith("100 tests (standard plan, seed 4242), time limit 5 s, 2 jobs, scoring plain, " + ISOLATION)
     symbols = result.output.splitlines()[1]
     assert len(symbols) == 100 and set(symbols) <= {"T", "t"}

@@ -2,7 +2,6 @@
 
 import pytest
 
-from grader.board import Scoring
 from grader.config import Config, load_config
 from grader.errors import ConfigError
 from grader.runner import Limits
@@ -29,18 +28,19 @@ def test_defaults_without_a_file(tmp_path, monkeypatch):
 def test_reads_config_yaml_in_the_current_folder(tmp_path, monkeypatch):
     write(tmp_path, "scoring: winner-takes-empties\n")
     monkeypatch.chdir(tmp_path)
-    assert load_config().scoring is Scoring.WINNER_TAKES_EMPTIES
+    assert load_config().scoring == "winner-takes-empties"
 
 
 def test_empty_file_means_defaults(tmp_path):
-    assert load_config(write(tmp_path, "# nothing set\n")).scoring is Scoring.PLAIN
+    config = load_config(write(tmp_path, "# nothing set\n"))
+    assert (config.game, config.scoring, config.isolation) == ("othello", None, "auto")  # None: the lab's rule
 
 
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("scorng: plain\n", r"unknown key 'scorng' \(did you mean 'scoring'\?\); known keys: scoring"),
-        ("colour: red\n", "unknown key 'colour'; known keys: scoring, limits, isolation, isolation_fallback, jobs, seed, python, commands, entry, tournament$"),
+        ("scorng: plain\n", r"unknown key 'scorng' \(did you mean 'scoring'\?\); known keys: game, scoring"),
+        ("colour: red\n", "unknown key 'colour'; known keys: game, scoring, limits, isolation, jobs, seed, python, commands, entry, tournament$"),
         ("limits:\n  wall_seconds: soon\n", "'limits.wall_seconds' must be a number; got 'soon'"),
         ("limits:\n  wall_seconds: 0\n", "'limits.wall_seconds' must be greater than 0; got 0"),
         ("limits:\n  wall_seconds: true\n", "'limits.wall_seconds' must be a number; got True"),
@@ -48,8 +48,8 @@ def test_empty_file_means_defaults(tmp_path):
         ("limits:\n  memory_mb: 2\n", "'limits.memory_mb' must be at least 16; got 2"),
         ("limits:\n  processes: many\n", "'limits.processes' must be a whole number or null; got 'many'"),
         ("limits: 5\n", "'limits' must be a mapping with keys wall_seconds, cpu_seconds, memory_mb, processes, output_bytes; got 5"),
-        ("isolation: docker\n", "'isolation' must be one of none, unshare, bwrap; got 'docker'"),
-        ("isolation_fallback: maybe\n", "'isolation_fallback' must be true or false; got 'maybe'"),
+        ("isolation: docker\n", "'isolation' must be one of auto, none, bwrap, unshare, uid; got 'docker'"),
+        ("isolation_fallback: true\n", r"unknown key 'isolation_fallback' \(did you mean 'isolation'\?\)"),
         ("time_limit: 5\n", "unknown key 'time_limit'"),
         ("jobs: 0\n", "'jobs' must be at least 1; got 0"),
         ("jobs: 1.5\n", "'jobs' must be a whole number or null; got 1.5"),
@@ -58,9 +58,11 @@ def test_empty_file_means_defaults(tmp_path):
         ("commands: [java]\n", "'commands' must map a file suffix to a command"),
         ("commands:\n  java: 'java {board} {token}'\n", "'commands': 'java' is not a file suffix: write it like '.java'"),
         ("commands:\n  .java: 'java Foo'\n", r"'commands\.\.java' must be a command holding \{board\} and \{token\}"),
-        ("scoring: fancy\n", "'scoring' must be one of plain, winner-takes-empties; got 'fancy'"),
-        ("scoring: 3\n", "'scoring' must be one of plain, winner-takes-empties; got 3"),
-        ("scoring: [plain]\n", "'scoring' must be one of plain, winner-takes-empties; got \\['plain'\\]"),
+        ("scoring: fancy\n", r"'scoring' must be one of plain, winner-takes-empties \(for othello\), or null; got 'fancy'"),
+        ("scoring: 3\n", r"'scoring' must be one of plain, winner-takes-empties \(for othello\), or null; got 3"),
+        ("scoring: [plain]\n", r"'scoring' must be one of plain, winner-takes-empties \(for othello\), or null; got \['plain'\]"),
+        ("game: chess\n", "'game' must be one of othello, tictactoe; got 'chess'"),
+        ("game: tictactoe\nscoring: plain\n", r"'scoring' must be one of outcome, fastest-win \(for tictactoe\), or null; got 'plain'"),
         ("- scoring\n", "expected 'key: value' lines at the top level, got list"),
         ("scoring: plain\n  bad: indent\n", "not valid YAML at line 2, column"),
     ],
@@ -73,13 +75,14 @@ def test_bad_configs_name_the_key_and_the_fix(tmp_path, text, message):
 def test_every_key(tmp_path):
     text = (
         "scoring: winner-takes-empties\nlimits:\n  wall_seconds: 2.5\n  memory_mb: null\njobs: 3\nseed: 9\n"
-        "python: /usr/bin/python3\nisolation: unshare\nisolation_fallback: true\n"
+        "python: /usr/bin/python3\nisolation: unshare\n"
         "commands:\n  .JAVA: 'java -cp {dir} {stem} {board} {token}'\n"
     )
     cfg = load_config(write(tmp_path, text))
-    assert (cfg.scoring, cfg.jobs, cfg.seed, cfg.python, cfg.isolation, cfg.isolation_fallback) == (
-        Scoring.WINNER_TAKES_EMPTIES, 3, 9, "/usr/bin/python3", "unshare", True
+    assert (cfg.scoring, cfg.jobs, cfg.seed, cfg.python, cfg.isolation) == (
+        "winner-takes-empties", 3, 9, "/usr/bin/python3", "unshare"
     )
+    assert load_config(write(tmp_path, "")).isolation == "auto"
     assert cfg.limits == Limits(wall_seconds=2.5, memory_mb=None)
     assert cfg.commands == {".java": "java -cp {dir} {stem} {board} {token}"}
     nulls = load_config(write(tmp_path, "jobs: null\nseed: null\npython: null\ncommands: null\n"))

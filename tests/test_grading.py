@@ -10,11 +10,12 @@ import pytest
 
 import reference as ref
 from conftest import ROOT
-from grader.board import Position, square_name
-from grader.boards import Plan
+from grader.games.othello import Position, square_name
 from grader.errors import GraderError
-from grader.grading import Settings, command_for, grade
+from grader.grading import Settings, grade
+from grader.plans import Plan
 from grader.runner import Limits
+from grader.scripts import RunSettings, Script
 from test_judge import BEST, BOARD, LINE, OCCUPIED, TOKEN, VALUE, WORSE, bad_line, lab
 
 CANNED = Path(__file__).parent / "scripts" / "canned.py"
@@ -71,11 +72,15 @@ def test_timeout_with_nothing_printed_is_t(tmp_path):
     assert test.symbol == "t" and test.verdict.failure == "no integer in the output, so no move"
 
 
-def test_crash_is_graded_on_what_was_printed(tmp_path):
-    test = one(tmp_path, {"out": f"My move is {BEST}\n", "err": "Traceback...\nValueError: oops\n", "exit": 1})
-    assert test.symbol == "T" and test.run.crashed
-    assert test.error == "exited with code 1"
-    assert test.diagnosis.endswith("the script exited with code 1; stderr ends: Traceback... | ValueError: oops")
+def test_a_crash_fails_the_test_whatever_was_printed(tmp_path):
+    test = one(tmp_path, {"out": lab(VALUE, LINE), "err": "Traceback...\nValueError: oops\n", "exit": 1})
+    assert test.symbol == "-" and test.verdict.credit == 0 and test.run.crashed
+    assert test.error == "the script crashed: it exited with code 1"
+    assert test.diagnosis.startswith("the script crashed: it exited with code 1, so the test fails; ")
+    assert test.diagnosis.endswith("stderr ends: Traceback... | ValueError: oops")
+    assert "score" in test.diagnosis and "is correct" in test.diagnosis  # what it printed is still judged, for feedback
+    no_score_line = one(tmp_path, {"out": f"My move is {BEST}\n", "exit": 2})
+    assert no_score_line.symbol == "t" and no_score_line.verdict.credit == 0
 
 
 def test_illegal_move_fails_the_test_and_names_the_cause(tmp_path):
@@ -93,7 +98,7 @@ def test_results_come_in_test_order_with_parallel_jobs(tmp_path):
         line = ref.optimal_line(p.board_string(), p.token)
         spec[f"{p.board_string()} {p.token}"] = {"out": lab(v, line), "sleep": 0.3 * (len(positions) - i) / len(positions)}
     seen = []
-    result = grade(canned(tmp_path, spec), Plan(tuple(positions), None, "t"), Settings(jobs=3), on_result=lambda t: seen.append(t.index))
+    result = grade(canned(tmp_path, spec), Plan(tuple(positions), None, "t"), Settings(jobs=3), on_test=lambda t: seen.append(t.index))
     assert seen == [1, 2, 3, 4, 5, 6]
     assert result.symbols == "++++++" and result.total == 6 and result.max_total == 6
 
@@ -129,7 +134,7 @@ def test_json_record_schema(tmp_path):
     data = test.to_json()
     assert list(data) == [
         "index", "board", "token", "empties", "symbol", "credit", "claimed_score", "claimed_line", "move",
-        "value", "optimal_moves", "timed_out", "exit_code", "seconds", "cpu_seconds", "diagnosis",
+        "value", "optimal_moves", "timed_out", "crashed", "exit_code", "seconds", "cpu_seconds", "diagnosis",
     ]  # fmt: skip
     assert data["claimed_line"] == LINE and data["claimed_score"] == VALUE and data["move"] == LINE[0]
     assert data["optimal_moves"] == sorted(s for s, v in ref.move_values(BOARD, TOKEN, "plain").items() if v == VALUE)
@@ -137,22 +142,48 @@ def test_json_record_schema(tmp_path):
     assert no_claim["claimed_score"] is None and no_claim["claimed_line"] is None
 
 
-def test_command_for_python_executable_and_templates(tmp_path):
+def test_how_scripts_are_started(tmp_path):
     py = tmp_path / "a.py"
     py.write_text("")
-    assert command_for(py, Settings(python="/usr/bin/python3")) == ["/usr/bin/python3", str(py.resolve()), "{board}", "{token}"]
+    assert Script.from_path(py).command(RunSettings(python="/usr/bin/python3")) == [
+        "/usr/bin/python3", "{dir}/a.py", "{board}", "{token}",
+    ]  # fmt: skip
     exe = tmp_path / "engine"
     exe.write_text("#!/bin/sh\necho 0\n")
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
-    assert command_for(exe, Settings()) == [str(exe.resolve()), "{board}", "{token}"]
+    assert Script.from_path(exe).command(RunSettings()) == ["{dir}/engine", "{board}", "{token}"]
     java = tmp_path / "Foo.java"
     java.write_text("")
-    settings = Settings(commands={".java": "java -cp {dir} {stem} {board} {token}"})
-    assert command_for(java, settings) == ["java", "-cp", str(tmp_path.resolve()), "Foo", "{board}", "{token}"]
+    settings = RunSettings(commands={".java": "java -cp {dir} {stem} {board} {token}"})
+    assert Script.from_path(java).command(settings) == ["java", "-cp", "{dir}", "Foo", "{board}", "{token}"]
     with pytest.raises(GraderError, match="make it executable .* or add a command template for '.java'"):
-        command_for(java, Settings())
+        Script.from_path(java).command(RunSettings())
     with pytest.raises(GraderError, match="script 'nope.py' not found"):
-        command_for("nope.py", Settings())
+        Script.from_path("nope.py")
+
+
+def test_a_script_link_is_judged_by_its_own_name(tmp_path):
+    target = tmp_path / "engine_without_suffix"
+    target.write_text(f"print('My move is {BEST}')\n")
+    link = tmp_path / "evil.py"
+    link.symlink_to(target)
+    assert grade(link, Plan((POS,), None, "t"), Settings(jobs=1)).symbols == "T"
+
+
+def test_a_script_reads_helper_files_next_to_it_and_nothing_else(tmp_path):
+    (tmp_path / "book.txt").write_text(f"{BEST}\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "deep.txt").write_text("deep\n")
+    script = tmp_path / "reader.py"
+    script.write_text(
+        "import os\n"
+        "here = os.path.dirname(os.path.abspath(__file__))\n"
+        "print(sorted(os.listdir(here)))\n"
+        "print('My move is', open(os.path.join(here, 'book.txt')).read().strip())\n"
+    )
+    test = grade(script, Plan((POS,), None, "t"), Settings(jobs=1)).tests[0]
+    assert test.symbol == "T", test.diagnosis
+    assert "['book.txt', 'reader.py', 'sub']" in test.run.stdout_tail
 
 
 def test_shell_script_through_a_template(tmp_path):
@@ -163,7 +194,7 @@ def test_shell_script_through_a_template(tmp_path):
 
 
 def test_bundled_negamax_is_perfect_on_the_fixed_boards():
-    from grader.boards import STANDARD_FIXED, file_plan
+    from grader.plans import load_plan
 
-    result = grade(ROOT / "submissions" / "negamax.py", file_plan(STANDARD_FIXED), Settings(jobs=2, python=sys.executable))
+    result = grade(ROOT / "submissions" / "negamax.py", load_plan(ROOT / "fixtures" / "standard.txt"), Settings(jobs=2))
     assert result.symbols == "+" * 10 and result.total == 10

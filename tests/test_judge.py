@@ -5,10 +5,10 @@ import itertools
 import pytest
 
 import reference as ref
-from grader.board import Position, square_name
-from grader.judge import CREDIT, judge, symbol_for
+from grader.games.othello import Position, square_name
+from grader.judge import SYMBOL_TABLE, SYMBOLS, Answer, judge as judge_answer, symbol_for
 from grader.parse import parse_output
-from grader.solver import Solver
+from grader.games.othello_solver import OthelloSolver as Solver
 
 BOARD, TOKEN = ref.teaching_board()
 MOVES = ref.move_values(BOARD, TOKEN, "plain")
@@ -17,6 +17,10 @@ BEST = min(s for s, v in MOVES.items() if v == VALUE)
 WORSE = min(MOVES, key=MOVES.get)  # a legal move that loses discs
 LINE = ref.optimal_line(BOARD, TOKEN)
 OCCUPIED = next(i for i, c in enumerate(BOARD) if c != ".")
+
+
+def judge(pos, claim, solver, crash=None):
+    return judge_answer(pos, claim, Answer.solve(solver, pos), solver, crash)
 
 
 def bad_line() -> list[int]:
@@ -50,16 +54,27 @@ def lab(score: int, line: list[int]) -> str:
     ],
 )
 def test_every_symbol(output, symbol):
-    verdict = judge(Position.from_string(BOARD, TOKEN), parse_output(output), Solver())
+    verdict = judge(Position.from_string(BOARD, TOKEN), parse_output(output), Solver("plain"))
     assert verdict.symbol == symbol, verdict.diagnosis
-    assert verdict.credit == CREDIT[symbol]
+    assert verdict.credit == SYMBOL_TABLE[symbol].credit
+
+
+@pytest.mark.parametrize("output, symbol", [(lab(VALUE, LINE), "-"), (f"My move is {BEST}\n", "t"), ("", "t")])
+def test_a_crash_fails_the_test(output, symbol):
+    verdict = judge(Position.from_string(BOARD, TOKEN), parse_output(output), Solver("plain"), crash="crashed: it exited with code 3")
+    assert (verdict.symbol, verdict.credit) == (symbol, 0)
+    assert verdict.failure == "the script crashed: it exited with code 3"
+    assert verdict.diagnosis.startswith("the script crashed: it exited with code 3, so the test fails")
 
 
 def test_credits_are_the_labs():
-    assert CREDIT == {"+": 1, "M": 0.75, "Q": 0.75, "m": 0.5, "s": 0.25, "-": 0, "T": 0.5, "t": 0}
+    assert {s: SYMBOL_TABLE[s].credit for s in SYMBOLS} == {
+        "+": 1, "M": 0.75, "Q": 0.75, "m": 0.5, "s": 0.25, "-": 0, "T": 0.5, "t": 0,
+    }  # fmt: skip
+    assert SYMBOLS == "+MQTms-t"
 
 
-@pytest.mark.parametrize("has_score, move_ok, score_ok, line_ok", itertools.product([True, False], repeat=4))
+@pytest.mark.parametrize("has_score, move_ok, score_ok, line_ok", list(itertools.product([True, False], repeat=4)))
 def test_symbol_truth_table(has_score, move_ok, score_ok, line_ok):
     symbol = symbol_for(has_score, move_ok, score_ok, line_ok)
     if not has_score:
@@ -78,7 +93,7 @@ def test_symbol_truth_table(has_score, move_ok, score_ok, line_ok):
 
 def test_diagnoses_in_plain_words():
     pos = Position.from_string(BOARD, TOKEN)
-    solver = Solver()
+    solver = Solver("plain")
     loss = VALUE - MOVES[WORSE]
     v = judge(pos, parse_output(f"My move is {WORSE}\n"), solver)
     assert f"move {WORSE} (" in v.diagnosis
@@ -99,7 +114,7 @@ def test_handout_line_is_plus_and_the_s_phenomenon():
     from conftest import HANDOUT_BOARD
 
     pos = Position.from_string(HANDOUT_BOARD, "x")
-    solver = Solver()
+    solver = Solver("plain")
     assert judge(pos, parse_output("Min score: 18; move sequence: [15, -1, 7, -1, 14, -1, 51]"), solver).symbol == "+"
     # x's 15 after 51, 14 reaches +12, not +18 (reference: {7: 18, 15: 12})
     v = judge(pos, parse_output("Min score: 18; move sequence: [7, 15, 14, 51]"), solver)

@@ -1,4 +1,4 @@
-"""The C solver (grader._othello_native) against grader.board, the pure-Python solver and FFO."""
+"""The C solver (grader._othello_native) against grader.games.othello, the pure-Python solver and FFO."""
 
 import os
 import random
@@ -12,15 +12,16 @@ from hypothesis import strategies as st
 
 from conftest import FFO_FILE
 from grader import native_solver
-from grader.board import FULL, Position, Scoring, flips, legal_moves
-from grader.boards import random_position, read_boards
-from grader.solver import Solver
+from grader.games.othello import FULL, OTHELLO, PLAIN, SCORINGS, WINNER_TAKES_EMPTIES, Position, flips, legal_moves, random_position
+from grader.games.othello_solver import OthelloSolver as Solver
+from grader.plans import read_boards
+from grader.stop import Stopped
 
 if not native_solver.available():
     pytest.skip(f"C solver not built: {native_solver.unavailable_reason()}", allow_module_level=True)
 
 from grader import _othello_native as N  # noqa: E402
-from grader.native_solver import NativeSolver  # noqa: E402
+from grader.native_solver import NativeOthelloSolver as NativeSolver  # noqa: E402
 
 bitboards = st.integers(min_value=0, max_value=FULL)
 
@@ -89,7 +90,7 @@ def agreement_pool() -> list[Position]:
 POOL = agreement_pool()
 
 
-@pytest.mark.parametrize("scoring", list(Scoring))
+@pytest.mark.parametrize("scoring", list(SCORINGS))
 def test_native_matches_python_solver(scoring):
     py, c = Solver(scoring), NativeSolver(scoring)  # one of each: tables shared across positions
     kinds = {"must pass": 0, "game over with empties": 0, "several optimal": 0, "12-14 empties": 0}
@@ -105,7 +106,7 @@ def test_native_matches_python_solver(scoring):
 
 def test_public_behaviour_matches_python_solver():
     rng = random.Random(3)
-    for scoring in Scoring:
+    for scoring in SCORINGS:
         py, c = Solver(scoring), NativeSolver(scoring)
         for n in (4, 7, 10):
             pos = random_position(rng, n)
@@ -119,7 +120,7 @@ def test_public_behaviour_matches_python_solver():
 
 def test_nodes_count_and_clear():
     pos = random_position(random.Random(4), 12)
-    c = NativeSolver(Scoring.PLAIN)
+    c = NativeSolver(PLAIN)
     value = c.value(pos)
     first = c.nodes
     assert first > 100
@@ -159,7 +160,7 @@ def test_windows_keep_the_fail_soft_contract():
 def ffo_entries(numbers):
     if not FFO_FILE.exists():
         pytest.skip("shared/data not beside the project")
-    return {int(e.label.split("#")[1]): e for e in read_boards(FFO_FILE) if int(e.label.split("#")[1]) in numbers}
+    return {int(e.label.split("#")[1]): e for e in read_boards(FFO_FILE, OTHELLO) if int(e.label.split("#")[1]) in numbers}
 
 
 FAST_FFO = [*range(1, 24), 27, 29, 31]  # each well under a second
@@ -168,7 +169,7 @@ FAST_FFO = [*range(1, 24), 27, 29, 31]  # each well under a second
 @pytest.mark.parametrize("number", FAST_FFO)
 def test_ffo_value_and_best_moves(number):
     entry = ffo_entries(FAST_FFO)[number]
-    c = NativeSolver(Scoring.WINNER_TAKES_EMPTIES)
+    c = NativeSolver(WINNER_TAKES_EMPTIES)
     assert c.value(entry.position) == entry.score
     assert c.optimal_moves(entry.position) == sorted(entry.best_moves)
 
@@ -232,7 +233,7 @@ def test_odd_positions_and_windows():
     assert N.Solver(False, 10).search(1, 0) == 1
     for board in ("xo" + "." * 62, "xoo" + "." * 61, "x" + "." * 62 + "o"):
         pos = Position.from_string(board, "x")
-        assert s.search(pos.player, pos.opponent) == Solver(Scoring.WINNER_TAKES_EMPTIES).value(pos), board
+        assert s.search(pos.player, pos.opponent) == Solver(WINNER_TAKES_EMPTIES).value(pos), board
     assert s.search(1, 0, 70, 80) <= 70  # above every value: an upper bound
     assert s.search(0, 1, -80, -70) >= -70
     assert s.search(1, 0, -(2**40), 2**40) == 64
@@ -281,8 +282,8 @@ LONG = 41  # 22 empties: seconds to solve
 def test_should_stop_cancels_within_a_second():
     pos = ffo_entries([LONG])[LONG].position
     deadline = time.monotonic() + 0.2
-    c = NativeSolver(Scoring.WINNER_TAKES_EMPTIES, should_stop=lambda: time.monotonic() > deadline)
-    with pytest.raises(N.Cancelled):
+    c = NativeSolver(WINNER_TAKES_EMPTIES, should_stop=lambda: time.monotonic() > deadline)
+    with pytest.raises(Stopped):
         c.value(pos)
     assert time.monotonic() - deadline < 1.0
     assert c.nodes > 0
@@ -291,9 +292,9 @@ def test_should_stop_cancels_within_a_second():
 def test_cancelled_table_stays_consistent():
     entry = ffo_entries([33])[33]  # 20 empties: about a second
     stop = threading.Event()
-    c = NativeSolver(Scoring.WINNER_TAKES_EMPTIES, should_stop=stop.is_set)
+    c = NativeSolver(WINNER_TAKES_EMPTIES, should_stop=stop.is_set)
     threading.Timer(0.1, stop.set).start()
-    with pytest.raises(N.Cancelled):
+    with pytest.raises(Stopped):
         c.value(entry.position)
     stop.clear()  # the table keeps what finished before the stop: it must all be exact
     assert c.value(entry.position) == entry.score
@@ -302,7 +303,7 @@ def test_cancelled_table_stays_consistent():
 
 def test_ctrl_c_stops_a_long_solve():
     pos = ffo_entries([LONG])[LONG].position
-    c = NativeSolver(Scoring.WINNER_TAKES_EMPTIES)
+    c = NativeSolver(WINNER_TAKES_EMPTIES)
     timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
     start = time.monotonic()
     timer.start()
@@ -315,13 +316,13 @@ def test_ctrl_c_stops_a_long_solve():
 def test_search_releases_the_gil():
     pos = ffo_entries([LONG])[LONG].position
     stop = threading.Event()
-    c = NativeSolver(Scoring.WINNER_TAKES_EMPTIES, should_stop=stop.is_set)
+    c = NativeSolver(WINNER_TAKES_EMPTIES, should_stop=stop.is_set)
     errors = []
 
     def solve():
         try:
             c.value(pos)
-        except N.Cancelled as e:
+        except Stopped as e:
             errors.append(e)
 
     worker = threading.Thread(target=solve)
@@ -339,7 +340,7 @@ def test_search_releases_the_gil():
 def test_threads_share_one_solver_and_run_separate_ones():
     rng = random.Random(9)
     positions = [random_position(rng, 11) for _ in range(8)]
-    expected = [Solver(Scoring.PLAIN).value(p) for p in positions]
+    expected = [Solver(PLAIN).value(p) for p in positions]
     shared = N.Solver(False, 18)
     results = {}
 

@@ -6,11 +6,22 @@ import pytest
 from click.testing import CliRunner
 
 import reference as ref
-from grader.board import Position
-from grader.boards import STANDARD_FIXED, file_plan, parse_empties, random_boards, read_boards, standard_plan
+from grader.files import bundled, parse_range
+from grader.games.othello import OTHELLO, Position
+from grader.plans import load_plan, read_boards, standard_plan
+
+STANDARD_FIXED = bundled("fixtures", "standard.txt")
+
+
+def random_boards(seed, empties, count):
+    return OTHELLO.random_positions(seed, empties, count)
+
+
+def parse_empties(text):
+    return parse_range(text, "empties", OTHELLO.empties_allowed)
 from grader.cli import main
 from grader.errors import BoardError, BoardFileError
-from grader.solver import Solver
+from grader.games.othello_solver import OthelloSolver as Solver
 
 FIXED = STANDARD_FIXED.read_text().splitlines()
 FIXED_ROWS = [ln for ln in FIXED if ln and not ln.startswith("#")]
@@ -23,7 +34,7 @@ def test_fixed_board_answers(k):
     board, token = row.split()[:2]
     pos = Position.from_string(board, token)
     assert pos.empties == k and pos.moves()
-    solver = Solver()
+    solver = Solver("plain")
     value, best = solver.value(pos), solver.optimal_moves(pos)
     assert row.endswith(f"# test {k}: value {value:+d}, optimal {','.join(map(str, best))}")
     if k <= 8:
@@ -56,7 +67,7 @@ def test_boards_command_matches_the_plan(tmp_path):
     result = CliRunner().invoke(main, ["boards", "--seed", "77", "--out", str(out)])
     assert result.exit_code == 0 and result.output == f"90 boards written to {out} (seed 77)\n"
     lines = out.read_text().splitlines()
-    assert lines[0] == "# grader boards --seed 77 --empties 1-9 --count 10"
+    assert lines[0] == "# grader boards --game othello --seed 77 --empties 1-9 --count 10"
     assert [e.position for e in read_boards(out)] == list(standard_plan(77).positions[10:])
 
 
@@ -70,7 +81,7 @@ def test_boards_command_to_stdout_in_rising_order():
 
 def test_boards_command_prints_a_seed_it_chose():
     result = CliRunner().invoke(main, ["boards", "--count", "1", "--empties", "2"])
-    seed = int(re.match(r"# grader boards --seed (\d+) ", result.output).group(1))
+    seed = int(re.match(r"# grader boards --game othello --seed (\d+) ", result.output).group(1))
     again = CliRunner().invoke(main, ["boards", "--count", "1", "--empties", "2", "--seed", str(seed)])
     assert again.output == result.output
 
@@ -84,5 +95,5 @@ def test_bad_empties_range(text):
 def test_file_plan_needs_a_legal_move(tmp_path):
     f = tmp_path / "b.txt"
     f.write_text("x" * 63 + ". o\n")  # o has no move
-    with pytest.raises(BoardFileError, match="o has no legal move on this board"):
-        file_plan(f)
+    with pytest.raises(BoardFileError, match="b.txt:1: the game is over on this board; a test board needs a legal move"):
+        load_plan(f)

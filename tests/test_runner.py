@@ -5,9 +5,10 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
-from grader.runner import run
+from grader.runner import Limits, run
 
 
 def script(tmp_path, body: str, name="s.py") -> list[str]:
@@ -33,14 +34,14 @@ def test_nonzero_exit_keeps_output_and_stderr_tail(tmp_path):
     result, out = collect(script(tmp_path, "import sys\nprint('My move is 7')\nsys.exit('something broke')"))
     assert out == "My move is 7\n"
     assert result.exit_code == 1 and result.crashed
-    assert result.describe() == "exited with code 1"
+    assert result.describe() == "crashed: it exited with code 1"
     assert result.stderr_tail.strip() == "something broke"
 
 
 def test_killed_by_a_signal(tmp_path):
     result, _ = collect(script(tmp_path, "import os, signal\nprint(5)\nos.kill(os.getpid(), signal.SIGSEGV)"))
     assert result.signal == signal.SIGSEGV and result.crashed
-    assert result.describe() == "was killed by SIGSEGV"
+    assert result.describe() == "crashed: it was killed by SIGSEGV"
 
 
 def test_timeout_kills_and_keeps_what_was_printed(tmp_path):
@@ -81,7 +82,7 @@ def test_minimal_environment(tmp_path, monkeypatch):
     assert "GRADER_SECRET_ANSWERS" not in env
     assert env["PYTHONUNBUFFERED"] == "1" and "PATH" in env
     assert set(env) <= {"PATH", "LANG", "LC_ALL", "JAVA_HOME", "HOME", "TMPDIR", "PYTHONUNBUFFERED",
-                        "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING", "LC_CTYPE"}  # fmt: skip
+                        "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING", "LC_CTYPE", "GRADER_SCRIPT"}  # fmt: skip
 
 
 def test_unflushed_python_output_is_not_lost_at_the_limit(tmp_path):
@@ -144,12 +145,52 @@ def test_limits_above_our_own_hard_limits_are_lowered(tmp_path):
     assert done.stdout.strip() == "0 None 51", done.stderr
 
 
-def test_no_script_starts_after_kill_all(tmp_path):
-    from grader import runner
+def test_a_stop_kills_its_runs_and_no_script_starts_after_it(tmp_path):
+    from grader.stop import Stop
 
-    runner.kill_all()
+    stop = Stop()
+    threading.Timer(0.3, stop.set, ["interrupted (Ctrl-C)"]).start()
+    start = time.monotonic()
+    result = run(script(tmp_path, "import time\nprint(7, flush=True)\ntime.sleep(60)"), Limits(wall_seconds=30), stop=stop)
+    assert time.monotonic() - start < 2
+    assert result.interrupted and not result.crashed and not result.timed_out
+    after = run(script(tmp_path, "print(1)"), 5, stop=stop)
+    assert after.interrupted and after.exit_code is None and not after.crashed
+
+
+def test_stops_are_per_run(tmp_path):
+    """Stopping one run leaves another run in the same process alone, and a new run after a
+    stopped one starts normally (no process-wide interrupt flag)."""
+    from grader.stop import Stop
+
+    stopped, other = Stop(), Stop()
+    stopped.set()
+    assert run(script(tmp_path, "print(1)"), 5, stop=stopped).interrupted
+    result = run(script(tmp_path, "print(1)"), 5, stop=other)
+    assert result.exit_code == 0 and not result.interrupted
+    assert run(script(tmp_path, "print(2)"), 5).exit_code == 0
+
+
+def test_a_script_killing_itself_is_a_crash_not_a_grader_stop(tmp_path):
+    result, _ = collect(script(tmp_path, "import os, signal\nprint(51, flush=True)\nos.kill(os.getpid(), signal.SIGKILL)"))
+    assert result.crashed and not result.stopped_by_grader and result.signal == signal.SIGKILL
+    assert result.describe() == "crashed: it was killed by SIGKILL"
+
+
+def test_out_of_memory_names_the_limit(tmp_path):
+    body = "print(51, flush=True)\nx = bytearray(400 * 2**20)"
+    result = run(script(tmp_path, body), Limits(wall_seconds=10, memory_mb=200))
+    assert result.crashed and "MemoryError" in result.stderr_tail
+    assert result.describe() == "crashed: it exited with code 1 (it ran out of memory: limits.memory_mb is 200 MB)"
+
+
+def test_other_processes_of_the_grader_are_not_swept(tmp_path):
+    """A child of the grader that no script started (a cluster worker, a caller's own
+    process) survives the sweep of orphans."""
+    mine = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
-        result = run(script(tmp_path, "print(1)"), 5)
+        collect(script(tmp_path, "print(1)"))
+        assert mine.poll() is None
     finally:
-        runner.reset_interrupt()
-    assert result.interrupted and result.exit_code is None and not result.crashed
+        mine.kill()
+        mine.wait()

@@ -6,9 +6,9 @@ import pytest
 
 import reference as ref
 from conftest import FFO20, FFO_FILE, HANDOUT_BOARD
-from grader.board import PASS, Position, Scoring
-from grader.boards import parse_board_line
-from grader.solver import Solver
+from grader.games import PASS
+from grader.games.othello import OTHELLO, PLAIN, SCORINGS, WINNER_TAKES_EMPTIES, Position, random_position
+from grader.games.othello_solver import OthelloSolver as Solver
 
 
 def endgame_pool(seed: int, count: int, max_empties: int = 7) -> list[tuple[str, str]]:
@@ -60,15 +60,15 @@ def final_of_line(pos: Position, line: list[int]) -> Position:
 POOL = endgame_pool(seed=2026, count=150) + early_endings(seed=7, count=20)
 
 
-@pytest.mark.parametrize("scoring", list(Scoring))
+@pytest.mark.parametrize("scoring", list(SCORINGS))
 @pytest.mark.parametrize("table_entries", [1_000_000, 8])  # 8: the table is cleared again and again
 def test_solver_matches_exhaustive_minimax(scoring, table_entries):
     solver = Solver(scoring, table_entries=table_entries)
     kinds = {"must pass": 0, "game over": 0, "ends with empties": 0, "several optimal": 0}
     for board, tok in POOL:
         pos = Position.from_string(board, tok)
-        expected = ref.move_values(board, tok, scoring.value)
-        assert solver.value(pos) == ref.value(board, tok, scoring.value), (board, tok)
+        expected = ref.move_values(board, tok, scoring)
+        assert solver.value(pos) == ref.value(board, tok, scoring), (board, tok)
         assert solver.move_values(pos) == expected, (board, tok)
         best = max(expected.values(), default=None)
         assert solver.optimal_moves(pos) == sorted(sq for sq, v in expected.items() if v == best)
@@ -88,7 +88,7 @@ def test_solver_matches_exhaustive_minimax(scoring, table_entries):
 def test_must_pass_value_is_the_opponents_negated():
     board, tok = next((b, t) for b, t in POOL if Position.from_string(b, t).must_pass())
     pos = Position.from_string(board, tok)
-    solver = Solver()
+    solver = Solver(PLAIN)
     assert solver.optimal_moves(pos) == []
     assert solver.value(pos) == -solver.value(pos.pass_turn())
     assert solver.line(pos)[0] == PASS
@@ -96,7 +96,7 @@ def test_must_pass_value_is_the_opponents_negated():
 
 def test_handout_example():
     pos = Position.from_string(HANDOUT_BOARD, "x")
-    solver = Solver(Scoring.PLAIN)
+    solver = Solver(PLAIN)
     assert solver.move_values(pos) == {7: -1, 14: -1, 51: 18}
     assert solver.optimal_moves(pos) == [51]
     assert solver.value(pos) == 18
@@ -107,17 +107,17 @@ def test_handout_example():
 
 def test_ffo_20():
     pos = Position.from_string(FFO20.replace("-", "."), "x")
-    assert Solver(Scoring.WINNER_TAKES_EMPTIES).value(pos) == 6
-    assert Solver(Scoring.WINNER_TAKES_EMPTIES).optimal_moves(pos) == [39]  # h5
+    assert Solver(WINNER_TAKES_EMPTIES).value(pos) == 6
+    assert Solver(WINNER_TAKES_EMPTIES).optimal_moves(pos) == [39]  # h5
     board = pos.board_string()
-    assert Solver(Scoring.PLAIN).value(pos) == ref.value(board, "x", "plain")
+    assert Solver(PLAIN).value(pos) == ref.value(board, "x", "plain")
 
 
 @pytest.mark.skipif(not FFO_FILE.exists(), reason="shared/data not beside the project")
 def test_ffo_20_from_the_shared_file():
     line = next(ln for ln in FFO_FILE.read_text().splitlines() if ln.startswith("20|"))
-    entry = parse_board_line(line)
-    solver = Solver(Scoring.WINNER_TAKES_EMPTIES)
+    entry = OTHELLO.parse_board_line(line, "")
+    solver = Solver(WINNER_TAKES_EMPTIES)
     assert solver.value(entry.position) == entry.score
     assert solver.optimal_moves(entry.position) == sorted(entry.best_moves)
 
@@ -138,16 +138,14 @@ def transforms(board: str, sq: int | None = None):
 
 @pytest.mark.parametrize("empties", [8, 10, 12])
 def test_value_unchanged_under_the_8_symmetries(empties):
-    from grader.boards import random_position
-
     rng = random.Random(empties)
     for _ in range(3):
         pos = random_position(rng, empties)
-        solver = Solver(Scoring.PLAIN)
+        solver = Solver(PLAIN)
         value, best = solver.value(pos), solver.optimal_moves(pos)
         for board, f in transforms(pos.board_string()):
             other = Position.from_string(board, pos.token)
-            fresh = Solver(Scoring.PLAIN)
+            fresh = Solver(PLAIN)
             assert fresh.value(other) == value
             assert fresh.optimal_moves(other) == sorted(r * 8 + c for r, c in (f(*divmod(s, 8)) for s in best))
 
@@ -156,7 +154,7 @@ def test_results_are_shared_across_calls():
     pos = Position.from_string(
         "..oooo..x.oooo..xxxxooooxxoxoooxxooxxoooxoooxooo..xooo.o.oooooo.", "x"
     )  # 11 empties
-    solver = Solver()
+    solver = Solver(PLAIN)
     first = solver.analyze(pos, all_values=True)
     assert first.nodes > 100
     again = solver.analyze(pos, all_values=True)
@@ -169,12 +167,12 @@ def test_results_are_shared_across_calls():
 
 def test_verify_line_problems_on_the_handout_board():
     pos = Position.from_string(HANDOUT_BOARD, "x")
-    solver = Solver()
+    solver = Solver(PLAIN)
     illegal = solver.verify_line(pos, [15])
     assert (illegal.problem, illegal.ply, illegal.move, illegal.best_moves, illegal.best_value) == ("illegal", 1, 15, [51], 18)
     bad = solver.verify_line(pos, [7, 51])
     assert (bad.problem, bad.ply, bad.mover, bad.move_value, bad.best_value) == ("suboptimal", 1, "x", -1, 18)
-    assert bad.describe("x") == "line goes wrong at ply 1: x plays 7 (h1) (-1) but 51 (d7) gets +18"
+    assert bad.describe("x", OTHELLO) == "line goes wrong at ply 1: x plays 7 (h1) (-1) but 51 (d7) gets +18"
     short = solver.verify_line(pos, [51, 14])
     assert (short.problem, short.ply, short.played) == ("too-short", 5, [51, PASS, 14, PASS])
     assert short.best_moves == [7] and short.best_value == 18  # 15 gives only +12 (reference)
@@ -186,7 +184,7 @@ def test_verify_line_problems_on_the_handout_board():
 def test_verify_line_blames_the_first_suboptimal_ply_of_either_side():
     """Random lines checked against the reference's move values, ply by ply."""
     rng = random.Random(5)
-    solver = Solver()
+    solver = Solver(PLAIN)
     checked_opponent_errors = 0
     for board, tok in POOL[:80]:
         if not ref.moves(board, tok):

@@ -14,16 +14,16 @@ from click.testing import CliRunner
 
 import reference as ref
 from conftest import ROOT
-from grader.board import Scoring
+from grader.games.othello import OTHELLO, PLAIN, SCORINGS, WINNER_TAKES_EMPTIES
 from grader.cli import main
 from grader.grading import Settings
 from grader.ratings import crosstable, elo, elo_interval, standings
 from grader.runner import Limits
+from grader.executor import LocalExecutor
 from grader.tournament import (
-    Engine, Game, TournamentSettings, parse_transcript, play_game, random_openings, read_openings, schedule, transcript,
+    Engine, GameRecord as Game, GameTask, TournamentSettings, random_openings as openings_of, read_openings as read_openings_of, schedule,
 )  # fmt: skip
 from grader.errors import BoardFileError, GraderError
-from grader.solver import Solver
 
 ENGINE = Path(__file__).parent / "scripts" / "engine.py"
 
@@ -35,6 +35,29 @@ def engines(tmp_path, *kinds) -> dict[str, Engine]:
         shutil.copy(ENGINE, path)
         out[kind] = Engine(kind, path)
     return out
+
+
+def play(game: Game, eng: dict[str, Engine], settings: TournamentSettings) -> Game:
+    """Play one game on a worker of this process."""
+    with LocalExecutor(1) as ex:
+        ex.submit("g", GameTask(game, {name: e.script() for name, e in eng.items()}, settings))
+        return next(v for _, v in ex.results())
+
+
+def parse_transcript(text):
+    return OTHELLO.parse_transcript(text)
+
+
+def transcript(moves):
+    return OTHELLO.transcript(moves)
+
+
+def random_openings(seed, plies, count):
+    return openings_of(OTHELLO, seed, plies, count)
+
+
+def read_openings(path):
+    return read_openings_of(path, OTHELLO)
 
 
 def settings(limit=5.0, **kw) -> TournamentSettings:
@@ -88,24 +111,23 @@ def test_full_game_by_the_rules_both_scorings(tmp_path):
     eng = engines(tmp_path, "first")
     eng["first2"] = Engine("first2", eng["first"].path)
     opening = lowest_square_ends_early(1)
-    solver = Solver()
     results = {}
-    for rule in Scoring:
-        game = play_game(Game("g", "p", 1, "first", "first2", opening), eng, settings(scoring=rule), solver)
+    for rule in SCORINGS:
+        game = play(Game("g", "p", 1, "first", "first2", opening), eng, settings(scoring=rule))
         board, _ = replay(game.moves)
         assert not ref.moves(board, "x") and not ref.moves(board, "o")  # the game is over
         assert (game.black_discs, game.white_discs) == (board.count("x"), board.count("o"))
-        assert game.disc_diff == ref.score(board, "x", rule.value) and game.reason == "normal"
+        assert game.disc_diff == ref.score(board, "x", rule) and game.reason == "normal"
         assert game.moves.startswith(opening)
         results[rule] = game
     assert board.count(".") > 0  # it ended with empties left, which only the winner's rule counts
-    assert abs(results[Scoring.WINNER_TAKES_EMPTIES].disc_diff) > abs(results[Scoring.PLAIN].disc_diff)
+    assert abs(results[WINNER_TAKES_EMPTIES].disc_diff) > abs(results[PLAIN].disc_diff)
 
 
 def test_passes_are_applied_by_the_harness(tmp_path):
     eng = engines(tmp_path, "first")
     eng["first2"] = Engine("first2", eng["first"].path)
-    game = play_game(Game("g", "p", 1, "first", "first2", near_the_end(2, want_pass=True)), eng, settings(), Solver())
+    game = play(Game("g", "p", 1, "first", "first2", near_the_end(2, want_pass=True)), eng, settings())
     board, _ = replay(game.moves)  # replays with passes implied, checking every move
     assert not ref.moves(board, "x") and not ref.moves(board, "o")
 
@@ -113,11 +135,11 @@ def test_passes_are_applied_by_the_harness(tmp_path):
 @pytest.mark.parametrize(
     "kind, problem",
     [("illegal", "99 is not a legal move"), ("silent", "no move: the engine printed no integer"),
-     ("crash", "the engine exited with code 1"), ("late", "99 is not a legal move")],
+     ("crash", "the engine crashed: it exited with code 1"), ("late", "99 is not a legal move")],
 )  # fmt: skip
 def test_forfeits(tmp_path, kind, problem):
     eng = engines(tmp_path, "first", kind)
-    game = play_game(Game("g", "p", 1, "first", kind, ""), eng, settings(), Solver())
+    game = play(Game("g", "p", 1, "first", kind, ""), eng, settings())
     assert (game.reason, game.forfeit, game.result) == ("forfeit", kind, "1-0")
     (event,) = game.events
     assert event["engine"] == kind and event["token"] == "o" and event["problem"].startswith(problem)
@@ -128,14 +150,14 @@ def test_forfeits(tmp_path, kind, problem):
 
 def test_on_illegal_random_plays_on(tmp_path):
     eng = engines(tmp_path, "first", "illegal")
-    game = play_game(Game("g", "p", 1, "illegal", "first", ""), eng, settings(on_illegal="random"), Solver())
+    game = play(Game("g", "p", 1, "illegal", "first", ""), eng, settings(on_illegal="random"))
     assert game.reason == "normal" and game.forfeit is None and len(game.events) > 3
     replay(game.moves)
 
 
 def test_last_integer_printed_before_the_time_limit_counts(tmp_path):
     eng = engines(tmp_path, "first", "slow")
-    game = play_game(Game("g", "p", 1, "slow", "first", near_the_end(3)), eng, settings(limit=0.5), Solver())
+    game = play(Game("g", "p", 1, "slow", "first", near_the_end(3)), eng, settings(limit=0.5))
     assert game.reason == "normal" and game.timeouts["black"] >= 1 and game.timeouts["white"] == 0
     assert all(wall < 1.5 for wall, _ in game.move_times)
     replay(game.moves)
@@ -144,7 +166,7 @@ def test_last_integer_printed_before_the_time_limit_counts(tmp_path):
 def test_adjudication_finishes_by_perfect_play(tmp_path):
     eng = engines(tmp_path, "first", "silent")
     opening = near_the_end(4)
-    game = play_game(Game("g", "p", 1, "first", "silent", opening), eng, settings(adjudicate=20), Solver())
+    game = play(Game("g", "p", 1, "first", "silent", opening), eng, settings(adjudicate=20))
     assert game.reason == "adjudicated" and not game.events  # the silent engine never had to move
     board, _ = replay(opening)
     _, tok = replay(opening)
@@ -312,13 +334,15 @@ def test_tournament_errors(tmp_path):
     run = lambda *a: CliRunner().invoke(main, ["tournament", *map(str, a)])  # noqa: E731
     assert run(tmp_path / "first.py").output.strip() == "Error: a tournament needs at least two engines"
     assert run(tmp_path / "first.py", tmp_path / "nope.py").output.strip() == (
-        f"Error: engine '{tmp_path / 'nope.py'}' not found: give the path of a script file"
+        f"Error: engine '{tmp_path / 'nope.py'}' not found: give the path of a script file (or builtin:NAME)"
     )
     both = run(tmp_path / "first.py", tmp_path / "first.py", "--openings", "x", "--random-openings", "2")
     assert both.exit_code == 2 and "not both" in both.output
     assert "is not a tournament folder" in run("--resume", tmp_path).output
-    with pytest.raises(GraderError, match="bad move sequence"):
+    with pytest.raises(GraderError, match="bad square 'z9'"):
         parse_transcript("z9")
+    with pytest.raises(GraderError, match="bad move sequence 'f5d'"):
+        parse_transcript("f5d")
 
 
 # --- found in review ---------------------------------------------------------------------
@@ -331,7 +355,7 @@ def test_game_ids_are_unique_whatever_the_names():
 
 def test_a_forfeit_counts_64_for_the_winner(tmp_path):
     eng = engines(tmp_path, "first", "late")
-    game = play_game(Game("g", "p", 1, "first", "late", ""), eng, settings(), Solver())
+    game = play(Game("g", "p", 1, "first", "late", ""), eng, settings())
     assert game.forfeit == "late" and game.result == "1-0" and game.disc_diff == 64
 
 

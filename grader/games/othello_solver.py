@@ -1,30 +1,31 @@
-"""The exact endgame solver: values, optimal moves, optimal lines, and line verification.
+"""Othello's exact endgame solver: the bitboard search behind ``Othello.solver()``.
 
 Negamax alpha-beta with null-window (PVS) re-searches, a transposition table of bounds
-shared across calls, fastest-first move ordering (fewest opponent replies) with quadrant
-parity, and dedicated code for the last few empties that works on a list of empty squares
-instead of generating moves.
+shared across calls (one grading run asks about thousands of related positions), fastest-
+first move ordering (fewest opponent replies, then corners and odd quadrants), and code for
+the last five empties that walks a parity-ordered list of empty squares instead of
+generating moves. Optimal moves are found with one exact search and a null-window test per
+other move. Lines, line checks and analyses come from ``ExactSolver``.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable
 
-from .board import (
+from ..solving import ExactSolver
+from ..stop import Stopped
+from .othello import (
     CORNERS,
     FULL,
     NEIGHBOURS,
-    PASS,
+    OTHELLO,
+    WINNER_TAKES_EMPTIES,
     Bitboard,
     Position,
-    Scoring,
     Square,
     final_score,
     flips,
     legal_moves,
-    square_name,
     squares,
 )
 
@@ -32,6 +33,7 @@ INF = 1000
 SMALL = 5  # at or below this many empties, search the list of empties without move generation
 TABLE_MIN = 7  # positions with fewer empties are cheap to redo and are not stored
 DEFAULT_TABLE_ENTRIES = 1_000_000  # roughly 150 MB at most; the table is cleared when full
+CHECK_EVERY = 20_000  # nodes between two looks at should_stop (a few tens of milliseconds)
 
 _QUADRANT = tuple((sq // 32) * 2 + (sq % 8) // 4 for sq in range(64))
 _QUADRANT_MASKS = tuple(sum(1 << sq for sq in range(64) if _QUADRANT[sq] == q) for q in range(4))
@@ -41,186 +43,27 @@ _SQUARE_RANK = tuple(
 )
 
 
-@dataclass(frozen=True)
-class Analysis:
-    """Everything the solver says about one position. Values are for the side to move."""
 
-    position: Position
-    scoring: Scoring
-    value: int
-    optimal_moves: list[Square]
-    line: list[Square]  # one optimal line to the end of the game, PASS (-1) for a pass
-    move_values: dict[Square, int] | None = None  # every legal move's value, when asked for
-    nodes: int = 0
-    seconds: float = 0.0
-
-
-@dataclass(frozen=True)
-class LineCheck:
-    """The verdict on a claimed line. Values are from the view of the root position's mover.
-
-    ``problem`` is None for a correct line, else one of: 'illegal' (the move at ``ply`` is not
-    legal), 'suboptimal' (legal but worse than ``best_moves``), 'too-long' (moves after the
-    game ended), 'too-short' (the line stops before the game ends).
-    """
-
-    problem: str | None
-    ply: int | None = None  # 1-based, passes counted
-    played: list[Square] = field(default_factory=list)  # the replayed line before ``ply``, passes explicit
-    mover: str | None = None  # token of the side to move at ``ply``
-    move: Square | None = None  # the claimed move at ``ply``
-    move_value: int | None = None  # value reached by the claimed move
-    best_moves: list[Square] = field(default_factory=list)
-    best_value: int | None = None  # value of perfect play from ``ply``
-
-    @property
-    def ok(self) -> bool:
-        return self.problem is None
-
-    def describe(self, root_token: str) -> str:
-        """One sentence in plain words, with values from ``root_token``'s view."""
-        if self.ok:
-            return "line is optimal for both sides to the end of the game"
-        before = ", ".join(_fmt_move(m) for m in self.played)
-        after = f"after {before}, " if before else ""
-        best = " or ".join(_fmt_move(m) for m in self.best_moves)
-        where = f"line goes wrong at ply {self.ply}: {after}"
-        if self.problem == "too-long":
-            return f"{where}the game is over but the line goes on with {_fmt_move(self.move)}"
-        if self.problem == "too-short":
-            return (
-                f"{where}the line stops but the game is not over: {self.mover} plays {best} "
-                f"({self.best_value:+d} for {root_token})"
-            )
-        if self.problem == "illegal":
-            return f"{where}{self.mover} cannot play {_fmt_move(self.move)} (not a legal move)"
-        played = f"{where}{self.mover} plays {_fmt_move(self.move)} ({self.move_value:+d})"
-        if self.mover == root_token:
-            return f"{played} but {best} gets {self.best_value:+d}"
-        return f"{played} but {best} holds {root_token} to {self.best_value:+d}"
-
-
-def _fmt_move(sq: Square | None) -> str:
-    if sq is None:
-        return "?"
-    if sq == PASS:
-        return "pass"
-    return f"{sq} ({square_name(sq)})" if 0 <= sq < 64 else str(sq)
-
-
-class Solver:
+class OthelloSolver(ExactSolver):
     """Exact solver for one scoring rule. Keep one instance to share its table across calls."""
 
-    def __init__(self, scoring: Scoring | str = Scoring.PLAIN, table_entries: int = DEFAULT_TABLE_ENTRIES):
-        self.scoring = Scoring(scoring)
+    def __init__(self, scoring: str, table_entries: int = DEFAULT_TABLE_ENTRIES,
+                 should_stop: Callable[[], bool] | None = None):  # fmt: skip
+        super().__init__(OTHELLO, scoring, should_stop)
         self.table_entries = table_entries
         # key (player << 64 | opponent) -> (lower bound, upper bound, best move)
-        self._table: dict[int, tuple[int, int, int]] = {}
-        self.nodes = 0
-        self._wte = self.scoring is Scoring.WINNER_TAKES_EMPTIES
-
-    # --- public API ----------------------------------------------------------
+        self._table: dict[int, tuple[int, int, int]] = {}  # type: ignore[assignment]
+        self._next_check = CHECK_EVERY
+        self._wte = scoring == WINNER_TAKES_EMPTIES
 
     def value(self, pos: Position) -> int:
         """Exact value of perfect play for the side to move."""
         return self._exact(pos.player, pos.opponent)
 
-    def move_value(self, pos: Position, sq: Square) -> int:
-        """Exact value for the mover of playing ``sq`` (a legal move), then perfect play."""
-        child = pos.play(sq)
-        return -self._exact(child.player, child.opponent)
-
     def optimal_moves(self, pos: Position) -> list[Square]:
         """Every legal move achieving the value, in rising order (empty if the mover must pass)."""
         p, o = pos.player, pos.opponent
-        v = self._exact(p, o)
-        return [sq for sq in squares(legal_moves(p, o)) if self._is_optimal(p, o, sq, v)]
-
-    def move_values(self, pos: Position) -> dict[Square, int]:
-        """Exact value of every legal move."""
-        return {sq: self.move_value(pos, sq) for sq in pos.moves()}
-
-    def line(self, pos: Position) -> list[Square]:
-        """One optimal line to the end of the game (the lowest optimal square at each ply)."""
-        out: list[Square] = []
-        p, o = pos.player, pos.opponent
-        while True:
-            moves = legal_moves(p, o)
-            if not moves:
-                if not legal_moves(o, p):
-                    return out
-                out.append(PASS)
-                p, o = o, p
-                continue
-            v = self._exact(p, o)
-            sq = next(s for s in squares(moves) if self._is_optimal(p, o, s, v))
-            out.append(sq)
-            f = flips(sq, p, o)
-            p, o = o ^ f, p | f | (1 << sq)
-
-    def analyze(self, pos: Position, all_values: bool = False) -> Analysis:
-        """Value, optimal moves, one optimal line and (optionally) every move's value."""
-        start_nodes, start = self.nodes, time.perf_counter()
-        value = self.value(pos)
-        optimal = self.optimal_moves(pos)
-        values = self.move_values(pos) if all_values else None
-        line = self.line(pos)
-        return Analysis(
-            position=pos,
-            scoring=self.scoring,
-            value=value,
-            optimal_moves=optimal,
-            line=line,
-            move_values=values,
-            nodes=self.nodes - start_nodes,
-            seconds=time.perf_counter() - start,
-        )
-
-    def verify_line(self, pos: Position, claimed: Sequence[int]) -> LineCheck:
-        """Check that ``claimed`` (forward order) is optimal for both sides to the end.
-
-        Passes are implied: negative numbers in the claimed line are ignored.
-        """
-        sign = 1
-        p, o, token = pos.player, pos.opponent, pos.token
-        played: list[Square] = []
-
-        def wrong(problem: str, move: Square | None, move_value: int | None, best: list[Square], best_value: int | None) -> LineCheck:
-            return LineCheck(
-                problem, len(played) + 1, played, token, move,
-                None if move_value is None else sign * move_value,
-                best, None if best_value is None else sign * best_value,
-            )  # fmt: skip
-
-        for sq in (m for m in claimed if m >= 0):
-            while not legal_moves(p, o) and legal_moves(o, p):
-                played.append(PASS)
-                p, o, sign, token = o, p, -sign, _other(token)
-            moves = legal_moves(p, o)
-            if not moves:
-                return wrong("too-long", sq, None, [], None)
-            if sq > 63 or not moves >> sq & 1:
-                v = self._exact(p, o)
-                return wrong("illegal", sq, None, self._optimal(p, o, v), v)
-            v = self._exact(p, o)
-            f = flips(sq, p, o)
-            np, no = o ^ f, p | f | (1 << sq)
-            mv = -self._exact(np, no)
-            if mv < v:
-                return wrong("suboptimal", sq, mv, self._optimal(p, o, v), v)
-            played.append(sq)
-            p, o, sign, token = np, no, -sign, _other(token)
-        while not legal_moves(p, o) and legal_moves(o, p):
-            played.append(PASS)
-            p, o, sign, token = o, p, -sign, _other(token)
-        if legal_moves(p, o):
-            v = self._exact(p, o)
-            return wrong("too-short", None, None, self._optimal(p, o, v), v)
-        return LineCheck(None, played=played)
-
-    def clear(self) -> None:
-        """Forget every stored result."""
-        self._table.clear()
+        return self._optimal(p, o, self._exact(p, o))
 
     # --- internals -------------------------------------------------------------
 
@@ -253,7 +96,7 @@ class Solver:
         table[key] = (lower, upper, move)
 
     def _final(self, p: Bitboard, o: Bitboard) -> int:
-        return final_score(p, o, Scoring.WINNER_TAKES_EMPTIES if self._wte else Scoring.PLAIN)
+        return final_score(p, o, self.scoring)
 
     def _search(self, p: Bitboard, o: Bitboard, alpha: int, beta: int, n: int) -> int:
         """Fail-soft negamax value of (p, o) with ``n`` empties, within (alpha, beta)."""
@@ -263,6 +106,10 @@ class Solver:
                 return self._final(p, o)
             return self._small(p, o, alpha, beta, _parity_order(empties), n)
         self.nodes += 1
+        if self.nodes >= self._next_check:
+            self._next_check = self.nodes + CHECK_EVERY
+            if self.should_stop is not None and self.should_stop():
+                raise Stopped("the solver was stopped")
         table = self._table
         key = p << 64 | o
         entry = table.get(key) if n >= TABLE_MIN else None
@@ -375,10 +222,6 @@ class Solver:
         return diff
 
 
-def _other(token: str) -> str:
-    return "o" if token == "x" else "x"
-
-
 def _odd_quadrants(empties: Bitboard) -> Bitboard:
     """The empty squares lying in quadrants with an odd number of empties."""
     out = 0
@@ -393,3 +236,5 @@ def _parity_order(empties: Bitboard) -> tuple[Square, ...]:
     """Empty squares, those in odd quadrants first, corners before edges before X-squares."""
     odd = _odd_quadrants(empties)
     return tuple(sorted(squares(empties), key=lambda s: (not (odd >> s & 1), _SQUARE_RANK[s])))
+
+

@@ -1,55 +1,48 @@
-"""Othello positions as two bitboards: legal moves, flips, passes, game end, final score.
+"""Othello: positions as two bitboards, legal moves, flips, passes, game end, final score
+under both scoring rules, random endgames, board files (BOARD TOKEN, FFO, Edax OBF), drawing.
 
-Square 0 is a1 (top-left), 7 is h1, 63 is h8; bit ``1 << sq`` stands for square ``sq``.
+Square 0 is a1 (top-left), 7 is h1, 63 is h8; bit ``1 << sq`` stands for square ``sq``. 'x'
+is black and moves first from the start position.
 """
 
 from __future__ import annotations
 
-import enum
+import random
+import re
 from dataclasses import dataclass
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping, Sequence
 
-from .errors import BoardError
+from ..errors import BoardError
+from ..files import bundled
+from . import PASS, BoardEntry, Game
+from .drawing import grid_svg, grid_text
+
+if TYPE_CHECKING:
+    from .othello_solver import OthelloSolver
 
 Square = int
 Bitboard = int
 
 FULL: Bitboard = (1 << 64) - 1
-PASS: Square = -1
 FILES = "abcdefgh"
 START_BOARD = "." * 27 + "ox" + "." * 6 + "xo" + "." * 27
-
-_NOT_A = 0xFEFEFEFEFEFEFEFE  # every square but the a-file
-_NOT_H = 0x7F7F7F7F7F7F7F7F  # every square but the h-file
 _INNER = 0x7E7E7E7E7E7E7E7E  # files b..g: no wrap-around for sideways steps
 CORNERS: Bitboard = (1 << 0) | (1 << 7) | (1 << 56) | (1 << 63)
 
-
-class Scoring(str, enum.Enum):
-    """How a finished game is scored, always from the view of one side."""
-
-    PLAIN = "plain"  # disc difference; empties count for no one (the lab's rule)
-    WINNER_TAKES_EMPTIES = "winner-takes-empties"  # tournament and FFO rule
-
-    def __str__(self) -> str:
-        return self.value
+PLAIN = "plain"  # disc difference; empties count for no one (the lab's rule)
+WINNER_TAKES_EMPTIES = "winner-takes-empties"  # tournament and FFO rule
+SCORINGS = (PLAIN, WINNER_TAKES_EMPTIES)
 
 
-SCORING_NAMES = tuple(s.value for s in Scoring)
-
-
-def final_score(player: Bitboard, opponent: Bitboard, scoring: Scoring) -> int:
+def final_score(player: Bitboard, opponent: Bitboard, scoring: str) -> int:
     """Score of a finished game for ``player``."""
     mine = player.bit_count()
     theirs = opponent.bit_count()
     diff = mine - theirs
-    if scoring is Scoring.WINNER_TAKES_EMPTIES and diff:
+    if scoring == WINNER_TAKES_EMPTIES and diff:
         empties = 64 - mine - theirs
         return diff + empties if diff > 0 else diff - empties
     return diff
-
-
-# --- squares ---------------------------------------------------------------
 
 
 def square_name(sq: Square) -> str:
@@ -157,6 +150,7 @@ def flips(sq: Square, player: Bitboard, opponent: Bitboard) -> Bitboard:
     return f
 
 
+
 # --- positions -------------------------------------------------------------
 
 
@@ -191,8 +185,12 @@ class Position:
 
     @classmethod
     def start(cls) -> Position:
-        """The standard opening position, x to move."""
+        """The standard opening position, x (black) to move."""
         return cls.from_string(START_BOARD, "x")
+
+    @property
+    def game(self) -> Othello:
+        return OTHELLO
 
     @property
     def opponent_token(self) -> str:
@@ -252,24 +250,162 @@ class Position:
     def pass_turn(self) -> Position:
         return self.play(PASS)
 
-    def score(self, scoring: Scoring = Scoring.PLAIN) -> int:
+    def score(self, scoring: str = PLAIN) -> int:
         """The final score for the mover, if the game ended now."""
-        return final_score(self.player, self.opponent, Scoring(scoring))
+        return final_score(self.player, self.opponent, scoring)
 
     def render(self, marks: Mapping[Square, str] | None = None) -> str:
         """An 8x8 text grid with file letters and rank numbers; ``marks`` overrides empty squares."""
-        return render(self.board_string(), marks)
+        return grid_text(self.board_string(), 8, FILES, marks)
 
 
-def render(board: str, marks: Mapping[Square, str] | None = None) -> str:
-    """Draw a 64-character board as an 8x8 grid; ``marks`` maps empty squares to a character."""
-    marks = marks or {}
-    lines = ["  " + " ".join(FILES)]
-    for r in range(8):
-        row = []
-        for c in range(8):
-            sq = r * 8 + c
-            ch = board[sq].lower()
-            row.append(marks.get(sq, ch) if ch == "." else ch)
-        lines.append(f"{r + 1} " + " ".join(row))
-    return "\n".join(lines)
+
+
+# --- the game ---------------------------------------------------------------
+
+
+def random_position(rng: random.Random, empties: int) -> Position:
+    """A position with ``empties`` empty squares reached by random legal play from the start,
+    whose side to move has a legal move."""
+    if not 1 <= empties <= 59:
+        raise BoardError(f"cannot make a position with {empties} empties: use 1 to 59")
+    while True:
+        pos = Position.start()
+        while pos.empties > empties:
+            moves = pos.moves()
+            if moves:
+                pos = pos.play(rng.choice(moves))
+            elif pos.is_game_over():
+                break
+            else:
+                pos = pos.pass_turn()
+        if pos.empties != empties:
+            continue  # the game ended early: play another
+        if pos.moves():
+            return pos
+        if pos.must_pass():
+            return pos.pass_turn()
+
+
+def _disc(ch: str, x: float, y: float) -> str:
+    fill, stroke = ("#111", "none") if ch == "x" else ("#f5f5f5", "#333")
+    return f'<circle cx="{x:g}" cy="{y:g}" r="11.2" fill="{fill}" stroke="{stroke}"/>'
+
+
+class Othello(Game):
+    """The Othello endgame lab's game: 8x8, x (black) first, passes, two scoring rules."""
+
+    name = "othello"
+    title = "Othello"
+    board_length = 64
+    scorings = SCORINGS
+    tournament_scoring = WINNER_TAKES_EMPTIES
+    max_score = 64
+    unit = "disc"
+    examples = "submissions"
+    empties_allowed = range(1, 60)
+    STANDARD_FIXED = "standard.txt"  # in fixtures/: the standard plan's ten fixed boards
+
+    def parse(self, board: str, token: str) -> Position:
+        return Position.from_string(board, token)
+
+    def start(self) -> Position:
+        return Position.start()
+
+    def square_name(self, sq: int) -> str:
+        return square_name(sq)
+
+    def parse_square(self, text: str) -> int:
+        return parse_square(text)
+
+    def render(self, pos: Position, marks: Mapping[int, str] | None = None) -> str:
+        return pos.render(marks)
+
+    def svg(self, pos: Position, best: Sequence[int], played: int | None) -> str:
+        legal = played is not None and pos.is_legal(played)
+        return grid_svg(pos.board_string(), 8, FILES, _disc, "#2e7d32", best, played, legal,
+                        f"board, {pos.token} to move")  # fmt: skip
+
+    def solver(self, scoring: str, should_stop=None, backend: str = "auto") -> OthelloSolver:
+        """The C search ('native', grader._othello_native) when built, else the Python one."""
+        scoring = self.scoring(scoring)
+        if self.backend(backend) == "native":
+            from ..native_solver import NativeOthelloSolver
+
+            return NativeOthelloSolver(scoring, should_stop=should_stop)
+        from .othello_solver import OthelloSolver
+
+        return OthelloSolver(scoring, should_stop=should_stop)
+
+    def backends(self) -> tuple[str, ...]:
+        from .. import native_solver
+
+        return ("native", "python") if native_solver.available() else ("python",)
+
+    def backend_missing(self, name: str) -> str:
+        if name != "native":
+            return super().backend_missing(name)
+        from .. import native_solver
+
+        return f"the native solver is not built on this machine: {native_solver.HOW_TO_BUILD}, or use --backend python"
+
+    def solve_nodes(self, empties: int) -> float:
+        """About 30,000 nodes at 12 empties, 2.5 times more per further empty: the median of
+        random positions reached by legal play (both backends count nodes alike); single
+        positions range from a third of it to three times it (FFO #40-44 lie in that band)."""
+        return max(100.0, 3e4 * 2.5 ** (empties - 12))
+
+    def calibration(self, backend: str) -> list[Position]:
+        return self.random_positions(1, range(14, 15) if backend == "native" else range(10, 11), 2)
+
+    def make_plan(self, name: str, seed: int) -> list[Position]:
+        """'standard': the lab's 100 tests, the 10 fixed boards of fixtures/standard.txt (test
+        k has k empties), then 10 random boards each with 1..9 empties."""
+        if name != "standard":
+            raise BoardError(f"othello has no plan {name!r}: use one of {', '.join(self.plans)}")
+        from ..plans import read_boards
+
+        fixed = [e.position for e in read_boards(bundled("fixtures", self.STANDARD_FIXED), self)]
+        return fixed + self.random_positions(seed, range(1, 10), 10)
+
+    def random_positions(self, seed: int, empties: range, count: int) -> list[Position]:
+        """Each number of empties has its own generator seeded from (seed, empties), so the
+        boards with 5 empties are the same whichever range they are asked in, on any machine."""
+        out = []
+        for e in empties:
+            rng = random.Random(f"grader:{seed}:{e}")
+            out += [random_position(rng, e) for _ in range(count)]
+        return out
+
+    def parse_board_line(self, text: str, label: str) -> BoardEntry | None:
+        """``BOARD TOKEN``; the FFO suite's ``number|board|side|empties|best|score|source``;
+        Edax OBF ``BOARD SIDE; ...`` with X/O/- (read as x/o/.), '%' starting a comment."""
+        if "|" in text:
+            return _parse_ffo(text, label)
+        head = text.split("%", 1)[0].split(";", 1)[0].split()
+        if not head:
+            return None
+        if len(head) != 2:
+            raise BoardError(f"expected 'BOARD TOKEN' (64-character board, then x or o), got {len(head)} field(s)")
+        return BoardEntry(Position.from_string(head[0].replace("-", "."), head[1]), label)
+
+    def discs(self, pos: Position) -> tuple[int, int]:
+        return pos.x_discs.bit_count(), pos.o_discs.bit_count()
+
+
+def _parse_ffo(text: str, label: str) -> BoardEntry:
+    fields = [f.strip() for f in text.split("|")]
+    if len(fields) < 3:
+        raise BoardError("FFO line needs at least 'number|board|side'")
+    number, board, side = fields[:3]
+    pos = Position.from_string(board.replace("-", "."), side)
+    best = tuple(parse_square(s) for s in fields[4].split(",")) if len(fields) > 4 and fields[4] else None
+    score = None
+    if len(fields) > 5 and fields[5]:
+        if not re.fullmatch(r"[-+]?[0-9]{1,3}", fields[5]):
+            raise BoardError(f"FFO score {fields[5]!r} is not a whole number of discs")
+        score = int(fields[5])
+    return BoardEntry(pos, f"FFO #{number}" if number else label, best, score, WINNER_TAKES_EMPTIES)
+
+
+OTHELLO = Othello()

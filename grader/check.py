@@ -1,0 +1,113 @@
+"""``grader check``: the presubmission check a student runs before handing in.
+
+A handful of easy public positions, run like tests; for each, whether the output can be
+read (a score line, a line that replays, a last integer that is a legal move), the time it
+took against the limit, and what to fix when it cannot: a date or a time printed last, output
+lost in a buffer, a score from the wrong side's view, a line printed forward, passes written
+as squares.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .games import DEFAULT, Game, get_game
+from .grading import Settings, TestResult, grade
+from .plans import PUBLIC, Plan, standard_plan
+
+COUNT = 5  # positions checked
+CHECK_SECONDS = 3.0  # a check waits at most this long per position (it reports against the real limit)
+_DATE_OR_TIME = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}:\d{2}|\d{1,2}/\d{1,2}/\d{2,4}")
+
+
+@dataclass
+class Checked:
+    """One position's check: the graded test, and the problems found in its output."""
+
+    test: TestResult
+    limit: float
+    problems: list[str] = field(default_factory=list)  # what makes the output unreadable, with the fix
+
+    @property
+    def readable(self) -> bool:
+        return self.test.verdict.failure is None
+
+
+@dataclass
+class CheckReport:
+    script: str
+    game: Game
+    checked: list[Checked]
+
+    @property
+    def all_fail(self) -> bool:
+        """Every position fails for a reason of format (no move, an illegal move, a crash)."""
+        return not any(c.readable for c in self.checked)
+
+
+def easy_positions(game: Game, plan: Plan | None) -> Plan:
+    """The positions to check: the public ones of ``plan`` with the fewest empties (else the
+    game's standard plan's), one per number of empties where it can."""
+    plan = plan or standard_plan(0, game)
+    public = [p for i, p in enumerate(plan.positions, 1) if plan.is_public(i)]
+    chosen: list = []
+    for pos in sorted(public, key=lambda p: p.empties):
+        if len(chosen) < COUNT and all(c.empties != pos.empties for c in chosen):
+            chosen.append(pos)
+    for pos in sorted(public, key=lambda p: p.empties):  # fewer counts of empties than COUNT
+        if len(chosen) < COUNT and pos not in chosen:
+            chosen.append(pos)
+    return Plan(tuple(chosen), None, "easy public positions")
+
+
+def check(script: str | Path, game: str | Game = DEFAULT, plan: Plan | None = None,
+          settings: Settings | None = None) -> CheckReport:  # fmt: skip
+    """Run ``script`` on a few easy public positions and say what keeps its output from being read."""
+    g = get_game(game)
+    if plan is not None and plan.kind != PUBLIC and plan.has_private:
+        from .errors import PlanError
+
+        raise PlanError("this plan holds private tests: check with its public half (grader plan public)")
+    settings = settings or Settings()
+    limit = settings.limits.wall_seconds
+    quick = dataclasses.replace(settings, limits=dataclasses.replace(settings.limits, wall_seconds=min(limit, CHECK_SECONDS)))
+    result = grade(script, easy_positions(g, plan), quick)
+    return CheckReport(str(script), g, [Checked(t, limit, _problems(t, g, limit)) for t in result.tests])
+
+
+def _problems(t: TestResult, game: Game, limit: float) -> list[str]:
+    """What keeps this output from being read (or from being right in form), with the fix."""
+    out, claim, run, pos = [], t.claim, t.run, t.position
+    if run.crashed:
+        out.append(f"it crashed ({run.describe()}): fix the error in its stderr; a crash fails the test")
+    if claim.move is None:
+        if run.timed_out and not run.stdout_tail.strip():
+            out.append("nothing was printed before the time limit: print as you go and flush (print(..., flush=True)); "
+                       "output left in a buffer when the script is stopped is lost")  # fmt: skip
+        else:
+            out.append("no integer in the output: the last integer printed is read as the move")
+    elif not pos.is_legal(claim.move):
+        printed = claim.move_text or ""
+        line_forward = claim.line and list(reversed(claim.line))
+        if _DATE_OR_TIME.search(printed):
+            out.append(f"the last integer, {claim.move}, comes from {printed!r}, which looks like a date or a time: "
+                       "print your move last")  # fmt: skip
+        elif line_forward and pos.game.solver(game.scorings[0]).verify_line(pos, line_forward).ok:
+            out.append("the line is printed from the first move forward: print it in reverse, so that your move is the last integer")
+        else:
+            out.append(f"the last integer, {claim.move}, is not a legal move here: print your move last")
+    if claim.has_score_line:
+        if claim.score == -t.value != 0:
+            out.append(f"the score {claim.score:+d} is the other side's: print the score for the side to move ({t.value:+d})")
+        if any(m >= game.board_length for m in claim.line):
+            out.append("the line holds numbers that are not squares: write a pass as -1 (or leave it out)")
+    else:
+        out.append("no score line: print a line with 'score', the value, then the line in reverse (e.g. 'score 18 15 -1 7 51')")
+    if run.wall_seconds > limit / 2 and not run.timed_out:
+        out.append(f"it took {run.wall_seconds:.1f} s of the {limit:g} s limit on an easy position")
+    if run.timed_out and limit > CHECK_SECONDS:
+        out.append(f"still running after {CHECK_SECONDS:g} s on an easy position (the limit is {limit:g} s)")
+    return out

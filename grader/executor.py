@@ -1,0 +1,159 @@
+"""The one executor: every unit of work (a test, a game, a proof position) runs through it.
+
+Its interface is small: ``submit(key, task)``, then ``results()`` yields ``(key, value)`` as
+tasks finish (more may be submitted while iterating), and ``cancel(keys)`` drops tasks not
+yet started. A task is a picklable callable taking a ``Worker``: what it gets where it runs.
+``LocalExecutor`` runs tasks on threads; a cluster backend implements the same interface.
+
+Stopping is per executor: ``executor.stop`` is its run's ``Stop``. Leaving a ``with`` block
+on an exception (Ctrl-C arrives in the main thread as KeyboardInterrupt) sets it, which kills
+every running script; ``drain()`` then yields what finished meanwhile.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import queue
+import threading
+from abc import ABC, abstractmethod
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable, Hashable, Iterable, Iterator
+
+from .isolation import Sandbox, choose, claim_uid
+from .runner import dedicate_this_thread
+from .scripts import RunSettings, Stage
+from .stop import Stop, Stopped
+
+
+class Worker:
+    """What a task gets where it runs: its job slot, its run's Stop, staged scripts, solvers."""
+
+    def __init__(self, slot: int, stop: Stop, stage: Stage):
+        self.slot, self.stop, self.stage = slot, stop, stage
+        self._cache: dict[Hashable, Any] = {}
+        self._uid: int | None = None
+
+    def sandbox(self, settings: RunSettings) -> Sandbox:
+        """The sandbox of this worker's runs: the mechanism the settings ask for (resolved on
+        this machine), and as root the worker's own unprivileged uid."""
+        mechanism = choose(settings.isolation, settings.python)
+        if os.geteuid() != 0 or mechanism == "none":
+            return Sandbox(mechanism)
+        if self._uid is None:
+            self._uid = claim_uid()
+        return Sandbox(mechanism, self._uid)
+
+    def cached(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """A value kept for this worker's later tasks (a solver and its table, say)."""
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
+
+Task = Callable[[Worker], Any]
+
+
+def interrupt_reason(error: BaseException) -> str:
+    """'interrupted (Ctrl-C)', or the signal named in the KeyboardInterrupt (SIGTERM)."""
+    return f"interrupted ({error.args[0] if error.args else 'Ctrl-C'})"
+
+
+class Executor(ABC):
+    """Runs tasks and hands back their results as they finish."""
+
+    def __init__(self, stop: Stop | None = None):
+        self.stop = stop or Stop()
+
+    @abstractmethod
+    def submit(self, key: Hashable, task: Task) -> None:
+        """Queue ``task``; its result comes back from ``results()`` under ``key``."""
+
+    @abstractmethod
+    def cancel(self, keys: Iterable[Hashable]) -> set[Hashable]:
+        """Drop the tasks of these keys that have not started (started ones finish); returns
+        the keys dropped."""
+
+    @abstractmethod
+    def results(self) -> Iterator[tuple[Hashable, Any]]:
+        """``(key, value)`` of each task as it finishes, until none is left. A task stopped
+        by the run's Stop yields nothing; a task's own error is raised here."""
+
+    @abstractmethod
+    def pending(self) -> int:
+        """Tasks submitted whose results have not been yielded."""
+
+    def drain(self) -> Iterator[tuple[Hashable, Any]]:
+        """After a stop: drop what has not started and yield what still finishes."""
+        self.cancel(self._keys())
+        yield from self.results()
+
+    @abstractmethod
+    def _keys(self) -> list[Hashable]: ...
+
+    def close(self) -> None:
+        """Release the workers; running tasks are waited for (stop first to end them now)."""
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, kind, error, tb) -> None:
+        if error is not None:
+            self.stop.set(interrupt_reason(error) if isinstance(error, KeyboardInterrupt) else "stopped by an error")
+            self.cancel(self._keys())
+        self.close()
+
+
+class LocalExecutor(Executor):
+    """Tasks on ``jobs`` threads of this process; each thread is one worker (one job slot)."""
+
+    def __init__(self, jobs: int, stop: Stop | None = None):
+        super().__init__(stop)
+        self.jobs = max(1, jobs)
+        self._pool = ThreadPoolExecutor(self.jobs, thread_name_prefix="grader-job")
+        self._futures: dict[Future, Hashable] = {}
+        self._finished: queue.SimpleQueue[Future] = queue.SimpleQueue()
+        self._local = threading.local()
+        self._slots = itertools.count()
+        self._stage = Stage()
+
+    def _run(self, task: Task) -> Any:
+        worker = getattr(self._local, "worker", None)
+        if worker is None:
+            worker = self._local.worker = Worker(next(self._slots), self.stop, self._stage)
+            dedicate_this_thread()
+        self.stop.check()
+        return task(worker)
+
+    def submit(self, key: Hashable, task: Task) -> None:
+        fut = self._pool.submit(self._run, task)
+        self._futures[fut] = key
+        fut.add_done_callback(self._finished.put)
+
+    def cancel(self, keys: Iterable[Hashable]) -> set[Hashable]:
+        keys, dropped = set(keys), set()
+        for fut, key in list(self._futures.items()):
+            if key in keys and fut.cancel():
+                del self._futures[fut]
+                dropped.add(key)
+        return dropped
+
+    def _keys(self) -> list[Hashable]:
+        return list(self._futures.values())
+
+    def pending(self) -> int:
+        return len(self._futures)
+
+    def results(self) -> Iterator[tuple[Hashable, Any]]:
+        # A queue, not concurrent.futures.wait: Ctrl-C raises KeyboardInterrupt wherever the
+        # main thread is, and wait() can then leave its futures' locks held (a deadlock).
+        while self._futures:
+            fut = self._finished.get()
+            key = self._futures.pop(fut, None)
+            if key is None or fut.cancelled() or isinstance(fut.exception(), Stopped):
+                continue  # dropped by cancel(), or stopped
+            yield key, fut.result()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._stage.close()

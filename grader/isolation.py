@@ -1,0 +1,391 @@
+"""Isolation: what a script can see and do beyond the limits.
+
+    auto     the strongest mechanism that works here: bwrap, else unshare, else (as root) uid
+    bwrap    bubblewrap: no network, its own process, IPC and UTS namespaces, a file system of
+             the system folders, the interpreter, its own folder (read-only) and its test
+             directory; a fresh /proc and /tmp
+    unshare  the same built with util-linux unshare and a small mount script
+    uid      as root without namespaces (some containers): each job slot runs scripts as its
+             own unprivileged uid, with no network (a seccomp filter), its files copied into
+             its test directory, and the grader's files out of its reach by their permissions
+    none     the limits only
+
+Whenever the grader runs as root, scripts run as an unprivileged uid of their job slot (never
+root), whatever the mechanism: the slot's uid is claimed for the life of the process, so no
+other grader on the machine shares it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import os
+import platform
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+from .errors import GraderError
+
+MECHANISMS = ("bwrap", "unshare", "uid")  # strongest first: the order 'auto' tries them in
+ISOLATIONS = ("auto", "none", *MECHANISMS)
+SLOT_UIDS = range(61000, 62000)  # unprivileged uids for job slots, when the grader is root
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+_SETPRIV = "/usr/bin/setpriv"
+_PRLIMIT = "/usr/bin/prlimit"
+# The first process of a script's namespace: a shell that waits for the script, so that the
+# script's CPU time reaches the grader's wait4, and that the script, not being process 1 (which
+# signals from inside its namespace cannot kill), dies of any signal, even one it sends itself.
+# A death by signal N comes out as exit status 128+N (the runner reads it back).
+_INIT = ["/bin/sh", "-c", '"$@"; exit $?', "grader-init"]
+_DROP = ["--clear-groups", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs"]
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How one run is isolated: the mechanism, and the uid scripts run as (None: the grader's own)."""
+
+    mechanism: str = "none"
+    uid: int | None = None
+
+
+# --- building the command ----------------------------------------------------------------
+
+# Runs inside unshare's new mount namespace: a tmpfs root holding the system folders, the
+# read-only folders given and the test directory, then chroot into it as an unprivileged
+# process (no capabilities, so no way back out of the chroot).
+_UNSHARE_SETUP = r"""
+set -e
+root=$1; work=$2; shift 2
+mount -t tmpfs -o mode=755 grader-root "$root"
+ro() { mkdir -p "$root$1"; mount --rbind -o ro "$1" "$root$1"; }
+rofile() { mkdir -p "$root$(dirname "$1")"; touch "$root$1"; mount --bind -o ro "$1" "$root$1"; }
+for d in /usr /bin /sbin /lib /lib32 /lib64 /libx32 /etc /opt; do
+  if [ -L "$d" ]; then ln -s "$(readlink "$d")" "$root$d"; elif [ -d "$d" ]; then ro "$d"; fi
+done
+mkdir -p "$root/proc" "$root/dev" "$root/tmp"
+mount -t proc proc "$root/proc"
+for n in null zero full random urandom; do touch "$root/dev/$n"; mount --bind "/dev/$n" "$root/dev/$n"; done
+mount -t tmpfs -o mode=1777 grader-tmp "$root/tmp"
+while [ "$1" != "--" ]; do if [ -d "$1" ]; then ro "$1"; else rofile "$1"; fi; shift; done
+shift
+mkdir -p "$root$work"; mount --bind "$work" "$root$work"
+exec chroot "$root" "$@"
+"""
+
+
+def _visible(command: Sequence[str], script_dir: str | None) -> list[str]:
+    """What a sandboxed script sees beyond the system folders, read-only: its own folder and
+    the interpreter's install (only its bin, lib and pyvenv.cfg: never a whole project folder)."""
+    wanted = {script_dir} if script_dir else set()
+    for prefix in {sys.prefix, sys.base_prefix}:
+        wanted |= {os.path.join(prefix, p) for p in ("bin", "lib", "lib64", "pyvenv.cfg")}
+    wanted |= {str(Path(c).resolve().parent) for c in command[:1] if os.path.isabs(c) and os.path.exists(c)}
+    covered = [d for d in _SYSTEM_DIRS if os.path.exists(d)]
+    out: list[str] = []
+    for d in sorted((d for d in wanted if d and os.path.exists(d)), key=len):  # parents first
+        real = os.path.realpath(d)
+        if not any(real == c or real.startswith(c.rstrip("/") + "/") for c in covered + out):
+            out.append(real)
+    return out
+
+
+def wrap(sandbox: Sandbox, command: Sequence[str], workdir: str, script_dir: str | None, nproc: int | None = None) -> list[str]:
+    """The command that runs ``command`` in ``sandbox`` with ``workdir`` as its test directory
+    (``nproc``: processes the slot's uid may run, set once the sandbox is built as root)."""
+    if sandbox.mechanism in ("none", "uid"):
+        return list(command)  # uid: the uid is set when the process starts (runner)
+    tool = _tool(sandbox.mechanism)
+    if tool is None:
+        raise GraderError(_missing(sandbox.mechanism))
+    drop = [_SETPRIV, *_uid_flags(sandbox.uid), *_DROP, "--"]
+    if nproc and sandbox.uid is not None:  # set by root on itself, then kept through setpriv's switch
+        drop = [_PRLIMIT, f"--nproc={nproc}", *drop]
+    visible = _visible(command, script_dir)
+    if sandbox.mechanism == "unshare":
+        user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+        return [
+            tool, *user, "--mount", "--net", "--pid", "--fork", "--kill-child", "--ipc", "--uts",
+            "sh", "-c", _UNSHARE_SETUP, "grader-isolate", workdir + ".root", workdir, *visible, "--",
+            *_INIT, *drop, "/usr/bin/env", f"--chdir={workdir}", *command,
+        ]  # fmt: skip
+    binds: list[str] = []
+    for d in _SYSTEM_DIRS:
+        if os.path.islink(d):
+            binds += ["--symlink", os.readlink(d), d]
+        elif os.path.isdir(d):
+            binds += ["--ro-bind", d, d]
+    binds += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+    for d in _parents(visible, workdir):  # bwrap would copy a parent's mode (/root: 0700) and lock the script out
+        binds += ["--perms", "0755", "--dir", d]
+    for d in visible:  # after /tmp's tmpfs, so that folders under /tmp stay visible
+        binds += ["--ro-bind", d, d]
+    unshare = ["--unshare-all"] if os.geteuid() != 0 else [
+        "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+    ]  # fmt: skip
+    inner = drop if os.geteuid() == 0 else []  # unprivileged bwrap drops every capability itself
+    # bwrap's own init would lose the script's CPU time (it is never waited for): _INIT is the
+    # namespace's first process instead (--as-pid-1).
+    inner = [*_INIT, *inner]
+    return [
+        tool, *unshare, "--die-with-parent", "--new-session", "--as-pid-1", *binds,
+        "--bind", workdir, workdir, "--chdir", workdir, *inner, *command,
+    ]  # fmt: skip
+
+
+def _parents(paths: Sequence[str], *more: str) -> list[str]:
+    """The folders above ``paths`` that the sandbox must make (not /, /tmp or a system folder), outermost first."""
+    out: set[str] = set()
+    for p in (*paths, *more):
+        for parent in Path(p).parents:
+            d = str(parent)
+            if d not in ("/", "/tmp") and not any(d == s or d.startswith(s + "/") for s in _SYSTEM_DIRS):
+                out.add(d)
+    return sorted(out, key=lambda d: (d.count("/"), d))
+
+
+def _uid_flags(uid: int | None) -> list[str]:
+    return [f"--reuid={uid}", f"--regid={uid}"] if uid is not None else []
+
+
+def _tool(name: str) -> str | None:
+    """Where the isolation tool ``name`` is installed, if it is."""
+    return shutil.which(name)
+
+
+def _missing(mechanism: str) -> str:
+    package = "bubblewrap" if mechanism == "bwrap" else "util-linux"
+    return (
+        f"isolation '{mechanism}' needs the '{mechanism}' command, which is not installed: install it "
+        f"(Debian: apt-get install {package}), or set 'isolation: auto'"
+    )
+
+
+# --- uids of job slots (the grader is root) ------------------------------------------------
+
+_claims: dict[int, int] = {}  # uid -> the open, locked file that claims it for this process
+_claim_lock = threading.Lock()
+
+
+def claim_uid() -> int:
+    """An unprivileged uid for a job slot, no other grader on this machine uses, for the life
+    of this process. Leftover processes of that uid (a grader killed earlier) are killed."""
+    lock_dir = Path("/run/grader") if os.access("/run", os.W_OK) else Path(tempfile.gettempdir()) / "grader-root"
+    lock_dir.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(lock_dir, 0o700)
+    with _claim_lock:
+        for uid in SLOT_UIDS:
+            if uid in _claims or _uid_in_use(uid):
+                continue
+            fd = os.open(lock_dir / f"uid-{uid}", os.O_CREAT | os.O_RDWR, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            _claims[uid] = fd
+            kill_uid(uid)
+            return uid
+    raise GraderError(f"no free uid for a job slot in {SLOT_UIDS.start}-{SLOT_UIDS.stop - 1}: too many graders at once")
+
+
+def _uid_in_use(uid: int) -> bool:
+    """True when an account of the system has this uid (never run scripts as a real user)."""
+    try:
+        import pwd
+
+        pwd.getpwuid(uid)
+        return True
+    except KeyError:
+        return False
+
+
+def kill_uid(uid: int) -> int:
+    """SIGKILL every process running as ``uid``; returns how many there were."""
+    killed = 0
+    for _ in range(20):  # again while processes are still forking
+        pids = []
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                try:
+                    if os.stat(f"/proc/{name}").st_uid == uid:
+                        pids.append(int(name))
+                except OSError:
+                    pass
+        for pid in pids:
+            try:
+                os.kill(pid, 9)
+                killed += 1
+            except OSError:
+                pass
+        if not pids:
+            break
+    return killed
+
+
+# --- a network filter for 'uid' (no namespaces to cut the network with) ---------------------
+
+_ARCH = {"x86_64": (0xC000003E, 41, 425), "aarch64": (0xC00000B7, 198, 425)}  # audit arch, socket, io_uring_setup
+
+
+def network_filter() -> bytes | None:
+    """A seccomp program: socket() of any family but AF_UNIX fails with EACCES, io_uring (which
+    can open sockets) with ENOSYS, and syscalls of another ABI fail. None on other machines."""
+    arch = _ARCH.get(platform.machine())
+    if arch is None:
+        return None
+    audit, socket_nr, uring_nr = arch
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|BPF_W|BPF_ABS, BPF_JMP|BPF_JEQ|BPF_K, ..JGE.., BPF_RET|BPF_K
+    allow, eacces, enosys = 0x7FFF0000, 0x00050000 | 13, 0x00050000 | 38  # SECCOMP_RET_ALLOW, ERRNO(...)
+    eperm = 0x00050000 | 1
+    prog = [
+        (ld, 0, 0, 4),  # 0: the architecture
+        (jeq, 1, 0, audit),
+        (ret, 0, 0, eperm),  # 2: another ABI (32-bit calls)
+        (ld, 0, 0, 0),  # 3: the syscall number
+        (jge, 0, 1, 0x40000000),
+        (ret, 0, 0, eperm),  # 5: x32 calls
+        (jeq, 0, 1, uring_nr),
+        (ret, 0, 0, enosys),  # 7: io_uring_setup
+        (jeq, 0, 4, socket_nr),  # 8: not socket(): allow (13)
+        (ld, 0, 0, 16),  # 9: socket's first argument, the address family
+        (jeq, 0, 1, 1),  # AF_UNIX
+        (ret, 0, 0, allow),
+        (ret, 0, 0, eacces),  # 12: any other family
+        (ret, 0, 0, allow),
+    ]
+    return b"".join(struct.pack("HBBI", *ins) for ins in prog)
+
+
+def _filter_installer(program: bytes) -> Callable[[], None]:
+    """What the child calls before exec: no new privileges, then the seccomp program. Every
+    object is made here, in the parent: the child of a threaded process should only call."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    buf = ctypes.create_string_buffer(program, len(program))
+    fprog = ctypes.create_string_buffer(struct.pack("HxxxxxxQ", len(program) // 8, ctypes.addressof(buf)), 16)
+
+    def install() -> None:
+        keep = buf  # noqa: F841  (the program must outlive this call)
+        if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+        if libc.prctl(22, 2, fprog, 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")
+
+    return install
+
+
+# --- choosing a mechanism ------------------------------------------------------------------
+
+_works: dict[tuple[str, str], str | None] = {}  # (mechanism, python) -> why it does not work (None: it works)
+
+
+def problem(mechanism: str, python: str) -> str | None:
+    """Why ``mechanism`` cannot isolate a Python script here (None: it works): a trivial
+    script is run under it once, through the very code that runs tests."""
+    if mechanism == "none":
+        return None
+    if (mechanism, python) not in _works:
+        _works[(mechanism, python)] = _probe(mechanism, python)
+    return _works[(mechanism, python)]
+
+
+def _probe(mechanism: str, python: str) -> str | None:
+    if mechanism == "uid" and os.geteuid() != 0:
+        return "it needs the grader to run as root (it runs scripts as other uids)"
+    if mechanism != "uid" and _tool(mechanism) is None:
+        return _missing(mechanism)
+    if os.geteuid() == 0 and not (os.path.exists(_SETPRIV) and os.path.exists(_PRLIMIT)):
+        return f"as root it needs {_SETPRIV} and {_PRLIMIT} (util-linux) to run scripts as an unprivileged uid"
+    from . import runner  # the runner wraps commands with this module
+
+    uid = claim_uid() if os.geteuid() == 0 else None
+    result = runner.run([python, "-c", "import os; print('isolated', os.getuid())"], runner.Limits(wall_seconds=20),
+                        sandbox=Sandbox(mechanism, uid))  # fmt: skip
+    if result.exit_code == 0 and "isolated" in result.stdout_tail:
+        return None
+    last = (result.stderr_tail.strip().splitlines() or [result.describe() or f"exit code {result.exit_code}"])[-1]
+    hint = ""
+    if uid is not None and "Permission denied" in last:
+        hint = f": uid {uid} cannot reach {python}; use a Python every user can run (python: in config.yaml)"
+    return f"a test script did not run under it ({last}){hint}"
+
+
+def choose(isolation: str, python: str) -> str:
+    """The mechanism to use for ``isolation`` ('auto': the strongest that works; 'none' if
+    nothing does). Raises GraderError, naming the fix, for a named mechanism that does not work."""
+    if isolation not in ISOLATIONS:
+        raise GraderError(f"unknown isolation {isolation!r}: use one of {', '.join(ISOLATIONS)}")
+    if isolation == "auto":
+        return next((m for m in MECHANISMS if problem(m, python) is None), "none")
+    why = problem(isolation, python)
+    if why:
+        raise GraderError(f"isolation '{isolation}' does not work here: {why}; set 'isolation: auto' to use what works")
+    return isolation
+
+
+def nothing_works(python: str) -> str:
+    """The one-line error when 'auto' finds no mechanism, naming what to install."""
+    reasons = "; ".join(f"{m}: {problem(m, python)}" for m in MECHANISMS)
+    return (
+        "no isolation works on this machine, so a script could read or change other students' results "
+        f"({reasons}). Install bubblewrap (apt-get install bubblewrap), allow user namespaces, or run as "
+        "root; or set 'isolation: none' to grade without isolation (unsafe for a class)"
+    )
+
+
+def private_paths_problem(paths: Sequence[Path]) -> str | None:
+    """For 'uid' (permissions are all that keep a script out): the first path another user
+    could read, with the fix; None when every one is private."""
+    for p in paths:
+        if _others_can_read(p):
+            return f"'{p}' can be read by other users, so a script could read it: chmod -R go-rwx '{p}'"
+    return None
+
+
+def _others_can_read(path: Path) -> bool:
+    """True when a user other than the owner (and not in its group) can read ``path``."""
+    try:
+        p = path.resolve()
+        for parent in reversed(p.parents):
+            if not os.stat(parent).st_mode & 0o001:
+                return False
+        return bool(os.stat(p).st_mode & 0o004)
+    except OSError:
+        return False
+
+
+def preexec_for(sandbox: Sandbox) -> Callable[[], None] | None:
+    """What the child must do before exec for ``sandbox`` (the network filter of 'uid')."""
+    if sandbox.mechanism != "uid":
+        return None
+    program = network_filter()
+    return _filter_installer(program) if program else None
+
+
+def guard(isolation: str, python: str, private: Sequence[Path], strict: bool) -> str:
+    """The mechanism runs will use here, checked before any script runs. Where nothing keeps
+    scripts away from the grades (no mechanism works, or 'uid' with files others can read),
+    ``strict`` (a class, a tournament) raises GraderError naming the fix; otherwise (a
+    self-test) it warns and goes on."""
+    import warnings
+
+    from .errors import GraderWarning
+
+    mechanism = choose(isolation, python)
+    problem_ = None
+    if mechanism == "none" and isolation == "auto":
+        problem_ = nothing_works(python)
+    elif mechanism == "uid":
+        problem_ = private_paths_problem(private)
+        problem_ = problem_ and f"isolation 'uid' (no namespaces here): {problem_}"
+    if problem_ and strict:
+        raise GraderError(problem_)
+    if problem_:
+        warnings.warn(problem_, GraderWarning, stacklevel=3)
+    return mechanism

@@ -1,0 +1,221 @@
+"""Test plans: the positions a grading run asks about, in test order; and board files."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+from .errors import BoardError, BoardFileError, GraderError, PlanError
+from .files import read_lines
+from .runner import Limits
+from .games import DEFAULT, BoardEntry, Game, Position, get_game, hint_other_game
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The positions of a grading run, in test order (all of one game), and what a plan file
+    may fix besides: which tests students may see, the scoring rule, the limits."""
+
+    positions: tuple[Position, ...]
+    seed: int | None  # None for a plan read from a board file
+    source: str  # in words, for the user
+    public: frozenset[int] | None = None  # numbers (1-based) of the tests students may see; None: all
+    kind: str = "full"  # 'public': a plan file handed to students (its public tests only)
+    scoring: str | None = None  # the plan's rule, if it sets one
+    limits: Limits | None = None  # the plan's limits, if it sets them
+
+    @property
+    def game(self) -> Game:
+        return self.positions[0].game
+
+    def is_public(self, index: int) -> bool:
+        """May students see test ``index`` (1-based) in full?"""
+        return self.public is None or index in self.public
+
+    @property
+    def has_private(self) -> bool:
+        return self.public is not None and len(self.public) < len(self.positions)
+
+
+def new_seed() -> int:
+    """A fresh seed for a plan nobody asked to reproduce (it is printed and recorded)."""
+    return random.SystemRandom().randrange(1, 1_000_000)
+
+
+def standard_plan(seed: int | None = None, game: str | Game = DEFAULT, name: str = "standard") -> Plan:
+    """A game's named plan ('standard': the lab's 100 tests) from ``seed`` (None: a new one)."""
+    g = get_game(game)
+    seed = new_seed() if seed is None else seed
+    positions = tuple(g.make_plan(name, seed))
+    return Plan(positions, seed, f"{name} plan, seed {seed}" if name == "standard" else f"{name} plan")
+
+
+def read_boards(path: str | Path, game: str | Game = DEFAULT) -> list[BoardEntry]:
+    """Every position in a board file: one per line ('BOARD TOKEN', or another format the
+    game reads), '#' comments and blank lines allowed."""
+    g, p = get_game(game), Path(path)
+    entries = []
+    for i, line in enumerate(read_lines(p, "board file"), 1):
+        text = "" if line.lstrip().startswith("#") else line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        try:
+            entry = g.parse_board_line(text, f"{p}:{i}")
+        except BoardError as e:
+            raise BoardFileError(f"{p}:{i}: {e}{hint_other_game(text, g)}") from None
+        if entry is not None:
+            entries.append(entry)
+    if not entries:
+        raise BoardFileError(f"board file {str(p)!r} holds no boards: one 'BOARD TOKEN' per line")
+    return entries
+
+
+def load_plan(path: str | Path, game: str | Game = DEFAULT) -> Plan:
+    """A plan of every position in a board file; each must have a legal move for its token."""
+    entries = read_boards(path, game)
+    for e in entries:
+        if not e.position.moves():
+            over = e.position.is_game_over()
+            raise BoardFileError(
+                f"{e.label}: {'the game is over on this board' if over else f'{e.position.token} has no legal move on this board'}; "
+                "a test board needs a legal move for the side to move"
+            )
+    return Plan(tuple(e.position for e in entries), None, f"boards from {path}")
+
+
+# --- plan files ------------------------------------------------------------------------------
+
+PLAN_FORMAT = "grader-plan 1"
+FULL, PUBLIC = "full", "public"
+
+
+def spread_public(positions: Sequence[Position], count: int, seed: int | str) -> frozenset[int]:
+    """``count`` test numbers (1-based) spread over the numbers of empties, chosen with ``seed``:
+    one from each count of empties in turn, fewest empties first."""
+    if not 0 <= count <= len(positions):
+        raise GraderError(f"cannot make {count} of {len(positions)} tests public: give --public 0 to {len(positions)}")
+    rng = random.Random(f"grader:public:{seed}")
+    groups: dict[int, list[int]] = {}
+    for i, pos in enumerate(positions, 1):
+        groups.setdefault(pos.empties, []).append(i)
+    for members in groups.values():
+        rng.shuffle(members)
+    chosen: list[int] = []
+    while len(chosen) < count:
+        for e in sorted(groups):
+            if groups[e] and len(chosen) < count:
+                chosen.append(groups[e].pop())
+    return frozenset(chosen)
+
+
+def write_plan_file(plan: Plan, path: str | Path, kind: str = FULL) -> None:
+    """Write ``plan`` as a plan file: the full test set, or (``kind='public'``) its public
+    tests only, with nothing that tells the private ones (no seed, no count, no numbers)."""
+    if kind == PUBLIC and plan.kind == PUBLIC:
+        raise GraderError("this plan is already a public plan")
+    tests = list(enumerate(plan.positions, 1))
+    if kind == PUBLIC:
+        tests = [(i, p) for i, p in tests if plan.is_public(i)]
+    header = [
+        f"# A grader plan ({'public tests only: for students' if kind == PUBLIC else 'keep it private'}).",
+        f"# One test per line: 'BOARD TOKEN', then 'public' when students may see it.",
+        f"format: {PLAN_FORMAT}",
+        f"plan: {kind}",
+        f"game: {plan.game.name}",
+    ]
+    if plan.scoring:
+        header.append(f"scoring: {plan.scoring}")
+    if plan.limits:
+        header.append("limits: {" + ", ".join(f"{k}: {v}" for k, v in dataclasses.asdict(plan.limits).items() if v is not None) + "}")
+    if kind == FULL:
+        header.append(f"seed: {plan.seed if plan.seed is not None else 'null'}")
+        header.append(f"source: {json.dumps(plan.source)}")
+    lines = header + ["tests:"]
+    for i, pos in tests:
+        flag = " public" if kind == FULL and plan.public is not None and i in plan.public else ""
+        lines.append(f"  - {pos.board_string()} {pos.token}{flag}")
+    try:
+        Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    except OSError as e:
+        raise GraderError(f"cannot write {path!r}: {e.strerror}") from None
+
+
+def read_plan_file(path: str | Path) -> Plan:
+    """A plan file written by ``write_plan_file`` (and perhaps edited by hand): each mistake is
+    a one-line PlanError naming the file and the line."""
+    p = Path(path)
+    lines = read_lines(p, "plan file")
+    try:
+        data = yaml.safe_load("\n".join(lines))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise PlanError(f"{p}: not a plan file{f' (line {mark.line + 1})' if mark else ''}: {getattr(e, 'problem', e)}") from None
+    if not isinstance(data, dict) or data.get("format") != PLAN_FORMAT:
+        raise PlanError(f"{p}: not a plan file (no 'format: {PLAN_FORMAT}' line): make one with 'grader plan new'")
+    unknown = set(data) - {"format", "plan", "game", "scoring", "limits", "seed", "source", "tests"}
+    if unknown:
+        raise PlanError(f"{p}: unknown key {sorted(unknown)[0]!r}: a plan has format, plan, game, scoring, limits, seed, source, tests")
+    kind = data.get("plan")
+    if kind not in (FULL, PUBLIC):
+        raise PlanError(f"{p}: 'plan' must be {FULL} or {PUBLIC}; got {kind!r}")
+    try:
+        game = get_game(str(data.get("game", DEFAULT)))
+        scoring = game.scoring(data["scoring"]) if data.get("scoring") is not None else None
+        limits = _plan_limits(data.get("limits"))
+    except GraderError as e:
+        raise PlanError(f"{p}: {e}") from None
+    tests = data.get("tests")
+    if not isinstance(tests, list) or not tests:
+        raise PlanError(f"{p}: no tests: list them under 'tests:', one '- BOARD TOKEN' per line")
+    test_lines = [n for n, line in enumerate(lines, 1) if line.lstrip().startswith("- ")]
+    positions, public = [], set()
+    for i, entry in enumerate(tests, 1):
+        where = f"{p}: test {i} (line {test_lines[i - 1] if i <= len(test_lines) else '?'})"
+        fields = str(entry).split()
+        if len(fields) not in (2, 3) or (len(fields) == 3 and fields[2] != "public"):
+            raise PlanError(f"{where}: expected 'BOARD TOKEN' or 'BOARD TOKEN public', got {entry!r}")
+        try:
+            pos = game.parse(fields[0], fields[1])
+        except GraderError as e:
+            raise PlanError(f"{where}: {e}{hint_other_game(' '.join(fields[:2]), game)}") from None
+        if not pos.moves():
+            raise PlanError(f"{where}: the side to move has no legal move: a test board needs one")
+        positions.append(pos)
+        if kind == PUBLIC or len(fields) == 3:
+            public.add(i)
+    seed = data.get("seed")
+    if seed is not None and (kind == PUBLIC or not isinstance(seed, int)):
+        raise PlanError(f"{p}: 'seed' must be a whole number in a full plan, and absent from a public one")
+    source = str(data.get("source") or f"plan {p.name}")
+    return Plan(tuple(positions), seed, source, frozenset(public), kind, scoring, limits)
+
+
+def _plan_limits(value: Any) -> Limits | None:
+    if value is None:
+        return None
+    from .config import SCHEMA, ConfigError
+
+    try:
+        return SCHEMA["limits"]("limits", value)
+    except (ValueError, ConfigError) as e:
+        raise GraderError(str(e)) from None
+
+
+def load_any_plan(name_or_path: str, game: str | Game = DEFAULT, seed: int | None = None) -> Plan:
+    """A plan file (a path), or one of the game's named plans ('standard', ...)."""
+    g = get_game(game)
+    p = Path(name_or_path)
+    if p.suffix == ".plan" or p.is_file():
+        plan = read_plan_file(p)
+        if plan.game.name != g.name:
+            raise PlanError(f"{p} is a plan for {plan.game.name}, not {g.name}: give --game {plan.game.name}")
+        return plan
+    if name_or_path not in g.plans:
+        raise PlanError(f"no plan file {name_or_path!r}, and {g.name} has no plan of that name: use one of {', '.join(g.plans)}, or a .plan file")
+    return standard_plan(seed, g, name_or_path)

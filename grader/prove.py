@@ -1,0 +1,274 @@
+"""Proving a script never loses (or plays perfectly) by asking it about every position it
+can reach against every reply.
+
+The script is a strategy. From the start (or a given position), with the script as x, as o,
+or both, every position where the script is to move is asked once, through the executor
+like a test; its move is played and every legal reply of the opponent followed, to the end
+of every game. Each position is then asked a second time: a different answer is reported as
+not deterministic. Exact values say where a move turned a draw or a win into a loss, where
+a forced win slipped, and (from an endgame) where a move was not optimal.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from .errors import GraderError
+from .executor import Executor, LocalExecutor, interrupt_reason
+from .games import DEFAULT, PASS, Game, Position, get_game
+from .grading import Settings, Submission, TestTask
+from .parse import Claim
+from .runner import RunResult
+from .scripts import Script
+
+
+@dataclass(frozen=True)
+class Move:
+    """The script's move in one position, with the exact values around it (script's view)."""
+
+    board: str
+    token: str
+    move: int
+    value: int  # of the position, perfect play
+    move_value: int  # after the script's move, perfect play
+    best_moves: tuple[int, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"board": self.board, "token": self.token, "move": self.move, "value": self.value,
+                "move_value": self.move_value, "best_moves": list(self.best_moves)}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A position where the script gave no usable move: it crashed, timed out without a move,
+    printed none, or an illegal one. The game is lost there."""
+
+    board: str
+    token: str
+    diagnosis: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"board": self.board, "token": self.token, "diagnosis": self.diagnosis}
+
+
+@dataclass
+class Side:
+    """The proof for the script playing one side."""
+
+    side: str
+    asked: int = 0  # distinct positions the script was asked about
+    lost_game: list[int] | None = None  # the moves of one lost game from the start, passes as -1
+    first_loss: Move | None = None  # the first move on that game that turned a draw or a win into a loss
+    losing_moves: list[Move] = field(default_factory=list)  # every move that turned >= 0 into < 0
+    slipped_wins: list[Move] = field(default_factory=list)  # a forced win that the move did not keep
+    suboptimal: list[Move] = field(default_factory=list)  # every move worse than the best
+    failures: list[Failure] = field(default_factory=list)
+    not_deterministic: list[tuple[str, str, int | None, int | None]] = field(default_factory=list)
+    complete: bool = True  # False when interrupted
+
+    @property
+    def never_loses(self) -> bool:
+        return self.complete and self.lost_game is None and not self.failures
+
+    @property
+    def perfect(self) -> bool:
+        """Every move optimal, against every reply."""
+        return self.never_loses and not self.suboptimal
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "side": self.side, "positions": self.asked, "complete": self.complete, "never_loses": self.never_loses,
+            "perfect": self.perfect, "lost_game": self.lost_game,
+            "first_loss": self.first_loss.to_json() if self.first_loss else None,
+            "losing_moves": [m.to_json() for m in self.losing_moves],
+            "slipped_wins": [m.to_json() for m in self.slipped_wins],
+            "suboptimal": [m.to_json() for m in self.suboptimal],
+            "failures": [f.to_json() for f in self.failures],
+            "not_deterministic": [{"board": b, "token": t, "first": a, "second": c} for b, t, a, c in self.not_deterministic],
+        }  # fmt: skip
+
+
+@dataclass
+class Proof:
+    """A whole proof: the script, the game, where it started, and each side."""
+
+    script: str
+    game: Game
+    scoring: str
+    start: Position
+    sides: list[Side]
+    seconds: float
+    interrupted: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"script": self.script, "game": self.game.name, "scoring": self.scoring,
+                "board": self.start.board_string(), "token": self.start.token, "seconds": round(self.seconds, 2),
+                "interrupted": self.interrupted, "sides": [s.to_json() for s in self.sides]}  # fmt: skip
+
+
+def prove(
+    script: str | Path,
+    game: str | Game = DEFAULT,
+    sides: Sequence[str] = ("x", "o"),
+    start: Position | None = None,
+    settings: Settings | None = None,
+    *,
+    determinism: bool = True,
+    executor: Executor | None = None,
+    on_asked: Callable[[int], None] | None = None,
+) -> Proof:
+    """Prove ``script`` as each of ``sides`` from ``start`` (default: the game's start), asking
+    it about every position it can reach against every reply. ``determinism`` asks each
+    position a second time. ``on_asked(n)`` follows progress. Raises GraderError when the
+    script cannot be run; whatever it does is part of the proof."""
+    g = get_game(game)
+    settings = settings or Settings()
+    rule = g.scoring(settings.scoring)
+    root = start or g.start()
+    if root.is_game_over():
+        raise GraderError("the game is over in this position: there is nothing to prove")
+    for s in sides:
+        if s not in ("x", "o"):
+            raise GraderError(f"bad side {s!r}: prove as x, o or both")
+    path = Path(script)
+    loaded = Submission(path.stem, path, single=True).script()
+    loaded.command(settings.run)
+    settings.run.check()
+    settings.sandbox_mechanism(strict=False)
+    solver = g.solver(rule)
+    began = time.monotonic()
+    out, interrupted = [], None
+    with executor or LocalExecutor(settings.jobs) as ex:
+        for s in sides:
+            side = _Explorer(loaded, root, s, settings, solver, ex, on_asked)
+            try:
+                side.explore()
+                if determinism:
+                    side.ask_again()
+            except KeyboardInterrupt as e:
+                interrupted = interrupt_reason(e)
+                ex.stop.set(interrupted)
+                list(ex.drain())
+            if ex.stop.is_set():
+                interrupted = interrupted or ex.stop.reason or "interrupted"
+                side.result.complete = False
+            out.append(side.result)
+            if interrupted:
+                break
+    return Proof(str(script), g, rule, root, out, time.monotonic() - began, interrupted)
+
+
+class _Explorer:
+    """One side's search: positions asked through the executor, the tree of play they make."""
+
+    def __init__(self, script: Script, root: Position, side: str, settings: Settings, solver, ex: Executor,
+                 on_asked: Callable[[int], None] | None):  # fmt: skip
+        self.script, self.root, self.side, self.settings, self.solver, self.ex = script, root, side, settings, solver, ex
+        self.on_asked = on_asked
+        self.result = Side(side)
+        self.answers: dict[Position, int | None] = {}
+        self.parent: dict[Position, tuple[Position | None, list[int]]] = {}  # how each was first reached
+        self.lost: list[tuple[Position, list[int]]] = []  # (last asked position, moves after it) of lost games
+
+    def explore(self) -> None:
+        """Ask every reachable position once, following every reply."""
+        self.parent[self.root] = (None, [])
+        pending = deque(self._to_ask(self.root, []))
+        asking: set[Position] = set()
+        while pending or asking:
+            while pending:
+                pos = pending.popleft()
+                if pos not in self.answers and pos not in asking:
+                    asking.add(pos)
+                    self.ex.submit(pos, TestTask(self.script, pos, self.settings.run))
+            got = next(self.ex.results(), None)
+            if got is None:  # the run was stopped
+                return
+            key, (run, claim) = got
+            asking.discard(key)
+            pending.extend(self._answered(key, run, claim))
+        self._finish()
+
+    def _to_ask(self, pos: Position, moves: list[int], since: Position | None = None) -> list[Position]:
+        """From ``pos`` (reached by ``moves`` after ``since``), the positions where the script is
+        to move next, over every reply; lost games on the way are noted."""
+        out = []
+        stack = [(pos, moves)]
+        while stack:
+            p, ms = stack.pop()
+            if p.is_game_over():
+                if p.score(self.solver.scoring) * (1 if p.token == self.side else -1) < 0:
+                    self.lost.append((since or self.root, ms))
+                continue
+            if p.must_pass():
+                stack.append((p.pass_turn(), ms + [PASS]))
+            elif p.token == self.side:
+                if p not in self.parent:
+                    self.parent[p] = (since, ms)
+                out.append(p)
+            else:
+                stack += [(p.play(m), ms + [m]) for m in reversed(p.moves())]
+        return out
+
+    def _answered(self, pos: Position, run: RunResult, claim: Claim) -> list[Position]:
+        self.result.asked += 1
+        if self.on_asked:
+            self.on_asked(self.result.asked)
+        move = claim.move
+        problem = None
+        if run.crashed:
+            problem = f"the script {run.describe()}"
+        elif move is None:
+            problem = "no integer in the output, so no move" + (f" (it {run.describe()})" if run.describe() else "")
+        elif not pos.is_legal(move):
+            problem = f"move {pos.game.move_text(move)} is not a legal move"
+        if problem:
+            self.answers[pos] = None
+            self.result.failures.append(Failure(pos.board_string(), pos.token, problem))
+            return []
+        self.answers[pos] = move
+        value, move_value = self.solver.value(pos), self.solver.move_value(pos, move)
+        if move_value < value:
+            judged = Move(pos.board_string(), pos.token, move, value, move_value, tuple(self.solver.optimal_moves(pos)))
+            self.result.suboptimal.append(judged)
+            if value >= 0 > move_value:
+                self.result.losing_moves.append(judged)
+            if value > 0 >= move_value:
+                self.result.slipped_wins.append(judged)
+        return self._to_ask(pos.play(move), [move], pos)
+
+    def ask_again(self) -> None:
+        """Ask every answered position a second time; a different answer is not deterministic."""
+        again = [p for p, m in self.answers.items() if m is not None]
+        for pos in again:
+            self.ex.submit(("again", pos), TestTask(self.script, pos, self.settings.run))
+        for (_, pos), (run, claim) in self.ex.results():
+            if claim.move != self.answers[pos]:
+                self.result.not_deterministic.append((pos.board_string(), pos.token, self.answers[pos], claim.move))
+
+    def _finish(self) -> None:
+        """The shortest lost game from the start, and its first losing move."""
+        if not self.lost:
+            return
+        games = [self._moves_to(since) + after for since, after in self.lost]
+        self.result.lost_game = min(games, key=len)
+        pos = self.root
+        for m in self.result.lost_game:
+            if m != PASS and pos.token == self.side and self.solver.move_value(pos, m) < 0 <= self.solver.value(pos):
+                self.result.first_loss = Move(pos.board_string(), pos.token, m, self.solver.value(pos),
+                                              self.solver.move_value(pos, m), tuple(self.solver.optimal_moves(pos)))  # fmt: skip
+                break
+            pos = pos.pass_turn() if m == PASS else pos.play(m)
+
+    def _moves_to(self, pos: Position | None) -> list[int]:
+        """The moves from the start to ``pos`` by the way it was first reached."""
+        out: list[int] = []
+        while pos is not None:
+            since, moves = self.parent[pos]
+            out = moves + out
+            pos = since
+        return out

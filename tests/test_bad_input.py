@@ -1,0 +1,204 @@
+"""What a new user trips on: each mistake gets one clear line before any work is lost."""
+
+import csv
+import io
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import HANDOUT_BOARD, ROOT
+from grader.cli import main
+from grader.ratings import Standing
+from grader.report import standings_table
+
+NEGAMAX = ROOT / "submissions" / "negamax.py"
+
+
+@pytest.fixture
+def run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "b.txt").write_text(f"{HANDOUT_BOARD} x\n")
+
+    def invoke(*args):
+        return CliRunner().invoke(main, [str(a) for a in args])
+
+    return invoke
+
+
+def one_line_error(result, message: str) -> None:
+    assert result.exit_code == 1, result.output
+    assert result.output.strip() == f"Error: {message}"
+
+
+def test_a_wrong_python_stops_before_any_test(run, tmp_path):
+    (tmp_path / "config.yaml").write_text("python: /usr/bin/python9\n")
+    one_line_error(
+        run("grade", NEGAMAX, "--boards", "b.txt"),
+        "the Python for .py scripts, '/usr/bin/python9', is not an executable program: "
+        "fix 'python:' in config.yaml (or remove it to use the grader's own)",
+    )
+    (tmp_path / "class").mkdir()
+    shutil.copy(NEGAMAX, tmp_path / "class" / "alice.py")
+    result = run("grade", "class", "--boards", "b.txt", "--out", "r")
+    assert result.exit_code == 1 and "is not an executable program" in result.output
+    assert not (tmp_path / "r" / "grades.csv").exists()  # no class of zeros
+
+
+def test_a_command_template_naming_a_missing_program(run, tmp_path):
+    (tmp_path / "config.yaml").write_text("commands:\n  .java: 'javaXYZ -cp {dir} {stem} {board} {token}'\n")
+    one_line_error(
+        run("grade", NEGAMAX, "--boards", "b.txt"),
+        "the command for '.java' files starts with 'javaXYZ', which is not an installed program: "
+        "install it or fix 'commands: .java' in config.yaml",
+    )
+
+
+def test_output_paths_are_checked_before_the_run(run, tmp_path):
+    one_line_error(run("grade", NEGAMAX, "--boards", "b.txt", "--json", "nodir/x.json"),
+                   "cannot write 'nodir/x.json': the folder 'nodir' does not exist")  # fmt: skip
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "notes.txt").write_text("mine")
+    one_line_error(run("grade", NEGAMAX, "--boards", "b.txt", "--out", "busy"),
+                   "'busy' is not empty: give --out a new folder (or an empty one) for the run")  # fmt: skip
+    one_line_error(run("grade", NEGAMAX, "--boards", "b.txt", "--out", "."),
+                   "'.' is not empty: give --out a new folder (or an empty one) for the run")  # fmt: skip
+    as_file = run("grade", NEGAMAX, "--boards", "b.txt", "--json", "busy")
+    assert as_file.exit_code == 2 and "Invalid value for '--json': File 'busy' is a directory." in as_file.output
+    assert (tmp_path / "busy" / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (("\ufeff" + HANDOUT_BOARD + " x\n").encode("utf-8"), None),  # a byte-order mark is fine
+        ((HANDOUT_BOARD + " x\n").encode("utf-16"), "board file 'f.txt' is UTF-16 text: save it as UTF-8 (plain text)"),
+        (b"\x89PNG\r\n\x1a\n\0\0\0", "board file 'f.txt' is not a text file (a NUL byte on line 3): give a plain text file"),
+        ((HANDOUT_BOARD + " x\n# caf\xe9\n").encode("latin-1"),
+         "board file 'f.txt': line 2 is not UTF-8 text (byte 0xe9): save the file as UTF-8"),
+        (b"", "board file 'f.txt' holds no boards: one 'BOARD TOKEN' per line"),
+    ],
+)  # fmt: skip
+def test_board_file_encodings(run, tmp_path, content, message):
+    (tmp_path / "f.txt").write_bytes(content)
+    result = run("solve", "--boards", "f.txt", "--json")
+    if message is None:
+        assert result.exit_code == 0 and json.loads(result.output)[0]["value"] == 18
+    else:
+        one_line_error(result, message)
+
+
+def test_a_symlinked_student_file_is_named_as_such(run, tmp_path):
+    (tmp_path / "class").mkdir()
+    shutil.copy(NEGAMAX, tmp_path / "class" / "alice.py")
+    (tmp_path / "class" / "evil.py").symlink_to("/etc/passwd")
+    result = run("grade", "class", "--boards", "b.txt", "--out", "r")
+    assert result.exit_code == 0, result.output
+    rows = {r["name"]: r for r in csv.DictReader(io.StringIO((tmp_path / "r" / "grades.csv").read_text()))}
+    assert rows["alice"]["total"] == "1" and rows["evil"]["total"] == "0"
+    assert rows["evil"]["note"] == "'class/evil.py' is a symbolic link to '/etc/passwd', not a script file: copy the file in"
+
+
+def test_example_scripts_are_standalone(run, tmp_path):
+    """Each example runs on its own in an empty folder (a student copies one file)."""
+    for script in sorted((ROOT / "submissions").glob("*.py")):
+        if script.stem == "slow":
+            continue  # it never finishes, by design
+        shutil.copy(script, tmp_path / script.name)
+        done = subprocess.run([sys.executable, script.name, HANDOUT_BOARD, "x"], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=60)  # fmt: skip
+        assert "ModuleNotFoundError" not in done.stderr and "ImportError" not in done.stderr, script.name
+        (tmp_path / script.name).unlink()
+
+
+def test_help_texts(run):
+    top = run("--help").output
+    assert "Examples:" in top and "grader grade submissions/negamax.py" in top
+    assert "Grade scripts, or a class, on the lab's 100 tests (+ M Q T m s - t)." in " ".join(top.split())  # not cut
+    grade = run("grade", "--help").output
+    assert "M  move and score correct, line wrong (3/4)" in grade and "T  no score line" in grade
+    assert "Seed for the random openings" in run("tournament", "--help").output
+    assert run("--version").output.startswith("grader, version ")
+
+
+def test_elo_is_never_minus_zero_and_a_finite_elo_has_an_interval():
+    rows = [Standing("a", 4, 2, 1, 2, 1, 0.0, -0.3, 35.2, 0, 0), Standing("b", 2, 1.5, 1, 1, 0, 1.0, 190.8, float("inf"), 0, 0),
+            Standing("c", 2, 2, 2, 0, 0, 5.0, None, None, 0, 0)]  # fmt: skip
+    table = standings_table(rows).splitlines()
+    assert table[2].split()[7:9] == ["+0", "35"]
+    assert table[3].split()[7:9] == ["+191", "inf"]
+    assert table[4].split()[7:9] == ["n/a", "n/a"]
+
+
+def _tournament_near(empties: int) -> str:
+    """An opening leaving ``empties`` squares, from random play (reference rules)."""
+    import random
+
+    import reference as ref
+    from grader.games.othello import OTHELLO
+
+    rng = random.Random(empties)
+    while True:
+        board, tok, moves = ref.START, "x", []
+        while board.count(".") > empties:
+            ms = ref.moves(board, tok)
+            if not ms:
+                if not ref.moves(board, ref.other(tok)):
+                    break
+                tok = ref.other(tok)
+                continue
+            moves.append(rng.choice(ms))
+            board, tok = ref.play(board, tok, moves[-1]), ref.other(tok)
+        if board.count(".") == empties and ref.moves(board, tok):
+            return OTHELLO.transcript(moves)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_stops_a_tournament_while_its_solver_is_busy(tmp_path, sig):
+    """A 20-empties adjudication takes the pure-Python solver minutes; either signal ends the
+    run within about a second, with the resume hint."""
+    (tmp_path / "o.txt").write_text(_tournament_near(20) + "\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "grader", "tournament", str(NEGAMAX), "builtin:greedy", "--openings", "o.txt",
+         "--adjudicate", "20", "--jobs", "1", "--out", "t"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout.readline().startswith("Tournament: 2 engines, 2 games")
+    time.sleep(2.0)  # deep in the solver by now
+    start = time.monotonic()
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=20)
+    assert time.monotonic() - start < 2.0, out + err
+    assert proc.returncode == 130, err
+    reason = "Interrupted (Ctrl-C)" if sig == signal.SIGINT else "Interrupted (SIGTERM)"
+    assert f"{reason}: continue with  grader tournament --resume t" in out
+    assert "Traceback" not in out + err
+
+
+def test_an_interrupted_class_is_marked_incomplete(tmp_path):
+    (tmp_path / "class").mkdir()
+    shutil.copy(NEGAMAX, tmp_path / "class" / "fast.py")
+    (tmp_path / "class" / "slow.py").write_text("import time\nprint('My move is 51', flush=True)\ntime.sleep(60)\n")
+    (tmp_path / "b.txt").write_text(f"{HANDOUT_BOARD} x\n" * 3)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "grader", "grade", "class", "--boards", "b.txt", "--jobs", "2", "--out", "r",
+         "--time-limit", "60"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    while not proc.stdout.readline().startswith("fast "):  # fast.py is graded; slow.py sleeps
+        pass
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130, err
+    rows = {r["name"]: r for r in csv.DictReader(io.StringIO((tmp_path / "r" / "grades.csv").read_text()))}
+    assert rows["fast"]["complete"] == "yes" and rows["fast"]["total"] == "3"
+    assert rows["slow"]["complete"] == "no" and rows["slow"]["note"].startswith("incomplete: ")
+    data = {s["name"]: s for s in json.loads((tmp_path / "r" / "results.json").read_text())["scripts"]}
+    assert data["fast"]["complete"] and not data["slow"]["complete"]
+    assert "Interrupted (Ctrl-C): continue with  grader grade --resume r" in out

@@ -1,0 +1,105 @@
+"""grader check: real scripts with each mistake the check must name (they reuse the example
+negamax for their answers, so only the printing differs)."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import HANDOUT_BOARD, ROOT
+from grader.check import check, easy_positions
+from grader.cli import main
+from grader.games import get_game
+from grader.plans import standard_plan
+from test_grading import ref_boards
+
+HEAD = """import sys
+from negamax import negamax, read_position
+me, you = read_position(sys.argv[1].lower(), sys.argv[2].lower())
+score, line = negamax(me, you, -65, 65)
+"""
+PRINTS = {
+    "good": 'print("score", score, *reversed(line), flush=True)',
+    "date_last": 'print("score", score, *reversed(line))\nprint("Done on 23/11/2026")',
+    "forward": 'print("Min score:", score, "; move sequence:", line)',
+    "wrong_side": 'print("score", -score, *reversed(line))',
+    # the grader runs Python unbuffered; a buffer of the script's own is lost like C's stdio one
+    "buffered": 'import os, time\nout = open(1, "w", buffering=65536, closefd=False)\n'
+                'print("score", score, *reversed(line), file=out)\ntime.sleep(20)',
+    "passes_as_squares": 'print("score", score, *[64 if m == -1 else m for m in reversed(line)])',
+}
+
+
+def script(tmp_path: Path, kind: str) -> Path:
+    d = tmp_path / kind
+    d.mkdir()
+    shutil.copy(ROOT / "submissions" / "negamax.py", d / "negamax.py")
+    (d / "main.py").write_text(HEAD + PRINTS[kind] + "\n")
+    return d / "main.py"
+
+
+@pytest.fixture
+def where(tmp_path, monkeypatch):
+    """A one-second limit and a public plan holding the handout's board (whose line passes)."""
+    monkeypatch.chdir(tmp_path)
+    Path("config.yaml").write_text("limits:\n  wall_seconds: 1\n")
+    Path("b.txt").write_text(f"{HANDOUT_BOARD} x\n" + "".join(f"{b} {t}\n" for b, t in ref_boards(4)))
+    runner = CliRunner()
+    assert runner.invoke(main, ["plan", "new", "--boards", "b.txt", "--public", "5", "--out", "lab.plan"]).exit_code == 0
+    assert runner.invoke(main, ["plan", "public", "lab.plan", "--out", "lab.public.plan"]).exit_code == 0
+    return tmp_path
+
+
+def run_check(where, kind):
+    return CliRunner().invoke(main, ["check", str(script(where, kind)), "--plan", "lab.public.plan", "--config", "config.yaml"])
+
+
+def test_a_correct_script_passes(where):
+    done = run_check(where, "good")
+    assert done.exit_code == 0, done.output
+    assert done.output.count("score line yes, line replays") == 5
+    assert "of 1 s" in done.output  # the time against the limit
+    assert "The output can be read on every position checked." in done.output
+
+
+def test_a_date_printed_last(where):
+    done = run_check(where, "date_last")
+    assert done.exit_code == 1, done.output
+    assert done.output.count("looks like a date or a time: print your move last") == 5
+    assert "every test would fail" in done.output
+
+
+def test_a_line_printed_forward(where):
+    done = run_check(where, "forward")
+    assert "the line is printed from the first move forward: print it in reverse" in done.output, done.output
+
+
+def test_a_score_from_the_wrong_side(where):
+    done = run_check(where, "wrong_side")
+    assert done.exit_code == 0, done.output  # readable, but every nonzero score is wrong
+    assert "is the other side's: print the score for the side to move" in done.output
+
+
+def test_output_lost_in_a_buffer(where):
+    done = run_check(where, "buffered")
+    assert done.exit_code == 1, done.output
+    assert done.output.count("nothing was printed before the time limit") == 5
+    assert "flush" in done.output
+
+
+def test_passes_written_as_squares(where):
+    done = run_check(where, "passes_as_squares")
+    assert "write a pass as -1" in done.output, done.output
+
+
+def test_easy_positions_are_public_and_few_empties():
+    plan = standard_plan(5)
+    chosen = easy_positions(get_game("othello"), plan)
+    assert [p.empties for p in chosen.positions] == [1, 2, 3, 4, 5]
+    assert all(p in plan.positions for p in chosen.positions)
+
+
+def test_check_from_the_library(tmp_path):
+    found = check(script(tmp_path, "good"))
+    assert not found.all_fail and all(c.readable and not c.problems for c in found.checked)

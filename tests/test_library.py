@@ -1,0 +1,77 @@
+"""grader as a library: everything the CLI does is a call, and runs in one process do not
+touch each other (no process-wide state)."""
+
+import re
+import threading
+from pathlib import Path
+
+from conftest import HANDOUT_BOARD, ROOT
+import grader
+from grader import LocalExecutor, Plan, Settings, grade, grade_class, load_plan, run_tournament, solve
+
+NEGAMAX = ROOT / "submissions" / "negamax.py"
+PLAN = load_plan(ROOT / "fixtures" / "standard.txt")  # the 10 fixed boards
+
+
+def comparable(result):
+    return [(t.index, t.symbol, t.claim, t.value, t.optimal_moves) for t in result.tests]
+
+
+def test_a_run_after_an_interrupted_one_is_unaffected():
+    fresh = grade(NEGAMAX, PLAN, Settings(jobs=2))
+    stopped = LocalExecutor(2)
+    stopped.stop.set("interrupted (Ctrl-C)")
+    interrupted = grade(NEGAMAX, PLAN, Settings(jobs=2), executor=stopped)
+    assert interrupted.tests == [] and interrupted.interrupted and not interrupted.complete
+    assert interrupted.stopped == "interrupted (Ctrl-C)"
+    after = grade(NEGAMAX, PLAN, Settings(jobs=2))
+    assert comparable(after) == comparable(fresh) and after.total == 10 and after.complete
+
+
+def test_two_runs_at_once_in_one_process():
+    results = {}
+
+    def one(name, script):
+        results[name] = grade(script, PLAN, Settings(jobs=1))
+
+    threads = [threading.Thread(target=one, args=(n, ROOT / "submissions" / f"{n}.py")) for n in ("negamax", "wrong_score")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results["negamax"].symbols == "+" * 10
+    assert set(results["wrong_score"].symbols) <= {"Q", "s", "-"} and results["wrong_score"].total < 10
+
+
+def test_library_calls_match_the_cli(tmp_path):
+    analysis = solve(HANDOUT_BOARD, "x", all_values=True)
+    assert (analysis.value, analysis.optimal_moves, analysis.move_values) == (18, [51], {7: -1, 14: -1, 51: 18})
+    run = grade_class([ROOT / "submissions" / "negamax.py", ROOT / "submissions" / "illegal.py"],
+                      Plan(PLAN.positions[:3], None, "three boards"), Settings(jobs=2), out=tmp_path / "run")  # fmt: skip
+    assert {r.name: r.total for r in run.results} == {"negamax": 3, "illegal": 0}
+    assert run.files == ["grades.csv", "results.json", "junit.xml", "report.html"]
+    assert all((tmp_path / "run" / f).exists() for f in run.files)
+    again = grade_class(resume=tmp_path / "run")  # nothing left to run
+    assert [r.symbols for r in again.results] == [r.symbols for r in run.results]
+    tour = run_tournament(["builtin:greedy", "builtin:random_mover"], rounds=1, seed=3, out=tmp_path / "t")
+    assert len(tour.games) == 2 and sum(s.points for s in tour.standings) == 2
+
+
+def test_the_readme_python_example_runs(tmp_path, monkeypatch):
+    """The README's 'Using grader from Python' block, run as written (from the repository root)."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Using grader from Python", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    monkeypatch.chdir(ROOT)
+    namespace: dict = {}
+    exec(compile(code.replace("runs/lab5", str(tmp_path / "lab5")), "README.md", "exec"), namespace)
+    result = namespace["result"]
+    assert result.total == 100, (result.tests[0].diagnosis, result.tests[0].run.stderr_tail)
+
+
+def test_public_names():
+    for name in ("grade", "grade_class", "run_tournament", "solve", "standard_plan", "load_plan", "write_exports",
+                 "Settings", "ScriptResult", "TestResult", "ClassRun", "TournamentResult", "Position", "ExactSolver", "prove", "get_game"):  # fmt: skip
+        assert name in grader.__all__ and hasattr(grader, name)
+    assert grader.get_game("othello").parse(HANDOUT_BOARD, "x").empties == 4
+    assert Path(grader.__file__).parent.joinpath("share", "fixtures", "standard.txt").is_file()

@@ -1,0 +1,297 @@
+"""Grades the graded scripts cannot read or forge, with the default settings.
+
+Each defence is shown by a real attacking script: grader/share/attacks/probe.py (the one
+'grader doctor' runs) under every mechanism this machine offers, and tests/attacks/
+copycat.py and forger.py in a real class run, as root and as a normal user.
+"""
+
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import HANDOUT_BOARD, ROOT
+from grader import doctor, isolation
+from grader.cli import main
+from grader.errors import GraderError
+from grader.grading import Settings, grade
+from grader.plans import Plan
+from grader.games.othello import Position
+from grader.runfolder import RunFolder
+from grader.runner import Limits
+from test_hostile import HOSTILE, processes_of
+
+ATTACKS = Path(__file__).parent / "attacks"
+SYSTEM_PYTHON = "/usr/bin/python3"  # the 'uid' mechanism needs a Python every user can run
+PLAN = Plan((Position.from_string(HANDOUT_BOARD, "x"),), None, "handout board")
+
+
+def python_for(mechanism: str) -> str:
+    return SYSTEM_PYTHON if mechanism == "uid" else sys.executable
+
+
+def works(mechanism: str) -> str | None:
+    """Why ``mechanism`` cannot be tested here, or None."""
+    if mechanism == "uid" and not os.path.exists(SYSTEM_PYTHON):
+        return f"'uid' needs a Python every user can run, and {SYSTEM_PYTHON} is missing"
+    return isolation.problem(mechanism, python_for(mechanism))
+
+
+@pytest.fixture(params=isolation.MECHANISMS)
+def mechanism(request):
+    reason = works(request.param)
+    if reason:
+        pytest.skip(f"{request.param} cannot work here: {reason}")
+    return request.param
+
+
+# --- every attack, under every mechanism --------------------------------------------------
+
+
+def test_every_attack_is_blocked(mechanism):
+    found = doctor.diagnose(mechanism, python_for(mechanism))
+    assert found.isolation == mechanism
+    got = {a.category: a.got_through for a in found.attacks}
+    if mechanism == "uid":  # no namespaces: the grader's command line shows in /proc, nothing more
+        assert [g.endswith("and its command line") for g in got.pop("see")] == [True]
+    else:
+        assert found.safe
+    assert got == {c: [] for c in doctor.ATTACKS if c in got}
+
+
+def test_without_isolation_the_attacks_get_through():
+    """The probe is a real attacker: with 'none' (as root) it reads the run folder, sees the
+    grader, reads another test's directory, reaches the network and runs as root."""
+    found = doctor.diagnose("none")
+    got = {a.category: a.got_through for a in found.attacks}
+    assert got["files"] and got["see"] and got["processes"] and got["tmp"] and got["network"]
+    assert bool(got["root"]) == (os.geteuid() == 0)
+    assert not found.safe
+
+
+def test_doctor_command(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["doctor"])
+    chosen = isolation.choose("auto", sys.executable)
+    assert result.exit_code == (0 if chosen != "none" else 1), result.output
+    assert f"  {chosen:<8} works  <- used" in result.output
+    assert result.output.count("blocked") == len(doctor.ATTACKS)
+
+
+@pytest.mark.parametrize("stem", ["double_fork", "fork_bomb", "child_holds_pipe"])
+def test_isolated_hostile_scripts_leave_nothing(mechanism, stem):
+    limits = Limits(wall_seconds=1.5, processes=30)
+    result = grade(HOSTILE / f"{stem}.py", PLAN, Settings(limits=limits, isolation=mechanism, python=python_for(mechanism)))
+    assert result.tests[0].run.wall_seconds < 2.5
+    assert processes_of(stem) == []
+
+
+def test_isolated_scripts_read_helpers_and_write_scratch_files(mechanism, tmp_path):
+    """Real students' scripts keep working: a helper module and a data file next to them,
+    scratch files in their working directory."""
+    (tmp_path / "helper.py").write_text("ANSWER = 'Min score: 18; move sequence: [15, -1, 7, -1, 14, -1, 51]'\n")
+    (tmp_path / "book.txt").write_text("opening book\n")
+    (tmp_path / "main.py").write_text(
+        "import os, helper\n"
+        "here = os.path.dirname(os.path.abspath(__file__))\n"
+        "assert open(os.path.join(here, 'book.txt')).read() == 'opening book\\n'\n"
+        "open('scratch.txt', 'w').write('x' * 1000)\n"
+        "import tempfile; tempfile.NamedTemporaryFile().write(b'y')\n"
+        "print(helper.ANSWER)\n"
+    )
+    result = grade(tmp_path / "main.py", PLAN, Settings(isolation=mechanism, python=python_for(mechanism)))
+    assert result.symbols == "+", result.tests[0].diagnosis
+
+
+# --- a class with a copycat and a forger ----------------------------------------------------
+
+
+def make_class(where: Path) -> Path:
+    klass = where / "class"
+    klass.mkdir()
+    shutil.copy(ROOT / "submissions" / "negamax.py", klass / "alice.py")
+    for name in ("copycat", "forger"):
+        shutil.copy(ATTACKS / f"{name}.py", klass / f"{name}.py")
+    fixed = [line.split("#")[0].strip() for line in (ROOT / "fixtures" / "standard.txt").read_text().splitlines()]
+    (where / "b.txt").write_text("\n".join([line for line in fixed if line][:4]) + "\n")
+    return klass
+
+
+def grades_everywhere(run: Path, screen: str) -> dict[str, dict[str, str]]:
+    """Each student's total in the screen table, grades.csv, results.json and report.html."""
+    table = {ln.split()[0]: ln.split()[1] for ln in screen.splitlines() if ln.split()[:1] in (["alice"], ["copycat"], ["forger"]) and "/" in ln.split()[1]}
+    rows = {r["name"]: r["total"] for r in csv.DictReader(io.StringIO((run / "grades.csv").read_text()))}
+    data = {s["name"]: f"{s['total']:g}" for s in json.loads((run / "results.json").read_text())["scripts"]}
+    html = (run / "report.html").read_text()
+    return {"screen": table, "csv": rows, "json": data, "html": html}
+
+
+def check_true_grades(run: Path, screen: str) -> None:
+    found = grades_everywhere(run, screen)
+    assert found["screen"] == {"alice": "4/4", "copycat": "0/4", "forger": "0/4"}, screen
+    assert found["csv"] == found["json"] == {"alice": "4", "copycat": "0", "forger": "0"}
+    assert ">alice</a></td><td>4/4</td>" in found["html"] and ">forger</a></td><td>0/4</td>" in found["html"]
+
+
+def test_class_with_attackers_as_root(tmp_path):
+    make_class(tmp_path)
+    (tmp_path / "config.yaml").write_text("jobs: 2\n")  # the bundled defaults otherwise
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", "class", "--boards", "b.txt", "--out", "run"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "isolation " in done.stdout.splitlines()[0] and "isolation none" not in done.stdout.splitlines()[0]
+    check_true_grades(tmp_path / "run", done.stdout)
+    assert oct((tmp_path / "run").stat().st_mode & 0o777) == "0o700"
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert meta["isolation_used"] == isolation.choose("auto", sys.executable) and meta["settings"]["isolation"] == "auto"
+
+
+def test_class_with_attackers_as_a_normal_user(tmp_path):
+    """The grader run by an unprivileged user (uid 1000 in a user namespace of its own)."""
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "--user", "--map-user=1000", "true"]).returncode:
+        pytest.skip("no user namespaces here to run the grader as a normal user")
+    make_class(tmp_path)
+    (tmp_path / "config.yaml").write_text("jobs: 2\n")
+    env = dict(os.environ, GRADER_KEYS=str(tmp_path / "keys"))
+    done = subprocess.run(
+        ["unshare", "--user", "--map-user=1000", "--map-group=1000", sys.executable, "-m", "grader", "grade", "class",
+         "--boards", "b.txt", "--out", "run"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "isolation bwrap" in done.stdout or "isolation unshare" in done.stdout, done.stdout
+    check_true_grades(tmp_path / "run", done.stdout)
+
+
+def test_without_isolation_the_seals_expose_the_forger(tmp_path):
+    """With 'isolation: none' the forger does rewrite the records, but no forged grade is
+    ever exported: the changed records fail their seal, are named, and are run again."""
+    make_class(tmp_path)
+    (tmp_path / "config.yaml").write_text("jobs: 1\nisolation: none\n")
+    run = lambda *a: subprocess.run([sys.executable, "-m", "grader", "grade", *a], cwd=tmp_path,  # noqa: E731
+                                    capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = run("class", "--boards", "b.txt", "--out", "run")
+    assert done.returncode == 0, done.stderr
+    assert "fail their seal" in done.stderr and "they are left out of every result" in done.stderr
+    rows = {r["name"]: r for r in csv.DictReader(io.StringIO((tmp_path / "run" / "grades.csv").read_text()))}
+    assert rows["alice"]["complete"] == "no" and "failed their seal" in rows["alice"]["note"]
+    assert float(rows["alice"]["total"]) < 4 and rows["forger"]["total"] == "0"  # never the forged 0 or 4
+    assert "forged" not in json.dumps([r for r in rows.values()])
+
+
+# --- seals ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def graded_run(tmp_path):
+    shutil.copy(ROOT / "submissions" / "negamax.py", tmp_path / "alice.py")
+    shutil.copy(ROOT / "submissions" / "illegal.py", tmp_path / "bob.py")
+    plan = Plan(tuple(Position.from_string(HANDOUT_BOARD, "x") for _ in range(3)), None, "three")
+    from grader import grade_class
+
+    grade_class([tmp_path / "alice.py", tmp_path / "bob.py"], plan, Settings(jobs=2), out=tmp_path / "run")
+    return tmp_path / "run"
+
+
+def test_a_changed_record_is_named_and_run_again(graded_run):
+    lines = (graded_run / "tests.jsonl").read_text().splitlines()
+    number = next(i for i, ln in enumerate(lines) if json.loads(ln)["student"] == "bob")
+    record = json.loads(lines[number])
+    record["credit"] = record["verdict"]["credit"] = 1.0
+    lines[number] = json.dumps(record)
+    lines.append(json.dumps({**record, "index": 3, "seal": "0" * 64}))  # a forged record with a made-up seal
+    (graded_run / "tests.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.warns(Warning, match=rf"2 record\(s\) of .*tests.jsonl fail their seal \(line {number + 1}, {len(lines)}\)"):
+        results = {r.name: r for r in RunFolder.open(graded_run).results()}
+    assert results["bob"].total == 0 and not results["bob"].complete
+    assert results["bob"].stopped == "incomplete: 2 of 3 tests recorded (2 record(s) failed their seal)"
+    out = CliRunner().invoke(main, ["grade", "--resume", str(graded_run)])
+    assert out.exit_code == 0, out.output
+    assert "Warning: 2 record(s) of" in out.output  # still named: they stay in the file, never used
+    with pytest.warns(Warning, match="fail their seal"):
+        results = {r.name: r for r in RunFolder.open(graded_run).results()}
+    assert results["bob"].complete and results["bob"].total == 0 and results["alice"].total == 3
+
+
+def test_a_changed_run_json_or_a_missing_key_is_an_error(graded_run, monkeypatch):
+    meta = json.loads((graded_run / "run.json").read_text())
+    meta["settings"]["limits"]["wall_seconds"] = 99
+    (graded_run / "run.json").write_text(json.dumps(meta))
+    with pytest.raises(GraderError, match="run.json' was changed after the grader wrote it"):
+        RunFolder.open(graded_run)
+    monkeypatch.setenv("GRADER_KEYS", str(graded_run.parent / "elsewhere"))
+    with pytest.raises(GraderError, match="no key to check the seals of .* copy it there"):
+        RunFolder.open(graded_run)
+
+
+# --- choosing the isolation -----------------------------------------------------------------
+
+
+def test_named_isolation_that_cannot_work_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(isolation, "_tool", lambda name: None)
+    monkeypatch.setattr(isolation, "_works", {})
+    (tmp_path / "b.txt").write_text(f"{HANDOUT_BOARD} x\n")
+    (tmp_path / "config.yaml").write_text("isolation: bwrap\n")
+    result = CliRunner().invoke(main, ["grade", str(ROOT / "submissions" / "negamax.py"), "--boards", "b.txt"])
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        "Error: isolation 'bwrap' does not work here: isolation 'bwrap' needs the 'bwrap' command, which is not "
+        "installed: install it (Debian: apt-get install bubblewrap), or set 'isolation: auto'; set 'isolation: auto' "
+        "to use what works"
+    )
+    (tmp_path / "config.yaml").write_text("isolation: docker\n")
+    assert "'isolation' must be one of auto, none, bwrap, unshare, uid; got 'docker'" in CliRunner().invoke(
+        main, ["grade", str(ROOT / "submissions" / "negamax.py"), "--boards", "b.txt"]).output  # fmt: skip
+
+
+def test_when_nothing_isolates_a_class_stops_and_a_self_test_warns(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(isolation, "_works", {(m, sys.executable): "not here" for m in isolation.MECHANISMS})
+    (tmp_path / "b.txt").write_text(f"{HANDOUT_BOARD} x\n")
+    (tmp_path / "class").mkdir()
+    shutil.copy(ROOT / "submissions" / "negamax.py", tmp_path / "class" / "alice.py")
+    refused = CliRunner().invoke(main, ["grade", "class", "--boards", "b.txt", "--out", "run"])
+    assert refused.exit_code == 1 and refused.output.startswith("Error: no isolation works on this machine")
+    assert "apt-get install bubblewrap" in refused.output and "'isolation: none'" in refused.output
+    assert not (tmp_path / "run").exists()
+    single = CliRunner().invoke(main, ["grade", "class/alice.py", "--boards", "b.txt"])
+    assert single.exit_code == 0 and single.output.startswith("Warning: no isolation works on this machine")
+    assert "isolation none (auto)" in single.output and "1/1" in single.output
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists(SYSTEM_PYTHON), reason="'uid' is for a grader run as root")
+def test_uid_refuses_files_other_users_could_read(monkeypatch):
+    tmp_path = Path(tempfile.mkdtemp(dir="/tmp"))  # its parents let anyone through, unlike pytest's
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "class").mkdir()
+    shutil.copy(ROOT / "submissions" / "negamax.py", tmp_path / "class" / "alice.py")
+    (tmp_path / "b.txt").write_text(f"{HANDOUT_BOARD} x\n")
+    (tmp_path / "config.yaml").write_text(f"isolation: uid\npython: {SYSTEM_PYTHON}\n")
+    os.chmod(tmp_path, 0o755)
+    result = CliRunner().invoke(main, ["grade", "class", "--boards", "b.txt", "--out", "run"])
+    assert result.exit_code == 1
+    assert "can be read by other users, so a script could read it: chmod -R go-rwx" in result.output
+    os.chmod(tmp_path, 0o700)
+    result = CliRunner().invoke(main, ["grade", "class", "--boards", "b.txt", "--out", "run"])
+    shutil.rmtree(tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "isolation uid" in result.output and "alice" in result.output
+
+
+@pytest.mark.skipif(not os.access("/sys/fs/cgroup/pids", os.W_OK), reason="no writable pids cgroup (v1) here")
+def test_stale_cgroups_of_a_killed_grader_are_removed(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = Path("/sys/fs/cgroup/pids") / f"grader-{dead.stdout.strip()}-1-0"
+    stale.mkdir()
+    subprocess.run([sys.executable, "-m", "grader", "grade", str(ROOT / "submissions" / "negamax.py"), "--boards",
+                    str(ROOT / "fixtures" / "examples.txt")], cwd=tmp_path, capture_output=True, check=True)  # fmt: skip
+    assert not stale.exists()
