@@ -74,6 +74,7 @@ class Game(ABC):
     scorings: ClassVar[tuple[str, ...]]  # the first is the lab's default
     tournament_scoring: ClassVar[str]
     plans: ClassVar[tuple[str, ...]] = ("standard",)  # plan names make_plan() knows
+    ladders: ClassVar[Mapping[str, tuple[int, int]]] = {}  # speed plans among them: name -> (first, last) empties
     max_score: ClassVar[int]  # the largest value a game can have, under any rule
     unit: ClassVar[str] = "point"  # what a score counts ('disc' for Othello)
     examples: ClassVar[str]  # the folder of its example scripts under share/ ('builtin:NAME' engines)
@@ -146,6 +147,10 @@ class Game(ABC):
         if name not in built:
             raise GraderError(self.backend_missing(name))
         return name
+
+    def backend_note(self) -> str | None:
+        """A one-line note when a faster solver this game has is not built here (else None)."""
+        return None
 
     def solve_nodes(self, empties: int) -> float | None:
         """Typical nodes an exact analysis (value, every optimal move, a line) of a position

@@ -304,6 +304,9 @@ class Othello(Game):
     unit = "disc"
     examples = "submissions"
     empties_allowed = range(1, 60)
+    plans = ("standard", "speed")
+    ladders = {"speed": (11, 16)}
+    SPEED_PER_LEVEL = 5
     STANDARD_FIXED = "standard.txt"  # in fixtures/: the standard plan's ten fixed boards
 
     def parse(self, board: str, token: str) -> Position:
@@ -349,6 +352,13 @@ class Othello(Game):
 
         return f"the native solver is not built on this machine: {native_solver.HOW_TO_BUILD}, or use --backend python"
 
+    def backend_note(self) -> str | None:
+        from .. import native_solver
+
+        if native_solver.available():
+            return None
+        return f"the native solver is not built, so the Python one is used (about 80 times slower): {native_solver.HOW_TO_BUILD}"
+
     def solve_nodes(self, empties: int) -> float:
         """About 30,000 nodes at 12 empties, 2.5 times more per further empty: the median of
         random positions reached by legal play (both backends count nodes alike); single
@@ -360,7 +370,11 @@ class Othello(Game):
 
     def make_plan(self, name: str, seed: int) -> list[Position]:
         """'standard': the lab's 100 tests, the 10 fixed boards of fixtures/standard.txt (test
-        k has k empties), then 10 random boards each with 1..9 empties."""
+        k has k empties), then 10 random boards each with 1..9 empties. 'speed': 5 random boards
+        each with 11..16 empties, fewest first (the lab's speed phase)."""
+        if name in self.ladders:
+            first, last = self.ladders[name]
+            return self.random_positions(seed, range(first, last + 1), self.SPEED_PER_LEVEL)
         if name != "standard":
             raise BoardError(f"othello has no plan {name!r}: use one of {', '.join(self.plans)}")
         from ..plans import read_boards
