@@ -1,85 +1,78 @@
-"""Solver benchmark: seeded random endgames and FFO positions 1-19.
+"""Solver benchmark: the native core against the pure-Python solver, in one run.
 
-Run: python bench/solver.py [--count 20] [--empties 10,12,14] [--seed 1] [--no-ffo]
-Prints median and max seconds and nodes per second for (a) value plus optimal moves and
-(b) every move's value, per number of empties; then FFO 1-19 (winner-takes-empties):
-seconds for each and whether value and best moves match the file.
+Run: PYTHONPATH=. python bench/solver.py [--count 20] [--seed 1] [--quick]
+Prints, each on one core (the search is single-threaded):
+  1. native vs python on the same 12-empties boards (value and every optimal move): the speed-up;
+  2. native nodes per second (Edax, the reference engine: about 20-70 M nodes/s on one core);
+  3. FFO #40-44 (20-24 empties) under winner-takes-empties: right or not, and the time each;
+  4. random 16-empties boards: median and max time for the value and every optimal move.
+--quick uses fewer boards (for a sanity check on a busy machine). Each board gets a fresh
+solver, so no table is shared between boards.
 """
 
 from __future__ import annotations
 
 import argparse
-import random
 import statistics
 import sys
 import time
 from pathlib import Path
 
-from grader.games.othello import PLAIN, WINNER_TAKES_EMPTIES, random_position, square_name
-from grader.games.othello_solver import OthelloSolver as Solver
+from grader import native_solver
+from grader.games.othello import OTHELLO, PLAIN, WINNER_TAKES_EMPTIES
 from grader.plans import read_boards
 
 FFO = Path(__file__).resolve().parents[1] / "fixtures" / "ffo-endgames.txt"
+EDAX = "Edax: about 20-70 M nodes/s on one core"
 
 
-def timed(fn, solver: Solver) -> tuple[float, int]:
-    nodes, start = solver.nodes, time.perf_counter()
-    fn()
-    return time.perf_counter() - start, solver.nodes - nodes
+def solve(pos, scoring: str, backend: str) -> tuple[float, int, int, list[int]]:
+    """Seconds, nodes, value and optimal moves with a fresh solver."""
+    solver = OTHELLO.solver(scoring, backend=backend)
+    start = time.perf_counter()
+    value, best = solver.value(pos), solver.optimal_moves(pos)
+    return time.perf_counter() - start, solver.nodes, value, best
 
 
-def summary(name: str, runs: list[tuple[float, int]]) -> str:
-    secs = [s for s, _ in runs]
-    nps = sum(n for _, n in runs) / max(sum(secs), 1e-9)
-    return f"{name:<28} median {statistics.median(secs) * 1000:9.1f} ms   max {max(secs) * 1000:9.1f} ms   {nps / 1000:7.1f} knodes/s"
-
-
-def main() -> int:
+def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--count", type=int, default=20)
-    ap.add_argument("--empties", default="10,12,14")
+    ap.add_argument("--count", type=int, default=20, help="random boards per section (default 20)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--ffo", type=Path, default=FFO, help="FFO endgame file (default: fixtures/)")
-    ap.add_argument("--no-ffo", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="5 boards per section")
     args = ap.parse_args()
+    if not native_solver.available():
+        sys.exit(f"the native solver is not built: {native_solver.HOW_TO_BUILD}")
+    count = 5 if args.quick else args.count
 
-    print(f"Python {sys.version.split()[0]}; {args.count} random positions each, seed {args.seed}; plain scoring")
-    for empties in (int(e) for e in args.empties.split(",")):
-        rng = random.Random(f"{args.seed}-{empties}")
-        positions = [random_position(rng, empties) for _ in range(args.count)]
-        best, every = [], []
-        for pos in positions:
-            # A fresh solver per position: no help from earlier positions' tables.
-            solver = Solver(PLAIN)
-            best.append(timed(lambda: solver.optimal_moves(pos), solver))
-            solver = Solver(PLAIN)
-            every.append(timed(lambda: solver.move_values(pos), solver))
-        print(summary(f"{empties} empties value+optimal", best))
-        print(summary(f"{empties} empties every move", every))
+    boards = OTHELLO.random_positions(args.seed, range(12, 13), count)
+    py = [solve(p, PLAIN, "python") for p in boards]
+    c = [solve(p, PLAIN, "native") for p in boards]
+    assert all(a[2:] == b[2:] for a, b in zip(py, c)), "the backends disagree"
+    py_s, c_s = sum(r[0] for r in py), sum(r[0] for r in c)
+    print(f"1. 12 empties, {count} boards, value + optimal moves: python {py_s:.3f} s, native {c_s:.4f} s: "
+          f"native {py_s / c_s:.0f}x faster (same values and moves)")
 
-    if args.no_ffo:
-        return 0
-    if not args.ffo.exists():
-        print(f"FFO file {args.ffo} not found: skipping")
-        return 0
-    print("\nFFO 1-19, winner-takes-empties, value + optimal moves (fresh solver each)")
-    entries = [e for e in read_boards(args.ffo) if int(e.label.split("#")[1]) <= 19]
-    all_ok, total = True, 0.0
-    for e in entries:
-        solver = Solver(WINNER_TAKES_EMPTIES)
-        start = time.perf_counter()
-        value = solver.value(e.position)
-        best = solver.optimal_moves(e.position)
-        secs = time.perf_counter() - start
-        total += secs
-        ok = value == e.score and sorted(best) == sorted(e.best_moves or ())
-        all_ok &= ok
-        names = ",".join(square_name(s) for s in best)
-        print(f"{e.label:>7}  {e.position.empties} empties  value {value:+3d}  best {names:<8} "
-              f"{secs:7.2f} s  {solver.nodes / secs / 1000:6.1f} knodes/s  {'ok' if ok else 'WRONG'}")
-    print(f"FFO 1-19: {'all correct' if all_ok else 'SOME WRONG'}, {total:.1f} s in all")
-    return 0 if all_ok else 1
+    deeper = OTHELLO.random_positions(args.seed, range(18, 19), max(2, count // 4))
+    runs = [solve(p, PLAIN, "native") for p in deeper]
+    rate = sum(r[1] for r in runs) / sum(r[0] for r in runs)
+    print(f"2. native speed at 18 empties ({len(deeper)} boards): {rate / 1e6:.1f} M nodes/s on one core ({EDAX})")
+
+    if FFO.exists():
+        entries = [e for e in read_boards(FFO, OTHELLO) if e.label in {f"FFO #{n}" for n in range(40, 45)}]
+        print("3. FFO #40-44, winner-takes-empties, value + optimal moves:")
+        for e in entries:
+            seconds, nodes, value, best = solve(e.position, WINNER_TAKES_EMPTIES, "native")
+            right = value == e.score and best == sorted(e.best_moves or ())
+            print(f"   {e.label}: {e.position.empties} empties, {value:+d} {OTHELLO.moves_text(best)}  "
+                  f"{'right' if right else 'WRONG'}  {seconds:.2f} s  {nodes / seconds / 1e6:.1f} M nodes/s")
+    else:
+        print(f"3. FFO: {FFO} not found")
+
+    deep = OTHELLO.random_positions(args.seed, range(16, 17), count)
+    times = sorted(solve(p, PLAIN, "native")[0] for p in deep)
+    print(f"4. 16 empties, {count} random boards, value + every optimal move: median {statistics.median(times):.3f} s, "
+          f"max {times[-1]:.3f} s")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

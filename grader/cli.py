@@ -16,7 +16,8 @@ import click
 
 from . import __version__, gradescope, report
 from .files import parse_range
-from .games import BoardEntry, Game, available, get_game, hint_other_game
+from .cost import Estimate, duration, estimate, first_over, fix_hint
+from .games import BACKENDS, BoardEntry, Game, available, get_game, hint_other_game
 from .check import check as run_check
 from .config import Config, load_config
 from .errors import GraderError, GraderWarning, PlanError
@@ -26,14 +27,17 @@ from .doctor import describe as describe_diagnosis, diagnose as diagnose_machine
 from .isolation import ISOLATIONS, choose
 from .judge import SYMBOL_TABLE
 from .plans import (
-    PUBLIC, Plan, load_any_plan, load_plan, new_seed, read_boards, read_plan_file, spread_public, standard_plan, write_plan_file,
+    PUBLIC, Plan, load_any_plan, load_plan, new_seed, parse_empties, read_boards, read_plan_file, speed_plan, spread_public,
+    standard_plan, write_plan_file,
 )  # fmt: skip
 from .prove import prove as run_proof
 from .runfolder import RunFolder, check_new_folder
 from .rejudge import rejudge
 from .submissions import find_submission_folder
 from .formats import Format, SprtSettings
-from .tournament import GameRecord, TournamentFolder, TournamentSettings, read_openings, run_tournament, write_grades
+from .tournament import (
+    GameRecord, TournamentFolder, TournamentSettings, adjudication_cap, read_openings, run_tournament, write_grades,
+)  # fmt: skip
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -85,6 +89,12 @@ def scoring_option(fn: Callable[..., Any]) -> Callable[..., Any]:
         "--scoring", default=None, metavar="RULE",
         help="Final-score rule (default: config, else the lab's: plain for othello, outcome for tictactoe).",
     )(fn)  # fmt: skip
+
+
+def backend_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--backend", type=click.Choice(BACKENDS), default=None,
+                        help="The exact solver: auto (native if built, else python), native (the C core) or python "
+                             "(default: config, auto).")(fn)  # fmt: skip
 
 
 def game_option(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -167,11 +177,14 @@ def main() -> None:
 @scoring_option
 @click.option("--all", "all_values", is_flag=True, help="Also give the exact value of every legal move.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (a list with --boards).")
+@backend_option
+@click.option("--max-seconds", type=float, callback=_seconds, default=None, help="Refuse a position whose solve is estimated to take longer.")
 @game_option
 @config_option
 @_fail_cleanly
 def solve(board: str | None, token: str | None, boards_file: str | None, scoring: str | None, all_values: bool,
-          as_json: bool, game_name: str | None, config_path: str | None) -> None:  # fmt: skip
+          as_json: bool, backend: str | None, max_seconds: float | None, game_name: str | None,
+          config_path: str | None) -> None:  # fmt: skip
     """Solve BOARD with TOKEN to move exactly, or every position in --boards FILE.
 
     Othello: BOARD is 64 characters ('.', 'x', 'o'), row-major from a1 (square 0) to h8 (63);
@@ -184,10 +197,17 @@ def solve(board: str | None, token: str | None, boards_file: str | None, scoring
       grader solve xxxxxxo.xxxxxo..xxooooooxoxxooooxoxxooooxxxoxoooxxo.oxooxooooooo x --all
       grader solve --boards fixtures/ffo-endgames.txt --scoring winner-takes-empties
       grader solve x...o.... x --game tictactoe --all
+
+    Before solving, the cost is estimated from the solver's measured speed: a long solve is
+    announced on stderr with its progress, and --max-seconds refuses one beyond it.
     """
     config = load_config(config_path)
     game = _game(game_name, config)
-    rule = _settings(config, game, scoring=scoring).scoring
+    settings = _settings(config, game, scoring=scoring, backend=backend)
+    rule, used = settings.scoring, game.backend(settings.backend)
+    note = game.backend_note()
+    if note and settings.backend == "auto":
+        click.echo(f"Note: {note}", err=True)
     if boards_file and (board or token):
         raise click.UsageError("give either BOARD TOKEN or --boards FILE, not both")
     if boards_file:
@@ -199,10 +219,21 @@ def solve(board: str | None, token: str | None, boards_file: str | None, scoring
             raise GraderError(f"{e}{hint_other_game(f'{board} {token}', game)}") from None
     else:
         raise click.UsageError("give a BOARD and a TOKEN (x or o), or --boards FILE")
-    solver = game.solver(rule)
+    over = first_over((e.position for e in entries), game, used, max_seconds)
+    if over is not None and max_seconds is not None:
+        i, est = over
+        what = entries[i].label or "the board"
+        raise GraderError(f"{what} has {est.empties} empties: solving it would take {est.describe()}, over --max-seconds "
+                          f"{max_seconds:g}: {fix_hint(game, est, max_seconds)}")  # fmt: skip
+    progress = _SolveProgress()
+    solver = game.solver(rule, should_stop=progress, backend=used)
     results = []
     for i, entry in enumerate(entries):
-        analysis = solver.analyze(entry.position, all_values=all_values)
+        progress.start(solver, estimate(game, entry.position.empties, used), entry.label or "the board")
+        try:
+            analysis = solver.analyze(entry.position, all_values=all_values)
+        finally:
+            progress.done()
         if as_json:
             results.append(analysis.to_json())
         else:
@@ -211,6 +242,40 @@ def solve(board: str | None, token: str | None, boards_file: str | None, scoring
             click.echo(report.analysis_text(analysis, entry))
     if as_json:
         click.echo(json.dumps(results if boards_file else results[0], indent=2))
+
+
+class _SolveProgress:
+    """The ``should_stop`` of ``grader solve``'s solver, never true: it announces a solve
+    estimated to be long and then shows its nodes and time on stderr (a line every 10 s
+    when stderr is not a terminal)."""
+
+    ANNOUNCE = 2.0  # seconds: solves estimated longer than this are announced
+
+    def __init__(self) -> None:
+        self.solver: Any = None
+        self.began = self.last = 0.0
+        self.shown = False
+        self.tty = sys.stderr.isatty()
+
+    def start(self, solver: Any, cost: Estimate, label: str) -> None:
+        self.solver, self.nodes0, self.cost = solver, solver.nodes, cost
+        self.began = self.last = time.monotonic()
+        self.shown = cost.seconds > self.ANNOUNCE
+        if self.shown:
+            click.echo(f"Solving {label} ({cost.empties} empties) will take {cost.describe()}; Ctrl-C stops it", err=True)
+
+    def __call__(self) -> bool:
+        now = time.monotonic()
+        if self.shown and now - self.last >= (0.5 if self.tty else 10):
+            self.last = now
+            nodes = (self.solver.nodes - self.nodes0) / 1e6
+            text = f"  {nodes:.1f} M nodes, {duration(now - self.began)} of about {duration(self.cost.seconds)}"
+            click.echo(f"\r\033[K{text}" if self.tty else text, nl=not self.tty, err=True)
+        return False
+
+    def done(self) -> None:
+        if self.shown and self.tty:
+            click.echo("\r\033[K", nl=False, err=True)
 
 
 # --- grade -----------------------------------------------------------------------------
@@ -247,7 +312,7 @@ _SYMBOL_HELP = "\n".join(f"  {s.char}  {s.meaning} ({report.fmt_credit(s.credit)
 @click.option("--time-limit", type=float, callback=_seconds, default=None, help="Seconds per test (default: config limits.wall_seconds, 10).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Tests at once, over all scripts (default: config, else the number of cores).")
 @click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Grade on the positions in FILE instead of the standard plan.")
-@click.option("--plan", "plan_name", default=None, metavar="NAME|FILE", help="A plan file (lab5.plan), or a plan of the game instead of 'standard' (tictactoe: exhaustive).")
+@click.option("--plan", "plan_name", default=None, metavar="NAME|FILE", help="A plan file (lab5.plan), or a plan of the game instead of 'standard' (othello: speed; tictactoe: exhaustive).")
 @scoring_option
 @game_option
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write the full results as JSON to FILE.")
@@ -255,20 +320,21 @@ _SYMBOL_HELP = "\n".join(f"  {s.char}  {s.meaning} ({report.fmt_credit(s.credit)
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="New run folder for the results as they happen (default for a class: runs/DATE_TIME).")
 @click.option("--resume", type=click.Path(file_okay=False), default=None, help="Continue the run in this folder: only missing tests (or changed scripts) are run.")
 @click.option("--sort", type=click.Choice(["name", "total"]), default="name", show_default=True, help="Order of the class table.")
+@backend_option
 @config_option
 @_fail_cleanly
 def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, jobs: int | None,
           boards_file: str | None, plan_name: str | None, scoring: str | None, game_name: str | None,
           json_file: str | None, stop_on_error: bool, out: str | None, resume: str | None, sort: str,
-          config_path: str | None) -> None:  # fmt: skip
+          backend: str | None, config_path: str | None) -> None:  # fmt: skip
     config = load_config(config_path)
     if json_file:
         check_output_file(json_file)
     if resume:
-        if seed is not None or boards_file or plan_name or scoring or game_name or time_limit or stop_on_error or out:
+        if seed is not None or boards_file or plan_name or scoring or game_name or time_limit or stop_on_error or out or backend:
             raise click.UsageError(
                 "--resume continues a run with its own plan and settings: drop --seed, --boards, --plan, --scoring, "
-                "--game, --time-limit, --stop-on-error and --out, or start a new run"
+                "--game, --time-limit, --stop-on-error, --backend and --out, or start a new run"
             )
         run = _class_run(
             lambda **kw: grade_class(scripts, resume=resume, settings=Settings(jobs=jobs) if jobs else None,
@@ -280,7 +346,7 @@ def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, 
         game = _game(game_name, config)
         single = len(scripts) == 1 and not Path(scripts[0]).is_dir()
         plan = _plan(game, plan_name, boards_file, seed, config, graded=not single)
-        settings = _settings(config, game, plan, time_limit, scoring, jobs=jobs, stop_on_error=stop_on_error)
+        settings = _settings(config, game, plan, time_limit, scoring, jobs=jobs, stop_on_error=stop_on_error, backend=backend)
         if out:
             check_new_folder(Path(out))
         if single:
@@ -296,6 +362,9 @@ def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, 
     if single:
         click.echo(report.summary(results[0]))
         click.echo()
+        if results[0].is_speed:
+            click.echo(report.levels_table(results[0]))
+            click.echo()
         click.echo(report.offending_report(results[0]))
         click.echo()
     else:
@@ -323,7 +392,8 @@ def _sentence(text: str) -> str:
 def _grading_line(what: str, plan: Any, settings: Settings) -> str:
     jobs = f"{settings.jobs} job{'s' if settings.jobs > 1 else ''}"
     return (f"Grading {what}: {len(plan.positions)} tests ({plan.source}), time limit "
-            f"{settings.limits.wall_seconds:g} s, {jobs}, scoring {settings.scoring}, {_isolation_text(settings)}")  # fmt: skip
+            f"{settings.limits.wall_seconds:g} s, {jobs}, scoring {settings.scoring}, {_isolation_text(settings)}, "
+            f"{plan.game.backend(settings.backend)} solver")  # fmt: skip
 
 
 def _isolation_text(settings: Settings) -> str:
@@ -453,11 +523,13 @@ def rejudge_command(run_dir: str) -> None:
 @click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Grade on the positions in FILE instead of the standard plan.")
 @click.option("--plan", "plan_name", default=None, metavar="NAME|FILE", help="A plan file (lab5.plan), or a plan of the game instead of 'standard'.")
 @click.option("--visibility", type=click.Choice(gradescope.VISIBILITIES), default="visible", show_default=True, help="When students see the test results.")
+@backend_option
 @game_option
 @config_option
 @_fail_cleanly
 def gradescope_command(submission: str, results_file: str, seed: int | None, boards_file: str | None,
-                       plan_name: str | None, visibility: str, game_name: str | None, config_path: str | None) -> None:  # fmt: skip
+                       plan_name: str | None, visibility: str, backend: str | None, game_name: str | None,
+                       config_path: str | None) -> None:  # fmt: skip
     """Grade the submission in a Gradescope autograder and write its results.json.
 
     The student's folder must hold one script (or set 'entry' in config.yaml). Whatever the
@@ -472,7 +544,7 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
     check_output_file(results_file, make_parent=True)
     game = _game(game_name, config)
     plan = _plan(game, plan_name, boards_file, seed, config, graded=True)
-    settings = _settings(config, game, plan)
+    settings = _settings(config, game, plan, backend=backend)
     if not Path(submission).is_dir():
         raise GraderError(f"submission folder '{submission}' not found: give --submission DIR")
     sub = find_submission_folder(Path(submission), set(config.commands), config.entry)
@@ -502,7 +574,9 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
 @seed_option("random openings")
 @click.option("--time-limit", type=float, callback=_seconds, default=None, help="Seconds per move (default: config tournament.move_seconds).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Games at once (default: config, else the number of cores).")
-@click.option("--adjudicate", type=click.IntRange(min=1, max=20), default=None, metavar="K", help="The exact solver finishes games once K or fewer squares are empty.")
+@click.option("--adjudicate", type=click.IntRange(min=1, max=64), default=None, metavar="K",
+              help="The exact solver finishes games once K or fewer squares are empty (at most what it solves in about a second).")
+@backend_option
 @click.option("--scoring", default=None, metavar="RULE", help="Final-score rule (default: config, else the game's tournament rule).")
 @game_option
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="New folder for the games as they finish (default: runs/DATE_TIME-tournament).")
@@ -513,7 +587,7 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
 def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple[str, ...], rounds: int,
                sprt: tuple[float, float] | None, alpha: float, beta: float, max_games: int | None, grade: bool,
                openings_file: str | None, random_openings: int | None, seed: int | None, time_limit: float | None, jobs: int | None, adjudicate: int | None,
-               scoring: str | None, game_name: str | None, out: str | None, resume: str | None, json_file: str | None,
+               backend: str | None, scoring: str | None, game_name: str | None, out: str | None, resume: str | None, json_file: str | None,
                config_path: str | None) -> None:  # fmt: skip
     """A tournament between engine SCRIPTs, with Elo ratings, game records (games.ggf for
     Othello) and report.html in its folder.
@@ -537,7 +611,8 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
     opponent_paths = [p for o in opponents for p in o.split(",") if p]
     if resume:
         if (engine_paths or openings_file or random_openings is not None or seed is not None or adjudicate or scoring
-                or game_name or time_limit or out or opponent_paths or sprt or max_games or format_name != "round-robin"):  # fmt: skip
+                or game_name or time_limit or out or opponent_paths or sprt or max_games or format_name != "round-robin"
+                or backend):  # fmt: skip
             raise click.UsageError("--resume continues a tournament with its own engines, format, openings and settings: "
                                    "give only --resume DIR (and --jobs, --grade)")  # fmt: skip
         kwargs: dict[str, Any] = {"resume": resume, "jobs": jobs}
@@ -545,8 +620,14 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
         if openings_file and random_openings is not None:
             raise click.UsageError("give --openings FILE or --random-openings PLIES, not both")
         move_limits = dataclasses.replace(config.limits, wall_seconds=time_limit or defaults.move_seconds)
-        run = Settings.from_config(config, limits=move_limits, jobs=jobs)
+        run = Settings.from_config(config, limits=move_limits, jobs=jobs, backend=backend)
         game = _game(game_name, config)
+        if adjudicate:
+            cap = adjudication_cap(game, adjudicate, run.backend)
+            if cap < adjudicate:
+                click.echo(f"Note: adjudicating at {cap} empties, not {adjudicate}: the {game.backend(run.backend)} solver "
+                           f"solves about {cap} empties in a second (a deeper solve would stall every game)", err=True)  # fmt: skip
+                adjudicate = cap
         rule = game.scoring(scoring or (defaults.scoring if game.name == config.game else None) or game.tournament_scoring)
         settings = TournamentSettings(run, rule, defaults.on_illegal, adjudicate, game.name)
         target = Path(out) if out else None
@@ -638,6 +719,7 @@ def plan_group() -> None:
 @seed_option("plan's random boards")
 @click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="The tests are the positions in FILE (instead of a named plan).")
 @click.option("--plan", "plan_name", default=None, metavar="NAME", help="The game's named plan to draw (default: standard).")
+@click.option("--empties", default=None, metavar="LOW-HIGH", help="A speed plan: 5 random boards for each number of empties from LOW to HIGH (11-16, say).")
 @click.option("--public", "public_count", type=click.IntRange(min=0), default=0, show_default=True, help="Tests students may see, spread over the numbers of empties.")
 @click.option("--time-limit", type=float, callback=_seconds, default=None, help="Seconds per test the plan fixes (default: config).")
 @scoring_option
@@ -645,19 +727,22 @@ def plan_group() -> None:
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="The plan file to write (lab5.plan).")
 @config_option
 @_fail_cleanly
-def plan_new(seed: int | None, boards_file: str | None, plan_name: str | None, public_count: int, time_limit: float | None,
-             scoring: str | None, game_name: str | None, out: str, config_path: str | None) -> None:  # fmt: skip
+def plan_new(seed: int | None, boards_file: str | None, plan_name: str | None, empties: str | None, public_count: int,
+             time_limit: float | None, scoring: str | None, game_name: str | None, out: str, config_path: str | None) -> None:  # fmt: skip
     """Write a plan file: the boards (drawn from the seed, or read from --boards FILE), the
     game, the scoring rule, the limits and which tests are public (--public K).
 
     \b
     Example:
       grader plan new --seed 1234 --public 10 --out lab5.plan
+      grader plan new --seed 1234 --empties 11-18 --out speed.plan
     """
     config = load_config(config_path)
     game = _game(game_name, config)
     check_output_file(out)
-    plan = _plan(game, plan_name, boards_file, seed, config)
+    if empties and (boards_file or plan_name):
+        raise click.UsageError("give --empties, --plan or --boards, not two of them")
+    plan = speed_plan(parse_empties(empties), _seed(seed, config), game) if empties else _plan(game, plan_name, boards_file, seed, config)
     settings = _settings(config, game, plan, time_limit, scoring)
     public = spread_public(plan.positions, public_count, plan.seed if plan.seed is not None else str(boards_file))
     plan = dataclasses.replace(plan, public=public, scoring=settings.scoring, limits=settings.limits, kind="full")
@@ -729,11 +814,12 @@ def check(script: str, plan_name: str | None, game_name: str | None, config_path
 @click.option("--no-repeat", is_flag=True, help="Ask each position once only (no check that the script is deterministic).")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write the proof as JSON to FILE.")
 @scoring_option
+@backend_option
 @game_option
 @config_option
 @_fail_cleanly
 def prove_command(script: str, sides: str, start: tuple[str, str] | None, time_limit: float | None, jobs: int | None,
-                  no_repeat: bool, json_file: str | None, scoring: str | None, game_name: str | None,
+                  no_repeat: bool, json_file: str | None, scoring: str | None, backend: str | None, game_name: str | None,
                   config_path: str | None) -> None:  # fmt: skip
     """Prove that SCRIPT never loses: play its move in every position it can reach, against
     every legal reply of the opponent, to the end of every game. Each position is asked once
@@ -751,7 +837,8 @@ def prove_command(script: str, sides: str, start: tuple[str, str] | None, time_l
     game = _game(game_name, config)
     if json_file:
         check_output_file(json_file)
-    settings = _settings(config, game, None, time_limit, scoring, jobs=jobs)
+    settings = _settings(config, game, None, time_limit, scoring, jobs=jobs, backend=backend)
+    game.backend(settings.backend)  # a backend not built here: one line now, not after the first move
     root = game.parse(*start) if start else game.start()
     chosen = ["x", "o"] if sides == "both" else [sides]
     click.echo(f"Proving {script} ({game.title}, {settings.scoring}) as {' and '.join(chosen)} from "
@@ -791,6 +878,9 @@ def doctor(isolation: str | None, no_attacks: bool, config_path: str | None) -> 
     config = load_config(config_path)
     found = diagnose_machine(isolation or config.isolation, config.python or sys.executable, not no_attacks)
     click.echo(describe_diagnosis(found))
+    game = get_game(config.game)
+    note = game.backend_note()
+    click.echo(f"solver: {note}" if note else f"solver: {', '.join(game.backends())} built ({game.backend(config.backend)} used)")
     if found.attacks and not found.safe:
         raise SystemExit(1)
 

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import yaml
 
-from .games import DEFAULT, available, get_game
+from .games import BACKENDS, DEFAULT, available, get_game
 from .errors import ConfigError
 from .isolation import ISOLATIONS
 from .runner import Limits
@@ -45,6 +45,8 @@ class Config:
     commands: dict[str, str] = field(default_factory=dict)  # suffix -> '... {board} {token}'
     entry: str | None = None  # the script to run in a student folder holding several
     tournament: TournamentDefaults = TournamentDefaults()
+    backend: str = "auto"  # the exact solver: auto (native if built) | native | python
+    max_solve_seconds: float | None = 60.0  # a plan whose boards would take longer to solve is refused
     source: str = "built-in defaults"  # the file the values came from
 
 
@@ -173,6 +175,8 @@ SCHEMA: dict[str, Validator] = {
             "grade": _grade_thresholds,
         },
     ),
+    "backend": _choice(*BACKENDS),
+    "max_solve_seconds": _number(0, optional=True, maximum=10**7),
 }
 
 

@@ -10,7 +10,7 @@ import time
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Protocol, Sequence
 
 from .games import Game, Position
 from .errors import GraderError, GraderWarning, RunFolderError
@@ -43,6 +43,8 @@ class Settings:
     python: str = sys.executable
     commands: Mapping[str, str] = field(default_factory=dict)  # file suffix -> command template
     stop_on_error: bool = False
+    backend: str = "auto"  # the exact solver: auto | native | python (see Game.backend)
+    max_solve_seconds: float | None = 60.0  # refuse a plan with a board estimated to take longer to solve
 
     @property
     def run(self) -> RunSettings:
@@ -59,6 +61,8 @@ class Settings:
             "scoring": config.scoring,
             "python": config.python or sys.executable,
             "commands": dict(config.commands),
+            "backend": config.backend,
+            "max_solve_seconds": config.max_solve_seconds,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
@@ -67,6 +71,19 @@ class Settings:
         """The isolation mechanism scripts will run under here (see ``isolation.guard``)."""
         return guard(self.isolation, self.python, private, strict)
 
+    def check_plan(self, plan: Plan) -> None:
+        """GraderError, before any script runs, when the grader cannot solve ``plan`` with
+        its backend, or would need more than ``max_solve_seconds`` for one of its boards."""
+        from .cost import first_over, fix_hint
+
+        game, budget = plan.game, self.max_solve_seconds
+        over = first_over(plan.positions, game, game.backend(self.backend), budget)
+        if over is not None and budget is not None:
+            i, est = over
+            raise GraderError(f"test {i + 1} has {est.empties} empties: the grader would need {est.describe()} to solve it, "
+                              f"over max_solve_seconds ({budget:g} s in config.yaml): {fix_hint(game, est, budget)}, "
+                              "or raise max_solve_seconds")  # fmt: skip
+
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["commands"] = dict(self.commands)
@@ -74,7 +91,8 @@ class Settings:
 
     @classmethod
     def from_json(cls, data: dict[str, Any], jobs: int | None = None) -> Settings:
-        values = dict(data, limits=Limits(**data["limits"]))
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = dict({k: v for k, v in data.items() if k in known}, limits=Limits(**data["limits"]))
         if jobs:
             values["jobs"] = jobs
         return cls(**values)
@@ -181,6 +199,20 @@ class TestResult:
         )
 
 
+@dataclass(frozen=True)
+class Level:
+    """One number of empties of a speed plan: how a script did on its boards."""
+
+    empties: int
+    tests: int  # boards with this many empties in the plan
+    right: int  # of them answered with full credit, within the time limit
+    median_seconds: float | None  # over the tests run (None: none run)
+
+    @property
+    def solved(self) -> bool:
+        return self.tests > 0 and self.right == self.tests
+
+
 @dataclass
 class ScriptResult:
     """A whole run of one script (``tests`` in test order)."""
@@ -192,6 +224,7 @@ class ScriptResult:
     stopped: str | None = None  # why the run stopped before the end, if it did
     interrupted: bool = False  # not graded to its end (Ctrl-C, SIGTERM): ``tests`` holds the tests that finished
     name: str = ""  # the student
+    backend: str = ""  # the solver behind the exact answers
 
     @property
     def total(self) -> float:
@@ -227,7 +260,40 @@ class ScriptResult:
         """The time the script's runs took, added up."""
         return sum(t.run.wall_seconds for t in self.tests)
 
+    @property
+    def is_speed(self) -> bool:
+        """Graded on a speed plan (a ladder of empties)."""
+        return self.plan.empties is not None
+
+    def levels(self) -> list[Level]:
+        """A speed plan's ladder: each number of empties of the plan, fewest first, with the
+        tests right (full credit, not timed out) and the median time of the tests run."""
+        out = []
+        for e in sorted({p.empties for p in self.plan.positions}):
+            tests = [t for t in self.tests if t.position.empties == e]
+            times = sorted(t.run.wall_seconds for t in tests)
+            median = None if not times else (times[(len(times) - 1) // 2] + times[len(times) // 2]) / 2
+            planned = sum(p.empties == e for p in self.plan.positions)
+            right = sum(t.verdict.credit == 1 and not t.run.timed_out for t in tests)
+            out.append(Level(e, planned, right, median))
+        return out
+
+    @property
+    def deepest(self) -> int | None:
+        """The headline of a speed plan: the most empties up to which every board of every
+        level was right in time (None: the first level was not)."""
+        best = None
+        for level in self.levels():
+            if not level.solved:
+                break
+            best = level.empties
+        return best
+
     def to_json(self) -> dict[str, Any]:
+        speed: dict[str, Any] = {}
+        if self.is_speed:
+            speed = {"deepest": self.deepest,
+                     "levels": [dataclasses.asdict(lv) for lv in self.levels()]}  # fmt: skip
         return {
             "script": self.script,
             "name": self.name,
@@ -238,6 +304,8 @@ class ScriptResult:
             "seed": self.plan.seed,
             "stopped": self.stopped,
             "seconds": round(self.seconds, 3),
+            "backend": self.backend,
+            **speed,
             "tests": [t.to_json() for t in self.tests],
         }
 
@@ -292,27 +360,42 @@ class _Student:
     def finished(self) -> bool:
         return not self.outstanding and (self.stopped is not None or self.delivered == len(self.plan.positions))
 
-    def result(self, interrupted: str | None = None) -> ScriptResult:
+    def result(self, interrupted: str | None = None, backend: str = "") -> ScriptResult:
         if interrupted:
             tests = [self.results[i] for i in sorted(self.results)]
         else:
             tests = [self.results[i] for i in range(self.delivered)]
         path = str(self.sub.path) if self.sub.path else ""
         stopped = self.stopped or interrupted
-        return ScriptResult(path, self.plan, tests, time.monotonic() - self.start, stopped, bool(interrupted), self.sub.name)
+        return ScriptResult(path, self.plan, tests, time.monotonic() - self.start, stopped, bool(interrupted), self.sub.name,
+                            backend)  # fmt: skip
+
+
+class AnswerStore(Protocol):
+    """Where a run keeps its exact answers (a run folder's answers.jsonl)."""
+
+    def answers(self, plan: Plan, scoring: str) -> dict[int, Answer]: ...
+
+    def append_answer(self, index: int, pos: Position, scoring: str, answer: Answer, backend: str) -> None: ...
 
 
 class _Run:
-    """Tests of many scripts on one plan, sharing the executor; each answer solved once."""
+    """Tests of many scripts on one plan, sharing the executor; each answer solved once (and,
+    with a ``store``, once per run folder: resume and rejudge read it back)."""
 
-    def __init__(self, plan: Plan, settings: Settings, executor: Executor):
-        self.plan, self.settings, self.executor = plan, settings, executor
-        self.solver = plan.game.solver(plan.game.scoring(settings.scoring))
-        self._answers: dict[int, Answer] = {}
+    def __init__(self, plan: Plan, settings: Settings, executor: Executor, store: AnswerStore | None = None):
+        self.plan, self.settings, self.executor, self.store = plan, settings, executor, store
+        game = plan.game
+        self.scoring = game.scoring(settings.scoring)
+        self.backend = game.backend(settings.backend)
+        self.solver = game.solver(self.scoring, backend=self.backend)
+        self._answers: dict[int, Answer] = store.answers(plan, self.scoring) if store is not None else {}
 
     def answer(self, i: int) -> Answer:
         if i not in self._answers:
             self._answers[i] = Answer.solve(self.solver, self.plan.positions[i])
+            if self.store is not None:
+                self.store.append_answer(i, self.plan.positions[i], self.scoring, self._answers[i], self.backend)
         return self._answers[i]
 
     def grade(
@@ -374,7 +457,7 @@ class _Run:
                 take(key, outcome)
         if interrupted is None and self.executor.stop.is_set():  # stopped by a caller
             interrupted = self.executor.stop.reason or "interrupted"
-        return [st.result(interrupted) for st in students.values()]
+        return [st.result(interrupted, self.backend) for st in students.values()]
 
     def judge(self, i: int, run: RunResult, claim: Claim) -> TestResult:
         pos, answer = self.plan.positions[i], self.answer(i)
@@ -388,6 +471,7 @@ def grade_submission(sub: Submission, plan: Plan, settings: Settings, executor: 
     isolate it is an error, as for a class); a submission without a runnable script gets 0
     with the reason in ``stopped``."""
     settings.run.check()
+    settings.check_plan(plan)
     settings.sandbox_mechanism([*([sub.folder or sub.path] if sub.path else []), *map(Path, private)])
     scripts, (sub,) = _load_scripts([sub], settings)
     with executor or LocalExecutor(settings.jobs) as ex:
@@ -423,6 +507,7 @@ def grade(
     loaded = {sub.name: sub.script()}
     loaded[sub.name].command(settings.run)  # a missing or unrunnable script is the user's error here
     settings.run.check()
+    settings.check_plan(plan)
     mechanism = settings.sandbox_mechanism([*map(Path, private), *([Path(out)] if out else [])], out is not None)
     if on_start:
         on_start()
@@ -498,6 +583,7 @@ def grade_class(
         subs = find_submissions(list(paths), set(settings.commands), entry)
         target = Path(out or default_path())
         settings.run.check()
+        settings.check_plan(plan)
         mechanism = settings.sandbox_mechanism([*map(Path, paths), *map(Path, private)])
         folder = RunFolder.create(target, plan, settings)
     return _in_folder(folder, subs, plan, settings, mechanism, resume is not None, on_start, on_test, on_student,
@@ -516,6 +602,7 @@ def _in_folder(folder: RunFolder, subs: Sequence[Submission], plan: Plan, settin
     if scripts is None:
         scripts, subs = _load_scripts(subs, settings)
     folder.meta["isolation_used"] = mechanism  # written by register(), just below
+    folder.meta["backend_used"] = plan.game.backend(settings.backend)
     digests = folder.register(list(subs), {name: s.digest for name, s in scripts.items()})
     previous = folder.recorded() if resumed else {}
     if on_start:
@@ -533,7 +620,7 @@ def _in_folder(folder: RunFolder, subs: Sequence[Submission], plan: Plan, settin
             on_student(result)
 
     with executor or LocalExecutor(settings.jobs) as ex:
-        results = _Run(plan, settings, ex).grade(subs, scripts, previous, on_record, None, finished)
+        results = _Run(plan, settings, ex, folder).grade(subs, scripts, previous, on_record, None, finished)
     interrupted = next((r.stopped for r in results if r.interrupted), None)
     run = ClassRun(folder, folder.results(), interrupted)  # the records are the truth, as for 'grader report'
     if exports:

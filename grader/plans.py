@@ -29,6 +29,7 @@ class Plan:
     kind: str = "full"  # 'public': a plan file handed to students (its public tests only)
     scoring: str | None = None  # the plan's rule, if it sets one
     limits: Limits | None = None  # the plan's limits, if it sets them
+    empties: tuple[int, int] | None = None  # a speed plan's ladder of empties (first, last); None: not one
 
     @property
     def game(self) -> Game:
@@ -53,7 +54,37 @@ def standard_plan(seed: int | None = None, game: str | Game = DEFAULT, name: str
     g = get_game(game)
     seed = new_seed() if seed is None else seed
     positions = tuple(g.make_plan(name, seed))
-    return Plan(positions, seed, f"{name} plan, seed {seed}" if name == "standard" else f"{name} plan")
+    ladder = g.ladders.get(name)
+    source = f"{name} plan, seed {seed}" if name == "standard" or ladder else f"{name} plan"
+    return Plan(positions, seed, source, empties=ladder)
+
+
+SPEED_PER_LEVEL = 5  # boards per number of empties of a speed plan
+
+
+def speed_plan(empties: tuple[int, int], seed: int | None = None, game: str | Game = DEFAULT,
+               per_level: int = SPEED_PER_LEVEL) -> Plan:  # fmt: skip
+    """A speed plan: ``per_level`` random boards (from ``seed``) for each number of empties
+    from ``empties[0]`` to ``empties[1]``, fewest first."""
+    g = get_game(game)
+    first, last = empties
+    if not (first <= last and first in g.empties_allowed and last in g.empties_allowed):
+        raise PlanError(f"cannot make a speed plan of {first}-{last} empties for {g.name}: "
+                        f"use a range within {g.empties_allowed.start}-{g.empties_allowed.stop - 1}")  # fmt: skip
+    seed = new_seed() if seed is None else seed
+    positions = tuple(g.random_positions(seed, range(first, last + 1), per_level))
+    return Plan(positions, seed, f"speed plan {first}-{last} empties, seed {seed}", empties=(first, last))
+
+
+def parse_empties(text: str) -> tuple[int, int]:
+    """'11-16' -> (11, 16); '12' -> (12, 12); PlanError otherwise."""
+    parts = str(text).replace(" ", "").split("-")
+    if len(parts) not in (1, 2) or not all(x.isascii() and x.isdigit() for x in parts):
+        raise PlanError(f"bad empties {text!r}: write a range like 11-16")
+    first, last = int(parts[0]), int(parts[-1])
+    if first > last:
+        raise PlanError(f"bad empties {text!r}: the first number must not exceed the last")
+    return first, last
 
 
 def read_boards(path: str | Path, game: str | Game = DEFAULT) -> list[BoardEntry]:
@@ -133,6 +164,8 @@ def write_plan_file(plan: Plan, path: str | Path, kind: str = FULL) -> None:
         header.append(f"scoring: {plan.scoring}")
     if plan.limits:
         header.append("limits: {" + ", ".join(f"{k}: {v}" for k, v in dataclasses.asdict(plan.limits).items() if v is not None) + "}")
+    if plan.empties is not None:
+        header.append(f"empties: {plan.empties[0]}-{plan.empties[1]}  # a speed plan: its ladder of empties")
     if kind == FULL:
         header.append(f"seed: {plan.seed if plan.seed is not None else 'null'}")
         header.append(f"source: {json.dumps(plan.source)}")
@@ -158,9 +191,10 @@ def read_plan_file(path: str | Path) -> Plan:
         raise PlanError(f"{p}: not a plan file{f' (line {mark.line + 1})' if mark else ''}: {getattr(e, 'problem', e)}") from None
     if not isinstance(data, dict) or data.get("format") != PLAN_FORMAT:
         raise PlanError(f"{p}: not a plan file (no 'format: {PLAN_FORMAT}' line): make one with 'grader plan new'")
-    unknown = set(data) - {"format", "plan", "game", "scoring", "limits", "seed", "source", "tests"}
+    unknown = set(data) - {"format", "plan", "game", "scoring", "limits", "seed", "source", "tests", "empties"}
     if unknown:
-        raise PlanError(f"{p}: unknown key {sorted(unknown)[0]!r}: a plan has format, plan, game, scoring, limits, seed, source, tests")
+        raise PlanError(f"{p}: unknown key {sorted(unknown)[0]!r}: a plan has format, plan, game, scoring, limits, seed, source, "
+                        "empties, tests")  # fmt: skip
     kind = data.get("plan")
     if kind not in (FULL, PUBLIC):
         raise PlanError(f"{p}: 'plan' must be {FULL} or {PUBLIC}; got {kind!r}")
@@ -170,6 +204,22 @@ def read_plan_file(path: str | Path) -> Plan:
         limits = _plan_limits(data.get("limits"))
     except GraderError as e:
         raise PlanError(f"{p}: {e}") from None
+    ladder = None
+    if data.get("empties") is not None:
+        try:
+            ladder = parse_empties(data["empties"])
+        except PlanError as e:
+            raise PlanError(f"{p}: {e}") from None
+        if data.get("tests") is None:  # a speed plan by its ladder: boards drawn from the seed
+            seed = data.get("seed", 0)
+            if not isinstance(seed, int) or isinstance(seed, bool):
+                raise PlanError(f"{p}: 'seed' must be a whole number")
+            try:
+                made = speed_plan(ladder, seed, game)
+            except PlanError as e:
+                raise PlanError(f"{p}: {e}") from None
+            return dataclasses.replace(made, source=str(data.get("source") or f"plan {p.name} ({made.source})"),
+                                       scoring=scoring, limits=limits, kind=kind)  # fmt: skip
     tests = data.get("tests")
     if not isinstance(tests, list) or not tests:
         raise PlanError(f"{p}: no tests: list them under 'tests:', one '- BOARD TOKEN' per line")
@@ -193,7 +243,7 @@ def read_plan_file(path: str | Path) -> Plan:
     if seed is not None and (kind == PUBLIC or not isinstance(seed, int)):
         raise PlanError(f"{p}: 'seed' must be a whole number in a full plan, and absent from a public one")
     source = str(data.get("source") or f"plan {p.name}")
-    return Plan(tuple(positions), seed, source, frozenset(public), kind, scoring, limits)
+    return Plan(tuple(positions), seed, source, frozenset(public), kind, scoring, limits, ladder)
 
 
 def _plan_limits(value: Any) -> Limits | None:

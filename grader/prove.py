@@ -139,7 +139,7 @@ def prove(
     loaded.command(settings.run)
     settings.run.check()
     settings.sandbox_mechanism(strict=False)
-    solver = g.solver(rule)
+    solver = g.solver(rule, backend=settings.backend)
     began = time.monotonic()
     out, interrupted = [], None
     with executor or LocalExecutor(settings.jobs) as ex:

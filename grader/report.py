@@ -47,7 +47,21 @@ def summary(result: ScriptResult) -> str:
         )
     elif result.stopped:
         lines.append(result.stopped)
+    if result.is_speed:
+        lines.append(f"deepest level: {fmt_deepest(result)} (every board up to it right within the time limit)")
     return "\n".join(lines)
+
+
+def fmt_deepest(result: ScriptResult) -> str:
+    """A speed plan's headline: '14 empties', or 'none' when the first level failed."""
+    return "none" if result.deepest is None else f"{result.deepest} empties"
+
+
+def levels_table(result: ScriptResult, fmt: str = "simple") -> str:
+    """A speed plan's ladder: per number of empties, the tests right and the median time."""
+    rows = [[lv.empties, f"{lv.right}/{lv.tests}", "-" if lv.median_seconds is None else f"{lv.median_seconds:.2f}"]
+            for lv in result.levels()]  # fmt: skip
+    return tabulate(rows, headers=["empties", "right", "median time (s)"], tablefmt=fmt, disable_numparse=True)
 
 
 def most_offending(result: ScriptResult, n: int = 2, public_only: bool = False) -> list[TestResult]:
@@ -216,26 +230,36 @@ def status(result: ScriptResult) -> str:
 
 
 def class_table(results: list[ScriptResult], fmt: str = "simple") -> str:
-    """The summary table: student, total, count per symbol, timeouts, crashes, time, status."""
-    headers = ["student", "total", *SYMBOLS, "timeouts", "crashes", "time (s)", "status"]
+    """The summary table: student, total, count per symbol, timeouts, crashes, time, status;
+    on a speed plan also the deepest level."""
+    speed = any(r.is_speed for r in results)
+    headers = ["student", "total", *(["deepest"] if speed else []), *SYMBOLS, "timeouts", "crashes", "time (s)", "status"]
     rows = [
-        [r.name, f"{fmt_total(r.total)}/{r.max_total}", *r.counts().values(), r.timeouts, r.crashes,
-         f"{r.script_seconds:.1f}", status(r)]
+        [r.name, f"{fmt_total(r.total)}/{r.max_total}", *([_deepest_cell(r)] if speed else []), *r.counts().values(),
+         r.timeouts, r.crashes, f"{r.script_seconds:.1f}", status(r)]
         for r in results
     ]  # fmt: skip
     return tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True)
 
 
 def grades_csv(results: list[ScriptResult]) -> str:
-    """One row per student: name, total, max, per-symbol counts, timeouts, crashes, whether
-    the grade is final (complete), and why not or why the run stopped (note)."""
+    """One row per student: name, total, max, (on a speed plan: the deepest level,) per-symbol
+    counts, timeouts, crashes, whether the grade is final (complete), and why not or why the
+    run stopped (note)."""
+    speed = any(r.is_speed for r in results)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["name", "total", "max", *SYMBOLS, "timeouts", "crashes", "complete", "note"])
+    writer.writerow(["name", "total", "max", *(["deepest"] if speed else []), *SYMBOLS, "timeouts", "crashes", "complete", "note"])
     for r in results:
-        writer.writerow([_cell(r.name), fmt_total(r.total), r.max_total, *r.counts().values(), r.timeouts, r.crashes,
-                         "yes" if r.complete else "no", _cell(r.stopped or "")])  # fmt: skip
+        writer.writerow([_cell(r.name), fmt_total(r.total), r.max_total, *([_deepest_cell(r)] if speed else []),
+                         *r.counts().values(), r.timeouts, r.crashes, "yes" if r.complete else "no",
+                         _cell(r.stopped or "")])  # fmt: skip
     return out.getvalue()
+
+
+def _deepest_cell(r: ScriptResult) -> str:
+    """The deepest level as a number ('' for none, or not a speed run)."""
+    return "" if not r.is_speed or r.deepest is None else str(r.deepest)
 
 
 def _cell(text: str) -> str:

@@ -3,6 +3,7 @@
     run.json     grader version, creation time, seed, the plan's boards, the settings, and
                  each student's script with its content hash
     tests.jsonl  one JSON line per finished test (student, script hash, full result)
+    answers.jsonl  the exact answer of each test, solved once for the whole run (sealed too)
 
 A run killed at any moment loses at most the tests that were running; ``--resume`` reads
 both files, grades only what is missing (or whose script changed), and gives the same
@@ -24,11 +25,14 @@ from . import __version__
 from .games import DEFAULT, get_game
 from .errors import GraderError, GraderWarning, RunFolderError
 from .seals import SEAL, load_key, new_key, seal, sealed
+from .games import Position
 from .grading import ScriptResult, Settings, Submission, TestResult
+from .judge import Answer
 from .plans import Plan, write_plan_file
 from .runner import Limits
 
 PLAN_COPY = "plan.plan"  # in a run folder: the plan it was graded on
+ANSWERS = "answers.jsonl"  # in a run folder: the exact answer of each test, solved once
 def default_path() -> Path:
     return Path("runs") / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
 
@@ -151,31 +155,34 @@ class RecordFolder:
             tmp.unlink(missing_ok=True)
             raise RunFolderError(f"cannot write {self.path / self.META}: {e.strerror}") from None
 
-    def _append(self, record: dict[str, Any]) -> None:
+    def _append(self, record: dict[str, Any], lines: str | None = None) -> None:
         """One whole line, written and closed (so flushed) before the next. A line left cut
-        short by an earlier kill is ended first, so that it cannot swallow this one."""
+        short by an earlier kill is ended first, so that it cannot swallow this one.
+        ``lines``: another file of sealed lines than ``LINES``."""
         line = json.dumps({**record, SEAL: seal(self._key, record)}, separators=(",", ":")) + "\n"
-        path = self.path / self.LINES
+        path = self.path / (lines or self.LINES)
         with self._lock:
             try:
                 with open(path, "ab") as f:
-                    if f.tell() and not self._ended:
+                    if f.tell() and (lines or not self._ended):
                         with open(path, "rb") as r:
                             r.seek(-1, os.SEEK_END)
                             if r.read(1) != b"\n":
                                 f.write(b"\n")
-                    self._ended = True
+                    if not lines:
+                        self._ended = True
                     f.write(line.encode("utf-8"))
             except OSError as e:
                 raise RunFolderError(f"cannot write {path}: {e.strerror}") from None
 
-    def _records(self) -> list[dict[str, Any]]:
-        """The records whose seal holds; the others go to ``tampered`` (never used)."""
+    def _records(self, lines: str | None = None) -> list[dict[str, Any]]:
+        """The records whose seal holds; the others go to ``tampered`` (never used).
+        ``lines``: another file of sealed lines (its bad lines are skipped, not kept)."""
         try:
-            text = (self.path / self.LINES).read_text(encoding="utf-8", errors="replace")
+            text = (self.path / (lines or self.LINES)).read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:
             return []
-        records, self.tampered = [], []
+        records, tampered = [], []
         for number, line in enumerate(text.splitlines(), 1):
             try:
                 record = json.loads(line)
@@ -189,7 +196,9 @@ class RecordFolder:
                 del record[SEAL]
                 records.append(record)
             else:
-                self.tampered.append({**record, "line": number})
+                tampered.append({**record, "line": number})
+        if not lines:
+            self.tampered = tampered
         return records
 
     def _rewrite(self, records: list[dict[str, Any]]) -> None:
@@ -232,6 +241,7 @@ class RunFolder(RecordFolder):
             "seed": plan.seed,
             "plan": {"game": plan.game.name, "source": plan.source, "kind": plan.kind,
                      "public": None if plan.public is None else sorted(plan.public),
+                     "empties": None if plan.empties is None else list(plan.empties),
                      "boards": [f"{q.board_string()} {q.token}" for q in plan.positions]},  # fmt: skip
             "settings": settings.to_json(),
             "scripts": {},
@@ -260,8 +270,10 @@ class RunFolder(RecordFolder):
         boards = [b.split() for b in meta["boards"]]
         public = None if meta.get("public") is None else frozenset(meta["public"])
         settings = self.meta["settings"]
+        ladder = meta.get("empties")
         return Plan(tuple(game.parse(b, t) for b, t in boards), self.meta["seed"], meta["source"], public,
-                    meta.get("kind", "full"), settings.get("scoring"), Limits(**settings["limits"]))  # fmt: skip
+                    meta.get("kind", "full"), settings.get("scoring"), Limits(**settings["limits"]),
+                    None if ladder is None else (int(ladder[0]), int(ladder[1])))  # fmt: skip
 
     def settings(self, jobs: int | None = None) -> Settings:
         return Settings.from_json(self.meta["settings"], jobs)
@@ -307,6 +319,29 @@ class RunFolder(RecordFolder):
         """Record one finished test."""
         self._append({"student": name, "sha256": digest, **test.record()})
 
+    def answers(self, plan: Plan, scoring: str) -> dict[int, Answer]:
+        """The exact answers solved for this run before (test index, 0-based), those whose
+        seal holds and that are of ``plan``'s boards under ``scoring``."""
+        out = {}
+        for r in self._records(ANSWERS):
+            try:
+                i = int(r["test"]) - 1
+                pos = plan.positions[i]
+                if i < 0 or r["board"] != pos.board_string() or r["token"] != pos.token or r["scoring"] != scoring:
+                    continue
+                values = {int(sq): int(v) for sq, v in r["move_values"].items()}
+                best = max(values.values())
+                out[i] = Answer(best, tuple(sq for sq in sorted(values) if values[sq] == best), values)
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+                continue  # a damaged line: solved again
+        return out
+
+    def append_answer(self, index: int, pos: Position, scoring: str, answer: Answer, backend: str) -> None:
+        """Keep the exact answer of test ``index`` (0-based), so that it is solved once per run."""
+        self._append({"test": index + 1, "board": pos.board_string(), "token": pos.token, "scoring": scoring,
+                      "value": answer.value, "move_values": {str(sq): v for sq, v in answer.move_values.items()},
+                      "backend": backend}, ANSWERS)  # fmt: skip
+
     def recorded(self) -> dict[tuple[str, int], TestResult]:
         """Tests recorded for each student's current script (a changed script's are dropped)."""
         game = get_game(self.meta["plan"]["game"])
@@ -345,7 +380,8 @@ class RunFolder(RecordFolder):
                 if forged:
                     stopped += f" ({forged} record(s) failed their seal)"
             seconds = sum(t.run.wall_seconds for t in tests)
-            out.append(ScriptResult(str(sub.path or ""), plan, tests, seconds, stopped, interrupted, sub.name))
+            out.append(ScriptResult(str(sub.path or ""), plan, tests, seconds, stopped, interrupted, sub.name,
+                                    self.meta.get("backend_used", "")))  # fmt: skip
         if self.tampering():
             warnings.warn(self.tampering(), GraderWarning, stacklevel=2)
         return out

@@ -52,6 +52,18 @@ class Engine:
         return self.script().digest
 
 
+ADJUDICATION_SECONDS = 1.0  # the longest a solve for adjudication should take, estimated
+
+
+def adjudication_cap(game: GameRules, empties: int, backend: str = "auto") -> int:
+    """The most empties, up to ``empties``, that ``backend`` solves in about a second (by the
+    cost estimate of grader.cost): adjudication beyond it would stall each game."""
+    from .cost import deepest_within
+
+    fits = deepest_within(game, ADJUDICATION_SECONDS, game.backend(backend))
+    return empties if fits is None else max(1, min(empties, fits))
+
+
 @dataclass(frozen=True)
 class TournamentSettings:
     """How games are played. ``run`` holds the per-move limits, isolation and commands."""
@@ -208,7 +220,7 @@ def play_game(game: GameRecord, scripts: dict[str, Script], settings: Tournament
             continue
         if settings.adjudicate and pos.empties <= settings.adjudicate:
             solver = worker.cached(("adjudicate", rules.name, rule),
-                                   lambda: rules.solver(rule, should_stop=worker.stop))  # fmt: skip
+                                   lambda: rules.solver(rule, should_stop=worker.stop, backend=settings.run.backend))  # fmt: skip
             for sq in solver.line(pos):
                 pos = pos.pass_turn() if sq == PASS else pos.play(sq)
                 if sq >= 0:

@@ -136,14 +136,14 @@ def test_elo_is_never_minus_zero_and_a_finite_elo_has_an_interval():
     assert table[4].split()[7:9] == ["n/a", "n/a"]
 
 
-def _tournament_near(empties: int) -> str:
+def _tournament_near(empties: int, seed: int | None = None) -> str:
     """An opening leaving ``empties`` squares, from random play (reference rules)."""
     import random
 
     import reference as ref
     from grader.games.othello import OTHELLO
 
-    rng = random.Random(empties)
+    rng = random.Random(empties if seed is None else f"{empties}:{seed}")
     while True:
         board, tok, moves = ref.START, "x", []
         while board.count(".") > empties:
@@ -161,16 +161,18 @@ def _tournament_near(empties: int) -> str:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_stops_a_tournament_while_its_solver_is_busy(tmp_path, sig):
-    """A 20-empties adjudication takes the pure-Python solver minutes; either signal ends the
-    run within about a second, with the resume hint."""
-    (tmp_path / "o.txt").write_text(_tournament_near(20) + "\n")
+    """--adjudicate 20 is capped at what the pure-Python solver does in about a second (it
+    says so); the games are then deep in negamax's moves and the solver's searches, and
+    either signal ends the run within about a second, with the resume hint."""
+    (tmp_path / "o.txt").write_text("".join(_tournament_near(16, seed) + "\n" for seed in range(12)))
     proc = subprocess.Popen(
         [sys.executable, "-m", "grader", "tournament", str(NEGAMAX), "builtin:greedy", "--openings", "o.txt",
-         "--adjudicate", "20", "--jobs", "1", "--out", "t"],
+         "--adjudicate", "20", "--backend", "python", "--rounds", "12", "--jobs", "1", "--out", "t"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    assert proc.stdout.readline().startswith("Tournament: 2 engines, 2 games")
-    time.sleep(2.0)  # deep in the solver by now
+    assert proc.stderr.readline().startswith("Note: adjudicating at ")
+    assert proc.stdout.readline().startswith("Tournament: 2 engines, 24 games")
+    time.sleep(2.0)  # deep in the solver by now (each game's adjudication takes it about a second)
     start = time.monotonic()
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=20)

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 import reference as ref
 from conftest import ROOT
 from grader import isolation
+from grader.games import get_game
 from grader.cli import main
 from grader.errors import GraderError
 from grader.submissions import find_submissions
@@ -122,7 +123,7 @@ def test_class_run_and_exports(klass):
     result = run_cli("grade", "class", "--boards", "b.txt", "--out", "run", "--jobs", "2", "--sort", "total")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0] == "Grading 3 students: 6 tests (boards from b.txt), time limit 10 s, 2 jobs, scoring plain, " + ISOLATION
+    assert lines[0] == "Grading 3 students: 6 tests (boards from b.txt), time limit 10 s, 2 jobs, scoring plain, " + ISOLATION + f", {get_game('othello').backend()} solver"
     assert lines[1] == "Run folder: run"
     header = lines.index(next(ln for ln in lines if ln.startswith("student ")))
     student_lines = sorted(ln for ln in lines[2:header] if ln.strip())
@@ -134,7 +135,7 @@ def test_class_run_and_exports(klass):
     assert [row.split()[0] for row in table[2:5]] == ["alice", "bob", "carol"]  # --sort total
     run = klass / "run"
     assert sorted(p.name for p in run.iterdir()) == [
-        "grades.csv", "junit.xml", "plan.plan", "report.html", "results.json", "run.json", "tests.jsonl"
+        "answers.jsonl", "grades.csv", "junit.xml", "plan.plan", "report.html", "results.json", "run.json", "tests.jsonl"
     ]  # fmt: skip
 
     rows = list(csv.DictReader(io.StringIO((run / "grades.csv").read_text())))
@@ -157,7 +158,8 @@ def test_class_run_and_exports(klass):
     assert failure.get("message").startswith("T (1/2): move ") and "no score line" in failure.get("message")
 
     meta = json.loads((run / "run.json").read_text())
-    assert set(meta) == {"grader_version", "created", "run_id", "seed", "plan", "settings", "scripts", "isolation_used", "seal"}
+    assert set(meta) == {"grader_version", "created", "run_id", "seed", "plan", "settings", "scripts", "isolation_used", "backend_used", "seal"}
+    assert meta["backend_used"] == get_game("othello").backend() and meta["settings"]["backend"] == "auto"
     assert len(meta["plan"]["boards"]) == 6 and meta["settings"]["limits"]["wall_seconds"] == 10
     assert set(meta["scripts"]) == {"alice", "bob", "carol"} and len(meta["scripts"]["alice"]["sha256"]) == 64
     assert len((run / "tests.jsonl").read_text().splitlines()) == 18

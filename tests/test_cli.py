@@ -10,8 +10,10 @@ from click.testing import CliRunner
 from conftest import FFO20, HANDOUT_BOARD, ROOT
 from grader import isolation
 from grader.cli import main
+from grader.games import get_game
 
 ISOLATION = f"isolation {isolation.choose('auto', sys.executable)} (auto)"
+SOLVER = f"{get_game('othello').backend()} solver"  # the exact solver behind the answers: native if built
 
 
 @pytest.fixture
@@ -138,7 +140,7 @@ def test_python_dash_m_and_bundled_examples():
 # --- grader grade ----------------------------------------------------------------
 
 GRADE_TEXT = """\
-Grading canned.py: 3 tests (boards from b.txt), time limit 10 s, 2 jobs, scoring plain, ISOLATION
+Grading canned.py: 3 tests (boards from b.txt), time limit 10 s, 2 jobs, scoring plain, ISOLATION, SOLVER
 mt+
 canned.py: 1.5/3  (3 tests run, boards from b.txt, X s)
 symbols: + 1  M 0  Q 0  T 0  m 1  s 0  - 0  t 1
@@ -208,7 +210,7 @@ def test_grade_text_with_the_two_most_offending_tests(run, graded_folder):
     assert result.exit_code == 0
     import re
 
-    assert re.sub(r", \d+\.\d s\)", ", X s)", result.output) == GRADE_TEXT.replace("ISOLATION", ISOLATION)
+    assert re.sub(r", \d+\.\d s\)", ", X s)", result.output) == GRADE_TEXT.replace("ISOLATION", ISOLATION).replace("SOLVER", SOLVER)
 
 
 def test_grade_json_file(run, graded_folder):
@@ -244,6 +246,6 @@ def test_grade_prints_the_seed_and_uses_config(run, tmp_path):
     (tmp_path / "config.yaml").write_text("seed: 4242\nlimits:\n  wall_seconds: 5\njobs: 2\n")
     result = run("grade", ROOT / "submissions" / "rule_of_thumb.py")
     first = result.output.splitlines()[0]
-    assert first.endswith("100 tests (standard plan, seed 4242), time limit 5 s, 2 jobs, scoring plain, " + ISOLATION)
+    assert first.endswith("100 tests (standard plan, seed 4242), time limit 5 s, 2 jobs, scoring plain, " + ISOLATION + ", " + SOLVER)
     symbols = result.output.splitlines()[1]
     assert len(symbols) == 100 and set(symbols) <= {"T", "t"}

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 DEFAULT = "othello"  # the game of commands and calls that name none
 PASS = -1  # a pass, in lines and transcripts
 HUGE = 10**18  # parse.py keeps any longer integer as +-HUGE
+BACKENDS = ("auto", "native", "python")  # solver backends a user may ask for
 
 
 class Position(Protocol):
@@ -73,6 +74,7 @@ class Game(ABC):
     scorings: ClassVar[tuple[str, ...]]  # the first is the lab's default
     tournament_scoring: ClassVar[str]
     plans: ClassVar[tuple[str, ...]] = ("standard",)  # plan names make_plan() knows
+    ladders: ClassVar[Mapping[str, tuple[int, int]]] = {}  # speed plans among them: name -> (first, last) empties
     max_score: ClassVar[int]  # the largest value a game can have, under any rule
     unit: ClassVar[str] = "point"  # what a score counts ('disc' for Othello)
     examples: ClassVar[str]  # the folder of its example scripts under share/ ('builtin:NAME' engines)
@@ -123,7 +125,41 @@ class Game(ABC):
 
     @abstractmethod
     def solver(self, scoring: str, should_stop=None, backend: str = "auto") -> ExactSolver:
-        """An exact solver under ``scoring`` (keep one to share its memory across calls)."""
+        """An exact solver under ``scoring`` (keep one to share its memory across calls);
+        ``backend`` as for ``backend()``."""
+
+    def backends(self) -> tuple[str, ...]:
+        """The solver backends built on this machine, the fastest first."""
+        return ("python",)
+
+    def backend_missing(self, name: str) -> str:
+        """One line: why ``name`` cannot be used here, and what to do."""
+        return f"{self.name} has only the python solver: drop --backend {name} (or use auto)"
+
+    def backend(self, name: str = "auto") -> str:
+        """The backend ``name`` stands for here: 'auto' is the fastest built; GraderError for
+        one not built (saying how to get it) or unknown."""
+        if name not in BACKENDS:
+            raise GraderError(f"unknown solver backend {name!r}: use one of {', '.join(BACKENDS)}")
+        built = self.backends()
+        if name == "auto":
+            return built[0]
+        if name not in built:
+            raise GraderError(self.backend_missing(name))
+        return name
+
+    def backend_note(self) -> str | None:
+        """A one-line note when a faster solver this game has is not built here (else None)."""
+        return None
+
+    def solve_nodes(self, empties: int) -> float | None:
+        """Typical nodes an exact analysis (value, every optimal move, a line) of a position
+        with ``empties`` empties searches; None: no cost model (a game that solves at once)."""
+        return None
+
+    def calibration(self, backend: str) -> list[Position]:
+        """Positions whose solve measures a backend's nodes per second (a few tens of ms)."""
+        return []
 
     def scoring(self, name: str | None) -> str:
         """``name`` checked against this game's rules (None: the lab's default)."""

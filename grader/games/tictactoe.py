@@ -175,6 +175,7 @@ class TicTacToe(Game):
         return grid_svg(pos.board, 3, FILES, _mark, "#fafafa", best, played, legal, f"board, {pos.token} to move")
 
     def solver(self, scoring: str, should_stop=None, backend: str = "auto") -> ExactSolver:
+        self.backend(backend)
         return ExactSolver(self, self.scoring(scoring), should_stop)
 
     def make_plan(self, name: str, seed: int) -> list[Position]:

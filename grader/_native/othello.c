@@ -1,0 +1,905 @@
+/*
+ * grader._othello_native: an exact Othello endgame solver as a CPython extension.
+ *
+ * Boards are two 64-bit bitboards (the side to move, its opponent); square 0 = a1 = bit 0,
+ * 7 = h1, 63 = h8, as in grader/board.py. Values are final disc differences for the side to
+ * move under perfect play, scored with either rule of grader.board.final_score.
+ *
+ * The search is a fail-soft negamax alpha-beta with principal-variation (null-window)
+ * re-searches. Techniques, from the leaves up:
+ *   - the last empty square: flips counted per line from a table, no move made;
+ *   - up to SMALL_MAX empties: no move generation, the empty squares are tried straight from
+ *     the bitboard, those in quadrants with an odd number of empties first (parity ordering);
+ *   - above that: move generation with fastest-first ordering (fewest opponent replies, corners
+ *     counted twice), parity and corner bonuses, the transposition-table move first;
+ *   - from TABLE_MIN empties: a transposition table of bounds and best moves, kept across calls;
+ *   - from ETC_MIN empties: enhanced transposition cutoff (children already in the table);
+ *   - from SORT_MIN empties: moves ordered by a shallow search with a mobility evaluation;
+ *   - stability cutoff: stable discs bound the final score from above and below.
+ * While it runs the search releases the GIL and every POLL_SECONDS re-acquires it to run
+ * signal handlers and an optional should_stop() callable; a stop unwinds with longjmp,
+ * so only completed results are ever stored in the table.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pythread.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef uint64_t u64;
+
+#define BIT(sq) (1ULL << (sq))
+#define popcount(x) __builtin_popcountll(x)
+#define first_square(x) __builtin_ctzll(x)
+
+#define INF 100           /* beyond every value */
+#define SMALL_MAX 6       /* at or below: list of empties, no move generation, no table */
+#define TABLE_MIN 9       /* from this many empties: transposition table */
+#define ETC_MIN 12        /* from this many empties: enhanced transposition cutoff */
+#define SORT_MIN 18       /* from this many empties: order moves by a shallow search */
+#define MAX_MOVES 64
+#define POLL_NODES 16384  /* look at the clock this often... */
+#define POLL_SECONDS 0.02 /* ...and take the GIL for signals and should_stop() this often */
+
+static const u64 NOT_A = 0xFEFEFEFEFEFEFEFEULL; /* every square but the a-file */
+static const u64 NOT_H = 0x7F7F7F7F7F7F7F7FULL; /* every square but the h-file */
+static const u64 ALL = ~0ULL;
+static const u64 CORNERS = 0x8100000000000081ULL;
+static const u64 EDGES = 0xFF818181818181FFULL;
+static const u64 FILES_AH = 0x8181818181818181ULL;
+static const u64 RANKS_18 = 0xFF000000000000FFULL;
+static const u64 QUADRANTS[4] = {0x000000000F0F0F0FULL, 0x00000000F0F0F0F0ULL,
+                                 0x0F0F0F0F00000000ULL, 0xF0F0F0F000000000ULL};
+
+/* --- tables built at import ------------------------------------------------ */
+
+static u64 RAYS[64][8];   /* from each square, the 8 rays: 4 towards higher squares, then 4 lower */
+static u64 NEIGHBOURS[64];
+static u64 QUADRANT[64]; /* the 4x4 quadrant holding each square, for parity */
+static u64 DIAG9[64], DIAG7[64]; /* the diagonal (a1-h8 way) and antidiagonal through each square */
+/* With one empty square left, every other square is taken: the discs flipped along a line
+ * depend only on the empty square's place in the line and on which squares are the mover's. */
+static uint8_t LINE_FLIPS[8][256];
+
+static void init_tables(void)
+{
+    /* directions: 4 towards higher squares (+1, +7, +8, +9), then 4 towards lower ones */
+    static const int dr[8] = {0, 1, 1, 1, 0, -1, -1, -1};
+    static const int dc[8] = {1, -1, 0, 1, -1, 1, 0, -1};
+    for (int sq = 0; sq < 64; sq++) {
+        int r = sq / 8, c = sq % 8;
+        NEIGHBOURS[sq] = 0;
+        for (int d = 0; d < 8; d++) {
+            u64 ray = 0;
+            for (int rr = r + dr[d], cc = c + dc[d]; rr >= 0 && rr < 8 && cc >= 0 && cc < 8;
+                 rr += dr[d], cc += dc[d])
+                ray |= BIT(rr * 8 + cc);
+            RAYS[sq][d] = ray;
+            if (r + dr[d] >= 0 && r + dr[d] < 8 && c + dc[d] >= 0 && c + dc[d] < 8)
+                NEIGHBOURS[sq] |= BIT((r + dr[d]) * 8 + c + dc[d]);
+        }
+        QUADRANT[sq] = QUADRANTS[(r / 4) * 2 + c / 4];
+        DIAG9[sq] = RAYS[sq][3] | RAYS[sq][7] | BIT(sq);
+        DIAG7[sq] = RAYS[sq][1] | RAYS[sq][5] | BIT(sq);
+    }
+    for (int place = 0; place < 8; place++) {
+        for (int line = 0; line < 256; line++) { /* a run flips when a mover's disc ends it */
+            int count = 0;
+            for (int step = -1; step <= 1; step += 2) {
+                int k = place + step, run = 0;
+                while (k >= 0 && k < 8 && !(line >> k & 1))
+                    k += step, run++;
+                if (k >= 0 && k < 8)
+                    count += run;
+            }
+            LINE_FLIPS[place][line] = (uint8_t)count;
+        }
+    }
+}
+
+/* --- move generation and flips ---------------------------------------------- */
+
+/* Moves along one axis (step s, both ways) over runs of `mask` discs flanked by the player:
+ * a fill that doubles its reach (1, 2, 4 squares) covers the longest run of 6. */
+static inline u64 axis_moves(u64 P, u64 mask, int s)
+{
+    u64 f = mask & (P << s), pre = mask & (mask << s), moves;
+    f |= mask & (f << s);
+    f |= pre & (f << 2 * s);
+    f |= pre & (f << 2 * s);
+    moves = f << s;
+    f = mask & (P >> s);
+    pre = mask & (mask >> s);
+    f |= mask & (f >> s);
+    f |= pre & (f >> 2 * s);
+    f |= pre & (f >> 2 * s);
+    return moves | (f >> s);
+}
+
+/* Squares where P may move. Sideways runs exclude the a- and h-files so nothing wraps. */
+static u64 get_moves(u64 P, u64 O)
+{
+    u64 inner = O & 0x7E7E7E7E7E7E7E7EULL;
+    return (axis_moves(P, inner, 1) | axis_moves(P, O, 8) | axis_moves(P, inner, 7) |
+            axis_moves(P, inner, 9)) & ~(P | O);
+}
+
+/* Discs of O flipped when P plays sq (0: not a legal move there). Along each ray the run of
+ * O discs ends at the first square that is not O's; the run flips when that square is P's.
+ * Branch-free: a missing stop gives an empty mask. */
+static inline u64 flips(int sq, u64 P, u64 O)
+{
+    const u64 *ray = RAYS[sq];
+    u64 f = 0;
+    for (int d = 0; d < 4; d++) { /* towards higher squares: the first stop is the lowest bit */
+        u64 stop = ray[d] & ~O;
+        stop &= -stop & P;
+        f |= ray[d] & (stop - 1) & -(u64)(stop != 0);
+    }
+    for (int d = 4; d < 8; d++) { /* towards lower squares: the first stop is the highest bit */
+        u64 stop = BIT(63 - __builtin_clzll((ray[d] & ~O) | 1)) & ray[d] & P;
+        f |= ray[d] & -(stop << 1);
+    }
+    return f;
+}
+
+/* --- scores and bounds ------------------------------------------------------ */
+
+static int final_score(u64 P, u64 O, int wte)
+{
+    int p = popcount(P), o = popcount(O), diff = p - o, empties = 64 - p - o;
+    if (wte && diff)
+        return diff > 0 ? diff + empties : diff - empties;
+    return diff;
+}
+
+/* Squares whose line along one axis (step s) holds an empty square: the empties spread both
+ * ways, 1 then 2 then 4 steps; `up`/`down` are the squares a +s/-s step may land on. */
+static u64 lines_with_empty(u64 e, int s, u64 up, u64 down)
+{
+    u64 up2 = up & (up << s), up4 = up2 & (up2 << 2 * s);
+    u64 down2 = down & (down >> s), down4 = down2 & (down2 >> 2 * s);
+    u64 a = e, b = e;
+    a |= (a << s) & up;
+    a |= (a << 2 * s) & up2;
+    a |= (a << 4 * s) & up4;
+    b |= (b >> s) & down;
+    b |= (b >> 2 * s) & down2;
+    b |= (b >> 4 * s) & down4;
+    return a | b;
+}
+
+/* Discs of P that can never be flipped. A disc cannot be flipped along an axis when its line
+ * on that axis is full, or when a neighbour on that axis is the board's edge or a stable disc
+ * of the same colour; stable discs are those safe on all 4 axes, grown until nothing changes. */
+static u64 stable_discs(u64 P, u64 O)
+{
+    u64 e = ~(P | O), s = 0, prev;
+    u64 h = ~lines_with_empty(e, 1, NOT_A, NOT_H) | FILES_AH;
+    u64 v = ~lines_with_empty(e, 8, ALL, ALL) | RANKS_18;
+    u64 d9 = ~lines_with_empty(e, 9, NOT_A, NOT_H) | EDGES;
+    u64 d7 = ~lines_with_empty(e, 7, NOT_H, NOT_A) | EDGES;
+    do {
+        prev = s;
+        s = P & (h | ((s << 1) & NOT_A) | ((s >> 1) & NOT_H)) & (v | (s << 8) | (s >> 8)) &
+            (d9 | ((s << 9) & NOT_A) | ((s >> 9) & NOT_H)) &
+            (d7 | ((s << 7) & NOT_H) | ((s >> 7) & NOT_A));
+    } while (s != prev);
+    return s;
+}
+
+/* The union of the quadrants holding an odd number of empty squares. */
+static u64 odd_quadrants(u64 empties)
+{
+    u64 odd = 0;
+    for (int q = 0; q < 4; q++)
+        if (popcount(empties & QUADRANTS[q]) & 1)
+            odd |= QUADRANTS[q];
+    return odd;
+}
+
+/* --- transposition table ---------------------------------------------------- */
+
+typedef struct {
+    u64 P, O;          /* the full position: no false hits */
+    int8_t lower, upper; /* bounds on its value */
+    int8_t move;       /* best move found, -1 for none */
+    uint8_t empties;   /* replacement priority: deeper searches cost more to redo */
+} Entry;               /* all zero: unused (the search never meets a board without discs) */
+
+/* Two-entry buckets; a position lives in either entry of its bucket. */
+static inline Entry *bucket(Entry *table, u64 mask, u64 P, u64 O)
+{
+    u64 h = P * 0x9E3779B97F4A7C15ULL + O * 0xC2B2AE3D27D4EB4FULL;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 29;
+    return table + (h & mask & ~1ULL);
+}
+
+/* --- search ----------------------------------------------------------------- */
+
+typedef struct SolverObject SolverObject;
+
+typedef struct {
+    Entry *table;
+    u64 mask;
+    int wte; /* winner takes the empties */
+    u64 nodes, next_poll;
+    double last_poll;
+    PyThreadState *thread; /* saved while the GIL is released */
+    PyObject *should_stop;
+    SolverObject *owner;
+    unsigned long long owner_nodes; /* owner's node count when the search began */
+    jmp_buf abort;                  /* longjmp here, holding the GIL, to abandon the search */
+} Ctx;
+
+struct SolverObject {
+    PyObject_HEAD
+    Entry *table;
+    u64 mask;
+    int wte, bits;
+    unsigned long long nodes;
+    PyObject *should_stop;
+    PyThread_type_lock lock; /* one search at a time on this table */
+    unsigned long holder;    /* the thread holding the lock, 0 for none */
+};
+
+static PyObject *Cancelled;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Every POLL_SECONDS: take the GIL, run signal handlers and should_stop(); abandon on a stop. */
+static void poll(Ctx *c)
+{
+    double t = now();
+    c->next_poll = c->nodes + POLL_NODES;
+    if (t - c->last_poll < POLL_SECONDS)
+        return;
+    c->last_poll = t;
+    PyEval_RestoreThread(c->thread);
+    c->owner->nodes = c->owner_nodes + c->nodes;
+    int stop = PyErr_CheckSignals() != 0;
+    if (!stop && c->should_stop) {
+        PyObject *r = PyObject_CallNoArgs(c->should_stop);
+        int truth = r ? PyObject_IsTrue(r) : -1;
+        Py_XDECREF(r);
+        if (truth > 0)
+            PyErr_SetString(Cancelled, "search stopped by should_stop()");
+        stop = truth != 0;
+    }
+    if (stop)
+        longjmp(c->abort, 1);
+    c->thread = PyEval_SaveThread();
+}
+
+/* Discs flipped by playing x, the last empty square, with P's discs being P: on the row and
+ * the column and both diagonals through x, gather P's squares into a byte and count. Off-board
+ * places of a short diagonal read as 0 and lie beyond its ends, where no run can finish. */
+static inline int count_last_flips(int x, u64 P)
+{
+    int r = x >> 3, c = x & 7;
+    unsigned row = (unsigned)(P >> (8 * r)) & 0xFF;
+    unsigned col = (unsigned)((((P >> c) & 0x0101010101010101ULL) * 0x0102040810204080ULL) >> 56);
+    unsigned d9 = (unsigned)(((P & DIAG9[x]) * 0x0101010101010101ULL) >> 56);
+    unsigned d7 = (unsigned)(((P & DIAG7[x]) * 0x0101010101010101ULL) >> 56);
+    return LINE_FLIPS[c][row] + LINE_FLIPS[r][col] + LINE_FLIPS[c][d9] + LINE_FLIPS[c][d7];
+}
+
+/* The last empty square x: P plays it, or else O does, or else the game ends with it empty. */
+static int solve1(Ctx *c, u64 P, u64 O, int x)
+{
+    int p = popcount(P), n;
+    c->nodes++;
+    if ((n = count_last_flips(x, P)))
+        return 2 * (p + n) - 62; /* P ends with p + n + 1 discs of 64 */
+    if ((n = count_last_flips(x, O)))
+        return 2 * (p - n) - 64; /* P ends with p - n discs of 64 */
+    p = 2 * p - 63;              /* 63 discs: never a draw */
+    return c->wte ? (p > 0 ? p + 1 : p - 1) : p;
+}
+
+static int solve2(Ctx *c, u64 P, u64 O, int alpha, int beta, int x1, int x2)
+{
+    int best = -INF, v;
+    u64 f;
+    c->nodes++;
+    if ((NEIGHBOURS[x1] & O) && (f = flips(x1, P, O))) {
+        best = -solve1(c, O ^ f, P | f | BIT(x1), x2);
+        if (best >= beta)
+            return best;
+    }
+    if ((NEIGHBOURS[x2] & O) && (f = flips(x2, P, O))) {
+        v = -solve1(c, O ^ f, P | f | BIT(x2), x1);
+        if (v > best)
+            best = v;
+    }
+    if (best > -INF)
+        return best;
+    if (((NEIGHBOURS[x1] & P) && flips(x1, O, P)) || ((NEIGHBOURS[x2] & P) && flips(x2, O, P)))
+        return -solve2(c, O, P, -beta, -alpha, x1, x2); /* P passes */
+    return final_score(P, O, c->wte);
+}
+
+/* 3..SMALL_MAX empties, found from the bitboards without move generation. Each node tries
+ * the empties of quadrants holding an odd number of them first: the last move in an odd
+ * region tends to be ours (parity). `odd` is the union of the odd quadrants. */
+static int solve_small(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, u64 odd)
+{
+    u64 E = ~(P | O);
+    u64 order[2] = {E & odd, E & ~odd};
+    int best = -INF;
+    c->nodes++;
+    for (int k = 0; k < 2; k++) {
+        for (u64 m = order[k]; m; m &= m - 1) {
+            int x = first_square(m), v;
+            u64 f, np, no;
+            if (!(NEIGHBOURS[x] & O) || !(f = flips(x, P, O)))
+                continue;
+            np = O ^ f;
+            no = P | f | BIT(x);
+            if (n == 3) {
+                u64 rest = E ^ BIT(x);
+                v = -solve2(c, np, no, -beta, -alpha, first_square(rest),
+                            first_square(rest & (rest - 1)));
+            } else {
+                v = -solve_small(c, np, no, -beta, -alpha, n - 1, odd ^ QUADRANT[x]);
+            }
+            if (v > best) {
+                best = v;
+                if (v > alpha) {
+                    alpha = v;
+                    if (v >= beta)
+                        return v;
+                }
+            }
+        }
+    }
+    if (best > -INF)
+        return best;
+    for (u64 m = E; m; m &= m - 1)
+        if ((NEIGHBOURS[first_square(m)] & P) && flips(first_square(m), O, P))
+            return -solve_small(c, O, P, -beta, -alpha, n, odd); /* P passes */
+    return final_score(P, O, c->wte);
+}
+
+/* The small solvers' entry (1..SMALL_MAX empties). */
+static int solve_few(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
+{
+    u64 e = ~(P | O);
+    if (n == 1)
+        return solve1(c, P, O, first_square(e));
+    if (n == 2)
+        return solve2(c, P, O, alpha, beta, first_square(e), first_square(e & (e - 1)));
+    return solve_small(c, P, O, alpha, beta, n, odd_quadrants(e));
+}
+
+typedef struct {
+    u64 flipped;
+    int sq, key; /* lower key: tried earlier */
+} Move;
+
+static int search(Ctx *c, u64 P, u64 O, int alpha, int beta, int n);
+
+/* Evaluation for move ordering only, from P's view: P's moves minus O's (moves to corners
+ * count twice), and corners held. */
+static int evaluate(u64 P, u64 O)
+{
+    u64 mp = get_moves(P, O), mo = get_moves(O, P);
+    int mob = popcount(mp) + popcount(mp & CORNERS) - popcount(mo) - popcount(mo & CORNERS);
+    int corners = popcount(P & CORNERS) - popcount(O & CORNERS);
+    return 4 * mob + 8 * corners;
+}
+
+/* Depth-limited alpha-beta with the mobility evaluation, for ordering moves only. */
+static int shallow(Ctx *c, u64 P, u64 O, int alpha, int beta, int depth)
+{
+    u64 moves = get_moves(P, O);
+    int best = -10000;
+    c->nodes++;
+    if (depth == 0)
+        return evaluate(P, O);
+    if (!moves) {
+        if (!get_moves(O, P))
+            return 100 * final_score(P, O, c->wte);
+        return -shallow(c, O, P, -beta, -alpha, depth);
+    }
+    for (; moves; moves &= moves - 1) {
+        int x = first_square(moves);
+        u64 f = flips(x, P, O);
+        int v = -shallow(c, O ^ f, P | f | BIT(x), -beta, -alpha, depth - 1);
+        if (v > best) {
+            best = v;
+            if (v > alpha) {
+                alpha = v;
+                if (v >= beta)
+                    break;
+            }
+        }
+    }
+    return best;
+}
+
+/* Fill the move list with keys: the table's move first; else fewest opponent replies
+ * (fastest first), a bonus for odd quadrants and corners; deep nodes use a shallow search. */
+static int list_moves(Ctx *c, u64 P, u64 O, u64 moves, int hint, int n, Move *list)
+{
+    int count = 0;
+    u64 odd = odd_quadrants(~(P | O));
+    for (; moves; moves &= moves - 1) {
+        Move *m = &list[count++];
+        int x = first_square(moves);
+        u64 f = flips(x, P, O), np = O ^ f, no = P | f | BIT(x), om;
+        m->sq = x;
+        m->flipped = f;
+        if (x == hint) {
+            m->key = -1000000;
+            continue;
+        }
+        om = get_moves(np, no);
+        m->key = 16 * (popcount(om) + popcount(om & CORNERS));
+        if (odd & BIT(x))
+            m->key -= 4;
+        if (BIT(x) & CORNERS)
+            m->key -= 8;
+        if (n >= SORT_MIN)
+            m->key = 4 * m->key + shallow(c, np, no, -10000, 10000, n >= SORT_MIN + 4 ? 2 : 1);
+    }
+    return count;
+}
+
+static inline void store(Ctx *c, u64 P, u64 O, int n, int alpha, int beta, int v, int move)
+{
+    Entry *b = bucket(c->table, c->mask, P, O), *e;
+    int lower = -64, upper = 64;
+    if (v <= alpha)
+        upper = v;
+    else if (v >= beta)
+        lower = v;
+    else
+        lower = upper = v;
+    if (b[0].P == P && b[0].O == O)
+        e = &b[0];
+    else if (b[1].P == P && b[1].O == O)
+        e = &b[1];
+    else { /* replace the shallower of the two */
+        e = b[0].empties <= b[1].empties ? &b[0] : &b[1];
+        e->P = P;
+        e->O = O;
+        e->lower = -64;
+        e->upper = 64;
+    }
+    /* both old and new bounds hold: keep their intersection */
+    if (lower > e->lower)
+        e->lower = (int8_t)lower;
+    if (upper < e->upper)
+        e->upper = (int8_t)upper;
+    e->move = (int8_t)move;
+    e->empties = (uint8_t)n;
+}
+
+static inline const Entry *probe(Ctx *c, u64 P, u64 O)
+{
+    const Entry *b = bucket(c->table, c->mask, P, O);
+    if (b[0].P == P && b[0].O == O)
+        return &b[0];
+    if (b[1].P == P && b[1].O == O)
+        return &b[1];
+    return NULL;
+}
+
+/* Fail-soft negamax value of (P, O) with n empties within (alpha, beta). */
+static int search(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
+{
+    Move list[MAX_MOVES];
+    int hint = -1, count, best = -INF, best_move = -1, a0;
+    u64 moves;
+
+    if (n <= SMALL_MAX)
+        return solve_few(c, P, O, alpha, beta, n);
+    if (++c->nodes >= c->next_poll)
+        poll(c);
+
+    /* Stability cutoff: O's stable discs stay O's, so P ends with at most 64 - 2 * stable
+     * (true under both rules); P's stable discs likewise give a lower bound. */
+    if (alpha >= 64 - 2 * popcount(O)) {
+        int bound = 64 - 2 * popcount(stable_discs(O, P));
+        if (bound <= alpha)
+            return bound;
+    }
+    if (beta <= 2 * popcount(P) - 64) {
+        int bound = 2 * popcount(stable_discs(P, O)) - 64;
+        if (bound >= beta)
+            return bound;
+    }
+
+    if (n >= TABLE_MIN) {
+        const Entry *e = probe(c, P, O);
+        if (e) {
+            if (e->lower >= beta || e->lower == e->upper)
+                return e->lower;
+            if (e->upper <= alpha)
+                return e->upper;
+            if (e->lower > alpha)
+                alpha = e->lower;
+            if (e->upper < beta)
+                beta = e->upper;
+            hint = e->move;
+        }
+    }
+
+    moves = get_moves(P, O);
+    if (!moves) {
+        if (!get_moves(O, P))
+            return final_score(P, O, c->wte);
+        return -search(c, O, P, -beta, -alpha, n); /* P passes */
+    }
+    count = list_moves(c, P, O, moves, hint, n, list);
+
+    /* Enhanced transposition cutoff: a child whose stored upper bound is low enough
+     * already proves a value of at least beta here. */
+    if (n - 1 >= TABLE_MIN && n >= ETC_MIN) {
+        for (int i = 0; i < count; i++) {
+            const Move *m = &list[i];
+            const Entry *e = probe(c, O ^ m->flipped, P | m->flipped | BIT(m->sq));
+            if (e && -e->upper >= beta)
+                return -e->upper;
+        }
+    }
+
+    a0 = alpha;
+    for (int i = 0; i < count; i++) {
+        /* selection sort, one step at a time: a cutoff often comes before the list is sorted */
+        int k = i, v;
+        for (int j = i + 1; j < count; j++)
+            if (list[j].key < list[k].key)
+                k = j;
+        Move m = list[k];
+        list[k] = list[i];
+        list[i] = m;
+        u64 np = O ^ m.flipped, no = P | m.flipped | BIT(m.sq);
+        if (i == 0) {
+            v = -search(c, np, no, -beta, -alpha, n - 1);
+        } else { /* PVS: prove the move no better with a null window, re-search if it is */
+            v = -search(c, np, no, -alpha - 1, -alpha, n - 1);
+            if (alpha < v && v < beta)
+                v = -search(c, np, no, -beta, -v, n - 1);
+        }
+        if (v > best) {
+            best = v;
+            best_move = m.sq;
+            if (v > alpha) {
+                alpha = v;
+                if (v >= beta)
+                    break;
+            }
+        }
+    }
+    if (n >= TABLE_MIN)
+        store(c, P, O, n, a0, beta, best, best_move);
+    return best;
+}
+
+/* Value of (P, O) within (alpha, beta); bounds beyond [-64, 64] are trivially met. */
+static int root_search(Ctx *c, u64 P, u64 O, int alpha, int beta)
+{
+    int n = 64 - popcount(P | O);
+    if (alpha >= 64)
+        return 64; /* an upper bound no value exceeds */
+    if (beta <= -64)
+        return -64;
+    if (alpha < -65)
+        alpha = -65;
+    if (beta > 65)
+        beta = 65;
+    if (!get_moves(P, O) && !get_moves(O, P)) /* the game is over (a board without discs too) */
+        return final_score(P, O, c->wte);
+    return search(c, P, O, alpha, beta, n);
+}
+
+/* Runs the search (the GIL already released): 0 with the value in *out, the GIL still
+ * released; -1 when abandoned, with the GIL held and an exception set. setjmp lives in this
+ * small function so that the caller's locals stay determinate after a longjmp. */
+static int run_search(Ctx *c, u64 P, u64 O, int alpha, int beta, int *out)
+{
+    if (setjmp(c->abort))
+        return -1;
+    *out = root_search(c, P, O, alpha, beta);
+    return 0;
+}
+
+/* --- Python interface --------------------------------------------------------- */
+
+/* A bitboard argument: an int in [0, 2**64). */
+static int to_bitboard(PyObject *obj, const char *name, u64 *out)
+{
+    unsigned long long v;
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int bitboard, not %.100s", name,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    v = PyLong_AsUnsignedLongLong(obj);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) { /* negative, or 2**64 or more */
+        PyObject *zero = PyLong_FromLong(0);
+        int negative;
+        PyErr_Clear();
+        negative = zero ? PyObject_RichCompareBool(obj, zero, Py_LT) : -1;
+        Py_XDECREF(zero);
+        if (negative < 0)
+            return -1;
+        PyErr_Format(negative ? PyExc_ValueError : PyExc_OverflowError,
+                     "%s must be a bitboard in [0, 2**64), not %s", name,
+                     negative ? "negative" : "2**64 or more");
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int to_position(PyObject *po, PyObject *oo, u64 *P, u64 *O)
+{
+    if (to_bitboard(po, "player", P) < 0 || to_bitboard(oo, "opponent", O) < 0)
+        return -1;
+    if (*P & *O) {
+        PyErr_SetString(PyExc_ValueError, "player and opponent bitboards overlap");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *py_legal_moves(PyObject *mod, PyObject *args)
+{
+    PyObject *po, *oo;
+    u64 P, O;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OO:legal_moves", &po, &oo) || to_position(po, oo, &P, &O) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(get_moves(P, O));
+}
+
+static PyObject *py_flips(PyObject *mod, PyObject *args)
+{
+    PyObject *po, *oo;
+    int sq;
+    u64 P, O;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "iOO:flips", &sq, &po, &oo) || to_position(po, oo, &P, &O) < 0)
+        return NULL;
+    if (sq < 0 || sq > 63) {
+        PyErr_Format(PyExc_ValueError, "square must be in 0..63, not %d", sq);
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong(flips(sq, P, O));
+}
+
+static PyObject *Solver_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"winner_takes_empties", "table_bits", "should_stop", NULL};
+    PyObject *wte, *should_stop = Py_None;
+    int bits = 22;
+    SolverObject *self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!|iO:Solver", kwlist, &PyBool_Type, &wte,
+                                     &bits, &should_stop))
+        return NULL;
+    if (bits < 4 || bits > 30) {
+        PyErr_Format(PyExc_ValueError, "table_bits must be in 4..30, not %d", bits);
+        return NULL;
+    }
+    if (should_stop != Py_None && !PyCallable_Check(should_stop)) {
+        PyErr_SetString(PyExc_TypeError, "should_stop must be a callable or None");
+        return NULL;
+    }
+    self = (SolverObject *)type->tp_alloc(type, 0);
+    if (!self)
+        return NULL;
+    self->wte = wte == Py_True;
+    self->bits = bits;
+    self->mask = (1ULL << bits) - 1;
+    self->should_stop = should_stop == Py_None ? NULL : Py_NewRef(should_stop);
+    self->table = calloc((size_t)1 << bits, sizeof(Entry));
+    self->lock = PyThread_allocate_lock();
+    if (!self->table || !self->lock) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)self;
+}
+
+static int Solver_traverse(SolverObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->should_stop);
+    Py_VISIT(Py_TYPE(self));
+    return 0;
+}
+
+static int Solver_clear_refs(SolverObject *self)
+{
+    Py_CLEAR(self->should_stop);
+    return 0;
+}
+
+static void Solver_dealloc(SolverObject *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    Solver_clear_refs(self);
+    free(self->table);
+    if (self->lock)
+        PyThread_free_lock(self->lock);
+    type->tp_free(self);
+    Py_DECREF(type);
+}
+
+/* Take the object's lock without holding the GIL, waking to run signal handlers. A call
+ * from should_stop() during this object's own search would wait forever: it is refused. */
+static int lock_solver(SolverObject *self)
+{
+    if (self->holder == PyThread_get_thread_ident()) {
+        PyErr_SetString(PyExc_RuntimeError, "this Solver is busy in a search on this thread");
+        return -1;
+    }
+    while (!PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
+        PyLockStatus got;
+        Py_BEGIN_ALLOW_THREADS
+        got = PyThread_acquire_lock_timed(self->lock, (PY_TIMEOUT_T)(POLL_SECONDS * 1e6), 0);
+        Py_END_ALLOW_THREADS
+        if (got == PY_LOCK_ACQUIRED)
+            break;
+        if (PyErr_CheckSignals())
+            return -1;
+    }
+    self->holder = PyThread_get_thread_ident();
+    return 0;
+}
+
+static void unlock_solver(SolverObject *self)
+{
+    self->holder = 0;
+    PyThread_release_lock(self->lock);
+}
+
+static PyObject *Solver_search(SolverObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"player", "opponent", "alpha", "beta", NULL};
+    PyObject *po, *oo;
+    long alpha = -64, beta = 64;
+    u64 P, O;
+    int value, failed;
+    Ctx c;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|ll:search", kwlist, &po, &oo, &alpha, &beta) ||
+        to_position(po, oo, &P, &O) < 0)
+        return NULL;
+    if (alpha >= beta) {
+        PyErr_Format(PyExc_ValueError, "empty window: alpha (%ld) must be below beta (%ld)", alpha,
+                     beta);
+        return NULL;
+    }
+    alpha = alpha < -INF ? -INF : alpha > INF ? INF : alpha;
+    beta = beta < -INF ? -INF : beta > INF ? INF : beta;
+    if (lock_solver(self) < 0)
+        return NULL;
+    memset(&c, 0, sizeof c);
+    c.table = self->table;
+    c.mask = self->mask;
+    c.wte = self->wte;
+    c.next_poll = POLL_NODES;
+    c.last_poll = now();
+    c.should_stop = self->should_stop;
+    Py_XINCREF(c.should_stop);
+    c.owner = self;
+    c.owner_nodes = self->nodes;
+    c.thread = PyEval_SaveThread();
+    failed = run_search(&c, P, O, (int)alpha, (int)beta, &value);
+    if (!failed)
+        PyEval_RestoreThread(c.thread);
+    self->nodes = c.owner_nodes + c.nodes;
+    Py_XDECREF(c.should_stop);
+    unlock_solver(self);
+    return failed ? NULL : PyLong_FromLong(value);
+}
+
+static PyObject *Solver_clear(SolverObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (lock_solver(self) < 0)
+        return NULL;
+    memset(self->table, 0, ((size_t)self->mask + 1) * sizeof(Entry));
+    unlock_solver(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Solver_get_nodes(SolverObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(self->nodes);
+}
+
+static PyObject *Solver_get_wte(SolverObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(self->wte);
+}
+
+static PyObject *Solver_get_bits(SolverObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromLong(self->bits);
+}
+
+static PyMethodDef Solver_methods[] = {
+    {"search", (PyCFunction)(void (*)(void))Solver_search, METH_VARARGS | METH_KEYWORDS,
+     "search(player, opponent, alpha=-64, beta=64) -> int\n\n"
+     "Fail-soft negamax value of the position for the side to move (player) within\n"
+     "(alpha, beta): a value strictly inside is exact, one <= alpha an upper bound, one >=\n"
+     "beta a lower bound. Releases the GIL; raises KeyboardInterrupt (or whatever a signal\n"
+     "handler raises) or Cancelled (should_stop() returned true) when abandoned."},
+    {"clear", (PyCFunction)Solver_clear, METH_NOARGS, "clear() -> None\n\nEmpty the table."},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef Solver_getset[] = {
+    {"nodes", (getter)Solver_get_nodes, NULL, "nodes searched by this solver", NULL},
+    {"winner_takes_empties", (getter)Solver_get_wte, NULL, "the scoring rule", NULL},
+    {"table_bits", (getter)Solver_get_bits, NULL, "log2 of the table's entries", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyType_Slot Solver_slots[] = {
+    {Py_tp_doc,
+     "Solver(winner_takes_empties: bool, table_bits: int = 22, should_stop=None)\n\n"
+     "Exact endgame solver with its own transposition table (2**table_bits entries of 24\n"
+     "bytes, kept across calls). should_stop, if given, is called with no arguments about\n"
+     "every 20 ms during a search; a true result abandons the search with Cancelled.\n"
+     "Calls on one object are serialized by a lock; separate objects run in parallel."},
+    {Py_tp_new, Solver_new},
+    {Py_tp_dealloc, Solver_dealloc},
+    {Py_tp_traverse, Solver_traverse},
+    {Py_tp_clear, Solver_clear_refs},
+    {Py_tp_methods, Solver_methods},
+    {Py_tp_getset, Solver_getset},
+    {0, NULL}};
+
+static PyType_Spec Solver_spec = {"grader._othello_native.Solver", sizeof(SolverObject), 0,
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, Solver_slots};
+
+static PyMethodDef module_methods[] = {
+    {"legal_moves", py_legal_moves, METH_VARARGS,
+     "legal_moves(player, opponent) -> int\n\nBitboard of the squares where player may move."},
+    {"flips", py_flips, METH_VARARGS,
+     "flips(square, player, opponent) -> int\n\n"
+     "Discs of opponent flipped by player moving to square (0: not a legal move)."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "grader._othello_native",
+    "Exact Othello endgame solver in C (optional; grader.native_solver wraps it).", -1,
+    module_methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__othello_native(void)
+{
+    PyObject *m, *type;
+    init_tables();
+    m = PyModule_Create(&module_def);
+    if (!m)
+        return NULL;
+    Cancelled = PyErr_NewExceptionWithDoc("grader._othello_native.Cancelled",
+                                          "A search abandoned because should_stop() returned true.",
+                                          NULL, NULL);
+    type = PyType_FromSpec(&Solver_spec);
+    if (!Cancelled || !type || PyModule_AddObjectRef(m, "Cancelled", Cancelled) < 0 ||
+        PyModule_AddObjectRef(m, "Solver", type) < 0) {
+        Py_XDECREF(type);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_DECREF(type);
+    return m;
+}

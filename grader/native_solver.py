@@ -1,0 +1,73 @@
+"""Othello's exact solver with its search in C (grader._othello_native), when that is built.
+
+``NativeOthelloSolver`` is ``OthelloSolver`` with ``_exact`` and ``_search`` sent to the C
+core, which keeps its own transposition table across calls; optimal moves, lines, line
+checks and analyses come from the same Python code above them. The C search releases the
+GIL and stops on Ctrl-C (KeyboardInterrupt) or when ``should_stop()`` is true (``Stopped``),
+polled about every 20 ms.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .games.othello import WINNER_TAKES_EMPTIES, Bitboard
+from .games.othello_solver import OthelloSolver
+from .stop import Stopped
+
+try:
+    from . import _othello_native as _native
+except ImportError as e:  # not built: no C compiler at install time, or a broken build
+    _native = None
+    _REASON: str | None = f"grader._othello_native could not be imported ({e})"
+else:
+    _REASON = None
+
+HOW_TO_BUILD = "install a C compiler (e.g. gcc) and reinstall grader (pip install --force-reinstall .)"
+
+
+def available() -> bool:
+    """True when the C extension is importable."""
+    return _native is not None
+
+
+def unavailable_reason() -> str | None:
+    """Why the C extension could not be imported (None when it is available)."""
+    return _REASON
+
+
+class NativeOthelloSolver(OthelloSolver):
+    """``OthelloSolver`` with the search in C. ``table_bits``: log2 of the C table's entries
+    (24 bytes each; 22 is about 100 MB)."""
+
+    backend = "native"
+
+    def __init__(self, scoring: str, table_bits: int = 22, should_stop: Callable[[], bool] | None = None):
+        if _native is None:
+            raise ImportError(_REASON)
+        self._core = _native.Solver(scoring == WINNER_TAKES_EMPTIES, table_bits, should_stop)
+        self._node_offset = 0
+        super().__init__(scoring, should_stop=should_stop)
+
+    @property  # type: ignore[override]
+    def nodes(self) -> int:
+        return self._core.nodes - self._node_offset
+
+    @nodes.setter
+    def nodes(self, value: int) -> None:
+        self._node_offset = self._core.nodes - value
+
+    def clear(self) -> None:
+        self._core.clear()
+
+    def _exact(self, p: Bitboard, o: Bitboard) -> int:
+        return self._core_search(p, o, -64, 64)
+
+    def _search(self, p: Bitboard, o: Bitboard, alpha: int, beta: int, n: int) -> int:
+        return self._core_search(p, o, alpha, beta)
+
+    def _core_search(self, p: Bitboard, o: Bitboard, alpha: int, beta: int) -> int:
+        try:
+            return self._core.search(p, o, alpha, beta)
+        except _native.Cancelled:
+            raise Stopped("the solver was stopped") from None

@@ -1,0 +1,355 @@
+"""The C solver (grader._othello_native) against grader.games.othello, the pure-Python solver and FFO."""
+
+import os
+import random
+import signal
+import threading
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import FFO_FILE
+from grader import native_solver
+from grader.games.othello import FULL, OTHELLO, PLAIN, SCORINGS, WINNER_TAKES_EMPTIES, Position, flips, legal_moves, random_position
+from grader.games.othello_solver import OthelloSolver as Solver
+from grader.plans import read_boards
+from grader.stop import Stopped
+
+if not native_solver.available():
+    pytest.skip(f"C solver not built: {native_solver.unavailable_reason()}", allow_module_level=True)
+
+from grader import _othello_native as N  # noqa: E402
+from grader.native_solver import NativeOthelloSolver as NativeSolver  # noqa: E402
+
+bitboards = st.integers(min_value=0, max_value=FULL)
+
+
+# --- move generation -------------------------------------------------------------
+
+
+def played_positions(seed: int, count: int) -> list[Position]:
+    """Positions met along random games, from the opening to the end."""
+    rng, out = random.Random(seed), []
+    while len(out) < count:
+        pos = Position.start()
+        while not pos.is_game_over():
+            out.append(pos)
+            moves = pos.moves()
+            pos = pos.play(rng.choice(moves)) if moves else pos.pass_turn()
+    return out
+
+
+def test_moves_and_flips_agree_on_played_and_random_positions():
+    rng = random.Random(1)
+    pairs = [(p.player, p.opponent) for p in played_positions(1, 600)]
+    for _ in range(600):
+        p = rng.getrandbits(64) & rng.getrandbits(64)
+        pairs.append((p, rng.getrandbits(64) & ~p))
+    for p, o in pairs:
+        assert N.legal_moves(p, o) == legal_moves(p, o)
+        for sq in range(64):
+            assert N.flips(sq, p, o) == flips(sq, p, o), (sq, p, o)
+
+
+@settings(max_examples=300, deadline=None)
+@given(bitboards, bitboards, st.integers(min_value=0, max_value=63))
+def test_moves_and_flips_agree_on_any_disjoint_bitboards(p, o, sq):
+    o &= ~p
+    assert N.legal_moves(p, o) == legal_moves(p, o)
+    assert N.legal_moves(o, p) == legal_moves(o, p)
+    assert N.flips(sq, p, o) == flips(sq, p, o)
+
+
+# --- agreement with the pure-Python solver ----------------------------------------
+
+
+def endings(seed: int, count: int) -> list[Position]:
+    """From the last plies of random games: positions where the mover must pass, and games
+    already over with empty squares left (``count`` of each)."""
+    rng, must_pass, over = random.Random(seed), [], []
+    while len(must_pass) < count or len(over) < count:
+        pos = Position.start()
+        while not pos.is_game_over():
+            if pos.empties <= 12 and pos.must_pass() and len(must_pass) < count:
+                must_pass.append(pos)
+            moves = pos.moves()
+            pos = pos.play(rng.choice(moves)) if moves else pos.pass_turn()
+        if pos.empties and len(over) < count:
+            over.append(pos)
+    return must_pass + over
+
+
+def agreement_pool() -> list[Position]:
+    rng = random.Random(2026)
+    sizes = [rng.randint(1, 8) for _ in range(70)] + [rng.randint(9, 11) for _ in range(12)] + [12, 12, 13, 14]
+    return [random_position(rng, n) for n in sizes] + endings(7, 6)
+
+
+POOL = agreement_pool()
+
+
+@pytest.mark.parametrize("scoring", list(SCORINGS))
+def test_native_matches_python_solver(scoring):
+    py, c = Solver(scoring), NativeSolver(scoring)  # one of each: tables shared across positions
+    kinds = {"must pass": 0, "game over with empties": 0, "several optimal": 0, "12-14 empties": 0}
+    for pos in POOL:
+        value, best = py.value(pos), py.optimal_moves(pos)
+        assert (c.value(pos), c.optimal_moves(pos)) == (value, best), (pos.board_string(), pos.token)
+        kinds["must pass"] += pos.must_pass()
+        kinds["game over with empties"] += pos.is_game_over() and pos.empties > 0
+        kinds["several optimal"] += len(best) > 1
+        kinds["12-14 empties"] += 12 <= pos.empties <= 14
+    assert all(n >= 3 for n in kinds.values()), kinds
+
+
+def test_public_behaviour_matches_python_solver():
+    rng = random.Random(3)
+    for scoring in SCORINGS:
+        py, c = Solver(scoring), NativeSolver(scoring)
+        for n in (4, 7, 10):
+            pos = random_position(rng, n)
+            a, b = py.analyze(pos, all_values=True), c.analyze(pos, all_values=True)
+            assert (a.value, a.optimal_moves, a.line, a.move_values) == (b.value, b.optimal_moves, b.line, b.move_values)
+            assert c.verify_line(pos, a.line).ok
+            wrong = next((m for m, v in a.move_values.items() if v < a.value), None)
+            if wrong is not None:
+                assert c.verify_line(pos, [wrong]) == py.verify_line(pos, [wrong])
+
+
+def test_nodes_count_and_clear():
+    pos = random_position(random.Random(4), 12)
+    c = NativeSolver(PLAIN)
+    value = c.value(pos)
+    first = c.nodes
+    assert first > 100
+    c.nodes = 0
+    assert c.value(pos) == value and c.nodes < 10  # answered from the table
+    c.clear()
+    assert c.value(pos) == value and c.nodes > first / 2
+    with pytest.raises(AttributeError):
+        c._core.nodes = 0
+
+
+def test_windows_keep_the_fail_soft_contract():
+    rng = random.Random(5)
+    exact = N.Solver(False, 16)
+    for _ in range(150):
+        pos = random_position(rng, rng.randint(1, 12))
+        p, o = pos.player, pos.opponent
+        v = exact.search(p, o, -64, 64)
+        s = N.Solver(False, 12)  # small fresh tables: bounds meet other windows' bounds
+        for _ in range(6):
+            a = rng.randint(-66, 64)
+            b = rng.choice([a + 1, a + 2, rng.randint(a + 1, 66)])
+            w = s.search(p, o, a, b)
+            assert -64 <= w <= 64
+            if w <= a:
+                assert v <= w, (a, b, w, v)
+            elif w >= b:
+                assert v >= w, (a, b, w, v)
+            else:
+                assert w == v, (a, b, w, v)
+    assert exact.search(p, o, -1000, 1000) == v  # windows beyond the scores are fine
+
+
+# --- FFO ----------------------------------------------------------------------
+
+
+def ffo_entries(numbers):
+    if not FFO_FILE.exists():
+        pytest.skip("shared/data not beside the project")
+    return {int(e.label.split("#")[1]): e for e in read_boards(FFO_FILE, OTHELLO) if int(e.label.split("#")[1]) in numbers}
+
+
+FAST_FFO = [*range(1, 24), 27, 29, 31]  # each well under a second
+
+
+@pytest.mark.parametrize("number", FAST_FFO)
+def test_ffo_value_and_best_moves(number):
+    entry = ffo_entries(FAST_FFO)[number]
+    c = NativeSolver(WINNER_TAKES_EMPTIES)
+    assert c.value(entry.position) == entry.score
+    assert c.optimal_moves(entry.position) == sorted(entry.best_moves)
+
+
+# --- hostile input --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call, error",
+    [
+        (lambda: N.legal_moves("1", 0), TypeError),
+        (lambda: N.legal_moves(1.0, 0), TypeError),
+        (lambda: N.legal_moves(None, 0), TypeError),
+        (lambda: N.legal_moves(1), TypeError),
+        (lambda: N.legal_moves(-1, 0), ValueError),
+        (lambda: N.legal_moves(0, -(2**70)), ValueError),
+        (lambda: N.legal_moves(2**64, 0), OverflowError),
+        (lambda: N.legal_moves(0, 2**200), OverflowError),
+        (lambda: N.legal_moves(3, 6), ValueError),
+        (lambda: N.flips(64, 1, 2), ValueError),
+        (lambda: N.flips(-1, 1, 2), ValueError),
+        (lambda: N.flips(2**70, 1, 2), OverflowError),
+        (lambda: N.flips("a1", 1, 2), TypeError),
+        (lambda: N.flips(3, 1, 1), ValueError),
+        (lambda: N.Solver(1), TypeError),
+        (lambda: N.Solver("yes"), TypeError),
+        (lambda: N.Solver(), TypeError),
+        (lambda: N.Solver(True, 3), ValueError),
+        (lambda: N.Solver(True, 31), ValueError),
+        (lambda: N.Solver(True, -5), ValueError),
+        (lambda: N.Solver(True, 2**70), OverflowError),
+        (lambda: N.Solver(True, "22"), TypeError),
+        (lambda: N.Solver(True, 10, 5), TypeError),
+        (lambda: N.Solver(True, bogus=1), TypeError),
+        (lambda: N.Solver(True, 10).search(1, 2, 5, 5), ValueError),
+        (lambda: N.Solver(True, 10).search(1, 2, 6, 5), ValueError),
+        (lambda: N.Solver(True, 10).search(1, 2, "a", 5), TypeError),
+        (lambda: N.Solver(True, 10).search(1, 2, 0.5, 5), TypeError),
+        (lambda: N.Solver(True, 10).search(1, 2, -(2**80), 5), OverflowError),
+        (lambda: N.Solver(True, 10).search(1, 1, -64, 64), ValueError),
+        (lambda: N.Solver(True, 10).search(-1, 0), ValueError),
+        (lambda: N.Solver(True, 10).search(2**64, 0), OverflowError),
+        (lambda: N.Solver(True, 10).search([], 0), TypeError),
+        (lambda: N.Solver(True, 10).search(1), TypeError),
+        (lambda: N.Solver(True, 10).clear(1), TypeError),
+    ],
+)
+def test_hostile_input_raises(call, error):
+    with pytest.raises(error):
+        call()
+
+
+def test_odd_positions_and_windows():
+    s = N.Solver(True, 10)
+    assert s.search(0, 0) == 0  # empty board: nobody can move, a draw
+    assert s.search(FULL, 0) == 64
+    assert s.search(0, FULL) == -64
+    assert s.search(1, 1 << 63) == 0  # a1 against h8: no moves, a draw
+    assert s.search(1, 2) == 64  # a1 takes b1 by playing c1, then takes the empties
+    assert s.search(1, 0) == 64  # the winner takes the 63 empties
+    assert N.Solver(False, 10).search(1, 0) == 1
+    for board in ("xo" + "." * 62, "xoo" + "." * 61, "x" + "." * 62 + "o"):
+        pos = Position.from_string(board, "x")
+        assert s.search(pos.player, pos.opponent) == Solver(WINNER_TAKES_EMPTIES).value(pos), board
+    assert s.search(1, 0, 70, 80) <= 70  # above every value: an upper bound
+    assert s.search(0, 1, -80, -70) >= -70
+    assert s.search(1, 0, -(2**40), 2**40) == 64
+    assert s.winner_takes_empties is True and s.table_bits == 10
+
+
+def test_huge_table_is_a_memory_error_or_works():
+    try:
+        s = N.Solver(False, 30)  # 24 GiB: refused by most machines
+    except MemoryError:
+        return
+    assert s.search(1, 2) == 0
+
+
+def test_should_stop_errors_propagate():
+    pos = ffo_entries([41])[41].position
+
+    def boom():
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        N.Solver(True, 16, boom).search(pos.player, pos.opponent)
+
+    class Weird:
+        def __bool__(self):
+            raise ValueError("no truth")
+
+    with pytest.raises(ValueError, match="no truth"):
+        N.Solver(True, 16, Weird).search(pos.player, pos.opponent)
+
+    def reenter():  # the solver is busy in this very thread: refused, not a deadlock
+        return s.search(1, 1 << 63)
+
+    s = N.Solver(True, 16, reenter)
+    with pytest.raises(RuntimeError, match="busy"):
+        s.search(pos.player, pos.opponent)
+    assert s.search(1, 1 << 63) == 0  # usable again
+
+
+# --- cancellation and threads ---------------------------------------------------
+
+
+LONG = 41  # 22 empties: seconds to solve
+
+
+def test_should_stop_cancels_within_a_second():
+    pos = ffo_entries([LONG])[LONG].position
+    deadline = time.monotonic() + 0.2
+    c = NativeSolver(WINNER_TAKES_EMPTIES, should_stop=lambda: time.monotonic() > deadline)
+    with pytest.raises(Stopped):
+        c.value(pos)
+    assert time.monotonic() - deadline < 1.0
+    assert c.nodes > 0
+
+
+def test_cancelled_table_stays_consistent():
+    entry = ffo_entries([33])[33]  # 20 empties: about a second
+    stop = threading.Event()
+    c = NativeSolver(WINNER_TAKES_EMPTIES, should_stop=stop.is_set)
+    threading.Timer(0.1, stop.set).start()
+    with pytest.raises(Stopped):
+        c.value(entry.position)
+    stop.clear()  # the table keeps what finished before the stop: it must all be exact
+    assert c.value(entry.position) == entry.score
+    assert c.optimal_moves(entry.position) == sorted(entry.best_moves)
+
+
+def test_ctrl_c_stops_a_long_solve():
+    pos = ffo_entries([LONG])[LONG].position
+    c = NativeSolver(WINNER_TAKES_EMPTIES)
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        c.value(pos)
+    assert time.monotonic() - start < 1.2
+    timer.join()
+
+
+def test_search_releases_the_gil():
+    pos = ffo_entries([LONG])[LONG].position
+    stop = threading.Event()
+    c = NativeSolver(WINNER_TAKES_EMPTIES, should_stop=stop.is_set)
+    errors = []
+
+    def solve():
+        try:
+            c.value(pos)
+        except Stopped as e:
+            errors.append(e)
+
+    worker = threading.Thread(target=solve)
+    worker.start()
+    count, end = 0, time.monotonic() + 0.3
+    while time.monotonic() < end:
+        count += 1
+    still_running = worker.is_alive()
+    stop.set()
+    worker.join(2)
+    assert still_running and not worker.is_alive() and errors
+    assert count > 50_000  # the main thread kept running
+
+
+def test_threads_share_one_solver_and_run_separate_ones():
+    rng = random.Random(9)
+    positions = [random_position(rng, 11) for _ in range(8)]
+    expected = [Solver(PLAIN).value(p) for p in positions]
+    shared = N.Solver(False, 18)
+    results = {}
+
+    def work(key, solver):
+        results[key] = [solver.search(p.player, p.opponent) for p in positions]
+
+    threads = [threading.Thread(target=work, args=(i, shared if i < 2 else N.Solver(False, 18))) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 4 and all(r == expected for r in results.values())
