@@ -381,7 +381,7 @@ class AnswerStore(Protocol):
 
 class _Run:
     """Tests of many scripts on one plan, sharing the executor; each answer solved once (and,
-    with a ``store``, once per run folder: resume and rejudge read it back)."""
+    with a ``store``, once per run folder: resume reads it back; rejudge solves afresh)."""
 
     def __init__(self, plan: Plan, settings: Settings, executor: Executor, store: AnswerStore | None = None):
         self.plan, self.settings, self.executor, self.store = plan, settings, executor, store

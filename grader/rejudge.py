@@ -58,7 +58,7 @@ def rejudge(path: str | Path, exports: bool = True) -> Rejudged:
     folder = RunFolder.open(path, adopt_unsealed=True)
     adopted = folder.unsealed
     plan, settings = folder.plan, folder.settings()
-    judging = _Run(plan, settings, None, folder)  # type: ignore[arg-type]  # judges only, with the run's answers
+    judging = _Run(plan, settings, None)  # type: ignore[arg-type]  # judges only, with answers solved afresh
     before = {r.name: r for r in folder.results()} if not adopted else None
     old: dict[tuple[str, int], dict[str, Any]] = {}
     new: dict[tuple[str, int], TestResult] = {}
