@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -10,7 +11,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import click
 
@@ -100,6 +101,47 @@ def backend_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 def game_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--game", "game_name", default=None, metavar="NAME",
                         help=f"The game (default: config, else othello). Installed: {', '.join(sorted(available()))}.")(fn)  # fmt: skip
+
+
+def cluster_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--cluster", default=None, metavar="ADDRESS",
+        help="Run on the Dask cluster at tcp://HOST:8786 or tls://HOST:8786, or local:N worker processes "
+             "here (default: config cluster.address, else this machine).",
+    )(fn)  # fmt: skip
+
+
+@contextlib.contextmanager
+def _on_cluster(address: str | None, config: Config) -> Iterator[Any]:
+    """The cluster executor asked for (--cluster, else config), closed at the end; None: this machine."""
+    ex = _cluster(address, config)
+    try:
+        yield ex
+    finally:
+        if ex is not None:
+            ex.close()
+
+
+def _cluster(address: str | None, config: Config) -> Any:
+    """The cluster executor asked for, with a line saying where; None: this machine."""
+    address = address or config.cluster.address
+    if not address:
+        return None
+    from .cluster import DaskExecutor, check_address, quiet
+
+    check_address(address)
+    click.echo(f"Connecting to the cluster at {address}...")
+    ex = DaskExecutor.connect(address, config.cluster)
+    try:
+        quiet()
+        info = ex.check_workers()
+        hosts = sorted({w["host"] for w in info.values()})
+        click.echo(f"Cluster: {report.plural(len(info), 'worker', 'workers')}, {ex.workers()} threads, "
+                   f"on {', '.join(hosts) or 'no machine yet (tasks wait for workers)'}")  # fmt: skip
+    except BaseException:
+        ex.close()
+        raise
+    return ex
 
 
 def _game(name: str | None, config: Config) -> Game:
@@ -321,12 +363,13 @@ _SYMBOL_HELP = "\n".join(f"  {s.char}  {s.meaning} ({report.fmt_credit(s.credit)
 @click.option("--resume", type=click.Path(file_okay=False), default=None, help="Continue the run in this folder: only missing tests (or changed scripts) are run.")
 @click.option("--sort", type=click.Choice(["name", "total"]), default="name", show_default=True, help="Order of the class table.")
 @backend_option
+@cluster_option
 @config_option
 @_fail_cleanly
 def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, jobs: int | None,
           boards_file: str | None, plan_name: str | None, scoring: str | None, game_name: str | None,
           json_file: str | None, stop_on_error: bool, out: str | None, resume: str | None, sort: str,
-          backend: str | None, config_path: str | None) -> None:  # fmt: skip
+          backend: str | None, cluster: str | None, config_path: str | None) -> None:  # fmt: skip
     config = load_config(config_path)
     if json_file:
         check_output_file(json_file)
@@ -336,9 +379,10 @@ def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, 
                 "--resume continues a run with its own plan and settings: drop --seed, --boards, --plan, --scoring, "
                 "--game, --time-limit, --stop-on-error, --backend and --out, or start a new run"
             )
-        run = _class_run(
-            lambda **kw: grade_class(scripts, resume=resume, settings=Settings(jobs=jobs) if jobs else None,
-                                     entry=config.entry, private=_private(config), **kw))  # fmt: skip
+        with _on_cluster(cluster, config) as ex:
+            run = _class_run(
+                lambda **kw: grade_class(scripts, resume=resume, settings=Settings(jobs=jobs) if jobs else None,
+                                         entry=config.entry, private=_private(config), executor=ex, **kw))  # fmt: skip
         results, single = run.results, False
     else:
         if not scripts:
@@ -349,16 +393,17 @@ def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, 
         settings = _settings(config, game, plan, time_limit, scoring, jobs=jobs, stop_on_error=stop_on_error, backend=backend)
         if out:
             check_new_folder(Path(out))
-        if single:
-            header = _grading_line(scripts[0], plan, settings) + (f"\nRun folder: {out}" if out else "")
-            results = [grade_script(scripts[0], plan, settings, out=out, private=_private(config, boards_file),
-                                    on_start=lambda: click.echo(header), on_test=_echo_symbol)]  # fmt: skip
-            click.echo()
-            run = None
-        else:
-            run = _class_run(lambda **kw: grade_class(scripts, plan, settings, out=out, entry=config.entry,
-                                                      private=_private(config, boards_file), **kw))  # fmt: skip
-            results = run.results
+        with _on_cluster(cluster, config) as ex:
+            if single:
+                header = _grading_line(scripts[0], plan, settings) + (f"\nRun folder: {out}" if out else "")
+                results = [grade_script(scripts[0], plan, settings, out=out, private=_private(config, boards_file),
+                                        on_start=lambda: click.echo(header), on_test=_echo_symbol, executor=ex)]  # fmt: skip
+                click.echo()
+                run = None
+            else:
+                run = _class_run(lambda **kw: grade_class(scripts, plan, settings, out=out, entry=config.entry,
+                                                          private=_private(config, boards_file), executor=ex, **kw))  # fmt: skip
+                results = run.results
     if single:
         click.echo(report.summary(results[0]))
         click.echo()
@@ -582,13 +627,14 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="New folder for the games as they finish (default: runs/DATE_TIME-tournament).")
 @click.option("--resume", type=click.Path(file_okay=False), default=None, help="Continue the tournament in this folder without replaying finished games.")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write standings, crosstable and games as JSON to FILE.")
+@cluster_option
 @config_option
 @_fail_cleanly
 def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple[str, ...], rounds: int,
                sprt: tuple[float, float] | None, alpha: float, beta: float, max_games: int | None, grade: bool,
                openings_file: str | None, random_openings: int | None, seed: int | None, time_limit: float | None, jobs: int | None, adjudicate: int | None,
                backend: str | None, scoring: str | None, game_name: str | None, out: str | None, resume: str | None, json_file: str | None,
-               config_path: str | None) -> None:  # fmt: skip
+               cluster: str | None, config_path: str | None) -> None:  # fmt: skip
     """A tournament between engine SCRIPTs, with Elo ratings, game records (games.ggf for
     Othello) and report.html in its folder.
 
@@ -672,8 +718,9 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
         )
         played[0], total[0] = played_before, games
 
-    result = run_tournament(engine_paths, on_start=on_start, on_game=on_game,
-                            private=_private(config, openings_file), **kwargs)  # fmt: skip
+    with _on_cluster(cluster, config) as ex:
+        result = run_tournament(engine_paths, on_start=on_start, on_game=on_game,
+                                private=_private(config, openings_file), executor=ex, **kwargs)  # fmt: skip
     names = [s.engine for s in result.standings]
     click.echo()
     if result.swiss is not None:
@@ -816,11 +863,12 @@ def check(script: str, plan_name: str | None, game_name: str | None, config_path
 @scoring_option
 @backend_option
 @game_option
+@cluster_option
 @config_option
 @_fail_cleanly
 def prove_command(script: str, sides: str, start: tuple[str, str] | None, time_limit: float | None, jobs: int | None,
                   no_repeat: bool, json_file: str | None, scoring: str | None, backend: str | None, game_name: str | None,
-                  config_path: str | None) -> None:  # fmt: skip
+                  cluster: str | None, config_path: str | None) -> None:  # fmt: skip
     """Prove that SCRIPT never loses: play its move in every position it can reach, against
     every legal reply of the opponent, to the end of every game. Each position is asked once
     (and once more, to check the script answers it the same way). A failure comes with a
@@ -843,8 +891,9 @@ def prove_command(script: str, sides: str, start: tuple[str, str] | None, time_l
     chosen = ["x", "o"] if sides == "both" else [sides]
     click.echo(f"Proving {script} ({game.title}, {settings.scoring}) as {' and '.join(chosen)} from "
                f"{'the start' if not start else root.board_string() + ' ' + root.token}, {_isolation_text(settings)}")  # fmt: skip
-    proof = run_proof(script, game, chosen, root, settings, determinism=not no_repeat,
-                      on_asked=lambda n: click.echo(f"\r{n} positions asked", nl=False) if sys.stdout.isatty() else None)  # fmt: skip
+    with _on_cluster(cluster, config) as ex:
+        proof = run_proof(script, game, chosen, root, settings, determinism=not no_repeat, executor=ex,
+                          on_asked=lambda n: click.echo(f"\r{n} positions asked", nl=False) if sys.stdout.isatty() else None)  # fmt: skip
     if sys.stdout.isatty():
         click.echo("\r\033[K", nl=False)
     click.echo(report.proof_text(proof))

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import yaml
 
 from .games import BACKENDS, DEFAULT, available, get_game
-from .errors import ConfigError
+from .errors import ConfigError, GraderError
 from .isolation import ISOLATIONS
 from .runner import Limits
 
@@ -32,6 +32,16 @@ class TournamentDefaults:
 
 
 @dataclass(frozen=True)
+class ClusterConfig:
+    """Where tests run: a Dask scheduler's address (or local:N), and its TLS certificates."""
+
+    address: str | None = None  # tcp://HOST:8786, tls://HOST:8786, local:N; None: this machine
+    ca_file: str | None = None  # TLS: the certificate authority that signed the cluster's certificates
+    cert: str | None = None  # TLS: this client's certificate
+    key: str | None = None  # TLS: this client's private key
+
+
+@dataclass(frozen=True)
 class Config:
     """Validated settings; every field has a default, so an empty file is a valid config."""
 
@@ -47,6 +57,7 @@ class Config:
     tournament: TournamentDefaults = TournamentDefaults()
     backend: str = "auto"  # the exact solver: auto (native if built) | native | python
     max_solve_seconds: float | None = 60.0  # a plan whose boards would take longer to solve is refused
+    cluster: ClusterConfig = ClusterConfig()
     source: str = "built-in defaults"  # the file the values came from
 
 
@@ -123,6 +134,19 @@ def _optional_string(key: str, value: Any) -> str | None:
     raise ValueError(f"'{key}' must be a non-empty string or null; got {value!r}")
 
 
+def _address(key: str, value: Any) -> str | None:
+    from .cluster import check_address
+
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"'{key}' must be an address like tcp://HOST:8786, or null; got {value!r}")
+    try:
+        return check_address(value)
+    except GraderError as e:
+        raise ValueError(f"'{key}': {e}") from None
+
+
 def _commands(key: str, value: Any) -> dict[str, str]:
     if value is None:
         return {}
@@ -177,6 +201,10 @@ SCHEMA: dict[str, Validator] = {
     ),
     "backend": _choice(*BACKENDS),
     "max_solve_seconds": _number(0, optional=True, maximum=10**7),
+    "cluster": _section(
+        ClusterConfig,
+        {"address": _address, "ca_file": _optional_string, "cert": _optional_string, "key": _optional_string},
+    ),
 }
 
 

@@ -29,6 +29,8 @@ from .stop import Stop, Stopped
 class Worker:
     """What a task gets where it runs: its job slot, its run's Stop, staged scripts, solvers."""
 
+    host: str | None = None  # the machine's name on a cluster worker (recorded with each run)
+
     def __init__(self, slot: int, stop: Stop, stage: Stage):
         self.slot, self.stop, self.stage = slot, stop, stage
         self._cache: dict[Hashable, Any] = {}
@@ -43,6 +45,10 @@ class Worker:
         if self._uid is None:
             self._uid = claim_uid()
         return Sandbox(mechanism, self._uid)
+
+    def here(self, settings: RunSettings) -> RunSettings:
+        """The settings as scripts run with them on this machine (a cluster worker may differ)."""
+        return settings
 
     def cached(self, key: Hashable, make: Callable[[], Any]) -> Any:
         """A value kept for this worker's later tasks (a solver and its table, say)."""

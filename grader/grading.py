@@ -172,6 +172,7 @@ class TestResult:
             "exit_code": self.run.exit_code,
             "seconds": round(self.run.wall_seconds, 4),
             "cpu_seconds": round(self.run.cpu_seconds, 4),
+            "host": self.run.host,
             "diagnosis": self.diagnosis,
         }
 
@@ -327,6 +328,10 @@ class TestTask:
         if result.interrupted:
             raise Stopped(worker.stop.reason)
         return result, claim
+
+    def lost(self, reason: str) -> tuple[RunResult, Claim]:
+        """The outcome of a test that kept killing the cluster worker running it: a crash."""
+        return RunResult(None, False, 0.0, 0.0, start_error=reason), Claim(None, (), None)
 
 
 # --- the run itself -------------------------------------------------------------------

@@ -77,6 +77,7 @@ class RunResult:
     interrupted: bool = False  # stopped by its run's Stop (Ctrl-C): not a verdict on the script
     cpu_limited: bool = False  # stopped at limits.cpu_seconds
     limit_note: str | None = None  # the limit a crash most likely ran into, in words
+    host: str | None = None  # the cluster worker's machine that ran it; None: this machine
 
     @property
     def signal(self) -> int | None:

@@ -15,7 +15,7 @@ import shutil
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Protocol
 
@@ -201,16 +201,22 @@ class Runs(Protocol):
 
     stage: Stage
     stop: Stop
+    host: str | None  # the machine's name on a cluster worker; None on this machine
 
     def sandbox(self, settings: RunSettings) -> Sandbox: ...
+
+    def here(self, settings: RunSettings) -> RunSettings: ...
 
 
 def run_script(script: Script, pos: Position, settings: RunSettings, where: Runs) -> tuple[RunResult, Claim]:
     """Run the script on one position; return how it ran and what it claimed."""
+    settings = where.here(settings)
     folder = str(where.stage.folder(script))
     fields = {"board": pos.board_string(), "token": pos.token, "dir": folder}
     argv = [part.replace("{dir}", fields["dir"]).replace("{board}", fields["board"]).replace("{token}", fields["token"])
             for part in script.command(settings)]  # fmt: skip
     scanner = OutputScanner()
     result = runner.run(argv, settings.limits, scanner.feed, where.sandbox(settings), where.stop, folder)
+    if where.host is not None:
+        result = replace(result, host=where.host)
     return result, scanner.claim()

@@ -106,6 +106,7 @@ class GameRecord:
     move_times: list[list[float]] = field(default_factory=list)  # per engine move: [wall, cpu] seconds
     disc_diff: int = 0  # final score from black's view under the tournament's scoring (a forfeit: the game's largest)
     scripts: dict[str, str] = field(default_factory=dict)  # engine -> SHA-256 of the script that played
+    host: str | None = None  # the cluster worker's machine that played it; None: this machine
 
     @property
     def black_score(self) -> float:
@@ -120,7 +121,7 @@ class GameRecord:
 
     def summary(self) -> dict[str, Any]:
         """The --json schema's game object."""
-        keys = ("black", "white", "opening", "moves", "black_discs", "white_discs", "result", "reason")
+        keys = ("black", "white", "opening", "moves", "black_discs", "white_discs", "result", "reason", "host")
         return {k: getattr(self, k) for k in keys}
 
     def record_line(self) -> str:
@@ -208,6 +209,7 @@ def play_game(game: GameRecord, scripts: dict[str, Script], settings: Tournament
     returns it filled in. Raises Stopped when the run is stopped."""
     rules, rule, run = settings.rules, settings.rule, settings.run.run
     game.scripts = {game.black: scripts[game.black].digest, game.white: scripts[game.white].digest}
+    game.host = worker.host
     names = {"x": game.black, "o": game.white}
     colour = {"x": "black", "o": "white"}
     start, moves = opening_start(rules, game.opening)

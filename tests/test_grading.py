@@ -134,8 +134,9 @@ def test_json_record_schema(tmp_path):
     data = test.to_json()
     assert list(data) == [
         "index", "board", "token", "empties", "symbol", "credit", "claimed_score", "claimed_line", "move",
-        "value", "optimal_moves", "timed_out", "crashed", "exit_code", "seconds", "cpu_seconds", "diagnosis",
+        "value", "optimal_moves", "timed_out", "crashed", "exit_code", "seconds", "cpu_seconds", "host", "diagnosis",
     ]  # fmt: skip
+    assert data["host"] is None  # run on this machine
     assert data["claimed_line"] == LINE and data["claimed_score"] == VALUE and data["move"] == LINE[0]
     assert data["optimal_moves"] == sorted(s for s, v in ref.move_values(BOARD, TOKEN, "plain").items() if v == VALUE)
     no_claim = one(tmp_path, {"out": "7\n"}).to_json()

@@ -1,0 +1,263 @@
+"""Grading and tournaments on a real Dask cluster (a scheduler and workers on 127.0.0.1,
+started here): the same results as a local run, also when a worker is SIGKILLed, a clean stop
+when the scheduler goes away, and the errors a user sees."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import ROOT
+from grader import Limits, LocalExecutor, Settings, grade_class, run_tournament, standard_plan
+from grader.cli import main
+from grader.plans import Plan
+from grader.tournament import TournamentSettings
+
+NEGAMAX = (ROOT / "submissions" / "negamax.py").read_text()
+PLAN = standard_plan(seed=11)
+POSITIONS = PLAN.positions[:5] + PLAN.positions[10:100:15]  # 1-5 empties, then random boards of 1-9
+SMALL = Plan(POSITIONS, 11, "a few tests of the standard plan, seed 11")
+SETTINGS = Settings(limits=Limits(wall_seconds=8), jobs=2)
+OTHER_ERROR = "Error: a cluster needs Dask's distributed, which is not installed: pip install \"grader[cluster]\"\n"
+
+
+def test_cluster_without_distributed_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
+    got = CliRunner().invoke(main, ["grade", str(ROOT / "submissions" / "negamax.py"), "--cluster", "tcp://127.0.0.1:8786"])
+    assert got.exit_code == 1
+    assert got.output.splitlines()[-1] + "\n" == OTHER_ERROR
+
+
+@pytest.mark.parametrize("address, message", [
+    ("localhost:8786", "Error: bad cluster address 'localhost:8786': give tcp://HOST:8786, tls://HOST:8786 or local:N\n"),
+    ("local:0", "Error: bad cluster address 'local:0': local:N needs a number of workers from 1 to 512, like local:2\n"),
+])  # fmt: skip
+def test_bad_address_is_one_line(address, message):
+    got = CliRunner().invoke(main, ["grade", str(ROOT / "submissions" / "negamax.py"), "--cluster", address])
+    assert got.exit_code == 1
+    assert got.output == message
+
+
+def test_bad_address_in_config(tmp_path):
+    (tmp_path / "c.yaml").write_text("cluster:\n  address: tcp://nohost\n")
+    got = CliRunner().invoke(main, ["grade", str(ROOT / "submissions" / "negamax.py"), "--config", str(tmp_path / "c.yaml")])
+    assert got.exit_code == 1
+    assert "'cluster.address': bad cluster address 'tcp://nohost'" in got.output
+
+
+distributed = pytest.importorskip("distributed", reason='the cluster extra is not installed: pip install -e ".[cluster]"')
+
+
+# --- a cluster of real processes --------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Processes:
+    """A scheduler and workers on 127.0.0.1, each in its own process group, all killed at the end."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.address = f"tcp://127.0.0.1:{self.port}"
+        self.env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        self.procs: list[subprocess.Popen] = []
+        self.scheduler = self._start("scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard")
+
+    def _start(self, *args: str) -> subprocess.Popen:
+        proc = subprocess.Popen([sys.executable, "-m", "dask", *args], env=self.env, start_new_session=True,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        self.procs.append(proc)
+        return proc
+
+    def worker(self, port: int | None = None) -> subprocess.Popen:
+        return self._start("worker", self.address, "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1",
+                           "--death-timeout", "20", *(["--worker-port", str(port)] if port else []))  # fmt: skip
+
+    def client(self, workers: int) -> "distributed.Client":
+        client = distributed.Client(self.address, timeout=30, set_as_default=False)
+        client.wait_for_workers(workers, timeout=60)
+        return client
+
+    @staticmethod
+    def kill(proc: subprocess.Popen) -> None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+    def close(self) -> None:
+        for proc in self.procs:
+            self.kill(proc)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    procs = Processes()
+    try:
+        procs.worker(), procs.worker()
+        client = procs.client(2)
+        yield procs, client
+        client.close()
+    finally:
+        procs.close()
+
+
+def executor(client, **kw):
+    from grader.cluster import DaskExecutor
+
+    return DaskExecutor(client, **kw)
+
+
+def make_class(folder: Path, sleep: float = 0.0, copies: int = 3, broken: bool = True) -> Path:
+    """Copies of negamax.py (each sleeping ``sleep`` s first), and crash.py."""
+    folder.mkdir()
+    wait = f"import time\ntime.sleep({sleep})\n" if sleep else ""
+    for i in range(copies):
+        (folder / f"student{i}.py").write_text(wait + NEGAMAX)
+    if broken:
+        (folder / "broken.py").write_text((ROOT / "submissions" / "crash.py").read_text())
+    return folder
+
+
+def outcome(run) -> dict:
+    """What must not change with where tests ran: per student, per test, the symbol, claim and verdict."""
+    return {r.name: [(t.index, t.symbol, t.claim, t.verdict, t.run.crashed, t.run.timed_out) for t in r.tests]
+            for r in run.results}  # fmt: skip
+
+
+def records(folder: Path) -> list[dict]:
+    return [json.loads(line) for line in (folder / "tests.jsonl").read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def local_class(tmp_path_factory):
+    """The class of make_class graded locally: what every cluster run must equal."""
+    base = tmp_path_factory.mktemp("local")
+    klass = make_class(base / "class")
+    return grade_class([klass], SMALL, SETTINGS, out=base / "run", exports=False)
+
+
+def test_class_on_cluster_equals_local(cluster, local_class, tmp_path):
+    procs, client = cluster
+    klass = make_class(tmp_path / "class")
+    run = grade_class([klass], SMALL, SETTINGS, out=tmp_path / "run", executor=executor(client))
+    assert run.interrupted is None
+    assert outcome(run) == outcome(local_class)
+    assert {r.name: r.total for r in run.results}["broken"] == 0  # crash.py's crashes are crashed tests
+    assert all(t.run.crashed for r in run.results if r.name == "broken" for t in r.tests)
+    lines = records(tmp_path / "run")
+    assert len(lines) == 4 * len(POSITIONS)
+    assert {line["host"] for line in lines} == {socket.gethostname()}  # each record names the worker's machine
+    assert {line["host"] for line in records(local_class.folder.path)} == {None}
+    assert json.loads((tmp_path / "run" / "results.json").read_text())["scripts"][0]["tests"][0]["host"] == socket.gethostname()
+
+
+def test_killed_worker_changes_no_grade(cluster, local_class, tmp_path):
+    procs, client = cluster
+    port = free_port()
+    doomed = procs.worker(port)
+    client.wait_for_workers(3, timeout=60)
+    klass = make_class(tmp_path / "class", sleep=0.3)
+    killed = []
+
+    def on_test(name, test):
+        busy = client.processing().get(f"tcp://127.0.0.1:{port}") if not killed else None
+        if busy:  # the extra worker holds a batch: SIGKILL it now
+            killed.append(busy)
+            procs.kill(doomed)
+
+    run = grade_class([klass], SMALL, SETTINGS, out=tmp_path / "run", on_test=on_test, executor=executor(client, batch=3))
+    assert killed, "the extra worker never ran a batch"
+    assert run.interrupted is None
+    assert outcome(run) == outcome(local_class)
+    keys = [(line["student"], line["index"]) for line in records(tmp_path / "run")]
+    assert len(keys) == len(set(keys)) == 4 * len(POSITIONS)  # every test recorded exactly once
+
+
+def test_tournament_on_cluster_equals_local(cluster, tmp_path):
+    procs, client = cluster
+    engines = [ROOT / "submissions" / "tictactoe" / f"{n}.py" for n in ("minimax", "first_empty", "can_lose")]
+    settings = TournamentSettings(Settings(limits=Limits(wall_seconds=5), jobs=2), game="tictactoe")
+    kw = {"settings": settings, "rounds": 2, "seed": 5, "opening_plies": 1}
+    local = run_tournament(engines, out=tmp_path / "local", **kw)
+    remote = run_tournament(engines, out=tmp_path / "cluster", executor=executor(client), **kw)
+
+    def games(result):
+        return [(g.id, g.black, g.white, g.opening, g.moves, g.result, g.reason, g.disc_diff) for g in result.games]
+
+    assert games(remote) == games(local) and len(local.games) == 12
+    assert {g.host for g in remote.games} == {socket.gethostname()} and {g.host for g in local.games} == {None}
+    assert [s.to_json() for s in remote.standings] == [s.to_json() for s in local.standings]
+
+
+def test_scheduler_gone_stops_cleanly_and_resumes(local_class, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    procs = Processes()
+    try:
+        procs.worker()
+        procs.client(1).close()
+        make_class(tmp_path / "class", sleep=0.3)
+        killed = []
+
+        def kill_when_recording() -> None:
+            while not (tmp_path / "run" / "tests.jsonl").is_file() or not records(tmp_path / "run"):
+                time.sleep(0.05)
+            killed.append(time.monotonic())
+            procs.kill(procs.scheduler)
+
+        threading.Thread(target=kill_when_recording, daemon=True).start()
+        got = CliRunner().invoke(main, ["grade", "class", "--seed", "11", "--out", "run", "--time-limit", "8",
+                                        "--boards", _boards(tmp_path), "--cluster", procs.address])  # fmt: skip
+    finally:
+        procs.close()
+    assert got.exit_code == 130, got.output
+    assert got.output.splitlines()[-1] == f"The Dask scheduler at {procs.address} went away: continue with  grader grade --resume run"
+    assert time.monotonic() - killed[0] < 20
+    first = [(line["student"], line["index"]) for line in records(tmp_path / "run")]
+    assert 1 <= len(first) < 4 * len(POSITIONS) and len(first) == len(set(first))
+    # Nothing recorded is lost: resuming here runs only the rest and ends as the local run did.
+    again = grade_class(resume=tmp_path / "run", settings=Settings(jobs=2))
+    assert again.interrupted is None
+    assert outcome(again) == outcome(local_class)
+    assert [(line["student"], line["index"]) for line in records(tmp_path / "run")][: len(first)] == first
+
+
+def _boards(folder: Path) -> str:
+    (folder / "b.txt").write_text("".join(f"{p.board_string()} {p.token}\n" for p in POSITIONS))
+    return str(folder / "b.txt")
+
+
+def test_unreachable_scheduler_is_one_line():
+    port = free_port()
+    start = time.monotonic()
+    got = CliRunner().invoke(main, ["grade", str(ROOT / "submissions" / "negamax.py"), "--cluster", f"tcp://127.0.0.1:{port}"])
+    assert got.exit_code == 1
+    assert got.output.splitlines()[-1].startswith(f"Error: cannot reach the Dask scheduler at tcp://127.0.0.1:{port} within 5 s")
+    assert len(got.output.splitlines()) == 2  # 'Connecting...' and the error
+    assert time.monotonic() - start < 20
+
+
+def test_cli_local_cluster(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    make_class(tmp_path / "class", copies=2, broken=False)
+    (tmp_path / "b.txt").write_text("".join(f"{p.board_string()} {p.token}\n" for p in POSITIONS[:6]))
+    got = CliRunner().invoke(main, ["grade", "class", "--boards", "b.txt", "--out", "run", "--time-limit", "8",
+                                    "--cluster", "local:2"])  # fmt: skip
+    assert got.exit_code == 0, got.output
+    assert "Cluster: 2 workers, 2 threads, on " in got.output
+    data = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert [s["symbols"] for s in data["scripts"]] == ["++++++", "++++++"]
+    assert {t["host"] for s in data["scripts"] for t in s["tests"]} == {socket.gethostname()}
