@@ -15,6 +15,7 @@ once. A scheduler that goes away stops the run like Ctrl-C: what finished is kep
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import itertools
 import logging
@@ -189,6 +190,7 @@ class DaskExecutor(Executor):
         self._batches: dict[str, _Batch] = {}  # Dask key -> batch, while its future is wanted
         self._cancelled: set[str] = set()  # Dask keys we cancelled ourselves
         self._done: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._ready: collections.deque[tuple[Hashable, Any]] = collections.deque()  # taken, not yet yielded
         self._threads: tuple[float, int] = (0.0, 1)  # (when asked, worker threads)
         self.lost: str | None = None  # set when the scheduler went away
         self._closed = False
@@ -254,13 +256,15 @@ class DaskExecutor(Executor):
         self._buffer.append((key, task))
 
     def pending(self) -> int:
-        return len(self._buffer) + len(self._live)
+        return len(self._buffer) + len(self._live) + len(self._ready)
 
     def _keys(self) -> list[Hashable]:
         return [k for k, _ in self._buffer] + list(self._live)
 
     def results(self) -> Iterator[tuple[Hashable, Any]]:
         while True:
+            while self._ready:  # a batch's results, one at a time: a caller may stop after any of them
+                yield self._ready.popleft()
             self._flush()
             if not self._live or self.lost:
                 return
@@ -273,7 +277,7 @@ class DaskExecutor(Executor):
             if future.status == "cancelled" and future.key not in self._cancelled:
                 self._lose(f"the Dask scheduler at {self.address} went away")
                 return
-            yield from self._take(batch, future)
+            self._ready.extend(self._take(batch, future))
 
     def _next(self) -> Any:
         """The next finished batch future; None now and then, to look at the client's state."""
