@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from grader import native_solver
+from grader.games import othello_native as native_solver
 from grader.games.othello import OTHELLO, PLAIN, WINNER_TAKES_EMPTIES
 from grader.plans import read_boards
 

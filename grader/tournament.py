@@ -150,7 +150,7 @@ def read_openings(path: str | Path, game: GameRules, plies: int | None = None) -
     in any board format of the game (Othello: 'BOARD TOKEN', OBF, FFO), '#' comments and blank
     lines allowed; or a GGF file (records '(;GM[Othello]...;)': each record's moves from its BO
     position, the first ``plies`` of them if given). Raises BoardFileError naming the line."""
-    from . import ggf
+    from .games import ggf
 
     p = Path(path)
     lines = read_lines(p, "openings file")
@@ -540,7 +540,7 @@ def _play(folder: TournamentFolder, planner: Planner, done: dict[str, GameRecord
 
 def write_outputs(result: TournamentResult, settings: TournamentSettings) -> None:
     """games.txt, results.json, games.ggf (Othello) and report.html in the folder."""
-    from . import ggf
+    from .games import ggf
     from .tournament_html import tournament_page
 
     folder = result.folder

@@ -7,7 +7,7 @@ import random
 import pytest
 from click.testing import CliRunner
 
-from grader import native_solver
+from grader.games import othello_native as native_solver
 from grader.cli import main
 from grader.cost import deepest_within, duration, estimate, first_over
 from grader.errors import GraderError

@@ -20,7 +20,7 @@ from grader.errors import BoardFileError, GraderError
 from grader.formats import Format, SprtSettings, fixed_schedule
 from grader.games import get_game
 from grader.games.othello import OTHELLO
-from grader import ggf
+from grader.games import ggf
 from grader.grading import Settings
 from grader.runner import Limits
 from grader.sprt import Pentanomial, llr, sprt_bounds

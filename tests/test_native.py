@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import FFO_FILE
-from grader import native_solver
+from grader.games import othello_native as native_solver
 from grader.games.othello import FULL, OTHELLO, PLAIN, SCORINGS, WINNER_TAKES_EMPTIES, Position, flips, legal_moves, random_position
 from grader.games.othello_solver import OthelloSolver as Solver
 from grader.plans import read_boards
@@ -21,7 +21,7 @@ if not native_solver.available():
     pytest.skip(f"C solver not built: {native_solver.unavailable_reason()}", allow_module_level=True)
 
 from grader import _othello_native as N  # noqa: E402
-from grader.native_solver import NativeOthelloSolver as NativeSolver  # noqa: E402
+from grader.games.othello_native import NativeOthelloSolver as NativeSolver  # noqa: E402
 
 bitboards = st.integers(min_value=0, max_value=FULL)
 

@@ -333,7 +333,7 @@ class Othello(Game):
         """The C search ('native', grader._othello_native) when built, else the Python one."""
         scoring = self.scoring(scoring)
         if self.backend(backend) == "native":
-            from ..native_solver import NativeOthelloSolver
+            from .othello_native import NativeOthelloSolver
 
             return NativeOthelloSolver(scoring, should_stop=should_stop)
         from .othello_solver import OthelloSolver
@@ -341,19 +341,19 @@ class Othello(Game):
         return OthelloSolver(scoring, should_stop=should_stop)
 
     def backends(self) -> tuple[str, ...]:
-        from .. import native_solver
+        from . import othello_native as native_solver
 
         return ("native", "python") if native_solver.available() else ("python",)
 
     def backend_missing(self, name: str) -> str:
         if name != "native":
             return super().backend_missing(name)
-        from .. import native_solver
+        from . import othello_native as native_solver
 
         return f"the native solver is not built on this machine: {native_solver.HOW_TO_BUILD}, or use --backend python"
 
     def backend_note(self) -> str | None:
-        from .. import native_solver
+        from . import othello_native as native_solver
 
         if native_solver.available():
             return None

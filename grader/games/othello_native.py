@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .games.othello import WINNER_TAKES_EMPTIES, Bitboard
-from .games.othello_solver import OthelloSolver
-from .stop import Stopped
+from .othello import WINNER_TAKES_EMPTIES, Bitboard
+from .othello_solver import OthelloSolver
+from ..stop import Stopped
 
 try:
-    from . import _othello_native as _native
+    from .. import _othello_native as _native
 except ImportError as e:  # not built: no C compiler at install time, or a broken build
     _native = None
     _REASON: str | None = f"grader._othello_native could not be imported ({e})"

@@ -15,8 +15,8 @@ import re
 from pathlib import Path
 from typing import Iterable
 
-from .errors import BoardFileError, GraderError
-from .games import Game, Position
+from ..errors import BoardFileError, GraderError
+from . import Game, Position
 
 FILE = "games.ggf"
 _PROPERTY = re.compile(r"([A-Z]{1,2})\[([^\]]*)\]")
@@ -69,7 +69,7 @@ def result_text(record) -> str:
 
 def game_record(record, game: Game, date: str, place: str = "grader") -> str:
     """One game as a GGF record."""
-    from .tournament import opening_start
+    from ..tournament import opening_start
 
     start, opening = opening_start(game, record.opening)
     pos = game.replay(opening, start)
