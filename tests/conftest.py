@@ -4,14 +4,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-FFO_FILE = SHARED / "data" / "ffo-endgames.txt"
+FFO_FILE = ROOT / "fixtures" / "ffo-endgames.txt"  # the public FFO suite, as in shared/data/
 sys.path.insert(0, str(Path(__file__).parent))
 
 # The handout's first board, as corrected in shared/spec/endgame-lab.md.
 HANDOUT_BOARD = "xxxxxxo.xxxxxo..xxooooooxoxxooooxoxxooooxxxoxoooxxo.oxooxooooooo"
-# FFO position 20 (6 empties), from shared/data/ffo-endgames.txt; copied here so the
-# tests also run without shared/.
+# FFO position 20 (6 empties), from fixtures/ffo-endgames.txt.
 FFO20 = "XXXOXXXXOXXXXXXXOOXXXXXXOOOXXXXXOOOXXOO-OOOOO---OOOOOOO-OOOOOOO-"
 
 

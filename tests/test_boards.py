@@ -48,7 +48,6 @@ def test_obf_line():
     assert parse_board_line(f"{FFO20} O % comment").position.token == "o"
 
 
-@pytest.mark.skipif(not FFO_FILE.exists(), reason="shared/data not beside the project")
 def test_the_whole_ffo_file_reads():
     entries = read_boards(FFO_FILE)
     assert len(entries) == 79

@@ -113,8 +113,7 @@ def test_ffo_20():
     assert Solver(PLAIN).value(pos) == ref.value(board, "x", "plain")
 
 
-@pytest.mark.skipif(not FFO_FILE.exists(), reason="shared/data not beside the project")
-def test_ffo_20_from_the_shared_file():
+def test_ffo_20_from_the_suite_file():
     line = next(ln for ln in FFO_FILE.read_text().splitlines() if ln.startswith("20|"))
     entry = OTHELLO.parse_board_line(line, "")
     solver = Solver(WINNER_TAKES_EMPTIES)
