@@ -136,7 +136,7 @@ def _cluster(address: str | None, config: Config) -> Any:
         quiet()
         info = ex.check_workers()
         hosts = sorted({w["host"] for w in info.values()})
-        click.echo(f"Cluster: {report.plural(len(info), 'worker', 'workers')}, {ex.workers()} threads, "
+        click.echo(f"Cluster: {report.plural(len(info), 'worker', 'workers')}, {report.plural(ex.workers(), 'thread', 'threads')}, "
                    f"on {', '.join(hosts) or 'no machine yet (tasks wait for workers)'}")  # fmt: skip
     except BaseException:
         ex.close()

@@ -222,8 +222,10 @@ class DaskExecutor(Executor):
         except (OSError, TimeoutError) as e:
             if cluster is not None:
                 cluster.close()
-            raise GraderError(f"cannot reach the Dask scheduler at {address} within {timeout:g} s ({_short(e)}): "
-                              "is 'dask scheduler' running there, and the port open to this machine?") from None  # fmt: skip
+            hint = ("is 'dask scheduler' running there with certificates signed by the authority in cluster: ca_file?"
+                    if address.startswith("tls://") else
+                    "is 'dask scheduler' running there (without TLS: else use tls://), and the port open to this machine?")
+            raise GraderError(f"cannot reach the Dask scheduler at {address} within {timeout:g} s ({_short(e)}): {hint}") from None  # fmt: skip
         ex = cls(client, stop, cluster=cluster, own_client=True, **options)
         try:
             ex.check_workers()

@@ -4,6 +4,7 @@ when the scheduler goes away, and the errors a user sees."""
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -11,6 +12,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -68,12 +70,14 @@ def free_port() -> int:
 class Processes:
     """A scheduler and workers on 127.0.0.1, each in its own process group, all killed at the end."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: tuple[str, ...] = ()) -> None:
+        """``tls``: dask's --tls-* options, for a scheduler and workers that speak only TLS."""
         self.port = free_port()
-        self.address = f"tcp://127.0.0.1:{self.port}"
+        self.tls = (*tls, "--protocol", "tls") if tls else ()
+        self.address = f"{'tls' if tls else 'tcp'}://127.0.0.1:{self.port}"
         self.env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
         self.procs: list[subprocess.Popen] = []
-        self.scheduler = self._start("scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard")
+        self.scheduler = self._start("scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard", *self.tls)
 
     def _start(self, *args: str) -> subprocess.Popen:
         proc = subprocess.Popen([sys.executable, "-m", "dask", *args], env=self.env, start_new_session=True,
@@ -83,10 +87,10 @@ class Processes:
 
     def worker(self, port: int | None = None) -> subprocess.Popen:
         return self._start("worker", self.address, "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1",
-                           "--death-timeout", "20", *(["--worker-port", str(port)] if port else []))  # fmt: skip
+                           "--death-timeout", "20", *(["--worker-port", str(port)] if port else []), *self.tls)  # fmt: skip
 
-    def client(self, workers: int) -> "distributed.Client":
-        client = distributed.Client(self.address, timeout=30, set_as_default=False)
+    def client(self, workers: int, security: Any = None) -> "distributed.Client":
+        client = distributed.Client(self.address, timeout=30, set_as_default=False, security=security)
         client.wait_for_workers(workers, timeout=60)
         return client
 
@@ -261,3 +265,59 @@ def test_cli_local_cluster(tmp_path, monkeypatch):
     data = json.loads((tmp_path / "run" / "results.json").read_text())
     assert [s["symbols"] for s in data["scripts"]] == ["++++++", "++++++"]
     assert {t["host"] for s in data["scripts"] for t in s["tests"]} == {socket.gethostname()}
+
+
+def _certificates(folder: Path, name: str) -> dict[str, str]:
+    """An authority of our own (``name``) and one certificate it signed: the scheduler, the
+    workers and the grader all use it here (on a real pool each machine has its own)."""
+
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True)
+
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.pem",
+            "-days", "2", "-subj", f"/CN={name}")  # fmt: skip
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}-node.key", "-out", f"{name}-node.csr",
+            "-subj", "/CN=127.0.0.1")  # fmt: skip
+    openssl("x509", "-req", "-in", f"{name}-node.csr", "-CA", f"{name}.pem", "-CAkey", f"{name}.key",
+            "-CAcreateserial", "-out", f"{name}-node.pem", "-days", "2")  # fmt: skip
+    return {"ca_file": str(folder / f"{name}.pem"), "cert": str(folder / f"{name}-node.pem"), "key": str(folder / f"{name}-node.key")}
+
+
+def _cluster_config(folder: Path, address: str, files: dict[str, str]) -> str:
+    lines = [f"  address: {address}"] + [f"  {k}: {v}" for k, v in files.items()]
+    (folder / f"c-{Path(files['ca_file']).stem}.yaml").write_text("cluster:\n" + "\n".join(lines) + "\n")
+    return str(folder / f"c-{Path(files['ca_file']).stem}.yaml")
+
+
+@pytest.mark.skipif(not shutil.which("openssl"), reason="openssl (to make test certificates) is not installed")
+def test_tls_cluster_grades_and_refuses_strangers(tmp_path, monkeypatch):
+    """A scheduler and worker that speak only TLS: the grader with certificates from their
+    authority grades on them; with a certificate from another authority, or over tcp://, it is
+    refused with one line and runs nothing."""
+    from distributed.security import Security
+
+    monkeypatch.chdir(tmp_path)
+    ours, theirs = _certificates(tmp_path, "course-ca"), _certificates(tmp_path, "stranger-ca")
+    procs = Processes(tls=("--tls-ca-file", ours["ca_file"], "--tls-cert", ours["cert"], "--tls-key", ours["key"]))
+    make_class(tmp_path / "class", copies=1, broken=False)
+    args = ["grade", "class", "--boards", _boards(tmp_path), "--time-limit", "8"]
+    try:
+        procs.worker()
+        procs.client(1, Security(tls_ca_file=ours["ca_file"], tls_client_cert=ours["cert"], tls_client_key=ours["key"])).close()
+        got = CliRunner().invoke(main, [*args, "--out", "run", "--config", _cluster_config(tmp_path, procs.address, ours)])
+        stranger = CliRunner().invoke(main, [*args, "--out", "run2", "--config", _cluster_config(tmp_path, procs.address, theirs)])
+        plain = CliRunner().invoke(main, [*args, "--out", "run3", "--cluster", f"tcp://127.0.0.1:{procs.port}"])
+    finally:
+        procs.close()
+    assert got.exit_code == 0, got.output
+    assert "Cluster: 1 worker, 1 thread, on " in got.output
+    data = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert [s["symbols"] for s in data["scripts"]] == ["+" * len(POSITIONS)]
+    assert {t["host"] for s in data["scripts"] for t in s["tests"]} == {socket.gethostname()}
+    for refused in (stranger, plain):
+        assert refused.exit_code == 1, refused.output
+        assert refused.output.splitlines()[-1].startswith("Error: cannot reach the Dask scheduler at "), refused.output
+        assert "Traceback" not in refused.output
+    assert "certificates signed by the authority in cluster: ca_file" in stranger.output
+    assert "(without TLS: else use tls://)" in plain.output
+    assert not (tmp_path / "run2" / "tests.jsonl").exists() and not (tmp_path / "run3" / "tests.jsonl").exists()
