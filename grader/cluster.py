@@ -123,9 +123,13 @@ class Failure:
     host: str
 
 
-def run_batch(run: str, tasks: list[tuple[Hashable, Task]]) -> list[tuple[Hashable, Any]]:
+def run_batch(run: str, tasks: list[tuple[Hashable, Task]], version: str) -> list[tuple[Hashable, Any]]:
     """Run ``tasks`` in order on this worker; ``(key, value)`` of each that finished (a task's
-    error as a ``Failure``). Stops at the run's Stop: the rest are left out."""
+    error as a ``Failure``). Stops at the run's Stop: the rest are left out. ``version``: the
+    client's grader; a worker with another one (say, one that joined after the start) refuses."""
+    if version != __version__:
+        raise GraderError(f"the Dask worker on {socket.gethostname()} runs grader {__version__}, this machine {version}: "
+                          "install the same version everywhere")  # fmt: skip
     worker = _worker(run)
     out: list[tuple[Hashable, Any]] = []
     for key, task in tasks:
@@ -345,7 +349,7 @@ class DaskExecutor(Executor):
         for key in batch.keys:
             self._live[key] = batch
         self._batches[name] = batch
-        batch.future = self.client.submit(run_batch, self._run, batch.tasks, key=name, pure=False, retries=self.retries)
+        batch.future = self.client.submit(run_batch, self._run, batch.tasks, __version__, key=name, pure=False, retries=self.retries)
         batch.future.add_done_callback(self._done.put)
 
     def _worker_threads(self) -> int:

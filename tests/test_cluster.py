@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import ROOT
-from grader import Limits, LocalExecutor, Settings, grade_class, run_tournament, standard_plan
+from grader import Limits, LocalExecutor, Settings, __version__, grade_class, run_tournament, standard_plan
 from grader.cli import main
 from grader.plans import Plan
 from grader.tournament import TournamentSettings
@@ -321,3 +321,32 @@ def test_tls_cluster_grades_and_refuses_strangers(tmp_path, monkeypatch):
     assert "certificates signed by the authority in cluster: ca_file" in stranger.output
     assert "(without TLS: else use tls://)" in plain.output
     assert not (tmp_path / "run2" / "tests.jsonl").exists() and not (tmp_path / "run3" / "tests.jsonl").exists()
+
+
+def test_a_worker_of_another_version_joining_later_stops_the_run(tmp_path, monkeypatch):
+    """Workers are checked at the start, and each batch checks its worker again: one that joins
+    later with another grader stops the run with one line, and no test is graded by it."""
+    monkeypatch.chdir(tmp_path)
+    other = tmp_path / "other"
+    shutil.copytree(ROOT / "grader", other / "grader", ignore=shutil.ignore_patterns("__pycache__"))
+    init = other / "grader" / "__init__.py"
+    init.write_text(init.read_text().replace('__version__ = "', '__version__ = "0.0.1+other-', 1))
+    procs = Processes()
+    make_class(tmp_path / "class", copies=1, broken=False)
+
+    def join_later() -> None:
+        time.sleep(2)
+        procs.env["PYTHONPATH"] = str(other)
+        procs.worker()
+
+    try:
+        threading.Thread(target=join_later, daemon=True).start()
+        got = CliRunner().invoke(main, ["grade", "class", "--boards", _boards(tmp_path), "--out", "run", "--time-limit", "8",
+                                        "--cluster", procs.address])  # fmt: skip
+    finally:
+        procs.close()
+    assert got.exit_code == 1, got.output
+    assert "Cluster: 0 workers, 0 threads, on no machine yet" in got.output
+    assert got.output.splitlines()[-1] == (f"Error: the Dask worker on {socket.gethostname()} runs grader 0.0.1+other-"
+                                           f"{__version__}, this machine {__version__}: install the same version everywhere")  # fmt: skip
+    assert not (tmp_path / "run" / "tests.jsonl").exists() or not records(tmp_path / "run")
