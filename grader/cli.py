@@ -614,7 +614,10 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
 @click.option("--beta", type=float, default=0.05, show_default=True, help="SPRT: the false negative rate.")
 @click.option("--max-games", type=click.IntRange(min=2), default=None, help="SPRT: stop undecided after this many games.")
 @click.option("--grade", is_flag=True, help="Gauntlet: grade each SCRIPT out of 100 by its disc share (config tournament.grade) into grades.csv.")
-@click.option("--openings", "openings_file", type=click.Path(dir_okay=False), help="Openings file: one move sequence like f5d6c3 per line.")
+@click.option("--openings", "openings_file", type=click.Path(dir_okay=False),
+              help="Openings file: a move sequence like f5d6c3 or a position per line, or GGF games (games.ggf).")
+@click.option("--opening-plies", type=click.IntRange(min=0), default=None, metavar="N",
+              help="With --openings: the first N moves of each (GGF games are whole games: cut them).")
 @click.option("--random-openings", type=click.IntRange(min=0, max=40), default=None, metavar="PLIES", help="Random legal openings of PLIES moves from the seed (default: 4).")
 @seed_option("random openings")
 @click.option("--time-limit", type=float, callback=_seconds, default=None, help="Seconds per move (default: config tournament.move_seconds).")
@@ -632,7 +635,7 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
 @_fail_cleanly
 def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple[str, ...], rounds: int,
                sprt: tuple[float, float] | None, alpha: float, beta: float, max_games: int | None, grade: bool,
-               openings_file: str | None, random_openings: int | None, seed: int | None, time_limit: float | None, jobs: int | None, adjudicate: int | None,
+               openings_file: str | None, opening_plies: int | None, random_openings: int | None, seed: int | None, time_limit: float | None, jobs: int | None, adjudicate: int | None,
                backend: str | None, scoring: str | None, game_name: str | None, out: str | None, resume: str | None, json_file: str | None,
                cluster: str | None, config_path: str | None) -> None:  # fmt: skip
     """A tournament between engine SCRIPTs, with Elo ratings, game records (games.ggf for
@@ -656,7 +659,7 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
         check_output_file(json_file)
     opponent_paths = [p for o in opponents for p in o.split(",") if p]
     if resume:
-        if (engine_paths or openings_file or random_openings is not None or seed is not None or adjudicate or scoring
+        if (engine_paths or openings_file or opening_plies is not None or random_openings is not None or seed is not None or adjudicate or scoring
                 or game_name or time_limit or out or opponent_paths or sprt or max_games or format_name != "round-robin"
                 or backend):  # fmt: skip
             raise click.UsageError("--resume continues a tournament with its own engines, format, openings and settings: "
@@ -665,6 +668,8 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
     else:
         if openings_file and random_openings is not None:
             raise click.UsageError("give --openings FILE or --random-openings PLIES, not both")
+        if opening_plies is not None and not openings_file:
+            raise click.UsageError("--opening-plies cuts the openings of --openings FILE: give the file too")
         move_limits = dataclasses.replace(config.limits, wall_seconds=time_limit or defaults.move_seconds)
         run = Settings.from_config(config, limits=move_limits, jobs=jobs, backend=backend)
         game = _game(game_name, config)
@@ -693,7 +698,7 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
             raise click.UsageError("--grade grades a gauntlet: give --format gauntlet --opponents REFERENCE...")
         kwargs = {
             "settings": settings, "format": fmt, "opponents": opponent_paths, "seed": _seed(seed, config), "out": target,
-            "openings": read_openings(openings_file, game) if openings_file else None,
+            "openings": read_openings(openings_file, game, opening_plies) if openings_file else None,
             "opening_plies": 4 if random_openings is None else random_openings,
         }  # fmt: skip
     played, total = [0], [0]

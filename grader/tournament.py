@@ -149,7 +149,8 @@ def read_openings(path: str | Path, game: GameRules, plies: int | None = None) -
     """Openings from a file: one move sequence per line (like f5d6c3), or a position per line
     in any board format of the game (Othello: 'BOARD TOKEN', OBF, FFO), '#' comments and blank
     lines allowed; or a GGF file (records '(;GM[Othello]...;)': each record's moves from its BO
-    position, the first ``plies`` of them if given). Raises BoardFileError naming the line."""
+    position). ``plies``: keep only the first moves of each sequence or record. Raises
+    BoardFileError naming the line."""
     from .games import ggf
 
     p = Path(path)
@@ -169,7 +170,7 @@ def read_openings(path: str | Path, game: GameRules, plies: int | None = None) -
                     continue
                 start, moves = entry.position, []
             else:
-                start, moves = game.start(), game.parse_transcript(text)
+                start, moves = game.start(), game.parse_transcript(text)[:plies]
             check_opening(game, start, moves)
         except GraderError as e:
             raise BoardFileError(f"{p}:{i}: {e}") from None

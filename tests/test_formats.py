@@ -208,6 +208,7 @@ def test_gauntlet_grade_end_to_end(tmp_path):
     (["--sprt", "5", "0", "--max-games", "10"], "Error: SPRT needs ELO0 < ELO1; got 5 and 0"),
     (["--sprt", "0", "5"], "Error: --sprt needs --max-games N: the most games to play undecided"),
     (["--grade"], "Error: --grade grades a gauntlet: give --format gauntlet --opponents REFERENCE..."),
+    (["--opening-plies", "4"], "Error: --opening-plies cuts the openings of --openings FILE: give the file too"),
 ])  # fmt: skip
 def test_cli_bad_format_input_is_one_line(tmp_path, args, message):
     a, b, c = engine(tmp_path, "first"), engine(tmp_path, "first_b"), engine(tmp_path, "first_c")
@@ -279,6 +280,24 @@ def test_openings_from_ggf_obf_and_ffo(tmp_path):
     full.write_text("X" * 64 + " O;\n")
     with pytest.raises(BoardFileError, match=r"full.obf:1: the game is over after it"):
         read_openings(full, OTHELLO)
+
+
+def test_cli_openings_from_an_earlier_tournaments_ggf_cut_to_plies(tmp_path):
+    """games.ggf holds whole games from their BO position (after their opening): with
+    --opening-plies 6 the new openings are those positions 6 moves on."""
+    a, b = engine(tmp_path, "first"), engine(tmp_path, "first_b")
+    common = ["tournament", str(a), str(b), "--time-limit", "5", "--jobs", "2"]
+    first = CliRunner().invoke(main, [*common, "--random-openings", "8", "--seed", "3", "--out", str(tmp_path / "t1")])
+    assert first.exit_code == 0, first.output
+    whole = CliRunner().invoke(main, [*common, "--openings", str(tmp_path / "t1" / "games.ggf"), "--out", str(tmp_path / "t2")])
+    assert whole.exit_code == 1 and "games.ggf:1: the game is over after it (give fewer plies)" in whole.output
+    cut = CliRunner().invoke(main, [*common, "--openings", str(tmp_path / "t1" / "games.ggf"), "--opening-plies", "6",
+                                    "--out", str(tmp_path / "t3")])  # fmt: skip
+    assert cut.exit_code == 0, cut.output
+    earlier = [g["moves"] for g in map(json.loads, (tmp_path / "t1" / "games.jsonl").read_text().splitlines())]
+    openings = {g["opening"] for g in map(json.loads, (tmp_path / "t3" / "games.jsonl").read_text().splitlines())}
+    on = [OTHELLO.replay(OTHELLO.parse_transcript(m)[: 8 + 6]) for m in earlier]
+    assert openings == {f"{p.board_string()} {p.token}" for p in on} and len(on) == 2
 
 
 # --- resume and plugins -----------------------------------------------------------------------
