@@ -171,13 +171,11 @@ class _Explorer:
         self.on_asked = on_asked
         self.result = Side(side)
         self.answers: dict[Position, int | None] = {}
-        self.parent: dict[Position, tuple[Position | None, list[int]]] = {}  # how each was first reached
-        self.lost: list[tuple[Position, list[int]]] = []  # (last asked position, moves after it) of lost games
+        self.rank: dict[tuple[str, str], int] = {}  # (board, token) of each asked position -> its place in play order
 
     def explore(self) -> None:
         """Ask every reachable position once, following every reply."""
-        self.parent[self.root] = (None, [])
-        pending = deque(self._to_ask(self.root, []))
+        pending = deque(self._to_ask(self.root))
         asking: set[Position] = set()
         while pending or asking:
             while pending:
@@ -193,26 +191,25 @@ class _Explorer:
             pending.extend(self._answered(key, run, claim))
         self._finish()
 
-    def _to_ask(self, pos: Position, moves: list[int], since: Position | None = None) -> list[Position]:
-        """From ``pos`` (reached by ``moves`` after ``since``), the positions where the script is
-        to move next, over every reply; lost games on the way are noted."""
+    def _to_ask(self, pos: Position) -> list[Position]:
+        """From ``pos``, the positions where the script is to move next, over every reply."""
         out = []
-        stack = [(pos, moves)]
+        stack = [pos]
         while stack:
-            p, ms = stack.pop()
+            p = stack.pop()
             if p.is_game_over():
-                if p.score(self.solver.scoring) * (1 if p.token == self.side else -1) < 0:
-                    self.lost.append((since or self.root, ms))
                 continue
             if p.must_pass():
-                stack.append((p.pass_turn(), ms + [PASS]))
+                stack.append(p.pass_turn())
             elif p.token == self.side:
-                if p not in self.parent:
-                    self.parent[p] = (since, ms)
                 out.append(p)
             else:
-                stack += [(p.play(m), ms + [m]) for m in reversed(p.moves())]
+                stack += [p.play(m) for m in reversed(p.moves())]
         return out
+
+    def _lost(self, pos: Position) -> bool:
+        """The game is over at ``pos`` and the script's side lost it."""
+        return pos.score(self.solver.scoring) * (1 if pos.token == self.side else -1) < 0
 
     def _answered(self, pos: Position, run: RunResult, claim: Claim) -> list[Position]:
         self.result.asked += 1
@@ -239,7 +236,7 @@ class _Explorer:
                 self.result.losing_moves.append(judged)
             if value > 0 >= move_value:
                 self.result.slipped_wins.append(judged)
-        return self._to_ask(pos.play(move), [move], pos)
+        return self._to_ask(pos.play(move))
 
     def ask_again(self) -> None:
         """Ask every answered position a second time; a different answer is not deterministic."""
@@ -249,13 +246,34 @@ class _Explorer:
         for (_, pos), (run, claim) in self.ex.results():
             if claim.move != self.answers[pos]:
                 self.result.not_deterministic.append((pos.board_string(), pos.token, self.answers[pos], claim.move))
+        self.result.not_deterministic.sort(key=lambda n: self.rank.get(n[:2], len(self.rank)))
 
     def _finish(self) -> None:
-        """The shortest lost game from the start, and its first losing move."""
-        if not self.lost:
+        """Play the tree again with every answer known, breadth first and moves in order, so
+        that the report does not depend on which answers came back first: the shortest lost
+        game (the first in move order among equals), its first losing move, and every list of
+        positions in the order play reaches them."""
+        seen: set[Position] = set()
+        queue: deque[tuple[Position, list[int]]] = deque([(self.root, [])])
+        while queue:
+            p, ms = queue.popleft()
+            if p.is_game_over():
+                if self.result.lost_game is None and self._lost(p):
+                    self.result.lost_game = ms
+            elif p.must_pass():
+                queue.append((p.pass_turn(), ms + [PASS]))
+            elif p.token != self.side:
+                queue.extend((p.play(m), ms + [m]) for m in p.moves())
+            elif p not in seen:
+                seen.add(p)
+                self.rank[(p.board_string(), p.token)] = len(self.rank)
+                if self.answers.get(p) is not None:
+                    queue.append((p.play(self.answers[p]), ms + [self.answers[p]]))
+        r = self.result
+        for found in (r.losing_moves, r.slipped_wins, r.suboptimal, r.failures):
+            found.sort(key=lambda m: self.rank.get((m.board, m.token), len(self.rank)))
+        if r.lost_game is None:
             return
-        games = [self._moves_to(since) + after for since, after in self.lost]
-        self.result.lost_game = min(games, key=len)
         pos = self.root
         for m in self.result.lost_game:
             if m != PASS and pos.token == self.side and self.solver.move_value(pos, m) < 0 <= self.solver.value(pos):
@@ -263,12 +281,3 @@ class _Explorer:
                                               self.solver.move_value(pos, m), tuple(self.solver.optimal_moves(pos)))  # fmt: skip
                 break
             pos = pos.pass_turn() if m == PASS else pos.play(m)
-
-    def _moves_to(self, pos: Position | None) -> list[int]:
-        """The moves from the start to ``pos`` by the way it was first reached."""
-        out: list[int] = []
-        while pos is not None:
-            since, moves = self.parent[pos]
-            out = moves + out
-            pos = since
-        return out

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 import reference_ttt as ref
 from conftest import ROOT
-from grader import Settings, grade, prove, standard_plan
+from grader import LocalExecutor, Settings, grade, prove, standard_plan
 from grader.cli import main
 from grader.games import get_game
 from grader.games.tictactoe import open_positions, reachable
@@ -197,6 +197,49 @@ def replay_loses(moves, side):
         assert not ref.over(board) and board[m] == "."
         board, tok = board[:m] + tok + board[m + 1 :], "o" if tok == "x" else "x"
     return ref.over(board) and ref.won(board, "o" if side == "x" else "x")
+
+
+class LastFirst(LocalExecutor):
+    """A real local executor that hands back the results it has, the last finished first: a
+    proof's report must not depend on the order answers come back in."""
+
+    def __init__(self, jobs: int):
+        super().__init__(jobs)
+        self.held: list = []
+
+    def results(self):
+        while True:
+            if not self.held:
+                self.held = list(super().results())  # everything submitted so far
+                if not self.held:
+                    return
+            yield self.held.pop()
+
+
+def shortest_loss(side: str) -> int:
+    """By brute force: the fewest moves in which first_empty.py (first empty square) loses as ``side``."""
+    best, frontier = None, [("." * 9, "x", 0)]
+    while frontier and best is None:
+        nxt = []
+        for board, tok, n in frontier:
+            if ref.over(board):
+                if ref.won(board, "o" if side == "x" else "x"):
+                    best = n
+                continue
+            squares = [board.index(".")] if tok == side else [i for i, c in enumerate(board) if c == "."]
+            nxt += [(board[:m] + tok + board[m + 1 :], "o" if tok == "x" else "x", n + 1) for m in squares]
+        frontier = nxt
+    return best
+
+
+def test_a_proof_does_not_depend_on_the_order_answers_come_back_in():
+    script = EXAMPLES / "first_empty.py"
+    proofs = [prove(script, "tictactoe", ("x",), determinism=False, executor=ex) for ex in (LocalExecutor(2), LastFirst(2))]
+    a, b = ({k: v for k, v in p.to_json().items() if k != "seconds"} for p in proofs)
+    assert a == b
+    side = a["sides"][0]
+    assert len(side["lost_game"]) == shortest_loss("x") and replay_loses(side["lost_game"], "x")
+    assert side["slipped_wins"][0]["board"] == "xo......." and side["first_loss"]["board"] == "xox.o...."
 
 
 def test_the_perfect_example_never_loses():
