@@ -90,9 +90,13 @@ def standings(games: Iterable[GameLike], engines: list[str]) -> list[Standing]:
     stats = {e: defaultdict(float) for e in engines}
     pairs: dict[tuple[str, str], list[float]] = defaultdict(list)  # (engine, pair) -> its scores
     for g in games:
+        black_discs, white_discs = g.black_discs, g.white_discs
+        if g.forfeit:  # as its disc difference: the winner holds every disc the game can have
+            won = abs(g.disc_diff)
+            black_discs, white_discs = (0, won) if g.forfeit == g.black else (won, 0)
         for engine, colour, score, diff, mine, theirs in (
-            (g.black, "black", g.black_score, g.disc_diff, g.black_discs, g.white_discs),
-            (g.white, "white", 1 - g.black_score, -g.disc_diff, g.white_discs, g.black_discs),
+            (g.black, "black", g.black_score, g.disc_diff, black_discs, white_discs),
+            (g.white, "white", 1 - g.black_score, -g.disc_diff, white_discs, black_discs),
         ):
             s = stats[engine]
             s["games"] += 1

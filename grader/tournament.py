@@ -121,7 +121,8 @@ class GameRecord:
 
     def summary(self) -> dict[str, Any]:
         """The --json schema's game object."""
-        keys = ("black", "white", "opening", "moves", "black_discs", "white_discs", "result", "reason", "host")
+        keys = ("black", "white", "opening", "moves", "black_discs", "white_discs", "result", "reason", "forfeit",
+                "disc_diff", "host")  # fmt: skip
         return {k: getattr(self, k) for k in keys}
 
     def record_line(self) -> str:

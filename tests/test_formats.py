@@ -189,11 +189,19 @@ def test_gauntlet_grade_end_to_end(tmp_path):
     data = json.loads((tmp_path / "r.json").read_text())
     games = data["games"]
     assert len(games) == 4 and not any({g["black"], g["white"]} == {"first", "first_b"} for g in games)
-    # The share by hand: each engine's discs over all discs at its games' ends.
+    # The share by hand: each engine's discs over all discs at its games' ends; a forfeit as
+    # its disc difference, 64-0 (here the reference forfeits every game: its share is 0).
+    def discs(g, name):
+        if g["forfeit"]:
+            return 0 if g["forfeit"] == name else 64
+        return g["black_discs"] if g["black"] == name else g["white_discs"]
+
+    assert all(g["forfeit"] == "illegal" and abs(g["disc_diff"]) == 64 for g in games)
     for s in data["standings"]:
-        mine = sum(g["black_discs"] if g["black"] == s["engine"] else g["white_discs"] for g in games if s["engine"] in (g["black"], g["white"]))
-        total = sum(g["black_discs"] + g["white_discs"] for g in games if s["engine"] in (g["black"], g["white"]))
+        mine = sum(discs(g, s["engine"]) for g in games if s["engine"] in (g["black"], g["white"]))
+        total = sum(64 for g in games if s["engine"] in (g["black"], g["white"]))
         assert s["disc_share"] == pytest.approx(mine / total, abs=1e-4)
+    assert {s["engine"]: s["disc_share"] for s in data["standings"]} == {"first": 1.0, "first_b": 1.0, "illegal": 0.0}
     rows = list(csv.DictReader(io.StringIO((tmp_path / "t" / "grades.csv").read_text())))
     assert [r["name"] for r in rows] == ["first", "first_b"]  # the opponent is not graded
     for r in rows:

@@ -285,7 +285,7 @@ def test_bundled_engines_tournament_end_to_end(tmp_path):
     assert set(data["standings"][0]) == {"engine", "games", "points", "wins", "draws", "losses", "disc_diff",
                                          "elo", "elo_error", "forfeits", "timeouts", "disc_share"}  # fmt: skip
     assert len(data["games"]) == 18 and sum(s["points"] for s in data["standings"]) == 18
-    assert set(data["games"][0]) == {"black", "white", "opening", "moves", "black_discs", "white_discs", "result", "reason", "host"}
+    assert set(data["games"][0]) == {"black", "white", "opening", "moves", "black_discs", "white_discs", "result", "reason", "forfeit", "disc_diff", "host"}
     assert all(s["forfeits"] == 0 for s in data["standings"])
     # negamax scores about 0.93 against random: 6 games, 4 points or more (below that: about 0.5%)
     assert data["crosstable"]["negamax"]["random_mover"] >= 4
