@@ -608,10 +608,10 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
 @click.option("--format", "format_name", type=click.Choice(["round-robin", "gauntlet", "swiss"]), default="round-robin", show_default=True,
               help="round-robin: all pairs; gauntlet: each SCRIPT against the --opponents only; swiss: --rounds Swiss rounds.")
 @click.option("--opponents", multiple=True, metavar="SCRIPT", help="Gauntlet: the reference opponents (repeat, or separate with commas).")
-@click.option("--rounds", type=click.IntRange(min=1), default=1, show_default=True, help="Openings each pair plays, a game with each colour; Swiss: rounds.")
+@click.option("--rounds", type=click.IntRange(min=1), default=None, help="Openings each pair plays, a game with each colour; Swiss: rounds (default: 1).")
 @click.option("--sprt", nargs=2, type=float, default=None, metavar="ELO0 ELO1", help="SPRT between two engines: H0 Elo = ELO0 against H1 Elo = ELO1 (normalized Elo).")
-@click.option("--alpha", type=float, default=0.05, show_default=True, help="SPRT: the false positive rate.")
-@click.option("--beta", type=float, default=0.05, show_default=True, help="SPRT: the false negative rate.")
+@click.option("--alpha", type=float, default=None, help="SPRT: the false positive rate (default: 0.05).")
+@click.option("--beta", type=float, default=None, help="SPRT: the false negative rate (default: 0.05).")
 @click.option("--max-games", type=click.IntRange(min=2), default=None, help="SPRT: stop undecided after this many games.")
 @click.option("--grade", is_flag=True, help="Gauntlet: grade each SCRIPT out of 100 by its disc share (config tournament.grade) into grades.csv.")
 @click.option("--openings", "openings_file", type=click.Path(dir_okay=False),
@@ -633,8 +633,8 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
 @cluster_option
 @config_option
 @_fail_cleanly
-def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple[str, ...], rounds: int,
-               sprt: tuple[float, float] | None, alpha: float, beta: float, max_games: int | None, grade: bool,
+def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple[str, ...], rounds: int | None,
+               sprt: tuple[float, float] | None, alpha: float | None, beta: float | None, max_games: int | None, grade: bool,
                openings_file: str | None, opening_plies: int | None, random_openings: int | None, seed: int | None, time_limit: float | None, jobs: int | None, adjudicate: int | None,
                backend: str | None, scoring: str | None, game_name: str | None, out: str | None, resume: str | None, json_file: str | None,
                cluster: str | None, config_path: str | None) -> None:  # fmt: skip
@@ -661,7 +661,7 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
     if resume:
         if (engine_paths or openings_file or opening_plies is not None or random_openings is not None or seed is not None or adjudicate or scoring
                 or game_name or time_limit or out or opponent_paths or sprt or max_games or format_name != "round-robin"
-                or backend):  # fmt: skip
+                or backend or rounds or alpha is not None or beta is not None):  # fmt: skip
             raise click.UsageError("--resume continues a tournament with its own engines, format, openings and settings: "
                                    "give only --resume DIR (and --jobs, --grade)")  # fmt: skip
         kwargs: dict[str, Any] = {"resume": resume, "jobs": jobs}
@@ -689,11 +689,16 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
                 raise click.UsageError("--sprt is its own format between two engines: leave out --format and --opponents")
             if max_games is None:
                 raise click.UsageError("--sprt needs --max-games N: the most games to play undecided")
-            fmt = Format("sprt", sprt=SprtSettings(sprt[0], sprt[1], max_games, alpha, beta))
-        elif max_games is not None:
-            raise click.UsageError("--max-games is for --sprt")
+            if rounds is not None:
+                raise click.UsageError("--rounds is not for --sprt: it plays pairs until a bound or --max-games")
+            fmt = Format("sprt", sprt=SprtSettings(sprt[0], sprt[1], max_games, 0.05 if alpha is None else alpha,
+                                                   0.05 if beta is None else beta))  # fmt: skip
+        elif max_games is not None or alpha is not None or beta is not None:
+            raise click.UsageError("--max-games, --alpha and --beta are for --sprt")
         else:
-            fmt = Format(format_name, rounds)
+            fmt = Format(format_name, rounds or 1)
+        if opponent_paths and fmt.kind != "gauntlet":
+            raise click.UsageError("--opponents is for --format gauntlet (the engines given play only them)")
         if grade and fmt.kind != "gauntlet":
             raise click.UsageError("--grade grades a gauntlet: give --format gauntlet --opponents REFERENCE...")
         kwargs = {

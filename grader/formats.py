@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from . import swiss
-from .errors import GraderError, NoPairing
+from .errors import GraderError, NoPairing, SprtError
 from .sprt import MODELS, Pentanomial, SprtResult, sprt
 
 FORMATS = ("round-robin", "gauntlet", "swiss", "sprt")
@@ -56,6 +56,10 @@ class SprtSettings:
                 raise GraderError(f"SPRT {name} must be between 0 and 0.5; got {rate:g}")
         if self.model not in MODELS:
             raise GraderError(f"SPRT model must be one of {', '.join(MODELS)}; got {self.model!r}")
+        try:  # bounds the model cannot fit fail now, not after the tournament's folder is made
+            sprt(Pentanomial(1, 1, 1, 1, 1), self.elo0, self.elo1, self.alpha, self.beta, self.model)
+        except SprtError as e:
+            raise GraderError(f"SPRT bounds {self.elo0:g} and {self.elo1:g}: {e}") from None
 
     def to_json(self) -> dict[str, Any]:
         return {"elo0": self.elo0, "elo1": self.elo1, "max_games": self.max_games,
@@ -252,7 +256,8 @@ class SwissPlanner(Planner):
 
 class SprtPlanner(Planner):
     """Pairs of the two engines, a few at a time (one per job); after each finished pair the
-    test is updated, in the order the pairs finish (on resume: the order of the schedule)."""
+    test is updated, in the order the pairs finish (on resume: the order they finished in
+    before, which the tournament feeds first)."""
 
     def __init__(self, fmt: Format, engines: list[str], openings: list[str], make: Any, window: int = 1) -> None:
         assert fmt.sprt is not None

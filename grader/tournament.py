@@ -451,13 +451,16 @@ def run_tournament(
         settings = settings or TournamentSettings()
         fmt = format if isinstance(format, Format) else Format(format, rounds, (), sprt)
         players = engine_list([*engines, *opponents], settings.rules)
-        if fmt.kind == "gauntlet":
-            fmt = dataclass_replace(fmt, opponents=tuple(e.name for e in players[len(players) - len(opponents) :]) if opponents else ())
+        if opponents:  # a gauntlet's reference engines (any other format refuses them)
+            fmt = dataclass_replace(fmt, opponents=tuple(e.name for e in players[len(players) - len(opponents) :]))
         fmt.check([e.name for e in players])
         if jobs:
             settings = dataclass_replace(settings, run=dataclass_replace(settings.run, jobs=jobs))
         seed = new_seed() if seed is None else seed
         openings = openings or random_openings(settings.rules, seed, opening_plies, fmt.openings_needed())
+        if not openings:
+            raise GraderError(f"no random opening of {opening_plies} moves: every {settings.rules.title} game "
+                              "tried ended sooner; give fewer --random-openings")  # fmt: skip
         static = fmt.kind in ("round-robin", "gauntlet")
         fixed = fmt.planner([e.name for e in players], openings, GameRecord).more(0) if static else []
         settings.run.sandbox_mechanism([*(e.path for e in players), *map(Path, private)])
@@ -499,6 +502,11 @@ def _play(folder: TournamentFolder, planner: Planner, done: dict[str, GameRecord
     interrupted, if it was. Games already in ``done`` are not played again."""
     interrupted = None
     submitted: list[str] = []
+    fed = isinstance(planner, SprtPlanner)
+    if fed:  # the test counts pairs in the order they ended, as the first run did (games.jsonl's order)
+        for game in done.values():
+            planner.add(game)
+        played.update((key, done[key]) for key in sorted(done, key=lambda k: (done[k].round, k)))
     with executor or LocalExecutor(settings.run.jobs) as ex:
 
         def take(game: GameRecord) -> None:
@@ -514,7 +522,8 @@ def _play(folder: TournamentFolder, planner: Planner, done: dict[str, GameRecord
                 for g in wanted:
                     if g.id in done:
                         played[g.id] = done[g.id]
-                        planner.add(done[g.id])
+                        if not fed:
+                            planner.add(done[g.id])
                     else:
                         played[g.id] = None  # type: ignore[assignment]  # keeps the planned order
                         submitted.append(g.id)

@@ -5,6 +5,7 @@ stopping point from the pentanomial counts, GGF results replayed by the referenc
 """
 
 import csv
+import dataclasses
 import io
 import json
 import random
@@ -24,7 +25,7 @@ from grader.games import ggf
 from grader.grading import Settings
 from grader.runner import Limits
 from grader.sprt import Pentanomial, llr, sprt_bounds
-from grader.tournament import GameRecord, TournamentSettings, grade_by_share, read_openings, run_tournament
+from grader.tournament import GameRecord, TournamentFolder, TournamentSettings, grade_by_share, read_openings, run_tournament
 
 ENGINE = Path(__file__).parent / "scripts" / "engine.py"
 
@@ -210,6 +211,33 @@ def test_gauntlet_grade_end_to_end(tmp_path):
     assert "grade /100" in result.output
 
 
+def test_sprt_resume_counts_pairs_in_the_order_they_ended(tmp_path):
+    """Pairs that ended out of schedule order: p2..p8 won by 'first' (H1 at the 7th pair),
+    then p1 lost, after the decision (played, not counted). A resume counts them as they
+    ended: the same decision and counts, nothing played; in schedule order p1 would count."""
+    out = tmp_path / "t"
+    first = run_tournament([engine(tmp_path, "first"), engine(tmp_path, "crash")], settings=settings(),
+                           format=Format("sprt", sprt=SprtSettings(0, 200, max_games=40)), out=out, seed=1)  # fmt: skip
+    won = {g.black: g for g in first.games if g.pair == "p1"}  # 'first' wins with either colour ('crash' forfeits)
+    assert {g.forfeit for g in first.games} == {"crash"} and len(won) == 2
+
+    def pair(k, lost=False):
+        games = [dataclasses.replace(won[b], id=f"p{k}:{n}", pair=f"p{k}", round=k) for n, b in ((1, "first"), (2, "crash"))]
+        for g in games if lost else []:
+            g.forfeit, g.result, g.disc_diff = "first", ("0-1" if g.black == "first" else "1-0"), -g.disc_diff
+        return games
+
+    folder = TournamentFolder.open(out)
+    (out / "games.jsonl").write_text("")
+    for g in [g for k in range(2, 9) for g in pair(k)] + pair(1, lost=True):
+        folder.append(g)
+    again = run_tournament(resume=out)
+    assert again.sprt["decision"] == "H1" and again.sprt["pentanomial"] == [0, 0, 0, 0, 7]
+    assert again.sprt["llr"] == pytest.approx(llr(Pentanomial(ww=7), 0, 200))
+    assert [g.id for g in again.games] == [f"p{k}:{n}" for k in range(1, 9) for n in (1, 2)]  # none played again
+    assert len((out / "games.jsonl").read_text().splitlines()) == 16
+
+
 @pytest.mark.parametrize("args, message", [
     (["--format", "gauntlet"], "Error: a gauntlet needs opponents: give --opponents SCRIPT (one or more)"),
     (["--sprt", "0", "5", "--max-games", "10", "{c}"], "Error: SPRT is between exactly two engines; got 3"),
@@ -217,12 +245,25 @@ def test_gauntlet_grade_end_to_end(tmp_path):
     (["--sprt", "0", "5"], "Error: --sprt needs --max-games N: the most games to play undecided"),
     (["--grade"], "Error: --grade grades a gauntlet: give --format gauntlet --opponents REFERENCE..."),
     (["--opening-plies", "4"], "Error: --opening-plies cuts the openings of --openings FILE: give the file too"),
+    (["--opponents", "{c}"], "Error: --opponents is for --format gauntlet (the engines given play only them)"),
+    (["--alpha", "0.1"], "Error: --max-games, --alpha and --beta are for --sprt"),
+    (["--sprt", "0", "5", "--max-games", "10", "--rounds", "3"], "Error: --rounds is not for --sprt"),
+    (["--sprt", "0", "300", "--max-games", "10"], "Error: SPRT bounds 0 and 300: too far from 0 for the model"),
+    (["--sprt", "-inf", "5", "--max-games", "10"], "Error: SPRT bounds -inf and 5: elo0 and elo1 must be finite numbers"),
+    (["--game", "tictactoe", "--random-openings", "9"], "Error: no random opening of 9 moves: every Tic-tac-toe game tried ended sooner"),
 ])  # fmt: skip
 def test_cli_bad_format_input_is_one_line(tmp_path, args, message):
     a, b, c = engine(tmp_path, "first"), engine(tmp_path, "first_b"), engine(tmp_path, "first_c")
     result = CliRunner().invoke(main, ["tournament", str(a), str(b), *[x.format(c=c) for x in args], "--out", str(tmp_path / "t")])
     assert result.exit_code in (1, 2) and message in result.output
     assert "Traceback" not in result.output
+    assert not (tmp_path / "t").exists()  # refused before anything is made
+
+
+def test_cli_resume_takes_no_format_options(tmp_path):
+    for extra in (["--rounds", "2"], ["--alpha", "0.1"]):
+        result = CliRunner().invoke(main, ["tournament", "--resume", str(tmp_path / "t"), *extra])
+        assert result.exit_code == 2 and "--resume continues a tournament with its own engines" in result.output
 
 
 # --- GGF --------------------------------------------------------------------------------
