@@ -28,7 +28,7 @@ from .doctor import describe as describe_diagnosis, diagnose as diagnose_machine
 from .isolation import ISOLATIONS, choose
 from .judge import SYMBOL_TABLE
 from .plans import (
-    PUBLIC, Plan, load_any_plan, load_plan, new_seed, parse_empties, read_boards, read_plan_file, speed_plan, spread_public,
+    PUBLIC, Plan, load_any_plan, load_plan, new_seed, parse_empties, secret_seed, read_boards, read_plan_file, speed_plan, spread_public,
     standard_plan, write_plan_file,
 )  # fmt: skip
 from .prove import prove as run_proof
@@ -777,7 +777,8 @@ def plan_group() -> None:
 @click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="The tests are the positions in FILE (instead of a named plan).")
 @click.option("--plan", "plan_name", default=None, metavar="NAME", help="The game's named plan to draw (default: standard).")
 @click.option("--empties", default=None, metavar="LOW-HIGH", help="A speed plan: 5 random boards for each number of empties from LOW to HIGH (11-16, say).")
-@click.option("--public", "public_count", type=click.IntRange(min=0), default=0, show_default=True, help="Tests students may see, spread over the numbers of empties.")
+@click.option("--public", "public_count", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Tests students may see, spread over the numbers of empties (besides the boards that ship with the grader, public in any plan).")
 @click.option("--time-limit", type=float, callback=_seconds, default=None, help="Seconds per test the plan fixes (default: config).")
 @scoring_option
 @game_option
@@ -791,21 +792,29 @@ def plan_new(seed: int | None, boards_file: str | None, plan_name: str | None, e
 
     \b
     Example:
-      grader plan new --seed 1234 --public 10 --out lab5.plan
-      grader plan new --seed 1234 --empties 11-18 --out speed.plan
+      grader plan new --public 10 --out lab5.plan
+      grader plan new --empties 11-18 --out speed.plan
     """
     config = load_config(config_path)
     game = _game(game_name, config)
     check_output_file(out)
     if empties and (boards_file or plan_name):
         raise click.UsageError("give --empties, --plan or --boards, not two of them")
-    plan = speed_plan(parse_empties(empties), _seed(seed, config), game) if empties else _plan(game, plan_name, boards_file, seed, config)
+    chosen = seed if seed is not None else config.seed
+    drawn = secret_seed() if chosen is None else chosen  # private boards nobody can find by trying seeds
+    plan = speed_plan(parse_empties(empties), drawn, game) if empties else _plan(game, plan_name, boards_file, drawn, config)
     settings = _settings(config, game, plan, time_limit, scoring)
-    public = spread_public(plan.positions, public_count, plan.seed if plan.seed is not None else str(boards_file))
+    known = set(game.published(plan_name or "standard")) if not (empties or boards_file) else set()
+    always = frozenset(i for i, p in enumerate(plan.positions, 1) if p in known)
+    public = spread_public(plan.positions, public_count, plan.seed if plan.seed is not None else str(boards_file), always)
     plan = dataclasses.replace(plan, public=public, scoring=settings.scoring, limits=settings.limits, kind="full")
     write_plan_file(plan, out)
-    click.echo(f"{out}: {len(plan.positions)} tests of {game.name} ({plan.source}), {public_count} public, "
+    shipped = f" (with {report.plural(len(always), 'fixed board', 'fixed boards')} that ship with the grader)" if always else ""
+    click.echo(f"{out}: {len(plan.positions)} tests of {game.name} ({plan.source}), {len(public)} public{shipped}, "
                f"scoring {settings.scoring}, {settings.limits.wall_seconds:g} s per test")  # fmt: skip
+    if plan.has_private and chosen is not None and plan.seed is not None:
+        click.echo(f"Warning: the private boards come from seed {chosen}, which anyone can find by trying seeds until one "
+                   "makes the public boards: leave out --seed (and config seed) for a secret one", err=True)  # fmt: skip
     click.echo(f"Give students its public half: grader plan public {out} --out {Path(out).with_suffix('')}.public.plan")
 
 

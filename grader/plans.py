@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -47,6 +48,12 @@ class Plan:
 def new_seed() -> int:
     """A fresh seed for a plan nobody asked to reproduce (it is printed and recorded)."""
     return random.SystemRandom().randrange(1, 1_000_000)
+
+
+def secret_seed() -> int:
+    """A seed for a plan with private tests: 64 random bits, so that nobody can find it by
+    trying seeds until one makes the public boards (a six-digit one falls in minutes)."""
+    return secrets.randbits(64)
 
 
 def standard_plan(seed: int | None = None, game: str | Game = DEFAULT, name: str = "standard") -> Plan:
@@ -126,15 +133,17 @@ PLAN_FORMAT = "grader-plan 1"
 FULL, PUBLIC = "full", "public"
 
 
-def spread_public(positions: Sequence[Position], count: int, seed: int | str) -> frozenset[int]:
-    """``count`` test numbers (1-based) spread over the numbers of empties, chosen with ``seed``:
-    one from each count of empties in turn, fewest empties first."""
-    if not 0 <= count <= len(positions):
-        raise GraderError(f"cannot make {count} of {len(positions)} tests public: give --public 0 to {len(positions)}")
+def spread_public(positions: Sequence[Position], count: int, seed: int | str, always: frozenset[int] = frozenset()) -> frozenset[int]:
+    """The test numbers (1-based) in ``always``, and ``count`` more spread over the numbers of
+    empties, chosen with ``seed``: one from each count of empties in turn, fewest empties first."""
+    others = len(positions) - len(always)
+    if not 0 <= count <= others:
+        raise GraderError(f"cannot make {count} of the {others} other tests public: give --public 0 to {others}")
     rng = random.Random(f"grader:public:{seed}")
     groups: dict[int, list[int]] = {}
     for i, pos in enumerate(positions, 1):
-        groups.setdefault(pos.empties, []).append(i)
+        if i not in always:
+            groups.setdefault(pos.empties, []).append(i)
     for members in groups.values():
         rng.shuffle(members)
     chosen: list[int] = []
@@ -142,7 +151,7 @@ def spread_public(positions: Sequence[Position], count: int, seed: int | str) ->
         for e in sorted(groups):
             if groups[e] and len(chosen) < count:
                 chosen.append(groups[e].pop())
-    return frozenset(chosen)
+    return frozenset(chosen) | always
 
 
 def write_plan_file(plan: Plan, path: str | Path, kind: str = FULL) -> None:
@@ -211,9 +220,9 @@ def read_plan_file(path: str | Path) -> Plan:
         except PlanError as e:
             raise PlanError(f"{p}: {e}") from None
         if data.get("tests") is None:  # a speed plan by its ladder: boards drawn from the seed
-            seed = data.get("seed", 0)
+            seed = data.get("seed")
             if not isinstance(seed, int) or isinstance(seed, bool):
-                raise PlanError(f"{p}: 'seed' must be a whole number")
+                raise PlanError(f"{p}: a speed plan without its tests needs 'seed', a whole number (the boards come from it)")
             try:
                 made = speed_plan(ladder, seed, game)
             except PlanError as e:

@@ -110,10 +110,11 @@ def _judge_again(judging: _Run, r: dict[str, Any]) -> TestResult:
 
 
 def _restop(folder: RunFolder, tests: dict[tuple[str, int], TestResult], n: int) -> None:
-    """Under --stop-on-error, each student stops at the first test that is now an error."""
+    """Under --stop-on-error, each student stops at the first test that is now an error, if
+    every test before it was recorded (else one of those, never run, might have stopped it)."""
     for name in folder.meta["scripts"]:
-        first = next((i for i in range(1, n + 1) if (name, i) in tests and tests[(name, i)].error), None)
-        if first is not None:
+        first = next((i for i in range(1, n + 1) if (name, i) not in tests or tests[(name, i)].error), None)
+        if first is not None and (name, first) in tests:
             folder.set_stopped(name, f"stopped at test {first}: {tests[(name, first)].error}", first)
         elif (folder.meta["scripts"][name].get("stopped") or "").startswith("stopped at test"):
             folder.set_stopped(name, None, 0)  # no longer an error: the tests after it were never run

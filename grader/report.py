@@ -127,6 +127,9 @@ def plural(n: int, one: str, many: str) -> str:
 def offending_report(result: ScriptResult, n: int = 2, public_only: bool = False) -> str:
     worst = most_offending(result, n, public_only)
     if not worst:
+        if public_only and result.plan.has_private:
+            run = any(result.plan.is_public(t.index) for t in result.tests)
+            return "No public test below full credit." if run else "No public test was run."
         if not result.tests:
             return "No test was run."
         return "All tests perfect." if result.complete else f"No test below full credit among the {len(result.tests)} run."
@@ -151,7 +154,9 @@ def student_report(result: ScriptResult, full: bool = False) -> str:
         f"{plural(sum(t.run.crashed for t in private), 'crash', 'crashes')}",
     ]
     if result.interrupted or result.stopped:
-        lines.append(result.stopped or "interrupted")
+        at = re.match(r"stopped at test (\d+):", result.stopped or "")
+        private_stop = at is not None and not result.plan.is_public(int(at.group(1)))
+        lines.append("stopped at a private test (--stop-on-error)" if private_stop else result.stopped or "interrupted")
     return "\n".join(lines) + "\n\n" + offending_report(result, public_only=True)
 
 

@@ -106,6 +106,12 @@ class RecordFolder:
         except (OSError, ValueError, TypeError) as e:
             raise RunFolderError(f"cannot read {cls.KIND} folder '{p}': {cls.META} is damaged ({e!r})") from None
         if legacy:
+            version = str(meta.get("grader_version", "0.1"))
+            if not (version == "0.1" or version.startswith("0.1.")) or cls._any_sealed(p):
+                raise RunFolderError(
+                    f"'{p}' was written by grader {version}, which seals its records, but its seals are gone: "
+                    "its results cannot be trusted; grade again into a new folder"
+                )
             if not adopt_unsealed:
                 raise RunFolderError(
                     f"'{p}' was written by grader {meta.get('grader_version', '0.1')}, before records were sealed: "
@@ -124,6 +130,17 @@ class RecordFolder:
         except (OSError, ValueError, TypeError, KeyError, AttributeError, GraderError) as e:
             raise RunFolderError(f"cannot read {cls.KIND} folder '{p}': {cls.META} is damaged ({e!r})") from None
         return folder
+
+    @classmethod
+    def _any_sealed(cls, p: Path) -> bool:
+        """Whether any file of records in ``p`` holds a sealed line (grader 0.1 sealed none)."""
+        for lines in p.glob("*.jsonl*"):
+            try:
+                if any(f'"{SEAL}"' in line for line in lines.read_text(encoding="utf-8", errors="replace").splitlines()):
+                    return True
+            except OSError:
+                return True
+        return False
 
     @classmethod
     def _adopt(cls, p: Path, meta: dict[str, Any]):
@@ -206,12 +223,12 @@ class RecordFolder:
         ``LINES.DATE_TIME.old``)."""
         path = self.path / self.LINES
         tmp = path.with_name(path.name + ".tmp")
-        stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+        stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S.%f")
         try:
             tmp.write_text("".join(json.dumps({**r, SEAL: seal(self._key, r)}, separators=(",", ":")) + "\n" for r in records),
                            encoding="utf-8")  # fmt: skip
             if path.exists():
-                os.replace(path, path.with_name(f"{path.name}.{stamp}.old"))
+                os.link(path, path.with_name(f"{path.name}.{stamp}.old"))  # never over an older copy
             os.replace(tmp, path)
         except OSError as e:
             tmp.unlink(missing_ok=True)

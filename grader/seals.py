@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 from .errors import RunFolderError
 
 SEAL = "seal"  # the key of a record's seal
+RUN_ID = re.compile(r"[0-9a-f]{32}")  # what the grader names a run (uuid4().hex)
 
 
 def keys_dir() -> Path:
@@ -46,6 +48,9 @@ def new_key(run_id: str) -> bytes:
 
 def load_key(run_id: str, where: Path) -> bytes:
     """The key of an existing run (``where``: its folder, for the message)."""
+    if not RUN_ID.fullmatch(run_id):
+        raise RunFolderError(f"'{where}' names no run the grader made (its run id {run_id[:40]!r} is not one): "
+                             "its results cannot be trusted; grade again into a new folder")  # fmt: skip
     path = keys_dir() / f"{run_id}.key"
     try:
         return bytes.fromhex(path.read_text().strip())

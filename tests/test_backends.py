@@ -195,6 +195,9 @@ def test_speed_plan_named_and_from_a_plan_file(tmp_path):
     short.write_text("format: grader-plan 1\nplan: full\nempties: 13-12\n")
     with pytest.raises(GraderError, match="short.plan: bad empties '13-12'"):
         read_plan_file(short)
+    short.write_text("format: grader-plan 1\nplan: full\nempties: 12-13\n")
+    with pytest.raises(GraderError, match="short.plan: a speed plan without its tests needs 'seed'"):
+        read_plan_file(short)
     r = invoke("plan", "new", "--seed", "4", "--empties", "12-13", "--out", tmp_path / "new.plan")
     assert r.exit_code == 0 and read_plan_file(tmp_path / "new.plan").positions == made.positions
 

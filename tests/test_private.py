@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 import reference as ref
+from conftest import ROOT
 from grader.cli import main
 from grader.errors import PlanError
 from grader.games import get_game
@@ -88,8 +89,23 @@ def test_plan_new_from_a_seed_is_the_standard_plan_with_limits(tmp_path):
     assert done.exit_code == 0, done.output
     plan = read_plan_file(out)
     assert plan.positions == standard_plan(77).positions
-    assert len(plan.public) == 4 and plan.limits.wall_seconds == 2.5 and plan.scoring == "winner-takes-empties"
-    assert "grader plan public" in done.output
+    # the 10 fixed boards ship with the grader (answers and all): public in any plan, and 4 more
+    assert set(range(1, 11)) < plan.public and len(plan.public) == 14
+    assert plan.limits.wall_seconds == 2.5 and plan.scoring == "winner-takes-empties"
+    assert "grader plan public" in done.output and "14 public (with 10 fixed boards that ship with the grader)" in done.output
+    assert "Warning: the private boards come from seed 77, which anyone can find by trying seeds" in done.output
+
+
+def test_plan_new_draws_its_boards_from_a_secret_seed(tmp_path):
+    """Without --seed the seed is 64 random bits: the public boards cannot lead to it."""
+    seeds = []
+    for name in ("a", "b"):
+        done = run_cli("plan", "new", "--public", 10, "--out", tmp_path / f"{name}.plan")
+        assert done.exit_code == 0 and "Warning" not in done.output, done.output
+        plan = read_plan_file(tmp_path / f"{name}.plan")
+        assert plan.positions == standard_plan(plan.seed).positions
+        seeds.append(plan.seed)
+    assert seeds[0] != seeds[1] and all(s >= 2**40 for s in seeds)  # (1 in 2**24 to fail by chance)
 
 
 def test_public_plan_tells_nothing_of_the_private_tests(course):
@@ -203,6 +219,28 @@ def test_student_facing_outputs_show_no_private_board_or_answer(course):
     assert "private: 2.5/5, 5 timeouts" in seen["report carol"]  # each a T: the last integer printed is optimal
     public_boards = [p.board_string() for i, p in enumerate(plan.positions, 1) if i in plan.public]
     assert all(b in seen[f"results.json test bob {i}"] for i, b in zip(sorted(plan.public), public_boards))
+
+
+def test_a_stop_at_a_private_test_tells_nothing_of_it(course):
+    """--stop-on-error stops at the first failed test; if it is private, the student report
+    says only that (the judge's reason would name its legal moves, the answer of a 1-empty board)."""
+    plan = read_plan_file("lab.plan")
+    for name in ("dave", "erin"):
+        Path(f"class2/{name}").mkdir(parents=True)
+    shutil.copy(ROOT / "submissions" / "illegal.py", "class2/dave/dave.py")  # fails every test: stops at test 1
+    shutil.copytree("class/alice", "class2/erin", dirs_exist_ok=True)
+    graded = run_cli("grade", "class2", "--plan", "lab.plan", "--out", "run", "--stop-on-error")
+    assert graded.exit_code == 0, graded.output
+    dave = run_cli("report", "run", "--student", "dave").output
+    if 1 in plan.public:
+        assert "stopped at test 1: move" in dave
+    else:
+        assert "stopped at a private test (--stop-on-error)" in dave and "legal:" not in dave
+        assert "No public test was run." in dave
+    for secret in private_strings(plan):
+        assert secret not in dave
+    erin = run_cli("report", "run", "--student", "erin").output
+    assert "No public test below full credit." in erin and "All tests perfect" not in erin
 
 
 def test_timeout_shows_partial_output_of_public_tests_only(course):

@@ -7,11 +7,15 @@ answer and raised an exception, carol printed one and died of SIGSEGV; both got 
 import csv
 import json
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+import reference as ref
 from conftest import HANDOUT_BOARD, ROOT
 from grader.cli import main
 from grader.grading import Settings, grade
@@ -19,6 +23,7 @@ from grader.plans import load_plan
 from grader.rejudge import rejudge
 from grader.runfolder import RunFolder
 from grader.runner import Limits
+from test_grading import ref_boards
 
 OLD_RUN = Path(__file__).parent / "data" / "run-0.1"
 CANNED = Path(__file__).parent / "scripts" / "canned.py"
@@ -71,6 +76,8 @@ def test_an_adopted_run_is_sealed_and_reads_like_any_other(old_run):
     assert run_cli("report", old_run).exit_code == 0
     again = rejudge(old_run)
     assert not again.adopted and again.changes == [] and again.tests_changed == 0 and again.tests == 6
+    olds = sorted(old_run.glob("tests.jsonl.*.old"))  # each rejudge keeps the lines it replaced
+    assert len(olds) == 2 and olds[0].read_text() == (OLD_RUN / "tests.jsonl").read_text()
     # a record changed after the rejudge fails its seal and is left out
     lines = (old_run / "tests.jsonl").read_text().splitlines()
     lines[2] = lines[2].replace('"credit":0.0', '"credit":1.0')
@@ -103,3 +110,40 @@ def test_rejudge_runs_no_script_and_keeps_long_claims(tmp_path, monkeypatch):
 def test_rejudge_bad_folder(tmp_path):
     done = run_cli("rejudge", tmp_path / "nothing")
     assert done.exit_code != 0 and "not a run folder" in done.output and "Traceback" not in done.output
+
+
+def test_rejudge_of_a_killed_stop_on_error_run_leaves_a_gap_incomplete(tmp_path, monkeypatch):
+    """Killed (SIGKILL) with tests 1, 2 and 4 recorded, 3 still running, 4 an error: a
+    rejudge must not stop the student at test 4, since test 3 was never judged."""
+    monkeypatch.chdir(tmp_path)
+    boards = ref_boards(5)
+    (tmp_path / "b.txt").write_text("".join(f"{b} {t}\n" for b, t in boards))
+    d = tmp_path / "class" / "gap"
+    d.mkdir(parents=True)
+    shutil.copy(CANNED, d / "gap.py")
+    spec = {f"{b} {t}": {"out": f"Min score: {ref.value(b, t, 'plain')}; move sequence: {list(reversed(ref.optimal_line(b, t)))}\n"}
+            for b, t in boards}  # fmt: skip
+    spec[" ".join(boards[2])] = {"out": "", "sleep": 60}
+    spec[" ".join(boards[3])] = {"out": "my move: 99\n"}
+    (d / "canned.json").write_text(json.dumps(spec))
+    grader = subprocess.Popen([sys.executable, "-m", "grader", "grade", "class", "--boards", "b.txt", "--out", "run",
+                               "--stop-on-error", "--jobs", "3", "--time-limit", "4"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            lines = (tmp_path / "run" / "tests.jsonl").read_text().splitlines() if (tmp_path / "run" / "tests.jsonl").exists() else []
+            if {json.loads(ln)["index"] for ln in lines} >= {1, 2, 4}:
+                break
+            time.sleep(0.05)
+    finally:
+        grader.kill()
+        grader.wait()
+    recorded = {json.loads(ln)["index"] for ln in (tmp_path / "run" / "tests.jsonl").read_text().splitlines()}
+    assert {1, 2, 4} <= recorded and 3 not in recorded
+    done = rejudge(tmp_path / "run")
+    (result,) = done.results
+    assert not result.complete and "stopped at test" not in (result.stopped or ""), result.stopped
+    assert grades(tmp_path / "run") == {"gap": str(len(recorded & {1, 2, 5}))}
+    resumed = run_cli("grade", "--resume", "run")  # the gap is run now, and the stop found where it is
+    assert resumed.exit_code == 0, resumed.output
+    assert "stopped at test 3: no integer in the output" in resumed.output

@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import HANDOUT_BOARD, ROOT
-from grader import doctor, isolation
+from grader import doctor, isolation, seals
 from grader.cli import main
 from grader.errors import GraderError
 from grader.grading import Settings, grade
@@ -230,6 +230,30 @@ def test_a_changed_run_json_or_a_missing_key_is_an_error(graded_run, monkeypatch
     monkeypatch.setenv("GRADER_KEYS", str(graded_run.parent / "elsewhere"))
     with pytest.raises(GraderError, match="no key to check the seals of .* copy it there"):
         RunFolder.open(graded_run)
+
+
+def test_a_forged_run_id_or_stripped_seals_are_refused(graded_run, tmp_path):
+    """Two ways around the seals: a run id pointing at a key of one's own, and a sealed run
+    made to look like one of grader 0.1 (no run id, no seals), which rejudge would adopt."""
+    meta = json.loads((graded_run / "run.json").read_text())
+    own = tmp_path / "evil"
+    own.mkdir()
+    (own / "x.key").write_text("00" * 32)
+    forged = {**meta, "run_id": os.path.relpath(own / "x", seals.keys_dir())}
+    (graded_run / "run.json").write_text(json.dumps(forged))
+    with pytest.raises(GraderError, match="names no run the grader made"):
+        RunFolder.open(graded_run)
+    stripped = {k: v for k, v in meta.items() if k not in ("run_id", "seal")}
+    (graded_run / "run.json").write_text(json.dumps(stripped))
+    for args in (["report", str(graded_run)], ["rejudge", str(graded_run)]):
+        out = CliRunner().invoke(main, args)
+        assert out.exit_code == 1 and "which seals its records, but its seals are gone" in out.output, out.output
+    lines = [json.loads(ln) for ln in (graded_run / "tests.jsonl").read_text().splitlines()]
+    (graded_run / "tests.jsonl").write_text("".join(json.dumps({k: v for k, v in r.items() if k != "seal"}) + "\n" for r in lines))
+    stripped["grader_version"] = "0.1.0"  # and passed off as grader 0.1's, but its answers are sealed
+    (graded_run / "run.json").write_text(json.dumps(stripped))
+    out = CliRunner().invoke(main, ["rejudge", str(graded_run)])
+    assert out.exit_code == 1 and "its seals are gone" in out.output, out.output
 
 
 # --- choosing the isolation -----------------------------------------------------------------

@@ -175,6 +175,11 @@ class Game(ABC):
     def make_plan(self, name: str, seed: int) -> list[Position]:
         """The positions of a named plan ('standard', ...), from ``seed``."""
 
+    def published(self, name: str) -> list[Position]:
+        """The positions of plan ``name`` that are the same whatever the seed: they ship with
+        the grader (or anyone can list them), so no plan can keep them private."""
+        return []
+
     @abstractmethod
     def random_positions(self, seed: int, empties: range, count: int) -> list[Position]:
         """``count`` positions for each number of empties, reached by legal play, with a move."""

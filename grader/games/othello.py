@@ -377,10 +377,15 @@ class Othello(Game):
             return self.random_positions(seed, range(first, last + 1), self.SPEED_PER_LEVEL)
         if name != "standard":
             raise BoardError(f"othello has no plan {name!r}: use one of {', '.join(self.plans)}")
+        return self.published(name) + self.random_positions(seed, range(1, 10), 10)
+
+    def published(self, name: str) -> list[Position]:
+        """The standard plan's 10 fixed boards (fixtures/standard.txt, answers included)."""
+        if name != "standard":
+            return []
         from ..plans import read_boards
 
-        fixed = [e.position for e in read_boards(bundled("fixtures", self.STANDARD_FIXED), self)]
-        return fixed + self.random_positions(seed, range(1, 10), 10)
+        return [e.position for e in read_boards(bundled("fixtures", self.STANDARD_FIXED), self)]
 
     def random_positions(self, seed: int, empties: range, count: int) -> list[Position]:
         """Each number of empties has its own generator seeded from (seed, empties), so the

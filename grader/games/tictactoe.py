@@ -178,6 +178,11 @@ class TicTacToe(Game):
         self.backend(backend)
         return ExactSolver(self, self.scoring(scoring), should_stop)
 
+    def published(self, name: str) -> list[Position]:
+        """Every tic-tac-toe position can be listed: the standard plan's empty board, and the
+        whole of the exhaustive plan."""
+        return self.make_plan(name, 0) if name == "exhaustive" else [self.start()] if name == "standard" else []
+
     def make_plan(self, name: str, seed: int) -> list[Position]:
         """'standard': the empty board, then 99 positions not over, drawn with the seed and
         spread as evenly as the counts allow over 1 to 8 empties, in rising order of empties.
