@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 LOCAL = "local:"
 INSTALL = 'pip install "grader[cluster]"'
 MAX_BATCH = 10  # tasks in one Dask task at most
+DRAIN_SECONDS = 15.0  # after a stop, how long the batches still out may take to come back
 _ADDRESS = re.compile(r"^(tcp|tls)://(\[[0-9a-fA-F:]+\]|[A-Za-z0-9._-]+):(\d{1,5})$")
 
 
@@ -197,6 +198,7 @@ class DaskExecutor(Executor):
         self._ready: collections.deque[tuple[Hashable, Any]] = collections.deque()  # taken, not yet yielded
         self._threads: tuple[float, int] = (0.0, 1)  # (when asked, worker threads)
         self.lost: str | None = None  # set when the scheduler went away
+        self._stopped_at: float | None = None  # when results() first waited after a stop
         self._closed = False
         self.stop.watch(("dask", self._run), self._stop_workers)
 
@@ -262,6 +264,8 @@ class DaskExecutor(Executor):
         self._buffer.append((key, task))
 
     def pending(self) -> int:
+        if self.lost:
+            return len(self._ready)  # what is still out there will never come back
         return len(self._buffer) + len(self._live) + len(self._ready)
 
     def _keys(self) -> list[Hashable]:
@@ -292,6 +296,10 @@ class DaskExecutor(Executor):
         except queue.Empty:
             if self.client.status in ("closing", "closed"):
                 self._lose(f"the Dask scheduler at {self.address} went away")
+            elif self.stop.is_set():  # a frozen scheduler or worker must not hold the stop forever
+                self._stopped_at = self._stopped_at or time.monotonic()
+                if time.monotonic() - self._stopped_at > DRAIN_SECONDS:
+                    self.lost = f"the Dask cluster at {self.address} did not end its batches within {DRAIN_SECONDS:g} s"
             return None
 
     def _take(self, batch: _Batch, future: Any) -> Iterator[tuple[Hashable, Any]]:
@@ -316,9 +324,12 @@ class DaskExecutor(Executor):
                     raise error
                 raise GraderError(f"a task failed on the cluster worker {value.host}: {_short(error)}") from error
             yield key, value
-        for key in batch.keys:  # left out by a stop on the worker: they yield nothing
-            if key not in finished and self._live.get(key) is batch:
-                del self._live[key]
+        left_out = [k for k in batch.keys if k not in finished and self._live.get(k) is batch]
+        for key in left_out:  # left out by a stop on the worker: they yield nothing
+            del self._live[key]
+        if left_out and not self.stop.is_set():
+            raise GraderError(f"a batch came back from the cluster without {len(left_out)} of its results, "
+                              "though the run was not stopped: run again with --resume")  # fmt: skip
 
     def _killed(self, batch: _Batch, error: Exception) -> list[tuple[Hashable, Any]]:
         """A batch that took workers down with it: its tasks again one by one, to find which;
@@ -355,10 +366,7 @@ class DaskExecutor(Executor):
     def _worker_threads(self) -> int:
         asked, n = self._threads
         if time.monotonic() - asked > 5:
-            try:
-                n = max(1, self.workers())
-            except Exception:
-                n = 1
+            n = max(1, _in_time(self.workers, 5.0) or 1)
             self._threads = (time.monotonic(), n)
         return n
 
@@ -369,10 +377,10 @@ class DaskExecutor(Executor):
         hit = {self._live[k].future.key: self._live[k] for k in keys if k in self._live}
         if not hit or self.lost:
             return dropped
-        try:  # batches a worker has started finish; the others are taken back
-            started = {key for keys_ in self.client.processing().values() for key in keys_}
-        except Exception:
+        processing = _in_time(self.client.processing, 5.0)  # batches a worker has started finish; the others are taken back
+        if processing is None:
             return dropped
+        started = {key for keys_ in processing.values() for key in keys_}
         for name, batch in hit.items():
             if name in started or name not in self._batches:
                 continue
@@ -440,19 +448,21 @@ def quiet() -> None:
             logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
-def _in_time(call: Any, seconds: float) -> None:
-    """Call ``call`` on a thread, waiting at most ``seconds`` (a cluster that went away must
-    not hang the client); errors are ignored."""
+def _in_time(call: Any, seconds: float) -> Any:
+    """``call()`` on a thread, waiting at most ``seconds`` (a cluster that went away or froze
+    must not hang the client); None when it errs or takes longer."""
+    out: list[Any] = []
 
     def run() -> None:
         try:
-            call()
+            out.append(call())
         except Exception:
             pass
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     thread.join(seconds)
+    return out[0] if out else None
 
 
 def _security(address: str, config: ClusterConfig | None) -> Any:

@@ -12,6 +12,7 @@ every running script; ``drain()`` then yields what finished meanwhile.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import queue
@@ -20,7 +21,7 @@ from abc import ABC, abstractmethod
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Hashable, Iterable, Iterator
 
-from .isolation import Sandbox, choose, claim_uid
+from .isolation import Sandbox, choose, claim_uid, release_uid
 from .runner import dedicate_this_thread
 from .scripts import RunSettings, Stage
 from .stop import Stop, Stopped
@@ -49,6 +50,12 @@ class Worker:
     def here(self, settings: RunSettings) -> RunSettings:
         """The settings as scripts run with them on this machine (a cluster worker may differ)."""
         return settings
+
+    def release(self) -> None:
+        """Give back this worker's uid (its runs are over)."""
+        if self._uid is not None:
+            release_uid(self._uid)
+            self._uid = None
 
     def cached(self, key: Hashable, make: Callable[[], Any]) -> Any:
         """A value kept for this worker's later tasks (a solver and its table, say)."""
@@ -110,6 +117,23 @@ class Executor(ABC):
         self.close()
 
 
+@contextlib.contextmanager
+def using(executor: Executor | None, jobs: int) -> Iterator[Executor]:
+    """The executor of one run: the caller's, left open for its next run (its Stop is the
+    caller's switch: once set, every run on it ends at once); or a LocalExecutor of ``jobs``
+    threads, made and closed here."""
+    if executor is None:
+        with LocalExecutor(jobs) as ex:
+            yield ex
+        return
+    try:
+        yield executor
+    except BaseException as error:
+        executor.stop.set(interrupt_reason(error) if isinstance(error, KeyboardInterrupt) else "stopped by an error")
+        executor.cancel(executor._keys())
+        raise
+
+
 class LocalExecutor(Executor):
     """Tasks on ``jobs`` threads of this process; each thread is one worker (one job slot)."""
 
@@ -122,11 +146,13 @@ class LocalExecutor(Executor):
         self._local = threading.local()
         self._slots = itertools.count()
         self._stage = Stage()
+        self._workers: list[Worker] = []
 
     def _run(self, task: Task) -> Any:
         worker = getattr(self._local, "worker", None)
         if worker is None:
             worker = self._local.worker = Worker(next(self._slots), self.stop, self._stage)
+            self._workers.append(worker)
             dedicate_this_thread()
         self.stop.check()
         return task(worker)
@@ -154,7 +180,12 @@ class LocalExecutor(Executor):
         # A queue, not concurrent.futures.wait: Ctrl-C raises KeyboardInterrupt wherever the
         # main thread is, and wait() can then leave its futures' locks held (a deadlock).
         while self._futures:
-            fut = self._finished.get()
+            try:
+                fut = self._finished.get(timeout=0.5)
+            except queue.Empty:  # one taken off the queue as Ctrl-C struck is found here
+                fut = next((f for f in list(self._futures) if f.done()), None)
+                if fut is None:
+                    continue
             key = self._futures.pop(fut, None)
             if key is None or fut.cancelled() or isinstance(fut.exception(), Stopped):
                 continue  # dropped by cancel(), or stopped
@@ -163,3 +194,6 @@ class LocalExecutor(Executor):
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._stage.close()
+        for worker in self._workers:
+            worker.release()
+        self._workers.clear()

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Protocol, Se
 
 from .games import Game, Position
 from .errors import GraderError, GraderWarning, RunFolderError
-from .executor import Executor, LocalExecutor, Worker, interrupt_reason
+from .executor import Executor, Worker, interrupt_reason, using
 from .isolation import guard
 from .judge import SYMBOLS, Answer, Verdict, judge
 from .parse import Claim
@@ -479,7 +479,7 @@ def grade_submission(sub: Submission, plan: Plan, settings: Settings, executor: 
     settings.check_plan(plan)
     settings.sandbox_mechanism([*([sub.folder or sub.path] if sub.path else []), *map(Path, private)])
     scripts, (sub,) = _load_scripts([sub], settings)
-    with executor or LocalExecutor(settings.jobs) as ex:
+    with using(executor, settings.jobs) as ex:
         (result,) = _Run(plan, settings, ex).grade([sub], scripts, on_test=on_test)
     return result
 
@@ -518,7 +518,7 @@ def grade(
         on_start()
     each = (lambda _, t: on_test(t)) if on_test else None
     if out is None:
-        with executor or LocalExecutor(settings.jobs) as ex:
+        with using(executor, settings.jobs) as ex:
             (result,) = _Run(plan, settings, ex).grade([sub], loaded, on_test=each)
     else:
         from .runfolder import RunFolder
@@ -624,7 +624,7 @@ def _in_folder(folder: RunFolder, subs: Sequence[Submission], plan: Plan, settin
         if on_student:
             on_student(result)
 
-    with executor or LocalExecutor(settings.jobs) as ex:
+    with using(executor, settings.jobs) as ex:
         results = _Run(plan, settings, ex, folder).grade(subs, scripts, previous, on_record, None, finished)
     interrupted = next((r.stopped for r in results if r.interrupted), None)
     run = ClassRun(folder, folder.results(), interrupted)  # the records are the truth, as for 'grader report'

@@ -195,6 +195,16 @@ def claim_uid() -> int:
     raise GraderError(f"no free uid for a job slot in {SLOT_UIDS.start}-{SLOT_UIDS.stop - 1}: too many graders at once")
 
 
+def release_uid(uid: int) -> None:
+    """Give back a uid this process claimed, once nothing of its runs is left (killed here)."""
+    with _claim_lock:
+        fd = _claims.pop(uid, None)
+        if fd is None:
+            return
+        kill_uid(uid)
+        os.close(fd)  # drops the lock
+
+
 def _uid_in_use(uid: int) -> bool:
     """True when an account of the system has this uid (never run scripts as a real user)."""
     try:
@@ -305,8 +315,12 @@ def _probe(mechanism: str, python: str) -> str | None:
     from . import runner  # the runner wraps commands with this module
 
     uid = claim_uid() if os.geteuid() == 0 else None
-    result = runner.run([python, "-c", "import os; print('isolated', os.getuid())"], runner.Limits(wall_seconds=20),
-                        sandbox=Sandbox(mechanism, uid))  # fmt: skip
+    try:
+        result = runner.run([python, "-c", "import os; print('isolated', os.getuid())"], runner.Limits(wall_seconds=20),
+                            sandbox=Sandbox(mechanism, uid))  # fmt: skip
+    finally:
+        if uid is not None:
+            release_uid(uid)
     if result.exit_code == 0 and "isolated" in result.stdout_tail:
         return None
     last = (result.stderr_tail.strip().splitlines() or [result.describe() or f"exit code {result.exit_code}"])[-1]

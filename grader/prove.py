@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .errors import GraderError
-from .executor import Executor, LocalExecutor, interrupt_reason
+from .executor import Executor, interrupt_reason, using
 from .games import DEFAULT, PASS, Game, Position, get_game
 from .grading import Settings, Submission, TestTask
 from .parse import Claim
@@ -142,7 +142,7 @@ def prove(
     solver = g.solver(rule, backend=settings.backend)
     began = time.monotonic()
     out, interrupted = [], None
-    with executor or LocalExecutor(settings.jobs) as ex:
+    with using(executor, settings.jobs) as ex:
         for s in sides:
             side = _Explorer(loaded, root, s, settings, solver, ex, on_asked)
             try:

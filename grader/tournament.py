@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 from . import ratings
 from .formats import Format, Planner, SprtPlanner, SprtSettings, SwissPlanner
 from .errors import BoardFileError, GraderError
-from .executor import Executor, LocalExecutor, Worker, interrupt_reason
+from .executor import Executor, Worker, interrupt_reason, using
 from .files import bundled, read_lines
 from .games import DEFAULT, PASS, get_game
 from .games import Game as GameRules
@@ -224,7 +224,7 @@ def play_game(game: GameRecord, scripts: dict[str, Script], settings: Tournament
             continue
         if settings.adjudicate and pos.empties <= settings.adjudicate:
             solver = worker.cached(("adjudicate", rules.name, rule),
-                                   lambda: rules.solver(rule, should_stop=worker.stop, backend=settings.run.backend))  # fmt: skip
+                                   lambda: rules.solver(rule, should_stop=lambda: worker.stop.is_set(), backend=settings.run.backend))  # fmt: skip
             for sq in solver.line(pos):
                 pos = pos.pass_turn() if sq == PASS else pos.play(sq)
                 if sq >= 0:
@@ -507,7 +507,7 @@ def _play(folder: TournamentFolder, planner: Planner, done: dict[str, GameRecord
         for game in done.values():
             planner.add(game)
         played.update((key, done[key]) for key in sorted(done, key=lambda k: (done[k].round, k)))
-    with executor or LocalExecutor(settings.run.jobs) as ex:
+    with using(executor, settings.run.jobs) as ex:
 
         def take(game: GameRecord) -> None:
             played[game.id] = game
@@ -517,7 +517,7 @@ def _play(folder: TournamentFolder, planner: Planner, done: dict[str, GameRecord
                 on_game(game)
 
         try:
-            while True:
+            while not ex.stop.is_set():  # a caller's stop, or a cluster's scheduler gone
                 wanted = planner.more(ex.pending())
                 for g in wanted:
                     if g.id in done:

@@ -350,3 +350,64 @@ def test_a_worker_of_another_version_joining_later_stops_the_run(tmp_path, monke
     assert got.output.splitlines()[-1] == (f"Error: the Dask worker on {socket.gethostname()} runs grader 0.0.1+other-"
                                            f"{__version__}, this machine {__version__}: install the same version everywhere")  # fmt: skip
     assert not (tmp_path / "run" / "tests.jsonl").exists() or not records(tmp_path / "run")
+
+
+def test_tournament_stops_cleanly_when_the_scheduler_goes_away(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    procs = Processes()
+    engines = [str(ROOT / "submissions" / "tictactoe" / f"{n}.py") for n in ("minimax", "first_empty", "can_lose")]
+    try:
+        procs.worker()
+        procs.client(1).close()
+        killed = []
+
+        def kill_after_a_game() -> None:
+            games = tmp_path / "t" / "games.jsonl"
+            while not games.is_file() or not games.read_text().strip():
+                time.sleep(0.05)
+            killed.append(time.monotonic())
+            procs.kill(procs.scheduler)
+
+        threading.Thread(target=kill_after_a_game, daemon=True).start()
+        got = CliRunner().invoke(main, ["tournament", *engines, "--game", "tictactoe", "--rounds", "4", "--seed", "3",
+                                        "--random-openings", "1", "--out", "t", "--cluster", procs.address])  # fmt: skip
+    finally:
+        procs.close()
+    assert got.exit_code == 130, got.output
+    assert got.output.splitlines()[-1] == f"The Dask scheduler at {procs.address} went away: continue with  grader tournament --resume t"
+    assert time.monotonic() - killed[0] < 20
+    first = (tmp_path / "t" / "games.jsonl").read_text().splitlines()
+    assert 1 <= len(first) < 24
+    again = run_tournament(resume=tmp_path / "t", jobs=2)  # nothing recorded is lost: the rest is played here
+    assert again.interrupted is None and len(again.games) == 24
+    assert (tmp_path / "t" / "games.jsonl").read_text().splitlines()[: len(first)] == first
+
+
+def test_a_worker_thread_serves_a_new_run_after_a_stopped_one():
+    """A cluster worker's thread keeps its Worker (and the adjudication solver cached on it)
+    from run to run: a run stopped before must not stop the next one's games."""
+    from grader.cluster import forget_run, run_batch, stop_run
+    from grader.tournament import GameRecord, GameTask, engine_list, random_openings
+
+    settings = TournamentSettings(Settings(limits=Limits(wall_seconds=5), jobs=1, backend="python"), adjudicate=10)
+    engines = engine_list(["builtin:random_mover", "builtin:greedy"], settings.rules)
+    scripts = {e.name: e.script() for e in engines}
+    openings = random_openings(settings.rules, 3, 4, 4)
+
+    def task(i):
+        return GameTask(GameRecord(f"g{i}", "p", 1, engines[0].name, engines[1].name, openings[i]), scripts, settings)
+
+    outcome = {}
+
+    def two_runs():
+        outcome["first"] = run_batch("run-1", [("g0", task(0))], __version__)
+        stop_run("run-1", "interrupted (Ctrl-C)")
+        forget_run("run-1")
+        outcome["second"] = run_batch("run-2", [(f"g{i}", task(i)) for i in (1, 2, 3)], __version__)
+
+    thread = threading.Thread(target=two_runs)  # one thread: one Worker, as on a cluster worker
+    thread.start()
+    thread.join(120)
+    assert [k for k, _ in outcome["first"]] == ["g0"] and outcome["first"][0][1].reason == "adjudicated"
+    assert [k for k, g in outcome["second"]] == ["g1", "g2", "g3"] and all(g.result for _, g in outcome["second"])
+    assert "adjudicated" in {g.reason for _, g in outcome["second"]}

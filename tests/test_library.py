@@ -1,13 +1,16 @@
 """grader as a library: everything the CLI does is a call, and runs in one process do not
 touch each other (no process-wide state)."""
 
+import os
 import re
 import threading
 from pathlib import Path
 
-from conftest import HANDOUT_BOARD, ROOT
+import pytest
+
 import grader
-from grader import LocalExecutor, Plan, Settings, grade, grade_class, load_plan, run_tournament, solve
+from conftest import HANDOUT_BOARD, ROOT
+from grader import LocalExecutor, Plan, Settings, grade, grade_class, isolation, load_plan, run_tournament, solve
 
 NEGAMAX = ROOT / "submissions" / "negamax.py"
 PLAN = load_plan(ROOT / "fixtures" / "standard.txt")  # the 10 fixed boards
@@ -26,6 +29,23 @@ def test_a_run_after_an_interrupted_one_is_unaffected():
     assert interrupted.stopped == "interrupted (Ctrl-C)"
     after = grade(NEGAMAX, PLAN, Settings(jobs=2))
     assert comparable(after) == comparable(fresh) and after.total == 10 and after.complete
+
+
+def test_an_executor_given_serves_one_run_after_another():
+    with LocalExecutor(2) as ex:
+        first, second = (grade(NEGAMAX, PLAN, Settings(jobs=2), executor=ex) for _ in range(2))
+        assert comparable(first) == comparable(second) and second.total == 10 and second.complete
+
+
+def test_job_slot_uids_are_given_back():
+    """As root each job slot runs scripts as a uid of its own: a long-lived process gives them
+    back after each run (there are 1000)."""
+    if os.geteuid() != 0:
+        pytest.skip("uids per job slot are for a grader running as root")
+    before = set(isolation._claims)
+    for _ in range(3):
+        assert grade(NEGAMAX, PLAN, Settings(jobs=2)).total == 10
+    assert set(isolation._claims) == before
 
 
 def test_two_runs_at_once_in_one_process():
