@@ -205,6 +205,11 @@ def release_uid(uid: int) -> None:
         os.close(fd)  # drops the lock
 
 
+def _zombie(pid: str) -> bool:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+
+
 def _uid_in_use(uid: int) -> bool:
     """True when an account of the system has this uid (never run scripts as a real user)."""
     try:
@@ -217,14 +222,15 @@ def _uid_in_use(uid: int) -> bool:
 
 
 def kill_uid(uid: int) -> int:
-    """SIGKILL every process running as ``uid``; returns how many there were."""
+    """SIGKILL every live process running as ``uid`` (zombies are dead already); returns how
+    many there were."""
     killed = 0
     for _ in range(20):  # again while processes are still forking
         pids = []
         for name in os.listdir("/proc"):
             if name.isdigit():
                 try:
-                    if os.stat(f"/proc/{name}").st_uid == uid:
+                    if os.stat(f"/proc/{name}").st_uid == uid and not _zombie(name):
                         pids.append(int(name))
                 except OSError:
                     pass

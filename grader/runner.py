@@ -201,6 +201,9 @@ def _is_script_process(pid: int) -> bool:
         with open(f"/proc/{pid}/environ", "rb") as f:
             if f"\0{MARK}=1\0".encode() in b"\0" + f.read():
                 return True
+    except OSError:
+        pass  # a zombie's environment cannot be read at all
+    try:
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
         return int(fields[2]) in _script_pids or int(fields[3]) in _script_pids  # process group, session
@@ -224,6 +227,31 @@ def _sweep_orphans() -> None:
             except ChildProcessError:
                 pass
         time.sleep(0.005)
+
+
+def _end_uid(uid: int) -> None:
+    """Nothing of a slot's uid outlives its test, not even a zombie: what the kill leaves to us
+    (the subreaper) is reaped, since zombies count against the uid's process limit. Only
+    scripts run as a slot's uid, so the uid alone says what to reap."""
+    give_up = time.monotonic() + 1.0
+    while time.monotonic() < give_up:
+        alive = kill_uid(uid)
+        ours = [pid for pid in _our_children() if _owner(pid) == uid]
+        for pid in ours:
+            try:
+                os.waitpid(pid, 0)  # killed above, or a zombie already
+            except ChildProcessError:
+                pass
+        if not alive and not ours:
+            return
+        time.sleep(0.002)
+
+
+def _owner(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
 
 
 def _signal(pid: int, sig: int) -> bool:
@@ -460,7 +488,7 @@ def run(
         return _Run(argv, limits, on_stdout, workdir, stop, sandbox, cgroup).result()
     finally:
         if sandbox.mechanism == "uid" and sandbox.uid is not None:
-            kill_uid(sandbox.uid)  # nothing of the slot's uid outlives its test
+            _end_uid(sandbox.uid)
         shutil.rmtree(workdir, ignore_errors=True)
         if sandbox.mechanism == "unshare":
             shutil.rmtree(workdir + ".root", ignore_errors=True)

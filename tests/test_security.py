@@ -92,6 +92,20 @@ def test_isolated_hostile_scripts_leave_nothing(mechanism, stem):
     result = grade(HOSTILE / f"{stem}.py", PLAN, Settings(limits=limits, isolation=mechanism, python=python_for(mechanism)))
     assert result.tests[0].run.wall_seconds < 2.5
     assert processes_of(stem) == []
+    # and no zombie of a slot's uid left to us (the subreaper): zombies count against the uid's
+    # process limit, so the next test on that uid (another student's) could not start
+    assert [p for p in _children() if _uid_of(p) in isolation.SLOT_UIDS] == []
+
+
+def _children() -> list[str]:
+    return [p for t in os.listdir("/proc/self/task") for p in open(f"/proc/self/task/{t}/children").read().split()]
+
+
+def _uid_of(pid: str) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
 
 
 def test_isolated_scripts_read_helpers_and_write_scratch_files(mechanism, tmp_path):
