@@ -110,10 +110,14 @@ class Executor(ABC):
     def __enter__(self) -> Executor:
         return self
 
+    def abort(self, error: BaseException) -> None:
+        """A run on this executor failed with ``error`` (Ctrl-C too): stop it, start nothing more."""
+        self.stop.set(interrupt_reason(error) if isinstance(error, KeyboardInterrupt) else "stopped by an error")
+        self.cancel(self._keys())
+
     def __exit__(self, kind, error, tb) -> None:
         if error is not None:
-            self.stop.set(interrupt_reason(error) if isinstance(error, KeyboardInterrupt) else "stopped by an error")
-            self.cancel(self._keys())
+            self.abort(error)
         self.close()
 
 
@@ -129,8 +133,7 @@ def using(executor: Executor | None, jobs: int) -> Iterator[Executor]:
     try:
         yield executor
     except BaseException as error:
-        executor.stop.set(interrupt_reason(error) if isinstance(error, KeyboardInterrupt) else "stopped by an error")
-        executor.cancel(executor._keys())
+        executor.abort(error)
         raise
 
 

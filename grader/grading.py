@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 import time
 import warnings
@@ -311,6 +312,17 @@ class ScriptResult:
         }
 
 
+def stop_at(test: TestResult) -> str:
+    """Why a --stop-on-error run stopped, at ``test``: 'stopped at test N: reason'."""
+    return f"stopped at test {test.index}: {test.error}"
+
+
+def stopped_test(stopped: str | None) -> int | None:
+    """The test a --stop-on-error run stopped at, read back from its ``stop_at`` message."""
+    found = re.match(r"stopped at test (\d+):", stopped or "")
+    return int(found.group(1)) if found else None
+
+
 def stderr_lines(text: str, n: int) -> list[str]:
     return [ln.strip() for ln in text.strip().splitlines() if ln.strip()][-n:]
 
@@ -360,7 +372,7 @@ class _Student:
             if on_test:
                 on_test(self.sub.name, test)
             if stop_on_error and test.error:
-                self.stopped = f"stopped at test {test.index}: {test.error}"
+                self.stopped = stop_at(test)
 
     def finished(self) -> bool:
         return not self.outstanding and (self.stopped is not None or self.delivered == len(self.plan.positions))

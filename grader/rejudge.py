@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .grading import ScriptResult, TestResult, _Run
+from .grading import ScriptResult, TestResult, _Run, stop_at, stopped_test
 from .parse import Claim
 from .runfolder import RunFolder
 from .runner import RunResult
@@ -115,7 +115,7 @@ def _restop(folder: RunFolder, tests: dict[tuple[str, int], TestResult], n: int)
     for name in folder.meta["scripts"]:
         first = next((i for i in range(1, n + 1) if (name, i) not in tests or tests[(name, i)].error), None)
         if first is not None and (name, first) in tests:
-            folder.set_stopped(name, f"stopped at test {first}: {tests[(name, first)].error}", first)
-        elif (folder.meta["scripts"][name].get("stopped") or "").startswith("stopped at test"):
+            folder.set_stopped(name, stop_at(tests[(name, first)]), first)
+        elif stopped_test(folder.meta["scripts"][name].get("stopped")) is not None:
             folder.set_stopped(name, None, 0)  # no longer an error: the tests after it were never run
 

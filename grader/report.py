@@ -13,7 +13,7 @@ from typing import Any
 from tabulate import tabulate
 
 from .games import BoardEntry
-from .grading import ScriptResult, TestResult, stderr_lines
+from .grading import ScriptResult, TestResult, stderr_lines, stopped_test
 from .judge import SYMBOLS
 from .solving import Analysis
 
@@ -154,8 +154,8 @@ def student_report(result: ScriptResult, full: bool = False) -> str:
         f"{plural(sum(t.run.crashed for t in private), 'crash', 'crashes')}",
     ]
     if result.interrupted or result.stopped:
-        at = re.match(r"stopped at test (\d+):", result.stopped or "")
-        private_stop = at is not None and not result.plan.is_public(int(at.group(1)))
+        at = stopped_test(result.stopped)
+        private_stop = at is not None and not result.plan.is_public(at)
         lines.append("stopped at a private test (--stop-on-error)" if private_stop else result.stopped or "interrupted")
     return "\n".join(lines) + "\n\n" + offending_report(result, public_only=True)
 

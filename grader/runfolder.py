@@ -114,7 +114,7 @@ class RecordFolder:
                 )
             if not adopt_unsealed:
                 raise RunFolderError(
-                    f"'{p}' was written by grader {meta.get('grader_version', '0.1')}, before records were sealed: "
+                    f"'{p}' was written by grader {version}, before records were sealed: "
                     "run 'grader rejudge' on it once to bring it up to date"
                 )
             return cls._adopt(p, meta)

@@ -157,7 +157,8 @@ def local_class(tmp_path_factory):
 def test_class_on_cluster_equals_local(cluster, local_class, tmp_path):
     procs, client = cluster
     klass = make_class(tmp_path / "class")
-    run = grade_class([klass], SMALL, SETTINGS, out=tmp_path / "run", executor=executor(client))
+    with executor(client) as ex:
+        run = grade_class([klass], SMALL, SETTINGS, out=tmp_path / "run", executor=ex)
     assert run.interrupted is None
     assert outcome(run) == outcome(local_class)
     assert {r.name: r.total for r in run.results}["broken"] == 0  # crash.py's crashes are crashed tests
@@ -183,7 +184,8 @@ def test_killed_worker_changes_no_grade(cluster, local_class, tmp_path):
             killed.append(busy)
             procs.kill(doomed)
 
-    run = grade_class([klass], SMALL, SETTINGS, out=tmp_path / "run", on_test=on_test, executor=executor(client, batch=3))
+    with executor(client, batch=3) as ex:
+        run = grade_class([klass], SMALL, SETTINGS, out=tmp_path / "run", on_test=on_test, executor=ex)
     assert killed, "the extra worker never ran a batch"
     assert run.interrupted is None
     assert outcome(run) == outcome(local_class)
@@ -197,7 +199,8 @@ def test_tournament_on_cluster_equals_local(cluster, tmp_path):
     settings = TournamentSettings(Settings(limits=Limits(wall_seconds=5), jobs=2), game="tictactoe")
     kw = {"settings": settings, "rounds": 2, "seed": 5, "opening_plies": 1}
     local = run_tournament(engines, out=tmp_path / "local", **kw)
-    remote = run_tournament(engines, out=tmp_path / "cluster", executor=executor(client), **kw)
+    with executor(client) as ex:
+        remote = run_tournament(engines, out=tmp_path / "cluster", executor=ex, **kw)
 
     def games(result):
         return [(g.id, g.black, g.white, g.opening, g.moves, g.result, g.reason, g.disc_diff) for g in result.games]

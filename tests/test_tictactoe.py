@@ -234,7 +234,10 @@ def shortest_loss(side: str) -> int:
 
 def test_a_proof_does_not_depend_on_the_order_answers_come_back_in():
     script = EXAMPLES / "first_empty.py"
-    proofs = [prove(script, "tictactoe", ("x",), determinism=False, executor=ex) for ex in (LocalExecutor(2), LastFirst(2))]
+    proofs = []
+    for make in (LocalExecutor, LastFirst):
+        with make(2) as ex:  # an executor given is the caller's to close
+            proofs.append(prove(script, "tictactoe", ("x",), determinism=False, executor=ex))
     a, b = ({k: v for k, v in p.to_json().items() if k != "seconds"} for p in proofs)
     assert a == b
     side = a["sides"][0]
