@@ -33,6 +33,7 @@ from .plans import (
 )  # fmt: skip
 from .prove import prove as run_proof
 from .runfolder import RunFolder, check_new_folder
+from .stop import Stop, on_signals
 from .rejudge import rejudge
 from .submissions import find_submission_folder
 from .formats import Format, SprtSettings
@@ -60,6 +61,18 @@ def _fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
         finally:
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
+
+    return wrapper
+
+
+def _stoppable(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A run command: Ctrl-C and SIGTERM set its ``stop`` (passed as a keyword) at any moment,
+    so the run always ends with what finished, its exports and how to resume."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with on_signals(Stop()) as stop:
+            return fn(*args, stop=stop, **kwargs)
 
     return wrapper
 
@@ -112,9 +125,10 @@ def cluster_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @contextlib.contextmanager
-def _on_cluster(address: str | None, config: Config) -> Iterator[Any]:
-    """The cluster executor asked for (--cluster, else config), closed at the end; None: this machine."""
-    ex = _cluster(address, config)
+def _on_cluster(address: str | None, config: Config, stop: Stop) -> Iterator[Any]:
+    """The cluster executor asked for (--cluster, else config), stopped by ``stop`` and closed
+    at the end; None: this machine."""
+    ex = _cluster(address, config, stop)
     try:
         yield ex
     finally:
@@ -122,7 +136,7 @@ def _on_cluster(address: str | None, config: Config) -> Iterator[Any]:
             ex.close()
 
 
-def _cluster(address: str | None, config: Config) -> Any:
+def _cluster(address: str | None, config: Config, stop: Stop) -> Any:
     """The cluster executor asked for, with a line saying where; None: this machine."""
     address = address or config.cluster.address
     if not address:
@@ -131,7 +145,7 @@ def _cluster(address: str | None, config: Config) -> Any:
 
     check_address(address)
     click.echo(f"Connecting to the cluster at {address}...")
-    ex = DaskExecutor.connect(address, config.cluster)
+    ex = DaskExecutor.connect(address, config.cluster, stop)
     try:
         quiet()
         info = ex.check_workers()
@@ -366,10 +380,11 @@ _SYMBOL_HELP = "\n".join(f"  {s.char}  {s.meaning} ({report.fmt_credit(s.credit)
 @cluster_option
 @config_option
 @_fail_cleanly
+@_stoppable
 def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, jobs: int | None,
           boards_file: str | None, plan_name: str | None, scoring: str | None, game_name: str | None,
           json_file: str | None, stop_on_error: bool, out: str | None, resume: str | None, sort: str,
-          backend: str | None, cluster: str | None, config_path: str | None) -> None:  # fmt: skip
+          backend: str | None, cluster: str | None, config_path: str | None, stop: Stop) -> None:  # fmt: skip
     config = load_config(config_path)
     if json_file:
         check_output_file(json_file)
@@ -379,10 +394,10 @@ def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, 
                 "--resume continues a run with its own plan and settings: drop --seed, --boards, --plan, --scoring, "
                 "--game, --time-limit, --stop-on-error, --backend and --out, or start a new run"
             )
-        with _on_cluster(cluster, config) as ex:
+        with _on_cluster(cluster, config, stop) as ex:
             run = _class_run(
                 lambda **kw: grade_class(scripts, resume=resume, settings=Settings(jobs=jobs) if jobs else None,
-                                         entry=config.entry, private=_private(config), executor=ex, **kw))  # fmt: skip
+                                         entry=config.entry, private=_private(config), executor=ex, stop=stop, **kw))  # fmt: skip
         results, single = run.results, False
     else:
         if not scripts:
@@ -393,16 +408,18 @@ def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, 
         settings = _settings(config, game, plan, time_limit, scoring, jobs=jobs, stop_on_error=stop_on_error, backend=backend)
         if out:
             check_new_folder(Path(out))
-        with _on_cluster(cluster, config) as ex:
+        with _on_cluster(cluster, config, stop) as ex:
             if single:
                 header = _grading_line(scripts[0], plan, settings) + (f"\nRun folder: {out}" if out else "")
                 results = [grade_script(scripts[0], plan, settings, out=out, private=_private(config, boards_file),
-                                        on_start=lambda: click.echo(header), on_test=_echo_symbol, executor=ex)]  # fmt: skip
+                                        on_start=lambda: click.echo(header), on_test=_echo_symbol, executor=ex,
+                                        stop=stop)]  # fmt: skip
                 click.echo()
                 run = None
             else:
                 run = _class_run(lambda **kw: grade_class(scripts, plan, settings, out=out, entry=config.entry,
-                                                          private=_private(config, boards_file), executor=ex, **kw))  # fmt: skip
+                                                          private=_private(config, boards_file), executor=ex,
+                                                          stop=stop, **kw))  # fmt: skip
                 results = run.results
     if single:
         click.echo(report.summary(results[0]))
@@ -511,7 +528,8 @@ class _ProgressBar:
 def report_command(run_dir: str, sort: str, student: str | None, full: bool) -> None:
     """Write grades.csv, results.json, junit.xml and report.html again from a run folder; or,
     with --student NAME, print that student's report: each public test in full, private
-    tests as counts only (unless --full).
+    tests as counts only (unless --full). Records changed after the grader wrote them fail
+    their seal: they are left out, the table says so, and the exit status is 1.
 
     \b
     Examples:
@@ -525,10 +543,13 @@ def report_command(run_dir: str, sort: str, student: str | None, full: bool) -> 
         if student not in found:
             raise GraderError(f"no student {student!r} in {run_dir}: the students are {', '.join(sorted(found))}")
         click.echo(report.student_report(found[student], full))
-        return
-    click.echo(report.class_table(report.sort_results(results, sort)))
-    files = write_exports(folder.path, results)
-    click.echo(f"Results in {folder.path}: {', '.join(files)}")
+    else:
+        click.echo(report.class_table(report.sort_results(results, sort)))
+        files = write_exports(folder.path, results)
+        click.echo(f"Results in {folder.path}: {', '.join(files)}")
+    if folder.tampered:
+        click.echo(f"{_sentence(folder.tampering() or '')}.")
+        raise SystemExit(1)
 
 
 @main.command("rejudge", short_help="Judge a run's recorded answers again with today's rules.")
@@ -633,11 +654,12 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
 @cluster_option
 @config_option
 @_fail_cleanly
+@_stoppable
 def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple[str, ...], rounds: int | None,
                sprt: tuple[float, float] | None, alpha: float | None, beta: float | None, max_games: int | None, grade: bool,
                openings_file: str | None, opening_plies: int | None, random_openings: int | None, seed: int | None, time_limit: float | None, jobs: int | None, adjudicate: int | None,
                backend: str | None, scoring: str | None, game_name: str | None, out: str | None, resume: str | None, json_file: str | None,
-               cluster: str | None, config_path: str | None) -> None:  # fmt: skip
+               cluster: str | None, config_path: str | None, stop: Stop) -> None:  # fmt: skip
     """A tournament between engine SCRIPTs, with Elo ratings, game records (games.ggf for
     Othello) and report.html in its folder.
 
@@ -728,9 +750,9 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
         )
         played[0], total[0] = played_before, games
 
-    with _on_cluster(cluster, config) as ex:
+    with _on_cluster(cluster, config, stop) as ex:
         result = run_tournament(engine_paths, on_start=on_start, on_game=on_game,
-                                private=_private(config, openings_file), executor=ex, **kwargs)  # fmt: skip
+                                private=_private(config, openings_file), executor=ex, stop=stop, **kwargs)  # fmt: skip
     names = [s.engine for s in result.standings]
     click.echo()
     if result.swiss is not None:
@@ -885,9 +907,10 @@ def check(script: str, plan_name: str | None, game_name: str | None, config_path
 @cluster_option
 @config_option
 @_fail_cleanly
+@_stoppable
 def prove_command(script: str, sides: str, start: tuple[str, str] | None, time_limit: float | None, jobs: int | None,
                   no_repeat: bool, json_file: str | None, scoring: str | None, backend: str | None, game_name: str | None,
-                  cluster: str | None, config_path: str | None) -> None:  # fmt: skip
+                  cluster: str | None, config_path: str | None, stop: Stop) -> None:  # fmt: skip
     """Prove that SCRIPT never loses: play its move in every position it can reach, against
     every legal reply of the opponent, to the end of every game. Each position is asked once
     (and once more, to check the script answers it the same way). A failure comes with a
@@ -910,8 +933,8 @@ def prove_command(script: str, sides: str, start: tuple[str, str] | None, time_l
     chosen = ["x", "o"] if sides == "both" else [sides]
     click.echo(f"Proving {script} ({game.title}, {settings.scoring}) as {' and '.join(chosen)} from "
                f"{'the start' if not start else root.board_string() + ' ' + root.token}, {_isolation_text(settings)}")  # fmt: skip
-    with _on_cluster(cluster, config) as ex:
-        proof = run_proof(script, game, chosen, root, settings, determinism=not no_repeat, executor=ex,
+    with _on_cluster(cluster, config, stop) as ex:
+        proof = run_proof(script, game, chosen, root, settings, determinism=not no_repeat, executor=ex, stop=stop,
                           on_asked=lambda n: click.echo(f"\r{n} positions asked", nl=False) if sys.stdout.isatty() else None)  # fmt: skip
     if sys.stdout.isatty():
         click.echo("\r\033[K", nl=False)

@@ -122,12 +122,12 @@ class Executor(ABC):
 
 
 @contextlib.contextmanager
-def using(executor: Executor | None, jobs: int) -> Iterator[Executor]:
+def using(executor: Executor | None, jobs: int, stop: Stop | None = None) -> Iterator[Executor]:
     """The executor of one run: the caller's, left open for its next run (its Stop is the
     caller's switch: once set, every run on it ends at once); or a LocalExecutor of ``jobs``
-    threads, made and closed here."""
+    threads stopped by ``stop`` (the caller's switch, else its own), made and closed here."""
     if executor is None:
-        with LocalExecutor(jobs) as ex:
+        with LocalExecutor(jobs, stop) as ex:
             yield ex
         return
     try:

@@ -23,7 +23,7 @@ from .plans import Plan, standard_plan
 from .runner import Limits, RunResult
 from .scripts import RunSettings, Script, run_script
 from .solving import LineCheck
-from .stop import Stopped
+from .stop import Stop, Stopped
 
 if TYPE_CHECKING:
     from .config import Config
@@ -506,6 +506,7 @@ def grade(
     on_start: Callable[[], None] | None = None,
     on_test: Callable[[TestResult], None] | None = None,
     executor: Executor | None = None,
+    stop: Stop | None = None,
 ) -> ScriptResult:
     """Run every test of ``plan`` (default: the standard plan, new seed) on ``script``.
 
@@ -515,7 +516,8 @@ def grade(
     script is missing or cannot be run; whatever the script does is a verdict. Without a run
     folder, a machine that cannot isolate scripts is a warning (a self-test); with one, an
     error. ``private``: your files the script must not read (config, plans), checked where
-    only permissions keep it out. Ctrl-C returns the tests that finished, ``interrupted`` set.
+    only permissions keep it out. Ctrl-C (or setting ``stop``, the run's switch when it makes
+    its own executor) returns the tests that finished, ``interrupted`` set.
     """
     plan = plan or standard_plan()
     settings = settings or Settings()
@@ -530,13 +532,14 @@ def grade(
         on_start()
     each = (lambda _, t: on_test(t)) if on_test else None
     if out is None:
-        with using(executor, settings.jobs) as ex:
+        with using(executor, settings.jobs, stop) as ex:
             (result,) = _Run(plan, settings, ex).grade([sub], loaded, on_test=each)
     else:
         from .runfolder import RunFolder
 
         folder = RunFolder.create(out, plan, settings)
-        result = _in_folder(folder, [sub], plan, settings, mechanism, False, None, each, None, executor, True, loaded).results[0]
+        result = _in_folder(folder, [sub], plan, settings, mechanism, False, None, each, None, executor, stop, True,
+                            loaded).results[0]  # fmt: skip
     result.script = str(script)
     return result
 
@@ -564,6 +567,7 @@ def grade_class(
     on_test: OnTest | None = None,
     on_student: OnStudent | None = None,
     executor: Executor | None = None,
+    stop: Stop | None = None,
     exports: bool = True,
 ) -> ClassRun:
     """Grade every submission under ``paths`` (script files, folders of scripts or of student
@@ -576,7 +580,8 @@ def grade_class(
     folder is ready,
     ``on_test(name, test)`` for each test as recorded, ``on_student`` with each student's
     result once complete. The exports (grades.csv, results.json, junit.xml, report.html) are
-    written at the end unless ``exports`` is false. Before anything runs, the isolation is
+    written at the end unless ``exports`` is false, also when the run is stopped (Ctrl-C, or
+    ``stop`` set: the run's switch when it makes its own executor). Before anything runs, the isolation is
     checked (GraderError where scripts could reach the grades); ``private`` names more of your
     files the scripts must not read (config, plan files).
     """
@@ -604,12 +609,12 @@ def grade_class(
         mechanism = settings.sandbox_mechanism([*map(Path, paths), *map(Path, private)])
         folder = RunFolder.create(target, plan, settings)
     return _in_folder(folder, subs, plan, settings, mechanism, resume is not None, on_start, on_test, on_student,
-                      executor, exports)  # fmt: skip
+                      executor, stop, exports)  # fmt: skip
 
 
 def _in_folder(folder: RunFolder, subs: Sequence[Submission], plan: Plan, settings: Settings, mechanism: str, resumed: bool,
                on_start: Callable[[RunFolder, int, int], None] | None, on_test: OnTest | None,
-               on_student: OnStudent | None, executor: Executor | None, exports: bool,
+               on_student: OnStudent | None, executor: Executor | None, stop: Stop | None, exports: bool,
                scripts: dict[str, Script] | None = None) -> ClassRun:  # fmt: skip
     """Grade ``subs`` recording in ``folder``: what grade_class and grade(out=...) share
     (``scripts``: the students' scripts when already read)."""
@@ -636,7 +641,7 @@ def _in_folder(folder: RunFolder, subs: Sequence[Submission], plan: Plan, settin
         if on_student:
             on_student(result)
 
-    with using(executor, settings.jobs) as ex:
+    with using(executor, settings.jobs, stop) as ex:
         results = _Run(plan, settings, ex, folder).grade(subs, scripts, previous, on_record, None, finished)
     interrupted = next((r.stopped for r in results if r.interrupted), None)
     run = ClassRun(folder, folder.results(), interrupted)  # the records are the truth, as for 'grader report'

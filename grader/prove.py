@@ -24,6 +24,7 @@ from .grading import Settings, Submission, TestTask
 from .parse import Claim
 from .runner import RunResult
 from .scripts import Script
+from .stop import Stop
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,7 @@ def prove(
     *,
     determinism: bool = True,
     executor: Executor | None = None,
+    stop: Stop | None = None,
     on_asked: Callable[[int], None] | None = None,
 ) -> Proof:
     """Prove ``script`` as each of ``sides`` from ``start`` (default: the game's start), asking
@@ -142,7 +144,7 @@ def prove(
     solver = g.solver(rule, backend=settings.backend)
     began = time.monotonic()
     out, interrupted = [], None
-    with using(executor, settings.jobs) as ex:
+    with using(executor, settings.jobs, stop) as ex:
         for s in sides:
             side = _Explorer(loaded, root, s, settings, solver, ex, on_asked)
             try:

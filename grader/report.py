@@ -226,7 +226,8 @@ def sort_results(results: list[ScriptResult], by: str = "name") -> list[ScriptRe
 def status(result: ScriptResult) -> str:
     """'' for a student graded to the end, else a few words: 'incomplete', 'not graded', ..."""
     if result.interrupted:
-        return "incomplete"
+        forged = re.search(r"\((\d+) record\(s\) failed their seal\)", result.stopped or "")
+        return f"incomplete: {forged[1]} failed their seal" if forged else "incomplete"
     if result.stopped and not result.tests:
         return "not graded"
     if result.stopped:

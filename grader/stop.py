@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import threading
-from typing import Callable, Hashable
+from typing import Callable, Hashable, Iterator
+
+SIGNAL_NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
 
 
 class Stopped(Exception):
@@ -54,3 +59,40 @@ class Stop:
         """Raise ``Stopped`` if the run was stopped."""
         if self._event.is_set():
             raise Stopped(self.reason)
+
+
+@contextlib.contextmanager
+def on_signals(stop: Stop) -> Iterator[Stop]:
+    """While inside, Ctrl-C and SIGTERM set ``stop`` ('interrupted (Ctrl-C)') instead of
+    raising KeyboardInterrupt wherever the main thread happens to be: the run then ends at
+    its next check with what finished, however busy it was (writing a record, an export).
+
+    The handlers only write the signal's number to a pipe (no lock is taken in a handler); a
+    thread reads it and sets the stop. Outside the main thread this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+
+    def handler(signum: int, frame: object) -> None:
+        with contextlib.suppress(OSError):
+            os.write(write, bytes([signum]))
+
+    def watch() -> None:
+        while (got := os.read(read, 1)) and got != b"\0":
+            stop.set(f"interrupted ({SIGNAL_NAMES.get(signal.Signals(got[0]), 'signal')})")
+
+    previous = {s: signal.signal(s, handler) for s in SIGNAL_NAMES}
+    watcher = threading.Thread(target=watch, name="grader-signals", daemon=True)
+    watcher.start()
+    try:
+        yield stop
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+        os.set_blocking(write, True)
+        os.write(write, b"\0")
+        watcher.join()
+        os.close(read)
+        os.close(write)

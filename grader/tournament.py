@@ -30,7 +30,7 @@ from .isolation import ISOLATIONS
 from .plans import new_seed
 from .runfolder import RecordFolder
 from .scripts import Script, run_script
-from .stop import Stopped
+from .stop import Stop, Stopped
 
 RECORDS = "games.txt"
 ON_ILLEGAL = ("forfeit", "random")
@@ -423,6 +423,7 @@ def run_tournament(
     on_start: Callable[[TournamentFolder, TournamentSettings, int], None] | None = None,
     on_game: Callable[[GameRecord], None] | None = None,
     executor: Executor | None = None,
+    stop: Stop | None = None,
 ) -> TournamentResult:
     """A tournament between ``engines`` (script paths, 'builtin:NAME', or Engines), played
     in a tournament folder that records each game as it ends.
@@ -435,8 +436,9 @@ def run_tournament(
     may change), playing only the games not recorded and those of an engine whose script
     changed. Before any game, the isolation is checked as for a class (``private``: more
     files the engines must not read). ``on_start(folder, settings, games played before)`` is
-    called once the folder is ready, ``on_game`` with each game as it ends. Ctrl-C keeps the
-    games that ended (``interrupted`` set). The folder gets games.txt, results.json,
+    called once the folder is ready, ``on_game`` with each game as it ends. Ctrl-C (or
+    ``stop`` set: the run's switch when it makes its own executor) keeps the games that ended
+    (``interrupted`` set). The folder gets games.txt, results.json,
     report.html and, for Othello, games.ggf.
     """
     if resume is not None:
@@ -477,7 +479,7 @@ def run_tournament(
     if on_start:
         on_start(folder, settings, len(done))
     played: dict[str, GameRecord] = {}
-    interrupted = _play(folder, planner, done, played, scripts, settings, on_game, executor)
+    interrupted = _play(folder, planner, done, played, scripts, settings, on_game, executor, stop)
     if isinstance(planner, SwissPlanner):
         planner.finish()
     games = list(played.values())
@@ -497,7 +499,7 @@ def run_tournament(
 
 def _play(folder: TournamentFolder, planner: Planner, done: dict[str, GameRecord], played: dict[str, GameRecord],
           scripts: dict[str, Script], settings: TournamentSettings, on_game: Callable[[GameRecord], None] | None,
-          executor: Executor | None) -> str | None:  # fmt: skip
+          executor: Executor | None, stop: Stop | None) -> str | None:  # fmt: skip
     """Play what the planner asks for until it asks for nothing more; returns why it was
     interrupted, if it was. Games already in ``done`` are not played again."""
     interrupted = None
@@ -507,7 +509,7 @@ def _play(folder: TournamentFolder, planner: Planner, done: dict[str, GameRecord
         for game in done.values():
             planner.add(game)
         played.update((key, done[key]) for key in sorted(done, key=lambda k: (done[k].round, k)))
-    with using(executor, settings.run.jobs) as ex:
+    with using(executor, settings.run.jobs, stop) as ex:
 
         def take(game: GameRecord) -> None:
             played[game.id] = game

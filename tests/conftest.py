@@ -1,3 +1,5 @@
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -11,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 HANDOUT_BOARD = "xxxxxxo.xxxxxo..xxooooooxoxxooooxoxxooooxxxoxoooxxo.oxooxooooooo"
 # FFO position 20 (6 empties), from fixtures/ffo-endgames.txt.
 FFO20 = "XXXOXXXXOXXXXXXXOOXXXXXXOOOXXXXXOOOXXOO-OOOOO---OOOOOOO-OOOOOOO-"
+GIT_STATUS = pytest.StashKey["str | None"]()  # the checkout's git status when the suite began
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -24,3 +27,34 @@ def private_keys(tmp_path_factory):
 @pytest.fixture
 def handout_board() -> str:
     return HANDOUT_BOARD
+
+
+def _git_status() -> str | None:
+    """The checkout's ``git status`` (None outside a git checkout or without git)."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        return None
+    done = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT,
+                          capture_output=True, text=True)  # fmt: skip
+    return done.stdout if done.returncode == 0 else None
+
+
+def pytest_sessionstart(session):
+    if not hasattr(session.config, "workerinput"):  # the controller only, under pytest-xdist
+        session.config.stash[GIT_STATUS] = _git_status()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Tests touch nothing outside their own folders: the suite fails if it left the checkout
+    different from how it found it (a test that changes a fixture must work on a copy)."""
+    if hasattr(session.config, "workerinput"):
+        return
+    before, after = session.config.stash.get(GIT_STATUS, None), _git_status()
+    if before is None or after is None or before == after:
+        return
+    changed = sorted(set(after.splitlines()) ^ set(before.splitlines()))
+    writer = session.config.get_terminal_writer()
+    writer.line()
+    writer.line(f"The tests changed the checkout (git status): {'; '.join(changed)}. A test must work on a copy "
+                "in its tmp_path.", red=True)  # fmt: skip
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+

@@ -224,6 +224,7 @@ def _comparable(path: Path) -> list:
     ]
 
 
+@pytest.mark.slow
 def test_resume_after_sigkill_gives_the_same_results(tmp_path):
     log = tmp_path / "runs.log"
     (tmp_path / "config.yaml").write_text("isolation: none  # the scripts log each run to a file outside a sandbox\n")

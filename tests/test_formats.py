@@ -331,6 +331,7 @@ def test_openings_from_ggf_obf_and_ffo(tmp_path):
         read_openings(full, OTHELLO)
 
 
+@pytest.mark.slow
 def test_cli_openings_from_an_earlier_tournaments_ggf_cut_to_plies(tmp_path):
     """games.ggf holds whole games from their BO position (after their opening): with
     --opening-plies 6 the new openings are those positions 6 moves on."""

@@ -1,11 +1,15 @@
-"""Hostile and broken scripts (tests/hostile/): each gets a verdict within its wall limit plus
-at most 1 s, with a diagnosis naming what happened, and leaves no process behind.
+"""Hostile and broken scripts (tests/hostile/): each gets a verdict soon after its wall limit
+(a few seconds, however busy the machine), with a diagnosis naming what happened, and leaves
+no process behind.
 
 All scripts run at once in one fixture (their waits overlap); each test then checks one.
+Each limit that a case is about is the only one it can hit first: the others are far away,
+so a loaded machine cannot change which limit the record names.
 """
 
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -26,15 +30,28 @@ HOSTILE = Path(__file__).parent / "hostile"
 PLAN = Plan((Position.from_string(HANDOUT_BOARD, "x"),), None, "handout board")  # value +18, best 51
 BASE = Limits(wall_seconds=2.0, cpu_seconds=5, memory_mb=300, processes=30, output_bytes=20 * 2**20)
 SPECIAL = {
-    "flood_no_newline": Limits(wall_seconds=3.0, output_bytes=4 * 2**20),
-    "cpu_hog_threads": Limits(wall_seconds=5.0, cpu_seconds=1),
+    "flood_lines": Limits(wall_seconds=60.0, output_bytes=20 * 2**20),
+    "flood_no_newline": Limits(wall_seconds=60.0, output_bytes=4 * 2**20),
+    "cpu_hog_threads": Limits(wall_seconds=30.0, cpu_seconds=1),
+    "memory_bomb": Limits(wall_seconds=30.0, memory_mb=300),
+    "big_file": Limits(wall_seconds=30.0, output_bytes=20 * 2**20),
 }
+MARGIN = 5.0  # seconds past the wall limit a verdict may take on a busy machine
 ROOT_WITHOUT_CGROUP = os.geteuid() == 0 and _Cgroup._find_base() is None
 
 
-def processes_of(stem: str) -> list[int]:
-    """Live (not zombie) processes started by hostile script ``stem``."""
-    marks = (f"/{stem}.py".encode(), f"grader-hostile:{stem}".encode())  # scripts run from a staged copy
+def hostile_copy(stem: str, where: Path) -> Path:
+    """A copy of hostile script ``stem`` in ``where`` under a name only this test run knows
+    (``processes_of`` finds its processes, and no other test's, by that name)."""
+    name = f"{stem}_{secrets.token_hex(6)}"
+    text = (HOSTILE / f"{stem}.py").read_text().replace(f"grader-hostile:{stem}", f"grader-hostile:{name}")
+    (where / f"{name}.py").write_text(text)
+    return where / f"{name}.py"
+
+
+def processes_of(name: str) -> list[int]:
+    """Live (not zombie) processes started by the hostile script copied as ``name``."""
+    marks = (f"/{name}.py".encode(), f"grader-hostile:{name}".encode())  # scripts run from a staged copy
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -52,33 +69,36 @@ def processes_of(stem: str) -> list[int]:
 
 
 class Outcome:
-    def __init__(self, stem: str):
-        self.stem = stem
-        self.limits = SPECIAL.get(stem, BASE)
+    def __init__(self, script: Path):
+        self.stem = script.stem.rsplit("_", 1)[0]
+        self.limits = SPECIAL.get(self.stem, BASE)
         start = time.monotonic()
-        self.result = grade(HOSTILE / f"{stem}.py", PLAN, Settings(limits=self.limits, jobs=1))
+        self.result = grade(script, PLAN, Settings(limits=self.limits, jobs=1))
         self.seconds = time.monotonic() - start
         self.test = self.result.tests[0]
-        self.survivors = processes_of(stem)
+        self.survivors = processes_of(script.stem)
 
 
 @pytest.fixture(scope="module")
-def outcomes():
+def outcomes(tmp_path_factory):
     os.environ["GRADER_SECRET_ANSWERS"] = "51"  # must not reach any script
     peak = {"fork_bomb": 0}
     done = threading.Event()
 
+    where = tmp_path_factory.mktemp("hostile")
+    scripts = [hostile_copy(p.stem, where) for p in sorted(HOSTILE.glob("*.py"))]
+    bomb = next(s.stem for s in scripts if s.stem.startswith("fork_bomb_"))
+
     def watch_bomb():
         while not done.is_set():
-            peak["fork_bomb"] = max(peak["fork_bomb"], len(processes_of("fork_bomb")))
+            peak["fork_bomb"] = max(peak["fork_bomb"], len(processes_of(bomb)))
             time.sleep(0.02)
 
     watcher = threading.Thread(target=watch_bomb)
     watcher.start()
     try:
-        stems = sorted(p.stem for p in HOSTILE.glob("*.py"))
         with ThreadPoolExecutor(4) as pool:
-            results = {o.stem: o for o in pool.map(Outcome, stems)}
+            results = {o.stem: o for o in pool.map(Outcome, scripts)}
     finally:
         done.set()
         watcher.join()
@@ -89,9 +109,9 @@ def outcomes():
 
 CASES = [
     # script, symbol (None: depends on where the output was cut), words in the diagnosis
-    ("loop", "t", "timed out after 2.0 s and was killed"),
-    ("sleep_forever", "t", "timed out after 2.0 s"),
-    ("print_then_loop", "+", "timed out after 2.0 s"),
+    ("loop", "t", "s and was killed"),
+    ("sleep_forever", "t", "timed out after "),
+    ("print_then_loop", "+", "timed out after "),
     ("flood_lines", None, "was stopped after printing more than 20.0 MB (limits.output_bytes)"),
     ("flood_no_newline", "t", "move 5 (f1) is not a legal move"),  # 4 MiB of '51 ' ends in '5'
     ("binary", "+", "score +18 is correct"),
@@ -99,8 +119,8 @@ CASES = [
     ("reads_stdin", "t", "EOFError"),
     ("child_holds_pipe", "+", "line is optimal"),
     ("double_fork", "+", "line is optimal"),
-    ("ignores_sigterm", "T", "timed out after 2.0 s and was killed"),
-    ("fork_bomb", "T", "timed out after 2.0 s"),
+    ("ignores_sigterm", "T", "s and was killed"),
+    ("fork_bomb", "T", "timed out after "),
     ("memory_bomb", "t", "crashed: it exited with code 1 (it ran out of memory: limits.memory_mb is 300 MB)"),
     ("cpu_hog_threads", "T", "ran out of CPU time ("),
     ("writes_files", "T", "move 51 (d7) is optimal"),
@@ -109,6 +129,9 @@ CASES = [
     ("silent_exit", "t", "no integer in the output, so no move"),
     ("segfault", "t", "crashed: it was killed by SIGSEGV"),
 ]
+
+
+TIMED_OUT = {"loop", "sleep_forever", "print_then_loop", "ignores_sigterm", "fork_bomb"}  # the rest end otherwise
 
 
 def test_every_hostile_script_has_a_case():
@@ -123,14 +146,15 @@ def test_hostile_script(outcomes, stem, symbol, words):
     if symbol is not None:
         assert o.test.symbol == symbol, o.test.diagnosis
     assert words in o.test.diagnosis
-    assert o.seconds <= o.limits.wall_seconds + 1.0
+    assert o.test.run.timed_out == (stem in TIMED_OUT), o.test.diagnosis  # the limit the record names
+    assert ("timed out after " in o.test.diagnosis) == (stem in TIMED_OUT)
+    assert o.seconds <= o.limits.wall_seconds + MARGIN
     assert o.survivors == []
 
 
 def test_output_flood_is_cut_at_the_limit(outcomes):
     run = outcomes["flood_lines"].test.run
-    assert run.output_limited and not run.timed_out and run.stdout_bytes == 20 * 2**20
-    assert outcomes["flood_lines"].seconds < 2.0  # the limit, not the clock, stopped it
+    assert run.output_limited and not run.timed_out and run.stdout_bytes == 20 * 2**20  # the limit stopped it
     assert len(run.stdout_tail) <= 8192
 
 
@@ -160,6 +184,7 @@ def _peak_rss_mb(pid: int) -> float:
         return 0.0
 
 
+@pytest.mark.slow
 def test_grader_memory_stays_small_through_floods_and_bombs(tmp_path):
     (tmp_path / "config.yaml").write_text(
         "limits:\n  wall_seconds: 3\n  output_bytes: 2000000000\n  processes: 30\n  memory_mb: 300\n"

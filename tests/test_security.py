@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -27,7 +28,7 @@ from grader.plans import Plan
 from grader.games.othello import Position
 from grader.runfolder import RunFolder
 from grader.runner import Limits
-from test_hostile import HOSTILE, processes_of
+from test_hostile import MARGIN, hostile_copy, processes_of
 
 ATTACKS = Path(__file__).parent / "attacks"
 SYSTEM_PYTHON = "/usr/bin/python3"  # the 'uid' mechanism needs a Python every user can run
@@ -87,11 +88,12 @@ def test_doctor_command(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("stem", ["double_fork", "fork_bomb", "child_holds_pipe"])
-def test_isolated_hostile_scripts_leave_nothing(mechanism, stem):
+def test_isolated_hostile_scripts_leave_nothing(mechanism, stem, tmp_path):
     limits = Limits(wall_seconds=1.5, processes=30)
-    result = grade(HOSTILE / f"{stem}.py", PLAN, Settings(limits=limits, isolation=mechanism, python=python_for(mechanism)))
-    assert result.tests[0].run.wall_seconds < 2.5
-    assert processes_of(stem) == []
+    script = hostile_copy(stem, tmp_path)
+    result = grade(script, PLAN, Settings(limits=limits, isolation=mechanism, python=python_for(mechanism)))
+    assert result.tests[0].run.wall_seconds < limits.wall_seconds + MARGIN
+    assert processes_of(script.stem) == []
     # and no zombie of a slot's uid left to us (the subreaper): zombies count against the uid's
     # process limit, so the next test on that uid (another student's) could not start
     assert [p for p in _children() if _uid_of(p) in isolation.SLOT_UIDS] == []
@@ -128,15 +130,19 @@ def test_isolated_scripts_read_helpers_and_write_scratch_files(mechanism, tmp_pa
 # --- a class with a copycat and a forger ----------------------------------------------------
 
 
-def make_class(where: Path) -> Path:
-    klass = where / "class"
+def make_class(where: Path) -> tuple[str, str]:
+    """alice (negamax), copycat and forger in a class folder; returns the names of the class
+    and run folders, which carry a token only this test knows: the attackers aim at it alone."""
+    token = secrets.token_hex(8)
+    klass = where / f"class-{token}"
     klass.mkdir()
     shutil.copy(ROOT / "submissions" / "negamax.py", klass / "alice.py")
     for name in ("copycat", "forger"):
-        shutil.copy(ATTACKS / f"{name}.py", klass / f"{name}.py")
+        text = (ATTACKS / f"{name}.py").read_text()
+        (klass / f"{name}.py").write_text(text.replace('"GRADER-TEST-TARGET"', f'"{token}"'))
     fixed = [line.split("#")[0].strip() for line in (ROOT / "fixtures" / "standard.txt").read_text().splitlines()]
     (where / "b.txt").write_text("\n".join([line for line in fixed if line][:4]) + "\n")
-    return klass
+    return klass.name, f"run-{token}"
 
 
 def grades_everywhere(run: Path, screen: str) -> dict[str, dict[str, str]]:
@@ -156,15 +162,15 @@ def check_true_grades(run: Path, screen: str) -> None:
 
 
 def test_class_with_attackers_as_root(tmp_path):
-    make_class(tmp_path)
+    klass, run = make_class(tmp_path)
     (tmp_path / "config.yaml").write_text("jobs: 2\n")  # the bundled defaults otherwise
-    done = subprocess.run([sys.executable, "-m", "grader", "grade", "class", "--boards", "b.txt", "--out", "run"],
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", klass, "--boards", "b.txt", "--out", run],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "isolation " in done.stdout.splitlines()[0] and "isolation none" not in done.stdout.splitlines()[0]
-    check_true_grades(tmp_path / "run", done.stdout)
-    assert oct((tmp_path / "run").stat().st_mode & 0o777) == "0o700"
-    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    check_true_grades(tmp_path / run, done.stdout)
+    assert oct((tmp_path / run).stat().st_mode & 0o777) == "0o700"
+    meta = json.loads((tmp_path / run / "run.json").read_text())
     assert meta["isolation_used"] == isolation.choose("auto", sys.executable) and meta["settings"]["isolation"] == "auto"
 
 
@@ -172,30 +178,50 @@ def test_class_with_attackers_as_a_normal_user(tmp_path):
     """The grader run by an unprivileged user (uid 1000 in a user namespace of its own)."""
     if shutil.which("unshare") is None or subprocess.run(["unshare", "--user", "--map-user=1000", "true"]).returncode:
         pytest.skip("no user namespaces here to run the grader as a normal user")
-    make_class(tmp_path)
+    as_user = ["unshare", "--user", "--map-user=1000", "--map-group=1000", sys.executable]
+    probe = ("import sys; from grader import isolation\n"
+             "why = [isolation.problem(m, sys.executable) for m in ('bwrap', 'unshare')]\n"
+             "print('' if None in why else '; '.join(why))")  # fmt: skip
+    why = subprocess.run([*as_user, "-c", probe], capture_output=True, text=True, timeout=60)
+    if why.returncode or why.stdout.strip():  # inside a user namespace already, say (setgroups denied)
+        pytest.skip(f"no sandbox works for a normal user here: {(why.stdout + why.stderr).strip()}")
+    klass, run = make_class(tmp_path)
     (tmp_path / "config.yaml").write_text("jobs: 2\n")
     env = dict(os.environ, GRADER_KEYS=str(tmp_path / "keys"))
     done = subprocess.run(
-        ["unshare", "--user", "--map-user=1000", "--map-group=1000", sys.executable, "-m", "grader", "grade", "class",
-         "--boards", "b.txt", "--out", "run"],
+        [*as_user, "-m", "grader", "grade", klass, "--boards", "b.txt", "--out", run],
         cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "isolation bwrap" in done.stdout or "isolation unshare" in done.stdout, done.stdout
-    check_true_grades(tmp_path / "run", done.stdout)
+    check_true_grades(tmp_path / run, done.stdout)
 
 
 def test_without_isolation_the_seals_expose_the_forger(tmp_path):
     """With 'isolation: none' the forger does rewrite the records, but no forged grade is
-    ever exported: the changed records fail their seal, are named, and are run again."""
-    make_class(tmp_path)
+    ever exported: the changed records fail their seal, are named, and are run again.
+
+    The forger reaches only this test's run: a decoy that looks like a grader at work on a
+    run folder of its own (what the forger used to rewrite) is left byte for byte as it was."""
+    klass, run = make_class(tmp_path)
+    decoy = tmp_path / "decoy"
+    (decoy / "runs" / "old").mkdir(parents=True)
+    decoy_records = decoy / "runs" / "old" / "tests.jsonl"
+    decoy_records.write_text(json.dumps({"student": "bob", "credit": 1.0, "symbol": "+", "verdict": {}}) + "\n")
+    before = decoy_records.read_bytes()
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", "grader", "grade", "class",
+                                "--out", "runs/old"], cwd=decoy)  # fmt: skip
     (tmp_path / "config.yaml").write_text("jobs: 1\nisolation: none\n")
-    run = lambda *a: subprocess.run([sys.executable, "-m", "grader", "grade", *a], cwd=tmp_path,  # noqa: E731
-                                    capture_output=True, text=True, timeout=300)  # fmt: skip
-    done = run("class", "--boards", "b.txt", "--out", "run")
+    try:
+        done = subprocess.run([sys.executable, "-m", "grader", "grade", klass, "--boards", "b.txt", "--out", run],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=300)  # fmt: skip
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert decoy_records.read_bytes() == before
     assert done.returncode == 0, done.stderr
     assert "fail their seal" in done.stderr and "they are left out of every result" in done.stderr
-    rows = {r["name"]: r for r in csv.DictReader(io.StringIO((tmp_path / "run" / "grades.csv").read_text()))}
+    rows = {r["name"]: r for r in csv.DictReader(io.StringIO((tmp_path / run / "grades.csv").read_text()))}
     assert rows["alice"]["complete"] == "no" and "failed their seal" in rows["alice"]["note"]
     assert float(rows["alice"]["total"]) < 4 and rows["forger"]["total"] == "0"  # never the forged 0 or 4
     assert "forged" not in json.dumps([r for r in rows.values()])
@@ -227,6 +253,11 @@ def test_a_changed_record_is_named_and_run_again(graded_run):
         results = {r.name: r for r in RunFolder.open(graded_run).results()}
     assert results["bob"].total == 0 and not results["bob"].complete
     assert results["bob"].stopped == "incomplete: 2 of 3 tests recorded (2 record(s) failed their seal)"
+    shown = CliRunner().invoke(main, ["report", str(graded_run)])
+    assert shown.exit_code == 1, shown.output
+    bob = next(ln for ln in shown.stdout.splitlines() if ln.startswith("bob "))
+    assert bob.split()[1] == "0/3" and bob.endswith("incomplete: 2 failed their seal")
+    assert shown.stdout.splitlines()[-1].startswith("2 record(s) of ") and "fail their seal" in shown.stdout.splitlines()[-1]
     out = CliRunner().invoke(main, ["grade", "--resume", str(graded_run)])
     assert out.exit_code == 0, out.output
     assert "Warning: 2 record(s) of" in out.output  # still named: they stay in the file, never used

@@ -1,5 +1,6 @@
 """The exact solver against exhaustive minimax on a naive board (tests/reference.py)."""
 
+import functools
 import random
 
 import pytest
@@ -57,7 +58,10 @@ def final_of_line(pos: Position, line: list[int]) -> Position:
     return pos
 
 
-POOL = endgame_pool(seed=2026, count=150) + early_endings(seed=7, count=20)
+@functools.cache
+def pool() -> list[tuple[str, str]]:
+    """The random endgames the solver is checked on (made on first use, not at collection)."""
+    return endgame_pool(seed=2026, count=150) + early_endings(seed=7, count=20)
 
 
 @pytest.mark.parametrize("scoring", list(SCORINGS))
@@ -65,7 +69,7 @@ POOL = endgame_pool(seed=2026, count=150) + early_endings(seed=7, count=20)
 def test_solver_matches_exhaustive_minimax(scoring, table_entries):
     solver = Solver(scoring, table_entries=table_entries)
     kinds = {"must pass": 0, "game over": 0, "ends with empties": 0, "several optimal": 0}
-    for board, tok in POOL:
+    for board, tok in pool():
         pos = Position.from_string(board, tok)
         expected = ref.move_values(board, tok, scoring)
         assert solver.value(pos) == ref.value(board, tok, scoring), (board, tok)
@@ -86,7 +90,7 @@ def test_solver_matches_exhaustive_minimax(scoring, table_entries):
 
 
 def test_must_pass_value_is_the_opponents_negated():
-    board, tok = next((b, t) for b, t in POOL if Position.from_string(b, t).must_pass())
+    board, tok = next((b, t) for b, t in pool() if Position.from_string(b, t).must_pass())
     pos = Position.from_string(board, tok)
     solver = Solver(PLAIN)
     assert solver.optimal_moves(pos) == []
@@ -185,7 +189,7 @@ def test_verify_line_blames_the_first_suboptimal_ply_of_either_side():
     rng = random.Random(5)
     solver = Solver(PLAIN)
     checked_opponent_errors = 0
-    for board, tok in POOL[:80]:
+    for board, tok in pool()[:80]:
         if not ref.moves(board, tok):
             continue
         # a random legal line to the end, recording the first ply where the mover errs

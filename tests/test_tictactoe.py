@@ -245,13 +245,22 @@ def test_a_proof_does_not_depend_on_the_order_answers_come_back_in():
     assert side["slipped_wins"][0]["board"] == "xo......." and side["first_loss"]["board"] == "xox.o...."
 
 
+@pytest.mark.slow
 def test_the_perfect_example_never_loses():
     proof = prove(EXAMPLES / "minimax.py", "tictactoe", determinism=False, settings=Settings(jobs=2))
     assert [(s.side, s.never_loses, s.failures, s.slipped_wins) for s in proof.sides] == [("x", True, [], []), ("o", True, [], [])]
     assert 50 < proof.sides[0].asked < 300 and 100 < proof.sides[1].asked < 600
 
 
-@pytest.mark.parametrize("script, side", [("first_empty", "x"), ("can_lose", "o")])
+def test_the_perfect_example_never_loses_from_a_midgame():
+    """The quick suite's version of the proof above (the slow set proves the whole tree)."""
+    start = GAME.parse("x...o....", "x")
+    proof = prove(EXAMPLES / "minimax.py", "tictactoe", start=start, determinism=False, settings=Settings(jobs=2))
+    assert [(s.side, s.never_loses, s.failures) for s in proof.sides] == [("x", True, []), ("o", True, [])]
+    assert all(s.asked > 5 for s in proof.sides)
+
+
+@pytest.mark.parametrize("script, side", [("first_empty", "x"), pytest.param("can_lose", "o", marks=pytest.mark.slow)])
 def test_a_losing_script_gets_a_replayable_lost_game(script, side, tmp_path):
     json_file = tmp_path / "p.json"
     result = CliRunner().invoke(main, ["prove", str(EXAMPLES / f"{script}.py"), "--game", "tictactoe", "--as", side,

@@ -265,6 +265,7 @@ def test_greedy_beats_random_over_many_games():
     assert points / (2 * len(openings)) >= 0.55
 
 
+@pytest.mark.slow
 def test_negamax_beats_random_over_many_games():
     """The negamax example (a heuristic, then exact below 11 empties) scores about 0.93
     against random; 0.8 is about 4 standard deviations below."""
@@ -274,6 +275,7 @@ def test_negamax_beats_random_over_many_games():
     assert points / (2 * len(openings)) >= 0.8
 
 
+@pytest.mark.slow
 def test_bundled_engines_tournament_end_to_end(tmp_path):
     paths = [str(ROOT / "submissions" / f"{n}.py") for n in ("negamax", "greedy", "random_mover")]
     result = CliRunner().invoke(main, ["tournament", *paths, "--rounds", "3", "--random-openings", "20", "--seed", "5",
@@ -301,6 +303,7 @@ def test_bundled_engines_tournament_end_to_end(tmp_path):
     assert lines[header + 2].startswith("negamax ")  # the standings table, best first
 
 
+@pytest.mark.slow
 def test_resume_after_sigkill_replays_nothing_finished(tmp_path):
     eng = engines(tmp_path, "first")
     shutil.copy(ENGINE, tmp_path / "first_b.py")

@@ -1,25 +1,31 @@
 """Attacker: finds the grader through /proc, reads the run folder's records (and classmates'
-scripts) and prints a classmate's recorded answer for its board. Run as: copycat.py BOARD TOKEN."""
+scripts) and prints a classmate's recorded answer for its board. Run as: copycat.py BOARD TOKEN.
+
+It only reaches what its test made: a grader process whose command line holds TARGET (the
+test puts a fresh random token there and in its folders' names) and folders whose path holds
+it. Left with the placeholder, it reads nothing.
+"""
 
 import glob
 import json
 import os
 import sys
 
+TARGET = "GRADER-TEST-TARGET"  # replaced by the test with a token only it knows
+
 board, token = sys.argv[1], sys.argv[2]
 folders = set()
-for pid in filter(str.isdigit, os.listdir("/proc")):
+for pid in filter(str.isdigit, os.listdir("/proc") if TARGET != "GRADER-TEST" + "-TARGET" else []):
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             args = f.read().decode(errors="replace").split("\0")
         cwd = os.readlink(f"/proc/{pid}/cwd")
     except OSError:
         continue
-    if "grader" in " ".join(args):
+    if "grader" in " ".join(args) and TARGET in " ".join(args):
         for arg in args:
             folders.add(os.path.join(cwd, arg))
-        folders.update(glob.glob(os.path.join(cwd, "runs", "*")))
-for folder in sorted(folders):
+for folder in sorted(f for f in folders if TARGET in f):
     for name in glob.glob(os.path.join(folder, "**", "tests.jsonl"), recursive=True):
         try:
             lines = open(name).read().splitlines()

@@ -66,11 +66,12 @@ for name in os.listdir("/proc"):
     except OSError:
         pass
 
-# Read another test's temporary directory (a victim test writes the secret there).
+# Read another test's temporary directory (a victim test writes the secret there, in a file
+# whose name holds the secret: the probe opens nothing of anybody else's).
 for d in set(glob.glob("/tmp/grader-*") + glob.glob(os.path.join(os.path.dirname(os.getcwd()), "grader-*"))):
     if os.path.realpath(d) == os.path.realpath(os.getcwd()):
         continue
-    for name in glob.glob(os.path.join(d, "**", "answers.txt"), recursive=True):
+    for name in glob.glob(os.path.join(d, "**", f"answers-{targets['secret']}.txt"), recursive=True):
         try:
             with open(name, "rb") as f:
                 if targets["secret"].encode() in f.read(4096):

@@ -6,6 +6,6 @@ import time
 
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "secret.txt")) as f:
     secret = f.read()
-with open("answers.txt", "w") as f:
+with open(f"answers-{secret}.txt", "w") as f:  # the probe looks for this name only
     f.write(secret)
 time.sleep(2)
