@@ -49,6 +49,9 @@ LOCAL = "local:"
 INSTALL = 'pip install "grader[cluster]"'
 MAX_BATCH = 10  # tasks in one Dask task at most
 DRAIN_SECONDS = 15.0  # after a stop, how long the batches still out may take to come back
+SCHEDULER_PORT, DASHBOARD_PORT = 8786, 8787
+CONNECT_SECONDS = 10.0  # the default deadline for reaching a scheduler (config cluster: connect_seconds)
+MAX_GREETING = 65536  # bytes: a scheduler's handshake is a few dozen
 _ADDRESS = re.compile(r"^(tcp|tls)://(\[[0-9a-fA-F:]+\]|[A-Za-z0-9._-]+):(\d{1,5})$")
 
 
@@ -64,6 +67,47 @@ def check_address(address: str) -> str:
     if not m or not 0 < int(m.group(3)) < 65536:
         raise GraderError(f"bad cluster address {address!r}: give tcp://HOST:8786, tls://HOST:8786 or local:N")
     return text
+
+
+def check_peer(address: str, seconds: float) -> None:
+    """GraderError in one line unless what answers at the tcp:// ``address`` greets like a
+    Dask scheduler within ``seconds``: a scheduler speaks first, a handshake of a few dozen
+    bytes (a length, then msgpack naming 'compression' and 'pickle-protocol'). A web server,
+    the dashboard's port or anything else would otherwise hang or crash Dask's client."""
+    m = _ADDRESS.match(address)
+    assert m is not None, address
+    host, port = m.group(2).strip("[]"), int(m.group(3))
+    usual = f"a Dask scheduler listens on port {SCHEDULER_PORT} unless told otherwise ({DASHBOARD_PORT} is its dashboard)"
+    deadline = time.monotonic() + seconds
+    got = b""
+    try:
+        with socket.create_connection((host, port), timeout=seconds) as sock:
+            while len(got) < 8 or (len(got) < 8 + _frame_size(got) and _frame_size(got) <= MAX_GREETING):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                sock.settimeout(left)
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                got += chunk
+    except TimeoutError:
+        pass
+    except OSError as e:
+        raise GraderError(f"cannot reach the Dask scheduler at {address} ({_short(e)}): is 'dask scheduler' running "
+                          "there, and the port open to this machine?") from None  # fmt: skip
+    if len(got) >= 8 and _frame_size(got) <= MAX_GREETING and b"compression" in got and b"pickle-protocol" in got:
+        return
+    if not got:
+        raise GraderError(f"nothing at {address} greeted like a Dask scheduler within {seconds:g} s (a scheduler "
+                          f"speaks first; a web server waits): {usual}; cluster: connect_seconds sets the wait")  # fmt: skip
+    shown = got[:40].decode("ascii", "replace").replace("\r", "").replace("\n", " ").strip()
+    raise GraderError(f"what answers at {address} is not a Dask scheduler (it sent {shown!r}): {usual}")
+
+
+def _frame_size(got: bytes) -> int:
+    """The size a Dask message announces in its first 8 bytes (little-endian)."""
+    return int.from_bytes(got[:8], "little")
 
 
 def _import_distributed() -> Any:
@@ -204,13 +248,17 @@ class DaskExecutor(Executor):
 
     @classmethod
     def connect(cls, address: str, config: ClusterConfig | None = None, stop: Stop | None = None,
-                timeout: float = 5.0, **options: Any) -> DaskExecutor:  # fmt: skip
+                timeout: float | None = None, **options: Any) -> DaskExecutor:  # fmt: skip
         """Connect to the scheduler at ``address`` (tcp://, tls:// with ``config``'s certificates),
         or start a local cluster of N one-thread worker processes for 'local:N'. Raises
         GraderError with the reason when it cannot (not installed, unreachable, certificates)."""
         address = check_address(address)
         distributed = _import_distributed()
         security = _security(address, config)
+        if timeout is None:
+            timeout = config.connect_seconds if config is not None else CONNECT_SECONDS
+        if address.startswith("tcp://"):
+            check_peer(address, timeout)
         cluster = None
         try:
             if address.startswith(LOCAL):
@@ -225,7 +273,7 @@ class DaskExecutor(Executor):
                 client = distributed.Client(cluster, set_as_default=False, timeout=timeout)
             else:
                 client = distributed.Client(address, security=security, set_as_default=False, timeout=timeout)
-        except (OSError, TimeoutError) as e:
+        except (OSError, TimeoutError, MemoryError, ValueError) as e:  # MemoryError: a peer's reply read as a frame size
             if cluster is not None:
                 cluster.close()
             hint = ("is 'dask scheduler' running there with certificates signed by the authority in cluster: ca_file?"
@@ -491,7 +539,8 @@ def _short(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
 
 
-def connect(address: str, config: ClusterConfig | None = None, stop: Stop | None = None, timeout: float = 5.0) -> DaskExecutor:
+def connect(address: str, config: ClusterConfig | None = None, stop: Stop | None = None,
+            timeout: float | None = None) -> DaskExecutor:  # fmt: skip
     """A ``DaskExecutor`` on the cluster at ``address`` (see ``DaskExecutor.connect``)."""
     return DaskExecutor.connect(address, config, stop, timeout)
 

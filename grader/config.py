@@ -39,6 +39,7 @@ class ClusterConfig:
     ca_file: str | None = None  # TLS: the certificate authority that signed the cluster's certificates
     cert: str | None = None  # TLS: this client's certificate
     key: str | None = None  # TLS: this client's private key
+    connect_seconds: float = 10.0  # how long connecting to a scheduler may take before it is given up
 
 
 @dataclass(frozen=True)
@@ -203,7 +204,8 @@ SCHEMA: dict[str, Validator] = {
     "max_solve_seconds": _number(0, optional=True, maximum=10**7),
     "cluster": _section(
         ClusterConfig,
-        {"address": _address, "ca_file": _optional_string, "cert": _optional_string, "key": _optional_string},
+        {"address": _address, "ca_file": _optional_string, "cert": _optional_string, "key": _optional_string,
+         "connect_seconds": _number(0, maximum=3600)},
     ),
 }
 

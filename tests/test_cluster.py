@@ -2,6 +2,7 @@
 started here): the same results as a local run, also when a worker is SIGKILLed, a clean stop
 when the scheduler goes away, and the errors a user sees."""
 
+import contextlib
 import json
 import os
 import shutil
@@ -255,9 +256,65 @@ def test_unreachable_scheduler_is_one_line():
     start = time.monotonic()
     got = CliRunner().invoke(main, ["grade", str(ROOT / "submissions" / "negamax.py"), "--cluster", f"tcp://127.0.0.1:{port}"])
     assert got.exit_code == 1
-    assert got.output.splitlines()[-1].startswith(f"Error: cannot reach the Dask scheduler at tcp://127.0.0.1:{port} within 5 s")
+    assert got.output.splitlines()[-1].startswith(f"Error: cannot reach the Dask scheduler at tcp://127.0.0.1:{port} (")
     assert len(got.output.splitlines()) == 2  # 'Connecting...' and the error
     assert time.monotonic() - start < 20
+
+
+class _Peer:
+    """Something that is not a Dask scheduler, listening on a port of this test's own."""
+
+    def __init__(self, kind: str):
+        self.kind, self.sock = kind, socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen()
+        self.port = self.sock.getsockname()[1]
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.held.append(conn)
+            if self.kind == "garbage":
+                conn.sendall(b"\xff" * 64)
+            elif self.kind == "http":  # answers a request, as a web server (or the dashboard) does
+                conn.settimeout(5)
+                with contextlib.suppress(OSError):
+                    conn.recv(4096)
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+            # "silent": accepts and says nothing
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self.held:
+            conn.close()
+
+
+@pytest.mark.parametrize("kind, words", [
+    ("http", "nothing at {address} greeted like a Dask scheduler within 2 s"),
+    ("silent", "nothing at {address} greeted like a Dask scheduler within 2 s"),
+    ("garbage", "what answers at {address} is not a Dask scheduler (it sent "),
+])  # fmt: skip
+def test_a_peer_that_is_not_a_scheduler_is_one_line(tmp_path, monkeypatch, kind, words):
+    """A web server, a port that says nothing, or one that sends garbage: one line naming the
+    usual ports, within the deadline of cluster: connect_seconds (not a hang, not a MemoryError)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.yaml").write_text("cluster:\n  connect_seconds: 2\n")
+    peer = _Peer(kind)
+    address = f"tcp://127.0.0.1:{peer.port}"
+    try:
+        got = CliRunner().invoke(main, ["grade", str(ROOT / "submissions" / "negamax.py"), "--cluster", address])
+    finally:
+        peer.close()
+    assert got.exit_code == 1, got.output
+    assert got.output.splitlines() == [f"Connecting to the cluster at {address}...", got.output.splitlines()[-1]]
+    last = got.output.splitlines()[-1]
+    assert last.startswith("Error: " + words.format(address=address)), last
+    assert "listens on port 8786" in last and "8787 is its dashboard" in last
 
 
 def test_cli_local_cluster(tmp_path, monkeypatch):
