@@ -507,6 +507,7 @@ class _Run:
         self.stdout_bytes = 0
         self.output_limited = False
         self.ended: float | None = None  # when the script exited or was killed
+        self.cpu_at_kill = 0.0  # CPU seconds of the script's process tree just before the grader killed it
 
     def result(self) -> RunResult:
         limits = self.limits
@@ -550,7 +551,9 @@ class _Run:
         exit_code = os.waitstatus_to_exitcode(status)
         if self.sandbox.mechanism in ("bwrap", "unshare") and 128 < exit_code < 128 + 65:
             exit_code = 128 - exit_code  # the namespace's first process exits 128+N when the script dies of signal N
-        cpu = usage.ru_utime + usage.ru_stime
+        # A sandbox's first process killed before it reaps the script loses the script's usage
+        # from its own: the tree's usage read just before the kill keeps it.
+        cpu = max(usage.ru_utime + usage.ru_stime, self.cpu_at_kill)
         # SIGXCPU comes from RLIMIT_CPU; past its hard limit a second later the kernel sends SIGKILL.
         cpu_limited = bool(limits.cpu_seconds) and not timed_out and cpu >= 0.9 * (limits.cpu_seconds or 0) and (
             exit_code in (-signal.SIGXCPU, -signal.SIGKILL)
@@ -587,6 +590,7 @@ class _Run:
                 sel.unregister(pidfd)
             # Kill everything first, then read what is left: lines printed before the kill count,
             # nothing printed after it (say by an escaped child) can.
+            self.cpu_at_kill = _tree_cpu_seconds(proc.pid)
             self._kill_everything(proc, cgroup)
             self._read(sel, time.monotonic() + _GRACE, pidfd)
             return timed_out
@@ -654,6 +658,28 @@ class _Run:
         proc.stderr.close()  # type: ignore[union-attr]
         proc.returncode = os.waitstatus_to_exitcode(status)
         return status, usage
+
+
+def _tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds used so far by ``pid`` and its descendants: each live process's own time
+    plus that of the children it has reaped (so each process counts once)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total, todo, seen = 0, [pid], set()
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += sum(int(x) for x in fields[11:15])  # utime, stime, cutime, cstime
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / tick
 
 
 def _as_uid(sandbox: Sandbox) -> dict:
