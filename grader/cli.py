@@ -438,6 +438,9 @@ def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, 
     if json_file:
         write_json(json_file, report.results_json(results))
         click.echo(f"Results written to {json_file}")
+    if single and results[0].game_hint:
+        click.echo(_sentence(results[0].game_hint))
+        raise SystemExit(1)
     interrupted = run.interrupted if run is not None else (results[0].stopped if results[0].interrupted else None)
     if interrupted:
         where = run.folder.path if run is not None else out

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import re
 import sys
@@ -145,6 +146,11 @@ class TestResult:
         return self.verdict.failure
 
     @property
+    def illegal_move(self) -> bool:
+        """The script printed a move, and it is not legal here."""
+        return self.claim.move is not None and self.verdict.move_value is None
+
+    @property
     def diagnosis(self) -> str:
         """The verdict's diagnosis, with how the run ended and, after a crash, the end of stderr."""
         parts = [self.verdict.diagnosis]
@@ -227,6 +233,8 @@ class ScriptResult:
     interrupted: bool = False  # not graded to its end (Ctrl-C, SIGTERM): ``tests`` holds the tests that finished
     name: str = ""  # the student
     backend: str = ""  # the solver behind the exact answers
+    not_graded: bool = False  # there was no script to run (``stopped`` says why: two scripts in a folder, say)
+    game_hint: str | None = None  # why the script seems written for another game, as a sentence (``wrong_game``)
 
     @property
     def total(self) -> float:
@@ -238,9 +246,9 @@ class ScriptResult:
 
     @property
     def complete(self) -> bool:
-        """Graded to its end: every test judged, or stopped on purpose (--stop-on-error, no
-        script). An interrupted run's grade is not final."""
-        return not self.interrupted
+        """Graded to its end: every test judged, or stopped on purpose (--stop-on-error). An
+        interrupted run's grade is not final, nor is a student's without a script to run."""
+        return not self.interrupted and not self.not_graded
 
     @property
     def symbols(self) -> str:
@@ -256,6 +264,11 @@ class ScriptResult:
     @property
     def crashes(self) -> int:
         return sum(t.run.crashed for t in self.tests)
+
+    @property
+    def illegal_moves(self) -> int:
+        """Tests whose move (the last integer printed) is not a legal move of the position."""
+        return sum(t.illegal_move for t in self.tests)
 
     @property
     def script_seconds(self) -> float:
@@ -385,7 +398,7 @@ class _Student:
         path = str(self.sub.path) if self.sub.path else ""
         stopped = self.stopped or interrupted
         return ScriptResult(path, self.plan, tests, time.monotonic() - self.start, stopped, bool(interrupted), self.sub.name,
-                            backend)  # fmt: skip
+                            backend, not_graded=self.sub.problem is not None)  # fmt: skip
 
 
 class AnswerStore(Protocol):
@@ -541,7 +554,43 @@ def grade(
         result = _in_folder(folder, [sub], plan, settings, mechanism, False, None, each, None, executor, stop, True,
                             loaded).results[0]  # fmt: skip
     result.script = str(script)
+    with using(executor, settings.jobs, stop) as ex:
+        result.game_hint = wrong_game(result, sub, loaded[sub.name], settings, ex)
     return result
+
+
+PROBES = 5  # boards of each other game a script that does badly here is tried on
+
+
+def wrong_game(result: ScriptResult, sub: Submission, script: Script, settings: Settings, ex: Executor) -> str | None:
+    """One line when the script seems written for another game than the plan's, else None.
+
+    Asked only when the script earned less than half the credit: it is then run on a few
+    boards of each other installed game where not every legal move is optimal, and a game
+    on whose boards it found an optimal move every time is suggested. A script that printed
+    no legal move at all is told so in any case."""
+    from .games import available, get_game
+
+    tests, game = result.tests, result.plan.game
+    if not tests or result.interrupted or 2 * result.total >= len(tests):
+        return None
+    legal = sum(t.claim.move is not None and not t.illegal_move for t in tests)
+    said = f"only {legal} of {len(tests)} tests printed a legal {game.title} move" if legal else \
+        f"no test printed a legal {game.title} move"
+    for name in sorted(available()):
+        other = get_game(name)
+        if other.name == game.name:
+            continue
+        rule = other.scoring(None)
+        solver = other.solver(rule, backend=settings.backend)
+        telling = (p for p in standard_plan(0, other).positions if len(solver.optimal_moves(p)) < len(p.moves()))
+        probe = Plan(tuple(itertools.islice(telling, PROBES)), None, f"{other.title} probe")
+        here = dataclasses.replace(settings, scoring=rule, stop_on_error=False)
+        (tried,) = _Run(probe, here, ex).grade([sub], {sub.name: script})
+        if len(tried.tests) == PROBES and all(t.verdict.move_ok and not t.run.crashed for t in tried.tests):
+            return (f"{said}, but it found an optimal move on each of {PROBES} {other.title} boards: "
+                    f"is it written for {other.title}? Grade it with --game {other.name}")  # fmt: skip
+    return None if legal else f"{said}: is the script written for {game.title}? (--game chooses the game)"
 
 
 @dataclass

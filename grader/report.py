@@ -36,10 +36,8 @@ def summary(result: ScriptResult) -> str:
         f"  ({plural(len(result.tests), 'test', 'tests')} run, {result.plan.source}, {result.seconds:.1f} s)",
         f"symbols: {counts}",
     ]
-    timeouts = sum(t.run.timed_out for t in result.tests)
-    crashes = sum(t.run.crashed for t in result.tests)
-    if timeouts or crashes:
-        lines.append(f"timeouts: {timeouts}  crashes: {crashes}")
+    if result.timeouts or result.crashes or result.illegal_moves:
+        lines.append(f"timeouts: {result.timeouts}  crashes: {result.crashes}  illegal moves: {result.illegal_moves}")
     if result.interrupted:
         lines.append(
             f"{result.stopped or 'interrupted'}: {len(result.tests)} of {result.max_total} tests finished, "

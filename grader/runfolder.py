@@ -398,7 +398,7 @@ class RunFolder(RecordFolder):
                     stopped += f" ({forged} record(s) failed their seal)"
             seconds = sum(t.run.wall_seconds for t in tests)
             out.append(ScriptResult(str(sub.path or ""), plan, tests, seconds, stopped, interrupted, sub.name,
-                                    self.meta.get("backend_used", "")))  # fmt: skip
+                                    self.meta.get("backend_used", ""), not_graded=sub.problem is not None))  # fmt: skip
         if self.tampering():
             warnings.warn(self.tampering(), GraderWarning, stacklevel=2)
         return out
