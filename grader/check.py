@@ -14,9 +14,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .errors import GraderError
 from .games import DEFAULT, Game, get_game
-from .grading import Settings, TestResult, grade
+from .grading import Settings, TestResult, grade, stderr_lines
 from .plans import PUBLIC, Plan, standard_plan
+from .submissions import find_submission_folder
 
 COUNT = 5  # positions checked
 CHECK_SECONDS = 3.0  # a check waits at most this long per position (it reports against the real limit)
@@ -64,14 +66,20 @@ def easy_positions(game: Game, plan: Plan | None) -> Plan:
 
 
 def check(script: str | Path, game: str | Game = DEFAULT, plan: Plan | None = None,
-          settings: Settings | None = None) -> CheckReport:  # fmt: skip
-    """Run ``script`` on a few easy public positions and say what keeps its output from being read."""
+          settings: Settings | None = None, entry: str | None = None) -> CheckReport:  # fmt: skip
+    """Run ``script`` on a few easy public positions and say what keeps its output from being
+    read. ``script`` may be a student's folder holding one script (or ``entry``)."""
     g = get_game(game)
+    settings = settings or Settings()
+    if Path(script).is_dir():
+        sub = find_submission_folder(Path(script), set(settings.commands), entry)
+        if sub.path is None:
+            raise GraderError(f"'{script}' is a folder, not a script: {sub.problem} (or give the script itself)")
+        script = sub.path
     if plan is not None and plan.kind != PUBLIC and plan.has_private:
         from .errors import PlanError
 
         raise PlanError("this plan holds private tests: check with its public half (grader plan public)")
-    settings = settings or Settings()
     limit = settings.limits.wall_seconds
     quick = dataclasses.replace(settings, limits=dataclasses.replace(settings.limits, wall_seconds=min(limit, CHECK_SECONDS)))
     result = grade(script, easy_positions(g, plan), quick)
@@ -82,7 +90,9 @@ def _problems(t: TestResult, game: Game, limit: float) -> list[str]:
     """What keeps this output from being read (or from being right in form), with the fix."""
     out, claim, run, pos = [], t.claim, t.run, t.position
     if run.crashed:
-        out.append(f"it crashed ({run.describe()}): fix the error in its stderr; a crash fails the test")
+        said = stderr_lines(run.stderr_tail, 6)
+        out.append(f"it crashed ({run.describe()}): a crash fails the test; "
+                   + ("fix the error its stderr ends with:\n      " + "\n      ".join(said) if said else "it printed nothing on stderr"))  # fmt: skip
     if claim.move is None:
         if run.timed_out and not run.stdout_tail.strip():
             out.append("nothing was printed before the time limit: print as you go and flush (print(..., flush=True)); "

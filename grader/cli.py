@@ -887,7 +887,7 @@ def check(script: str, plan_name: str | None, game_name: str | None, config_path
     config = load_config(config_path)
     game = _game(game_name, config)
     plan = load_any_plan(plan_name, game) if plan_name else None
-    found = run_check(script, game, plan, _settings(config, game, plan))
+    found = run_check(script, game, plan, _settings(config, game, plan), entry=config.entry)
     click.echo(report.check_text(found))
     if found.all_fail:
         raise SystemExit(1)

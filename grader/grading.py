@@ -337,7 +337,13 @@ def stopped_test(stopped: str | None) -> int | None:
 
 
 def stderr_lines(text: str, n: int) -> list[str]:
-    return [ln.strip() for ln in text.strip().splitlines() if ln.strip()][-n:]
+    """The last ``n`` lines of stderr worth showing: of a Python traceback, its first line
+    always (then '...' where lines are left out), so that it reads as one."""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    starts = [i for i, ln in enumerate(lines) if ln.startswith("Traceback (most recent call last)")]
+    if not starts or len(lines) - starts[-1] <= n or n < 3:
+        return lines[-n:]
+    return [lines[starts[-1]], "...", *lines[-(n - 2):]]
 
 
 @dataclass(frozen=True)

@@ -430,9 +430,11 @@ def check_text(found) -> str:
         out.append(
             f"{t.index}. {t.position.board_string()} {t.position.token} ({plural(t.position.empties, 'empty', 'empties')}): "
             f"{t.symbol}  {t.run.wall_seconds:.2f} s of {c.limit:g} s; score line {'yes' if t.claim.has_score_line else 'NO'}"
-            + ("" if line_ok is None else f", line {'replays' if line_ok else 'does not replay'}")
+            + ("" if line_ok is None else f", line {'is optimal' if line_ok else 'goes wrong'}")
             + f", move {move} ({'legal' if legal else 'NOT legal'})"
         )
+        if line_ok is False and t.verdict.line_check is not None:
+            out.append(f"   line: {t.verdict.line_check.describe(t.position.token, found.game)}")
         out += [f"   fix: {p}" for p in c.problems]
     if found.all_fail:
         out.append("None of these outputs can be graded: every test would fail. Fix the problems above before you submit.")

@@ -217,6 +217,8 @@ def run_script(script: Script, pos: Position, settings: RunSettings, where: Runs
             for part in script.command(settings)]  # fmt: skip
     scanner = OutputScanner()
     result = runner.run(argv, settings.limits, scanner.feed, where.sandbox(settings), where.stop, folder)
+    # Tracebacks name the staged copy (/tmp/grader-scripts-.../alice.py): show the student's own file names.
+    result = replace(result, stderr_tail=result.stderr_tail.replace(folder + os.sep, ""))
     if where.host is not None:
         result = replace(result, host=where.host)
     return result, scanner.claim()

@@ -28,6 +28,8 @@ PRINTS = {
     "buffered": 'import os, time\nout = open(1, "w", buffering=65536, closefd=False)\n'
                 'print("score", score, *reversed(line), file=out)\ntime.sleep(20)',
     "passes_as_squares": 'print("score", score, *[64 if m == -1 else m for m in reversed(line)])',
+    "crashes": 'print("score", score, *reversed(line), flush=True)\n'
+               'def helper():\n    raise RuntimeError("the helper broke")\nhelper()',
 }
 
 
@@ -58,7 +60,7 @@ def run_check(where, kind):
 def test_a_correct_script_passes(where):
     done = run_check(where, "good")
     assert done.exit_code == 0, done.output
-    assert done.output.count("score line yes, line replays") == 5
+    assert done.output.count("score line yes, line is optimal") == 5
     assert "of 1 s" in done.output  # the time against the limit
     assert "The output can be read on every position checked." in done.output
 
@@ -103,3 +105,49 @@ def test_easy_positions_are_public_and_few_empties():
 def test_check_from_the_library(tmp_path):
     found = check(script(tmp_path, "good"))
     assert not found.all_fail and all(c.readable and not c.problems for c in found.checked)
+
+
+def test_a_folder_is_checked_through_its_one_script_or_named_with_its_scripts(where):
+    one = script(where, "good").parent
+    (one / "negamax.py").rename(one / "_negamax_lib.py")  # hide the second script: one left
+    (one / "main.py").write_text((one / "main.py").read_text().replace("from negamax", "from _negamax_lib"))
+    done = CliRunner().invoke(main, ["check", str(one), "--plan", "lab.public.plan", "--config", "config.yaml"])
+    assert done.exit_code == 0, done.output
+    assert done.output.splitlines()[0].startswith(f"Checking {one / 'main.py'} on 5 easy public positions")
+    two = script(where, "forward").parent
+    done = CliRunner().invoke(main, ["check", str(two), "--plan", "lab.public.plan", "--config", "config.yaml"])
+    assert done.exit_code == 1
+    assert done.output == (f"Error: '{two}' is a folder, not a script: 2 scripts in {two} (main.py, negamax.py): "
+                           "set 'entry' in config.yaml to the one to run (or give the script itself)\n")
+
+
+def test_a_crash_shows_the_end_of_its_stderr_with_the_students_file_name(where):
+    done = run_check(where, "crashes")
+    assert done.exit_code == 1, done.output
+    assert "fix the error its stderr ends with:" in done.output
+    assert "Traceback (most recent call last):" in done.output and "RuntimeError: the helper broke" in done.output
+    assert 'File "main.py", line ' in done.output and "grader-scripts-" not in done.output
+
+
+def test_a_legal_line_that_is_not_optimal_says_where_it_goes_wrong(tmp_path):
+    """The handout board's optimal line (x: 51, then 7, 14, 15 while o passes) with x's second
+    move replaced by another legal one that the brute force says loses discs."""
+    import reference as ref
+
+    game = get_game("othello")
+    after = ref.play(HANDOUT_BOARD, "x", 51)  # o must pass: x moves again
+    values = ref.move_values(after, "x", "plain")
+    worse = min(values, key=values.get)
+    assert values[worse] < max(values.values())
+    d = tmp_path / "s"
+    d.mkdir()
+    (d / "main.py").write_text(f"print('score 18', {worse}, -1, 51)\n")  # reversed: 51, pass, worse
+    (tmp_path / "b.txt").write_text(f"{HANDOUT_BOARD} x\n")
+    plan = CliRunner().invoke(main, ["plan", "new", "--boards", str(tmp_path / "b.txt"), "--public", "1", "--out",
+                                     str(tmp_path / "p.plan")])  # fmt: skip
+    assert plan.exit_code == 0, plan.output
+    public = CliRunner().invoke(main, ["plan", "public", str(tmp_path / "p.plan"), "--out", str(tmp_path / "q.plan")])
+    assert public.exit_code == 0, public.output
+    done = CliRunner().invoke(main, ["check", str(d / "main.py"), "--plan", str(tmp_path / "q.plan")])
+    assert "line goes wrong" in done.output and "does not replay" not in done.output, done.output
+    assert f"   line: line goes wrong at ply 3: after 51 (d7), pass, x plays {game.move_text(worse)}" in done.output

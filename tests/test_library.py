@@ -95,3 +95,19 @@ def test_public_names():
         assert name in grader.__all__ and hasattr(grader, name)
     assert grader.get_game("othello").parse(HANDOUT_BOARD, "x").empties == 4
     assert Path(grader.__file__).parent.joinpath("share", "fixtures", "standard.txt").is_file()
+
+
+def test_the_readme_names_the_import_error_of_a_clones_folder(tmp_path):
+    """From the folder holding a clone (named grader/ by git clone), the clone's folder hides
+    the editable install: the README's 'Using grader from Python' says so, in the words Python uses."""
+    import subprocess
+    import sys
+
+    (tmp_path / "grader").mkdir()  # the clone's folder, as its parent folder sees it
+    done = subprocess.run([sys.executable, "-c", "from grader import grade"], cwd=tmp_path, capture_output=True, text=True)
+    section = (ROOT / "README.md").read_text().split("## Using grader from Python", 1)[1].split("\n## ", 1)[0]
+    if done.returncode == 0:
+        pytest.skip("the package is not an editable install here: the clone's folder does not hide it")
+    error = done.stderr.strip().splitlines()[-1]
+    assert error == "ImportError: cannot import name 'grade' from 'grader' (unknown location)"
+    assert error in " ".join(section.replace("`", "").split()), "README: explain the import error of a clone's folder"
