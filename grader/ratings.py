@@ -122,10 +122,10 @@ def standings(games: Iterable[GameLike], engines: list[str]) -> list[Standing]:
     return sorted(rows, key=lambda r: (-r.points, -(r.elo if r.elo is not None else -1e9), r.engine))
 
 
-def crosstable(games: Iterable[GameLike], engines: list[str]) -> dict[str, dict[str, float]]:
-    """Points each engine scored against each other engine."""
-    table = {e: {o: 0.0 for o in engines if o != e} for e in engines}
+def crosstable(games: Iterable[GameLike], engines: list[str]) -> dict[str, dict[str, float | None]]:
+    """Points each engine scored against each other engine; None for a pair that never met."""
+    table: dict[str, dict[str, float | None]] = {e: {o: None for o in engines if o != e} for e in engines}
     for g in games:
-        table[g.black][g.white] += g.black_score
-        table[g.white][g.black] += 1 - g.black_score
+        table[g.black][g.white] = (table[g.black][g.white] or 0.0) + g.black_score
+        table[g.white][g.black] = (table[g.white][g.black] or 0.0) + 1 - g.black_score
     return table

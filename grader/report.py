@@ -315,7 +315,7 @@ def standings_table(rows: list, fmt: str = "simple") -> str:
     table = []
     for s in rows:
         rating = "n/a" if s.elo is None else f"{round(s.elo) + 0:+d}"  # + 0: never '-0'
-        error = "n/a" if s.elo is None or s.elo_error is None else "inf" if math.isinf(s.elo_error) else f"{s.elo_error:.0f}"
+        error = "n/a" if s.elo is None or s.elo_error is None or math.isinf(s.elo_error) else f"{s.elo_error:.0f}"
         table.append([s.engine, s.games, fmt_total(s.points), s.wins, s.draws, s.losses, f"{s.disc_diff:+.1f}",
                       rating, error, s.forfeits, s.timeouts,
                       "n/a" if getattr(s, "disc_share", None) is None else f"{100 * s.disc_share:.1f}%"])  # fmt: skip
@@ -350,9 +350,10 @@ def sprt_text(s: dict) -> str:
     ])  # fmt: skip
 
 
-def crosstable_text(cross: dict[str, dict[str, float]], engines: list[str], fmt: str = "simple") -> str:
-    """Each engine's points against each other engine (row against column)."""
-    rows = [[e] + ["-" if o == e else fmt_total(cross[e][o]) for o in engines] for e in engines]
+def crosstable_text(cross: dict[str, dict[str, float | None]], engines: list[str], fmt: str = "simple") -> str:
+    """Each engine's points against each other engine (row against column); '-' for a pair
+    that never met."""
+    rows = [[e] + ["-" if o == e or cross[e][o] is None else fmt_total(cross[e][o]) for o in engines] for e in engines]
     return tabulate(rows, headers=["", *engines], tablefmt=fmt, disable_numparse=True)
 
 

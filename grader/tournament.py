@@ -379,7 +379,7 @@ class TournamentResult:
     games: list[GameRecord]
     scheduled: int
     standings: list[ratings.Standing]
-    crosstable: dict[str, dict[str, float]]
+    crosstable: dict[str, dict[str, float | None]]  # None: the pair never met
     interrupted: str | None = None
     format: Format = field(default_factory=Format)
     swiss: list | None = None

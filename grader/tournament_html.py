@@ -114,8 +114,8 @@ def _elo(s) -> tuple[str, str]:
         return "n/a", ""
     if s.elo_error is None:
         return f"{s.elo:+.0f}", ""
-    if math.isinf(s.elo_error):
-        return f"{s.elo:+.0f}", "± inf"
+    if math.isinf(s.elo_error):  # the interval reaches a score of 0 or 1
+        return f"{s.elo:+.0f}", "± n/a"
     return f"{s.elo:+.0f}", f"± {s.elo_error:.0f} ({s.elo - s.elo_error:+.0f} to {s.elo + s.elo_error:+.0f})"
 
 
@@ -143,7 +143,8 @@ def _crosstable(result) -> str:
     head = "".join(f"<th>{escape(n)}</th>" for n in names)
     rows = []
     for e in names:
-        cells = "".join("<td>-</td>" if o == e else f"<td>{fmt_total(result.crosstable[e][o])}</td>" for o in names)
+        cells = "".join("<td>-</td>" if o == e or result.crosstable[e][o] is None
+                        else f"<td>{fmt_total(result.crosstable[e][o])}</td>" for o in names)  # fmt: skip
         rows.append(f"<tr><td class=name>{escape(e)}</td>{cells}</tr>")
     return f"<table><thead><tr><th></th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 

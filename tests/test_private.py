@@ -92,7 +92,7 @@ def test_plan_new_from_a_seed_is_the_standard_plan_with_limits(tmp_path):
     # the 10 fixed boards ship with the grader (answers and all): public in any plan, and 4 more
     assert set(range(1, 11)) < plan.public and len(plan.public) == 14
     assert plan.limits.wall_seconds == 2.5 and plan.scoring == "winner-takes-empties"
-    assert "grader plan public" in done.output and "14 public (with 10 fixed boards that ship with the grader)" in done.output
+    assert "grader plan public" in done.output and "14 public: 4 random and the 10 fixed boards that ship with the grader;" in done.output
     assert "Warning: the private boards come from seed 77, which anyone can find by trying seeds" in done.output
 
 

@@ -1,6 +1,7 @@
 """Tournaments: game rules, forfeits, timeouts, resume, standings and Elo, bundled engines."""
 
 import json
+import math
 import random
 import shutil
 import signal
@@ -8,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
@@ -18,6 +20,7 @@ from grader.games.othello import OTHELLO, PLAIN, SCORINGS, WINNER_TAKES_EMPTIES
 from grader.cli import main
 from grader.grading import Settings
 from grader.ratings import crosstable, elo, elo_interval, standings
+from grader.report import crosstable_text, standings_table
 from grader.runner import Limits
 from grader.executor import LocalExecutor
 from grader.tournament import (
@@ -235,6 +238,22 @@ def test_standings_and_crosstable_arithmetic():
     cross = crosstable(games, ["a", "b", "c"])
     assert cross == {"a": {"b": 1.5, "c": 1.0}, "b": {"a": 0.5, "c": 1.0}, "c": {"a": 1.0, "b": 1.0}}
     assert sum(s.points for s in table.values()) == len(games)
+
+
+def test_pairs_that_never_met_and_unbounded_elo_show_as_such():
+    """A gauntlet: b and c never meet (a dash, not 0); a wins all but one of its pair scores,
+    so the interval of its Elo reaches a score of 1 (n/a, not inf)."""
+    game = lambda black, white, score, pair: SimpleNamespace(  # noqa: E731
+        black=black, white=white, black_score=score, disc_diff=10 if score == 1 else -10 if score == 0 else 0,
+        black_discs=37, white_discs=27, forfeit=None, timeouts={}, pair=pair)  # fmt: skip
+    games = [game("a", "b", 1, "p1"), game("b", "a", 0, "p1"), game("a", "c", 1, "p2"), game("c", "a", 0.5, "p2")]
+    cross = crosstable(games, ["a", "b", "c"])
+    assert cross["b"]["c"] is None and cross["c"]["b"] is None and cross["b"]["a"] == 0.0
+    text = crosstable_text(cross, ["a", "b", "c"]).splitlines()
+    assert text[2].split() == ["a", "-", "2", "1.5"] and text[3].split() == ["b", "0", "-", "-"]
+    rows = {ln.split()[0]: ln.split() for ln in standings_table(standings(games, ["a", "b", "c"])).splitlines()[2:]}
+    a = next(s for s in standings(games, ["a", "b", "c"]) if s.engine == "a")
+    assert math.isinf(a.elo_error) and rows["a"][7:9] == [f"{round(a.elo):+d}", "n/a"]
 
 
 # --- bundled engines ---------------------------------------------------------------------
