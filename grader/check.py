@@ -91,7 +91,7 @@ def _problems(t: TestResult, game: Game, limit: float) -> list[str]:
     out, claim, run, pos = [], t.claim, t.run, t.position
     if run.crashed:
         said = stderr_lines(run.stderr_tail, 6)
-        out.append(f"it crashed ({run.describe()}): a crash fails the test; "
+        out.append(f"it {run.describe()}: a crash fails the test; "
                    + ("fix the error its stderr ends with:\n      " + "\n      ".join(said) if said else "it printed nothing on stderr"))  # fmt: skip
     if claim.move is None:
         if run.timed_out and not run.stdout_tail.strip():

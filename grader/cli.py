@@ -186,19 +186,54 @@ def _settings(config: Config, game: Game, plan: Plan | None = None, time_limit: 
     return Settings.from_config(config, limits=limits, scoring=game.scoring(scoring), **options)
 
 
+class _Wanted(click.ParamType):
+    """An option's value, refused with one line saying what is wanted ('--seed must be a
+    whole number, 0 or more, like 42; got 'abc''), not click's 'not a valid integer range'."""
+
+    wanted = ""
+
+    def read(self, value: Any) -> Any:
+        """The value, or ValueError."""
+        raise NotImplementedError
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        try:
+            return self.read(value)
+        except (TypeError, ValueError):
+            name = param.opts[0] if param is not None and param.opts else "the value"
+            raise click.UsageError(f"{name} must be {self.wanted}; got {str(value)!r}", ctx) from None
+
+
+class _Seconds(_Wanted):
+    """A time limit: a number of seconds above 0, at most a day."""
+
+    name, wanted = "seconds", "a number of seconds above 0 and at most 86400, like 10"
+
+    def read(self, value: Any) -> float:
+        seconds = float(value)
+        if not 0 < seconds <= 86400:  # also refuses nan
+            raise ValueError(value)
+        return seconds
+
+
+class _Seed(_Wanted):
+    name, wanted = "n", "a whole number, 0 or more, like 42"
+
+    def read(self, value: Any) -> int:
+        if isinstance(value, bool) or (not isinstance(value, int) and not str(value).strip().isdigit()):
+            raise ValueError(value)
+        return int(value)
+
+
+SECONDS, SEED = _Seconds(), _Seed()
+
+
 def seed_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        return click.option("--seed", type=click.IntRange(min=0), default=None,
+        return click.option("--seed", type=SEED, default=None,
                             help=f"Seed for the {what} (default: config, else a new one, printed).")(fn)  # fmt: skip
 
     return decorate
-
-
-def _seconds(ctx: Any, param: Any, value: float | None) -> float | None:
-    """A time limit: a number of seconds above 0, at most a day."""
-    if value is not None and not 0 < value <= 86400:  # also refuses nan
-        raise click.BadParameter(f"{value} is not a number of seconds between 0 and 86400")
-    return value
 
 
 def _seed(seed: int | None, config: Config) -> int:
@@ -234,7 +269,7 @@ def main() -> None:
 @click.option("--all", "all_values", is_flag=True, help="Also give the exact value of every legal move.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (a list with --boards).")
 @backend_option
-@click.option("--max-seconds", type=float, callback=_seconds, default=None, help="Refuse a position whose solve is estimated to take longer.")
+@click.option("--max-seconds", type=SECONDS, default=None, help="Refuse a position whose solve is estimated to take longer.")
 @game_option
 @config_option
 @_fail_cleanly
@@ -365,7 +400,7 @@ _SYMBOL_HELP = "\n".join(f"  {s.char}  {s.meaning} ({report.fmt_credit(s.credit)
 )
 @click.argument("scripts", nargs=-1, metavar="SCRIPT_OR_DIR...")
 @seed_option("standard plan's random boards")
-@click.option("--time-limit", type=float, callback=_seconds, default=None, help="Seconds per test (default: config limits.wall_seconds, 10).")
+@click.option("--time-limit", type=SECONDS, default=None, help="Seconds per test (default: config limits.wall_seconds, 10).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Tests at once, over all scripts (default: config, else the number of cores).")
 @click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Grade on the positions in FILE instead of the standard plan.")
 @click.option("--plan", "plan_name", default=None, metavar="NAME|FILE", help="A plan file (lab5.plan), or a plan of the game instead of 'standard' (othello: speed; tictactoe: exhaustive).")
@@ -644,7 +679,7 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
               help="With --openings: the first N moves of each (GGF games are whole games: cut them).")
 @click.option("--random-openings", type=click.IntRange(min=0, max=40), default=None, metavar="PLIES", help="Random legal openings of PLIES moves from the seed (default: 4).")
 @seed_option("random openings")
-@click.option("--time-limit", type=float, callback=_seconds, default=None, help="Seconds per move (default: config tournament.move_seconds).")
+@click.option("--time-limit", type=SECONDS, default=None, help="Seconds per move (default: config tournament.move_seconds).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Games at once (default: config, else the number of cores).")
 @click.option("--adjudicate", type=click.IntRange(min=1, max=64), default=None, metavar="K",
               help="The exact solver finishes games once K or fewer squares are empty (at most what it solves in about a second).")
@@ -802,9 +837,10 @@ def plan_group() -> None:
 @click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="The tests are the positions in FILE (instead of a named plan).")
 @click.option("--plan", "plan_name", default=None, metavar="NAME", help="The game's named plan to draw (default: standard).")
 @click.option("--empties", default=None, metavar="LOW-HIGH", help="A speed plan: 5 random boards for each number of empties from LOW to HIGH (11-16, say).")
-@click.option("--public", "public_count", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Tests students may see, spread over the numbers of empties (besides the boards that ship with the grader, public in any plan).")
-@click.option("--time-limit", type=float, callback=_seconds, default=None, help="Seconds per test the plan fixes (default: config).")
+@click.option("--public", "public_count", type=click.IntRange(min=0), default=0, show_default=True, metavar="K",
+              help="K random tests students may see, spread over the numbers of empties, besides the fixed boards "
+                   "that ship with the grader (public in every plan: the plan has K + their number public tests).")
+@click.option("--time-limit", type=SECONDS, default=None, help="Seconds per test the plan fixes (default: config).")
 @scoring_option
 @game_option
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="The plan file to write (lab5.plan).")
@@ -834,8 +870,9 @@ def plan_new(seed: int | None, boards_file: str | None, plan_name: str | None, e
     public = spread_public(plan.positions, public_count, plan.seed if plan.seed is not None else str(boards_file), always)
     plan = dataclasses.replace(plan, public=public, scoring=settings.scoring, limits=settings.limits, kind="full")
     write_plan_file(plan, out)
-    shipped = f" (with {report.plural(len(always), 'fixed board', 'fixed boards')} that ship with the grader)" if always else ""
-    click.echo(f"{out}: {len(plan.positions)} tests of {game.name} ({plan.source}), {len(public)} public{shipped}, "
+    shipped = (f": {len(public) - len(always)} random and the {report.plural(len(always), 'fixed board', 'fixed boards')} "
+               "that ship with the grader") if always else ""  # fmt: skip
+    click.echo(f"{out}: {len(plan.positions)} tests of {game.name} ({plan.source}), {len(public)} public{shipped}; "
                f"scoring {settings.scoring}, {settings.limits.wall_seconds:g} s per test")  # fmt: skip
     if plan.has_private and chosen is not None and plan.seed is not None:
         click.echo(f"Warning: the private boards come from seed {chosen}, which anyone can find by trying seeds until one "
@@ -900,7 +937,7 @@ def check(script: str, plan_name: str | None, game_name: str | None, config_path
 @click.argument("script")
 @click.option("--as", "sides", type=click.Choice(["x", "o", "both"]), default="both", show_default=True, help="The side the script plays.")
 @click.option("--from", "start", nargs=2, metavar="BOARD TOKEN", default=None, help="Prove from this position (an Othello endgame, say) instead of the start.")
-@click.option("--time-limit", type=float, callback=_seconds, default=None, help="Seconds per position (default: config limits.wall_seconds).")
+@click.option("--time-limit", type=SECONDS, default=None, help="Seconds per position (default: config limits.wall_seconds).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Positions asked at once (default: config, else the number of cores).")
 @click.option("--no-repeat", is_flag=True, help="Ask each position once only (no check that the script is deterministic).")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write the proof as JSON to FILE.")

@@ -318,6 +318,7 @@ class ScriptResult:
             "symbols": self.symbols,
             "seed": self.plan.seed,
             "stopped": self.stopped,
+            "game_hint": self.game_hint,
             "seconds": round(self.seconds, 3),
             "backend": self.backend,
             **speed,
@@ -560,8 +561,9 @@ def grade(
         result = _in_folder(folder, [sub], plan, settings, mechanism, False, None, each, None, executor, stop, True,
                             loaded).results[0]  # fmt: skip
     result.script = str(script)
-    with using(executor, settings.jobs, stop) as ex:
-        result.game_hint = wrong_game(result, sub, loaded[sub.name], settings, ex)
+    if out is None:  # a run folder asked already, and keeps the answer
+        with using(executor, settings.jobs, stop) as ex:
+            result.game_hint = wrong_game(result, sub, loaded[sub.name], settings, ex)
     return result
 
 
@@ -698,11 +700,29 @@ def _in_folder(folder: RunFolder, subs: Sequence[Submission], plan: Plan, settin
 
     with using(executor, settings.jobs, stop) as ex:
         results = _Run(plan, settings, ex, folder).grade(subs, scripts, previous, on_record, None, finished)
+        asked = _ask_for_game(folder, results, {s.name: s for s in subs}, scripts, settings, ex)
     interrupted = next((r.stopped for r in results if r.interrupted), None)
+    if interrupted is None and not asked:  # every test ran, but not every question: resume asks them
+        interrupted = ex.stop.reason or "interrupted"
     run = ClassRun(folder, folder.results(), interrupted)  # the records are the truth, as for 'grader report'
     if exports:
         run.files = write_exports(folder.path, run.results)
     return run
+
+
+def _ask_for_game(folder: RunFolder, results: Sequence[ScriptResult], subs: Mapping[str, Submission],
+                  scripts: Mapping[str, Script], settings: Settings, ex: Executor) -> bool:  # fmt: skip
+    """Record, for each student graded to the end, whether the script seems written for another
+    game (``wrong_game``): the class goes on, the student's row carries the note. False when
+    the run was stopped before every student was asked (a resumed run asks at its end)."""
+    for r in results:
+        if r.name not in scripts or r.interrupted:
+            continue
+        hint = None if ex.stop.is_set() else wrong_game(r, subs[r.name], scripts[r.name], settings, ex)
+        if ex.stop.is_set():
+            return False
+        folder.set_game_hint(r.name, hint)
+    return True
 
 
 def _load_scripts(subs: Sequence[Submission], settings: Settings) -> tuple[dict[str, Script], list[Submission]]:

@@ -92,6 +92,8 @@ def _student(r: ScriptResult, anchor: str) -> str:
     ]
     if r.stopped:
         out.append(f'<p class="note">{escape(r.stopped)}</p>')
+    if r.game_hint:
+        out.append(f'<p class="note">{escape(r.game_hint[:1].upper() + r.game_hint[1:])}</p>')
     if not worst and r.tests:
         out.append("<p>Every test fully correct.</p>")
     for t in sorted(worst[:MAX_BOARDS], key=lambda t: t.index):

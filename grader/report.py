@@ -228,6 +228,8 @@ def status(result: ScriptResult) -> str:
         return f"incomplete: {forged[1]} failed their seal" if forged else "incomplete"
     if result.stopped and not result.tests:
         return "not graded"
+    if result.game_hint:  # the class went on; this row says what is likely wrong
+        return result.game_hint
     if result.stopped:
         return result.stopped.split(":")[0]  # 'stopped at test 7'
     return ""
@@ -257,8 +259,14 @@ def grades_csv(results: list[ScriptResult]) -> str:
     for r in results:
         writer.writerow([_cell(r.name), fmt_total(r.total), r.max_total, *([_deepest_cell(r)] if speed else []),
                          *r.counts().values(), r.timeouts, r.crashes, "yes" if r.complete else "no",
-                         _cell(r.stopped or "")])  # fmt: skip
+                         _cell(note(r))])  # fmt: skip
     return out.getvalue()
+
+
+def note(r: ScriptResult) -> str:
+    """Why a student's run stopped or is not complete, and whether the script seems written
+    for another game: grades.csv's note."""
+    return "; ".join(text for text in (r.stopped, r.game_hint) if text)
 
 
 def _deepest_cell(r: ScriptResult) -> str:

@@ -332,6 +332,11 @@ class RunFolder(RecordFolder):
         self.meta["scripts"][name]["stopped_after"] = tests if stopped else None
         self._write_meta()
 
+    def set_game_hint(self, name: str, hint: str | None) -> None:
+        """Record why this student's script seems written for another game (None: it does not)."""
+        self.meta["scripts"][name]["game_hint"] = hint
+        self._write_meta()
+
     def append(self, name: str, digest: str | None, test: TestResult) -> None:
         """Record one finished test."""
         self._append({"student": name, "sha256": digest, **test.record()})
@@ -398,7 +403,8 @@ class RunFolder(RecordFolder):
                     stopped += f" ({forged} record(s) failed their seal)"
             seconds = sum(t.run.wall_seconds for t in tests)
             out.append(ScriptResult(str(sub.path or ""), plan, tests, seconds, stopped, interrupted, sub.name,
-                                    self.meta.get("backend_used", ""), not_graded=sub.problem is not None))  # fmt: skip
+                                    self.meta.get("backend_used", ""), not_graded=sub.problem is not None,
+                                    game_hint=info.get("game_hint")))  # fmt: skip
         if self.tampering():
             warnings.warn(self.tampering(), GraderWarning, stacklevel=2)
         return out

@@ -378,3 +378,29 @@ def test_run_folder_mistakes_are_one_line(klass):
     (klass / "t" / "tournament.json").write_text("{}")
     result = run_cli("grade", "class", "--boards", "b.txt", "--out", "t")
     assert result.exit_code == 1 and "holds a tournament, not a run" in result.output
+
+
+def test_a_student_whose_script_is_for_another_game_carries_the_note(tmp_path, monkeypatch):
+    """The class goes on (exit 0); the student's row says the script seems written for another
+    game, in the table, grades.csv (not complete is not the point: the grade is final),
+    results.json and report.html, and again from 'grader report'."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "class").mkdir()
+    shutil.copy(ROOT / "submissions" / "negamax.py", tmp_path / "class" / "ann.py")
+    shutil.copy(ROOT / "submissions" / "tictactoe" / "minimax.py", tmp_path / "class" / "bob.py")
+    fixed = [ln.split("#")[0].strip() for ln in (ROOT / "fixtures" / "standard.txt").read_text().splitlines()]
+    Path("b.txt").write_text("\n".join([ln for ln in fixed if ln][:6]) + "\n")
+    done = CliRunner().invoke(main, ["grade", "class", "--boards", "b.txt", "--out", "run", "--jobs", "2"])
+    assert done.exit_code == 0, done.output
+    hint = "is it written for Tic-tac-toe? Grade it with --game tictactoe"
+    bob_row = [ln for ln in done.output.splitlines() if ln.startswith("bob ")][-1]  # the table's, after the progress line
+    assert bob_row.endswith(hint), done.output
+    assert not any(hint in ln for ln in done.output.splitlines() if ln.startswith("ann "))
+    rows = {r["name"]: r for r in csv.DictReader(io.StringIO(Path("run/grades.csv").read_text()))}
+    assert rows["ann"]["note"] == "" and rows["bob"]["note"].endswith(hint)
+    assert rows["bob"]["complete"] == "yes"
+    data = {s["name"]: s for s in json.loads(Path("run/results.json").read_text())["scripts"]}
+    assert data["ann"]["game_hint"] is None and data["bob"]["game_hint"].endswith(hint)
+    assert hint in Path("run/report.html").read_text()
+    again = CliRunner().invoke(main, ["report", "run"])
+    assert [ln for ln in again.output.splitlines() if ln.startswith("bob ")] == [bob_row], again.output

@@ -239,7 +239,25 @@ def test_grade_errors(run, graded_folder, args, message):
 def test_grade_usage_errors(run, graded_folder):
     assert run("grade").exit_code == 2
     result = run("grade", "canned.py", "--time-limit", "0")
-    assert result.exit_code == 2 and "Invalid value for '--time-limit'" in result.output
+    assert result.exit_code == 2 and "Error: --time-limit must be a number of seconds" in result.output
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["grade", "canned.py", "--time-limit", "0"], "--time-limit must be a number of seconds above 0 and at most 86400, like 10; got '0'"),
+        (["grade", "canned.py", "--time-limit", "ten"], "--time-limit must be a number of seconds above 0 and at most 86400, like 10; got 'ten'"),
+        (["tournament", "a.py", "b.py", "--time-limit", "1e9"], "--time-limit must be a number of seconds above 0 and at most 86400, like 10; got '1e9'"),
+        (["solve", HANDOUT_BOARD, "x", "--max-seconds", "nan"], "--max-seconds must be a number of seconds above 0 and at most 86400, like 10; got 'nan'"),
+        (["grade", "canned.py", "--seed", "abc"], "--seed must be a whole number, 0 or more, like 42; got 'abc'"),
+        (["boards", "--seed", "-3"], "--seed must be a whole number, 0 or more, like 42; got '-3'"),
+        (["plan", "new", "--seed", "4.5", "--out", "p.plan"], "--seed must be a whole number, 0 or more, like 42; got '4.5'"),
+    ],
+)
+def test_a_bad_number_says_what_is_wanted(run, args, message):
+    result = run(*args)
+    assert result.exit_code == 2
+    assert result.output.splitlines()[-1] == f"Error: {message}"
 
 
 def test_grade_prints_the_seed_and_uses_config(run, tmp_path):
