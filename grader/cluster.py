@@ -80,27 +80,35 @@ def check_peer(address: str, seconds: float) -> None:
     usual = f"a Dask scheduler listens on port {SCHEDULER_PORT} unless told otherwise ({DASHBOARD_PORT} is its dashboard)"
     deadline = time.monotonic() + seconds
     got = b""
-    try:
-        with socket.create_connection((host, port), timeout=seconds) as sock:
-            while len(got) < 8 or (len(got) < 8 + _frame_size(got) and _frame_size(got) <= MAX_GREETING):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                sock.settimeout(left)
-                chunk = sock.recv(4096)
-                if not chunk:
-                    break
-                got += chunk
-    except TimeoutError:
-        pass
-    except OSError as e:
-        raise GraderError(f"cannot reach the Dask scheduler at {address} ({_short(e)}): is 'dask scheduler' running "
-                          "there, and the port open to this machine?") from None  # fmt: skip
+    while True:
+        try:
+            with socket.create_connection((host, port), timeout=max(0.1, deadline - time.monotonic())) as sock:
+                while len(got) < 8 or (len(got) < 8 + _frame_size(got) and _frame_size(got) <= MAX_GREETING):
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    sock.settimeout(left)
+                    chunk = sock.recv(4096)
+                    if not chunk:
+                        break
+                    got += chunk
+            break
+        except TimeoutError:
+            break
+        except ConnectionRefusedError as e:  # a scheduler still starting: try again until the deadline, as Dask does
+            if time.monotonic() + 0.2 >= deadline:
+                raise GraderError(f"cannot reach the Dask scheduler at {address} within {seconds:g} s ({_short(e)}): "
+                                  "is 'dask scheduler' running there, and the port open to this machine?") from None  # fmt: skip
+            time.sleep(0.2)
+        except OSError as e:
+            raise GraderError(f"cannot reach the Dask scheduler at {address} ({_short(e)}): is 'dask scheduler' running "
+                              "there, and the port open to this machine?") from None  # fmt: skip
     if len(got) >= 8 and _frame_size(got) <= MAX_GREETING and b"compression" in got and b"pickle-protocol" in got:
         return
     if not got:
         raise GraderError(f"nothing at {address} greeted like a Dask scheduler within {seconds:g} s (a scheduler "
-                          f"speaks first; a web server waits): {usual}; cluster: connect_seconds sets the wait")  # fmt: skip
+                          "speaks first; a web server, or a scheduler that speaks only TLS (use tls://), waits): "
+                          f"{usual}; cluster: connect_seconds sets the wait")  # fmt: skip
     shown = got[:40].decode("ascii", "replace").replace("\r", "").replace("\n", " ").strip()
     raise GraderError(f"what answers at {address} is not a Dask scheduler (it sent {shown!r}): {usual}")
 

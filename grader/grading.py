@@ -568,19 +568,22 @@ def grade(
 
 
 PROBES = 5  # boards of each other game a script that does badly here is tried on
+PROBE_SECONDS = 3.0  # the most each probe may take (a script for that game answers at once)
 
 
 def wrong_game(result: ScriptResult, sub: Submission, script: Script, settings: Settings, ex: Executor) -> str | None:
     """One line when the script seems written for another game than the plan's, else None.
 
-    Asked only when the script earned less than half the credit: it is then run on a few
-    boards of each other installed game where not every legal move is optimal, and a game
-    on whose boards it found an optimal move every time is suggested. A script that printed
-    no legal move at all is told so in any case."""
+    Asked only when the script earned less than half the credit and printed a move at least
+    once (a script that only timed out or crashed has another problem): it is then run on a
+    few boards of each other installed game where not every legal move is optimal, and a
+    game on whose boards it found an optimal move every time is suggested. A script that
+    printed no legal move at all is told so in any case."""
     from .games import available, get_game
 
     tests, game = result.tests, result.plan.game
-    if not tests or result.interrupted or 2 * result.total >= len(tests):
+    printed = [t for t in tests if t.claim.move is not None]  # a move printed (none: a timeout or crash, not a game)
+    if not printed or result.interrupted or 2 * result.total >= len(tests):
         return None
     legal = sum(t.claim.move is not None and not t.illegal_move for t in tests)
     said = f"only {legal} of {len(tests)} tests printed a legal {game.title} move" if legal else \
@@ -593,7 +596,8 @@ def wrong_game(result: ScriptResult, sub: Submission, script: Script, settings: 
         solver = other.solver(rule, backend=settings.backend)
         telling = (p for p in standard_plan(0, other).positions if len(solver.optimal_moves(p)) < len(p.moves()))
         probe = Plan(tuple(itertools.islice(telling, PROBES)), None, f"{other.title} probe")
-        here = dataclasses.replace(settings, scoring=rule, stop_on_error=False)
+        quick = dataclasses.replace(settings.limits, wall_seconds=min(settings.limits.wall_seconds, PROBE_SECONDS))
+        here = dataclasses.replace(settings, scoring=rule, stop_on_error=False, limits=quick)
         (tried,) = _Run(probe, here, ex).grade([sub], {sub.name: script})
         if len(tried.tests) == PROBES and all(t.verdict.move_ok and not t.run.crashed for t in tried.tests):
             return (f"{said}, but it found an optimal move on each of {PROBES} {other.title} boards: "

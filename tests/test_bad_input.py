@@ -134,7 +134,7 @@ def test_elo_is_never_minus_zero_and_a_finite_elo_has_an_interval():
             Standing("c", 2, 2, 2, 0, 0, 5.0, None, None, 0, 0)]  # fmt: skip
     table = standings_table(rows).splitlines()
     assert table[2].split()[7:9] == ["+0", "35"]
-    assert table[3].split()[7:9] == ["+191", "inf"]
+    assert table[3].split()[7:9] == ["+191", "n/a"]  # the interval reaches a score of 1
     assert table[4].split()[7:9] == ["n/a", "n/a"]
 
 

@@ -251,12 +251,16 @@ def _boards(folder: Path) -> str:
     return str(folder / "b.txt")
 
 
-def test_unreachable_scheduler_is_one_line():
+def test_unreachable_scheduler_is_one_line(tmp_path):
+    """Nothing listens: tried again (a scheduler may be starting) until connect_seconds."""
     port = free_port()
+    (tmp_path / "c.yaml").write_text("cluster:\n  connect_seconds: 2\n")
     start = time.monotonic()
-    got = CliRunner().invoke(main, ["grade", str(ROOT / "submissions" / "negamax.py"), "--cluster", f"tcp://127.0.0.1:{port}"])
+    got = CliRunner().invoke(main, ["grade", str(ROOT / "submissions" / "negamax.py"), "--cluster", f"tcp://127.0.0.1:{port}",
+                                    "--config", str(tmp_path / "c.yaml")])  # fmt: skip
     assert got.exit_code == 1
-    assert got.output.splitlines()[-1].startswith(f"Error: cannot reach the Dask scheduler at tcp://127.0.0.1:{port} (")
+    assert got.output.splitlines()[-1].startswith(f"Error: cannot reach the Dask scheduler at tcp://127.0.0.1:{port} "
+                                                  "within 2 s (ConnectionRefusedError")  # fmt: skip
     assert len(got.output.splitlines()) == 2  # 'Connecting...' and the error
     assert time.monotonic() - start < 20
 
@@ -369,7 +373,9 @@ def test_tls_cluster_grades_and_refuses_strangers(tmp_path, monkeypatch):
         procs.client(1, Security(tls_ca_file=ours["ca_file"], tls_client_cert=ours["cert"], tls_client_key=ours["key"])).close()
         got = CliRunner().invoke(main, [*args, "--out", "run", "--config", _cluster_config(tmp_path, procs.address, ours)])
         stranger = CliRunner().invoke(main, [*args, "--out", "run2", "--config", _cluster_config(tmp_path, procs.address, theirs)])
-        plain = CliRunner().invoke(main, [*args, "--out", "run3", "--cluster", f"tcp://127.0.0.1:{procs.port}"])
+        (tmp_path / "short.yaml").write_text("cluster:\n  connect_seconds: 3\n")
+        plain = CliRunner().invoke(main, [*args, "--out", "run3", "--cluster", f"tcp://127.0.0.1:{procs.port}",
+                                          "--config", str(tmp_path / "short.yaml")])  # fmt: skip
     finally:
         procs.close()
     assert got.exit_code == 0, got.output
@@ -379,10 +385,12 @@ def test_tls_cluster_grades_and_refuses_strangers(tmp_path, monkeypatch):
     assert {t["host"] for s in data["scripts"] for t in s["tests"]} == {socket.gethostname()}
     for refused in (stranger, plain):
         assert refused.exit_code == 1, refused.output
-        assert refused.output.splitlines()[-1].startswith("Error: cannot reach the Dask scheduler at "), refused.output
         assert "Traceback" not in refused.output
+    assert stranger.output.splitlines()[-1].startswith("Error: cannot reach the Dask scheduler at "), stranger.output
     assert "certificates signed by the authority in cluster: ca_file" in stranger.output
-    assert "(without TLS: else use tls://)" in plain.output
+    assert plain.output.splitlines()[-1].startswith(f"Error: nothing at tcp://127.0.0.1:{procs.port} greeted like a "
+                                                    "Dask scheduler within 3 s"), plain.output  # fmt: skip
+    assert "speaks only TLS (use tls://)" in plain.output
     assert not (tmp_path / "run2" / "tests.jsonl").exists() and not (tmp_path / "run3" / "tests.jsonl").exists()
 
 
