@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from grader import Settings, grade_class, standard_plan  # noqa: E402
-from grader.plans import Plan  # noqa: E402
+from grader.grading.plans import Plan  # noqa: E402
 
 
 def cpu() -> float:
@@ -48,7 +48,7 @@ def main() -> int:
     ap.add_argument("--tests", type=int, default=100, help="the first N tests of the standard plan")
     ap.add_argument("--scaling", action="store_true", help="also run on local:1, for the speedup of 2 workers")
     args = ap.parse_args()
-    from grader.cluster import DaskExecutor, quiet
+    from grader.execution.cluster import DaskExecutor, quiet
 
     full = standard_plan(args.seed)
     plan = Plan(full.positions[: args.tests], full.seed, full.source)

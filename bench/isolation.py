@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from grader import Plan, Settings, grade, standard_plan
-from grader.isolation import MECHANISMS, problem
+from grader.engines.isolation import MECHANISMS, problem
 
 ROOT = Path(__file__).resolve().parents[1]
 SYSTEM_PYTHON = "/usr/bin/python3"

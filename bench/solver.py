@@ -20,7 +20,7 @@ from pathlib import Path
 
 from grader.games import othello_native as native_solver
 from grader.games.othello import OTHELLO, PLAIN, WINNER_TAKES_EMPTIES
-from grader.plans import read_boards
+from grader.grading.plans import read_boards
 
 FFO = Path(__file__).resolve().parents[1] / "fixtures" / "ffo-endgames.txt"
 EDAX = "Edax: about 20-70 M nodes/s on one core"

@@ -14,7 +14,7 @@ import random
 import sys
 import time
 
-from grader.swiss import BYE_POINTS, NoPairing, pair_round, pairing_state
+from grader.tournaments.swiss import BYE_POINTS, NoPairing, pair_round, pairing_state
 
 PAIR_RESULTS = [(0.0, 2.0), (0.5, 1.5), (1.0, 1.0), (1.5, 0.5), (2.0, 0.0)]
 

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from grader import Settings, grade, prove, standard_plan
-from grader.isolation import choose
+from grader.engines.isolation import choose
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "submissions" / "tictactoe" / "minimax.py"

@@ -23,9 +23,9 @@ from pathlib import Path
 
 from grader import Limits, Settings, TournamentSettings, run_tournament
 from grader.games import get_game
-from grader.runner import script_env
-from grader.swiss import BYE_POINTS, NoPairing, pair_round, pairing_state
-from grader.tournament import opening_start
+from grader.engines.runner import script_env
+from grader.tournaments.swiss import BYE_POINTS, NoPairing, pair_round, pairing_state
+from grader.tournaments.tournament import opening_start
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,31 +15,32 @@ from typing import Any, Callable, Iterator
 
 import click
 
-from . import __version__, gradescope, report
+from .version import __version__
+from .grading import gradescope, report
 from .files import parse_range
-from .cost import Estimate, duration, estimate, first_over, fix_hint
+from .games.cost import Estimate, duration, estimate, first_over, fix_hint
 from .games import BACKENDS, BoardEntry, Game, available, get_game, hint_other_game
-from .check import check as run_check
+from .grading.check import check as run_check
 from .config import Config, load_config
 from .errors import GraderError, GraderWarning, PlanError
-from .exports import check_output_file, write_exports, write_json
-from .grading import ClassRun, Settings, TestResult, grade as grade_script, grade_class, grade_submission
+from .grading.exports import check_output_file, write_exports, write_json
+from .grading.run import ClassRun, grade as grade_script, grade_class, grade_submission
+from .grading.results import Settings, TestResult
 from .doctor import describe as describe_diagnosis, diagnose as diagnose_machine
-from .isolation import ISOLATIONS, choose
-from .judge import SYMBOL_TABLE
-from .plans import (
-    PUBLIC, Plan, load_any_plan, load_plan, new_seed, parse_empties, secret_seed, read_boards, read_plan_file, speed_plan, spread_public,
-    standard_plan, write_plan_file,
-)  # fmt: skip
+from .engines.isolation import ISOLATIONS, choose
+from .grading.judge import SYMBOL_TABLE
+from .grading.plans import (
+    PUBLIC, Plan, load_any_plan, load_plan, new_seed, parse_empties, secret_seed, read_boards, read_plan_file, speed_plan, spread_public, write_plan_file,
+)
 from .prove import prove as run_proof
-from .runfolder import RunFolder, check_new_folder
+from .grading.runfolder import RunFolder, check_new_folder
 from .stop import Stop, on_signals
-from .rejudge import rejudge
-from .submissions import find_submission_folder
-from .formats import Format, SprtSettings
-from .tournament import (
-    GameRecord, TournamentFolder, TournamentSettings, adjudication_cap, read_openings, run_tournament, write_grades,
-)  # fmt: skip
+from .grading.rejudge import rejudge
+from .grading.submissions import find_submission_folder
+from .tournaments.formats import Format, SprtSettings
+from .tournaments.tournament import (
+    GameRecord, TournamentFolder, TournamentSettings, read_openings, run_tournament, write_grades,
+)
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -141,7 +142,8 @@ def _cluster(address: str | None, config: Config, stop: Stop) -> Any:
     address = address or config.cluster.address
     if not address:
         return None
-    from .cluster import DaskExecutor, check_address, quiet
+    from .execution.cluster import DaskExecutor, quiet
+    from .config import check_address
 
     check_address(address)
     click.echo(f"Connecting to the cluster at {address}...")
@@ -174,16 +176,6 @@ def _plan(game: Game, plan_name: str | None, boards_file: str | None, seed: int 
     if graded and plan.kind == PUBLIC:
         raise PlanError(f"{plan_name} is a public plan (the tests students may see): grade with the full plan it came from")
     return plan
-
-
-def _settings(config: Config, game: Game, plan: Plan | None = None, time_limit: float | None = None,
-              scoring: str | None = None, **options: Any) -> Settings:  # fmt: skip
-    """Settings: the options given, then the plan's scoring and limits, then config.yaml."""
-    limits = (plan and plan.limits) or config.limits
-    if time_limit is not None:
-        limits = dataclasses.replace(limits, wall_seconds=time_limit)
-    scoring = scoring or (plan and plan.scoring) or (config.scoring if game.name == config.game else None)
-    return Settings.from_config(config, limits=limits, scoring=game.scoring(scoring), **options)
 
 
 class _Wanted(click.ParamType):
@@ -294,7 +286,7 @@ def solve(board: str | None, token: str | None, boards_file: str | None, scoring
     """
     config = load_config(config_path)
     game = _game(game_name, config)
-    settings = _settings(config, game, scoring=scoring, backend=backend)
+    settings = Settings.resolve(config, game, scoring=scoring, backend=backend)
     rule, used = settings.scoring, game.backend(settings.backend)
     note = game.backend_note()
     if note and settings.backend == "auto":
@@ -440,7 +432,7 @@ def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, 
         game = _game(game_name, config)
         single = len(scripts) == 1 and not Path(scripts[0]).is_dir()
         plan = _plan(game, plan_name, boards_file, seed, config, graded=not single)
-        settings = _settings(config, game, plan, time_limit, scoring, jobs=jobs, stop_on_error=stop_on_error, backend=backend)
+        settings = Settings.resolve(config, game, plan, time_limit, scoring, jobs=jobs, stop_on_error=stop_on_error, backend=backend)
         if out:
             check_new_folder(Path(out))
         with _on_cluster(cluster, config, stop) as ex:
@@ -648,7 +640,7 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
     check_output_file(results_file, make_parent=True)
     game = _game(game_name, config)
     plan = _plan(game, plan_name, boards_file, seed, config, graded=True)
-    settings = _settings(config, game, plan, backend=backend)
+    settings = Settings.resolve(config, game, plan, backend=backend)
     if not Path(submission).is_dir():
         raise GraderError(f"submission folder '{submission}' not found: give --submission DIR")
     sub = find_submission_folder(Path(submission), set(config.commands), config.entry)
@@ -733,12 +725,6 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
         move_limits = dataclasses.replace(config.limits, wall_seconds=time_limit or defaults.move_seconds)
         run = Settings.from_config(config, limits=move_limits, jobs=jobs, backend=backend)
         game = _game(game_name, config)
-        if adjudicate:
-            cap = adjudication_cap(game, adjudicate, run.backend)
-            if cap < adjudicate:
-                click.echo(f"Note: adjudicating at {cap} empties, not {adjudicate}: the {game.backend(run.backend)} solver "
-                           f"solves about {cap} empties in a second (a deeper solve would stall every game)", err=True)  # fmt: skip
-                adjudicate = cap
         rule = game.scoring(scoring or (defaults.scoring if game.name == config.game else None) or game.tournament_scoring)
         settings = TournamentSettings(run, rule, defaults.on_illegal, adjudicate, game.name)
         target = Path(out) if out else None
@@ -864,7 +850,7 @@ def plan_new(seed: int | None, boards_file: str | None, plan_name: str | None, e
     chosen = seed if seed is not None else config.seed
     drawn = secret_seed() if chosen is None else chosen  # private boards nobody can find by trying seeds
     plan = speed_plan(parse_empties(empties), drawn, game) if empties else _plan(game, plan_name, boards_file, drawn, config)
-    settings = _settings(config, game, plan, time_limit, scoring)
+    settings = Settings.resolve(config, game, plan, time_limit, scoring)
     known = set(game.published(plan_name or "standard")) if not (empties or boards_file) else set()
     always = frozenset(i for i, p in enumerate(plan.positions, 1) if p in known)
     public = spread_public(plan.positions, public_count, plan.seed if plan.seed is not None else str(boards_file), always)
@@ -924,7 +910,7 @@ def check(script: str, plan_name: str | None, game_name: str | None, config_path
     config = load_config(config_path)
     game = _game(game_name, config)
     plan = load_any_plan(plan_name, game) if plan_name else None
-    found = run_check(script, game, plan, _settings(config, game, plan), entry=config.entry)
+    found = run_check(script, game, plan, Settings.resolve(config, game, plan), entry=config.entry)
     click.echo(report.check_text(found))
     if found.all_fail:
         raise SystemExit(1)
@@ -967,7 +953,7 @@ def prove_command(script: str, sides: str, start: tuple[str, str] | None, time_l
     game = _game(game_name, config)
     if json_file:
         check_output_file(json_file)
-    settings = _settings(config, game, None, time_limit, scoring, jobs=jobs, backend=backend)
+    settings = Settings.resolve(config, game, None, time_limit, scoring, jobs=jobs, backend=backend)
     game.backend(settings.backend)  # a backend not built here: one line now, not after the first move
     root = game.parse(*start) if start else game.start()
     chosen = ["x", "o"] if sides == "both" else [sides]

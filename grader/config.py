@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,8 +14,8 @@ import yaml
 
 from .games import BACKENDS, DEFAULT, available, get_game
 from .errors import ConfigError, GraderError
-from .isolation import ISOLATIONS
-from .runner import Limits
+from .engines.isolation import ISOLATIONS
+from .limits import Limits
 
 DEFAULT_PATH = Path("config.yaml")
 
@@ -135,9 +136,25 @@ def _optional_string(key: str, value: Any) -> str | None:
     raise ValueError(f"'{key}' must be a non-empty string or null; got {value!r}")
 
 
-def _address(key: str, value: Any) -> str | None:
-    from .cluster import check_address
+LOCAL = "local:"  # a cluster address of N worker processes on this machine: local:N
+ADDRESS = re.compile(r"^(tcp|tls)://(\[[0-9a-fA-F:]+\]|[A-Za-z0-9._-]+):(\d{1,5})$")
 
+
+def check_address(address: str) -> str:
+    """``address`` if it is tcp://HOST:PORT, tls://HOST:PORT or local:N; else GraderError."""
+    text = address.strip()
+    if text.startswith(LOCAL):
+        n = text[len(LOCAL) :]
+        if n.isdigit() and 1 <= int(n) <= 512:
+            return text
+        raise GraderError(f"bad cluster address {address!r}: local:N needs a number of workers from 1 to 512, like local:2")
+    m = ADDRESS.match(text)
+    if not m or not 0 < int(m.group(3)) < 65536:
+        raise GraderError(f"bad cluster address {address!r}: give tcp://HOST:8786, tls://HOST:8786 or local:N")
+    return text
+
+
+def _address(key: str, value: Any) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):

@@ -21,14 +21,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import __version__
+from .version import __version__
 from .files import bundled
-from .executor import LocalExecutor, Worker
-from .isolation import MECHANISMS, choose, problem
+from .execution.executor import LocalExecutor, Worker
+from .engines.isolation import MECHANISMS, choose, problem
 from .games import DEFAULT, get_game
-from .runner import Limits, RunResult, _Cgroup
-from .scripts import RunSettings, Script, run_script
-from .seals import keys_dir
+from .limits import Limits
+from .engines.runner import RunResult, Cgroup
+from .engines.scripts import RunSettings, Script, run_script
+from .grading.seals import keys_dir
 
 ATTACKS = {  # category -> what it tries
     "files": "read or write the run folder, the config, plans, other students' scripts, the keys",
@@ -83,7 +84,7 @@ def diagnose(isolation: str = "auto", python: str = sys.executable, attacks: boo
 
 def _limits() -> list[str]:
     out = ["resource limits (memory, CPU time, file size, core dumps): yes"]
-    cgroup = _Cgroup._find_base() is not None
+    cgroup = Cgroup._find_base() is not None
     if os.geteuid() == 0:
         out.append("processes: a uid of its own per job slot (RLIMIT_NPROC)"
                    + (" and a pids cgroup (v1)" if cgroup else "; no writable pids cgroup"))  # fmt: skip

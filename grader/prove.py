@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .errors import GraderError
-from .executor import Executor, interrupt_reason, using
+from .execution.executor import Executor, interrupt_reason, using
 from .games import DEFAULT, PASS, Game, Position, get_game
-from .grading import Settings, Submission, TestTask
-from .parse import Claim
-from .runner import RunResult
-from .scripts import Script
+from .grading.results import Settings, Submission
+from .grading.run import TestTask
+from .engines.parse import Claim
+from .engines.runner import RunResult
+from .engines.scripts import Script
 from .stop import Stop
 
 

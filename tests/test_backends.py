@@ -9,15 +9,16 @@ from click.testing import CliRunner
 
 from grader.games import othello_native as native_solver
 from grader.cli import main
-from grader.cost import deepest_within, duration, estimate, first_over
+from grader.games.cost import deepest_within, duration, estimate, first_over
 from grader.errors import GraderError
 from grader.games import get_game
 from grader.games.othello import OTHELLO, PLAIN, SCORINGS, WINNER_TAKES_EMPTIES, random_position
 from grader.games.othello_solver import OthelloSolver
-from grader.grading import Settings, grade
-from grader.plans import read_plan_file, speed_plan, standard_plan, write_plan_file
-from grader.report import class_table, grades_csv, levels_table, summary
-from grader.runfolder import ANSWERS, RunFolder
+from grader.grading.results import Settings
+from grader.grading.run import grade
+from grader.grading.plans import read_plan_file, speed_plan, standard_plan, write_plan_file
+from grader.grading.report import class_table, grades_csv, levels_table, summary
+from grader.grading.runfolder import ANSWERS, RunFolder
 
 NATIVE = native_solver.available()
 needs_native = pytest.mark.skipif(not NATIVE, reason="C solver not built")
@@ -112,7 +113,7 @@ def test_cli_backend_lines(monkeypatch):
 def test_ffo_40_natively():
     from conftest import FFO_FILE
 
-    from grader.plans import read_boards
+    from grader.grading.plans import read_boards
 
     entry = next(e for e in read_boards(FFO_FILE, OTHELLO) if e.label == "FFO #40")
     a = OTHELLO.solver(WINNER_TAKES_EMPTIES, backend="native").analyze(entry.position)
@@ -170,7 +171,7 @@ def test_grade_refuses_a_plan_the_grader_cannot_solve(tmp_path):
 
 
 def test_adjudication_is_capped(monkeypatch):
-    from grader.tournament import adjudication_cap
+    from grader.tournaments.tournament import adjudication_cap
 
     cap = adjudication_cap(OTHELLO, 40, "python")
     assert cap < 40 and cap == deepest_within(OTHELLO, 1.0, "python")

@@ -8,15 +8,14 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from conftest import HANDOUT_BOARD, ROOT
 from grader.cli import main
-from grader.ratings import Standing
-from grader.report import standings_table
+from grader.tournaments.ratings import Standing
+from grader.grading.report import standings_table
 
 NEGAMAX = ROOT / "submissions" / "negamax.py"
 
@@ -172,7 +171,7 @@ def test_ctrl_c_stops_a_tournament_while_its_solver_is_busy(tmp_path, sig):
          "--adjudicate", "20", "--backend", "python", "--rounds", "12", "--jobs", "1", "--out", "t"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    assert proc.stderr.readline().startswith("Note: adjudicating at ")
+    assert proc.stderr.readline().startswith("Warning: adjudicating at ")
     assert proc.stdout.readline().startswith("Tournament: 2 engines, 24 games")
     time.sleep(2.0)  # deep in the solver by now (each game's adjudication takes it about a second)
     start = time.monotonic()

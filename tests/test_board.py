@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 import reference as ref
 from conftest import HANDOUT_BOARD
 from grader.games.drawing import grid_text
-from grader.games.othello import FILES, PLAIN, SCORINGS, START_BOARD, WINNER_TAKES_EMPTIES, Position, flips, parse_square, square_name
+from grader.games.othello import (
+    FILES, PLAIN, SCORINGS, START_BOARD, WINNER_TAKES_EMPTIES, Position, flips, parse_square, square_name,
+)
 from grader.errors import BoardError
 
 

@@ -7,7 +7,7 @@ import pytest
 import reference as ref
 from conftest import FFO20, FFO_FILE, HANDOUT_BOARD
 from grader.games.othello import OTHELLO, Position, random_position
-from grader.plans import read_boards
+from grader.grading.plans import read_boards
 
 
 def parse_board_line(line, label=""):

@@ -8,10 +8,10 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import HANDOUT_BOARD, ROOT
-from grader.check import check, easy_positions
+from grader.grading.check import check, easy_positions
 from grader.cli import main
 from grader.games import get_game
-from grader.plans import standard_plan
+from grader.grading.plans import standard_plan
 from test_grading import ref_boards
 
 HEAD = """import sys

@@ -18,11 +18,11 @@ from click.testing import CliRunner
 
 import reference as ref
 from conftest import ROOT
-from grader import isolation
+from grader.engines import isolation
 from grader.games import get_game
 from grader.cli import main
 from grader.errors import GraderError
-from grader.submissions import find_submissions
+from grader.grading.submissions import find_submissions
 from test_grading import ref_boards
 
 CANNED = Path(__file__).parent / "scripts" / "canned.py"

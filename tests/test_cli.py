@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import FFO20, HANDOUT_BOARD, ROOT
-from grader import isolation
+from grader.engines import isolation
 from grader.cli import main
 from grader.games import get_game
 

@@ -19,10 +19,11 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import ROOT
-from grader import Limits, LocalExecutor, Settings, __version__, grade_class, run_tournament, standard_plan
+from grader import Limits, Settings, grade_class, run_tournament, standard_plan
+from grader.version import __version__
 from grader.cli import main
-from grader.plans import Plan
-from grader.tournament import TournamentSettings
+from grader.grading.plans import Plan
+from grader.tournaments.tournament import TournamentSettings
 
 NEGAMAX = (ROOT / "submissions" / "negamax.py").read_text()
 PLAN = standard_plan(seed=11)
@@ -121,7 +122,7 @@ def cluster():
 
 
 def executor(client, **kw):
-    from grader.cluster import DaskExecutor
+    from grader.execution.cluster import DaskExecutor
 
     return DaskExecutor(client, **kw)
 
@@ -400,8 +401,8 @@ def test_a_worker_of_another_version_joining_later_stops_the_run(tmp_path, monke
     monkeypatch.chdir(tmp_path)
     other = tmp_path / "other"
     shutil.copytree(ROOT / "grader", other / "grader", ignore=shutil.ignore_patterns("__pycache__"))
-    init = other / "grader" / "__init__.py"
-    init.write_text(init.read_text().replace('__version__ = "', '__version__ = "0.0.1+other-', 1))
+    version = other / "grader" / "version.py"
+    version.write_text(version.read_text().replace('__version__ = "', '__version__ = "0.0.1+other-', 1))
     procs = Processes()
     make_class(tmp_path / "class", copies=1, broken=False)
 
@@ -458,8 +459,8 @@ def test_tournament_stops_cleanly_when_the_scheduler_goes_away(tmp_path, monkeyp
 def test_a_worker_thread_serves_a_new_run_after_a_stopped_one():
     """A cluster worker's thread keeps its Worker (and the adjudication solver cached on it)
     from run to run: a run stopped before must not stop the next one's games."""
-    from grader.cluster import forget_run, run_batch, stop_run
-    from grader.tournament import GameRecord, GameTask, engine_list, random_openings
+    from grader.execution.cluster import forget_run, run_batch, stop_run
+    from grader.tournaments.tournament import GameRecord, GameTask, engine_list, random_openings
 
     settings = TournamentSettings(Settings(limits=Limits(wall_seconds=5), jobs=1, backend="python"), adjudicate=10)
     engines = engine_list(["builtin:random_mover", "builtin:greedy"], settings.rules)

@@ -4,7 +4,7 @@ import pytest
 
 from grader.config import Config, load_config
 from grader.errors import ConfigError
-from grader.runner import Limits
+from grader.limits import Limits
 
 
 def write(tmp_path, text):

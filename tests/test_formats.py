@@ -18,14 +18,15 @@ from click.testing import CliRunner
 import reference as ref
 from grader.cli import main
 from grader.errors import BoardFileError, GraderError
-from grader.formats import Format, SprtSettings, fixed_schedule
-from grader.games import get_game
+from grader.tournaments.formats import Format, SprtSettings, fixed_schedule
 from grader.games.othello import OTHELLO
 from grader.games import ggf
-from grader.grading import Settings
-from grader.runner import Limits
-from grader.sprt import Pentanomial, llr, sprt_bounds
-from grader.tournament import GameRecord, TournamentFolder, TournamentSettings, grade_by_share, read_openings, run_tournament
+from grader.grading.results import Settings
+from grader.limits import Limits
+from grader.tournaments.sprt import Pentanomial, llr, sprt_bounds
+from grader.tournaments.tournament import (
+    GameRecord, TournamentFolder, TournamentSettings, grade_by_share, read_openings, run_tournament,
+)
 
 ENGINE = Path(__file__).parent / "scripts" / "engine.py"
 

@@ -3,7 +3,6 @@
 import json
 import shutil
 import stat
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,10 +11,11 @@ import reference as ref
 from conftest import ROOT
 from grader.games.othello import Position, square_name
 from grader.errors import GraderError
-from grader.grading import Settings, grade
-from grader.plans import Plan
-from grader.runner import Limits
-from grader.scripts import RunSettings, Script
+from grader.grading.results import Settings
+from grader.grading.run import grade
+from grader.grading.plans import Plan
+from grader.limits import Limits
+from grader.engines.scripts import RunSettings, Script
 from test_judge import BEST, BOARD, LINE, OCCUPIED, TOKEN, VALUE, WORSE, bad_line, lab
 
 CANNED = Path(__file__).parent / "scripts" / "canned.py"
@@ -195,7 +195,7 @@ def test_shell_script_through_a_template(tmp_path):
 
 
 def test_bundled_negamax_is_perfect_on_the_fixed_boards():
-    from grader.plans import load_plan
+    from grader.grading.plans import load_plan
 
     result = grade(ROOT / "submissions" / "negamax.py", load_plan(ROOT / "fixtures" / "standard.txt"), Settings(jobs=2))
     assert result.symbols == "+" * 10 and result.total == 10

@@ -22,9 +22,11 @@ import pytest
 
 from conftest import HANDOUT_BOARD
 from grader.games.othello import Position
-from grader.grading import Settings, grade
-from grader.plans import Plan
-from grader.runner import Limits, _Cgroup
+from grader.grading.results import Settings
+from grader.grading.run import grade
+from grader.grading.plans import Plan
+from grader.limits import Limits
+from grader.engines.runner import Cgroup
 
 HOSTILE = Path(__file__).parent / "hostile"
 PLAN = Plan((Position.from_string(HANDOUT_BOARD, "x"),), None, "handout board")  # value +18, best 51
@@ -37,7 +39,7 @@ SPECIAL = {
     "big_file": Limits(wall_seconds=30.0, output_bytes=20 * 2**20),
 }
 MARGIN = 5.0  # seconds past the wall limit a verdict may take on a busy machine
-ROOT_WITHOUT_CGROUP = os.geteuid() == 0 and _Cgroup._find_base() is None
+ROOT_WITHOUT_CGROUP = os.geteuid() == 0 and Cgroup._find_base() is None
 
 
 def hostile_copy(stem: str, where: Path) -> Path:

@@ -6,8 +6,8 @@ import pytest
 
 import reference as ref
 from grader.games.othello import Position, square_name
-from grader.judge import SYMBOL_TABLE, SYMBOLS, Answer, judge as judge_answer, symbol_for
-from grader.parse import parse_output
+from grader.grading.judge import SYMBOL_TABLE, SYMBOLS, Answer, judge as judge_answer, symbol_for
+from grader.engines.parse import parse_output
 from grader.games.othello_solver import OthelloSolver as Solver
 
 BOARD, TOKEN = ref.teaching_board()

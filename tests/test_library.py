@@ -10,7 +10,8 @@ import pytest
 
 import grader
 from conftest import HANDOUT_BOARD, ROOT
-from grader import LocalExecutor, Plan, Settings, grade, grade_class, isolation, load_plan, run_tournament, solve
+from grader import LocalExecutor, Plan, Settings, grade, grade_class, load_plan, run_tournament, solve
+from grader.engines import sandbox
 
 NEGAMAX = ROOT / "submissions" / "negamax.py"
 PLAN = load_plan(ROOT / "fixtures" / "standard.txt")  # the 10 fixed boards
@@ -42,10 +43,10 @@ def test_job_slot_uids_are_given_back():
     back after each run (there are 1000)."""
     if os.geteuid() != 0:
         pytest.skip("uids per job slot are for a grader running as root")
-    before = set(isolation._claims)
+    before = set(sandbox._claims)
     for _ in range(3):
         assert grade(NEGAMAX, PLAN, Settings(jobs=2)).total == 10
-    assert set(isolation._claims) == before
+    assert set(sandbox._claims) == before
 
 
 def test_two_runs_at_once_in_one_process():
@@ -75,6 +76,29 @@ def test_library_calls_match_the_cli(tmp_path):
     assert [r.symbols for r in again.results] == [r.symbols for r in run.results]
     tour = run_tournament(["builtin:greedy", "builtin:random_mover"], rounds=1, seed=3, out=tmp_path / "t")
     assert len(tour.games) == 2 and sum(s.points for s in tour.standings) == 2
+
+
+def test_a_plans_scoring_and_limits_hold_alike_from_the_library_and_the_cli(tmp_path, monkeypatch):
+    """A plan file that sets winner-takes-empties and 1.5 s a test: the library with plain
+    Settings() runs it as the command does (options, then the plan, then config.yaml)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from grader.cli import main
+    from grader.grading.plans import load_any_plan
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "b.txt").write_text(f"{HANDOUT_BOARD} x\n")
+    made = CliRunner().invoke(main, ["plan", "new", "--boards", "b.txt", "--scoring", "winner-takes-empties",
+                                     "--time-limit", "1.5", "--out", "p.plan"])  # fmt: skip
+    assert made.exit_code == 0, made.output
+    cli = CliRunner().invoke(main, ["grade", str(NEGAMAX), "--plan", "p.plan", "--out", "cli", "--jobs", "2"])
+    assert cli.exit_code == 0, cli.output
+    grade(NEGAMAX, load_any_plan("p.plan"), Settings(jobs=2), out="lib")
+    ran = {w: json.loads((tmp_path / w / "run.json").read_text())["settings"] for w in ("cli", "lib")}
+    assert ran["lib"]["scoring"] == ran["cli"]["scoring"] == "winner-takes-empties"
+    assert ran["lib"]["limits"]["wall_seconds"] == ran["cli"]["limits"]["wall_seconds"] == 1.5
 
 
 def test_the_readme_python_example_runs(tmp_path, monkeypatch):

@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 
 from conftest import FFO_FILE
 from grader.games import othello_native as native_solver
-from grader.games.othello import FULL, OTHELLO, PLAIN, SCORINGS, WINNER_TAKES_EMPTIES, Position, flips, legal_moves, random_position
+from grader.games.othello import (
+    FULL, OTHELLO, PLAIN, SCORINGS, WINNER_TAKES_EMPTIES, Position, flips, legal_moves, random_position,
+)
 from grader.games.othello_solver import OthelloSolver as Solver
-from grader.plans import read_boards
+from grader.grading.plans import read_boards
 from grader.stop import Stopped
 
 if not native_solver.available():

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.parse import HUGE, OutputScanner, integers, parse_output
+from grader.engines.parse import HUGE, OutputScanner, integers, parse_output
 
 SEQ = "[15, -1, 14, -1, 7, -1, 33, 25, 51]"
 FORWARD = (51, 25, 33, -1, 7, -1, 14, -1, 15)

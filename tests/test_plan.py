@@ -8,7 +8,7 @@ from click.testing import CliRunner
 import reference as ref
 from grader.files import bundled, parse_range
 from grader.games.othello import OTHELLO, Position
-from grader.plans import load_plan, read_boards, standard_plan
+from grader.grading.plans import load_plan, read_boards, standard_plan
 
 STANDARD_FIXED = bundled("fixtures", "standard.txt")
 

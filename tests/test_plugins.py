@@ -2,9 +2,6 @@
 toy game Strip (tests/toygame) is graded, solved and played by the same commands as Othello."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest

@@ -14,7 +14,7 @@ from conftest import ROOT
 from grader.cli import main
 from grader.errors import PlanError
 from grader.games import get_game
-from grader.plans import PUBLIC, read_plan_file, spread_public, standard_plan, write_plan_file
+from grader.grading.plans import PUBLIC, read_plan_file, spread_public, standard_plan, write_plan_file
 from test_grading import ref_boards
 
 CANNED = Path(__file__).parent / "scripts" / "canned.py"

@@ -18,11 +18,12 @@ from click.testing import CliRunner
 import reference as ref
 from conftest import HANDOUT_BOARD, ROOT
 from grader.cli import main
-from grader.grading import Settings, grade
-from grader.plans import load_plan
-from grader.rejudge import rejudge
-from grader.runfolder import RunFolder
-from grader.runner import Limits
+from grader.grading.results import Settings
+from grader.grading.run import grade
+from grader.grading.plans import load_plan
+from grader.grading.rejudge import rejudge
+from grader.grading.runfolder import RunFolder
+from grader.limits import Limits
 from test_grading import ref_boards
 
 OLD_RUN = Path(__file__).parent / "data" / "run-0.1"

@@ -12,9 +12,9 @@ import pytest
 import reference as ref
 from cdp import Browser, find_chromium
 from grader.games.othello import OTHELLO
-from grader.grading import Settings
-from grader.runner import Limits
-from grader.tournament import TournamentSettings, run_tournament
+from grader.grading.results import Settings
+from grader.limits import Limits
+from grader.tournaments.tournament import TournamentSettings, run_tournament
 
 ENGINE = Path(__file__).parent / "scripts" / "engine.py"
 CHROMIUM = find_chromium()

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import isolation
-from grader.runner import Limits, run
+from grader.engines import isolation
+from grader.limits import Limits
+from grader.engines.runner import run
 
 HOSTILE = Path(__file__).parent / "hostile"
 

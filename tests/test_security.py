@@ -20,14 +20,17 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import HANDOUT_BOARD, ROOT
-from grader import doctor, isolation, seals
+from grader import doctor
+from grader.engines import isolation
+from grader.grading import seals
 from grader.cli import main
 from grader.errors import GraderError
-from grader.grading import Settings, grade
-from grader.plans import Plan
+from grader.grading.results import Settings
+from grader.grading.run import grade
+from grader.grading.plans import Plan
 from grader.games.othello import Position
-from grader.runfolder import RunFolder
-from grader.runner import Limits
+from grader.grading.runfolder import RunFolder
+from grader.limits import Limits
 from test_hostile import MARGIN, hostile_copy, processes_of
 
 ATTACKS = Path(__file__).parent / "attacks"

@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader.errors import GraderError, SprtError
-from grader.ratings import elo_interval
-from grader.sprt import (
+from grader.tournaments.ratings import elo_interval
+from grader.tournaments.sprt import (
     Pentanomial, SprtResult, elo_estimate, llr, normalized_elo_estimate, sprt, sprt_bounds,
-)  # fmt: skip
+)
 
 # --- A second route to the LLR -------------------------------------------------------------
 # The most likely distribution p over the pair scores a_i, given frequencies q_i, under a

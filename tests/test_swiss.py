@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader.errors import GraderError
-from grader.swiss import (
+from grader.tournaments.swiss import (
     BYE_POINTS, NoPairing, Round, SwissStanding, max_rounds, pair_round, pairing_state, swiss_standings, tiebreaks,
-)  # fmt: skip
+)
 
 PAIR_RESULTS = [(0.0, 2.0), (0.5, 1.5), (1.0, 1.0), (1.5, 0.5), (2.0, 0.0)]
 

@@ -18,14 +18,14 @@ import reference as ref
 from conftest import ROOT
 from grader.games.othello import OTHELLO, PLAIN, SCORINGS, WINNER_TAKES_EMPTIES
 from grader.cli import main
-from grader.grading import Settings
-from grader.ratings import crosstable, elo, elo_interval, standings
-from grader.report import crosstable_text, standings_table
-from grader.runner import Limits
-from grader.executor import LocalExecutor
-from grader.tournament import (
+from grader.grading.results import Settings
+from grader.tournaments.ratings import crosstable, elo, elo_interval, standings
+from grader.grading.report import crosstable_text, standings_table
+from grader.limits import Limits
+from grader.execution.executor import LocalExecutor
+from grader.tournaments.tournament import (
     Engine, GameRecord as Game, GameTask, TournamentSettings, random_openings as openings_of, read_openings as read_openings_of, schedule,
-)  # fmt: skip
+)
 from grader.errors import BoardFileError, GraderError
 
 ENGINE = Path(__file__).parent / "scripts" / "engine.py"

@@ -9,235 +9,14 @@ reports, tournaments and proofs all work through this interface.
 
 from __future__ import annotations
 
-import random
-from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from importlib import metadata
-from typing import TYPE_CHECKING, ClassVar, Iterable, Mapping, Protocol, Sequence
 
-from ..errors import BoardError, GraderError
+from ..errors import GraderError
+from .base import BACKENDS, DEFAULT, HUGE, PASS, BoardEntry, Game, Position
+from .solving import Analysis, ExactSolver, LineCheck
 
-if TYPE_CHECKING:
-    from ..solving import ExactSolver
-
-DEFAULT = "othello"  # the game of commands and calls that name none
-PASS = -1  # a pass, in lines and transcripts
-HUGE = 10**18  # parse.py keeps any longer integer as +-HUGE
-BACKENDS = ("auto", "native", "python")  # solver backends a user may ask for
-
-
-class Position(Protocol):
-    """What every game's positions offer (immutable and hashable)."""
-
-    token: str  # the side to move, 'x' or 'o'
-
-    @property
-    def game(self) -> Game: ...
-
-    @property
-    def empties(self) -> int: ...
-
-    def board_string(self) -> str: ...
-
-    def moves(self) -> list[int]: ...
-
-    def is_legal(self, move: int) -> bool: ...
-
-    def play(self, move: int) -> Position: ...
-
-    def pass_turn(self) -> Position: ...
-
-    def must_pass(self) -> bool: ...
-
-    def is_game_over(self) -> bool: ...
-
-    def score(self, scoring: str) -> int: ...
-
-
-@dataclass(frozen=True)
-class BoardEntry:
-    """One position from a board file, with the answer the file claims, if any."""
-
-    position: Position
-    label: str  # where it came from: 'FILE:LINE', or a suite's number
-    best_moves: tuple[int, ...] | None = None  # every optimal move, as the file says
-    score: int | None = None  # the exact value, as the file says
-    scoring: str | None = None  # the rule the file's value is under
-
-
-class Game(ABC):
-    """A game's rules, exact solver, drawing, standard plan and file formats."""
-
-    name: ClassVar[str]
-    title: ClassVar[str]
-    board_length: ClassVar[int]  # characters of a board string
-    scorings: ClassVar[tuple[str, ...]]  # the first is the lab's default
-    tournament_scoring: ClassVar[str]
-    plans: ClassVar[tuple[str, ...]] = ("standard",)  # plan names make_plan() knows
-    ladders: ClassVar[Mapping[str, tuple[int, int]]] = {}  # speed plans among them: name -> (first, last) empties
-    max_score: ClassVar[int]  # the largest value a game can have, under any rule
-    unit: ClassVar[str] = "point"  # what a score counts ('disc' for Othello)
-    examples: ClassVar[str]  # the folder of its example scripts under share/ ('builtin:NAME' engines)
-
-    # --- positions ---------------------------------------------------------------------
-
-    @abstractmethod
-    def parse(self, board: str, token: str) -> Position:
-        """A position from a board string and the side to move; BoardError if invalid."""
-
-    @abstractmethod
-    def start(self) -> Position:
-        """The position a game starts from."""
-
-    @abstractmethod
-    def square_name(self, sq: int) -> str:
-        """'d7', 'b2': a square's name."""
-
-    @abstractmethod
-    def parse_square(self, text: str) -> int:
-        """A square from its index or its name; BoardError if neither."""
-
-    def move_text(self, move: int) -> str:
-        """How every report writes a move: '51 (d7)', 'pass'; other numbers as printed."""
-        if move == PASS:
-            return "pass"
-        if 0 <= move < self.board_length:
-            return f"{move} ({self.square_name(move)})"
-        return "a number of more than 18 digits" if abs(move) >= HUGE else str(move)
-
-    def moves_text(self, moves: Iterable[int], sep: str = ", ") -> str:
-        return sep.join(self.move_text(m) for m in moves) or "none"
-
-    @abstractmethod
-    def render(self, pos: Position, marks: Mapping[int, str] | None = None) -> str:
-        """The board as text; ``marks`` draws characters on empty squares."""
-
-    @abstractmethod
-    def svg(self, pos: Position, best: Sequence[int], played: int | None) -> str:
-        """The board as an SVG picture: optimal moves marked, and the script's move."""
-
-    def discs(self, pos: Position) -> tuple[int, int]:
-        """What each side holds at the end ('x' first): discs, or marks."""
-        board = pos.board_string()
-        return board.count("x"), board.count("o")
-
-    # --- exact answers -----------------------------------------------------------------
-
-    @abstractmethod
-    def solver(self, scoring: str, should_stop=None, backend: str = "auto") -> ExactSolver:
-        """An exact solver under ``scoring`` (keep one to share its memory across calls);
-        ``backend`` as for ``backend()``."""
-
-    def backends(self) -> tuple[str, ...]:
-        """The solver backends built on this machine, the fastest first."""
-        return ("python",)
-
-    def backend_missing(self, name: str) -> str:
-        """One line: why ``name`` cannot be used here, and what to do."""
-        return f"{self.name} has only the python solver: drop --backend {name} (or use auto)"
-
-    def backend(self, name: str = "auto") -> str:
-        """The backend ``name`` stands for here: 'auto' is the fastest built; GraderError for
-        one not built (saying how to get it) or unknown."""
-        if name not in BACKENDS:
-            raise GraderError(f"unknown solver backend {name!r}: use one of {', '.join(BACKENDS)}")
-        built = self.backends()
-        if name == "auto":
-            return built[0]
-        if name not in built:
-            raise GraderError(self.backend_missing(name))
-        return name
-
-    def backend_note(self) -> str | None:
-        """A one-line note when a faster solver this game has is not built here (else None)."""
-        return None
-
-    def solve_nodes(self, empties: int) -> float | None:
-        """Typical nodes an exact analysis (value, every optimal move, a line) of a position
-        with ``empties`` empties searches; None: no cost model (a game that solves at once)."""
-        return None
-
-    def calibration(self, backend: str) -> list[Position]:
-        """Positions whose solve measures a backend's nodes per second (a few tens of ms)."""
-        return []
-
-    def scoring(self, name: str | None) -> str:
-        """``name`` checked against this game's rules (None: the lab's default)."""
-        if name is None:
-            return self.scorings[0]
-        if name not in self.scorings:
-            raise GraderError(f"{self.name} has no scoring rule {name!r}: use one of {', '.join(self.scorings)}")
-        return name
-
-    # --- plans and files ---------------------------------------------------------------
-
-    @abstractmethod
-    def make_plan(self, name: str, seed: int) -> list[Position]:
-        """The positions of a named plan ('standard', ...), from ``seed``."""
-
-    def published(self, name: str) -> list[Position]:
-        """The positions of plan ``name`` that are the same whatever the seed: they ship with
-        the grader (or anyone can list them), so no plan can keep them private."""
-        return []
-
-    @abstractmethod
-    def random_positions(self, seed: int, empties: range, count: int) -> list[Position]:
-        """``count`` positions for each number of empties, reached by legal play, with a move."""
-
-    empties_allowed: ClassVar[range]  # numbers of empties random_positions accepts
-
-    def parse_board_line(self, text: str, label: str) -> BoardEntry | None:
-        """One non-empty line of a board file: 'BOARD TOKEN' (games may read more formats;
-        None for a line that holds no board, such as a format's own comment)."""
-        head = text.split(";", 1)[0].split()
-        if len(head) != 2:
-            raise BoardError(f"expected 'BOARD TOKEN' ({self.board_length}-character board, then x or o), got {len(head)} field(s)")
-        return BoardEntry(self.parse(*head), label)
-
-    # --- games between engines ---------------------------------------------------------
-
-    def transcript(self, moves: Sequence[int]) -> str:
-        """A game's moves as text, like 'f5d6c3' (passes implied)."""
-        return "".join(self.square_name(m) for m in moves if m >= 0)
-
-    def parse_transcript(self, text: str) -> list[int]:
-        """Moves from a transcript; BoardError naming the bad part."""
-        t = text.strip()
-        if len(t) % 2:
-            raise BoardError(f"bad move sequence {text!r}: write squares like {self.transcript(self.start().moves()[:2])}")
-        return [self.parse_square(t[i : i + 2]) for i in range(0, len(t), 2)]
-
-    def replay(self, moves: Sequence[int], start: Position | None = None) -> Position:
-        """The position after ``moves``, passes inserted; BoardError at an illegal move."""
-        pos = start or self.start()
-        for sq in moves:
-            if pos.must_pass():
-                pos = pos.pass_turn()
-            if not pos.is_legal(sq):
-                raise BoardError(f"{self.square_name(sq)} is not legal there ({pos.token} to move)")
-            pos = pos.play(sq)
-        return pos
-
-    def random_opening(self, rng: random.Random, plies: int) -> list[int] | None:
-        """Moves of a random legal opening of ``plies`` moves (None: the game ended first)."""
-        pos, moves = self.start(), []
-        while len(moves) < plies:
-            if pos.is_game_over():
-                return None
-            if pos.must_pass():
-                pos = pos.pass_turn()
-                continue
-            moves.append(rng.choice(pos.moves()))
-            pos = pos.play(moves[-1])
-        return None if pos.is_game_over() else moves
-
-    def forfeit_score(self, scoring: str) -> int:
-        """What a forfeit counts for the winner: the largest value under ``scoring``."""
-        return self.max_score
-
-    def first_player_score(self, pos: Position, scoring: str) -> int:
-        """The final score of a finished game from the view of 'x' (who moves first)."""
-        return pos.score(scoring) if pos.token == "x" else -pos.score(scoring)
+__all__ = ["BACKENDS", "DEFAULT", "HUGE", "PASS", "Analysis", "BoardEntry", "ExactSolver", "Game", "LineCheck", "Position",
+           "available", "get_game", "hint_other_game", "solve"]  # fmt: skip
 
 
 # --- the registry -------------------------------------------------------------------------
@@ -246,6 +25,8 @@ ENTRY_POINTS = "grader.games"
 
 
 def _builtin() -> dict[str, Game]:
+    """The games that come with the grader, with every solver backend built here."""
+    from . import othello_native, othello_solver  # noqa: F401  (they give Othello its solvers)
     from .othello import OTHELLO
     from .tictactoe import TICTACTOE
 
@@ -296,3 +77,11 @@ def hint_other_game(text: str, game: Game) -> str:
         except GraderError:
             continue
     return ""
+
+
+def solve(board: str | Position, token: str | None = None, scoring: str | None = None, game: str | Game = DEFAULT,
+          all_values: bool = False) -> Analysis:  # fmt: skip
+    """Solve one position exactly: ``solve(BOARD, 'x')`` or ``solve(position)``."""
+    g = board.game if not isinstance(board, str) else get_game(game)
+    pos = board if not isinstance(board, str) else g.parse(board, token or "")
+    return g.solver(g.scoring(scoring)).analyze(pos, all_values=all_values)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..errors import BoardFileError, GraderError
-from . import Game, Position
+from .base import Game, Position
 
 FILE = "games.ggf"
 _PROPERTY = re.compile(r"([A-Z]{1,2})\[([^\]]*)\]")
@@ -69,9 +69,7 @@ def result_text(record) -> str:
 
 def game_record(record, game: Game, date: str, place: str = "grader") -> str:
     """One game as a GGF record."""
-    from ..tournament import opening_start
-
-    start, opening = opening_start(game, record.opening)
+    start, opening = game.opening_start(record.opening)
     pos = game.replay(opening, start)
     moves = game.parse_transcript(record.moves)[len(opening) :]  # the transcript holds the opening's moves
     parts = [f"(;GM[Othello]PC[{_clean(place)}]DT[{date}]PB[{_clean(record.black)}]PW[{_clean(record.white)}]"

@@ -10,15 +10,15 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from ..errors import BoardError
-from ..files import bundled
-from . import PASS, BoardEntry, Game
+from ..files import bundled, read_lines
+from .base import PASS, BoardEntry, Game
 from .drawing import grid_svg, grid_text
 
 if TYPE_CHECKING:
-    from .othello_solver import OthelloSolver
+    from .solving import ExactSolver
 
 Square = int
 Bitboard = int
@@ -329,35 +329,33 @@ class Othello(Game):
         return grid_svg(pos.board_string(), 8, FILES, _disc, "#2e7d32", best, played, legal,
                         f"board, {pos.token} to move")  # fmt: skip
 
-    def solver(self, scoring: str, should_stop=None, backend: str = "auto") -> OthelloSolver:
+    def __init__(self) -> None:
+        self._solvers: dict[str, tuple[Callable[..., ExactSolver], Callable[[], str | None]]] = {}
+
+    def add_solver(self, backend: str, make: Callable[..., ExactSolver], missing: Callable[[], str | None] = lambda: None) -> None:
+        """Give Othello a solver backend: ``make(scoring, should_stop=...)``; ``missing()``
+        says how to get it when it is not built here (None: it is). The solver modules
+        (othello_solver.py, the C search in othello_native.py) add theirs when the registry
+        loads them."""
+        self._solvers[backend] = (make, missing)
+
+    def solver(self, scoring: str, should_stop=None, backend: str = "auto") -> ExactSolver:
         """The C search ('native', grader._othello_native) when built, else the Python one."""
         scoring = self.scoring(scoring)
-        if self.backend(backend) == "native":
-            from .othello_native import NativeOthelloSolver
-
-            return NativeOthelloSolver(scoring, should_stop=should_stop)
-        from .othello_solver import OthelloSolver
-
-        return OthelloSolver(scoring, should_stop=should_stop)
+        return self._solvers[self.backend(backend)][0](scoring, should_stop=should_stop)
 
     def backends(self) -> tuple[str, ...]:
-        from . import othello_native as native_solver
-
-        return ("native", "python") if native_solver.available() else ("python",)
+        return tuple(b for b in ("native", "python") if b in self._solvers and self._solvers[b][1]() is None)
 
     def backend_missing(self, name: str) -> str:
-        if name != "native":
+        why = self._solvers[name][1]() if name in self._solvers else None
+        if why is None:
             return super().backend_missing(name)
-        from . import othello_native as native_solver
-
-        return f"the native solver is not built on this machine: {native_solver.HOW_TO_BUILD}, or use --backend python"
+        return f"the {name} solver is not built on this machine: {why}, or use --backend python"
 
     def backend_note(self) -> str | None:
-        from . import othello_native as native_solver
-
-        if native_solver.available():
-            return None
-        return f"the native solver is not built, so the Python one is used (about 80 times slower): {native_solver.HOW_TO_BUILD}"
+        why = self._solvers["native"][1]() if "native" in self._solvers else None
+        return None if why is None else f"the native solver is not built, so the Python one is used (about 80 times slower): {why}"
 
     def solve_nodes(self, empties: int) -> float:
         """About 30,000 nodes at 12 empties, 2.5 times more per further empty: the median of
@@ -383,9 +381,9 @@ class Othello(Game):
         """The standard plan's 10 fixed boards (fixtures/standard.txt, answers included)."""
         if name != "standard":
             return []
-        from ..plans import read_boards
-
-        return [e.position for e in read_boards(bundled("fixtures", self.STANDARD_FIXED), self)]
+        lines = read_lines(bundled("fixtures", self.STANDARD_FIXED), "board file")
+        entries = [self.parse_board_line(line.split("#", 1)[0].strip(), "") for line in lines if line.split("#", 1)[0].strip()]
+        return [e.position for e in entries if e is not None]
 
     def random_positions(self, seed: int, empties: range, count: int) -> list[Position]:
         """Each number of empties has its own generator seeded from (seed, empties), so the

@@ -9,14 +9,15 @@ polled about every 20 ms.
 
 from __future__ import annotations
 
+import importlib
 from typing import Callable
 
-from .othello import WINNER_TAKES_EMPTIES, Bitboard
+from .othello import OTHELLO, WINNER_TAKES_EMPTIES, Bitboard
 from .othello_solver import OthelloSolver
 from ..stop import Stopped
 
-try:
-    from .. import _othello_native as _native
+try:  # the optional C extension, built by pip install when a compiler is there
+    _native = importlib.import_module("grader._othello_native")
 except ImportError as e:  # not built: no C compiler at install time, or a broken build
     _native = None
     _REASON: str | None = f"grader._othello_native could not be imported ({e})"
@@ -71,3 +72,6 @@ class NativeOthelloSolver(OthelloSolver):
             return self._core.search(p, o, alpha, beta)
         except _native.Cancelled:
             raise Stopped("the solver was stopped") from None
+
+
+OTHELLO.add_solver("native", NativeOthelloSolver, lambda: None if available() else HOW_TO_BUILD)

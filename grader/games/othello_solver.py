@@ -12,21 +12,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..solving import ExactSolver
 from ..stop import Stopped
+from .solving import ExactSolver
 from .othello import (
-    CORNERS,
-    FULL,
-    NEIGHBOURS,
-    OTHELLO,
-    WINNER_TAKES_EMPTIES,
-    Bitboard,
-    Position,
-    Square,
-    final_score,
-    flips,
-    legal_moves,
-    squares,
+    CORNERS, FULL, NEIGHBOURS, OTHELLO, WINNER_TAKES_EMPTIES, Bitboard, Position, Square, final_score, flips, legal_moves, squares,
 )
 
 INF = 1000
@@ -238,3 +227,4 @@ def _parity_order(empties: Bitboard) -> tuple[Square, ...]:
     return tuple(sorted(squares(empties), key=lambda s: (not (odd >> s & 1), _SQUARE_RANK[s])))
 
 
+OTHELLO.add_solver("python", OthelloSolver)

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from ..errors import BoardError
-from ..solving import ExactSolver
-from . import Game
+from .base import Game
+from .solving import ExactSolver
 from .drawing import grid_svg, grid_text
 
 FILES = "abc"

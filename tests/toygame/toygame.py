@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from grader.errors import BoardError
 from grader.games import Game
 from grader.games.drawing import grid_svg, grid_text
-from grader.solving import ExactSolver
+from grader.games.solving import ExactSolver
 
 FILES = "abcde"
 

@@ -14,9 +14,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import GraderError
-from .games import DEFAULT, Game, get_game
-from .grading import Settings, TestResult, grade, stderr_lines
+from ..errors import GraderError
+from ..games import DEFAULT, Game, get_game
+from .results import Settings, TestResult, stderr_lines
+from .run import grade
 from .plans import PUBLIC, Plan, standard_plan
 from .submissions import find_submission_folder
 
@@ -77,7 +78,7 @@ def check(script: str | Path, game: str | Game = DEFAULT, plan: Plan | None = No
             raise GraderError(f"'{script}' is a folder, not a script: {sub.problem} (or give the script itself)")
         script = sub.path
     if plan is not None and plan.kind != PUBLIC and plan.has_private:
-        from .errors import PlanError
+        from ..errors import PlanError
 
         raise PlanError("this plan holds private tests: check with its public half (grader plan public)")
     limit = settings.limits.wall_seconds

@@ -12,10 +12,10 @@ from typing import Any, Sequence
 
 import yaml
 
-from .errors import BoardError, BoardFileError, GraderError, PlanError
-from .files import read_lines
-from .runner import Limits
-from .games import DEFAULT, BoardEntry, Game, Position, get_game, hint_other_game
+from ..errors import BoardError, BoardFileError, GraderError, PlanError
+from ..files import read_lines
+from ..limits import Limits
+from ..games import DEFAULT, BoardEntry, Game, Position, get_game, hint_other_game
 
 
 @dataclass(frozen=True)
@@ -258,7 +258,7 @@ def read_plan_file(path: str | Path) -> Plan:
 def _plan_limits(value: Any) -> Limits | None:
     if value is None:
         return None
-    from .config import SCHEMA, ConfigError
+    from ..config import SCHEMA, ConfigError
 
     try:
         return SCHEMA["limits"]("limits", value)

@@ -12,10 +12,10 @@ from typing import Any
 
 from tabulate import tabulate
 
-from .games import BoardEntry
-from .grading import ScriptResult, TestResult, stderr_lines, stopped_test
+from ..games import BoardEntry
+from .results import ScriptResult, TestResult, stderr_lines, stopped_test
 from .judge import SYMBOLS
-from .solving import Analysis
+from ..games.solving import Analysis
 
 
 def fmt_credit(credit: float) -> str:
@@ -257,9 +257,9 @@ def grades_csv(results: list[ScriptResult]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["name", "total", "max", *(["deepest"] if speed else []), *SYMBOLS, "timeouts", "crashes", "complete", "note"])
     for r in results:
-        writer.writerow([_cell(r.name), fmt_total(r.total), r.max_total, *([_deepest_cell(r)] if speed else []),
+        writer.writerow([safe_cell(r.name), fmt_total(r.total), r.max_total, *([_deepest_cell(r)] if speed else []),
                          *r.counts().values(), r.timeouts, r.crashes, "yes" if r.complete else "no",
-                         _cell(note(r))])  # fmt: skip
+                         safe_cell(note(r))])  # fmt: skip
     return out.getvalue()
 
 
@@ -274,7 +274,7 @@ def _deepest_cell(r: ScriptResult) -> str:
     return "" if not r.is_speed or r.deepest is None else str(r.deepest)
 
 
-def _cell(text: str) -> str:
+def safe_cell(text: str) -> str:
     """A name a spreadsheet will not read as a formula."""
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 

@@ -22,7 +22,6 @@ import logging
 import math
 import pickle
 import queue
-import re
 import secrets
 import shutil
 import signal
@@ -35,38 +34,23 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Hashable, Iterable, Iterator
 
-from . import __version__
-from .errors import GraderError
+from ..config import ADDRESS, LOCAL, check_address
+from ..errors import GraderError
+from ..version import __version__
 from .executor import Executor, Task, Worker
-from .runner import dedicate_this_thread
-from .scripts import RunSettings, Stage
-from .stop import Stop, Stopped
+from ..engines.runner import dedicate_this_thread
+from ..engines.scripts import RunSettings, Stage
+from ..stop import Stop, Stopped
 
 if TYPE_CHECKING:
-    from .config import ClusterConfig
+    from ..config import ClusterConfig
 
-LOCAL = "local:"
 INSTALL = 'pip install "grader[cluster]"'
 MAX_BATCH = 10  # tasks in one Dask task at most
 DRAIN_SECONDS = 15.0  # after a stop, how long the batches still out may take to come back
 SCHEDULER_PORT, DASHBOARD_PORT = 8786, 8787
 CONNECT_SECONDS = 10.0  # the default deadline for reaching a scheduler (config cluster: connect_seconds)
 MAX_GREETING = 65536  # bytes: a scheduler's handshake is a few dozen
-_ADDRESS = re.compile(r"^(tcp|tls)://(\[[0-9a-fA-F:]+\]|[A-Za-z0-9._-]+):(\d{1,5})$")
-
-
-def check_address(address: str) -> str:
-    """``address`` if it is tcp://HOST:PORT, tls://HOST:PORT or local:N; else GraderError."""
-    text = address.strip()
-    if text.startswith(LOCAL):
-        n = text[len(LOCAL) :]
-        if n.isdigit() and 1 <= int(n) <= 512:
-            return text
-        raise GraderError(f"bad cluster address {address!r}: local:N needs a number of workers from 1 to 512, like local:2")
-    m = _ADDRESS.match(text)
-    if not m or not 0 < int(m.group(3)) < 65536:
-        raise GraderError(f"bad cluster address {address!r}: give tcp://HOST:8786, tls://HOST:8786 or local:N")
-    return text
 
 
 def check_peer(address: str, seconds: float) -> None:
@@ -74,7 +58,7 @@ def check_peer(address: str, seconds: float) -> None:
     Dask scheduler within ``seconds``: a scheduler speaks first, a handshake of a few dozen
     bytes (a length, then msgpack naming 'compression' and 'pickle-protocol'). A web server,
     the dashboard's port or anything else would otherwise hang or crash Dask's client."""
-    m = _ADDRESS.match(address)
+    m = ADDRESS.match(address)
     assert m is not None, address
     host, port = m.group(2).strip("[]"), int(m.group(3))
     usual = f"a Dask scheduler listens on port {SCHEDULER_PORT} unless told otherwise ({DASHBOARD_PORT} is its dashboard)"

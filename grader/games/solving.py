@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from .games import DEFAULT, PASS, Game, Position
-from .stop import Stopped
+from ..stop import Stopped
+from .base import PASS, Game, Position
 
 CHECK_EVERY = 20_000  # positions between two looks at should_stop
 
@@ -192,12 +192,3 @@ class ExactSolver:
         """Forget every stored result."""
         self._table.clear()
 
-
-def solve(board: str | Position, token: str | None = None, scoring: str | None = None, game: str | Game = DEFAULT,
-          all_values: bool = False) -> Analysis:  # fmt: skip
-    """Solve one position exactly: ``solve(BOARD, 'x')`` or ``solve(position)``."""
-    from .games import get_game
-
-    g = board.game if not isinstance(board, str) else get_game(game)
-    pos = board if not isinstance(board, str) else g.parse(board, token or "")
-    return g.solver(g.scoring(scoring)).analyze(pos, all_values=all_values)

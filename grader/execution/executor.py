@@ -21,10 +21,10 @@ from abc import ABC, abstractmethod
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Hashable, Iterable, Iterator
 
-from .isolation import Sandbox, choose, claim_uid, release_uid
-from .runner import dedicate_this_thread
-from .scripts import RunSettings, Stage
-from .stop import Stop, Stopped
+from ..engines.isolation import Sandbox, choose, claim_uid, release_uid
+from ..engines.runner import dedicate_this_thread
+from ..engines.scripts import RunSettings, Stage
+from ..stop import Stop, Stopped
 
 
 class Worker:

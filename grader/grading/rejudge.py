@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .grading import ScriptResult, TestResult, _Run, stop_at, stopped_test
-from .parse import Claim
+from .results import ScriptResult, TestResult, stop_at, stopped_test
+from .run import Run
+from ..engines.parse import Claim
 from .runfolder import RunFolder
-from .runner import RunResult
+from ..engines.runner import RunResult
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def rejudge(path: str | Path, exports: bool = True) -> Rejudged:
     folder = RunFolder.open(path, adopt_unsealed=True)
     adopted = folder.unsealed
     plan, settings = folder.plan, folder.settings()
-    judging = _Run(plan, settings, None)  # type: ignore[arg-type]  # judges only, with answers solved afresh
+    judging = Run(plan, settings, None)  # type: ignore[arg-type]  # judges only, with answers solved afresh
     before = {r.name: r for r in folder.results()} if not adopted else None
     old: dict[tuple[str, int], dict[str, Any]] = {}
     new: dict[tuple[str, int], TestResult] = {}
@@ -94,7 +95,7 @@ def rejudge(path: str | Path, exports: bool = True) -> Rejudged:
     return done
 
 
-def _judge_again(judging: _Run, r: dict[str, Any]) -> TestResult:
+def _judge_again(judging: Run, r: dict[str, Any]) -> TestResult:
     """The record ``r`` judged with today's rules (KeyError, TypeError, ValueError when it
     is damaged or not of this plan)."""
     i = int(r["index"]) - 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import report
-from .grading import ScriptResult
+from .results import ScriptResult
 
 SUBMISSION = "/autograder/submission"
 RESULTS = "/autograder/results/results.json"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime
 from html import escape
 
-from .grading import ScriptResult, TestResult
+from .results import ScriptResult, TestResult
 from .judge import SYMBOL_TABLE, SYMBOLS
 from .report import fmt_credit, fmt_total, plural, sort_results, status
 

@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .isolation import Sandbox, kill_uid, preexec_for, wrap
-from .stop import Stop
+from ..limits import Limits
+from ..stop import Stop
+from .sandbox import Sandbox, kill_uid, preexec_for, wrap
 
 _READ = 1 << 16
 _TAIL = 4096  # bytes of stdout and of stderr kept for showing
@@ -44,17 +45,6 @@ MARK = "GRADER_SCRIPT"  # in every script's environment: how the orphan sweep kn
 # What a program prints when an allocation fails: with limits.memory_mb set, the limit is the likely cause.
 _OUT_OF_MEMORY = re.compile(r"MemoryError|bad_alloc|OutOfMemoryError|[Cc]annot allocate memory|[Oo]ut of memory")
 _NO_PROCESSES = re.compile(r"BlockingIOError|Resource temporarily unavailable|fork: retry")
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one run of a script may use. None: no limit of that kind."""
-
-    wall_seconds: float = 10.0
-    cpu_seconds: float | None = 60.0
-    memory_mb: int | None = 2048  # address space, so allocations fail beyond it
-    processes: int | None = 64  # processes and threads at once
-    output_bytes: int | None = 64 * 2**20  # stdout read before the script is stopped; also the largest file it may write
 
 
 @dataclass(frozen=True)
@@ -262,7 +252,7 @@ def _signal(pid: int, sig: int) -> bool:
         return False
 
 
-class _Cgroup:
+class Cgroup:
     """A pids cgroup (cgroup v1, writable: Linux as root) for the scripts one worker thread starts.
 
     The worker thread itself joins it once (v1 lets a single thread join), so every script
@@ -275,13 +265,13 @@ class _Cgroup:
     _counter = itertools.count()
     _local = threading.local()
     _lock = threading.Lock()
-    _all: list[_Cgroup] = []
+    _all: list[Cgroup] = []
 
     def __init__(self, path: Path):
         self.path = path
 
     @classmethod
-    def for_this_thread(cls, processes: int | None) -> _Cgroup | None:
+    def for_this_thread(cls, processes: int | None) -> Cgroup | None:
         """The cgroup of this thread, made on its first use; None for a thread not dedicated
         to running scripts (whatever it started later would be killed with the scripts)."""
         if not getattr(cls._local, "dedicated", False):
@@ -298,7 +288,7 @@ class _Cgroup:
         return cgroup
 
     @classmethod
-    def _join(cls) -> _Cgroup | None:
+    def _join(cls) -> Cgroup | None:
         """Put this thread in a cgroup of its own: one left empty by a thread that ended, or a new one."""
         base = cls._find_base()
         if base is None:
@@ -396,7 +386,7 @@ def _process_id(pid: int) -> str | None:
 def dedicate_this_thread() -> None:
     """Mark the calling thread as one that starts only scripts (a job slot): its scripts are
     then born in a pids cgroup of its own, where the system offers one."""
-    _Cgroup._local.dedicated = True
+    Cgroup._local.dedicated = True
 
 
 def _user_processes() -> int:
@@ -483,9 +473,9 @@ def run(
         if sandbox.uid is not None:
             for path in [workdir, *(str(p) for p in Path(workdir).rglob("*"))]:
                 os.lchown(path, sandbox.uid, sandbox.uid)
-        cgroup = _Cgroup.for_this_thread(limits.processes)
+        cgroup = Cgroup.for_this_thread(limits.processes)
         argv = wrap(sandbox, command, workdir, script_dir, None if cgroup else limits.processes)  # a cgroup caps processes
-        return _Run(argv, limits, on_stdout, workdir, stop, sandbox, cgroup).result()
+        return Run(argv, limits, on_stdout, workdir, stop, sandbox, cgroup).result()
     finally:
         if sandbox.mechanism == "uid" and sandbox.uid is not None:
             _end_uid(sandbox.uid)
@@ -496,11 +486,11 @@ def run(
             _adopt_orphans(False)
 
 
-class _Run:
+class Run:
     """One run: start, pump output until the end or a limit, then clean up everything."""
 
     def __init__(self, argv: list[str], limits: Limits, on_stdout, workdir: str, stop: Stop, sandbox: Sandbox,
-                 cgroup: _Cgroup | None):  # fmt: skip
+                 cgroup: Cgroup | None):  # fmt: skip
         self.argv, self.limits, self.on_stdout, self.workdir, self.stop = argv, limits, on_stdout, workdir, stop
         self.sandbox, self.cgroup = sandbox, cgroup
         self.out_tail, self.err_tail = bytearray(), bytearray()
@@ -574,7 +564,7 @@ class _Run:
             limit_note=_limit_note(exit_code, stderr, limits) if exit_code else None,
         )
 
-    def _pump(self, proc: subprocess.Popen, cgroup: _Cgroup | None, deadline: float) -> bool:
+    def _pump(self, proc: subprocess.Popen, cgroup: Cgroup | None, deadline: float) -> bool:
         """Read output until the script and its pipes are done; True if it hit the wall limit."""
         sel = selectors.DefaultSelector()
         pidfd = os.pidfd_open(proc.pid)
@@ -630,7 +620,7 @@ class _Run:
                     return False
         return True
 
-    def _kill_everything(self, proc: subprocess.Popen, cgroup: _Cgroup | None) -> None:
+    def _kill_everything(self, proc: subprocess.Popen, cgroup: Cgroup | None) -> None:
         """Kill the script's group, cgroup and orphans, leaving the script itself unreaped:
         while its zombie holds its pid, the group id cannot be reused by another process."""
         _kill_group(proc.pid, cgroup)
@@ -646,7 +636,7 @@ class _Run:
                 _sweep_orphans()
                 time.sleep(0.002)
 
-    def _clean_up(self, proc: subprocess.Popen, cgroup: _Cgroup | None):
+    def _clean_up(self, proc: subprocess.Popen, cgroup: Cgroup | None):
         """Kill everything the script started, then reap it. Returns (status, rusage)."""
         self._kill_everything(proc, cgroup)
         self.stop.unwatch(proc.pid)  # before the reap: once reaped, its pid may be reused
@@ -690,7 +680,7 @@ def _as_uid(sandbox: Sandbox) -> dict:
     return {}
 
 
-def _kill_group(pid: int, cgroup: _Cgroup | None) -> None:
+def _kill_group(pid: int, cgroup: Cgroup | None) -> None:
     """SIGKILL a script's process group and every process of its cgroup."""
     _signal(-pid, signal.SIGKILL)
     if cgroup:

@@ -5,347 +5,25 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import os
-import re
-import sys
 import time
-import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Hashable, Mapping, Protocol, Sequence
 
-from .games import Game, Position
-from .errors import GraderError, GraderWarning, RunFolderError
-from .executor import Executor, Worker, interrupt_reason, using
-from .isolation import guard
-from .judge import SYMBOLS, Answer, Verdict, judge
-from .parse import Claim
+from ..games import Position
+from ..errors import GraderError, RunFolderError
+from ..execution.executor import Executor, Worker, interrupt_reason, using
+from .judge import Answer, judge
+from ..engines.parse import Claim
 from .plans import Plan, standard_plan
-from .runner import Limits, RunResult
-from .scripts import RunSettings, Script, run_script
-from .solving import LineCheck
-from .stop import Stop, Stopped
+from ..engines.runner import RunResult
+from ..engines.scripts import RunSettings, Script, run_script
+from ..stop import Stop, Stopped
+
+from .results import ScriptResult, Settings, Submission, TestResult, stop_at
 
 if TYPE_CHECKING:
-    from .config import Config
     from .runfolder import RunFolder
-
-_KEEP_STDOUT = 600  # characters of stdout's tail kept in a test's record
-_KEEP_STDERR = 1500
-
-
-@dataclass(frozen=True)
-class Settings:
-    """How scripts are run and judged."""
-
-    limits: Limits = Limits()
-    isolation: str = "auto"
-    jobs: int = 2
-    scoring: str | None = None  # the game's rule; None: the lab's default for the game
-    python: str = sys.executable
-    commands: Mapping[str, str] = field(default_factory=dict)  # file suffix -> command template
-    stop_on_error: bool = False
-    backend: str = "auto"  # the exact solver: auto | native | python (see Game.backend)
-    max_solve_seconds: float | None = 60.0  # refuse a plan with a board estimated to take longer to solve
-
-    @property
-    def run(self) -> RunSettings:
-        """What a worker needs to start scripts."""
-        return RunSettings(self.limits, self.isolation, self.python, dict(self.commands))
-
-    @classmethod
-    def from_config(cls, config: Config, **overrides: Any) -> Settings:
-        """Settings from a config file's values; ``overrides`` (options given) win."""
-        values: dict[str, Any] = {
-            "limits": config.limits,
-            "isolation": config.isolation,
-            "jobs": config.jobs or os.cpu_count() or 1,
-            "scoring": config.scoring,
-            "python": config.python or sys.executable,
-            "commands": dict(config.commands),
-            "backend": config.backend,
-            "max_solve_seconds": config.max_solve_seconds,
-        }
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
-
-    def sandbox_mechanism(self, private: Sequence[Path] = (), strict: bool = True) -> str:
-        """The isolation mechanism scripts will run under here (see ``isolation.guard``)."""
-        return guard(self.isolation, self.python, private, strict)
-
-    def check_plan(self, plan: Plan) -> None:
-        """GraderError, before any script runs, when the grader cannot solve ``plan`` with
-        its backend, or would need more than ``max_solve_seconds`` for one of its boards."""
-        from .cost import first_over, fix_hint
-
-        game, budget = plan.game, self.max_solve_seconds
-        over = first_over(plan.positions, game, game.backend(self.backend), budget)
-        if over is not None and budget is not None:
-            i, est = over
-            raise GraderError(f"test {i + 1} has {est.empties} empties: the grader would need {est.describe()} to solve it, "
-                              f"over max_solve_seconds ({budget:g} s in config.yaml): {fix_hint(game, est, budget)}, "
-                              "or raise max_solve_seconds")  # fmt: skip
-
-    def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["commands"] = dict(self.commands)
-        return out
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any], jobs: int | None = None) -> Settings:
-        known = {f.name for f in dataclasses.fields(cls)}
-        values = dict({k: v for k, v in data.items() if k in known}, limits=Limits(**data["limits"]))
-        if jobs:
-            values["jobs"] = jobs
-        return cls(**values)
-
-
-@dataclass(frozen=True)
-class Submission:
-    """One student's script. ``path`` is None when no single script could be chosen."""
-
-    name: str
-    path: Path | None
-    problem: str | None = None  # why there is no script to grade
-    folder: Path | None = None  # the student's own folder: its files come along with the script
-    single: bool = False  # a script given on its own: the files of its folder come along if there are few
-
-    def script(self) -> Script:
-        """The script with its files, read now (raises GraderError naming what is wrong)."""
-        if self.path is None:
-            raise GraderError(self.problem or f"'{self.name}' has no script")
-        if not self.single:
-            return Script.from_path(self.path, self.folder)
-        try:
-            return Script.from_path(self.path, self.path.parent)
-        except GraderError as e:
-            script = Script.from_path(self.path)
-            warnings.warn(f"{e}; running '{self.path.name}' without the files next to it", GraderWarning, stacklevel=2)
-            return script
-
-
-@dataclass(frozen=True)
-class TestResult:
-    """One test: the position, what the script did and printed, and the verdict."""
-
-    index: int  # 1-based test number
-    position: Position
-    run: RunResult
-    claim: Claim
-    verdict: Verdict
-    value: int
-    optimal_moves: list[int]
-
-    @property
-    def symbol(self) -> str:
-        return self.verdict.symbol
-
-    @property
-    def error(self) -> str | None:
-        """Why this test failed outright (a crash, no move, an illegal move): --stop-on-error stops here."""
-        return self.verdict.failure
-
-    @property
-    def illegal_move(self) -> bool:
-        """The script printed a move, and it is not legal here."""
-        return self.claim.move is not None and self.verdict.move_value is None
-
-    @property
-    def diagnosis(self) -> str:
-        """The verdict's diagnosis, with how the run ended and, after a crash, the end of stderr."""
-        parts = [self.verdict.diagnosis]
-        if self.run.stopped_by_grader:
-            parts.append(f"the script {self.run.describe()}")
-        if self.run.crashed and self.run.stderr_tail.strip():
-            parts.append("stderr ends: " + " | ".join(stderr_lines(self.run.stderr_tail, 3)))
-        return "; ".join(parts)
-
-    def to_json(self) -> dict[str, Any]:
-        """The record of the --json schema."""
-        return {
-            "index": self.index,
-            "board": self.position.board_string(),
-            "token": self.position.token,
-            "empties": self.position.empties,
-            "symbol": self.symbol,
-            "credit": self.verdict.credit,
-            "claimed_score": self.claim.score,
-            "claimed_line": list(self.claim.line) if self.claim.has_score_line else None,
-            "move": self.claim.move,
-            "value": self.value,
-            "optimal_moves": self.optimal_moves,
-            "timed_out": self.run.timed_out,
-            "crashed": self.run.crashed,
-            "exit_code": self.run.exit_code,
-            "seconds": round(self.run.wall_seconds, 4),
-            "cpu_seconds": round(self.run.cpu_seconds, 4),
-            "host": self.run.host,
-            "diagnosis": self.diagnosis,
-        }
-
-    def record(self) -> dict[str, Any]:
-        """Everything needed to rebuild this result (``from_record``): the JSON fields and details."""
-        run = asdict(self.run)
-        run["stdout_tail"] = run["stdout_tail"][-_KEEP_STDOUT:]
-        run["stderr_tail"] = run["stderr_tail"][-_KEEP_STDERR:]
-        return {**self.to_json(), "claim": asdict(self.claim), "run": run, "verdict": asdict(self.verdict)}
-
-    @classmethod
-    def from_record(cls, r: dict[str, Any], game: Game) -> TestResult:
-        v = dict(r["verdict"])
-        if v["line_check"] is not None:
-            v["line_check"] = LineCheck(**v["line_check"])
-        claim = dict(r["claim"], line=tuple(r["claim"]["line"]))
-        return cls(
-            r["index"],
-            game.parse(r["board"], r["token"]),
-            RunResult(**r["run"]),
-            Claim(**claim),
-            Verdict(**v),
-            r["value"],
-            r["optimal_moves"],
-        )
-
-
-@dataclass(frozen=True)
-class Level:
-    """One number of empties of a speed plan: how a script did on its boards."""
-
-    empties: int
-    tests: int  # boards with this many empties in the plan
-    right: int  # of them answered with full credit, within the time limit
-    median_seconds: float | None  # over the tests run (None: none run)
-
-    @property
-    def solved(self) -> bool:
-        return self.tests > 0 and self.right == self.tests
-
-
-@dataclass
-class ScriptResult:
-    """A whole run of one script (``tests`` in test order)."""
-
-    script: str
-    plan: Plan
-    tests: list[TestResult]
-    seconds: float
-    stopped: str | None = None  # why the run stopped before the end, if it did
-    interrupted: bool = False  # not graded to its end (Ctrl-C, SIGTERM): ``tests`` holds the tests that finished
-    name: str = ""  # the student
-    backend: str = ""  # the solver behind the exact answers
-    not_graded: bool = False  # there was no script to run (``stopped`` says why: two scripts in a folder, say)
-    game_hint: str | None = None  # why the script seems written for another game, as a sentence (``wrong_game``)
-
-    @property
-    def total(self) -> float:
-        return sum(t.verdict.credit for t in self.tests)
-
-    @property
-    def max_total(self) -> int:
-        return len(self.plan.positions)
-
-    @property
-    def complete(self) -> bool:
-        """Graded to its end: every test judged, or stopped on purpose (--stop-on-error). An
-        interrupted run's grade is not final, nor is a student's without a script to run."""
-        return not self.interrupted and not self.not_graded
-
-    @property
-    def symbols(self) -> str:
-        return "".join(t.symbol for t in self.tests)
-
-    def counts(self) -> dict[str, int]:
-        return {s: self.symbols.count(s) for s in SYMBOLS}
-
-    @property
-    def timeouts(self) -> int:
-        return sum(t.run.timed_out for t in self.tests)
-
-    @property
-    def crashes(self) -> int:
-        return sum(t.run.crashed for t in self.tests)
-
-    @property
-    def illegal_moves(self) -> int:
-        """Tests whose move (the last integer printed) is not a legal move of the position."""
-        return sum(t.illegal_move for t in self.tests)
-
-    @property
-    def script_seconds(self) -> float:
-        """The time the script's runs took, added up."""
-        return sum(t.run.wall_seconds for t in self.tests)
-
-    @property
-    def is_speed(self) -> bool:
-        """Graded on a speed plan (a ladder of empties)."""
-        return self.plan.empties is not None
-
-    def levels(self) -> list[Level]:
-        """A speed plan's ladder: each number of empties of the plan, fewest first, with the
-        tests right (full credit, not timed out) and the median time of the tests run."""
-        out = []
-        for e in sorted({p.empties for p in self.plan.positions}):
-            tests = [t for t in self.tests if t.position.empties == e]
-            times = sorted(t.run.wall_seconds for t in tests)
-            median = None if not times else (times[(len(times) - 1) // 2] + times[len(times) // 2]) / 2
-            planned = sum(p.empties == e for p in self.plan.positions)
-            right = sum(t.verdict.credit == 1 and not t.run.timed_out for t in tests)
-            out.append(Level(e, planned, right, median))
-        return out
-
-    @property
-    def deepest(self) -> int | None:
-        """The headline of a speed plan: the most empties up to which every board of every
-        level was right in time (None: the first level was not)."""
-        best = None
-        for level in self.levels():
-            if not level.solved:
-                break
-            best = level.empties
-        return best
-
-    def to_json(self) -> dict[str, Any]:
-        speed: dict[str, Any] = {}
-        if self.is_speed:
-            speed = {"deepest": self.deepest,
-                     "levels": [dataclasses.asdict(lv) for lv in self.levels()]}  # fmt: skip
-        return {
-            "script": self.script,
-            "name": self.name,
-            "total": self.total,
-            "max_total": self.max_total,
-            "complete": self.complete,
-            "symbols": self.symbols,
-            "seed": self.plan.seed,
-            "stopped": self.stopped,
-            "game_hint": self.game_hint,
-            "seconds": round(self.seconds, 3),
-            "backend": self.backend,
-            **speed,
-            "tests": [t.to_json() for t in self.tests],
-        }
-
-
-def stop_at(test: TestResult) -> str:
-    """Why a --stop-on-error run stopped, at ``test``: 'stopped at test N: reason'."""
-    return f"stopped at test {test.index}: {test.error}"
-
-
-def stopped_test(stopped: str | None) -> int | None:
-    """The test a --stop-on-error run stopped at, read back from its ``stop_at`` message."""
-    found = re.match(r"stopped at test (\d+):", stopped or "")
-    return int(found.group(1)) if found else None
-
-
-def stderr_lines(text: str, n: int) -> list[str]:
-    """The last ``n`` lines of stderr worth showing: of a Python traceback, its first line
-    always (then '...' where lines are left out), so that it reads as one."""
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    starts = [i for i, ln in enumerate(lines) if ln.startswith("Traceback (most recent call last)")]
-    if not starts or len(lines) - starts[-1] <= n or n < 3:
-        return lines[-n:]
-    return [lines[starts[-1]], "...", *lines[-(n - 2):]]
-
 
 @dataclass(frozen=True)
 class TestTask:
@@ -416,7 +94,7 @@ class AnswerStore(Protocol):
     def append_answer(self, index: int, pos: Position, scoring: str, answer: Answer, backend: str) -> None: ...
 
 
-class _Run:
+class Run:
     """Tests of many scripts on one plan, sharing the executor; each answer solved once (and,
     with a ``store``, once per run folder: resume reads it back; rejudge solves afresh)."""
 
@@ -512,7 +190,7 @@ def grade_submission(sub: Submission, plan: Plan, settings: Settings, executor: 
     settings.sandbox_mechanism([*([sub.folder or sub.path] if sub.path else []), *map(Path, private)])
     scripts, (sub,) = _load_scripts([sub], settings)
     with using(executor, settings.jobs) as ex:
-        (result,) = _Run(plan, settings, ex).grade([sub], scripts, on_test=on_test)
+        (result,) = Run(plan, settings, ex).grade([sub], scripts, on_test=on_test)
     return result
 
 
@@ -540,7 +218,7 @@ def grade(
     its own executor) returns the tests that finished, ``interrupted`` set.
     """
     plan = plan or standard_plan()
-    settings = settings or Settings()
+    settings = (settings or Settings()).for_plan(plan)
     path = Path(script)
     sub = Submission(path.stem, path, single=True)
     loaded = {sub.name: sub.script()}
@@ -553,7 +231,7 @@ def grade(
     each = (lambda _, t: on_test(t)) if on_test else None
     if out is None:
         with using(executor, settings.jobs, stop) as ex:
-            (result,) = _Run(plan, settings, ex).grade([sub], loaded, on_test=each)
+            (result,) = Run(plan, settings, ex).grade([sub], loaded, on_test=each)
     else:
         from .runfolder import RunFolder
 
@@ -579,7 +257,7 @@ def wrong_game(result: ScriptResult, sub: Submission, script: Script, settings: 
     few boards of each other installed game where not every legal move is optimal, and a
     game on whose boards it found an optimal move every time is suggested. A script that
     printed no legal move at all is told so in any case."""
-    from .games import available, get_game
+    from ..games import available, get_game
 
     tests, game = result.tests, result.plan.game
     printed = [t for t in tests if t.claim.move is not None]  # a move printed (none: a timeout or crash, not a game)
@@ -598,7 +276,7 @@ def wrong_game(result: ScriptResult, sub: Submission, script: Script, settings: 
         probe = Plan(tuple(itertools.islice(telling, PROBES)), None, f"{other.title} probe")
         quick = dataclasses.replace(settings.limits, wall_seconds=min(settings.limits.wall_seconds, PROBE_SECONDS))
         here = dataclasses.replace(settings, scoring=rule, stop_on_error=False, limits=quick)
-        (tried,) = _Run(probe, here, ex).grade([sub], {sub.name: script})
+        (tried,) = Run(probe, here, ex).grade([sub], {sub.name: script})
         if len(tried.tests) == PROBES and all(t.verdict.move_ok and not t.run.crashed for t in tried.tests):
             return (f"{said}, but it found an optimal move on each of {PROBES} {other.title} boards: "
                     f"is it written for {other.title}? Grade it with --game {other.name}")  # fmt: skip
@@ -662,7 +340,7 @@ def grade_class(
         if not paths:
             raise GraderError("give the scripts or folders to grade (or a run folder to resume)")
         plan = plan or standard_plan()
-        settings = settings or Settings()
+        settings = (settings or Settings()).for_plan(plan)
         subs = find_submissions(list(paths), set(settings.commands), entry)
         target = Path(out or default_path())
         settings.run.check()
@@ -703,7 +381,7 @@ def _in_folder(folder: RunFolder, subs: Sequence[Submission], plan: Plan, settin
             on_student(result)
 
     with using(executor, settings.jobs, stop) as ex:
-        results = _Run(plan, settings, ex, folder).grade(subs, scripts, previous, on_record, None, finished)
+        results = Run(plan, settings, ex, folder).grade(subs, scripts, previous, on_record, None, finished)
         asked = _ask_for_game(folder, results, {s.name: s for s in subs}, scripts, settings, ex)
     interrupted = next((r.stopped for r in results if r.interrupted), None)
     if interrupted is None and not asked:  # every test ran, but not every question: resume asks them

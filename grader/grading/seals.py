@@ -18,7 +18,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from .errors import RunFolderError
+from ..errors import RunFolderError
 
 SEAL = "seal"  # the key of a record's seal
 RUN_ID = re.compile(r"[0-9a-f]{32}")  # what the grader names a run (uuid4().hex)

@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .errors import SprtError
+from ..errors import SprtError
 from .ratings import Z95
 from .ratings import elo as logistic_elo
 

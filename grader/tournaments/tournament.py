@@ -9,9 +9,9 @@ from the same opening with colours swapped; x is black and moves first.
 from __future__ import annotations
 
 import datetime
-import itertools
 import json
 import random
+import warnings
 from dataclasses import asdict, dataclass, field
 from dataclasses import replace as dataclass_replace
 from pathlib import Path
@@ -19,18 +19,18 @@ from typing import Any, Callable, Sequence
 
 from . import ratings
 from .formats import Format, Planner, SprtPlanner, SprtSettings, SwissPlanner
-from .errors import BoardFileError, GraderError
-from .executor import Executor, Worker, interrupt_reason, using
-from .files import bundled, read_lines
-from .games import DEFAULT, PASS, get_game
-from .games import Game as GameRules
-from .games import Position
-from .grading import Settings
-from .isolation import ISOLATIONS
-from .plans import new_seed
-from .runfolder import RecordFolder
-from .scripts import Script, run_script
-from .stop import Stop, Stopped
+from ..errors import BoardFileError, GraderError, GraderWarning
+from ..execution.executor import Executor, Worker, interrupt_reason, using
+from ..files import bundled, read_lines
+from ..games import DEFAULT, PASS, get_game
+from ..games import Game as GameRules
+from ..games import Position
+from ..grading.results import Settings
+from ..engines.isolation import ISOLATIONS
+from ..grading.plans import new_seed
+from ..grading.runfolder import RecordFolder
+from ..engines.scripts import Script, run_script
+from ..stop import Stop, Stopped
 
 RECORDS = "games.txt"
 ON_ILLEGAL = ("forfeit", "random")
@@ -58,10 +58,24 @@ ADJUDICATION_SECONDS = 1.0  # the longest a solve for adjudication should take, 
 def adjudication_cap(game: GameRules, empties: int, backend: str = "auto") -> int:
     """The most empties, up to ``empties``, that ``backend`` solves in about a second (by the
     cost estimate of grader.cost): adjudication beyond it would stall each game."""
-    from .cost import deepest_within
+    from ..games.cost import deepest_within
 
     fits = deepest_within(game, ADJUDICATION_SECONDS, game.backend(backend))
     return empties if fits is None else max(1, min(empties, fits))
+
+
+def _capped(settings: TournamentSettings) -> TournamentSettings:
+    """``settings`` with adjudication at most as deep as the solver goes in about a second
+    (a warning says so): a deeper solve would stall every game."""
+    if not settings.adjudicate:
+        return settings
+    cap = adjudication_cap(settings.rules, settings.adjudicate, settings.run.backend)
+    if cap >= settings.adjudicate:
+        return settings
+    warnings.warn(f"adjudicating at {cap} empties, not {settings.adjudicate}: the "
+                  f"{settings.rules.backend(settings.run.backend)} solver solves about {cap} empties in a second "
+                  "(a deeper solve would stall every game)", GraderWarning, stacklevel=3)  # fmt: skip
+    return dataclass_replace(settings, adjudicate=cap)
 
 
 @dataclass(frozen=True)
@@ -137,22 +151,13 @@ class GameRecord:
 # --- openings ---------------------------------------------------------------------------
 
 
-def opening_start(game: GameRules, opening: str) -> tuple[Position, list[int]]:
-    """Where a game from ``opening`` starts, and the opening's moves from there: an opening is
-    a move sequence from the start (f5d6c3) or a position 'BOARD TOKEN' (from an OBF/FFO line)."""
-    if " " in opening.strip():
-        board, token = opening.split()
-        return game.parse(board, token), []
-    return game.start(), game.parse_transcript(opening)
-
-
 def read_openings(path: str | Path, game: GameRules, plies: int | None = None) -> list[str]:
     """Openings from a file: one move sequence per line (like f5d6c3), or a position per line
     in any board format of the game (Othello: 'BOARD TOKEN', OBF, FFO), '#' comments and blank
     lines allowed; or a GGF file (records '(;GM[Othello]...;)': each record's moves from its BO
     position). ``plies``: keep only the first moves of each sequence or record. Raises
     BoardFileError naming the line."""
-    from .games import ggf
+    from ..games import ggf
 
     p = Path(path)
     lines = read_lines(p, "openings file")
@@ -214,7 +219,7 @@ def play_game(game: GameRecord, scripts: dict[str, Script], settings: Tournament
     game.host = worker.host
     names = {"x": game.black, "o": game.white}
     colour = {"x": "black", "o": "white"}
-    start, moves = opening_start(rules, game.opening)
+    start, moves = rules.opening_start(game.opening)
     pos = rules.replay(moves, start)
     rng = random.Random(game.id)
     game.reason = "normal"
@@ -450,7 +455,7 @@ def run_tournament(
                 raise GraderError(f"the script of engine '{e.name}' ({e.path}) is gone: restore it to resume")
         settings.run.sandbox_mechanism([folder.path, *(e.path for e in players), *map(Path, private)])
     else:
-        settings = settings or TournamentSettings()
+        settings = _capped(settings or TournamentSettings())
         fmt = format if isinstance(format, Format) else Format(format, rounds, (), sprt)
         players = engine_list([*engines, *opponents], settings.rules)
         if opponents:  # a gauntlet's reference engines (any other format refuses them)
@@ -553,8 +558,8 @@ def _play(folder: TournamentFolder, planner: Planner, done: dict[str, GameRecord
 
 def write_outputs(result: TournamentResult, settings: TournamentSettings) -> None:
     """games.txt, results.json, games.ggf (Othello) and report.html in the folder."""
-    from .games import ggf
-    from .tournament_html import tournament_page
+    from ..games import ggf
+    from .html import tournament_page
 
     folder = result.folder
     folder.write(RECORDS, "".join(g.record_line() + "\n" for g in result.games))
@@ -650,14 +655,14 @@ def grades_csv(grades: Sequence[DiscGrade]) -> str:
     import csv
     import io
 
-    from .report import _cell, fmt_total
+    from ..grading.report import safe_cell, fmt_total
 
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["name", "total", "max", "disc_share", "games", "complete", "note"])
     for g in grades:
         share = "" if g.disc_share is None else f"{100 * g.disc_share:.2f}"
-        writer.writerow([_cell(g.engine), fmt_total(g.grade), 100, share, g.games, "yes" if g.complete else "no", _cell(g.note)])
+        writer.writerow([safe_cell(g.engine), fmt_total(g.grade), 100, share, g.games, "yes" if g.complete else "no", safe_cell(g.note)])
     return out.getvalue()
 
 

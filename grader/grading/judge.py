@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .games import Position
-from .parse import Claim
-from .solving import ExactSolver, LineCheck
+from ..games import Position
+from ..engines.parse import Claim
+from ..games.solving import ExactSolver, LineCheck
 
 Square = int
 

@@ -15,8 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Iterable
 
-from .errors import GraderError
-from .games import Game, Position
+from .base import Game, Position
 
 _SPEEDS: dict[tuple[str, str], float] = {}  # (game, backend) -> measured nodes per second
 _LOCK = threading.Lock()

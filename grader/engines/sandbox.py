@@ -1,19 +1,7 @@
-"""Isolation: what a script can see and do beyond the limits.
+"""The sandbox mechanisms themselves: how a command is wrapped (bwrap, unshare), the job
+slots' unprivileged uids, the 'uid' mechanism's network filter. Which mechanism works here,
+and whether a run may go ahead, is isolation.py's to say (it tries them through the runner)."""
 
-    auto     the strongest mechanism that works here: bwrap, else unshare, else (as root) uid
-    bwrap    bubblewrap: no network, its own process, IPC and UTS namespaces, a file system of
-             the system folders, the interpreter, its own folder (read-only) and its test
-             directory; a fresh /proc and /tmp
-    unshare  the same built with util-linux unshare and a small mount script
-    uid      as root without namespaces (some containers): each job slot runs scripts as its
-             own unprivileged uid, with no network (a seccomp filter), its files copied into
-             its test directory, and the grader's files out of its reach by their permissions
-    none     the limits only
-
-Whenever the grader runs as root, scripts run as an unprivileged uid of their job slot (never
-root), whatever the mechanism: the slot's uid is claimed for the life of the process, so no
-other grader on the machine shares it.
-"""
 
 from __future__ import annotations
 
@@ -23,7 +11,6 @@ import os
 import platform
 import shutil
 import struct
-import subprocess
 import sys
 import tempfile
 import threading
@@ -31,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .errors import GraderError
+from ..errors import GraderError
 
 MECHANISMS = ("bwrap", "unshare", "uid")  # strongest first: the order 'auto' tries them in
 ISOLATIONS = ("auto", "none", *MECHANISMS)
@@ -296,116 +283,9 @@ def _filter_installer(program: bytes) -> Callable[[], None]:
     return install
 
 
-# --- choosing a mechanism ------------------------------------------------------------------
-
-_works: dict[tuple[str, str], str | None] = {}  # (mechanism, python) -> why it does not work (None: it works)
-
-
-def problem(mechanism: str, python: str) -> str | None:
-    """Why ``mechanism`` cannot isolate a Python script here (None: it works): a trivial
-    script is run under it once, through the very code that runs tests."""
-    if mechanism == "none":
-        return None
-    if (mechanism, python) not in _works:
-        _works[(mechanism, python)] = _probe(mechanism, python)
-    return _works[(mechanism, python)]
-
-
-def _probe(mechanism: str, python: str) -> str | None:
-    if mechanism == "uid" and os.geteuid() != 0:
-        return "it needs the grader to run as root (it runs scripts as other uids)"
-    if mechanism != "uid" and _tool(mechanism) is None:
-        return _missing(mechanism)
-    if os.geteuid() == 0 and not (os.path.exists(_SETPRIV) and os.path.exists(_PRLIMIT)):
-        return f"as root it needs {_SETPRIV} and {_PRLIMIT} (util-linux) to run scripts as an unprivileged uid"
-    from . import runner  # the runner wraps commands with this module
-
-    uid = claim_uid() if os.geteuid() == 0 else None
-    try:
-        result = runner.run([python, "-c", "import os; print('isolated', os.getuid())"], runner.Limits(wall_seconds=20),
-                            sandbox=Sandbox(mechanism, uid))  # fmt: skip
-    finally:
-        if uid is not None:
-            release_uid(uid)
-    if result.exit_code == 0 and "isolated" in result.stdout_tail:
-        return None
-    last = (result.stderr_tail.strip().splitlines() or [result.describe() or f"exit code {result.exit_code}"])[-1]
-    hint = ""
-    if uid is not None and "Permission denied" in last:
-        hint = f": uid {uid} cannot reach {python}; use a Python every user can run (python: in config.yaml)"
-    return f"a test script did not run under it ({last}){hint}"
-
-
-def choose(isolation: str, python: str) -> str:
-    """The mechanism to use for ``isolation`` ('auto': the strongest that works; 'none' if
-    nothing does). Raises GraderError, naming the fix, for a named mechanism that does not work."""
-    if isolation not in ISOLATIONS:
-        raise GraderError(f"unknown isolation {isolation!r}: use one of {', '.join(ISOLATIONS)}")
-    if isolation == "auto":
-        return next((m for m in MECHANISMS if problem(m, python) is None), "none")
-    why = problem(isolation, python)
-    if why:
-        raise GraderError(f"isolation '{isolation}' does not work here: {why}; set 'isolation: auto' to use what works")
-    return isolation
-
-
-def nothing_works(python: str) -> str:
-    """The one-line error when 'auto' finds no mechanism, naming what to install."""
-    reasons = "; ".join(f"{m}: {problem(m, python)}" for m in MECHANISMS)
-    return (
-        "no isolation works on this machine, so a script could read or change other students' results "
-        f"({reasons}). Install bubblewrap (apt-get install bubblewrap), allow user namespaces, or run as "
-        "root; or set 'isolation: none' to grade without isolation (unsafe for a class)"
-    )
-
-
-def private_paths_problem(paths: Sequence[Path]) -> str | None:
-    """For 'uid' (permissions are all that keep a script out): the first path another user
-    could read, with the fix; None when every one is private."""
-    for p in paths:
-        if _others_can_read(p):
-            return f"'{p}' can be read by other users, so a script could read it: chmod -R go-rwx '{p}'"
-    return None
-
-
-def _others_can_read(path: Path) -> bool:
-    """True when a user other than the owner (and not in its group) can read ``path``."""
-    try:
-        p = path.resolve()
-        for parent in reversed(p.parents):
-            if not os.stat(parent).st_mode & 0o001:
-                return False
-        return bool(os.stat(p).st_mode & 0o004)
-    except OSError:
-        return False
-
-
 def preexec_for(sandbox: Sandbox) -> Callable[[], None] | None:
     """What the child must do before exec for ``sandbox`` (the network filter of 'uid')."""
     if sandbox.mechanism != "uid":
         return None
     program = network_filter()
     return _filter_installer(program) if program else None
-
-
-def guard(isolation: str, python: str, private: Sequence[Path], strict: bool) -> str:
-    """The mechanism runs will use here, checked before any script runs. Where nothing keeps
-    scripts away from the grades (no mechanism works, or 'uid' with files others can read),
-    ``strict`` (a class, a tournament) raises GraderError naming the fix; otherwise (a
-    self-test) it warns and goes on."""
-    import warnings
-
-    from .errors import GraderWarning
-
-    mechanism = choose(isolation, python)
-    problem_ = None
-    if mechanism == "none" and isolation == "auto":
-        problem_ = nothing_works(python)
-    elif mechanism == "uid":
-        problem_ = private_paths_problem(private)
-        problem_ = problem_ and f"isolation 'uid' (no namespaces here): {problem_}"
-    if problem_ and strict:
-        raise GraderError(problem_)
-    if problem_:
-        warnings.warn(problem_, GraderWarning, stacklevel=3)
-    return mechanism

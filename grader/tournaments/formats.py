@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from . import swiss
-from .errors import GraderError, NoPairing, SprtError
+from ..errors import GraderError, NoPairing, SprtError
 from .sprt import MODELS, Pentanomial, SprtResult, sprt
 
 FORMATS = ("round-robin", "gauntlet", "swiss", "sprt")

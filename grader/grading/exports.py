@@ -6,8 +6,8 @@ import json
 import os
 from pathlib import Path
 
-from .errors import GraderError
-from .grading import ScriptResult
+from ..errors import GraderError
+from .results import ScriptResult
 from .html import report_html
 from .report import grades_csv, junit_xml, results_json, sort_results
 

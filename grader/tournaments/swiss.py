@@ -20,7 +20,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from .errors import NoPairing
+from ..errors import NoPairing
 
 BYE_POINTS = 2.0  # a bye scores as a won pair
 MAX_PAIR_POINTS = 2.0

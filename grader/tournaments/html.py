@@ -15,8 +15,8 @@ import re
 from html import escape
 from typing import Any
 
-from .games import PASS, Game
-from .report import fmt_total, plural
+from ..games import PASS, Game
+from ..grading.report import fmt_total, plural
 
 _CSS = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; padding: 0 1em; }
@@ -84,9 +84,7 @@ class _Parts:
 def game_boards(record, game: Game) -> tuple[list[Any], list[str]]:
     """Each position of a game from where it started (the next move ringed) and its moves as
     text (passes included)."""
-    from .tournament import opening_start
-
-    start, opening = opening_start(game, record.opening)
+    start, opening = game.opening_start(record.opening)
     moves = game.parse_transcript(record.moves)
     pos, positions, texts, played = start, [], [], []
     for sq in moves:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .errors import GraderError
-from .grading import Submission
+from ..errors import GraderError
+from .results import Submission
 
 
 def is_script(path: Path, suffixes: set[str]) -> bool:
