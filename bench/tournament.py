@@ -8,7 +8,7 @@ no records. The harness's cost per move is
 (tournament wall x jobs - bare loop wall) / moves. fastchess's maintainers measured 4.4 ms a
 move for fastchess and 11.2 ms for cutechess on identical games (UCI engines that stay up;
 ours start a process per move, so the bare loop is the floor here). Then the Swiss pairing
-time of 64 engines x 7 rounds (grader.swiss, random results).
+time of 64 engines x 7 rounds (grader.tournaments.swiss, random results).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from grader import Limits, Settings, TournamentSettings, run_tournament
 from grader.games import get_game
 from grader.engines.runner import script_env
 from grader.tournaments.swiss import BYE_POINTS, NoPairing, pair_round, pairing_state
-from grader.tournaments.tournament import opening_start
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,7 +38,7 @@ def bare_loop(result, python: str) -> tuple[float, int]:
     env = script_env(work)  # the environment the harness gives scripts (no PYTHONPATH, no site tweaks)
     start = time.perf_counter()
     for g in result.games:
-        pos, opening = opening_start(game, g.opening)
+        pos, opening = game.opening_start(g.opening)
         pos = game.replay(opening, pos)
         for sq in game.parse_transcript(g.moves)[len(opening):]:
             if pos.must_pass():

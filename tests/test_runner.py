@@ -143,7 +143,7 @@ def test_nothing_printed_after_the_limit_counts(tmp_path):
 def test_limits_above_our_own_hard_limits_are_lowered(tmp_path):
     """A grader started under a lower hard limit (ulimit -v) still runs scripts."""
     code = (
-        "import resource, sys; from grader.runner import run, Limits; "
+        "import resource, sys; from grader.engines.runner import run; from grader.limits import Limits; "
         "resource.setrlimit(resource.RLIMIT_AS, (1500 * 2**20, 1500 * 2**20)); "
         "r = run([sys.executable, '-c', 'print(51)'], Limits(wall_seconds=5, memory_mb=4096)); "
         "print(r.exit_code, r.start_error, r.stdout_tail.strip())"

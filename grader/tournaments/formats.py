@@ -7,9 +7,9 @@ tournament replays its decisions from the recorded games.
 
 - round-robin: every pair of engines, one pair of games per round (opening).
 - gauntlet: each engine plays only the opponents, one pair per opening; never each other.
-- swiss: each round pairs engines by points without rematches (grader.swiss); a bye for an
+- swiss: each round pairs engines by points without rematches (grader.tournaments.swiss); a bye for an
   odd count scores as a won pair. Stops early, saying why, when a round cannot be paired.
-- sprt: two engines play pairs until the SPRT (grader.sprt) accepts H0 or H1, or the limit.
+- sprt: two engines play pairs until the SPRT (grader.tournaments.sprt) accepts H0 or H1, or the limit.
 """
 
 from __future__ import annotations
@@ -182,7 +182,7 @@ def _pair_points(games: list[Played], engine: str) -> float:
 
 @dataclass
 class SwissState:
-    """The Swiss so far: per round its pairs and bye; results as grader.swiss takes them."""
+    """The Swiss so far: per round its pairs and bye; results as grader.tournaments.swiss takes them."""
 
     rounds: list[swiss.Round] = field(default_factory=list)
     results: list[swiss.Result] = field(default_factory=list)

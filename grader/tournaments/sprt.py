@@ -16,7 +16,7 @@ Two Elo models:
   game's score, taken as sqrt(2) times that of a pair's score (a t-value, comparable across
   draw rates). The default of fastchess (its ``model``), and of fishtest for new tests (its
   test form); this module's default.
-- "logistic": the plain logistic Elo of ``grader.ratings``, score = 1 / (1 + 10^(-Elo/400)).
+- "logistic": the plain logistic Elo of ``grader.tournaments.ratings``, score = 1 / (1 + 10^(-Elo/400)).
   The default of fishtest's library functions (``stat_util.SPRT``, ``sprt.sprt``).
 """
 

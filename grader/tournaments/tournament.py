@@ -57,7 +57,7 @@ ADJUDICATION_SECONDS = 1.0  # the longest a solve for adjudication should take, 
 
 def adjudication_cap(game: GameRules, empties: int, backend: str = "auto") -> int:
     """The most empties, up to ``empties``, that ``backend`` solves in about a second (by the
-    cost estimate of grader.cost): adjudication beyond it would stall each game."""
+    cost estimate of grader.games.cost): adjudication beyond it would stall each game."""
     from ..games.cost import deepest_within
 
     fits = deepest_within(game, ADJUDICATION_SECONDS, game.backend(backend))
@@ -376,7 +376,7 @@ class TournamentFolder(RecordFolder):
 class TournamentResult:
     """A tournament's games (in the order planned), standings, crosstable and where they are.
     ``swiss``: the Swiss ranking (points with byes, Buchholz, Sonneborn-Berger); ``sprt``: the
-    test's state (grader.formats.SprtPlanner.summary); ``stopped_early``: why a format ended
+    test's state (grader.tournaments.formats.SprtPlanner.summary); ``stopped_early``: why a format ended
     before its planned games (a Swiss round that cannot be paired)."""
 
     folder: TournamentFolder
