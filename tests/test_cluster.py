@@ -197,6 +197,7 @@ def test_killed_worker_changes_no_grade(cluster, local_class, tmp_path):
     assert len(keys) == len(set(keys)) == 4 * len(POSITIONS)  # every test recorded exactly once
 
 
+@pytest.mark.slow
 def test_tournament_on_cluster_equals_local(cluster, tmp_path):
     procs, client = cluster
     engines = [ROOT / "submissions" / "tictactoe" / f"{n}.py" for n in ("minimax", "first_empty", "can_lose")]

@@ -234,6 +234,7 @@ def shortest_loss(side: str) -> int:
     return best
 
 
+@pytest.mark.slow
 def test_a_proof_does_not_depend_on_the_order_answers_come_back_in():
     script = EXAMPLES / "first_empty.py"
     proofs = []
