@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
+from ..seeding import rng
 from ..errors import BoardError
 from ..files import bundled, read_lines
 from .base import PASS, BoardEntry, Game
@@ -390,8 +391,8 @@ class Othello(Game):
         boards with 5 empties are the same whichever range they are asked in, on any machine."""
         out = []
         for e in empties:
-            rng = random.Random(f"grader:{seed}:{e}")
-            out += [random_position(rng, e) for _ in range(count)]
+            rand = rng("grader", seed, e)
+            out += [random_position(rand, e) for _ in range(count)]
         return out
 
     def parse_board_line(self, text: str, label: str) -> BoardEntry | None:

@@ -13,10 +13,10 @@ row, and the token given must be the side to move. Values are for the side to mo
 from __future__ import annotations
 
 import functools
-import random
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from ..seeding import rng
 from ..errors import BoardError
 from .base import Game
 from .solving import ExactSolver
@@ -199,14 +199,14 @@ class TicTacToe(Game):
                     quota[e] += 1
         out = [self.start()]
         for e, group in groups.items():
-            out += random.Random(f"grader:tictactoe:{seed}:{e}").sample(group, quota[e])
+            out += rng("grader", "tictactoe", seed, e).sample(group, quota[e])
         return out
 
     def random_positions(self, seed: int, empties: range, count: int) -> list[Position]:
         out = []
         for e in empties:
             group = open_positions(e)
-            out += random.Random(f"grader:tictactoe:{seed}:{e}").sample(group, min(count, len(group)))
+            out += rng("grader", "tictactoe", seed, e).sample(group, min(count, len(group)))
         return out
 
 

@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import yaml
 
+from ..seeding import rng
 from ..errors import BoardError, BoardFileError, GraderError, PlanError
 from ..files import read_lines
 from ..limits import Limits
@@ -139,13 +140,13 @@ def spread_public(positions: Sequence[Position], count: int, seed: int | str, al
     others = len(positions) - len(always)
     if not 0 <= count <= others:
         raise GraderError(f"cannot make {count} of the {others} other tests public: give --public 0 to {others}")
-    rng = random.Random(f"grader:public:{seed}")
+    rand = rng("grader", "public", seed)
     groups: dict[int, list[int]] = {}
     for i, pos in enumerate(positions, 1):
         if i not in always:
             groups.setdefault(pos.empties, []).append(i)
     for members in groups.values():
-        rng.shuffle(members)
+        rand.shuffle(members)
     chosen: list[int] = []
     while len(chosen) < count:
         for e in sorted(groups):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import random
 import warnings
 from dataclasses import asdict, dataclass, field
 from dataclasses import replace as dataclass_replace
@@ -19,6 +18,7 @@ from typing import Any, Callable, Sequence
 
 from . import ratings
 from .formats import Format, Planner, SprtPlanner, SprtSettings, SwissPlanner
+from ..seeding import rng
 from ..errors import BoardFileError, GraderError, GraderWarning
 from ..execution.executor import Executor, Worker, interrupt_reason, using
 from ..files import bundled, read_lines
@@ -196,10 +196,10 @@ def check_opening(game: GameRules, start: Position, moves: list[int]) -> Positio
 
 def random_openings(game: GameRules, seed: int, plies: int, count: int) -> list[str]:
     """``count`` different random legal openings of ``plies`` moves (fewer if there are not enough)."""
-    rng = random.Random(f"openings:{seed}:{plies}")
+    rand = rng("openings", seed, plies)
     seen: list[str] = []
     for _ in range(count * 50):
-        moves = game.random_opening(rng, plies)
+        moves = game.random_opening(rand, plies)
         text = None if moves is None else game.transcript(moves)
         if text is not None and text not in seen:
             seen.append(text)
@@ -221,7 +221,7 @@ def play_game(game: GameRecord, scripts: dict[str, Script], settings: Tournament
     colour = {"x": "black", "o": "white"}
     start, moves = rules.opening_start(game.opening)
     pos = rules.replay(moves, start)
-    rng = random.Random(game.id)
+    rand = rng(game.id)
     game.reason = "normal"
     while not pos.is_game_over():
         if pos.must_pass():
@@ -260,7 +260,7 @@ def play_game(game: GameRecord, scripts: dict[str, Script], settings: Tournament
                 game.forfeit = names[token]
                 game.reason = "forfeit"
                 break
-            move = rng.choice(pos.moves())
+            move = rand.choice(pos.moves())
         moves.append(move)
         pos = pos.play(move)
     game.moves = rules.transcript(moves)
