@@ -673,7 +673,7 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
 @seed_option("random openings")
 @click.option("--time-limit", type=SECONDS, default=None, help="Seconds per move (default: config tournament.move_seconds).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Games at once (default: config, else the number of cores).")
-@click.option("--adjudicate", type=click.IntRange(min=1, max=64), default=None, metavar="K",
+@click.option("--adjudicate", type=click.IntRange(min=1), default=None, metavar="K",
               help="The exact solver finishes games once K or fewer squares are empty (at most what it solves in about a second).")
 @backend_option
 @click.option("--scoring", default=None, metavar="RULE", help="Final-score rule (default: config, else the game's tournament rule).")
@@ -956,7 +956,7 @@ def prove_command(script: str, sides: str, start: tuple[str, str] | None, time_l
     settings = Settings.resolve(config, game, None, time_limit, scoring, jobs=jobs, backend=backend)
     game.backend(settings.backend)  # a backend not built here: one line now, not after the first move
     root = game.parse(*start) if start else game.start()
-    chosen = ["x", "o"] if sides == "both" else [sides]
+    chosen = list(game.sides) if sides == "both" else [sides]
     click.echo(f"Proving {script} ({game.title}, {settings.scoring}) as {' and '.join(chosen)} from "
                f"{'the start' if not start else root.board_string() + ' ' + root.token}, {_isolation_text(settings)}")  # fmt: skip
     with _on_cluster(cluster, config, stop) as ex:

@@ -115,7 +115,7 @@ class Proof:
 def prove(
     script: str | Path,
     game: str | Game = DEFAULT,
-    sides: Sequence[str] = ("x", "o"),
+    sides: Sequence[str] | None = None,
     start: Position | None = None,
     settings: Settings | None = None,
     *,
@@ -124,7 +124,8 @@ def prove(
     stop: Stop | None = None,
     on_asked: Callable[[int], None] | None = None,
 ) -> Proof:
-    """Prove ``script`` as each of ``sides`` from ``start`` (default: the game's start), asking
+    """Prove ``script`` as each of ``sides`` (default: both of the game's) from ``start``
+    (default: the game's start), asking
     it about every position it can reach against every reply. ``determinism`` asks each
     position a second time. ``on_asked(n)`` follows progress. Raises GraderError when the
     script cannot be run; whatever it does is part of the proof."""
@@ -134,9 +135,10 @@ def prove(
     root = start or g.start()
     if root.is_game_over():
         raise GraderError("the game is over in this position: there is nothing to prove")
+    sides = g.sides if sides is None else sides
     for s in sides:
-        if s not in ("x", "o"):
-            raise GraderError(f"bad side {s!r}: prove as x, o or both")
+        if s not in g.sides:
+            raise GraderError(f"bad side {s!r}: prove as {' or '.join(g.sides)}, or both")
     path = Path(script)
     loaded = Submission(path.stem, path, single=True).script()
     loaded.command(settings.run)

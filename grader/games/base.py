@@ -68,6 +68,7 @@ class Game(ABC):
     title: ClassVar[str]
     board_length: ClassVar[int]  # characters of a board string
     scorings: ClassVar[tuple[str, ...]]  # the first is the lab's default
+    sides: ClassVar[tuple[str, str]] = ("x", "o")  # the tokens of the two sides, the first player's first
     tournament_scoring: ClassVar[str]
     plans: ClassVar[tuple[str, ...]] = ("standard",)  # plan names make_plan() knows
     ladders: ClassVar[Mapping[str, tuple[int, int]]] = {}  # speed plans among them: name -> (first, last) empties

@@ -65,12 +65,12 @@ def estimate(game: Game, empties: int, backend: str = "auto") -> Estimate:
     return Estimate(empties, backend, nodes, speed)
 
 
-def deepest_within(game: Game, seconds: float, backend: str = "auto", limit: int = 64) -> int | None:
+def deepest_within(game: Game, seconds: float, backend: str = "auto") -> int | None:
     """The most empties whose estimate is within ``seconds`` (None: no model, any depth)."""
     if game.solve_nodes(1) is None:
         return None
     best = 0
-    for n in range(1, limit + 1):
+    for n in range(1, game.board_length + 1):
         if estimate(game, n, backend).seconds > seconds:
             break
         best = n

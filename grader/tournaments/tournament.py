@@ -217,8 +217,8 @@ def play_game(game: GameRecord, scripts: dict[str, Script], settings: Tournament
     rules, rule, run = settings.rules, settings.rule, settings.run.run
     game.scripts = {game.black: scripts[game.black].digest, game.white: scripts[game.white].digest}
     game.host = worker.host
-    names = {"x": game.black, "o": game.white}
-    colour = {"x": "black", "o": "white"}
+    names = dict(zip(rules.sides, (game.black, game.white)))  # the first player is black
+    colour = dict(zip(rules.sides, ("black", "white")))
     start, moves = rules.opening_start(game.opening)
     pos = rules.replay(moves, start)
     rand = rng(game.id)
