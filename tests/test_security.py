@@ -309,7 +309,7 @@ def test_a_forged_run_id_or_stripped_seals_are_refused(graded_run, tmp_path):
 
 def test_named_isolation_that_cannot_work_is_one_line(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(isolation, "_tool", lambda name: None)
+    monkeypatch.setattr(isolation, "tool_path", lambda name: None)
     monkeypatch.setattr(isolation, "_works", {})
     (tmp_path / "b.txt").write_text(f"{HANDOUT_BOARD} x\n")
     (tmp_path / "config.yaml").write_text("isolation: bwrap\n")

@@ -25,7 +25,9 @@ from typing import Sequence
 from ..errors import GraderError, GraderWarning
 from . import runner
 from ..limits import Limits
-from .sandbox import _PRLIMIT, _SETPRIV, ISOLATIONS, MECHANISMS, SLOT_UIDS, Sandbox, _missing, _tool, claim_uid, release_uid
+from .sandbox import (
+    ISOLATIONS, MECHANISMS, PRLIMIT, SETPRIV, SLOT_UIDS, Sandbox, claim_uid, missing_tool, release_uid, tool_path,
+)
 
 __all__ = ["ISOLATIONS", "MECHANISMS", "SLOT_UIDS", "Sandbox", "choose", "guard", "nothing_works", "private_paths_problem",
            "problem"]  # fmt: skip
@@ -49,10 +51,10 @@ def problem(mechanism: str, python: str) -> str | None:
 def _probe(mechanism: str, python: str) -> str | None:
     if mechanism == "uid" and os.geteuid() != 0:
         return "it needs the grader to run as root (it runs scripts as other uids)"
-    if mechanism != "uid" and _tool(mechanism) is None:
-        return _missing(mechanism)
-    if os.geteuid() == 0 and not (os.path.exists(_SETPRIV) and os.path.exists(_PRLIMIT)):
-        return f"as root it needs {_SETPRIV} and {_PRLIMIT} (util-linux) to run scripts as an unprivileged uid"
+    if mechanism != "uid" and tool_path(mechanism) is None:
+        return missing_tool(mechanism)
+    if os.geteuid() == 0 and not (os.path.exists(SETPRIV) and os.path.exists(PRLIMIT)):
+        return f"as root it needs {SETPRIV} and {PRLIMIT} (util-linux) to run scripts as an unprivileged uid"
     uid = claim_uid() if os.geteuid() == 0 else None
     try:
         result = runner.run([python, "-c", "import os; print('isolated', os.getuid())"], Limits(wall_seconds=20),

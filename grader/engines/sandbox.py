@@ -24,8 +24,8 @@ MECHANISMS = ("bwrap", "unshare", "uid")  # strongest first: the order 'auto' tr
 ISOLATIONS = ("auto", "none", *MECHANISMS)
 SLOT_UIDS = range(61000, 62000)  # unprivileged uids for job slots, when the grader is root
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
-_SETPRIV = "/usr/bin/setpriv"
-_PRLIMIT = "/usr/bin/prlimit"
+SETPRIV = "/usr/bin/setpriv"
+PRLIMIT = "/usr/bin/prlimit"
 # The first process of a script's namespace: a shell that waits for the script, so that the
 # script's CPU time reaches the grader's wait4, and that the script, not being process 1 (which
 # signals from inside its namespace cannot kill), dies of any signal, even one it sends itself.
@@ -88,12 +88,12 @@ def wrap(sandbox: Sandbox, command: Sequence[str], workdir: str, script_dir: str
     (``nproc``: processes the slot's uid may run, set once the sandbox is built as root)."""
     if sandbox.mechanism in ("none", "uid"):
         return list(command)  # uid: the uid is set when the process starts (runner)
-    tool = _tool(sandbox.mechanism)
+    tool = tool_path(sandbox.mechanism)
     if tool is None:
-        raise GraderError(_missing(sandbox.mechanism))
-    drop = [_SETPRIV, *_uid_flags(sandbox.uid), *_DROP, "--"]
+        raise GraderError(missing_tool(sandbox.mechanism))
+    drop = [SETPRIV, *_uid_flags(sandbox.uid), *_DROP, "--"]
     if nproc and sandbox.uid is not None:  # set by root on itself, then kept through setpriv's switch
-        drop = [_PRLIMIT, f"--nproc={nproc}", *drop]
+        drop = [PRLIMIT, f"--nproc={nproc}", *drop]
     visible = _visible(command, script_dir)
     if sandbox.mechanism == "unshare":
         user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
@@ -141,12 +141,13 @@ def _uid_flags(uid: int | None) -> list[str]:
     return [f"--reuid={uid}", f"--regid={uid}"] if uid is not None else []
 
 
-def _tool(name: str) -> str | None:
+def tool_path(name: str) -> str | None:
     """Where the isolation tool ``name`` is installed, if it is."""
     return shutil.which(name)
 
 
-def _missing(mechanism: str) -> str:
+def missing_tool(mechanism: str) -> str:
+    """Why ``mechanism`` cannot work here when its command is missing, and how to install it."""
     package = "bubblewrap" if mechanism == "bwrap" else "util-linux"
     return (
         f"isolation '{mechanism}' needs the '{mechanism}' command, which is not installed: install it "
