@@ -30,7 +30,8 @@ from .doctor import describe as describe_diagnosis, diagnose as diagnose_machine
 from .engines.isolation import ISOLATIONS, choose
 from .grading.judge import SYMBOL_TABLE
 from .grading.plans import (
-    PUBLIC, Plan, load_any_plan, load_plan, new_seed, parse_empties, secret_seed, read_boards, read_plan_file, speed_plan, spread_public, write_plan_file,
+    PUBLIC, Plan, load_any_plan, load_plan, new_seed, parse_empties, read_boards, read_plan_file, secret_seed, speed_plan,
+    spread_public, write_plan_file,
 )
 from .prove import prove as run_proof
 from .grading.runfolder import RunFolder, check_new_folder

@@ -15,7 +15,8 @@ from typing import Callable
 from ..stop import Stopped
 from .solving import ExactSolver
 from .othello import (
-    CORNERS, FULL, NEIGHBOURS, OTHELLO, WINNER_TAKES_EMPTIES, Bitboard, Position, Square, final_score, flips, legal_moves, squares,
+    CORNERS, FULL, NEIGHBOURS, OTHELLO, WINNER_TAKES_EMPTIES, Bitboard, Position, Square, final_score, flips, legal_moves,
+    squares,
 )
 
 INF = 1000
