@@ -707,7 +707,6 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
       grader tournament new.py old.py --sprt 0 10 --max-games 400
     """
     config = load_config(config_path)
-    defaults = config.tournament
     if json_file:
         check_output_file(json_file)
     opponent_paths = [p for o in opponents for p in o.split(",") if p]
@@ -723,11 +722,8 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
             raise click.UsageError("give --openings FILE or --random-openings PLIES, not both")
         if opening_plies is not None and not openings_file:
             raise click.UsageError("--opening-plies cuts the openings of --openings FILE: give the file too")
-        move_limits = dataclasses.replace(config.limits, wall_seconds=time_limit or defaults.move_seconds)
-        run = Settings.from_config(config, limits=move_limits, jobs=jobs, backend=backend)
         game = _game(game_name, config)
-        rule = game.scoring(scoring or (defaults.scoring if game.name == config.game else None) or game.tournament_scoring)
-        settings = TournamentSettings(run, rule, defaults.on_illegal, adjudicate, game.name)
+        settings = TournamentSettings.resolve(config, game, time_limit, scoring, adjudicate, jobs=jobs, backend=backend)
         target = Path(out) if out else None
         if target:
             check_new_folder(target, "tournament")
@@ -738,8 +734,8 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
                 raise click.UsageError("--sprt needs --max-games N: the most games to play undecided")
             if rounds is not None:
                 raise click.UsageError("--rounds is not for --sprt: it plays pairs until a bound or --max-games")
-            fmt = Format("sprt", sprt=SprtSettings(sprt[0], sprt[1], max_games, 0.05 if alpha is None else alpha,
-                                                   0.05 if beta is None else beta))  # fmt: skip
+            rates = {k: v for k, v in (("alpha", alpha), ("beta", beta)) if v is not None}  # else the library's
+            fmt = Format("sprt", sprt=SprtSettings(sprt[0], sprt[1], max_games, **rates))
         elif max_games is not None or alpha is not None or beta is not None:
             raise click.UsageError("--max-games, --alpha and --beta are for --sprt")
         else:

@@ -10,7 +10,7 @@ import pytest
 
 import grader
 from conftest import HANDOUT_BOARD, ROOT
-from grader import LocalExecutor, Plan, Settings, grade, grade_class, load_plan, run_tournament, solve
+from grader import LocalExecutor, Plan, Settings, TournamentSettings, grade, grade_class, load_plan, run_tournament, solve
 from grader.engines import sandbox
 
 NEGAMAX = ROOT / "submissions" / "negamax.py"
@@ -135,3 +135,20 @@ def test_the_readme_names_the_import_error_of_a_clones_folder(tmp_path):
     error = done.stderr.strip().splitlines()[-1]
     assert error == "ImportError: cannot import name 'grade' from 'grader' (unknown location)"
     assert error in " ".join(section.replace("`", "").split()), "README: explain the import error of a clone's folder"
+
+
+def test_a_tournament_from_python_is_set_up_as_the_command_sets_it_up(tmp_path):
+    """TournamentSettings.resolve: config.yaml's tournament section and the game's rule, as the
+    command uses them; an SPRT from Python gets the same default error rates (0.05)."""
+    from grader.config import load_config
+    from grader.games import get_game
+    from grader.tournaments.formats import SprtSettings
+
+    (tmp_path / "c.yaml").write_text("tournament:\n  move_seconds: 2.5\n  on_illegal: random\n")
+    config = load_config(str(tmp_path / "c.yaml"))
+    settings = TournamentSettings.resolve(config, get_game("othello"), jobs=1)
+    assert (settings.run.limits.wall_seconds, settings.on_illegal, settings.rule) == (2.5, "random", "winner-takes-empties")
+    assert TournamentSettings.resolve(config, get_game("tictactoe")).rule == get_game("tictactoe").tournament_scoring
+    assert TournamentSettings.resolve(config, get_game("othello"), time_limit=1.0, scoring="plain").run.limits.wall_seconds == 1.0
+    sprt = SprtSettings(0, 10, 100)
+    assert (sprt.alpha, sprt.beta) == (0.05, 0.05)

@@ -8,13 +8,14 @@ from the same opening with colours swapped; x is black and moves first.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import warnings
 from dataclasses import asdict, dataclass, field
 from dataclasses import replace as dataclass_replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from . import ratings
 from .formats import Format, Planner, SprtPlanner, SprtSettings, SwissPlanner
@@ -31,6 +32,9 @@ from ..grading.plans import new_seed
 from ..grading.runfolder import RecordFolder
 from ..engines.scripts import Script, run_script
 from ..stop import Stop, Stopped
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 RECORDS = "games.txt"
 ON_ILLEGAL = ("forfeit", "random")
@@ -87,6 +91,18 @@ class TournamentSettings:
     on_illegal: str = "forfeit"
     adjudicate: int | None = None  # the solver finishes games with this many empties or fewer
     game: str = DEFAULT
+
+    @classmethod
+    def resolve(cls, config: Config, game: GameRules, time_limit: float | None = None, scoring: str | None = None,
+                adjudicate: int | None = None, **options: Any) -> TournamentSettings:  # fmt: skip
+        """A tournament's settings as every command takes them: the options given win, then
+        config.yaml (tournament: move_seconds, scoring for its own game, on_illegal), then the
+        game's tournament rule. ``options`` go to the run's Settings (jobs, backend, ...)."""
+        defaults = config.tournament
+        limits = dataclasses.replace(config.limits, wall_seconds=time_limit or defaults.move_seconds)
+        run = Settings.from_config(config, limits=limits, **options)
+        rule = scoring or (defaults.scoring if game.name == config.game else None) or game.tournament_scoring
+        return cls(run, game.scoring(rule), defaults.on_illegal, adjudicate, game.name)
 
     @property
     def rules(self) -> GameRules:
