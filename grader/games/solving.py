@@ -159,7 +159,7 @@ class ExactSolver:
 
         Passes are implied: negative numbers in the claimed line are ignored.
         """
-        sign, root = 1, pos.token
+        sign = 1
         played: list[int] = []
 
         def wrong(problem: str, move: int | None, move_value: int | None, at: Position) -> LineCheck:

@@ -165,7 +165,7 @@ def write_plan_file(plan: Plan, path: str | Path, kind: str = FULL) -> None:
         tests = [(i, p) for i, p in tests if plan.is_public(i)]
     header = [
         f"# A grader plan ({'public tests only: for students' if kind == PUBLIC else 'keep it private'}).",
-        f"# One test per line: 'BOARD TOKEN', then 'public' when students may see it.",
+        "# One test per line: 'BOARD TOKEN', then 'public' when students may see it.",
         f"format: {PLAN_FORMAT}",
         f"plan: {kind}",
         f"game: {plan.game.name}",
