@@ -1,4 +1,5 @@
-"""Isolation: what a script can see and do beyond the limits.
+"""Isolation: what a script can see and do beyond the limits, and which mechanism runs it here
+(each is tried once, through the runner; the mechanisms themselves are in sandbox.py).
 
     auto     the strongest mechanism that works here: bwrap, else unshare, else (as root) uid
     bwrap    bubblewrap: no network, its own process, IPC and UTS namespaces, a file system of
@@ -23,8 +24,8 @@ from pathlib import Path
 from typing import Sequence
 
 from ..errors import GraderError, GraderWarning
-from . import runner
 from ..limits import Limits
+from . import runner
 from .sandbox import (
     ISOLATIONS, MECHANISMS, PRLIMIT, SETPRIV, SLOT_UIDS, Sandbox, claim_uid, missing_tool, release_uid, tool_path,
 )

@@ -2,7 +2,6 @@
 slots' unprivileged uids, the 'uid' mechanism's network filter. Which mechanism works here,
 and whether a run may go ahead, is isolation.py's to say (it tries them through the runner)."""
 
-
 from __future__ import annotations
 
 import ctypes
