@@ -10,7 +10,8 @@ prove players never lose, and run tournaments between engine scripts. Everything
 from .config import Config, load_config
 from .errors import BoardError, BoardFileError, ConfigError, GraderError, GraderWarning, RunFolderError
 from .execution.executor import Executor, LocalExecutor
-from .games import PASS, BoardEntry, Game, Position, available as available_games, get_game, solve
+from .games import PASS, BoardEntry, Game, Position, get_game, solve
+from .games import available as available_games
 from .games.solving import Analysis, ExactSolver, LineCheck
 from .grading.exports import write_exports
 from .grading.judge import SYMBOL_TABLE, Verdict

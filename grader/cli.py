@@ -15,33 +15,50 @@ from typing import Any, Callable, Iterator
 
 import click
 
-from .version import __version__
-from .grading import gradescope, report
-from .files import parse_range
-from .games.cost import Estimate, duration, estimate, first_over, fix_hint
-from .games import BACKENDS, BoardEntry, Game, available, get_game, hint_other_game
-from .grading.check import check as run_check
 from .config import Config, load_config
-from .errors import GraderError, GraderWarning, PlanError
-from .grading.exports import check_output_file, write_exports, write_json
-from .grading.run import ClassRun, grade as grade_script, grade_class, grade_submission
-from .grading.results import Settings, TestResult
-from .doctor import describe as describe_diagnosis, diagnose as diagnose_machine
+from .doctor import describe as describe_diagnosis
+from .doctor import diagnose as diagnose_machine
 from .engines.isolation import ISOLATIONS, choose
+from .errors import GraderError, GraderWarning, PlanError
+from .files import parse_range
+from .games import BACKENDS, BoardEntry, Game, available, get_game, hint_other_game
+from .games.cost import Estimate, duration, estimate, first_over, fix_hint
+from .grading import gradescope, report
+from .grading.check import check as run_check
+from .grading.exports import check_output_file, write_exports, write_json
 from .grading.judge import SYMBOL_TABLE
 from .grading.plans import (
-    PUBLIC, Plan, load_any_plan, load_plan, new_seed, parse_empties, read_boards, read_plan_file, secret_seed, speed_plan,
-    spread_public, write_plan_file,
+    PUBLIC,
+    Plan,
+    load_any_plan,
+    load_plan,
+    new_seed,
+    parse_empties,
+    read_boards,
+    read_plan_file,
+    secret_seed,
+    speed_plan,
+    spread_public,
+    write_plan_file,
 )
-from .prove import prove as run_proof
-from .grading.runfolder import RunFolder, check_new_folder
-from .stop import Stop, on_signals
 from .grading.rejudge import rejudge
+from .grading.results import Settings, TestResult
+from .grading.run import ClassRun, grade_class, grade_submission
+from .grading.run import grade as grade_script
+from .grading.runfolder import RunFolder, check_new_folder
 from .grading.submissions import find_submission_folder
+from .prove import prove as run_proof
+from .stop import Stop, on_signals
 from .tournaments.formats import Format, SprtSettings
 from .tournaments.tournament import (
-    GameRecord, TournamentFolder, TournamentSettings, read_openings, run_tournament, write_grades,
+    GameRecord,
+    TournamentFolder,
+    TournamentSettings,
+    read_openings,
+    run_tournament,
+    write_grades,
 )
+from .version import __version__
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -143,8 +160,8 @@ def _cluster(address: str | None, config: Config, stop: Stop) -> Any:
     address = address or config.cluster.address
     if not address:
         return None
-    from .execution.cluster import DaskExecutor, quiet
     from .config import check_address
+    from .execution.cluster import DaskExecutor, quiet
 
     check_address(address)
     click.echo(f"Connecting to the cluster at {address}...")

@@ -12,9 +12,9 @@ from typing import Any, Callable
 
 import yaml
 
-from .games import BACKENDS, DEFAULT, available, get_game
-from .errors import ConfigError, GraderError
 from .engines.isolation import ISOLATIONS
+from .errors import ConfigError, GraderError
+from .games import BACKENDS, DEFAULT, available, get_game
 from .limits import Limits
 
 DEFAULT_PATH = Path("config.yaml")

@@ -21,15 +21,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .version import __version__
-from .files import bundled
-from .execution.executor import LocalExecutor, Worker
 from .engines.isolation import MECHANISMS, choose, problem
-from .games import DEFAULT, get_game
-from .limits import Limits
-from .engines.runner import RunResult, Cgroup
+from .engines.runner import Cgroup, RunResult
 from .engines.scripts import RunSettings, Script, run_script
+from .execution.executor import LocalExecutor, Worker
+from .files import bundled
+from .games import DEFAULT, get_game
 from .grading.seals import keys_dir
+from .limits import Limits
+from .version import __version__
 
 ATTACKS = {  # category -> what it tries
     "files": "read or write the run folder, the config, plans, other students' scripts, the keys",

@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from .engines.parse import Claim
+from .engines.runner import RunResult
+from .engines.scripts import Script
 from .errors import GraderError
 from .execution.executor import Executor, interrupt_reason, using
 from .games import DEFAULT, PASS, Game, Position, get_game
 from .grading.results import Settings, Submission
 from .grading.run import TestTask
-from .engines.parse import Claim
-from .engines.runner import RunResult
-from .engines.scripts import Script
 from .stop import Stop
 
 

@@ -19,6 +19,7 @@ from grader.grading.run import grade
 from grader.grading.plans import read_plan_file, speed_plan, standard_plan, write_plan_file
 from grader.grading.report import class_table, grades_csv, levels_table, summary
 from grader.grading.runfolder import ANSWERS, RunFolder
+from conftest import HANDOUT_BOARD
 
 NATIVE = native_solver.available()
 needs_native = pytest.mark.skipif(not NATIVE, reason="C solver not built")
@@ -234,3 +235,15 @@ def test_speed_run_reports_levels_and_caches_answers(tmp_path):
 def test_not_a_speed_plan_has_no_deepest_column():
     plan = standard_plan(1)
     assert plan.empties is None
+
+
+def test_othello_has_its_solvers_however_it_is_imported():
+    """A fresh interpreter that imports only the Othello module can solve (the solver modules
+    give Othello its backends when the games package loads, not when a registry call runs)."""
+    import subprocess
+    import sys
+
+    code = ("from grader.games.othello import OTHELLO; "
+            "print(OTHELLO.backends()[-1], OTHELLO.solver('plain').value(OTHELLO.parse(" + repr(HANDOUT_BOARD) + ", 'x')))")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["python", "18"], done.stderr

@@ -27,7 +27,16 @@ from ..errors import GraderError, GraderWarning
 from ..limits import Limits
 from . import runner
 from .sandbox import (
-    ISOLATIONS, MECHANISMS, PRLIMIT, SETPRIV, SLOT_UIDS, Sandbox, claim_uid, missing_tool, release_uid, tool_path,
+    ISOLATIONS,
+    MECHANISMS,
+    PRLIMIT,
+    SETPRIV,
+    SLOT_UIDS,
+    Sandbox,
+    claim_uid,
+    missing_tool,
+    release_uid,
+    tool_path,
 )
 
 __all__ = ["ISOLATIONS", "MECHANISMS", "SLOT_UIDS", "Sandbox", "choose", "guard", "nothing_works", "private_paths_problem",

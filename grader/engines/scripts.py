@@ -19,14 +19,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Protocol
 
-from . import runner
-from ..games import Position
 from ..errors import GraderError
-from .sandbox import Sandbox
-from .parse import Claim, OutputScanner
+from ..games import Position
 from ..limits import Limits
-from .runner import RunResult
 from ..stop import Stop
+from . import runner
+from .parse import Claim, OutputScanner
+from .runner import RunResult
+from .sandbox import Sandbox
 
 MAX_FILES = 1000  # files a submission folder may hold
 MAX_BYTES = 64 * 2**20  # bytes a submission may hold, all files together

@@ -35,12 +35,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Hashable, Iterable, Iterator
 
 from ..config import ADDRESS, LOCAL, check_address
-from ..errors import GraderError
-from ..version import __version__
-from .executor import Executor, Task, Worker
 from ..engines.runner import dedicate_this_thread
 from ..engines.scripts import RunSettings, Stage
+from ..errors import GraderError
 from ..stop import Stop, Stopped
+from ..version import __version__
+from .executor import Executor, Task, Worker
 
 if TYPE_CHECKING:
     from ..config import ClusterConfig

@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
-from ..seeding import rng
 from ..errors import BoardError
 from ..files import bundled, read_lines
+from ..seeding import rng
 from .base import PASS, BoardEntry, Game
 from .drawing import grid_svg, grid_text
 

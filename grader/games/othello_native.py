@@ -12,9 +12,9 @@ from __future__ import annotations
 import importlib
 from typing import Callable
 
+from ..stop import Stopped
 from .othello import OTHELLO, WINNER_TAKES_EMPTIES, Bitboard
 from .othello_solver import OthelloSolver
-from ..stop import Stopped
 
 try:  # the optional C extension, built by pip install when a compiler is there
     _native = importlib.import_module("grader._othello_native")

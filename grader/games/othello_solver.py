@@ -13,11 +13,21 @@ from __future__ import annotations
 from typing import Callable
 
 from ..stop import Stopped
-from .solving import ExactSolver
 from .othello import (
-    CORNERS, FULL, NEIGHBOURS, OTHELLO, WINNER_TAKES_EMPTIES, Bitboard, Position, Square, final_score, flips, legal_moves,
+    CORNERS,
+    FULL,
+    NEIGHBOURS,
+    OTHELLO,
+    WINNER_TAKES_EMPTIES,
+    Bitboard,
+    Position,
+    Square,
+    final_score,
+    flips,
+    legal_moves,
     squares,
 )
+from .solving import ExactSolver
 
 INF = 1000
 SMALL = 5  # at or below this many empties, search the list of empties without move generation

@@ -16,11 +16,11 @@ import functools
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from ..seeding import rng
 from ..errors import BoardError
+from ..seeding import rng
 from .base import Game
-from .solving import ExactSolver
 from .drawing import grid_svg, grid_text
+from .solving import ExactSolver
 
 FILES = "abc"
 LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from ..errors import GraderError
 from ..games import DEFAULT, Game, get_game
+from .plans import PUBLIC, Plan, standard_plan
 from .results import Settings, TestResult, stderr_lines
 from .run import grade
-from .plans import PUBLIC, Plan, standard_plan
 from .submissions import find_submission_folder
 
 COUNT = 5  # positions checked

@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 from ..errors import GraderError
-from .results import ScriptResult
 from .html import report_html
 from .report import grades_csv, junit_xml, results_json, sort_results
+from .results import ScriptResult
 
 
 def write_exports(folder: str | Path, results: list[ScriptResult]) -> list[str]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import datetime
 from html import escape
 
-from .results import ScriptResult, TestResult
 from .judge import SYMBOL_TABLE, SYMBOLS
 from .report import fmt_credit, fmt_total, plural, sort_results, status
+from .results import ScriptResult, TestResult
 
 MAX_BOARDS = 20  # boards drawn per student; the rest are listed in results.json
 _SYMBOL_CLASS = {"+": "ok", "M": "good", "Q": "good", "T": "half", "m": "half", "s": "low", "-": "bad", "t": "bad"}

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..games import Position
 from ..engines.parse import Claim
+from ..games import Position
 from ..games.solving import ExactSolver, LineCheck
 
 Square = int

@@ -12,11 +12,11 @@ from typing import Any, Sequence
 
 import yaml
 
-from ..seeding import rng
 from ..errors import BoardError, BoardFileError, GraderError, PlanError
 from ..files import read_lines
-from ..limits import Limits
 from ..games import DEFAULT, BoardEntry, Game, Position, get_game, hint_other_game
+from ..limits import Limits
+from ..seeding import rng
 
 
 @dataclass(frozen=True)

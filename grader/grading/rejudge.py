@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..engines.parse import Claim
+from ..engines.runner import RunResult
 from .results import ScriptResult, TestResult, stop_at, stopped_test
 from .run import Run
-from ..engines.parse import Claim
 from .runfolder import RunFolder
-from ..engines.runner import RunResult
 
 
 @dataclass(frozen=True)

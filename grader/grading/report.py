@@ -13,9 +13,9 @@ from typing import Any
 from tabulate import tabulate
 
 from ..games import BoardEntry
-from .results import ScriptResult, TestResult, stderr_lines, stopped_test
-from .judge import SYMBOLS
 from ..games.solving import Analysis
+from .judge import SYMBOLS
+from .results import ScriptResult, TestResult, stderr_lines, stopped_test
 
 
 def fmt_credit(credit: float) -> str:

@@ -10,16 +10,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Hashable, Mapping, Protocol, Sequence
 
-from ..games import Position
-from ..errors import GraderError, RunFolderError
-from ..execution.executor import Executor, Worker, interrupt_reason, using
-from .judge import Answer, judge
 from ..engines.parse import Claim
-from .plans import Plan, standard_plan
 from ..engines.runner import RunResult
 from ..engines.scripts import RunSettings, Script, run_script
+from ..errors import GraderError, RunFolderError
+from ..execution.executor import Executor, Worker, interrupt_reason, using
+from ..games import Position
 from ..stop import Stop, Stopped
-
+from .judge import Answer, judge
+from .plans import Plan, standard_plan
 from .results import ScriptResult, Settings, Submission, TestResult, stop_at
 
 if TYPE_CHECKING:

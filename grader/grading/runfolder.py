@@ -21,15 +21,14 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ..version import __version__
-from ..games import DEFAULT, get_game
 from ..errors import GraderError, GraderWarning, RunFolderError
-from .seals import SEAL, load_key, new_key, seal, sealed
-from ..games import Position
-from .results import ScriptResult, Settings, Submission, TestResult
+from ..games import DEFAULT, Position, get_game
+from ..limits import Limits
+from ..version import __version__
 from .judge import Answer
 from .plans import Plan, write_plan_file
-from ..limits import Limits
+from .results import ScriptResult, Settings, Submission, TestResult
+from .seals import SEAL, load_key, new_key, seal, sealed
 
 PLAN_COPY = "plan.plan"  # in a run folder: the plan it was graded on
 ANSWERS = "answers.jsonl"  # in a run folder: the exact answer of each test, solved once

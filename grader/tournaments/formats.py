@@ -18,8 +18,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from . import swiss
 from ..errors import GraderError, NoPairing, SprtError
+from . import swiss
 from .sprt import MODELS, Pentanomial, SprtResult, sprt
 
 FORMATS = ("round-robin", "gauntlet", "swiss", "sprt")

@@ -17,21 +17,20 @@ from dataclasses import replace as dataclass_replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from . import ratings
-from .formats import Format, Planner, SprtPlanner, SprtSettings, SwissPlanner
-from ..seeding import rng
+from ..engines.isolation import ISOLATIONS
+from ..engines.scripts import Script, run_script
 from ..errors import BoardFileError, GraderError, GraderWarning
 from ..execution.executor import Executor, Worker, interrupt_reason, using
 from ..files import bundled, read_lines
-from ..games import DEFAULT, PASS, get_game
+from ..games import DEFAULT, PASS, Position, get_game
 from ..games import Game as GameRules
-from ..games import Position
-from ..grading.results import Settings
-from ..engines.isolation import ISOLATIONS
 from ..grading.plans import new_seed
+from ..grading.results import Settings
 from ..grading.runfolder import RecordFolder
-from ..engines.scripts import Script, run_script
+from ..seeding import rng
 from ..stop import Stop, Stopped
+from . import ratings
+from .formats import Format, Planner, SprtPlanner, SprtSettings, SwissPlanner
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -671,7 +670,7 @@ def grades_csv(grades: Sequence[DiscGrade]) -> str:
     import csv
     import io
 
-    from ..grading.report import safe_cell, fmt_total
+    from ..grading.report import fmt_total, safe_cell
 
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
