@@ -336,8 +336,8 @@ class Othello(Game):
     def add_solver(self, backend: str, make: Callable[..., ExactSolver], missing: Callable[[], str | None] = lambda: None) -> None:
         """Give Othello a solver backend: ``make(scoring, should_stop=...)``; ``missing()``
         says how to get it when it is not built here (None: it is). The solver modules
-        (othello_solver.py, the C search in othello_native.py) add theirs when the registry
-        loads them."""
+        (othello_solver.py, the C search in othello_native.py) add theirs when the games package
+        loads."""
         self._solvers[backend] = (make, missing)
 
     def solver(self, scoring: str, should_stop=None, backend: str = "auto") -> ExactSolver:
