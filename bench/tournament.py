@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader import Limits, Settings, TournamentSettings, run_tournament
+from grader import Limits, TournamentSettings, run_tournament
 from grader.games import get_game
 from grader.engines.runner import script_env
 from grader.tournaments.swiss import BYE_POINTS, NoPairing, pair_round, pairing_state
@@ -77,7 +77,7 @@ def main() -> int:
     args = ap.parse_args()
 
     engines = [str(ROOT / "submissions" / f"{n}.py") for n in ("greedy", "random_mover")]
-    settings = TournamentSettings(Settings(limits=Limits(wall_seconds=10), jobs=args.jobs, isolation=args.isolation))
+    settings = TournamentSettings(limits=Limits(wall_seconds=10), jobs=args.jobs, isolation=args.isolation)
     with tempfile.TemporaryDirectory() as work:
         start = time.perf_counter()
         result = run_tournament(engines, settings=settings, rounds=args.rounds, seed=args.seed, out=Path(work) / "t")

@@ -13,6 +13,7 @@ from .execution.executor import Executor, LocalExecutor
 from .games import PASS, BoardEntry, Game, Position, get_game, solve
 from .games import available as available_games
 from .games.solving import Analysis, ExactSolver, LineCheck
+from .engines.scripts import RunSettings
 from .grading.exports import write_exports
 from .grading.judge import SYMBOL_TABLE, Verdict
 from .grading.plans import Plan, load_plan, read_boards, standard_plan
@@ -28,7 +29,7 @@ from .version import __version__
 __all__ = [
     "PASS", "Analysis", "BoardEntry", "BoardError", "BoardFileError", "ClassRun", "Config", "ConfigError",
     "ExactSolver", "Executor", "Game", "GraderError", "GraderWarning", "Limits", "LineCheck", "LocalExecutor",
-    "Plan", "Position", "Proof", "RunFolder", "RunFolderError", "SYMBOL_TABLE", "ScriptResult", "Settings", "Stop",
+    "Plan", "Position", "Proof", "RunFolder", "RunFolderError", "RunSettings", "SYMBOL_TABLE", "ScriptResult", "Settings", "Stop",
     "Submission", "TestResult", "TournamentResult", "TournamentSettings", "Verdict", "available_games",
     "get_game", "grade", "grade_class", "grade_submission", "load_config", "load_plan", "prove", "read_boards",
     "run_tournament", "solve", "standard_plan", "write_exports", "__version__",

@@ -19,6 +19,7 @@ from .config import Config, load_config
 from .doctor import describe as describe_diagnosis
 from .doctor import diagnose as diagnose_machine
 from .engines.isolation import ISOLATIONS, choose
+from .engines.scripts import RunSettings
 from .errors import GraderError, GraderWarning, PlanError
 from .files import parse_range
 from .games import BACKENDS, BoardEntry, Game, available, get_game, hint_other_game
@@ -506,7 +507,7 @@ def _grading_line(what: str, plan: Any, settings: Settings) -> str:
             f"{plan.game.backend(settings.backend)} solver")  # fmt: skip
 
 
-def _isolation_text(settings: Settings) -> str:
+def _isolation_text(settings: RunSettings) -> str:
     """'isolation bwrap (auto)': what the scripts will run under on this machine."""
     used = choose(settings.isolation, settings.python)
     return f"isolation {used}" + (" (auto)" if settings.isolation == "auto" else "")
@@ -682,7 +683,7 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
 @click.option("--alpha", type=float, default=None, help="SPRT: the false positive rate (default: 0.05).")
 @click.option("--beta", type=float, default=None, help="SPRT: the false negative rate (default: 0.05).")
 @click.option("--max-games", type=click.IntRange(min=2), default=None, help="SPRT: stop undecided after this many games.")
-@click.option("--grade", is_flag=True, help="Gauntlet: grade each SCRIPT out of 100 by its disc share (config tournament.grade) into grades.csv.")
+@click.option("--grade", is_flag=True, help="Gauntlet: grade each SCRIPT out of 100 by its share of the pieces on the board at its games' ends (config tournament.grade) into grades.csv.")
 @click.option("--openings", "openings_file", type=click.Path(dir_okay=False),
               help="Openings file: a move sequence like f5d6c3 or a position per line, or GGF games (games.ggf).")
 @click.option("--opening-plies", type=click.IntRange(min=0), default=None, metavar="N",
@@ -771,18 +772,17 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
     def on_game(game: GameRecord) -> None:
         played[0] += 1
         note = f" ({game.forfeit} forfeits)" if game.forfeit else ""
-        click.echo(f"{played[0]:>4}/{total[0]}  {game.black} - {game.white}  {game.black_discs}-{game.white_discs}  "
+        click.echo(f"{played[0]:>4}/{total[0]}  {game.black} - {game.white}  {game.black_pieces}-{game.white_pieces}  "
                    f"{game.result}  {game.reason}{note}")  # fmt: skip
 
     def on_start(folder: TournamentFolder, settings: TournamentSettings, played_before: int) -> None:
-        run = settings.run
         engines, fmt = len(folder.engines()), folder.format()
         games = fmt.planned_games(engines)
         at_most = "" if fmt.kind in ("round-robin", "gauntlet") else "at most "
         click.echo(
             f"Tournament{'' if fmt.kind == 'round-robin' else f' ({fmt.kind})'}: {report.plural(engines, 'engine', 'engines')}, {at_most}{report.plural(games, 'game', 'games')}, "
-            f"{run.limits.wall_seconds:g} s per move, {report.plural(run.jobs, 'job', 'jobs')}, scoring {settings.rule}, "
-            f"{_isolation_text(run)}"
+            f"{settings.limits.wall_seconds:g} s per move, {report.plural(settings.jobs, 'job', 'jobs')}, scoring {settings.rule}, "
+            f"{_isolation_text(settings)}"
             + (f", adjudication at {settings.adjudicate} empties" if settings.adjudicate else "")
             + f"\nFolder: {folder.path}" + (f" ({played_before} games already played)" if resume else "")
         )
@@ -807,7 +807,7 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
     if grade:
         grades = write_grades(result, config.tournament.grade)
         click.echo()
-        click.echo(report.disc_grades_table(grades))
+        click.echo(report.share_grades_table(grades))
     if json_file:
         write_json(json_file, result.to_json())
     click.echo(f"\n{len(result.games)} of {result.scheduled} games in {result.folder.path}: {', '.join(result.files)}")

@@ -27,7 +27,7 @@ class TournamentDefaults:
     move_seconds: float = 5.0  # per move
     scoring: str | None = None  # None: the game's tournament rule
     on_illegal: str = "forfeit"  # forfeit | random
-    # --grade: (disc share in percent, points out of 100), share ascending: an engine gets the
+    # --grade: (share of the pieces in percent, points out of 100), share ascending: an engine gets the
     # points of the highest share it reaches, 0 below the first.
     grade: tuple[tuple[float, float], ...] = ((20, 20), (30, 40), (40, 60), (50, 80), (60, 100))
 
@@ -116,7 +116,7 @@ def _section(cls: type, schema: dict[str, Validator]) -> Validator:
 
 def _grade_thresholds(key: str, value: Any) -> tuple[tuple[float, float], ...]:
     """[[share, points], ...]: shares in percent (0-100) rising, points 0-100."""
-    shape = f"'{key}' must be a list of [disc share in percent, points] pairs with rising shares, like [[30, 50], [50, 100]]"
+    shape = f"'{key}' must be a list of [share in percent, points] pairs with rising shares, like [[30, 50], [50, 100]]"
     if not isinstance(value, list) or not value:
         raise ValueError(f"{shape}; got {value!r}")
     out = []

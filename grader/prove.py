@@ -141,8 +141,8 @@ def prove(
             raise GraderError(f"bad side {s!r}: prove as {' or '.join(g.sides)}, or both")
     path = Path(script)
     loaded = Submission(path.stem, path, single=True).script()
-    loaded.command(settings.run)
-    settings.run.check()
+    loaded.command(settings)
+    settings.check()
     settings.sandbox_mechanism(strict=False)
     solver = g.solver(rule, backend=settings.backend)
     began = time.monotonic()
@@ -187,7 +187,7 @@ class _Explorer:
                 pos = pending.popleft()
                 if pos not in self.answers and pos not in asking:
                     asking.add(pos)
-                    self.ex.submit(pos, TestTask(self.script, pos, self.settings.run))
+                    self.ex.submit(pos, TestTask(self.script, pos, self.settings))
             got = next(self.ex.results(), None)
             if got is None:  # the run was stopped
                 return
@@ -247,7 +247,7 @@ class _Explorer:
         """Ask every answered position a second time; a different answer is not deterministic."""
         again = [p for p, m in self.answers.items() if m is not None]
         for pos in again:
-            self.ex.submit(("again", pos), TestTask(self.script, pos, self.settings.run))
+            self.ex.submit(("again", pos), TestTask(self.script, pos, self.settings))
         for (_, pos), (run, claim) in self.ex.results():
             if claim.move != self.answers[pos]:
                 self.result.not_deterministic.append((pos.board_string(), pos.token, self.answers[pos], claim.move))

@@ -1,3 +1,3 @@
 """The grader's version (also what every cluster worker must run)."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

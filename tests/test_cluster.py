@@ -201,14 +201,14 @@ def test_killed_worker_changes_no_grade(cluster, local_class, tmp_path):
 def test_tournament_on_cluster_equals_local(cluster, tmp_path):
     procs, client = cluster
     engines = [ROOT / "submissions" / "tictactoe" / f"{n}.py" for n in ("minimax", "first_empty", "can_lose")]
-    settings = TournamentSettings(Settings(limits=Limits(wall_seconds=5), jobs=2), game="tictactoe")
+    settings = TournamentSettings(limits=Limits(wall_seconds=5), jobs=2, game="tictactoe")
     kw = {"settings": settings, "rounds": 2, "seed": 5, "opening_plies": 1}
     local = run_tournament(engines, out=tmp_path / "local", **kw)
     with executor(client) as ex:
         remote = run_tournament(engines, out=tmp_path / "cluster", executor=ex, **kw)
 
     def games(result):
-        return [(g.id, g.black, g.white, g.opening, g.moves, g.result, g.reason, g.disc_diff) for g in result.games]
+        return [(g.id, g.black, g.white, g.opening, g.moves, g.result, g.reason, g.margin) for g in result.games]
 
     assert games(remote) == games(local) and len(local.games) == 12
     assert {g.host for g in remote.games} == {socket.gethostname()} and {g.host for g in local.games} == {None}
@@ -463,7 +463,7 @@ def test_a_worker_thread_serves_a_new_run_after_a_stopped_one():
     from grader.execution.cluster import forget_run, run_batch, stop_run
     from grader.tournaments.tournament import GameRecord, GameTask, engine_list, random_openings
 
-    settings = TournamentSettings(Settings(limits=Limits(wall_seconds=5), jobs=1, backend="python"), adjudicate=10)
+    settings = TournamentSettings(limits=Limits(wall_seconds=5), jobs=1, backend="python", adjudicate=10)
     engines = engine_list(["builtin:random_mover", "builtin:greedy"], settings.rules)
     scripts = {e.name: e.script() for e in engines}
     openings = random_openings(settings.rules, 3, 44, 4)  # 20 empties: short games, adjudicated at 10

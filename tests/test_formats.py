@@ -21,7 +21,6 @@ from grader.errors import BoardFileError, GraderError
 from grader.tournaments.formats import Format, SprtSettings, fixed_schedule
 from grader.games.othello import OTHELLO
 from grader.games import ggf
-from grader.grading.results import Settings
 from grader.limits import Limits
 from grader.tournaments.sprt import Pentanomial, llr, sprt_bounds
 from grader.tournaments.tournament import (
@@ -38,7 +37,7 @@ def engine(tmp_path, name):
 
 
 def settings(game="othello", limit=5.0, **kw):
-    return TournamentSettings(Settings(limits=Limits(wall_seconds=limit), jobs=2), game=game, **kw)
+    return TournamentSettings(limits=Limits(wall_seconds=limit), jobs=2, game=game, **kw)
 
 
 def near_end(seed, empties=5):
@@ -170,7 +169,7 @@ def test_sprt_end_to_end_with_real_engines(tmp_path):
     assert saved["sprt"]["decision"] == "H1" and saved["format"] == "sprt"
 
 
-# --- disc share and grades --------------------------------------------------------------------
+# --- share and grades ------------------------------------------------------------------------
 
 
 def test_grade_by_share_thresholds():
@@ -193,21 +192,21 @@ def test_gauntlet_grade_end_to_end(tmp_path):
     assert len(games) == 4 and not any({g["black"], g["white"]} == {"first", "first_b"} for g in games)
     # The share by hand: each engine's discs over all discs at its games' ends; a forfeit as
     # its disc difference, 64-0 (here the reference forfeits every game: its share is 0).
-    def discs(g, name):
+    def pieces(g, name):
         if g["forfeit"]:
             return 0 if g["forfeit"] == name else 64
-        return g["black_discs"] if g["black"] == name else g["white_discs"]
+        return g["black_pieces"] if g["black"] == name else g["white_pieces"]
 
-    assert all(g["forfeit"] == "illegal" and abs(g["disc_diff"]) == 64 for g in games)
+    assert all(g["forfeit"] == "illegal" and abs(g["margin"]) == 64 for g in games)
     for s in data["standings"]:
-        mine = sum(discs(g, s["engine"]) for g in games if s["engine"] in (g["black"], g["white"]))
+        mine = sum(pieces(g, s["engine"]) for g in games if s["engine"] in (g["black"], g["white"]))
         total = sum(64 for g in games if s["engine"] in (g["black"], g["white"]))
-        assert s["disc_share"] == pytest.approx(mine / total, abs=1e-4)
-    assert {s["engine"]: s["disc_share"] for s in data["standings"]} == {"first": 1.0, "first_b": 1.0, "illegal": 0.0}
+        assert s["share"] == pytest.approx(mine / total, abs=1e-4)
+    assert {s["engine"]: s["share"] for s in data["standings"]} == {"first": 1.0, "first_b": 1.0, "illegal": 0.0}
     rows = list(csv.DictReader(io.StringIO((tmp_path / "t" / "grades.csv").read_text())))
     assert [r["name"] for r in rows] == ["first", "first_b"]  # the opponent is not graded
     for r in rows:
-        share = next(s["disc_share"] for s in data["standings"] if s["engine"] == r["name"])
+        share = next(s["share"] for s in data["standings"] if s["engine"] == r["name"])
         assert r["total"] == ("100" if share >= 0.6 else "50" if share >= 0.1 else "0") and r["complete"] == "yes"
     assert "grade /100" in result.output
 
@@ -225,7 +224,7 @@ def test_sprt_resume_counts_pairs_in_the_order_they_ended(tmp_path):
     def pair(k, lost=False):
         games = [dataclasses.replace(won[b], id=f"p{k}:{n}", pair=f"p{k}", round=k) for n, b in ((1, "first"), (2, "crash"))]
         for g in games if lost else []:
-            g.forfeit, g.result, g.disc_diff = "first", ("0-1" if g.black == "first" else "1-0"), -g.disc_diff
+            g.forfeit, g.result, g.margin = "first", ("0-1" if g.black == "first" else "1-0"), -g.margin
         return games
 
     folder = TournamentFolder.open(out)

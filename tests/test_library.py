@@ -147,8 +147,28 @@ def test_a_tournament_from_python_is_set_up_as_the_command_sets_it_up(tmp_path):
     (tmp_path / "c.yaml").write_text("tournament:\n  move_seconds: 2.5\n  on_illegal: random\n")
     config = load_config(str(tmp_path / "c.yaml"))
     settings = TournamentSettings.resolve(config, get_game("othello"), jobs=1)
-    assert (settings.run.limits.wall_seconds, settings.on_illegal, settings.rule) == (2.5, "random", "winner-takes-empties")
+    assert (settings.limits.wall_seconds, settings.on_illegal, settings.rule) == (2.5, "random", "winner-takes-empties")
     assert TournamentSettings.resolve(config, get_game("tictactoe")).rule == get_game("tictactoe").tournament_scoring
-    assert TournamentSettings.resolve(config, get_game("othello"), time_limit=1.0, scoring="plain").run.limits.wall_seconds == 1.0
+    assert TournamentSettings.resolve(config, get_game("othello"), time_limit=1.0, scoring="plain").limits.wall_seconds == 1.0
     sprt = SprtSettings(0, 10, 100)
     assert (sprt.alpha, sprt.beta) == (0.05, 0.05)
+
+
+def test_grading_and_tournaments_share_one_run_settings_object():
+    """Both kinds of work extend RunSettings with their own fields only, with the same
+    defaults; a tournament.json written when the run's settings were nested still reads."""
+    from dataclasses import fields
+
+    from grader import RunSettings
+
+    shared = {f.name for f in fields(RunSettings)}
+    grading = {f.name for f in fields(Settings)} - shared
+    tournament = {f.name for f in fields(TournamentSettings)} - shared
+    assert grading == {"scoring", "stop_on_error", "max_solve_seconds"}
+    assert tournament == {"scoring", "on_illegal", "adjudicate", "game"}
+    assert {f: getattr(Settings(), f) for f in shared} == {f: getattr(TournamentSettings(), f) for f in shared}
+    assert TournamentSettings.from_json(TournamentSettings(jobs=3, adjudicate=8).to_json()) == TournamentSettings(
+        jobs=3, adjudicate=8, scoring="winner-takes-empties")
+    old = {"game": "othello", "scoring": "plain", "on_illegal": "random", "adjudicate": None,
+           "run": dict(Settings(jobs=3).to_json(), scoring=None)}  # fmt: skip
+    assert TournamentSettings.from_json(old, jobs=1) == TournamentSettings(jobs=1, scoring="plain", on_illegal="random")

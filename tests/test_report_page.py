@@ -12,7 +12,6 @@ import pytest
 import reference as ref
 from cdp import Browser, find_chromium
 from grader.games.othello import OTHELLO
-from grader.grading.results import Settings
 from grader.limits import Limits
 from grader.tournaments.tournament import TournamentSettings, run_tournament
 
@@ -79,7 +78,7 @@ def test_report_page_loads_clean_and_steps_through_a_game(browser, tmp_path):
         shutil.copy(ENGINE, tmp_path / f"{name}.py")
     openings = [OTHELLO.transcript(near_end(s)) for s in (4, 5)]
     result = run_tournament([tmp_path / "first.py", tmp_path / "first_b.py"], openings=openings, rounds=2, seed=1,
-                            settings=TournamentSettings(Settings(limits=Limits(wall_seconds=5), jobs=2)), out=tmp_path / "t")  # fmt: skip
+                            settings=TournamentSettings(limits=Limits(wall_seconds=5), jobs=2), out=tmp_path / "t")  # fmt: skip
     page = tmp_path / "t" / "report.html"
     html = page.read_text()
     assert "http://" not in html and "https://" not in html and " src=" not in html  # nothing from the network
@@ -108,5 +107,5 @@ def test_report_page_loads_clean_and_steps_through_a_game(browser, tmp_path):
     assert shown() == [f"ply {len(boards) - 2} of {len(boards) - 1}", boards[-2].count("x"), boards[-2].count("o")]
     final = boards[-1]
     g = result.games[n]
-    assert (final.count("x"), final.count("o")) == (g.black_discs, g.white_discs)
+    assert (final.count("x"), final.count("o")) == (g.black_pieces, g.white_pieces)
     assert browser.errors() == []

@@ -18,7 +18,6 @@ import reference as ref
 from conftest import ROOT
 from grader.games.othello import OTHELLO, PLAIN, SCORINGS, WINNER_TAKES_EMPTIES
 from grader.cli import main
-from grader.grading.results import Settings
 from grader.tournaments.ratings import crosstable, elo, elo_interval, standings
 from grader.grading.report import crosstable_text, standings_table
 from grader.limits import Limits
@@ -64,7 +63,7 @@ def read_openings(path):
 
 
 def settings(limit=5.0, **kw) -> TournamentSettings:
-    return TournamentSettings(Settings(limits=Limits(wall_seconds=limit), jobs=1), **kw)
+    return TournamentSettings(limits=Limits(wall_seconds=limit), jobs=1, **kw)
 
 
 def replay(moves: str) -> tuple[str, str]:
@@ -119,12 +118,12 @@ def test_full_game_by_the_rules_both_scorings(tmp_path):
         game = play(Game("g", "p", 1, "first", "first2", opening), eng, settings(scoring=rule))
         board, _ = replay(game.moves)
         assert not ref.moves(board, "x") and not ref.moves(board, "o")  # the game is over
-        assert (game.black_discs, game.white_discs) == (board.count("x"), board.count("o"))
-        assert game.disc_diff == ref.score(board, "x", rule) and game.reason == "normal"
+        assert (game.black_pieces, game.white_pieces) == (board.count("x"), board.count("o"))
+        assert game.margin == ref.score(board, "x", rule) and game.reason == "normal"
         assert game.moves.startswith(opening)
         results[rule] = game
     assert board.count(".") > 0  # it ended with empties left, which only the winner's rule counts
-    assert abs(results[WINNER_TAKES_EMPTIES].disc_diff) > abs(results[PLAIN].disc_diff)
+    assert abs(results[WINNER_TAKES_EMPTIES].margin) > abs(results[PLAIN].margin)
 
 
 def test_passes_are_applied_by_the_harness(tmp_path):
@@ -174,7 +173,7 @@ def test_adjudication_finishes_by_perfect_play(tmp_path):
     board, _ = replay(opening)
     _, tok = replay(opening)
     value = ref.value(board, tok, "winner-takes-empties")
-    assert game.disc_diff == (value if tok == "x" else -value)
+    assert game.margin == (value if tok == "x" else -value)
 
 
 def test_openings_file_and_random_openings(tmp_path):
@@ -204,7 +203,7 @@ def test_schedule_pairs_colours():
 
 
 def g(pair, black, white, result, diff=0, forfeit=None, timeouts=None):
-    return Game(f"{pair}{black}", pair, 1, black, white, "", result=result, disc_diff=diff, forfeit=forfeit,
+    return Game(f"{pair}{black}", pair, 1, black, white, "", result=result, margin=diff, forfeit=forfeit,
                 reason="forfeit" if forfeit else "normal", timeouts=timeouts or {"black": 0, "white": 0})  # fmt: skip
 
 
@@ -229,7 +228,7 @@ def test_standings_and_crosstable_arithmetic():
     table = {s.engine: s for s in standings(games, ["a", "b", "c"])}
     a, b, c = table["a"], table["b"], table["c"]
     assert (a.games, a.points, a.wins, a.draws, a.losses) == (4, 2.5, 2, 1, 1)
-    assert a.disc_diff == pytest.approx((10 + 0 - 4 + 6) / 4)
+    assert a.margin == pytest.approx((10 + 0 - 4 + 6) / 4)
     assert (a.timeouts, c.forfeits, a.forfeits) == (2, 1, 0)
     assert (b.points, c.points) == (1.5, 2.0)
     # a's pairs: p1 (1 + 1/2)/2 = 3/4, p2 (0 + 1)/2 = 1/2 -> mean 5/8
@@ -244,8 +243,8 @@ def test_pairs_that_never_met_and_unbounded_elo_show_as_such():
     """A gauntlet: b and c never meet (a dash, not 0); a wins all but one of its pair scores,
     so the interval of its Elo reaches a score of 1 (n/a, not inf)."""
     game = lambda black, white, score, pair: SimpleNamespace(  # noqa: E731
-        black=black, white=white, black_score=score, disc_diff=10 if score == 1 else -10 if score == 0 else 0,
-        black_discs=37, white_discs=27, forfeit=None, timeouts={}, pair=pair)  # fmt: skip
+        black=black, white=white, black_score=score, margin=10 if score == 1 else -10 if score == 0 else 0,
+        black_pieces=37, white_pieces=27, forfeit=None, timeouts={}, pair=pair)  # fmt: skip
     games = [game("a", "b", 1, "p1"), game("b", "a", 0, "p1"), game("a", "c", 1, "p2"), game("c", "a", 0.5, "p2")]
     cross = crosstable(games, ["a", "b", "c"])
     assert cross["b"]["c"] is None and cross["c"]["b"] is None and cross["b"]["a"] == 0.0
@@ -303,10 +302,10 @@ def test_bundled_engines_tournament_end_to_end(tmp_path):
     assert result.exit_code == 0, result.output
     data = json.loads((tmp_path / "r.json").read_text())
     assert set(data) == {"format", "standings", "crosstable", "games"}
-    assert set(data["standings"][0]) == {"engine", "games", "points", "wins", "draws", "losses", "disc_diff",
-                                         "elo", "elo_error", "forfeits", "timeouts", "disc_share"}  # fmt: skip
+    assert set(data["standings"][0]) == {"engine", "games", "points", "wins", "draws", "losses", "margin",
+                                         "elo", "elo_error", "forfeits", "timeouts", "share"}  # fmt: skip
     assert len(data["games"]) == 18 and sum(s["points"] for s in data["standings"]) == 18
-    assert set(data["games"][0]) == {"black", "white", "opening", "moves", "black_discs", "white_discs", "result", "reason", "forfeit", "disc_diff", "host"}
+    assert set(data["games"][0]) == {"black", "white", "opening", "moves", "black_pieces", "white_pieces", "result", "reason", "forfeit", "margin", "host"}
     assert all(s["forfeits"] == 0 for s in data["standings"])
     # negamax scores about 0.93 against random: 6 games, 4 points or more (below that: about 0.5%)
     assert data["crosstable"]["negamax"]["random_mover"] >= 4
@@ -315,7 +314,7 @@ def test_bundled_engines_tournament_end_to_end(tmp_path):
     for line, game in zip(records, data["games"]):
         moves, discs, score = line.split()[:3]
         board, _ = replay(moves)  # every transcript replays by the rules
-        assert discs == f"{board.count('x')}-{board.count('o')}" == f"{game['black_discs']}-{game['white_discs']}"
+        assert discs == f"{board.count('x')}-{board.count('o')}" == f"{game['black_pieces']}-{game['white_pieces']}"
         assert score == game["result"]
     lines = result.output.splitlines()
     header = next(i for i, ln in enumerate(lines) if ln.startswith("engine "))
@@ -378,7 +377,16 @@ def test_game_ids_are_unique_whatever_the_names():
 def test_a_forfeit_counts_64_for_the_winner(tmp_path):
     eng = engines(tmp_path, "first", "late")
     game = play(Game("g", "p", 1, "first", "late", ""), eng, settings())
-    assert game.forfeit == "late" and game.result == "1-0" and game.disc_diff == 64
+    assert game.forfeit == "late" and game.result == "1-0" and game.margin == 64
+
+
+def test_a_record_written_with_the_disc_names_still_reads():
+    """games.jsonl of a tournament begun before 0.3 (black_discs, white_discs, disc_diff): resumable."""
+    old = {"id": "g", "pair": "p", "round": 1, "black": "a", "white": "b", "opening": "", "moves": "f5",
+           "black_discs": 40, "white_discs": 24, "result": "1-0", "disc_diff": 16}  # fmt: skip
+    game = Game.from_json(old)
+    assert (game.black_pieces, game.white_pieces, game.margin) == (40, 24, 16)
+    assert Game.from_json(game.to_json()) == game
 
 
 def test_elo_from_the_points_when_a_pair_is_incomplete():

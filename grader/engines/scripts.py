@@ -15,9 +15,9 @@ import shutil
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Self, Sequence
 
 from ..errors import GraderError
 from ..games import Position
@@ -25,8 +25,12 @@ from ..limits import Limits
 from ..stop import Stop
 from . import runner
 from .parse import Claim, OutputScanner
+from .isolation import guard
 from .runner import RunResult
 from .sandbox import Sandbox
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 MAX_FILES = 1000  # files a submission folder may hold
 MAX_BYTES = 64 * 2**20  # bytes a submission may hold, all files together
@@ -35,12 +39,36 @@ _SKIP = ("__pycache__", ".git", ".hg", ".svn", ".ipynb_checkpoints")
 
 @dataclass(frozen=True)
 class RunSettings:
-    """How scripts are started: limits, isolation, the Python for .py files, other languages."""
+    """What every kind of work shares (grading, tournaments, proofs): how untrusted programs
+    are started and how many at once, and which exact solver judges them. Grading's
+    ``Settings`` and a tournament's ``TournamentSettings`` add only their own fields.
+
+    - ``limits``: each run of a program (a test, a move): wall and CPU seconds, memory, processes, output.
+    - ``isolation``: auto | bwrap | unshare | uid | none (``isolation.choose`` says what auto picks).
+    - ``python``: the interpreter for .py scripts.
+    - ``commands``: file suffix -> command template for other languages, as in config.yaml.
+    - ``jobs``: programs run at once.
+    - ``backend``: the exact solver: auto | native | python (``Game.backend``).
+    """
 
     limits: Limits = Limits()
-    isolation: str = "none"
+    isolation: str = "auto"
     python: str = sys.executable
-    commands: Mapping[str, str] = field(default_factory=dict)  # file suffix -> command template
+    commands: Mapping[str, str] = field(default_factory=dict)
+    jobs: int = 2
+    backend: str = "auto"
+
+    @staticmethod
+    def config_values(config: Config) -> dict[str, Any]:
+        """The shared fields' values in a config file (None there: the default here)."""
+        return {
+            "limits": config.limits,
+            "isolation": config.isolation,
+            "python": config.python or sys.executable,
+            "commands": dict(config.commands),
+            "jobs": config.jobs or os.cpu_count() or 1,
+            "backend": config.backend,
+        }
 
     def check(self) -> None:
         """Raise GraderError when the interpreter or a command template's program is missing,
@@ -57,6 +85,24 @@ class RunSettings:
                     f"the command for '{suffix}' files starts with {program!r}, which is not an installed "
                     f"program: install it or fix 'commands: {suffix}' in config.yaml"
                 )
+
+    def sandbox_mechanism(self, private: Sequence[Path] = (), strict: bool = True) -> str:
+        """The isolation mechanism programs will run under here (see ``isolation.guard``)."""
+        return guard(self.isolation, self.python, private, strict)
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["commands"] = dict(self.commands)
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], jobs: int | None = None) -> Self:
+        """Settings written by ``to_json``; ``jobs`` (when given) replaces the stored one."""
+        known = {f.name for f in fields(cls)}
+        values = dict({k: v for k, v in data.items() if k in known}, limits=Limits(**data["limits"]))
+        if jobs:
+            values["jobs"] = jobs
+        return cls(**values)
 
 
 @dataclass(frozen=True)

@@ -113,8 +113,8 @@ class Game(ABC):
     def svg(self, pos: Position, best: Sequence[int], played: int | None) -> str:
         """The board as an SVG picture: optimal moves marked, and the script's move."""
 
-    def discs(self, pos: Position) -> tuple[int, int]:
-        """What each side holds at the end ('x' first): discs, or marks."""
+    def pieces(self, pos: Position) -> tuple[int, int]:
+        """The pieces each side holds (the first player's first): discs, marks, stones."""
         board = pos.board_string()
         return board.count("x"), board.count("o")
 

@@ -59,7 +59,7 @@ def _date(created: str) -> str:
 
 def result_text(record) -> str:
     """RE: '+12.000', '-64.000:t', '0.000'."""
-    diff = record.disc_diff
+    diff = record.margin
     text = f"{diff:+.3f}" if diff else "0.000"
     if record.forfeit:
         timed = any(e.get("timed_out") for e in record.events if e.get("engine") == record.forfeit)

@@ -407,7 +407,7 @@ class Othello(Game):
             raise BoardError(f"expected 'BOARD TOKEN' (64-character board, then x or o), got {len(head)} field(s)")
         return BoardEntry(Position.from_string(head[0].replace("-", "."), head[1]), label)
 
-    def discs(self, pos: Position) -> tuple[int, int]:
+    def pieces(self, pos: Position) -> tuple[int, int]:
         return pos.x_discs.bit_count(), pos.o_discs.bit_count()
 
 

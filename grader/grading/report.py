@@ -318,24 +318,24 @@ def junit_xml(results: list[ScriptResult]) -> str:
 
 
 def standings_table(rows: list, fmt: str = "simple") -> str:
-    """Engine, games, points, wins/draws/losses, average disc difference, Elo +- 95%, forfeits,
-    timeouts, share of the discs at the games' ends."""
+    """Engine, games, points, wins/draws/losses, average margin (score from its view), Elo +- 95%, forfeits,
+    timeouts, share of the pieces at the games' ends."""
     table = []
     for s in rows:
         rating = "n/a" if s.elo is None else f"{round(s.elo) + 0:+d}"  # + 0: never '-0'
         error = "n/a" if s.elo is None or s.elo_error is None or math.isinf(s.elo_error) else f"{s.elo_error:.0f}"
-        table.append([s.engine, s.games, fmt_total(s.points), s.wins, s.draws, s.losses, f"{s.disc_diff:+.1f}",
+        table.append([s.engine, s.games, fmt_total(s.points), s.wins, s.draws, s.losses, f"{s.margin:+.1f}",
                       rating, error, s.forfeits, s.timeouts,
-                      "n/a" if getattr(s, "disc_share", None) is None else f"{100 * s.disc_share:.1f}%"])  # fmt: skip
-    headers = ["engine", "games", "points", "W", "D", "L", "discs", "Elo", "+-95%", "forfeits", "timeouts", "share"]
+                      "n/a" if getattr(s, "share", None) is None else f"{100 * s.share:.1f}%"])  # fmt: skip
+    headers = ["engine", "games", "points", "W", "D", "L", "margin", "Elo", "+-95%", "forfeits", "timeouts", "share"]
     return tabulate(table, headers=headers, tablefmt=fmt, disable_numparse=True)
 
 
-def disc_grades_table(grades: list, fmt: str = "simple") -> str:
-    """Each graded engine: disc share, grade out of 100, whether all its games were played."""
-    rows = [[g.engine, "n/a" if g.disc_share is None else f"{100 * g.disc_share:.1f}%", fmt_total(g.grade),
+def share_grades_table(grades: list, fmt: str = "simple") -> str:
+    """Each graded engine: share of the pieces, grade out of 100, whether all its games were played."""
+    rows = [[g.engine, "n/a" if g.share is None else f"{100 * g.share:.1f}%", fmt_total(g.grade),
              "yes" if g.complete else f"no ({g.note})"] for g in grades]  # fmt: skip
-    return tabulate(rows, headers=["engine", "disc share", "grade /100", "complete"], tablefmt=fmt, disable_numparse=True)
+    return tabulate(rows, headers=["engine", "share", "grade /100", "complete"], tablefmt=fmt, disable_numparse=True)
 
 
 def swiss_table(rows: list, fmt: str = "simple") -> str:

@@ -5,15 +5,12 @@ exports, run folders and the runs themselves build on it)."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
-import sys
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from ..engines.isolation import guard
 from ..engines.parse import Claim
 from ..engines.runner import RunResult
 from ..engines.scripts import RunSettings, Script
@@ -32,37 +29,24 @@ _KEEP_STDERR = 1500
 
 
 @dataclass(frozen=True)
-class Settings:
-    """How scripts are run and judged."""
+class Settings(RunSettings):
+    """How scripts are graded: the shared ``RunSettings`` (limits, isolation, python, commands,
+    jobs, backend) and grading's own fields.
 
-    limits: Limits = Limits()
-    isolation: str = "auto"
-    jobs: int = 2
-    scoring: str | None = None  # the game's rule; None: the lab's default for the game
-    python: str = sys.executable
-    commands: Mapping[str, str] = field(default_factory=dict)  # file suffix -> command template
+    - ``scoring``: the game's rule the answers are judged by; None: the lab's default for the game.
+    - ``stop_on_error``: stop the run at the first script that cannot be run at all.
+    - ``max_solve_seconds``: refuse a plan with a board the grader's solver would need longer for.
+    """
+
+    scoring: str | None = None
     stop_on_error: bool = False
-    backend: str = "auto"  # the exact solver: auto | native | python (see Game.backend)
-    max_solve_seconds: float | None = 60.0  # refuse a plan with a board estimated to take longer to solve
-
-    @property
-    def run(self) -> RunSettings:
-        """What a worker needs to start scripts."""
-        return RunSettings(self.limits, self.isolation, self.python, dict(self.commands))
+    max_solve_seconds: float | None = 60.0
 
     @classmethod
     def from_config(cls, config: Config, **overrides: Any) -> Settings:
         """Settings from a config file's values; ``overrides`` (options given) win."""
-        values: dict[str, Any] = {
-            "limits": config.limits,
-            "isolation": config.isolation,
-            "jobs": config.jobs or os.cpu_count() or 1,
-            "scoring": config.scoring,
-            "python": config.python or sys.executable,
-            "commands": dict(config.commands),
-            "backend": config.backend,
-            "max_solve_seconds": config.max_solve_seconds,
-        }
+        values = dict(RunSettings.config_values(config), scoring=config.scoring,
+                      max_solve_seconds=config.max_solve_seconds)  # fmt: skip
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 
@@ -89,10 +73,6 @@ class Settings:
             changes["limits"] = plan.limits
         return dataclasses.replace(self, **changes) if changes else self
 
-    def sandbox_mechanism(self, private: Sequence[Path] = (), strict: bool = True) -> str:
-        """The isolation mechanism scripts will run under here (see ``isolation.guard``)."""
-        return guard(self.isolation, self.python, private, strict)
-
     def check_plan(self, plan: Plan) -> None:
         """GraderError, before any script runs, when the grader cannot solve ``plan`` with
         its backend, or would need more than ``max_solve_seconds`` for one of its boards."""
@@ -105,19 +85,6 @@ class Settings:
             raise GraderError(f"test {i + 1} has {est.empties} empties: the grader would need {est.describe()} to solve it, "
                               f"over max_solve_seconds ({budget:g} s in config.yaml): {fix_hint(game, est, budget)}, "
                               "or raise max_solve_seconds")  # fmt: skip
-
-    def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["commands"] = dict(self.commands)
-        return out
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any], jobs: int | None = None) -> Settings:
-        known = {f.name for f in dataclasses.fields(cls)}
-        values = dict({k: v for k, v in data.items() if k in known}, limits=Limits(**data["limits"]))
-        if jobs:
-            values["jobs"] = jobs
-        return cls(**values)
 
 
 @dataclass(frozen=True)

@@ -126,7 +126,6 @@ class Run:
         ``on_test`` each script's results in test order, ``on_student`` each finished script."""
         previous = previous or {}
         students = {sub.name: _Student(sub, self.plan) for sub in subs}
-        run = self.settings.run
         for name, st in students.items():
             if name not in scripts:
                 continue
@@ -135,7 +134,7 @@ class Run:
                     st.results[i] = previous[(name, i + 1)]
                 else:
                     st.outstanding.add(i)
-                    self.executor.submit((name, i), TestTask(scripts[name], pos, run))
+                    self.executor.submit((name, i), TestTask(scripts[name], pos, self.settings))
 
         def settle(st: _Student) -> None:
             was_stopped = st.stopped
@@ -184,7 +183,7 @@ def grade_submission(sub: Submission, plan: Plan, settings: Settings, executor: 
     """Every test of ``plan`` on one submission, graded for real (a machine that cannot
     isolate it is an error, as for a class); a submission without a runnable script gets 0
     with the reason in ``stopped``."""
-    settings.run.check()
+    settings.check()
     settings.check_plan(plan)
     settings.sandbox_mechanism([*([sub.folder or sub.path] if sub.path else []), *map(Path, private)])
     scripts, (sub,) = _load_scripts([sub], settings)
@@ -221,8 +220,8 @@ def grade(
     path = Path(script)
     sub = Submission(path.stem, path, single=True)
     loaded = {sub.name: sub.script()}
-    loaded[sub.name].command(settings.run)  # a missing or unrunnable script is the user's error here
-    settings.run.check()
+    loaded[sub.name].command(settings)  # a missing or unrunnable script is the user's error here
+    settings.check()
     settings.check_plan(plan)
     mechanism = settings.sandbox_mechanism([*map(Path, private), *([Path(out)] if out else [])], out is not None)
     if on_start:
@@ -333,7 +332,7 @@ def grade_class(
         for sub in subs:
             if sub.path is not None and not sub.path.exists():
                 raise RunFolderError(f"the script of '{sub.name}' ({sub.path}) is gone: restore it, or give the scripts to grade")
-        settings.run.check()
+        settings.check()
         mechanism = settings.sandbox_mechanism([folder.path, *(s.folder or s.path for s in subs if s.path), *map(Path, private)])
     else:
         if not paths:
@@ -342,7 +341,7 @@ def grade_class(
         settings = (settings or Settings()).for_plan(plan)
         subs = find_submissions(list(paths), set(settings.commands), entry)
         target = Path(out or default_path())
-        settings.run.check()
+        settings.check()
         settings.check_plan(plan)
         mechanism = settings.sandbox_mechanism([*map(Path, paths), *map(Path, private)])
         folder = RunFolder.create(target, plan, settings)
@@ -358,7 +357,7 @@ def _in_folder(folder: RunFolder, subs: Sequence[Submission], plan: Plan, settin
     (``scripts``: the students' scripts when already read)."""
     from .exports import write_exports
 
-    settings.run.check()
+    settings.check()
     if scripts is None:
         scripts, subs = _load_scripts(subs, settings)
     folder.meta["isolation_used"] = mechanism  # written by register(), just below
@@ -415,7 +414,7 @@ def _load_scripts(subs: Sequence[Submission], settings: Settings) -> tuple[dict[
         if sub.path is not None:
             try:
                 script = sub.script()
-                script.command(settings.run)
+                script.command(settings)
                 scripts[sub.name] = script
             except GraderError as e:
                 sub = dataclasses.replace(sub, problem=str(e))

@@ -120,15 +120,15 @@ def _elo(s) -> tuple[str, str]:
 def _standings(result) -> str:
     swiss = {s.engine: s for s in result.swiss or []}
     head = "<th>#</th><th>engine</th><th>games</th><th>points</th><th>W</th><th>D</th><th>L</th>"
-    head += "<th>disc share</th><th>discs per game</th><th>Elo</th><th>95% interval</th><th>forfeits</th><th>timeouts</th>"
+    head += "<th>share</th><th>margin per game</th><th>Elo</th><th>95% interval</th><th>forfeits</th><th>timeouts</th>"
     if swiss:
         head += "<th>Swiss points</th><th>Buchholz</th><th>Sonneborn-Berger</th>"
     rows = []
     for i, s in enumerate(result.standings, 1):
         rating, interval = _elo(s)
-        share = "n/a" if s.disc_share is None else f"{100 * s.disc_share:.1f}%"
+        share = "n/a" if s.share is None else f"{100 * s.share:.1f}%"
         cells = [str(i), escape(s.engine), str(s.games), fmt_total(s.points), str(s.wins), str(s.draws), str(s.losses),
-                 share, f"{s.disc_diff:+.1f}", rating, interval, str(s.forfeits), str(s.timeouts)]  # fmt: skip
+                 share, f"{s.margin:+.1f}", rating, interval, str(s.forfeits), str(s.timeouts)]  # fmt: skip
         if swiss:
             w = swiss[s.engine]
             cells += [fmt_total(w.points), fmt_total(w.buchholz), f"{w.sonneborn_berger:g}"]
@@ -173,12 +173,12 @@ def tournament_page(result, game: Game) -> str:
     data, rows = [], []
     for n, g in enumerate(result.games):
         boards, texts = game_boards(g, game)
-        title = f"{g.black} (x) - {g.white} (o): {g.black_discs}-{g.white_discs}, {g.result}, {g.reason}"
+        title = f"{g.black} (x) - {g.white} (o): {g.black_pieces}-{g.white_pieces}, {g.result}, {g.reason}"
         data.append({"title": title, "moves": texts,
                      "boards": [parts.cut(game.svg(pos, [], nxt if nxt is not None and nxt >= 0 else None)) for pos, nxt in boards]})  # fmt: skip
         note = f" ({g.forfeit} forfeits)" if g.forfeit else ""
         rows.append(f"<tr><td>{n + 1}</td><td>{g.round}</td><td class=name>{escape(g.black)}</td><td class=name>{escape(g.white)}</td>"
-                    f"<td>{g.black_discs}-{g.white_discs}</td><td>{escape(g.result)}</td><td class=name>{escape(g.reason + note)}</td>"
+                    f"<td>{g.black_pieces}-{g.white_pieces}</td><td>{escape(g.result)}</td><td class=name>{escape(g.reason + note)}</td>"
                     f'<td><button class="replay" data-game="{n}">replay</button></td></tr>')  # fmt: skip
     fmt = result.format
     meta = [escape(game.title), escape(fmt.kind), plural(len(result.engines), "engine", "engines"),
@@ -204,14 +204,14 @@ def tournament_page(result, game: Game) -> str:
         *notes,
         "<h2>Standings</h2>",
         _standings(result),
-        '<p class="legend">Elo is relative to the field, its interval 95% over game pairs; disc share: '
-        "an engine's discs over all discs at its games' ends.</p>",
+        '<p class="legend">Elo is relative to the field, its interval 95% over game pairs; share: '
+        "an engine's pieces over all pieces on the board at its games' ends.</p>",
         "<h2>Crosstable</h2>",
         _crosstable(result),
         _sprt(result.sprt) if result.sprt else "",
         viewer if result.games else "",
         "<h2>Games</h2>",
-        "<table><thead><tr><th>#</th><th>round</th><th>black (x)</th><th>white (o)</th><th>discs</th><th>result</th>"
+        "<table><thead><tr><th>#</th><th>round</th><th>black (x)</th><th>white (o)</th><th>pieces</th><th>result</th>"
         f"<th>end</th><th></th></tr></thead><tbody>{''.join(rows)}</tbody></table>",
         _json_script("svg-parts", parts.to_json()),
         _json_script("game-data", data),

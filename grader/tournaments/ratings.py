@@ -24,12 +24,12 @@ class GameLike(Protocol):
     black: str
     white: str
     black_score: float  # 1, 1/2 or 0 for black
-    disc_diff: int  # final disc difference from black's view, under the tournament's scoring
+    margin: int  # final score from black's view, under the tournament's scoring
     reason: str  # normal | forfeit | adjudicated
     forfeit: str | None  # the engine that forfeited
     timeouts: dict[str, int]  # per colour ('black', 'white'): moves that hit the time limit
-    black_discs: int  # discs (or marks) each side holds when the game ends
-    white_discs: int
+    black_pieces: int  # pieces (discs, marks) each side holds when the game ends
+    white_pieces: int
 
 
 @dataclass(frozen=True)
@@ -40,21 +40,21 @@ class Standing:
     wins: int
     draws: int
     losses: int
-    disc_diff: float  # average per game, from the engine's view
+    margin: float  # average per game, from the engine's view
     elo: float | None
     elo_error: float | None
     forfeits: int
     timeouts: int
-    disc_share: float | None = None  # its discs over all discs at its games' ends (None: no discs)
+    share: float | None = None  # its pieces over all pieces at its games' ends (None: no pieces)
 
     def to_json(self) -> dict:
         return {
             "engine": self.engine, "games": self.games, "points": self.points, "wins": self.wins,
-            "draws": self.draws, "losses": self.losses, "disc_diff": round(self.disc_diff, 2),
+            "draws": self.draws, "losses": self.losses, "margin": round(self.margin, 2),
             "elo": None if self.elo is None else round(self.elo, 1),
             "elo_error": None if self.elo_error is None or math.isinf(self.elo_error) else round(self.elo_error, 1),
             "forfeits": self.forfeits, "timeouts": self.timeouts,
-            "disc_share": None if self.disc_share is None else round(self.disc_share, 4),
+            "share": None if self.share is None else round(self.share, 4),
         }  # fmt: skip
 
 
@@ -90,23 +90,23 @@ def standings(games: Iterable[GameLike], engines: list[str]) -> list[Standing]:
     stats = {e: defaultdict(float) for e in engines}
     pairs: dict[tuple[str, str], list[float]] = defaultdict(list)  # (engine, pair) -> its scores
     for g in games:
-        black_discs, white_discs = g.black_discs, g.white_discs
-        if g.forfeit:  # as its disc difference: the winner holds every disc the game can have
-            won = abs(g.disc_diff)
-            black_discs, white_discs = (0, won) if g.forfeit == g.black else (won, 0)
+        black_pieces, white_pieces = g.black_pieces, g.white_pieces
+        if g.forfeit:  # as its margin: the winner holds every piece the game can have
+            won = abs(g.margin)
+            black_pieces, white_pieces = (0, won) if g.forfeit == g.black else (won, 0)
         for engine, colour, score, diff, mine, theirs in (
-            (g.black, "black", g.black_score, g.disc_diff, black_discs, white_discs),
-            (g.white, "white", 1 - g.black_score, -g.disc_diff, white_discs, black_discs),
+            (g.black, "black", g.black_score, g.margin, black_pieces, white_pieces),
+            (g.white, "white", 1 - g.black_score, -g.margin, white_pieces, black_pieces),
         ):
             s = stats[engine]
             s["games"] += 1
             s["points"] += score
             s["wins" if score == 1 else "draws" if score == 0.5 else "losses"] += 1
-            s["disc_diff"] += diff
+            s["margin"] += diff
             s["forfeits"] += g.forfeit == engine
             s["timeouts"] += g.timeouts.get(colour, 0)
-            s["own_discs"] += mine
-            s["all_discs"] += mine + theirs
+            s["own_pieces"] += mine
+            s["all_pieces"] += mine + theirs
             pairs[(engine, g.pair)].append(score)
     rows = []
     for e in engines:
@@ -116,8 +116,8 @@ def standings(games: Iterable[GameLike], engines: list[str]) -> list[Standing]:
         rating, error = elo_interval(observations, s["points"] / games if games else None)
         rows.append(Standing(
             e, games, s["points"], int(s["wins"]), int(s["draws"]), int(s["losses"]),
-            s["disc_diff"] / games if games else 0.0, rating, error, int(s["forfeits"]), int(s["timeouts"]),
-            s["own_discs"] / s["all_discs"] if s["all_discs"] else None,
+            s["margin"] / games if games else 0.0, rating, error, int(s["forfeits"]), int(s["timeouts"]),
+            s["own_pieces"] / s["all_pieces"] if s["all_pieces"] else None,
         ))  # fmt: skip
     return sorted(rows, key=lambda r: (-r.points, -(r.elo if r.elo is not None else -1e9), r.engine))
 

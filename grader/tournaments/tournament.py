@@ -18,14 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..engines.isolation import ISOLATIONS
-from ..engines.scripts import Script, run_script
+from ..engines.scripts import RunSettings, Script, run_script
 from ..errors import BoardFileError, GraderError, GraderWarning
 from ..execution.executor import Executor, Worker, interrupt_reason, using
 from ..files import bundled, read_lines
 from ..games import DEFAULT, PASS, Position, get_game
 from ..games import Game as GameRules
 from ..grading.plans import new_seed
-from ..grading.results import Settings
 from ..grading.runfolder import RecordFolder
 from ..seeding import rng
 from ..stop import Stop, Stopped
@@ -72,23 +71,29 @@ def _capped(settings: TournamentSettings) -> TournamentSettings:
     (a warning says so): a deeper solve would stall every game."""
     if not settings.adjudicate:
         return settings
-    cap = adjudication_cap(settings.rules, settings.adjudicate, settings.run.backend)
+    cap = adjudication_cap(settings.rules, settings.adjudicate, settings.backend)
     if cap >= settings.adjudicate:
         return settings
     warnings.warn(f"adjudicating at {cap} empties, not {settings.adjudicate}: the "
-                  f"{settings.rules.backend(settings.run.backend)} solver solves about {cap} empties in a second "
+                  f"{settings.rules.backend(settings.backend)} solver solves about {cap} empties in a second "
                   "(a deeper solve would stall every game)", GraderWarning, stacklevel=3)  # fmt: skip
     return dataclass_replace(settings, adjudicate=cap)
 
 
 @dataclass(frozen=True)
-class TournamentSettings:
-    """How games are played. ``run`` holds the per-move limits, isolation and commands."""
+class TournamentSettings(RunSettings):
+    """How games are played: the shared ``RunSettings`` (``limits`` per move, isolation,
+    python, commands, jobs, ``backend`` of the adjudicating solver) and a tournament's own fields.
 
-    run: Settings = Settings()
-    scoring: str | None = None  # None: the game's tournament rule
+    - ``scoring``: the rule games are scored by; None: the game's tournament rule.
+    - ``on_illegal``: forfeit (the game is lost) | random (a random legal move is played instead).
+    - ``adjudicate``: the solver finishes games with this many empties or fewer; None: never.
+    - ``game``: the game's name (othello, tictactoe, ...).
+    """
+
+    scoring: str | None = None
     on_illegal: str = "forfeit"
-    adjudicate: int | None = None  # the solver finishes games with this many empties or fewer
+    adjudicate: int | None = None
     game: str = DEFAULT
 
     @classmethod
@@ -96,12 +101,27 @@ class TournamentSettings:
                 adjudicate: int | None = None, **options: Any) -> TournamentSettings:  # fmt: skip
         """A tournament's settings as every command takes them: the options given win, then
         config.yaml (tournament: move_seconds, scoring for its own game, on_illegal), then the
-        game's tournament rule. ``options`` go to the run's Settings (jobs, backend, ...)."""
+        game's tournament rule. ``options`` are other fields (jobs, backend, ...)."""
         defaults = config.tournament
         limits = dataclasses.replace(config.limits, wall_seconds=time_limit or defaults.move_seconds)
-        run = Settings.from_config(config, limits=limits, **options)
+        values = dict(RunSettings.config_values(config), limits=limits)
+        values.update({k: v for k, v in options.items() if v is not None})
         rule = scoring or (defaults.scoring if game.name == config.game else None) or game.tournament_scoring
-        return cls(run, game.scoring(rule), defaults.on_illegal, adjudicate, game.name)
+        return cls(**values, scoring=game.scoring(rule), on_illegal=defaults.on_illegal, adjudicate=adjudicate,
+                   game=game.name)  # fmt: skip
+
+    def to_json(self) -> dict[str, Any]:
+        out = super().to_json()
+        out["scoring"] = self.rule
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], jobs: int | None = None) -> TournamentSettings:
+        """Also reads a tournament.json written before the settings were one object (the run's
+        settings under "run")."""
+        if "run" in data:
+            data = dict(data["run"], **{k: v for k, v in data.items() if k not in ("run", "stop_on_error")})
+        return super().from_json(data, jobs)
 
     @property
     def rules(self) -> GameRules:
@@ -111,6 +131,9 @@ class TournamentSettings:
     def rule(self) -> str:
         """The scoring rule games are scored by."""
         return self.rules.scoring(self.scoring or self.rules.tournament_scoring)
+
+
+_OLD_NAMES = {"black_discs": "black_pieces", "white_discs": "white_pieces", "disc_diff": "margin"}
 
 
 @dataclass
@@ -125,15 +148,15 @@ class GameRecord:
     white: str
     opening: str
     moves: str = ""
-    black_discs: int = 0
-    white_discs: int = 0
+    black_pieces: int = 0
+    white_pieces: int = 0
     result: str = ""  # 1-0, 0-1 or 1/2-1/2 (black's score first)
     reason: str = ""  # normal, forfeit or adjudicated
     forfeit: str | None = None  # the engine that lost by forfeit
     events: list[dict[str, Any]] = field(default_factory=list)  # illegal moves, crashes, silences
     timeouts: dict[str, int] = field(default_factory=lambda: {"black": 0, "white": 0})
     move_times: list[list[float]] = field(default_factory=list)  # per engine move: [wall, cpu] seconds
-    disc_diff: int = 0  # final score from black's view under the tournament's scoring (a forfeit: the game's largest)
+    margin: int = 0  # final score from black's view under the tournament's scoring (a forfeit: the game's largest)
     scripts: dict[str, str] = field(default_factory=dict)  # engine -> SHA-256 of the script that played
     host: str | None = None  # the cluster worker's machine that played it; None: this machine
 
@@ -146,18 +169,20 @@ class GameRecord:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GameRecord:
+        """A record from games.jsonl (also one written before pieces and margin had these names)."""
+        data = {_OLD_NAMES.get(k, k): v for k, v in data.items()}
         return cls(**data)
 
     def summary(self) -> dict[str, Any]:
         """The --json schema's game object."""
-        keys = ("black", "white", "opening", "moves", "black_discs", "white_discs", "result", "reason", "forfeit",
-                "disc_diff", "host")  # fmt: skip
+        keys = ("black", "white", "opening", "moves", "black_pieces", "white_pieces", "result", "reason", "forfeit",
+                "margin", "host")  # fmt: skip
         return {k: getattr(self, k) for k in keys}
 
     def record_line(self) -> str:
-        """A replayable line: the transcript, the final discs, the result and who played."""
+        """A replayable line: the transcript, the final pieces, the result and who played."""
         return (
-            f"{self.moves or '-'} {self.black_discs}-{self.white_discs} {self.result} "
+            f"{self.moves or '-'} {self.black_pieces}-{self.white_pieces} {self.result} "
             f"; black {self.black}, white {self.white}, {self.reason}"
             + (f" ({self.forfeit} forfeits)" if self.forfeit else "")
         )
@@ -229,7 +254,7 @@ def random_openings(game: GameRules, seed: int, plies: int, count: int) -> list[
 def play_game(game: GameRecord, scripts: dict[str, Script], settings: TournamentSettings, worker: Worker) -> GameRecord:
     """Play ``game`` (from its opening) to the end with the engines' ``scripts`` (by name);
     returns it filled in. Raises Stopped when the run is stopped."""
-    rules, rule, run = settings.rules, settings.rule, settings.run.run
+    rules, rule, run = settings.rules, settings.rule, settings
     game.scripts = {game.black: scripts[game.black].digest, game.white: scripts[game.white].digest}
     game.host = worker.host
     names = dict(zip(rules.sides, (game.black, game.white)))  # the first player is black
@@ -244,7 +269,7 @@ def play_game(game: GameRecord, scripts: dict[str, Script], settings: Tournament
             continue
         if settings.adjudicate and pos.empties <= settings.adjudicate:
             solver = worker.cached(("adjudicate", rules.name, rule),
-                                   lambda: rules.solver(rule, should_stop=lambda: worker.stop.is_set(), backend=settings.run.backend))  # fmt: skip
+                                   lambda: rules.solver(rule, should_stop=lambda: worker.stop.is_set(), backend=settings.backend))  # fmt: skip
             for sq in solver.line(pos):
                 pos = pos.pass_turn() if sq == PASS else pos.play(sq)
                 if sq >= 0:
@@ -279,14 +304,14 @@ def play_game(game: GameRecord, scripts: dict[str, Script], settings: Tournament
         moves.append(move)
         pos = pos.play(move)
     game.moves = rules.transcript(moves)
-    game.black_discs, game.white_discs = rules.discs(pos)
+    game.black_pieces, game.white_pieces = rules.pieces(pos)
     if game.forfeit:  # whatever the board shows, a forfeit counts the game's largest score for the winner
         game.result = "0-1" if game.forfeit == game.black else "1-0"
         margin = rules.forfeit_score(rule)
-        game.disc_diff = -margin if game.forfeit == game.black else margin
+        game.margin = -margin if game.forfeit == game.black else margin
     else:
-        game.disc_diff = rules.first_player_score(pos, rule)
-        game.result = "1-0" if game.disc_diff > 0 else "0-1" if game.disc_diff < 0 else "1/2-1/2"
+        game.margin = rules.first_player_score(pos, rule)
+        game.result = "1-0" if game.margin > 0 else "0-1" if game.margin < 0 else "1/2-1/2"
     return game
 
 
@@ -328,10 +353,7 @@ class TournamentFolder(RecordFolder):
             "engines": {e.name: {"path": str(e.path.absolute()), "sha256": e.sha256} for e in engines},
             "schedule": [{"id": g.id, "pair": g.pair, "round": g.round, "black": g.black, "white": g.white,
                           "opening": g.opening} for g in games],  # fmt: skip
-            "settings": {
-                "game": settings.game, "scoring": settings.rule, "on_illegal": settings.on_illegal,
-                "adjudicate": settings.adjudicate, "run": settings.run.to_json(),
-            },  # fmt: skip
+            "settings": settings.to_json(),
         }
         return cls._create(path, meta)
 
@@ -352,8 +374,7 @@ class TournamentFolder(RecordFolder):
         return list(dict.fromkeys(g.opening for g in self.games()))  # a folder written before formats
 
     def settings(self, jobs: int | None = None) -> TournamentSettings:
-        s = self.meta["settings"]
-        return TournamentSettings(Settings.from_json(s["run"], jobs), s["scoring"], s["on_illegal"], s["adjudicate"], s["game"])
+        return TournamentSettings.from_json(self.meta["settings"], jobs)
 
     def append(self, game: GameRecord) -> None:
         self._append(game.to_json())
@@ -364,7 +385,7 @@ class TournamentFolder(RecordFolder):
         self.games()
         self.format()
         settings = self.settings()
-        if settings.on_illegal not in ON_ILLEGAL or settings.run.isolation not in ISOLATIONS:
+        if settings.on_illegal not in ON_ILLEGAL or settings.isolation not in ISOLATIONS:
             raise ValueError("bad settings")
 
     def finished(self, digests: dict[str, str]) -> dict[str, GameRecord]:
@@ -468,7 +489,7 @@ def run_tournament(
         for e in players:
             if not e.path.is_file():
                 raise GraderError(f"the script of engine '{e.name}' ({e.path}) is gone: restore it to resume")
-        settings.run.sandbox_mechanism([folder.path, *(e.path for e in players), *map(Path, private)])
+        settings.sandbox_mechanism([folder.path, *(e.path for e in players), *map(Path, private)])
     else:
         settings = _capped(settings or TournamentSettings())
         fmt = format if isinstance(format, Format) else Format(format, rounds, (), sprt)
@@ -477,7 +498,7 @@ def run_tournament(
             fmt = dataclass_replace(fmt, opponents=tuple(e.name for e in players[len(players) - len(opponents) :]))
         fmt.check([e.name for e in players])
         if jobs:
-            settings = dataclass_replace(settings, run=dataclass_replace(settings.run, jobs=jobs))
+            settings = dataclass_replace(settings, jobs=jobs)
         seed = new_seed() if seed is None else seed
         openings = openings or random_openings(settings.rules, seed, opening_plies, fmt.openings_needed())
         if not openings:
@@ -485,16 +506,16 @@ def run_tournament(
                               "tried ended sooner; give fewer --random-openings")  # fmt: skip
         static = fmt.kind in ("round-robin", "gauntlet")
         fixed = fmt.planner([e.name for e in players], openings, GameRecord).more(0) if static else []
-        settings.run.sandbox_mechanism([*(e.path for e in players), *map(Path, private)])
+        settings.sandbox_mechanism([*(e.path for e in players), *map(Path, private)])
         folder = TournamentFolder.create(out or default_folder(), players, fixed, settings, seed, fmt, openings)
     names = [e.name for e in players]
     planner = fmt.planner(names, openings, GameRecord)
     if isinstance(planner, SprtPlanner):
-        planner.window = max(1, settings.run.jobs)
+        planner.window = max(1, settings.jobs)
     scripts = {e.name: e.script() for e in players}
     for script in scripts.values():
-        script.command(settings.run.run)  # an engine the grader cannot run stops us before any game
-    settings.run.run.check()
+        script.command(settings)  # an engine the grader cannot run stops us before any game
+    settings.check()
     done = folder.finished({name: s.digest for name, s in scripts.items()}) if resume is not None else {}
     if on_start:
         on_start(folder, settings, len(done))
@@ -529,7 +550,7 @@ def _play(folder: TournamentFolder, planner: Planner, done: dict[str, GameRecord
         for game in done.values():
             planner.add(game)
         played.update((key, done[key]) for key in sorted(done, key=lambda k: (done[k].round, k)))
-    with using(executor, settings.run.jobs, stop) as ex:
+    with using(executor, settings.jobs, stop) as ex:
 
         def take(game: GameRecord) -> None:
             played[game.id] = game
@@ -622,16 +643,16 @@ def engine_list(paths: Sequence[str | Path | Engine], game: GameRules | None = N
     return engines
 
 
-# --- grades by disc share -----------------------------------------------------------------
+# --- grades by share -----------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class DiscGrade:
-    """An engine's grade out of 100 from its share of the discs (None: it has no games)."""
+class ShareGrade:
+    """An engine's grade out of 100 from its share of the pieces (None: it has no games)."""
 
     engine: str
     games: int
-    disc_share: float | None
+    share: float | None
     grade: float
     complete: bool
     note: str = ""
@@ -639,7 +660,7 @@ class DiscGrade:
 
 def grade_by_share(share: float | None, thresholds: Sequence[tuple[float, float]]) -> float:
     """The points of the highest threshold (share in percent, points) that ``share`` (0..1)
-    reaches; 0 below the first or without discs."""
+    reaches; 0 below the first or without pieces."""
     points = 0.0
     for percent, value in thresholds:
         if share is not None and 100 * share >= percent - 1e-9:
@@ -647,8 +668,8 @@ def grade_by_share(share: float | None, thresholds: Sequence[tuple[float, float]
     return points
 
 
-def disc_grades(result: TournamentResult, thresholds: Sequence[tuple[float, float]]) -> list[DiscGrade]:
-    """Grades of a gauntlet's engines (not its reference opponents) by disc share, in the
+def share_grades(result: TournamentResult, thresholds: Sequence[tuple[float, float]]) -> list[ShareGrade]:
+    """Grades of a gauntlet's engines (not its reference opponents) by share, in the
     order given; incomplete when an engine's games were not all played."""
     if result.format.kind != "gauntlet":
         raise GraderError("--grade grades a gauntlet: give --format gauntlet --opponents REFERENCE...")
@@ -661,12 +682,12 @@ def disc_grades(result: TournamentResult, thresholds: Sequence[tuple[float, floa
         s = rows[e.name]
         complete = s.games == per_engine
         note = "" if complete else f"{s.games} of {per_engine} games played"
-        out.append(DiscGrade(e.name, s.games, s.disc_share, grade_by_share(s.disc_share, thresholds), complete, note))
+        out.append(ShareGrade(e.name, s.games, s.share, grade_by_share(s.share, thresholds), complete, note))
     return out
 
 
-def grades_csv(grades: Sequence[DiscGrade]) -> str:
-    """grades.csv of a graded gauntlet: name, total, max, disc share (%), games, complete, note."""
+def grades_csv(grades: Sequence[ShareGrade]) -> str:
+    """grades.csv of a graded gauntlet: name, total, max, share (%), games, complete, note."""
     import csv
     import io
 
@@ -674,16 +695,16 @@ def grades_csv(grades: Sequence[DiscGrade]) -> str:
 
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["name", "total", "max", "disc_share", "games", "complete", "note"])
+    writer.writerow(["name", "total", "max", "share", "games", "complete", "note"])
     for g in grades:
-        share = "" if g.disc_share is None else f"{100 * g.disc_share:.2f}"
+        share = "" if g.share is None else f"{100 * g.share:.2f}"
         writer.writerow([safe_cell(g.engine), fmt_total(g.grade), 100, share, g.games, "yes" if g.complete else "no", safe_cell(g.note)])
     return out.getvalue()
 
 
-def write_grades(result: TournamentResult, thresholds: Sequence[tuple[float, float]]) -> list[DiscGrade]:
-    """Grade a gauntlet by disc share and write grades.csv in its folder."""
-    grades = disc_grades(result, thresholds)
+def write_grades(result: TournamentResult, thresholds: Sequence[tuple[float, float]]) -> list[ShareGrade]:
+    """Grade a gauntlet by share of the pieces and write grades.csv in its folder."""
+    grades = share_grades(result, thresholds)
     result.folder.write("grades.csv", grades_csv(grades))
     result.files.append("grades.csv")
     return grades
