@@ -306,7 +306,7 @@ def solve(board: str | None, token: str | None, boards_file: str | None, scoring
     config = load_config(config_path)
     game = _game(game_name, config)
     settings = Settings.resolve(config, game, scoring=scoring, backend=backend)
-    rule, used = settings.scoring, game.backend(settings.backend)
+    rule, used = game.scoring(settings.scoring), game.backend(settings.backend)
     note = game.backend_note()
     if note and settings.backend == "auto":
         click.echo(f"Note: {note}", err=True)
@@ -752,7 +752,7 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
                 raise click.UsageError("--sprt needs --max-games N: the most games to play undecided")
             if rounds is not None:
                 raise click.UsageError("--rounds is not for --sprt: it plays pairs until a bound or --max-games")
-            rates = {k: v for k, v in (("alpha", alpha), ("beta", beta)) if v is not None}  # else the library's
+            rates: dict[str, Any] = {k: v for k, v in (("alpha", alpha), ("beta", beta)) if v is not None}  # else the library's
             fmt = Format("sprt", sprt=SprtSettings(sprt[0], sprt[1], max_games, **rates))
         elif max_games is not None or alpha is not None or beta is not None:
             raise click.UsageError("--max-games, --alpha and --beta are for --sprt")

@@ -232,6 +232,7 @@ class _Explorer:
             self.answers[pos] = None
             self.result.failures.append(Failure(pos.board_string(), pos.token, problem))
             return []
+        assert move is not None  # no problem: a legal move
         self.answers[pos] = move
         value, move_value = self.solver.value(pos), self.solver.move_value(pos, move)
         if move_value < value:
@@ -272,15 +273,16 @@ class _Explorer:
             elif p not in seen:
                 seen.add(p)
                 self.rank[(p.board_string(), p.token)] = len(self.rank)
-                if self.answers.get(p) is not None:
-                    queue.append((p.play(self.answers[p]), ms + [self.answers[p]]))
+                answer = self.answers.get(p)
+                if answer is not None:
+                    queue.append((p.play(answer), ms + [answer]))
         r = self.result
         for found in (r.losing_moves, r.slipped_wins, r.suboptimal, r.failures):
             found.sort(key=lambda m: self.rank.get((m.board, m.token), len(self.rank)))
         if r.lost_game is None:
             return
         pos = self.root
-        for m in self.result.lost_game:
+        for m in r.lost_game:
             if m != PASS and pos.token == self.side and self.solver.move_value(pos, m) < 0 <= self.solver.value(pos):
                 self.result.first_loss = Move(pos.board_string(), pos.token, m, self.solver.value(pos),
                                               self.solver.move_value(pos, m), tuple(self.solver.optimal_moves(pos)))  # fmt: skip

@@ -32,7 +32,7 @@ import time
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Hashable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from ..config import ADDRESS, LOCAL, check_address
 from ..engines.runner import dedicate_this_thread
@@ -160,7 +160,7 @@ class Failure:
     host: str
 
 
-def run_batch(run: str, tasks: list[tuple[Hashable, Task]], version: str) -> list[tuple[Hashable, Any]]:
+def run_batch(run: str, tasks: list[tuple[Any, Task]], version: str) -> list[tuple[Any, Any]]:
     """Run ``tasks`` in order on this worker; ``(key, value)`` of each that finished (a task's
     error as a ``Failure``). Stops at the run's Stop: the rest are left out. ``version``: the
     client's grader; a worker with another one (say, one that joined after the start) refuses."""
@@ -168,7 +168,7 @@ def run_batch(run: str, tasks: list[tuple[Hashable, Task]], version: str) -> lis
         raise GraderError(f"the Dask worker on {socket.gethostname()} runs grader {__version__}, this machine {version}: "
                           "install the same version everywhere")  # fmt: skip
     worker = _worker(run)
-    out: list[tuple[Hashable, Any]] = []
+    out: list[tuple[Any, Any]] = []
     for key, task in tasks:
         if worker.stop.is_set():
             break
@@ -205,8 +205,8 @@ def about() -> dict[str, str]:
 
 @dataclass
 class _Batch:
-    keys: list[Hashable]
-    tasks: list[tuple[Hashable, Task]]
+    keys: list[Any]
+    tasks: list[tuple[Any, Task]]
     future: Any = None
 
 
@@ -226,12 +226,12 @@ class DaskExecutor(Executor):
         self._cluster, self._own_client = cluster, own_client
         self._run = "grader-" + secrets.token_hex(8)
         self._count = itertools.count()
-        self._buffer: list[tuple[Hashable, Task]] = []
-        self._live: dict[Hashable, _Batch] = {}  # key -> its batch, until its result is yielded or dropped
+        self._buffer: list[tuple[Any, Task]] = []
+        self._live: dict[Any, _Batch] = {}  # key -> its batch, until its result is yielded or dropped
         self._batches: dict[str, _Batch] = {}  # Dask key -> batch, while its future is wanted
         self._cancelled: set[str] = set()  # Dask keys we cancelled ourselves
         self._done: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._ready: collections.deque[tuple[Hashable, Any]] = collections.deque()  # taken, not yet yielded
+        self._ready: collections.deque[tuple[Any, Any]] = collections.deque()  # taken, not yet yielded
         self._threads: tuple[float, int] = (0.0, 1)  # (when asked, worker threads)
         self.lost: str | None = None  # set when the scheduler went away
         self._stopped_at: float | None = None  # when results() first waited after a stop
@@ -300,7 +300,7 @@ class DaskExecutor(Executor):
 
     # --- the executor interface ---
 
-    def submit(self, key: Hashable, task: Task) -> None:
+    def submit(self, key: Any, task: Task) -> None:
         self._buffer.append((key, task))
 
     def pending(self) -> int:
@@ -308,10 +308,10 @@ class DaskExecutor(Executor):
             return len(self._ready)  # what is still out there will never come back
         return len(self._buffer) + len(self._live) + len(self._ready)
 
-    def _keys(self) -> list[Hashable]:
+    def _keys(self) -> list[Any]:
         return [k for k, _ in self._buffer] + list(self._live)
 
-    def results(self) -> Iterator[tuple[Hashable, Any]]:
+    def results(self) -> Iterator[tuple[Any, Any]]:
         while True:
             while self._ready:  # a batch's results, one at a time: a caller may stop after any of them
                 yield self._ready.popleft()
@@ -342,7 +342,7 @@ class DaskExecutor(Executor):
                     self.lost = f"the Dask cluster at {self.address} did not end its batches within {DRAIN_SECONDS:g} s"
             return None
 
-    def _take(self, batch: _Batch, future: Any) -> Iterator[tuple[Hashable, Any]]:
+    def _take(self, batch: _Batch, future: Any) -> Iterator[tuple[Any, Any]]:
         try:
             results = future.result()
         except Exception as e:
@@ -371,7 +371,7 @@ class DaskExecutor(Executor):
             raise GraderError(f"a batch came back from the cluster without {len(left_out)} of its results, "
                               "though the run was not stopped: run again with --resume")  # fmt: skip
 
-    def _killed(self, batch: _Batch, error: Exception) -> list[tuple[Hashable, Any]]:
+    def _killed(self, batch: _Batch, error: Exception) -> list[tuple[Any, Any]]:
         """A batch that took workers down with it: its tasks again one by one, to find which;
         a single test that does is a crashed test."""
         if len(batch.tasks) > 1:
@@ -410,7 +410,7 @@ class DaskExecutor(Executor):
             self._threads = (time.monotonic(), n)
         return n
 
-    def cancel(self, keys: Iterable[Hashable]) -> set[Hashable]:
+    def cancel(self, keys: Iterable[Any]) -> set[Any]:
         keys = set(keys)
         dropped = {k for k, _ in self._buffer if k in keys}
         self._buffer = [(k, t) for k, t in self._buffer if k not in keys]
@@ -518,7 +518,7 @@ def _security(address: str, config: ClusterConfig | None) -> Any:
     if missing:
         raise GraderError(f"a tls:// address needs cluster: ca_file, cert and key in config.yaml; missing: {', '.join(missing)}")
     for k, path in files.items():
-        if not Path(path).is_file():
+        if not Path(str(path)).is_file():
             raise GraderError(f"TLS file '{path}' (cluster: {k}) not found")
     from distributed.security import Security
 

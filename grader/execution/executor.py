@@ -19,7 +19,7 @@ import queue
 import threading
 from abc import ABC, abstractmethod
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable, Hashable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from ..engines.isolation import Sandbox, choose, claim_uid, release_uid
 from ..engines.runner import dedicate_this_thread
@@ -34,7 +34,7 @@ class Worker:
 
     def __init__(self, slot: int, stop: Stop, stage: Stage):
         self.slot, self.stop, self.stage = slot, stop, stage
-        self._cache: dict[Hashable, Any] = {}
+        self._cache: dict[Any, Any] = {}
         self._uid: int | None = None
 
     def sandbox(self, settings: RunSettings) -> Sandbox:
@@ -57,7 +57,7 @@ class Worker:
             release_uid(self._uid)
             self._uid = None
 
-    def cached(self, key: Hashable, make: Callable[[], Any]) -> Any:
+    def cached(self, key: Any, make: Callable[[], Any]) -> Any:
         """A value kept for this worker's later tasks (a solver and its table, say)."""
         if key not in self._cache:
             self._cache[key] = make()
@@ -79,16 +79,16 @@ class Executor(ABC):
         self.stop = stop or Stop()
 
     @abstractmethod
-    def submit(self, key: Hashable, task: Task) -> None:
+    def submit(self, key: Any, task: Task) -> None:
         """Queue ``task``; its result comes back from ``results()`` under ``key``."""
 
     @abstractmethod
-    def cancel(self, keys: Iterable[Hashable]) -> set[Hashable]:
+    def cancel(self, keys: Iterable[Any]) -> set[Any]:
         """Drop the tasks of these keys that have not started (started ones finish); returns
         the keys dropped."""
 
     @abstractmethod
-    def results(self) -> Iterator[tuple[Hashable, Any]]:
+    def results(self) -> Iterator[tuple[Any, Any]]:
         """``(key, value)`` of each task as it finishes, until none is left. A task stopped
         by the run's Stop yields nothing; a task's own error is raised here."""
 
@@ -96,13 +96,13 @@ class Executor(ABC):
     def pending(self) -> int:
         """Tasks submitted whose results have not been yielded."""
 
-    def drain(self) -> Iterator[tuple[Hashable, Any]]:
+    def drain(self) -> Iterator[tuple[Any, Any]]:
         """After a stop: drop what has not started and yield what still finishes."""
         self.cancel(self._keys())
         yield from self.results()
 
     @abstractmethod
-    def _keys(self) -> list[Hashable]: ...
+    def _keys(self) -> list[Any]: ...
 
     def close(self) -> None:
         """Release the workers; running tasks are waited for (stop first to end them now)."""
@@ -144,7 +144,7 @@ class LocalExecutor(Executor):
         super().__init__(stop)
         self.jobs = max(1, jobs)
         self._pool = ThreadPoolExecutor(self.jobs, thread_name_prefix="grader-job")
-        self._futures: dict[Future, Hashable] = {}
+        self._futures: dict[Future, Any] = {}
         self._finished: queue.SimpleQueue[Future] = queue.SimpleQueue()
         self._local = threading.local()
         self._slots = itertools.count()
@@ -160,12 +160,12 @@ class LocalExecutor(Executor):
         self.stop.check()
         return task(worker)
 
-    def submit(self, key: Hashable, task: Task) -> None:
+    def submit(self, key: Any, task: Task) -> None:
         fut = self._pool.submit(self._run, task)
         self._futures[fut] = key
         fut.add_done_callback(self._finished.put)
 
-    def cancel(self, keys: Iterable[Hashable]) -> set[Hashable]:
+    def cancel(self, keys: Iterable[Any]) -> set[Any]:
         keys, dropped = set(keys), set()
         for fut, key in list(self._futures.items()):
             if key in keys and fut.cancel():
@@ -173,22 +173,23 @@ class LocalExecutor(Executor):
                 dropped.add(key)
         return dropped
 
-    def _keys(self) -> list[Hashable]:
+    def _keys(self) -> list[Any]:
         return list(self._futures.values())
 
     def pending(self) -> int:
         return len(self._futures)
 
-    def results(self) -> Iterator[tuple[Hashable, Any]]:
+    def results(self) -> Iterator[tuple[Any, Any]]:
         # A queue, not concurrent.futures.wait: Ctrl-C raises KeyboardInterrupt wherever the
         # main thread is, and wait() can then leave its futures' locks held (a deadlock).
         while self._futures:
             try:
                 fut = self._finished.get(timeout=0.5)
             except queue.Empty:  # one taken off the queue as Ctrl-C struck is found here
-                fut = next((f for f in list(self._futures) if f.done()), None)
-                if fut is None:
+                done = [f for f in list(self._futures) if f.done()]
+                if not done:
                     continue
+                fut = done[0]
             key = self._futures.pop(fut, None)
             if key is None or fut.cancelled() or isinstance(fut.exception(), Stopped):
                 continue  # dropped by cancel(), or stopped

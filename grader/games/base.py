@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Iterable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, ClassVar, Generic, Iterable, Mapping, Protocol, Self, Sequence, TypeVar
 
 from ..errors import BoardError, GraderError
 
@@ -25,7 +25,9 @@ BACKENDS = ("auto", "native", "python")  # solver backends a user may ask for
 class Position(Protocol):
     """What every game's positions offer (immutable and hashable)."""
 
-    token: str  # the side to move, 'x' or 'o'
+    @property
+    def token(self) -> str:
+        """The side to move: one of the game's ``sides``."""
 
     @property
     def game(self) -> Game: ...
@@ -39,9 +41,9 @@ class Position(Protocol):
 
     def is_legal(self, move: int) -> bool: ...
 
-    def play(self, move: int) -> Position: ...
+    def play(self, move: int, /) -> Self: ...
 
-    def pass_turn(self) -> Position: ...
+    def pass_turn(self) -> Self: ...
 
     def must_pass(self) -> bool: ...
 
@@ -50,18 +52,21 @@ class Position(Protocol):
     def score(self, scoring: str) -> int: ...
 
 
+P = TypeVar("P", bound=Position)  # a game's own positions
+
+
 @dataclass(frozen=True)
-class BoardEntry:
+class BoardEntry(Generic[P]):
     """One position from a board file, with the answer the file claims, if any."""
 
-    position: Position
+    position: P
     label: str  # where it came from: 'FILE:LINE', or a suite's number
     best_moves: tuple[int, ...] | None = None  # every optimal move, as the file says
     score: int | None = None  # the exact value, as the file says
     scoring: str | None = None  # the rule the file's value is under
 
 
-class Game(ABC):
+class Game(ABC, Generic[P]):
     """A game's rules, exact solver, drawing, standard plan and file formats."""
 
     name: ClassVar[str]
@@ -79,11 +84,11 @@ class Game(ABC):
     # --- positions ---------------------------------------------------------------------
 
     @abstractmethod
-    def parse(self, board: str, token: str) -> Position:
+    def parse(self, board: str, token: str) -> P:
         """A position from a board string and the side to move; BoardError if invalid."""
 
     @abstractmethod
-    def start(self) -> Position:
+    def start(self) -> P:
         """The position a game starts from."""
 
     @abstractmethod
@@ -106,14 +111,14 @@ class Game(ABC):
         return sep.join(self.move_text(m) for m in moves) or "none"
 
     @abstractmethod
-    def render(self, pos: Position, marks: Mapping[int, str] | None = None) -> str:
+    def render(self, pos: P, marks: Mapping[int, str] | None = None) -> str:
         """The board as text; ``marks`` draws characters on empty squares."""
 
     @abstractmethod
-    def svg(self, pos: Position, best: Sequence[int], played: int | None) -> str:
+    def svg(self, pos: P, best: Sequence[int], played: int | None) -> str:
         """The board as an SVG picture: optimal moves marked, and the script's move."""
 
-    def pieces(self, pos: Position) -> tuple[int, int]:
+    def pieces(self, pos: P) -> tuple[int, int]:
         """The pieces each side holds (the first player's first): discs, marks, stones."""
         board = pos.board_string()
         return board.count("x"), board.count("o")
@@ -121,7 +126,7 @@ class Game(ABC):
     # --- exact answers -----------------------------------------------------------------
 
     @abstractmethod
-    def solver(self, scoring: str, should_stop=None, backend: str = "auto") -> ExactSolver:
+    def solver(self, scoring: str, should_stop=None, backend: str = "auto") -> ExactSolver[P]:
         """An exact solver under ``scoring`` (keep one to share its memory across calls);
         ``backend`` as for ``backend()``."""
 
@@ -154,7 +159,7 @@ class Game(ABC):
         with ``empties`` empties searches; None: no cost model (a game that solves at once)."""
         return None
 
-    def calibration(self, backend: str) -> list[Position]:
+    def calibration(self, backend: str) -> list[P]:
         """Positions whose solve measures a backend's nodes per second (a few tens of ms)."""
         return []
 
@@ -169,21 +174,21 @@ class Game(ABC):
     # --- plans and files ---------------------------------------------------------------
 
     @abstractmethod
-    def make_plan(self, name: str, seed: int) -> list[Position]:
+    def make_plan(self, name: str, seed: int) -> list[P]:
         """The positions of a named plan ('standard', ...), from ``seed``."""
 
-    def published(self, name: str) -> list[Position]:
+    def published(self, name: str) -> list[P]:
         """The positions of plan ``name`` that are the same whatever the seed: they ship with
         the grader (or anyone can list them), so no plan can keep them private."""
         return []
 
     @abstractmethod
-    def random_positions(self, seed: int, empties: range, count: int) -> list[Position]:
+    def random_positions(self, seed: int, empties: range, count: int) -> list[P]:
         """``count`` positions for each number of empties, reached by legal play, with a move."""
 
     empties_allowed: ClassVar[range]  # numbers of empties random_positions accepts
 
-    def parse_board_line(self, text: str, label: str) -> BoardEntry | None:
+    def parse_board_line(self, text: str, label: str) -> BoardEntry[P] | None:
         """One non-empty line of a board file: 'BOARD TOKEN' (games may read more formats;
         None for a line that holds no board, such as a format's own comment)."""
         head = text.split(";", 1)[0].split()
@@ -204,7 +209,7 @@ class Game(ABC):
             raise BoardError(f"bad move sequence {text!r}: write squares like {self.transcript(self.start().moves()[:2])}")
         return [self.parse_square(t[i : i + 2]) for i in range(0, len(t), 2)]
 
-    def replay(self, moves: Sequence[int], start: Position | None = None) -> Position:
+    def replay(self, moves: Sequence[int], start: P | None = None) -> P:
         """The position after ``moves``, passes inserted; BoardError at an illegal move."""
         pos = start or self.start()
         for sq in moves:
@@ -215,7 +220,7 @@ class Game(ABC):
             pos = pos.play(sq)
         return pos
 
-    def opening_start(self, opening: str) -> tuple[Position, list[int]]:
+    def opening_start(self, opening: str) -> tuple[P, list[int]]:
         """Where a game from ``opening`` starts, and the opening's moves from there: an opening
         is a move sequence from the start (f5d6c3) or a position 'BOARD TOKEN' (an OBF line)."""
         if " " in opening.strip():
@@ -225,7 +230,7 @@ class Game(ABC):
 
     def random_opening(self, rng: random.Random, plies: int) -> list[int] | None:
         """Moves of a random legal opening of ``plies`` moves (None: the game ended first)."""
-        pos, moves = self.start(), []
+        pos, moves = self.start(), list[int]()
         while len(moves) < plies:
             if pos.is_game_over():
                 return None
@@ -240,6 +245,6 @@ class Game(ABC):
         """What a forfeit counts for the winner: the largest value under ``scoring``."""
         return self.max_score
 
-    def first_player_score(self, pos: Position, scoring: str) -> int:
+    def first_player_score(self, pos: P, scoring: str) -> int:
         """The final score of a finished game from the view of 'x' (who moves first)."""
         return pos.score(scoring) if pos.token == "x" else -pos.score(scoring)

@@ -107,7 +107,8 @@ def _rays() -> tuple[list[tuple[Bitboard, ...]], list[tuple[Bitboard, ...]]]:
     down: list[tuple[Bitboard, ...]] = []
     for sq in range(64):
         r, c = divmod(sq, 8)
-        ups, downs = [], []
+        ups: list[int] = []
+        downs: list[int] = []
         for dr, dc in ((0, 1), (1, -1), (1, 0), (1, 1), (0, -1), (-1, 1), (-1, 0), (-1, -1)):
             ray = 0
             rr, cc = r + dr, c + dc
@@ -293,7 +294,7 @@ def _disc(ch: str, x: float, y: float) -> str:
     return f'<circle cx="{x:g}" cy="{y:g}" r="11.2" fill="{fill}" stroke="{stroke}"/>'
 
 
-class Othello(Game):
+class Othello(Game["Position"]):
     """The Othello endgame lab's game: 8x8, x (black) first, passes, two scoring rules."""
 
     name = "othello"
@@ -331,16 +332,16 @@ class Othello(Game):
                         f"board, {pos.token} to move")  # fmt: skip
 
     def __init__(self) -> None:
-        self._solvers: dict[str, tuple[Callable[..., ExactSolver], Callable[[], str | None]]] = {}
+        self._solvers: dict[str, tuple[Callable[..., ExactSolver[Position]], Callable[[], str | None]]] = {}
 
-    def add_solver(self, backend: str, make: Callable[..., ExactSolver], missing: Callable[[], str | None] = lambda: None) -> None:
+    def add_solver(self, backend: str, make: Callable[..., ExactSolver[Position]], missing: Callable[[], str | None] = lambda: None) -> None:
         """Give Othello a solver backend: ``make(scoring, should_stop=...)``; ``missing()``
         says how to get it when it is not built here (None: it is). The solver modules
         (othello_solver.py, the C search in othello_native.py) add theirs when the games package
         loads."""
         self._solvers[backend] = (make, missing)
 
-    def solver(self, scoring: str, should_stop=None, backend: str = "auto") -> ExactSolver:
+    def solver(self, scoring: str, should_stop=None, backend: str = "auto") -> ExactSolver[Position]:
         """The C search ('native', grader._othello_native) when built, else the Python one."""
         scoring = self.scoring(scoring)
         return self._solvers[self.backend(backend)][0](scoring, should_stop=should_stop)
@@ -395,7 +396,7 @@ class Othello(Game):
             out += [random_position(rand, e) for _ in range(count)]
         return out
 
-    def parse_board_line(self, text: str, label: str) -> BoardEntry | None:
+    def parse_board_line(self, text: str, label: str) -> BoardEntry[Position] | None:
         """``BOARD TOKEN``; the FFO suite's ``number|board|side|empties|best|score|source``;
         Edax OBF ``BOARD SIDE; ...`` with X/O/- (read as x/o/.), '%' starting a comment."""
         if "|" in text:
@@ -411,7 +412,7 @@ class Othello(Game):
         return pos.x_discs.bit_count(), pos.o_discs.bit_count()
 
 
-def _parse_ffo(text: str, label: str) -> BoardEntry:
+def _parse_ffo(text: str, label: str) -> BoardEntry[Position]:
     fields = [f.strip() for f in text.split("|")]
     if len(fields) < 3:
         raise BoardError("FFO line needs at least 'number|board|side'")

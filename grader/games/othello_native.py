@@ -10,12 +10,14 @@ polled about every 20 ms.
 from __future__ import annotations
 
 import importlib
+from types import ModuleType
 from typing import Callable
 
 from ..stop import Stopped
 from .othello import OTHELLO, WINNER_TAKES_EMPTIES, Bitboard
 from .othello_solver import OthelloSolver
 
+_native: ModuleType | None
 try:  # the optional C extension, built by pip install when a compiler is there
     _native = importlib.import_module("grader._othello_native")
 except ImportError as e:  # not built: no C compiler at install time, or a broken build
@@ -68,6 +70,7 @@ class NativeOthelloSolver(OthelloSolver):
         return self._core_search(p, o, alpha, beta)
 
     def _core_search(self, p: Bitboard, o: Bitboard, alpha: int, beta: int) -> int:
+        assert _native is not None  # a solver is made only when it is
         try:
             return self._core.search(p, o, alpha, beta)
         except _native.Cancelled:

@@ -44,7 +44,7 @@ _SQUARE_RANK = tuple(
 
 
 
-class OthelloSolver(ExactSolver):
+class OthelloSolver(ExactSolver[Position]):
     """Exact solver for one scoring rule. Keep one instance to share its table across calls."""
 
     def __init__(self, scoring: str, table_entries: int = DEFAULT_TABLE_ENTRIES,

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Generic, Sequence
 
 from ..stop import Stopped
-from .base import PASS, Game, Position
+from .base import PASS, Game, P, Position
 
 CHECK_EVERY = 20_000  # positions between two looks at should_stop
 
@@ -90,18 +90,18 @@ class LineCheck:
         return f"{played} but {best} holds {root_token} to {self.best_value:+d}"
 
 
-class ExactSolver:
+class ExactSolver(Generic[P]):
     """Exact values by negamax over a game's positions, remembered in a table. Subclasses
     override ``value`` (and ``optimal_moves``) with a faster search; the rest follows."""
 
     backend = "python"
 
-    def __init__(self, game: Game, scoring: str, should_stop: Callable[[], bool] | None = None):
+    def __init__(self, game: Game[P], scoring: str, should_stop: Callable[[], bool] | None = None):
         self.game, self.scoring, self.should_stop = game, scoring, should_stop
         self.nodes = 0
-        self._table: dict[Position, int] = {}
+        self._table: dict[P, int] = {}
 
-    def value(self, pos: Position) -> int:
+    def value(self, pos: P) -> int:
         """Exact value of perfect play for the side to move."""
         found = self._table.get(pos)
         if found is not None:
@@ -118,20 +118,20 @@ class ExactSolver:
         self._table[pos] = v
         return v
 
-    def move_value(self, pos: Position, move: int) -> int:
+    def move_value(self, pos: P, move: int) -> int:
         """Exact value for the mover of playing ``move`` (legal), then perfect play."""
         return -self.value(pos.play(move))
 
-    def move_values(self, pos: Position) -> dict[int, int]:
+    def move_values(self, pos: P) -> dict[int, int]:
         """Exact value of every legal move."""
         return {m: self.move_value(pos, m) for m in pos.moves()}
 
-    def optimal_moves(self, pos: Position) -> list[int]:
+    def optimal_moves(self, pos: P) -> list[int]:
         """Every legal move achieving the value, in rising order (empty: the mover cannot move)."""
         v = self.value(pos)
         return [m for m in pos.moves() if self.move_value(pos, m) == v]
 
-    def line(self, pos: Position) -> list[int]:
+    def line(self, pos: P) -> list[int]:
         """One optimal line to the end of the game (the lowest optimal move at each ply)."""
         out: list[int] = []
         while not pos.is_game_over():
@@ -144,7 +144,7 @@ class ExactSolver:
             pos = pos.play(move)
         return out
 
-    def analyze(self, pos: Position, all_values: bool = False) -> Analysis:
+    def analyze(self, pos: P, all_values: bool = False) -> Analysis:
         """Value, optimal moves, one optimal line and (optionally) every move's value."""
         nodes, start = self.nodes, time.perf_counter()
         value = self.value(pos)
@@ -154,7 +154,7 @@ class ExactSolver:
         return Analysis(pos, self.scoring, value, optimal, line, values, self.nodes - nodes,
                         time.perf_counter() - start, self.backend)  # fmt: skip
 
-    def verify_line(self, pos: Position, claimed: Sequence[int]) -> LineCheck:
+    def verify_line(self, pos: P, claimed: Sequence[int]) -> LineCheck:
         """Check that ``claimed`` (forward order) is optimal for both sides to the end.
 
         Passes are implied: negative numbers in the claimed line are ignored.
@@ -162,7 +162,7 @@ class ExactSolver:
         sign = 1
         played: list[int] = []
 
-        def wrong(problem: str, move: int | None, move_value: int | None, at: Position) -> LineCheck:
+        def wrong(problem: str, move: int | None, move_value: int | None, at: P) -> LineCheck:
             best, best_value = ([], None) if problem == "too-long" else (self.optimal_moves(at), self.value(at))
             return LineCheck(problem, len(played) + 1, played, at.token, move,
                              None if move_value is None else sign * move_value, best,

@@ -115,7 +115,7 @@ def _mark(ch: str, x: float, y: float) -> str:
     return f'<circle cx="{x:g}" cy="{y:g}" r="9.5" fill="none" stroke="#b71c1c" stroke-width="3.5"/>'
 
 
-class TicTacToe(Game):
+class TicTacToe(Game[Position]):
     """Tic-tac-toe: 3x3, x first, no passes, values by outcome or by the fastest win."""
 
     name = "tictactoe"
@@ -174,7 +174,7 @@ class TicTacToe(Game):
         legal = played is not None and pos.is_legal(played)
         return grid_svg(pos.board, 3, FILES, _mark, "#fafafa", best, played, legal, f"board, {pos.token} to move")
 
-    def solver(self, scoring: str, should_stop=None, backend: str = "auto") -> ExactSolver:
+    def solver(self, scoring: str, should_stop=None, backend: str = "auto") -> ExactSolver[Position]:
         self.backend(backend)
         return ExactSolver(self, self.scoring(scoring), should_stop)
 

@@ -105,6 +105,8 @@ def judge(pos: Position, claim: Claim, answer: Answer, solver: ExactSolver, cras
     move_ok = move_value is not None and move in answer.optimal_moves
     if bad_move:
         notes.append(bad_move)
+    elif move is None or move_value is None:  # a move is bad unless it is legal
+        raise AssertionError("a legal move without a value")
     elif move_ok:
         notes.append(f"move {move_text(move)} is optimal ({value:+d})")
     else:

@@ -67,7 +67,7 @@ def most_offending(result: ScriptResult, n: int = 2, public_only: bool = False) 
     largest score error, then fewest empties."""
 
     def key(t: TestResult) -> tuple:
-        error = abs(t.claim.score - t.value) if t.claim.has_score_line else 0
+        error = abs(t.claim.score - t.value) if t.claim.score is not None else 0
         return (t.verdict.credit, -error, t.position.empties, t.index)
 
     tests = [t for t in result.tests if not public_only or result.plan.is_public(t.index)]
@@ -361,7 +361,7 @@ def sprt_text(s: dict) -> str:
 def crosstable_text(cross: dict[str, dict[str, float | None]], engines: list[str], fmt: str = "simple") -> str:
     """Each engine's points against each other engine (row against column); '-' for a pair
     that never met."""
-    rows = [[e] + ["-" if o == e or cross[e][o] is None else fmt_total(cross[e][o]) for o in engines] for e in engines]
+    rows = [[e] + ["-" if o == e or (v := cross[e][o]) is None else fmt_total(v) for o in engines] for e in engines]
     return tabulate(rows, headers=["", *engines], tablefmt=fmt, disable_numparse=True)
 
 

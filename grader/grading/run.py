@@ -8,7 +8,7 @@ import itertools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Hashable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 from ..engines.parse import Claim
 from ..engines.runner import RunResult
@@ -146,8 +146,8 @@ class Run:
                 if on_student:
                     on_student(st.result())
 
-        def take(key: Hashable, outcome: tuple[RunResult, Claim]) -> _Student:
-            name, i = key  # type: ignore[misc]
+        def take(key: Any, outcome: tuple[RunResult, Claim]) -> _Student:
+            name, i = key
             st = students[name]
             st.outstanding.discard(i)
             if st.stopped is None:

@@ -404,6 +404,7 @@ class RunFolder(RecordFolder):
             out.append(ScriptResult(str(sub.path or ""), plan, tests, seconds, stopped, interrupted, sub.name,
                                     self.meta.get("backend_used", ""), not_graded=sub.problem is not None,
                                     game_hint=info.get("game_hint")))  # fmt: skip
-        if self.tampering():
-            warnings.warn(self.tampering(), GraderWarning, stacklevel=2)
+        tampering = self.tampering()
+        if tampering:
+            warnings.warn(tampering, GraderWarning, stacklevel=2)
         return out

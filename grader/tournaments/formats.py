@@ -32,7 +32,9 @@ class Played(Protocol):
     black: str
     white: str
     opening: str
-    black_score: float
+
+    @property
+    def black_score(self) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -273,7 +275,7 @@ class SprtPlanner(Planner):
         return sprt(self.penta, s.elo0, s.elo1, s.alpha, s.beta, s.model)
 
     def more(self, pending: int) -> list:
-        games = []
+        games: list[Any] = []
         while (
             self.result.decision is None
             and (self._started + 1) * 2 <= self.settings.max_games

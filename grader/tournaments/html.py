@@ -86,7 +86,8 @@ def game_boards(record, game: Game) -> tuple[list[Any], list[str]]:
     text (passes included)."""
     start, opening = game.opening_start(record.opening)
     moves = game.parse_transcript(record.moves)
-    pos, positions, texts, played = start, [], [], []
+    pos, positions, texts = start, [], []
+    played: list[int | None] = []
     for sq in moves:
         if pos.must_pass():
             positions.append(pos)

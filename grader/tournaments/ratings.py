@@ -23,7 +23,9 @@ class GameLike(Protocol):
     pair: str  # games of one pair (same opening, colours swapped) share it
     black: str
     white: str
-    black_score: float  # 1, 1/2 or 0 for black
+    @property
+    def black_score(self) -> float: ...  # 1, 1/2 or 0 for black
+
     margin: int  # final score from black's view, under the tournament's scoring
     reason: str  # normal | forfeit | adjudicated
     forfeit: str | None  # the engine that forfeited
@@ -87,7 +89,7 @@ def elo_interval(observations: list[float], score: float | None = None) -> tuple
 
 def standings(games: Iterable[GameLike], engines: list[str]) -> list[Standing]:
     """One row per engine, best first (points, then Elo, then name)."""
-    stats = {e: defaultdict(float) for e in engines}
+    stats: dict[str, defaultdict[str, float]] = {e: defaultdict(float) for e in engines}
     pairs: dict[tuple[str, str], list[float]] = defaultdict(list)  # (engine, pair) -> its scores
     for g in games:
         black_pieces, white_pieces = g.black_pieces, g.white_pieces
@@ -112,11 +114,11 @@ def standings(games: Iterable[GameLike], engines: list[str]) -> list[Standing]:
     for e in engines:
         s = stats[e]
         observations = [sum(v) / len(v) for (engine, _), v in pairs.items() if engine == e]
-        games = int(s["games"])
-        rating, error = elo_interval(observations, s["points"] / games if games else None)
+        played = int(s["games"])
+        rating, error = elo_interval(observations, s["points"] / played if played else None)
         rows.append(Standing(
-            e, games, s["points"], int(s["wins"]), int(s["draws"]), int(s["losses"]),
-            s["margin"] / games if games else 0.0, rating, error, int(s["forfeits"]), int(s["timeouts"]),
+            e, played, s["points"], int(s["wins"]), int(s["draws"]), int(s["losses"]),
+            s["margin"] / played if played else 0.0, rating, error, int(s["forfeits"]), int(s["timeouts"]),
             s["own_pieces"] / s["all_pieces"] if s["all_pieces"] else None,
         ))  # fmt: skip
     return sorted(rows, key=lambda r: (-r.points, -(r.elo if r.elo is not None else -1e9), r.engine))

@@ -284,7 +284,7 @@ def play_game(game: GameRecord, scripts: dict[str, Script], settings: Tournament
         if result.timed_out:
             game.timeouts[colour[token]] += 1
         move = claim.move
-        problem = None
+        problem: str | None = None
         if result.crashed:
             problem = f"the engine {result.describe()}"
         elif move is None:
@@ -301,6 +301,7 @@ def play_game(game: GameRecord, scripts: dict[str, Script], settings: Tournament
                 game.reason = "forfeit"
                 break
             move = rand.choice(pos.moves())
+        assert move is not None  # no problem: a legal move
         moves.append(move)
         pos = pos.play(move)
     game.moves = rules.transcript(moves)
