@@ -53,8 +53,10 @@ def main() -> int:
         print(f"{args.copies} students x {len(plan.positions)} tests = {tests} tests at --jobs {args.jobs}, "
               f"time limit {args.time_limit:g} s ({timeouts} timeouts)")  # fmt: skip
         print(f"total {wall:.1f} s wall; scripts ran {scripts:.1f} s in all")
-        print(f"grader overhead {(wall * args.jobs - scripts) / tests * 1000:.2f} ms per test of worker time; "
-              f"grader's own CPU {own_cpu / tests * 1000:.2f} ms per test")
+        print(
+            f"grader overhead {(wall * args.jobs - scripts) / tests * 1000:.2f} ms per test of worker time; "
+            f"grader's own CPU {own_cpu / tests * 1000:.2f} ms per test"
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

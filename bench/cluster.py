@@ -58,7 +58,7 @@ def main() -> int:
         for i in range(args.copies):
             shutil.copy(ROOT / "submissions" / "negamax.py", work / "class" / f"student{i:02d}.py")
         figures = {"local --jobs 2": run(work / "class", work / "local", plan)}
-        for n in ([1, 2] if args.scaling else [2]):
+        for n in [1, 2] if args.scaling else [2]:
             ex = DaskExecutor.connect(f"local:{n}")
             quiet()
             figures[f"local:{n} cluster"] = run(work / "class", work / f"cluster{n}", plan, ex)

@@ -62,9 +62,13 @@ def main() -> int:
     print(f"  bare subprocess.run loop  {min(bare):6.2f} s  ({min(bare) / n * 1000:.1f} ms per test)")
     print(f"  grader, isolation none    {best:6.2f} s  ({best / n * 1000:.1f} ms per test)"
           f"  {result.total:g}/{result.max_total}")  # fmt: skip
-    print(f"  ratio grader / bare       {best / min(bare):6.2f}x   (extra {(best - min(bare)) / n * 1000:.1f} ms per test)")
-    print(f"  grader, isolation auto    {best_isolated:6.2f} s  ({best_isolated / n * 1000:.1f} ms per test, "
-          f"{best_isolated / min(bare):.2f}x the bare loop)")
+    print(
+        f"  ratio grader / bare       {best / min(bare):6.2f}x   (extra {(best - min(bare)) / n * 1000:.1f} ms per test)"
+    )
+    print(
+        f"  grader, isolation auto    {best_isolated:6.2f} s  ({best_isolated / n * 1000:.1f} ms per test, "
+        f"{best_isolated / min(bare):.2f}x the bare loop)"
+    )
 
     solver = full.game.solver("plain")
     start = time.perf_counter()
@@ -80,7 +84,9 @@ def main() -> int:
     print(f"    exact answers (solved once per board)   {solving / n * 1000:6.2f} ms")
     print(f"    judging (line checks on a warm table)    {judging / n * 1000:6.2f} ms")
     print(f"    the script's own run, median             {script_wall * 1000:6.2f} ms")
-    print(f"    the rest (pool, recording, reaping)      {(best - sum(t.run.wall_seconds for t in result.tests)) / n * 1000:6.2f} ms")
+    print(
+        f"    the rest (pool, recording, reaping)      {(best - sum(t.run.wall_seconds for t in result.tests)) / n * 1000:6.2f} ms"
+    )
 
     wall, whole = graded(args.script, full, jobs=2)
     print(f"whole standard run at --jobs 2: {wall:.2f} s, {whole.total:g}/{whole.max_total}")

@@ -49,8 +49,10 @@ def main() -> None:
     c = [solve(p, PLAIN, "native") for p in boards]
     assert all(a[2:] == b[2:] for a, b in zip(py, c)), "the backends disagree"
     py_s, c_s = sum(r[0] for r in py), sum(r[0] for r in c)
-    print(f"1. 12 empties, {count} boards, value + optimal moves: python {py_s:.3f} s, native {c_s:.4f} s: "
-          f"native {py_s / c_s:.0f}x faster (same values and moves)")
+    print(
+        f"1. 12 empties, {count} boards, value + optimal moves: python {py_s:.3f} s, native {c_s:.4f} s: "
+        f"native {py_s / c_s:.0f}x faster (same values and moves)"
+    )
 
     deeper = OTHELLO.random_positions(args.seed, range(18, 19), max(2, count // 4))
     runs = [solve(p, PLAIN, "native") for p in deeper]
@@ -63,15 +65,19 @@ def main() -> None:
         for e in entries:
             seconds, nodes, value, best = solve(e.position, WINNER_TAKES_EMPTIES, "native")
             right = value == e.score and best == sorted(e.best_moves or ())
-            print(f"   {e.label}: {e.position.empties} empties, {value:+d} {OTHELLO.moves_text(best)}  "
-                  f"{'right' if right else 'WRONG'}  {seconds:.2f} s  {nodes / seconds / 1e6:.1f} M nodes/s")
+            print(
+                f"   {e.label}: {e.position.empties} empties, {value:+d} {OTHELLO.moves_text(best)}  "
+                f"{'right' if right else 'WRONG'}  {seconds:.2f} s  {nodes / seconds / 1e6:.1f} M nodes/s"
+            )
     else:
         print(f"3. FFO: {FFO} not found")
 
     deep = OTHELLO.random_positions(args.seed, range(16, 17), count)
     times = sorted(solve(p, PLAIN, "native")[0] for p in deep)
-    print(f"4. 16 empties, {count} random boards, value + every optimal move: median {statistics.median(times):.3f} s, "
-          f"max {times[-1]:.3f} s")
+    print(
+        f"4. 16 empties, {count} random boards, value + every optimal move: median {statistics.median(times):.3f} s, "
+        f"max {times[-1]:.3f} s"
+    )
 
 
 if __name__ == "__main__":

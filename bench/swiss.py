@@ -59,9 +59,11 @@ def main() -> int:
 
     long = [tournament(rng, args.engines, None) for _ in range(args.exhaust)]
     if long:
-        print(f"{args.exhaust} tournaments of {args.engines} engines played until a round cannot be paired: "
-              f"that round was {min(map(len, long))}..{max(map(len, long))}; "
-              f"worst round {max(max(t) for t in long) * 1000:.1f} ms (failed pairings included)")
+        print(
+            f"{args.exhaust} tournaments of {args.engines} engines played until a round cannot be paired: "
+            f"that round was {min(map(len, long))}..{max(map(len, long))}; "
+            f"worst round {max(max(t) for t in long) * 1000:.1f} ms (failed pairings included)"
+        )
     return 0
 
 

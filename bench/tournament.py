@@ -40,11 +40,13 @@ def bare_loop(result, python: str) -> tuple[float, int]:
     for g in result.games:
         pos, opening = game.opening_start(g.opening)
         pos = game.replay(opening, pos)
-        for sq in game.parse_transcript(g.moves)[len(opening):]:
+        for sq in game.parse_transcript(g.moves)[len(opening) :]:
             if pos.must_pass():
                 pos = pos.pass_turn()
             script = paths[g.black if pos.token == "x" else g.white]
-            subprocess.run([python, script, pos.board_string(), pos.token], capture_output=True, check=False, env=env, cwd=work)
+            subprocess.run(
+                [python, script, pos.board_string(), pos.token], capture_output=True, check=False, env=env, cwd=work
+            )
             moves += 1
             pos = pos.play(sq)
     return time.perf_counter() - start, moves
@@ -84,13 +86,19 @@ def main() -> int:
         wall = time.perf_counter() - start
     moves = sum(len(g.move_times) for g in result.games)
     bare, bare_moves = bare_loop(result, sys.executable)
-    print(f"{len(result.games)} games, {moves} engine moves at --jobs {args.jobs}, isolation {args.isolation}: "
-          f"{wall:.1f} s, {len(result.games) / wall:.2f} games per second, {wall * args.jobs / moves * 1000:.1f} ms per move")
+    print(
+        f"{len(result.games)} games, {moves} engine moves at --jobs {args.jobs}, isolation {args.isolation}: "
+        f"{wall:.1f} s, {len(result.games) / wall:.2f} games per second, {wall * args.jobs / moves * 1000:.1f} ms per move"
+    )
     print(f"bare loop (same engine processes, no harness): {bare:.1f} s, {bare / bare_moves * 1000:.1f} ms per move")
-    print(f"harness cost per move: {(wall * args.jobs - bare) / moves * 1000:.1f} ms "
-          "(fastchess 4.4 ms, cutechess 11.2 ms, measured on engines that stay up)")
+    print(
+        f"harness cost per move: {(wall * args.jobs - bare) / moves * 1000:.1f} ms "
+        "(fastchess 4.4 ms, cutechess 11.2 ms, measured on engines that stay up)"
+    )
     times = swiss_times()
-    print(f"Swiss pairing, 64 engines x 7 rounds: worst round {max(times) * 1000:.1f} ms, all {sum(times) * 1000:.1f} ms")
+    print(
+        f"Swiss pairing, 64 engines x 7 rounds: worst round {max(times) * 1000:.1f} ms, all {sum(times) * 1000:.1f} ms"
+    )
     return 0
 
 

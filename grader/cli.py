@@ -193,7 +193,9 @@ def _plan(game: Game, plan_name: str | None, boards_file: str | None, seed: int 
         return load_plan(boards_file, game)
     plan = load_any_plan(plan_name or "standard", game, _seed(seed, config))
     if graded and plan.kind == PUBLIC:
-        raise PlanError(f"{plan_name} is a public plan (the tests students may see): grade with the full plan it came from")
+        raise PlanError(
+            f"{plan_name} is a public plan (the tests students may see): grade with the full plan it came from"
+        )
     return plan
 
 
@@ -280,7 +282,9 @@ def main() -> None:
 @click.option("--all", "all_values", is_flag=True, help="Also give the exact value of every legal move.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (a list with --boards).")
 @backend_option
-@click.option("--max-seconds", type=SECONDS, default=None, help="Refuse a position whose solve is estimated to take longer.")
+@click.option(
+    "--max-seconds", type=SECONDS, default=None, help="Refuse a position whose solve is estimated to take longer."
+)
 @game_option
 @config_option
 @_fail_cleanly
@@ -364,7 +368,9 @@ class _SolveProgress:
         self.began = self.last = time.monotonic()
         self.shown = cost.seconds > self.ANNOUNCE
         if self.shown:
-            click.echo(f"Solving {label} ({cost.empties} empties) will take {cost.describe()}; Ctrl-C stops it", err=True)
+            click.echo(
+                f"Solving {label} ({cost.empties} empties) will take {cost.describe()}; Ctrl-C stops it", err=True
+            )
 
     def __call__(self) -> bool:
         now = time.monotonic()
@@ -411,17 +417,49 @@ _SYMBOL_HELP = "\n".join(f"  {s.char}  {s.meaning} ({report.fmt_credit(s.credit)
 )
 @click.argument("scripts", nargs=-1, metavar="SCRIPT_OR_DIR...")
 @seed_option("standard plan's random boards")
-@click.option("--time-limit", type=SECONDS, default=None, help="Seconds per test (default: config limits.wall_seconds, 10).")
-@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Tests at once, over all scripts (default: config, else the number of cores).")
-@click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Grade on the positions in FILE instead of the standard plan.")
-@click.option("--plan", "plan_name", default=None, metavar="NAME|FILE", help="A plan file (lab5.plan), or a plan of the game instead of 'standard' (othello: speed; tictactoe: exhaustive).")
+@click.option(
+    "--time-limit", type=SECONDS, default=None, help="Seconds per test (default: config limits.wall_seconds, 10)."
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Tests at once, over all scripts (default: config, else the number of cores).",
+)
+@click.option(
+    "--boards",
+    "boards_file",
+    type=click.Path(dir_okay=False),
+    help="Grade on the positions in FILE instead of the standard plan.",
+)
+@click.option(
+    "--plan",
+    "plan_name",
+    default=None,
+    metavar="NAME|FILE",
+    help="A plan file (lab5.plan), or a plan of the game instead of 'standard' (othello: speed; tictactoe: exhaustive).",
+)
 @scoring_option
 @game_option
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write the full results as JSON to FILE.")
-@click.option("--stop-on-error", is_flag=True, help="Stop a script's run at its first failed test (crash, no move, illegal move).")
-@click.option("--out", type=click.Path(file_okay=False), default=None, help="New run folder for the results as they happen (default for a class: runs/DATE_TIME).")
-@click.option("--resume", type=click.Path(file_okay=False), default=None, help="Continue the run in this folder: only missing tests (or changed scripts) are run.")
-@click.option("--sort", type=click.Choice(["name", "total"]), default="name", show_default=True, help="Order of the class table.")
+@click.option(
+    "--stop-on-error", is_flag=True, help="Stop a script's run at its first failed test (crash, no move, illegal move)."
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="New run folder for the results as they happen (default for a class: runs/DATE_TIME).",
+)
+@click.option(
+    "--resume",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Continue the run in this folder: only missing tests (or changed scripts) are run.",
+)
+@click.option(
+    "--sort", type=click.Choice(["name", "total"]), default="name", show_default=True, help="Order of the class table."
+)
 @backend_option
 @cluster_option
 @config_option
@@ -435,7 +473,17 @@ def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, 
     if json_file:
         check_output_file(json_file)
     if resume:
-        if seed is not None or boards_file or plan_name or scoring or game_name or time_limit or stop_on_error or out or backend:
+        if (
+            seed is not None
+            or boards_file
+            or plan_name
+            or scoring
+            or game_name
+            or time_limit
+            or stop_on_error
+            or out
+            or backend
+        ):
             raise click.UsageError(
                 "--resume continues a run with its own plan and settings: drop --seed, --boards, --plan, --scoring, "
                 "--game, --time-limit, --stop-on-error, --backend and --out, or start a new run"
@@ -451,7 +499,9 @@ def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, 
         game = _game(game_name, config)
         single = len(scripts) == 1 and not Path(scripts[0]).is_dir()
         plan = _plan(game, plan_name, boards_file, seed, config, graded=not single)
-        settings = Settings.resolve(config, game, plan, time_limit, scoring, jobs=jobs, stop_on_error=stop_on_error, backend=backend)
+        settings = Settings.resolve(
+            config, game, plan, time_limit, scoring, jobs=jobs, stop_on_error=stop_on_error, backend=backend
+        )
         if out:
             check_new_folder(Path(out))
         with _on_cluster(cluster, config, stop) as ex:
@@ -570,8 +620,12 @@ class _ProgressBar:
 
 @main.command("report", short_help="Write a run folder's exports again, or one student's report.")
 @click.argument("run_dir", type=click.Path(file_okay=False))
-@click.option("--sort", type=click.Choice(["name", "total"]), default="name", show_default=True, help="Order of the class table.")
-@click.option("--student", default=None, metavar="NAME", help="Print what this student may see (private tests as counts) instead.")
+@click.option(
+    "--sort", type=click.Choice(["name", "total"]), default="name", show_default=True, help="Order of the class table."
+)
+@click.option(
+    "--student", default=None, metavar="NAME", help="Print what this student may see (private tests as counts) instead."
+)
 @click.option("--full", is_flag=True, help="With --student: show the private tests in full too.")
 @_fail_cleanly
 def report_command(run_dir: str, sort: str, student: str | None, full: bool) -> None:
@@ -620,7 +674,9 @@ def rejudge_command(run_dir: str) -> None:
     click.echo(f"Re-judged {done.tests} tests of {len(done.results)} students: {done.tests_changed} verdicts changed, "
                f"{len(done.changes)} grades changed.")  # fmt: skip
     if done.skipped:
-        click.echo(f"{done.skipped} damaged record(s) were left out: 'grader grade --resume {run_dir}' runs those tests again")
+        click.echo(
+            f"{done.skipped} damaged record(s) were left out: 'grader grade --resume {run_dir}' runs those tests again"
+        )
     for c in done.changes:
         click.echo(f"\n{c.student}: {c.before:g} -> {c.after:g} of {c.max_total}")
         for t in c.tests:
@@ -632,12 +688,42 @@ def rejudge_command(run_dir: str) -> None:
 
 
 @main.command("gradescope", short_help="Grade the submission in a Gradescope autograder.")
-@click.option("--submission", type=click.Path(file_okay=False), default=gradescope.SUBMISSION, show_default=True, help="Folder holding the student's files.")
-@click.option("--results", "results_file", type=click.Path(dir_okay=False), default=gradescope.RESULTS, show_default=True, help="Where to write Gradescope's results.json.")
+@click.option(
+    "--submission",
+    type=click.Path(file_okay=False),
+    default=gradescope.SUBMISSION,
+    show_default=True,
+    help="Folder holding the student's files.",
+)
+@click.option(
+    "--results",
+    "results_file",
+    type=click.Path(dir_okay=False),
+    default=gradescope.RESULTS,
+    show_default=True,
+    help="Where to write Gradescope's results.json.",
+)
 @seed_option("standard plan's random boards")
-@click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Grade on the positions in FILE instead of the standard plan.")
-@click.option("--plan", "plan_name", default=None, metavar="NAME|FILE", help="A plan file (lab5.plan), or a plan of the game instead of 'standard'.")
-@click.option("--visibility", type=click.Choice(gradescope.VISIBILITIES), default="visible", show_default=True, help="When students see the test results.")
+@click.option(
+    "--boards",
+    "boards_file",
+    type=click.Path(dir_okay=False),
+    help="Grade on the positions in FILE instead of the standard plan.",
+)
+@click.option(
+    "--plan",
+    "plan_name",
+    default=None,
+    metavar="NAME|FILE",
+    help="A plan file (lab5.plan), or a plan of the game instead of 'standard'.",
+)
+@click.option(
+    "--visibility",
+    type=click.Choice(gradescope.VISIBILITIES),
+    default="visible",
+    show_default=True,
+    help="When students see the test results.",
+)
 @backend_option
 @game_option
 @config_option
@@ -675,31 +761,107 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
 
 @main.command(short_help="Tournaments between engine scripts: round-robin, gauntlet, Swiss, SPRT.")
 @click.argument("engine_paths", nargs=-1, metavar="SCRIPT...")
-@click.option("--format", "format_name", type=click.Choice(["round-robin", "gauntlet", "swiss"]), default="round-robin", show_default=True,
-              help="round-robin: all pairs; gauntlet: each SCRIPT against the --opponents only; swiss: --rounds Swiss rounds.")
-@click.option("--opponents", multiple=True, metavar="SCRIPT", help="Gauntlet: the reference opponents (repeat, or separate with commas).")
-@click.option("--rounds", type=click.IntRange(min=1), default=None, help="Openings each pair plays, a game with each colour; Swiss: rounds (default: 1).")
-@click.option("--sprt", nargs=2, type=float, default=None, metavar="ELO0 ELO1", help="SPRT between two engines: H0 Elo = ELO0 against H1 Elo = ELO1 (normalized Elo).")
+@click.option(
+    "--format",
+    "format_name",
+    type=click.Choice(["round-robin", "gauntlet", "swiss"]),
+    default="round-robin",
+    show_default=True,
+    help="round-robin: all pairs; gauntlet: each SCRIPT against the --opponents only; swiss: --rounds Swiss rounds.",
+)
+@click.option(
+    "--opponents",
+    multiple=True,
+    metavar="SCRIPT",
+    help="Gauntlet: the reference opponents (repeat, or separate with commas).",
+)
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Openings each pair plays, a game with each colour; Swiss: rounds (default: 1).",
+)
+@click.option(
+    "--sprt",
+    nargs=2,
+    type=float,
+    default=None,
+    metavar="ELO0 ELO1",
+    help="SPRT between two engines: H0 Elo = ELO0 against H1 Elo = ELO1 (normalized Elo).",
+)
 @click.option("--alpha", type=float, default=None, help="SPRT: the false positive rate (default: 0.05).")
 @click.option("--beta", type=float, default=None, help="SPRT: the false negative rate (default: 0.05).")
-@click.option("--max-games", type=click.IntRange(min=2), default=None, help="SPRT: stop undecided after this many games.")
-@click.option("--grade", is_flag=True, help="Gauntlet: grade each SCRIPT out of 100 by its share of the pieces on the board at its games' ends (config tournament.grade) into grades.csv.")
-@click.option("--openings", "openings_file", type=click.Path(dir_okay=False),
-              help="Openings file: a move sequence like f5d6c3 or a position per line, or GGF games (games.ggf).")
-@click.option("--opening-plies", type=click.IntRange(min=0), default=None, metavar="N",
-              help="With --openings: the first N moves of each (GGF games are whole games: cut them).")
-@click.option("--random-openings", type=click.IntRange(min=0, max=40), default=None, metavar="PLIES", help="Random legal openings of PLIES moves from the seed (default: 4).")
+@click.option(
+    "--max-games", type=click.IntRange(min=2), default=None, help="SPRT: stop undecided after this many games."
+)
+@click.option(
+    "--grade",
+    is_flag=True,
+    help="Gauntlet: grade each SCRIPT out of 100 by its share of the pieces on the board at its games' ends (config tournament.grade) into grades.csv.",
+)
+@click.option(
+    "--openings",
+    "openings_file",
+    type=click.Path(dir_okay=False),
+    help="Openings file: a move sequence like f5d6c3 or a position per line, or GGF games (games.ggf).",
+)
+@click.option(
+    "--opening-plies",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="With --openings: the first N moves of each (GGF games are whole games: cut them).",
+)
+@click.option(
+    "--random-openings",
+    type=click.IntRange(min=0, max=40),
+    default=None,
+    metavar="PLIES",
+    help="Random legal openings of PLIES moves from the seed (default: 4).",
+)
 @seed_option("random openings")
-@click.option("--time-limit", type=SECONDS, default=None, help="Seconds per move (default: config tournament.move_seconds).")
-@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Games at once (default: config, else the number of cores).")
-@click.option("--adjudicate", type=click.IntRange(min=1), default=None, metavar="K",
-              help="The exact solver finishes games once K or fewer squares are empty (at most what it solves in about a second).")
+@click.option(
+    "--time-limit", type=SECONDS, default=None, help="Seconds per move (default: config tournament.move_seconds)."
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Games at once (default: config, else the number of cores).",
+)
+@click.option(
+    "--adjudicate",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="K",
+    help="The exact solver finishes games once K or fewer squares are empty (at most what it solves in about a second).",
+)
 @backend_option
-@click.option("--scoring", default=None, metavar="RULE", help="Final-score rule (default: config, else the game's tournament rule).")
+@click.option(
+    "--scoring",
+    default=None,
+    metavar="RULE",
+    help="Final-score rule (default: config, else the game's tournament rule).",
+)
 @game_option
-@click.option("--out", type=click.Path(file_okay=False), default=None, help="New folder for the games as they finish (default: runs/DATE_TIME-tournament).")
-@click.option("--resume", type=click.Path(file_okay=False), default=None, help="Continue the tournament in this folder without replaying finished games.")
-@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write standings, crosstable and games as JSON to FILE.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="New folder for the games as they finish (default: runs/DATE_TIME-tournament).",
+)
+@click.option(
+    "--resume",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Continue the tournament in this folder without replaying finished games.",
+)
+@click.option(
+    "--json",
+    "json_file",
+    type=click.Path(dir_okay=False),
+    help="Write standings, crosstable and games as JSON to FILE.",
+)
 @cluster_option
 @config_option
 @_fail_cleanly
@@ -747,12 +909,16 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
             check_new_folder(target, "tournament")
         if sprt is not None:
             if format_name != "round-robin" or opponent_paths:
-                raise click.UsageError("--sprt is its own format between two engines: leave out --format and --opponents")
+                raise click.UsageError(
+                    "--sprt is its own format between two engines: leave out --format and --opponents"
+                )
             if max_games is None:
                 raise click.UsageError("--sprt needs --max-games N: the most games to play undecided")
             if rounds is not None:
                 raise click.UsageError("--rounds is not for --sprt: it plays pairs until a bound or --max-games")
-            rates: dict[str, Any] = {k: v for k, v in (("alpha", alpha), ("beta", beta)) if v is not None}  # else the library's
+            rates: dict[str, Any] = {
+                k: v for k, v in (("alpha", alpha), ("beta", beta)) if v is not None
+            }  # else the library's
             fmt = Format("sprt", sprt=SprtSettings(sprt[0], sprt[1], max_games, **rates))
         elif max_games is not None or alpha is not None or beta is not None:
             raise click.UsageError("--max-games, --alpha and --beta are for --sprt")
@@ -784,7 +950,8 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
             f"{settings.limits.wall_seconds:g} s per move, {report.plural(settings.jobs, 'job', 'jobs')}, scoring {settings.rule}, "
             f"{_isolation_text(settings)}"
             + (f", adjudication at {settings.adjudicate} empties" if settings.adjudicate else "")
-            + f"\nFolder: {folder.path}" + (f" ({played_before} games already played)" if resume else "")
+            + f"\nFolder: {folder.path}"
+            + (f" ({played_before} games already played)" if resume else "")
         )
         played[0], total[0] = played_before, games
 
@@ -834,12 +1001,31 @@ def plan_group() -> None:
 
 @plan_group.command("new", short_help="Write a new plan file.")
 @seed_option("plan's random boards")
-@click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="The tests are the positions in FILE (instead of a named plan).")
-@click.option("--plan", "plan_name", default=None, metavar="NAME", help="The game's named plan to draw (default: standard).")
-@click.option("--empties", default=None, metavar="LOW-HIGH", help="A speed plan: 5 random boards for each number of empties from LOW to HIGH (11-16, say).")
-@click.option("--public", "public_count", type=click.IntRange(min=0), default=0, show_default=True, metavar="K",
-              help="K random tests students may see, spread over the numbers of empties, besides the fixed boards "
-                   "that ship with the grader (public in every plan: the plan has K + their number public tests).")
+@click.option(
+    "--boards",
+    "boards_file",
+    type=click.Path(dir_okay=False),
+    help="The tests are the positions in FILE (instead of a named plan).",
+)
+@click.option(
+    "--plan", "plan_name", default=None, metavar="NAME", help="The game's named plan to draw (default: standard)."
+)
+@click.option(
+    "--empties",
+    default=None,
+    metavar="LOW-HIGH",
+    help="A speed plan: 5 random boards for each number of empties from LOW to HIGH (11-16, say).",
+)
+@click.option(
+    "--public",
+    "public_count",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    metavar="K",
+    help="K random tests students may see, spread over the numbers of empties, besides the fixed boards "
+    "that ship with the grader (public in every plan: the plan has K + their number public tests).",
+)
 @click.option("--time-limit", type=SECONDS, default=None, help="Seconds per test the plan fixes (default: config).")
 @scoring_option
 @game_option
@@ -863,11 +1049,17 @@ def plan_new(seed: int | None, boards_file: str | None, plan_name: str | None, e
         raise click.UsageError("give --empties, --plan or --boards, not two of them")
     chosen = seed if seed is not None else config.seed
     drawn = secret_seed() if chosen is None else chosen  # private boards nobody can find by trying seeds
-    plan = speed_plan(parse_empties(empties), drawn, game) if empties else _plan(game, plan_name, boards_file, drawn, config)
+    plan = (
+        speed_plan(parse_empties(empties), drawn, game)
+        if empties
+        else _plan(game, plan_name, boards_file, drawn, config)
+    )
     settings = Settings.resolve(config, game, plan, time_limit, scoring)
     known = set(game.published(plan_name or "standard")) if not (empties or boards_file) else set()
     always = frozenset(i for i, p in enumerate(plan.positions, 1) if p in known)
-    public = spread_public(plan.positions, public_count, plan.seed if plan.seed is not None else str(boards_file), always)
+    public = spread_public(
+        plan.positions, public_count, plan.seed if plan.seed is not None else str(boards_file), always
+    )
     plan = dataclasses.replace(plan, public=public, scoring=settings.scoring, limits=settings.limits, kind="full")
     write_plan_file(plan, out)
     shipped = (f": {len(public) - len(always)} random and the {report.plural(len(always), 'fixed board', 'fixed boards')} "
@@ -905,7 +1097,13 @@ def plan_public(plan_file: str, out: str) -> None:
 
 @main.command(short_help="The presubmission check: can the grader read this script's output?")
 @click.argument("script")
-@click.option("--plan", "plan_name", default=None, metavar="FILE", help="The public plan your course gave you (its easiest tests are used).")
+@click.option(
+    "--plan",
+    "plan_name",
+    default=None,
+    metavar="FILE",
+    help="The public plan your course gave you (its easiest tests are used).",
+)
 @game_option
 @config_option
 @_fail_cleanly
@@ -935,11 +1133,34 @@ def check(script: str, plan_name: str | None, game_name: str | None, config_path
 
 @main.command(short_help="Prove a player never loses: every position against every reply.")
 @click.argument("script")
-@click.option("--as", "sides", type=click.Choice(["x", "o", "both"]), default="both", show_default=True, help="The side the script plays.")
-@click.option("--from", "start", nargs=2, metavar="BOARD TOKEN", default=None, help="Prove from this position (an Othello endgame, say) instead of the start.")
-@click.option("--time-limit", type=SECONDS, default=None, help="Seconds per position (default: config limits.wall_seconds).")
-@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Positions asked at once (default: config, else the number of cores).")
-@click.option("--no-repeat", is_flag=True, help="Ask each position once only (no check that the script is deterministic).")
+@click.option(
+    "--as",
+    "sides",
+    type=click.Choice(["x", "o", "both"]),
+    default="both",
+    show_default=True,
+    help="The side the script plays.",
+)
+@click.option(
+    "--from",
+    "start",
+    nargs=2,
+    metavar="BOARD TOKEN",
+    default=None,
+    help="Prove from this position (an Othello endgame, say) instead of the start.",
+)
+@click.option(
+    "--time-limit", type=SECONDS, default=None, help="Seconds per position (default: config limits.wall_seconds)."
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Positions asked at once (default: config, else the number of cores).",
+)
+@click.option(
+    "--no-repeat", is_flag=True, help="Ask each position once only (no check that the script is deterministic)."
+)
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write the proof as JSON to FILE.")
 @scoring_option
 @backend_option
@@ -993,7 +1214,9 @@ def prove_command(script: str, sides: str, start: tuple[str, str] | None, time_l
 
 
 @main.command(short_help="What isolation this machine offers, with a real attack to prove it.")
-@click.option("--isolation", type=click.Choice(ISOLATIONS), default=None, help="Check this isolation (default: config, auto).")
+@click.option(
+    "--isolation", type=click.Choice(ISOLATIONS), default=None, help="Check this isolation (default: config, auto)."
+)
 @click.option("--no-attacks", is_flag=True, help="Only list the mechanisms and limits.")
 @config_option
 @_fail_cleanly
@@ -1011,7 +1234,11 @@ def doctor(isolation: str | None, no_attacks: bool, config_path: str | None) -> 
     click.echo(describe_diagnosis(found))
     game = get_game(config.game)
     note = game.backend_note()
-    click.echo(f"solver: {note}" if note else f"solver: {', '.join(game.backends())} built ({game.backend(config.backend)} used)")
+    click.echo(
+        f"solver: {note}"
+        if note
+        else f"solver: {', '.join(game.backends())} built ({game.backend(config.backend)} used)"
+    )
     if found.attacks and not found.safe:
         raise SystemExit(1)
 
@@ -1022,12 +1249,16 @@ def doctor(isolation: str | None, no_attacks: bool, config_path: str | None) -> 
 @main.command(short_help="Write random test boards reached by legal play.")
 @seed_option("random boards")
 @click.option("--empties", default="1-9", show_default=True, help="Numbers of empty squares, low-high.")
-@click.option("--count", type=click.IntRange(min=1), default=10, show_default=True, help="Boards for each number of empties.")
+@click.option(
+    "--count", type=click.IntRange(min=1), default=10, show_default=True, help="Boards for each number of empties."
+)
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write to FILE instead of standard output.")
 @game_option
 @config_option
 @_fail_cleanly
-def boards(seed: int | None, empties: str, count: int, out: str | None, game_name: str | None, config_path: str | None) -> None:
+def boards(
+    seed: int | None, empties: str, count: int, out: str | None, game_name: str | None, config_path: str | None
+) -> None:
     """Write random test boards: COUNT for each number of empties, reached by legal play.
 
     Lines are 'BOARD TOKEN' in rising order of empties; the token always has a legal move.
@@ -1044,7 +1275,9 @@ def boards(seed: int | None, empties: str, count: int, out: str | None, game_nam
     chosen = _seed(seed, config)
     if out:
         check_output_file(out)
-    lines = [f"# grader boards --game {game.name} --seed {chosen} --empties {span.start}-{span.stop - 1} --count {count}"]
+    lines = [
+        f"# grader boards --game {game.name} --seed {chosen} --empties {span.start}-{span.stop - 1} --count {count}"
+    ]
     lines += [f"{p.board_string()} {p.token}" for p in game.random_positions(chosen, span, count)]
     text = "\n".join(lines) + "\n"
     if out:

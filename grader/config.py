@@ -147,7 +147,9 @@ def check_address(address: str) -> str:
         n = text[len(LOCAL) :]
         if n.isdigit() and 1 <= int(n) <= 512:
             return text
-        raise GraderError(f"bad cluster address {address!r}: local:N needs a number of workers from 1 to 512, like local:2")
+        raise GraderError(
+            f"bad cluster address {address!r}: local:N needs a number of workers from 1 to 512, like local:2"
+        )
     m = ADDRESS.match(text)
     if not m or not 0 < int(m.group(3)) < 65536:
         raise GraderError(f"bad cluster address {address!r}: give tcp://HOST:8786, tls://HOST:8786 or local:N")
@@ -169,7 +171,9 @@ def _commands(key: str, value: Any) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise ValueError(f"'{key}' must map a file suffix to a command, like '.java': 'java -cp {{dir}} {{stem}} {{board}} {{token}}'")
+        raise ValueError(
+            f"'{key}' must map a file suffix to a command, like '.java': 'java -cp {{dir}} {{stem}} {{board}} {{token}}'"
+        )
     out = {}
     for suffix, template in value.items():
         if not isinstance(suffix, str) or not suffix.startswith("."):
@@ -221,8 +225,13 @@ SCHEMA: dict[str, Validator] = {
     "max_solve_seconds": _number(0, optional=True, maximum=10**7),
     "cluster": _section(
         ClusterConfig,
-        {"address": _address, "ca_file": _optional_string, "cert": _optional_string, "key": _optional_string,
-         "connect_seconds": _number(0, maximum=3600)},
+        {
+            "address": _address,
+            "ca_file": _optional_string,
+            "cert": _optional_string,
+            "key": _optional_string,
+            "connect_seconds": _number(0, maximum=3600),
+        },
     ),
 }
 
@@ -238,7 +247,9 @@ def parse_config(data: Any, source: str) -> Config:
         game = get_game(config.game)
         for key, rule in (("scoring", config.scoring), ("tournament.scoring", config.tournament.scoring)):
             if rule is not None and rule not in game.scorings:
-                raise ValueError(f"'{key}' must be one of {', '.join(game.scorings)} (for {game.name}), or null; got {rule!r}")
+                raise ValueError(
+                    f"'{key}' must be one of {', '.join(game.scorings)} (for {game.name}), or null; got {rule!r}"
+                )
         return config
     except ValueError as e:
         raise ConfigError(f"{source}: {e}") from None

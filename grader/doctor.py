@@ -116,7 +116,13 @@ def _attack(mechanism: str, python: str) -> list[Attack]:
     try:
         listener.bind(("127.0.0.1", 0))
         listener.listen()
-        files = [work / "run", work / "run" / "tests.jsonl", work / "config.yaml", work / "class" / "bob.py", keys_dir()]
+        files = [
+            work / "run",
+            work / "run" / "tests.jsonl",
+            work / "config.yaml",
+            work / "class" / "bob.py",
+            keys_dir(),
+        ]
         (work / "run").mkdir()
         (work / "class").mkdir()
         for f in files[1:4]:
@@ -141,7 +147,9 @@ def _report(result: RunResult) -> dict[str, list[str]]:
     for line in result.stdout_tail.splitlines():
         if line.startswith("{"):
             return json.loads(line)
-    return {"files": [f"the probe did not report ({result.describe() or 'no output'}): {result.stderr_tail.strip()[-200:]}"]}
+    return {
+        "files": [f"the probe did not report ({result.describe() or 'no output'}): {result.stderr_tail.strip()[-200:]}"]
+    }
 
 
 def _lingering(secret: str) -> list[int]:

@@ -30,7 +30,9 @@ def read_lines(path: str | Path, what: str) -> list[str]:
         raise BoardFileError(f"{what} {str(p)!r} is UTF-16 text: save it as UTF-8 (plain text)")
     if b"\0" in data:
         line = data.count(b"\n", 0, data.index(b"\0")) + 1
-        raise BoardFileError(f"{what} {str(p)!r} is not a text file (a NUL byte on line {line}): give a plain text file")
+        raise BoardFileError(
+            f"{what} {str(p)!r} is not a text file (a NUL byte on line {line}): give a plain text file"
+        )
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:

@@ -14,4 +14,6 @@ class Limits:
     cpu_seconds: float | None = 60.0
     memory_mb: int | None = 2048  # address space, so allocations fail beyond it
     processes: int | None = 64  # processes and threads at once
-    output_bytes: int | None = 64 * 2**20  # stdout read before the script is stopped; also the largest file it may write
+    output_bytes: int | None = (
+        64 * 2**20
+    )  # stdout read before the script is stopped; also the largest file it may write

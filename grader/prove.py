@@ -172,7 +172,14 @@ class _Explorer:
 
     def __init__(self, script: Script, root: Position, side: str, settings: Settings, solver, ex: Executor,
                  on_asked: Callable[[int], None] | None):  # fmt: skip
-        self.script, self.root, self.side, self.settings, self.solver, self.ex = script, root, side, settings, solver, ex
+        self.script, self.root, self.side, self.settings, self.solver, self.ex = (
+            script,
+            root,
+            side,
+            settings,
+            solver,
+            ex,
+        )
         self.on_asked = on_asked
         self.result = Side(side)
         self.answers: dict[Position, int | None] = {}

@@ -87,6 +87,7 @@ def negamax(me, you, alpha, beta):
 
 def heuristic_move(me, you):
     """Corners first, X-squares last, then fewest replies for the opponent."""
+
     def rank(sq):
         f = flips(sq, me, you)
         replies = bin(legal_moves(you ^ f, me | f | (1 << sq))).count("1")

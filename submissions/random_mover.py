@@ -61,7 +61,6 @@ def read_position(board, token):
     return me, you
 
 
-
 def choose(board, token):
     """A random legal move, seeded by the position (None: no legal move)."""
     moves = bits(legal_moves(*read_position(board, token)))

@@ -57,4 +57,3 @@ def pytest_sessionfinish(session, exitstatus):
     writer.line(f"The tests changed the checkout (git status): {'; '.join(changed)}. A test must work on a copy "
                 "in its tmp_path.", red=True)  # fmt: skip
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
-

@@ -36,7 +36,9 @@ def move_values(board: str, tok: str, fastest: bool, memo: dict) -> dict[int, in
     """Each legal move's value for the side to move."""
     sign = 1 if tok == "x" else -1
     other = "o" if tok == "x" else "x"
-    return {i: sign * minimax_x(board[:i] + tok + board[i + 1 :], other, fastest, memo) for i in range(9) if board[i] == "."}
+    return {
+        i: sign * minimax_x(board[:i] + tok + board[i + 1 :], other, fastest, memo) for i in range(9) if board[i] == "."
+    }
 
 
 def all_open_positions() -> list[tuple[str, str]]:
@@ -48,5 +50,7 @@ def all_open_positions() -> list[tuple[str, str]]:
             continue
         seen.add((board, tok))
         if not over(board):
-            stack += [(board[:i] + tok + board[i + 1 :], "o" if tok == "x" else "x") for i in range(9) if board[i] == "."]
+            stack += [
+                (board[:i] + tok + board[i + 1 :], "o" if tok == "x" else "x") for i in range(9) if board[i] == "."
+            ]
     return sorted(p for p in seen if not over(p[0]))

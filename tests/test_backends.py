@@ -50,7 +50,10 @@ def both(scoring):
 def check_agreement(seed: int, empties: int, scoring: str) -> None:
     pos = random_position(random.Random(seed), empties)
     py, c = both(scoring)
-    assert (c.value(pos), c.optimal_moves(pos)) == (py.value(pos), py.optimal_moves(pos)), (pos.board_string(), pos.token)
+    assert (c.value(pos), c.optimal_moves(pos)) == (py.value(pos), py.optimal_moves(pos)), (
+        pos.board_string(),
+        pos.token,
+    )
 
 
 if given is not None:
@@ -97,11 +100,16 @@ def test_backend_names_and_missing_backends(monkeypatch):
 
 def test_cli_backend_lines(monkeypatch):
     r = invoke("solve", "x...o....", "x", "--game", "tictactoe", "--backend", "native")
-    assert r.exit_code == 1 and r.output == "Error: tictactoe has only the python solver: drop --backend native (or use auto)\n"
+    assert (
+        r.exit_code == 1
+        and r.output == "Error: tictactoe has only the python solver: drop --backend native (or use auto)\n"
+    )
     monkeypatch.setattr(native_solver, "_native", None)
     board = random_position(random.Random(2), 6).board_string()
     r = invoke("solve", board, "x", "--backend", "native")
-    assert r.exit_code == 1 and "Error: the native solver is not built on this machine: install a C compiler" in r.output
+    assert (
+        r.exit_code == 1 and "Error: the native solver is not built on this machine: install a C compiler" in r.output
+    )
     r = invoke("solve", board, "x", "--json")
     assert r.exit_code == 0 and "Note: the native solver is not built" in r.output
     assert '"backend": "python"' in r.output

@@ -101,7 +101,10 @@ def test_a_symlinked_student_file_is_named_as_such(run, tmp_path):
     assert result.exit_code == 0, result.output
     rows = {r["name"]: r for r in csv.DictReader(io.StringIO((tmp_path / "r" / "grades.csv").read_text()))}
     assert rows["alice"]["total"] == "1" and rows["evil"]["total"] == "0"
-    assert rows["evil"]["note"] == "'class/evil.py' is a symbolic link to '/etc/passwd', not a script file: copy the file in"
+    assert (
+        rows["evil"]["note"]
+        == "'class/evil.py' is a symbolic link to '/etc/passwd', not a script file: copy the file in"
+    )
 
 
 def test_example_scripts_are_standalone(run, tmp_path):

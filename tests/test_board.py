@@ -10,7 +10,15 @@ import reference as ref
 from conftest import HANDOUT_BOARD
 from grader.games.drawing import grid_text
 from grader.games.othello import (
-    FILES, PLAIN, SCORINGS, START_BOARD, WINNER_TAKES_EMPTIES, Position, flips, parse_square, square_name,
+    FILES,
+    PLAIN,
+    SCORINGS,
+    START_BOARD,
+    WINNER_TAKES_EMPTIES,
+    Position,
+    flips,
+    parse_square,
+    square_name,
 )
 from grader.errors import BoardError
 
@@ -48,7 +56,9 @@ def test_parse_errors_say_what_is_wrong(board, token, message):
         Position.from_string(board, token)
 
 
-@pytest.mark.parametrize("text, sq", [("a1", 0), ("h1", 7), ("a2", 8), ("h8", 63), ("D7", 51), ("0", 0), ("63", 63), ("51", 51)])
+@pytest.mark.parametrize(
+    "text, sq", [("a1", 0), ("h1", 7), ("a2", 8), ("h8", 63), ("D7", 51), ("0", 0), ("63", 63), ("51", 51)]
+)
 def test_squares_by_index_or_name(text, sq):
     assert parse_square(text) == sq
 

@@ -15,6 +15,8 @@ def parse_board_line(line, label=""):
         return OTHELLO.parse_board_line(line, label)
     except BoardError as e:
         raise BoardFileError(f"{label}: {e}") from None
+
+
 from grader.errors import BoardError, BoardFileError
 
 

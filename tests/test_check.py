@@ -26,10 +26,10 @@ PRINTS = {
     "wrong_side": 'print("score", -score, *reversed(line))',
     # the grader runs Python unbuffered; a buffer of the script's own is lost like C's stdio one
     "buffered": 'import os, time\nout = open(1, "w", buffering=65536, closefd=False)\n'
-                'print("score", score, *reversed(line), file=out)\ntime.sleep(20)',
+    'print("score", score, *reversed(line), file=out)\ntime.sleep(20)',
     "passes_as_squares": 'print("score", score, *[64 if m == -1 else m for m in reversed(line)])',
     "crashes": 'print("score", score, *reversed(line), flush=True)\n'
-               'def helper():\n    raise RuntimeError("the helper broke")\nhelper()',
+    'def helper():\n    raise RuntimeError("the helper broke")\nhelper()',
 }
 
 
@@ -48,13 +48,17 @@ def where(tmp_path, monkeypatch):
     Path("config.yaml").write_text("limits:\n  wall_seconds: 1\n")
     Path("b.txt").write_text(f"{HANDOUT_BOARD} x\n" + "".join(f"{b} {t}\n" for b, t in ref_boards(4)))
     runner = CliRunner()
-    assert runner.invoke(main, ["plan", "new", "--boards", "b.txt", "--public", "5", "--out", "lab.plan"]).exit_code == 0
+    assert (
+        runner.invoke(main, ["plan", "new", "--boards", "b.txt", "--public", "5", "--out", "lab.plan"]).exit_code == 0
+    )
     assert runner.invoke(main, ["plan", "public", "lab.plan", "--out", "lab.public.plan"]).exit_code == 0
     return tmp_path
 
 
 def run_check(where, kind):
-    return CliRunner().invoke(main, ["check", str(script(where, kind)), "--plan", "lab.public.plan", "--config", "config.yaml"])
+    return CliRunner().invoke(
+        main, ["check", str(script(where, kind)), "--plan", "lab.public.plan", "--config", "config.yaml"]
+    )
 
 
 def test_a_correct_script_passes(where):
@@ -117,8 +121,10 @@ def test_a_folder_is_checked_through_its_one_script_or_named_with_its_scripts(wh
     two = script(where, "forward").parent
     done = CliRunner().invoke(main, ["check", str(two), "--plan", "lab.public.plan", "--config", "config.yaml"])
     assert done.exit_code == 1
-    assert done.output == (f"Error: '{two}' is a folder, not a script: 2 scripts in {two} (main.py, negamax.py): "
-                           "set 'entry' in config.yaml to the one to run (or give the script itself)\n")
+    assert done.output == (
+        f"Error: '{two}' is a folder, not a script: 2 scripts in {two} (main.py, negamax.py): "
+        "set 'entry' in config.yaml to the one to run (or give the script itself)\n"
+    )
 
 
 def test_a_crash_shows_the_end_of_its_stderr_with_the_students_file_name(where):

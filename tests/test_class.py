@@ -123,7 +123,12 @@ def test_class_run_and_exports(klass):
     result = run_cli("grade", "class", "--boards", "b.txt", "--out", "run", "--jobs", "2", "--sort", "total")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0] == "Grading 3 students: 6 tests (boards from b.txt), time limit 10 s, 2 jobs, scoring plain, " + ISOLATION + f", {get_game('othello').backend()} solver"
+    assert (
+        lines[0]
+        == "Grading 3 students: 6 tests (boards from b.txt), time limit 10 s, 2 jobs, scoring plain, "
+        + ISOLATION
+        + f", {get_game('othello').backend()} solver"
+    )
     assert lines[1] == "Run folder: run"
     header = lines.index(next(ln for ln in lines if ln.startswith("student ")))
     student_lines = sorted(ln for ln in lines[2:header] if ln.strip())
@@ -158,7 +163,18 @@ def test_class_run_and_exports(klass):
     assert failure.get("message").startswith("T (1/2): move ") and "no score line" in failure.get("message")
 
     meta = json.loads((run / "run.json").read_text())
-    assert set(meta) == {"grader_version", "created", "run_id", "seed", "plan", "settings", "scripts", "isolation_used", "backend_used", "seal"}
+    assert set(meta) == {
+        "grader_version",
+        "created",
+        "run_id",
+        "seed",
+        "plan",
+        "settings",
+        "scripts",
+        "isolation_used",
+        "backend_used",
+        "seal",
+    }
     assert meta["backend_used"] == get_game("othello").backend() and meta["settings"]["backend"] == "auto"
     assert len(meta["plan"]["boards"]) == 6 and meta["settings"]["limits"]["wall_seconds"] == 10
     assert set(meta["scripts"]) == {"alice", "bob", "carol"} and len(meta["scripts"]["alice"]["sha256"]) == 64
@@ -199,7 +215,9 @@ def test_report_command_recreates_the_exports(klass):
         (klass / "run" / n).unlink()
     (klass / "run" / "report.html").unlink()
     result = run_cli("report", "run")
-    assert result.exit_code == 0 and result.output.endswith("Results in run: grades.csv, results.json, junit.xml, report.html\n")
+    assert result.exit_code == 0 and result.output.endswith(
+        "Results in run: grades.csv, results.json, junit.xml, report.html\n"
+    )
     assert {n: (klass / "run" / n).read_text() for n in before} == before
     assert (klass / "run" / "report.html").exists()
     assert run_cli("report", "nowhere").output.strip() == (
@@ -219,7 +237,12 @@ def _comparable(path: Path) -> list:
     """results.json without timings."""
     data = json.loads(path.read_text())
     return [
-        (s["name"], s["total"], s["symbols"], [{k: v for k, v in t.items() if k not in ("seconds", "cpu_seconds")} for t in s["tests"]])
+        (
+            s["name"],
+            s["total"],
+            s["symbols"],
+            [{k: v for k, v in t.items() if k not in ("seconds", "cpu_seconds")} for t in s["tests"]],
+        )
         for s in data["scripts"]
     ]
 
@@ -373,7 +396,9 @@ def test_run_folder_mistakes_are_one_line(klass):
     meta["settings"] = {}
     (klass / "run" / "run.json").write_text(json.dumps(meta))
     result = run_cli("report", "run")
-    assert result.exit_code == 1 and result.output.startswith("Error: 'run/run.json' was changed after the grader wrote it")
+    assert result.exit_code == 1 and result.output.startswith(
+        "Error: 'run/run.json' was changed after the grader wrote it"
+    )
     (klass / "t").mkdir()
     (klass / "t" / "tournament.json").write_text("{}")
     result = run_cli("grade", "class", "--boards", "b.txt", "--out", "t")
@@ -393,7 +418,9 @@ def test_a_student_whose_script_is_for_another_game_carries_the_note(tmp_path, m
     done = CliRunner().invoke(main, ["grade", "class", "--boards", "b.txt", "--out", "run", "--jobs", "2"])
     assert done.exit_code == 0, done.output
     hint = "is it written for Tic-tac-toe? Grade it with --game tictactoe"
-    bob_row = [ln for ln in done.output.splitlines() if ln.startswith("bob ")][-1]  # the table's, after the progress line
+    bob_row = [ln for ln in done.output.splitlines() if ln.startswith("bob ")][
+        -1
+    ]  # the table's, after the progress line
     assert bob_row.endswith(hint), done.output
     assert not any(hint in ln for ln in done.output.splitlines() if ln.startswith("ann "))
     rows = {r["name"]: r for r in csv.DictReader(io.StringIO(Path("run/grades.csv").read_text()))}

@@ -57,7 +57,18 @@ def test_solve_json(run):
     result = run("solve", HANDOUT_BOARD.upper(), "X", "--json", "--all")
     assert result.exit_code == 0
     data = json.loads(result.output)
-    assert list(data) == ["board", "token", "scoring", "value", "optimal_moves", "line", "move_values", "nodes", "seconds", "backend"]
+    assert list(data) == [
+        "board",
+        "token",
+        "scoring",
+        "value",
+        "optimal_moves",
+        "line",
+        "move_values",
+        "nodes",
+        "seconds",
+        "backend",
+    ]
     assert data["board"] == HANDOUT_BOARD and data["token"] == "x" and data["scoring"] == "plain"
     assert data["value"] == 18 and data["optimal_moves"] == [51]
     assert data["line"] == [51, -1, 7, -1, 14, -1, 15]
@@ -99,15 +110,51 @@ def test_scoring_from_config(run, tmp_path):
         (["solve", HANDOUT_BOARD, "q"], 1, "Error: bad token 'q': the side to move must be 'x' or 'o'"),
         (["solve"], 2, "Error: give a BOARD and a TOKEN (x or o), or --boards FILE"),
         (["solve", HANDOUT_BOARD], 2, "Error: give a BOARD and a TOKEN (x or o), or --boards FILE"),
-        (["solve", "--boards", "missing.txt"], 1, "Error: board file 'missing.txt' not found: give the path of an existing file"),
-        (["solve", HANDOUT_BOARD, "x", "--boards", "b.txt"], 2, "Error: give either BOARD TOKEN or --boards FILE, not both"),
-        (["solve", HANDOUT_BOARD, "x", "--config", "nope.yaml"], 1, "Error: config file 'nope.yaml' not found: check the path given to --config"),
-        (["solve", HANDOUT_BOARD, "x", "--scoring", "odd"], 1, "Error: othello has no scoring rule 'odd': use one of plain, winner-takes-empties"),
-        (["solve", "x...o....", "x", "--game", "chess"], 1, "Error: unknown game 'chess': installed games are othello, tictactoe"),
-        (["solve", "x...o....", "x"], 1, "Error: board has 9 characters, expected 64 ('.', 'x' or 'o' each) (it is a tictactoe board: use --game tictactoe)"),
-        (["solve", "xx.......", "o", "--game", "tictactoe"], 1, "Error: this board cannot arise in play: 2 x and 0 o (x moves first, so x has as many marks as o, or one more)"),
-        (["solve", "x........", "x", "--game", "tictactoe"], 1, "Error: wrong token 'x': on this board it is o's turn (1 x, 0 o)"),
-        (["solve", "xxxooo...", "x", "--game", "tictactoe"], 1, "Error: this board cannot arise in play: both sides have three in a row"),
+        (
+            ["solve", "--boards", "missing.txt"],
+            1,
+            "Error: board file 'missing.txt' not found: give the path of an existing file",
+        ),
+        (
+            ["solve", HANDOUT_BOARD, "x", "--boards", "b.txt"],
+            2,
+            "Error: give either BOARD TOKEN or --boards FILE, not both",
+        ),
+        (
+            ["solve", HANDOUT_BOARD, "x", "--config", "nope.yaml"],
+            1,
+            "Error: config file 'nope.yaml' not found: check the path given to --config",
+        ),
+        (
+            ["solve", HANDOUT_BOARD, "x", "--scoring", "odd"],
+            1,
+            "Error: othello has no scoring rule 'odd': use one of plain, winner-takes-empties",
+        ),
+        (
+            ["solve", "x...o....", "x", "--game", "chess"],
+            1,
+            "Error: unknown game 'chess': installed games are othello, tictactoe",
+        ),
+        (
+            ["solve", "x...o....", "x"],
+            1,
+            "Error: board has 9 characters, expected 64 ('.', 'x' or 'o' each) (it is a tictactoe board: use --game tictactoe)",
+        ),
+        (
+            ["solve", "xx.......", "o", "--game", "tictactoe"],
+            1,
+            "Error: this board cannot arise in play: 2 x and 0 o (x moves first, so x has as many marks as o, or one more)",
+        ),
+        (
+            ["solve", "x........", "x", "--game", "tictactoe"],
+            1,
+            "Error: wrong token 'x': on this board it is o's turn (1 x, 0 o)",
+        ),
+        (
+            ["solve", "xxxooo...", "x", "--game", "tictactoe"],
+            1,
+            "Error: this board cannot arise in play: both sides have three in a row",
+        ),
     ],
 )
 def test_errors_are_one_line(run, args, code, message):
@@ -210,7 +257,9 @@ def test_grade_text_with_the_two_most_offending_tests(run, graded_folder):
     assert result.exit_code == 0
     import re
 
-    assert re.sub(r", \d+\.\d s\)", ", X s)", result.output) == GRADE_TEXT.replace("ISOLATION", ISOLATION).replace("SOLVER", SOLVER)
+    assert re.sub(r", \d+\.\d s\)", ", X s)", result.output) == GRADE_TEXT.replace("ISOLATION", ISOLATION).replace(
+        "SOLVER", SOLVER
+    )
 
 
 def test_grade_json_file(run, graded_folder):
@@ -218,7 +267,13 @@ def test_grade_json_file(run, graded_folder):
     assert result.output.endswith("Results written to out.json\n")
     data = json.loads((graded_folder / "out.json").read_text())
     (script,) = data["scripts"]
-    assert (script["script"], script["total"], script["max_total"], script["symbols"], script["seed"]) == ("canned.py", 1.5, 3, "mt+", None)
+    assert (script["script"], script["total"], script["max_total"], script["symbols"], script["seed"]) == (
+        "canned.py",
+        1.5,
+        3,
+        "mt+",
+        None,
+    )
     assert [t["symbol"] for t in script["tests"]] == ["m", "t", "+"]
     assert script["tests"][1]["claimed_score"] is None and script["tests"][1]["move"] == 7
 
@@ -227,8 +282,14 @@ def test_grade_json_file(run, graded_folder):
     "args, message",
     [
         (["grade", "nope.py"], "Error: script 'nope.py' not found: give the path of a script file"),
-        (["grade", "canned.py", "--boards", "missing.txt"], "Error: board file 'missing.txt' not found: give the path of an existing file"),
-        (["grade", "canned.json"], "Error: cannot run 'canned.json': make it executable (chmod +x) or add a command template for '.json' under 'commands' in config.yaml"),
+        (
+            ["grade", "canned.py", "--boards", "missing.txt"],
+            "Error: board file 'missing.txt' not found: give the path of an existing file",
+        ),
+        (
+            ["grade", "canned.json"],
+            "Error: cannot run 'canned.json': make it executable (chmod +x) or add a command template for '.json' under 'commands' in config.yaml",
+        ),
     ],
 )
 def test_grade_errors(run, graded_folder, args, message):
@@ -245,13 +306,28 @@ def test_grade_usage_errors(run, graded_folder):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["grade", "canned.py", "--time-limit", "0"], "--time-limit must be a number of seconds above 0 and at most 86400, like 10; got '0'"),
-        (["grade", "canned.py", "--time-limit", "ten"], "--time-limit must be a number of seconds above 0 and at most 86400, like 10; got 'ten'"),
-        (["tournament", "a.py", "b.py", "--time-limit", "1e9"], "--time-limit must be a number of seconds above 0 and at most 86400, like 10; got '1e9'"),
-        (["solve", HANDOUT_BOARD, "x", "--max-seconds", "nan"], "--max-seconds must be a number of seconds above 0 and at most 86400, like 10; got 'nan'"),
+        (
+            ["grade", "canned.py", "--time-limit", "0"],
+            "--time-limit must be a number of seconds above 0 and at most 86400, like 10; got '0'",
+        ),
+        (
+            ["grade", "canned.py", "--time-limit", "ten"],
+            "--time-limit must be a number of seconds above 0 and at most 86400, like 10; got 'ten'",
+        ),
+        (
+            ["tournament", "a.py", "b.py", "--time-limit", "1e9"],
+            "--time-limit must be a number of seconds above 0 and at most 86400, like 10; got '1e9'",
+        ),
+        (
+            ["solve", HANDOUT_BOARD, "x", "--max-seconds", "nan"],
+            "--max-seconds must be a number of seconds above 0 and at most 86400, like 10; got 'nan'",
+        ),
         (["grade", "canned.py", "--seed", "abc"], "--seed must be a whole number, 0 or more, like 42; got 'abc'"),
         (["boards", "--seed", "-3"], "--seed must be a whole number, 0 or more, like 42; got '-3'"),
-        (["plan", "new", "--seed", "4.5", "--out", "p.plan"], "--seed must be a whole number, 0 or more, like 42; got '4.5'"),
+        (
+            ["plan", "new", "--seed", "4.5", "--out", "p.plan"],
+            "--seed must be a whole number, 0 or more, like 42; got '4.5'",
+        ),
     ],
 )
 def test_a_bad_number_says_what_is_wanted(run, args, message):
@@ -264,6 +340,8 @@ def test_grade_prints_the_seed_and_uses_config(run, tmp_path):
     (tmp_path / "config.yaml").write_text("seed: 4242\nlimits:\n  wall_seconds: 5\njobs: 2\n")
     result = run("grade", ROOT / "submissions" / "rule_of_thumb.py")
     first = result.output.splitlines()[0]
-    assert first.endswith("100 tests (standard plan, seed 4242), time limit 5 s, 2 jobs, scoring plain, " + ISOLATION + ", " + SOLVER)
+    assert first.endswith(
+        "100 tests (standard plan, seed 4242), time limit 5 s, 2 jobs, scoring plain, " + ISOLATION + ", " + SOLVER
+    )
     symbols = result.output.splitlines()[1]
     assert len(symbols) == 100 and set(symbols) <= {"T", "t"}

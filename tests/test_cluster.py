@@ -30,12 +30,14 @@ PLAN = standard_plan(seed=11)
 POSITIONS = PLAN.positions[:5] + PLAN.positions[10:100:15]  # 1-5 empties, then random boards of 1-9
 SMALL = Plan(POSITIONS, 11, "a few tests of the standard plan, seed 11")
 SETTINGS = Settings(limits=Limits(wall_seconds=8), jobs=2)
-OTHER_ERROR = "Error: a cluster needs Dask's distributed, which is not installed: pip install \"grader[cluster]\"\n"
+OTHER_ERROR = 'Error: a cluster needs Dask\'s distributed, which is not installed: pip install "grader[cluster]"\n'
 
 
 def test_cluster_without_distributed_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
-    got = CliRunner().invoke(main, ["grade", str(ROOT / "submissions" / "negamax.py"), "--cluster", "tcp://127.0.0.1:8786"])
+    got = CliRunner().invoke(
+        main, ["grade", str(ROOT / "submissions" / "negamax.py"), "--cluster", "tcp://127.0.0.1:8786"]
+    )
     assert got.exit_code == 1
     assert got.output.splitlines()[-1] + "\n" == OTHER_ERROR
 
@@ -52,12 +54,16 @@ def test_bad_address_is_one_line(address, message):
 
 def test_bad_address_in_config(tmp_path):
     (tmp_path / "c.yaml").write_text("cluster:\n  address: tcp://nohost\n")
-    got = CliRunner().invoke(main, ["grade", str(ROOT / "submissions" / "negamax.py"), "--config", str(tmp_path / "c.yaml")])
+    got = CliRunner().invoke(
+        main, ["grade", str(ROOT / "submissions" / "negamax.py"), "--config", str(tmp_path / "c.yaml")]
+    )
     assert got.exit_code == 1
     assert "'cluster.address': bad cluster address 'tcp://nohost'" in got.output
 
 
-distributed = pytest.importorskip("distributed", reason='the cluster extra is not installed: pip install -e ".[cluster]"')
+distributed = pytest.importorskip(
+    "distributed", reason='the cluster extra is not installed: pip install -e ".[cluster]"'
+)
 
 
 # --- a cluster of real processes --------------------------------------------------------------
@@ -79,7 +85,9 @@ class Processes:
         self.address = f"{'tls' if tls else 'tcp'}://127.0.0.1:{self.port}"
         self.env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
         self.procs: list[subprocess.Popen] = []
-        self.scheduler = self._start("scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard", *self.tls)
+        self.scheduler = self._start(
+            "scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard", *self.tls
+        )
 
     def _start(self, *args: str) -> subprocess.Popen:
         proc = subprocess.Popen([sys.executable, "-m", "dask", *args], env=self.env, start_new_session=True,
@@ -170,7 +178,10 @@ def test_class_on_cluster_equals_local(cluster, local_class, tmp_path):
     assert len(lines) == 4 * len(POSITIONS)
     assert {line["host"] for line in lines} == {socket.gethostname()}  # each record names the worker's machine
     assert {line["host"] for line in records(local_class.folder.path)} == {None}
-    assert json.loads((tmp_path / "run" / "results.json").read_text())["scripts"][0]["tests"][0]["host"] == socket.gethostname()
+    assert (
+        json.loads((tmp_path / "run" / "results.json").read_text())["scripts"][0]["tests"][0]["host"]
+        == socket.gethostname()
+    )
 
 
 @pytest.mark.slow
@@ -237,7 +248,10 @@ def test_scheduler_gone_stops_cleanly_and_resumes(local_class, tmp_path, monkeyp
     finally:
         procs.close()
     assert got.exit_code == 130, got.output
-    assert got.output.splitlines()[-1] == f"The Dask scheduler at {procs.address} went away: continue with  grader grade --resume run"
+    assert (
+        got.output.splitlines()[-1]
+        == f"The Dask scheduler at {procs.address} went away: continue with  grader grade --resume run"
+    )
     assert time.monotonic() - killed[0] < 20
     first = [(line["student"], line["index"]) for line in records(tmp_path / "run")]
     assert 1 <= len(first) < 4 * len(POSITIONS) and len(first) == len(set(first))
@@ -349,7 +363,11 @@ def _certificates(folder: Path, name: str) -> dict[str, str]:
             "-subj", "/CN=127.0.0.1")  # fmt: skip
     openssl("x509", "-req", "-in", f"{name}-node.csr", "-CA", f"{name}.pem", "-CAkey", f"{name}.key",
             "-CAcreateserial", "-out", f"{name}-node.pem", "-days", "2")  # fmt: skip
-    return {"ca_file": str(folder / f"{name}.pem"), "cert": str(folder / f"{name}-node.pem"), "key": str(folder / f"{name}-node.key")}
+    return {
+        "ca_file": str(folder / f"{name}.pem"),
+        "cert": str(folder / f"{name}-node.pem"),
+        "key": str(folder / f"{name}-node.key"),
+    }
 
 
 def _cluster_config(folder: Path, address: str, files: dict[str, str]) -> str:
@@ -372,9 +390,15 @@ def test_tls_cluster_grades_and_refuses_strangers(tmp_path, monkeypatch):
     args = ["grade", "class", "--boards", _boards(tmp_path), "--time-limit", "8"]
     try:
         procs.worker()
-        procs.client(1, Security(tls_ca_file=ours["ca_file"], tls_client_cert=ours["cert"], tls_client_key=ours["key"])).close()
-        got = CliRunner().invoke(main, [*args, "--out", "run", "--config", _cluster_config(tmp_path, procs.address, ours)])
-        stranger = CliRunner().invoke(main, [*args, "--out", "run2", "--config", _cluster_config(tmp_path, procs.address, theirs)])
+        procs.client(
+            1, Security(tls_ca_file=ours["ca_file"], tls_client_cert=ours["cert"], tls_client_key=ours["key"])
+        ).close()
+        got = CliRunner().invoke(
+            main, [*args, "--out", "run", "--config", _cluster_config(tmp_path, procs.address, ours)]
+        )
+        stranger = CliRunner().invoke(
+            main, [*args, "--out", "run2", "--config", _cluster_config(tmp_path, procs.address, theirs)]
+        )
         (tmp_path / "short.yaml").write_text("cluster:\n  connect_seconds: 3\n")
         plain = CliRunner().invoke(main, [*args, "--out", "run3", "--cluster", f"tcp://127.0.0.1:{procs.port}",
                                           "--config", str(tmp_path / "short.yaml")])  # fmt: skip
@@ -448,7 +472,10 @@ def test_tournament_stops_cleanly_when_the_scheduler_goes_away(tmp_path, monkeyp
     finally:
         procs.close()
     assert got.exit_code == 130, got.output
-    assert got.output.splitlines()[-1] == f"The Dask scheduler at {procs.address} went away: continue with  grader tournament --resume t"
+    assert (
+        got.output.splitlines()[-1]
+        == f"The Dask scheduler at {procs.address} went away: continue with  grader tournament --resume t"
+    )
     assert time.monotonic() - killed[0] < 20
     first = (tmp_path / "t" / "games.jsonl").read_text().splitlines()
     assert 1 <= len(first) < 24

@@ -40,14 +40,23 @@ def test_empty_file_means_defaults(tmp_path):
     "text, message",
     [
         ("scorng: plain\n", r"unknown key 'scorng' \(did you mean 'scoring'\?\); known keys: game, scoring"),
-        ("colour: red\n", "unknown key 'colour' \\(did you mean 'cluster'\\?\\); known keys: game, scoring, limits, isolation, jobs, seed, python, commands, entry, tournament, backend, max_solve_seconds, cluster$"),
+        (
+            "colour: red\n",
+            "unknown key 'colour' \\(did you mean 'cluster'\\?\\); known keys: game, scoring, limits, isolation, jobs, seed, python, commands, entry, tournament, backend, max_solve_seconds, cluster$",
+        ),
         ("limits:\n  wall_seconds: soon\n", "'limits.wall_seconds' must be a number; got 'soon'"),
         ("limits:\n  wall_seconds: 0\n", "'limits.wall_seconds' must be greater than 0; got 0"),
         ("limits:\n  wall_seconds: true\n", "'limits.wall_seconds' must be a number; got True"),
-        ("limits:\n  wall_secs: 3\n", r"unknown key 'limits.wall_secs' \(did you mean 'limits.wall_seconds'\?\); known keys: limits.wall_seconds, "),
+        (
+            "limits:\n  wall_secs: 3\n",
+            r"unknown key 'limits.wall_secs' \(did you mean 'limits.wall_seconds'\?\); known keys: limits.wall_seconds, ",
+        ),
         ("limits:\n  memory_mb: 2\n", "'limits.memory_mb' must be at least 16; got 2"),
         ("limits:\n  processes: many\n", "'limits.processes' must be a whole number or null; got 'many'"),
-        ("limits: 5\n", "'limits' must be a mapping with keys wall_seconds, cpu_seconds, memory_mb, processes, output_bytes; got 5"),
+        (
+            "limits: 5\n",
+            "'limits' must be a mapping with keys wall_seconds, cpu_seconds, memory_mb, processes, output_bytes; got 5",
+        ),
         ("isolation: docker\n", "'isolation' must be one of auto, none, bwrap, unshare, uid; got 'docker'"),
         ("isolation_fallback: true\n", r"unknown key 'isolation_fallback' \(did you mean 'isolation'\?\)"),
         ("time_limit: 5\n", "unknown key 'time_limit'"),
@@ -56,13 +65,25 @@ def test_empty_file_means_defaults(tmp_path):
         ("seed: -3\n", "'seed' must be at least 0; got -3"),
         ("python: ''\n", "'python' must be a non-empty string or null; got ''"),
         ("commands: [java]\n", "'commands' must map a file suffix to a command"),
-        ("commands:\n  java: 'java {board} {token}'\n", "'commands': 'java' is not a file suffix: write it like '.java'"),
+        (
+            "commands:\n  java: 'java {board} {token}'\n",
+            "'commands': 'java' is not a file suffix: write it like '.java'",
+        ),
         ("commands:\n  .java: 'java Foo'\n", r"'commands\.\.java' must be a command holding \{board\} and \{token\}"),
-        ("scoring: fancy\n", r"'scoring' must be one of plain, winner-takes-empties \(for othello\), or null; got 'fancy'"),
+        (
+            "scoring: fancy\n",
+            r"'scoring' must be one of plain, winner-takes-empties \(for othello\), or null; got 'fancy'",
+        ),
         ("scoring: 3\n", r"'scoring' must be one of plain, winner-takes-empties \(for othello\), or null; got 3"),
-        ("scoring: [plain]\n", r"'scoring' must be one of plain, winner-takes-empties \(for othello\), or null; got \['plain'\]"),
+        (
+            "scoring: [plain]\n",
+            r"'scoring' must be one of plain, winner-takes-empties \(for othello\), or null; got \['plain'\]",
+        ),
         ("game: chess\n", "'game' must be one of othello, tictactoe; got 'chess'"),
-        ("game: tictactoe\nscoring: plain\n", r"'scoring' must be one of outcome, fastest-win \(for tictactoe\), or null; got 'plain'"),
+        (
+            "game: tictactoe\nscoring: plain\n",
+            r"'scoring' must be one of outcome, fastest-win \(for tictactoe\), or null; got 'plain'",
+        ),
         ("- scoring\n", "expected 'key: value' lines at the top level, got list"),
         ("scoring: plain\n  bad: indent\n", "not valid YAML at line 2, column"),
     ],
@@ -80,7 +101,11 @@ def test_every_key(tmp_path):
     )
     cfg = load_config(write(tmp_path, text))
     assert (cfg.scoring, cfg.jobs, cfg.seed, cfg.python, cfg.isolation) == (
-        "winner-takes-empties", 3, 9, "/usr/bin/python3", "unshare"
+        "winner-takes-empties",
+        3,
+        9,
+        "/usr/bin/python3",
+        "unshare",
     )
     assert load_config(write(tmp_path, "")).isolation == "auto"
     assert cfg.limits == Limits(wall_seconds=2.5, memory_mb=None)
@@ -101,8 +126,14 @@ def test_missing_config_file(tmp_path):
         ("limits:\n  wall_seconds: .inf\n", "'limits.wall_seconds' must be a number; got inf"),
         ("limits:\n  wall_seconds: 1.0e+300\n", "'limits.wall_seconds' must be at most 86400; got 1e\\+300"),
         ("limits:\n  cpu_seconds: .nan\n", "'limits.cpu_seconds' must be a number or null; got nan"),
-        ("commands:\n  .java: 'java {Board} {board} {token}'\n", r"'commands\..java': cannot use .* \('Board'\): the placeholders are"),
-        ("commands:\n  .java: \"java 'Foo {board} {token}\"\n", r"'commands\..java': cannot use .*quotes must be closed"),
+        (
+            "commands:\n  .java: 'java {Board} {board} {token}'\n",
+            r"'commands\..java': cannot use .* \('Board'\): the placeholders are",
+        ),
+        (
+            'commands:\n  .java: "java \'Foo {board} {token}"\n',
+            r"'commands\..java': cannot use .*quotes must be closed",
+        ),
     ],
 )
 def test_limits_must_be_finite_and_templates_valid(tmp_path, text, message):

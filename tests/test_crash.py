@@ -26,7 +26,12 @@ CASES = [
     ("exception_after_answer", "-", 0, "the script crashed: it exited with code 1, so the test fails"),
     ("exit3_after_answer", "-", 0, "the script crashed: it exited with code 3, so the test fails"),
     ("segfault_after_answer", "-", 0, "the script crashed: it was killed by SIGSEGV, so the test fails"),
-    ("memory_after_answer", "-", 0, "crashed: it exited with code 1 (it ran out of memory: limits.memory_mb is 300 MB)"),
+    (
+        "memory_after_answer",
+        "-",
+        0,
+        "crashed: it exited with code 1 (it ran out of memory: limits.memory_mb is 300 MB)",
+    ),
     ("sigkill_after_answer", "-", 0, "the script crashed: it was killed by SIGKILL, so the test fails"),
     ("syntax_error", "t", 0, "the script crashed: it exited with code 1, so the test fails"),
 ]

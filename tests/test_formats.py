@@ -24,7 +24,12 @@ from grader.games import ggf
 from grader.limits import Limits
 from grader.tournaments.sprt import Pentanomial, llr, sprt_bounds
 from grader.tournaments.tournament import (
-    GameRecord, TournamentFolder, TournamentSettings, grade_by_share, read_openings, run_tournament,
+    GameRecord,
+    TournamentFolder,
+    TournamentSettings,
+    grade_by_share,
+    read_openings,
+    run_tournament,
 )
 
 ENGINE = Path(__file__).parent / "scripts" / "engine.py"
@@ -174,7 +179,16 @@ def test_sprt_end_to_end_with_real_engines(tmp_path):
 
 def test_grade_by_share_thresholds():
     thresholds = [(20, 20), (30, 40), (50, 100)]
-    assert [grade_by_share(s, thresholds) for s in (None, 0.1, 0.2, 0.299, 0.3, 0.49, 0.5, 1.0)] == [0, 0, 20, 20, 40, 40, 100, 100]
+    assert [grade_by_share(s, thresholds) for s in (None, 0.1, 0.2, 0.299, 0.3, 0.49, 0.5, 1.0)] == [
+        0,
+        0,
+        20,
+        20,
+        40,
+        40,
+        100,
+        100,
+    ]
 
 
 def test_gauntlet_grade_end_to_end(tmp_path):
@@ -190,6 +204,7 @@ def test_gauntlet_grade_end_to_end(tmp_path):
     data = json.loads((tmp_path / "r.json").read_text())
     games = data["games"]
     assert len(games) == 4 and not any({g["black"], g["white"]} == {"first", "first_b"} for g in games)
+
     # The share by hand: each engine's discs over all discs at its games' ends; a forfeit as
     # its disc difference, 64-0 (here the reference forfeits every game: its share is 0).
     def pieces(g, name):
@@ -222,7 +237,9 @@ def test_sprt_resume_counts_pairs_in_the_order_they_ended(tmp_path):
     assert {g.forfeit for g in first.games} == {"crash"} and len(won) == 2
 
     def pair(k, lost=False):
-        games = [dataclasses.replace(won[b], id=f"p{k}:{n}", pair=f"p{k}", round=k) for n, b in ((1, "first"), (2, "crash"))]
+        games = [
+            dataclasses.replace(won[b], id=f"p{k}:{n}", pair=f"p{k}", round=k) for n, b in ((1, "first"), (2, "crash"))
+        ]
         for g in games if lost else []:
             g.forfeit, g.result, g.margin = "first", ("0-1" if g.black == "first" else "1-0"), -g.margin
         return games
@@ -254,7 +271,9 @@ def test_sprt_resume_counts_pairs_in_the_order_they_ended(tmp_path):
 ])  # fmt: skip
 def test_cli_bad_format_input_is_one_line(tmp_path, args, message):
     a, b, c = engine(tmp_path, "first"), engine(tmp_path, "first_b"), engine(tmp_path, "first_c")
-    result = CliRunner().invoke(main, ["tournament", str(a), str(b), *[x.format(c=c) for x in args], "--out", str(tmp_path / "t")])
+    result = CliRunner().invoke(
+        main, ["tournament", str(a), str(b), *[x.format(c=c) for x in args], "--out", str(tmp_path / "t")]
+    )
     assert result.exit_code in (1, 2) and message in result.output
     assert "Traceback" not in result.output
     assert not (tmp_path / "t").exists()  # refused before anything is made
@@ -296,7 +315,9 @@ def test_ggf_records_replay_to_their_results(tmp_path):
     assert len(records) == len(result.games) == 12 and len(text.splitlines()) == 12
     forfeits = 0
     for (_, props, moves), game in zip(records, result.games):
-        assert props["GM"] == "Othello" and props["TY"] == "8" and props["PB"] == game.black and props["PW"] == game.white
+        assert (
+            props["GM"] == "Othello" and props["TY"] == "8" and props["PB"] == game.black and props["PW"] == game.white
+        )
         fields = props["BO"].split()
         board = "".join(fields[1:9]).replace("*", "x").replace("O", "o").replace("-", ".")
         assert OTHELLO.replay(OTHELLO.parse_transcript(game.opening)).board_string() == board
@@ -339,7 +360,9 @@ def test_cli_openings_from_an_earlier_tournaments_ggf_cut_to_plies(tmp_path):
     common = ["tournament", str(a), str(b), "--time-limit", "5", "--jobs", "2"]
     first = CliRunner().invoke(main, [*common, "--random-openings", "8", "--seed", "3", "--out", str(tmp_path / "t1")])
     assert first.exit_code == 0, first.output
-    whole = CliRunner().invoke(main, [*common, "--openings", str(tmp_path / "t1" / "games.ggf"), "--out", str(tmp_path / "t2")])
+    whole = CliRunner().invoke(
+        main, [*common, "--openings", str(tmp_path / "t1" / "games.ggf"), "--out", str(tmp_path / "t2")]
+    )
     assert whole.exit_code == 1 and "games.ggf:1: the game is over after it (give fewer plies)" in whole.output
     cut = CliRunner().invoke(main, [*common, "--openings", str(tmp_path / "t1" / "games.ggf"), "--opening-plies", "6",
                                     "--out", str(tmp_path / "t3")])  # fmt: skip
@@ -359,7 +382,11 @@ def test_swiss_with_tictactoe_stops_early_and_resumes(tmp_path):
     ttt = settings("tictactoe")
     first = run_tournament(names, settings=ttt, format="swiss", rounds=4, out=out, seed=2)
     assert first.stopped_early and first.stopped_early.startswith("round 4 cannot be paired")
-    assert len(first.games) == 6 and sorted(first.to_json()["swiss"][i]["engine"] for i in range(3)) == ["can_lose", "first_empty", "minimax"]
+    assert len(first.games) == 6 and sorted(first.to_json()["swiss"][i]["engine"] for i in range(3)) == [
+        "can_lose",
+        "first_empty",
+        "minimax",
+    ]
     byes = {e.name: 3 - sum(g.black == e.name or g.white == e.name for g in first.games) // 2 for e in first.engines}
     assert byes == {"minimax": 1, "first_empty": 1, "can_lose": 1}  # 3 rounds, 2 pairs each: one bye each
     assert not (out / "games.ggf").exists() and (out / "report.html").exists()  # GGF is Othello's
@@ -367,5 +394,7 @@ def test_swiss_with_tictactoe_stops_early_and_resumes(tmp_path):
     (out / "games.jsonl").write_text("\n".join(lines[:3]) + "\n")  # as if interrupted after 3 games
     again = run_tournament(resume=out)
     assert [g.summary() for g in again.games] == [g.summary() for g in first.games]
-    assert [(s.engine, s.points, s.buchholz) for s in again.swiss] == [(s.engine, s.points, s.buchholz) for s in first.swiss]
+    assert [(s.engine, s.points, s.buchholz) for s in again.swiss] == [
+        (s.engine, s.points, s.buchholz) for s in first.swiss
+    ]
     assert len((out / "games.jsonl").read_text().splitlines()) == 6

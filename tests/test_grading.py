@@ -96,9 +96,17 @@ def test_results_come_in_test_order_with_parallel_jobs(tmp_path):
     for i, p in enumerate(positions):
         v = ref.value(p.board_string(), p.token, "plain")
         line = ref.optimal_line(p.board_string(), p.token)
-        spec[f"{p.board_string()} {p.token}"] = {"out": lab(v, line), "sleep": 0.3 * (len(positions) - i) / len(positions)}
+        spec[f"{p.board_string()} {p.token}"] = {
+            "out": lab(v, line),
+            "sleep": 0.3 * (len(positions) - i) / len(positions),
+        }
     seen = []
-    result = grade(canned(tmp_path, spec), Plan(tuple(positions), None, "t"), Settings(jobs=3), on_test=lambda t: seen.append(t.index))
+    result = grade(
+        canned(tmp_path, spec),
+        Plan(tuple(positions), None, "t"),
+        Settings(jobs=3),
+        on_test=lambda t: seen.append(t.index),
+    )
     assert seen == [1, 2, 3, 4, 5, 6]
     assert result.symbols == "++++++" and result.total == 6 and result.max_total == 6
 

@@ -23,7 +23,9 @@ def installed(tmp_path_factory):
     assert build.returncode == 0, build.stderr
     (wheel,) = (where / "dist").glob("grader-*.whl")
     venv.EnvBuilder(with_pip=True).create(where / "venv")
-    pip = subprocess.run([str(where / "venv" / "bin" / "pip"), "install", "-q", str(wheel)], capture_output=True, text=True)
+    pip = subprocess.run(
+        [str(where / "venv" / "bin" / "pip"), "install", "-q", str(wheel)], capture_output=True, text=True
+    )
     assert pip.returncode == 0, pip.stderr
     return where / "venv" / "bin" / "grader"
 

@@ -61,7 +61,12 @@ def test_every_symbol(output, symbol):
 
 @pytest.mark.parametrize("output, symbol", [(lab(VALUE, LINE), "-"), (f"My move is {BEST}\n", "t"), ("", "t")])
 def test_a_crash_fails_the_test(output, symbol):
-    verdict = judge(Position.from_string(BOARD, TOKEN), parse_output(output), Solver("plain"), crash="crashed: it exited with code 3")
+    verdict = judge(
+        Position.from_string(BOARD, TOKEN),
+        parse_output(output),
+        Solver("plain"),
+        crash="crashed: it exited with code 3",
+    )
     assert (verdict.symbol, verdict.credit) == (symbol, 0)
     assert verdict.failure == "the script crashed: it exited with code 3"
     assert verdict.diagnosis.startswith("the script crashed: it exited with code 3, so the test fails")

@@ -10,7 +10,17 @@ import pytest
 
 import grader
 from conftest import HANDOUT_BOARD, ROOT
-from grader import LocalExecutor, Plan, Settings, TournamentSettings, grade, grade_class, load_plan, run_tournament, solve
+from grader import (
+    LocalExecutor,
+    Plan,
+    Settings,
+    TournamentSettings,
+    grade,
+    grade_class,
+    load_plan,
+    run_tournament,
+    solve,
+)
 from grader.engines import sandbox
 
 NEGAMAX = ROOT / "submissions" / "negamax.py"
@@ -55,7 +65,9 @@ def test_two_runs_at_once_in_one_process():
     def one(name, script):
         results[name] = grade(script, PLAN, Settings(jobs=1))
 
-    threads = [threading.Thread(target=one, args=(n, ROOT / "submissions" / f"{n}.py")) for n in ("negamax", "wrong_score")]
+    threads = [
+        threading.Thread(target=one, args=(n, ROOT / "submissions" / f"{n}.py")) for n in ("negamax", "wrong_score")
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -128,7 +140,9 @@ def test_the_readme_names_the_import_error_of_a_clones_folder(tmp_path):
     import sys
 
     (tmp_path / "grader").mkdir()  # the clone's folder, as its parent folder sees it
-    done = subprocess.run([sys.executable, "-c", "from grader import grade"], cwd=tmp_path, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", "from grader import grade"], cwd=tmp_path, capture_output=True, text=True
+    )
     section = (ROOT / "README.md").read_text().split("## Using grader from Python", 1)[1].split("\n## ", 1)[0]
     if done.returncode == 0:
         pytest.skip("the package is not an editable install here: the clone's folder does not hide it")
@@ -149,7 +163,10 @@ def test_a_tournament_from_python_is_set_up_as_the_command_sets_it_up(tmp_path):
     settings = TournamentSettings.resolve(config, get_game("othello"), jobs=1)
     assert (settings.limits.wall_seconds, settings.on_illegal, settings.rule) == (2.5, "random", "winner-takes-empties")
     assert TournamentSettings.resolve(config, get_game("tictactoe")).rule == get_game("tictactoe").tournament_scoring
-    assert TournamentSettings.resolve(config, get_game("othello"), time_limit=1.0, scoring="plain").limits.wall_seconds == 1.0
+    assert (
+        TournamentSettings.resolve(config, get_game("othello"), time_limit=1.0, scoring="plain").limits.wall_seconds
+        == 1.0
+    )
     sprt = SprtSettings(0, 10, 100)
     assert (sprt.alpha, sprt.beta) == (0.05, 0.05)
 
@@ -168,7 +185,8 @@ def test_grading_and_tournaments_share_one_run_settings_object():
     assert tournament == {"scoring", "on_illegal", "adjudicate", "game"}
     assert {f: getattr(Settings(), f) for f in shared} == {f: getattr(TournamentSettings(), f) for f in shared}
     assert TournamentSettings.from_json(TournamentSettings(jobs=3, adjudicate=8).to_json()) == TournamentSettings(
-        jobs=3, adjudicate=8, scoring="winner-takes-empties")
+        jobs=3, adjudicate=8, scoring="winner-takes-empties"
+    )
     old = {"game": "othello", "scoring": "plain", "on_illegal": "random", "adjudicate": None,
            "run": dict(Settings(jobs=3).to_json(), scoring=None)}  # fmt: skip
     assert TournamentSettings.from_json(old, jobs=1) == TournamentSettings(jobs=1, scoring="plain", on_illegal="random")

@@ -13,7 +13,15 @@ from hypothesis import strategies as st
 from conftest import FFO_FILE
 from grader.games import othello_native as native_solver
 from grader.games.othello import (
-    FULL, OTHELLO, PLAIN, SCORINGS, WINNER_TAKES_EMPTIES, Position, flips, legal_moves, random_position,
+    FULL,
+    OTHELLO,
+    PLAIN,
+    SCORINGS,
+    WINNER_TAKES_EMPTIES,
+    Position,
+    flips,
+    legal_moves,
+    random_position,
 )
 from grader.games.othello_solver import OthelloSolver as Solver
 from grader.grading.plans import read_boards
@@ -113,7 +121,12 @@ def test_public_behaviour_matches_python_solver():
         for n in (4, 7, 10):
             pos = random_position(rng, n)
             a, b = py.analyze(pos, all_values=True), c.analyze(pos, all_values=True)
-            assert (a.value, a.optimal_moves, a.line, a.move_values) == (b.value, b.optimal_moves, b.line, b.move_values)
+            assert (a.value, a.optimal_moves, a.line, a.move_values) == (
+                b.value,
+                b.optimal_moves,
+                b.line,
+                b.move_values,
+            )
             assert c.verify_line(pos, a.line).ok
             wrong = next((m for m, v in a.move_values.items() if v < a.value), None)
             if wrong is not None:
@@ -160,7 +173,9 @@ def test_windows_keep_the_fail_soft_contract():
 
 
 def ffo_entries(numbers):
-    return {int(e.label.split("#")[1]): e for e in read_boards(FFO_FILE, OTHELLO) if int(e.label.split("#")[1]) in numbers}
+    return {
+        int(e.label.split("#")[1]): e for e in read_boards(FFO_FILE, OTHELLO) if int(e.label.split("#")[1]) in numbers
+    }
 
 
 FAST_FFO = [*range(1, 24), 27, 29, 31]  # each well under a second

@@ -19,6 +19,8 @@ def random_boards(seed, empties, count):
 
 def parse_empties(text):
     return parse_range(text, "empties", OTHELLO.empties_allowed)
+
+
 from grader.cli import main
 from grader.errors import BoardError, BoardFileError
 from grader.games.othello_solver import OthelloSolver as Solver
@@ -95,5 +97,7 @@ def test_bad_empties_range(text):
 def test_file_plan_needs_a_legal_move(tmp_path):
     f = tmp_path / "b.txt"
     f.write_text("x" * 63 + ". o\n")  # o has no move
-    with pytest.raises(BoardFileError, match="b.txt:1: the game is over on this board; a test board needs a legal move"):
+    with pytest.raises(
+        BoardFileError, match="b.txt:1: the game is over on this board; a test board needs a legal move"
+    ):
         load_plan(f)

@@ -92,7 +92,10 @@ def test_plan_new_from_a_seed_is_the_standard_plan_with_limits(tmp_path):
     # the 10 fixed boards ship with the grader (answers and all): public in any plan, and 4 more
     assert set(range(1, 11)) < plan.public and len(plan.public) == 14
     assert plan.limits.wall_seconds == 2.5 and plan.scoring == "winner-takes-empties"
-    assert "grader plan public" in done.output and "14 public: 4 random and the 10 fixed boards that ship with the grader;" in done.output
+    assert (
+        "grader plan public" in done.output
+        and "14 public: 4 random and the 10 fixed boards that ship with the grader;" in done.output
+    )
     assert "Warning: the private boards come from seed 77, which anyone can find by trying seeds" in done.output
 
 
@@ -164,7 +167,9 @@ def test_public_plan_where_the_full_one_is_needed(course):
 
 
 def test_full_plan_where_the_public_one_is_needed(course):
-    one_line_error(run_cli("check", "class/alice/alice.py", "--plan", "lab.plan"), "private tests", "grader plan public")
+    one_line_error(
+        run_cli("check", "class/alice/alice.py", "--plan", "lab.plan"), "private tests", "grader plan public"
+    )
 
 
 def test_student_self_grades_on_the_public_plan(course):
@@ -200,7 +205,9 @@ def test_student_facing_outputs_show_no_private_board_or_answer(course):
         seen[f"report {name}"] = shown.output
         Path(f"sub-{name}").mkdir()
         shutil.copytree(f"class/{name}", f"sub-{name}/{name}")
-        done = run_cli("gradescope", "--submission", f"sub-{name}/{name}", "--plan", "lab.plan", "--results", f"{name}.json")
+        done = run_cli(
+            "gradescope", "--submission", f"sub-{name}/{name}", "--plan", "lab.plan", "--results", f"{name}.json"
+        )
         assert done.exit_code == 0, done.output
         data = json.loads(Path(f"{name}.json").read_text())
         seen[f"gradescope stdout {name}"] = done.output
@@ -247,7 +254,9 @@ def test_timeout_shows_partial_output_of_public_tests_only(course):
     plan = read_plan_file("lab.plan")
     Path("sub").mkdir()
     shutil.copytree("class/carol", "sub/carol")
-    assert run_cli("gradescope", "--submission", "sub/carol", "--plan", "lab.plan", "--results", "r.json").exit_code == 0
+    assert (
+        run_cli("gradescope", "--submission", "sub/carol", "--plan", "lab.plan", "--results", "r.json").exit_code == 0
+    )
     tests = {int(t["number"]): t for t in json.loads(Path("r.json").read_text())["tests"]}
     for i in plan.public:
         assert "printed before the time limit:\nthinking about" in tests[i]["output"]

@@ -132,7 +132,11 @@ def test_rejudge_of_a_killed_stop_on_error_run_leaves_a_gap_incomplete(tmp_path,
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            lines = (tmp_path / "run" / "tests.jsonl").read_text().splitlines() if (tmp_path / "run" / "tests.jsonl").exists() else []
+            lines = (
+                (tmp_path / "run" / "tests.jsonl").read_text().splitlines()
+                if (tmp_path / "run" / "tests.jsonl").exists()
+                else []
+            )
             if {json.loads(ln)["index"] for ln in lines} >= {1, 2, 4}:
                 break
             time.sleep(0.05)

@@ -158,7 +158,9 @@ def test_a_stop_kills_its_runs_and_no_script_starts_after_it(tmp_path):
     stop = Stop()
     threading.Timer(0.3, stop.set, ["interrupted (Ctrl-C)"]).start()
     start = time.monotonic()
-    result = run(script(tmp_path, "import time\nprint(7, flush=True)\ntime.sleep(60)"), Limits(wall_seconds=30), stop=stop)
+    result = run(
+        script(tmp_path, "import time\nprint(7, flush=True)\ntime.sleep(60)"), Limits(wall_seconds=30), stop=stop
+    )
     assert time.monotonic() - start < 2
     assert result.interrupted and not result.crashed and not result.timed_out
     after = run(script(tmp_path, "print(1)"), 5, stop=stop)
@@ -179,7 +181,9 @@ def test_stops_are_per_run(tmp_path):
 
 
 def test_a_script_killing_itself_is_a_crash_not_a_grader_stop(tmp_path):
-    result, _ = collect(script(tmp_path, "import os, signal\nprint(51, flush=True)\nos.kill(os.getpid(), signal.SIGKILL)"))
+    result, _ = collect(
+        script(tmp_path, "import os, signal\nprint(51, flush=True)\nos.kill(os.getpid(), signal.SIGKILL)")
+    )
     assert result.crashed and not result.stopped_by_grader and result.signal == signal.SIGKILL
     assert result.describe() == "crashed: it was killed by SIGKILL"
 

@@ -150,7 +150,11 @@ def make_class(where: Path) -> tuple[str, str]:
 
 def grades_everywhere(run: Path, screen: str) -> dict[str, dict[str, str]]:
     """Each student's total in the screen table, grades.csv, results.json and report.html."""
-    table = {ln.split()[0]: ln.split()[1] for ln in screen.splitlines() if ln.split()[:1] in (["alice"], ["copycat"], ["forger"]) and "/" in ln.split()[1]}
+    table = {
+        ln.split()[0]: ln.split()[1]
+        for ln in screen.splitlines()
+        if ln.split()[:1] in (["alice"], ["copycat"], ["forger"]) and "/" in ln.split()[1]
+    }
     rows = {r["name"]: r["total"] for r in csv.DictReader(io.StringIO((run / "grades.csv").read_text()))}
     data = {s["name"]: f"{s['total']:g}" for s in json.loads((run / "results.json").read_text())["scripts"]}
     html = (run / "report.html").read_text()
@@ -174,7 +178,9 @@ def test_class_with_attackers_as_root(tmp_path):
     check_true_grades(tmp_path / run, done.stdout)
     assert oct((tmp_path / run).stat().st_mode & 0o777) == "0o700"
     meta = json.loads((tmp_path / run / "run.json").read_text())
-    assert meta["isolation_used"] == isolation.choose("auto", sys.executable) and meta["settings"]["isolation"] == "auto"
+    assert (
+        meta["isolation_used"] == isolation.choose("auto", sys.executable) and meta["settings"]["isolation"] == "auto"
+    )
 
 
 def test_class_with_attackers_as_a_normal_user(tmp_path):
@@ -252,7 +258,9 @@ def test_a_changed_record_is_named_and_run_again(graded_run):
     lines[number] = json.dumps(record)
     lines.append(json.dumps({**record, "index": 3, "seal": "0" * 64}))  # a forged record with a made-up seal
     (graded_run / "tests.jsonl").write_text("\n".join(lines) + "\n")
-    with pytest.warns(Warning, match=rf"2 record\(s\) of .*tests.jsonl fail their seal \(line {number + 1}, {len(lines)}\)"):
+    with pytest.warns(
+        Warning, match=rf"2 record\(s\) of .*tests.jsonl fail their seal \(line {number + 1}, {len(lines)}\)"
+    ):
         results = {r.name: r for r in RunFolder.open(graded_run).results()}
     assert results["bob"].total == 0 and not results["bob"].complete
     assert results["bob"].stopped == "incomplete: 2 of 3 tests recorded (2 record(s) failed their seal)"
@@ -260,7 +268,10 @@ def test_a_changed_record_is_named_and_run_again(graded_run):
     assert shown.exit_code == 1, shown.output
     bob = next(ln for ln in shown.stdout.splitlines() if ln.startswith("bob "))
     assert bob.split()[1] == "0/3" and bob.endswith("incomplete: 2 failed their seal")
-    assert shown.stdout.splitlines()[-1].startswith("2 record(s) of ") and "fail their seal" in shown.stdout.splitlines()[-1]
+    assert (
+        shown.stdout.splitlines()[-1].startswith("2 record(s) of ")
+        and "fail their seal" in shown.stdout.splitlines()[-1]
+    )
     out = CliRunner().invoke(main, ["grade", "--resume", str(graded_run)])
     assert out.exit_code == 0, out.output
     assert "Warning: 2 record(s) of" in out.output  # still named: they stay in the file, never used
@@ -297,7 +308,9 @@ def test_a_forged_run_id_or_stripped_seals_are_refused(graded_run, tmp_path):
         out = CliRunner().invoke(main, args)
         assert out.exit_code == 1 and "which seals its records, but its seals are gone" in out.output, out.output
     lines = [json.loads(ln) for ln in (graded_run / "tests.jsonl").read_text().splitlines()]
-    (graded_run / "tests.jsonl").write_text("".join(json.dumps({k: v for k, v in r.items() if k != "seal"}) + "\n" for r in lines))
+    (graded_run / "tests.jsonl").write_text(
+        "".join(json.dumps({k: v for k, v in r.items() if k != "seal"}) + "\n" for r in lines)
+    )
     stripped["grader_version"] = "0.1.0"  # and passed off as grader 0.1's, but its answers are sealed
     (graded_run / "run.json").write_text(json.dumps(stripped))
     out = CliRunner().invoke(main, ["rejudge", str(graded_run)])

@@ -154,15 +154,17 @@ def test_value_unchanged_under_the_8_symmetries(empties):
 
 
 def test_results_are_shared_across_calls():
-    pos = Position.from_string(
-        "..oooo..x.oooo..xxxxooooxxoxoooxxooxxoooxoooxooo..xooo.o.oooooo.", "x"
-    )  # 11 empties
+    pos = Position.from_string("..oooo..x.oooo..xxxxooooxxoxoooxxooxxoooxoooxooo..xooo.o.oooooo.", "x")  # 11 empties
     solver = Solver(PLAIN)
     first = solver.analyze(pos, all_values=True)
     assert first.nodes > 100
     again = solver.analyze(pos, all_values=True)
     assert again.nodes < first.nodes / 10
-    assert (again.value, again.optimal_moves, again.move_values) == (first.value, first.optimal_moves, first.move_values)
+    assert (again.value, again.optimal_moves, again.move_values) == (
+        first.value,
+        first.optimal_moves,
+        first.move_values,
+    )
 
 
 # --- line verification -------------------------------------------------------
@@ -172,7 +174,13 @@ def test_verify_line_problems_on_the_handout_board():
     pos = Position.from_string(HANDOUT_BOARD, "x")
     solver = Solver(PLAIN)
     illegal = solver.verify_line(pos, [15])
-    assert (illegal.problem, illegal.ply, illegal.move, illegal.best_moves, illegal.best_value) == ("illegal", 1, 15, [51], 18)
+    assert (illegal.problem, illegal.ply, illegal.move, illegal.best_moves, illegal.best_value) == (
+        "illegal",
+        1,
+        15,
+        [51],
+        18,
+    )
     bad = solver.verify_line(pos, [7, 51])
     assert (bad.problem, bad.ply, bad.mover, bad.move_value, bad.best_value) == ("suboptimal", 1, "x", -1, 18)
     assert bad.describe("x", OTHELLO) == "line goes wrong at ply 1: x plays 7 (h1) (-1) but 51 (d7) gets +18"

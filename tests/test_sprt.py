@@ -12,7 +12,13 @@ from hypothesis import strategies as st
 from grader.errors import GraderError, SprtError
 from grader.tournaments.ratings import elo_interval
 from grader.tournaments.sprt import (
-    Pentanomial, SprtResult, elo_estimate, llr, normalized_elo_estimate, sprt, sprt_bounds,
+    Pentanomial,
+    SprtResult,
+    elo_estimate,
+    llr,
+    normalized_elo_estimate,
+    sprt,
+    sprt_bounds,
 )
 
 # --- A second route to the LLR -------------------------------------------------------------
@@ -199,7 +205,9 @@ def test_elo_as_published(counts, elo, error, nelo, nerror, score):
     to_nelo = lambda s: (s - 0.5) / math.sqrt(2 * variance) * 800 / math.log(10)  # noqa: E731
     assert logistic == pytest.approx((to_elo(mean), to_elo(mean - margin), to_elo(mean + margin)), rel=1e-9)
     assert normalized == pytest.approx((to_nelo(mean), to_nelo(mean - margin), to_nelo(mean + margin)), rel=1e-9)
-    assert (logistic.elo, logistic.error) == pytest.approx(elo_interval(scores), rel=1e-9)  # grader.tournaments.ratings agrees
+    assert (logistic.elo, logistic.error) == pytest.approx(
+        elo_interval(scores), rel=1e-9
+    )  # grader.tournaments.ratings agrees
 
 
 def test_elo_of_degenerate_counts():

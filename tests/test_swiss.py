@@ -9,7 +9,15 @@ from hypothesis import strategies as st
 
 from grader.errors import GraderError
 from grader.tournaments.swiss import (
-    BYE_POINTS, NoPairing, Round, SwissStanding, max_rounds, pair_round, pairing_state, swiss_standings, tiebreaks,
+    BYE_POINTS,
+    NoPairing,
+    Round,
+    SwissStanding,
+    max_rounds,
+    pair_round,
+    pairing_state,
+    swiss_standings,
+    tiebreaks,
 )
 
 PAIR_RESULTS = [(0.0, 2.0), (0.5, 1.5), (1.0, 1.0), (1.5, 0.5), (2.0, 0.0)]

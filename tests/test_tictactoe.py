@@ -55,8 +55,16 @@ def ref_symbol(has_score, move_ok, score_ok, line_ok):
     """The spec's table, written out again: + M Q m s - T t."""
     if not has_score:
         return "T" if move_ok else "t"
-    table = {(True, True, True): "+", (True, True, False): "M", (False, False, True): "Q", (True, False, True): "Q",
-             (True, False, False): "m", (False, True, True): "s", (False, True, False): "s", (False, False, False): "-"}
+    table = {
+        (True, True, True): "+",
+        (True, True, False): "M",
+        (False, False, True): "Q",
+        (True, False, True): "Q",
+        (True, False, False): "m",
+        (False, True, True): "s",
+        (False, True, False): "s",
+        (False, False, False): "-",
+    }
     return table[(move_ok, score_ok, line_ok)]
 
 
@@ -106,7 +114,11 @@ def test_every_verdict_over_all_4520_positions(scoring):
             (None, [rng.choice(list(values))]),  # a move only
         ]
         for score, line in claims:
-            text = f"score {score} line {' '.join(map(str, reversed(line)))}\n" if score is not None else f"move {line[0]}\n"
+            text = (
+                f"score {score} line {' '.join(map(str, reversed(line)))}\n"
+                if score is not None
+                else f"move {line[0]}\n"
+            )
             verdict = judge(pos, parse_output(text), answer, solver)
             move_ok = values[line[0]] == value
             expected = ref_symbol(score is not None, move_ok, score == value, ref_line_ok(board, tok, line, fastest))
@@ -133,7 +145,11 @@ def test_standard_and_exhaustive_plans():
     plan = standard_plan(7, "tictactoe")
     empties = [p.empties for p in plan.positions]
     assert len(plan.positions) == 100 == len(set(plan.positions))
-    assert plan.positions[0] == GAME.start() and empties[1:] == sorted(empties[1:]) and set(empties[1:]) == set(range(1, 9))
+    assert (
+        plan.positions[0] == GAME.start()
+        and empties[1:] == sorted(empties[1:])
+        and set(empties[1:]) == set(range(1, 9))
+    )
     counts = [empties.count(e) for e in range(1, 9)]
     sizes = [len(open_positions(e)) for e in range(1, 9)]
     spread = [c for c, n in zip(counts, sizes) if c < n]  # the groups with positions left over
@@ -151,7 +167,9 @@ def test_standard_and_exhaustive_plans():
 @pytest.fixture(scope="module")
 def graded():
     plan = standard_plan(3, "tictactoe")
-    return plan, {s: grade(EXAMPLES / f"{s}.py", plan, Settings(jobs=2)) for s in ("minimax", "first_empty", "wrong_values")}
+    return plan, {
+        s: grade(EXAMPLES / f"{s}.py", plan, Settings(jobs=2)) for s in ("minimax", "first_empty", "wrong_values")
+    }
 
 
 def test_the_perfect_example_gets_full_marks(graded):
@@ -251,7 +269,10 @@ def test_a_proof_does_not_depend_on_the_order_answers_come_back_in():
 @pytest.mark.slow
 def test_the_perfect_example_never_loses():
     proof = prove(EXAMPLES / "minimax.py", "tictactoe", determinism=False, settings=Settings(jobs=2))
-    assert [(s.side, s.never_loses, s.failures, s.slipped_wins) for s in proof.sides] == [("x", True, [], []), ("o", True, [], [])]
+    assert [(s.side, s.never_loses, s.failures, s.slipped_wins) for s in proof.sides] == [
+        ("x", True, [], []),
+        ("o", True, [], []),
+    ]
     assert 50 < proof.sides[0].asked < 300 and 100 < proof.sides[1].asked < 600
 
 

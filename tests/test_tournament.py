@@ -23,7 +23,13 @@ from grader.grading.report import crosstable_text, standings_table
 from grader.limits import Limits
 from grader.execution.executor import LocalExecutor
 from grader.tournaments.tournament import (
-    Engine, GameRecord as Game, GameTask, TournamentSettings, random_openings as openings_of, read_openings as read_openings_of, schedule,
+    Engine,
+    GameRecord as Game,
+    GameTask,
+    TournamentSettings,
+    random_openings as openings_of,
+    read_openings as read_openings_of,
+    schedule,
 )
 from grader.errors import BoardFileError, GraderError
 
@@ -305,7 +311,19 @@ def test_bundled_engines_tournament_end_to_end(tmp_path):
     assert set(data["standings"][0]) == {"engine", "games", "points", "wins", "draws", "losses", "margin",
                                          "elo", "elo_error", "forfeits", "timeouts", "share"}  # fmt: skip
     assert len(data["games"]) == 18 and sum(s["points"] for s in data["standings"]) == 18
-    assert set(data["games"][0]) == {"black", "white", "opening", "moves", "black_pieces", "white_pieces", "result", "reason", "forfeit", "margin", "host"}
+    assert set(data["games"][0]) == {
+        "black",
+        "white",
+        "opening",
+        "moves",
+        "black_pieces",
+        "white_pieces",
+        "result",
+        "reason",
+        "forfeit",
+        "margin",
+        "host",
+    }
     assert all(s["forfeits"] == 0 for s in data["standings"])
     # negamax scores about 0.93 against random: 6 games, 4 points or more (below that: about 0.5%)
     assert data["crosstable"]["negamax"]["random_mover"] >= 4

@@ -148,7 +148,9 @@ class OutputScanner:
                 self._last = _int(last.group())
                 line_start = block.rfind("\n", 0, last.start()) + 1
                 line_end = block.find("\n", last.start())
-                self._last_text = _shorten(block[line_start : line_end if line_end >= 0 else len(block)][: _KEEP_TEXT + 3])
+                self._last_text = _shorten(
+                    block[line_start : line_end if line_end >= 0 else len(block)][: _KEEP_TEXT + 3]
+                )
                 break
 
     def _scan(self, piece: str) -> None:

@@ -474,7 +474,9 @@ def run(
             for path in [workdir, *(str(p) for p in Path(workdir).rglob("*"))]:
                 os.lchown(path, sandbox.uid, sandbox.uid)
         cgroup = Cgroup.for_this_thread(limits.processes)
-        argv = wrap(sandbox, command, workdir, script_dir, None if cgroup else limits.processes)  # a cgroup caps processes
+        argv = wrap(
+            sandbox, command, workdir, script_dir, None if cgroup else limits.processes
+        )  # a cgroup caps processes
         return Run(argv, limits, on_stdout, workdir, stop, sandbox, cgroup).result()
     finally:
         if sandbox.mechanism == "uid" and sandbox.uid is not None:
@@ -504,7 +506,9 @@ class Run:
         nproc = None
         if limits.processes and self.sandbox.mechanism == "uid":  # the slot's uid runs nothing but this script
             nproc = limits.processes  # (the other mechanisms set it inside their sandbox: wrap())
-        elif limits.processes and self.sandbox.uid is None and os.geteuid() != 0:  # RLIMIT_NPROC counts all our processes; root ignores it
+        elif (
+            limits.processes and self.sandbox.uid is None and os.geteuid() != 0
+        ):  # RLIMIT_NPROC counts all our processes; root ignores it
             nproc = _user_processes() + limits.processes
         cgroup = self.cgroup
         rlimits = _rlimits(limits, nproc)
@@ -545,8 +549,11 @@ class Run:
         # from its own: the tree's usage read just before the kill keeps it.
         cpu = max(usage.ru_utime + usage.ru_stime, self.cpu_at_kill)
         # SIGXCPU comes from RLIMIT_CPU; past its hard limit a second later the kernel sends SIGKILL.
-        cpu_limited = bool(limits.cpu_seconds) and not timed_out and cpu >= 0.9 * (limits.cpu_seconds or 0) and (
-            exit_code in (-signal.SIGXCPU, -signal.SIGKILL)
+        cpu_limited = (
+            bool(limits.cpu_seconds)
+            and not timed_out
+            and cpu >= 0.9 * (limits.cpu_seconds or 0)
+            and (exit_code in (-signal.SIGXCPU, -signal.SIGKILL))
         )
         interrupted = self.stop.is_set() and exit_code == -signal.SIGKILL and not timed_out and not cpu_limited
         stderr = self.err_tail.decode("utf-8", "replace")

@@ -82,7 +82,9 @@ def _visible(command: Sequence[str], script_dir: str | None) -> list[str]:
     return out
 
 
-def wrap(sandbox: Sandbox, command: Sequence[str], workdir: str, script_dir: str | None, nproc: int | None = None) -> list[str]:
+def wrap(
+    sandbox: Sandbox, command: Sequence[str], workdir: str, script_dir: str | None, nproc: int | None = None
+) -> list[str]:
     """The command that runs ``command`` in ``sandbox`` with ``workdir`` as its test directory
     (``nproc``: processes the slot's uid may run, set once the sandbox is built as root)."""
     if sandbox.mechanism in ("none", "uid"):

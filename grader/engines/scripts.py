@@ -17,7 +17,7 @@ import tempfile
 import threading
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, Self, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 from ..errors import GraderError
 from ..games import Position
@@ -29,7 +29,9 @@ from .isolation import guard
 from .runner import RunResult
 from .sandbox import Sandbox
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # Self: typing's own from Python 3.11
+    from typing import Self
+
     from ..config import Config
 
 MAX_FILES = 1000  # files a submission folder may hold
@@ -131,7 +133,9 @@ class Script:
             return cls._build(p.name, {p.name: p}, str(path))
         root = Path(folder)
         files = _folder_files(root)
-        entry = p.resolve().relative_to(root.resolve()).as_posix() if not p.is_symlink() else p.relative_to(root).as_posix()
+        entry = (
+            p.resolve().relative_to(root.resolve()).as_posix() if not p.is_symlink() else p.relative_to(root).as_posix()
+        )
         if entry not in files:
             raise GraderError(f"'{path}' is not inside '{folder}'")
         return cls._build(entry, files, str(path))
@@ -198,7 +202,9 @@ def _folder_files(root: Path) -> dict[str, Path]:
             rel = path.relative_to(root).as_posix()
             real = path.resolve()
             if not real.is_relative_to(real_root):
-                raise GraderError(f"'{path}' is a symbolic link to '{real}', outside the submission: replace it by the file")
+                raise GraderError(
+                    f"'{path}' is a symbolic link to '{real}', outside the submission: replace it by the file"
+                )
             if not real.is_file():
                 continue
             total += real.stat().st_size

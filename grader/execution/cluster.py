@@ -61,7 +61,9 @@ def check_peer(address: str, seconds: float) -> None:
     m = ADDRESS.match(address)
     assert m is not None, address
     host, port = m.group(2).strip("[]"), int(m.group(3))
-    usual = f"a Dask scheduler listens on port {SCHEDULER_PORT} unless told otherwise ({DASHBOARD_PORT} is its dashboard)"
+    usual = (
+        f"a Dask scheduler listens on port {SCHEDULER_PORT} unless told otherwise ({DASHBOARD_PORT} is its dashboard)"
+    )
     deadline = time.monotonic() + seconds
     got = b""
     while True:
@@ -265,12 +267,19 @@ class DaskExecutor(Executor):
                 client = distributed.Client(cluster, set_as_default=False, timeout=timeout)
             else:
                 client = distributed.Client(address, security=security, set_as_default=False, timeout=timeout)
-        except (OSError, TimeoutError, MemoryError, ValueError) as e:  # MemoryError: a peer's reply read as a frame size
+        except (
+            OSError,
+            TimeoutError,
+            MemoryError,
+            ValueError,
+        ) as e:  # MemoryError: a peer's reply read as a frame size
             if cluster is not None:
                 cluster.close()
-            hint = ("is 'dask scheduler' running there with certificates signed by the authority in cluster: ca_file?"
-                    if address.startswith("tls://") else
-                    "is 'dask scheduler' running there (without TLS: else use tls://), and the port open to this machine?")
+            hint = (
+                "is 'dask scheduler' running there with certificates signed by the authority in cluster: ca_file?"
+                if address.startswith("tls://")
+                else "is 'dask scheduler' running there (without TLS: else use tls://), and the port open to this machine?"
+            )
             raise GraderError(f"cannot reach the Dask scheduler at {address} within {timeout:g} s ({_short(e)}): {hint}") from None  # fmt: skip
         ex = cls(client, stop, cluster=cluster, own_client=True, **options)
         try:
@@ -379,7 +388,7 @@ class DaskExecutor(Executor):
                 if self._live.get(key) is batch:
                     self._send(_Batch([key], [(key, task)]))
             return []
-        (key, task), = batch.tasks
+        ((key, task),) = batch.tasks
         lost = getattr(task, "lost", None)
         if lost is None:
             raise GraderError(f"a task killed {_short(error)}") from None
@@ -400,7 +409,9 @@ class DaskExecutor(Executor):
         for key in batch.keys:
             self._live[key] = batch
         self._batches[name] = batch
-        batch.future = self.client.submit(run_batch, self._run, batch.tasks, __version__, key=name, pure=False, retries=self.retries)
+        batch.future = self.client.submit(
+            run_batch, self._run, batch.tasks, __version__, key=name, pure=False, retries=self.retries
+        )
         batch.future.add_done_callback(self._done.put)
 
     def _worker_threads(self) -> int:
@@ -417,7 +428,9 @@ class DaskExecutor(Executor):
         hit = {self._live[k].future.key: self._live[k] for k in keys if k in self._live}
         if not hit or self.lost:
             return dropped
-        processing = _in_time(self.client.processing, 5.0)  # batches a worker has started finish; the others are taken back
+        processing = _in_time(
+            self.client.processing, 5.0
+        )  # batches a worker has started finish; the others are taken back
         if processing is None:
             return dropped
         started = {key for keys_ in processing.values() for key in keys_}
@@ -516,7 +529,9 @@ def _security(address: str, config: ClusterConfig | None) -> Any:
         return None
     missing = [k for k in files if not files[k]]
     if missing:
-        raise GraderError(f"a tls:// address needs cluster: ca_file, cert and key in config.yaml; missing: {', '.join(missing)}")
+        raise GraderError(
+            f"a tls:// address needs cluster: ca_file, cert and key in config.yaml; missing: {', '.join(missing)}"
+        )
     for k, path in files.items():
         if not Path(str(path)).is_file():
             raise GraderError(f"TLS file '{path}' (cluster: {k}) not found")
@@ -535,4 +550,3 @@ def connect(address: str, config: ClusterConfig | None = None, stop: Stop | None
             timeout: float | None = None) -> DaskExecutor:  # fmt: skip
     """A ``DaskExecutor`` on the cluster at ``address`` (see ``DaskExecutor.connect``)."""
     return DaskExecutor.connect(address, config, stop, timeout)
-

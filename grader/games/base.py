@@ -9,11 +9,13 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Generic, Iterable, Mapping, Protocol, Self, Sequence, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Generic, Iterable, Mapping, Protocol, Sequence, TypeVar
 
 from ..errors import BoardError, GraderError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # Self: typing's own from Python 3.11
+    from typing import Self
+
     from .solving import ExactSolver
 
 DEFAULT = "othello"  # the game of commands and calls that name none
@@ -193,7 +195,9 @@ class Game(ABC, Generic[P]):
         None for a line that holds no board, such as a format's own comment)."""
         head = text.split(";", 1)[0].split()
         if len(head) != 2:
-            raise BoardError(f"expected 'BOARD TOKEN' ({self.board_length}-character board, then x or o), got {len(head)} field(s)")
+            raise BoardError(
+                f"expected 'BOARD TOKEN' ({self.board_length}-character board, then x or o), got {len(head)} field(s)"
+            )
         return BoardEntry(self.parse(*head), label)
 
     # --- games between engines ---------------------------------------------------------
@@ -206,7 +210,9 @@ class Game(ABC, Generic[P]):
         """Moves from a transcript; BoardError naming the bad part."""
         t = text.strip()
         if len(t) % 2:
-            raise BoardError(f"bad move sequence {text!r}: write squares like {self.transcript(self.start().moves()[:2])}")
+            raise BoardError(
+                f"bad move sequence {text!r}: write squares like {self.transcript(self.start().moves()[:2])}"
+            )
         return [self.parse_square(t[i : i + 2]) for i in range(0, len(t), 2)]
 
     def replay(self, moves: Sequence[int], start: P | None = None) -> P:

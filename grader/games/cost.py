@@ -77,7 +77,9 @@ def deepest_within(game: Game, seconds: float, backend: str = "auto") -> int | N
     return best
 
 
-def first_over(positions: Iterable[Position], game: Game, backend: str, budget: float | None) -> tuple[int, Estimate] | None:
+def first_over(
+    positions: Iterable[Position], game: Game, backend: str, budget: float | None
+) -> tuple[int, Estimate] | None:
     """The position (0-based index) with the most empties, with its estimate, when that is
     over ``budget`` seconds; None when every one fits (or no budget, or no cost model)."""
     if budget is None:

@@ -36,9 +36,13 @@ def grid_svg(board: str, cols: int, files: str, piece: Callable[[str, float, flo
     grid += "".join(f"M{MARGIN} {MARGIN + i * CELL}H{MARGIN + cols * CELL}" for i in range(rows + 1))
     parts.append(f'<path d="{grid}" stroke="#333" stroke-opacity="0.5"/>')
     for i in range(cols):
-        parts.append(f'<text x="{MARGIN + i * CELL + CELL // 2}" y="{MARGIN - 4}" font-size="11" text-anchor="middle">{files[i]}</text>')
+        parts.append(
+            f'<text x="{MARGIN + i * CELL + CELL // 2}" y="{MARGIN - 4}" font-size="11" text-anchor="middle">{files[i]}</text>'
+        )
     for i in range(rows):
-        parts.append(f'<text x="{MARGIN // 2}" y="{MARGIN + i * CELL + CELL // 2 + 4}" font-size="11" text-anchor="middle">{i + 1}</text>')
+        parts.append(
+            f'<text x="{MARGIN // 2}" y="{MARGIN + i * CELL + CELL // 2 + 4}" font-size="11" text-anchor="middle">{i + 1}</text>'
+        )
 
     def centre(sq: int) -> tuple[float, float]:
         return MARGIN + (sq % cols) * CELL + CELL / 2, MARGIN + (sq // cols) * CELL + CELL / 2
@@ -48,11 +52,15 @@ def grid_svg(board: str, cols: int, files: str, piece: Callable[[str, float, flo
             parts.append(piece(ch, *centre(sq)))
     for sq in best:
         x, y = centre(sq)
-        parts.append(f'<circle cx="{x:g}" cy="{y:g}" r="{CELL * 0.17:g}" fill="#7cfc00" stroke="#1b5e20" stroke-width="1.5"/>')
+        parts.append(
+            f'<circle cx="{x:g}" cy="{y:g}" r="{CELL * 0.17:g}" fill="#7cfc00" stroke="#1b5e20" stroke-width="1.5"/>'
+        )
     if played is not None and 0 <= played < len(board):
         x, y = centre(played)
         if played_legal:
-            parts.append(f'<circle cx="{x:g}" cy="{y:g}" r="{CELL * 0.36:g}" fill="none" stroke="#e53935" stroke-width="3"/>')
+            parts.append(
+                f'<circle cx="{x:g}" cy="{y:g}" r="{CELL * 0.36:g}" fill="none" stroke="#e53935" stroke-width="3"/>'
+            )
         else:
             parts.append(f'<path d="M{x - 9:g} {y - 9:g}l18 18m0 -18l-18 18" stroke="#e53935" stroke-width="3"/>')
     parts.append("</svg>")

@@ -152,7 +152,6 @@ def flips(sq: Square, player: Bitboard, opponent: Bitboard) -> Bitboard:
     return f
 
 
-
 # --- positions -------------------------------------------------------------
 
 
@@ -180,8 +179,7 @@ class Position:
                 o |= 1 << i
             elif ch != ".":
                 raise BoardError(
-                    f"bad character {board[i]!r} at position {i} ({square_name(i)}) of the board: "
-                    "use '.', 'x' or 'o'"
+                    f"bad character {board[i]!r} at position {i} ({square_name(i)}) of the board: use '.', 'x' or 'o'"
                 )
         return cls(x, o, "x") if tok == "x" else cls(o, x, "o")
 
@@ -228,15 +226,11 @@ class Position:
 
     def must_pass(self) -> bool:
         """True when the mover has no move but the opponent has one."""
-        return not legal_moves(self.player, self.opponent) and bool(
-            legal_moves(self.opponent, self.player)
-        )
+        return not legal_moves(self.player, self.opponent) and bool(legal_moves(self.opponent, self.player))
 
     def is_game_over(self) -> bool:
         """True when neither side can move."""
-        return not legal_moves(self.player, self.opponent) and not legal_moves(
-            self.opponent, self.player
-        )
+        return not legal_moves(self.player, self.opponent) and not legal_moves(self.opponent, self.player)
 
     def play(self, sq: Square) -> Position:
         """The position after the mover plays ``sq`` (or passes, for ``PASS``)."""
@@ -259,8 +253,6 @@ class Position:
     def render(self, marks: Mapping[Square, str] | None = None) -> str:
         """An 8x8 text grid with file letters and rank numbers; ``marks`` overrides empty squares."""
         return grid_text(self.board_string(), 8, FILES, marks)
-
-
 
 
 # --- the game ---------------------------------------------------------------
@@ -334,7 +326,9 @@ class Othello(Game["Position"]):
     def __init__(self) -> None:
         self._solvers: dict[str, tuple[Callable[..., ExactSolver[Position]], Callable[[], str | None]]] = {}
 
-    def add_solver(self, backend: str, make: Callable[..., ExactSolver[Position]], missing: Callable[[], str | None] = lambda: None) -> None:
+    def add_solver(
+        self, backend: str, make: Callable[..., ExactSolver[Position]], missing: Callable[[], str | None] = lambda: None
+    ) -> None:
         """Give Othello a solver backend: ``make(scoring, should_stop=...)``; ``missing()``
         says how to get it when it is not built here (None: it is). The solver modules
         (othello_solver.py, the C search in othello_native.py) add theirs when the games package
@@ -357,7 +351,11 @@ class Othello(Game["Position"]):
 
     def backend_note(self) -> str | None:
         why = self._solvers["native"][1]() if "native" in self._solvers else None
-        return None if why is None else f"the native solver is not built, so the Python one is used (about 80 times slower): {why}"
+        return (
+            None
+            if why is None
+            else f"the native solver is not built, so the Python one is used (about 80 times slower): {why}"
+        )
 
     def solve_nodes(self, empties: int) -> float:
         """About 30,000 nodes at 12 empties, 2.5 times more per further empty: the median of
@@ -384,7 +382,9 @@ class Othello(Game["Position"]):
         if name != "standard":
             return []
         lines = read_lines(bundled("fixtures", self.STANDARD_FIXED), "board file")
-        entries = [self.parse_board_line(line.split("#", 1)[0].strip(), "") for line in lines if line.split("#", 1)[0].strip()]
+        entries = [
+            self.parse_board_line(line.split("#", 1)[0].strip(), "") for line in lines if line.split("#", 1)[0].strip()
+        ]
         return [e.position for e in entries if e is not None]
 
     def random_positions(self, seed: int, empties: range, count: int) -> list[Position]:

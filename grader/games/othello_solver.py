@@ -38,10 +38,7 @@ CHECK_EVERY = 20_000  # nodes between two looks at should_stop (a few tens of mi
 _QUADRANT = tuple((sq // 32) * 2 + (sq % 8) // 4 for sq in range(64))
 _QUADRANT_MASKS = tuple(sum(1 << sq for sq in range(64) if _QUADRANT[sq] == q) for q in range(4))
 # Preference among small-endgame squares with equal parity: corners first, X-squares last.
-_SQUARE_RANK = tuple(
-    0 if (1 << sq) & CORNERS else 2 if sq in (9, 14, 49, 54) else 1 for sq in range(64)
-)
-
+_SQUARE_RANK = tuple(0 if (1 << sq) & CORNERS else 2 if sq in (9, 14, 49, 54) else 1 for sq in range(64))
 
 
 class OthelloSolver(ExactSolver[Position]):

@@ -191,4 +191,3 @@ class ExactSolver(Generic[P]):
     def clear(self) -> None:
         """Forget every stored result."""
         self._table.clear()
-

@@ -142,7 +142,9 @@ class TicTacToe(Game[Position]):
             raise BoardError(f"bad token {token!r}: the side to move must be 'x' or 'o'")
         xs, os_ = b.count("x"), b.count("o")
         if xs not in (os_, os_ + 1):
-            raise BoardError(f"this board cannot arise in play: {xs} x and {os_} o (x moves first, so x has as many marks as o, or one more)")
+            raise BoardError(
+                f"this board cannot arise in play: {xs} x and {os_} o (x moves first, so x has as many marks as o, or one more)"
+            )
         to_move = "x" if xs == os_ else "o"
         wins = {w for w in "xo" if any(b[a] == b[c] == b[d] == w for a, c, d in LINES)}
         if len(wins) == 2:

@@ -82,7 +82,9 @@ def check(script: str | Path, game: str | Game = DEFAULT, plan: Plan | None = No
 
         raise PlanError("this plan holds private tests: check with its public half (grader plan public)")
     limit = settings.limits.wall_seconds
-    quick = dataclasses.replace(settings, limits=dataclasses.replace(settings.limits, wall_seconds=min(limit, CHECK_SECONDS)))
+    quick = dataclasses.replace(
+        settings, limits=dataclasses.replace(settings.limits, wall_seconds=min(limit, CHECK_SECONDS))
+    )
     result = grade(script, easy_positions(g, plan), quick)
     return CheckReport(str(script), g, [Checked(t, limit, _problems(t, g, limit)) for t in result.tests])
 
@@ -107,16 +109,22 @@ def _problems(t: TestResult, game: Game, limit: float) -> list[str]:
             out.append(f"the last integer, {claim.move}, comes from {printed!r}, which looks like a date or a time: "
                        "print your move last")  # fmt: skip
         elif line_forward and pos.game.solver(game.scorings[0]).verify_line(pos, line_forward).ok:
-            out.append("the line is printed from the first move forward: print it in reverse, so that your move is the last integer")
+            out.append(
+                "the line is printed from the first move forward: print it in reverse, so that your move is the last integer"
+            )
         else:
             out.append(f"the last integer, {claim.move}, is not a legal move here: print your move last")
     if claim.has_score_line:
         if claim.score == -t.value != 0:
-            out.append(f"the score {claim.score:+d} is the other side's: print the score for the side to move ({t.value:+d})")
+            out.append(
+                f"the score {claim.score:+d} is the other side's: print the score for the side to move ({t.value:+d})"
+            )
         if any(m >= game.board_length for m in claim.line):
             out.append("the line holds numbers that are not squares: write a pass as -1 (or leave it out)")
     else:
-        out.append("no score line: print a line with 'score', the value, then the line in reverse (e.g. 'score 18 15 -1 7 51')")
+        out.append(
+            "no score line: print a line with 'score', the value, then the line in reverse (e.g. 'score 18 15 -1 7 51')"
+        )
     if run.wall_seconds > limit / 2 and not run.timed_out:
         out.append(f"it took {run.wall_seconds:.1f} s of the {limit:g} s limit on an easy position")
     if run.timed_out and limit > CHECK_SECONDS:

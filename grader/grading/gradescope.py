@@ -18,7 +18,9 @@ RESULTS = "/autograder/results/results.json"
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
 
-def results_json(result: ScriptResult, seconds: float, visibility: str = "visible", full: bool = False) -> dict[str, Any]:
+def results_json(
+    result: ScriptResult, seconds: float, visibility: str = "visible", full: bool = False
+) -> dict[str, Any]:
     """Gradescope's results.json for one student's run. A plan's private tests are
     ``after_published`` and, unless ``full``, say only their verdict: no board, no answer."""
     tests = []

@@ -33,8 +33,11 @@ section.student { border-top: 2px solid #444; margin-top: 2em; padding-top: .5em
 .legend { color: #555; font-size: 90%; } .note { color: #8a6d3b; }
 """
 
+
 def _symbols(symbols: str) -> str:
-    return "".join(f'<span class="sym {_SYMBOL_CLASS[s]}" title="{SYMBOL_TABLE[s].meaning}">{escape(s)}</span>' for s in symbols)
+    return "".join(
+        f'<span class="sym {_SYMBOL_CLASS[s]}" title="{SYMBOL_TABLE[s].meaning}">{escape(s)}</span>' for s in symbols
+    )
 
 
 def histogram_svg(totals: list[float], max_total: int) -> str:
@@ -51,7 +54,9 @@ def histogram_svg(totals: list[float], max_total: int) -> str:
         x = 20 + i * (bar + 6)
         parts.append(f'<rect x="{x}" y="{base - h:.1f}" width="{bar}" height="{h:.1f}" fill="#5c8ddb"/>')
         if n:
-            parts.append(f'<text x="{x + bar / 2}" y="{base - h - 5:.1f}" font-size="12" text-anchor="middle">{n}</text>')
+            parts.append(
+                f'<text x="{x + bar / 2}" y="{base - h - 5:.1f}" font-size="12" text-anchor="middle">{n}</text>'
+            )
         lo = max_total * i / 10
         parts.append(f'<text x="{x + bar / 2}" y="{base + 16}" font-size="11" text-anchor="middle">{lo:g}-</text>')
     parts.append(f'<line x1="16" y1="{base}" x2="{width - 4}" y2="{base}" stroke="#333"/></svg>')
@@ -120,7 +125,10 @@ def report_html(results: list[ScriptResult], title: str = "Grading report") -> s
         cells += [f"<td>{r.timeouts}</td>", f"<td>{r.crashes}</td>", f"<td>{r.script_seconds:.1f}</td>"]
         cells.append(f"<td>{escape(status(r))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    sym_heads = "".join(f'<th><span class="sym {_SYMBOL_CLASS[s]}" title="{SYMBOL_TABLE[s].meaning}">{escape(s)}</span></th>' for s in SYMBOLS)
+    sym_heads = "".join(
+        f'<th><span class="sym {_SYMBOL_CLASS[s]}" title="{SYMBOL_TABLE[s].meaning}">{escape(s)}</span></th>'
+        for s in SYMBOLS
+    )
     max_total = results[0].max_total if results else 0
     legend = " &nbsp; ".join(f"{_symbols(s)} {SYMBOL_TABLE[s].meaning}" for s in SYMBOLS)
     return "\n".join([

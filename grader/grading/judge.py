@@ -120,7 +120,9 @@ def judge(pos: Position, claim: Claim, answer: Answer, solver: ExactSolver, cras
     if not claim.has_score_line:
         notes.append("no score line")
         symbol = "t" if failure else symbol_for(False, move_ok, False, False)
-        return Verdict(symbol, SYMBOL_TABLE[symbol].credit, move_ok, None, None, failure, move_value, None, "; ".join(notes))
+        return Verdict(
+            symbol, SYMBOL_TABLE[symbol].credit, move_ok, None, None, failure, move_value, None, "; ".join(notes)
+        )
 
     score_ok = claim.score == value
     if score_ok:

@@ -134,7 +134,9 @@ PLAN_FORMAT = "grader-plan 1"
 FULL, PUBLIC = "full", "public"
 
 
-def spread_public(positions: Sequence[Position], count: int, seed: int | str, always: frozenset[int] = frozenset()) -> frozenset[int]:
+def spread_public(
+    positions: Sequence[Position], count: int, seed: int | str, always: frozenset[int] = frozenset()
+) -> frozenset[int]:
     """The test numbers (1-based) in ``always``, and ``count`` more spread over the numbers of
     empties, chosen with ``seed``: one from each count of empties in turn, fewest empties first."""
     others = len(positions) - len(always)
@@ -173,7 +175,11 @@ def write_plan_file(plan: Plan, path: str | Path, kind: str = FULL) -> None:
     if plan.scoring:
         header.append(f"scoring: {plan.scoring}")
     if plan.limits:
-        header.append("limits: {" + ", ".join(f"{k}: {v}" for k, v in dataclasses.asdict(plan.limits).items() if v is not None) + "}")
+        header.append(
+            "limits: {"
+            + ", ".join(f"{k}: {v}" for k, v in dataclasses.asdict(plan.limits).items() if v is not None)
+            + "}"
+        )
     if plan.empties is not None:
         header.append(f"empties: {plan.empties[0]}-{plan.empties[1]}  # a speed plan: its ladder of empties")
     if kind == FULL:
@@ -198,7 +204,9 @@ def read_plan_file(path: str | Path) -> Plan:
         data = yaml.safe_load("\n".join(lines))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
-        raise PlanError(f"{p}: not a plan file{f' (line {mark.line + 1})' if mark else ''}: {getattr(e, 'problem', e)}") from None
+        raise PlanError(
+            f"{p}: not a plan file{f' (line {mark.line + 1})' if mark else ''}: {getattr(e, 'problem', e)}"
+        ) from None
     if not isinstance(data, dict) or data.get("format") != PLAN_FORMAT:
         raise PlanError(f"{p}: not a plan file (no 'format: {PLAN_FORMAT}' line): make one with 'grader plan new'")
     unknown = set(data) - {"format", "plan", "game", "scoring", "limits", "seed", "source", "tests", "empties"}
@@ -223,7 +231,9 @@ def read_plan_file(path: str | Path) -> Plan:
         if data.get("tests") is None:  # a speed plan by its ladder: boards drawn from the seed
             seed = data.get("seed")
             if not isinstance(seed, int) or isinstance(seed, bool):
-                raise PlanError(f"{p}: a speed plan without its tests needs 'seed', a whole number (the boards come from it)")
+                raise PlanError(
+                    f"{p}: a speed plan without its tests needs 'seed', a whole number (the boards come from it)"
+                )
             try:
                 made = speed_plan(ladder, seed, game)
             except PlanError as e:
@@ -277,5 +287,7 @@ def load_any_plan(name_or_path: str, game: str | Game = DEFAULT, seed: int | Non
             raise PlanError(f"{p} is a plan for {plan.game.name}, not {g.name}: give --game {plan.game.name}")
         return plan
     if name_or_path not in g.plans:
-        raise PlanError(f"no plan file {name_or_path!r}, and {g.name} has no plan of that name: use one of {', '.join(g.plans)}, or a .plan file")
+        raise PlanError(
+            f"no plan file {name_or_path!r}, and {g.name} has no plan of that name: use one of {', '.join(g.plans)}, or a .plan file"
+        )
     return standard_plan(seed, g, name_or_path)

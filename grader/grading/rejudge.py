@@ -86,7 +86,11 @@ def rejudge(path: str | Path, exports: bool = True) -> Rejudged:
             if old[(result.name, t.index)].get("symbol") != t.symbol
         ]
         tests_changed += len(moved)
-        was = before[result.name].total if before else sum(float(old[k].get("credit", 0)) for k in old if k[0] == result.name)
+        was = (
+            before[result.name].total
+            if before
+            else sum(float(old[k].get("credit", 0)) for k in old if k[0] == result.name)
+        )
         if round(was, 6) != round(result.total, 6):
             changes.append(GradeChange(result.name, was, result.total, result.max_total, moved))
     done = Rejudged(folder, results, changes, tests_changed, len(new), adopted, skipped)
@@ -119,4 +123,3 @@ def _restop(folder: RunFolder, tests: dict[tuple[str, int], TestResult], n: int)
             folder.set_stopped(name, stop_at(tests[(name, first)]), first)
         elif stopped_test(folder.meta["scripts"][name].get("stopped")) is not None:
             folder.set_stopped(name, None, 0)  # no longer an error: the tests after it were never run
-

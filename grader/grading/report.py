@@ -130,7 +130,9 @@ def offending_report(result: ScriptResult, n: int = 2, public_only: bool = False
             return "No public test below full credit." if run else "No public test was run."
         if not result.tests:
             return "No test was run."
-        return "All tests perfect." if result.complete else f"No test below full credit among the {len(result.tests)} run."
+        return (
+            "All tests perfect." if result.complete else f"No test below full credit among the {len(result.tests)} run."
+        )
     title = "Most offending test" + ("s" if len(worst) > 1 else "") + ":"
     return "\n\n".join([title] + [offending_test(t) for t in worst])
 
@@ -162,7 +164,6 @@ def results_json(results: list[ScriptResult]) -> dict[str, Any]:
     return {"scripts": [r.to_json() for r in results]}
 
 
-
 # --- solved positions -------------------------------------------------------------------
 
 
@@ -189,7 +190,10 @@ def analysis_text(a: Analysis, entry: BoardEntry | None = None) -> str:
     out.append(f"line:          {game.moves_text(a.line)}")
     out.append(f"lab format:    {lab_line(a.value, a.line)}")
     if a.move_values is not None:
-        rows = [[sq, game.square_name(sq), f"{v:+d}"] for sq, v in sorted(a.move_values.items(), key=lambda kv: (-kv[1], kv[0]))]
+        rows = [
+            [sq, game.square_name(sq), f"{v:+d}"]
+            for sq, v in sorted(a.move_values.items(), key=lambda kv: (-kv[1], kv[0]))
+        ]
         out.append(tabulate(rows, headers=["move", "square", "value"], colalign=("right", "left", "right")))
     if entry is not None and entry.score is not None:
         out.append(_file_answer(a, entry))
@@ -239,7 +243,16 @@ def class_table(results: list[ScriptResult], fmt: str = "simple") -> str:
     """The summary table: student, total, count per symbol, timeouts, crashes, time, status;
     on a speed plan also the deepest level."""
     speed = any(r.is_speed for r in results)
-    headers = ["student", "total", *(["deepest"] if speed else []), *SYMBOLS, "timeouts", "crashes", "time (s)", "status"]
+    headers = [
+        "student",
+        "total",
+        *(["deepest"] if speed else []),
+        *SYMBOLS,
+        "timeouts",
+        "crashes",
+        "time (s)",
+        "status",
+    ]
     rows = [
         [r.name, f"{fmt_total(r.total)}/{r.max_total}", *([_deepest_cell(r)] if speed else []), *r.counts().values(),
          r.timeouts, r.crashes, f"{r.script_seconds:.1f}", status(r)]
@@ -255,7 +268,9 @@ def grades_csv(results: list[ScriptResult]) -> str:
     speed = any(r.is_speed for r in results)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["name", "total", "max", *(["deepest"] if speed else []), *SYMBOLS, "timeouts", "crashes", "complete", "note"])
+    writer.writerow(
+        ["name", "total", "max", *(["deepest"] if speed else []), *SYMBOLS, "timeouts", "crashes", "complete", "note"]
+    )
     for r in results:
         writer.writerow([safe_cell(r.name), fmt_total(r.total), r.max_total, *([_deepest_cell(r)] if speed else []),
                          *r.counts().values(), r.timeouts, r.crashes, "yes" if r.complete else "no",
@@ -305,7 +320,9 @@ def junit_xml(results: list[ScriptResult]) -> str:
                 time=f"{t.run.wall_seconds:.3f}",
             )  # fmt: skip
             if t.verdict.credit < 1:
-                failure = ET.SubElement(case, "failure", message=_xml(f"{t.symbol} ({fmt_credit(t.verdict.credit)}): {t.diagnosis}"))
+                failure = ET.SubElement(
+                    case, "failure", message=_xml(f"{t.symbol} ({fmt_credit(t.verdict.credit)}): {t.diagnosis}")
+                )
                 failure.text = _xml(f"board {pos.board_string()} {pos.token}\n{t.diagnosis}")
         if not r.tests and r.stopped:
             case = ET.SubElement(suite, "testcase", classname=_xml(r.name), name="submission")
@@ -340,7 +357,10 @@ def share_grades_table(grades: list, fmt: str = "simple") -> str:
 
 def swiss_table(rows: list, fmt: str = "simple") -> str:
     """The Swiss ranking: points (a pair up to 2, a bye 2), Buchholz, Sonneborn-Berger."""
-    table = [[i, s.engine, fmt_total(s.points), fmt_total(s.buchholz), f"{s.sonneborn_berger:g}"] for i, s in enumerate(rows, 1)]
+    table = [
+        [i, s.engine, fmt_total(s.points), fmt_total(s.buchholz), f"{s.sonneborn_berger:g}"]
+        for i, s in enumerate(rows, 1)
+    ]
     return tabulate(table, headers=["#", "engine", "points", "Buchholz", "S-B"], tablefmt=fmt, disable_numparse=True)
 
 
@@ -348,7 +368,11 @@ def sprt_text(s: dict) -> str:
     """The SPRT's state: LLR and bounds, the decision, Elo and its interval, pairs and games."""
     decision = {"H1": "H1 accepted", "H0": "H0 accepted"}.get(s["decision"], "no decision")
     lo, hi = s["elo_interval"]
-    elo = "n/a" if s["elo"] is None else f"{s['elo']:+.1f}" + ("" if lo is None or hi is None else f" (95%: {lo:+.1f} to {hi:+.1f})")
+    elo = (
+        "n/a"
+        if s["elo"] is None
+        else f"{s['elo']:+.1f}" + ("" if lo is None or hi is None else f" (95%: {lo:+.1f} to {hi:+.1f})")
+    )
     return "\n".join([
         f"SPRT {s['engines'][0]} vs {s['engines'][1]}: H0 {s['elo0']:g}, H1 {s['elo1']:g} ({s['model']} Elo), "
         f"alpha {s['alpha']:g}, beta {s['beta']:g}",
@@ -385,7 +409,11 @@ def proof_text(proof) -> str:
             verdict = "NOT PROVED (it answered differently when asked again)"
         else:
             verdict = "CAN LOSE"
-        det = "deterministic" if not side.not_deterministic else f"NOT deterministic ({len(side.not_deterministic)} positions)"
+        det = (
+            "deterministic"
+            if not side.not_deterministic
+            else f"NOT deterministic ({len(side.not_deterministic)} positions)"
+        )
         out.append(f"as {side.side}: {verdict} ({plural(side.asked, 'position', 'positions')} asked, {det})")
         if side.lost_game is not None:
             moves = " ".join("pass" if m < 0 else game.square_name(m) for m in side.lost_game)
@@ -446,7 +474,9 @@ def check_text(found) -> str:
             out.append(f"   line: {t.verdict.line_check.describe(t.position.token, found.game)}")
         out += [f"   fix: {p}" for p in c.problems]
     if found.all_fail:
-        out.append("None of these outputs can be graded: every test would fail. Fix the problems above before you submit.")
+        out.append(
+            "None of these outputs can be graded: every test would fail. Fix the problems above before you submit."
+        )
     elif any(c.problems for c in found.checked):
         out.append("The output can be read, but see the notes above.")
     else:

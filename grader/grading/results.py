@@ -331,4 +331,4 @@ def stderr_lines(text: str, n: int) -> list[str]:
     starts = [i for i, ln in enumerate(lines) if ln.startswith("Traceback (most recent call last)")]
     if not starts or len(lines) - starts[-1] <= n or n < 3:
         return lines[-n:]
-    return [lines[starts[-1]], "...", *lines[-(n - 2):]]
+    return [lines[starts[-1]], "...", *lines[-(n - 2) :]]

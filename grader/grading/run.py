@@ -24,6 +24,7 @@ from .results import ScriptResult, Settings, Submission, TestResult, stop_at
 if TYPE_CHECKING:
     from .runfolder import RunFolder
 
+
 @dataclass(frozen=True)
 class TestTask:
     """One test's work on a worker: run the script on the position, read its claim."""
@@ -262,8 +263,11 @@ def wrong_game(result: ScriptResult, sub: Submission, script: Script, settings: 
     if not printed or result.interrupted or 2 * result.total >= len(tests):
         return None
     legal = sum(t.claim.move is not None and not t.illegal_move for t in tests)
-    said = f"only {legal} of {len(tests)} tests printed a legal {game.title} move" if legal else \
-        f"no test printed a legal {game.title} move"
+    said = (
+        f"only {legal} of {len(tests)} tests printed a legal {game.title} move"
+        if legal
+        else f"no test printed a legal {game.title} move"
+    )
     for name in sorted(available()):
         other = get_game(name)
         if other.name == game.name:
@@ -331,9 +335,13 @@ def grade_class(
         subs = find_submissions(list(paths), set(settings.commands), entry) if paths else folder.submissions()
         for sub in subs:
             if sub.path is not None and not sub.path.exists():
-                raise RunFolderError(f"the script of '{sub.name}' ({sub.path}) is gone: restore it, or give the scripts to grade")
+                raise RunFolderError(
+                    f"the script of '{sub.name}' ({sub.path}) is gone: restore it, or give the scripts to grade"
+                )
         settings.check()
-        mechanism = settings.sandbox_mechanism([folder.path, *(s.folder or s.path for s in subs if s.path), *map(Path, private)])
+        mechanism = settings.sandbox_mechanism(
+            [folder.path, *(s.folder or s.path for s in subs if s.path), *map(Path, private)]
+        )
     else:
         if not paths:
             raise GraderError("give the scripts or folders to grade (or a run folder to resume)")

@@ -32,6 +32,8 @@ from .seals import SEAL, load_key, new_key, seal, sealed
 
 PLAN_COPY = "plan.plan"  # in a run folder: the plan it was graded on
 ANSWERS = "answers.jsonl"  # in a run folder: the exact answer of each test, solved once
+
+
 def default_path() -> Path:
     return Path("runs") / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
 
@@ -40,7 +42,9 @@ def check_new_folder(path: Path, kind: str = "run") -> None:
     """Raise unless ``path`` can become a new folder: missing, or an empty folder we may write."""
     for other in RecordFolder.__subclasses__():
         if (path / other.META).exists() and other.KIND == kind:
-            raise RunFolderError(f"'{path}' already holds a {kind}: continue it with --resume {path}, or choose another --out")
+            raise RunFolderError(
+                f"'{path}' already holds a {kind}: continue it with --resume {path}, or choose another --out"
+            )
         if (path / other.META).exists():
             raise RunFolderError(f"'{path}' holds a {other.KIND}, not a {kind}: choose another --out")
     if path.exists() and not path.is_dir():
@@ -101,7 +105,9 @@ class RecordFolder:
             if missing:
                 raise ValueError(f"no {', '.join(missing)}")
         except FileNotFoundError:
-            raise RunFolderError(f"'{p}' is not a {cls.KIND} folder (no {cls.META}): give the folder {cls.WRITER} wrote") from None
+            raise RunFolderError(
+                f"'{p}' is not a {cls.KIND} folder (no {cls.META}): give the folder {cls.WRITER} wrote"
+            ) from None
         except (OSError, ValueError, TypeError) as e:
             raise RunFolderError(f"cannot read {cls.KIND} folder '{p}': {cls.META} is damaged ({e!r})") from None
         if legacy:
@@ -135,7 +141,9 @@ class RecordFolder:
         """Whether any file of records in ``p`` holds a sealed line (grader 0.1 sealed none)."""
         for lines in p.glob("*.jsonl*"):
             try:
-                if any(f'"{SEAL}"' in line for line in lines.read_text(encoding="utf-8", errors="replace").splitlines()):
+                if any(
+                    f'"{SEAL}"' in line for line in lines.read_text(encoding="utf-8", errors="replace").splitlines()
+                ):
                     return True
             except OSError:
                 return True
@@ -255,10 +263,14 @@ class RunFolder(RecordFolder):
     def create(cls, path: str | Path, plan: Plan, settings: Settings) -> RunFolder:
         meta = {
             "seed": plan.seed,
-            "plan": {"game": plan.game.name, "source": plan.source, "kind": plan.kind,
-                     "public": None if plan.public is None else sorted(plan.public),
-                     "empties": None if plan.empties is None else list(plan.empties),
-                     "boards": [f"{q.board_string()} {q.token}" for q in plan.positions]},  # fmt: skip
+            "plan": {
+                "game": plan.game.name,
+                "source": plan.source,
+                "kind": plan.kind,
+                "public": None if plan.public is None else sorted(plan.public),
+                "empties": None if plan.empties is None else list(plan.empties),
+                "boards": [f"{q.board_string()} {q.token}" for q in plan.positions],
+            },  # fmt: skip
             "settings": settings.to_json(),
             "scripts": {},
         }

@@ -42,7 +42,9 @@ def new_key(run_id: str) -> bytes:
         with os.fdopen(fd, "w") as f:
             f.write(key.hex())
     except OSError as e:
-        raise RunFolderError(f"cannot keep the run's key in '{folder}': {e.strerror}; set GRADER_KEYS to a private folder") from None
+        raise RunFolderError(
+            f"cannot keep the run's key in '{folder}': {e.strerror}; set GRADER_KEYS to a private folder"
+        ) from None
     return key
 
 

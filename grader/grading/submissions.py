@@ -26,7 +26,9 @@ def _file_student(path: Path) -> Submission:
     """A student who is one file; a symbolic link is not graded (it could point at anyone's file)."""
     name = _name(path.stem)
     if path.is_symlink():
-        return Submission(name, None, f"'{path}' is a symbolic link to '{os.readlink(path)}', not a script file: copy the file in")
+        return Submission(
+            name, None, f"'{path}' is a symbolic link to '{os.readlink(path)}', not a script file: copy the file in"
+        )
     return Submission(name, path)
 
 
@@ -79,4 +81,9 @@ def _from_folder(folder: Path, suffixes: set[str], entry: str | None, name: str 
     if not scripts:
         return Submission(name, None, f"no script found in {folder}", folder)
     names = ", ".join(f.name for f in scripts)
-    return Submission(name, None, f"{len(scripts)} scripts in {folder} ({names}): set 'entry' in config.yaml to the one to run", folder)
+    return Submission(
+        name,
+        None,
+        f"{len(scripts)} scripts in {folder} ({names}): set 'entry' in config.yaml to the one to run",
+        folder,
+    )

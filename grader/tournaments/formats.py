@@ -286,7 +286,10 @@ class SprtPlanner(Planner):
             a, b = self.engines
             pair = f"p{k + 1}"
             opening = self.openings[k % len(self.openings)]
-            games += [self.make(f"{pair}:1", pair, k + 1, a, b, opening), self.make(f"{pair}:2", pair, k + 1, b, a, opening)]
+            games += [
+                self.make(f"{pair}:1", pair, k + 1, a, b, opening),
+                self.make(f"{pair}:2", pair, k + 1, b, a, opening),
+            ]
         return games
 
     def add(self, game: Played) -> None:

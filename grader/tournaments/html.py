@@ -133,7 +133,9 @@ def _standings(result) -> str:
         if swiss:
             w = swiss[s.engine]
             cells += [fmt_total(w.points), fmt_total(w.buchholz), f"{w.sonneborn_berger:g}"]
-        rows.append("<tr>" + "".join(f'<td{" class=name" if j == 1 else ""}>{c}</td>' for j, c in enumerate(cells)) + "</tr>")
+        rows.append(
+            "<tr>" + "".join(f"<td{' class=name' if j == 1 else ''}>{c}</td>" for j, c in enumerate(cells)) + "</tr>"
+        )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
@@ -150,10 +152,14 @@ def _crosstable(result) -> str:
 
 def _sprt(s: dict[str, Any]) -> str:
     decision = {"H1": "H1 accepted: stronger by at least ELO1", "H0": "H0 accepted: not stronger by ELO1"}.get(
-        s["decision"], "undecided")
+        s["decision"], "undecided"
+    )
     lo, hi = s["elo_interval"]
-    elo = "n/a" if s["elo"] is None else f"{s['elo']:+.1f}" + (
-        "" if lo is None or hi is None else f" (95%: {lo:+.1f} to {hi:+.1f})")
+    elo = (
+        "n/a"
+        if s["elo"] is None
+        else f"{s['elo']:+.1f}" + ("" if lo is None or hi is None else f" (95%: {lo:+.1f} to {hi:+.1f})")
+    )
     ll, ld, dd, wd, ww = s["pentanomial"]
     rows = [
         ("test", f"{escape(s['engines'][0])} against {escape(s['engines'][1])}: H0 Elo = {s['elo0']:g}, "
@@ -165,7 +171,7 @@ def _sprt(s: dict[str, Any]) -> str:
         ("games", f"{s['games']} counted of at most {s['max_games']}"),
     ]  # fmt: skip
     body = "".join(f"<tr><td class=name>{k}</td><td class=name>{v}</td></tr>" for k, v in rows)
-    return f"<h2>SPRT</h2><table id=\"sprt\"><tbody>{body}</tbody></table>"
+    return f'<h2>SPRT</h2><table id="sprt"><tbody>{body}</tbody></table>'
 
 
 def tournament_page(result, game: Game) -> str:

@@ -23,6 +23,7 @@ class GameLike(Protocol):
     pair: str  # games of one pair (same opening, colours swapped) share it
     black: str
     white: str
+
     @property
     def black_score(self) -> float: ...  # 1, 1/2 or 0 for black
 

@@ -267,8 +267,10 @@ def _secular_root(values: list[float], weights: list[float]) -> float:
     """The root x of sum w_i v_i / (1 + x v_i) = 0 with every 1 + x v_i > 0, by bisection to
     the last bit (the sum falls from +inf to -inf on that interval)."""
     if not min(values) < 0 < max(values):
-        raise SprtError("too far from 0 for the model to fit a distribution of pair scores to them "
-                        "(normalized Elo: keep them within about -230 and 230)")
+        raise SprtError(
+            "too far from 0 for the model to fit a distribution of pair scores to them "
+            "(normalized Elo: keep them within about -230 and 230)"
+        )
     lo, hi = -1 / max(values), -1 / min(values)
     while True:
         mid = (lo + hi) / 2

@@ -352,8 +352,10 @@ class TournamentFolder(RecordFolder):
             "format": (fmt or Format()).to_json(),
             "openings": openings or sorted({g.opening for g in games}),
             "engines": {e.name: {"path": str(e.path.absolute()), "sha256": e.sha256} for e in engines},
-            "schedule": [{"id": g.id, "pair": g.pair, "round": g.round, "black": g.black, "white": g.white,
-                          "opening": g.opening} for g in games],  # fmt: skip
+            "schedule": [
+                {"id": g.id, "pair": g.pair, "round": g.round, "black": g.black, "white": g.white, "opening": g.opening}
+                for g in games
+            ],  # fmt: skip
             "settings": settings.to_json(),
         }
         return cls._create(path, meta)
@@ -699,7 +701,17 @@ def grades_csv(grades: Sequence[ShareGrade]) -> str:
     writer.writerow(["name", "total", "max", "share", "games", "complete", "note"])
     for g in grades:
         share = "" if g.share is None else f"{100 * g.share:.2f}"
-        writer.writerow([safe_cell(g.engine), fmt_total(g.grade), 100, share, g.games, "yes" if g.complete else "no", safe_cell(g.note)])
+        writer.writerow(
+            [
+                safe_cell(g.engine),
+                fmt_total(g.grade),
+                100,
+                share,
+                g.games,
+                "yes" if g.complete else "no",
+                safe_cell(g.note),
+            ]
+        )
     return out.getvalue()
 
 

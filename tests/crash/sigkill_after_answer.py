@@ -1,4 +1,5 @@
 """Crashes: prints a perfect answer for the handout board, then kills itself with SIGKILL."""
+
 import os
 import signal
 

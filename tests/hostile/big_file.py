@@ -1,4 +1,5 @@
 """Hostile: tries to fill the disk with one file."""
+
 print("My move is 51", flush=True)
 with open("big.bin", "wb") as f:
     while True:

@@ -1,4 +1,5 @@
 """Hostile: binary and invalid UTF-8 around a correct score line."""
+
 import os
 import sys
 

@@ -1,4 +1,5 @@
 """Hostile: a background child keeps the output pipe open after the script exits."""
+
 import subprocess
 import sys
 

@@ -1,4 +1,5 @@
 """Hostile: burns CPU in several threads and processes' worth of time."""
+
 import threading
 
 print("My move is 51", flush=True)

@@ -1,4 +1,5 @@
 """Hostile: a double fork with setsid leaves the process group and keeps running."""
+
 import os
 import sys
 import time

@@ -1,4 +1,5 @@
 """Hostile: a fork bomb."""
+
 import os
 import time
 

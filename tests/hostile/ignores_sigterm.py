@@ -1,4 +1,5 @@
 """Hostile: ignores SIGTERM (and SIGINT, SIGHUP) and keeps running after printing its move."""
+
 import signal
 
 for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

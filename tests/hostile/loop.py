@@ -1,3 +1,4 @@
 """Hostile: an infinite CPU loop, printing nothing."""
+
 while True:
     pass

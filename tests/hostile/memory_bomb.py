@@ -1,4 +1,5 @@
 """Hostile: allocates memory without end."""
+
 print("My move is 51", flush=True)
 hoard = []
 while True:

@@ -1,4 +1,5 @@
 """Hostile: prints a move, then dies of a segmentation fault."""
+
 import ctypes
 
 print("My move is 51", flush=True)

@@ -1,4 +1,5 @@
 """Hostile: sleeps forever."""
+
 import time
 
 time.sleep(10**6)

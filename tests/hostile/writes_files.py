@@ -1,4 +1,5 @@
 """Hostile: writes files where it runs and looks for the grader's secrets."""
+
 import json
 import os
 

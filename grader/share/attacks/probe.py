@@ -94,7 +94,10 @@ if os.geteuid() == 0:
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
-        os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(60)", "grader-probe-linger", targets["secret"]])
+        os.execv(
+            sys.executable,
+            [sys.executable, "-c", "import time; time.sleep(60)", "grader-probe-linger", targets["secret"]],
+        )
     os._exit(0)
 time.sleep(0.05)
 print(json.dumps(got))
