@@ -7,8 +7,15 @@ one after another, in the environment the harness gives scripts, but no limits, 
 no records. The harness's cost per move is
 (tournament wall x jobs - bare loop wall) / moves. fastchess's maintainers measured 4.4 ms a
 move for fastchess and 11.2 ms for cutechess on identical games (UCI engines that stay up;
-ours start a process per move, so the bare loop is the floor here). Then the Swiss pairing
-time of 64 engines x 7 rounds (grader.tournaments.swiss, random results).
+ours start a process per move, so the bare loop is the floor here).
+
+Then the same with persistent NBoard engines (the bundled greedy and random_mover behind the
+NBoard adapter, 'set depth 1'): a round-robin at --jobs 1, and a bare loop that starts the
+same two adapter processes per game with subprocess.Popen and drives them through the same
+moves (set game, move, ping, go) with no sandbox, clock or records; the harness's cost per
+move is again (tournament wall - bare loop wall) / moves. Then --games (default 100) games
+between the two at --nboard-jobs (default 2), timed. Then the Swiss pairing time of 64
+engines x 7 rounds (grader.tournaments.swiss, random results).
 """
 
 from __future__ import annotations
@@ -22,8 +29,11 @@ import time
 from pathlib import Path
 
 from grader import Limits, TournamentSettings, run_tournament
-from grader.games import get_game
 from grader.engines.runner import script_env
+from grader.files import bundled
+from grader.games import PASS, get_game
+from grader.games.ggf import game_in_progress
+from grader.tournaments.tournament import Engine, protocol_engine
 from grader.tournaments.swiss import BYE_POINTS, NoPairing, pair_round, pairing_state
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,6 +62,42 @@ def bare_loop(result, python: str) -> tuple[float, int]:
     return time.perf_counter() - start, moves
 
 
+def bare_nboard_loop(result, python: str) -> tuple[float, int]:
+    """Seconds to drive every engine move of ``result``'s games through two plain NBoard
+    processes per game (no sandbox, no clock, no records), and moves."""
+    game = get_game("othello")
+    scripts = {e.name: str(bundled("submissions", e.name + ".py")) for e in result.engines}
+    env = script_env(tempfile.mkdtemp(prefix="bare-"))
+    moves, start = 0, time.perf_counter()
+    for g in result.games:
+        procs = {side: subprocess.Popen([python, str(bundled("nboard", "engine.py")), scripts[name]], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, bufsize=1, env=env)
+                 for side, name in (("x", g.black), ("o", g.white))}  # fmt: skip
+        told = dict.fromkeys(procs, -1)
+        begin, opening = game.opening_start(g.opening)
+        pos, plies = game.replay(opening, begin), []
+        for sq in game.parse_transcript(g.moves)[len(opening) :]:
+            if pos.must_pass():
+                pos, plies = pos.pass_turn(), plies + [PASS]
+            proc = procs[pos.token]
+            if told[pos.token] < 0:
+                proc.stdin.write(f"nboard 2\nset depth 1\nset game {game_in_progress(pos, [], game)}\n")
+            else:
+                proc.stdin.write(
+                    "".join(f"move {'PA' if m == PASS else game.square_name(m)}\n" for m in plies[told[pos.token] :])
+                )
+            told[pos.token] = len(plies)
+            proc.stdin.write(f"ping {moves}\ngo\n")
+            while not proc.stdout.readline().startswith("==="):
+                pass
+            moves += 1
+            pos, plies = pos.play(sq), plies + [sq]
+        for proc in procs.values():
+            proc.kill()
+            proc.wait()
+    return time.perf_counter() - start, moves
+
+
 def swiss_times(engines: int = 64, rounds: int = 7, seed: int = 1) -> list[float]:
     rng = random.Random(seed)
     seeds = [f"e{i}" for i in range(engines)]
@@ -76,6 +122,8 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--isolation", default="auto")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--games", type=int, default=100, help="games between the two NBoard engines (default 100)")
+    ap.add_argument("--nboard-jobs", type=int, default=2)
     args = ap.parse_args()
 
     engines = [str(ROOT / "submissions" / f"{n}.py") for n in ("greedy", "random_mover")]
@@ -95,6 +143,34 @@ def main() -> int:
         f"harness cost per move: {(wall * args.jobs - bare) / moves * 1000:.1f} ms "
         "(fastchess 4.4 ms, cutechess 11.2 ms, measured on engines that stay up)"
     )
+    script_cost = (wall * args.jobs - bare) / moves * 1000
+
+    # persistent NBoard engines: the same harness cost, then many games
+    nboard = [Engine(n, protocol=protocol_engine(f"builtin:nboard:{n}", depth=1)) for n in ("greedy", "random_mover")]
+    depth1 = TournamentSettings(limits=Limits(wall_seconds=10), jobs=1, isolation=args.isolation)
+    with tempfile.TemporaryDirectory() as work:
+        start = time.perf_counter()
+        result = run_tournament(nboard, settings=depth1, rounds=args.rounds * 4, seed=args.seed, out=Path(work) / "t")
+        wall = time.perf_counter() - start
+    moves = sum(len(g.move_times) for g in result.games)
+    bare, bare_moves = bare_nboard_loop(result, sys.executable)
+    assert bare_moves == moves, (bare_moves, moves)
+    nboard_cost = (wall - bare) / moves * 1000
+    print(
+        f"NBoard engines: {len(result.games)} games, {moves} moves at --jobs 1: {wall:.2f} s; bare loop of the same "
+        f"processes and moves: {bare:.2f} s; harness cost per move {nboard_cost:.2f} ms"
+    )
+    many = TournamentSettings(limits=Limits(wall_seconds=10), jobs=args.nboard_jobs, isolation=args.isolation)
+    with tempfile.TemporaryDirectory() as work:
+        start = time.perf_counter()
+        result = run_tournament(nboard, settings=many, rounds=args.games // 2, seed=args.seed, out=Path(work) / "t")
+        many_wall = time.perf_counter() - start
+    forfeits = sum(g.reason == "forfeit" for g in result.games)
+    print(f"{len(result.games)} games between two bundled NBoard engines at --jobs {args.nboard_jobs}: "
+          f"{many_wall:.1f} s ({forfeits} forfeits)")  # fmt: skip
+    print(f"ratios: script path {script_cost:.1f} ms a move (target <= 20 ms: {script_cost / 20:.2f}); "
+          f"NBoard {nboard_cost:.2f} ms a move (target <= 1 ms: {nboard_cost:.2f}); "
+          f"{len(result.games)} NBoard games in {many_wall:.1f} s (target < 20 s: {many_wall / 20:.2f})")  # fmt: skip
     times = swiss_times()
     print(
         f"Swiss pairing, 64 engines x 7 rounds: worst round {max(times) * 1000:.1f} ms, all {sum(times) * 1000:.1f} ms"

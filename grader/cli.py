@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator
 
 import click
 
-from .config import Config, load_config
+from .config import Config, load_config, parse_tc
 from .doctor import describe as describe_diagnosis
 from .doctor import diagnose as diagnose_machine
 from .engines.isolation import ISOLATIONS, choose
@@ -55,6 +55,7 @@ from .tournaments.tournament import (
     GameRecord,
     TournamentFolder,
     TournamentSettings,
+    configured_engines,
     read_openings,
     run_tournament,
     write_grades,
@@ -229,6 +230,13 @@ class _Seconds(_Wanted):
         return seconds
 
 
+class _TimeControl(_Wanted):
+    name, wanted = "tc", "SECONDS[+INCREMENT], like 60+0.5"
+
+    def read(self, value: Any) -> tuple[float, float]:
+        return parse_tc(str(value))
+
+
 class _Seed(_Wanted):
     name, wanted = "n", "a whole number, 0 or more, like 42"
 
@@ -238,7 +246,7 @@ class _Seed(_Wanted):
         return int(value)
 
 
-SECONDS, SEED = _Seconds(), _Seed()
+SECONDS, SEED, TIME_CONTROL = _Seconds(), _Seed(), _TimeControl()
 
 
 def seed_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -557,6 +565,12 @@ def _grading_line(what: str, plan: Any, settings: Settings) -> str:
             f"{plan.game.backend(settings.backend)} solver")  # fmt: skip
 
 
+def _clock_text(settings: TournamentSettings) -> str:
+    if settings.tc is None:
+        return f"{settings.limits.wall_seconds:g} s per move"
+    return f"clock {settings.tc[0]:g}+{settings.tc[1]:g} s (margin {settings.time_margin * 1000:g} ms)"
+
+
 def _isolation_text(settings: RunSettings) -> str:
     """'isolation bwrap (auto)': what the scripts will run under on this machine."""
     used = choose(settings.isolation, settings.python)
@@ -760,7 +774,7 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
 
 
 @main.command(short_help="Tournaments between engine scripts: round-robin, gauntlet, Swiss, SPRT.")
-@click.argument("engine_paths", nargs=-1, metavar="SCRIPT...")
+@click.argument("engine_paths", nargs=-1, metavar="ENGINES...")
 @click.option(
     "--format",
     "format_name",
@@ -824,6 +838,20 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
     "--time-limit", type=SECONDS, default=None, help="Seconds per move (default: config tournament.move_seconds)."
 )
 @click.option(
+    "--tc",
+    type=TIME_CONTROL,
+    default=None,
+    help="A game clock instead, SECONDS[+INCREMENT] as cutechess writes it (60+0.5): a flag falls when it runs out.",
+)
+@click.option(
+    "--timemargin",
+    "time_margin_ms",
+    type=click.IntRange(min=0, max=60000),
+    default=None,
+    metavar="MS",
+    help="Milliseconds an engine may overstep its clock before its flag falls (default: config, else 100).",
+)
+@click.option(
     "--jobs",
     type=click.IntRange(min=1),
     default=None,
@@ -868,21 +896,26 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
 @_stoppable
 def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple[str, ...], rounds: int | None,
                sprt: tuple[float, float] | None, alpha: float | None, beta: float | None, max_games: int | None, grade: bool,
-               openings_file: str | None, opening_plies: int | None, random_openings: int | None, seed: int | None, time_limit: float | None, jobs: int | None, adjudicate: int | None,
+               openings_file: str | None, opening_plies: int | None, random_openings: int | None, seed: int | None, time_limit: float | None,
+               tc: tuple[float, float] | None, time_margin_ms: int | None, jobs: int | None, adjudicate: int | None,
                backend: str | None, scoring: str | None, game_name: str | None, out: str | None, resume: str | None, json_file: str | None,
                cluster: str | None, config_path: str | None, stop: Stop) -> None:  # fmt: skip
-    """A tournament between engine SCRIPTs, with Elo ratings, game records (games.ggf for
-    Othello) and report.html in its folder.
+    """A tournament between ENGINES, with Elo ratings, game records (games.ggf for Othello)
+    and report.html in its folder.
 
-    Each move an engine is run as 'SCRIPT BOARD TOKEN' under the limits; its move is the last
-    integer it printed (at the time limit, the last one printed in time). Every pair plays
-    each opening twice, colours swapped. An illegal or missing move, or a crash, loses the
-    game by forfeit (config tournament.on_illegal). builtin:random_mover, builtin:greedy and
-    builtin:negamax are engines shipped with the grader.
+    An engine is a SCRIPT, run as 'SCRIPT BOARD TOKEN' for each move under the limits (its
+    move is the last integer it printed; at the time limit, the last one printed in time);
+    or nboard:COMMAND, a program speaking the NBoard protocol, started once per game; or the
+    name of an engine in config.yaml's engines: list. Every pair plays each opening twice,
+    colours swapped. An illegal or missing move, a crash, a protocol error or a fallen flag
+    loses the game by forfeit (config tournament.on_illegal). builtin:random_mover,
+    builtin:greedy and builtin:negamax ship with the grader, also as NBoard engines
+    (builtin:nboard:negamax).
 
     \b
     Examples:
       grader tournament submissions/negamax.py builtin:greedy builtin:random_mover --rounds 4
+      grader tournament nboard:"./edax -nboard" builtin:nboard:negamax --tc 10+0.1
       grader tournament new.py --format gauntlet --opponents builtin:greedy,builtin:random_mover --grade
       grader tournament new.py old.py --sprt 0 10 --max-games 400
     """
@@ -893,7 +926,7 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
     if resume:
         if (engine_paths or openings_file or opening_plies is not None or random_openings is not None or seed is not None or adjudicate or scoring
                 or game_name or time_limit or out or opponent_paths or sprt or max_games or format_name != "round-robin"
-                or backend or rounds or alpha is not None or beta is not None):  # fmt: skip
+                or backend or rounds or alpha is not None or beta is not None or tc or time_margin_ms is not None):  # fmt: skip
             raise click.UsageError("--resume continues a tournament with its own engines, format, openings and settings: "
                                    "give only --resume DIR (and --jobs, --grade)")  # fmt: skip
         kwargs: dict[str, Any] = {"resume": resume, "jobs": jobs}
@@ -903,7 +936,11 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
         if opening_plies is not None and not openings_file:
             raise click.UsageError("--opening-plies cuts the openings of --openings FILE: give the file too")
         game = _game(game_name, config)
-        settings = TournamentSettings.resolve(config, game, time_limit, scoring, adjudicate, jobs=jobs, backend=backend)
+        if tc and time_limit:
+            raise click.UsageError("give --tc (a game clock) or --time-limit (seconds per move), not both")
+        margin = None if time_margin_ms is None else time_margin_ms / 1000
+        settings = TournamentSettings.resolve(config, game, time_limit, scoring, adjudicate, jobs=jobs, backend=backend,
+                                              tc=tc, time_margin=margin)  # fmt: skip
         target = Path(out) if out else None
         if target:
             check_new_folder(target, "tournament")
@@ -947,7 +984,7 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
         at_most = "" if fmt.kind in ("round-robin", "gauntlet") else "at most "
         click.echo(
             f"Tournament{'' if fmt.kind == 'round-robin' else f' ({fmt.kind})'}: {report.plural(engines, 'engine', 'engines')}, {at_most}{report.plural(games, 'game', 'games')}, "
-            f"{settings.limits.wall_seconds:g} s per move, {report.plural(settings.jobs, 'job', 'jobs')}, scoring {settings.rule}, "
+            f"{_clock_text(settings)}, {report.plural(settings.jobs, 'job', 'jobs')}, scoring {settings.rule}, "
             f"{_isolation_text(settings)}"
             + (f", adjudication at {settings.adjudicate} empties" if settings.adjudicate else "")
             + f"\nFolder: {folder.path}"
@@ -955,6 +992,11 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
         )
         played[0], total[0] = played_before, games
 
+    if not resume:
+        named = configured_engines(config)  # a name given that is not a file is one of config.yaml's engines
+        pick = lambda p: named[p] if p in named and not Path(p).is_file() else p  # noqa: E731
+        engine_paths = tuple(map(pick, engine_paths))  # type: ignore[arg-type]
+        kwargs["opponents"] = [pick(p) for p in kwargs["opponents"]]
     with _on_cluster(cluster, config, stop) as ex:
         result = run_tournament(engine_paths, on_start=on_start, on_game=on_game,
                                 private=_private(config, openings_file), executor=ex, stop=stop, **kwargs)  # fmt: skip

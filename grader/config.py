@@ -30,6 +30,19 @@ class TournamentDefaults:
     # --grade: (share of the pieces in percent, points out of 100), share ascending: an engine gets the
     # points of the highest share it reaches, 0 below the first.
     grade: tuple[tuple[float, float], ...] = ((20, 20), (30, 40), (40, 60), (50, 80), (60, 100))
+    tc: tuple[float, float] | None = None  # a game clock: (seconds, increment per move); None: move_seconds per move
+    time_margin: float = 0.1  # seconds an engine may overstep its clock before its flag falls
+
+
+@dataclass(frozen=True)
+class EngineEntry:
+    """A named engine of config.yaml's ``engines:`` list (a protocol engine, as cutechess's -engine)."""
+
+    name: str
+    command: str  # './edax -nboard', run in ``workdir``
+    protocol: str = "nboard"
+    workdir: str | None = None  # relative to the config file's folder; None: the folder of the command's file
+    depth: int | None = None  # NBoard 'set depth N'
 
 
 @dataclass(frozen=True)
@@ -60,6 +73,7 @@ class Config:
     backend: str = "auto"  # the exact solver: auto (native if built) | native | python
     max_solve_seconds: float | None = 60.0  # a plan whose boards would take longer to solve is refused
     cluster: ClusterConfig = ClusterConfig()
+    engines: tuple[EngineEntry, ...] = ()  # named engines for 'grader tournament NAME ...'
     source: str = "built-in defaults"  # the file the values came from
 
 
@@ -127,6 +141,54 @@ def _grade_thresholds(key: str, value: Any) -> tuple[tuple[float, float], ...]:
         out.append((float(item[0]), float(item[1])))
     if any(a[0] >= b[0] for a, b in zip(out, out[1:])):
         raise ValueError(f"{shape}; the shares do not rise: {value!r}")
+    return tuple(out)
+
+
+TIME_CONTROL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:\+\s*(\d+(?:\.\d+)?))?\s*$")
+
+
+def parse_tc(text: str) -> tuple[float, float]:
+    """'60+0.5' (cutechess's notation: seconds, then the increment per move) or '60'; ValueError if neither."""
+    found = TIME_CONTROL.match(str(text))
+    if not found or not 0 < float(found.group(1)) <= 86400 or float(found.group(2) or 0) > 3600:
+        raise ValueError(
+            f"a time control is SECONDS[+INCREMENT], like 60+0.5 (at most a day, increment at most an hour); got {text!r}"
+        )
+    return float(found.group(1)), float(found.group(2) or 0)
+
+
+def _tc(key: str, value: Any) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    try:
+        return parse_tc(str(value))
+    except ValueError as e:
+        raise ValueError(f"'{key}': {e}") from None
+
+
+def _engines(key: str, value: Any) -> tuple[EngineEntry, ...]:
+    """A list of {name, command, protocol, workdir, depth}, names unique."""
+    shape = (
+        f"'{key}' must be a list of engines like - {{name: edax, command: ./edax -nboard, workdir: ~/edax, depth: 10}}"
+    )
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ValueError(f"{shape}; got {value!r}")
+    schema: dict[str, Validator] = {
+        "name": _optional_string, "command": _optional_string, "protocol": _choice("nboard"),
+        "workdir": _optional_string, "depth": _number(0, integer=True, optional=True),
+    }  # fmt: skip
+    out: list[EngineEntry] = []
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise ValueError(f"{shape}; item {i + 1} is {item!r}")
+        fields = _validate(item, schema, prefix=f"{key}[{i + 1}].")
+        if not fields.get("name") or not fields.get("command"):
+            raise ValueError(f"'{key}[{i + 1}]' needs a name and a command")
+        if any(e.name == fields["name"] for e in out):
+            raise ValueError(f"'{key}' names '{fields['name']}' twice: give each engine its own name")
+        out.append(EngineEntry(**fields))
     return tuple(out)
 
 
@@ -219,10 +281,13 @@ SCHEMA: dict[str, Validator] = {
             "scoring": lambda key, value: value,
             "on_illegal": _choice("forfeit", "random"),
             "grade": _grade_thresholds,
+            "tc": _tc,
+            "time_margin": _number(0, maximum=60),
         },
     ),
     "backend": _choice(*BACKENDS),
     "max_solve_seconds": _number(0, optional=True, maximum=10**7),
+    "engines": _engines,
     "cluster": _section(
         ClusterConfig,
         {

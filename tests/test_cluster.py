@@ -492,7 +492,7 @@ def test_a_worker_thread_serves_a_new_run_after_a_stopped_one():
 
     settings = TournamentSettings(limits=Limits(wall_seconds=5), jobs=1, backend="python", adjudicate=10)
     engines = engine_list(["builtin:random_mover", "builtin:greedy"], settings.rules)
-    scripts = {e.name: e.script() for e in engines}
+    scripts = {e.name: e.spec() for e in engines}
     openings = random_openings(settings.rules, 3, 44, 4)  # 20 empties: short games, adjudicated at 10
 
     def task(i):

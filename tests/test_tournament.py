@@ -48,7 +48,7 @@ def engines(tmp_path, *kinds) -> dict[str, Engine]:
 def play(game: Game, eng: dict[str, Engine], settings: TournamentSettings) -> Game:
     """Play one game on a worker of this process."""
     with LocalExecutor(1) as ex:
-        ex.submit("g", GameTask(game, {name: e.script() for name, e in eng.items()}, settings))
+        ex.submit("g", GameTask(game, {name: e.spec() for name, e in eng.items()}, settings))
         return next(v for _, v in ex.results())
 
 
@@ -373,7 +373,7 @@ def test_tournament_errors(tmp_path):
     run = lambda *a: CliRunner().invoke(main, ["tournament", *map(str, a)])  # noqa: E731
     assert run(tmp_path / "first.py").output.strip() == "Error: a tournament needs at least two engines"
     assert run(tmp_path / "first.py", tmp_path / "nope.py").output.strip() == (
-        f"Error: engine '{tmp_path / 'nope.py'}' not found: give the path of a script file (or builtin:NAME)"
+        f"Error: engine '{tmp_path / 'nope.py'}' not found: give the path of a script file, builtin:NAME or nboard:COMMAND"
     )
     both = run(tmp_path / "first.py", tmp_path / "first.py", "--openings", "x", "--random-openings", "2")
     assert both.exit_code == 2 and "not both" in both.output

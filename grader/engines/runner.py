@@ -29,10 +29,11 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ..errors import GraderError
 from ..limits import Limits
 from ..stop import Stop
 from .sandbox import Sandbox, kill_uid, preexec_for, wrap
@@ -423,6 +424,17 @@ def _rlimits(limits: Limits, nproc: int | None) -> list[tuple[int, tuple[int, in
     return out
 
 
+def _nproc(limits: Limits, sandbox: Sandbox) -> int | None:
+    """RLIMIT_NPROC for a script: the slot's uid runs nothing but it ('uid'); without a uid of
+    its own it counts all our processes (root ignores it); the other mechanisms set it inside
+    their sandbox (``wrap``)."""
+    if limits.processes and sandbox.mechanism == "uid":
+        return limits.processes
+    if limits.processes and sandbox.uid is None and os.geteuid() != 0:
+        return _user_processes() + limits.processes
+    return None
+
+
 def _preexec(rlimits: list[tuple[int, tuple[int, int]]], then: Callable[[], None] | None) -> Callable[[], None]:
     """Runs in the child between fork and exec: set the resource limits, then ``then``."""
 
@@ -436,6 +448,28 @@ def _preexec(rlimits: list[tuple[int, tuple[int, int]]], then: Callable[[], None
 
 
 # --- running ----------------------------------------------------------------------
+
+
+def _spawn(argv: list[str], workdir: str, rlimits: list[tuple[int, tuple[int, int]]], sandbox: Sandbox, stdin: bool,
+           cwd: str | None = None) -> subprocess.Popen:  # fmt: skip
+    """Start a script in its own session, under ``rlimits`` and ``sandbox``; stdin a pipe
+    (``stdin``) or at end-of-file. ``cwd``: where it starts (default ``workdir``)."""
+    with _lock:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd or workdir,
+            env=script_env(workdir),
+            start_new_session=True,
+            bufsize=0,
+            preexec_fn=_preexec(rlimits, preexec_for(sandbox)),
+            **_as_uid(sandbox),
+        )
+        _live.add(proc.pid)
+        _script_pids.append(proc.pid)
+    return proc
 
 
 def run(
@@ -503,32 +537,11 @@ class Run:
 
     def result(self) -> RunResult:
         limits = self.limits
-        nproc = None
-        if limits.processes and self.sandbox.mechanism == "uid":  # the slot's uid runs nothing but this script
-            nproc = limits.processes  # (the other mechanisms set it inside their sandbox: wrap())
-        elif (
-            limits.processes and self.sandbox.uid is None and os.geteuid() != 0
-        ):  # RLIMIT_NPROC counts all our processes; root ignores it
-            nproc = _user_processes() + limits.processes
         cgroup = self.cgroup
-        rlimits = _rlimits(limits, nproc)
+        rlimits = _rlimits(limits, _nproc(limits, self.sandbox))
         start = time.monotonic()
         try:
-            with _lock:
-                proc = subprocess.Popen(
-                    self.argv,
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    cwd=self.workdir,
-                    env=script_env(self.workdir),
-                    start_new_session=True,
-                    bufsize=0,
-                    preexec_fn=_preexec(rlimits, preexec_for(self.sandbox)),
-                    **_as_uid(self.sandbox),
-                )
-                _live.add(proc.pid)
-                _script_pids.append(proc.pid)
+            proc = _spawn(self.argv, self.workdir, rlimits, self.sandbox, stdin=False)
         except (OSError, subprocess.SubprocessError) as e:
             reason = getattr(e, "strerror", None) or str(e)
             return RunResult(None, False, 0.0, 0.0, start_error=f"could not be started: {self.argv[0]!r}: {reason}")
@@ -655,6 +668,191 @@ class Run:
         proc.stderr.close()  # type: ignore[union-attr]
         proc.returncode = os.waitstatus_to_exitcode(status)
         return status, usage
+
+
+class Ended(Exception):
+    """The program ended, or closed its output, while the grader waited for a line."""
+
+
+class Session(Run):
+    """One untrusted program kept running for many exchanges (a protocol engine's game).
+
+    It starts as a run does (a fresh directory, the minimal environment, the limits but CPU
+    seconds, the sandbox, a session and, where there is one, a pids cgroup of its own) with
+    stdin a pipe; the grader writes lines to it and reads its lines with a deadline each.
+    ``close`` kills it and everything it started, and says how it ended. Its stdout counts
+    against ``limits.output_bytes`` over its whole life; stderr keeps a tail.
+    """
+
+    def __init__(self, command: Sequence[str], limits: Limits, sandbox: Sandbox, stop: Stop,
+                 script_dir: str | None = None, cwd: str | None = None):  # fmt: skip
+        super().__init__(list(command), replace(limits, cpu_seconds=None), None, "", stop, sandbox, None)
+        self.script_dir, self.cwd = script_dir, cwd
+        self.proc: subprocess.Popen | None = None
+        self.started = 0.0
+        self._buf = bytearray()
+        self._eof = False
+        self._sel = selectors.DefaultSelector()
+        self._pidfd = -1
+        self.start_error: str | None = None
+        self._closed = threading.Event()
+        self._launcher: threading.Thread | None = None
+
+    def start(self) -> str | None:
+        """Start the program; the reason it could not be started, or None."""
+        self.workdir = tempfile.mkdtemp(prefix="grader-")
+        if self.sandbox.mechanism in ("none", "uid"):
+            _adopt_orphans(True)
+        if self.sandbox.mechanism == "unshare":
+            os.mkdir(self.workdir + ".root")
+        if self.sandbox.uid is not None:
+            os.lchown(self.workdir, self.sandbox.uid, self.sandbox.uid)
+        rlimits = _rlimits(self.limits, _nproc(self.limits, self.sandbox))
+        error: list[BaseException] = []
+        ready = threading.Event()
+
+        # The program is born in a thread of its own, in a cgroup of its own, and that thread
+        # waits until the program is closed: bwrap's --die-with-parent (PR_SET_PDEATHSIG)
+        # follows the thread that started it, not the grader.
+        def launch() -> None:
+            dedicate_this_thread()
+            self.cgroup = Cgroup.for_this_thread(self.limits.processes)
+            try:
+                argv = wrap(self.sandbox, self.argv, self.workdir, self.script_dir,
+                            None if self.cgroup else self.limits.processes, self.cwd)  # fmt: skip
+                self.proc = _spawn(argv, self.workdir, rlimits, self.sandbox, stdin=True, cwd=self.cwd)
+            except (OSError, subprocess.SubprocessError, GraderError) as e:
+                error.append(e)
+            ready.set()
+            self._closed.wait()
+
+        self._launcher = threading.Thread(target=launch, name="grader-engine", daemon=True)
+        self._launcher.start()
+        ready.wait()
+        self.started = time.monotonic()
+        if error or self.proc is None:
+            reason = getattr(error[0], "strerror", None) or str(error[0]) if error else "unknown"
+            self.start_error = f"could not be started: {self.argv[0]!r}: {reason}"
+            return self.start_error
+        proc, cgroup = self.proc, self.cgroup
+        self.stop.watch(proc.pid, lambda: _kill_group(proc.pid, cgroup))
+        if self.stop.is_set():
+            _kill_group(proc.pid, cgroup)
+        os.set_blocking(proc.stdin.fileno(), False)  # type: ignore[union-attr]
+        self._pidfd = os.pidfd_open(proc.pid)
+        self._sel.register(proc.stdout, selectors.EVENT_READ, "out")  # type: ignore[arg-type]
+        self._sel.register(proc.stderr, selectors.EVENT_READ, "err")  # type: ignore[arg-type]
+        return None
+
+    def send(self, text: str) -> bool:
+        """Write ``text`` (whole lines) to the program; False when it cannot take it: it ended,
+        or it left its input unread until the pipe filled up."""
+        assert self.proc is not None and self.proc.stdin is not None
+        data = text.encode()
+        try:
+            while data:
+                data = data[os.write(self.proc.stdin.fileno(), data) :]
+        except (BrokenPipeError, BlockingIOError, OSError):
+            return False
+        return True
+
+    def read_line(self, until: float) -> str | None:
+        """The next line the program prints (without its line end), or None at ``until``
+        (monotonic seconds). Raises Ended once it has ended (or closed its output, or printed
+        more than the output limit) and every line it printed before was read."""
+        while True:
+            end = self._buf.find(b"\n")
+            if end >= 0:
+                line = bytes(self._buf[:end])
+                del self._buf[: end + 1]
+                return line.decode("utf-8", "replace").rstrip("\r")
+            if self._eof:
+                raise Ended()
+            remaining = until - time.monotonic()
+            if remaining <= 0:
+                return None
+            for key, _ in self._sel.select(remaining):
+                data = os.read(key.fd, _READ)
+                if key.data == "err":
+                    if data:
+                        _keep_tail(self.err_tail, data)
+                    else:
+                        self._sel.unregister(key.fileobj)
+                    continue
+                limit = self.limits.output_bytes
+                if limit is not None and self.stdout_bytes + len(data) > limit:
+                    data, self.output_limited = data[: limit - self.stdout_bytes], True
+                self.stdout_bytes += len(data)
+                _keep_tail(self.out_tail, data)
+                self._buf += data
+                if not data or self.output_limited:
+                    self._eof = True
+                    self._sel.unregister(key.fileobj)
+                    if self._buf and not self._buf.endswith(b"\n"):
+                        self._buf += b"\n"  # a last line without its end still counts
+
+    def alive(self) -> bool:
+        """True while the program runs (checked without reaping it: its pid stays ours)."""
+        if self.proc is None:
+            return False
+        try:
+            return os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
+        except ChildProcessError:
+            return False
+
+    def close(self) -> RunResult:
+        """Kill the program and all it started, clean up, and say how it ended: a crash only
+        when it ended by itself with a failure (at the end of a game the grader kills it)."""
+        try:
+            if self.proc is None:
+                return RunResult(None, False, 0.0, 0.0, start_error=self.start_error)
+            proc = self.proc
+            if self._eof and not self.output_limited:  # its output closed: it is ending, give it a moment
+                settle = time.monotonic() + 0.5
+                while self.alive() and time.monotonic() < settle:
+                    time.sleep(0.005)
+            on_its_own = not self.alive() and not self.output_limited
+            self.ended = time.monotonic()
+            self.cpu_at_kill = _tree_cpu_seconds(proc.pid)
+            self._sel.close()
+            try:
+                proc.stdin.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
+            status, usage = self._clean_up(proc, self.cgroup)
+            if self._pidfd >= 0:
+                os.close(self._pidfd)
+            exit_code = os.waitstatus_to_exitcode(status)
+            if self.sandbox.mechanism in ("bwrap", "unshare") and 128 < exit_code < 128 + 65:
+                exit_code = 128 - exit_code
+            if not on_its_own:
+                exit_code = 0  # killed by the grader at the end: not a verdict on the program
+            stderr = self.err_tail.decode("utf-8", "replace")
+            return RunResult(
+                exit_code=exit_code,
+                timed_out=False,
+                wall_seconds=self.ended - self.started,
+                cpu_seconds=max(usage.ru_utime + usage.ru_stime, self.cpu_at_kill),
+                stdout_tail=self.out_tail.decode("utf-8", "replace"),
+                stderr_tail=stderr,
+                output_limited=self.output_limited,
+                stdout_bytes=self.stdout_bytes,
+                interrupted=self.stop.is_set(),
+                limit_note=_limit_note(exit_code, stderr, self.limits) if exit_code else None,
+            )
+        finally:
+            self._closed.set()
+            if self._launcher is not None:
+                self._launcher.join()
+            if self.sandbox.mechanism == "uid" and self.sandbox.uid is not None:
+                _end_uid(self.sandbox.uid)
+            if self.workdir:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+                if self.sandbox.mechanism == "unshare":
+                    shutil.rmtree(self.workdir + ".root", ignore_errors=True)
+                if self.sandbox.mechanism in ("none", "uid"):
+                    _adopt_orphans(False)
+                self.workdir = ""
 
 
 def _tree_cpu_seconds(pid: int) -> float:

@@ -66,13 +66,16 @@ exec chroot "$root" "$@"
 """
 
 
-def _visible(command: Sequence[str], script_dir: str | None) -> list[str]:
-    """What a sandboxed script sees beyond the system folders, read-only: its own folder and
-    the interpreter's install (only its bin, lib and pyvenv.cfg: never a whole project folder)."""
-    wanted = {script_dir} if script_dir else set()
+def _visible(command: Sequence[str], script_dir: str | None, cwd: str | None = None) -> list[str]:
+    """What a sandboxed script sees beyond the system folders, read-only: its own folder (and
+    ``cwd``, an engine's working folder) and the interpreter's install (only its bin, lib and
+    pyvenv.cfg: never a whole project folder)."""
+    wanted = {d for d in (script_dir, cwd) if d}
     for prefix in {sys.prefix, sys.base_prefix}:
         wanted |= {os.path.join(prefix, p) for p in ("bin", "lib", "lib64", "pyvenv.cfg")}
+    # the program, and the folder of each file its command names (a protocol engine's script, say)
     wanted |= {str(Path(c).resolve().parent) for c in command[:1] if os.path.isabs(c) and os.path.exists(c)}
+    wanted |= {str(Path(c).resolve().parent) for c in command[1:] if os.path.isabs(c) and os.path.isfile(c)}
     covered = [d for d in _SYSTEM_DIRS if os.path.exists(d)]
     out: list[str] = []
     for d in sorted((d for d in wanted if d and os.path.exists(d)), key=len):  # parents first
@@ -83,10 +86,16 @@ def _visible(command: Sequence[str], script_dir: str | None) -> list[str]:
 
 
 def wrap(
-    sandbox: Sandbox, command: Sequence[str], workdir: str, script_dir: str | None, nproc: int | None = None
+    sandbox: Sandbox,
+    command: Sequence[str],
+    workdir: str,
+    script_dir: str | None,
+    nproc: int | None = None,
+    cwd: str | None = None,
 ) -> list[str]:
     """The command that runs ``command`` in ``sandbox`` with ``workdir`` as its test directory
-    (``nproc``: processes the slot's uid may run, set once the sandbox is built as root)."""
+    (``nproc``: processes the slot's uid may run, set once the sandbox is built as root;
+    ``cwd``: a folder to start in instead of ``workdir``, visible read-only)."""
     if sandbox.mechanism in ("none", "uid"):
         return list(command)  # uid: the uid is set when the process starts (runner)
     tool = tool_path(sandbox.mechanism)
@@ -95,13 +104,13 @@ def wrap(
     drop = [SETPRIV, *_uid_flags(sandbox.uid), *_DROP, "--"]
     if nproc and sandbox.uid is not None:  # set by root on itself, then kept through setpriv's switch
         drop = [PRLIMIT, f"--nproc={nproc}", *drop]
-    visible = _visible(command, script_dir)
+    visible = _visible(command, script_dir, cwd)
     if sandbox.mechanism == "unshare":
         user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
         return [
             tool, *user, "--mount", "--net", "--pid", "--fork", "--kill-child", "--ipc", "--uts",
             "sh", "-c", _UNSHARE_SETUP, "grader-isolate", workdir + ".root", workdir, *visible, "--",
-            *_INIT, *drop, "/usr/bin/env", f"--chdir={workdir}", *command,
+            *_INIT, *drop, "/usr/bin/env", f"--chdir={cwd or workdir}", *command,
         ]  # fmt: skip
     binds: list[str] = []
     for d in _SYSTEM_DIRS:
@@ -123,7 +132,7 @@ def wrap(
     inner = [*_INIT, *inner]
     return [
         tool, *unshare, "--die-with-parent", "--new-session", "--as-pid-1", *binds,
-        "--bind", workdir, workdir, "--chdir", workdir, *inner, *command,
+        "--bind", workdir, workdir, "--chdir", cwd or workdir, *inner, *command,
     ]  # fmt: skip
 
 

@@ -141,6 +141,11 @@ class Script:
         return cls._build(entry, files, str(path))
 
     @classmethod
+    def of_files(cls, entry: str, paths: dict[str, Path], origin: str) -> Script:
+        """A bundle of the files ``paths`` (relative path in the bundle -> file), run from ``entry``."""
+        return cls._build(entry, paths, origin)
+
+    @classmethod
     def _build(cls, entry: str, paths: dict[str, Path], origin: str) -> Script:
         files: dict[str, bytes] = {}
         executables = set()

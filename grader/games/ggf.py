@@ -3,7 +3,7 @@
 A record: ``(;GM[Othello]PC[place]DT[date]PB[black]PW[white]RE[result]TY[8]BO[board]moves;)``.
 BO is the position the game starts from: '8', the 8 rows top to bottom of '-' (empty), '*'
 (black) and 'O' (white), then the side to move. Moves are ``B[f5/eval/seconds]`` and
-``W[...]`` (no evaluation is known: it is left empty); a pass is ``PA``. RE is the final disc
+``W[...]`` (the evaluation an engine gave, from its own view; empty when it gave none); a pass is ``PA``. RE is the final disc
 difference from Black's view (under the tournament's scoring rule), with ':t' when a side lost
 on time and ':r' when it lost otherwise by forfeit (GGS: resigned). Only 8x8 Othello is written.
 """
@@ -13,10 +13,10 @@ from __future__ import annotations
 import datetime
 import re
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from ..errors import BoardFileError, GraderError
-from .base import Game, Position
+from .base import PASS, Game, Position
 
 FILE = "games.ggf"
 _PROPERTY = re.compile(r"([A-Z]{1,2})\[([^\]]*)\]")
@@ -74,14 +74,27 @@ def game_record(record, game: Game, date: str, place: str = "grader") -> str:
     moves = game.parse_transcript(record.moves)[len(opening) :]  # the transcript holds the opening's moves
     parts = [f"(;GM[Othello]PC[{_clean(place)}]DT[{date}]PB[{_clean(record.black)}]PW[{_clean(record.white)}]"
              f"RE[{result_text(record)}]TY[8]BO[{board_text(pos)}]"]  # fmt: skip
-    times = record.move_times
+    times, evals = record.move_times, getattr(record, "evals", [])
     for i, sq in enumerate(moves):
         if pos.must_pass():
             parts.append(f"{'B' if pos.token == 'x' else 'W'}[PA]")
             pos = pos.pass_turn()
         seconds = f"{times[i][0]:.2f}" if i < len(times) else ""
-        parts.append(f"{'B' if pos.token == 'x' else 'W'}[{game.square_name(sq)}//{seconds}]")
+        value = f"{evals[i]:.2f}" if i < len(evals) and evals[i] is not None else ""
+        parts.append(f"{'B' if pos.token == 'x' else 'W'}[{game.square_name(sq)}/{value}/{seconds}]")
         pos = pos.play(sq)
+    parts.append(";)")
+    return "".join(parts)
+
+
+def game_in_progress(start: Position, plies: Sequence[int], game: Game, black: str = "", white: str = "") -> str:
+    """A game so far as one GGF record (NBoard's ``set game``): BO the position it started
+    from, then every ply from there, a pass as PA."""
+    parts = [f"(;GM[Othello]PC[grader]PB[{_clean(black)}]PW[{_clean(white)}]RE[?]TY[8]BO[{board_text(start)}]"]
+    pos = start
+    for sq in plies:
+        parts.append(f"{'B' if pos.token == 'x' else 'W'}[{'PA' if sq == PASS else game.square_name(sq)}]")
+        pos = pos.pass_turn() if sq == PASS else pos.play(sq)
     parts.append(";)")
     return "".join(parts)
 

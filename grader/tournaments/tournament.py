@@ -1,9 +1,11 @@
-"""Round-robin tournaments between engine scripts, with game records and resume.
+"""Tournaments between engines (round-robin, gauntlet, Swiss, SPRT), with clocks, game
+records and resume.
 
-An engine is run as 'SCRIPT BOARD TOKEN' for every move, through the same runner as
-grading; its move is the last integer it printed (at the time limit: the last one printed
-before the kill). Passes are applied by the harness. Every pair of engines plays game pairs
-from the same opening with colours swapped; x is black and moves first.
+A script engine is run as 'SCRIPT BOARD TOKEN' for every move, through the same runner as
+grading; its move is the last integer it printed (at a per-move time limit: the last one
+printed before the kill). A protocol engine (NBoard) runs for the whole game in the same
+isolation (``grader.engines.players``). Passes are applied by the harness. Every pair of
+engines plays game pairs from the same opening with colours swapped; x is black and moves first.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
+import shutil
 import warnings
 from dataclasses import asdict, dataclass, field
 from dataclasses import replace as dataclass_replace
@@ -18,11 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..engines.isolation import ISOLATIONS
-from ..engines.scripts import RunSettings, Script, run_script
+from ..engines.players import PYTHON, Player, ProtocolEngine, Turn, player_for
+from ..engines.scripts import RunSettings, Script
 from ..errors import BoardFileError, GraderError, GraderWarning
-from ..execution.executor import Executor, Worker, interrupt_reason, using
+from ..execution.executor import Executor, LocalExecutor, Worker, interrupt_reason, using
 from ..files import bundled, read_lines
-from ..games import DEFAULT, PASS, Position, get_game
+from ..games import DEFAULT, PASS, Position, get_game, ggf
 from ..games import Game as GameRules
 from ..grading.plans import new_seed
 from ..grading.runfolder import RecordFolder
@@ -37,21 +41,55 @@ if TYPE_CHECKING:
 RECORDS = "games.txt"
 ON_ILLEGAL = ("forfeit", "random")
 BUILTIN = "builtin:"  # 'builtin:greedy' names an engine shipped with the package
+NBOARD = "nboard:"  # 'nboard:./edax -nboard' names a program speaking the NBoard protocol
 
 
 @dataclass(frozen=True)
 class Engine:
-    """An engine: its name in the standings and its script (read once, when the tournament starts)."""
+    """An engine: its name in the standings, and its script (read once, when the tournament
+    starts) or the protocol engine it is (``protocol``)."""
 
     name: str
-    path: Path
+    path: Path | None = None
+    protocol: ProtocolEngine | None = None
 
-    def script(self) -> Script:
+    def spec(self) -> Script | ProtocolEngine:
+        """What a game needs to play it."""
+        if self.protocol is not None:
+            return self.protocol
+        assert self.path is not None
         return Script.from_path(self.path)
 
     @property
     def sha256(self) -> str:
-        return self.script().digest
+        return self.spec().digest
+
+    @property
+    def paths(self) -> list[Path]:
+        """Its files and folders (for the isolation's check that no private file is among them)."""
+        if self.protocol is None:
+            return [Path(self.path or "")]
+        return [Path(self.protocol.folder)] if self.protocol.folder else []
+
+    def to_json(self) -> dict[str, Any]:
+        if self.protocol is not None:
+            p = self.protocol
+            return {
+                "protocol": p.protocol,
+                "command": p.origin,
+                "workdir": p.workdir,
+                "depth": p.depth,
+                "sha256": p.digest,
+            }
+        return {"path": str(Path(self.path or "").absolute()), "sha256": self.sha256}
+
+    @classmethod
+    def from_json(cls, name: str, info: dict[str, Any]) -> Engine:
+        if "protocol" in info:  # read again: a changed engine gets a new digest, and its games are played again
+            return cls(
+                name, protocol=protocol_engine(info["command"], info["protocol"], info["workdir"], info["depth"])
+            )
+        return cls(name, Path(info["path"]))
 
 
 ADJUDICATION_SECONDS = 1.0  # the longest a solve for adjudication should take, estimated
@@ -89,22 +127,34 @@ class TournamentSettings(RunSettings):
     - ``on_illegal``: forfeit (the game is lost) | random (a random legal move is played instead).
     - ``adjudicate``: the solver finishes games with this many empties or fewer; None: never.
     - ``game``: the game's name (othello, tictactoe, ...).
+    - ``tc``: a game clock (seconds, increment per move), as cutechess's ``tc=60+0.5``; None:
+      ``limits.wall_seconds`` per move. A flag falls when an engine's clock runs out.
+    - ``time_margin``: seconds an engine may overstep its clock (process noise) before its flag falls.
     """
 
     scoring: str | None = None
     on_illegal: str = "forfeit"
     adjudicate: int | None = None
     game: str = DEFAULT
+    tc: tuple[float, float] | None = None
+    time_margin: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.tc is not None:
+            object.__setattr__(self, "tc", tuple(self.tc))  # from JSON: a list
 
     @classmethod
     def resolve(cls, config: Config, game: GameRules, time_limit: float | None = None, scoring: str | None = None,
                 adjudicate: int | None = None, **options: Any) -> TournamentSettings:  # fmt: skip
         """A tournament's settings as every command takes them: the options given win, then
-        config.yaml (tournament: move_seconds, scoring for its own game, on_illegal), then the
-        game's tournament rule. ``options`` are other fields (jobs, backend, ...)."""
+        config.yaml (tournament: move_seconds, scoring for its own game, on_illegal, tc,
+        time_margin), then the game's tournament rule. ``options`` are other fields (jobs,
+        backend, tc, ...)."""
         defaults = config.tournament
         limits = dataclasses.replace(config.limits, wall_seconds=time_limit or defaults.move_seconds)
-        values = dict(RunSettings.config_values(config), limits=limits)
+        values = dict(
+            RunSettings.config_values(config), limits=limits, tc=defaults.tc, time_margin=defaults.time_margin
+        )
         values.update({k: v for k, v in options.items() if v is not None})
         rule = scoring or (defaults.scoring if game.name == config.game else None) or game.tournament_scoring
         return cls(**values, scoring=game.scoring(rule), on_illegal=defaults.on_illegal, adjudicate=adjudicate,
@@ -155,7 +205,10 @@ class GameRecord:
     forfeit: str | None = None  # the engine that lost by forfeit
     events: list[dict[str, Any]] = field(default_factory=list)  # illegal moves, crashes, silences
     timeouts: dict[str, int] = field(default_factory=lambda: {"black": 0, "white": 0})
-    move_times: list[list[float]] = field(default_factory=list)  # per engine move: [wall, cpu] seconds
+    move_times: list[list[float | None]] = field(default_factory=list)  # per engine move: [wall, cpu] seconds
+    evals: list[float | None] = field(default_factory=list)  # per engine move: its evaluation (own view), if given
+    clocks: list[float] = field(default_factory=list)  # per engine move with a game clock: seconds left after it
+    analysis: list[dict[str, Any]] = field(default_factory=list)  # engine moves' other lines: {ply, engine, lines}
     margin: int = 0  # final score from black's view under the tournament's scoring (a forfeit: the game's largest)
     scripts: dict[str, str] = field(default_factory=dict)  # engine -> SHA-256 of the script that played
     host: str | None = None  # the cluster worker's machine that played it; None: this machine
@@ -197,7 +250,6 @@ def read_openings(path: str | Path, game: GameRules, plies: int | None = None) -
     lines allowed; or a GGF file (records '(;GM[Othello]...;)': each record's moves from its BO
     position). ``plies``: keep only the first moves of each sequence or record. Raises
     BoardFileError naming the line."""
-    from ..games import ggf
 
     p = Path(path)
     lines = read_lines(p, "openings file")
@@ -251,21 +303,50 @@ def random_openings(game: GameRules, seed: int, plies: int, count: int) -> list[
 # --- one game --------------------------------------------------------------------------
 
 
-def play_game(game: GameRecord, scripts: dict[str, Script], settings: TournamentSettings, worker: Worker) -> GameRecord:
-    """Play ``game`` (from its opening) to the end with the engines' ``scripts`` (by name);
-    returns it filled in. Raises Stopped when the run is stopped."""
-    rules, rule, run = settings.rules, settings.rule, settings
-    game.scripts = {game.black: scripts[game.black].digest, game.white: scripts[game.white].digest}
+def play_game(game: GameRecord, engines: dict[str, Script | ProtocolEngine], settings: TournamentSettings,
+              worker: Worker) -> GameRecord:  # fmt: skip
+    """Play ``game`` (from its opening) to the end with the ``engines`` (by name); returns it
+    filled in. Protocol engines are stopped at the end, whatever happens. Raises Stopped when
+    the run is stopped."""
+    rules = settings.rules
+    game.scripts = {game.black: engines[game.black].digest, game.white: engines[game.white].digest}
     game.host = worker.host
     names = dict(zip(rules.sides, (game.black, game.white)))  # the first player is black
+    players = {token: player_for(engines[names[token]], settings, worker, rules) for token in rules.sides}
+    final = None
+    try:
+        for token, player in players.items():
+            failed = player.begin()
+            if failed:
+                if failed.interrupted or worker.stop.is_set():
+                    raise Stopped(worker.stop.reason)
+                _event(game, names[token], token, rules.start(), failed)
+                game.forfeit, game.reason = names[token], "forfeit"
+                break
+        else:
+            final = _play_moves(game, players, names, settings, worker)
+    finally:
+        for player in players.values():
+            player.end()
+    return _score(game, settings, final)
+
+
+def _play_moves(game: GameRecord, players: dict[str, Player], names: dict[str, str], settings: TournamentSettings,
+                worker: Worker) -> Position:  # fmt: skip
+    """The moves of a game (each engine's turn, on its clock), adjudication and forfeits;
+    returns the last position."""
+    rules, rule, tc = settings.rules, settings.rule, settings.tc
     colour = dict(zip(rules.sides, ("black", "white")))
     start, moves = rules.opening_start(game.opening)
     pos = rules.replay(moves, start)
+    plies = _plies(rules, start, moves)  # passes included, for protocol engines
+    clock = dict.fromkeys(rules.sides, tc[0]) if tc else {}
     rand = rng(game.id)
     game.reason = "normal"
     while not pos.is_game_over():
         if pos.must_pass():
             pos = pos.pass_turn()
+            plies.append(PASS)
             continue
         if settings.adjudicate and pos.empties <= settings.adjudicate:
             solver = worker.cached(("adjudicate", rules.name, rule),
@@ -277,55 +358,88 @@ def play_game(game: GameRecord, scripts: dict[str, Script], settings: Tournament
             game.reason = "adjudicated"
             break
         token = pos.token
-        result, claim = run_script(scripts[names[token]], pos, run, worker)
-        if result.interrupted:
+        seconds = clock[token] + settings.time_margin if tc else settings.limits.wall_seconds
+        turn = players[token].turn(pos, start, plies, seconds)
+        if turn.interrupted or worker.stop.is_set():
             raise Stopped(worker.stop.reason)
-        game.move_times.append([round(result.wall_seconds, 4), round(result.cpu_seconds, 4)])
-        if result.timed_out:
+        game.move_times.append([round(turn.wall, 4), None if turn.cpu is None else round(turn.cpu, 4)])
+        game.evals.append(turn.eval)
+        if turn.lines:
+            game.analysis.append({"ply": len(plies), "engine": names[token], "lines": turn.lines})
+        if turn.timed_out:
             game.timeouts[colour[token]] += 1
-        move = claim.move
-        problem: str | None = None
-        if result.crashed:
-            problem = f"the engine {result.describe()}"
-        elif move is None:
-            problem = "no move: the engine printed no integer"
-        elif not pos.is_legal(move):
-            problem = f"{move} is not a legal move"
-        if problem:
-            game.events.append({
-                "engine": names[token], "token": token, "board": pos.board_string(), "move": move,
-                "problem": problem, "timed_out": result.timed_out, "output_tail": result.stdout_tail[-300:], "stderr_tail": result.stderr_tail[-300:],
-            })  # fmt: skip
-            if settings.on_illegal == "forfeit":
-                game.forfeit = names[token]
-                game.reason = "forfeit"
+        if tc:
+            clock[token] -= turn.wall
+            if turn.timed_out or clock[token] < -settings.time_margin:
+                turn.problem = (
+                    f"lost on time: its clock ran out ({turn.wall:.2f} s for this move, {seconds:.2f} s left)"
+                )
+                turn.timed_out = turn.fatal = True
+            clock[token] = max(clock[token], 0.0) + tc[1]
+            game.clocks.append(round(clock[token], 3))
+        move = turn.move
+        if turn.problem is None and move is None:
+            turn.problem = "no move: the engine printed no integer"
+        elif turn.problem is None and not (move is not None and move >= 0 and pos.is_legal(move)):
+            turn.problem = f"{'a pass' if move == PASS else move} is not a legal move"
+        if turn.problem:
+            _event(game, names[token], token, pos, turn)
+            if settings.on_illegal == "forfeit" or turn.fatal:
+                game.forfeit, game.reason = names[token], "forfeit"
                 break
-            move = rand.choice(pos.moves())
+            move = rand.choice(pos.moves())  # 'random': a random legal move instead
         assert move is not None  # no problem: a legal move
         moves.append(move)
+        plies.append(move)
         pos = pos.play(move)
     game.moves = rules.transcript(moves)
     game.black_pieces, game.white_pieces = rules.pieces(pos)
-    if game.forfeit:  # whatever the board shows, a forfeit counts the game's largest score for the winner
+    return pos
+
+
+def _plies(rules: GameRules, start: Position, moves: list[int]) -> list[int]:
+    """``moves`` from ``start`` with the passes between them."""
+    pos, plies = start, []
+    for m in moves:
+        while pos.must_pass():
+            pos = pos.pass_turn()
+            plies.append(PASS)
+        pos = pos.play(m)
+        plies.append(m)
+    return plies
+
+
+def _event(game: GameRecord, engine: str, token: str, pos: Position, turn: Turn) -> None:
+    """Record what went wrong with an engine's turn."""
+    game.events.append({
+        "engine": engine, "token": token, "board": pos.board_string(), "move": turn.move, "problem": turn.problem,
+        "timed_out": turn.timed_out, "output_tail": turn.output_tail[-300:], "stderr_tail": turn.stderr_tail[-300:],
+    })  # fmt: skip
+
+
+def _score(game: GameRecord, settings: TournamentSettings, final: Position | None) -> GameRecord:
+    """The result: a forfeit counts the game's largest score for the winner, whatever the board shows."""
+    rules, rule = settings.rules, settings.rule
+    if game.forfeit or final is None:
         game.result = "0-1" if game.forfeit == game.black else "1-0"
         margin = rules.forfeit_score(rule)
         game.margin = -margin if game.forfeit == game.black else margin
     else:
-        game.margin = rules.first_player_score(pos, rule)
+        game.margin = rules.first_player_score(final, rule)
         game.result = "1-0" if game.margin > 0 else "0-1" if game.margin < 0 else "1/2-1/2"
     return game
 
 
 @dataclass(frozen=True)
 class GameTask:
-    """One game's work on a worker: the engines' scripts travel with it."""
+    """One game's work on a worker: the engines' scripts (or protocol commands) travel with it."""
 
     game: GameRecord
-    scripts: dict[str, Script]
+    engines: dict[str, Script | ProtocolEngine]
     settings: TournamentSettings
 
     def __call__(self, worker: Worker) -> GameRecord:
-        return play_game(GameRecord.from_json(self.game.to_json()), self.scripts, self.settings, worker)
+        return play_game(GameRecord.from_json(self.game.to_json()), self.engines, self.settings, worker)
 
 
 # --- the tournament -------------------------------------------------------------------
@@ -351,7 +465,7 @@ class TournamentFolder(RecordFolder):
             "seed": seed,
             "format": (fmt or Format()).to_json(),
             "openings": openings or sorted({g.opening for g in games}),
-            "engines": {e.name: {"path": str(e.path.absolute()), "sha256": e.sha256} for e in engines},
+            "engines": {e.name: e.to_json() for e in engines},
             "schedule": [
                 {"id": g.id, "pair": g.pair, "round": g.round, "black": g.black, "white": g.white, "opening": g.opening}
                 for g in games
@@ -361,7 +475,7 @@ class TournamentFolder(RecordFolder):
         return cls._create(path, meta)
 
     def engines(self) -> list[Engine]:
-        return [Engine(name, Path(info["path"])) for name, info in self.meta["engines"].items()]
+        return [Engine.from_json(name, info) for name, info in self.meta["engines"].items()]
 
     def games(self) -> list[GameRecord]:
         """The fixed schedule (round-robin, gauntlet); Swiss and SPRT games are planned as they go."""
@@ -490,9 +604,14 @@ def run_tournament(
         players, settings = folder.engines(), folder.settings(jobs)
         fmt, openings = folder.format(), folder.openings()
         for e in players:
-            if not e.path.is_file():
+            if e.protocol is None and not Path(e.path or "").is_file():
                 raise GraderError(f"the script of engine '{e.name}' ({e.path}) is gone: restore it to resume")
-        settings.sandbox_mechanism([folder.path, *(e.path for e in players), *map(Path, private)])
+            if e.protocol is not None and not Path(e.protocol.argv[0]).is_file() and e.protocol.argv[0] != PYTHON:
+                if shutil.which(e.protocol.argv[0]) is None:
+                    raise GraderError(
+                        f"the program of engine '{e.name}' ({e.protocol.argv[0]}) is gone: restore it to resume"
+                    )
+        settings.sandbox_mechanism([folder.path, *(p for e in players for p in e.paths), *map(Path, private)])
     else:
         settings = _capped(settings or TournamentSettings())
         fmt = format if isinstance(format, Format) else Format(format, rounds, (), sprt)
@@ -509,21 +628,24 @@ def run_tournament(
                               "tried ended sooner; give fewer --random-openings")  # fmt: skip
         static = fmt.kind in ("round-robin", "gauntlet")
         fixed = fmt.planner([e.name for e in players], openings, GameRecord).more(0) if static else []
-        settings.sandbox_mechanism([*(e.path for e in players), *map(Path, private)])
+        settings.sandbox_mechanism([*(p for e in players for p in e.paths), *map(Path, private)])
         folder = TournamentFolder.create(out or default_folder(), players, fixed, settings, seed, fmt, openings)
     names = [e.name for e in players]
     planner = fmt.planner(names, openings, GameRecord)
     if isinstance(planner, SprtPlanner):
         planner.window = max(1, settings.jobs)
-    scripts = {e.name: e.script() for e in players}
-    for script in scripts.values():
-        script.command(settings)  # an engine the grader cannot run stops us before any game
+    specs = {e.name: e.spec() for e in players}
+    for spec in specs.values():
+        if isinstance(spec, Script):
+            spec.command(settings)  # an engine the grader cannot run stops us before any game
+        elif executor is not None and not isinstance(executor, LocalExecutor):
+            raise GraderError("protocol engines run on this machine only: leave out --cluster, or give scripts")
     settings.check()
-    done = folder.finished({name: s.digest for name, s in scripts.items()}) if resume is not None else {}
+    done = folder.finished({name: s.digest for name, s in specs.items()}) if resume is not None else {}
     if on_start:
         on_start(folder, settings, len(done))
     played: dict[str, GameRecord] = {}
-    interrupted = _play(folder, planner, done, played, scripts, settings, on_game, executor, stop)
+    interrupted = _play(folder, planner, done, played, specs, settings, on_game, executor, stop)
     if isinstance(planner, SwissPlanner):
         planner.finish()
     games = list(played.values())
@@ -542,7 +664,7 @@ def run_tournament(
 
 
 def _play(folder: TournamentFolder, planner: Planner, done: dict[str, GameRecord], played: dict[str, GameRecord],
-          scripts: dict[str, Script], settings: TournamentSettings, on_game: Callable[[GameRecord], None] | None,
+          specs: dict[str, Script | ProtocolEngine], settings: TournamentSettings, on_game: Callable[[GameRecord], None] | None,
           executor: Executor | None, stop: Stop | None) -> str | None:  # fmt: skip
     """Play what the planner asks for until it asks for nothing more; returns why it was
     interrupted, if it was. Games already in ``done`` are not played again."""
@@ -573,7 +695,7 @@ def _play(folder: TournamentFolder, planner: Planner, done: dict[str, GameRecord
                     else:
                         played[g.id] = None  # type: ignore[assignment]  # keeps the planned order
                         submitted.append(g.id)
-                        ex.submit(g.id, GameTask(g, {g.black: scripts[g.black], g.white: scripts[g.white]}, settings))
+                        ex.submit(g.id, GameTask(g, {g.black: specs[g.black], g.white: specs[g.white]}, settings))
                 if not ex.pending():
                     if wanted:
                         continue  # all were played before: ask again
@@ -597,7 +719,6 @@ def _play(folder: TournamentFolder, planner: Planner, done: dict[str, GameRecord
 
 def write_outputs(result: TournamentResult, settings: TournamentSettings) -> None:
     """games.txt, results.json, games.ggf (Othello) and report.html in the folder."""
-    from ..games import ggf
     from .html import tournament_page
 
     folder = result.folder
@@ -616,34 +737,103 @@ def default_folder() -> Path:
 
 
 def engine_list(paths: Sequence[str | Path | Engine], game: GameRules | None = None) -> list[Engine]:
-    """Engines named by their file names (with the folder when two share a name);
-    'builtin:NAME' is an example script shipped with the package for ``game`` (for Othello:
-    random_mover, greedy, negamax)."""
-    examples = bundled(*(game or get_game(DEFAULT)).examples.split("/"))
+    """Engines named by their file names (with the folder when two share a name):
+
+    - a script's path, or 'builtin:NAME', an example script shipped with the package for
+      ``game`` (for Othello: random_mover, greedy, negamax), run afresh for each move;
+    - 'nboard:COMMAND' ('nboard:./edax -nboard'), a program speaking the NBoard protocol, or
+      'builtin:nboard:NAME', an example script behind the package's NBoard adapter;
+    - an ``Engine`` (config.yaml's ``engines:`` table gives them names and options).
+    """
+    game = game or get_game(DEFAULT)
+    examples = bundled(*game.examples.split("/"))
     engines = []
     for p in paths:
         if isinstance(p, Engine):
-            engines.append(p)
+            engines.append(_check_protocol(p, game))
             continue
         text = str(p)
-        if text.startswith(BUILTIN):
-            path = examples / (text[len(BUILTIN) :] + ".py")
-            if not path.is_file():
-                known = ", ".join(sorted(f.stem for f in examples.glob("*.py")))
-                raise GraderError(f"no bundled engine '{text}': use one of {known} after '{BUILTIN}'")
+        if text.startswith(BUILTIN + NBOARD) or text.startswith(NBOARD):
+            if not ggf.supports(game):
+                raise GraderError(
+                    f"engine '{text}' speaks NBoard, an Othello protocol: {game.title} engines are scripts"
+                )
+            proto = protocol_engine(text, "nboard", game=game)
+            engines.append(_check_protocol(Engine(proto.stem, protocol=proto), game))
+        elif text.startswith(BUILTIN):
+            path = _example(examples, text[len(BUILTIN) :], text)
+            engines.append(Engine(path.stem, path))
         else:
             path = Path(p)
             if not path.is_file():
-                raise GraderError(f"engine '{p}' not found: give the path of a script file (or builtin:NAME)")
-        engines.append(Engine(path.stem, path))
-    names = [e.name for e in engines]
-    if len(set(names)) < len(names):
-        engines = [Engine(f"{e.path.parent.name}/{e.path.stem}", e.path) for e in engines]
+                raise GraderError(
+                    f"engine '{p}' not found: give the path of a script file, builtin:NAME or nboard:COMMAND"
+                )
+            engines.append(Engine(path.stem, path))
+    for longer in (_protocol_name, _folder_name):  # two engines with one name: the protocol's, then the folder's
+        names = [e.name for e in engines]
+        engines = [longer(e) if names.count(e.name) > 1 else e for e in engines]
     if len({e.name for e in engines}) < len(engines):
-        raise GraderError("the same engine is given twice: give each script once")
+        raise GraderError(
+            "the same engine is given twice: give each engine once (or name them in config.yaml's engines:)"
+        )
     if len(engines) < 2:
         raise GraderError("a tournament needs at least two engines")
     return engines
+
+
+def configured_engines(config: Config) -> dict[str, Engine]:
+    """The engines config.yaml names (``engines:``), by name; a working folder is relative to
+    the config file's folder."""
+    base = Path(config.source).parent if Path(config.source).is_file() else Path.cwd()
+    out = {}
+    for e in config.engines:
+        cwd = (base / Path(e.workdir).expanduser()) if e.workdir else None
+        try:
+            proto = ProtocolEngine.from_command(e.command, e.protocol, cwd, e.depth, here=base)
+        except GraderError as err:
+            raise GraderError(f"{config.source}: engine '{e.name}': {err}") from None
+        out[e.name] = Engine(e.name, protocol=proto)
+    return out
+
+
+def protocol_engine(command: str, protocol: str = "nboard", folder: str | Path | None = None, depth: int | None = None,
+                    game: GameRules | None = None) -> ProtocolEngine:  # fmt: skip
+    """A protocol engine from its command ('nboard:./edax -nboard', or 'builtin:nboard:NAME',
+    an example engine behind the package's NBoard adapter), read now."""
+    if command.startswith(BUILTIN + NBOARD):
+        game = game or get_game(DEFAULT)
+        script = _example(bundled(*game.examples.split("/")), command[len(BUILTIN + NBOARD) :], command)
+        files = {"engine.py": bundled("nboard", "engine.py"), script.name: script}
+        bundle = Script.of_files("engine.py", files, command)
+        return ProtocolEngine.made(
+            (PYTHON, "{dir}/engine.py", "{dir}/" + script.name), protocol, bundle, depth, command
+        )
+    if command.startswith(NBOARD):
+        command = command[len(NBOARD) :]
+    return ProtocolEngine.from_command(command, protocol, folder, depth)
+
+
+def _example(examples: Path, name: str, text: str) -> Path:
+    path = examples / (name + ".py")
+    if not path.is_file():
+        known = ", ".join(sorted(f.stem for f in examples.glob("*.py")))
+        raise GraderError(f"no bundled engine '{text}': use one of {known} after '{BUILTIN}' (or '{BUILTIN}{NBOARD}')")
+    return path
+
+
+def _protocol_name(e: Engine) -> Engine:
+    return dataclass_replace(e, name=f"{e.protocol.protocol}:{e.name}") if e.protocol is not None else e
+
+
+def _folder_name(e: Engine) -> Engine:
+    return Engine(f"{e.path.parent.name}/{e.path.stem}", e.path) if e.path is not None else e
+
+
+def _check_protocol(e: Engine, game: GameRules) -> Engine:
+    if e.protocol is not None and e.protocol.protocol == "nboard" and not ggf.supports(game):
+        raise GraderError(f"engine '{e.name}' speaks NBoard, an Othello protocol: {game.title} engines are scripts")
+    return e
 
 
 # --- grades by share -----------------------------------------------------------------------

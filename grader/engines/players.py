@@ -1,0 +1,238 @@
+"""Engines as a game sees them: players asked for one move at a time.
+
+A script engine is started afresh for each move (``SCRIPT BOARD TOKEN``, the labs' own
+interface; its move is the last integer it printed). A protocol engine (NBoard) is started
+once per game, in the same isolation and limits (CPU seconds aside: the clock is its limit),
+kept running between its moves, and killed with all it started when the game ends. Either
+way a move comes back as a ``Turn``: the move, or the problem that loses the game, and what
+it cost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+import shutil
+import sys
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ..errors import GraderError
+from ..games import Game, Position
+from .nboard import Ended, NBoardClient, ProtocolError, Silent
+from .runner import RunResult, Session
+from .sandbox import Sandbox, claim_uid, release_uid
+from .scripts import RunSettings, Runs, Script, run_script
+
+PROTOCOLS = ("nboard",)
+PYTHON = "{python}"  # in a protocol engine's command: the Python of the run's settings
+HELLO_SECONDS = 10.0  # the most a protocol engine may take to start and answer its first ping
+
+
+@dataclass(frozen=True)
+class ProtocolEngine:
+    """A program that speaks a protocol: its command, its files, its options.
+
+    Its files (``bundle``: the working folder's, read as a script's folder is) are copied for
+    each worker, readable by the sandbox, as a script's are: the program runs from that copy,
+    which is its working folder, read-only. A program found on PATH has no files.
+    """
+
+    argv: tuple[str, ...]  # '{dir}': the staged copy of its files; '{python}': the run's Python
+    protocol: str = "nboard"
+    bundle: Script | None = None
+    depth: int | None = None  # 'set depth N' (NBoard): the engine's level
+    digest: str = ""  # of its command, depth and files: a changed engine's games are played again
+    origin: str = ""  # the command, its files' paths absolute: read again, it makes the same engine
+    workdir: str | None = None  # the working folder given (absolute), if one was
+    folder: str | None = None  # the folder its files were read from (absolute)
+
+    @classmethod
+    def from_command(cls, command: str, protocol: str = "nboard", cwd: str | Path | None = None,
+                     depth: int | None = None, here: Path | None = None) -> ProtocolEngine:  # fmt: skip
+        """The engine ``command`` starts ('./edax -nboard'), with the files of ``cwd`` (by
+        default the folder of the first file the command names). Paths in the command are
+        relative to ``cwd``, else to ``here`` (default: the current folder); a program named
+        without a path is looked for on PATH. GraderError names what is missing."""
+        if protocol not in PROTOCOLS:
+            raise GraderError(f"unknown engine protocol '{protocol}': use one of {', '.join(PROTOCOLS)}")
+        try:
+            argv = shlex.split(command)
+        except ValueError as e:
+            raise GraderError(f"engine command {command!r}: {e}: fix its quotes") from None
+        if not argv:
+            raise GraderError("an engine command is empty: give the program to run, as in nboard:'./edax -nboard'")
+        base = Path(cwd).expanduser() if cwd else here or Path.cwd()
+        if cwd and not base.is_dir():
+            raise GraderError(f"engine working folder '{cwd}' not found: fix it or leave it out")
+        if argv[0] != PYTHON and "/" in argv[0] and not (base / argv[0]).is_file():
+            raise GraderError(
+                f"engine program '{argv[0]}' not found in {base.absolute()}: fix the command or its folder"
+            )
+        if argv[0] != PYTHON and "/" not in argv[0] and shutil.which(argv[0]) is None:
+            raise GraderError(f"engine program '{argv[0]}' is not an installed program: install it or give its path")
+        named = [base / a for i, a in enumerate(argv) if (base / a).is_file() and (i > 0 or _own_program(base / a))]
+        workdir = str(base.absolute()) if cwd else None
+        origin = shlex.join(str((base / a).absolute()) if base / a in named else a for a in argv)
+        if not named:
+            return cls.made(tuple(argv), protocol, None, depth, origin, workdir, None)
+        folder = base if cwd else named[0].parent
+        bundle = Script.from_path(named[0], folder)
+        inside = {f: f.resolve().relative_to(folder.resolve()).as_posix() for f in named}
+        argv = ["{dir}/" + inside[base / a] if base / a in inside else a for a in argv]
+        return cls.made(tuple(argv), protocol, bundle, depth, origin, workdir, str(folder.absolute()))
+
+    @classmethod
+    def made(cls, argv: tuple[str, ...], protocol: str, bundle: Script | None, depth: int | None, origin: str,
+             workdir: str | None = None, folder: str | None = None) -> ProtocolEngine:  # fmt: skip
+        """The engine with its digest."""
+        digest = hashlib.sha256(f"{protocol}\0{shlex.join(argv)}\0{depth}\0{bundle.digest if bundle else ''}".encode())
+        return cls(argv, protocol, bundle, depth, digest.hexdigest(), origin, workdir, folder)
+
+    @property
+    def stem(self) -> str:
+        """A default name: the last file the command names, or its program, without suffix."""
+        named = [a for a in self.argv if a.startswith("{dir}/")]
+        return Path(named[-1] if named else self.argv[0]).stem
+
+    def command(self, python: str, folder: str | None) -> list[str]:
+        """The command line, its files in ``folder`` (the staged copy)."""
+        return [python if a == PYTHON else a.replace("{dir}", folder or "") for a in self.argv]
+
+
+def _own_program(path: Path) -> bool:
+    """Whether a command's program is the engine's own (./edax), not an interpreter or a
+    system program (python3, /usr/bin/java), whose folder is not the engine's."""
+    real = path.resolve()
+    system = ("/usr/", "/bin/", "/sbin/", "/lib", "/opt/", "/etc/", "/snap/")
+    return not (real.name.startswith("python") or str(real).startswith(system)
+                or real == Path(sys.executable).resolve())  # fmt: skip
+
+
+@dataclass
+class Turn:
+    """One move asked of an engine, and how it went."""
+
+    move: int | None  # None: no move (``problem`` says why)
+    problem: str | None = None  # why the engine gave no move it can play: a crash, a protocol error
+    wall: float = 0.0  # seconds from the question to the answer
+    cpu: float | None = None  # CPU seconds (scripts; a protocol engine's are counted for the game)
+    timed_out: bool = False
+    eval: float | None = None  # the engine's evaluation, from its own view, when it gives one
+    lines: list[str] = field(default_factory=list)  # what else it printed (status, analysis)
+    output_tail: str = ""
+    stderr_tail: str = ""
+    interrupted: bool = False  # the run was stopped (Ctrl-C)
+    fatal: bool = False  # the engine cannot go on with the game (it ended, broke the protocol, lost on time)
+
+
+class Player(ABC):
+    """One engine in one game."""
+
+    @abstractmethod
+    def begin(self) -> Turn | None:
+        """Get ready for the game; None, or what went wrong (the game is forfeited)."""
+
+    @abstractmethod
+    def turn(self, pos: Position, start: Position, plies: list[int], seconds: float) -> Turn:
+        """Its move at ``pos``, reached from ``start`` by ``plies`` (passes included), within ``seconds``."""
+
+    def end(self) -> RunResult | None:
+        """The game is over: stop everything of the engine; how it ended, if it kept running."""
+        return None
+
+
+class ScriptPlayer(Player):
+    """A script, run afresh for each move."""
+
+    def __init__(self, script: Script, settings: RunSettings, where: Runs):
+        self.script, self.settings, self.where = script, settings, where
+
+    def begin(self) -> Turn | None:
+        return None
+
+    def turn(self, pos: Position, start: Position, plies: list[int], seconds: float) -> Turn:
+        settings = replace(self.settings, limits=replace(self.settings.limits, wall_seconds=seconds))
+        result, claim = run_script(self.script, pos, settings, self.where)
+        problem = f"the engine {result.describe()}" if result.crashed else None
+        return Turn(claim.move, problem, result.wall_seconds, result.cpu_seconds, result.timed_out,
+                    output_tail=result.stdout_tail, stderr_tail=result.stderr_tail,
+                    interrupted=result.interrupted)  # fmt: skip
+
+
+class NBoardPlayer(Player):
+    """An NBoard engine, started for the game in a sandbox (and, as root, a uid) of its own."""
+
+    def __init__(self, engine: ProtocolEngine, settings: RunSettings, where: Runs, game: Game):
+        self.engine, self.settings, self.where, self.game = engine, settings, where, game
+        self.session: Session | None = None
+        self.client: NBoardClient | None = None
+        self.ended: RunResult | None = None
+        self._uid: int | None = None
+        self._said: list[str] = []  # what it printed while starting: kept with its first move
+
+    def begin(self) -> Turn | None:
+        sandbox = self.where.sandbox(self.settings)
+        if sandbox.uid is not None:  # not the worker's: a script's end would kill all of its uid
+            self._uid = claim_uid()
+            sandbox = Sandbox(sandbox.mechanism, self._uid)
+        folder = str(self.where.stage.folder(self.engine.bundle)) if self.engine.bundle else None
+        argv = self.engine.command(self.settings.python, folder)
+        self.session = Session(argv, self.settings.limits, sandbox, self.where.stop, folder, folder)
+        error = self.session.start()
+        if error:
+            return Turn(None, f"the engine {error}", fatal=True)
+        self.client = NBoardClient(self.session, self.game, self.engine.depth)
+        try:
+            self._said = self.client.hello(max(HELLO_SECONDS, self.settings.limits.wall_seconds))
+        except ProtocolError as e:
+            return Turn(None, str(e), timed_out=isinstance(e, Silent), stderr_tail=self._stderr(), fatal=True)
+        except Ended:
+            return Turn(
+                None, self._gone(), stderr_tail=self._stderr(), fatal=True, interrupted=self.where.stop.is_set()
+            )
+        return None
+
+    def turn(self, pos: Position, start: Position, plies: list[int], seconds: float) -> Turn:
+        assert self.client is not None
+        asked = time.monotonic()
+        try:
+            answer = self.client.ask(start, plies, seconds)
+        except Silent as e:
+            return Turn(None, str(e), time.monotonic() - asked, timed_out=True, stderr_tail=self._stderr(), fatal=True)
+        except ProtocolError as e:
+            return Turn(None, str(e), time.monotonic() - asked, stderr_tail=self._stderr(), fatal=True)
+        except Ended:
+            problem = self._gone()
+            return Turn(None, problem, time.monotonic() - asked, stderr_tail=self._stderr(), fatal=True,
+                        interrupted=self.where.stop.is_set())  # fmt: skip
+        lines, self._said = self._said + answer.lines, []
+        return Turn(answer.move, None, time.monotonic() - asked, eval=answer.eval, lines=lines)
+
+    def _gone(self) -> str:
+        """The engine ended by itself (or printed past the output limit): how, in words."""
+        self.ended = self.end()
+        if self.ended is not None and self.ended.output_limited:
+            return "the engine printed more than limits.output_bytes and was stopped"
+        said = self.ended.describe() if self.ended else ""
+        return f"the engine {said}" if said else "the engine ended in the middle of the game"
+
+    def _stderr(self) -> str:
+        return self.session.err_tail.decode("utf-8", "replace") if self.session else ""
+
+    def end(self) -> RunResult | None:
+        if self.session is not None and self.ended is None:
+            self.ended = self.session.close()
+        if self._uid is not None:
+            release_uid(self._uid)
+            self._uid = None
+        return self.ended
+
+
+def player_for(engine: Script | ProtocolEngine, settings: RunSettings, where: Runs, game: Game) -> Player:
+    """The player of ``engine`` in a game of ``game``."""
+    if isinstance(engine, Script):
+        return ScriptPlayer(engine, settings, where)
+    return NBoardPlayer(engine, settings, where, game)
