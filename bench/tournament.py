@@ -10,10 +10,12 @@ move for fastchess and 11.2 ms for cutechess on identical games (UCI engines tha
 ours start a process per move, so the bare loop is the floor here).
 
 Then the same with persistent NBoard engines (the bundled greedy and random_mover behind the
-NBoard adapter, 'set depth 1'): a round-robin at --jobs 1, and a bare loop that starts the
-same two adapter processes per game with subprocess.Popen and drives them through the same
-moves (set game, move, ping, go) with no sandbox, clock or records; the harness's cost per
-move is again (tournament wall - bare loop wall) / moves. Then --games (default 100) games
+NBoard adapter, 'set depth 1'): a round-robin at --jobs 1 (each engine's process plays all
+its games), and a bare loop that starts the same two adapter processes with
+subprocess.Popen and drives them through the same moves (set game, move, ping, go) with no
+sandbox, clock or records; the harness's cost per move is again (tournament wall - bare
+loop wall) / moves, the tournament's one-time costs (the isolation check, report.html)
+included. Then --games (default 100) games
 between the two at --nboard-jobs (default 2), timed. Then the Swiss pairing time of 64
 engines x 7 rounds (grader.tournaments.swiss, random results).
 """
@@ -63,38 +65,41 @@ def bare_loop(result, python: str) -> tuple[float, int]:
 
 
 def bare_nboard_loop(result, python: str) -> tuple[float, int]:
-    """Seconds to drive every engine move of ``result``'s games through two plain NBoard
-    processes per game (no sandbox, no clock, no records), and moves."""
+    """Seconds to drive every engine move of ``result``'s games through plain NBoard
+    processes, one per engine kept up across games as the harness keeps them (no sandbox, no
+    clock, no records), and moves."""
     game = get_game("othello")
-    scripts = {e.name: str(bundled("submissions", e.name + ".py")) for e in result.engines}
     env = script_env(tempfile.mkdtemp(prefix="bare-"))
-    moves, start = 0, time.perf_counter()
+    moves, start, procs = 0, time.perf_counter(), {}
+    for e in result.engines:
+        procs[e.name] = subprocess.Popen([python, str(bundled("nboard", "engine.py")), str(bundled("submissions", e.name + ".py"))],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1, env=env)  # fmt: skip
+        procs[e.name].stdin.write("nboard 2\nset depth 1\n")
     for g in result.games:
-        procs = {side: subprocess.Popen([python, str(bundled("nboard", "engine.py")), scripts[name]], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True, bufsize=1, env=env)
-                 for side, name in (("x", g.black), ("o", g.white))}  # fmt: skip
-        told = dict.fromkeys(procs, -1)
+        told = {g.black: -1, g.white: -1}
         begin, opening = game.opening_start(g.opening)
-        pos, plies = game.replay(opening, begin), []
+        first = game.replay(opening, begin)
+        pos, plies = first, []
         for sq in game.parse_transcript(g.moves)[len(opening) :]:
             if pos.must_pass():
                 pos, plies = pos.pass_turn(), plies + [PASS]
-            proc = procs[pos.token]
-            if told[pos.token] < 0:
-                proc.stdin.write(f"nboard 2\nset depth 1\nset game {game_in_progress(pos, [], game)}\n")
+            name = g.black if pos.token == "x" else g.white
+            proc = procs[name]
+            if told[name] < 0:
+                proc.stdin.write(f"set game {game_in_progress(first, plies, game)}\n")
             else:
                 proc.stdin.write(
-                    "".join(f"move {'PA' if m == PASS else game.square_name(m)}\n" for m in plies[told[pos.token] :])
+                    "".join(f"move {'PA' if m == PASS else game.square_name(m)}\n" for m in plies[told[name] :])
                 )
-            told[pos.token] = len(plies)
+            told[name] = len(plies)
             proc.stdin.write(f"ping {moves}\ngo\n")
             while not proc.stdout.readline().startswith("==="):
                 pass
             moves += 1
             pos, plies = pos.play(sq), plies + [sq]
-        for proc in procs.values():
-            proc.kill()
-            proc.wait()
+    for proc in procs.values():
+        proc.kill()
+        proc.wait()
     return time.perf_counter() - start, moves
 
 
@@ -150,7 +155,7 @@ def main() -> int:
     depth1 = TournamentSettings(limits=Limits(wall_seconds=10), jobs=1, isolation=args.isolation)
     with tempfile.TemporaryDirectory() as work:
         start = time.perf_counter()
-        result = run_tournament(nboard, settings=depth1, rounds=args.rounds * 4, seed=args.seed, out=Path(work) / "t")
+        result = run_tournament(nboard, settings=depth1, rounds=args.rounds * 10, seed=args.seed, out=Path(work) / "t")
         wall = time.perf_counter() - start
     moves = sum(len(g.move_times) for g in result.games)
     bare, bare_moves = bare_nboard_loop(result, sys.executable)

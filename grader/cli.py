@@ -852,6 +852,11 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
     help="Milliseconds an engine may overstep its clock before its flag falls (default: config, else 100).",
 )
 @click.option(
+    "--restart",
+    is_flag=True,
+    help="Start protocol engines afresh for every game (default: a process plays its engine's next games).",
+)
+@click.option(
     "--jobs",
     type=click.IntRange(min=1),
     default=None,
@@ -897,7 +902,7 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
 def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple[str, ...], rounds: int | None,
                sprt: tuple[float, float] | None, alpha: float | None, beta: float | None, max_games: int | None, grade: bool,
                openings_file: str | None, opening_plies: int | None, random_openings: int | None, seed: int | None, time_limit: float | None,
-               tc: tuple[float, float] | None, time_margin_ms: int | None, jobs: int | None, adjudicate: int | None,
+               tc: tuple[float, float] | None, time_margin_ms: int | None, restart: bool, jobs: int | None, adjudicate: int | None,
                backend: str | None, scoring: str | None, game_name: str | None, out: str | None, resume: str | None, json_file: str | None,
                cluster: str | None, config_path: str | None, stop: Stop) -> None:  # fmt: skip
     """A tournament between ENGINES, with Elo ratings, game records (games.ggf for Othello)
@@ -926,7 +931,7 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
     if resume:
         if (engine_paths or openings_file or opening_plies is not None or random_openings is not None or seed is not None or adjudicate or scoring
                 or game_name or time_limit or out or opponent_paths or sprt or max_games or format_name != "round-robin"
-                or backend or rounds or alpha is not None or beta is not None or tc or time_margin_ms is not None):  # fmt: skip
+                or backend or rounds or alpha is not None or beta is not None or tc or time_margin_ms is not None or restart):  # fmt: skip
             raise click.UsageError("--resume continues a tournament with its own engines, format, openings and settings: "
                                    "give only --resume DIR (and --jobs, --grade)")  # fmt: skip
         kwargs: dict[str, Any] = {"resume": resume, "jobs": jobs}
@@ -940,7 +945,7 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
             raise click.UsageError("give --tc (a game clock) or --time-limit (seconds per move), not both")
         margin = None if time_margin_ms is None else time_margin_ms / 1000
         settings = TournamentSettings.resolve(config, game, time_limit, scoring, adjudicate, jobs=jobs, backend=backend,
-                                              tc=tc, time_margin=margin)  # fmt: skip
+                                              tc=tc, time_margin=margin, restart=restart or None)  # fmt: skip
         target = Path(out) if out else None
         if target:
             check_new_folder(target, "tournament")

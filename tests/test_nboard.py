@@ -1,6 +1,7 @@
 """Protocol engines: NBoard engines kept running for a game, clocks, records, misbehaviour."""
 
 import json
+import re
 import secrets
 import shlex
 import subprocess
@@ -49,6 +50,11 @@ def running(path: Path) -> list[int]:
     return found
 
 
+def handshakes(games, engine: str) -> int:
+    """How many times ``engine`` (the test engine, with a depth) was started in ``games``."""
+    return sum(a["lines"][:1] == ["status depth 3"] for g in games for a in g.analysis if a["engine"] == engine)
+
+
 def settings(**kw) -> TournamentSettings:
     return TournamentSettings(**{"limits": Limits(wall_seconds=5), "jobs": 2, **kw})
 
@@ -72,10 +78,21 @@ def test_a_round_robin_of_nboard_engines_plays_to_the_end_with_clocks_and_evalua
         assert good_evals == [-2.5] * len(good_evals)
         if "good" in (g.black, g.white):
             assert good_evals and any("search" in line for a in g.analysis for line in a["lines"])
-            first = next(a for a in g.analysis if a["engine"] == "good")
-            assert first["lines"][0] == "status depth 3"  # said at the handshake, kept with its first move
+    # said at the handshake, kept with the first move: once per process, and a process plays its
+    # engine's next games on its worker (2 jobs: at most 2 processes for its 4 games)
+    assert 1 <= handshakes(result.games, "good") <= 2
     ggf = (result.folder.path / "games.ggf").read_text()
     assert "/-2.50/" in ggf and ggf.count("(;GM[Othello]") == 6
+    assert re.search(r"\(-2\.50, \d+\.\d s left\)", (result.folder.path / "report.html").read_text())
+    assert running(copy) == []
+
+
+def test_restart_starts_a_protocol_engine_for_every_game(tmp_path):
+    copy = engine_copy(tmp_path)
+    engines = ["builtin:nboard:greedy", nboard(copy, "good", depth=3)]
+    result = run_tournament(engines, settings=settings(restart=True), rounds=2, openings=[NEAR_END, NEAR_END],
+                            out=tmp_path / "t")  # fmt: skip
+    assert len(result.games) == 4 and handshakes(result.games, "good") == 4
     assert running(copy) == []
 
 

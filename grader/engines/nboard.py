@@ -60,6 +60,10 @@ class NBoardClient:
         self._told: int | None = None  # plies the engine knows of this game; None: no game yet
         self.stale = 0  # answers it gave before its pong (not trusted)
 
+    def new_game(self) -> None:
+        """The next question starts a new game ('set game')."""
+        self._told = None
+
     def _send(self, text: str) -> None:
         if not self.session.send(text):
             raise ProtocolError("the engine stopped reading its input")

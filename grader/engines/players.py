@@ -14,6 +14,7 @@ import hashlib
 import shlex
 import shutil
 import sys
+import threading
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
@@ -139,8 +140,9 @@ class Player(ABC):
     def turn(self, pos: Position, start: Position, plies: list[int], seconds: float) -> Turn:
         """Its move at ``pos``, reached from ``start`` by ``plies`` (passes included), within ``seconds``."""
 
-    def end(self) -> RunResult | None:
-        """The game is over: stop everything of the engine; how it ended, if it kept running."""
+    def end(self, clean: bool = False) -> RunResult | None:
+        """The game is over (``clean``: without a problem of this engine's): stop or keep
+        the engine; how it ended, if it was stopped."""
         return None
 
 
@@ -162,77 +164,134 @@ class ScriptPlayer(Player):
                     interrupted=result.interrupted)  # fmt: skip
 
 
-class NBoardPlayer(Player):
-    """An NBoard engine, started for the game in a sandbox (and, as root, a uid) of its own."""
+class Running:
+    """A protocol engine's process: its session, its protocol client, and the uid it runs as."""
 
-    def __init__(self, engine: ProtocolEngine, settings: RunSettings, where: Runs, game: Game):
-        self.engine, self.settings, self.where, self.game = engine, settings, where, game
-        self.session: Session | None = None
-        self.client: NBoardClient | None = None
+    def __init__(self, session: Session, client: NBoardClient, uid: int | None):
+        self.session, self.client, self.uid = session, client, uid
         self.ended: RunResult | None = None
-        self._uid: int | None = None
-        self._said: list[str] = []  # what it printed while starting: kept with its first move
 
-    def begin(self) -> Turn | None:
-        sandbox = self.where.sandbox(self.settings)
-        if sandbox.uid is not None:  # not the worker's: a script's end would kill all of its uid
-            self._uid = claim_uid()
-            sandbox = Sandbox(sandbox.mechanism, self._uid)
-        folder = str(self.where.stage.folder(self.engine.bundle)) if self.engine.bundle else None
-        argv = self.engine.command(self.settings.python, folder)
-        self.session = Session(argv, self.settings.limits, sandbox, self.where.stop, folder, folder)
-        error = self.session.start()
-        if error:
-            return Turn(None, f"the engine {error}", fatal=True)
-        self.client = NBoardClient(self.session, self.game, self.engine.depth)
-        try:
-            self._said = self.client.hello(max(HELLO_SECONDS, self.settings.limits.wall_seconds))
-        except ProtocolError as e:
-            return Turn(None, str(e), timed_out=isinstance(e, Silent), stderr_tail=self._stderr(), fatal=True)
-        except Ended:
-            return Turn(
-                None, self._gone(), stderr_tail=self._stderr(), fatal=True, interrupted=self.where.stop.is_set()
-            )
-        return None
+    def stderr(self) -> str:
+        return self.session.err_tail.decode("utf-8", "replace")
 
-    def turn(self, pos: Position, start: Position, plies: list[int], seconds: float) -> Turn:
-        assert self.client is not None
-        asked = time.monotonic()
-        try:
-            answer = self.client.ask(start, plies, seconds)
-        except Silent as e:
-            return Turn(None, str(e), time.monotonic() - asked, timed_out=True, stderr_tail=self._stderr(), fatal=True)
-        except ProtocolError as e:
-            return Turn(None, str(e), time.monotonic() - asked, stderr_tail=self._stderr(), fatal=True)
-        except Ended:
-            problem = self._gone()
-            return Turn(None, problem, time.monotonic() - asked, stderr_tail=self._stderr(), fatal=True,
-                        interrupted=self.where.stop.is_set())  # fmt: skip
-        lines, self._said = self._said + answer.lines, []
-        return Turn(answer.move, None, time.monotonic() - asked, eval=answer.eval, lines=lines)
-
-    def _gone(self) -> str:
-        """The engine ended by itself (or printed past the output limit): how, in words."""
-        self.ended = self.end()
-        if self.ended is not None and self.ended.output_limited:
-            return "the engine printed more than limits.output_bytes and was stopped"
-        said = self.ended.describe() if self.ended else ""
-        return f"the engine {said}" if said else "the engine ended in the middle of the game"
-
-    def _stderr(self) -> str:
-        return self.session.err_tail.decode("utf-8", "replace") if self.session else ""
-
-    def end(self) -> RunResult | None:
-        if self.session is not None and self.ended is None:
+    def close(self) -> RunResult:
+        """Kill it and all it started; how it ended."""
+        if self.ended is None:
             self.ended = self.session.close()
-        if self._uid is not None:
-            release_uid(self._uid)
-            self._uid = None
+        if self.uid is not None:
+            release_uid(self.uid)
+            self.uid = None
         return self.ended
 
 
-def player_for(engine: Script | ProtocolEngine, settings: RunSettings, where: Runs, game: Game) -> Player:
-    """The player of ``engine`` in a game of ``game``."""
+class EnginePool:
+    """Protocol engines between games: a process that played a game cleanly waits here for
+    its engine's next game (cutechess keeps engines up between games the same way), and
+    ``close`` ends them all. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._idle: dict[str, list[Running]] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def take(self, digest: str) -> Running | None:
+        with self._lock:
+            idle = self._idle.get(digest)
+            return idle.pop() if idle else None
+
+    def give(self, digest: str, running: Running) -> None:
+        with self._lock:
+            if not self._closed:
+                self._idle.setdefault(digest, []).append(running)
+                return
+        running.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle, self._idle = [r for rs in self._idle.values() for r in rs], {}
+        for running in idle:
+            running.close()
+
+
+class NBoardPlayer(Player):
+    """An NBoard engine: a process of its own in a sandbox (and, as root, a uid) of its own,
+    started for the game or taken from ``pool``, where it goes back after a clean game."""
+
+    def __init__(self, engine: ProtocolEngine, settings: RunSettings, where: Runs, game: Game,
+                 pool: EnginePool | None = None):  # fmt: skip
+        self.engine, self.settings, self.where, self.game, self.pool = engine, settings, where, game, pool
+        self.running: Running | None = None
+        self.failed = False
+        self._said: list[str] = []  # what it printed while starting: kept with its first move
+
+    def begin(self) -> Turn | None:
+        self.running = self.pool.take(self.engine.digest) if self.pool else None
+        if self.running is not None:
+            self.running.client.new_game()
+            return None
+        sandbox, uid = self.where.sandbox(self.settings), None
+        if sandbox.uid is not None:  # not the worker's: a script's end would kill all of its uid
+            uid = claim_uid()
+            sandbox = Sandbox(sandbox.mechanism, uid)
+        folder = str(self.where.stage.folder(self.engine.bundle)) if self.engine.bundle else None
+        argv = self.engine.command(self.settings.python, folder)
+        session = Session(argv, self.settings.limits, sandbox, self.where.stop, folder, folder)
+        self.running = Running(session, NBoardClient(session, self.game, self.engine.depth), uid)
+        error = session.start()
+        if error:
+            self.failed = True
+            return Turn(None, f"the engine {error}", fatal=True)
+        try:
+            self._said = self.running.client.hello(max(HELLO_SECONDS, self.settings.limits.wall_seconds))
+        except ProtocolError as e:
+            return self._fail(Turn(None, str(e), timed_out=isinstance(e, Silent)))
+        except Ended:
+            return self._fail(Turn(None, self._gone(), interrupted=self.where.stop.is_set()))
+        return None
+
+    def turn(self, pos: Position, start: Position, plies: list[int], seconds: float) -> Turn:
+        assert self.running is not None
+        asked = time.monotonic()
+        try:
+            answer = self.running.client.ask(start, plies, seconds)
+        except ProtocolError as e:
+            return self._fail(Turn(None, str(e), time.monotonic() - asked, timed_out=isinstance(e, Silent)))
+        except Ended:
+            problem = self._gone()
+            return self._fail(Turn(None, problem, time.monotonic() - asked, interrupted=self.where.stop.is_set()))
+        lines, self._said = self._said + answer.lines, []
+        return Turn(answer.move, None, time.monotonic() - asked, eval=answer.eval, lines=lines)
+
+    def _fail(self, turn: Turn) -> Turn:
+        """A turn the engine cannot go on from: it will be stopped at the end of the game."""
+        self.failed = turn.fatal = True
+        turn.stderr_tail = self.running.stderr() if self.running else ""
+        return turn
+
+    def _gone(self) -> str:
+        """The engine ended by itself (or printed past the output limit): how, in words."""
+        assert self.running is not None
+        ended = self.running.close()
+        if ended.output_limited:
+            return "the engine printed more than limits.output_bytes and was stopped"
+        said = ended.describe()
+        return f"the engine {said}" if said else "the engine ended in the middle of the game"
+
+    def end(self, clean: bool = False) -> RunResult | None:
+        """After a ``clean`` game (no problem of its own), the engine waits in the pool for its
+        next game; else it is stopped."""
+        if self.running is None:
+            return None
+        if clean and self.pool is not None and not self.failed and self.running.ended is None:
+            self.pool.give(self.engine.digest, self.running)
+            return None
+        return self.running.close()
+
+
+def player_for(engine: Script | ProtocolEngine, settings: RunSettings, where: Runs, game: Game,
+               pool: EnginePool | None = None) -> Player:  # fmt: skip
+    """The player of ``engine`` in a game of ``game`` (a protocol engine from ``pool`` if one waits there)."""
     if isinstance(engine, Script):
         return ScriptPlayer(engine, settings, where)
-    return NBoardPlayer(engine, settings, where, game)
+    return NBoardPlayer(engine, settings, where, game, pool)

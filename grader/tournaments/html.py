@@ -83,12 +83,13 @@ class _Parts:
 
 def game_boards(record, game: Game) -> tuple[list[Any], list[str]]:
     """Each position of a game from where it started (the next move ringed) and its moves as
-    text (passes included)."""
+    text (passes included; an engine's move with its evaluation and its clock after it,
+    when there are)."""
     start, opening = game.opening_start(record.opening)
     moves = game.parse_transcript(record.moves)
     pos, positions, texts = start, [], []
     played: list[int | None] = []
-    for sq in moves:
+    for i, sq in enumerate(moves):
         if pos.must_pass():
             positions.append(pos)
             played.append(PASS)
@@ -96,11 +97,22 @@ def game_boards(record, game: Game) -> tuple[list[Any], list[str]]:
             pos = pos.pass_turn()
         positions.append(pos)
         played.append(sq)
-        texts.append(game.square_name(sq))
+        texts.append(game.square_name(sq) + _move_note(record, i - len(opening)))
         pos = pos.play(sq)
     positions.append(pos)
     played.append(None)
     return list(zip(positions, played)), texts
+
+
+def _move_note(record, j: int) -> str:
+    """' (-2.50, 58.3 s left)': engine move ``j``'s evaluation and clock, when known."""
+    evals, clocks = getattr(record, "evals", []), getattr(record, "clocks", [])
+    notes = []
+    if 0 <= j < len(evals) and evals[j] is not None:
+        notes.append(f"{evals[j]:+.2f}")
+    if 0 <= j < len(clocks):
+        notes.append(f"{clocks[j]:.1f} s left")
+    return f" ({', '.join(notes)})" if notes else ""
 
 
 def _json_script(element_id: str, data: Any) -> str:

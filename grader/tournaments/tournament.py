@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..engines.isolation import ISOLATIONS
-from ..engines.players import PYTHON, Player, ProtocolEngine, Turn, player_for
+from ..engines.players import PYTHON, EnginePool, Player, ProtocolEngine, Turn, player_for
 from ..engines.scripts import RunSettings, Script
 from ..errors import BoardFileError, GraderError, GraderWarning
 from ..execution.executor import Executor, LocalExecutor, Worker, interrupt_reason, using
@@ -130,6 +130,9 @@ class TournamentSettings(RunSettings):
     - ``tc``: a game clock (seconds, increment per move), as cutechess's ``tc=60+0.5``; None:
       ``limits.wall_seconds`` per move. A flag falls when an engine's clock runs out.
     - ``time_margin``: seconds an engine may overstep its clock (process noise) before its flag falls.
+    - ``restart``: start a protocol engine afresh for every game; by default a process that
+      played a game cleanly plays its engine's next game on this machine (cutechess's
+      ``restart=off``), and every process is stopped when the tournament ends.
     """
 
     scoring: str | None = None
@@ -138,6 +141,7 @@ class TournamentSettings(RunSettings):
     game: str = DEFAULT
     tc: tuple[float, float] | None = None
     time_margin: float = 0.1
+    restart: bool = False
 
     def __post_init__(self) -> None:
         if self.tc is not None:
@@ -304,16 +308,17 @@ def random_openings(game: GameRules, seed: int, plies: int, count: int) -> list[
 
 
 def play_game(game: GameRecord, engines: dict[str, Script | ProtocolEngine], settings: TournamentSettings,
-              worker: Worker) -> GameRecord:  # fmt: skip
+              worker: Worker, pool: EnginePool | None = None) -> GameRecord:  # fmt: skip
     """Play ``game`` (from its opening) to the end with the ``engines`` (by name); returns it
-    filled in. Protocol engines are stopped at the end, whatever happens. Raises Stopped when
-    the run is stopped."""
+    filled in. Protocol engines come from ``pool`` when one waits there and go back to it
+    after a clean game; any other is stopped at the end, whatever happens. Raises Stopped
+    when the run is stopped."""
     rules = settings.rules
     game.scripts = {game.black: engines[game.black].digest, game.white: engines[game.white].digest}
     game.host = worker.host
     names = dict(zip(rules.sides, (game.black, game.white)))  # the first player is black
-    players = {token: player_for(engines[names[token]], settings, worker, rules) for token in rules.sides}
-    final = None
+    players = {token: player_for(engines[names[token]], settings, worker, rules, pool) for token in rules.sides}
+    final, clean = None, False
     try:
         for token, player in players.items():
             failed = player.begin()
@@ -325,9 +330,10 @@ def play_game(game: GameRecord, engines: dict[str, Script | ProtocolEngine], set
                 break
         else:
             final = _play_moves(game, players, names, settings, worker)
+        clean = True
     finally:
         for player in players.values():
-            player.end()
+            player.end(clean)
     return _score(game, settings, final)
 
 
@@ -437,9 +443,14 @@ class GameTask:
     game: GameRecord
     engines: dict[str, Script | ProtocolEngine]
     settings: TournamentSettings
+    pool: str | None = None  # the tournament's pool of protocol engines between games (``pools``)
 
     def __call__(self, worker: Worker) -> GameRecord:
-        return play_game(GameRecord.from_json(self.game.to_json()), self.engines, self.settings, worker)
+        pool = _POOLS.get(self.pool) if self.pool else None
+        return play_game(GameRecord.from_json(self.game.to_json()), self.engines, self.settings, worker, pool)
+
+
+_POOLS: dict[str, EnginePool] = {}  # the pools of the tournaments running in this process, by key
 
 
 # --- the tournament -------------------------------------------------------------------
@@ -645,7 +656,14 @@ def run_tournament(
     if on_start:
         on_start(folder, settings, len(done))
     played: dict[str, GameRecord] = {}
-    interrupted = _play(folder, planner, done, played, specs, settings, on_game, executor, stop)
+    pool = None if settings.restart or all(e.protocol is None for e in players) else f"{folder.path}:{id(specs)}"
+    if pool:
+        _POOLS[pool] = EnginePool()
+    try:
+        interrupted = _play(folder, planner, done, played, specs, settings, on_game, executor, stop, pool)
+    finally:
+        if pool:
+            _POOLS.pop(pool).close()
     if isinstance(planner, SwissPlanner):
         planner.finish()
     games = list(played.values())
@@ -665,7 +683,7 @@ def run_tournament(
 
 def _play(folder: TournamentFolder, planner: Planner, done: dict[str, GameRecord], played: dict[str, GameRecord],
           specs: dict[str, Script | ProtocolEngine], settings: TournamentSettings, on_game: Callable[[GameRecord], None] | None,
-          executor: Executor | None, stop: Stop | None) -> str | None:  # fmt: skip
+          executor: Executor | None, stop: Stop | None, pool: str | None = None) -> str | None:  # fmt: skip
     """Play what the planner asks for until it asks for nothing more; returns why it was
     interrupted, if it was. Games already in ``done`` are not played again."""
     interrupted = None
@@ -695,7 +713,7 @@ def _play(folder: TournamentFolder, planner: Planner, done: dict[str, GameRecord
                     else:
                         played[g.id] = None  # type: ignore[assignment]  # keeps the planned order
                         submitted.append(g.id)
-                        ex.submit(g.id, GameTask(g, {g.black: specs[g.black], g.white: specs[g.white]}, settings))
+                        ex.submit(g.id, GameTask(g, {g.black: specs[g.black], g.white: specs[g.white]}, settings, pool))
                 if not ex.pending():
                     if wanted:
                         continue  # all were played before: ask again
