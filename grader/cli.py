@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import functools
 import json
+import shlex
 import signal
 import sys
 import time
@@ -19,6 +20,7 @@ from .config import Config, load_config, parse_tc
 from .doctor import describe as describe_diagnosis
 from .doctor import diagnose as diagnose_machine
 from .engines.isolation import ISOLATIONS, choose
+from .engines.players import PYTHON, ProtocolEngine
 from .engines.scripts import RunSettings
 from .errors import GraderError, GraderWarning, PlanError
 from .files import parse_range
@@ -42,6 +44,7 @@ from .grading.plans import (
     spread_public,
     write_plan_file,
 )
+from .grading.regress import REGRESS_SYMBOLS, RegressSettings, RegressTest, make_regress, run_regress, write_regress
 from .grading.rejudge import rejudge
 from .grading.results import Settings, TestResult
 from .grading.run import ClassRun, grade_class, grade_submission
@@ -1119,6 +1122,48 @@ def plan_new(seed: int | None, boards_file: str | None, plan_name: str | None, e
     click.echo(f"Give students its public half: grader plan public {out} --out {Path(out).with_suffix('')}.public.plan")
 
 
+@plan_group.command("regress", short_help="Write GTP regression test files (solve tests) from the solver.")
+@click.option("--game", "game_name", default="gomoku", show_default=True, metavar="NAME", help="The game.")
+@click.option(
+    "--size", type=click.IntRange(5, 19), default=None, help="Board size (default: the game's, 7 for Gomoku)."
+)
+@click.option("--empties", default="4-10", show_default=True, metavar="A-B", help="Empty points of the positions.")
+@click.option(
+    "--per-level", type=click.IntRange(1, 1000), default=2, show_default=True, help="Positions per number of empties."
+)
+@click.option("--public", "public_count", type=click.IntRange(min=0), default=0, metavar="K",
+              help="Also write the first K tests, spread over the levels, to OUT with '.public' before its suffix.")  # fmt: skip
+@click.option("--timelimit", type=click.IntRange(1, 100), default=5, show_default=True, help="The file's 'timelimit'.")
+@seed_option("positions")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="The regression file to write.")
+@_fail_cleanly
+def plan_regress(game_name: str, size: int | None, empties: str, per_level: int, public_count: int, timelimit: int,
+                 seed: int | None, out: str) -> None:  # fmt: skip
+    """Write a GoGui regression file of 'solve' tests on random positions reached by legal
+    play, each expected answer from the grader's solver (every move that achieves the result:
+    '#? [b C3|b D4]'). With --public K, its public part goes to a second file.
+
+    \b
+    Example:
+      grader plan regress --empties 6-12 --per-level 3 --public 6 --out lab2.gtp
+    """
+    game = get_game(game_name)
+    game = game.sized(size) if size else game
+    check_output_file(out)
+    levels = parse_range(empties, "--empties", game.empties_allowed)
+    drawn = secret_seed() if seed is None else seed
+    positions = game.random_positions(drawn, levels, per_level)
+    commands = make_regress(game, positions, timelimit)
+    Path(out).write_text(write_regress(commands))
+    click.echo(f"{out}: {len(positions)} solve tests of {game.title} {round(len(positions[0].board_string()) ** 0.5)}x"
+               f"{round(len(positions[0].board_string()) ** 0.5)}, {len(levels)} levels of empty points, timelimit {timelimit}")  # fmt: skip
+    if public_count:
+        chosen = sorted(spread_public(positions, public_count, drawn, frozenset()))
+        public = Path(out).with_suffix(".public" + (Path(out).suffix or ".gtp"))
+        public.write_text(write_regress(make_regress(game, [positions[i - 1] for i in chosen], timelimit)))
+        click.echo(f"{public}: its {len(chosen)} public tests, for students")
+
+
 @plan_group.command("public", short_help="Write a plan's public half, for students.")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="The public plan file to write.")
@@ -1140,6 +1185,61 @@ def plan_public(plan_file: str, out: str) -> None:
 
 
 # --- check -------------------------------------------------------------------------------
+
+
+@main.command(short_help="Run GTP regression test files against a GTP program, judged by the solver.")
+@click.argument("program")
+@click.argument("files", nargs=-1, required=True, metavar="FILE...")
+@click.option("--unknown-credit", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              help="Credit of a 'solve' answered 'unknown' (the course decides).")  # fmt: skip
+@click.option("--margin", type=click.FloatRange(0, 60), default=0.5, show_default=True,
+              help="Seconds beyond the program's timelimit (or limits.wall_seconds) each command may take.")  # fmt: skip
+@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write every test's result as JSON to FILE.")
+@click.option(
+    "--game", "game_name", default="gomoku", show_default=True, metavar="NAME", help="The game the files play."
+)
+@config_option
+@_fail_cleanly
+@_stoppable
+def regress(program: str, files: tuple[str, ...], unknown_credit: float, margin: float, json_file: str | None,
+            game_name: str, config_path: str | None, stop: Stop) -> None:  # fmt: skip
+    """Run each GoGui regression FILE (numbered GTP commands, each followed by '#? [REGEX]')
+    against PROGRAM, a GTP program (a .py file is run with the configured Python; anything
+    else is a command line, as 'python3 my_player.py'), started once per file in the same
+    isolation and limits as scripts. 'solve' and 'genmove' are judged by the grader's own
+    solver (any move that achieves the result counts); other tests by their regex.
+
+    \b
+    Examples:
+      grader regress submissions/gomoku/solver.py tests.gtp
+      grader regress "python3 Gomoku.py" public.gtp private.gtp --unknown-credit 0.5
+    """
+    config = load_config(config_path)
+    game = get_game(game_name)
+    if json_file:
+        check_output_file(json_file)
+    command = shlex.join([PYTHON, program]) if program.endswith(".py") and Path(program).is_file() else program
+    engine = ProtocolEngine.from_command(command, "gtp")
+    run = RunSettings(**RunSettings.config_values(config))
+    settings = RegressSettings(run, unknown_credit, margin)
+    results = []
+    for f in files:
+        click.echo(f"{f}: {program} ({game.title}, isolation {choose(run.isolation, run.python)})")
+
+        def show(t: RegressTest) -> None:
+            mark = " (expected to fail)" if t.expect_failure else ""
+            click.echo(f"  {t.symbol} {t.number:>4} {t.command:<14} -> {t.answer or '(none)':<18} {t.note}{mark}")
+
+        result = run_regress(engine, f, game, settings, stop=stop, on_test=show)
+        results.append(result)
+        if result.stopped:
+            click.echo(f"  stopped {result.stopped}")
+        counts = " ".join(f"{s}:{result.symbols.count(s)}" for s in REGRESS_SYMBOLS if s in result.symbols)
+        click.echo(f"  {len(result.counted)} tests counted, {result.total:.1f}/100 ({counts})")
+    if json_file:
+        Path(json_file).write_text(json.dumps([r.to_json() for r in results], indent=1))
+    if stop.is_set():
+        raise SystemExit(130)
 
 
 @main.command(short_help="The presubmission check: can the grader read this script's output?")

@@ -133,7 +133,7 @@ def test_scoring_from_config(run, tmp_path):
         (
             ["solve", "x...o....", "x", "--game", "chess"],
             1,
-            "Error: unknown game 'chess': installed games are othello, tictactoe",
+            "Error: unknown game 'chess': installed games are gomoku, othello, tictactoe",
         ),
         (
             ["solve", "x...o....", "x"],

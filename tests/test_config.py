@@ -79,7 +79,7 @@ def test_empty_file_means_defaults(tmp_path):
             "scoring: [plain]\n",
             r"'scoring' must be one of plain, winner-takes-empties \(for othello\), or null; got \['plain'\]",
         ),
-        ("game: chess\n", "'game' must be one of othello, tictactoe; got 'chess'"),
+        ("game: chess\n", "'game' must be one of gomoku, othello, tictactoe; got 'chess'"),
         (
             "game: tictactoe\nscoring: plain\n",
             r"'scoring' must be one of outcome, fastest-win \(for tictactoe\), or null; got 'plain'",

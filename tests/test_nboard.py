@@ -196,7 +196,7 @@ def test_config_engines_with_depths_grade_a_gauntlet(tmp_path):
         (["builtin:nboard:nothing", "builtin:greedy"], "no bundled engine 'builtin:nboard:nothing'"),
         (
             ["builtin:nboard:greedy", "builtin:random_mover", "--game", "tictactoe"],
-            "speaks NBoard, an Othello protocol",
+            "speaks nboard, which does not play Tic-tac-toe",
         ),
         (["builtin:nboard:greedy", "builtin:greedy", "--tc", "abc"], "SECONDS[+INCREMENT]"),
         (["builtin:nboard:greedy", "builtin:greedy", "--tc", "10", "--time-limit", "1"], "not both"),

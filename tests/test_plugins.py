@@ -38,7 +38,7 @@ def test_a_script_is_graded_on_the_toy_game(toy, tmp_path):
 
 def test_unknown_game_lists_the_installed_ones(toy):
     result = CliRunner().invoke(main, ["grade", str(TOY / "strip_player.py"), "--game", "chess"])
-    assert result.output.strip() == "Error: unknown game 'chess': installed games are othello, strip, tictactoe"
+    assert result.output.strip() == "Error: unknown game 'chess': installed games are gomoku, othello, strip, tictactoe"
 
 
 def test_nothing_above_the_games_names_a_game():

@@ -22,12 +22,13 @@ from pathlib import Path
 
 from ..errors import GraderError
 from ..games import Game, Position
+from .gtp import GtpClient, GtpGame
 from .nboard import Ended, NBoardClient, ProtocolError, Silent
 from .runner import RunResult, Session
 from .sandbox import Sandbox, claim_uid, release_uid
 from .scripts import RunSettings, Runs, Script, run_script
 
-PROTOCOLS = ("nboard",)
+PROTOCOLS = ("nboard", "gtp")
 PYTHON = "{python}"  # in a protocol engine's command: the Python of the run's settings
 HELLO_SECONDS = 10.0  # the most a protocol engine may take to start and answer its first ping
 
@@ -167,7 +168,7 @@ class ScriptPlayer(Player):
 class Running:
     """A protocol engine's process: its session, its protocol client, and the uid it runs as."""
 
-    def __init__(self, session: Session, client: NBoardClient, uid: int | None):
+    def __init__(self, session: Session, client: NBoardClient | GtpGame, uid: int | None):
         self.session, self.client, self.uid = session, client, uid
         self.ended: RunResult | None = None
 
@@ -214,9 +215,10 @@ class EnginePool:
             running.close()
 
 
-class NBoardPlayer(Player):
-    """An NBoard engine: a process of its own in a sandbox (and, as root, a uid) of its own,
-    started for the game or taken from ``pool``, where it goes back after a clean game."""
+class ProtocolPlayer(Player):
+    """A protocol engine (NBoard, GTP): a process of its own in a sandbox (and, as root, a
+    uid) of its own, started for the game or taken from ``pool``, where it goes back after a
+    clean game."""
 
     def __init__(self, engine: ProtocolEngine, settings: RunSettings, where: Runs, game: Game,
                  pool: EnginePool | None = None):  # fmt: skip
@@ -237,7 +239,9 @@ class NBoardPlayer(Player):
         folder = str(self.where.stage.folder(self.engine.bundle)) if self.engine.bundle else None
         argv = self.engine.command(self.settings.python, folder)
         session = Session(argv, self.settings.limits, sandbox, self.where.stop, folder, folder)
-        self.running = Running(session, NBoardClient(session, self.game, self.engine.depth), uid)
+        client = (GtpGame(GtpClient(session), self.game) if self.engine.protocol == "gtp"
+                  else NBoardClient(session, self.game, self.engine.depth))  # fmt: skip
+        self.running = Running(session, client, uid)
         error = session.start()
         if error:
             self.failed = True
@@ -294,4 +298,4 @@ def player_for(engine: Script | ProtocolEngine, settings: RunSettings, where: Ru
     """The player of ``engine`` in a game of ``game`` (a protocol engine from ``pool`` if one waits there)."""
     if isinstance(engine, Script):
         return ScriptPlayer(engine, settings, where)
-    return NBoardPlayer(engine, settings, where, game, pool)
+    return ProtocolPlayer(engine, settings, where, game, pool)

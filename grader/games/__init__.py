@@ -1,7 +1,7 @@
 """Games as plugins: everything that knows the rules of a game lives in its module here.
 
 A game is a ``Game`` object found by name (``get_game('othello')``), as python-chess finds
-its variants. Built in: ``othello`` and ``tictactoe``. Another installed package adds one
+its variants. Built in: ``othello``, ``tictactoe`` and ``gomoku``. Another installed package adds one
 through the ``grader.games`` entry point group (``toy = mypackage.toy:ToyGame``). Nothing
 above this package asks which game it has: the runner, parser, judge, grading, run folders,
 reports, tournaments and proofs all work through this interface.
@@ -27,10 +27,11 @@ ENTRY_POINTS = "grader.games"
 
 def _builtin() -> dict[str, Game]:
     """The games that come with the grader."""
+    from .gomoku import GOMOKU
     from .othello import OTHELLO
     from .tictactoe import TICTACTOE
 
-    return {g.name: g for g in (OTHELLO, TICTACTOE)}
+    return {g.name: g for g in (OTHELLO, TICTACTOE, GOMOKU)}
 
 
 def available() -> dict[str, str]:

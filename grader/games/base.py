@@ -82,6 +82,7 @@ class Game(ABC, Generic[P]):
     max_score: ClassVar[int]  # the largest value a game can have, under any rule
     unit: ClassVar[str] = "point"  # what a score counts ('disc' for Othello)
     examples: ClassVar[str]  # the folder of its example scripts under share/ ('builtin:NAME' engines)
+    protocols: ClassVar[tuple[str, ...]] = ()  # engine protocols that play it ('nboard', 'gtp')
 
     # --- positions ---------------------------------------------------------------------
 
@@ -92,6 +93,10 @@ class Game(ABC, Generic[P]):
     @abstractmethod
     def start(self) -> P:
         """The position a game starts from."""
+
+    def sized(self, size: int) -> Game[P]:
+        """This game on a ``size`` x ``size`` board (GTP's boardsize); GraderError for a game of one size."""
+        raise GraderError(f"{self.title} is played on one board size: boardsize {size} is not for it")
 
     @abstractmethod
     def square_name(self, sq: int) -> str:

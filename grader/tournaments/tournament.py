@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
+import shlex
 import shutil
 import warnings
 from dataclasses import asdict, dataclass, field
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..engines.isolation import ISOLATIONS
-from ..engines.players import PYTHON, EnginePool, Player, ProtocolEngine, Turn, player_for
+from ..engines.players import PROTOCOLS, PYTHON, EnginePool, Player, ProtocolEngine, Turn, player_for
 from ..engines.scripts import RunSettings, Script
 from ..errors import BoardFileError, GraderError, GraderWarning
 from ..execution.executor import Executor, LocalExecutor, Worker, interrupt_reason, using
@@ -768,16 +769,16 @@ def engine_list(paths: Sequence[str | Path | Engine], game: GameRules | None = N
     engines = []
     for p in paths:
         if isinstance(p, Engine):
-            engines.append(_check_protocol(p, game))
+            if p.protocol is not None:
+                _check_protocol(p.name, p.protocol.protocol, game)
+            engines.append(p)
             continue
         text = str(p)
-        if text.startswith(BUILTIN + NBOARD) or text.startswith(NBOARD):
-            if not ggf.supports(game):
-                raise GraderError(
-                    f"engine '{text}' speaks NBoard, an Othello protocol: {game.title} engines are scripts"
-                )
-            proto = protocol_engine(text, "nboard", game=game)
-            engines.append(_check_protocol(Engine(proto.stem, protocol=proto), game))
+        protocol = next((p for p in PROTOCOLS if text.startswith(f"{p}:") or text.startswith(f"{BUILTIN}{p}:")), None)
+        if protocol is not None:
+            _check_protocol(text, protocol, game)
+            proto = protocol_engine(text, protocol, game=game)
+            engines.append(Engine(proto.stem, protocol=proto))
         elif text.startswith(BUILTIN):
             path = _example(examples, text[len(BUILTIN) :], text)
             engines.append(Engine(path.stem, path))
@@ -819,16 +820,18 @@ def protocol_engine(command: str, protocol: str = "nboard", folder: str | Path |
                     game: GameRules | None = None) -> ProtocolEngine:  # fmt: skip
     """A protocol engine from its command ('nboard:./edax -nboard', or 'builtin:nboard:NAME',
     an example engine behind the package's NBoard adapter), read now."""
-    if command.startswith(BUILTIN + NBOARD):
-        game = game or get_game(DEFAULT)
+    game = game or get_game(DEFAULT)
+    if command.startswith(f"{BUILTIN}nboard:"):  # an example script behind the NBoard adapter
         script = _example(bundled(*game.examples.split("/")), command[len(BUILTIN + NBOARD) :], command)
         files = {"engine.py": bundled("nboard", "engine.py"), script.name: script}
         bundle = Script.of_files("engine.py", files, command)
-        return ProtocolEngine.made(
-            (PYTHON, "{dir}/engine.py", "{dir}/" + script.name), protocol, bundle, depth, command
-        )
-    if command.startswith(NBOARD):
-        command = command[len(NBOARD) :]
+        argv = (PYTHON, "{dir}/engine.py", "{dir}/" + script.name)
+        return ProtocolEngine.made(argv, protocol, bundle, depth, command)
+    if command.startswith(f"{BUILTIN}{protocol}:"):  # an example program that speaks the protocol itself
+        script = _example(bundled(*game.examples.split("/")), command[len(f"{BUILTIN}{protocol}:") :], command)
+        return ProtocolEngine.from_command(shlex.join([PYTHON, str(script)]), protocol, depth=depth)
+    if command.startswith(f"{protocol}:"):
+        command = command[len(protocol) + 1 :]
     return ProtocolEngine.from_command(command, protocol, folder, depth)
 
 
@@ -848,10 +851,10 @@ def _folder_name(e: Engine) -> Engine:
     return Engine(f"{e.path.parent.name}/{e.path.stem}", e.path) if e.path is not None else e
 
 
-def _check_protocol(e: Engine, game: GameRules) -> Engine:
-    if e.protocol is not None and e.protocol.protocol == "nboard" and not ggf.supports(game):
-        raise GraderError(f"engine '{e.name}' speaks NBoard, an Othello protocol: {game.title} engines are scripts")
-    return e
+def _check_protocol(name: str, protocol: str, game: GameRules) -> None:
+    if protocol not in game.protocols:
+        speak = f"speak {' or '.join(game.protocols)}, or are scripts" if game.protocols else "are scripts"
+        raise GraderError(f"engine '{name}' speaks {protocol}, which does not play {game.title}: its engines {speak}")
 
 
 # --- grades by share -----------------------------------------------------------------------

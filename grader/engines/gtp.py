@@ -1,0 +1,125 @@
+"""The Go Text Protocol (GTP 2), as GoGui and the course's Gomoku players speak it.
+
+A command is one line; the answer is '= TEXT' (success) or '? TEXT' (failure), possibly over
+several lines, ended by an empty line. A command may carry a number ('12 genmove b'), which
+the answer repeats ('=12 C3'). Lines the program prints between answers that do not start
+one are kept as noise; stderr is the program's own.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ..errors import BoardError
+from ..games import Game, Position
+from .nboard import Answer, ProtocolError, Silent
+from .runner import Ended, Session
+
+
+class GtpError(ProtocolError):
+    """The program broke the protocol (the message says how)."""
+
+
+class GtpSilent(GtpError, Silent):
+    """The program gave no complete answer in time."""
+
+
+@dataclass
+class Reply:
+    """One answer: success or failure, its text, how long it took, and stray lines before it."""
+
+    ok: bool
+    text: str
+    seconds: float
+    noise: list[str] = field(default_factory=list)
+
+
+class GtpClient:
+    """One GTP program, talked to a command at a time."""
+
+    def __init__(self, session: Session):
+        self.session = session
+
+    def send(self, command: str, seconds: float) -> Reply:
+        """Send ``command`` and read its answer within ``seconds``. Raises GtpSilent when
+        none comes in time, GtpError for a malformed one, Ended when the program ends."""
+        started = time.monotonic()
+        until = started + seconds
+        if not self.session.send(command.strip() + "\n"):
+            raise GtpError("the program stopped reading its input")
+        noise: list[str] = []
+        while True:  # the first line of the answer
+            line = self._line(until, command, seconds)
+            if line[:1] in ("=", "?"):
+                break
+            if line.strip():
+                noise.append(line[:200])
+        ok = line[0] == "="
+        first = line[1:].lstrip("0123456789").strip()
+        body = [first] if first else []
+        while True:  # up to the empty line
+            line = self._line(until, command, seconds)
+            if not line.strip():
+                return Reply(ok, "\n".join(body).strip(), time.monotonic() - started, noise)
+            body.append(line.rstrip())
+
+    def _line(self, until: float, command: str, seconds: float) -> str:
+        line = self.session.read_line(until)
+        if line is None:
+            raise GtpSilent(f"no complete answer to '{command.strip()[:40]}' within {seconds:g} s")
+        return line.replace("\t", " ")
+
+
+class GtpGame:
+    """One engine's side of a game over GTP: 'boardsize' and 'clear_board' for each game,
+    'play' for the opponent's moves since the engine's last, 'genmove' for its move (the
+    engine plays its own answer on its board, as GTP says)."""
+
+    def __init__(self, client: GtpClient, game: Game):
+        self.client, self.game = client, game
+        self._told: int | None = None
+
+    def hello(self, seconds: float) -> list[str]:
+        reply = self.client.send("protocol_version", seconds)
+        return [f"protocol_version {reply.text}"]
+
+    def new_game(self) -> None:
+        self._told = None
+
+    def ask(self, start: Position, plies: list[int], seconds: float) -> Answer:
+        until = time.monotonic() + seconds
+        colours = dict(zip(self.game.sides, ("b", "w")))
+        pos = start
+        if self._told is None:
+            size = round(len(start.board_string()) ** 0.5)
+            for command in (f"boardsize {size}", "clear_board"):
+                self._ok(command, until)
+            board = start.board_string()  # the stones already there, black and white in turn
+            for token in self.game.sides:
+                for sq, ch in enumerate(board):
+                    if ch == token:
+                        self._ok(f"play {colours[token]} {self.game.square_name(sq)}", until)
+            self._told = 0
+        for i, sq in enumerate(plies):
+            if i >= self._told:  # the opponent's moves since its last
+                self._ok(f"play {colours[pos.token]} {self.game.square_name(sq)}", until)
+            pos = pos.play(sq)
+        reply = self.client.send(f"genmove {colours[pos.token]}", max(until - time.monotonic(), 0.001))
+        if not reply.ok:
+            raise ProtocolError(f"genmove failed: '? {reply.text[:60]}'")
+        self._told = len(plies) + 1  # it played its own move
+        text = reply.text.split()[0] if reply.text.split() else ""
+        try:
+            move = self.game.parse_square(text)
+        except BoardError:
+            raise ProtocolError(f"'{reply.text[:20]}' is not a point") from None
+        return Answer(move, text, None, None, reply.noise)
+
+    def _ok(self, command: str, until: float) -> None:
+        reply = self.client.send(command, max(until - time.monotonic(), 0.001))
+        if not reply.ok:
+            raise ProtocolError(f"'{command}' failed: '? {reply.text[:60]}'")
+
+
+__all__ = ["Ended", "GtpClient", "GtpError", "GtpGame", "GtpSilent", "Reply"]

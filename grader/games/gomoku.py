@@ -1,0 +1,386 @@
+"""Gomoku (five in a row), the third lab: an endgame solver spoken over GTP.
+
+Free-style Gomoku, as the course plays it: black (x) and white (o) alternate placing a stone
+on an empty point of a square board (5x5 to 19x19; 7x7 by default), black first; the first
+to make an unbroken line of five or more of its stones (across, up, or diagonally) wins; a
+full board without one is a draw. ``overline=False`` makes the line of exactly five win (a
+longer line does not count), as in standard Gomoku. No passes.
+
+A board is size x size characters, row-major from row 1 (the bottom row in GTP), '.' empty,
+'x' black, 'o' white. Points are named as GTP names them: column letters A.. with I skipped,
+then the row: 'A1' is index 0, 'C3' on 7x7 is index 16. Values are for the side to move:
++1 a forced win, 0 a draw, -1 a forced loss (``outcome``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+from ..errors import BoardError
+from ..seeding import rng
+from .base import Game
+from .drawing import grid_svg, grid_text
+from .solving import CHECK_EVERY, ExactSolver
+from ..stop import Stopped
+
+COLUMNS = "ABCDEFGHJKLMNOPQRST"  # GTP's: no I
+OUTCOME = "outcome"
+SIZES = range(5, 20)
+_STEPS = ((0, 1), (1, 0), (1, 1), (1, -1))  # (row, column): along a row, a column, two diagonals
+_POINT = re.compile(r"([A-HJ-Ta-hj-t])(1[0-9]|[1-9])")
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """A Gomoku position: the board, the side to move, and the rules it is played by."""
+
+    board: str
+    token: str = "x"
+    rules: Gomoku = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
+
+    @property
+    def game(self) -> Gomoku:
+        return self.rules
+
+    @property
+    def size(self) -> int:
+        return math.isqrt(len(self.board))
+
+    @property
+    def empties(self) -> int:
+        return self.board.count(".")
+
+    @property
+    def opponent_token(self) -> str:
+        return "o" if self.token == "x" else "x"
+
+    def board_string(self) -> str:
+        return self.board
+
+    def winner(self) -> str | None:
+        """The side with a winning line, if one has."""
+        return self.rules.winner(self.board)
+
+    def moves(self) -> list[int]:
+        return [] if self.is_game_over() else [i for i, ch in enumerate(self.board) if ch == "."]
+
+    def is_legal(self, move: int) -> bool:
+        return 0 <= move < len(self.board) and self.board[move] == "." and not self.is_game_over()
+
+    def play(self, move: int, /) -> Position:
+        if not self.is_legal(move):
+            raise BoardError(
+                f"{self.rules.square_name(move) if 0 <= move < len(self.board) else move} is not a legal move for {self.token}"
+            )
+        return Position(self.board[:move] + self.token + self.board[move + 1 :], self.opponent_token, self.rules)
+
+    def pass_turn(self) -> Position:
+        raise BoardError("there are no passes in Gomoku")
+
+    def must_pass(self) -> bool:
+        return False
+
+    def is_game_over(self) -> bool:
+        return "." not in self.board or self.winner() is not None
+
+    def score(self, scoring: str = OUTCOME) -> int:
+        """The final outcome for the side to move: the side that just moved made any line."""
+        won = self.winner()
+        return 0 if won is None else 1 if won == self.token else -1
+
+
+def _stone(ch: str, x: float, y: float) -> str:
+    fill, edge = ("#111", "#000") if ch == "x" else ("#fafafa", "#333")
+    return f'<circle cx="{x:g}" cy="{y:g}" r="11" fill="{fill}" stroke="{edge}" stroke-width="1.5"/>'
+
+
+class Gomoku(Game[Position]):
+    """Gomoku on ``size`` x ``size`` (any size from 5 to 19 parses; ``size`` is the default
+    board), ``k`` in a row wins (``overline``: a longer line wins too)."""
+
+    name = "gomoku"
+    title = "Gomoku"
+    scorings = (OUTCOME,)
+    tournament_scoring = OUTCOME
+    max_score = 1
+    examples = "submissions/gomoku"
+    protocols = ("gtp",)
+    empties_allowed = range(1, 362)
+
+    def __init__(self, size: int = 7, k: int = 5, overline: bool = True):
+        self.size, self.k, self.overline = size, k, overline
+        self.board_length = size * size  # type: ignore[misc]
+        self._lines: dict[int, list[tuple[int, ...]]] = {}
+        self._sized: dict[int, Gomoku] = {size: self}
+
+    def sized(self, size: int) -> Gomoku:
+        """These rules on a ``size`` x ``size`` board (GTP's boardsize)."""
+        if size not in SIZES and size != self.size:
+            raise BoardError(f"a Gomoku board is 5x5 to 19x19, not {size}x{size}")
+        if size not in self._sized:
+            self._sized[size] = Gomoku(size, self.k, self.overline)
+        return self._sized[size]
+
+    def __repr__(self) -> str:
+        return f"Gomoku(size={self.size}, k={self.k}, overline={self.overline})"
+
+    # --- rules ----------------------------------------------------------------------------
+
+    def lines(self, size: int) -> list[tuple[int, ...]]:
+        """Every run of ``k`` points in a line on a ``size`` board."""
+        if size not in self._lines:
+            out = []
+            for r in range(size):
+                for c in range(size):
+                    for dr, dc in _STEPS:
+                        end_r, end_c = r + dr * (self.k - 1), c + dc * (self.k - 1)
+                        if 0 <= end_r < size and 0 <= end_c < size:
+                            out.append(tuple((r + dr * i) * size + c + dc * i for i in range(self.k)))
+            self._lines[size] = out
+        return self._lines[size]
+
+    def run_through(self, board: Sequence[str], size: int, sq: int, who: str) -> int:
+        """The longest line of ``who``'s stones through ``sq`` (counting ``sq`` as ``who``'s)."""
+        r0, c0 = divmod(sq, size)
+        best = 0
+        for dr, dc in _STEPS:
+            n = 1
+            for sign in (1, -1):
+                r, c = r0 + sign * dr, c0 + sign * dc
+                while 0 <= r < size and 0 <= c < size and board[r * size + c] == who:
+                    n += 1
+                    r, c = r + sign * dr, c + sign * dc
+            best = max(best, n) if self.overline or n <= self.k else max(best, n if n == self.k else 0)
+        return best
+
+    def wins_at(self, board: Sequence[str], size: int, sq: int, who: str) -> bool:
+        """Whether ``who`` playing ``sq`` makes a winning line."""
+        r0, c0 = divmod(sq, size)
+        for dr, dc in _STEPS:
+            n = 1
+            for sign in (1, -1):
+                r, c = r0 + sign * dr, c0 + sign * dc
+                while 0 <= r < size and 0 <= c < size and board[r * size + c] == who:
+                    n += 1
+                    r, c = r + sign * dr, c + sign * dc
+            if n == self.k or (n > self.k and self.overline):
+                return True
+        return False
+
+    def winner(self, board: str) -> str | None:
+        """The side with a winning line on ``board`` (the first found), if one has."""
+        size = math.isqrt(len(board))
+        for line in self.lines(size):
+            first = board[line[0]]
+            if first != "." and all(board[i] == first for i in line):
+                if self.overline or not self._longer(board, size, line, first):
+                    return first
+        return None
+
+    def _longer(self, board: str, size: int, line: tuple[int, ...], who: str) -> bool:
+        """Whether ``line`` of ``who``'s stones extends to more than ``k`` (an overline)."""
+        step = line[1] - line[0]
+        before, after = line[0] - step, line[-1] + step
+        r0, c0 = divmod(line[0], size)
+        r1, c1 = divmod(line[-1], size)
+        dr, dc = (r1 - r0) // (self.k - 1), (c1 - c0) // (self.k - 1)
+        ok_before = 0 <= r0 - dr < size and 0 <= c0 - dc < size and board[before] == who
+        ok_after = 0 <= r1 + dr < size and 0 <= c1 + dc < size and board[after] == who
+        return ok_before or ok_after
+
+    # --- positions ------------------------------------------------------------------------
+
+    def parse(self, board: str, token: str) -> Position:
+        size = math.isqrt(len(board))
+        if size * size != len(board) or not (size in SIZES or size == self.size):
+            raise BoardError(f"board has {len(board)} characters: a Gomoku board is N x N with N from 5 to 19 "
+                             f"(49 characters for 7x7), '.', 'x' or 'o' each")  # fmt: skip
+        b, tok = board.lower(), token.strip().lower()
+        bad = next((i for i, ch in enumerate(b) if ch not in ".xo"), None)
+        if bad is not None:
+            raise BoardError(f"bad character {board[bad]!r} at point {bad} of the board: use '.', 'x' or 'o'")
+        if tok not in ("x", "o", "b", "w"):
+            raise BoardError(f"bad token {token!r}: the side to move must be 'x' (black) or 'o' (white)")
+        tok = {"b": "x", "w": "o"}.get(tok, tok)
+        xs, os_ = b.count("x"), b.count("o")
+        if xs not in (os_, os_ + 1):
+            raise BoardError(f"this board cannot arise in play: {xs} black and {os_} white stones "
+                             "(black moves first, so it has as many stones as white, or one more)")  # fmt: skip
+        to_move = "x" if xs == os_ else "o"
+        if tok != to_move:
+            raise BoardError(f"wrong token {tok!r}: on this board it is {to_move}'s turn ({xs} x, {os_} o)")
+        lines = {b[line[0]] for line in self.lines(size) if b[line[0]] != "." and all(b[i] == b[line[0]] for i in line)}
+        if len(lines) == 2:
+            raise BoardError(f"this board cannot arise in play: both sides have {self.k} in a row")
+        if lines and lines.pop() == to_move:
+            raise BoardError(f"this board cannot arise in play: the side to move already has {self.k} in a row")
+        return Position(b, tok, self.sized(size))
+
+    def start(self) -> Position:
+        return Position("." * self.size * self.size, "x", self)
+
+    def square_name(self, sq: int) -> str:
+        size = self.size
+        return f"{COLUMNS[sq % size]}{sq // size + 1}"
+
+    def point_name(self, sq: int, size: int) -> str:
+        """'C3': a point's GTP name on a ``size`` board."""
+        return f"{COLUMNS[sq % size]}{sq // size + 1}"
+
+    def parse_point(self, text: str, size: int) -> int:
+        """A point from its GTP name ('c3', any case) on a ``size`` board; BoardError if not one."""
+        found = _POINT.fullmatch(text.strip())
+        if not found:
+            raise BoardError(
+                f"bad point {text!r}: give a column letter A-{COLUMNS[size - 1]} (no I) and a row 1-{size}"
+            )
+        col, row = COLUMNS.index(found.group(1).upper()), int(found.group(2))
+        if col >= size or row > size:
+            raise BoardError(f"point {text!r} is off the {size}x{size} board")
+        return (row - 1) * size + col
+
+    def parse_square(self, text: str) -> int:
+        t = text.strip()
+        if t.isascii() and t.isdigit() and int(t) < self.board_length:
+            return int(t)
+        return self.parse_point(t, self.size)
+
+    def render(self, pos: Position, marks: Mapping[int, str] | None = None) -> str:
+        return grid_text(pos.board, pos.size, COLUMNS, marks)
+
+    def svg(self, pos: Position, best: Sequence[int], played: int | None) -> str:
+        legal = played is not None and pos.is_legal(played)
+        return grid_svg(pos.board, pos.size, COLUMNS, _stone, "#e0b060", best, played, legal,
+                        f"{pos.size}x{pos.size} board, {'black' if pos.token == 'x' else 'white'} to move")  # fmt: skip
+
+    def transcript(self, moves: Sequence[int]) -> str:
+        return "".join(self.square_name(m) for m in moves)
+
+    def parse_transcript(self, text: str) -> list[int]:
+        t = text.strip()
+        points = _POINT.findall(t)
+        if "".join(a + b for a, b in points) != t:
+            raise BoardError(f"bad move sequence {text!r}: write points like C3D4E5")
+        return [self.parse_point(a + b, self.size) for a, b in points]
+
+    # --- exact answers ---------------------------------------------------------------------
+
+    def solver(
+        self, scoring: str, should_stop: Callable[[], bool] | None = None, backend: str = "auto"
+    ) -> GomokuSolver:
+        self.backend(backend)
+        return GomokuSolver(self, self.scoring(scoring), should_stop)
+
+    def forfeit_score(self, scoring: str) -> int:
+        return 1
+
+    # --- plans -----------------------------------------------------------------------------
+
+    def make_plan(self, name: str, seed: int) -> list[Position]:
+        """'standard': 20 endgames on the default board, 5 each with 4, 6, 8 and 10 empty points."""
+        if name != "standard":
+            raise BoardError(f"gomoku has no plan {name!r}: use one of {', '.join(self.plans)}")
+        return self.random_positions(seed, range(4, 11, 2), 5)
+
+    def random_positions(self, seed: int, empties: range, count: int) -> list[Position]:
+        """``count`` positions for each number of empties: random legal play on the default
+        board (a game that ends before is played again), with a move to make."""
+        out = []
+        for e in empties:
+            r = rng("grader", "gomoku", self.size, self.k, seed, e)
+            found: list[Position] = []
+            while len(found) < count:
+                pos = self.start()
+                while pos.empties > e and not pos.is_game_over():
+                    pos = pos.play(r.choice(pos.moves()))
+                if pos.empties == e and not pos.is_game_over() and pos not in found:
+                    found.append(pos)
+            out += found
+        return out
+
+
+class GomokuSolver(ExactSolver[Position]):
+    """Exact outcomes by boolean-valued negamax (-1, 0, +1) with alpha-beta and a table.
+
+    Moves are tried in the order threats dictate: a move that wins at once ends the search;
+    an opponent's win next move must be blocked (two such points: the position is lost); then
+    moves that make the longest line of one's own, then those that block the longest line of
+    the opponent's, then the rest by how many stones they touch.
+    """
+
+    def __init__(self, game: Gomoku, scoring: str, should_stop: Callable[[], bool] | None = None):
+        super().__init__(game, scoring, should_stop)
+        self.rules = game
+        self._bounds: dict[tuple[str, str], tuple[int, int]] = {}  # (board, token) -> (lower, upper)
+
+    def clear(self) -> None:
+        super().clear()
+        self._bounds.clear()
+
+    def value(self, pos: Position) -> int:
+        if pos.is_game_over():
+            return pos.score()
+        found = self._table.get(pos)
+        if found is None:
+            found = self._table[pos] = self._search(list(pos.board), pos.size, pos.token, -1, 1)
+        return found
+
+    def _search(self, cells: list[str], size: int, me: str, alpha: int, beta: int) -> int:
+        self.nodes += 1
+        if self.should_stop is not None and self.nodes % CHECK_EVERY == 0 and self.should_stop():
+            raise Stopped("the solver was stopped")
+        key = ("".join(cells), me)
+        lower, upper = self._bounds.get(key, (-1, 1))
+        if lower >= beta:
+            return lower
+        if upper <= alpha or lower == upper:
+            return upper
+        alpha, beta = max(alpha, lower), min(beta, upper)
+        you = "o" if me == "x" else "x"
+        empty = [i for i, ch in enumerate(cells) if ch == "."]
+        wins_at = self.rules.wins_at
+        if any(wins_at(cells, size, m, me) for m in empty):
+            return 1
+        if len(empty) == 1:
+            return 0
+        threats = [m for m in empty if wins_at(cells, size, m, you)]
+        if len(threats) >= 2:
+            best = -1
+        else:
+            best, a = -1, alpha
+            for m in threats or self._ordered(cells, size, empty, me, you):
+                cells[m] = me
+                v = -self._search(cells, size, you, -beta, -a)
+                cells[m] = "."
+                if v > best:
+                    best = v
+                    a = max(a, v)
+                    if a >= beta:
+                        break
+        if best <= alpha:
+            self._bounds[key] = (lower, best)
+        elif best >= beta:
+            self._bounds[key] = (best, upper)
+        else:
+            self._bounds[key] = (best, best)
+        return best
+
+    def _ordered(self, cells: list[str], size: int, empty: list[int], me: str, you: str) -> list[int]:
+        run = self.rules.run_through
+
+        def rank(m: int) -> tuple[int, int, int, int]:
+            r, c = divmod(m, size)
+            touching = sum(
+                cells[rr * size + cc] != "."
+                for rr in range(max(0, r - 1), min(size, r + 2))
+                for cc in range(max(0, c - 1), min(size, c + 2))
+            )
+            return (-run(cells, size, m, me), -run(cells, size, m, you), -touching, m)
+
+        return sorted(empty, key=rank)
+
+
+GOMOKU = Gomoku()

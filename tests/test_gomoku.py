@@ -1,0 +1,246 @@
+"""Gomoku: rules and solver against brute force; GTP regression files run and judged."""
+
+import json
+import random
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from grader.cli import main
+from grader.engines.players import PYTHON, ProtocolEngine
+from grader.errors import BoardError, GraderError
+from grader.games import get_game
+from grader.games.gomoku import GOMOKU, Gomoku
+from grader.grading.regress import (
+    Command,
+    RegressSettings,
+    make_regress,
+    parse_regress,
+    run_regress,
+    write_regress,
+)
+from grader.limits import Limits
+from grader.engines.scripts import RunSettings
+from reference_gomoku import value as brute_value
+from reference_gomoku import winner as brute_winner
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "submissions" / "gomoku"
+MISBEHAVING = Path(__file__).parent / "gtp" / "engine.py"
+
+
+def endgames(rules: Gomoku, empties: int, count: int, seed: int) -> list:
+    """Positions not over with ``empties`` empty points, by random legal play."""
+    r, out = random.Random(seed), []
+    while len(out) < count:
+        pos = rules.start()
+        while pos.empties > empties and not pos.is_game_over():
+            pos = pos.play(r.choice(pos.moves()))
+        if pos.empties == empties and not pos.is_game_over():
+            out.append(pos)
+    return out
+
+
+@pytest.mark.parametrize(
+    "size, k, overline, empties, count",
+    [(4, 4, True, 8, 40), (5, 4, True, 8, 30), (5, 4, False, 8, 30), (5, 5, True, 8, 20), (6, 4, True, 7, 20)],
+)
+def test_values_and_optimal_moves_agree_with_brute_force(size, k, overline, empties, count):
+    rules = Gomoku(size, k, overline)
+    for pos in endgames(rules, empties, count, seed=size * 100 + k * 10 + overline):
+        truth = brute_value(pos.board, pos.token, size, k, overline)
+        solver = rules.solver("outcome")
+        assert solver.value(pos) == truth, pos.board
+        best = {m for m in pos.moves() if -brute_value(pos.play(m).board, pos.play(m).token, size, k, overline) == truth}
+        assert set(solver.optimal_moves(pos)) == best, pos.board
+
+
+def test_the_winner_agrees_with_brute_force_and_overlines_count_only_when_allowed():
+    r = random.Random(3)
+    for _ in range(300):
+        size = r.choice([5, 6, 7])
+        board = "".join(r.choice(".xxo") for _ in range(size * size))
+        for overline in (True, False):
+            assert Gomoku(size, 4, overline).winner(board) == brute_winner(board, size, 4, overline), board
+    six = "xxxxxx." + "." * 42  # six in a row on 7x7
+    assert Gomoku(7, 5, True).winner(six) == "x" and Gomoku(7, 5, False).winner(six) is None
+
+
+def test_gtp_point_names_skip_i():
+    nine = GOMOKU.sized(9)
+    assert [GOMOKU.square_name(i) for i in (0, 16, 48)] == ["A1", "C3", "G7"]
+    assert nine.square_name(8) == "J1" and nine.parse_square("j1") == 8 and nine.parse_square("J9") == 80
+    for bad in ("I1", "H8", "Z1", "A0"):
+        with pytest.raises(BoardError):
+            GOMOKU.parse_square(bad)
+    assert GOMOKU.parse_transcript(GOMOKU.transcript([16, 24, 0])) == [16, 24, 0]
+
+
+@pytest.mark.parametrize(
+    "board, token, message",
+    [
+        ("." * 48, "x", "N x N with N from 5 to 19"),
+        ("." * 48 + "z", "x", "bad character 'z'"),
+        ("xx" + "." * 47, "o", "2 black and 0 white"),
+        ("x" + "." * 48, "x", "wrong token 'x'"),
+        ("xxxxx.." + "o.o.o.o" + "o......" + "." * 28, "x", "the side to move already has 5 in a row"),
+        ("xxxxx.." + "ooooo.." + "." * 35, "x", "both sides have 5 in a row"),
+    ],
+)
+def test_boards_that_cannot_arise_are_one_line_errors(board, token, message):
+    with pytest.raises(BoardError, match=message):
+        GOMOKU.parse(board, token)
+
+
+def test_a_game_over_solves_to_its_result_and_boardsize_resizes():
+    won = GOMOKU.sized(5).parse("xxxxx" + "oooo." + "." * 15, "o")
+    assert won.is_game_over() and GOMOKU.solver("outcome").value(won) == -1 and won.game.size == 5
+    with pytest.raises(GraderError):
+        get_game("othello").sized(9)
+
+
+# --- regression files --------------------------------------------------------------------------
+
+COURSE_40 = ("A7 B7 C7 D7 E7 F7 G7 G6 F6 E6 D6 C6 B6 A6 A5 B5 C5 D5 E5 F5 G5 G4 F4 E4 D4 C4 B4 A4 A2 B2 C2 D2 E2 F2 G2 "
+             "G1 F1 E1 D1 C1 B1 A1 F3 G3 D3 E3 B3 C3").split()  # fmt: skip
+
+
+def course_file(tmp_path: Path) -> Path:
+    """Two positions of the course's public tests (solved here a second way: brute force)."""
+    lines = ["timelimit 5", "clear_board"]
+    lines += [f"play {'BW'[i % 2]} {p}" for i, p in enumerate(COURSE_40)]
+    lines += ["40 solve", "#?[b A3]", "50 genmove b", "#?[A3]", "", "clear_board"]
+    lines += [f"play {'BW'[i % 2]} {p}" for i, p in enumerate("C4 C3 D4 D3 E4 E3 F4 F3 A1".split())]
+    lines += ["120 solve", "#?[w B3|w G3]", "130 list_commands", "#?[.*solve.*]*"]
+    path = tmp_path / "course.gtp"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def program(path: Path, *args: str) -> ProtocolEngine:
+    return ProtocolEngine.from_command(shlex.join([PYTHON, str(path), *args]), "gtp")
+
+
+def settings(**kw) -> RegressSettings:
+    return RegressSettings(RunSettings(limits=Limits(wall_seconds=5)), **kw)
+
+
+def test_the_course_positions_are_what_brute_force_says():
+    pos = GOMOKU.start()
+    for i, p in enumerate(COURSE_40):
+        pos = pos.play(GOMOKU.parse_square(p))
+    assert brute_value(pos.board, pos.token, 7, 5, True) == 1
+    assert {GOMOKU.square_name(m) for m in pos.moves()
+            if brute_value(pos.play(m).board, pos.play(m).token, 7, 5, True) == -1} == {"A3"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "name, symbols",
+    [
+        ("solver.py", "+++"),
+        ("random_player.py", "u+u"),  # one empty point at test 50: even a random move is right
+        ("wrong_winner.py", "-+-"),  # its genmove plays the solved move
+        ("bad_move.py", "++W"),
+    ],
+)
+def test_the_examples_get_their_verdicts(tmp_path, name, symbols):
+    """solve and genmove are judged by the solver; list_commands, marked as an expected failure
+    ('*'), by its regex, and it does not count."""
+    result = run_regress(program(EXAMPLES / name), course_file(tmp_path), GOMOKU, settings(unknown_credit=0.5))
+    got = "".join(t.symbol for t in result.tests[:3])
+    assert got == symbols, [(t.symbol, t.answer, t.note) for t in result.tests]
+    assert [t.judged_by for t in result.tests] == ["solver", "solver", "solver", "regex"]
+    assert result.tests[3].expect_failure and len(result.counted) == 3
+    credits = {"+": 1.0, "W": 0.5, "u": 0.5, "-": 0.0}
+    assert result.total == pytest.approx(100 * sum(credits[s] for s in got) / 3)
+
+
+@pytest.mark.parametrize(
+    "mode, symbol, note",
+    [
+        ("silent", "t", "no complete answer to '120 solve' within 5.5 s"),
+        ("crash", "t", "the program crashed: it exited with code 4"),
+        ("garbage", "-", "an answer is 'b', 'w', 'draw' or 'unknown'"),
+        ("error", "-", "expected [w B3|w G3]"),
+    ],
+)
+def test_misbehaving_programs(tmp_path, mode, symbol, note):
+    path = tmp_path / f"gtp_{mode}.py"
+    path.write_text(MISBEHAVING.read_text())
+    commands = parse_regress(course_file(tmp_path).read_text(), "course")
+    only = tmp_path / "one.gtp"
+    only.write_text(write_regress([c for c in commands if c.number in (None, 120)]))
+    result = run_regress(program(path, mode), only, GOMOKU, settings())
+    assert [t.symbol for t in result.tests] == [symbol], result.tests
+    assert note in result.tests[0].note
+    assert (result.stopped is not None) == (symbol == "t")
+
+
+def test_make_regress_writes_the_solver_answers_and_reads_back(tmp_path):
+    positions = GOMOKU.random_positions(5, range(6, 9), 2)
+    commands = make_regress(GOMOKU, positions, timelimit=3)
+    text = write_regress(commands)
+    assert parse_regress(text, "x") == parse_regress(write_regress(parse_regress(text, "x")), "x")
+    tests = [c for c in commands if c.number is not None]
+    assert len(tests) == 6 and all(c.text == "solve" for c in tests)
+    for c, pos in zip(tests, positions):
+        truth = brute_value(pos.board, pos.token, 7, 5, True) if pos.empties <= 8 else None
+        winner = c.expected.split("|")[0].split()[0]
+        side = "b" if pos.token == "x" else "w"
+        assert winner == (side if truth == 1 else "draw" if truth == 0 else "bw"[side == "b"])
+    (tmp_path / "t.gtp").write_text(text)
+    result = run_regress(program(EXAMPLES / "solver.py"), tmp_path / "t.gtp", GOMOKU, settings())
+    assert result.symbols == "++++++" and result.total == 100
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("#? [b]\n", "must follow a numbered command"),
+        ("10 solve\n#? b\n", "is '#? [REGEX]'"),
+        ("10 solve\n#? [b(]\n", "not a regular expression"),
+    ],
+)
+def test_bad_regression_files_are_one_line_errors(tmp_path, text, message):
+    (tmp_path / "bad.gtp").write_text(text)
+    out = CliRunner().invoke(main, ["regress", str(EXAMPLES / "solver.py"), str(tmp_path / "bad.gtp")])
+    assert out.exit_code != 0 and message in out.output and "Traceback" not in out.output, out.output
+
+
+def test_plan_regress_and_regress_from_the_command_line(tmp_path):
+    out = CliRunner().invoke(main, ["plan", "regress", "--empties", "6-7", "--per-level", "2", "--public", "2",
+                                    "--seed", "4", "--out", str(tmp_path / "lab.gtp")])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    public = tmp_path / "lab.public.gtp"
+    assert len([c for c in parse_regress(public.read_text(), "p") if c.number]) == 2
+    out = CliRunner().invoke(main, ["regress", str(EXAMPLES / "solver.py"), str(tmp_path / "lab.gtp"),
+                                    "--json", str(tmp_path / "r.json")])  # fmt: skip
+    assert out.exit_code == 0 and "4 tests counted, 100.0/100" in out.output, out.output
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data[0]["total"] == 100 and all(t["board"].endswith((" x", " o")) for t in data[0]["tests"])
+
+
+@pytest.mark.slow  # the example solver thinks up to a second a move
+def test_a_gomoku_tournament_between_gtp_engines(tmp_path):
+    out = CliRunner().invoke(main, ["tournament", "builtin:gtp:solver", "builtin:gtp:random_player", "--game", "gomoku",
+                                    "--rounds", "2", "--out", str(tmp_path / "t"), "--jobs", "2"])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    games = [json.loads(line) for line in (tmp_path / "t" / "games.jsonl").read_text().splitlines()]
+    assert len(games) == 4 and all(g["reason"] == "normal" and not g["events"] for g in games)
+    for g in games:  # every record replays by the rules, and its result is the board's
+        pos = GOMOKU.replay(GOMOKU.parse_transcript(g["moves"]))
+        assert pos.is_game_over()
+        assert g["result"] == {"x": "1-0", "o": "0-1", None: "1/2-1/2"}[pos.winner()]
+
+
+def test_command_round_trip_keeps_expected_failures():
+    c = [Command(0, "timelimit 2"), Command(0, "solve", 10, "b A3", True)]
+    assert "10 solve\n#? [b A3]*" in write_regress(c)
+    assert parse_regress(write_regress(c), "x")[1].expect_failure
+
+
+def test_python_used_for_examples_is_the_graders():
+    assert program(EXAMPLES / "solver.py").command(sys.executable, "/x")[0] == sys.executable
