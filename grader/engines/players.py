@@ -1,11 +1,11 @@
 """Engines as a game sees them: players asked for one move at a time.
 
 A script engine is started afresh for each move (``SCRIPT BOARD TOKEN``, the labs' own
-interface; its move is the last integer it printed). A protocol engine (NBoard) is started
-once per game, in the same isolation and limits (CPU seconds aside: the clock is its limit),
-kept running between its moves, and killed with all it started when the game ends. Either
-way a move comes back as a ``Turn``: the move, or the problem that loses the game, and what
-it cost.
+interface; its move is the last integer it printed). A protocol engine (NBoard, GTP) is
+started in the same isolation and limits (CPU seconds aside: the clock is its limit), kept
+running between its moves and, after a clean game, for its engine's next game (``EnginePool``);
+one that misbehaved is killed with all it started at once. Either way a move comes back as a
+``Turn``: the move, or the problem that loses the game, and what it cost.
 """
 
 from __future__ import annotations
