@@ -99,7 +99,7 @@ def test_restart_starts_a_protocol_engine_for_every_game(tmp_path):
 @pytest.mark.parametrize(
     "mode, problem",
     [
-        ("mute", "no pong to ping 1 before the NBoard handshake"),
+        pytest.param("mute", "no pong to ping 1 before the NBoard handshake", marks=pytest.mark.slow),  # waits 10 s
         ("silent", "no move within 1.00 s"),
         ("illegal", "is not a legal move"),
         ("garbage", "'zz' in '=== zz/-2.50/0.01' is not a square (a1-h8) nor PA"),
@@ -147,6 +147,7 @@ def test_a_flag_falls_when_the_clock_runs_out(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_resume_plays_only_the_missing_games_of_protocol_engines(tmp_path):
     copy = engine_copy(tmp_path)
     engines = ["builtin:nboard:greedy", nboard(copy, "good"), "builtin:random_mover"]
