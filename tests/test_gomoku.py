@@ -54,7 +54,9 @@ def test_values_and_optimal_moves_agree_with_brute_force(size, k, overline, empt
         truth = brute_value(pos.board, pos.token, size, k, overline)
         solver = rules.solver("outcome")
         assert solver.value(pos) == truth, pos.board
-        best = {m for m in pos.moves() if -brute_value(pos.play(m).board, pos.play(m).token, size, k, overline) == truth}
+        best = {
+            m for m in pos.moves() if -brute_value(pos.play(m).board, pos.play(m).token, size, k, overline) == truth
+        }
         assert set(solver.optimal_moves(pos)) == best, pos.board
 
 
