@@ -13,6 +13,7 @@ from typing import Any, Callable
 import yaml
 
 from .engines.isolation import ISOLATIONS
+from .engines.players import PROTOCOLS
 from .errors import ConfigError, GraderError
 from .games import BACKENDS, DEFAULT, available, get_game
 from .limits import Limits
@@ -42,7 +43,7 @@ class EngineEntry:
     command: str  # './edax -nboard', run in ``workdir``
     protocol: str = "nboard"
     workdir: str | None = None  # relative to the config file's folder; None: the folder of the command's file
-    depth: int | None = None  # NBoard 'set depth N'
+    depth: int | None = None  # NBoard 'set depth N' (a GTP engine's level is in its command)
 
 
 @dataclass(frozen=True)
@@ -176,7 +177,7 @@ def _engines(key: str, value: Any) -> tuple[EngineEntry, ...]:
     if not isinstance(value, list):
         raise ValueError(f"{shape}; got {value!r}")
     schema: dict[str, Validator] = {
-        "name": _optional_string, "command": _optional_string, "protocol": _choice("nboard"),
+        "name": _optional_string, "command": _optional_string, "protocol": _choice(*PROTOCOLS),
         "workdir": _optional_string, "depth": _number(0, integer=True, optional=True),
     }  # fmt: skip
     out: list[EngineEntry] = []

@@ -107,12 +107,18 @@ def read_position(board, token):
 
 def choose(board, token):
     """The move main() prints last: exact below 11 empties, else the heuristic (None: no move)."""
+    return choose_scored(board, token)[0]
+
+
+def choose_scored(board, token):
+    """choose()'s move and, when it was solved exactly, its value (the final disc difference)."""
     me, you = read_position(board, token)
     if not legal_moves(me, you):
-        return None
+        return None, None
     if board.count(".") < 11:
-        return negamax(me, you, -65, 65)[1][0]
-    return heuristic_move(me, you)
+        score, line = negamax(me, you, -65, 65)
+        return line[0], score
+    return heuristic_move(me, you), None
 
 
 def main():

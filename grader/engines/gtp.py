@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import BoardError
-from ..games import Game, Position
+from ..games import PASS, Game, Position
 from .nboard import Answer, ProtocolError, Silent
 from .runner import Ended, Session
 
@@ -73,8 +73,9 @@ class GtpClient:
 
 class GtpGame:
     """One engine's side of a game over GTP: 'boardsize' and 'clear_board' for each game,
-    'play' for the opponent's moves since the engine's last, 'genmove' for its move (the
-    engine plays its own answer on its board, as GTP says)."""
+    'play' for the opponent's moves since the engine's last (not its passes: Othello's are
+    forced, and its GTP engines, such as GRhino's, refuse 'play b pass' and infer them),
+    'genmove' for its move (the engine plays its own answer on its board, as GTP says)."""
 
     def __init__(self, client: GtpClient, game: Game):
         self.client, self.game = client, game
@@ -95,14 +96,11 @@ class GtpGame:
             size = round(len(start.board_string()) ** 0.5)
             for command in (f"boardsize {size}", "clear_board"):
                 self._ok(command, until)
-            board = start.board_string()  # the stones already there, black and white in turn
-            for token in self.game.sides:
-                for sq, ch in enumerate(board):
-                    if ch == token:
-                        self._ok(f"play {colours[token]} {self.game.square_name(sq)}", until)
+            for token, sq in self._setup(start):
+                self._ok(f"play {colours[token]} {self.game.square_name(sq)}", until)
             self._told = 0
         for i, sq in enumerate(plies):
-            if i >= self._told:  # the opponent's moves since its last
+            if i >= self._told and sq != PASS:  # the opponent's moves since its last (a pass is forced: not told)
                 self._ok(f"play {colours[pos.token]} {self.game.square_name(sq)}", until)
             pos = pos.play(sq)
         reply = self.client.send(f"genmove {colours[pos.token]}", max(until - time.monotonic(), 0.001))
@@ -110,11 +108,24 @@ class GtpGame:
             raise ProtocolError(f"genmove failed: '? {reply.text[:60]}'")
         self._told = len(plies) + 1  # it played its own move
         text = reply.text.split()[0] if reply.text.split() else ""
+        if text.lower() == "resign":
+            raise ProtocolError("the engine resigned")
         try:
             move = self.game.parse_square(text)
         except BoardError:
             raise ProtocolError(f"'{reply.text[:20]}' is not a point") from None
         return Answer(move, text, None, None, reply.noise)
+
+    def _setup(self, start: Position) -> list[tuple[str, int]]:
+        """The plays that set up ``start`` after 'clear_board' (which gives the game's start):
+        none from the start; else its stones, black's then white's, where a move only places
+        a stone (Gomoku). Othello's flips allow no such setup (tournaments refuse it first)."""
+        if start.board_string() == self.game.start().board_string() and start.token == self.game.sides[0]:
+            return []
+        if not self.game.placing:
+            raise ProtocolError(f"GTP sets up {self.game.title} only from its start position")
+        board = start.board_string()
+        return [(token, sq) for token in self.game.sides for sq, ch in enumerate(board) if ch == token]
 
     def _ok(self, command: str, until: float) -> None:
         reply = self.client.send(command, max(until - time.monotonic(), 0.001))

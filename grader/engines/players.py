@@ -60,6 +60,8 @@ class ProtocolEngine:
         without a path is looked for on PATH. GraderError names what is missing."""
         if protocol not in PROTOCOLS:
             raise GraderError(f"unknown engine protocol '{protocol}': use one of {', '.join(PROTOCOLS)}")
+        if protocol == "gtp" and depth is not None:
+            raise GraderError("a depth is NBoard's 'set depth': give a GTP engine its level in its command")
         try:
             argv = shlex.split(command)
         except ValueError as e:
@@ -98,6 +100,11 @@ class ProtocolEngine:
         """A default name: the last file the command names, or its program, without suffix."""
         named = [a for a in self.argv if a.startswith("{dir}/")]
         return Path(named[-1] if named else self.argv[0]).stem
+
+    def program(self) -> str | None:
+        """The program the command starts, in the folder its files were read from (None: the
+        run's Python)."""
+        return None if self.argv[0] == PYTHON else self.command("", self.folder)[0]
 
     def command(self, python: str, folder: str | None) -> list[str]:
         """The command line, its files in ``folder`` (the staged copy)."""

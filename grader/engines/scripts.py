@@ -189,8 +189,15 @@ class Script:
         )
 
 
+def _grader_output(folder: Path) -> bool:
+    """A run or tournament folder the grader wrote (an engine run from its own folder writes
+    its tournaments there by default): not the program's files, and it changes as games end."""
+    return (folder / "run.json").is_file() or (folder / "tournament.json").is_file()
+
+
 def _folder_files(root: Path) -> dict[str, Path]:
-    """Every regular file under ``root`` (hidden files and caches skipped), by relative path.
+    """Every regular file under ``root`` (hidden files, caches and the grader's run folders
+    skipped), by relative path.
 
     A symbolic link is followed only when it stays inside ``root``: a link to another
     student's script or to a system file is an error, not a way to read it.
@@ -199,7 +206,9 @@ def _folder_files(root: Path) -> dict[str, Path]:
     out: dict[str, Path] = {}
     total = 0
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP)
+        dirnames[:] = sorted(
+            d for d in dirnames if not d.startswith(".") and d not in _SKIP and not _grader_output(Path(dirpath) / d)
+        )
         for name in sorted(filenames):
             if name.startswith("."):
                 continue

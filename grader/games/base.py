@@ -83,6 +83,9 @@ class Game(ABC, Generic[P]):
     unit: ClassVar[str] = "point"  # what a score counts ('disc' for Othello)
     examples: ClassVar[str]  # the folder of its example scripts under share/ ('builtin:NAME' engines)
     protocols: ClassVar[tuple[str, ...]] = ()  # engine protocols that play it ('nboard', 'gtp')
+    # A move only adds the mover's piece (Gomoku): any position is set up by playing its pieces
+    # on an empty board (GTP). Othello's flips allow only the moves of a game from its start.
+    placing: ClassVar[bool] = False
 
     # --- positions ---------------------------------------------------------------------
 

@@ -108,6 +108,7 @@ class Gomoku(Game[Position]):
     max_score = 1
     examples = "submissions/gomoku"
     protocols = ("gtp",)
+    placing = True
     empties_allowed = range(1, 362)
 
     def __init__(self, size: int = 7, k: int = 5, overline: bool = True):

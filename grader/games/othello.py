@@ -297,7 +297,7 @@ class Othello(Game["Position"]):
     max_score = 64
     unit = "disc"
     examples = "submissions"
-    protocols = ("nboard",)
+    protocols = ("nboard", "gtp")
     empties_allowed = range(1, 60)
     plans = ("standard", "speed")
     ladders = {"speed": (11, 16)}

@@ -618,11 +618,9 @@ def run_tournament(
         for e in players:
             if e.protocol is None and not Path(e.path or "").is_file():
                 raise GraderError(f"the script of engine '{e.name}' ({e.path}) is gone: restore it to resume")
-            if e.protocol is not None and not Path(e.protocol.argv[0]).is_file() and e.protocol.argv[0] != PYTHON:
-                if shutil.which(e.protocol.argv[0]) is None:
-                    raise GraderError(
-                        f"the program of engine '{e.name}' ({e.protocol.argv[0]}) is gone: restore it to resume"
-                    )
+            program = e.protocol.program() if e.protocol is not None else None
+            if program and not Path(program).is_file() and shutil.which(program) is None:
+                raise GraderError(f"the program of engine '{e.name}' ({program}) is gone: restore it to resume")
         settings.sandbox_mechanism([folder.path, *(p for e in players for p in e.paths), *map(Path, private)])
     else:
         settings = _capped(settings or TournamentSettings())
@@ -638,6 +636,7 @@ def run_tournament(
         if not openings:
             raise GraderError(f"no random opening of {opening_plies} moves: every {settings.rules.title} game "
                               "tried ended sooner; give fewer --random-openings")  # fmt: skip
+        _check_gtp_openings(players, openings, settings.rules)
         static = fmt.kind in ("round-robin", "gauntlet")
         fixed = fmt.planner([e.name for e in players], openings, GameRecord).more(0) if static else []
         settings.sandbox_mechanism([*(p for e in players for p in e.paths), *map(Path, private)])
@@ -855,6 +854,15 @@ def _check_protocol(name: str, protocol: str, game: GameRules) -> None:
     if protocol not in game.protocols:
         speak = f"speak {' or '.join(game.protocols)}, or are scripts" if game.protocols else "are scripts"
         raise GraderError(f"engine '{name}' speaks {protocol}, which does not play {game.title}: its engines {speak}")
+
+
+def _check_gtp_openings(players: list[Engine], openings: list[str], game: GameRules) -> None:
+    """GTP sets up a position by playing its stones, which only a game of placing allows: in
+    Othello a GTP engine can only be told a game from the start, move by move."""
+    gtp = [e.name for e in players if e.protocol is not None and e.protocol.protocol == "gtp"]
+    if gtp and not game.placing and any(game.opening_start(o)[1] == [] and " " in o.strip() for o in openings):
+        raise GraderError(f"engine '{gtp[0]}' speaks GTP, which can tell it a {game.title} game only from the "
+                          "start: give openings as move sequences (f5d6c3), not positions")  # fmt: skip
 
 
 # --- grades by share -----------------------------------------------------------------------

@@ -4,7 +4,8 @@ SCRIPT is one of the bundled engines (negamax.py, greedy.py, random_mover.py): a
 ``choose(board, token)`` function that returns a square (0-63) or None. This program speaks
 the NBoard protocol (nboard, set depth, set game, move, ping, go, hint, learn, quit) on
 stdin/stdout, keeps the game's position between moves, and answers ``go`` with
-``=== MOVE//TIME`` (no evaluation). Standalone like a student's file: no imports from the grader.
+``=== MOVE/EVAL/TIME`` (the evaluation when the script's ``choose_scored`` gives one, as
+negamax.py does for the endgames it solves; else empty). Standalone like a student's file: no imports from the grader.
 """
 
 import importlib.util
@@ -90,9 +91,12 @@ def main():
         elif command == "move":
             game.play(square(rest.split("/")[0]))
         elif command == "go":
+            position = ("".join(game.board), game.token)
             start = time.perf_counter()
-            sq = engine.choose("".join(game.board), game.token)
-            say("=== %s//%.3f" % (name(sq), time.perf_counter() - start))  # no evaluation to give
+            scored = getattr(engine, "choose_scored", None)  # the move and its value, if the engine knows it
+            sq, value = scored(*position) if scored else (engine.choose(*position), None)
+            evaluation = "" if value is None else "%.2f" % value
+            say("=== %s/%s/%.3f" % (name(sq), evaluation, time.perf_counter() - start))
         elif command == "hint":
             say("status hints are not given by this engine")
         elif command == "quit":
