@@ -84,7 +84,7 @@ def diagnose(isolation: str = "auto", python: str = sys.executable, attacks: boo
 
 def _limits() -> list[str]:
     out = ["resource limits (memory, CPU time, file size, core dumps): yes"]
-    cgroup = Cgroup._find_base() is not None
+    cgroup = Cgroup.find_base() is not None
     if os.geteuid() == 0:
         out.append("processes: a uid of its own per job slot (RLIMIT_NPROC)"
                    + (" and a pids cgroup (v1)" if cgroup else "; no writable pids cgroup"))  # fmt: skip

@@ -1,5 +1,5 @@
-"""Every command has its help (ending with an example where it runs something) and is shown
-in the README, as sqlite-utils checks its own documentation."""
+"""Every command has its help (ending with an example where it runs something) and its usage
+in a code block of the README, as sqlite-utils checks its own documentation."""
 
 import re
 
@@ -26,4 +26,15 @@ def test_every_command_has_help_and_a_place_in_the_readme(name, command):
     assert shown.exit_code == 0 and command.help and len(command.help.split()) >= 8, shown.output
     if not isinstance(command, click.Group):
         assert "Example" in command.help, f"{name}: its help ends with an example"
-    assert re.search(rf"(?<![\w/.-]){name}\b", (ROOT / "README.md").read_text()), f"{name} is not in the README"
+    assert re.search(rf"(?<![\w/.-]){name}\b", shell_blocks()), f"{name}: no usage in a README code block"
+
+
+def shell_blocks() -> str:
+    """The lines of the README's shell code blocks (```sh, or no language)."""
+    lines, fence = [], None
+    for line in (ROOT / "README.md").read_text().splitlines():
+        if line.lstrip().startswith("```"):
+            fence = None if fence is not None else line.strip()[3:]
+        elif fence in ("sh", "bash", ""):
+            lines.append(line)
+    return "\n".join(lines)

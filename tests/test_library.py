@@ -1,6 +1,7 @@
 """grader as a library: everything the CLI does is a call, and runs in one process do not
 touch each other (no process-wide state)."""
 
+import json
 import os
 import re
 import threading
@@ -53,10 +54,10 @@ def test_job_slot_uids_are_given_back():
     back after each run (there are 1000)."""
     if os.geteuid() != 0:
         pytest.skip("uids per job slot are for a grader running as root")
-    before = set(sandbox._claims)
+    before = sandbox.claimed_uids()
     for _ in range(3):
         assert grade(NEGAMAX, PLAN, Settings(jobs=2)).total == 10
-    assert set(sandbox._claims) == before
+    assert sandbox.claimed_uids() == before
 
 
 def test_two_runs_at_once_in_one_process():
@@ -93,7 +94,6 @@ def test_library_calls_match_the_cli(tmp_path):
 def test_a_plans_scoring_and_limits_hold_alike_from_the_library_and_the_cli(tmp_path, monkeypatch):
     """A plan file that sets winner-takes-empties and 1.5 s a test: the library with plain
     Settings() runs it as the command does (options, then the plan, then config.yaml)."""
-    import json
 
     from click.testing import CliRunner
 
@@ -111,6 +111,27 @@ def test_a_plans_scoring_and_limits_hold_alike_from_the_library_and_the_cli(tmp_
     ran = {w: json.loads((tmp_path / w / "run.json").read_text())["settings"] for w in ("cli", "lib")}
     assert ran["lib"]["scoring"] == ran["cli"]["scoring"] == "winner-takes-empties"
     assert ran["lib"]["limits"]["wall_seconds"] == ran["cli"]["limits"]["wall_seconds"] == 1.5
+
+
+def test_check_takes_a_plans_limits_as_the_command_does(tmp_path, monkeypatch):
+    """The presubmission check with a public plan of 1.5 s a test: the library's check()
+    and 'grader check --plan' both speak of 1.5 s (the library used to say 10)."""
+    from click.testing import CliRunner
+
+    from grader.cli import main
+    from grader.grading.check import check
+    from grader.grading.plans import load_any_plan
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "b.txt").write_text(f"{HANDOUT_BOARD} x\n")
+    made = CliRunner().invoke(main, ["plan", "new", "--boards", "b.txt", "--public", "1", "--time-limit", "1.5",
+                                     "--out", "p.plan"])  # fmt: skip
+    assert made.exit_code == 0, made.output
+    assert CliRunner().invoke(main, ["plan", "public", "p.plan", "--out", "p.public.plan"]).exit_code == 0
+    report = check(NEGAMAX, "othello", load_any_plan("p.public.plan"))
+    assert {c.limit for c in report.checked} == {1.5}
+    cli = CliRunner().invoke(main, ["check", str(NEGAMAX), "--plan", "p.public.plan"])
+    assert cli.exit_code == 0 and "of 1.5 s" in cli.output, cli.output
 
 
 def test_the_readme_python_example_runs(tmp_path, monkeypatch):
@@ -154,7 +175,7 @@ def test_the_readme_names_the_import_error_of_a_clones_folder(tmp_path):
 def test_a_tournament_from_python_is_set_up_as_the_command_sets_it_up(tmp_path):
     """TournamentSettings.resolve: config.yaml's tournament section and the game's rule, as the
     command uses them; an SPRT from Python gets the same default error rates (0.05)."""
-    from grader.config import load_config
+    from grader.config import Config, load_config
     from grader.games import get_game
     from grader.tournaments.formats import SprtSettings
 
@@ -169,6 +190,24 @@ def test_a_tournament_from_python_is_set_up_as_the_command_sets_it_up(tmp_path):
     )
     sprt = SprtSettings(0, 10, 100)
     assert (sprt.alpha, sprt.beta) == (0.05, 0.05)
+    assert TournamentSettings.resolve(Config(), get_game("othello"), on_illegal="random").on_illegal == "random"
+
+
+def test_a_tournament_without_settings_plays_as_the_command_without_options(tmp_path, monkeypatch):
+    """run_tournament() with no settings takes the command's defaults (5 s a move), not the
+    shared RunSettings' 10 s for a test."""
+    from click.testing import CliRunner
+
+    from grader.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    engines, opening = ["builtin:greedy", "builtin:random_mover"], "f5f6e6f4g6d7c3c5d3g4c6c4e8g7f3c7h4b2g5h3"
+    (tmp_path / "o.txt").write_text(opening + "\n")
+    cli = CliRunner().invoke(main, ["tournament", *engines, "--openings", "o.txt", "--out", "cli"])
+    assert cli.exit_code == 0, cli.output
+    run_tournament(engines, openings=[opening], out="lib")
+    ran = {w: json.loads((tmp_path / w / "tournament.json").read_text())["settings"] for w in ("cli", "lib")}
+    assert ran["lib"] == ran["cli"] and ran["lib"]["limits"]["wall_seconds"] == 5.0
 
 
 def test_grading_and_tournaments_share_one_run_settings_object():

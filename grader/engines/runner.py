@@ -291,7 +291,7 @@ class Cgroup:
     @classmethod
     def _join(cls) -> Cgroup | None:
         """Put this thread in a cgroup of its own: one left empty by a thread that ended, or a new one."""
-        base = cls._find_base()
+        base = cls.find_base()
         if base is None:
             return None
         tid = str(threading.get_native_id())
@@ -318,7 +318,8 @@ class Cgroup:
             return []
 
     @classmethod
-    def _find_base(cls) -> Path | None:
+    def find_base(cls) -> Path | None:
+        """The pids cgroup hierarchy this process may make cgroups in (probed once), or None."""
         if not cls._probed:
             cls._probed = True
             base = Path("/sys/fs/cgroup/pids")
@@ -561,12 +562,16 @@ class Run:
         # A sandbox's first process killed before it reaps the script loses the script's usage
         # from its own: the tree's usage read just before the kill keeps it.
         cpu = max(usage.ru_utime + usage.ru_stime, self.cpu_at_kill)
-        # SIGXCPU comes from RLIMIT_CPU; past its hard limit a second later the kernel sends SIGKILL.
+        # SIGXCPU comes from RLIMIT_CPU (the grader never sends it; a script that sends it to
+        # itself gains nothing a clean exit would not give); past its hard limit a second later
+        # the kernel sends SIGKILL, told from the grader's own kills by the CPU time used.
         cpu_limited = (
             bool(limits.cpu_seconds)
             and not timed_out
-            and cpu >= 0.9 * (limits.cpu_seconds or 0)
-            and (exit_code in (-signal.SIGXCPU, -signal.SIGKILL))
+            and (
+                exit_code == -signal.SIGXCPU
+                or (exit_code == -signal.SIGKILL and cpu >= 0.9 * (limits.cpu_seconds or 0))
+            )
         )
         interrupted = self.stop.is_set() and exit_code == -signal.SIGKILL and not timed_out and not cpu_limited
         stderr = self.err_tail.decode("utf-8", "replace")

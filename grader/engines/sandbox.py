@@ -193,6 +193,12 @@ def claim_uid() -> int:
     raise GraderError(f"no free uid for a job slot in {SLOT_UIDS.start}-{SLOT_UIDS.stop - 1}: too many graders at once")
 
 
+def claimed_uids() -> set[int]:
+    """The uids this process holds for its job slots now."""
+    with _claim_lock:
+        return set(_claims)
+
+
 def release_uid(uid: int) -> None:
     """Give back a uid this process claimed, once nothing of its runs is left (killed here)."""
     with _claim_lock:

@@ -29,8 +29,8 @@ from .isolation import guard
 from .runner import RunResult
 from .sandbox import Sandbox
 
-if TYPE_CHECKING:  # Self: typing's own from Python 3.11
-    from typing import Self
+if TYPE_CHECKING:  # Self is typing's from Python 3.11: typing_extensions (a dependency of mypy) for 3.10
+    from typing_extensions import Self
 
     from ..config import Config
 
@@ -49,7 +49,7 @@ class RunSettings:
     - ``isolation``: auto | bwrap | unshare | uid | none (``isolation.choose`` says what auto picks).
     - ``python``: the interpreter for .py scripts.
     - ``commands``: file suffix -> command template for other languages, as in config.yaml.
-    - ``jobs``: programs run at once.
+    - ``jobs``: programs run at once (default: the number of cores, as config.yaml's default).
     - ``backend``: the exact solver: auto | native | python (``Game.backend``).
     """
 
@@ -57,7 +57,7 @@ class RunSettings:
     isolation: str = "auto"
     python: str = sys.executable
     commands: Mapping[str, str] = field(default_factory=dict)
-    jobs: int = 2
+    jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
     backend: str = "auto"
 
     @staticmethod

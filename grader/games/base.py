@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, ClassVar, Generic, Iterable, Mapping, Protocol
 
 from ..errors import BoardError, GraderError
 
-if TYPE_CHECKING:  # Self: typing's own from Python 3.11
-    from typing import Self
+if TYPE_CHECKING:  # Self is typing's from Python 3.11: typing_extensions (a dependency of mypy) for 3.10
+    from typing_extensions import Self
 
     from .solving import ExactSolver
 

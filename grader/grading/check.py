@@ -72,6 +72,8 @@ def check(script: str | Path, game: str | Game = DEFAULT, plan: Plan | None = No
     read. ``script`` may be a student's folder holding one script (or ``entry``)."""
     g = get_game(game)
     settings = settings or Settings()
+    if plan is not None:  # a plan file's limits and scoring, as 'grader check --plan' takes them
+        settings = settings.for_plan(plan)
     if Path(script).is_dir():
         sub = find_submission_folder(Path(script), set(settings.commands), entry)
         if sub.path is None:

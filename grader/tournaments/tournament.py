@@ -19,8 +19,9 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from dataclasses import replace as dataclass_replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
+from ..config import Config
 from ..engines.isolation import ISOLATIONS
 from ..engines.players import PROTOCOLS, PYTHON, EnginePool, Player, ProtocolEngine, Turn, player_for
 from ..engines.scripts import RunSettings, Script
@@ -35,9 +36,6 @@ from ..seeding import rng
 from ..stop import Stop, Stopped
 from . import ratings
 from .formats import Format, Planner, SprtPlanner, SprtSettings, SwissPlanner
-
-if TYPE_CHECKING:
-    from ..config import Config
 
 RECORDS = "games.txt"
 ON_ILLEGAL = ("forfeit", "random")
@@ -160,10 +158,10 @@ class TournamentSettings(RunSettings):
         values = dict(
             RunSettings.config_values(config), limits=limits, tc=defaults.tc, time_margin=defaults.time_margin
         )
+        values["on_illegal"] = defaults.on_illegal
         values.update({k: v for k, v in options.items() if v is not None})
         rule = scoring or (defaults.scoring if game.name == config.game else None) or game.tournament_scoring
-        return cls(**values, scoring=game.scoring(rule), on_illegal=defaults.on_illegal, adjudicate=adjudicate,
-                   game=game.name)  # fmt: skip
+        return cls(**values, scoring=game.scoring(rule), adjudicate=adjudicate, game=game.name)
 
     def to_json(self) -> dict[str, Any]:
         out = super().to_json()
@@ -596,7 +594,9 @@ def run_tournament(
     stop: Stop | None = None,
 ) -> TournamentResult:
     """A tournament between ``engines`` (script paths, 'builtin:NAME', or Engines), played
-    in a tournament folder that records each game as it ends.
+    in a tournament folder that records each game as it ends. Without ``settings``, those of
+    the command with no options and no config.yaml (``TournamentSettings.resolve(Config(), ...)``:
+    5 s a move, Othello).
 
     ``format``: 'round-robin' (every pair, ``rounds`` openings), 'gauntlet' (each engine
     against each of ``opponents`` only), 'swiss' (``rounds`` Swiss rounds) or 'sprt' (two
@@ -623,7 +623,7 @@ def run_tournament(
                 raise GraderError(f"the program of engine '{e.name}' ({program}) is gone: restore it to resume")
         settings.sandbox_mechanism([folder.path, *(p for e in players for p in e.paths), *map(Path, private)])
     else:
-        settings = _capped(settings or TournamentSettings())
+        settings = _capped(settings or TournamentSettings.resolve(Config(), get_game(DEFAULT)))
         fmt = format if isinstance(format, Format) else Format(format, rounds, (), sprt)
         players = engine_list([*engines, *opponents], settings.rules)
         if opponents:  # a gauntlet's reference engines (any other format refuses them)
