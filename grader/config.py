@@ -13,7 +13,7 @@ from typing import Any, Callable
 import yaml
 
 from .engines.isolation import ISOLATIONS
-from .engines.players import PROTOCOLS
+from .engines import PROTOCOLS
 from .errors import ConfigError, GraderError
 from .games import BACKENDS, DEFAULT, available, get_game
 from .limits import Limits

@@ -22,13 +22,13 @@ from pathlib import Path
 
 from ..errors import GraderError
 from ..games import Game, Position
+from . import PROTOCOLS
 from .gtp import GtpClient, GtpGame
 from .nboard import Ended, NBoardClient, ProtocolError, Silent
 from .runner import RunResult, Session
 from .sandbox import Sandbox, claim_uid, release_uid
 from .scripts import RunSettings, Runs, Script, run_script
 
-PROTOCOLS = ("nboard", "gtp")
 PYTHON = "{python}"  # in a protocol engine's command: the Python of the run's settings
 HELLO_SECONDS = 10.0  # the most a protocol engine may take to start and answer its first ping
 
