@@ -13,6 +13,7 @@ from conftest import HANDOUT_BOARD, ROOT
 from grader import (
     LocalExecutor,
     Plan,
+    RunSettings,
     Settings,
     TournamentSettings,
     grade,
@@ -190,3 +191,56 @@ def test_grading_and_tournaments_share_one_run_settings_object():
     old = {"game": "othello", "scoring": "plain", "on_illegal": "random", "adjudicate": None,
            "run": dict(Settings(jobs=3).to_json(), scoring=None)}  # fmt: skip
     assert TournamentSettings.from_json(old, jobs=1) == TournamentSettings(jobs=1, scoring="plain", on_illegal="random")
+
+
+def test_a_regress_run_is_set_up_alike_from_the_library_and_the_cli(tmp_path, monkeypatch):
+    """RegressSettings.resolve: without --unknown-credit and --margin the command runs with the
+    library's defaults and config.yaml's limits; given, both take the same value."""
+    import json
+    import shlex
+
+    from click.testing import CliRunner
+
+    from grader.cli import main
+    from grader.config import load_config
+    from grader.engines.players import PYTHON, ProtocolEngine
+    from grader.games import get_game
+    from grader.grading.regress import RegressSettings, make_regress, run_regress, write_regress
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.yaml").write_text("limits:\n  wall_seconds: 3\n")
+    gomoku = get_game("gomoku")
+    (tmp_path / "t.gtp").write_text(write_regress(make_regress(gomoku, gomoku.random_positions(4, range(6, 7), 2), 2)))
+    player = ROOT / "submissions" / "gomoku" / "random_player.py"  # answers every 'solve' with 'unknown'
+    engine = ProtocolEngine.from_command(shlex.join([PYTHON, str(player)]), "gtp")
+    config = load_config(None)
+    assert RegressSettings.resolve(config) == RegressSettings(**RunSettings.config_values(config))
+    assert RegressSettings.resolve(config).limits.wall_seconds == 3
+    for options, credit in (([], None), (["--unknown-credit", "0.5", "--margin", "1"], 0.5)):
+        cli = CliRunner().invoke(main, ["regress", str(player), "t.gtp", "--json", "r.json", *options])
+        assert cli.exit_code == 0, cli.output
+        ran = json.loads((tmp_path / "r.json").read_text())[0]
+        lib = run_regress(engine, "t.gtp", gomoku, RegressSettings.resolve(config, credit, 1.0 if credit else None))
+        assert [t["symbol"] for t in ran["tests"]] == [t.symbol for t in lib.tests] == ["u", "u"]
+        assert [t["credit"] for t in ran["tests"]] == [t.credit for t in lib.tests] == [credit or 0.0] * 2
+        assert ran["total"] == lib.total
+
+
+def test_random_openings_are_alike_from_the_library_and_the_cli(tmp_path, monkeypatch):
+    """Without --random-openings the command leaves the openings' length to run_tournament."""
+    import json
+
+    from click.testing import CliRunner
+
+    from grader.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    engines = ["builtin:greedy", "builtin:random_mover"]
+    cli = CliRunner().invoke(main, ["tournament", *engines, "--seed", "3", "--out", "cli", "--jobs", "2"])
+    assert cli.exit_code == 0, cli.output
+    run_tournament(engines, seed=3, out=tmp_path / "lib", jobs=2)
+    openings = {
+        w: [json.loads(line)["opening"] for line in (tmp_path / w / "games.jsonl").read_text().splitlines()]
+        for w in ("cli", "lib")
+    }
+    assert openings["cli"] == openings["lib"] and all(len(o) == 2 * 4 for o in openings["lib"])

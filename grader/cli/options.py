@@ -213,6 +213,20 @@ class _Seed(_Wanted):
 SECONDS, SEED, TIME_CONTROL = _Seconds(), _Seed(), _TimeControl()
 
 
+class LibraryDefault(click.Option):
+    """An option left None when not given, so that the library decides, whose help shows the
+    library's default as click shows its own ('[default: 0.5]'): ``library_default=VALUE``."""
+
+    def __init__(self, *args: Any, library_default: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.library_default = library_default
+
+    def get_help_extra(self, ctx: click.Context) -> Any:
+        extra = super().get_help_extra(ctx)
+        extra["default"] = str(self.library_default)
+        return extra
+
+
 def seed_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         return click.option("--seed", type=SEED, default=None,

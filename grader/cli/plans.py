@@ -12,7 +12,6 @@ import click
 from ..config import load_config
 from ..engines.isolation import choose
 from ..engines.players import PYTHON, ProtocolEngine
-from ..engines.scripts import RunSettings
 from ..errors import GraderError, PlanError
 from ..files import parse_range
 from ..games import get_game
@@ -33,6 +32,7 @@ from ..stop import Stop
 
 
 from .options import (
+    LibraryDefault,
     fail_cleanly,
     stoppable,
     config_option,
@@ -202,9 +202,9 @@ def plan_public(plan_file: str, out: str) -> None:
 @click.command(short_help="Run GTP regression test files against a GTP program, judged by the solver.")
 @click.argument("program")
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")
-@click.option("--unknown-credit", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+@click.option("--unknown-credit", type=click.FloatRange(0, 1), cls=LibraryDefault, library_default=RegressSettings.unknown_credit,
               help="Credit of a 'solve' answered 'unknown' (the course decides).")  # fmt: skip
-@click.option("--margin", type=click.FloatRange(0, 60), default=0.5, show_default=True,
+@click.option("--margin", type=click.FloatRange(0, 60), cls=LibraryDefault, library_default=RegressSettings.margin,
               help="Seconds beyond the program's timelimit (or limits.wall_seconds) each command may take.")  # fmt: skip
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write every test's result as JSON to FILE.")
 @click.option(
@@ -213,7 +213,7 @@ def plan_public(plan_file: str, out: str) -> None:
 @config_option
 @fail_cleanly
 @stoppable
-def regress(program: str, files: tuple[str, ...], unknown_credit: float, margin: float, json_file: str | None,
+def regress(program: str, files: tuple[str, ...], unknown_credit: float | None, margin: float | None, json_file: str | None,
             game_name: str, config_path: str | None, stop: Stop) -> None:  # fmt: skip
     """Run each GoGui regression FILE (numbered GTP commands, each followed by '#? [REGEX]')
     against PROGRAM, a GTP program (a .py file is run with the configured Python; anything
@@ -232,11 +232,10 @@ def regress(program: str, files: tuple[str, ...], unknown_credit: float, margin:
         check_output_file(json_file)
     command = shlex.join([PYTHON, program]) if program.endswith(".py") and Path(program).is_file() else program
     engine = ProtocolEngine.from_command(command, "gtp")
-    run = RunSettings(**RunSettings.config_values(config))
-    settings = RegressSettings(run, unknown_credit, margin)
+    settings = RegressSettings.resolve(config, unknown_credit, margin)
     results = []
     for f in files:
-        click.echo(f"{f}: {program} ({game.title}, isolation {choose(run.isolation, run.python)})")
+        click.echo(f"{f}: {program} ({game.title}, isolation {choose(settings.isolation, settings.python)})")
 
         def show(t: RegressTest) -> None:
             mark = " (expected to fail)" if t.expect_failure else ""

@@ -14,6 +14,7 @@ from ..grading.runfolder import check_new_folder
 from ..stop import Stop
 from ..tournaments.formats import Format, SprtSettings
 from ..tournaments.tournament import (
+    OPENING_PLIES,
     GameRecord,
     TournamentFolder,
     TournamentSettings,
@@ -103,7 +104,7 @@ from .options import (
     type=click.IntRange(min=0, max=40),
     default=None,
     metavar="PLIES",
-    help="Random legal openings of PLIES moves from the seed (default: 4).",
+    help=f"Random legal openings of PLIES moves from the seed (default: {OPENING_PLIES}).",
 )
 @seed_option("random openings")
 @click.option(
@@ -245,7 +246,7 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
         kwargs = {
             "settings": settings, "format": fmt, "opponents": opponent_paths, "seed": chosen_seed(seed, config), "out": target,
             "openings": read_openings(openings_file, game, opening_plies) if openings_file else None,
-            "opening_plies": 4 if random_openings is None else random_openings,
+            "opening_plies": random_openings,
         }  # fmt: skip
     played, total = [0], [0]
 

@@ -19,7 +19,7 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..engines.gtp import Ended, GtpClient, GtpError, GtpSilent
 from ..engines.players import ProtocolEngine
@@ -31,6 +31,9 @@ from ..execution.executor import Executor, Worker, using
 from ..files import read_lines
 from ..games import Game, Position
 from ..stop import Stop, Stopped
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 COLOURS = ("b", "w")  # GTP's names of the first and second player
 REGRESS_SYMBOLS = {
@@ -185,14 +188,26 @@ class _Shadow:
 
 
 @dataclass(frozen=True)
-class RegressSettings:
-    """How a regression file is run: the program's limits and isolation, the credit of an
-    'unknown' answer, the margin on each command's time, the grader's own solve budget."""
+class RegressSettings(RunSettings):
+    """How a regression file is run: the shared ``RunSettings`` (the program's limits,
+    isolation, python) and regress's own fields.
 
-    run: RunSettings = RunSettings()
+    - ``unknown_credit``: the credit of a 'solve' answered 'unknown' (the course decides).
+    - ``margin``: seconds beyond the program's timelimit (or ``limits.wall_seconds``) each command may take.
+    - ``solve_seconds``: the grader's own budget for judging one position (beyond it, the regex decides).
+    """
+
     unknown_credit: float = 0.0
-    margin: float = 0.5  # seconds beyond the program's timelimit (or limits.wall_seconds) per command
-    solve_seconds: float = 30.0  # the grader's own budget for judging one position
+    margin: float = 0.5
+    solve_seconds: float = 30.0
+
+    @classmethod
+    def resolve(cls, config: Config, unknown_credit: float | None = None, margin: float | None = None,
+                **options: Any) -> RegressSettings:  # fmt: skip
+        """The settings of a regression run, as ``grader regress`` takes them: the options
+        given win, then config.yaml (limits, isolation, python), then these defaults."""
+        values = dict(RunSettings.config_values(config), unknown_credit=unknown_credit, margin=margin, **options)
+        return cls(**{k: v for k, v in values.items() if v is not None})
 
 
 def run_regress(program: ProtocolEngine, path: str | Path, game: Game, settings: RegressSettings | None = None,
@@ -212,13 +227,12 @@ def run_regress(program: ProtocolEngine, path: str | Path, game: Game, settings:
 
 def _run(program: ProtocolEngine, commands: list[Command], game: Game, settings: RegressSettings, worker: Worker,
          result: RegressResult, on_test: Callable[[RegressTest], None] | None) -> RegressResult:  # fmt: skip
-    run = settings.run
-    sandbox, uid = worker.sandbox(run), None
+    sandbox, uid = worker.sandbox(settings), None
     if sandbox.uid is not None:
         uid = claim_uid()
         sandbox = Sandbox(sandbox.mechanism, uid)
     folder = str(worker.stage.folder(program.bundle)) if program.bundle else None
-    session = Session(program.command(run.python, folder), run.limits, sandbox, worker.stop, folder, folder)
+    session = Session(program.command(settings.python, folder), settings.limits, sandbox, worker.stop, folder, folder)
     shadow, timelimit = _Shadow(game), DEFAULT_TIMELIMIT
     try:
         error = session.start()
@@ -231,7 +245,7 @@ def _run(program: ProtocolEngine, commands: list[Command], game: Game, settings:
             if words[:1] == ["timelimit"] and len(words) == 2 and words[1].isdigit():
                 timelimit = int(words[1])
             thinks = words[:1] in (["solve"], ["genmove"])
-            seconds = (timelimit if thinks else run.limits.wall_seconds) + settings.margin
+            seconds = (timelimit if thinks else settings.limits.wall_seconds) + settings.margin
             asked_on = f"{shadow.pos.board_string()} {shadow.pos.token}"
             try:
                 reply = client.send(f"{c.number} {c.text}" if c.number is not None else c.text, seconds)
