@@ -244,3 +244,57 @@ def test_random_openings_are_alike_from_the_library_and_the_cli(tmp_path, monkey
         for w in ("cli", "lib")
     }
     assert openings["cli"] == openings["lib"] and all(len(o) == 2 * 4 for o in openings["lib"])
+
+
+def test_a_new_plan_is_the_same_from_the_library_and_the_cli(tmp_path, monkeypatch):
+    """new_plan: the public tests (the shipped boards and K more) and the seed (--seed, else
+    config.yaml's, else a secret one) as 'grader plan new' chooses them, warning alike."""
+    from click.testing import CliRunner
+
+    from grader.cli import main
+    from grader.config import Config, load_config
+    from grader.grading.plans import new_plan, read_plan_file
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.yaml").write_text("seed: 5\n")
+    (tmp_path / "b.txt").write_text((ROOT / "fixtures" / "standard.txt").read_text())
+    config = load_config(None)
+    for options, kwargs in (
+        (["--public", "4"], {"public": 4}),
+        (["--seed", "8", "--empties", "11-12", "--public", "3", "--time-limit", "2"],
+         {"seed": 8, "empties": "11-12", "public": 3, "time_limit": 2.0}),
+        (["--boards", "b.txt", "--public", "2", "--scoring", "winner-takes-empties"],
+         {"boards": "b.txt", "public": 2, "scoring": "winner-takes-empties"}),
+    ):  # fmt: skip
+        cli = CliRunner().invoke(main, ["plan", "new", *options, "--out", "cli.plan"])
+        assert cli.exit_code == 0, cli.output
+        made, written = new_plan(config, "othello", **kwargs), read_plan_file("cli.plan")
+        for field in ("positions", "seed", "public", "scoring", "limits", "empties"):
+            assert getattr(made.plan, field) == getattr(written, field), field
+        assert (made.warning is not None) == ("Warning: " in cli.output)
+        assert made.warning is None or f"Warning: {made.warning}" in cli.output
+    assert new_plan(config).plan.seed == 5 and len(new_plan(config, public=4).shipped) == 10
+    secret = new_plan(Config(), public=4)
+    assert secret.plan.seed >= 2**40 and secret.warning is None
+
+
+def test_a_regression_plan_is_the_same_from_the_library_and_the_cli(tmp_path, monkeypatch):
+    """regress_plan: the game (config's only if a file can set up its positions), the seed
+    (the plan rule: --seed, else config.yaml's, else a secret one), the defaults, the public tests."""
+    from click.testing import CliRunner
+
+    from grader.cli import main
+    from grader.config import Config, load_config
+    from grader.grading.regress import regress_plan, write_regress
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.yaml").write_text("seed: 5\ngame: othello\n")
+    config = load_config(None)
+    cli = CliRunner().invoke(main, ["plan", "regress", "--empties", "6-7", "--public", "2", "--out", "cli.gtp"])
+    assert cli.exit_code == 0, cli.output
+    plan = regress_plan(config, empties="6-7", public=2)
+    assert (plan.game.name, plan.seed, plan.size, plan.timelimit, len(plan.positions)) == ("gomoku", 5, 7, 5, 4)
+    assert (tmp_path / "cli.gtp").read_text() == write_regress(plan.commands())
+    assert (tmp_path / "cli.public.gtp").read_text() == write_regress(plan.commands(public=True))
+    assert f"Warning: {plan.warning}" in cli.output and "seed 5" in plan.warning
+    assert regress_plan(Config(), empties="6-7").seed >= 2**40 and regress_plan(Config(), empties="6-7").warning is None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shlex
 from pathlib import Path
@@ -14,20 +13,27 @@ from ..engines.isolation import choose
 from ..engines.players import PYTHON, ProtocolEngine
 from ..errors import GraderError, PlanError
 from ..files import parse_range
-from ..games import get_game
 from ..grading import report
 from ..grading.exports import check_output_file
 from ..grading.plans import (
+    new_plan,
     PUBLIC,
-    parse_empties,
     read_plan_file,
-    secret_seed,
-    speed_plan,
-    spread_public,
     write_plan_file,
 )
-from ..grading.regress import REGRESS_SYMBOLS, RegressSettings, RegressTest, make_regress, run_regress, write_regress
-from ..grading.results import Settings
+from ..grading.regress import (
+    EMPTIES,
+    PER_LEVEL,
+    REGRESS_GAME,
+    REGRESS_SYMBOLS,
+    TIMELIMIT,
+    RegressSettings,
+    RegressTest,
+    regress_game,
+    regress_plan,
+    run_regress,
+    write_regress,
+)
 from ..stop import Stop
 
 
@@ -39,7 +45,6 @@ from .options import (
     scoring_option,
     game_option,
     chosen_game,
-    chosen_plan,
     SECONDS,
     seed_option,
     chosen_seed,
@@ -109,48 +114,41 @@ def plan_new(seed: int | None, boards_file: str | None, plan_name: str | None, e
     check_output_file(out)
     if empties and (boards_file or plan_name):
         raise click.UsageError("give --empties, --plan or --boards, not two of them")
-    chosen = seed if seed is not None else config.seed
-    drawn = secret_seed() if chosen is None else chosen  # private boards nobody can find by trying seeds
-    plan = (
-        speed_plan(parse_empties(empties), drawn, game)
-        if empties
-        else chosen_plan(game, plan_name, boards_file, drawn, config)
-    )
-    settings = Settings.resolve(config, game, plan, time_limit, scoring)
-    known = set(game.published(plan_name or "standard")) if not (empties or boards_file) else set()
-    always = frozenset(i for i, p in enumerate(plan.positions, 1) if p in known)
-    public = spread_public(
-        plan.positions, public_count, plan.seed if plan.seed is not None else str(boards_file), always
-    )
-    plan = dataclasses.replace(plan, public=public, scoring=settings.scoring, limits=settings.limits, kind="full")
+    if boards_file and plan_name:
+        raise click.UsageError("give --plan or --boards, not both")
+    made = new_plan(config, game, seed=seed, name=plan_name or None, boards=boards_file or None, empties=empties or None,
+                    public=public_count, time_limit=time_limit, scoring=scoring)  # fmt: skip
+    plan, always, public = made.plan, made.shipped, made.plan.public or frozenset()
     write_plan_file(plan, out)
     shipped = (f": {len(public) - len(always)} random and the {report.plural(len(always), 'fixed board', 'fixed boards')} "
                "that ship with the grader") if always else ""  # fmt: skip
     click.echo(f"{out}: {len(plan.positions)} tests of {game.name} ({plan.source}), {len(public)} public{shipped}; "
-               f"scoring {settings.scoring}, {settings.limits.wall_seconds:g} s per test")  # fmt: skip
-    if plan.has_private and chosen is not None and plan.seed is not None:
-        click.echo(f"Warning: the private boards come from seed {chosen}, which anyone can find by trying seeds until one "
-                   "makes the public boards: leave out --seed (and config seed) for a secret one", err=True)  # fmt: skip
+               f"scoring {plan.scoring}, {(plan.limits or config.limits).wall_seconds:g} s per test")  # fmt: skip
+    if made.warning:
+        click.echo(f"Warning: {made.warning}", err=True)
     click.echo(f"Give students its public half: grader plan public {out} --out {Path(out).with_suffix('')}.public.plan")
 
 
 @plan_group.command("regress", short_help="Write GTP regression test files (solve tests) from the solver.")
-@click.option("--game", "game_name", default="gomoku", show_default=True, metavar="NAME", help="The game.")
+@click.option("--game", "game_name", metavar="NAME", cls=LibraryDefault, library_default=REGRESS_GAME,
+              help="The game (config's game instead, if its positions can be set up by play).")  # fmt: skip
 @click.option(
     "--size", type=click.IntRange(5, 19), default=None, help="Board size (default: the game's, 7 for Gomoku)."
 )
-@click.option("--empties", default="4-10", show_default=True, metavar="A-B", help="Empty points of the positions.")
-@click.option(
-    "--per-level", type=click.IntRange(1, 1000), default=2, show_default=True, help="Positions per number of empties."
-)
+@click.option("--empties", metavar="A-B", cls=LibraryDefault, library_default=EMPTIES,
+              help="Empty points of the positions.")  # fmt: skip
+@click.option("--per-level", type=click.IntRange(1, 1000), cls=LibraryDefault, library_default=PER_LEVEL,
+              help="Positions per number of empties.")  # fmt: skip
 @click.option("--public", "public_count", type=click.IntRange(min=0), default=0, metavar="K",
               help="Also write the first K tests, spread over the levels, to OUT with '.public' before its suffix.")  # fmt: skip
-@click.option("--timelimit", type=click.IntRange(1, 100), default=5, show_default=True, help="The file's 'timelimit'.")
+@click.option("--timelimit", type=click.IntRange(1, 100), cls=LibraryDefault, library_default=TIMELIMIT,
+              help="The file's 'timelimit'.")  # fmt: skip
 @seed_option("positions")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="The regression file to write.")
+@config_option
 @fail_cleanly
-def plan_regress(game_name: str, size: int | None, empties: str, per_level: int, public_count: int, timelimit: int,
-                 seed: int | None, out: str) -> None:  # fmt: skip
+def plan_regress(game_name: str | None, size: int | None, empties: str | None, per_level: int | None,
+                 public_count: int, timelimit: int | None, seed: int | None, out: str, config_path: str | None) -> None:  # fmt: skip
     """Write a GoGui regression file of 'solve' tests on random positions reached by legal
     play, each expected answer from the grader's solver (every move that achieves the result:
     '#? [b C3|b D4]'). With --public K, its public part goes to a second file.
@@ -159,21 +157,19 @@ def plan_regress(game_name: str, size: int | None, empties: str, per_level: int,
     Example:
       grader plan regress --empties 6-12 --per-level 3 --public 6 --out lab2.gtp
     """
-    game = get_game(game_name)
-    game = game.sized(size) if size else game
+    config = load_config(config_path)
     check_output_file(out)
-    levels = parse_range(empties, "--empties", game.empties_allowed)
-    drawn = secret_seed() if seed is None else seed
-    positions = game.random_positions(drawn, levels, per_level)
-    commands = make_regress(game, positions, timelimit)
-    Path(out).write_text(write_regress(commands))
-    click.echo(f"{out}: {len(positions)} solve tests of {game.title} {round(len(positions[0].board_string()) ** 0.5)}x"
-               f"{round(len(positions[0].board_string()) ** 0.5)}, {len(levels)} levels of empty points, timelimit {timelimit}")  # fmt: skip
-    if public_count:
-        chosen = sorted(spread_public(positions, public_count, drawn, frozenset()))
+    plan = regress_plan(config, game_name, size=size, empties=empties, per_level=per_level, timelimit=timelimit,
+                        public=public_count, seed=seed)  # fmt: skip
+    Path(out).write_text(write_regress(plan.commands()))
+    click.echo(f"{out}: {len(plan.positions)} solve tests of {plan.game.title} {plan.size}x{plan.size}, "
+               f"{len(plan.levels)} levels of empty points, timelimit {plan.timelimit}")  # fmt: skip
+    if plan.public:
         public = Path(out).with_suffix(".public" + (Path(out).suffix or ".gtp"))
-        public.write_text(write_regress(make_regress(game, [positions[i - 1] for i in chosen], timelimit)))
-        click.echo(f"{public}: its {len(chosen)} public tests, for students")
+        public.write_text(write_regress(plan.commands(public=True)))
+        click.echo(f"{public}: its {len(plan.public)} public tests, for students")
+    if plan.warning:
+        click.echo(f"Warning: {plan.warning}", err=True)
 
 
 @plan_group.command("public", short_help="Write a plan's public half, for students.")
@@ -207,14 +203,13 @@ def plan_public(plan_file: str, out: str) -> None:
 @click.option("--margin", type=click.FloatRange(0, 60), cls=LibraryDefault, library_default=RegressSettings.margin,
               help="Seconds beyond the program's timelimit (or limits.wall_seconds) each command may take.")  # fmt: skip
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write every test's result as JSON to FILE.")
-@click.option(
-    "--game", "game_name", default="gomoku", show_default=True, metavar="NAME", help="The game the files play."
-)
+@click.option("--game", "game_name", metavar="NAME", cls=LibraryDefault, library_default=REGRESS_GAME,
+              help="The game the files play (config's game instead, if its positions can be set up by play).")  # fmt: skip
 @config_option
 @fail_cleanly
 @stoppable
 def regress(program: str, files: tuple[str, ...], unknown_credit: float | None, margin: float | None, json_file: str | None,
-            game_name: str, config_path: str | None, stop: Stop) -> None:  # fmt: skip
+            game_name: str | None, config_path: str | None, stop: Stop) -> None:  # fmt: skip
     """Run each GoGui regression FILE (numbered GTP commands, each followed by '#? [REGEX]')
     against PROGRAM, a GTP program (a .py file is run with the configured Python; anything
     else is a command line, as 'python3 my_player.py'), started once per file in the same
@@ -227,7 +222,7 @@ def regress(program: str, files: tuple[str, ...], unknown_credit: float | None, 
       grader regress "python3 Gomoku.py" public.gtp private.gtp --unknown-credit 0.5
     """
     config = load_config(config_path)
-    game = get_game(game_name)
+    game = regress_game(game_name, config)
     if json_file:
         check_output_file(json_file)
     command = shlex.join([PYTHON, program]) if program.endswith(".py") and Path(program).is_file() else program

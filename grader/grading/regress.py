@@ -28,9 +28,10 @@ from ..engines.sandbox import Sandbox, claim_uid, release_uid
 from ..engines.scripts import RunSettings
 from ..errors import BoardError, GraderError
 from ..execution.executor import Executor, Worker, using
-from ..files import read_lines
-from ..games import Game, Position
+from ..files import parse_range, read_lines
+from ..games import Game, Position, get_game
 from ..stop import Stop, Stopped
+from .plans import plan_seed, seed_warning, spread_public
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -44,6 +45,10 @@ REGRESS_SYMBOLS = {
     "t": (0.0, "no answer in time, or the program ended"),
 }
 DEFAULT_TIMELIMIT = 1  # seconds: the course's default before any 'timelimit' command
+REGRESS_GAME = "gomoku"  # the game of regression files, unless told (see regress_game)
+EMPTIES = "4-10"  # empty points of a regression plan's positions
+PER_LEVEL = 2  # positions per number of empty points
+TIMELIMIT = 5  # the 'timelimit' a regression plan's file sets
 
 
 @dataclass(frozen=True)
@@ -372,8 +377,7 @@ def make_regress(game: Game, positions: list[Position], timelimit: int, seconds:
     solver.should_stop = lambda: time.monotonic() > deadline
     for n, pos in enumerate(positions, 1):
         game = pos.game
-        size = round(len(pos.board_string()) ** 0.5)
-        out += [Command(0, f"boardsize {size}"), Command(0, "clear_board")]
+        out += [Command(0, f"boardsize {board_size(game)}"), Command(0, "clear_board")]
         board = pos.board_string()
         stones = {t: [i for i, ch in enumerate(board) if ch == t] for t in game.sides}
         first, second = stones[game.sides[0]], stones[game.sides[1]]
@@ -396,12 +400,71 @@ def make_regress(game: Game, positions: list[Position], timelimit: int, seconds:
     return out
 
 
+def board_size(game: Game) -> int:
+    """The side of ``game``'s square board (GTP's boardsize)."""
+    return round(game.board_length**0.5)
+
+
+def regress_game(name: str | Game | None = None, config: Config | None = None) -> Game:
+    """The game regression files play: ``name``, else config.yaml's game when a file can set
+    up its positions ('play' commands only place pieces: ``Game.placing``), else Gomoku."""
+    if name is not None:
+        return get_game(name)
+    if config is not None and get_game(config.game).placing:
+        return get_game(config.game)
+    return get_game(REGRESS_GAME)
+
+
+@dataclass(frozen=True)
+class RegressPlan:
+    """The solve tests of a regression file: positions reached by legal play from ``seed``,
+    the file's ``timelimit``, the tests students may see (numbers from 1), and a warning for
+    its maker (``seed_warning``), if one is due."""
+
+    game: Game
+    positions: tuple[Position, ...]
+    seed: int
+    levels: range
+    timelimit: int
+    public: tuple[int, ...] = ()
+    warning: str | None = None
+
+    @property
+    def size(self) -> int:
+        return board_size(self.game)
+
+    def commands(self, public: bool = False) -> list[Command]:
+        """The file's commands, answers from the solver; ``public``: its public tests only."""
+        chosen = [self.positions[i - 1] for i in self.public] if public else list(self.positions)
+        return make_regress(self.game, chosen, self.timelimit)
+
+
+def regress_plan(config: Config | None = None, game: str | Game | None = None, *, size: int | None = None,
+                 empties: str | None = None, per_level: int | None = None, timelimit: int | None = None,
+                 public: int = 0, seed: int | None = None) -> RegressPlan:  # fmt: skip
+    """A regression file's tests, as ``grader plan regress`` writes them: ``per_level``
+    positions (default ``PER_LEVEL``) for each number of empty points in ``empties`` (default
+    ``EMPTIES``) of ``regress_game(game, config)`` on a ``size`` board, drawn from
+    ``plan_seed(seed, config)`` as a plan's are; ``public`` of them spread over the levels."""
+    g = regress_game(game, config)
+    g = g.sized(size) if size else g
+    levels = parse_range(empties or EMPTIES, "--empties", g.empties_allowed)
+    drawn, chosen = plan_seed(seed, config)
+    positions = tuple(g.random_positions(drawn, levels, per_level or PER_LEVEL))
+    shown = tuple(sorted(spread_public(positions, public, drawn, frozenset()))) if public else ()
+    warning = seed_warning(drawn, chosen, len(shown) < len(positions))
+    return RegressPlan(g, positions, drawn, levels, timelimit or TIMELIMIT, shown, warning)
+
+
 __all__ = [
     "Command",
+    "RegressPlan",
     "RegressResult",
     "RegressSettings",
     "RegressTest",
     "make_regress",
+    "regress_game",
+    "regress_plan",
     "parse_regress",
     "run_regress",
     "write_regress",
