@@ -298,3 +298,27 @@ def test_a_regression_plan_is_the_same_from_the_library_and_the_cli(tmp_path, mo
     assert (tmp_path / "cli.public.gtp").read_text() == write_regress(plan.commands(public=True))
     assert f"Warning: {plan.warning}" in cli.output and "seed 5" in plan.warning
     assert regress_plan(Config(), empties="6-7").seed >= 2**40 and regress_plan(Config(), empties="6-7").warning is None
+
+
+def test_the_sides_to_prove_come_from_the_game(tmp_path, monkeypatch):
+    """prove --as takes the game's sides (Game.sides), as prove() does: --as both proves the
+    sides prove(sides=None) proves, and a side of another game is refused."""
+    import json
+
+    from click.testing import CliRunner
+
+    from grader import prove
+    from grader.cli import main
+    from grader.games import get_game
+
+    ttt, script = get_game("tictactoe"), ROOT / "submissions" / "tictactoe" / "minimax.py"
+    start = ("x...o....", "x")
+    cli = CliRunner().invoke(main, ["prove", str(script), "--game", "tictactoe", "--from", *start, "--no-repeat",
+                                    "--jobs", "2", "--json", str(tmp_path / "p.json")])  # fmt: skip
+    assert cli.exit_code == 0, cli.output
+    lib = prove(script, ttt, start=ttt.parse(*start), determinism=False, settings=Settings(jobs=2))
+    assert [s["side"] for s in json.loads((tmp_path / "p.json").read_text())["sides"]] == [s.side for s in lib.sides]
+    assert [s.side for s in lib.sides] == list(ttt.sides)
+    monkeypatch.setattr(type(ttt), "sides", ("a", "b"))
+    refused = CliRunner().invoke(main, ["prove", str(script), "--game", "tictactoe", "--as", "x"])
+    assert refused.exit_code == 2 and "Invalid value for '--as': 'x' is not one of 'a', 'b', 'both'." in refused.output

@@ -213,6 +213,28 @@ class _Seed(_Wanted):
 SECONDS, SEED, TIME_CONTROL = _Seconds(), _Seed(), _TimeControl()
 
 
+class SideChoice(click.Choice):
+    """--as: a side of the game, or 'both'. Its help lists ``Game.sides`` (every built-in
+    game's); the chosen game's own sides are checked once it is known (``sides_of``)."""
+
+    def __init__(self) -> None:
+        super().__init__([*Game.sides, "both"])
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        return value
+
+
+def sides_of(game: Game, choice: str) -> list[str]:
+    """The sides ``choice`` names: 'both' (every side of ``game``) or one of them; otherwise
+    click's usage error, as for any choice."""
+    if choice == "both":
+        return list(game.sides)
+    if choice not in game.sides:
+        names = ", ".join(repr(s) for s in (*game.sides, "both"))
+        raise click.BadParameter(f"{choice!r} is not one of {names}.", click.get_current_context(), param_hint="'--as'")
+    return [choice]
+
+
 class LibraryDefault(click.Option):
     """An option left None when not given, so that the library decides, whose help shows the
     library's default as click shows its own ('[default: 0.5]'): ``library_default=VALUE``."""

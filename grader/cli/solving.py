@@ -24,6 +24,8 @@ from ..stop import Stop
 
 
 from .options import (
+    SideChoice,
+    sides_of,
     fail_cleanly,
     stoppable,
     config_option,
@@ -91,7 +93,7 @@ def solve(board: str | None, token: str | None, boards_file: str | None, scoring
         except GraderError as e:
             raise GraderError(f"{e}{hint_other_game(f'{board} {token}', game)}") from None
     else:
-        raise click.UsageError("give a BOARD and a TOKEN (x or o), or --boards FILE")
+        raise click.UsageError(f"give a BOARD and a TOKEN ({' or '.join(game.sides)}), or --boards FILE")
     over = first_over((e.position for e in entries), game, used, max_seconds)
     if over is not None and max_seconds is not None:
         i, est = over
@@ -161,7 +163,7 @@ class _SolveProgress:
 @click.option(
     "--as",
     "sides",
-    type=click.Choice(["x", "o", "both"]),
+    type=SideChoice(),
     default="both",
     show_default=True,
     help="The side the script plays.",
@@ -216,7 +218,7 @@ def prove_command(script: str, sides: str, start: tuple[str, str] | None, time_l
     settings = Settings.resolve(config, game, None, time_limit, scoring, jobs=jobs, backend=backend)
     game.backend(settings.backend)  # a backend not built here: one line now, not after the first move
     root = game.parse(*start) if start else game.start()
-    chosen = list(game.sides) if sides == "both" else [sides]
+    chosen = sides_of(game, sides)
     click.echo(f"Proving {script} ({game.title}, {settings.scoring}) as {' and '.join(chosen)} from "
                f"{'the start' if not start else root.board_string() + ' ' + root.token}, {isolation_text(settings)}")  # fmt: skip
     with on_cluster(cluster, config, stop) as ex:
