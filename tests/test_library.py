@@ -322,3 +322,24 @@ def test_the_sides_to_prove_come_from_the_game(tmp_path, monkeypatch):
     monkeypatch.setattr(type(ttt), "sides", ("a", "b"))
     refused = CliRunner().invoke(main, ["prove", str(script), "--game", "tictactoe", "--as", "x"])
     assert refused.exit_code == 2 and "Invalid value for '--as': 'x' is not one of 'a', 'b', 'both'." in refused.output
+
+
+def test_the_speed_plan_is_grading_s_alike_from_the_library_and_the_cli(tmp_path, monkeypatch):
+    """The speed plan's boards a level (SPEED_PER_LEVEL) are grading's: the named plan 'speed'
+    of Othello's ladder, --empties and speed_plan() draw the same boards."""
+    from click.testing import CliRunner
+
+    from grader.cli import main
+    from grader.games import get_game
+    from grader.grading.plans import SPEED_PER_LEVEL, read_plan_file, speed_plan, standard_plan
+
+    monkeypatch.chdir(tmp_path)
+    for options in (["--plan", "speed"], ["--empties", "11-16"]):
+        cli = CliRunner().invoke(main, ["plan", "new", "--seed", "9", *options, "--out", "s.plan"])
+        assert cli.exit_code == 0, cli.output
+        assert read_plan_file("s.plan").positions == speed_plan((11, 16), 9).positions
+    assert (
+        standard_plan(9, "othello", "speed").positions == speed_plan(get_game("othello").ladders["speed"], 9).positions
+    )
+    assert len(speed_plan((11, 16), 9).positions) == 6 * SPEED_PER_LEVEL
+    assert "SPEED_PER_LEVEL" not in (ROOT / "grader" / "games" / "othello.py").read_text()

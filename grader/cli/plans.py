@@ -16,6 +16,7 @@ from ..files import parse_range
 from ..grading import report
 from ..grading.exports import check_output_file
 from ..grading.plans import (
+    SPEED_PER_LEVEL,
     new_plan,
     PUBLIC,
     read_plan_file,
@@ -81,7 +82,7 @@ def plan_group() -> None:
     "--empties",
     default=None,
     metavar="LOW-HIGH",
-    help="A speed plan: 5 random boards for each number of empties from LOW to HIGH (11-16, say).",
+    help=f"A speed plan: {SPEED_PER_LEVEL} random boards for each number of empties from LOW to HIGH (11-16, say).",
 )
 @click.option(
     "--public",

@@ -76,11 +76,12 @@ def seed_warning(seed: int, chosen: bool, has_private: bool) -> str | None:
 
 
 def standard_plan(seed: int | None = None, game: str | Game = DEFAULT, name: str = "standard") -> Plan:
-    """A game's named plan ('standard': the lab's 100 tests) from ``seed`` (None: a new one)."""
+    """A game's named plan ('standard': the lab's 100 tests) from ``seed`` (None: a new one);
+    a speed plan's ladder (``Game.ladders``) has ``SPEED_PER_LEVEL`` boards a level."""
     g = get_game(game)
     seed = new_seed() if seed is None else seed
-    positions = tuple(g.make_plan(name, seed))
     ladder = g.ladders.get(name)
+    positions = tuple(_ladder(g, ladder, seed) if ladder else g.make_plan(name, seed))
     source = f"{name} plan, seed {seed}" if name == "standard" or ladder else f"{name} plan"
     return Plan(positions, seed, source, empties=ladder)
 
@@ -98,8 +99,13 @@ def speed_plan(empties: tuple[int, int], seed: int | None = None, game: str | Ga
         raise PlanError(f"cannot make a speed plan of {first}-{last} empties for {g.name}: "
                         f"use a range within {g.empties_allowed.start}-{g.empties_allowed.stop - 1}")  # fmt: skip
     seed = new_seed() if seed is None else seed
-    positions = tuple(g.random_positions(seed, range(first, last + 1), per_level))
+    positions = tuple(_ladder(g, empties, seed, per_level))
     return Plan(positions, seed, f"speed plan {first}-{last} empties, seed {seed}", empties=(first, last))
+
+
+def _ladder(game: Game, empties: tuple[int, int], seed: int, per_level: int = SPEED_PER_LEVEL) -> list[Position]:
+    """``per_level`` random boards for each number of empties of the ladder, fewest first."""
+    return game.random_positions(seed, range(empties[0], empties[1] + 1), per_level)
 
 
 def parse_empties(text: str) -> tuple[int, int]:
