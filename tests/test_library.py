@@ -343,3 +343,29 @@ def test_the_speed_plan_is_grading_s_alike_from_the_library_and_the_cli(tmp_path
     )
     assert len(speed_plan((11, 16), 9).positions) == 6 * SPEED_PER_LEVEL
     assert "SPEED_PER_LEVEL" not in (ROOT / "grader" / "games" / "othello.py").read_text()
+
+
+def test_solve_refuses_and_chooses_its_solver_alike_from_the_library_and_the_cli(monkeypatch, tmp_path):
+    """solve(): the --max-seconds refusal (one line, before any search) and the backend, as
+    'grader solve' applies them."""
+    import json
+    import random
+
+    from click.testing import CliRunner
+
+    from grader.cli import main
+    from grader.errors import GraderError
+    from grader.games.othello import random_position
+
+    monkeypatch.chdir(tmp_path)  # no config.yaml
+    deep = random_position(random.Random(4), 40)
+    cli = CliRunner().invoke(main, ["solve", deep.board_string(), deep.token, "--max-seconds", "5"])
+    with pytest.raises(GraderError) as refused:
+        solve(deep.board_string(), deep.token, max_seconds=5)
+    assert cli.exit_code == 1 and cli.output.strip() == f"Error: {refused.value}"
+    assert "over --max-seconds 5" in str(refused.value)
+    for backend in grader.get_game("othello").backends():
+        cli = CliRunner().invoke(main, ["solve", HANDOUT_BOARD, "x", "--all", "--json", "--backend", backend])
+        assert cli.exit_code == 0, cli.output
+        lib = solve(HANDOUT_BOARD, "x", all_values=True, backend=backend).to_json()
+        assert {**json.loads(cli.output), "seconds": 0} == {**lib, "seconds": 0} and lib["backend"] == backend

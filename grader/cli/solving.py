@@ -12,7 +12,7 @@ import click
 from ..config import load_config
 from ..errors import GraderError
 from ..games import BoardEntry, hint_other_game
-from ..games.cost import Estimate, duration, estimate, first_over, fix_hint
+from ..games.cost import Estimate, duration, estimate, refuse_over
 from ..grading import report
 from ..grading.exports import check_output_file, write_json
 from ..grading.plans import (
@@ -94,12 +94,7 @@ def solve(board: str | None, token: str | None, boards_file: str | None, scoring
             raise GraderError(f"{e}{hint_other_game(f'{board} {token}', game)}") from None
     else:
         raise click.UsageError(f"give a BOARD and a TOKEN ({' or '.join(game.sides)}), or --boards FILE")
-    over = first_over((e.position for e in entries), game, used, max_seconds)
-    if over is not None and max_seconds is not None:
-        i, est = over
-        what = entries[i].label or "the board"
-        raise GraderError(f"{what} has {est.empties} empties: solving it would take {est.describe()}, over --max-seconds "
-                          f"{max_seconds:g}: {fix_hint(game, est, max_seconds)}")  # fmt: skip
+    refuse_over([e.position for e in entries], game, used, max_seconds, [e.label for e in entries])
     progress = _SolveProgress()
     solver = game.solver(rule, should_stop=progress, backend=used)
     results = []
