@@ -196,6 +196,7 @@ def test_grading_and_tournaments_share_one_run_settings_object():
 def test_a_regress_run_is_set_up_alike_from_the_library_and_the_cli(tmp_path, monkeypatch):
     """RegressSettings.resolve: without --unknown-credit and --margin the command runs with the
     library's defaults and config.yaml's limits; given, both take the same value."""
+    import dataclasses
     import json
     import shlex
 
@@ -215,6 +216,13 @@ def test_a_regress_run_is_set_up_alike_from_the_library_and_the_cli(tmp_path, mo
     engine = ProtocolEngine.from_command(shlex.join([PYTHON, str(player)]), "gtp")
     config = load_config(None)
     assert RegressSettings.resolve(config) == RegressSettings(**RunSettings.config_values(config))
+    shared = {f.name for f in dataclasses.fields(RunSettings)}
+    assert {f.name for f in dataclasses.fields(RegressSettings)} - shared == {
+        "unknown_credit",
+        "margin",
+        "solve_seconds",
+    }
+    assert {f: getattr(RegressSettings(), f) for f in shared} == {f: getattr(Settings(), f) for f in shared}
     assert RegressSettings.resolve(config).limits.wall_seconds == 3
     for options, credit in (([], None), (["--unknown-credit", "0.5", "--margin", "1"], 0.5)):
         cli = CliRunner().invoke(main, ["regress", str(player), "t.gtp", "--json", "r.json", *options])
