@@ -11,9 +11,7 @@ from ..doctor import describe as describe_diagnosis
 from ..doctor import diagnose as diagnose_machine
 from ..engines.isolation import ISOLATIONS
 from ..games import get_game
-
-
-from .options import fail_cleanly, config_option
+from .options import config_option, fail_cleanly
 
 # --- doctor -------------------------------------------------------------------------------
 

@@ -15,9 +15,7 @@ from ..grading import gradescope, report
 from ..grading.check import check as run_check
 from ..grading.exports import check_output_file, write_exports, write_json
 from ..grading.judge import SYMBOL_TABLE
-from ..grading.plans import (
-    load_any_plan,
-)
+from ..grading.plans import load_any_plan
 from ..grading.rejudge import rejudge
 from ..grading.results import Settings, TestResult
 from ..grading.run import ClassRun, grade_class, grade_submission
@@ -25,24 +23,22 @@ from ..grading.run import grade as grade_script
 from ..grading.runfolder import RunFolder, check_new_folder
 from ..grading.submissions import find_submission_folder
 from ..stop import Stop
-
-
 from .options import (
-    fail_cleanly,
-    stoppable,
-    config_option,
-    scoring_option,
+    SECONDS,
     backend_option,
-    game_option,
-    cluster_option,
-    on_cluster,
     chosen_game,
     chosen_plan,
-    SECONDS,
+    cluster_option,
+    config_option,
+    fail_cleanly,
+    game_option,
+    isolation_text,
+    on_cluster,
+    private_files,
+    scoring_option,
     seed_option,
     sentence,
-    isolation_text,
-    private_files,
+    stoppable,
 )
 
 # --- grade -----------------------------------------------------------------------------

@@ -16,15 +16,8 @@ from ..engines.scripts import RunSettings
 from ..errors import GraderError, GraderWarning, PlanError
 from ..games import BACKENDS, Game, available, get_game
 from ..grading import report
-from ..grading.plans import (
-    PUBLIC,
-    Plan,
-    load_any_plan,
-    load_plan,
-    new_seed,
-)
+from ..grading.plans import PUBLIC, Plan, load_any_plan, load_plan, new_seed
 from ..stop import Stop, on_signals
-
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 

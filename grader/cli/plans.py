@@ -15,13 +15,7 @@ from ..errors import GraderError, PlanError
 from ..files import parse_range
 from ..grading import report
 from ..grading.exports import check_output_file
-from ..grading.plans import (
-    SPEED_PER_LEVEL,
-    new_plan,
-    PUBLIC,
-    read_plan_file,
-    write_plan_file,
-)
+from ..grading.plans import PUBLIC, SPEED_PER_LEVEL, new_plan, read_plan_file, write_plan_file
 from ..grading.regress import (
     EMPTIES,
     PER_LEVEL,
@@ -36,19 +30,17 @@ from ..grading.regress import (
     write_regress,
 )
 from ..stop import Stop
-
-
 from .options import (
-    LibraryDefault,
-    fail_cleanly,
-    stoppable,
-    config_option,
-    scoring_option,
-    game_option,
-    chosen_game,
     SECONDS,
-    seed_option,
+    LibraryDefault,
+    chosen_game,
     chosen_seed,
+    config_option,
+    fail_cleanly,
+    game_option,
+    scoring_option,
+    seed_option,
+    stoppable,
 )
 
 # --- plans ---------------------------------------------------------------------------------

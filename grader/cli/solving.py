@@ -15,29 +15,25 @@ from ..games import BoardEntry, hint_other_game
 from ..games.cost import Estimate, duration, estimate, refuse_over
 from ..grading import report
 from ..grading.exports import check_output_file, write_json
-from ..grading.plans import (
-    read_boards,
-)
+from ..grading.plans import read_boards
 from ..grading.results import Settings
 from ..prove import prove as run_proof
 from ..stop import Stop
-
-
 from .options import (
-    SideChoice,
-    sides_of,
-    fail_cleanly,
-    stoppable,
-    config_option,
-    scoring_option,
-    backend_option,
-    game_option,
-    cluster_option,
-    on_cluster,
-    chosen_game,
     SECONDS,
-    sentence,
+    SideChoice,
+    backend_option,
+    chosen_game,
+    cluster_option,
+    config_option,
+    fail_cleanly,
+    game_option,
     isolation_text,
+    on_cluster,
+    scoring_option,
+    sentence,
+    sides_of,
+    stoppable,
 )
 
 # --- solve -----------------------------------------------------------------------------

@@ -23,24 +23,22 @@ from ..tournaments.tournament import (
     run_tournament,
     write_grades,
 )
-
-
 from .options import (
-    fail_cleanly,
-    stoppable,
-    config_option,
-    backend_option,
-    game_option,
-    cluster_option,
-    on_cluster,
-    chosen_game,
     SECONDS,
     TIME_CONTROL,
-    seed_option,
+    backend_option,
+    chosen_game,
     chosen_seed,
-    sentence,
+    cluster_option,
+    config_option,
+    fail_cleanly,
+    game_option,
     isolation_text,
+    on_cluster,
     private_files,
+    seed_option,
+    sentence,
+    stoppable,
 )
 
 # --- tournament ---------------------------------------------------------------------------
