@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 from grader.engines.players import PYTHON, ProtocolEngine
-from grader.engines.scripts import RunSettings
 from grader.games.gomoku import GOMOKU
 from grader.grading.regress import Command, RegressSettings, run_regress, write_regress
 
@@ -51,7 +50,7 @@ def gtp_cost(commands: int, isolation: str) -> tuple[float, float]:
         ]
         (Path(work) / "f.gtp").write_text(write_regress(lines))
         program = ProtocolEngine.from_command(shlex.join([PYTHON, str(echo)]), "gtp")
-        settings = RegressSettings(RunSettings(isolation=isolation))
+        settings = RegressSettings(isolation=isolation)
         start = time.perf_counter()
         run_regress(program, Path(work) / "f.gtp", GOMOKU, settings)
         harness = (time.perf_counter() - start) / commands

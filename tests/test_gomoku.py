@@ -23,7 +23,6 @@ from grader.grading.regress import (
     write_regress,
 )
 from grader.limits import Limits
-from grader.engines.scripts import RunSettings
 from reference_gomoku import value as brute_value
 from reference_gomoku import winner as brute_winner
 
@@ -127,7 +126,7 @@ def program(path: Path, *args: str) -> ProtocolEngine:
 
 
 def settings(**kw) -> RegressSettings:
-    return RegressSettings(RunSettings(limits=Limits(wall_seconds=5)), **kw)
+    return RegressSettings(limits=Limits(wall_seconds=5), **kw)
 
 
 def test_the_course_positions_are_what_brute_force_says():

@@ -14,6 +14,7 @@ from conftest import HANDOUT_BOARD, ROOT
 from grader import (
     LocalExecutor,
     Plan,
+    RunSettings,
     Settings,
     TournamentSettings,
     grade,
@@ -229,3 +230,189 @@ def test_grading_and_tournaments_share_one_run_settings_object():
     old = {"game": "othello", "scoring": "plain", "on_illegal": "random", "adjudicate": None,
            "run": dict(Settings(jobs=3).to_json(), scoring=None)}  # fmt: skip
     assert TournamentSettings.from_json(old, jobs=1) == TournamentSettings(jobs=1, scoring="plain", on_illegal="random")
+
+
+def test_a_regress_run_is_set_up_alike_from_the_library_and_the_cli(tmp_path, monkeypatch):
+    """RegressSettings.resolve: without --unknown-credit and --margin the command runs with the
+    library's defaults and config.yaml's limits; given, both take the same value."""
+    import dataclasses
+    import json
+    import shlex
+
+    from click.testing import CliRunner
+
+    from grader.cli import main
+    from grader.config import load_config
+    from grader.engines.players import PYTHON, ProtocolEngine
+    from grader.games import get_game
+    from grader.grading.regress import RegressSettings, make_regress, run_regress, write_regress
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.yaml").write_text("limits:\n  wall_seconds: 3\n")
+    gomoku = get_game("gomoku")
+    (tmp_path / "t.gtp").write_text(write_regress(make_regress(gomoku, gomoku.random_positions(4, range(6, 7), 2), 2)))
+    player = ROOT / "submissions" / "gomoku" / "random_player.py"  # answers every 'solve' with 'unknown'
+    engine = ProtocolEngine.from_command(shlex.join([PYTHON, str(player)]), "gtp")
+    config = load_config(None)
+    assert RegressSettings.resolve(config) == RegressSettings(**RunSettings.config_values(config))
+    shared = {f.name for f in dataclasses.fields(RunSettings)}
+    assert {f.name for f in dataclasses.fields(RegressSettings)} - shared == {
+        "unknown_credit",
+        "margin",
+        "solve_seconds",
+    }
+    assert {f: getattr(RegressSettings(), f) for f in shared} == {f: getattr(Settings(), f) for f in shared}
+    assert RegressSettings.resolve(config).limits.wall_seconds == 3
+    for options, credit in (([], None), (["--unknown-credit", "0.5", "--margin", "1"], 0.5)):
+        cli = CliRunner().invoke(main, ["regress", str(player), "t.gtp", "--json", "r.json", *options])
+        assert cli.exit_code == 0, cli.output
+        ran = json.loads((tmp_path / "r.json").read_text())[0]
+        lib = run_regress(engine, "t.gtp", gomoku, RegressSettings.resolve(config, credit, 1.0 if credit else None))
+        assert [t["symbol"] for t in ran["tests"]] == [t.symbol for t in lib.tests] == ["u", "u"]
+        assert [t["credit"] for t in ran["tests"]] == [t.credit for t in lib.tests] == [credit or 0.0] * 2
+        assert ran["total"] == lib.total
+
+
+def test_random_openings_are_alike_from_the_library_and_the_cli(tmp_path, monkeypatch):
+    """Without --random-openings the command leaves the openings' length to run_tournament."""
+    import json
+
+    from click.testing import CliRunner
+
+    from grader.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    engines = ["builtin:greedy", "builtin:random_mover"]
+    cli = CliRunner().invoke(main, ["tournament", *engines, "--seed", "3", "--out", "cli", "--jobs", "2"])
+    assert cli.exit_code == 0, cli.output
+    run_tournament(engines, seed=3, out=tmp_path / "lib", jobs=2)
+    openings = {
+        w: [json.loads(line)["opening"] for line in (tmp_path / w / "games.jsonl").read_text().splitlines()]
+        for w in ("cli", "lib")
+    }
+    assert openings["cli"] == openings["lib"] and all(len(o) == 2 * 4 for o in openings["lib"])
+
+
+def test_a_new_plan_is_the_same_from_the_library_and_the_cli(tmp_path, monkeypatch):
+    """new_plan: the public tests (the shipped boards and K more) and the seed (--seed, else
+    config.yaml's, else a secret one) as 'grader plan new' chooses them, warning alike."""
+    from click.testing import CliRunner
+
+    from grader.cli import main
+    from grader.config import Config, load_config
+    from grader.grading.plans import new_plan, read_plan_file
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.yaml").write_text("seed: 5\n")
+    (tmp_path / "b.txt").write_text((ROOT / "fixtures" / "standard.txt").read_text())
+    config = load_config(None)
+    for options, kwargs in (
+        (["--public", "4"], {"public": 4}),
+        (["--seed", "8", "--empties", "11-12", "--public", "3", "--time-limit", "2"],
+         {"seed": 8, "empties": "11-12", "public": 3, "time_limit": 2.0}),
+        (["--boards", "b.txt", "--public", "2", "--scoring", "winner-takes-empties"],
+         {"boards": "b.txt", "public": 2, "scoring": "winner-takes-empties"}),
+    ):  # fmt: skip
+        cli = CliRunner().invoke(main, ["plan", "new", *options, "--out", "cli.plan"])
+        assert cli.exit_code == 0, cli.output
+        made, written = new_plan(config, "othello", **kwargs), read_plan_file("cli.plan")
+        for field in ("positions", "seed", "public", "scoring", "limits", "empties"):
+            assert getattr(made.plan, field) == getattr(written, field), field
+        assert (made.warning is not None) == ("Warning: " in cli.output)
+        assert made.warning is None or f"Warning: {made.warning}" in cli.output
+    assert new_plan(config).plan.seed == 5 and len(new_plan(config, public=4).shipped) == 10
+    secret = new_plan(Config(), public=4)
+    assert secret.plan.seed >= 2**40 and secret.warning is None
+
+
+def test_a_regression_plan_is_the_same_from_the_library_and_the_cli(tmp_path, monkeypatch):
+    """regress_plan: the game (config's only if a file can set up its positions), the seed
+    (the plan rule: --seed, else config.yaml's, else a secret one), the defaults, the public tests."""
+    from click.testing import CliRunner
+
+    from grader.cli import main
+    from grader.config import Config, load_config
+    from grader.grading.regress import regress_plan, write_regress
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.yaml").write_text("seed: 5\ngame: othello\n")
+    config = load_config(None)
+    cli = CliRunner().invoke(main, ["plan", "regress", "--empties", "6-7", "--public", "2", "--out", "cli.gtp"])
+    assert cli.exit_code == 0, cli.output
+    plan = regress_plan(config, empties="6-7", public=2)
+    assert (plan.game.name, plan.seed, plan.size, plan.timelimit, len(plan.positions)) == ("gomoku", 5, 7, 5, 4)
+    assert (tmp_path / "cli.gtp").read_text() == write_regress(plan.commands())
+    assert (tmp_path / "cli.public.gtp").read_text() == write_regress(plan.commands(public=True))
+    assert f"Warning: {plan.warning}" in cli.output and "seed 5" in plan.warning
+    assert regress_plan(Config(), empties="6-7").seed >= 2**40 and regress_plan(Config(), empties="6-7").warning is None
+
+
+def test_the_sides_to_prove_come_from_the_game(tmp_path, monkeypatch):
+    """prove --as takes the game's sides (Game.sides), as prove() does: --as both proves the
+    sides prove(sides=None) proves, and a side of another game is refused."""
+    import json
+
+    from click.testing import CliRunner
+
+    from grader import prove
+    from grader.cli import main
+    from grader.games import get_game
+
+    ttt, script = get_game("tictactoe"), ROOT / "submissions" / "tictactoe" / "minimax.py"
+    start = ("x...o....", "x")
+    cli = CliRunner().invoke(main, ["prove", str(script), "--game", "tictactoe", "--from", *start, "--no-repeat",
+                                    "--jobs", "2", "--json", str(tmp_path / "p.json")])  # fmt: skip
+    assert cli.exit_code == 0, cli.output
+    lib = prove(script, ttt, start=ttt.parse(*start), determinism=False, settings=Settings(jobs=2))
+    assert [s["side"] for s in json.loads((tmp_path / "p.json").read_text())["sides"]] == [s.side for s in lib.sides]
+    assert [s.side for s in lib.sides] == list(ttt.sides)
+    monkeypatch.setattr(type(ttt), "sides", ("a", "b"))
+    refused = CliRunner().invoke(main, ["prove", str(script), "--game", "tictactoe", "--as", "x"])
+    assert refused.exit_code == 2 and "Invalid value for '--as': 'x' is not one of 'a', 'b', 'both'." in refused.output
+
+
+def test_the_speed_plan_is_grading_s_alike_from_the_library_and_the_cli(tmp_path, monkeypatch):
+    """The speed plan's boards a level (SPEED_PER_LEVEL) are grading's: the named plan 'speed'
+    of Othello's ladder, --empties and speed_plan() draw the same boards."""
+    from click.testing import CliRunner
+
+    from grader.cli import main
+    from grader.games import get_game
+    from grader.grading.plans import SPEED_PER_LEVEL, read_plan_file, speed_plan, standard_plan
+
+    monkeypatch.chdir(tmp_path)
+    for options in (["--plan", "speed"], ["--empties", "11-16"]):
+        cli = CliRunner().invoke(main, ["plan", "new", "--seed", "9", *options, "--out", "s.plan"])
+        assert cli.exit_code == 0, cli.output
+        assert read_plan_file("s.plan").positions == speed_plan((11, 16), 9).positions
+    assert (
+        standard_plan(9, "othello", "speed").positions == speed_plan(get_game("othello").ladders["speed"], 9).positions
+    )
+    assert len(speed_plan((11, 16), 9).positions) == 6 * SPEED_PER_LEVEL
+    assert "SPEED_PER_LEVEL" not in (ROOT / "grader" / "games" / "othello.py").read_text()
+
+
+def test_solve_refuses_and_chooses_its_solver_alike_from_the_library_and_the_cli(monkeypatch, tmp_path):
+    """solve(): the --max-seconds refusal (one line, before any search) and the backend, as
+    'grader solve' applies them."""
+    import json
+    import random
+
+    from click.testing import CliRunner
+
+    from grader.cli import main
+    from grader.errors import GraderError
+    from grader.games.othello import random_position
+
+    monkeypatch.chdir(tmp_path)  # no config.yaml
+    deep = random_position(random.Random(4), 40)
+    cli = CliRunner().invoke(main, ["solve", deep.board_string(), deep.token, "--max-seconds", "5"])
+    with pytest.raises(GraderError) as refused:
+        solve(deep.board_string(), deep.token, max_seconds=5)
+    assert cli.exit_code == 1 and cli.output.strip() == f"Error: {refused.value}"
+    assert "over --max-seconds 5" in str(refused.value)
+    for backend in grader.get_game("othello").backends():
+        cli = CliRunner().invoke(main, ["solve", HANDOUT_BOARD, "x", "--all", "--json", "--backend", backend])
+        assert cli.exit_code == 0, cli.output
+        lib = solve(HANDOUT_BOARD, "x", all_values=True, backend=backend).to_json()
+        assert {**json.loads(cli.output), "seconds": 0} == {**lib, "seconds": 0} and lib["backend"] == backend

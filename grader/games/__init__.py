@@ -14,6 +14,7 @@ from importlib import metadata
 from ..errors import GraderError
 from . import othello_native, othello_solver  # noqa: F401  (they give Othello its solvers, whoever imports it)
 from .base import BACKENDS, DEFAULT, HUGE, PASS, BoardEntry, Game, Position
+from .cost import refuse_over
 from .solving import Analysis, ExactSolver, LineCheck
 
 __all__ = ["BACKENDS", "DEFAULT", "HUGE", "PASS", "Analysis", "BoardEntry", "ExactSolver", "Game", "LineCheck", "Position",
@@ -81,8 +82,18 @@ def hint_other_game(text: str, game: Game) -> str:
 
 
 def solve(board: str | Position, token: str | None = None, scoring: str | None = None, game: str | Game = DEFAULT,
-          all_values: bool = False) -> Analysis:  # fmt: skip
-    """Solve one position exactly: ``solve(BOARD, 'x')`` or ``solve(position)``."""
-    g = board.game if not isinstance(board, str) else get_game(game)
-    pos = board if not isinstance(board, str) else g.parse(board, token or "")
-    return g.solver(g.scoring(scoring)).analyze(pos, all_values=all_values)
+          all_values: bool = False, backend: str = "auto", max_seconds: float | None = None) -> Analysis:  # fmt: skip
+    """Solve one position exactly: ``solve(BOARD, 'x')`` or ``solve(position)``, as ``grader
+    solve`` does: with the ``backend`` solver (auto: the fastest built here), refused with a
+    GraderError before it starts when estimated to take longer than ``max_seconds``."""
+    if isinstance(board, str):
+        g = get_game(game)
+        try:
+            pos = g.parse(board, token or "")
+        except GraderError as e:
+            raise GraderError(f"{e}{hint_other_game(f'{board} {token}', g)}") from None
+    else:
+        g, pos = board.game, board
+    used = g.backend(backend)
+    refuse_over([pos], g, used, max_seconds)
+    return g.solver(g.scoring(scoring), backend=used).analyze(pos, all_values=all_values)

@@ -185,7 +185,8 @@ class Game(ABC, Generic[P]):
 
     @abstractmethod
     def make_plan(self, name: str, seed: int) -> list[P]:
-        """The positions of a named plan ('standard', ...), from ``seed``."""
+        """The positions of a named plan ('standard', ...), from ``seed``; a ladder's (``ladders``)
+        are drawn by grading's speed plan from ``random_positions``."""
 
     def published(self, name: str) -> list[P]:
         """The positions of plan ``name`` that are the same whatever the seed: they ship with

@@ -13,8 +13,9 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Sequence
 
+from ..errors import GraderError
 from .base import Game, Position
 
 _SPEEDS: dict[tuple[str, str], float] = {}  # (game, backend) -> measured nodes per second
@@ -92,6 +93,19 @@ def first_over(
         return None
     est = estimate(game, worst[1], backend)
     return (worst[0], est) if est.seconds > budget else None
+
+
+def refuse_over(positions: Sequence[Position], game: Game, backend: str, max_seconds: float | None,
+                labels: Sequence[str] = ()) -> None:  # fmt: skip
+    """GraderError, before any solve, when solving one of ``positions`` with ``backend`` is
+    estimated to take longer than ``max_seconds`` (None: no limit), naming it (by ``labels``,
+    else 'the board'), the estimate and what fits."""
+    over = first_over(positions, game, backend, max_seconds)
+    if over is not None and max_seconds is not None:
+        i, est = over
+        what = (labels[i] if i < len(labels) else "") or "the board"
+        raise GraderError(f"{what} has {est.empties} empties: solving it would take {est.describe()}, over --max-seconds "
+                          f"{max_seconds:g}: {fix_hint(game, est, max_seconds)}")  # fmt: skip
 
 
 def fix_hint(game: Game, est: Estimate, budget: float) -> str:

@@ -8,7 +8,7 @@ import random
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import yaml
 
@@ -17,6 +17,9 @@ from ..files import read_lines
 from ..games import DEFAULT, BoardEntry, Game, Position, get_game, hint_other_game
 from ..limits import Limits
 from ..seeding import rng
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 
 @dataclass(frozen=True)
@@ -57,12 +60,28 @@ def secret_seed() -> int:
     return secrets.randbits(64)
 
 
+def plan_seed(seed: int | None, config: Config | None = None) -> tuple[int, bool]:
+    """The seed a plan with private tests draws its boards from, and whether it was chosen:
+    ``seed``, else config.yaml's seed, else a secret one (``secret_seed``), chosen False."""
+    chosen = seed if seed is not None else config.seed if config is not None else None
+    return (secret_seed(), False) if chosen is None else (chosen, True)
+
+
+def seed_warning(seed: int, chosen: bool, has_private: bool) -> str | None:
+    """The warning due when private tests come from a chosen seed (see ``plan_seed``)."""
+    if not (chosen and has_private):
+        return None
+    return (f"the private boards come from seed {seed}, which anyone can find by trying seeds until one makes "
+            "the public boards: leave out --seed (and config seed) for a secret one")  # fmt: skip
+
+
 def standard_plan(seed: int | None = None, game: str | Game = DEFAULT, name: str = "standard") -> Plan:
-    """A game's named plan ('standard': the lab's 100 tests) from ``seed`` (None: a new one)."""
+    """A game's named plan ('standard': the lab's 100 tests) from ``seed`` (None: a new one);
+    a speed plan's ladder (``Game.ladders``) has ``SPEED_PER_LEVEL`` boards a level."""
     g = get_game(game)
     seed = new_seed() if seed is None else seed
-    positions = tuple(g.make_plan(name, seed))
     ladder = g.ladders.get(name)
+    positions = tuple(_ladder(g, ladder, seed) if ladder else g.make_plan(name, seed))
     source = f"{name} plan, seed {seed}" if name == "standard" or ladder else f"{name} plan"
     return Plan(positions, seed, source, empties=ladder)
 
@@ -80,8 +99,13 @@ def speed_plan(empties: tuple[int, int], seed: int | None = None, game: str | Ga
         raise PlanError(f"cannot make a speed plan of {first}-{last} empties for {g.name}: "
                         f"use a range within {g.empties_allowed.start}-{g.empties_allowed.stop - 1}")  # fmt: skip
     seed = new_seed() if seed is None else seed
-    positions = tuple(g.random_positions(seed, range(first, last + 1), per_level))
+    positions = tuple(_ladder(g, empties, seed, per_level))
     return Plan(positions, seed, f"speed plan {first}-{last} empties, seed {seed}", empties=(first, last))
+
+
+def _ladder(game: Game, empties: tuple[int, int], seed: int, per_level: int = SPEED_PER_LEVEL) -> list[Position]:
+    """``per_level`` random boards for each number of empties of the ladder, fewest first."""
+    return game.random_positions(seed, range(empties[0], empties[1] + 1), per_level)
 
 
 def parse_empties(text: str) -> tuple[int, int]:
@@ -291,3 +315,51 @@ def load_any_plan(name_or_path: str, game: str | Game = DEFAULT, seed: int | Non
             f"no plan file {name_or_path!r}, and {g.name} has no plan of that name: use one of {', '.join(g.plans)}, or a .plan file"
         )
     return standard_plan(seed, g, name_or_path)
+
+
+def plan_rules(config: Config, game: Game, plan: Plan | None = None, time_limit: float | None = None,
+               scoring: str | None = None) -> tuple[str, Limits]:  # fmt: skip
+    """The scoring rule and limits of a run on ``plan``: the options given (``time_limit``,
+    ``scoring``) win, then the plan file's, then config.yaml's (its scoring only for its own
+    game), then the game's default rule."""
+    limits = (plan and plan.limits) or config.limits
+    if time_limit is not None:
+        limits = dataclasses.replace(limits, wall_seconds=time_limit)
+    rule = scoring or (plan and plan.scoring) or (config.scoring if game.name == config.game else None)
+    return game.scoring(rule), limits
+
+
+@dataclass(frozen=True)
+class NewPlan:
+    """What ``new_plan`` made: the plan, its tests that ship with the grader (public in any
+    plan), and a warning for its maker (``seed_warning``), if one is due."""
+
+    plan: Plan
+    shipped: frozenset[int]
+    warning: str | None = None
+
+
+def new_plan(config: Config, game: str | Game = DEFAULT, *, seed: int | None = None, name: str | None = None,
+             boards: str | Path | None = None, empties: str | None = None, public: int = 0,
+             time_limit: float | None = None, scoring: str | None = None) -> NewPlan:  # fmt: skip
+    """A full plan, as ``grader plan new`` writes it: the game's named plan ``name`` (default
+    'standard') or a speed plan of ``empties`` ('11-16') drawn from ``plan_seed(seed, config)``,
+    or the positions in the board file ``boards``; ``public`` random tests students may see,
+    spread over the numbers of empties, besides those that ship with the grader; the scoring
+    and limits of ``plan_rules``."""
+    if sum(x is not None for x in (name, boards, empties)) > 1:
+        raise PlanError("give --empties, --plan or --boards, not two of them")
+    g = get_game(game)
+    drawn, chosen = plan_seed(seed, config)
+    if empties is not None:
+        plan = speed_plan(parse_empties(empties), drawn, g)
+    elif boards is not None:
+        plan = load_plan(boards, g)
+    else:
+        plan = load_any_plan(name or "standard", g, drawn)
+    rule, limits = plan_rules(config, g, plan, time_limit, scoring)
+    known = set(g.published(name or "standard")) if empties is None and boards is None else set()
+    shipped = frozenset(i for i, p in enumerate(plan.positions, 1) if p in known)
+    tests = spread_public(plan.positions, public, plan.seed if plan.seed is not None else str(boards), shipped)
+    plan = dataclasses.replace(plan, public=tests, scoring=rule, limits=limits, kind=FULL)
+    return NewPlan(plan, shipped, seed_warning(drawn, chosen and plan.seed is not None, plan.has_private))

@@ -19,7 +19,7 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..engines.gtp import Ended, GtpClient, GtpError, GtpSilent
 from ..engines.players import ProtocolEngine
@@ -28,9 +28,13 @@ from ..engines.sandbox import Sandbox, claim_uid, release_uid
 from ..engines.scripts import RunSettings
 from ..errors import BoardError, GraderError
 from ..execution.executor import Executor, Worker, using
-from ..files import read_lines
-from ..games import Game, Position
+from ..files import parse_range, read_lines
+from ..games import Game, Position, get_game
 from ..stop import Stop, Stopped
+from .plans import plan_seed, seed_warning, spread_public
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 COLOURS = ("b", "w")  # GTP's names of the first and second player
 REGRESS_SYMBOLS = {
@@ -41,6 +45,10 @@ REGRESS_SYMBOLS = {
     "t": (0.0, "no answer in time, or the program ended"),
 }
 DEFAULT_TIMELIMIT = 1  # seconds: the course's default before any 'timelimit' command
+REGRESS_GAME = "gomoku"  # the game of regression files, unless told (see regress_game)
+EMPTIES = "4-10"  # empty points of a regression plan's positions
+PER_LEVEL = 2  # positions per number of empty points
+TIMELIMIT = 5  # the 'timelimit' a regression plan's file sets
 
 
 @dataclass(frozen=True)
@@ -185,14 +193,26 @@ class _Shadow:
 
 
 @dataclass(frozen=True)
-class RegressSettings:
-    """How a regression file is run: the program's limits and isolation, the credit of an
-    'unknown' answer, the margin on each command's time, the grader's own solve budget."""
+class RegressSettings(RunSettings):
+    """How a regression file is run: the shared ``RunSettings`` (the program's limits,
+    isolation, python) and regress's own fields.
 
-    run: RunSettings = RunSettings()
+    - ``unknown_credit``: the credit of a 'solve' answered 'unknown' (the course decides).
+    - ``margin``: seconds beyond the program's timelimit (or ``limits.wall_seconds``) each command may take.
+    - ``solve_seconds``: the grader's own budget for judging one position (beyond it, the regex decides).
+    """
+
     unknown_credit: float = 0.0
-    margin: float = 0.5  # seconds beyond the program's timelimit (or limits.wall_seconds) per command
-    solve_seconds: float = 30.0  # the grader's own budget for judging one position
+    margin: float = 0.5
+    solve_seconds: float = 30.0
+
+    @classmethod
+    def resolve(cls, config: Config, unknown_credit: float | None = None, margin: float | None = None,
+                **options: Any) -> RegressSettings:  # fmt: skip
+        """The settings of a regression run, as ``grader regress`` takes them: the options
+        given win, then config.yaml (limits, isolation, python), then these defaults."""
+        values = dict(RunSettings.config_values(config), unknown_credit=unknown_credit, margin=margin, **options)
+        return cls(**{k: v for k, v in values.items() if v is not None})
 
 
 def run_regress(program: ProtocolEngine, path: str | Path, game: Game, settings: RegressSettings | None = None,
@@ -212,13 +232,12 @@ def run_regress(program: ProtocolEngine, path: str | Path, game: Game, settings:
 
 def _run(program: ProtocolEngine, commands: list[Command], game: Game, settings: RegressSettings, worker: Worker,
          result: RegressResult, on_test: Callable[[RegressTest], None] | None) -> RegressResult:  # fmt: skip
-    run = settings.run
-    sandbox, uid = worker.sandbox(run), None
+    sandbox, uid = worker.sandbox(settings), None
     if sandbox.uid is not None:
         uid = claim_uid()
         sandbox = Sandbox(sandbox.mechanism, uid)
     folder = str(worker.stage.folder(program.bundle)) if program.bundle else None
-    session = Session(program.command(run.python, folder), run.limits, sandbox, worker.stop, folder, folder)
+    session = Session(program.command(settings.python, folder), settings.limits, sandbox, worker.stop, folder, folder)
     shadow, timelimit = _Shadow(game), DEFAULT_TIMELIMIT
     try:
         error = session.start()
@@ -231,7 +250,7 @@ def _run(program: ProtocolEngine, commands: list[Command], game: Game, settings:
             if words[:1] == ["timelimit"] and len(words) == 2 and words[1].isdigit():
                 timelimit = int(words[1])
             thinks = words[:1] in (["solve"], ["genmove"])
-            seconds = (timelimit if thinks else run.limits.wall_seconds) + settings.margin
+            seconds = (timelimit if thinks else settings.limits.wall_seconds) + settings.margin
             asked_on = f"{shadow.pos.board_string()} {shadow.pos.token}"
             try:
                 reply = client.send(f"{c.number} {c.text}" if c.number is not None else c.text, seconds)
@@ -358,8 +377,7 @@ def make_regress(game: Game, positions: list[Position], timelimit: int, seconds:
     solver.should_stop = lambda: time.monotonic() > deadline
     for n, pos in enumerate(positions, 1):
         game = pos.game
-        size = round(len(pos.board_string()) ** 0.5)
-        out += [Command(0, f"boardsize {size}"), Command(0, "clear_board")]
+        out += [Command(0, f"boardsize {board_size(game)}"), Command(0, "clear_board")]
         board = pos.board_string()
         stones = {t: [i for i, ch in enumerate(board) if ch == t] for t in game.sides}
         first, second = stones[game.sides[0]], stones[game.sides[1]]
@@ -382,12 +400,71 @@ def make_regress(game: Game, positions: list[Position], timelimit: int, seconds:
     return out
 
 
+def board_size(game: Game) -> int:
+    """The side of ``game``'s square board (GTP's boardsize)."""
+    return round(game.board_length**0.5)
+
+
+def regress_game(name: str | Game | None = None, config: Config | None = None) -> Game:
+    """The game regression files play: ``name``, else config.yaml's game when a file can set
+    up its positions ('play' commands only place pieces: ``Game.placing``), else Gomoku."""
+    if name is not None:
+        return get_game(name)
+    if config is not None and get_game(config.game).placing:
+        return get_game(config.game)
+    return get_game(REGRESS_GAME)
+
+
+@dataclass(frozen=True)
+class RegressPlan:
+    """The solve tests of a regression file: positions reached by legal play from ``seed``,
+    the file's ``timelimit``, the tests students may see (numbers from 1), and a warning for
+    its maker (``seed_warning``), if one is due."""
+
+    game: Game
+    positions: tuple[Position, ...]
+    seed: int
+    levels: range
+    timelimit: int
+    public: tuple[int, ...] = ()
+    warning: str | None = None
+
+    @property
+    def size(self) -> int:
+        return board_size(self.game)
+
+    def commands(self, public: bool = False) -> list[Command]:
+        """The file's commands, answers from the solver; ``public``: its public tests only."""
+        chosen = [self.positions[i - 1] for i in self.public] if public else list(self.positions)
+        return make_regress(self.game, chosen, self.timelimit)
+
+
+def regress_plan(config: Config | None = None, game: str | Game | None = None, *, size: int | None = None,
+                 empties: str | None = None, per_level: int | None = None, timelimit: int | None = None,
+                 public: int = 0, seed: int | None = None) -> RegressPlan:  # fmt: skip
+    """A regression file's tests, as ``grader plan regress`` writes them: ``per_level``
+    positions (default ``PER_LEVEL``) for each number of empty points in ``empties`` (default
+    ``EMPTIES``) of ``regress_game(game, config)`` on a ``size`` board, drawn from
+    ``plan_seed(seed, config)`` as a plan's are; ``public`` of them spread over the levels."""
+    g = regress_game(game, config)
+    g = g.sized(size) if size else g
+    levels = parse_range(empties or EMPTIES, "--empties", g.empties_allowed)
+    drawn, chosen = plan_seed(seed, config)
+    positions = tuple(g.random_positions(drawn, levels, per_level or PER_LEVEL))
+    shown = tuple(sorted(spread_public(positions, public, drawn, frozenset()))) if public else ()
+    warning = seed_warning(drawn, chosen, len(shown) < len(positions))
+    return RegressPlan(g, positions, drawn, levels, timelimit or TIMELIMIT, shown, warning)
+
+
 __all__ = [
     "Command",
+    "RegressPlan",
     "RegressResult",
     "RegressSettings",
     "RegressTest",
     "make_regress",
+    "regress_game",
+    "regress_plan",
     "parse_regress",
     "run_regress",
     "write_regress",

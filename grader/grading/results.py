@@ -19,7 +19,7 @@ from ..games import Game, Position
 from ..games.solving import LineCheck
 from ..limits import Limits
 from .judge import SYMBOLS, Verdict
-from .plans import Plan
+from .plans import Plan, plan_rules
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -55,12 +55,9 @@ class Settings(RunSettings):
                 scoring: str | None = None, **options: Any) -> Settings:  # fmt: skip
         """The settings of a run, as every command takes them: the options given (``time_limit``,
         ``scoring``, ``options``) win, then the plan file's scoring and limits, then config.yaml
-        (its scoring only for its own game)."""
-        limits = (plan and plan.limits) or config.limits
-        if time_limit is not None:
-            limits = dataclasses.replace(limits, wall_seconds=time_limit)
-        scoring = scoring or (plan and plan.scoring) or (config.scoring if game.name == config.game else None)
-        return cls.from_config(config, limits=limits, scoring=game.scoring(scoring), **options)
+        (its scoring only for its own game): ``plan_rules``."""
+        rule, limits = plan_rules(config, game, plan, time_limit, scoring)
+        return cls.from_config(config, limits=limits, scoring=rule, **options)
 
     def for_plan(self, plan: Plan) -> Settings:
         """These settings on ``plan``: a plan file's scoring and limits apply where these

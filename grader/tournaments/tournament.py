@@ -91,6 +91,7 @@ class Engine:
         return cls(name, Path(info["path"]))
 
 
+OPENING_PLIES = 4  # moves of a random opening, unless asked otherwise
 ADJUDICATION_SECONDS = 1.0  # the longest a solve for adjudication should take, estimated
 
 
@@ -582,7 +583,7 @@ def run_tournament(
     opponents: Sequence[str | Path | Engine] = (),
     sprt: SprtSettings | None = None,
     openings: list[str] | None = None,
-    opening_plies: int = 4,
+    opening_plies: int | None = None,
     seed: int | None = None,
     out: str | Path | None = None,
     resume: str | Path | None = None,
@@ -601,7 +602,7 @@ def run_tournament(
     ``format``: 'round-robin' (every pair, ``rounds`` openings), 'gauntlet' (each engine
     against each of ``opponents`` only), 'swiss' (``rounds`` Swiss rounds) or 'sprt' (two
     engines until the ``sprt`` test decides or its game limit). Openings: the given move
-    sequences, else random legal openings of ``opening_plies`` moves from ``seed``.
+    sequences, else random legal openings of ``opening_plies`` moves (None: ``OPENING_PLIES``) from ``seed``.
     ``resume`` continues a folder with its own engines, format, openings and settings (``jobs``
     may change), playing only the games not recorded and those of an engine whose script
     changed. Before any game, the isolation is checked as for a class (``private``: more
@@ -632,6 +633,7 @@ def run_tournament(
         if jobs:
             settings = dataclass_replace(settings, jobs=jobs)
         seed = new_seed() if seed is None else seed
+        opening_plies = OPENING_PLIES if opening_plies is None else opening_plies
         openings = openings or random_openings(settings.rules, seed, opening_plies, fmt.openings_needed())
         if not openings:
             raise GraderError(f"no random opening of {opening_plies} moves: every {settings.rules.title} game "

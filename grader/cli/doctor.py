@@ -1,0 +1,46 @@
+"""``grader doctor``: what isolation this machine offers, with a real attack to prove it."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..config import load_config
+from ..doctor import describe as describe_diagnosis
+from ..doctor import diagnose as diagnose_machine
+from ..engines.isolation import ISOLATIONS
+from ..games import get_game
+from .options import config_option, fail_cleanly
+
+# --- doctor -------------------------------------------------------------------------------
+
+
+@click.command(short_help="What isolation this machine offers, with a real attack to prove it.")
+@click.option(
+    "--isolation", type=click.Choice(ISOLATIONS), default=None, help="Check this isolation (default: config, auto)."
+)
+@click.option("--no-attacks", is_flag=True, help="Only list the mechanisms and limits.")
+@config_option
+@fail_cleanly
+def doctor(isolation: str | None, no_attacks: bool, config_path: str | None) -> None:
+    """Show which isolation this machine offers (and which 'auto' picks), the Python scripts
+    run with and the limits the system enforces; then run a real attacking script under that
+    isolation and report each attack as blocked or not. Exit status 1 if any got through.
+
+    \b
+    Example:
+      grader doctor
+    """
+    config = load_config(config_path)
+    found = diagnose_machine(isolation or config.isolation, config.python or sys.executable, not no_attacks)
+    click.echo(describe_diagnosis(found))
+    game = get_game(config.game)
+    note = game.backend_note()
+    click.echo(
+        f"solver: {note}"
+        if note
+        else f"solver: {', '.join(game.backends())} built ({game.backend(config.backend)} used)"
+    )
+    if found.attacks and not found.safe:
+        raise SystemExit(1)

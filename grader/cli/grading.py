@@ -1,0 +1,428 @@
+"""Grading commands: ``grader grade``, ``report``, ``rejudge``, ``gradescope`` and ``check``."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from ..config import load_config
+from ..errors import GraderError
+from ..grading import gradescope, report
+from ..grading.check import check as run_check
+from ..grading.exports import check_output_file, write_exports, write_json
+from ..grading.judge import SYMBOL_TABLE
+from ..grading.plans import load_any_plan
+from ..grading.rejudge import rejudge
+from ..grading.results import Settings, TestResult
+from ..grading.run import ClassRun, grade_class, grade_submission
+from ..grading.run import grade as grade_script
+from ..grading.runfolder import RunFolder, check_new_folder
+from ..grading.submissions import find_submission_folder
+from ..stop import Stop
+from .options import (
+    SECONDS,
+    backend_option,
+    chosen_game,
+    chosen_plan,
+    cluster_option,
+    config_option,
+    fail_cleanly,
+    game_option,
+    isolation_text,
+    on_cluster,
+    private_files,
+    scoring_option,
+    seed_option,
+    sentence,
+    stoppable,
+)
+
+# --- grade -----------------------------------------------------------------------------
+
+_SYMBOL_HELP = "\n".join(f"  {s.char}  {s.meaning} ({report.fmt_credit(s.credit)})" for s in SYMBOL_TABLE.values())
+
+
+@click.command(
+    short_help="Grade scripts, or a class, on the lab's 100 tests (+ M Q T m s - t).",
+    help=f"""Grade scripts on the lab's 100 tests (or the boards in --boards FILE).
+
+    Each SCRIPT is run as 'SCRIPT BOARD TOKEN' (Python files with the grader's Python) under
+    the limits; its last 'score' line and its last integer are judged against the exact
+    solver, test by test, with a total out of the number of tests:
+
+    \b
+{_SYMBOL_HELP}
+
+    A crash, no integer, or a last integer that is not a legal move fails the test (0).
+
+    A DIR is a class: each script in it is a student, and so is each sub-folder holding one
+    script. A class run writes a run folder (results as they happen, grades.csv,
+    results.json, junit.xml, report.html) that --resume continues after an interruption.
+
+    \b
+    Examples:
+      grader grade submissions/negamax.py --seed 7
+      grader grade class-folder/ --seed 7 --out runs/lab5
+      grader grade --resume runs/lab5
+    """,
+)
+@click.argument("scripts", nargs=-1, metavar="SCRIPT_OR_DIR...")
+@seed_option("standard plan's random boards")
+@click.option(
+    "--time-limit", type=SECONDS, default=None, help="Seconds per test (default: config limits.wall_seconds, 10)."
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Tests at once, over all scripts (default: config, else the number of cores).",
+)
+@click.option(
+    "--boards",
+    "boards_file",
+    type=click.Path(dir_okay=False),
+    help="Grade on the positions in FILE instead of the standard plan.",
+)
+@click.option(
+    "--plan",
+    "plan_name",
+    default=None,
+    metavar="NAME|FILE",
+    help="A plan file (lab5.plan), or a plan of the game instead of 'standard' (othello: speed; tictactoe: exhaustive).",
+)
+@scoring_option
+@game_option
+@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write the full results as JSON to FILE.")
+@click.option(
+    "--stop-on-error", is_flag=True, help="Stop a script's run at its first failed test (crash, no move, illegal move)."
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="New run folder for the results as they happen (default for a class: runs/DATE_TIME).",
+)
+@click.option(
+    "--resume",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Continue the run in this folder: only missing tests (or changed scripts) are run.",
+)
+@click.option(
+    "--sort", type=click.Choice(["name", "total"]), default="name", show_default=True, help="Order of the class table."
+)
+@backend_option
+@cluster_option
+@config_option
+@fail_cleanly
+@stoppable
+def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, jobs: int | None,
+          boards_file: str | None, plan_name: str | None, scoring: str | None, game_name: str | None,
+          json_file: str | None, stop_on_error: bool, out: str | None, resume: str | None, sort: str,
+          backend: str | None, cluster: str | None, config_path: str | None, stop: Stop) -> None:  # fmt: skip
+    config = load_config(config_path)
+    if json_file:
+        check_output_file(json_file)
+    if resume:
+        if (
+            seed is not None
+            or boards_file
+            or plan_name
+            or scoring
+            or game_name
+            or time_limit
+            or stop_on_error
+            or out
+            or backend
+        ):
+            raise click.UsageError(
+                "--resume continues a run with its own plan and settings: drop --seed, --boards, --plan, --scoring, "
+                "--game, --time-limit, --stop-on-error, --backend and --out, or start a new run"
+            )
+        with on_cluster(cluster, config, stop) as ex:
+            run = _class_run(
+                lambda **kw: grade_class(scripts, resume=resume, settings=Settings(jobs=jobs) if jobs else None,
+                                         entry=config.entry, private=private_files(config), executor=ex, stop=stop, **kw))  # fmt: skip
+        results, single = run.results, False
+    else:
+        if not scripts:
+            raise click.UsageError("give the scripts or folders to grade (or --resume DIR)")
+        game = chosen_game(game_name, config)
+        single = len(scripts) == 1 and not Path(scripts[0]).is_dir()
+        plan = chosen_plan(game, plan_name, boards_file, seed, config, graded=not single)
+        settings = Settings.resolve(
+            config, game, plan, time_limit, scoring, jobs=jobs, stop_on_error=stop_on_error, backend=backend
+        )
+        if out:
+            check_new_folder(Path(out))
+        with on_cluster(cluster, config, stop) as ex:
+            if single:
+                header = _grading_line(scripts[0], plan, settings) + (f"\nRun folder: {out}" if out else "")
+                results = [grade_script(scripts[0], plan, settings, out=out, private=private_files(config, boards_file),
+                                        on_start=lambda: click.echo(header), on_test=_echo_symbol, executor=ex,
+                                        stop=stop)]  # fmt: skip
+                click.echo()
+                run = None
+            else:
+                run = _class_run(lambda **kw: grade_class(scripts, plan, settings, out=out, entry=config.entry,
+                                                          private=private_files(config, boards_file), executor=ex,
+                                                          stop=stop, **kw))  # fmt: skip
+                results = run.results
+    if single:
+        click.echo(report.summary(results[0]))
+        click.echo()
+        if results[0].is_speed:
+            click.echo(report.levels_table(results[0]))
+            click.echo()
+        click.echo(report.offending_report(results[0]))
+        click.echo()
+    else:
+        click.echo()
+        click.echo(report.class_table(report.sort_results(results, sort)))
+    if run is not None or out:
+        where = run.folder.path if run is not None else out
+        click.echo(f"Results in {where}: grades.csv, results.json, junit.xml, report.html")
+    if json_file:
+        write_json(json_file, report.results_json(results))
+        click.echo(f"Results written to {json_file}")
+    if single and results[0].game_hint:
+        click.echo(sentence(results[0].game_hint))
+        raise SystemExit(1)
+    interrupted = run.interrupted if run is not None else (results[0].stopped if results[0].interrupted else None)
+    if interrupted:
+        where = run.folder.path if run is not None else out
+        hint = f": continue with  grader grade --resume {where}" if where else "."
+        click.echo(f"{sentence(interrupted)}{hint}")
+        raise SystemExit(130)
+
+
+def _grading_line(what: str, plan: Any, settings: Settings) -> str:
+    jobs = f"{settings.jobs} job{'s' if settings.jobs > 1 else ''}"
+    return (f"Grading {what}: {len(plan.positions)} tests ({plan.source}), time limit "
+            f"{settings.limits.wall_seconds:g} s, {jobs}, scoring {settings.scoring}, {isolation_text(settings)}, "
+            f"{plan.game.backend(settings.backend)} solver")  # fmt: skip
+
+
+def _echo_symbol(test: TestResult) -> None:
+    click.echo(test.symbol, nl=False)
+    sys.stdout.flush()
+
+
+def _class_run(start: Callable[..., ClassRun]) -> ClassRun:
+    """Run a class: a line saying what runs, a line per student as it finishes and, on a
+    terminal, a progress bar."""
+    bar = _ProgressBar(enabled=sys.stdout.isatty())
+
+    def on_start(folder: RunFolder, tests: int, recorded: int) -> None:
+        students = report.plural(len(folder.meta["scripts"]), "student", "students")
+        click.echo(_grading_line(students, folder.plan, folder.settings()))
+        click.echo(f"Run folder: {folder.path}" + (f" ({recorded} tests already recorded)" if recorded else ""))
+        bar.total = tests
+
+    try:
+        return start(on_start=on_start, on_test=lambda name, test: bar.advance(),
+                     on_student=lambda result: bar.echo(report.student_line(result)))  # fmt: skip
+    finally:
+        bar.close()
+
+
+class _ProgressBar:
+    """A one-line progress bar on a terminal, kept below the lines printed above it."""
+
+    def __init__(self, enabled: bool):
+        self.total, self.done, self.enabled = 0, 0, enabled
+
+    def advance(self) -> None:
+        self.done += 1
+        self._draw()
+
+    def echo(self, line: str) -> None:
+        if self.enabled:
+            click.echo("\r\033[K", nl=False)
+        click.echo(line)
+        self._draw()
+
+    def _draw(self) -> None:
+        if self.enabled and self.total > 0:
+            filled = 30 * self.done // self.total
+            click.echo(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} tests", nl=False)
+            sys.stdout.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            click.echo("\r\033[K", nl=False)
+
+
+@click.command("report", short_help="Write a run folder's exports again, or one student's report.")
+@click.argument("run_dir", type=click.Path(file_okay=False))
+@click.option(
+    "--sort", type=click.Choice(["name", "total"]), default="name", show_default=True, help="Order of the class table."
+)
+@click.option(
+    "--student", default=None, metavar="NAME", help="Print what this student may see (private tests as counts) instead."
+)
+@click.option("--full", is_flag=True, help="With --student: show the private tests in full too.")
+@fail_cleanly
+def report_command(run_dir: str, sort: str, student: str | None, full: bool) -> None:
+    """Write grades.csv, results.json, junit.xml and report.html again from a run folder; or,
+    with --student NAME, print that student's report: each public test in full, private
+    tests as counts only (unless --full). Records changed after the grader wrote them fail
+    their seal: they are left out, the table says so, and the exit status is 1.
+
+    \b
+    Examples:
+      grader report runs/lab5
+      grader report runs/lab5 --student alice
+    """
+    folder = RunFolder.open(run_dir)
+    results = folder.results()
+    if student is not None:
+        found = {r.name: r for r in results}
+        if student not in found:
+            raise GraderError(f"no student {student!r} in {run_dir}: the students are {', '.join(sorted(found))}")
+        click.echo(report.student_report(found[student], full))
+    else:
+        click.echo(report.class_table(report.sort_results(results, sort)))
+        files = write_exports(folder.path, results)
+        click.echo(f"Results in {folder.path}: {', '.join(files)}")
+    if folder.tampered:
+        click.echo(f"{sentence(folder.tampering() or '')}.")
+        raise SystemExit(1)
+
+
+@click.command("rejudge", short_help="Judge a run's recorded answers again with today's rules.")
+@click.argument("run_dir", type=click.Path(file_okay=False))
+@fail_cleanly
+def rejudge_command(run_dir: str) -> None:
+    """Judge every recorded test of RUN_DIR again from what the scripts printed and how they
+    ended, with the current rules and exact answers, without running a script; rewrite its
+    records and exports, and list each grade that changed and why. (Running the scripts
+    again is 'grader grade --resume' or a new run.)
+
+    \b
+    Example:
+      grader rejudge runs/lab5
+    """
+    done = rejudge(run_dir)
+    if done.adopted:
+        click.echo(f"{run_dir} was written before records were sealed: its records are sealed now, as they were found")
+    click.echo(f"Re-judged {done.tests} tests of {len(done.results)} students: {done.tests_changed} verdicts changed, "
+               f"{len(done.changes)} grades changed.")  # fmt: skip
+    if done.skipped:
+        click.echo(
+            f"{done.skipped} damaged record(s) were left out: 'grader grade --resume {run_dir}' runs those tests again"
+        )
+    for c in done.changes:
+        click.echo(f"\n{c.student}: {c.before:g} -> {c.after:g} of {c.max_total}")
+        for t in c.tests:
+            click.echo(f"  test {t.index}: {t.before} -> {t.after}: {t.why}")
+    click.echo(f"\nResults in {done.folder.path}: {', '.join(done.files)}")
+
+
+# --- gradescope ---------------------------------------------------------------------------
+
+
+@click.command("gradescope", short_help="Grade the submission in a Gradescope autograder.")
+@click.option(
+    "--submission",
+    type=click.Path(file_okay=False),
+    default=gradescope.SUBMISSION,
+    show_default=True,
+    help="Folder holding the student's files.",
+)
+@click.option(
+    "--results",
+    "results_file",
+    type=click.Path(dir_okay=False),
+    default=gradescope.RESULTS,
+    show_default=True,
+    help="Where to write Gradescope's results.json.",
+)
+@seed_option("standard plan's random boards")
+@click.option(
+    "--boards",
+    "boards_file",
+    type=click.Path(dir_okay=False),
+    help="Grade on the positions in FILE instead of the standard plan.",
+)
+@click.option(
+    "--plan",
+    "plan_name",
+    default=None,
+    metavar="NAME|FILE",
+    help="A plan file (lab5.plan), or a plan of the game instead of 'standard'.",
+)
+@click.option(
+    "--visibility",
+    type=click.Choice(gradescope.VISIBILITIES),
+    default="visible",
+    show_default=True,
+    help="When students see the test results.",
+)
+@backend_option
+@game_option
+@config_option
+@fail_cleanly
+def gradescope_command(submission: str, results_file: str, seed: int | None, boards_file: str | None,
+                       plan_name: str | None, visibility: str, backend: str | None, game_name: str | None,
+                       config_path: str | None) -> None:  # fmt: skip
+    """Grade the submission in a Gradescope autograder and write its results.json.
+
+    The student's folder must hold one script (or set 'entry' in config.yaml). Whatever the
+    script does, results.json is written; the exit status is non-zero only when it cannot be.
+
+    \b
+    Example (run_autograder):
+      cd /autograder/source && grader gradescope --config config.yaml
+    """
+    start = time.monotonic()
+    config = load_config(config_path)
+    check_output_file(results_file, make_parent=True)
+    game = chosen_game(game_name, config)
+    plan = chosen_plan(game, plan_name, boards_file, seed, config, graded=True)
+    settings = Settings.resolve(config, game, plan, backend=backend)
+    if not Path(submission).is_dir():
+        raise GraderError(f"submission folder '{submission}' not found: give --submission DIR")
+    sub = find_submission_folder(Path(submission), set(config.commands), config.entry)
+    result = grade_submission(sub, plan, settings, private=private_files(config, boards_file))
+    data = gradescope.results_json(result, time.monotonic() - start, visibility)
+    write_json(results_file, data)
+    click.echo(data["output"])
+    click.echo(f"\nResults written to {results_file}")
+
+
+@click.command(short_help="The presubmission check: can the grader read this script's output?")
+@click.argument("script")
+@click.option(
+    "--plan",
+    "plan_name",
+    default=None,
+    metavar="FILE",
+    help="The public plan your course gave you (its easiest tests are used).",
+)
+@game_option
+@config_option
+@fail_cleanly
+def check(script: str, plan_name: str | None, game_name: str | None, config_path: str | None) -> None:
+    """Run SCRIPT on a few easy public positions and say, in a few seconds, whether its output
+    can be read: a score line, a line that replays, a last integer that is a legal move; how
+    long each took against the limit; and what to fix (a date printed last, output lost in a
+    buffer, a score from the wrong side's view, a line printed forward, passes written as
+    squares). Exit status 1 when every position would fail for such a reason.
+
+    \b
+    Examples:
+      grader check my_negamax.py
+      grader check my_player.py --game tictactoe --plan lab1.public.plan
+    """
+    config = load_config(config_path)
+    game = chosen_game(game_name, config)
+    plan = load_any_plan(plan_name, game) if plan_name else None
+    found = run_check(script, game, plan, Settings.resolve(config, game, plan), entry=config.entry)
+    click.echo(report.check_text(found))
+    if found.all_fail:
+        raise SystemExit(1)

@@ -1,0 +1,272 @@
+"""What the commands share: turning library errors into one line, options defined once, option types, and the steps every command takes (its game, plan, seed, cluster)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import signal
+import warnings
+from typing import Any, Callable, Iterator
+
+import click
+
+from ..config import Config, parse_tc
+from ..engines.isolation import choose
+from ..engines.scripts import RunSettings
+from ..errors import GraderError, GraderWarning, PlanError
+from ..games import BACKENDS, Game, available, get_game
+from ..grading import report
+from ..grading.plans import PUBLIC, Plan, load_any_plan, load_plan, new_seed
+from ..stop import Stop, on_signals
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Library errors become click's one-line 'Error: ...' (exit 1); library warnings one
+    'Warning: ...' line on stderr; SIGTERM stops a run the way Ctrl-C does."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        previous = signal.signal(signal.SIGTERM, _sigterm) if _main_thread() else None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("always", GraderWarning)
+                warnings.showwarning = _show_warning
+                return fn(*args, **kwargs)
+        except GraderError as e:
+            raise click.ClickException(str(e)) from None
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+
+    return wrapper
+
+
+def stoppable(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A run command: Ctrl-C and SIGTERM set its ``stop`` (passed as a keyword) at any moment,
+    so the run always ends with what finished, its exports and how to resume."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with on_signals(Stop()) as stop:
+            return fn(*args, stop=stop, **kwargs)
+
+    return wrapper
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _sigterm(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt("SIGTERM")
+
+
+def _show_warning(message: Any, category: type, *args: Any, **kwargs: Any) -> None:
+    click.echo(f"Warning: {message}", err=True)
+
+
+def config_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--config", "config_path", type=click.Path(dir_okay=False), default=None,
+        help="Settings file (default: ./config.yaml if present, else built-in defaults).",
+    )(fn)  # fmt: skip
+
+
+def scoring_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--scoring", default=None, metavar="RULE",
+        help="Final-score rule (default: config, else the lab's: plain for othello, outcome for tictactoe).",
+    )(fn)  # fmt: skip
+
+
+def backend_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--backend", type=click.Choice(BACKENDS), default=None,
+                        help="The exact solver: auto (native if built, else python), native (the C core) or python "
+                             "(default: config, auto).")(fn)  # fmt: skip
+
+
+def game_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--game", "game_name", default=None, metavar="NAME",
+                        help=f"The game (default: config, else othello). Installed: {', '.join(sorted(available()))}.")(fn)  # fmt: skip
+
+
+def cluster_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--cluster", default=None, metavar="ADDRESS",
+        help="Run on the Dask cluster at tcp://HOST:8786 or tls://HOST:8786, or local:N worker processes "
+             "here (default: config cluster.address, else this machine).",
+    )(fn)  # fmt: skip
+
+
+@contextlib.contextmanager
+def on_cluster(address: str | None, config: Config, stop: Stop) -> Iterator[Any]:
+    """The cluster executor asked for (--cluster, else config), stopped by ``stop`` and closed
+    at the end; None: this machine."""
+    ex = _cluster(address, config, stop)
+    try:
+        yield ex
+    finally:
+        if ex is not None:
+            ex.close()
+
+
+def _cluster(address: str | None, config: Config, stop: Stop) -> Any:
+    """The cluster executor asked for, with a line saying where; None: this machine."""
+    address = address or config.cluster.address
+    if not address:
+        return None
+    from ..config import check_address
+    from ..execution.cluster import DaskExecutor, quiet
+
+    check_address(address)
+    click.echo(f"Connecting to the cluster at {address}...")
+    ex = DaskExecutor.connect(address, config.cluster, stop)
+    try:
+        quiet()
+        info = ex.check_workers()
+        hosts = sorted({w["host"] for w in info.values()})
+        click.echo(f"Cluster: {report.plural(len(info), 'worker', 'workers')}, {report.plural(ex.workers(), 'thread', 'threads')}, "
+                   f"on {', '.join(hosts) or 'no machine yet (tasks wait for workers)'}")  # fmt: skip
+    except BaseException:
+        ex.close()
+        raise
+    return ex
+
+
+def chosen_game(name: str | None, config: Config) -> Game:
+    return get_game(name or config.game)
+
+
+def chosen_plan(game: Game, plan_name: str | None, boards_file: str | None, seed: int | None, config: Config,
+          graded: bool = False) -> Plan:  # fmt: skip
+    """The plan a grading command asked for: a board file, a plan file, or a named plan of the
+    game. ``graded``: grades that count (a class, Gradescope) need the full plan."""
+    if boards_file and plan_name:
+        raise click.UsageError("give --plan or --boards, not both")
+    if boards_file:
+        return load_plan(boards_file, game)
+    plan = load_any_plan(plan_name or "standard", game, chosen_seed(seed, config))
+    if graded and plan.kind == PUBLIC:
+        raise PlanError(
+            f"{plan_name} is a public plan (the tests students may see): grade with the full plan it came from"
+        )
+    return plan
+
+
+class _Wanted(click.ParamType):
+    """An option's value, refused with one line saying what is wanted ('--seed must be a
+    whole number, 0 or more, like 42; got 'abc''), not click's 'not a valid integer range'."""
+
+    wanted = ""
+
+    def read(self, value: Any) -> Any:
+        """The value, or ValueError."""
+        raise NotImplementedError
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        try:
+            return self.read(value)
+        except (TypeError, ValueError):
+            name = param.opts[0] if param is not None and param.opts else "the value"
+            raise click.UsageError(f"{name} must be {self.wanted}; got {str(value)!r}", ctx) from None
+
+
+class _Seconds(_Wanted):
+    """A time limit: a number of seconds above 0, at most a day."""
+
+    name, wanted = "seconds", "a number of seconds above 0 and at most 86400, like 10"
+
+    def read(self, value: Any) -> float:
+        seconds = float(value)
+        if not 0 < seconds <= 86400:  # also refuses nan
+            raise ValueError(value)
+        return seconds
+
+
+class _TimeControl(_Wanted):
+    name, wanted = "tc", "SECONDS[+INCREMENT], like 60+0.5"
+
+    def read(self, value: Any) -> tuple[float, float]:
+        return parse_tc(str(value))
+
+
+class _Seed(_Wanted):
+    name, wanted = "n", "a whole number, 0 or more, like 42"
+
+    def read(self, value: Any) -> int:
+        if isinstance(value, bool) or (not isinstance(value, int) and not str(value).strip().isdigit()):
+            raise ValueError(value)
+        return int(value)
+
+
+SECONDS, SEED, TIME_CONTROL = _Seconds(), _Seed(), _TimeControl()
+
+
+class SideChoice(click.Choice):
+    """--as: a side of the game, or 'both'. Its help lists ``Game.sides`` (every built-in
+    game's); the chosen game's own sides are checked once it is known (``sides_of``)."""
+
+    def __init__(self) -> None:
+        super().__init__([*Game.sides, "both"])
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        return value
+
+
+def sides_of(game: Game, choice: str) -> list[str]:
+    """The sides ``choice`` names: 'both' (every side of ``game``) or one of them; otherwise
+    click's usage error, as for any choice."""
+    if choice == "both":
+        return list(game.sides)
+    if choice not in game.sides:
+        names = ", ".join(repr(s) for s in (*game.sides, "both"))
+        raise click.BadParameter(f"{choice!r} is not one of {names}.", click.get_current_context(), param_hint="'--as'")
+    return [choice]
+
+
+class LibraryDefault(click.Option):
+    """An option left None when not given, so that the library decides, whose help shows the
+    library's default as click shows its own ('[default: 0.5]'): ``library_default=VALUE``."""
+
+    def __init__(self, *args: Any, library_default: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.library_default = library_default
+
+    def get_help_extra(self, ctx: click.Context) -> Any:
+        extra = super().get_help_extra(ctx)
+        extra["default"] = str(self.library_default)
+        return extra
+
+
+def seed_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        return click.option("--seed", type=SEED, default=None,
+                            help=f"Seed for the {what} (default: config, else a new one, printed).")(fn)  # fmt: skip
+
+    return decorate
+
+
+def chosen_seed(seed: int | None, config: Config) -> int:
+    if seed is not None:
+        return seed
+    return config.seed if config.seed is not None else new_seed()
+
+
+def sentence(text: str) -> str:
+    """'interrupted (Ctrl-C)' -> 'Interrupted (Ctrl-C)'."""
+    return text[:1].upper() + text[1:]
+
+
+def isolation_text(settings: RunSettings) -> str:
+    """'isolation bwrap (auto)': what the scripts will run under on this machine."""
+    used = choose(settings.isolation, settings.python)
+    return f"isolation {used}" + (" (auto)" if settings.isolation == "auto" else "")
+
+
+def private_files(config: Config, *files: str | None) -> list[str]:
+    """The user's files scripts must not read: the config file, plan and board files."""
+    return [f for f in (None if config.source == "built-in defaults" else config.source, *files) if f]

@@ -1,0 +1,307 @@
+"""``grader tournament``: round-robin, gauntlet, Swiss and SPRT tournaments between engines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..config import load_config
+from ..grading import report
+from ..grading.exports import check_output_file, write_json
+from ..grading.runfolder import check_new_folder
+from ..stop import Stop
+from ..tournaments.formats import Format, SprtSettings
+from ..tournaments.tournament import (
+    OPENING_PLIES,
+    GameRecord,
+    TournamentFolder,
+    TournamentSettings,
+    configured_engines,
+    read_openings,
+    run_tournament,
+    write_grades,
+)
+from .options import (
+    SECONDS,
+    TIME_CONTROL,
+    backend_option,
+    chosen_game,
+    chosen_seed,
+    cluster_option,
+    config_option,
+    fail_cleanly,
+    game_option,
+    isolation_text,
+    on_cluster,
+    private_files,
+    seed_option,
+    sentence,
+    stoppable,
+)
+
+# --- tournament ---------------------------------------------------------------------------
+
+
+@click.command(short_help="Tournaments between engine scripts: round-robin, gauntlet, Swiss, SPRT.")
+@click.argument("engine_paths", nargs=-1, metavar="ENGINES...")
+@click.option(
+    "--format",
+    "format_name",
+    type=click.Choice(["round-robin", "gauntlet", "swiss"]),
+    default="round-robin",
+    show_default=True,
+    help="round-robin: all pairs; gauntlet: each SCRIPT against the --opponents only; swiss: --rounds Swiss rounds.",
+)
+@click.option(
+    "--opponents",
+    multiple=True,
+    metavar="SCRIPT",
+    help="Gauntlet: the reference opponents (repeat, or separate with commas).",
+)
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Openings each pair plays, a game with each colour; Swiss: rounds (default: 1).",
+)
+@click.option(
+    "--sprt",
+    nargs=2,
+    type=float,
+    default=None,
+    metavar="ELO0 ELO1",
+    help="SPRT between two engines: H0 Elo = ELO0 against H1 Elo = ELO1 (normalized Elo).",
+)
+@click.option("--alpha", type=float, default=None, help="SPRT: the false positive rate (default: 0.05).")
+@click.option("--beta", type=float, default=None, help="SPRT: the false negative rate (default: 0.05).")
+@click.option(
+    "--max-games", type=click.IntRange(min=2), default=None, help="SPRT: stop undecided after this many games."
+)
+@click.option(
+    "--grade",
+    is_flag=True,
+    help="Gauntlet: grade each SCRIPT out of 100 by its share of the pieces on the board at its games' ends (config tournament.grade) into grades.csv.",
+)
+@click.option(
+    "--openings",
+    "openings_file",
+    type=click.Path(dir_okay=False),
+    help="Openings file: a move sequence like f5d6c3 or a position per line, or GGF games (games.ggf).",
+)
+@click.option(
+    "--opening-plies",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="With --openings: the first N moves of each (GGF games are whole games: cut them).",
+)
+@click.option(
+    "--random-openings",
+    type=click.IntRange(min=0, max=40),
+    default=None,
+    metavar="PLIES",
+    help=f"Random legal openings of PLIES moves from the seed (default: {OPENING_PLIES}).",
+)
+@seed_option("random openings")
+@click.option(
+    "--time-limit", type=SECONDS, default=None, help="Seconds per move (default: config tournament.move_seconds)."
+)
+@click.option(
+    "--tc",
+    type=TIME_CONTROL,
+    default=None,
+    help="A game clock instead, SECONDS[+INCREMENT] as cutechess writes it (60+0.5): a flag falls when it runs out.",
+)
+@click.option(
+    "--timemargin",
+    "time_margin_ms",
+    type=click.IntRange(min=0, max=60000),
+    default=None,
+    metavar="MS",
+    help="Milliseconds an engine may overstep its clock before its flag falls (default: config, else 100).",
+)
+@click.option(
+    "--restart",
+    is_flag=True,
+    help="Start protocol engines afresh for every game (default: a process plays its engine's next games).",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Games at once (default: config, else the number of cores).",
+)
+@click.option(
+    "--adjudicate",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="K",
+    help="The exact solver finishes games once K or fewer squares are empty (at most what it solves in about a second).",
+)
+@backend_option
+@click.option(
+    "--scoring",
+    default=None,
+    metavar="RULE",
+    help="Final-score rule (default: config, else the game's tournament rule).",
+)
+@game_option
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="New folder for the games as they finish (default: runs/DATE_TIME-tournament).",
+)
+@click.option(
+    "--resume",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Continue the tournament in this folder without replaying finished games.",
+)
+@click.option(
+    "--json",
+    "json_file",
+    type=click.Path(dir_okay=False),
+    help="Write standings, crosstable and games as JSON to FILE.",
+)
+@cluster_option
+@config_option
+@fail_cleanly
+@stoppable
+def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple[str, ...], rounds: int | None,
+               sprt: tuple[float, float] | None, alpha: float | None, beta: float | None, max_games: int | None, grade: bool,
+               openings_file: str | None, opening_plies: int | None, random_openings: int | None, seed: int | None, time_limit: float | None,
+               tc: tuple[float, float] | None, time_margin_ms: int | None, restart: bool, jobs: int | None, adjudicate: int | None,
+               backend: str | None, scoring: str | None, game_name: str | None, out: str | None, resume: str | None, json_file: str | None,
+               cluster: str | None, config_path: str | None, stop: Stop) -> None:  # fmt: skip
+    """A tournament between ENGINES, with Elo ratings, game records (games.ggf for Othello)
+    and report.html in its folder.
+
+    An engine is a SCRIPT, run as 'SCRIPT BOARD TOKEN' for each move under the limits (its
+    move is the last integer it printed; at the time limit, the last one printed in time);
+    or nboard:COMMAND, a program speaking the NBoard protocol, started once per game; or the
+    name of an engine in config.yaml's engines: list. Every pair plays each opening twice,
+    colours swapped. An illegal or missing move, a crash, a protocol error or a fallen flag
+    loses the game by forfeit (config tournament.on_illegal). builtin:random_mover,
+    builtin:greedy and builtin:negamax ship with the grader, also as NBoard engines
+    (builtin:nboard:negamax).
+
+    \b
+    Examples:
+      grader tournament submissions/negamax.py builtin:greedy builtin:random_mover --rounds 4
+      grader tournament nboard:"./edax -nboard" builtin:nboard:negamax --tc 10+0.1
+      grader tournament new.py --format gauntlet --opponents builtin:greedy,builtin:random_mover --grade
+      grader tournament new.py old.py --sprt 0 10 --max-games 400
+    """
+    config = load_config(config_path)
+    if json_file:
+        check_output_file(json_file)
+    opponent_paths = [p for o in opponents for p in o.split(",") if p]
+    if resume:
+        if (engine_paths or openings_file or opening_plies is not None or random_openings is not None or seed is not None or adjudicate or scoring
+                or game_name or time_limit or out or opponent_paths or sprt or max_games or format_name != "round-robin"
+                or backend or rounds or alpha is not None or beta is not None or tc or time_margin_ms is not None or restart):  # fmt: skip
+            raise click.UsageError("--resume continues a tournament with its own engines, format, openings and settings: "
+                                   "give only --resume DIR (and --jobs, --grade)")  # fmt: skip
+        kwargs: dict[str, Any] = {"resume": resume, "jobs": jobs}
+    else:
+        if openings_file and random_openings is not None:
+            raise click.UsageError("give --openings FILE or --random-openings PLIES, not both")
+        if opening_plies is not None and not openings_file:
+            raise click.UsageError("--opening-plies cuts the openings of --openings FILE: give the file too")
+        game = chosen_game(game_name, config)
+        if tc and time_limit:
+            raise click.UsageError("give --tc (a game clock) or --time-limit (seconds per move), not both")
+        margin = None if time_margin_ms is None else time_margin_ms / 1000
+        settings = TournamentSettings.resolve(config, game, time_limit, scoring, adjudicate, jobs=jobs, backend=backend,
+                                              tc=tc, time_margin=margin, restart=restart or None)  # fmt: skip
+        target = Path(out) if out else None
+        if target:
+            check_new_folder(target, "tournament")
+        if sprt is not None:
+            if format_name != "round-robin" or opponent_paths:
+                raise click.UsageError(
+                    "--sprt is its own format between two engines: leave out --format and --opponents"
+                )
+            if max_games is None:
+                raise click.UsageError("--sprt needs --max-games N: the most games to play undecided")
+            if rounds is not None:
+                raise click.UsageError("--rounds is not for --sprt: it plays pairs until a bound or --max-games")
+            rates: dict[str, Any] = {
+                k: v for k, v in (("alpha", alpha), ("beta", beta)) if v is not None
+            }  # else the library's
+            fmt = Format("sprt", sprt=SprtSettings(sprt[0], sprt[1], max_games, **rates))
+        elif max_games is not None or alpha is not None or beta is not None:
+            raise click.UsageError("--max-games, --alpha and --beta are for --sprt")
+        else:
+            fmt = Format(format_name, rounds or 1)
+        if opponent_paths and fmt.kind != "gauntlet":
+            raise click.UsageError("--opponents is for --format gauntlet (the engines given play only them)")
+        if grade and fmt.kind != "gauntlet":
+            raise click.UsageError("--grade grades a gauntlet: give --format gauntlet --opponents REFERENCE...")
+        kwargs = {
+            "settings": settings, "format": fmt, "opponents": opponent_paths, "seed": chosen_seed(seed, config), "out": target,
+            "openings": read_openings(openings_file, game, opening_plies) if openings_file else None,
+            "opening_plies": random_openings,
+        }  # fmt: skip
+    played, total = [0], [0]
+
+    def on_game(game: GameRecord) -> None:
+        played[0] += 1
+        note = f" ({game.forfeit} forfeits)" if game.forfeit else ""
+        click.echo(f"{played[0]:>4}/{total[0]}  {game.black} - {game.white}  {game.black_pieces}-{game.white_pieces}  "
+                   f"{game.result}  {game.reason}{note}")  # fmt: skip
+
+    def on_start(folder: TournamentFolder, settings: TournamentSettings, played_before: int) -> None:
+        engines, fmt = len(folder.engines()), folder.format()
+        games = fmt.planned_games(engines)
+        at_most = "" if fmt.kind in ("round-robin", "gauntlet") else "at most "
+        click.echo(
+            f"Tournament{'' if fmt.kind == 'round-robin' else f' ({fmt.kind})'}: {report.plural(engines, 'engine', 'engines')}, {at_most}{report.plural(games, 'game', 'games')}, "
+            f"{_clock_text(settings)}, {report.plural(settings.jobs, 'job', 'jobs')}, scoring {settings.rule}, "
+            f"{isolation_text(settings)}"
+            + (f", adjudication at {settings.adjudicate} empties" if settings.adjudicate else "")
+            + f"\nFolder: {folder.path}"
+            + (f" ({played_before} games already played)" if resume else "")
+        )
+        played[0], total[0] = played_before, games
+
+    if not resume:
+        named = configured_engines(config)  # a name given that is not a file is one of config.yaml's engines
+        pick = lambda p: named[p] if p in named and not Path(p).is_file() else p  # noqa: E731
+        engine_paths = tuple(map(pick, engine_paths))  # type: ignore[arg-type]
+        kwargs["opponents"] = [pick(p) for p in kwargs["opponents"]]
+    with on_cluster(cluster, config, stop) as ex:
+        result = run_tournament(engine_paths, on_start=on_start, on_game=on_game,
+                                private=private_files(config, openings_file), executor=ex, stop=stop, **kwargs)  # fmt: skip
+    names = [s.engine for s in result.standings]
+    click.echo()
+    if result.swiss is not None:
+        click.echo(report.swiss_table(result.swiss))
+        click.echo()
+    click.echo(report.standings_table(result.standings))
+    click.echo()
+    click.echo(report.crosstable_text(result.crosstable, names))
+    if result.sprt is not None:
+        click.echo()
+        click.echo(report.sprt_text(result.sprt))
+    if result.stopped_early:
+        click.echo(f"\nStopped early: {result.stopped_early}")
+    if grade:
+        grades = write_grades(result, config.tournament.grade)
+        click.echo()
+        click.echo(report.share_grades_table(grades))
+    if json_file:
+        write_json(json_file, result.to_json())
+    click.echo(f"\n{len(result.games)} of {result.scheduled} games in {result.folder.path}: {', '.join(result.files)}")
+    if result.interrupted:
+        click.echo(f"{sentence(result.interrupted)}: continue with  grader tournament --resume {result.folder.path}")
+        raise SystemExit(130)
+
+
+def _clock_text(settings: TournamentSettings) -> str:
+    if settings.tc is None:
+        return f"{settings.limits.wall_seconds:g} s per move"
+    return f"clock {settings.tc[0]:g}+{settings.tc[1]:g} s (margin {settings.time_margin * 1000:g} ms)"
