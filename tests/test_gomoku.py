@@ -246,3 +246,78 @@ def test_command_round_trip_keeps_expected_failures():
 
 def test_python_used_for_examples_is_the_graders():
     assert program(EXAMPLES / "solver.py").command(sys.executable, "/x")[0] == sys.executable
+
+
+def misbehaving(tmp_path: Path, mode: str) -> ProtocolEngine:
+    path = tmp_path / f"gtp_{mode}.py"  # a name only this test knows
+    path.write_text(MISBEHAVING.read_text())
+    return program(path, mode)
+
+
+def test_tests_after_a_crash_count_zero_or_run_on_a_fresh_program(tmp_path):
+    """A program that dies at test 50: the tests it never reached count 0 (the total is over
+    the whole file, not over what it answered), with its stderr in the note; with per_test,
+    each test gets a fresh program told the game so far, so the crash costs one test."""
+    engine = misbehaving(tmp_path, "crash50")
+    once = run_regress(engine, course_file(tmp_path), GOMOKU, settings(unknown_credit=0.5))
+    assert [(t.number, t.symbol) for t in once.tests] == [(40, "u"), (50, "t"), (120, "t"), (130, "t")]
+    assert "stderr ends: boom" in once.tests[1].note and once.tests[2].note.startswith("not run: the program had ended")
+    assert once.total == pytest.approx(100 * 0.5 / 3) and once.stopped is not None
+    fresh = run_regress(engine, course_file(tmp_path), GOMOKU, settings(unknown_credit=0.5, per_test=True))
+    assert [t.symbol for t in fresh.tests] == ["u", "t", "u", "-"] and fresh.stopped is None
+    assert fresh.total == pytest.approx(100 * 1.0 / 3)
+    right = run_regress(program(EXAMPLES / "solver.py"), course_file(tmp_path), GOMOKU, settings(per_test=True))
+    assert right.symbols[:3] == "+++"  # the replayed game is the game: the solver is right on each
+
+
+def test_stones_played_out_of_turn_are_all_on_the_judged_board(tmp_path):
+    """GTP's play sets a position up in any order: b A1 B1 C1 D1, then w A7 B7 C7 D7 puts all
+    eight stones on the board, black to move (it wins at E1: five in a row)."""
+    lines = ["boardsize 7", "clear_board", *(f"play b {p}1" for p in "ABCD"), *(f"play w {p}7" for p in "ABCD")]
+    (tmp_path / "o.gtp").write_text("\n".join([*lines, "10 solve", "#?[b E1]"]) + "\n")
+    result = run_regress(program(EXAMPLES / "solver.py"), tmp_path / "o.gtp", GOMOKU, settings())
+    test = result.tests[0]
+    board, token = test.board.split()
+    assert board.count("x") == board.count("o") == 4 and token == "x", test
+    won = GOMOKU.parse(board, token).play(GOMOKU.parse_square("E1"))  # five in a row: checked by the rules alone
+    assert won.is_game_over() and won.score() == -1  # lost for white, now to move
+    assert (test.symbol, test.judged_by) == ("+", "solver"), test
+    # three black stones and no white: no game reaches it; the file's expected answer decides
+    (tmp_path / "x.gtp").write_text("clear_board\nplay b A1\nplay b B1\nplay b C1\n10 solve\n#?[b.*]\n")
+    odd = run_regress(program(EXAMPLES / "solver.py"), tmp_path / "x.gtp", GOMOKU, settings()).tests[0]
+    assert odd.judged_by == "regex" and "cannot arise in play" in odd.note, odd
+
+
+def test_a_refused_setup_is_said_in_the_next_tests_note(tmp_path):
+    result = run_regress(misbehaving(tmp_path, "refuse"), course_file(tmp_path), GOMOKU, settings(solve_seconds=0.5))
+    assert "the program refused 'play B A7' before this test" in result.tests[0].note, result.tests[0]
+
+
+def test_a_win_in_one_on_an_open_board_is_judged_by_the_solver_at_once(tmp_path):
+    """41 empty points and a win in one: the grader searches only what the verdict needs (the
+    value, the answer's move), not every move's value, so its small budget is enough."""
+    stones = ["play b A1", "play w A7", "play b B1", "play w B7", "play b C1", "play w C7", "play b D1", "play w D7"]
+    text = "\n".join(["boardsize 7", "clear_board", *stones, "10 solve", "#?[b E1]", "20 solve", "#?[b E1]"])
+    (tmp_path / "w.gtp").write_text(text + "\n")
+    (tmp_path / "fixed.py").write_text(
+        "import sys\nanswers = iter(['b E1', 'b G7'])\n"
+        "for line in sys.stdin:\n"
+        "    w = line.split()\n"
+        "    n = w.pop(0) if w and w[0].isdigit() else ''\n"
+        "    text = next(answers) if w[:1] == ['solve'] else ''\n"
+        "    print(f'={n} {text}'.rstrip() + '\\n', flush=True)\n"
+    )
+    engine = ProtocolEngine.from_command(shlex.join([PYTHON, str(tmp_path / "fixed.py")]), "gtp")
+    result = run_regress(engine, tmp_path / "w.gtp", GOMOKU, settings(solve_seconds=3.0))
+    assert [(t.symbol, t.judged_by) for t in result.tests] == [("+", "solver"), ("W", "solver")], result.tests
+    assert "G7 gives a loss" in result.tests[1].note or "G7 gives a draw" in result.tests[1].note
+
+
+def test_per_test_from_the_command_line(tmp_path):
+    path = tmp_path / "gtp_crash50.py"
+    path.write_text(MISBEHAVING.read_text())
+    command = shlex.join([sys.executable, str(path), "crash50"])
+    out = CliRunner().invoke(main, ["regress", command, str(course_file(tmp_path)), "--per-test", "--json",
+                                    str(tmp_path / "r.json")])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert [t["symbol"] for t in json.loads((tmp_path / "r.json").read_text())[0]["tests"]] == ["u", "t", "u", "-"]

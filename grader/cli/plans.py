@@ -195,18 +195,23 @@ def plan_public(plan_file: str, out: str) -> None:
               help="Credit of a 'solve' answered 'unknown' (the course decides).")  # fmt: skip
 @click.option("--margin", type=click.FloatRange(0, 60), cls=LibraryDefault, library_default=RegressSettings.margin,
               help="Seconds beyond the program's timelimit (or limits.wall_seconds) each command may take.")  # fmt: skip
+@click.option("--per-test", is_flag=True, default=None,
+              help="A fresh program for every test, told the game so far: a crash or hang costs one test "
+                   "(default: one program per file; the tests after it ended count 0).")  # fmt: skip
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write every test's result as JSON to FILE.")
 @click.option("--game", "game_name", metavar="NAME", cls=LibraryDefault, library_default=REGRESS_GAME,
               help="The game the files play (config's game instead, if its positions can be set up by play).")  # fmt: skip
 @config_option
 @fail_cleanly
 @stoppable
-def regress(program: str, files: tuple[str, ...], unknown_credit: float | None, margin: float | None, json_file: str | None,
-            game_name: str | None, config_path: str | None, stop: Stop) -> None:  # fmt: skip
+def regress(program: str, files: tuple[str, ...], unknown_credit: float | None, margin: float | None,
+            per_test: bool | None, json_file: str | None, game_name: str | None, config_path: str | None,
+            stop: Stop) -> None:  # fmt: skip
     """Run each GoGui regression FILE (numbered GTP commands, each followed by '#? [REGEX]')
     against PROGRAM, a GTP program (a .py file is run with the configured Python; anything
-    else is a command line, as 'python3 my_player.py'), started once per file in the same
-    isolation and limits as scripts. 'solve' and 'genmove' are judged by the grader's own
+    else is a command line, as 'python3 my_player.py'), started once per file (or per test:
+    --per-test) in the same isolation and limits as scripts. A test the program never
+    answered (it had ended) counts 0. 'solve' and 'genmove' are judged by the grader's own
     solver (any move that achieves the result counts); other tests by their regex.
 
     \b
@@ -220,7 +225,7 @@ def regress(program: str, files: tuple[str, ...], unknown_credit: float | None, 
         check_output_file(json_file)
     command = shlex.join([PYTHON, program]) if program.endswith(".py") and Path(program).is_file() else program
     engine = ProtocolEngine.from_command(command, "gtp")
-    settings = RegressSettings.resolve(config, unknown_credit, margin)
+    settings = RegressSettings.resolve(config, unknown_credit, margin, per_test=per_test)
     results = []
     for f in files:
         click.echo(f"{f}: {program} ({game.title}, isolation {choose(settings.isolation, settings.python)})")

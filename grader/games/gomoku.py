@@ -23,7 +23,7 @@ from ..errors import BoardError
 from ..seeding import rng
 from .base import Game
 from .drawing import grid_svg, grid_text
-from .solving import CHECK_EVERY, ExactSolver
+from .solving import ExactSolver
 from ..stop import Stopped
 
 COLUMNS = "ABCDEFGHJKLMNOPQRST"  # GTP's: no I
@@ -303,6 +303,9 @@ class Gomoku(Game[Position]):
         return out
 
 
+POLL_EVERY = 256  # nodes between two looks at should_stop: a node here costs up to a millisecond
+
+
 class GomokuSolver(ExactSolver[Position]):
     """Exact outcomes by boolean-valued negamax (-1, 0, +1) with alpha-beta and a table.
 
@@ -331,7 +334,7 @@ class GomokuSolver(ExactSolver[Position]):
 
     def _search(self, cells: list[str], size: int, me: str, alpha: int, beta: int) -> int:
         self.nodes += 1
-        if self.should_stop is not None and self.nodes % CHECK_EVERY == 0 and self.should_stop():
+        if self.should_stop is not None and self.nodes % POLL_EVERY == 0 and self.should_stop():
             raise Stopped("the solver was stopped")
         key = ("".join(cells), me)
         lower, upper = self._bounds.get(key, (-1, 1))

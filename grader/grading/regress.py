@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..engines.gtp import Ended, GtpClient, GtpError, GtpSilent
-from ..engines.players import ProtocolEngine
+from ..engines.gtp import Ended, GtpClient, GtpError
+from ..engines.players import PYTHON, ProtocolEngine
 from ..engines.runner import RunResult, Session
 from ..engines.sandbox import Sandbox, claim_uid, release_uid
 from ..engines.scripts import RunSettings
@@ -32,6 +32,7 @@ from ..files import parse_range, read_lines
 from ..games import Game, Position, get_game
 from ..stop import Stop, Stopped
 from .plans import plan_seed, seed_warning, spread_public
+from .results import stderr_lines
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -45,6 +46,7 @@ REGRESS_SYMBOLS = {
     "t": (0.0, "no answer in time, or the program ended"),
 }
 DEFAULT_TIMELIMIT = 1  # seconds: the course's default before any 'timelimit' command
+LIST_SECONDS = 2.0  # the most the grader spends listing every best move for a test's feedback
 REGRESS_GAME = "gomoku"  # the game of regression files, unless told (see regress_game)
 EMPTIES = "4-10"  # empty points of a regression plan's positions
 PER_LEVEL = 2  # positions per number of empty points
@@ -152,44 +154,69 @@ class RegressResult:
 
 
 class _Shadow:
-    """The grader's copy of the game the program is told about."""
+    """The grader's copy of the game the program is told about: the stones as played, in any
+    order (GTP's 'play' may set a position up out of turn), the side to move (the other side
+    of the last stone), and what rebuilds it in a fresh program."""
 
     def __init__(self, game: Game):
         self.rules = game
-        self.pos: Position = game.start()
+        self.boardsize: str | None = None  # the last 'boardsize N' the program accepted
+        self.refused: list[str] = []  # commands the program answered with '? ...' since the last test
+        self.clear()
+
+    def clear(self) -> None:
+        start = self.rules.start()
+        self.board, self.token = start.board_string(), start.token
+        self.plays: list[str] = []
 
     def command(self, text: str, answer: str | None) -> None:
+        """Follow ``text`` as the program took it (``answer``: its answer, None for '? ...')."""
         words = text.split()
-        if not words:
+        if answer is None:
+            if words[:1] in (["boardsize"], ["clear_board"], ["play"]):
+                self.refused.append(text)
             return
-        if words[0] == "boardsize" and len(words) > 1 and words[1].isdigit():
-            self.rules = self.rules.sized(int(words[1]))
-            self.pos = self.rules.start()
-        elif words[0] == "clear_board":
-            self.pos = self.rules.start()
-        elif words[0] == "play" and len(words) == 3:
+        if words[:1] == ["boardsize"] and len(words) == 2 and words[1].isdigit():
+            try:
+                self.rules = self.rules.sized(int(words[1]))
+            except (BoardError, GraderError):
+                return
+            self.boardsize = text
+            self.clear()
+        elif words[:1] == ["clear_board"]:
+            self.clear()
+        elif words[:1] == ["play"] and len(words) == 3:
             self._play(words[1], words[2])
-        elif words[0] == "genmove" and answer and len(words) == 2:
+        elif words[:1] == ["genmove"] and answer.split() and len(words) == 2:
             self._play(words[1], answer.split()[0])
 
     def _play(self, colour: str, point: str) -> None:
-        token = self.rules.sides[COLOURS.index(colour[0].lower())] if colour[:1].lower() in COLOURS else None
+        if colour[:1].lower() not in COLOURS:
+            return
+        token = self.rules.sides[COLOURS.index(colour[:1].lower())]
         try:
             sq = self.rules.parse_square(point)
         except BoardError:
             return  # 'pass', 'resign' or nonsense: the position does not change
-        if token is None or not (0 <= sq < len(self.pos.board_string())) or self.pos.board_string()[sq] != ".":
+        if not 0 <= sq < len(self.board) or self.board[sq] != ".":
             return
-        board = self.pos.board_string()
-        board = board[:sq] + token + board[sq + 1 :]
-        other = self.rules.sides[1] if token == self.rules.sides[0] else self.rules.sides[0]
+        self.board = self.board[:sq] + token + self.board[sq + 1 :]
+        self.token = self.rules.sides[1] if token == self.rules.sides[0] else self.rules.sides[0]
+        self.plays.append(f"play {colour[:1].lower()} {self.rules.square_name(sq)}")
+
+    def position(self) -> tuple[Position | None, str]:
+        """The position, or None and why the grader's rules cannot take it."""
         try:
-            self.pos = self.rules.parse(board, other)
-        except BoardError:  # a position out of turn order: keep the stones, whoever moves
-            self.pos = self.rules.parse(board, token) if board.count(token) <= board.count(other) else self.pos
+            return self.rules.parse(self.board, self.token), ""
+        except BoardError as e:
+            return None, str(e)
 
     def side(self) -> str:
-        return COLOURS[self.rules.sides.index(self.pos.token)]
+        return COLOURS[self.rules.sides.index(self.token)]
+
+    def setup(self) -> list[str]:
+        """The commands that bring a fresh program to this game."""
+        return [*([self.boardsize] if self.boardsize else []), "clear_board", *self.plays]
 
 
 @dataclass(frozen=True)
@@ -200,11 +227,15 @@ class RegressSettings(RunSettings):
     - ``unknown_credit``: the credit of a 'solve' answered 'unknown' (the course decides).
     - ``margin``: seconds beyond the program's timelimit (or ``limits.wall_seconds``) each command may take.
     - ``solve_seconds``: the grader's own budget for judging one position (beyond it, the regex decides).
+    - ``per_test``: a fresh program for every test (the game so far replayed to it), so that
+      a crash or a hang costs one test; by default one program runs the whole file, and
+      the tests after it ended count 0.
     """
 
     unknown_credit: float = 0.0
     margin: float = 0.5
     solve_seconds: float = 30.0
+    per_test: bool = False
 
     @classmethod
     def resolve(cls, config: Config, unknown_credit: float | None = None, margin: float | None = None,
@@ -219,15 +250,57 @@ def run_regress(program: ProtocolEngine, path: str | Path, game: Game, settings:
                 executor: Executor | None = None, stop: Stop | None = None,
                 on_test: Callable[[RegressTest], None] | None = None) -> RegressResult:  # fmt: skip
     """Run the regression file at ``path`` against ``program`` (a GTP program, started once
-    for the file) and judge each test."""
+    for the file, or for each test with ``settings.per_test``) and judge each test. A test
+    the program did not reach (it had ended) counts 0."""
     settings = settings or RegressSettings()
     commands = parse_regress("\n".join(read_lines(path, "regression file")), str(path))
-    result = RegressResult(program.origin, str(path))
+    result = RegressResult(program.origin.replace(PYTHON, settings.python), str(path))
     with using(executor, 1, stop) as ex:
         ex.submit("file", lambda worker: _run(program, commands, game, settings, worker, result, on_test))
         for _ in ex.results():
             pass
     return result
+
+
+class _Program:
+    """The GTP program of a run, started when first needed and again after it is closed."""
+
+    def __init__(self, program: ProtocolEngine, settings: RegressSettings, worker: Worker, sandbox: Sandbox):
+        folder = str(worker.stage.folder(program.bundle)) if program.bundle else None
+        self.argv, self.folder = program.command(settings.python, folder), folder
+        self.settings, self.worker, self.sandbox = settings, worker, sandbox
+        self.session: Session | None = None
+        self.client: GtpClient | None = None
+        self.tests = 0  # tests this process has answered
+
+    def start(self) -> str | None:
+        """Start the program; None, or what went wrong."""
+        self.session = Session(
+            self.argv, self.settings.limits, self.sandbox, self.worker.stop, self.folder, self.folder
+        )
+        self.client, self.tests = None, 0
+        error = self.session.start()
+        if error:
+            self.session.close()
+            self.session = None
+            return f"the program {error}"
+        self.client = GtpClient(self.session)
+        return None
+
+    def failed(self, e: Exception) -> tuple[str, RunResult | None]:
+        """Why a command got no answer, and how the program ended (it is closed)."""
+        if self.worker.stop.is_set():
+            raise Stopped(self.worker.stop.reason) from None
+        ended = self.close()
+        if not isinstance(e, Ended) or ended is None:
+            return (str(e) if not isinstance(e, Ended) else "the program ended"), None
+        said = stderr_lines(ended.stderr_tail, 3)
+        why = f"the program {ended.describe() or 'ended'}" + (f"; stderr ends: {' | '.join(said)}" if said else "")
+        return why, ended
+
+    def close(self) -> RunResult | None:
+        session, self.session, self.client = self.session, None, None
+        return session.close() if session is not None else None
 
 
 def _run(program: ProtocolEngine, commands: list[Command], game: Game, settings: RegressSettings, worker: Worker,
@@ -236,50 +309,83 @@ def _run(program: ProtocolEngine, commands: list[Command], game: Game, settings:
     if sandbox.uid is not None:
         uid = claim_uid()
         sandbox = Sandbox(sandbox.mechanism, uid)
-    folder = str(worker.stage.folder(program.bundle)) if program.bundle else None
-    session = Session(program.command(settings.python, folder), settings.limits, sandbox, worker.stop, folder, folder)
-    shadow, timelimit = _Shadow(game), DEFAULT_TIMELIMIT
+    proc = _Program(program, settings, worker, sandbox)
+    shadow, timelimit, told = _Shadow(game), DEFAULT_TIMELIMIT, False
     try:
-        error = session.start()
-        if error:
-            result.stopped = f"the program {error}"
-            return result
-        client = GtpClient(session)
-        for c in commands:
+        for i, c in enumerate(commands):
             words = c.text.split()
             if words[:1] == ["timelimit"] and len(words) == 2 and words[1].isdigit():
-                timelimit = int(words[1])
+                timelimit, told = int(words[1]), True
+            if words[:1] == ["quit"] and proc.client is None:
+                break
+            asked_on = f"{shadow.board} {shadow.token}"
+            if proc.client is not None and c.number is not None and settings.per_test and proc.tests:
+                proc.close()  # a fresh program for this test
+            if proc.client is None:
+                why = proc.start() if i == 0 else _restart(proc, shadow, timelimit if told else None, settings)
+                if why is not None:
+                    result.stopped = f"at line {c.line} ({c.text}): {why}"
+                    _not_run(result, on_test, commands[i:], asked_on, why)
+                    return result
             thinks = words[:1] in (["solve"], ["genmove"])
             seconds = (timelimit if thinks else settings.limits.wall_seconds) + settings.margin
-            asked_on = f"{shadow.pos.board_string()} {shadow.pos.token}"
+            assert proc.client is not None
             try:
-                reply = client.send(f"{c.number} {c.text}" if c.number is not None else c.text, seconds)
-                answer, ok, took = reply.text, reply.ok, reply.seconds
+                reply = proc.client.send(f"{c.number} {c.text}" if c.number is not None else c.text, seconds)
             except (GtpError, Ended) as e:
-                if worker.stop.is_set():
-                    raise Stopped(worker.stop.reason) from None
-                ended = isinstance(e, Ended)
-                result.ended = session.close() if ended or not isinstance(e, GtpSilent) else None
-                why = f"the program {result.ended.describe() or 'ended'}" if ended and result.ended else str(e)
+                why, ended = proc.failed(e)
                 if c.number is not None:
                     _record(result, on_test, RegressTest(c.number, c.text, asked_on, c.expected, None, "t", 0.0, why,
                                                          seconds, c.expect_failure))  # fmt: skip
-                result.stopped = f"at line {c.line} ({c.text}): {why}"
+                if settings.per_test and words[:1] != ["quit"]:
+                    continue  # the next test gets a fresh program
+                result.stopped, result.ended = f"at line {c.line} ({c.text}): {why}", ended
+                _not_run(result, on_test, commands[i + 1 :], asked_on, f"the program had ended: {why}")
                 return result
+            answer = reply.text if reply.ok else None
             if c.number is not None:
-                pos = shadow.pos
-                test = _judge(c, answer if ok else None, answer, pos, shadow.side(), settings, worker)
-                test.board, test.seconds = asked_on, round(took, 4)
+                proc.tests += 1
+                pos, problem = shadow.position()
+                test = _judge(c, answer, reply.text, pos, problem, shadow.side(), settings, worker)
+                if shadow.refused:
+                    test.note += f" (the program refused '{shadow.refused[0]}' before this test)"
+                    shadow.refused.clear()
+                test.board, test.seconds = asked_on, round(reply.seconds, 4)
                 _record(result, on_test, test)
-            shadow.command(c.text, answer if ok else None)
+            shadow.command(c.text, answer)
             if words[:1] == ["quit"]:
                 break
         return result
     finally:
-        if result.ended is None:
-            session.close()
+        proc.close()
         if uid is not None:
             release_uid(uid)
+
+
+def _restart(proc: _Program, shadow: _Shadow, timelimit: int | None, settings: RegressSettings) -> str | None:
+    """A fresh program told the game so far (and the file's timelimit); None, or what went wrong."""
+    why = proc.start()
+    if why is not None:
+        return why
+    assert proc.client is not None
+    for command in [*([f"timelimit {timelimit}"] if timelimit is not None else []), *shadow.setup()]:
+        try:
+            reply = proc.client.send(command, settings.limits.wall_seconds + settings.margin)
+        except (GtpError, Ended) as e:
+            return f"while the game so far was replayed to a fresh program, '{command}': {proc.failed(e)[0]}"
+        if not reply.ok and not command.startswith("timelimit"):
+            proc.close()
+            return f"a fresh program refused '{command}' of the game so far: '? {reply.text[:60]}'"
+    return None
+
+
+def _not_run(result: RegressResult, on_test: Callable[[RegressTest], None] | None, rest: list[Command],
+             board: str, why: str) -> None:  # fmt: skip
+    """The tests the program never answered: each counts 0 ('t')."""
+    for c in rest:
+        if c.number is not None and all(t.number != c.number for t in result.tests):
+            _record(result, on_test, RegressTest(c.number, c.text, board, c.expected, None, "t", 0.0,
+                                                 f"not run: {why}", 0.0, c.expect_failure))  # fmt: skip
 
 
 def _record(result: RegressResult, on_test: Callable[[RegressTest], None] | None, test: RegressTest) -> None:
@@ -288,9 +394,10 @@ def _record(result: RegressResult, on_test: Callable[[RegressTest], None] | None
         on_test(test)
 
 
-def _judge(c: Command, answer: str | None, raw: str, pos: Position, side: str, settings: RegressSettings,
-           worker: Worker) -> RegressTest:  # fmt: skip
-    """The verdict on one test's answer (None: the program answered '? ...')."""
+def _judge(c: Command, answer: str | None, raw: str, pos: Position | None, problem: str, side: str,
+           settings: RegressSettings, worker: Worker) -> RegressTest:  # fmt: skip
+    """The verdict on one test's answer (None: the program answered '? ...'); ``pos`` None:
+    the position the file set up cannot arise in play (``problem``), and the regex decides."""
     assert c.number is not None
     verb = c.text.split()[0]
 
@@ -300,71 +407,109 @@ def _judge(c: Command, answer: str | None, raw: str, pos: Position, side: str, s
         return RegressTest(c.number or 0, c.text, "", c.expected, shown, symbol, credit, note, 0.0, c.expect_failure,
                            judged_by)  # fmt: skip
 
-    if answer is not None and verb == "solve" and pos.is_game_over():  # the winner is on the board
-        return _judge_solve(answer, pos, side, {}, pos.score(pos.game.scorings[0]), verdict)
-    if answer is not None and verb in ("solve", "genmove") and not pos.is_game_over():
+    why_regex = f"; {problem}: the file's answer decides" if pos is None and verb in ("solve", "genmove") else ""
+    if answer is not None and pos is not None and (verb == "solve" or (verb == "genmove" and not pos.is_game_over())):
         solver = worker.cached(
             ("regress", pos.game.name, pos.game.board_length), lambda: pos.game.solver(pos.game.scorings[0])
         )
         deadline = time.monotonic() + settings.solve_seconds
         solver.should_stop = lambda: time.monotonic() > deadline or worker.stop.is_set()
         try:
-            values = solver.move_values(pos)
+            judge = _judge_solve if verb == "solve" else _judge_genmove
+            return judge(answer, pos, side, _Truth(solver, pos, worker), verdict)
         except Stopped:
             if worker.stop.is_set():
                 raise
-            values = None  # beyond the grader's budget: the regex decides
-        if values is not None:
-            best = max(values.values())
-            return (_judge_solve if verb == "solve" else _judge_genmove)(answer, pos, side, values, best, verdict)
+            why_regex = f"; the grader's solver gave up after {settings.solve_seconds:g} s: the file's answer decides"
     if c.expected is None:
-        return verdict("+" if answer is not None else "-", "no expected answer: any success passes", "regex")
+        return verdict(
+            "+" if answer is not None else "-", "no expected answer: any success passes" + why_regex, "regex"
+        )
     matched = answer is not None and re.fullmatch(c.expected, answer) is not None
-    return verdict("+" if matched else "-", f"expected [{c.expected}]", "regex")
+    return verdict("+" if matched else "-", f"expected [{c.expected}]" + why_regex, "regex")
 
 
-def _judge_solve(answer: str, pos: Position, side: str, values: dict[int, int], best: int, verdict) -> RegressTest:
+class _Truth:
+    """What the grader's solver says of one position, searched only as far as a verdict needs:
+    its value, one move's value, and the best moves for the feedback ('' when the budget runs
+    out while listing them)."""
+
+    def __init__(self, solver: Any, pos: Position, worker: Worker):
+        self.solver, self.pos, self.worker = solver, pos, worker
+        self.value: int = pos.score(pos.game.scorings[0]) if pos.is_game_over() else solver.value(pos)
+        self._best: str | None = None
+
+    def move_value(self, move: int) -> int:
+        return self.solver.move_value(self.pos, move)
+
+    def best(self) -> str:
+        if self._best is None:
+            until = time.monotonic() + LIST_SECONDS  # within the verdict's own budget
+            judged = self.solver.should_stop
+            self.solver.should_stop = lambda: judged() or time.monotonic() > until
+            try:
+                self._best = ", ".join(self.pos.game.square_name(m) for m in self.solver.optimal_moves(self.pos))
+            except Stopped:
+                if self.worker.stop.is_set():
+                    raise
+                self._best = ""
+            finally:
+                self.solver.should_stop = judged
+        return self._best
+
+
+def _judge_solve(answer: str, pos: Position, side: str, truth: _Truth, verdict) -> RegressTest:
     words = answer.lower().split()
     other = COLOURS[1 - COLOURS.index(side)]
-    truth = side if best > 0 else other if best < 0 else "draw"
-    game = pos.game
-    right = ", ".join(game.square_name(m) for m, v in sorted(values.items()) if v == best)
+    best, over, game = truth.value, pos.is_game_over(), pos.game
+    winner = side if best > 0 else other if best < 0 else "draw"
+
+    def moves(prefix: str) -> str:  # the moves that achieve the result, where there are any to show
+        listed = truth.best() if best >= 0 and not over else ""
+        return prefix.format(listed) if listed else ""
+
     if not words or words[0] not in (*COLOURS, "draw", "unknown"):
-        return verdict("-", f"an answer is 'b', 'w', 'draw' or 'unknown' and a move; the winner is {truth}")
+        return verdict("-", f"an answer is 'b', 'w', 'draw' or 'unknown' and a move; the winner is {winner}")
     if words[0] == "unknown":
-        return verdict("u", f"unknown; the winner is {truth}" + (f" ({right})" if best >= 0 else ""))
-    if words[0] != truth:
-        return verdict("-", f"said {words[0]}; the winner is {truth}" + (f" ({right})" if best >= 0 else ""))
-    if best < 0 or not values:  # a loss, or a game over: no move to write
+        return verdict("u", f"unknown; the winner is {winner}" + moves(" ({})"))
+    if words[0] != winner:
+        return verdict("-", f"said {words[0]}; the winner is {winner}" + moves(" ({})"))
+    if best < 0 or over:  # a loss, or a game over: no move to write
         if len(words) > 1:
-            return verdict("W", f"{truth} is right, but a move is written only when the side to move wins or draws")
+            return verdict("W", f"{winner} is right, but a move is written only when the side to move wins or draws")
         return verdict(
-            "+", f"{truth} is right: " + ("the game is over" if not values else f"{side} loses whatever it plays")
+            "+", f"{winner} is right: " + ("the game is over" if over else f"{side} loses whatever it plays")
         )
     if len(words) < 2:
-        return verdict("W", f"{truth} is right, but no move: one of {right} achieves it")
+        return verdict("W", f"{winner} is right, but no move" + moves(": one of {} achieves it"))
     try:
         move = game.parse_square(words[1])
     except BoardError:
-        return verdict("W", f"{truth} is right, but '{words[1]}' is not a point; one of {right} achieves it")
-    if values.get(move) != best:
-        how = "not a legal move" if move not in values else f"gives {'a draw' if values[move] == 0 else 'a loss'}"
-        return verdict("W", f"{truth} is right, but {game.square_name(move)} {how}; one of {right} achieves it")
-    return verdict("+", f"{truth} {game.square_name(move)} is right (any of {right})")
+        return verdict("W", f"{winner} is right, but '{words[1]}' is not a point" + moves("; one of {} achieves it"))
+    if not pos.is_legal(move):
+        return verdict("W", f"{winner} is right, but {game.square_name(move)} is not a legal move"
+                            + moves("; one of {} achieves it"))  # fmt: skip
+    value = truth.move_value(move)
+    if value != best:
+        how = f"gives {'a draw' if value == 0 else 'a loss'}"
+        return verdict("W", f"{winner} is right, but {game.square_name(move)} {how}" + moves("; one of {} achieves it"))
+    return verdict("+", f"{winner} {game.square_name(move)} is right" + moves(" (any of {})"))
 
 
-def _judge_genmove(answer: str, pos: Position, side: str, values: dict[int, int], best: int, verdict) -> RegressTest:
+def _judge_genmove(answer: str, pos: Position, side: str, truth: _Truth, verdict) -> RegressTest:
     game = pos.game
-    right = ", ".join(game.square_name(m) for m, v in sorted(values.items()) if v == best)
     try:
         move = game.parse_square(answer.split()[0]) if answer.split() else None
     except BoardError:
         move = None
-    if move is None or move not in values:
-        return verdict("-", f"'{answer[:20]}' is not a legal move; best: {right}")
-    if values[move] != best:
-        return verdict("-", f"{game.square_name(move)} gives {values[move]:+d}, best is {best:+d} ({right})")
-    return verdict("+", f"{game.square_name(move)} is optimal ({best:+d})")
+    best = truth.best()
+    if move is None or not pos.is_legal(move):
+        return verdict("-", f"'{answer[:20]}' is not a legal move" + (f"; best: {best}" if best else ""))
+    value = truth.move_value(move)
+    if value != truth.value:
+        return verdict("-", f"{game.square_name(move)} gives {value:+d}, best is {truth.value:+d}"
+                            + (f" ({best})" if best else ""))  # fmt: skip
+    return verdict("+", f"{game.square_name(move)} is optimal ({truth.value:+d})")
 
 
 def make_regress(game: Game, positions: list[Position], timelimit: int, seconds: float = 600.0) -> list[Command]:

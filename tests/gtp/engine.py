@@ -6,6 +6,8 @@ with '='; then by MODE:
   crash     exits with code 4 at 'solve'
   garbage   answers 'solve' with '= maybe C3'
   error     answers 'solve' with '? not implemented'
+  crash50   answers 'solve' with '= unknown', and at test 50 says 'boom' on stderr and exits
+  refuse    answers 'play' with '? illegal move', 'solve' with '= unknown'
 """
 
 import sys
@@ -18,7 +20,13 @@ for line in sys.stdin:
         continue
     number = words.pop(0) if words[0].isdigit() else ""
     status, text = "=", "2" if words[0] == "protocol_version" else ""
-    if words[0] == "solve":
+    if MODE == "crash50" and number == "50":
+        sys.exit("boom")
+    if MODE == "refuse" and words[0] == "play":
+        status, text = "?", "illegal move"
+    elif MODE in ("crash50", "refuse") and words[0] == "solve":
+        status, text = "=", "unknown"
+    elif words[0] == "solve":
         if MODE == "silent":
             continue
         if MODE == "crash":
