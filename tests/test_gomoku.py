@@ -321,3 +321,12 @@ def test_per_test_from_the_command_line(tmp_path):
                                     str(tmp_path / "r.json")])  # fmt: skip
     assert out.exit_code == 0, out.output
     assert [t["symbol"] for t in json.loads((tmp_path / "r.json").read_text())[0]["tests"]] == ["u", "t", "u", "-"]
+
+
+def test_random_positions_that_random_play_never_reaches_are_a_one_line_error():
+    """Three in a row on 5x5 ends nearly every random game long before one empty point: the
+    plan is refused with what to change, instead of drawing games for ever."""
+    with pytest.raises(
+        BoardError, match="ends before 1 empty points in almost every game .* ask for more empty points"
+    ):
+        Gomoku(size=5, k=3).random_positions(1, range(1, 2), 1)

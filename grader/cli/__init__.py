@@ -14,8 +14,9 @@ from .options import CONTEXT
 @click.group(context_settings=CONTEXT)
 @click.version_option(__version__, prog_name="grader")
 def main() -> None:
-    """Grade game-search lab scripts (the Othello endgame, tic-tac-toe) against exact
-    solvers, prove a player never loses, and run tournaments between engine scripts.
+    """Grade game-search lab scripts (the Othello endgame, tic-tac-toe, Gomoku over GTP)
+    against exact solvers, prove a player never loses, and run tournaments between engines:
+    scripts, and programs speaking NBoard or GTP.
 
     \b
     Examples:

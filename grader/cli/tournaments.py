@@ -181,8 +181,8 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
 
     An engine is a SCRIPT, run as 'SCRIPT BOARD TOKEN' for each move under the limits (its
     move is the last integer it printed; at the time limit, the last one printed in time);
-    or nboard:COMMAND, a program speaking the NBoard protocol, started once per game; or the
-    name of an engine in config.yaml's engines: list. Every pair plays each opening twice,
+    or nboard:COMMAND or gtp:COMMAND, a program speaking the NBoard protocol or GTP, kept up
+    between its games; or the name of an engine in config.yaml's engines: list. Every pair plays each opening twice,
     colours swapped. An illegal or missing move, a crash, a protocol error or a fallen flag
     loses the game by forfeit (config tournament.on_illegal). builtin:random_mover,
     builtin:greedy and builtin:negamax ship with the grader, also as NBoard engines
@@ -192,6 +192,7 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
     Examples:
       grader tournament submissions/negamax.py builtin:greedy builtin:random_mover --rounds 4
       grader tournament nboard:"./edax -nboard" builtin:nboard:negamax --tc 10+0.1
+      grader tournament gtp:"/usr/games/gtp-rhino -l 2" builtin:nboard:greedy --tc 30+0.5
       grader tournament new.py --format gauntlet --opponents builtin:greedy,builtin:random_mover --grade
       grader tournament new.py old.py --sprt 0 10 --max-games 400
     """

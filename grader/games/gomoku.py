@@ -14,6 +14,7 @@ then the row: 'A1' is index 0, 'C3' on 7x7 is index 16. Values are for the side 
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import dataclass, field
@@ -293,7 +294,14 @@ class Gomoku(Game[Position]):
         for e in empties:
             r = rng("grader", "gomoku", self.size, self.k, seed, e)
             found: list[Position] = []
-            while len(found) < count:
+            for tries in itertools.count(1):
+                if len(found) == count:
+                    break
+                if tries > RANDOM_TRIES * count:
+                    raise BoardError(
+                        f"random play on {self.size}x{self.size} ends before {e} empty points in almost every game "
+                        f"({tries - 1} tried): ask for more empty points, or a smaller board"
+                    )
                 pos = self.start()
                 while pos.empties > e and not pos.is_game_over():
                     pos = pos.play(r.choice(pos.moves()))
@@ -303,6 +311,7 @@ class Gomoku(Game[Position]):
         return out
 
 
+RANDOM_TRIES = 200  # random games per position wanted before random_positions gives up
 POLL_EVERY = 256  # nodes between two looks at should_stop: a node here costs up to a millisecond
 
 
