@@ -36,6 +36,15 @@ class TournamentDefaults:
 
 
 @dataclass(frozen=True)
+class RegressDefaults:
+    """Defaults of 'grader regress' (GTP regression files)."""
+
+    unknown_credit: float = 0.0  # the credit of a 'solve' answered 'unknown' (the course decides)
+    margin: float = 0.5  # seconds beyond the program's timelimit each command may take
+    per_test: bool = False  # a fresh program for every test (else one per file)
+
+
+@dataclass(frozen=True)
 class EngineEntry:
     """A named engine of config.yaml's ``engines:`` list (a protocol engine, as cutechess's -engine)."""
 
@@ -71,6 +80,7 @@ class Config:
     commands: dict[str, str] = field(default_factory=dict)  # suffix -> '... {board} {token}'
     entry: str | None = None  # the script to run in a student folder holding several
     tournament: TournamentDefaults = TournamentDefaults()
+    regress: RegressDefaults = RegressDefaults()
     backend: str = "auto"  # the exact solver: auto (native if built) | native | python
     max_solve_seconds: float | None = 60.0  # a plan whose boards would take longer to solve is refused
     cluster: ClusterConfig = ClusterConfig()
@@ -106,6 +116,17 @@ def _number(minimum: float, integer: bool = False, optional: bool = False, maxim
         if maximum is not None and value > maximum:
             raise ValueError(f"'{key}' must be at most {maximum:g}; got {value!r}")
         return value
+
+    return check
+
+
+def _between(low: float, high: float) -> Validator:
+    """A number from ``low`` to ``high``, both included."""
+
+    def check(key: str, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+            raise ValueError(f"'{key}' must be a number from {low:g} to {high:g}; got {value!r}")
+        return float(value)
 
     return check
 
@@ -285,6 +306,10 @@ SCHEMA: dict[str, Validator] = {
             "tc": _tc,
             "time_margin": _number(0, maximum=60),
         },
+    ),
+    "regress": _section(
+        RegressDefaults,
+        {"unknown_credit": _between(0, 1), "margin": _between(0, 60), "per_test": _bool},
     ),
     "backend": _choice(*BACKENDS),
     "max_solve_seconds": _number(0, optional=True, maximum=10**7),

@@ -417,3 +417,18 @@ def test_solve_refuses_and_chooses_its_solver_alike_from_the_library_and_the_cli
         assert cli.exit_code == 0, cli.output
         lib = solve(HANDOUT_BOARD, "x", all_values=True, backend=backend).to_json()
         assert {**json.loads(cli.output), "seconds": 0} == {**lib, "seconds": 0} and lib["backend"] == backend
+
+
+def test_config_yaml_sets_regress_defaults_that_options_override(tmp_path):
+    from grader.config import load_config
+    from grader.errors import GraderError
+    from grader.grading.regress import RegressSettings
+
+    (tmp_path / "c.yaml").write_text("regress:\n  unknown_credit: 0.5\n  per_test: true\n")
+    config = load_config(str(tmp_path / "c.yaml"))
+    got = RegressSettings.resolve(config)
+    assert (got.unknown_credit, got.margin, got.per_test) == (0.5, 0.5, True)
+    assert RegressSettings.resolve(config, unknown_credit=0.0, per_test=False).unknown_credit == 0.0
+    (tmp_path / "bad.yaml").write_text("regress:\n  unknown_credit: 2\n")
+    with pytest.raises(GraderError, match="regress.unknown_credit"):
+        load_config(str(tmp_path / "bad.yaml"))

@@ -19,8 +19,9 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
+from ..config import Config, RegressDefaults
 from ..engines.gtp import Ended, GtpClient, GtpError
 from ..engines.players import PYTHON, ProtocolEngine
 from ..engines.runner import RunResult, Session
@@ -34,8 +35,6 @@ from ..stop import Stop, Stopped
 from .plans import plan_seed, seed_warning, spread_public
 from .results import stderr_lines
 
-if TYPE_CHECKING:
-    from ..config import Config
 
 COLOURS = ("b", "w")  # GTP's names of the first and second player
 REGRESS_SYMBOLS = {
@@ -232,18 +231,23 @@ class RegressSettings(RunSettings):
       the tests after it ended count 0.
     """
 
-    unknown_credit: float = 0.0
-    margin: float = 0.5
+    unknown_credit: float = RegressDefaults.unknown_credit
+    margin: float = RegressDefaults.margin
     solve_seconds: float = 30.0
-    per_test: bool = False
+    per_test: bool = RegressDefaults.per_test
 
     @classmethod
     def resolve(cls, config: Config, unknown_credit: float | None = None, margin: float | None = None,
                 **options: Any) -> RegressSettings:  # fmt: skip
         """The settings of a regression run, as ``grader regress`` takes them: the options
-        given win, then config.yaml (limits, isolation, python), then these defaults."""
-        values = dict(RunSettings.config_values(config), unknown_credit=unknown_credit, margin=margin, **options)
-        return cls(**{k: v for k, v in values.items() if v is not None})
+        given win, then config.yaml (limits, isolation, python; regress: unknown_credit,
+        margin, per_test)."""
+        defaults = config.regress
+        values = dict(RunSettings.config_values(config), unknown_credit=defaults.unknown_credit,
+                      margin=defaults.margin, per_test=defaults.per_test)  # fmt: skip
+        given = dict(options, unknown_credit=unknown_credit, margin=margin)
+        values.update({k: v for k, v in given.items() if v is not None})
+        return cls(**values)
 
 
 def run_regress(program: ProtocolEngine, path: str | Path, game: Game, settings: RegressSettings | None = None,

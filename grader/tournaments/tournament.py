@@ -386,7 +386,7 @@ def _play_moves(game: GameRecord, players: dict[str, Player], names: dict[str, s
         move = turn.move
         if turn.problem is None and move is None:
             turn.problem = "no move: the engine printed no integer"
-        elif turn.problem is None and not (move is not None and move >= 0 and pos.is_legal(move)):
+        elif turn.problem is None and move is not None and not (move >= 0 and pos.is_legal(move)):
             turn.problem = f"{'a pass' if move == PASS else rules.move_text(move)} is not a legal move"
         if turn.problem:
             _event(game, names[token], token, pos, turn)
