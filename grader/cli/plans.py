@@ -7,6 +7,7 @@ import shlex
 from pathlib import Path
 
 import click
+from tabulate import tabulate
 
 from ..config import load_config
 from ..engines.isolation import choose
@@ -24,6 +25,8 @@ from ..grading.regress import (
     TIMELIMIT,
     RegressSettings,
     RegressTest,
+    StudentRegress,
+    regress_class,
     regress_game,
     regress_plan,
     run_regress,
@@ -208,8 +211,9 @@ def regress(program: str, files: tuple[str, ...], unknown_credit: float | None, 
             per_test: bool | None, json_file: str | None, game_name: str | None, config_path: str | None,
             stop: Stop) -> None:  # fmt: skip
     """Run each GoGui regression FILE (numbered GTP commands, each followed by '#? [REGEX]')
-    against PROGRAM, a GTP program (a .py file is run with the configured Python; anything
-    else is a command line, as 'python3 my_player.py'), started once per file (or per test:
+    against PROGRAM, a GTP program (a .py file is run with the configured Python; a folder is
+    a class, each student's program as 'grader grade' finds them; anything else is a command
+    line, as 'python3 my_player.py'), started once per file (or per test:
     --per-test) in the same isolation and limits as scripts. A test the program never
     answered (it had ended) counts 0. 'solve' and 'genmove' are judged by the grader's own
     solver (any move that achieves the result counts); other tests by their regex.
@@ -218,14 +222,18 @@ def regress(program: str, files: tuple[str, ...], unknown_credit: float | None, 
     Examples:
       grader regress submissions/gomoku/solver.py tests.gtp
       grader regress "python3 Gomoku.py" public.gtp private.gtp --unknown-credit 0.5
+      grader regress submissions/ lab2.gtp --json class.json
     """
     config = load_config(config_path)
     game = regress_game(game_name, config)
     if json_file:
         check_output_file(json_file)
+    settings = RegressSettings.resolve(config, unknown_credit, margin, per_test=per_test)
+    if Path(program).is_dir():
+        _regress_class(program, files, game, settings, config.entry, json_file, stop)
+        return
     command = shlex.join([PYTHON, program]) if program.endswith(".py") and Path(program).is_file() else program
     engine = ProtocolEngine.from_command(command, "gtp")
-    settings = RegressSettings.resolve(config, unknown_credit, margin, per_test=per_test)
     results = []
     for f in files:
         click.echo(f"{f}: {program} ({game.title}, isolation {choose(settings.isolation, settings.python)})")
@@ -242,6 +250,36 @@ def regress(program: str, files: tuple[str, ...], unknown_credit: float | None, 
         click.echo(f"  {len(result.counted)} tests counted, {result.total:.1f}/100 ({counts})")
     if json_file:
         Path(json_file).write_text(json.dumps([r.to_json() for r in results], indent=1))
+    if stop.is_set():
+        raise SystemExit(130)
+
+
+def _regress_class(folder: str, files: tuple[str, ...], game, settings: RegressSettings, entry: str | None,
+                   json_file: str | None, stop: Stop) -> None:  # fmt: skip
+    """A class: every student's GTP program on every file, a line each as it ends, then the table."""
+    click.echo(f"{folder}: a class on {', '.join(files)} ({game.title}, {settings.jobs} at once, "
+               f"isolation {choose(settings.isolation, settings.python)})")  # fmt: skip
+
+    def show(student: StudentRegress) -> None:
+        symbols = " ".join(r.symbols for r in student.results)
+        click.echo(f"  {student.name}: {student.total:.1f}/100  {symbols}")
+
+    students = regress_class([folder], list(files), game, settings, entry, stop=stop, on_student=show)
+    rows = []
+    for st in students:
+        cells = [f"{r.total:.1f}" for r in st.results] or ["-"] * len(files)
+        rows.append(
+            [
+                st.name,
+                *cells,
+                f"{st.total:.1f}",
+                st.problem or next((r.stopped for r in st.results if r.stopped), "") or "",
+            ]
+        )
+    click.echo()
+    click.echo(tabulate(rows, headers=["student", *files, "total", "note"], disable_numparse=True))
+    if json_file:
+        Path(json_file).write_text(json.dumps([st.to_json() for st in students], indent=1))
     if stop.is_set():
         raise SystemExit(130)
 

@@ -33,7 +33,8 @@ from ..files import parse_range, read_lines
 from ..games import Game, Position, get_game
 from ..stop import Stop, Stopped
 from .plans import plan_seed, seed_warning, spread_public
-from .results import stderr_lines
+from .results import Submission, stderr_lines
+from .submissions import find_submissions
 
 
 COLOURS = ("b", "w")  # GTP's names of the first and second player
@@ -516,6 +517,76 @@ def _judge_genmove(answer: str, pos: Position, side: str, truth: _Truth, verdict
     return verdict("+", f"{game.square_name(move)} is optimal ({truth.value:+d})")
 
 
+@dataclass
+class StudentRegress:
+    """One student's GTP program on every regression file of a class run."""
+
+    name: str
+    program: str | None  # the file run, None when none could be chosen
+    results: list[RegressResult] = field(default_factory=list)  # one per file, in the files' order
+    problem: str | None = None  # why nothing ran
+
+    @property
+    def total(self) -> float:
+        """Out of 100, over every counted test of every file (0 when nothing ran)."""
+        counted = [t for r in self.results for t in r.counted]
+        return 100 * sum(t.credit for t in counted) / len(counted) if counted else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "program": self.program, "problem": self.problem, "total": round(self.total, 2),
+                "files": [r.to_json() for r in self.results]}  # fmt: skip
+
+
+def student_program(sub: Submission) -> ProtocolEngine:
+    """A student's GTP program: its script with the files of its own folder (a file given on
+    its own: that file alone), run with the configured Python (.py) or as an executable;
+    GraderError when there is none to run."""
+    script = sub.script()
+    if script.suffix != ".py" and script.entry not in script.executables:
+        raise GraderError(f"'{script.origin}' is neither a .py file nor executable: a GTP program must be one of them")
+    argv = (PYTHON, f"{{dir}}/{script.entry}") if script.suffix == ".py" else (f"{{dir}}/{script.entry}",)
+    return ProtocolEngine.made(argv, "gtp", script, None, script.origin, None, str(Path(script.origin).parent))
+
+
+def regress_class(paths: list[str | Path], files: list[str | Path], game: Game, settings: RegressSettings | None = None,
+                  entry: str | None = None, executor: Executor | None = None, stop: Stop | None = None,
+                  on_student: Callable[[StudentRegress], None] | None = None) -> list[StudentRegress]:  # fmt: skip
+    """Every student under ``paths`` (script files, folders of them, folders of student
+    folders: as ``grade`` finds them) on every regression file, ``settings.jobs`` programs at
+    once; ``on_student`` is called as each student's last file ends."""
+    settings = settings or RegressSettings()
+    parsed = [(str(f), parse_regress("\n".join(read_lines(f, "regression file")), str(f))) for f in files]
+    students: list[StudentRegress] = []
+    programs: dict[str, ProtocolEngine] = {}
+    for sub in find_submissions(list(paths), set(settings.commands), entry):
+        student = StudentRegress(sub.name, str(sub.path) if sub.path else None, problem=sub.problem)
+        students.append(student)
+        if sub.path is not None:
+            try:
+                programs[sub.name] = student_program(sub)
+            except GraderError as e:
+                student.problem = str(e)
+    by_name = {s.name: s for s in students}
+    done: dict[tuple[str, int], RegressResult] = {}
+    with using(executor, settings.jobs, stop) as ex:
+        for name, program in programs.items():
+            for i, (path, commands) in enumerate(parsed):
+
+                def task(worker: Worker, program=program, path=path, commands=commands) -> RegressResult:
+                    result = RegressResult(program.origin, path)
+                    return _run(program, commands, game, settings, worker, result, None)
+
+                ex.submit((name, i), task)
+        for (name, i), result in ex.results():
+            done[(name, i)] = result
+            student = by_name[name]
+            if sum(key[0] == name for key in done) == len(parsed):
+                student.results = [done[(name, j)] for j in range(len(parsed))]
+                if on_student:
+                    on_student(student)
+    return students
+
+
 def make_regress(game: Game, positions: list[Position], timelimit: int, seconds: float = 600.0) -> list[Command]:
     """A regression file of ``solve`` tests on ``positions``, answers from the grader's solver:
     each position set up by 'boardsize', 'clear_board' and a 'play' per stone, then a numbered
@@ -611,10 +682,13 @@ __all__ = [
     "RegressResult",
     "RegressSettings",
     "RegressTest",
+    "StudentRegress",
     "make_regress",
+    "regress_class",
     "regress_game",
     "regress_plan",
     "parse_regress",
     "run_regress",
+    "student_program",
     "write_regress",
 ]
