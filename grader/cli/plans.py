@@ -222,7 +222,7 @@ def regress(program: str, files: tuple[str, ...], unknown_credit: float | None, 
     Examples:
       grader regress submissions/gomoku/solver.py tests.gtp
       grader regress "python3 Gomoku.py" public.gtp private.gtp --unknown-credit 0.5
-      grader regress submissions/ lab2.gtp --json class.json
+      grader regress students/ lab2.gtp --json class.json
     """
     config = load_config(config_path)
     game = regress_game(game_name, config)
