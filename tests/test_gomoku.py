@@ -375,3 +375,94 @@ def test_a_class_gets_what_each_student_gets_alone(tmp_path):
     assert out.exit_code == 0, out.output
     totals = {s["name"]: s["total"] for s in json.loads((tmp_path / "c.json").read_text())}
     assert totals == {"alice": 100.0, "bob": round(100 / 3, 2), "carol": 0.0, "dave": 0.0}
+
+
+# --- every verdict of solve and genmove, on positions whose answers the rules prove ------------
+
+FIXED = """import json, sys
+answers = iter(json.loads(sys.argv[1]))
+for line in sys.stdin:
+    w = line.split()
+    n = w.pop(0) if w and w[0].isdigit() else ''
+    text = next(answers) if w[:1] in (['solve'], ['genmove']) else ''
+    print(f'={n} {text}'.rstrip() + '\\n', flush=True)
+"""
+OPEN_FOUR = "b C4,w A7,b D4,w C7,b E4,w E7,b F4"  # white to move; black's C4-F4 is open at both ends
+WHITE_FOUR = "b C4,w C3,b D4,w D3,b E4,w E3,b F4,w F3,b A1"  # white to move wins at B3 or G3
+BLACK_FIVE = "b A1,w A7,b B1,w B7,b C1,w C7,b D1,w D7,b E1"  # the game is over: black won
+
+
+def played(stones: str):
+    pos = GOMOKU.start()
+    for play in stones.split(","):
+        pos = pos.play(GOMOKU.parse_square(play.split()[1]))
+    return pos
+
+
+def wins_at_once(pos) -> set[str]:
+    """The points where the side to move makes five: the rules alone, no search."""
+    return {GOMOKU.square_name(m) for m in pos.moves() if pos.play(m).is_game_over() and pos.play(m).score() == -1}
+
+
+def test_the_verdict_positions_are_what_the_rules_say():
+    loss = played(OPEN_FOUR)
+    assert not wins_at_once(loss) and all(wins_at_once(loss.play(m)) for m in loss.moves())  # white loses
+    win = played(WHITE_FOUR)
+    assert wins_at_once(win) == {"B3", "G3"}
+    assert wins_at_once(win.play(GOMOKU.parse_square("A2"))) == {"B4", "G4"}  # A2 lets black win
+    assert played(BLACK_FIVE).is_game_over()
+
+
+@pytest.mark.parametrize(
+    "stones, verb, answer, symbol, note",
+    [
+        (WHITE_FOUR, "solve", "w", "W", "w is right, but no move: one of B3, G3 achieves it"),
+        (WHITE_FOUR, "solve", "w Z9", "W", "'z9' is not a point"),
+        (WHITE_FOUR, "solve", "w C4", "W", "C4 is not a legal move; one of B3, G3"),
+        (WHITE_FOUR, "solve", "w A2", "W", "A2 gives a loss; one of B3, G3 achieves it"),
+        (WHITE_FOUR, "solve", "w G3", "+", "w G3 is right (any of B3, G3)"),
+        (WHITE_FOUR, "solve", "b", "-", "said b; the winner is w (B3, G3)"),
+        (WHITE_FOUR, "solve", "unknown", "u", "unknown; the winner is w (B3, G3)"),
+        (WHITE_FOUR, "solve", "maybe", "-", "an answer is 'b', 'w', 'draw' or 'unknown'"),
+        (OPEN_FOUR, "solve", "b", "+", "b is right: w loses whatever it plays"),
+        (OPEN_FOUR, "solve", "b B4", "W", "a move is written only when the side to move wins or draws"),
+        (OPEN_FOUR, "solve", "draw", "-", "said draw; the winner is b"),
+        (BLACK_FIVE, "solve", "b", "+", "b is right: the game is over"),
+        (BLACK_FIVE, "solve", "w", "-", "said w; the winner is b"),
+        (WHITE_FOUR, "genmove w", "B3", "+", "B3 is optimal (+1)"),
+        (WHITE_FOUR, "genmove w", "A2", "-", "A2 gives -1, best is +1 (B3, G3)"),
+        (WHITE_FOUR, "genmove w", "C4", "-", "'C4' is not a legal move; best: B3, G3"),
+        (OPEN_FOUR, "genmove w", "B4", "+", "B4 is optimal (-1)"),
+    ],
+)
+def test_every_solve_and_genmove_verdict(tmp_path, stones, verb, answer, symbol, note):
+    lines = ["boardsize 7", "clear_board", *(f"play {s}" for s in stones.split(",")), f"10 {verb}", "#?[.*]"]
+    (tmp_path / "v.gtp").write_text("\n".join(lines) + "\n")
+    (tmp_path / "fixed.py").write_text(FIXED)
+    engine = ProtocolEngine.from_command(shlex.join([PYTHON, str(tmp_path / "fixed.py"), json.dumps([answer])]), "gtp")
+    test = run_regress(engine, tmp_path / "v.gtp", GOMOKU, settings()).tests[0]
+    assert (test.symbol, test.judged_by) == (symbol, "solver"), test
+    assert note in test.note, test.note
+
+
+def test_beyond_the_graders_budget_the_regex_decides_and_says_so(tmp_path):
+    (tmp_path / "e.gtp").write_text("boardsize 7\nclear_board\n10 solve\n#?[b.*]\n20 solve\n#?[b.*]\n")
+    (tmp_path / "fixed.py").write_text(FIXED)
+    engine = ProtocolEngine.from_command(
+        shlex.join([PYTHON, str(tmp_path / "fixed.py"), json.dumps(["b D4", "w D4"])]), "gtp"
+    )
+    tests = run_regress(engine, tmp_path / "e.gtp", GOMOKU, settings(solve_seconds=0.2)).tests
+    assert [(t.symbol, t.judged_by) for t in tests] == [("+", "regex"), ("-", "regex")]
+    assert all("the grader's solver gave up after 0.2 s: the file's answer decides" in t.note for t in tests)
+
+
+def test_a_gtp_engine_that_breaks_the_protocol_forfeits_its_tournament_games(tmp_path):
+    path = tmp_path / "gtp_crash50.py"  # its genmove answers '=' with no point
+    path.write_text(MISBEHAVING.read_text())
+    from grader.tournaments.tournament import Engine, TournamentSettings, run_tournament
+
+    broken = Engine("broken", protocol=ProtocolEngine.from_command(shlex.join([PYTHON, str(path), "crash50"]), "gtp"))
+    result = run_tournament(["builtin:gtp:random_player", broken], settings=TournamentSettings(game="gomoku", jobs=1),
+                            seed=1, out=tmp_path / "t")  # fmt: skip
+    assert len(result.games) == 2 and all(g.forfeit == "broken" for g in result.games)
+    assert all("is not a point" in g.events[0]["problem"] for g in result.games), [g.events for g in result.games]
