@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 from grader import Plan, Settings, grade, standard_plan
-from grader.grading.judge import Answer, judge
 from grader.engines.parse import parse_output
+from grader.grading.judge import Answer, judge
 
 ROOT = Path(__file__).resolve().parents[1]
 

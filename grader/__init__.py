@@ -8,12 +8,12 @@ prove players never lose, and run tournaments between engine scripts. Everything
 """
 
 from .config import Config, load_config
+from .engines.scripts import RunSettings
 from .errors import BoardError, BoardFileError, ConfigError, GraderError, GraderWarning, RunFolderError
 from .execution.executor import Executor, LocalExecutor
 from .games import PASS, BoardEntry, Game, Position, get_game, solve
 from .games import available as available_games
 from .games.solving import Analysis, ExactSolver, LineCheck
-from .engines.scripts import RunSettings
 from .grading.exports import write_exports
 from .grading.judge import SYMBOL_TABLE, Verdict
 from .grading.plans import Plan, load_plan, read_boards, standard_plan

@@ -12,8 +12,8 @@ from typing import Any, Callable
 
 import yaml
 
-from .engines.isolation import ISOLATIONS
 from .engines import PROTOCOLS
+from .engines.isolation import ISOLATIONS
 from .errors import ConfigError, GraderError
 from .games import BACKENDS, DEFAULT, available, get_game
 from .limits import Limits

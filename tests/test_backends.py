@@ -7,18 +7,19 @@ import random
 import pytest
 from click.testing import CliRunner
 
-from grader.games import othello_native as native_solver
 from grader.cli import main
-from grader.games.cost import deepest_within, duration, estimate, first_over
 from grader.errors import GraderError
 from grader.games import get_game
+from grader.games import othello_native as native_solver
+from grader.games.cost import deepest_within, duration, estimate, first_over
 from grader.games.othello import OTHELLO, PLAIN, SCORINGS, WINNER_TAKES_EMPTIES, random_position
 from grader.games.othello_solver import OthelloSolver
-from grader.grading.results import Settings
-from grader.grading.run import grade
 from grader.grading.plans import read_plan_file, speed_plan, standard_plan, write_plan_file
 from grader.grading.report import class_table, grades_csv, levels_table, summary
+from grader.grading.results import Settings
+from grader.grading.run import grade
 from grader.grading.runfolder import ANSWERS, RunFolder
+
 from conftest import HANDOUT_BOARD
 
 NATIVE = native_solver.available()
@@ -120,9 +121,9 @@ def test_cli_backend_lines(monkeypatch):
 
 @needs_native
 def test_ffo_40_natively():
-    from conftest import FFO_FILE
-
     from grader.grading.plans import read_boards
+
+    from conftest import FFO_FILE
 
     entry = next(e for e in read_boards(FFO_FILE, OTHELLO) if e.label == "FFO #40")
     a = OTHELLO.solver(WINNER_TAKES_EMPTIES, backend="native").analyze(entry.position)

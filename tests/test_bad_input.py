@@ -12,10 +12,11 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from conftest import HANDOUT_BOARD, ROOT
 from grader.cli import main
-from grader.tournaments.ratings import Standing
 from grader.grading.report import standings_table
+from grader.tournaments.ratings import Standing
+
+from conftest import HANDOUT_BOARD, ROOT
 
 NEGAMAX = ROOT / "submissions" / "negamax.py"
 
@@ -144,8 +145,9 @@ def _tournament_near(empties: int, seed: int | None = None) -> str:
     """An opening leaving ``empties`` squares, from random play (reference rules)."""
     import random
 
-    import reference as ref
     from grader.games.othello import OTHELLO
+
+    import reference as ref
 
     rng = random.Random(empties if seed is None else f"{empties}:{seed}")
     while True:

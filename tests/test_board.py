@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import reference as ref
-from conftest import HANDOUT_BOARD
+from grader.errors import BoardError
 from grader.games.drawing import grid_text
 from grader.games.othello import (
     FILES,
@@ -20,7 +19,9 @@ from grader.games.othello import (
     parse_square,
     square_name,
 )
-from grader.errors import BoardError
+
+import reference as ref
+from conftest import HANDOUT_BOARD
 
 
 def test_start_position():

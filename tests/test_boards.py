@@ -4,10 +4,11 @@ import random
 
 import pytest
 
-import reference as ref
-from conftest import FFO20, FFO_FILE, HANDOUT_BOARD
 from grader.games.othello import OTHELLO, Position, random_position
 from grader.grading.plans import read_boards
+
+import reference as ref
+from conftest import FFO20, FFO_FILE, HANDOUT_BOARD
 
 
 def parse_board_line(line, label=""):

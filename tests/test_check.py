@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_grading import ref_boards
 
-from conftest import HANDOUT_BOARD, ROOT
-from grader.grading.check import check, easy_positions
 from grader.cli import main
 from grader.games import get_game
+from grader.grading.check import check, easy_positions
 from grader.grading.plans import standard_plan
-from test_grading import ref_boards
+
+from conftest import HANDOUT_BOARD, ROOT
 
 HEAD = """import sys
 from negamax import negamax, read_position

@@ -15,15 +15,16 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_grading import ref_boards
+
+from grader.cli import main
+from grader.engines import isolation
+from grader.errors import GraderError
+from grader.games import get_game
+from grader.grading.submissions import find_submissions
 
 import reference as ref
 from conftest import ROOT
-from grader.engines import isolation
-from grader.games import get_game
-from grader.cli import main
-from grader.errors import GraderError
-from grader.grading.submissions import find_submissions
-from test_grading import ref_boards
 
 CANNED = Path(__file__).parent / "scripts" / "canned.py"
 ISOLATION = f"isolation {isolation.choose('auto', sys.executable)} (auto)"  # what the default resolves to here

@@ -7,10 +7,11 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from conftest import FFO20, HANDOUT_BOARD, ROOT
-from grader.engines import isolation
 from grader.cli import main
+from grader.engines import isolation
 from grader.games import get_game
+
+from conftest import FFO20, HANDOUT_BOARD, ROOT
 
 ISOLATION = f"isolation {isolation.choose('auto', sys.executable)} (auto)"
 SOLVER = f"{get_game('othello').backend()} solver"  # the exact solver behind the answers: native if built

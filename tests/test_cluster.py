@@ -18,12 +18,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from conftest import ROOT
 from grader import Limits, Settings, grade_class, run_tournament, standard_plan
-from grader.version import __version__
 from grader.cli import main
 from grader.grading.plans import Plan
 from grader.tournaments.tournament import TournamentSettings
+from grader.version import __version__
+
+from conftest import ROOT
 
 NEGAMAX = (ROOT / "submissions" / "negamax.py").read_text()
 PLAN = standard_plan(seed=11)

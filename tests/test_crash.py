@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HANDOUT_BOARD
 from grader.games.othello import Position
+from grader.grading.plans import Plan
 from grader.grading.results import Settings
 from grader.grading.run import grade_class
-from grader.grading.plans import Plan
 from grader.limits import Limits
+
+from conftest import HANDOUT_BOARD
 
 CRASH = Path(__file__).parent / "crash"
 LIMITS = Limits(wall_seconds=3.0, cpu_seconds=1, memory_mb=300)

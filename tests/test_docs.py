@@ -7,8 +7,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from conftest import ROOT
 from grader.cli import main
+
+from conftest import ROOT
 
 
 def commands(group: click.Group = main, prefix: str = "grader") -> list[tuple[str, click.Command]]:

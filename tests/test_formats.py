@@ -15,13 +15,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import reference as ref
 from grader.cli import main
 from grader.errors import BoardFileError, GraderError
-from grader.tournaments.formats import Format, SprtSettings, fixed_schedule
-from grader.games.othello import OTHELLO
 from grader.games import ggf
+from grader.games.othello import OTHELLO
 from grader.limits import Limits
+from grader.tournaments.formats import Format, SprtSettings, fixed_schedule
 from grader.tournaments.sprt import Pentanomial, llr, sprt_bounds
 from grader.tournaments.tournament import (
     GameRecord,
@@ -31,6 +30,8 @@ from grader.tournaments.tournament import (
     read_openings,
     run_tournament,
 )
+
+import reference as ref
 
 ENGINE = Path(__file__).parent / "scripts" / "engine.py"
 

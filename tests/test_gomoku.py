@@ -23,6 +23,7 @@ from grader.grading.regress import (
     write_regress,
 )
 from grader.limits import Limits
+
 from reference_gomoku import value as brute_value
 from reference_gomoku import winner as brute_winner
 

@@ -6,17 +6,18 @@ import stat
 from pathlib import Path
 
 import pytest
+from test_judge import BEST, BOARD, LINE, OCCUPIED, TOKEN, VALUE, WORSE, bad_line, lab
+
+from grader.engines.scripts import RunSettings, Script
+from grader.errors import GraderError
+from grader.games.othello import Position, square_name
+from grader.grading.plans import Plan
+from grader.grading.results import Settings
+from grader.grading.run import grade
+from grader.limits import Limits
 
 import reference as ref
 from conftest import ROOT
-from grader.games.othello import Position, square_name
-from grader.errors import GraderError
-from grader.grading.results import Settings
-from grader.grading.run import grade
-from grader.grading.plans import Plan
-from grader.limits import Limits
-from grader.engines.scripts import RunSettings, Script
-from test_judge import BEST, BOARD, LINE, OCCUPIED, TOKEN, VALUE, WORSE, bad_line, lab
 
 CANNED = Path(__file__).parent / "scripts" / "canned.py"
 POS = Position.from_string(BOARD, TOKEN)

@@ -20,6 +20,7 @@ from grader.errors import GraderError
 from grader.games import get_game
 from grader.limits import Limits
 from grader.tournaments.tournament import Engine, TournamentSettings, run_tournament
+
 from test_nboard import running
 
 RHINO = Path("/usr/games/gtp-rhino")

@@ -20,13 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HANDOUT_BOARD
+from grader.engines.runner import Cgroup
 from grader.games.othello import Position
+from grader.grading.plans import Plan
 from grader.grading.results import Settings
 from grader.grading.run import grade
-from grader.grading.plans import Plan
 from grader.limits import Limits
-from grader.engines.runner import Cgroup
+
+from conftest import HANDOUT_BOARD
 
 HOSTILE = Path(__file__).parent / "hostile"
 PLAN = Plan((Position.from_string(HANDOUT_BOARD, "x"),), None, "handout board")  # value +18, best 51

@@ -4,11 +4,13 @@ import itertools
 
 import pytest
 
-import reference as ref
-from grader.games.othello import Position, square_name
-from grader.grading.judge import SYMBOL_TABLE, SYMBOLS, Answer, judge as judge_answer, symbol_for
 from grader.engines.parse import parse_output
+from grader.games.othello import Position, square_name
 from grader.games.othello_solver import OthelloSolver as Solver
+from grader.grading.judge import SYMBOL_TABLE, SYMBOLS, Answer, symbol_for
+from grader.grading.judge import judge as judge_answer
+
+import reference as ref
 
 BOARD, TOKEN = ref.teaching_board()
 MOVES = ref.move_values(BOARD, TOKEN, "plain")

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 import grader
-from conftest import HANDOUT_BOARD, ROOT
 from grader import (
     LocalExecutor,
     Plan,
@@ -24,6 +23,8 @@ from grader import (
     solve,
 )
 from grader.engines import sandbox
+
+from conftest import HANDOUT_BOARD, ROOT
 
 NEGAMAX = ROOT / "submissions" / "negamax.py"
 PLAN = load_plan(ROOT / "fixtures" / "standard.txt")  # the 10 fixed boards

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FFO_FILE
 from grader.games import othello_native as native_solver
 from grader.games.othello import (
     FULL,
@@ -26,6 +25,8 @@ from grader.games.othello import (
 from grader.games.othello_solver import OthelloSolver as Solver
 from grader.grading.plans import read_boards
 from grader.stop import Stopped
+
+from conftest import FFO_FILE
 
 if not native_solver.available():
     pytest.skip(f"C solver not built: {native_solver.unavailable_reason()}", allow_module_level=True)

@@ -7,9 +7,10 @@ import shutil
 
 from click.testing import CliRunner
 
-from conftest import HANDOUT_BOARD, ROOT
 from grader.cli import main
 from grader.games import get_game
+
+from conftest import HANDOUT_BOARD, ROOT
 
 SUBMISSIONS = ROOT / "submissions"
 FIXED = [ln.split("#")[0].strip() for ln in (ROOT / "fixtures" / "standard.txt").read_text().splitlines()]

@@ -5,10 +5,11 @@ import re
 import pytest
 from click.testing import CliRunner
 
-import reference as ref
 from grader.files import bundled, parse_range
 from grader.games.othello import OTHELLO, Position
 from grader.grading.plans import load_plan, read_boards, standard_plan
+
+import reference as ref
 
 STANDARD_FIXED = bundled("fixtures", "standard.txt")
 

@@ -8,14 +8,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_grading import ref_boards
 
-import reference as ref
-from conftest import ROOT
 from grader.cli import main
 from grader.errors import PlanError
 from grader.games import get_game
 from grader.grading.plans import PUBLIC, read_plan_file, spread_public, standard_plan, write_plan_file
-from test_grading import ref_boards
+
+import reference as ref
+from conftest import ROOT
 
 CANNED = Path(__file__).parent / "scripts" / "canned.py"
 BOARDS = ref_boards(8)

@@ -14,17 +14,18 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_grading import ref_boards
+
+from grader.cli import main
+from grader.grading.plans import load_plan
+from grader.grading.rejudge import rejudge
+from grader.grading.results import Settings
+from grader.grading.run import grade
+from grader.grading.runfolder import RunFolder
+from grader.limits import Limits
 
 import reference as ref
 from conftest import HANDOUT_BOARD, ROOT
-from grader.cli import main
-from grader.grading.results import Settings
-from grader.grading.run import grade
-from grader.grading.plans import load_plan
-from grader.grading.rejudge import rejudge
-from grader.grading.runfolder import RunFolder
-from grader.limits import Limits
-from test_grading import ref_boards
 
 OLD_RUN = Path(__file__).parent / "data" / "run-0.1"
 CANNED = Path(__file__).parent / "scripts" / "canned.py"

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-import reference as ref
-from cdp import Browser, find_chromium
 from grader.games.othello import OTHELLO
 from grader.limits import Limits
 from grader.tournaments.tournament import TournamentSettings, run_tournament
+
+import reference as ref
+from cdp import Browser, find_chromium
 
 ENGINE = Path(__file__).parent / "scripts" / "engine.py"
 CHROMIUM = find_chromium()

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from grader.engines import isolation
-from grader.limits import Limits
 from grader.engines.runner import run
+from grader.limits import Limits
 
 HOSTILE = Path(__file__).parent / "hostile"
 

@@ -18,20 +18,21 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_hostile import MARGIN, hostile_copy, processes_of
 
-from conftest import HANDOUT_BOARD, ROOT
 from grader import doctor
-from grader.engines import isolation
-from grader.grading import seals
 from grader.cli import main
+from grader.engines import isolation
 from grader.errors import GraderError
+from grader.games.othello import Position
+from grader.grading import seals
+from grader.grading.plans import Plan
 from grader.grading.results import Settings
 from grader.grading.run import grade
-from grader.grading.plans import Plan
-from grader.games.othello import Position
 from grader.grading.runfolder import RunFolder
 from grader.limits import Limits
-from test_hostile import MARGIN, hostile_copy, processes_of
+
+from conftest import HANDOUT_BOARD, ROOT
 
 ATTACKS = Path(__file__).parent / "attacks"
 SYSTEM_PYTHON = "/usr/bin/python3"  # the 'uid' mechanism needs a Python every user can run

@@ -5,11 +5,12 @@ import random
 
 import pytest
 
-import reference as ref
-from conftest import FFO20, FFO_FILE, HANDOUT_BOARD
 from grader.games import PASS
 from grader.games.othello import OTHELLO, PLAIN, SCORINGS, WINNER_TAKES_EMPTIES, Position, random_position
 from grader.games.othello_solver import OthelloSolver as Solver
+
+import reference as ref
+from conftest import FFO20, FFO_FILE, HANDOUT_BOARD
 
 
 def endgame_pool(seed: int, count: int, max_empties: int = 7) -> list[tuple[str, str]]:

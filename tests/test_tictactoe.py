@@ -8,14 +8,15 @@ import random
 import pytest
 from click.testing import CliRunner
 
-import reference_ttt as ref
-from conftest import ROOT
 from grader import LocalExecutor, Settings, grade, prove, standard_plan
 from grader.cli import main
+from grader.engines.parse import parse_output
 from grader.games import get_game
 from grader.games.tictactoe import open_positions, reachable
 from grader.grading.judge import SYMBOL_TABLE, Answer, judge
-from grader.engines.parse import parse_output
+
+import reference_ttt as ref
+from conftest import ROOT
 
 GAME = get_game("tictactoe")
 EXAMPLES = ROOT / "submissions" / "tictactoe"

@@ -14,24 +14,31 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-import reference as ref
-from conftest import ROOT
-from grader.games.othello import OTHELLO, PLAIN, SCORINGS, WINNER_TAKES_EMPTIES
 from grader.cli import main
-from grader.tournaments.ratings import crosstable, elo, elo_interval, standings
+from grader.errors import BoardFileError, GraderError
+from grader.execution.executor import LocalExecutor
+from grader.games.othello import OTHELLO, PLAIN, SCORINGS, WINNER_TAKES_EMPTIES
 from grader.grading.report import crosstable_text, standings_table
 from grader.limits import Limits
-from grader.execution.executor import LocalExecutor
+from grader.tournaments.ratings import crosstable, elo, elo_interval, standings
 from grader.tournaments.tournament import (
     Engine,
-    GameRecord as Game,
     GameTask,
     TournamentSettings,
-    random_openings as openings_of,
-    read_openings as read_openings_of,
     schedule,
 )
-from grader.errors import BoardFileError, GraderError
+from grader.tournaments.tournament import (
+    GameRecord as Game,
+)
+from grader.tournaments.tournament import (
+    random_openings as openings_of,
+)
+from grader.tournaments.tournament import (
+    read_openings as read_openings_of,
+)
+
+import reference as ref
+from conftest import ROOT
 
 ENGINE = Path(__file__).parent / "scripts" / "engine.py"
 

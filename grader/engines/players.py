@@ -27,7 +27,7 @@ from .gtp import GtpClient, GtpGame
 from .nboard import Ended, NBoardClient, ProtocolError, Silent
 from .runner import RunResult, Session
 from .sandbox import Sandbox, claim_uid, release_uid
-from .scripts import RunSettings, Runs, Script, run_script
+from .scripts import Runs, RunSettings, Script, run_script
 
 PYTHON = "{python}"  # in a protocol engine's command: the Python of the run's settings
 HELLO_SECONDS = 10.0  # the most a protocol engine may take to start and answer its first ping

@@ -24,8 +24,8 @@ from ..games import Position
 from ..limits import Limits
 from ..stop import Stop
 from . import runner
-from .parse import Claim, OutputScanner
 from .isolation import guard
+from .parse import Claim, OutputScanner
 from .runner import RunResult
 from .sandbox import Sandbox
 

@@ -22,10 +22,10 @@ from typing import Callable, Mapping, Sequence
 
 from ..errors import BoardError
 from ..seeding import rng
+from ..stop import Stopped
 from .base import Game
 from .drawing import grid_svg, grid_text
 from .solving import ExactSolver
-from ..stop import Stopped
 
 COLUMNS = "ABCDEFGHJKLMNOPQRST"  # GTP's: no I
 OUTCOME = "outcome"

@@ -36,7 +36,6 @@ from .plans import plan_seed, seed_warning, spread_public
 from .results import Submission, stderr_lines
 from .submissions import find_submissions
 
-
 COLOURS = ("b", "w")  # GTP's names of the first and second player
 REGRESS_SYMBOLS = {
     "+": (1.0, "right: the winner and a move that achieves it (or the expected answer)"),
