@@ -467,3 +467,19 @@ def test_a_gtp_engine_that_breaks_the_protocol_forfeits_its_tournament_games(tmp
                             seed=1, out=tmp_path / "t")  # fmt: skip
     assert len(result.games) == 2 and all(g.forfeit == "broken" for g in result.games)
     assert all("is not a point" in g.events[0]["problem"] for g in result.games), [g.events for g in result.games]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["grade", "SOLVER", "--game", "gomoku"], "Gomoku submissions speak GTP, not 'SCRIPT BOARD TOKEN'"),
+        (["check", "SOLVER", "--game", "gomoku"], "grade them with 'grader regress PROGRAM FILE.gtp'"),
+        (["plan", "new", "--game", "gomoku", "--out", "p.plan"], "write them with 'grader plan regress'"),
+    ],
+)
+def test_the_script_workflow_sends_gomoku_to_regress(tmp_path, monkeypatch, args, message):
+    """The Gomoku lab's programs speak GTP: the commands of the script interface say where to go
+    in one line, instead of grading a GTP program as 'SCRIPT BOARD TOKEN' (all 't')."""
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(main, [str(EXAMPLES / "solver.py") if a == "SOLVER" else a for a in args])
+    assert out.exit_code == 1 and message in out.output and "Traceback" not in out.output, out.output

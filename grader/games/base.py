@@ -86,6 +86,7 @@ class Game(ABC, Generic[P]):
     # A move only adds the mover's piece (Gomoku): any position is set up by playing its pieces
     # on an empty board (GTP). Othello's flips allow only the moves of a game from its start.
     placing: ClassVar[bool] = False
+    lab_protocol: ClassVar[str | None] = None  # what the lab's submissions speak: None, 'SCRIPT BOARD TOKEN'; 'gtp'
 
     # --- positions ---------------------------------------------------------------------
 

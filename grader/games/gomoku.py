@@ -110,6 +110,7 @@ class Gomoku(Game[Position]):
     examples = "submissions/gomoku"
     protocols = ("gtp",)
     placing = True
+    lab_protocol = "gtp"  # the course's Gomoku players speak GTP: graded by 'grader regress'
     empties_allowed = range(1, 362)
 
     def __init__(self, size: int = 7, k: int = 5, overline: bool = True):

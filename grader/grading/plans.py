@@ -350,6 +350,8 @@ def new_plan(config: Config, game: str | Game = DEFAULT, *, seed: int | None = N
     if sum(x is not None for x in (name, boards, empties)) > 1:
         raise PlanError("give --empties, --plan or --boards, not two of them")
     g = get_game(game)
+    if g.lab_protocol == "gtp":
+        raise PlanError(f"{g.title} is graded over GTP with regression files: write them with 'grader plan regress'")
     drawn, chosen = plan_seed(seed, config)
     if empties is not None:
         plan = speed_plan(parse_empties(empties), drawn, g)

@@ -71,11 +71,16 @@ class Settings(RunSettings):
         return dataclasses.replace(self, **changes) if changes else self
 
     def check_plan(self, plan: Plan) -> None:
-        """GraderError, before any script runs, when the grader cannot solve ``plan`` with
-        its backend, or would need more than ``max_solve_seconds`` for one of its boards."""
+        """GraderError, before any script runs, when ``plan``'s game is graded over a protocol
+        (GTP: 'grader regress'), or the grader cannot solve it with its backend, or would need
+        more than ``max_solve_seconds`` for one of its boards."""
         from ..games.cost import first_over, fix_hint
 
         game, budget = plan.game, self.max_solve_seconds
+        if game.lab_protocol == "gtp":
+            raise GraderError(f"{game.title} submissions speak GTP, not 'SCRIPT BOARD TOKEN': grade them with "
+                              "'grader regress PROGRAM FILE.gtp' (a folder of students as PROGRAM grades a class; "
+                              "'grader plan regress' writes the files)")  # fmt: skip
         over = first_over(plan.positions, game, game.backend(self.backend), budget)
         if over is not None and budget is not None:
             i, est = over
