@@ -93,18 +93,18 @@ def test_a_course_grades_a_script_against_grhino_at_two_levels_and_resumes(tmp_p
         f"  - {{name: rhino-2, command: ./{copy.name} -l 2, protocol: gtp}}\n"
     )
     run = ["tournament", "builtin:greedy", "--format", "gauntlet", "--opponents", "rhino-1,rhino-2", "--grade",
-           "--rounds", "2", "--seed", "3", "--config", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "t")]  # fmt: skip
+           "--rounds", "1", "--seed", "3", "--config", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "t")]  # fmt: skip
     out = CliRunner().invoke(main, run)
     assert out.exit_code == 0, out.output
     games = games_in(tmp_path / "t")
-    assert len(games) == 8 and all(g["reason"] == "normal" for g in games)
+    assert len(games) == 4 and all(g["reason"] == "normal" for g in games)
     grades = (tmp_path / "t" / "grades.csv").read_text().splitlines()
     assert grades[1].startswith("greedy,")
-    (tmp_path / "t" / "games.jsonl").write_text("\n".join(json.dumps(g) for g in games[:3]) + "\n")
+    (tmp_path / "t" / "games.jsonl").write_text("\n".join(json.dumps(g) for g in games[:2]) + "\n")
     again = CliRunner().invoke(main, ["tournament", "--resume", str(tmp_path / "t"), "--grade"])
     assert again.exit_code == 0, again.output
     resumed = games_in(tmp_path / "t")
-    assert len(resumed) == 8 and [g["moves"] for g in resumed[:3]] == [g["moves"] for g in games[:3]]
+    assert len(resumed) == 4 and [g["moves"] for g in resumed[:2]] == [g["moves"] for g in games[:2]]
     assert running(copy) == []
 
 

@@ -202,8 +202,13 @@ def test_a_tournament_without_settings_plays_as_the_command_without_options(tmp_
 
     from grader.cli import main
 
+    from grader.games import get_game
+    from grader.seeding import rng
+
     monkeypatch.chdir(tmp_path)
-    engines, opening = ["builtin:greedy", "builtin:random_mover"], "f5f6e6f4g6d7c3c5d3g4c6c4e8g7f3c7h4b2g5h3"
+    othello = get_game("othello")  # an opening of 50 moves: short games, the settings are what is compared
+    opening = "".join(othello.square_name(m) for m in othello.random_opening(rng("test", 1), 50) or [])
+    engines = ["builtin:greedy", "builtin:random_mover"]
     (tmp_path / "o.txt").write_text(opening + "\n")
     cli = CliRunner().invoke(main, ["tournament", *engines, "--openings", "o.txt", "--out", "cli"])
     assert cli.exit_code == 0, cli.output
@@ -275,6 +280,7 @@ def test_a_regress_run_is_set_up_alike_from_the_library_and_the_cli(tmp_path, mo
         assert ran["total"] == lib.total
 
 
+@pytest.mark.slow  # two tournaments of whole games, a process per move
 def test_random_openings_are_alike_from_the_library_and_the_cli(tmp_path, monkeypatch):
     """Without --random-openings the command leaves the openings' length to run_tournament."""
     import json
@@ -361,7 +367,7 @@ def test_the_sides_to_prove_come_from_the_game(tmp_path, monkeypatch):
     from grader.games import get_game
 
     ttt, script = get_game("tictactoe"), ROOT / "submissions" / "tictactoe" / "minimax.py"
-    start = ("x...o....", "x")
+    start = ("....o.xxo", "x")  # 5 empty squares, a draw: a short proof
     cli = CliRunner().invoke(main, ["prove", str(script), "--game", "tictactoe", "--from", *start, "--no-repeat",
                                     "--jobs", "2", "--json", str(tmp_path / "p.json")])  # fmt: skip
     assert cli.exit_code == 0, cli.output
