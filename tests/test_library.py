@@ -201,7 +201,6 @@ def test_a_tournament_without_settings_plays_as_the_command_without_options(tmp_
     from click.testing import CliRunner
 
     from grader.cli import main
-
     from grader.games import get_game
     from grader.seeding import rng
 
