@@ -37,10 +37,30 @@ typedef uint64_t u64;
 #define first_square(x) __builtin_ctzll(x)
 
 #define INF 100           /* beyond every value */
-#define SMALL_MAX 6       /* at or below: list of empties, no move generation, no table */
-#define TABLE_MIN 9       /* from this many empties: transposition table */
-#define ETC_MIN 12        /* from this many empties: enhanced transposition cutoff */
-#define SORT_MIN 18       /* from this many empties: order moves by a shallow search */
+#ifndef SHALLOW_MAX
+#define SHALLOW_MAX 7 /* at or below: list of empties, no move generation, no table */
+#endif
+#ifndef TABLE_MIN
+#define TABLE_MIN 8 /* from this many empties: transposition table */
+#endif
+#ifndef ETC_MIN
+#define ETC_MIN 12 /* from this many empties: enhanced transposition cutoff */
+#endif
+#ifndef PARITY_MAX
+#define PARITY_MAX 14 /* up to this many empties: parity breaks ties in move ordering */
+#endif
+#ifndef SORT0_MIN
+#define SORT0_MIN 12 /* from this many empties: the evaluation of each child orders moves */
+#endif
+#ifndef SORT1_MIN
+#define SORT1_MIN 16 /* ...a 1-ply search on it */
+#endif
+#ifndef SORT2_MIN
+#define SORT2_MIN 21 /* ...a 2-ply search on it */
+#endif
+#ifndef W_EVAL
+#define W_EVAL 64 /* weight of the evaluation (quarter-discs) against W_MOBILITY per move */
+#endif
 #define MAX_MOVES 64
 #define POLL_NODES 16384  /* look at the clock this often... */
 #define POLL_SECONDS 0.02 /* ...and take the GIL for signals and should_stop() this often */
@@ -65,8 +85,25 @@ static u64 DIAG9[64], DIAG7[64]; /* the diagonal (a1-h8 way) and antidiagonal th
  * depend only on the empty square's place in the line and on which squares are the mover's. */
 static uint8_t LINE_FLIPS[8][256];
 
+static uint8_t PRIORITY[64]; /* the squares, best first, for the last empties */
+
+/* Classes of squares for the last empties' fixed order: corners first, X-squares last. */
+static const char *SQUARE_CLASS = "08633680"
+                                  "89455498"
+                                  "64122146"
+                                  "35177153"
+                                  "35177153"
+                                  "64122146"
+                                  "89455498"
+                                  "08633680";
+
 static void init_tables(void)
 {
+    int k = 0;
+    for (int cls = '0'; cls <= '9'; cls++)
+        for (int sq = 0; sq < 64; sq++)
+            if (SQUARE_CLASS[sq] == cls)
+                PRIORITY[k++] = (uint8_t)sq;
     /* directions: 4 towards higher squares (+1, +7, +8, +9), then 4 towards lower ones */
     static const int dr[8] = {0, 1, 1, 1, 0, -1, -1, -1};
     static const int dc[8] = {1, -1, 0, 1, -1, 1, 0, -1};
@@ -202,25 +239,35 @@ static u64 odd_quadrants(u64 empties)
     return odd;
 }
 
+/* The stability cutoff rarely succeeds unless alpha is high: with n empties, try it only
+ * from alpha >= STABILITY_MIN[n] (the figures Edax uses; a cheap filter, not a proof). */
+static const int8_t STABILITY_MIN[65] = {99, 99, 99, 99, 6,  8,  10, 12, 14, 16, 20, 22, 24,
+                                         26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48, 48,
+                                         50, 50, 52, 52, 54, 54, 56, 56, 58, 58, 60, 60, 62,
+                                         62, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64,
+                                         64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64};
+
 /* --- transposition table ---------------------------------------------------- */
 
 typedef struct {
-    u64 P, O;          /* the full position: no false hits */
-    int8_t lower, upper; /* bounds on its value */
-    int8_t move;       /* best move found, -1 for none */
-    uint8_t empties;   /* replacement priority: deeper searches cost more to redo */
-} Entry;               /* all zero: unused (the search never meets a board without discs) */
+    u64 P, O;            /* the full position: no false hits */
+    int8_t lower, upper; /* bounds on its exact value (when `exact`) */
+    int8_t move;         /* best move found, -1 for none */
+    uint8_t depth;       /* work done: empties for an exact entry, plies for an ordering one */
+    uint8_t exact;       /* 1: the bounds are exact-value bounds; 0: only the move is a hint */
+    uint8_t date;        /* the search (call) that last wrote it: older entries go first */
+} Entry;                 /* all zero: unused (the search never meets a board without discs) */
 
-/* Two-entry buckets; a position lives in either entry of its bucket. */
+#define WAYS 4 /* a position lives in any entry of its 4-entry bucket */
+
 static inline Entry *bucket(Entry *table, u64 mask, u64 P, u64 O)
 {
     u64 h = P * 0x9E3779B97F4A7C15ULL + O * 0xC2B2AE3D27D4EB4FULL;
     h ^= h >> 31;
     h *= 0xBF58476D1CE4E5B9ULL;
     h ^= h >> 29;
-    return table + (h & mask & ~1ULL);
+    return table + (h & mask & ~(u64)(WAYS - 1));
 }
-
 /* --- search ----------------------------------------------------------------- */
 
 typedef struct SolverObject SolverObject;
@@ -235,6 +282,7 @@ typedef struct {
     PyObject *should_stop;
     SolverObject *owner;
     unsigned long long owner_nodes; /* owner's node count when the search began */
+    uint8_t date;                   /* this search's mark on the table entries it writes */
     jmp_buf abort;                  /* longjmp here, holding the GIL, to abandon the search */
 } Ctx;
 
@@ -247,6 +295,7 @@ struct SolverObject {
     PyObject *should_stop;
     PyThread_type_lock lock; /* one search at a time on this table */
     unsigned long holder;    /* the thread holding the lock, 0 for none */
+    uint8_t date;            /* counts searches, to age the table's entries */
 };
 
 static PyObject *Cancelled;
@@ -296,13 +345,13 @@ static inline int count_last_flips(int x, u64 P)
 }
 
 /* The last empty square x: P plays it, or else O does, or else the game ends with it empty. */
-static int solve1(Ctx *c, u64 P, u64 O, int x)
+static int solve1(Ctx *c, u64 P, int x)
 {
     int p = popcount(P), n;
     c->nodes++;
     if ((n = count_last_flips(x, P)))
         return 2 * (p + n) - 62; /* P ends with p + n + 1 discs of 64 */
-    if ((n = count_last_flips(x, O)))
+    if ((n = count_last_flips(x, ~P & ~BIT(x))))
         return 2 * (p - n) - 64; /* P ends with p - n discs of 64 */
     p = 2 * p - 63;              /* 63 discs: never a draw */
     return c->wte ? (p > 0 ? p + 1 : p - 1) : p;
@@ -314,12 +363,12 @@ static int solve2(Ctx *c, u64 P, u64 O, int alpha, int beta, int x1, int x2)
     u64 f;
     c->nodes++;
     if ((NEIGHBOURS[x1] & O) && (f = flips(x1, P, O))) {
-        best = -solve1(c, O ^ f, P | f | BIT(x1), x2);
+        best = -solve1(c, O ^ f, x2);
         if (best >= beta)
             return best;
     }
     if ((NEIGHBOURS[x2] & O) && (f = flips(x2, P, O))) {
-        v = -solve1(c, O ^ f, P | f | BIT(x2), x1);
+        v = -solve1(c, O ^ f, x1);
         if (v > best)
             best = v;
     }
@@ -330,30 +379,141 @@ static int solve2(Ctx *c, u64 P, u64 O, int alpha, int beta, int x1, int x2)
     return final_score(P, O, c->wte);
 }
 
-/* 3..SMALL_MAX empties, found from the bitboards without move generation. Each node tries
- * the empties of quadrants holding an odd number of them first: the last move in an odd
- * region tends to be ours (parity). `odd` is the union of the odd quadrants. */
-static int solve_small(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, u64 odd)
+/* Three empties, tried in the order given (the caller puts odd-quadrant squares first). */
+static int solve3(Ctx *c, u64 P, u64 O, int alpha, int beta, int x1, int x2, int x3)
 {
-    u64 E = ~(P | O);
-    u64 order[2] = {E & odd, E & ~odd};
+    int best = -INF, v;
+    u64 f;
+    c->nodes++;
+    if ((NEIGHBOURS[x1] & O) && (f = flips(x1, P, O))) {
+        best = -solve2(c, O ^ f, P | f | BIT(x1), -beta, -alpha, x2, x3);
+        if (best >= beta)
+            return best;
+        if (best > alpha)
+            alpha = best;
+    }
+    if ((NEIGHBOURS[x2] & O) && (f = flips(x2, P, O))) {
+        v = -solve2(c, O ^ f, P | f | BIT(x2), -beta, -alpha, x1, x3);
+        if (v >= beta)
+            return v;
+        if (v > best) {
+            best = v;
+            if (v > alpha)
+                alpha = v;
+        }
+    }
+    if ((NEIGHBOURS[x3] & O) && (f = flips(x3, P, O))) {
+        v = -solve2(c, O ^ f, P | f | BIT(x3), -beta, -alpha, x1, x2);
+        if (v > best)
+            best = v;
+    }
+    if (best > -INF)
+        return best;
+    if (((NEIGHBOURS[x1] & P) && flips(x1, O, P)) || ((NEIGHBOURS[x2] & P) && flips(x2, O, P)) ||
+        ((NEIGHBOURS[x3] & P) && flips(x3, O, P)))
+        return -solve3(c, O, P, -beta, -alpha, x1, x2, x3); /* P passes */
+    return final_score(P, O, c->wte);
+}
+
+/* Four empties, tried in the order given (the caller puts odd-quadrant squares first). */
+static int solve4(Ctx *c, u64 P, u64 O, int alpha, int beta, int x1, int x2, int x3, int x4)
+{
+    int best = -INF, v;
+    u64 f;
+    c->nodes++;
+    if (alpha >= STABILITY_MIN[4] && alpha >= 64 - 2 * popcount(O)) { /* see stability_cut() */
+        int bound = 64 - 2 * popcount(stable_discs(O, P));
+        if (bound <= alpha)
+            return bound;
+    }
+    if ((NEIGHBOURS[x1] & O) && (f = flips(x1, P, O))) {
+        best = -solve3(c, O ^ f, P | f | BIT(x1), -beta, -alpha, x2, x3, x4);
+        if (best >= beta)
+            return best;
+        if (best > alpha)
+            alpha = best;
+    }
+    if ((NEIGHBOURS[x2] & O) && (f = flips(x2, P, O))) {
+        v = -solve3(c, O ^ f, P | f | BIT(x2), -beta, -alpha, x1, x3, x4);
+        if (v >= beta)
+            return v;
+        if (v > best) {
+            best = v;
+            if (v > alpha)
+                alpha = v;
+        }
+    }
+    if ((NEIGHBOURS[x3] & O) && (f = flips(x3, P, O))) {
+        v = -solve3(c, O ^ f, P | f | BIT(x3), -beta, -alpha, x1, x2, x4);
+        if (v >= beta)
+            return v;
+        if (v > best) {
+            best = v;
+            if (v > alpha)
+                alpha = v;
+        }
+    }
+    if ((NEIGHBOURS[x4] & O) && (f = flips(x4, P, O))) {
+        v = -solve3(c, O ^ f, P | f | BIT(x4), -beta, -alpha, x1, x2, x3);
+        if (v > best)
+            best = v;
+    }
+    if (best > -INF)
+        return best;
+    if (((NEIGHBOURS[x1] & P) && flips(x1, O, P)) || ((NEIGHBOURS[x2] & P) && flips(x2, O, P)) ||
+        ((NEIGHBOURS[x3] & P) && flips(x3, O, P)) || ((NEIGHBOURS[x4] & P) && flips(x4, O, P)))
+        return -solve4(c, O, P, -beta, -alpha, x1, x2, x3, x4); /* P passes */
+    return final_score(P, O, c->wte);
+}
+
+/* The k (3 or 4) empties of E, listed in `sq` among others, in sq's order but with those
+ * in quadrants holding an odd number of empties first: the last move of an odd region
+ * tends to be ours (parity). Then solved. */
+static int solve_parity(Ctx *c, u64 P, u64 O, int alpha, int beta, u64 E, const uint8_t *sq, int total, int k)
+{
+    int x[4], odd = 0, even = 0, y[4];
+    for (int i = 0; i < total; i++)
+        if (E & BIT(sq[i])) {
+            if (popcount(E & QUADRANT[sq[i]]) & 1)
+                x[odd++] = sq[i];
+            else
+                y[even++] = sq[i];
+        }
+    for (int i = 0; i < even; i++)
+        x[odd + i] = y[i];
+    if (k == 3)
+        return solve3(c, P, O, alpha, beta, x[0], x[1], x[2]);
+    return solve4(c, P, O, alpha, beta, x[0], x[1], x[2], x[3]);
+}
+
+/* 5..SHALLOW_MAX empties, without move generation or table: the empty squares `sq` (in a
+ * fixed priority order, corners first, X-squares last; some may be filled by now) are tried
+ * in the quadrants holding an odd number of empties first (parity). */
+static int solve_shallow(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, const uint8_t *sq, int total)
+{
+    u64 E = ~(P | O), odd = 0;
     int best = -INF;
     c->nodes++;
-    for (int k = 0; k < 2; k++) {
-        for (u64 m = order[k]; m; m &= m - 1) {
-            int x = first_square(m), v;
+    if (alpha >= STABILITY_MIN[n] && alpha >= 64 - 2 * popcount(O)) { /* see stability_cut() */
+        int bound = 64 - 2 * popcount(stable_discs(O, P));
+        if (bound <= alpha)
+            return bound;
+    }
+    for (int q = 0; q < 4; q++)
+        if (popcount(E & QUADRANTS[q]) & 1)
+            odd |= QUADRANTS[q];
+    for (int pass = 0; pass < 2; pass++, odd = ~odd) {
+        for (int i = 0; i < total; i++) {
+            int x = sq[i], v;
             u64 f, np, no;
-            if (!(NEIGHBOURS[x] & O) || !(f = flips(x, P, O)))
+            if (!(E & odd & BIT(x)) || !(NEIGHBOURS[x] & O) || !(f = flips(x, P, O)))
                 continue;
             np = O ^ f;
             no = P | f | BIT(x);
-            if (n == 3) {
-                u64 rest = E ^ BIT(x);
-                v = -solve2(c, np, no, -beta, -alpha, first_square(rest),
-                            first_square(rest & (rest - 1)));
-            } else {
-                v = -solve_small(c, np, no, -beta, -alpha, n - 1, odd ^ QUADRANT[x]);
-            }
+            if (n == 5)
+                v = -solve_parity(c, np, no, -beta, -alpha, E ^ BIT(x), sq, total, 4);
+            else
+                v = -solve_shallow(c, np, no, -beta, -alpha, n - 1, sq, total);
             if (v > best) {
                 best = v;
                 if (v > alpha) {
@@ -366,57 +526,100 @@ static int solve_small(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, u64 odd
     }
     if (best > -INF)
         return best;
-    for (u64 m = E; m; m &= m - 1)
-        if ((NEIGHBOURS[first_square(m)] & P) && flips(first_square(m), O, P))
-            return -solve_small(c, O, P, -beta, -alpha, n, odd); /* P passes */
+    for (int i = 0; i < total; i++)
+        if ((E & BIT(sq[i])) && (NEIGHBOURS[sq[i]] & P) && flips(sq[i], O, P))
+            return -solve_shallow(c, O, P, -beta, -alpha, n, sq, total); /* P passes */
     return final_score(P, O, c->wte);
 }
 
-/* The small solvers' entry (1..SMALL_MAX empties). */
+/* The small solvers' entry (0..SHALLOW_MAX empties). */
 static int solve_few(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
 {
-    u64 e = ~(P | O);
+    u64 E = ~(P | O);
+    uint8_t sq[SHALLOW_MAX];
+    int total = 0;
+    if (n == 0) {
+        c->nodes++;
+        return final_score(P, O, c->wte);
+    }
     if (n == 1)
-        return solve1(c, P, O, first_square(e));
+        return solve1(c, P, first_square(E));
     if (n == 2)
-        return solve2(c, P, O, alpha, beta, first_square(e), first_square(e & (e - 1)));
-    return solve_small(c, P, O, alpha, beta, n, odd_quadrants(e));
+        return solve2(c, P, O, alpha, beta, first_square(E), first_square(E & (E - 1)));
+    for (int i = 0; i < 64 && total < n; i++)
+        if (E & BIT(PRIORITY[i]))
+            sq[total++] = PRIORITY[i];
+    if (n <= 4)
+        return solve_parity(c, P, O, alpha, beta, E, sq, total, n);
+    return solve_shallow(c, P, O, alpha, beta, n, sq, total);
 }
+
+/* --- move ordering ------------------------------------------------------------ */
 
 typedef struct {
     u64 flipped;
-    int sq, key; /* lower key: tried earlier */
+    int sq, score; /* higher score: tried earlier */
 } Move;
 
-static int search(Ctx *c, u64 P, u64 O, int alpha, int beta, int n);
-
-/* Evaluation for move ordering only, from P's view: P's moves minus O's (moves to corners
- * count twice), and corners held. */
-static int evaluate(u64 P, u64 O)
+/* Empty squares next to discs of `b`: where the other side may one day move. */
+static inline u64 adjacent_empties(u64 b, u64 E)
 {
-    u64 mp = get_moves(P, O), mo = get_moves(O, P);
-    int mob = popcount(mp) + popcount(mp & CORNERS) - popcount(mo) - popcount(mo & CORNERS);
-    int corners = popcount(P & CORNERS) - popcount(O & CORNERS);
-    return 4 * mob + 8 * corners;
+    u64 a = ((b << 1) & NOT_A) | ((b >> 1) & NOT_H) | (b << 8) | (b >> 8) | ((b << 9) & NOT_A) |
+            ((b >> 9) & NOT_H) | ((b << 7) & NOT_H) | ((b >> 7) & NOT_A);
+    return a & E;
 }
 
-/* Depth-limited alpha-beta with the mobility evaluation, for ordering moves only. */
-static int shallow(Ctx *c, u64 P, u64 O, int alpha, int beta, int depth)
+/* Mobility with moves to corners counted twice. */
+static inline int weighted_mobility(u64 moves)
 {
-    u64 moves = get_moves(P, O);
-    int best = -10000;
+    return popcount(moves) + popcount(moves & CORNERS);
+}
+
+/* P's corners and the edge squares next to its corners: discs that are (nearly always) stable. */
+static inline int corner_stability(u64 P)
+{
+    u64 s = (((0x0100000000000001ULL & P) << 1) | ((0x8000000000000080ULL & P) >> 1) |
+             ((0x0000000000000081ULL & P) << 8) | ((0x8100000000000000ULL & P) >> 8) | CORNERS) &
+            P;
+    return popcount(s);
+}
+
+#define X_SQUARES 0x4200000000000042ULL /* b2, g2, b7, g7 */
+
+/* Evaluation for move ordering only, from P's view, in about quarter-discs: mobility,
+ * potential mobility, corners and the discs next to them, X-squares next to empty corners. */
+static int evaluate(u64 P, u64 O)
+{
+    u64 E = ~(P | O), mp = get_moves(P, O), mo = get_moves(O, P);
+    u64 open_x = X_SQUARES & ~(((E & CORNERS) << 9) | ((E & CORNERS) >> 9) | ((E & CORNERS) << 7) |
+                               ((E & CORNERS) >> 7)) ;
+    int mob = weighted_mobility(mp) - weighted_mobility(mo);
+    int pot = popcount(adjacent_empties(O, E)) - popcount(adjacent_empties(P, E));
+    int stab = corner_stability(P) - corner_stability(O);
+    int x = popcount(P & X_SQUARES & ~open_x) - popcount(O & X_SQUARES & ~open_x);
+    return 8 * mob + 2 * pot + 12 * stab - 12 * x;
+}
+
+#define EVAL_INF 30000
+
+/* Depth-limited alpha-beta on the evaluation, for ordering moves only. */
+static int midgame(Ctx *c, u64 P, u64 O, int alpha, int beta, int depth)
+{
+    u64 moves;
+    int best = -EVAL_INF;
     c->nodes++;
     if (depth == 0)
         return evaluate(P, O);
+    moves = get_moves(P, O);
     if (!moves) {
         if (!get_moves(O, P))
-            return 100 * final_score(P, O, c->wte);
-        return -shallow(c, O, P, -beta, -alpha, depth);
+            return 256 * final_score(P, O, c->wte);
+        return -midgame(c, O, P, -beta, -alpha, depth);
     }
     for (; moves; moves &= moves - 1) {
         int x = first_square(moves);
         u64 f = flips(x, P, O);
-        int v = -shallow(c, O ^ f, P | f | BIT(x), -beta, -alpha, depth - 1);
+        int v = -midgame(c, O ^ f, P | f | BIT(x), -beta, -alpha, depth - 1);
         if (v > best) {
             best = v;
             if (v > alpha) {
@@ -429,37 +632,75 @@ static int shallow(Ctx *c, u64 P, u64 O, int alpha, int beta, int depth)
     return best;
 }
 
-/* Fill the move list with keys: the table's move first; else fewest opponent replies
- * (fastest first), a bonus for odd quadrants and corners; deep nodes use a shallow search. */
+#define W_HINT (1 << 30)
+#define W_WIPEOUT (1 << 29)
+#define W_MOBILITY 1024
+#define W_CORNER_STABILITY 64
+#define W_POTENTIAL 16
+#define W_PARITY 4
+
+/* The moves of P (bitboard `moves`) with their flips and ordering scores: the table's move,
+ * then fewest opponent replies (fastest first), with an evaluation at deep nodes. */
 static int list_moves(Ctx *c, u64 P, u64 O, u64 moves, int hint, int n, Move *list)
 {
-    int count = 0;
-    u64 odd = odd_quadrants(~(P | O));
+    int count = 0, sort_depth = n >= SORT2_MIN ? 2 : n >= SORT1_MIN ? 1 : n >= SORT0_MIN ? 0 : -1;
+    u64 E = ~(P | O), odd = n <= PARITY_MAX ? odd_quadrants(E) : 0;
     for (; moves; moves &= moves - 1) {
         Move *m = &list[count++];
         int x = first_square(moves);
-        u64 f = flips(x, P, O), np = O ^ f, no = P | f | BIT(x), om;
+        u64 f = flips(x, P, O), np = O ^ f, no = P | f | BIT(x);
         m->sq = x;
         m->flipped = f;
         if (x == hint) {
-            m->key = -1000000;
+            m->score = W_HINT;
             continue;
         }
-        om = get_moves(np, no);
-        m->key = 16 * (popcount(om) + popcount(om & CORNERS));
+        if (!np) {
+            m->score = W_WIPEOUT;
+            continue;
+        }
+        m->score = -W_MOBILITY * weighted_mobility(get_moves(np, no)) +
+                   W_CORNER_STABILITY * corner_stability(no) -
+                   W_POTENTIAL * popcount(adjacent_empties(no, E & ~BIT(x)));
         if (odd & BIT(x))
-            m->key -= 4;
-        if (BIT(x) & CORNERS)
-            m->key -= 8;
-        if (n >= SORT_MIN)
-            m->key = 4 * m->key + shallow(c, np, no, -10000, 10000, n >= SORT_MIN + 4 ? 2 : 1);
+            m->score += W_PARITY;
+        if (sort_depth >= 0)
+            m->score -= W_EVAL * midgame(c, np, no, -EVAL_INF, EVAL_INF, sort_depth);
     }
     return count;
 }
 
+/* Move the best-scored move of list[i..count) to list[i] (one selection-sort step: a cutoff
+ * often comes before the list is sorted). */
+static inline Move next_move(Move *list, int i, int count)
+{
+    int k = i;
+    for (int j = i + 1; j < count; j++)
+        if (list[j].score > list[k].score)
+            k = j;
+    Move m = list[k];
+    list[k] = list[i];
+    list[i] = m;
+    return m;
+}
+
+/* --- transposition table use ---------------------------------------------------- */
+
+static inline Entry *probe(Ctx *c, u64 P, u64 O)
+{
+    Entry *b = bucket(c->table, c->mask, P, O);
+    for (int i = 0; i < WAYS; i++)
+        if (b[i].P == P && b[i].O == O)
+            return &b[i];
+    return NULL;
+}
+
+/* Record that the value of (P, O), searched within (alpha, beta), is v (fail-soft), best
+ * move `move`. Replaces, when the position is not there, the entry of an older search or
+ * else the one with the least work behind it. */
 static inline void store(Ctx *c, u64 P, u64 O, int n, int alpha, int beta, int v, int move)
 {
-    Entry *b = bucket(c->table, c->mask, P, O), *e;
+    Entry *b = bucket(c->table, c->mask, P, O), *e = NULL;
     int lower = -64, upper = 64;
     if (v <= alpha)
         upper = v;
@@ -467,14 +708,25 @@ static inline void store(Ctx *c, u64 P, u64 O, int n, int alpha, int beta, int v
         lower = v;
     else
         lower = upper = v;
-    if (b[0].P == P && b[0].O == O)
-        e = &b[0];
-    else if (b[1].P == P && b[1].O == O)
-        e = &b[1];
-    else { /* replace the shallower of the two */
-        e = b[0].empties <= b[1].empties ? &b[0] : &b[1];
+    for (int i = 0; i < WAYS; i++)
+        if (b[i].P == P && b[i].O == O) {
+            e = &b[i];
+            break;
+        }
+    if (!e) {
+        int worst = 1 << 30;
+        for (int i = 0; i < WAYS; i++) {
+            int keep = (b[i].date == c->date) * 256 + b[i].depth + 128 * b[i].exact;
+            if (keep < worst)
+                worst = keep, e = &b[i];
+        }
         e->P = P;
         e->O = O;
+        e->move = -1;
+        e->exact = 0;
+    }
+    if (!e->exact) {
+        e->exact = 1;
         e->lower = -64;
         e->upper = 64;
     }
@@ -483,96 +735,134 @@ static inline void store(Ctx *c, u64 P, u64 O, int n, int alpha, int beta, int v
         e->lower = (int8_t)lower;
     if (upper < e->upper)
         e->upper = (int8_t)upper;
-    e->move = (int8_t)move;
-    e->empties = (uint8_t)n;
+    if (move >= 0 && (v > alpha || e->move < 0))
+        e->move = (int8_t)move;
+    e->depth = (uint8_t)n;
+    e->date = c->date;
 }
 
-static inline const Entry *probe(Ctx *c, u64 P, u64 O)
+/* --- exact search --------------------------------------------------------------- */
+
+static int nws(Ctx *c, u64 P, u64 O, int alpha, int n);
+
+/* Stability cutoff: O's stable discs stay O's, so P ends with at most 64 - 2 * stable
+ * (true under both rules); P's stable discs likewise give a lower bound. 1: cut, *v set. */
+static inline int stability_cut(u64 P, u64 O, int n, int alpha, int beta, int *v)
 {
-    const Entry *b = bucket(c->table, c->mask, P, O);
-    if (b[0].P == P && b[0].O == O)
-        return &b[0];
-    if (b[1].P == P && b[1].O == O)
-        return &b[1];
-    return NULL;
-}
-
-/* Fail-soft negamax value of (P, O) with n empties within (alpha, beta). */
-static int search(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
-{
-    Move list[MAX_MOVES];
-    int hint = -1, count, best = -INF, best_move = -1, a0;
-    u64 moves;
-
-    if (n <= SMALL_MAX)
-        return solve_few(c, P, O, alpha, beta, n);
-    if (++c->nodes >= c->next_poll)
-        poll(c);
-
-    /* Stability cutoff: O's stable discs stay O's, so P ends with at most 64 - 2 * stable
-     * (true under both rules); P's stable discs likewise give a lower bound. */
-    if (alpha >= 64 - 2 * popcount(O)) {
+    if (alpha >= STABILITY_MIN[n] && alpha >= 64 - 2 * popcount(O)) {
         int bound = 64 - 2 * popcount(stable_discs(O, P));
         if (bound <= alpha)
-            return bound;
+            return *v = bound, 1;
     }
-    if (beta <= 2 * popcount(P) - 64) {
+    if (beta <= -STABILITY_MIN[n] && beta <= 2 * popcount(P) - 64) {
         int bound = 2 * popcount(stable_discs(P, O)) - 64;
         if (bound >= beta)
-            return bound;
+            return *v = bound, 1;
     }
+    return 0;
+}
 
+/* Null-window search: fail-soft value of (P, O) with n empties against alpha (beta = alpha + 1). */
+static int nws(Ctx *c, u64 P, u64 O, int alpha, int n)
+{
+    Move list[MAX_MOVES];
+    int hint = -1, count, best = -INF, best_move = -1, v;
+    u64 moves;
+
+    if (n <= SHALLOW_MAX)
+        return solve_few(c, P, O, alpha, alpha + 1, n);
+    if (++c->nodes >= c->next_poll)
+        poll(c);
+    if (stability_cut(P, O, n, alpha, alpha + 1, &v))
+        return v;
     if (n >= TABLE_MIN) {
         const Entry *e = probe(c, P, O);
         if (e) {
-            if (e->lower >= beta || e->lower == e->upper)
-                return e->lower;
-            if (e->upper <= alpha)
-                return e->upper;
-            if (e->lower > alpha)
-                alpha = e->lower;
-            if (e->upper < beta)
-                beta = e->upper;
+            if (e->exact) {
+                if (e->lower > alpha)
+                    return e->lower;
+                if (e->upper <= alpha)
+                    return e->upper;
+            }
             hint = e->move;
         }
     }
-
     moves = get_moves(P, O);
     if (!moves) {
         if (!get_moves(O, P))
             return final_score(P, O, c->wte);
-        return -search(c, O, P, -beta, -alpha, n); /* P passes */
+        return -nws(c, O, P, -alpha - 1, n); /* P passes */
     }
     count = list_moves(c, P, O, moves, hint, n, list);
-
-    /* Enhanced transposition cutoff: a child whose stored upper bound is low enough
-     * already proves a value of at least beta here. */
-    if (n - 1 >= TABLE_MIN && n >= ETC_MIN) {
+    if (n - 1 >= TABLE_MIN && n >= ETC_MIN) { /* enhanced transposition cutoff */
         for (int i = 0; i < count; i++) {
-            const Move *m = &list[i];
-            const Entry *e = probe(c, O ^ m->flipped, P | m->flipped | BIT(m->sq));
-            if (e && -e->upper >= beta)
+            const Entry *e = probe(c, O ^ list[i].flipped, P | list[i].flipped | BIT(list[i].sq));
+            if (e && e->exact && -e->upper > alpha)
                 return -e->upper;
         }
     }
+    for (int i = 0; i < count; i++) {
+        Move m = next_move(list, i, count);
+        v = -nws(c, O ^ m.flipped, P | m.flipped | BIT(m.sq), -alpha - 1, n - 1);
+        if (v > best) {
+            best = v;
+            best_move = m.sq;
+            if (v > alpha)
+                break;
+        }
+    }
+    if (n >= TABLE_MIN)
+        store(c, P, O, n, alpha, alpha + 1, best, best_move);
+    return best;
+}
 
+/* Principal-variation search: fail-soft value of (P, O) with n empties within (alpha, beta);
+ * the first move with the full window, the others proved no better by a null window. */
+static int pvs(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
+{
+    Move list[MAX_MOVES];
+    int hint = -1, count, best = -INF, best_move = -1, a0, v;
+    u64 moves;
+
+    if (n <= SHALLOW_MAX)
+        return solve_few(c, P, O, alpha, beta, n);
+    if (++c->nodes >= c->next_poll)
+        poll(c);
+    if (stability_cut(P, O, n, alpha, beta, &v))
+        return v;
+    if (n >= TABLE_MIN) {
+        const Entry *e = probe(c, P, O);
+        if (e) {
+            if (e->exact) {
+                if (e->lower >= beta || e->lower == e->upper)
+                    return e->lower;
+                if (e->upper <= alpha)
+                    return e->upper;
+                if (e->lower > alpha)
+                    alpha = e->lower;
+                if (e->upper < beta)
+                    beta = e->upper;
+            }
+            hint = e->move;
+        }
+    }
+    moves = get_moves(P, O);
+    if (!moves) {
+        if (!get_moves(O, P))
+            return final_score(P, O, c->wte);
+        return -pvs(c, O, P, -beta, -alpha, n); /* P passes */
+    }
+    count = list_moves(c, P, O, moves, hint, n, list);
     a0 = alpha;
     for (int i = 0; i < count; i++) {
-        /* selection sort, one step at a time: a cutoff often comes before the list is sorted */
-        int k = i, v;
-        for (int j = i + 1; j < count; j++)
-            if (list[j].key < list[k].key)
-                k = j;
-        Move m = list[k];
-        list[k] = list[i];
-        list[i] = m;
+        Move m = next_move(list, i, count);
         u64 np = O ^ m.flipped, no = P | m.flipped | BIT(m.sq);
         if (i == 0) {
-            v = -search(c, np, no, -beta, -alpha, n - 1);
-        } else { /* PVS: prove the move no better with a null window, re-search if it is */
-            v = -search(c, np, no, -alpha - 1, -alpha, n - 1);
+            v = -pvs(c, np, no, -beta, -alpha, n - 1);
+        } else {
+            v = -nws(c, np, no, -alpha - 1, n - 1);
             if (alpha < v && v < beta)
-                v = -search(c, np, no, -beta, -v, n - 1);
+                v = -pvs(c, np, no, -beta, -v, n - 1);
         }
         if (v > best) {
             best = v;
@@ -603,9 +893,10 @@ static int root_search(Ctx *c, u64 P, u64 O, int alpha, int beta)
         beta = 65;
     if (!get_moves(P, O) && !get_moves(O, P)) /* the game is over (a board without discs too) */
         return final_score(P, O, c->wte);
-    return search(c, P, O, alpha, beta, n);
+    if (beta == alpha + 1)
+        return nws(c, P, O, alpha, n);
+    return pvs(c, P, O, alpha, beta, n);
 }
-
 /* Runs the search (the GIL already released): 0 with the value in *out, the GIL still
  * released; -1 when abandoned, with the GIL held and an exception set. setjmp lives in this
  * small function so that the caller's locals stay determinate after a longjmp. */
@@ -798,6 +1089,7 @@ static PyObject *Solver_search(SolverObject *self, PyObject *args, PyObject *kwd
     Py_XINCREF(c.should_stop);
     c.owner = self;
     c.owner_nodes = self->nodes;
+    c.date = ++self->date;
     c.thread = PyEval_SaveThread();
     failed = run_search(&c, P, O, (int)alpha, (int)beta, &value);
     if (!failed)
