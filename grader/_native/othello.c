@@ -58,8 +58,17 @@ typedef uint64_t u64;
 #ifndef SORT2_MIN
 #define SORT2_MIN 21 /* ...a 2-ply search on it */
 #endif
+#ifndef ID_MIN
+#define ID_MIN 18 /* from this many empties, iterative deepening on the evaluation first... */
+#endif
+#ifndef ID_GAP
+#define ID_GAP 10 /* ...to this many plies short of the end */
+#endif
+#ifndef ID_MAX_DEPTH
+#define ID_MAX_DEPTH 10 /* ...and no deeper than this */
+#endif
 #ifndef W_EVAL
-#define W_EVAL 64 /* weight of the evaluation (quarter-discs) against W_MOBILITY per move */
+#define W_EVAL 128 /* weight of the evaluation (quarter-discs) against W_MOBILITY per move */
 #endif
 #define MAX_MOVES 64
 #define POLL_NODES 16384  /* look at the clock this often... */
@@ -97,9 +106,17 @@ static const char *SQUARE_CLASS = "08633680"
                                   "89455498"
                                   "08633680";
 
+static uint16_t BASE3[512];
+
 static void init_tables(void)
 {
     int k = 0;
+    for (int m = 0; m < 512; m++) {
+        int v = 0;
+        for (int b = 8; b >= 0; b--)
+            v = 3 * v + (m >> b & 1);
+        BASE3[m] = (uint16_t)v;
+    }
     for (int cls = '0'; cls <= '9'; cls++)
         for (int sq = 0; sq < 64; sq++)
             if (SQUARE_CLASS[sq] == cls)
@@ -562,7 +579,7 @@ typedef struct {
 } Move;
 
 /* Empty squares next to discs of `b`: where the other side may one day move. */
-static inline u64 adjacent_empties(u64 b, u64 E)
+static u64 adjacent_empties(u64 b, u64 E)
 {
     u64 a = ((b << 1) & NOT_A) | ((b >> 1) & NOT_H) | (b << 8) | (b >> 8) | ((b << 9) & NOT_A) |
             ((b >> 9) & NOT_H) | ((b << 7) & NOT_H) | ((b >> 7) & NOT_A);
@@ -584,20 +601,109 @@ static inline int corner_stability(u64 P)
     return popcount(s);
 }
 
-#define X_SQUARES 0x4200000000000042ULL /* b2, g2, b7, g7 */
+/* --- pattern evaluation ----------------------------------------------------------- */
 
-/* Evaluation for move ordering only, from P's view, in about quarter-discs: mobility,
- * potential mobility, corners and the discs next to them, X-squares next to empty corners. */
-static int evaluate(u64 P, u64 O)
+/* A linear evaluation over patterns (fitted by bench/fit_eval.py on exact values of
+ * random endgame positions and shipped in eval_weights.h): each pattern's squares read as a
+ * base-3 number (0 empty, 1 P's, 2 O's) index a table of weights. The patterns are taken
+ * at the a1 corner of each of the board's 8 symmetric images, so one table serves every
+ * corner and edge, in both directions. */
+#define N_EDGE 19683   /* a1..h1 and b2 */
+#define N_CORNER 19683 /* a1..c3 */
+#define N_LINE 6561    /* a line of 8 */
+#define OFF_EDGE 0
+#define OFF_CORNER (OFF_EDGE + N_EDGE)
+#define OFF_ROW2 (OFF_CORNER + N_CORNER)
+#define OFF_ROW3 (OFF_ROW2 + N_LINE)
+#define OFF_ROW4 (OFF_ROW3 + N_LINE)
+#define OFF_DIAG (OFF_ROW4 + N_LINE)
+#define OFF_MOBILITY (OFF_DIAG + N_LINE) /* mobility difference + 40 */
+#define OFF_POTENTIAL (OFF_MOBILITY + 81) /* potential mobility difference + 64 */
+#define N_WEIGHTS (OFF_POTENTIAL + 129)
+#define N_FEATURES (8 * 6 + 2)
+#define EVAL_SCALE 32 /* weights per disc */
+
+#include "eval_weights.h" /* static const int16_t EVAL_WEIGHTS[N_WEIGHTS] */
+
+
+static inline u64 flip_vertical(u64 b)
 {
-    u64 E = ~(P | O), mp = get_moves(P, O), mo = get_moves(O, P);
-    u64 open_x = X_SQUARES & ~(((E & CORNERS) << 9) | ((E & CORNERS) >> 9) | ((E & CORNERS) << 7) |
-                               ((E & CORNERS) >> 7)) ;
-    int mob = weighted_mobility(mp) - weighted_mobility(mo);
+    b = ((b >> 8) & 0x00FF00FF00FF00FFULL) | ((b & 0x00FF00FF00FF00FFULL) << 8);
+    b = ((b >> 16) & 0x0000FFFF0000FFFFULL) | ((b & 0x0000FFFF0000FFFFULL) << 16);
+    return (b >> 32) | (b << 32);
+}
+
+static inline u64 flip_horizontal(u64 b)
+{
+    b = ((b >> 1) & 0x5555555555555555ULL) | ((b & 0x5555555555555555ULL) << 1);
+    b = ((b >> 2) & 0x3333333333333333ULL) | ((b & 0x3333333333333333ULL) << 2);
+    return ((b >> 4) & 0x0F0F0F0F0F0F0F0FULL) | ((b & 0x0F0F0F0F0F0F0F0FULL) << 4);
+}
+
+static inline u64 transpose(u64 b) /* square (row, col) -> (col, row) */
+{
+    u64 t;
+    t = 0x0F0F0F0F00000000ULL & (b ^ (b << 28));
+    b ^= t ^ (t >> 28);
+    t = 0x3333000033330000ULL & (b ^ (b << 14));
+    b ^= t ^ (t >> 14);
+    t = 0x5500550055005500ULL & (b ^ (b << 7));
+    b ^= t ^ (t >> 7);
+    return b;
+}
+
+static inline int ternary(unsigned p, unsigned o)
+{
+    return BASE3[p] + 2 * BASE3[o];
+}
+
+/* The 6 pattern indices at the a1 corner of one image (P, O), into out[0..5]. */
+static inline void corner_patterns(u64 P, u64 O, int *out)
+{
+    unsigned pe = (unsigned)(P & 0xFF) | (unsigned)((P >> 9) & 1) << 8;
+    unsigned oe = (unsigned)(O & 0xFF) | (unsigned)((O >> 9) & 1) << 8;
+    unsigned pc = (unsigned)((P & 7) | ((P >> 5) & 0x38) | ((P >> 10) & 0x1C0));
+    unsigned oc = (unsigned)((O & 7) | ((O >> 5) & 0x38) | ((O >> 10) & 0x1C0));
+    unsigned pd = (unsigned)(((P & 0x8040201008040201ULL) * 0x0101010101010101ULL) >> 56);
+    unsigned od = (unsigned)(((O & 0x8040201008040201ULL) * 0x0101010101010101ULL) >> 56);
+    out[0] = OFF_EDGE + ternary(pe, oe);
+    out[1] = OFF_CORNER + ternary(pc, oc);
+    out[2] = OFF_ROW2 + ternary((unsigned)(P >> 8) & 0xFF, (unsigned)(O >> 8) & 0xFF);
+    out[3] = OFF_ROW3 + ternary((unsigned)(P >> 16) & 0xFF, (unsigned)(O >> 16) & 0xFF);
+    out[4] = OFF_ROW4 + ternary((unsigned)(P >> 24) & 0xFF, (unsigned)(O >> 24) & 0xFF);
+    out[5] = OFF_DIAG + ternary(pd, od);
+}
+
+static u64 adjacent_empties(u64 b, u64 E);
+
+/* Every feature's index into EVAL_WEIGHTS, from P's view (N_FEATURES of them). */
+static void features(u64 P, u64 O, int *out)
+{
+    u64 E = ~(P | O);
+    u64 p[8], o[8];
+    int mob = popcount(get_moves(P, O)) - popcount(get_moves(O, P));
     int pot = popcount(adjacent_empties(O, E)) - popcount(adjacent_empties(P, E));
-    int stab = corner_stability(P) - corner_stability(O);
-    int x = popcount(P & X_SQUARES & ~open_x) - popcount(O & X_SQUARES & ~open_x);
-    return 8 * mob + 2 * pot + 12 * stab - 12 * x;
+    p[0] = P, o[0] = O;
+    p[1] = flip_vertical(P), o[1] = flip_vertical(O);
+    p[2] = flip_horizontal(P), o[2] = flip_horizontal(O);
+    p[3] = flip_horizontal(p[1]), o[3] = flip_horizontal(o[1]);
+    for (int i = 0; i < 4; i++)
+        p[4 + i] = transpose(p[i]), o[4 + i] = transpose(o[i]);
+    for (int i = 0; i < 8; i++)
+        corner_patterns(p[i], o[i], out + 6 * i);
+    mob = mob < -40 ? -40 : mob > 40 ? 40 : mob;
+    out[48] = OFF_MOBILITY + 40 + mob;
+    out[49] = OFF_POTENTIAL + 64 + pot;
+}
+
+/* The pattern evaluation of (P, O) for P, in quarter-discs. */
+static int pattern_eval(u64 P, u64 O)
+{
+    int idx[N_FEATURES], sum = 0;
+    features(P, O, idx);
+    for (int i = 0; i < N_FEATURES; i++)
+        sum += EVAL_WEIGHTS[idx[i]];
+    return sum / (EVAL_SCALE / 4);
 }
 
 #define EVAL_INF 30000
@@ -609,7 +715,7 @@ static int midgame(Ctx *c, u64 P, u64 O, int alpha, int beta, int depth)
     int best = -EVAL_INF;
     c->nodes++;
     if (depth == 0)
-        return evaluate(P, O);
+        return pattern_eval(P, O);
     moves = get_moves(P, O);
     if (!moves) {
         if (!get_moves(O, P))
@@ -879,6 +985,74 @@ static int pvs(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
     return best;
 }
 
+/* --- iterative deepening on the evaluation, before the exact search ------------------- */
+
+/* Record `move` as the best move of (P, O) found by a search on the evaluation: a hint for
+ * later searches, without bounds (an exact entry keeps its own move). */
+static void store_hint(Ctx *c, u64 P, u64 O, int depth, int move)
+{
+    Entry *b = bucket(c->table, c->mask, P, O), *e = NULL;
+    int worst = 1 << 30;
+    for (int i = 0; i < WAYS; i++)
+        if (b[i].P == P && b[i].O == O) {
+            if (!b[i].exact || b[i].move < 0)
+                b[i].move = (int8_t)move;
+            b[i].date = c->date;
+            return;
+        }
+    for (int i = 0; i < WAYS; i++) {
+        int keep = (b[i].date == c->date) * 256 + b[i].depth + 128 * b[i].exact;
+        if (keep < worst)
+            worst = keep, e = &b[i];
+    }
+    e->P = P;
+    e->O = O;
+    e->lower = -64;
+    e->upper = 64;
+    e->move = (int8_t)move;
+    e->depth = (uint8_t)depth;
+    e->exact = 0;
+    e->date = c->date;
+}
+
+/* Alpha-beta on the evaluation to `depth` plies, ordered as the exact search orders (the
+ * table's moves first), storing its best moves as hints. */
+static int midgame_id(Ctx *c, u64 P, u64 O, int alpha, int beta, int depth, int n)
+{
+    Move list[MAX_MOVES];
+    int hint = -1, count, best = -EVAL_INF, best_move = -1;
+    u64 moves;
+    if (depth <= 2)
+        return midgame(c, P, O, alpha, beta, depth);
+    if (++c->nodes >= c->next_poll)
+        poll(c);
+    const Entry *e = probe(c, P, O);
+    if (e)
+        hint = e->move;
+    moves = get_moves(P, O);
+    if (!moves) {
+        if (!get_moves(O, P))
+            return 256 * final_score(P, O, c->wte);
+        return -midgame_id(c, O, P, -beta, -alpha, depth, n);
+    }
+    count = list_moves(c, P, O, moves, hint, n < SORT2_MIN ? n : SORT2_MIN - 1, list);
+    for (int i = 0; i < count; i++) {
+        Move m = next_move(list, i, count);
+        int v = -midgame_id(c, O ^ m.flipped, P | m.flipped | BIT(m.sq), -beta, -alpha, depth - 1, n - 1);
+        if (v > best) {
+            best = v;
+            best_move = m.sq;
+            if (v > alpha) {
+                alpha = v;
+                if (v >= beta)
+                    break;
+            }
+        }
+    }
+    store_hint(c, P, O, depth, best_move);
+    return best;
+}
+
 /* Value of (P, O) within (alpha, beta); bounds beyond [-64, 64] are trivially met. */
 static int root_search(Ctx *c, u64 P, u64 O, int alpha, int beta)
 {
@@ -893,6 +1067,9 @@ static int root_search(Ctx *c, u64 P, u64 O, int alpha, int beta)
         beta = 65;
     if (!get_moves(P, O) && !get_moves(O, P)) /* the game is over (a board without discs too) */
         return final_score(P, O, c->wte);
+    if (n >= ID_MIN) /* fill the table with good moves first */
+        for (int depth = 4; depth <= n - ID_GAP && depth <= ID_MAX_DEPTH; depth += 2)
+            midgame_id(c, P, O, -EVAL_INF, EVAL_INF, depth, n);
     if (beta == alpha + 1)
         return nws(c, P, O, alpha, n);
     return pvs(c, P, O, alpha, beta, n);
@@ -971,6 +1148,37 @@ static PyObject *py_flips(PyObject *mod, PyObject *args)
         return NULL;
     }
     return PyLong_FromUnsignedLongLong(flips(sq, P, O));
+}
+
+static PyObject *py_features(PyObject *mod, PyObject *args)
+{
+    PyObject *po, *oo, *out;
+    int idx[N_FEATURES];
+    u64 P, O;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OO:_features", &po, &oo) || to_position(po, oo, &P, &O) < 0)
+        return NULL;
+    features(P, O, idx);
+    out = PyTuple_New(N_FEATURES);
+    for (int i = 0; out && i < N_FEATURES; i++) {
+        PyObject *v = PyLong_FromLong(idx[i]);
+        if (!v) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyTuple_SET_ITEM(out, i, v);
+    }
+    return out;
+}
+
+static PyObject *py_evaluate(PyObject *mod, PyObject *args)
+{
+    PyObject *po, *oo;
+    u64 P, O;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OO:_evaluate", &po, &oo) || to_position(po, oo, &P, &O) < 0)
+        return NULL;
+    return PyLong_FromLong(pattern_eval(P, O));
 }
 
 static PyObject *Solver_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -1168,6 +1376,11 @@ static PyMethodDef module_methods[] = {
     {"flips", py_flips, METH_VARARGS,
      "flips(square, player, opponent) -> int\n\n"
      "Discs of opponent flipped by player moving to square (0: not a legal move)."},
+    {"_features", py_features, METH_VARARGS,
+     "_features(player, opponent) -> tuple\n\n"
+     "The evaluation's feature indices (for fitting its weights: bench/fit_eval.py)."},
+    {"_evaluate", py_evaluate, METH_VARARGS,
+     "_evaluate(player, opponent) -> int\n\nThe move-ordering evaluation, in quarter-discs."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {
