@@ -5,17 +5,24 @@
  * 7 = h1, 63 = h8, as in grader/board.py. Values are final disc differences for the side to
  * move under perfect play, scored with either rule of grader.board.final_score.
  *
- * The search is a fail-soft negamax alpha-beta with principal-variation (null-window)
- * re-searches. Techniques, from the leaves up:
+ * The search is a fail-soft negamax alpha-beta: a principal-variation search on full windows
+ * (only along the principal line) and a separate null-window search everywhere else. From
+ * the leaves up:
  *   - the last empty square: flips counted per line from a table, no move made;
- *   - up to SMALL_MAX empties: no move generation, the empty squares are tried straight from
- *     the bitboard, those in quadrants with an odd number of empties first (parity ordering);
- *   - above that: move generation with fastest-first ordering (fewest opponent replies, corners
- *     counted twice), parity and corner bonuses, the transposition-table move first;
- *   - from TABLE_MIN empties: a transposition table of bounds and best moves, kept across calls;
- *   - from ETC_MIN empties: enhanced transposition cutoff (children already in the table);
- *   - from SORT_MIN empties: moves ordered by a shallow search with a mobility evaluation;
- *   - stability cutoff: stable discs bound the final score from above and below.
+ *   - 2, 3 and 4 empties: unrolled solvers, squares in odd quadrants first (parity);
+ *   - up to SHALLOW_MAX empties: no move generation, the empties kept in a fixed priority
+ *     order (corners first, X-squares last), odd quadrants first;
+ *   - above that: move generation, the table's move first, then fewest opponent replies
+ *     (fastest first), corner stability, potential mobility and parity; from SORT0_MIN empties
+ *     a pattern evaluation (weights fitted by bench/fit_eval.py, eval_weights.h) searched 0-2
+ *     plies deep on each child;
+ *   - from TABLE_MIN empties: a transposition table of exact bounds and best moves in 4-entry
+ *     buckets, aged per search call, kept across calls; from ETC_MIN, enhanced transposition
+ *     cutoff; stability cutoff (stable discs bound the final score) above Edax's thresholds;
+ *   - at the root, from ID_MIN empties: iterative deepening on the evaluation, then from
+ *     SEL_MIN a selective (probcut) search, both storing only move hints, before the exact
+ *     search: the table holds good moves before the exact pass starts. Values never depend
+ *     on the evaluation, only the speed does.
  * While it runs the search releases the GIL and every POLL_SECONDS re-acquires it to run
  * signal handlers and an optional should_stop() callable; a stop unwinds with longjmp,
  * so only completed results are ever stored in the table.
@@ -38,10 +45,10 @@ typedef uint64_t u64;
 
 #define INF 100           /* beyond every value */
 #ifndef SHALLOW_MAX
-#define SHALLOW_MAX 7 /* at or below: list of empties, no move generation, no table */
+#define SHALLOW_MAX 6 /* at or below: list of empties, no move generation, no table */
 #endif
 #ifndef TABLE_MIN
-#define TABLE_MIN 8 /* from this many empties: transposition table */
+#define TABLE_MIN 9 /* from this many empties: transposition table */
 #endif
 #ifndef ETC_MIN
 #define ETC_MIN 12 /* from this many empties: enhanced transposition cutoff */
@@ -66,6 +73,18 @@ typedef uint64_t u64;
 #endif
 #ifndef ID_MAX_DEPTH
 #define ID_MAX_DEPTH 10 /* ...and no deeper than this */
+#endif
+#ifndef SEL_MIN
+#define SEL_MIN 20 /* from this many empties, a selective search first... */
+#endif
+#ifndef SEL_EXACT
+#define SEL_EXACT 14 /* ...exact from this many empties down */
+#endif
+#ifndef SEL_MARGIN
+#define SEL_MARGIN 12 /* ...cutting nodes this many discs outside the window */
+#endif
+#ifndef AGE_BONUS
+#define AGE_BONUS 256 /* table replacement: an entry written by this search counts as this much deeper */
 #endif
 #ifndef W_EVAL
 #define W_EVAL 128 /* weight of the evaluation (quarter-discs) against W_MOBILITY per move */
@@ -94,7 +113,7 @@ static u64 DIAG9[64], DIAG7[64]; /* the diagonal (a1-h8 way) and antidiagonal th
  * depend only on the empty square's place in the line and on which squares are the mover's. */
 static uint8_t LINE_FLIPS[8][256];
 
-static uint8_t PRIORITY[64]; /* the squares, best first, for the last empties */
+static u64 SQUARE_CLASSES[10]; /* the squares of each class, best first, for the last empties */
 
 /* Classes of squares for the last empties' fixed order: corners first, X-squares last. */
 static const char *SQUARE_CLASS = "08633680"
@@ -110,17 +129,14 @@ static uint16_t BASE3[512];
 
 static void init_tables(void)
 {
-    int k = 0;
     for (int m = 0; m < 512; m++) {
         int v = 0;
         for (int b = 8; b >= 0; b--)
             v = 3 * v + (m >> b & 1);
         BASE3[m] = (uint16_t)v;
     }
-    for (int cls = '0'; cls <= '9'; cls++)
-        for (int sq = 0; sq < 64; sq++)
-            if (SQUARE_CLASS[sq] == cls)
-                PRIORITY[k++] = (uint8_t)sq;
+    for (int sq = 0; sq < 64; sq++)
+        SQUARE_CLASSES[SQUARE_CLASS[sq] - '0'] |= BIT(sq);
     /* directions: 4 towards higher squares (+1, +7, +8, +9), then 4 towards lower ones */
     static const int dr[8] = {0, 1, 1, 1, 0, -1, -1, -1};
     static const int dc[8] = {1, -1, 0, 1, -1, 1, 0, -1};
@@ -276,6 +292,12 @@ typedef struct {
 } Entry;                 /* all zero: unused (the search never meets a board without discs) */
 
 #define WAYS 4 /* a position lives in any entry of its 4-entry bucket */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
 
 static inline Entry *bucket(Entry *table, u64 mask, u64 P, u64 O)
 {
@@ -563,9 +585,9 @@ static int solve_few(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
         return solve1(c, P, first_square(E));
     if (n == 2)
         return solve2(c, P, O, alpha, beta, first_square(E), first_square(E & (E - 1)));
-    for (int i = 0; i < 64 && total < n; i++)
-        if (E & BIT(PRIORITY[i]))
-            sq[total++] = PRIORITY[i];
+    for (int k = 0; k < 10; k++)
+        for (u64 m = E & SQUARE_CLASSES[k]; m; m &= m - 1)
+            sq[total++] = (uint8_t)first_square(m);
     if (n <= 4)
         return solve_parity(c, P, O, alpha, beta, E, sq, total, n);
     return solve_shallow(c, P, O, alpha, beta, n, sq, total);
@@ -757,6 +779,11 @@ static int list_moves(Ctx *c, u64 P, u64 O, u64 moves, int hint, int n, Move *li
         u64 f = flips(x, P, O), np = O ^ f, no = P | f | BIT(x);
         m->sq = x;
         m->flipped = f;
+        if (n > TABLE_MIN) { /* the child's bucket, from memory while its siblings are scored */
+            const char *b = (const char *)bucket(c->table, c->mask, np, no);
+            PREFETCH(b);
+            PREFETCH(b + WAYS * sizeof(Entry) - 1);
+        }
         if (x == hint) {
             m->score = W_HINT;
             continue;
@@ -822,7 +849,7 @@ static inline void store(Ctx *c, u64 P, u64 O, int n, int alpha, int beta, int v
     if (!e) {
         int worst = 1 << 30;
         for (int i = 0; i < WAYS; i++) {
-            int keep = (b[i].date == c->date) * 256 + b[i].depth + 128 * b[i].exact;
+            int keep = (b[i].date == c->date) * AGE_BONUS + b[i].depth + 128 * b[i].exact;
             if (keep < worst)
                 worst = keep, e = &b[i];
         }
@@ -1053,6 +1080,64 @@ static int midgame_id(Ctx *c, u64 P, u64 O, int alpha, int beta, int depth, int 
     return best;
 }
 
+/* A selective search before the exact one, as Edax does with probcut: nodes whose 2-ply
+ * evaluation search lies far outside the window are cut at once, the rest is searched like
+ * the exact search, which takes over at SEL_EXACT empties. It stores only move hints (its
+ * values are guesses), so the exact search that follows finds good moves first everywhere
+ * the selective one went; its exact subtrees leave exact entries, as always. */
+static int selective(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
+{
+    Move list[MAX_MOVES];
+    int hint = -1, count, best = -INF, best_move = -1, v;
+    u64 moves;
+    if (n <= SEL_EXACT)
+        return beta == alpha + 1 ? nws(c, P, O, alpha, n) : pvs(c, P, O, alpha, beta, n);
+    if (++c->nodes >= c->next_poll)
+        poll(c);
+    const Entry *e = probe(c, P, O);
+    if (e) {
+        if (e->exact && (e->lower >= beta || e->lower == e->upper))
+            return e->lower;
+        if (e->exact && e->upper <= alpha)
+            return e->upper;
+        hint = e->move;
+    }
+    moves = get_moves(P, O);
+    if (!moves) {
+        if (!get_moves(O, P))
+            return final_score(P, O, c->wte);
+        return -selective(c, O, P, -beta, -alpha, n);
+    }
+    v = midgame(c, P, O, -EVAL_INF, EVAL_INF, 2) / 4; /* quarter-discs to discs */
+    if (v - SEL_MARGIN >= beta)
+        return beta;
+    if (v + SEL_MARGIN <= alpha)
+        return alpha;
+    count = list_moves(c, P, O, moves, hint, n, list);
+    for (int i = 0; i < count; i++) {
+        Move m = next_move(list, i, count);
+        u64 np = O ^ m.flipped, no = P | m.flipped | BIT(m.sq);
+        if (i == 0) {
+            v = -selective(c, np, no, -beta, -alpha, n - 1);
+        } else {
+            v = -selective(c, np, no, -alpha - 1, -alpha, n - 1);
+            if (alpha < v && v < beta)
+                v = -selective(c, np, no, -beta, -v, n - 1);
+        }
+        if (v > best) {
+            best = v;
+            best_move = m.sq;
+            if (v > alpha) {
+                alpha = v;
+                if (v >= beta)
+                    break;
+            }
+        }
+    }
+    store_hint(c, P, O, n, best_move);
+    return best;
+}
+
 /* Value of (P, O) within (alpha, beta); bounds beyond [-64, 64] are trivially met. */
 static int root_search(Ctx *c, u64 P, u64 O, int alpha, int beta)
 {
@@ -1070,6 +1155,8 @@ static int root_search(Ctx *c, u64 P, u64 O, int alpha, int beta)
     if (n >= ID_MIN) /* fill the table with good moves first */
         for (int depth = 4; depth <= n - ID_GAP && depth <= ID_MAX_DEPTH; depth += 2)
             midgame_id(c, P, O, -EVAL_INF, EVAL_INF, depth, n);
+    if (n >= SEL_MIN)
+        selective(c, P, O, alpha, beta, n);
     if (beta == alpha + 1)
         return nws(c, P, O, alpha, n);
     return pvs(c, P, O, alpha, beta, n);
