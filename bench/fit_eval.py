@@ -49,7 +49,7 @@ def ridge(idx: np.ndarray, y: np.ndarray, damp: float, steps: int = 300) -> np.n
         return np.bincount(idx.ravel(), weights=np.repeat(r, width), minlength=N_WEIGHTS) + damp**2 * w
 
     w = np.zeros(N_WEIGHTS)
-    r = np.bincount(idx.ravel(), weights=np.repeat(y, width), minlength=N_WEIGHTS)
+    r = np.bincount(idx.ravel(), weights=np.repeat(y, width), minlength=N_WEIGHTS).astype(float)
     d, rr = r.copy(), r @ r
     for _ in range(steps):
         q = normal(d)

@@ -157,7 +157,7 @@ def test_native_agrees_with_itself_at_13_to_16_empties():
                 back = {next(t for t in range(64) if transform(1 << t, sym) == 1 << sq) for sq in best}
                 results.add((v, frozenset(back)))
             assert len(results) == 1, (pos.board_string(), pos.token, results)
-            (v, best), = results
+            ((v, best),) = results
             children = N.Solver(True, 18)
             values = {}
             for sq in range(64):
