@@ -108,10 +108,17 @@ static const u64 QUADRANTS[4] = {0x000000000F0F0F0FULL, 0x00000000F0F0F0F0ULL,
 static u64 RAYS[64][8];   /* from each square, the 8 rays: 4 towards higher squares, then 4 lower */
 static u64 NEIGHBOURS[64];
 static u64 QUADRANT[64]; /* the 4x4 quadrant holding each square, for parity */
+static uint8_t QUADRANT_ID[64]; /* its bit among 4, for parity kept as a 4-bit mask */
 static u64 DIAG9[64], DIAG7[64]; /* the diagonal (a1-h8 way) and antidiagonal through each square */
 /* With one empty square left, every other square is taken: the discs flipped along a line
  * depend only on the empty square's place in the line and on which squares are the mover's. */
 static uint8_t LINE_FLIPS[8][256];
+/* For a move at `place` of a line of 8 whose inner squares (1..6) hold O's discs as `o6`: the
+ * squares just past each run of O's discs next to place (where P's disc would outflank). */
+static uint8_t OUTFLANK[8][64];
+/* For a move at `place` and the outflanking discs found: the squares flipped between them. */
+static uint8_t FLIPPED[8][256];
+static u64 COLUMN_OF[256]; /* a byte's bit r -> square (r, 0): a column */
 
 static u64 SQUARE_CLASSES[10]; /* the squares of each class, best first, for the last empties */
 
@@ -153,6 +160,7 @@ static void init_tables(void)
                 NEIGHBOURS[sq] |= BIT((r + dr[d]) * 8 + c + dc[d]);
         }
         QUADRANT[sq] = QUADRANTS[(r / 4) * 2 + c / 4];
+        QUADRANT_ID[sq] = (uint8_t)(1 << ((r / 4) * 2 + c / 4));
         DIAG9[sq] = RAYS[sq][3] | RAYS[sq][7] | BIT(sq);
         DIAG7[sq] = RAYS[sq][1] | RAYS[sq][5] | BIT(sq);
     }
@@ -168,6 +176,31 @@ static void init_tables(void)
             }
             LINE_FLIPS[place][line] = (uint8_t)count;
         }
+        for (int o6 = 0; o6 < 64; o6++) {
+            int o = o6 << 1, out = 0;
+            for (int step = -1; step <= 1; step += 2) {
+                int k = place + step;
+                while (k >= 0 && k < 8 && (o >> k & 1))
+                    k += step;
+                if (k >= 0 && k < 8 && k != place + step)
+                    out |= 1 << k;
+            }
+            OUTFLANK[place][o6] = (uint8_t)out;
+        }
+        for (int out = 0; out < 256; out++) {
+            int f = 0;
+            for (int k = 0; k < 8; k++)
+                if (out >> k & 1)
+                    for (int j = (k < place ? k : place) + 1; j < (k < place ? place : k); j++)
+                        f |= 1 << j;
+            FLIPPED[place][out] = (uint8_t)f;
+        }
+    }
+    for (int b = 0; b < 256; b++) {
+        COLUMN_OF[b] = 0;
+        for (int r = 0; r < 8; r++)
+            if (b >> r & 1)
+                COLUMN_OF[b] |= BIT(8 * r);
     }
 }
 
@@ -198,23 +231,33 @@ static u64 get_moves(u64 P, u64 O)
             axis_moves(P, inner, 9)) & ~(P | O);
 }
 
-/* Discs of O flipped when P plays sq (0: not a legal move there). Along each ray the run of
- * O discs ends at the first square that is not O's; the run flips when that square is P's.
- * Branch-free: a missing stop gives an empty mask. */
+/* Discs of O flipped when P plays sq (0: not a legal move there), line by line: the row, the
+ * column and both diagonals through sq are each read as a byte of P's and a byte of O's
+ * discs (a multiplication gathers a column or a diagonal), two small tables give the
+ * squares flipped on that line, and they are put back on the board. */
 static inline u64 flips(int sq, u64 P, u64 O)
 {
-    const u64 *ray = RAYS[sq];
-    u64 f = 0;
-    for (int d = 0; d < 4; d++) { /* towards higher squares: the first stop is the lowest bit */
-        u64 stop = ray[d] & ~O;
-        stop &= -stop & P;
-        f |= ray[d] & (stop - 1) & -(u64)(stop != 0);
-    }
-    for (int d = 4; d < 8; d++) { /* towards lower squares: the first stop is the highest bit */
-        u64 stop = BIT(63 - __builtin_clzll((ray[d] & ~O) | 1)) & ray[d] & P;
-        f |= ray[d] & -(stop << 1);
-    }
-    return f;
+    int r = sq >> 3, c = sq & 7;
+    unsigned p, o, f;
+    u64 out;
+    /* the row: place c */
+    p = (unsigned)(P >> (8 * r)) & 0xFF;
+    o = (unsigned)(O >> (8 * r)) & 0xFF;
+    out = (u64)FLIPPED[c][OUTFLANK[c][(o >> 1) & 63] & p] << (8 * r);
+    /* the column: place r */
+    p = (unsigned)((((P >> c) & 0x0101010101010101ULL) * 0x0102040810204080ULL) >> 56);
+    o = (unsigned)((((O >> c) & 0x0101010101010101ULL) * 0x0102040810204080ULL) >> 56);
+    out |= COLUMN_OF[FLIPPED[r][OUTFLANK[r][(o >> 1) & 63] & p]] << c;
+    /* the diagonals: place c; squares off the board read as empty, so no run crosses them */
+    p = (unsigned)(((P & DIAG9[sq]) * 0x0101010101010101ULL) >> 56);
+    o = (unsigned)(((O & DIAG9[sq]) * 0x0101010101010101ULL) >> 56);
+    f = FLIPPED[c][OUTFLANK[c][(o >> 1) & 63] & p];
+    out |= (f * 0x0101010101010101ULL) & DIAG9[sq];
+    p = (unsigned)(((P & DIAG7[sq]) * 0x0101010101010101ULL) >> 56);
+    o = (unsigned)(((O & DIAG7[sq]) * 0x0101010101010101ULL) >> 56);
+    f = FLIPPED[c][OUTFLANK[c][(o >> 1) & 63] & p];
+    out |= (f * 0x0101010101010101ULL) & DIAG7[sq];
+    return out;
 }
 
 /* --- scores and bounds ------------------------------------------------------ */
@@ -508,12 +551,13 @@ static int solve4(Ctx *c, u64 P, u64 O, int alpha, int beta, int x1, int x2, int
 /* The k (3 or 4) empties of E, listed in `sq` among others, in sq's order but with those
  * in quadrants holding an odd number of empties first: the last move of an odd region
  * tends to be ours (parity). Then solved. */
-static int solve_parity(Ctx *c, u64 P, u64 O, int alpha, int beta, u64 E, const uint8_t *sq, int total, int k)
+static int solve_parity(Ctx *c, u64 P, u64 O, int alpha, int beta, u64 E, const uint8_t *sq, int total, int k,
+                        unsigned parity)
 {
     int x[4], odd = 0, even = 0, y[4];
     for (int i = 0; i < total; i++)
         if (E & BIT(sq[i])) {
-            if (popcount(E & QUADRANT[sq[i]]) & 1)
+            if (parity & QUADRANT_ID[sq[i]])
                 x[odd++] = sq[i];
             else
                 y[even++] = sq[i];
@@ -528,9 +572,10 @@ static int solve_parity(Ctx *c, u64 P, u64 O, int alpha, int beta, u64 E, const 
 /* 5..SHALLOW_MAX empties, without move generation or table: the empty squares `sq` (in a
  * fixed priority order, corners first, X-squares last; some may be filled by now) are tried
  * in the quadrants holding an odd number of empties first (parity). */
-static int solve_shallow(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, const uint8_t *sq, int total)
+static int solve_shallow(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, const uint8_t *sq, int total,
+                         unsigned parity)
 {
-    u64 E = ~(P | O), odd = 0;
+    u64 E = ~(P | O);
     int best = -INF;
     c->nodes++;
     if (alpha >= STABILITY_MIN[n] && alpha >= 64 - 2 * popcount(O)) { /* see stability_cut() */
@@ -538,21 +583,19 @@ static int solve_shallow(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, const
         if (bound <= alpha)
             return bound;
     }
-    for (int q = 0; q < 4; q++)
-        if (popcount(E & QUADRANTS[q]) & 1)
-            odd |= QUADRANTS[q];
-    for (int pass = 0; pass < 2; pass++, odd = ~odd) {
+    for (int pass = 0; pass < 2; pass++) { /* odd quadrants first, then the others */
         for (int i = 0; i < total; i++) {
             int x = sq[i], v;
             u64 f, np, no;
-            if (!(E & odd & BIT(x)) || !(NEIGHBOURS[x] & O) || !(f = flips(x, P, O)))
+            if (!(E & BIT(x)) || ((parity & QUADRANT_ID[x]) != 0) != (pass == 0) || !(NEIGHBOURS[x] & O) ||
+                !(f = flips(x, P, O)))
                 continue;
             np = O ^ f;
             no = P | f | BIT(x);
             if (n == 5)
-                v = -solve_parity(c, np, no, -beta, -alpha, E ^ BIT(x), sq, total, 4);
+                v = -solve_parity(c, np, no, -beta, -alpha, E ^ BIT(x), sq, total, 4, parity ^ QUADRANT_ID[x]);
             else
-                v = -solve_shallow(c, np, no, -beta, -alpha, n - 1, sq, total);
+                v = -solve_shallow(c, np, no, -beta, -alpha, n - 1, sq, total, parity ^ QUADRANT_ID[x]);
             if (v > best) {
                 best = v;
                 if (v > alpha) {
@@ -567,7 +610,7 @@ static int solve_shallow(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, const
         return best;
     for (int i = 0; i < total; i++)
         if ((E & BIT(sq[i])) && (NEIGHBOURS[sq[i]] & P) && flips(sq[i], O, P))
-            return -solve_shallow(c, O, P, -beta, -alpha, n, sq, total); /* P passes */
+            return -solve_shallow(c, O, P, -beta, -alpha, n, sq, total, parity); /* P passes */
     return final_score(P, O, c->wte);
 }
 
@@ -577,6 +620,7 @@ static int solve_few(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
     u64 E = ~(P | O);
     uint8_t sq[SHALLOW_MAX];
     int total = 0;
+    unsigned parity = 0; /* bit q: quadrant q holds an odd number of empties */
     if (n == 0) {
         c->nodes++;
         return final_score(P, O, c->wte);
@@ -588,9 +632,11 @@ static int solve_few(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
     for (int k = 0; k < 10; k++)
         for (u64 m = E & SQUARE_CLASSES[k]; m; m &= m - 1)
             sq[total++] = (uint8_t)first_square(m);
+    for (int i = 0; i < total; i++)
+        parity ^= QUADRANT_ID[sq[i]];
     if (n <= 4)
-        return solve_parity(c, P, O, alpha, beta, E, sq, total, n);
-    return solve_shallow(c, P, O, alpha, beta, n, sq, total);
+        return solve_parity(c, P, O, alpha, beta, E, sq, total, n, parity);
+    return solve_shallow(c, P, O, alpha, beta, n, sq, total, parity);
 }
 
 /* --- move ordering ------------------------------------------------------------ */
