@@ -243,6 +243,24 @@ def test_windows_keep_the_fail_soft_contract():
     assert exact.search(p, o, -1000, 1000) == v  # windows beyond the scores are fine
 
 
+def test_windows_at_20_empties():
+    """The root's iterative deepening, selective pass and aspiration start at 20 empties: the
+    fail-soft contract there, each window on a fresh table (no answer carried over)."""
+    boards = [ffo_entries([40])[40].position, *many_positions(20, range(20, 21), 2)]
+    for pos in boards:
+        p, o = pos.player, pos.opponent
+        v = N.Solver(True, 20).search(p, o)
+        for a, b in ((-64, 64), (v - 1, v + 1), (v - 12, v - 4), (v + 4, v + 12), (v - 1, v), (v, v + 1)):
+            w = N.Solver(True, 20).search(p, o, a, b)
+            assert (w <= a and v <= w) or (w >= b and v >= w) or (a < w < b and w == v), (
+                pos.board_string(),
+                a,
+                b,
+                w,
+                v,
+            )
+
+
 # --- FFO ----------------------------------------------------------------------
 
 

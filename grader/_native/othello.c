@@ -83,6 +83,9 @@ typedef uint64_t u64;
 #ifndef SEL_MARGIN
 #define SEL_MARGIN 12 /* ...cutting nodes this many discs outside the window */
 #endif
+#ifndef ASPIRATION
+#define ASPIRATION 4 /* half-width of the root's first window around the selective search's guess */
+#endif
 #ifndef AGE_BONUS
 #define AGE_BONUS 256 /* table replacement: an entry written by this search counts as this much deeper */
 #endif
@@ -808,10 +811,18 @@ static int midgame(Ctx *c, u64 P, u64 O, int alpha, int beta, int depth)
 
 #define W_HINT (1 << 30)
 #define W_WIPEOUT (1 << 29)
+#ifndef W_MOBILITY
 #define W_MOBILITY 1024
+#endif
+#ifndef W_CORNER_STABILITY
 #define W_CORNER_STABILITY 64
+#endif
+#ifndef W_POTENTIAL
 #define W_POTENTIAL 16
+#endif
+#ifndef W_PARITY
 #define W_PARITY 4
+#endif
 
 /* The moves of P (bitboard `moves`) with their flips and ordering scores: the table's move,
  * then fewest opponent replies (fastest first), with an evaluation at deep nodes. */
@@ -1201,12 +1212,25 @@ static int root_search(Ctx *c, u64 P, u64 O, int alpha, int beta)
     if (n >= ID_MIN) /* fill the table with good moves first */
         for (int depth = 4; depth <= n - ID_GAP && depth <= ID_MAX_DEPTH; depth += 2)
             midgame_id(c, P, O, -EVAL_INF, EVAL_INF, depth, n);
-    if (n >= SEL_MIN)
-        selective(c, P, O, alpha, beta, n);
+    if (n >= SEL_MIN) {
+        int guess = selective(c, P, O, alpha, beta, n);
+        if (beta - alpha > 2 * ASPIRATION && alpha < guess && guess < beta) {
+            /* aspiration: a narrow window around the guess, widened on the side it fails */
+            int lo = guess - ASPIRATION > alpha ? guess - ASPIRATION : alpha;
+            int hi = guess + ASPIRATION < beta ? guess + ASPIRATION : beta;
+            int v = pvs(c, P, O, lo, hi, n);
+            if (v <= lo && lo > alpha) /* the value is at most v */
+                v = pvs(c, P, O, alpha, v + 1, n);
+            else if (v >= hi && hi < beta) /* at least v */
+                v = pvs(c, P, O, v - 1, beta, n);
+            return v;
+        }
+    }
     if (beta == alpha + 1)
         return nws(c, P, O, alpha, n);
     return pvs(c, P, O, alpha, beta, n);
 }
+
 /* Runs the search (the GIL already released): 0 with the value in *out, the GIL still
  * released; -1 when abandoned, with the GIL held and an exception set. setjmp lives in this
  * small function so that the caller's locals stay determinate after a longjmp. */
