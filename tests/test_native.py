@@ -360,6 +360,8 @@ def test_fuzzed_arguments_raise_or_answer(a, b, alpha, beta):
     for call in (
         lambda: N.legal_moves(a, b),
         lambda: N.flips(alpha, a, b),
+        lambda: N._features(a, b),
+        lambda: N._evaluate(a, b),
         lambda: s.search(a, b),
         lambda: s.search(a, b, alpha, beta),
         lambda: s.search(player=a, opponent=b, beta=beta),
@@ -368,7 +370,7 @@ def test_fuzzed_arguments_raise_or_answer(a, b, alpha, beta):
             result = call()
         except (*ERRORS, N.Cancelled):
             continue
-        assert isinstance(result, int)
+        assert isinstance(result, (int, tuple))
 
 
 @settings(max_examples=300, deadline=None)
