@@ -270,7 +270,7 @@ def ffo_entries(numbers):
     }
 
 
-FAST_FFO = list(range(1, 40))  # #1-#39: together well under a minute
+FAST_FFO = list(range(1, 38))  # #1-#37 (up to 22 empties): about 10 s together
 
 
 @pytest.mark.parametrize("number", FAST_FFO)
@@ -282,9 +282,9 @@ def test_ffo_value_and_best_moves(number):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("number", range(40, 50))
-def test_ffo_40_to_49_value_and_best_moves(number):
-    entry = ffo_entries([number])[number]  # 20-26 empties: seconds each
+@pytest.mark.parametrize("number", range(38, 50))
+def test_ffo_38_to_49_value_and_best_moves(number):
+    entry = ffo_entries([number])[number]  # 20-26 empties: seconds each, #38 and #39 included
     c = NativeSolver(WINNER_TAKES_EMPTIES)
     assert c.value(entry.position) == entry.score
     assert c.optimal_moves(entry.position) == sorted(entry.best_moves)
