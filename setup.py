@@ -51,6 +51,7 @@ setup(
         Extension(
             "grader._othello_native",
             sources=["grader/_native/othello.c"],
+            depends=["grader/_native/eval_weights.h"],  # the evaluation's weights, #included
             extra_compile_args=_compile_args(),
         )
     ],

@@ -5,17 +5,24 @@
  * 7 = h1, 63 = h8, as in grader/board.py. Values are final disc differences for the side to
  * move under perfect play, scored with either rule of grader.board.final_score.
  *
- * The search is a fail-soft negamax alpha-beta with principal-variation (null-window)
- * re-searches. Techniques, from the leaves up:
+ * The search is a fail-soft negamax alpha-beta: a principal-variation search on full windows
+ * (only along the principal line) and a separate null-window search everywhere else. From
+ * the leaves up:
  *   - the last empty square: flips counted per line from a table, no move made;
- *   - up to SMALL_MAX empties: no move generation, the empty squares are tried straight from
- *     the bitboard, those in quadrants with an odd number of empties first (parity ordering);
- *   - above that: move generation with fastest-first ordering (fewest opponent replies, corners
- *     counted twice), parity and corner bonuses, the transposition-table move first;
- *   - from TABLE_MIN empties: a transposition table of bounds and best moves, kept across calls;
- *   - from ETC_MIN empties: enhanced transposition cutoff (children already in the table);
- *   - from SORT_MIN empties: moves ordered by a shallow search with a mobility evaluation;
- *   - stability cutoff: stable discs bound the final score from above and below.
+ *   - 2, 3 and 4 empties: unrolled solvers, squares in odd quadrants first (parity);
+ *   - up to SHALLOW_MAX empties: no move generation, the empties kept in a fixed priority
+ *     order (corners first, X-squares last), odd quadrants first;
+ *   - above that: move generation, the table's move first, then fewest opponent replies
+ *     (fastest first), corner stability, potential mobility and parity; from SORT0_MIN empties
+ *     a pattern evaluation (weights fitted by bench/fit_eval.py, eval_weights.h) searched 0-2
+ *     plies deep on each child;
+ *   - from TABLE_MIN empties: a transposition table of exact bounds and best moves in 4-entry
+ *     buckets, aged per search call, kept across calls; from ETC_MIN, enhanced transposition
+ *     cutoff; stability cutoff (stable discs bound the final score) above Edax's thresholds;
+ *   - at the root, from ID_MIN empties: iterative deepening on the evaluation, then from
+ *     SEL_MIN a selective (probcut) search, both storing only move hints, before the exact
+ *     search: the table holds good moves before the exact pass starts. Values never depend
+ *     on the evaluation, only the speed does.
  * While it runs the search releases the GIL and every POLL_SECONDS re-acquires it to run
  * signal handlers and an optional should_stop() callable; a stop unwinds with longjmp,
  * so only completed results are ever stored in the table.
@@ -37,10 +44,54 @@ typedef uint64_t u64;
 #define first_square(x) __builtin_ctzll(x)
 
 #define INF 100           /* beyond every value */
-#define SMALL_MAX 6       /* at or below: list of empties, no move generation, no table */
-#define TABLE_MIN 9       /* from this many empties: transposition table */
-#define ETC_MIN 12        /* from this many empties: enhanced transposition cutoff */
-#define SORT_MIN 18       /* from this many empties: order moves by a shallow search */
+#ifndef SHALLOW_MAX
+#define SHALLOW_MAX 6 /* at or below: list of empties, no move generation, no table */
+#endif
+#ifndef TABLE_MIN
+#define TABLE_MIN 9 /* from this many empties: transposition table */
+#endif
+#ifndef ETC_MIN
+#define ETC_MIN 12 /* from this many empties: enhanced transposition cutoff */
+#endif
+#ifndef PARITY_MAX
+#define PARITY_MAX 14 /* up to this many empties: parity breaks ties in move ordering */
+#endif
+#ifndef SORT0_MIN
+#define SORT0_MIN 12 /* from this many empties: the evaluation of each child orders moves */
+#endif
+#ifndef SORT1_MIN
+#define SORT1_MIN 16 /* ...a 1-ply search on it */
+#endif
+#ifndef SORT2_MIN
+#define SORT2_MIN 21 /* ...a 2-ply search on it */
+#endif
+#ifndef ID_MIN
+#define ID_MIN 18 /* from this many empties, iterative deepening on the evaluation first... */
+#endif
+#ifndef ID_GAP
+#define ID_GAP 10 /* ...to this many plies short of the end */
+#endif
+#ifndef ID_MAX_DEPTH
+#define ID_MAX_DEPTH 10 /* ...and no deeper than this */
+#endif
+#ifndef SEL_MIN
+#define SEL_MIN 20 /* from this many empties, a selective search first... */
+#endif
+#ifndef SEL_EXACT
+#define SEL_EXACT 14 /* ...exact from this many empties down */
+#endif
+#ifndef SEL_MARGIN
+#define SEL_MARGIN 12 /* ...cutting nodes this many discs outside the window */
+#endif
+#ifndef ASPIRATION
+#define ASPIRATION 4 /* half-width of the root's first window around the selective search's guess */
+#endif
+#ifndef AGE_BONUS
+#define AGE_BONUS 256 /* table replacement: an entry written by this search counts as this much deeper */
+#endif
+#ifndef W_EVAL
+#define W_EVAL 128 /* weight of the evaluation (quarter-discs) against W_MOBILITY per move */
+#endif
 #define MAX_MOVES 64
 #define POLL_NODES 16384  /* look at the clock this often... */
 #define POLL_SECONDS 0.02 /* ...and take the GIL for signals and should_stop() this often */
@@ -60,13 +111,42 @@ static const u64 QUADRANTS[4] = {0x000000000F0F0F0FULL, 0x00000000F0F0F0F0ULL,
 static u64 RAYS[64][8];   /* from each square, the 8 rays: 4 towards higher squares, then 4 lower */
 static u64 NEIGHBOURS[64];
 static u64 QUADRANT[64]; /* the 4x4 quadrant holding each square, for parity */
+static uint8_t QUADRANT_ID[64]; /* its bit among 4, for parity kept as a 4-bit mask */
 static u64 DIAG9[64], DIAG7[64]; /* the diagonal (a1-h8 way) and antidiagonal through each square */
 /* With one empty square left, every other square is taken: the discs flipped along a line
  * depend only on the empty square's place in the line and on which squares are the mover's. */
 static uint8_t LINE_FLIPS[8][256];
+/* For a move at `place` of a line of 8 whose inner squares (1..6) hold O's discs as `o6`: the
+ * squares just past each run of O's discs next to place (where P's disc would outflank). */
+static uint8_t OUTFLANK[8][64];
+/* For a move at `place` and the outflanking discs found: the squares flipped between them. */
+static uint8_t FLIPPED[8][256];
+static u64 COLUMN_OF[256]; /* a byte's bit r -> square (r, 0): a column */
+
+static u64 SQUARE_CLASSES[10]; /* the squares of each class, best first, for the last empties */
+
+/* Classes of squares for the last empties' fixed order: corners first, X-squares last. */
+static const char *SQUARE_CLASS = "08633680"
+                                  "89455498"
+                                  "64122146"
+                                  "35177153"
+                                  "35177153"
+                                  "64122146"
+                                  "89455498"
+                                  "08633680";
+
+static uint16_t BASE3[512];
 
 static void init_tables(void)
 {
+    for (int m = 0; m < 512; m++) {
+        int v = 0;
+        for (int b = 8; b >= 0; b--)
+            v = 3 * v + (m >> b & 1);
+        BASE3[m] = (uint16_t)v;
+    }
+    for (int sq = 0; sq < 64; sq++)
+        SQUARE_CLASSES[SQUARE_CLASS[sq] - '0'] |= BIT(sq);
     /* directions: 4 towards higher squares (+1, +7, +8, +9), then 4 towards lower ones */
     static const int dr[8] = {0, 1, 1, 1, 0, -1, -1, -1};
     static const int dc[8] = {1, -1, 0, 1, -1, 1, 0, -1};
@@ -83,6 +163,7 @@ static void init_tables(void)
                 NEIGHBOURS[sq] |= BIT((r + dr[d]) * 8 + c + dc[d]);
         }
         QUADRANT[sq] = QUADRANTS[(r / 4) * 2 + c / 4];
+        QUADRANT_ID[sq] = (uint8_t)(1 << ((r / 4) * 2 + c / 4));
         DIAG9[sq] = RAYS[sq][3] | RAYS[sq][7] | BIT(sq);
         DIAG7[sq] = RAYS[sq][1] | RAYS[sq][5] | BIT(sq);
     }
@@ -98,6 +179,31 @@ static void init_tables(void)
             }
             LINE_FLIPS[place][line] = (uint8_t)count;
         }
+        for (int o6 = 0; o6 < 64; o6++) {
+            int o = o6 << 1, out = 0;
+            for (int step = -1; step <= 1; step += 2) {
+                int k = place + step;
+                while (k >= 0 && k < 8 && (o >> k & 1))
+                    k += step;
+                if (k >= 0 && k < 8 && k != place + step)
+                    out |= 1 << k;
+            }
+            OUTFLANK[place][o6] = (uint8_t)out;
+        }
+        for (int out = 0; out < 256; out++) {
+            int f = 0;
+            for (int k = 0; k < 8; k++)
+                if (out >> k & 1)
+                    for (int j = (k < place ? k : place) + 1; j < (k < place ? place : k); j++)
+                        f |= 1 << j;
+            FLIPPED[place][out] = (uint8_t)f;
+        }
+    }
+    for (int b = 0; b < 256; b++) {
+        COLUMN_OF[b] = 0;
+        for (int r = 0; r < 8; r++)
+            if (b >> r & 1)
+                COLUMN_OF[b] |= BIT(8 * r);
     }
 }
 
@@ -128,23 +234,33 @@ static u64 get_moves(u64 P, u64 O)
             axis_moves(P, inner, 9)) & ~(P | O);
 }
 
-/* Discs of O flipped when P plays sq (0: not a legal move there). Along each ray the run of
- * O discs ends at the first square that is not O's; the run flips when that square is P's.
- * Branch-free: a missing stop gives an empty mask. */
+/* Discs of O flipped when P plays sq (0: not a legal move there), line by line: the row, the
+ * column and both diagonals through sq are each read as a byte of P's and a byte of O's
+ * discs (a multiplication gathers a column or a diagonal), two small tables give the
+ * squares flipped on that line, and they are put back on the board. */
 static inline u64 flips(int sq, u64 P, u64 O)
 {
-    const u64 *ray = RAYS[sq];
-    u64 f = 0;
-    for (int d = 0; d < 4; d++) { /* towards higher squares: the first stop is the lowest bit */
-        u64 stop = ray[d] & ~O;
-        stop &= -stop & P;
-        f |= ray[d] & (stop - 1) & -(u64)(stop != 0);
-    }
-    for (int d = 4; d < 8; d++) { /* towards lower squares: the first stop is the highest bit */
-        u64 stop = BIT(63 - __builtin_clzll((ray[d] & ~O) | 1)) & ray[d] & P;
-        f |= ray[d] & -(stop << 1);
-    }
-    return f;
+    int r = sq >> 3, c = sq & 7;
+    unsigned p, o, f;
+    u64 out;
+    /* the row: place c */
+    p = (unsigned)(P >> (8 * r)) & 0xFF;
+    o = (unsigned)(O >> (8 * r)) & 0xFF;
+    out = (u64)FLIPPED[c][OUTFLANK[c][(o >> 1) & 63] & p] << (8 * r);
+    /* the column: place r */
+    p = (unsigned)((((P >> c) & 0x0101010101010101ULL) * 0x0102040810204080ULL) >> 56);
+    o = (unsigned)((((O >> c) & 0x0101010101010101ULL) * 0x0102040810204080ULL) >> 56);
+    out |= COLUMN_OF[FLIPPED[r][OUTFLANK[r][(o >> 1) & 63] & p]] << c;
+    /* the diagonals: place c; squares off the board read as empty, so no run crosses them */
+    p = (unsigned)(((P & DIAG9[sq]) * 0x0101010101010101ULL) >> 56);
+    o = (unsigned)(((O & DIAG9[sq]) * 0x0101010101010101ULL) >> 56);
+    f = FLIPPED[c][OUTFLANK[c][(o >> 1) & 63] & p];
+    out |= (f * 0x0101010101010101ULL) & DIAG9[sq];
+    p = (unsigned)(((P & DIAG7[sq]) * 0x0101010101010101ULL) >> 56);
+    o = (unsigned)(((O & DIAG7[sq]) * 0x0101010101010101ULL) >> 56);
+    f = FLIPPED[c][OUTFLANK[c][(o >> 1) & 63] & p];
+    out |= (f * 0x0101010101010101ULL) & DIAG7[sq];
+    return out;
 }
 
 /* --- scores and bounds ------------------------------------------------------ */
@@ -202,25 +318,41 @@ static u64 odd_quadrants(u64 empties)
     return odd;
 }
 
+/* The stability cutoff rarely succeeds unless alpha is high: with n empties, try it only
+ * from alpha >= STABILITY_MIN[n] (the figures Edax uses; a cheap filter, not a proof). */
+static const int8_t STABILITY_MIN[65] = {99, 99, 99, 99, 6,  8,  10, 12, 14, 16, 20, 22, 24,
+                                         26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48, 48,
+                                         50, 50, 52, 52, 54, 54, 56, 56, 58, 58, 60, 60, 62,
+                                         62, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64,
+                                         64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64};
+
 /* --- transposition table ---------------------------------------------------- */
 
 typedef struct {
-    u64 P, O;          /* the full position: no false hits */
-    int8_t lower, upper; /* bounds on its value */
-    int8_t move;       /* best move found, -1 for none */
-    uint8_t empties;   /* replacement priority: deeper searches cost more to redo */
-} Entry;               /* all zero: unused (the search never meets a board without discs) */
+    u64 P, O;            /* the full position: no false hits */
+    int8_t lower, upper; /* bounds on its exact value (when `exact`) */
+    int8_t move;         /* best move found, -1 for none */
+    uint8_t depth;       /* work done: empties for an exact entry, plies for an ordering one */
+    uint8_t exact;       /* 1: the bounds are exact-value bounds; 0: only the move is a hint */
+    uint8_t date;        /* the search (call) that last wrote it: older entries go first */
+} Entry;                 /* all zero: unused (the search never meets a board without discs) */
 
-/* Two-entry buckets; a position lives in either entry of its bucket. */
+#define WAYS 4 /* a position lives in any entry of its 4-entry bucket */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
 static inline Entry *bucket(Entry *table, u64 mask, u64 P, u64 O)
 {
     u64 h = P * 0x9E3779B97F4A7C15ULL + O * 0xC2B2AE3D27D4EB4FULL;
     h ^= h >> 31;
     h *= 0xBF58476D1CE4E5B9ULL;
     h ^= h >> 29;
-    return table + (h & mask & ~1ULL);
+    return table + (h & mask & ~(u64)(WAYS - 1));
 }
-
 /* --- search ----------------------------------------------------------------- */
 
 typedef struct SolverObject SolverObject;
@@ -235,6 +367,7 @@ typedef struct {
     PyObject *should_stop;
     SolverObject *owner;
     unsigned long long owner_nodes; /* owner's node count when the search began */
+    uint8_t date;                   /* this search's mark on the table entries it writes */
     jmp_buf abort;                  /* longjmp here, holding the GIL, to abandon the search */
 } Ctx;
 
@@ -247,6 +380,7 @@ struct SolverObject {
     PyObject *should_stop;
     PyThread_type_lock lock; /* one search at a time on this table */
     unsigned long holder;    /* the thread holding the lock, 0 for none */
+    uint8_t date;            /* counts searches, to age the table's entries */
 };
 
 static PyObject *Cancelled;
@@ -296,13 +430,13 @@ static inline int count_last_flips(int x, u64 P)
 }
 
 /* The last empty square x: P plays it, or else O does, or else the game ends with it empty. */
-static int solve1(Ctx *c, u64 P, u64 O, int x)
+static int solve1(Ctx *c, u64 P, int x)
 {
     int p = popcount(P), n;
     c->nodes++;
     if ((n = count_last_flips(x, P)))
         return 2 * (p + n) - 62; /* P ends with p + n + 1 discs of 64 */
-    if ((n = count_last_flips(x, O)))
+    if ((n = count_last_flips(x, ~P & ~BIT(x))))
         return 2 * (p - n) - 64; /* P ends with p - n discs of 64 */
     p = 2 * p - 63;              /* 63 discs: never a draw */
     return c->wte ? (p > 0 ? p + 1 : p - 1) : p;
@@ -314,12 +448,12 @@ static int solve2(Ctx *c, u64 P, u64 O, int alpha, int beta, int x1, int x2)
     u64 f;
     c->nodes++;
     if ((NEIGHBOURS[x1] & O) && (f = flips(x1, P, O))) {
-        best = -solve1(c, O ^ f, P | f | BIT(x1), x2);
+        best = -solve1(c, O ^ f, x2);
         if (best >= beta)
             return best;
     }
     if ((NEIGHBOURS[x2] & O) && (f = flips(x2, P, O))) {
-        v = -solve1(c, O ^ f, P | f | BIT(x2), x1);
+        v = -solve1(c, O ^ f, x1);
         if (v > best)
             best = v;
     }
@@ -330,30 +464,141 @@ static int solve2(Ctx *c, u64 P, u64 O, int alpha, int beta, int x1, int x2)
     return final_score(P, O, c->wte);
 }
 
-/* 3..SMALL_MAX empties, found from the bitboards without move generation. Each node tries
- * the empties of quadrants holding an odd number of them first: the last move in an odd
- * region tends to be ours (parity). `odd` is the union of the odd quadrants. */
-static int solve_small(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, u64 odd)
+/* Three empties, tried in the order given (the caller puts odd-quadrant squares first). */
+static int solve3(Ctx *c, u64 P, u64 O, int alpha, int beta, int x1, int x2, int x3)
+{
+    int best = -INF, v;
+    u64 f;
+    c->nodes++;
+    if ((NEIGHBOURS[x1] & O) && (f = flips(x1, P, O))) {
+        best = -solve2(c, O ^ f, P | f | BIT(x1), -beta, -alpha, x2, x3);
+        if (best >= beta)
+            return best;
+        if (best > alpha)
+            alpha = best;
+    }
+    if ((NEIGHBOURS[x2] & O) && (f = flips(x2, P, O))) {
+        v = -solve2(c, O ^ f, P | f | BIT(x2), -beta, -alpha, x1, x3);
+        if (v >= beta)
+            return v;
+        if (v > best) {
+            best = v;
+            if (v > alpha)
+                alpha = v;
+        }
+    }
+    if ((NEIGHBOURS[x3] & O) && (f = flips(x3, P, O))) {
+        v = -solve2(c, O ^ f, P | f | BIT(x3), -beta, -alpha, x1, x2);
+        if (v > best)
+            best = v;
+    }
+    if (best > -INF)
+        return best;
+    if (((NEIGHBOURS[x1] & P) && flips(x1, O, P)) || ((NEIGHBOURS[x2] & P) && flips(x2, O, P)) ||
+        ((NEIGHBOURS[x3] & P) && flips(x3, O, P)))
+        return -solve3(c, O, P, -beta, -alpha, x1, x2, x3); /* P passes */
+    return final_score(P, O, c->wte);
+}
+
+/* Four empties, tried in the order given (the caller puts odd-quadrant squares first). */
+static int solve4(Ctx *c, u64 P, u64 O, int alpha, int beta, int x1, int x2, int x3, int x4)
+{
+    int best = -INF, v;
+    u64 f;
+    c->nodes++;
+    if (alpha >= STABILITY_MIN[4] && alpha >= 64 - 2 * popcount(O)) { /* see stability_cut() */
+        int bound = 64 - 2 * popcount(stable_discs(O, P));
+        if (bound <= alpha)
+            return bound;
+    }
+    if ((NEIGHBOURS[x1] & O) && (f = flips(x1, P, O))) {
+        best = -solve3(c, O ^ f, P | f | BIT(x1), -beta, -alpha, x2, x3, x4);
+        if (best >= beta)
+            return best;
+        if (best > alpha)
+            alpha = best;
+    }
+    if ((NEIGHBOURS[x2] & O) && (f = flips(x2, P, O))) {
+        v = -solve3(c, O ^ f, P | f | BIT(x2), -beta, -alpha, x1, x3, x4);
+        if (v >= beta)
+            return v;
+        if (v > best) {
+            best = v;
+            if (v > alpha)
+                alpha = v;
+        }
+    }
+    if ((NEIGHBOURS[x3] & O) && (f = flips(x3, P, O))) {
+        v = -solve3(c, O ^ f, P | f | BIT(x3), -beta, -alpha, x1, x2, x4);
+        if (v >= beta)
+            return v;
+        if (v > best) {
+            best = v;
+            if (v > alpha)
+                alpha = v;
+        }
+    }
+    if ((NEIGHBOURS[x4] & O) && (f = flips(x4, P, O))) {
+        v = -solve3(c, O ^ f, P | f | BIT(x4), -beta, -alpha, x1, x2, x3);
+        if (v > best)
+            best = v;
+    }
+    if (best > -INF)
+        return best;
+    if (((NEIGHBOURS[x1] & P) && flips(x1, O, P)) || ((NEIGHBOURS[x2] & P) && flips(x2, O, P)) ||
+        ((NEIGHBOURS[x3] & P) && flips(x3, O, P)) || ((NEIGHBOURS[x4] & P) && flips(x4, O, P)))
+        return -solve4(c, O, P, -beta, -alpha, x1, x2, x3, x4); /* P passes */
+    return final_score(P, O, c->wte);
+}
+
+/* The k (3 or 4) empties of E, listed in `sq` among others, in sq's order but with those
+ * in quadrants holding an odd number of empties first: the last move of an odd region
+ * tends to be ours (parity). Then solved. */
+static int solve_parity(Ctx *c, u64 P, u64 O, int alpha, int beta, u64 E, const uint8_t *sq, int total, int k,
+                        unsigned parity)
+{
+    int x[4], odd = 0, even = 0, y[4];
+    for (int i = 0; i < total; i++)
+        if (E & BIT(sq[i])) {
+            if (parity & QUADRANT_ID[sq[i]])
+                x[odd++] = sq[i];
+            else
+                y[even++] = sq[i];
+        }
+    for (int i = 0; i < even; i++)
+        x[odd + i] = y[i];
+    if (k == 3)
+        return solve3(c, P, O, alpha, beta, x[0], x[1], x[2]);
+    return solve4(c, P, O, alpha, beta, x[0], x[1], x[2], x[3]);
+}
+
+/* 5..SHALLOW_MAX empties, without move generation or table: the empty squares `sq` (in a
+ * fixed priority order, corners first, X-squares last; some may be filled by now) are tried
+ * in the quadrants holding an odd number of empties first (parity). */
+static int solve_shallow(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, const uint8_t *sq, int total,
+                         unsigned parity)
 {
     u64 E = ~(P | O);
-    u64 order[2] = {E & odd, E & ~odd};
     int best = -INF;
     c->nodes++;
-    for (int k = 0; k < 2; k++) {
-        for (u64 m = order[k]; m; m &= m - 1) {
-            int x = first_square(m), v;
+    if (alpha >= STABILITY_MIN[n] && alpha >= 64 - 2 * popcount(O)) { /* see stability_cut() */
+        int bound = 64 - 2 * popcount(stable_discs(O, P));
+        if (bound <= alpha)
+            return bound;
+    }
+    for (int pass = 0; pass < 2; pass++) { /* odd quadrants first, then the others */
+        for (int i = 0; i < total; i++) {
+            int x = sq[i], v;
             u64 f, np, no;
-            if (!(NEIGHBOURS[x] & O) || !(f = flips(x, P, O)))
+            if (!(E & BIT(x)) || ((parity & QUADRANT_ID[x]) != 0) != (pass == 0) || !(NEIGHBOURS[x] & O) ||
+                !(f = flips(x, P, O)))
                 continue;
             np = O ^ f;
             no = P | f | BIT(x);
-            if (n == 3) {
-                u64 rest = E ^ BIT(x);
-                v = -solve2(c, np, no, -beta, -alpha, first_square(rest),
-                            first_square(rest & (rest - 1)));
-            } else {
-                v = -solve_small(c, np, no, -beta, -alpha, n - 1, odd ^ QUADRANT[x]);
-            }
+            if (n == 5)
+                v = -solve_parity(c, np, no, -beta, -alpha, E ^ BIT(x), sq, total, 4, parity ^ QUADRANT_ID[x]);
+            else
+                v = -solve_shallow(c, np, no, -beta, -alpha, n - 1, sq, total, parity ^ QUADRANT_ID[x]);
             if (v > best) {
                 best = v;
                 if (v > alpha) {
@@ -366,57 +611,192 @@ static int solve_small(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, u64 odd
     }
     if (best > -INF)
         return best;
-    for (u64 m = E; m; m &= m - 1)
-        if ((NEIGHBOURS[first_square(m)] & P) && flips(first_square(m), O, P))
-            return -solve_small(c, O, P, -beta, -alpha, n, odd); /* P passes */
+    for (int i = 0; i < total; i++)
+        if ((E & BIT(sq[i])) && (NEIGHBOURS[sq[i]] & P) && flips(sq[i], O, P))
+            return -solve_shallow(c, O, P, -beta, -alpha, n, sq, total, parity); /* P passes */
     return final_score(P, O, c->wte);
 }
 
-/* The small solvers' entry (1..SMALL_MAX empties). */
+/* The small solvers' entry (0..SHALLOW_MAX empties). */
 static int solve_few(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
 {
-    u64 e = ~(P | O);
+    u64 E = ~(P | O);
+    uint8_t sq[SHALLOW_MAX];
+    int total = 0;
+    unsigned parity = 0; /* bit q: quadrant q holds an odd number of empties */
+    if (n == 0) {
+        c->nodes++;
+        return final_score(P, O, c->wte);
+    }
     if (n == 1)
-        return solve1(c, P, O, first_square(e));
+        return solve1(c, P, first_square(E));
     if (n == 2)
-        return solve2(c, P, O, alpha, beta, first_square(e), first_square(e & (e - 1)));
-    return solve_small(c, P, O, alpha, beta, n, odd_quadrants(e));
+        return solve2(c, P, O, alpha, beta, first_square(E), first_square(E & (E - 1)));
+    for (int k = 0; k < 10; k++)
+        for (u64 m = E & SQUARE_CLASSES[k]; m; m &= m - 1)
+            sq[total++] = (uint8_t)first_square(m);
+    for (int i = 0; i < total; i++)
+        parity ^= QUADRANT_ID[sq[i]];
+    if (n <= 4)
+        return solve_parity(c, P, O, alpha, beta, E, sq, total, n, parity);
+    return solve_shallow(c, P, O, alpha, beta, n, sq, total, parity);
 }
+
+/* --- move ordering ------------------------------------------------------------ */
 
 typedef struct {
     u64 flipped;
-    int sq, key; /* lower key: tried earlier */
+    int sq, score; /* higher score: tried earlier */
 } Move;
 
-static int search(Ctx *c, u64 P, u64 O, int alpha, int beta, int n);
-
-/* Evaluation for move ordering only, from P's view: P's moves minus O's (moves to corners
- * count twice), and corners held. */
-static int evaluate(u64 P, u64 O)
+/* Empty squares next to discs of `b`: where the other side may one day move. */
+static u64 adjacent_empties(u64 b, u64 E)
 {
-    u64 mp = get_moves(P, O), mo = get_moves(O, P);
-    int mob = popcount(mp) + popcount(mp & CORNERS) - popcount(mo) - popcount(mo & CORNERS);
-    int corners = popcount(P & CORNERS) - popcount(O & CORNERS);
-    return 4 * mob + 8 * corners;
+    u64 a = ((b << 1) & NOT_A) | ((b >> 1) & NOT_H) | (b << 8) | (b >> 8) | ((b << 9) & NOT_A) |
+            ((b >> 9) & NOT_H) | ((b << 7) & NOT_H) | ((b >> 7) & NOT_A);
+    return a & E;
 }
 
-/* Depth-limited alpha-beta with the mobility evaluation, for ordering moves only. */
-static int shallow(Ctx *c, u64 P, u64 O, int alpha, int beta, int depth)
+/* Mobility with moves to corners counted twice. */
+static inline int weighted_mobility(u64 moves)
 {
-    u64 moves = get_moves(P, O);
-    int best = -10000;
+    return popcount(moves) + popcount(moves & CORNERS);
+}
+
+/* P's corners and the edge squares next to its corners: discs that are (nearly always) stable. */
+static inline int corner_stability(u64 P)
+{
+    u64 s = (((0x0100000000000001ULL & P) << 1) | ((0x8000000000000080ULL & P) >> 1) |
+             ((0x0000000000000081ULL & P) << 8) | ((0x8100000000000000ULL & P) >> 8) | CORNERS) &
+            P;
+    return popcount(s);
+}
+
+/* --- pattern evaluation ----------------------------------------------------------- */
+
+/* A linear evaluation over patterns (fitted by bench/fit_eval.py on exact values of
+ * random endgame positions and shipped in eval_weights.h): each pattern's squares read as a
+ * base-3 number (0 empty, 1 P's, 2 O's) index a table of weights. The patterns are taken
+ * at the a1 corner of each of the board's 8 symmetric images, so one table serves every
+ * corner and edge, in both directions. */
+#define N_EDGE 19683   /* a1..h1 and b2 */
+#define N_CORNER 19683 /* a1..c3 */
+#define N_LINE 6561    /* a line of 8 */
+#define OFF_EDGE 0
+#define OFF_CORNER (OFF_EDGE + N_EDGE)
+#define OFF_ROW2 (OFF_CORNER + N_CORNER)
+#define OFF_ROW3 (OFF_ROW2 + N_LINE)
+#define OFF_ROW4 (OFF_ROW3 + N_LINE)
+#define OFF_DIAG (OFF_ROW4 + N_LINE)
+#define OFF_MOBILITY (OFF_DIAG + N_LINE) /* mobility difference + 40 */
+#define OFF_POTENTIAL (OFF_MOBILITY + 81) /* potential mobility difference + 64 */
+#define N_WEIGHTS (OFF_POTENTIAL + 129)
+#define N_FEATURES (8 * 6 + 2)
+#define EVAL_SCALE 32 /* weights per disc */
+
+#include "eval_weights.h" /* static const int16_t EVAL_WEIGHTS[N_WEIGHTS] */
+
+
+static inline u64 flip_vertical(u64 b)
+{
+    b = ((b >> 8) & 0x00FF00FF00FF00FFULL) | ((b & 0x00FF00FF00FF00FFULL) << 8);
+    b = ((b >> 16) & 0x0000FFFF0000FFFFULL) | ((b & 0x0000FFFF0000FFFFULL) << 16);
+    return (b >> 32) | (b << 32);
+}
+
+static inline u64 flip_horizontal(u64 b)
+{
+    b = ((b >> 1) & 0x5555555555555555ULL) | ((b & 0x5555555555555555ULL) << 1);
+    b = ((b >> 2) & 0x3333333333333333ULL) | ((b & 0x3333333333333333ULL) << 2);
+    return ((b >> 4) & 0x0F0F0F0F0F0F0F0FULL) | ((b & 0x0F0F0F0F0F0F0F0FULL) << 4);
+}
+
+static inline u64 transpose(u64 b) /* square (row, col) -> (col, row) */
+{
+    u64 t;
+    t = 0x0F0F0F0F00000000ULL & (b ^ (b << 28));
+    b ^= t ^ (t >> 28);
+    t = 0x3333000033330000ULL & (b ^ (b << 14));
+    b ^= t ^ (t >> 14);
+    t = 0x5500550055005500ULL & (b ^ (b << 7));
+    b ^= t ^ (t >> 7);
+    return b;
+}
+
+static inline int ternary(unsigned p, unsigned o)
+{
+    return BASE3[p] + 2 * BASE3[o];
+}
+
+/* The 6 pattern indices at the a1 corner of one image (P, O), into out[0..5]. */
+static inline void corner_patterns(u64 P, u64 O, int *out)
+{
+    unsigned pe = (unsigned)(P & 0xFF) | (unsigned)((P >> 9) & 1) << 8;
+    unsigned oe = (unsigned)(O & 0xFF) | (unsigned)((O >> 9) & 1) << 8;
+    unsigned pc = (unsigned)((P & 7) | ((P >> 5) & 0x38) | ((P >> 10) & 0x1C0));
+    unsigned oc = (unsigned)((O & 7) | ((O >> 5) & 0x38) | ((O >> 10) & 0x1C0));
+    unsigned pd = (unsigned)(((P & 0x8040201008040201ULL) * 0x0101010101010101ULL) >> 56);
+    unsigned od = (unsigned)(((O & 0x8040201008040201ULL) * 0x0101010101010101ULL) >> 56);
+    out[0] = OFF_EDGE + ternary(pe, oe);
+    out[1] = OFF_CORNER + ternary(pc, oc);
+    out[2] = OFF_ROW2 + ternary((unsigned)(P >> 8) & 0xFF, (unsigned)(O >> 8) & 0xFF);
+    out[3] = OFF_ROW3 + ternary((unsigned)(P >> 16) & 0xFF, (unsigned)(O >> 16) & 0xFF);
+    out[4] = OFF_ROW4 + ternary((unsigned)(P >> 24) & 0xFF, (unsigned)(O >> 24) & 0xFF);
+    out[5] = OFF_DIAG + ternary(pd, od);
+}
+
+static u64 adjacent_empties(u64 b, u64 E);
+
+/* Every feature's index into EVAL_WEIGHTS, from P's view (N_FEATURES of them). */
+static void features(u64 P, u64 O, int *out)
+{
+    u64 E = ~(P | O);
+    u64 p[8], o[8];
+    int mob = popcount(get_moves(P, O)) - popcount(get_moves(O, P));
+    int pot = popcount(adjacent_empties(O, E)) - popcount(adjacent_empties(P, E));
+    p[0] = P, o[0] = O;
+    p[1] = flip_vertical(P), o[1] = flip_vertical(O);
+    p[2] = flip_horizontal(P), o[2] = flip_horizontal(O);
+    p[3] = flip_horizontal(p[1]), o[3] = flip_horizontal(o[1]);
+    for (int i = 0; i < 4; i++)
+        p[4 + i] = transpose(p[i]), o[4 + i] = transpose(o[i]);
+    for (int i = 0; i < 8; i++)
+        corner_patterns(p[i], o[i], out + 6 * i);
+    mob = mob < -40 ? -40 : mob > 40 ? 40 : mob;
+    out[48] = OFF_MOBILITY + 40 + mob;
+    out[49] = OFF_POTENTIAL + 64 + pot;
+}
+
+/* The pattern evaluation of (P, O) for P, in quarter-discs. */
+static int pattern_eval(u64 P, u64 O)
+{
+    int idx[N_FEATURES], sum = 0;
+    features(P, O, idx);
+    for (int i = 0; i < N_FEATURES; i++)
+        sum += EVAL_WEIGHTS[idx[i]];
+    return sum / (EVAL_SCALE / 4);
+}
+
+#define EVAL_INF 30000
+
+/* Depth-limited alpha-beta on the evaluation, for ordering moves only. */
+static int midgame(Ctx *c, u64 P, u64 O, int alpha, int beta, int depth)
+{
+    u64 moves;
+    int best = -EVAL_INF;
     c->nodes++;
     if (depth == 0)
-        return evaluate(P, O);
+        return pattern_eval(P, O);
+    moves = get_moves(P, O);
     if (!moves) {
         if (!get_moves(O, P))
-            return 100 * final_score(P, O, c->wte);
-        return -shallow(c, O, P, -beta, -alpha, depth);
+            return 256 * final_score(P, O, c->wte);
+        return -midgame(c, O, P, -beta, -alpha, depth);
     }
     for (; moves; moves &= moves - 1) {
         int x = first_square(moves);
         u64 f = flips(x, P, O);
-        int v = -shallow(c, O ^ f, P | f | BIT(x), -beta, -alpha, depth - 1);
+        int v = -midgame(c, O ^ f, P | f | BIT(x), -beta, -alpha, depth - 1);
         if (v > best) {
             best = v;
             if (v > alpha) {
@@ -429,37 +809,88 @@ static int shallow(Ctx *c, u64 P, u64 O, int alpha, int beta, int depth)
     return best;
 }
 
-/* Fill the move list with keys: the table's move first; else fewest opponent replies
- * (fastest first), a bonus for odd quadrants and corners; deep nodes use a shallow search. */
+#define W_HINT (1 << 30)
+#define W_WIPEOUT (1 << 29)
+#ifndef W_MOBILITY
+#define W_MOBILITY 1024
+#endif
+#ifndef W_CORNER_STABILITY
+#define W_CORNER_STABILITY 64
+#endif
+#ifndef W_POTENTIAL
+#define W_POTENTIAL 16
+#endif
+#ifndef W_PARITY
+#define W_PARITY 4
+#endif
+
+/* The moves of P (bitboard `moves`) with their flips and ordering scores: the table's move,
+ * then fewest opponent replies (fastest first), with an evaluation at deep nodes. */
 static int list_moves(Ctx *c, u64 P, u64 O, u64 moves, int hint, int n, Move *list)
 {
-    int count = 0;
-    u64 odd = odd_quadrants(~(P | O));
+    int count = 0, sort_depth = n >= SORT2_MIN ? 2 : n >= SORT1_MIN ? 1 : n >= SORT0_MIN ? 0 : -1;
+    u64 E = ~(P | O), odd = n <= PARITY_MAX ? odd_quadrants(E) : 0;
     for (; moves; moves &= moves - 1) {
         Move *m = &list[count++];
         int x = first_square(moves);
-        u64 f = flips(x, P, O), np = O ^ f, no = P | f | BIT(x), om;
+        u64 f = flips(x, P, O), np = O ^ f, no = P | f | BIT(x);
         m->sq = x;
         m->flipped = f;
+        if (n > TABLE_MIN) { /* the child's bucket, from memory while its siblings are scored */
+            const char *b = (const char *)bucket(c->table, c->mask, np, no);
+            PREFETCH(b);
+            PREFETCH(b + WAYS * sizeof(Entry) - 1);
+        }
         if (x == hint) {
-            m->key = -1000000;
+            m->score = W_HINT;
             continue;
         }
-        om = get_moves(np, no);
-        m->key = 16 * (popcount(om) + popcount(om & CORNERS));
+        if (!np) {
+            m->score = W_WIPEOUT;
+            continue;
+        }
+        m->score = -W_MOBILITY * weighted_mobility(get_moves(np, no)) +
+                   W_CORNER_STABILITY * corner_stability(no) -
+                   W_POTENTIAL * popcount(adjacent_empties(no, E & ~BIT(x)));
         if (odd & BIT(x))
-            m->key -= 4;
-        if (BIT(x) & CORNERS)
-            m->key -= 8;
-        if (n >= SORT_MIN)
-            m->key = 4 * m->key + shallow(c, np, no, -10000, 10000, n >= SORT_MIN + 4 ? 2 : 1);
+            m->score += W_PARITY;
+        if (sort_depth >= 0)
+            m->score -= W_EVAL * midgame(c, np, no, -EVAL_INF, EVAL_INF, sort_depth);
     }
     return count;
 }
 
+/* Move the best-scored move of list[i..count) to list[i] (one selection-sort step: a cutoff
+ * often comes before the list is sorted). */
+static inline Move next_move(Move *list, int i, int count)
+{
+    int k = i;
+    for (int j = i + 1; j < count; j++)
+        if (list[j].score > list[k].score)
+            k = j;
+    Move m = list[k];
+    list[k] = list[i];
+    list[i] = m;
+    return m;
+}
+
+/* --- transposition table use ---------------------------------------------------- */
+
+static inline Entry *probe(Ctx *c, u64 P, u64 O)
+{
+    Entry *b = bucket(c->table, c->mask, P, O);
+    for (int i = 0; i < WAYS; i++)
+        if (b[i].P == P && b[i].O == O)
+            return &b[i];
+    return NULL;
+}
+
+/* Record that the value of (P, O), searched within (alpha, beta), is v (fail-soft), best
+ * move `move`. Replaces, when the position is not there, the entry of an older search or
+ * else the one with the least work behind it. */
 static inline void store(Ctx *c, u64 P, u64 O, int n, int alpha, int beta, int v, int move)
 {
-    Entry *b = bucket(c->table, c->mask, P, O), *e;
+    Entry *b = bucket(c->table, c->mask, P, O), *e = NULL;
     int lower = -64, upper = 64;
     if (v <= alpha)
         upper = v;
@@ -467,14 +898,25 @@ static inline void store(Ctx *c, u64 P, u64 O, int n, int alpha, int beta, int v
         lower = v;
     else
         lower = upper = v;
-    if (b[0].P == P && b[0].O == O)
-        e = &b[0];
-    else if (b[1].P == P && b[1].O == O)
-        e = &b[1];
-    else { /* replace the shallower of the two */
-        e = b[0].empties <= b[1].empties ? &b[0] : &b[1];
+    for (int i = 0; i < WAYS; i++)
+        if (b[i].P == P && b[i].O == O) {
+            e = &b[i];
+            break;
+        }
+    if (!e) {
+        int worst = 1 << 30;
+        for (int i = 0; i < WAYS; i++) {
+            int keep = (b[i].date == c->date) * AGE_BONUS + b[i].depth + 128 * b[i].exact;
+            if (keep < worst)
+                worst = keep, e = &b[i];
+        }
         e->P = P;
         e->O = O;
+        e->move = -1;
+        e->exact = 0;
+    }
+    if (!e->exact) {
+        e->exact = 1;
         e->lower = -64;
         e->upper = 64;
     }
@@ -483,96 +925,134 @@ static inline void store(Ctx *c, u64 P, u64 O, int n, int alpha, int beta, int v
         e->lower = (int8_t)lower;
     if (upper < e->upper)
         e->upper = (int8_t)upper;
-    e->move = (int8_t)move;
-    e->empties = (uint8_t)n;
+    if (move >= 0 && (v > alpha || e->move < 0))
+        e->move = (int8_t)move;
+    e->depth = (uint8_t)n;
+    e->date = c->date;
 }
 
-static inline const Entry *probe(Ctx *c, u64 P, u64 O)
+/* --- exact search --------------------------------------------------------------- */
+
+static int nws(Ctx *c, u64 P, u64 O, int alpha, int n);
+
+/* Stability cutoff: O's stable discs stay O's, so P ends with at most 64 - 2 * stable
+ * (true under both rules); P's stable discs likewise give a lower bound. 1: cut, *v set. */
+static inline int stability_cut(u64 P, u64 O, int n, int alpha, int beta, int *v)
 {
-    const Entry *b = bucket(c->table, c->mask, P, O);
-    if (b[0].P == P && b[0].O == O)
-        return &b[0];
-    if (b[1].P == P && b[1].O == O)
-        return &b[1];
-    return NULL;
-}
-
-/* Fail-soft negamax value of (P, O) with n empties within (alpha, beta). */
-static int search(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
-{
-    Move list[MAX_MOVES];
-    int hint = -1, count, best = -INF, best_move = -1, a0;
-    u64 moves;
-
-    if (n <= SMALL_MAX)
-        return solve_few(c, P, O, alpha, beta, n);
-    if (++c->nodes >= c->next_poll)
-        poll(c);
-
-    /* Stability cutoff: O's stable discs stay O's, so P ends with at most 64 - 2 * stable
-     * (true under both rules); P's stable discs likewise give a lower bound. */
-    if (alpha >= 64 - 2 * popcount(O)) {
+    if (alpha >= STABILITY_MIN[n] && alpha >= 64 - 2 * popcount(O)) {
         int bound = 64 - 2 * popcount(stable_discs(O, P));
         if (bound <= alpha)
-            return bound;
+            return *v = bound, 1;
     }
-    if (beta <= 2 * popcount(P) - 64) {
+    if (beta <= -STABILITY_MIN[n] && beta <= 2 * popcount(P) - 64) {
         int bound = 2 * popcount(stable_discs(P, O)) - 64;
         if (bound >= beta)
-            return bound;
+            return *v = bound, 1;
     }
+    return 0;
+}
 
+/* Null-window search: fail-soft value of (P, O) with n empties against alpha (beta = alpha + 1). */
+static int nws(Ctx *c, u64 P, u64 O, int alpha, int n)
+{
+    Move list[MAX_MOVES];
+    int hint = -1, count, best = -INF, best_move = -1, v;
+    u64 moves;
+
+    if (n <= SHALLOW_MAX)
+        return solve_few(c, P, O, alpha, alpha + 1, n);
+    if (++c->nodes >= c->next_poll)
+        poll(c);
+    if (stability_cut(P, O, n, alpha, alpha + 1, &v))
+        return v;
     if (n >= TABLE_MIN) {
         const Entry *e = probe(c, P, O);
         if (e) {
-            if (e->lower >= beta || e->lower == e->upper)
-                return e->lower;
-            if (e->upper <= alpha)
-                return e->upper;
-            if (e->lower > alpha)
-                alpha = e->lower;
-            if (e->upper < beta)
-                beta = e->upper;
+            if (e->exact) {
+                if (e->lower > alpha)
+                    return e->lower;
+                if (e->upper <= alpha)
+                    return e->upper;
+            }
             hint = e->move;
         }
     }
-
     moves = get_moves(P, O);
     if (!moves) {
         if (!get_moves(O, P))
             return final_score(P, O, c->wte);
-        return -search(c, O, P, -beta, -alpha, n); /* P passes */
+        return -nws(c, O, P, -alpha - 1, n); /* P passes */
     }
     count = list_moves(c, P, O, moves, hint, n, list);
-
-    /* Enhanced transposition cutoff: a child whose stored upper bound is low enough
-     * already proves a value of at least beta here. */
-    if (n - 1 >= TABLE_MIN && n >= ETC_MIN) {
+    if (n - 1 >= TABLE_MIN && n >= ETC_MIN) { /* enhanced transposition cutoff */
         for (int i = 0; i < count; i++) {
-            const Move *m = &list[i];
-            const Entry *e = probe(c, O ^ m->flipped, P | m->flipped | BIT(m->sq));
-            if (e && -e->upper >= beta)
+            const Entry *e = probe(c, O ^ list[i].flipped, P | list[i].flipped | BIT(list[i].sq));
+            if (e && e->exact && -e->upper > alpha)
                 return -e->upper;
         }
     }
+    for (int i = 0; i < count; i++) {
+        Move m = next_move(list, i, count);
+        v = -nws(c, O ^ m.flipped, P | m.flipped | BIT(m.sq), -alpha - 1, n - 1);
+        if (v > best) {
+            best = v;
+            best_move = m.sq;
+            if (v > alpha)
+                break;
+        }
+    }
+    if (n >= TABLE_MIN)
+        store(c, P, O, n, alpha, alpha + 1, best, best_move);
+    return best;
+}
 
+/* Principal-variation search: fail-soft value of (P, O) with n empties within (alpha, beta);
+ * the first move with the full window, the others proved no better by a null window. */
+static int pvs(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
+{
+    Move list[MAX_MOVES];
+    int hint = -1, count, best = -INF, best_move = -1, a0, v;
+    u64 moves;
+
+    if (n <= SHALLOW_MAX)
+        return solve_few(c, P, O, alpha, beta, n);
+    if (++c->nodes >= c->next_poll)
+        poll(c);
+    if (stability_cut(P, O, n, alpha, beta, &v))
+        return v;
+    if (n >= TABLE_MIN) {
+        const Entry *e = probe(c, P, O);
+        if (e) {
+            if (e->exact) {
+                if (e->lower >= beta || e->lower == e->upper)
+                    return e->lower;
+                if (e->upper <= alpha)
+                    return e->upper;
+                if (e->lower > alpha)
+                    alpha = e->lower;
+                if (e->upper < beta)
+                    beta = e->upper;
+            }
+            hint = e->move;
+        }
+    }
+    moves = get_moves(P, O);
+    if (!moves) {
+        if (!get_moves(O, P))
+            return final_score(P, O, c->wte);
+        return -pvs(c, O, P, -beta, -alpha, n); /* P passes */
+    }
+    count = list_moves(c, P, O, moves, hint, n, list);
     a0 = alpha;
     for (int i = 0; i < count; i++) {
-        /* selection sort, one step at a time: a cutoff often comes before the list is sorted */
-        int k = i, v;
-        for (int j = i + 1; j < count; j++)
-            if (list[j].key < list[k].key)
-                k = j;
-        Move m = list[k];
-        list[k] = list[i];
-        list[i] = m;
+        Move m = next_move(list, i, count);
         u64 np = O ^ m.flipped, no = P | m.flipped | BIT(m.sq);
         if (i == 0) {
-            v = -search(c, np, no, -beta, -alpha, n - 1);
-        } else { /* PVS: prove the move no better with a null window, re-search if it is */
-            v = -search(c, np, no, -alpha - 1, -alpha, n - 1);
+            v = -pvs(c, np, no, -beta, -alpha, n - 1);
+        } else {
+            v = -nws(c, np, no, -alpha - 1, n - 1);
             if (alpha < v && v < beta)
-                v = -search(c, np, no, -beta, -v, n - 1);
+                v = -pvs(c, np, no, -beta, -v, n - 1);
         }
         if (v > best) {
             best = v;
@@ -586,6 +1066,132 @@ static int search(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
     }
     if (n >= TABLE_MIN)
         store(c, P, O, n, a0, beta, best, best_move);
+    return best;
+}
+
+/* --- iterative deepening on the evaluation, before the exact search ------------------- */
+
+/* Record `move` as the best move of (P, O) found by a search on the evaluation: a hint for
+ * later searches, without bounds (an exact entry keeps its own move). */
+static void store_hint(Ctx *c, u64 P, u64 O, int depth, int move)
+{
+    Entry *b = bucket(c->table, c->mask, P, O), *e = NULL;
+    int worst = 1 << 30;
+    for (int i = 0; i < WAYS; i++)
+        if (b[i].P == P && b[i].O == O) {
+            if (!b[i].exact || b[i].move < 0)
+                b[i].move = (int8_t)move;
+            b[i].date = c->date;
+            return;
+        }
+    for (int i = 0; i < WAYS; i++) {
+        int keep = (b[i].date == c->date) * 256 + b[i].depth + 128 * b[i].exact;
+        if (keep < worst)
+            worst = keep, e = &b[i];
+    }
+    e->P = P;
+    e->O = O;
+    e->lower = -64;
+    e->upper = 64;
+    e->move = (int8_t)move;
+    e->depth = (uint8_t)depth;
+    e->exact = 0;
+    e->date = c->date;
+}
+
+/* Alpha-beta on the evaluation to `depth` plies, ordered as the exact search orders (the
+ * table's moves first), storing its best moves as hints. */
+static int midgame_id(Ctx *c, u64 P, u64 O, int alpha, int beta, int depth, int n)
+{
+    Move list[MAX_MOVES];
+    int hint = -1, count, best = -EVAL_INF, best_move = -1;
+    u64 moves;
+    if (depth <= 2)
+        return midgame(c, P, O, alpha, beta, depth);
+    if (++c->nodes >= c->next_poll)
+        poll(c);
+    const Entry *e = probe(c, P, O);
+    if (e)
+        hint = e->move;
+    moves = get_moves(P, O);
+    if (!moves) {
+        if (!get_moves(O, P))
+            return 256 * final_score(P, O, c->wte);
+        return -midgame_id(c, O, P, -beta, -alpha, depth, n);
+    }
+    count = list_moves(c, P, O, moves, hint, n < SORT2_MIN ? n : SORT2_MIN - 1, list);
+    for (int i = 0; i < count; i++) {
+        Move m = next_move(list, i, count);
+        int v = -midgame_id(c, O ^ m.flipped, P | m.flipped | BIT(m.sq), -beta, -alpha, depth - 1, n - 1);
+        if (v > best) {
+            best = v;
+            best_move = m.sq;
+            if (v > alpha) {
+                alpha = v;
+                if (v >= beta)
+                    break;
+            }
+        }
+    }
+    store_hint(c, P, O, depth, best_move);
+    return best;
+}
+
+/* A selective search before the exact one, as Edax does with probcut: nodes whose 2-ply
+ * evaluation search lies far outside the window are cut at once, the rest is searched like
+ * the exact search, which takes over at SEL_EXACT empties. It stores only move hints (its
+ * values are guesses), so the exact search that follows finds good moves first everywhere
+ * the selective one went; its exact subtrees leave exact entries, as always. */
+static int selective(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
+{
+    Move list[MAX_MOVES];
+    int hint = -1, count, best = -INF, best_move = -1, v;
+    u64 moves;
+    if (n <= SEL_EXACT)
+        return beta == alpha + 1 ? nws(c, P, O, alpha, n) : pvs(c, P, O, alpha, beta, n);
+    if (++c->nodes >= c->next_poll)
+        poll(c);
+    const Entry *e = probe(c, P, O);
+    if (e) {
+        if (e->exact && (e->lower >= beta || e->lower == e->upper))
+            return e->lower;
+        if (e->exact && e->upper <= alpha)
+            return e->upper;
+        hint = e->move;
+    }
+    moves = get_moves(P, O);
+    if (!moves) {
+        if (!get_moves(O, P))
+            return final_score(P, O, c->wte);
+        return -selective(c, O, P, -beta, -alpha, n);
+    }
+    v = midgame(c, P, O, -EVAL_INF, EVAL_INF, 2) / 4; /* quarter-discs to discs */
+    if (v - SEL_MARGIN >= beta)
+        return beta;
+    if (v + SEL_MARGIN <= alpha)
+        return alpha;
+    count = list_moves(c, P, O, moves, hint, n, list);
+    for (int i = 0; i < count; i++) {
+        Move m = next_move(list, i, count);
+        u64 np = O ^ m.flipped, no = P | m.flipped | BIT(m.sq);
+        if (i == 0) {
+            v = -selective(c, np, no, -beta, -alpha, n - 1);
+        } else {
+            v = -selective(c, np, no, -alpha - 1, -alpha, n - 1);
+            if (alpha < v && v < beta)
+                v = -selective(c, np, no, -beta, -v, n - 1);
+        }
+        if (v > best) {
+            best = v;
+            best_move = m.sq;
+            if (v > alpha) {
+                alpha = v;
+                if (v >= beta)
+                    break;
+            }
+        }
+    }
+    store_hint(c, P, O, n, best_move);
     return best;
 }
 
@@ -603,7 +1209,26 @@ static int root_search(Ctx *c, u64 P, u64 O, int alpha, int beta)
         beta = 65;
     if (!get_moves(P, O) && !get_moves(O, P)) /* the game is over (a board without discs too) */
         return final_score(P, O, c->wte);
-    return search(c, P, O, alpha, beta, n);
+    if (n >= ID_MIN) /* fill the table with good moves first */
+        for (int depth = 4; depth <= n - ID_GAP && depth <= ID_MAX_DEPTH; depth += 2)
+            midgame_id(c, P, O, -EVAL_INF, EVAL_INF, depth, n);
+    if (n >= SEL_MIN) {
+        int guess = selective(c, P, O, alpha, beta, n);
+        if (beta - alpha > 2 * ASPIRATION && alpha < guess && guess < beta) {
+            /* aspiration: a narrow window around the guess, widened on the side it fails */
+            int lo = guess - ASPIRATION > alpha ? guess - ASPIRATION : alpha;
+            int hi = guess + ASPIRATION < beta ? guess + ASPIRATION : beta;
+            int v = pvs(c, P, O, lo, hi, n);
+            if (v <= lo && lo > alpha) /* the value is at most v */
+                v = pvs(c, P, O, alpha, v + 1, n);
+            else if (v >= hi && hi < beta) /* at least v */
+                v = pvs(c, P, O, v - 1, beta, n);
+            return v;
+        }
+    }
+    if (beta == alpha + 1)
+        return nws(c, P, O, alpha, n);
+    return pvs(c, P, O, alpha, beta, n);
 }
 
 /* Runs the search (the GIL already released): 0 with the value in *out, the GIL still
@@ -680,6 +1305,37 @@ static PyObject *py_flips(PyObject *mod, PyObject *args)
         return NULL;
     }
     return PyLong_FromUnsignedLongLong(flips(sq, P, O));
+}
+
+static PyObject *py_features(PyObject *mod, PyObject *args)
+{
+    PyObject *po, *oo, *out;
+    int idx[N_FEATURES];
+    u64 P, O;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OO:_features", &po, &oo) || to_position(po, oo, &P, &O) < 0)
+        return NULL;
+    features(P, O, idx);
+    out = PyTuple_New(N_FEATURES);
+    for (int i = 0; out && i < N_FEATURES; i++) {
+        PyObject *v = PyLong_FromLong(idx[i]);
+        if (!v) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyTuple_SET_ITEM(out, i, v);
+    }
+    return out;
+}
+
+static PyObject *py_evaluate(PyObject *mod, PyObject *args)
+{
+    PyObject *po, *oo;
+    u64 P, O;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OO:_evaluate", &po, &oo) || to_position(po, oo, &P, &O) < 0)
+        return NULL;
+    return PyLong_FromLong(pattern_eval(P, O));
 }
 
 static PyObject *Solver_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -798,6 +1454,7 @@ static PyObject *Solver_search(SolverObject *self, PyObject *args, PyObject *kwd
     Py_XINCREF(c.should_stop);
     c.owner = self;
     c.owner_nodes = self->nodes;
+    c.date = ++self->date;
     c.thread = PyEval_SaveThread();
     failed = run_search(&c, P, O, (int)alpha, (int)beta, &value);
     if (!failed)
@@ -876,6 +1533,11 @@ static PyMethodDef module_methods[] = {
     {"flips", py_flips, METH_VARARGS,
      "flips(square, player, opponent) -> int\n\n"
      "Discs of opponent flipped by player moving to square (0: not a legal move)."},
+    {"_features", py_features, METH_VARARGS,
+     "_features(player, opponent) -> tuple\n\n"
+     "The evaluation's feature indices (for fitting its weights: bench/fit_eval.py)."},
+    {"_evaluate", py_evaluate, METH_VARARGS,
+     "_evaluate(player, opponent) -> int\n\nThe move-ordering evaluation, in quarter-discs."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {

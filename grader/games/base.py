@@ -165,9 +165,10 @@ class Game(ABC, Generic[P]):
         """A one-line note when a faster solver this game has is not built here (else None)."""
         return None
 
-    def solve_nodes(self, empties: int) -> float | None:
+    def solve_nodes(self, empties: int, backend: str = "python") -> float | None:
         """Typical nodes an exact analysis (value, every optimal move, a line) of a position
-        with ``empties`` empties searches; None: no cost model (a game that solves at once)."""
+        with ``empties`` empties searches with ``backend``; None: no cost model (a game that
+        solves at once)."""
         return None
 
     def calibration(self, backend: str) -> list[P]:

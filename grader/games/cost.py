@@ -1,8 +1,8 @@
 """What an exact solve will cost, estimated before it starts, so that no command stalls in silence.
 
 The model: seconds = nodes(empties) / nodes per second. ``Game.solve_nodes`` gives the typical
-number of nodes an analysis searches at each number of empties (for Othello an empirical
-2.5 times more per empty); the speed is measured once per process and backend, by solving
+number of nodes an analysis searches at each number of empties and backend (for Othello an
+empirical 2.5 times more per empty, 1.75 beyond 18 empties with the native solver); the speed is measured once per process and backend, by solving
 the game's calibration positions (a few tens of milliseconds). Single positions vary about
 threefold either way around the estimate; games without a model (tic-tac-toe) are never
 refused.
@@ -61,7 +61,7 @@ class Estimate:
 def estimate(game: Game, empties: int, backend: str = "auto") -> Estimate:
     """The cost of an exact analysis of a position with ``empties`` empties."""
     backend = game.backend(backend)
-    nodes = game.solve_nodes(empties)
+    nodes = game.solve_nodes(empties, backend)
     speed = nodes_per_second(game, backend) if nodes is not None else None
     return Estimate(empties, backend, nodes, speed)
 
