@@ -189,12 +189,13 @@ def test_class_with_attackers_as_a_normal_user(tmp_path):
     if shutil.which("unshare") is None or subprocess.run(["unshare", "--user", "--map-user=1000", "true"]).returncode:
         pytest.skip("no user namespaces here to run the grader as a normal user")
     as_user = ["unshare", "--user", "--map-user=1000", "--map-group=1000", sys.executable]
-    probe = ("import sys; from grader import isolation\n"
+    probe = ("import sys; from grader.engines import isolation\n"
              "why = [isolation.problem(m, sys.executable) for m in ('bwrap', 'unshare')]\n"
              "print('' if None in why else '; '.join(why))")  # fmt: skip
     why = subprocess.run([*as_user, "-c", probe], capture_output=True, text=True, timeout=60)
-    if why.returncode or why.stdout.strip():  # inside a user namespace already, say (setgroups denied)
-        pytest.skip(f"no sandbox works for a normal user here: {(why.stdout + why.stderr).strip()}")
+    assert why.returncode == 0, why.stderr  # the probe itself must run: only its answer may skip
+    if why.stdout.strip():  # inside a user namespace already, say (setgroups denied)
+        pytest.skip(f"no sandbox works for a normal user here: {why.stdout.strip()}")
     klass, run = make_class(tmp_path)
     (tmp_path / "config.yaml").write_text("jobs: 2\n")
     env = dict(os.environ, GRADER_KEYS=str(tmp_path / "keys"))
