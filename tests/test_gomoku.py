@@ -483,3 +483,23 @@ def test_the_script_workflow_sends_gomoku_to_regress(tmp_path, monkeypatch, args
     monkeypatch.chdir(tmp_path)
     out = CliRunner().invoke(main, [str(EXAMPLES / "solver.py") if a == "SOLVER" else a for a in args])
     assert out.exit_code == 1 and message in out.output and "Traceback" not in out.output, out.output
+
+
+@pytest.mark.parametrize(
+    "name, first, note",
+    [
+        ("crash.py", "t", "IndexError: list index out of range"),
+        ("slow.py", "t", "no complete answer to '40 solve' within 1.5 s"),
+    ],
+)
+def test_the_broken_examples_that_crash_or_hang(tmp_path, name, first, note):
+    """The bundled crash and hang: the first solve is 't' with the cause (the traceback's last
+    line, the time limit), and the tests after it are not run and count 0."""
+    commands = parse_regress(course_file(tmp_path).read_text(), "course")
+    quick = tmp_path / "quick.gtp"
+    quick.write_text(write_regress([Command(c.line, "timelimit 1") if c.text.startswith("timelimit") else c
+                                    for c in commands]))  # fmt: skip
+    result = run_regress(program(EXAMPLES / name), quick, GOMOKU, settings())
+    assert [t.symbol for t in result.tests] == [first, "t", "t", "t"], result.tests
+    assert note in result.tests[0].note and result.tests[1].note.startswith("not run"), result.tests[0].note
+    assert result.total == 0
