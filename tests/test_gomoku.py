@@ -433,6 +433,7 @@ def test_the_verdict_positions_are_what_the_rules_say():
         (WHITE_FOUR, "genmove w", "B3", "+", "B3 is optimal (+1)"),
         (WHITE_FOUR, "genmove w", "A2", "-", "A2 gives -1, best is +1 (B3, G3)"),
         (WHITE_FOUR, "genmove w", "C4", "-", "'C4' is not a legal move; best: B3, G3"),
+        (WHITE_FOUR, "genmove w", "zz", "-", "'zz' is not a legal move; best: B3, G3"),
         (OPEN_FOUR, "genmove w", "B4", "+", "B4 is optimal (-1)"),
     ],
 )
@@ -457,16 +458,30 @@ def test_beyond_the_graders_budget_the_regex_decides_and_says_so(tmp_path):
     assert all("the grader's solver gave up after 0.2 s: the file's answer decides" in t.note for t in tests)
 
 
-def test_a_gtp_engine_that_breaks_the_protocol_forfeits_its_tournament_games(tmp_path):
-    path = tmp_path / "gtp_crash50.py"  # its genmove answers '=' with no point
+def test_genmove_after_the_game_is_over_is_judged_by_the_regex(tmp_path):
+    """No move is right or wrong once black has five: the file's answer decides ('pass' here)."""
+    lines = ["boardsize 7", "clear_board", *(f"play {s}" for s in BLACK_FIVE.split(",")), "10 genmove w", "#?[pass]"]
+    (tmp_path / "o.gtp").write_text("\n".join(lines) + "\n")
+    (tmp_path / "fixed.py").write_text(FIXED)
+    for answer, symbol in (("pass", "+"), ("A2", "-")):
+        engine = ProtocolEngine.from_command(
+            shlex.join([PYTHON, str(tmp_path / "fixed.py"), json.dumps([answer])]), "gtp"
+        )
+        test = run_regress(engine, tmp_path / "o.gtp", GOMOKU, settings()).tests[0]
+        assert (test.symbol, test.judged_by) == (symbol, "regex"), test
+
+
+@pytest.mark.parametrize("mode, problem", [("crash50", "'' is not a point"), ("resign", "the engine resigned")])
+def test_a_gtp_engine_that_breaks_the_protocol_or_resigns_forfeits_its_tournament_games(tmp_path, mode, problem):
+    path = tmp_path / f"gtp_{mode}.py"  # crash50's genmove answers '=' with no point
     path.write_text(MISBEHAVING.read_text())
     from grader.tournaments.tournament import Engine, TournamentSettings, run_tournament
 
-    broken = Engine("broken", protocol=ProtocolEngine.from_command(shlex.join([PYTHON, str(path), "crash50"]), "gtp"))
+    broken = Engine("broken", protocol=ProtocolEngine.from_command(shlex.join([PYTHON, str(path), mode]), "gtp"))
     result = run_tournament(["builtin:gtp:random_player", broken], settings=TournamentSettings(game="gomoku", jobs=1),
                             seed=1, out=tmp_path / "t")  # fmt: skip
     assert len(result.games) == 2 and all(g.forfeit == "broken" for g in result.games)
-    assert all("is not a point" in g.events[0]["problem"] for g in result.games), [g.events for g in result.games]
+    assert all(problem in g.events[0]["problem"] for g in result.games), [g.events for g in result.games]
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from ..engines.isolation import choose
 from ..engines.players import PYTHON, ProtocolEngine
 from ..errors import GraderError, PlanError
 from ..files import parse_range
+from ..games import Game
 from ..grading import report
 from ..grading.exports import check_output_file
 from ..grading.plans import PUBLIC, SPEED_PER_LEVEL, new_plan, read_plan_file, write_plan_file
@@ -254,7 +255,7 @@ def regress(program: str, files: tuple[str, ...], unknown_credit: float | None, 
         raise SystemExit(130)
 
 
-def _regress_class(folder: str, files: tuple[str, ...], game, settings: RegressSettings, entry: str | None,
+def _regress_class(folder: str, files: tuple[str, ...], game: Game, settings: RegressSettings, entry: str | None,
                    json_file: str | None, stop: Stop) -> None:  # fmt: skip
     """A class: every student's GTP program on every file, a line each as it ends, then the table."""
     click.echo(f"{folder}: a class on {', '.join(files)} ({game.title}, {settings.jobs} at once, "

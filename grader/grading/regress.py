@@ -160,7 +160,7 @@ class _Shadow:
     def __init__(self, game: Game):
         self.rules = game
         self.boardsize: str | None = None  # the last 'boardsize N' the program accepted
-        self.refused: list[str] = []  # commands the program answered with '? ...' since the last test
+        self.refused: str | None = None  # the first setup command answered '? ...' since the last test
         self.clear()
 
     def clear(self) -> None:
@@ -173,7 +173,7 @@ class _Shadow:
         words = text.split()
         if answer is None:
             if words[:1] in (["boardsize"], ["clear_board"], ["play"]):
-                self.refused.append(text)
+                self.refused = self.refused or text
             return
         if words[:1] == ["boardsize"] and len(words) == 2 and words[1].isdigit():
             try:
@@ -352,8 +352,8 @@ def _run(program: ProtocolEngine, commands: list[Command], game: Game, settings:
                 pos, problem = shadow.position()
                 test = _judge(c, answer, reply.text, pos, problem, shadow.side(), settings, worker)
                 if shadow.refused:
-                    test.note += f" (the program refused '{shadow.refused[0]}' before this test)"
-                    shadow.refused.clear()
+                    test.note += f" (the program refused '{shadow.refused}' before this test)"
+                    shadow.refused = None
                 test.board, test.seconds = asked_on, round(reply.seconds, 4)
                 _record(result, on_test, test)
             shadow.command(c.text, answer)
@@ -506,11 +506,12 @@ def _judge_genmove(answer: str, pos: Position, side: str, truth: _Truth, verdict
         move = game.parse_square(answer.split()[0]) if answer.split() else None
     except BoardError:
         move = None
-    best = truth.best()
     if move is None or not pos.is_legal(move):
+        best = truth.best()  # listed only for a wrong answer's feedback
         return verdict("-", f"'{answer[:20]}' is not a legal move" + (f"; best: {best}" if best else ""))
     value = truth.move_value(move)
     if value != truth.value:
+        best = truth.best()
         return verdict("-", f"{game.square_name(move)} gives {value:+d}, best is {truth.value:+d}"
                             + (f" ({best})" if best else ""))  # fmt: skip
     return verdict("+", f"{game.square_name(move)} is optimal ({truth.value:+d})")
@@ -566,7 +567,7 @@ def regress_class(paths: list[str | Path], files: list[str | Path], game: Game, 
             except GraderError as e:
                 student.problem = str(e)
     by_name = {s.name: s for s in students}
-    done: dict[tuple[str, int], RegressResult] = {}
+    slots: dict[str, list[RegressResult | None]] = {name: [None] * len(parsed) for name in programs}
     with using(executor, settings.jobs, stop) as ex:
         for name, program in programs.items():
             for i, (path, commands) in enumerate(parsed):
@@ -577,12 +578,11 @@ def regress_class(paths: list[str | Path], files: list[str | Path], game: Game, 
 
                 ex.submit((name, i), task)
         for (name, i), result in ex.results():
-            done[(name, i)] = result
-            student = by_name[name]
-            if sum(key[0] == name for key in done) == len(parsed):
-                student.results = [done[(name, j)] for j in range(len(parsed))]
+            slots[name][i] = result
+            if all(r is not None for r in slots[name]):  # the student's last file
+                by_name[name].results = [r for r in slots[name] if r is not None]
                 if on_student:
-                    on_student(student)
+                    on_student(by_name[name])
     return students
 
 

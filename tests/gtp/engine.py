@@ -8,6 +8,7 @@ with '='; then by MODE:
   error     answers 'solve' with '? not implemented'
   crash50   answers 'solve' with '= unknown', and at test 50 says 'boom' on stderr and exits
   refuse    answers 'play' with '? illegal move', 'solve' with '= unknown'
+  resign    answers 'genmove' with '= resign'
 """
 
 import sys
@@ -22,7 +23,9 @@ for line in sys.stdin:
     status, text = "=", "2" if words[0] == "protocol_version" else ""
     if MODE == "crash50" and number == "50":
         sys.exit("boom")
-    if MODE == "refuse" and words[0] == "play":
+    if MODE == "resign" and words[0] == "genmove":
+        text = "resign"
+    elif MODE == "refuse" and words[0] == "play":
         status, text = "?", "illegal move"
     elif MODE in ("crash50", "refuse") and words[0] == "solve":
         status, text = "=", "unknown"
