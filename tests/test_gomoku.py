@@ -333,51 +333,6 @@ def test_random_positions_that_random_play_never_reaches_are_a_one_line_error():
         Gomoku(size=5, k=3).random_positions(1, range(1, 2), 1)
 
 
-UNKNOWN = """import sys
-for line in sys.stdin:
-    w = line.split()
-    n = w.pop(0) if w and w[0].isdigit() else ''
-    print(f"={n} {'unknown' if w[:1] == ['solve'] else ''}".rstrip() + "\\n", flush=True)
-"""
-
-
-def test_a_class_gets_what_each_student_gets_alone(tmp_path):
-    """A folder of students (folders and single files, as 'grader grade' finds them) on two
-    files: each student's totals are those of a run of its program alone; a folder with two
-    programs and a crashing file say why in one line."""
-    from grader.grading.regress import regress_class
-
-    cls = tmp_path / "class"
-    for name, text in (("alice", (EXAMPLES / "solver.py").read_text()), ("bob", UNKNOWN)):
-        (cls / name).mkdir(parents=True)
-        (cls / name / "Gomoku.py").write_text(text)
-    (cls / "carol").mkdir()
-    (cls / "carol" / "a.py").write_text(UNKNOWN)
-    (cls / "carol" / "b.py").write_text(UNKNOWN)
-    (cls / "dave.py").write_text("import sys\nsys.exit('boom')\n")
-    files = [course_file(tmp_path), tmp_path / "again.gtp"]
-    files[1].write_text(files[0].read_text())
-    seen: list[str] = []
-    students = regress_class(
-        [cls], files, GOMOKU, settings(unknown_credit=0.5), on_student=lambda s: seen.append(s.name)
-    )
-    got = {s.name: s for s in students}
-    assert sorted(seen) == ["alice", "bob", "dave"] and sorted(got) == ["alice", "bob", "carol", "dave"]
-    for name in ("alice", "bob"):
-        alone = run_regress(program(cls / name / "Gomoku.py"), files[0], GOMOKU, settings(unknown_credit=0.5))
-        assert [r.symbols for r in got[name].results] == [alone.symbols] * 2
-        assert got[name].total == pytest.approx(alone.total)
-    assert got["alice"].total == 100 and got["bob"].total == pytest.approx(100 * 0.5 * 2 / 3)
-    assert "2 scripts" in got["carol"].problem and got["carol"].total == 0
-    assert got["dave"].total == 0 and "stderr ends: boom" in got["dave"].results[0].stopped
-    out = CliRunner().invoke(
-        main, ["regress", str(cls), str(files[0]), "--unknown-credit", "0.5", "--json", str(tmp_path / "c.json")]
-    )
-    assert out.exit_code == 0, out.output
-    totals = {s["name"]: s["total"] for s in json.loads((tmp_path / "c.json").read_text())}
-    assert totals == {"alice": 100.0, "bob": round(100 / 3, 2), "carol": 0.0, "dave": 0.0}
-
-
 # --- every verdict of solve and genmove, on positions whose answers the rules prove ------------
 
 FIXED = """import json, sys

@@ -7,7 +7,7 @@ from __future__ import annotations
 import click
 
 from ..version import __version__
-from . import doctor, grading, plans, solving, tournaments
+from . import doctor, grading, plans, regress, solving, tournaments
 from .options import CONTEXT
 
 
@@ -29,7 +29,7 @@ def main() -> None:
 
 
 for _command in (solving.solve, solving.prove_command, grading.grade, grading.report_command, grading.rejudge_command,
-                 grading.gradescope_command, grading.check, tournaments.tournament, plans.plan_group, plans.regress,
+                 grading.gradescope_command, grading.check, tournaments.tournament, plans.plan_group, regress.regress,
                  plans.boards, doctor.doctor):  # fmt: skip
     main.add_command(_command)
 

@@ -16,7 +16,8 @@ from ..grading.check import check as run_check
 from ..grading.exports import check_output_file, write_exports, write_json
 from ..grading.judge import SYMBOL_TABLE
 from ..grading.plans import load_any_plan
-from ..grading.rejudge import rejudge
+from ..grading.regress_runs import RegressFolder, regress_table, rejudge_regress, student_text, write_regress_exports
+from ..grading.rejudge import GradeChange, rejudge
 from ..grading.results import Settings, TestResult
 from ..grading.run import ClassRun, grade_class, grade_submission
 from ..grading.run import grade as grade_script
@@ -278,6 +279,9 @@ def report_command(run_dir: str, sort: str, student: str | None, full: bool) -> 
       grader report runs/lab5
       grader report runs/lab5 --student alice
     """
+    if (Path(run_dir) / RegressFolder.META).exists():
+        _regress_report(RegressFolder.open(run_dir), student)
+        return
     folder = RunFolder.open(run_dir)
     results = folder.results()
     if student is not None:
@@ -294,19 +298,49 @@ def report_command(run_dir: str, sort: str, student: str | None, full: bool) -> 
         raise SystemExit(1)
 
 
+def _regress_report(folder: RegressFolder, student: str | None) -> None:
+    """'grader report' of a regression run: the class table and exports, or one student's tests."""
+    students = folder.results()
+    files = [f["name"] for f in folder.meta["files"]]
+    if student is not None:
+        found = {s.name: s for s in students}
+        if student not in found:
+            raise GraderError(f"no student {student!r} in {folder.path}: the students are {', '.join(sorted(found))}")
+        click.echo(student_text(found[student]))
+    else:
+        click.echo(regress_table(students, files))
+        click.echo(f"Results in {folder.path}: {', '.join(write_regress_exports(folder.path, students, files))}")
+    if folder.tampered:
+        click.echo(f"{sentence(folder.tampering() or '')}.")
+        raise SystemExit(1)
+
+
 @click.command("rejudge", short_help="Judge a run's recorded answers again with today's rules.")
 @click.argument("run_dir", type=click.Path(file_okay=False))
+@click.option("--unknown-credit", type=click.FloatRange(0, 1), default=None,
+              help="A regression run (grader regress): the new credit of a 'solve' answered 'unknown'.")  # fmt: skip
 @fail_cleanly
-def rejudge_command(run_dir: str) -> None:
+def rejudge_command(run_dir: str, unknown_credit: float | None) -> None:
     """Judge every recorded test of RUN_DIR again from what the scripts printed and how they
     ended, with the current rules and exact answers, without running a script; rewrite its
     records and exports, and list each grade that changed and why. (Running the scripts
-    again is 'grader grade --resume' or a new run.)
+    again is 'grader grade --resume' or a new run.) A regression run's folder ('grader
+    regress' of a class) is judged again from each recorded answer.
 
     \b
-    Example:
+    Examples:
       grader rejudge runs/lab5
+      grader rejudge runs/lab2 --unknown-credit 0.5
     """
+    if (Path(run_dir) / RegressFolder.META).exists():
+        again = rejudge_regress(run_dir, unknown_credit)
+        click.echo(f"Re-judged {again.tests} tests of {len(again.run.students)} students: "
+                   f"{again.tests_changed} verdicts changed, {len(again.changes)} grades changed.")  # fmt: skip
+        _changes(again.changes)
+        click.echo(f"\nResults in {again.run.folder.path}: {', '.join(again.run.files)}")
+        return
+    if unknown_credit is not None:
+        raise click.UsageError("--unknown-credit is for a regression run's folder (grader regress)")
     done = rejudge(run_dir)
     if done.adopted:
         click.echo(f"{run_dir} was written before records were sealed: its records are sealed now, as they were found")
@@ -316,11 +350,15 @@ def rejudge_command(run_dir: str) -> None:
         click.echo(
             f"{done.skipped} damaged record(s) were left out: 'grader grade --resume {run_dir}' runs those tests again"
         )
-    for c in done.changes:
+    _changes(done.changes)
+    click.echo(f"\nResults in {done.folder.path}: {', '.join(done.files)}")
+
+
+def _changes(changes: list[GradeChange]) -> None:
+    for c in changes:
         click.echo(f"\n{c.student}: {c.before:g} -> {c.after:g} of {c.max_total}")
         for t in c.tests:
             click.echo(f"  test {t.index}: {t.before} -> {t.after}: {t.why}")
-    click.echo(f"\nResults in {done.folder.path}: {', '.join(done.files)}")
 
 
 # --- gradescope ---------------------------------------------------------------------------

@@ -1,20 +1,14 @@
-"""Making tests: ``grader plan`` (plan files, GTP regression files), ``grader regress`` and ``grader boards``."""
+"""Making tests: ``grader plan`` (plan files, GTP regression files) and ``grader boards``."""
 
 from __future__ import annotations
 
-import json
-import shlex
 from pathlib import Path
 
 import click
-from tabulate import tabulate
 
 from ..config import load_config
-from ..engines.isolation import choose
-from ..engines.players import PYTHON, ProtocolEngine
 from ..errors import GraderError, PlanError
 from ..files import parse_range
-from ..games import Game
 from ..grading import report
 from ..grading.exports import check_output_file
 from ..grading.plans import PUBLIC, SPEED_PER_LEVEL, new_plan, read_plan_file, write_plan_file
@@ -22,18 +16,10 @@ from ..grading.regress import (
     EMPTIES,
     PER_LEVEL,
     REGRESS_GAME,
-    REGRESS_SYMBOLS,
     TIMELIMIT,
-    RegressSettings,
-    RegressTest,
-    StudentRegress,
-    regress_class,
-    regress_game,
     regress_plan,
-    run_regress,
     write_regress,
 )
-from ..stop import Stop
 from .options import (
     SECONDS,
     LibraryDefault,
@@ -44,7 +30,6 @@ from .options import (
     game_option,
     scoring_option,
     seed_option,
-    stoppable,
 )
 
 # --- plans ---------------------------------------------------------------------------------
@@ -187,102 +172,6 @@ def plan_public(plan_file: str, out: str) -> None:
         raise PlanError(f"{plan_file} is already a public plan: give the full plan it came from")
     write_plan_file(plan, out, PUBLIC)
     click.echo(f"{out}: the {len(plan.public or ())} public tests of {plan_file}")
-
-
-# --- check -------------------------------------------------------------------------------
-
-
-@click.command(short_help="Run GTP regression test files against a GTP program, judged by the solver.")
-@click.argument("program")
-@click.argument("files", nargs=-1, required=True, metavar="FILE...")
-@click.option("--unknown-credit", type=click.FloatRange(0, 1), cls=LibraryDefault, library_default=RegressSettings.unknown_credit,
-              help="Credit of a 'solve' answered 'unknown' (the course decides).")  # fmt: skip
-@click.option("--margin", type=click.FloatRange(0, 60), cls=LibraryDefault, library_default=RegressSettings.margin,
-              help="Seconds beyond the program's timelimit (or limits.wall_seconds) each command may take.")  # fmt: skip
-@click.option("--per-test", is_flag=True, default=None,
-              help="A fresh program for every test, told the game so far: a crash or hang costs one test "
-                   "(default: one program per file; the tests after it ended count 0).")  # fmt: skip
-@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write every test's result as JSON to FILE.")
-@click.option("--game", "game_name", metavar="NAME", cls=LibraryDefault, library_default=REGRESS_GAME,
-              help="The game the files play (config's game instead, if its positions can be set up by play).")  # fmt: skip
-@config_option
-@fail_cleanly
-@stoppable
-def regress(program: str, files: tuple[str, ...], unknown_credit: float | None, margin: float | None,
-            per_test: bool | None, json_file: str | None, game_name: str | None, config_path: str | None,
-            stop: Stop) -> None:  # fmt: skip
-    """Run each GoGui regression FILE (numbered GTP commands, each followed by '#? [REGEX]')
-    against PROGRAM, a GTP program (a .py file is run with the configured Python; a folder is
-    a class, each student's program as 'grader grade' finds them; anything else is a command
-    line, as 'python3 my_player.py'), started once per file (or per test:
-    --per-test) in the same isolation and limits as scripts. A test the program never
-    answered (it had ended) counts 0. 'solve' and 'genmove' are judged by the grader's own
-    solver (any move that achieves the result counts); other tests by their regex.
-
-    \b
-    Examples:
-      grader regress submissions/gomoku/solver.py tests.gtp
-      grader regress "python3 Gomoku.py" public.gtp private.gtp --unknown-credit 0.5
-      grader regress students/ lab2.gtp --json class.json
-    """
-    config = load_config(config_path)
-    game = regress_game(game_name, config)
-    if json_file:
-        check_output_file(json_file)
-    settings = RegressSettings.resolve(config, unknown_credit, margin, per_test=per_test)
-    if Path(program).is_dir():
-        _regress_class(program, files, game, settings, config.entry, json_file, stop)
-        return
-    command = shlex.join([PYTHON, program]) if program.endswith(".py") and Path(program).is_file() else program
-    engine = ProtocolEngine.from_command(command, "gtp")
-    results = []
-    for f in files:
-        click.echo(f"{f}: {program} ({game.title}, isolation {choose(settings.isolation, settings.python)})")
-
-        def show(t: RegressTest) -> None:
-            mark = " (expected to fail)" if t.expect_failure else ""
-            click.echo(f"  {t.symbol} {t.number:>4} {t.command:<14} -> {t.answer or '(none)':<18} {t.note}{mark}")
-
-        result = run_regress(engine, f, game, settings, stop=stop, on_test=show)
-        results.append(result)
-        if result.stopped:
-            click.echo(f"  stopped {result.stopped}")
-        counts = " ".join(f"{s}:{result.symbols.count(s)}" for s in REGRESS_SYMBOLS if s in result.symbols)
-        click.echo(f"  {len(result.counted)} tests counted, {result.total:.1f}/100 ({counts})")
-    if json_file:
-        Path(json_file).write_text(json.dumps([r.to_json() for r in results], indent=1))
-    if stop.is_set():
-        raise SystemExit(130)
-
-
-def _regress_class(folder: str, files: tuple[str, ...], game: Game, settings: RegressSettings, entry: str | None,
-                   json_file: str | None, stop: Stop) -> None:  # fmt: skip
-    """A class: every student's GTP program on every file, a line each as it ends, then the table."""
-    click.echo(f"{folder}: a class on {', '.join(files)} ({game.title}, {settings.jobs} at once, "
-               f"isolation {choose(settings.isolation, settings.python)})")  # fmt: skip
-
-    def show(student: StudentRegress) -> None:
-        symbols = " ".join(r.symbols for r in student.results)
-        click.echo(f"  {student.name}: {student.total:.1f}/100  {symbols}")
-
-    students = regress_class([folder], list(files), game, settings, entry, stop=stop, on_student=show)
-    rows = []
-    for st in students:
-        cells = [f"{r.total:.1f}" for r in st.results] or ["-"] * len(files)
-        rows.append(
-            [
-                st.name,
-                *cells,
-                f"{st.total:.1f}",
-                st.problem or next((r.stopped for r in st.results if r.stopped), "") or "",
-            ]
-        )
-    click.echo()
-    click.echo(tabulate(rows, headers=["student", *files, "total", "note"], disable_numparse=True))
-    if json_file:
-        Path(json_file).write_text(json.dumps([st.to_json() for st in students], indent=1))
-    if stop.is_set():
-        raise SystemExit(130)
 
 
 # --- boards -----------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable
 
@@ -33,8 +33,7 @@ from ..files import parse_range, read_lines
 from ..games import Game, Position, get_game
 from ..stop import Stop, Stopped
 from .plans import plan_seed, seed_warning, spread_public
-from .results import Submission, stderr_lines
-from .submissions import find_submissions
+from .results import stderr_lines
 
 COLOURS = ("b", "w")  # GTP's names of the first and second player
 REGRESS_SYMBOLS = {
@@ -121,6 +120,9 @@ class RegressTest:
     judged_by: str = "regex"  # solver | regex
 
 
+_TEST_FIELDS = [f.name for f in fields(RegressTest)]
+
+
 @dataclass
 class RegressResult:
     """A regression file run against one program."""
@@ -129,7 +131,7 @@ class RegressResult:
     file: str
     tests: list[RegressTest] = field(default_factory=list)
     stopped: str | None = None  # why the run ended before the file did
-    ended: RunResult | None = None
+    ended: str | None = None  # how the program ended, when it did before the file did
 
     @property
     def counted(self) -> list[RegressTest]:
@@ -146,10 +148,13 @@ class RegressResult:
         return "".join(t.symbol for t in self.tests)
 
     def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["ended"] = None if self.ended is None else self.ended.describe()
-        out["total"] = round(self.total, 2)
-        return out
+        return {**asdict(self), "total": round(self.total, 2)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RegressResult:
+        """A result written by ``to_json`` (KeyError or TypeError when it is damaged)."""
+        tests = [RegressTest(**{k: t[k] for k in _TEST_FIELDS if k in t}) for t in data["tests"]]
+        return cls(data["program"], data["file"], tests, data.get("stopped"), data.get("ended"))
 
 
 class _Shadow:
@@ -260,7 +265,7 @@ def run_regress(program: ProtocolEngine, path: str | Path, game: Game, settings:
     commands = parse_regress("\n".join(read_lines(path, "regression file")), str(path))
     result = RegressResult(program.origin.replace(PYTHON, settings.python), str(path))
     with using(executor, 1, stop) as ex:
-        ex.submit("file", lambda worker: _run(program, commands, game, settings, worker, result, on_test))
+        ex.submit("file", lambda worker: run_commands(program, commands, game, settings, worker, result, on_test))
         for _ in ex.results():
             pass
     return result
@@ -307,7 +312,7 @@ class _Program:
         return session.close() if session is not None else None
 
 
-def _run(program: ProtocolEngine, commands: list[Command], game: Game, settings: RegressSettings, worker: Worker,
+def run_commands(program: ProtocolEngine, commands: list[Command], game: Game, settings: RegressSettings, worker: Worker,
          result: RegressResult, on_test: Callable[[RegressTest], None] | None) -> RegressResult:  # fmt: skip
     sandbox, uid = worker.sandbox(settings), None
     if sandbox.uid is not None:
@@ -343,7 +348,8 @@ def _run(program: ProtocolEngine, commands: list[Command], game: Game, settings:
                                                          seconds, c.expect_failure))  # fmt: skip
                 if settings.per_test and words[:1] != ["quit"]:
                     continue  # the next test gets a fresh program
-                result.stopped, result.ended = f"at line {c.line} ({c.text}): {why}", ended
+                result.stopped = f"at line {c.line} ({c.text}): {why}"
+                result.ended = ended.describe() if ended is not None else None
                 _not_run(result, on_test, commands[i + 1 :], asked_on, f"the program had ended: {why}")
                 return result
             answer = reply.text if reply.ok else None
@@ -433,6 +439,34 @@ def _judge(c: Command, answer: str | None, raw: str, pos: Position | None, probl
     return verdict("+" if matched else "-", f"expected [{c.expected}]" + why_regex, "regex")
 
 
+def rejudge_test(test: RegressTest, game: Game, settings: RegressSettings, worker: Worker) -> RegressTest:
+    """``test`` judged again from its recorded position and answer, with the grader's solver
+    and ``settings`` as they are now (a test with no answer keeps its verdict)."""
+    if test.answer is None or test.symbol == "t":
+        return test
+    failed = test.answer.startswith("? ")
+    answer, raw = (None, test.answer[2:]) if failed else (test.answer, test.answer)
+    board, _, token = test.board.partition(" ")
+    pos, problem = _position(game, board, token)
+    side = COLOURS[game.sides.index(token)] if token in game.sides else COLOURS[0]
+    command = Command(0, test.command, test.number, test.expected, test.expect_failure)
+    again = _judge(command, answer, raw, pos, problem, side, settings, worker)
+    refused = test.note.find(" (the program refused '")
+    again.note += test.note[refused:] if refused >= 0 else ""
+    again.board, again.seconds = test.board, test.seconds
+    return again
+
+
+def _position(game: Game, board: str, token: str) -> tuple[Position | None, str]:
+    """The position of a recorded board (sized as it was played), or None and why not."""
+    try:
+        side = round(len(board) ** 0.5)
+        rules = game.sized(side) if side != board_size(game) and side * side == len(board) else game
+        return rules.parse(board, token), ""
+    except (BoardError, GraderError) as e:
+        return None, str(e)
+
+
 class _Truth:
     """What the grader's solver says of one position, searched only as far as a verdict needs:
     its value, one move's value, and the best moves for the feedback ('' when the budget runs
@@ -515,75 +549,6 @@ def _judge_genmove(answer: str, pos: Position, side: str, truth: _Truth, verdict
         return verdict("-", f"{game.square_name(move)} gives {value:+d}, best is {truth.value:+d}"
                             + (f" ({best})" if best else ""))  # fmt: skip
     return verdict("+", f"{game.square_name(move)} is optimal ({truth.value:+d})")
-
-
-@dataclass
-class StudentRegress:
-    """One student's GTP program on every regression file of a class run."""
-
-    name: str
-    program: str | None  # the file run, None when none could be chosen
-    results: list[RegressResult] = field(default_factory=list)  # one per file, in the files' order
-    problem: str | None = None  # why nothing ran
-
-    @property
-    def total(self) -> float:
-        """Out of 100, over every counted test of every file (0 when nothing ran)."""
-        counted = [t for r in self.results for t in r.counted]
-        return 100 * sum(t.credit for t in counted) / len(counted) if counted else 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "program": self.program, "problem": self.problem, "total": round(self.total, 2),
-                "files": [r.to_json() for r in self.results]}  # fmt: skip
-
-
-def student_program(sub: Submission) -> ProtocolEngine:
-    """A student's GTP program: its script with the files of its own folder (a file given on
-    its own: that file alone), run with the configured Python (.py) or as an executable;
-    GraderError when there is none to run."""
-    script = sub.script()
-    if script.suffix != ".py" and script.entry not in script.executables:
-        raise GraderError(f"'{script.origin}' is neither a .py file nor executable: a GTP program must be one of them")
-    argv = (PYTHON, f"{{dir}}/{script.entry}") if script.suffix == ".py" else (f"{{dir}}/{script.entry}",)
-    return ProtocolEngine.made(argv, "gtp", script, None, script.origin, None, str(Path(script.origin).parent))
-
-
-def regress_class(paths: list[str | Path], files: list[str | Path], game: Game, settings: RegressSettings | None = None,
-                  entry: str | None = None, executor: Executor | None = None, stop: Stop | None = None,
-                  on_student: Callable[[StudentRegress], None] | None = None) -> list[StudentRegress]:  # fmt: skip
-    """Every student under ``paths`` (script files, folders of them, folders of student
-    folders: as ``grade`` finds them) on every regression file, ``settings.jobs`` programs at
-    once; ``on_student`` is called as each student's last file ends."""
-    settings = settings or RegressSettings()
-    parsed = [(str(f), parse_regress("\n".join(read_lines(f, "regression file")), str(f))) for f in files]
-    students: list[StudentRegress] = []
-    programs: dict[str, ProtocolEngine] = {}
-    for sub in find_submissions(list(paths), set(settings.commands), entry):
-        student = StudentRegress(sub.name, str(sub.path) if sub.path else None, problem=sub.problem)
-        students.append(student)
-        if sub.path is not None:
-            try:
-                programs[sub.name] = student_program(sub)
-            except GraderError as e:
-                student.problem = str(e)
-    by_name = {s.name: s for s in students}
-    slots: dict[str, list[RegressResult | None]] = {name: [None] * len(parsed) for name in programs}
-    with using(executor, settings.jobs, stop) as ex:
-        for name, program in programs.items():
-            for i, (path, commands) in enumerate(parsed):
-
-                def task(worker: Worker, program=program, path=path, commands=commands) -> RegressResult:
-                    result = RegressResult(program.origin, path)
-                    return _run(program, commands, game, settings, worker, result, None)
-
-                ex.submit((name, i), task)
-        for (name, i), result in ex.results():
-            slots[name][i] = result
-            if all(r is not None for r in slots[name]):  # the student's last file
-                by_name[name].results = [r for r in slots[name] if r is not None]
-                if on_student:
-                    on_student(by_name[name])
-    return students
 
 
 def make_regress(game: Game, positions: list[Position], timelimit: int, seconds: float = 600.0) -> list[Command]:
@@ -681,13 +646,12 @@ __all__ = [
     "RegressResult",
     "RegressSettings",
     "RegressTest",
-    "StudentRegress",
     "make_regress",
-    "regress_class",
     "regress_game",
     "regress_plan",
+    "rejudge_test",
+    "run_commands",
     "parse_regress",
     "run_regress",
-    "student_program",
     "write_regress",
 ]

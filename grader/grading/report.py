@@ -297,7 +297,7 @@ def safe_cell(text: str) -> str:
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-def _xml(text: str) -> str:
+def xml_text(text: str) -> str:
     """Text XML 1.0 can hold: other characters (control characters, say) become '?'."""
     return _NOT_XML.sub("?", text)
 
@@ -309,24 +309,24 @@ def junit_xml(results: list[ScriptResult]) -> str:
     for r in results:
         failures = sum(t.verdict.credit < 1 for t in r.tests) + (1 if not r.tests and r.stopped else 0)
         suite = ET.SubElement(
-            root, "testsuite", name=_xml(r.name), tests=str(max(len(r.tests), 1 if r.stopped else 0)),
+            root, "testsuite", name=xml_text(r.name), tests=str(max(len(r.tests), 1 if r.stopped else 0)),
             failures=str(failures), errors="0", time=f"{r.script_seconds:.3f}",
         )  # fmt: skip
         for t in r.tests:
             pos = t.position
             case = ET.SubElement(
-                suite, "testcase", classname=_xml(r.name),
+                suite, "testcase", classname=xml_text(r.name),
                 name=f"test {t.index:03d} ({pos.token} to move, {plural(pos.empties, 'empty', 'empties')})",
                 time=f"{t.run.wall_seconds:.3f}",
             )  # fmt: skip
             if t.verdict.credit < 1:
                 failure = ET.SubElement(
-                    case, "failure", message=_xml(f"{t.symbol} ({fmt_credit(t.verdict.credit)}): {t.diagnosis}")
+                    case, "failure", message=xml_text(f"{t.symbol} ({fmt_credit(t.verdict.credit)}): {t.diagnosis}")
                 )
-                failure.text = _xml(f"board {pos.board_string()} {pos.token}\n{t.diagnosis}")
+                failure.text = xml_text(f"board {pos.board_string()} {pos.token}\n{t.diagnosis}")
         if not r.tests and r.stopped:
-            case = ET.SubElement(suite, "testcase", classname=_xml(r.name), name="submission")
-            ET.SubElement(case, "failure", message=_xml(r.stopped))
+            case = ET.SubElement(suite, "testcase", classname=xml_text(r.name), name="submission")
+            ET.SubElement(case, "failure", message=xml_text(r.stopped))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 

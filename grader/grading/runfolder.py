@@ -40,7 +40,7 @@ def default_path() -> Path:
 
 def check_new_folder(path: Path, kind: str = "run") -> None:
     """Raise unless ``path`` can become a new folder: missing, or an empty folder we may write."""
-    for other in RecordFolder.__subclasses__():
+    for other in _kinds(RecordFolder):
         if (path / other.META).exists() and other.KIND == kind:
             raise RunFolderError(
                 f"'{path}' already holds a {kind}: continue it with --resume {path}, or choose another --out"
@@ -54,6 +54,14 @@ def check_new_folder(path: Path, kind: str = "run") -> None:
     parent = next((q for q in [path, *path.parents] if q.exists()), Path("."))
     if not os.access(parent, os.W_OK | os.X_OK):
         raise RunFolderError(f"cannot create '{path}': '{parent}' is not writable; choose another --out")
+
+
+def _kinds(cls: type[RecordFolder]) -> list[type[RecordFolder]]:
+    """Every kind of record folder: the subclasses of ``cls`` with a description file."""
+    out: list[type[RecordFolder]] = []
+    for sub in cls.__subclasses__():
+        out += ([sub] if sub.META else []) + _kinds(sub)
+    return out
 
 
 class RecordFolder:
@@ -253,7 +261,45 @@ class RecordFolder:
         )
 
 
-class RunFolder(RecordFolder):
+class StudentFolder(RecordFolder):
+    """A record folder of students' programs (``meta['scripts']``): grading and regression runs."""
+
+    def submissions(self) -> list[Submission]:
+        """The students recorded in this run, with their scripts' paths."""
+        return [
+            Submission(
+                name,
+                Path(info["path"]) if info["path"] else None,
+                info.get("problem"),
+                Path(info["folder"]) if info.get("folder") else None,
+                info.get("single", False),
+            )
+            for name, info in sorted(self.meta["scripts"].items())
+        ]
+
+    def register(self, subs: list[Submission], digests: dict[str, str]) -> dict[str, str | None]:
+        """Record the students of this (resumed) run with their scripts' content digests
+        (``digests`` by name; none for a student without a script); returns the digests."""
+        out = {}
+        for sub in subs:
+            out[sub.name] = digests.get(sub.name)
+            self.meta["scripts"][sub.name] = {
+                "path": str(sub.path.absolute()) if sub.path else None,
+                "folder": str(sub.folder.absolute()) if sub.folder else None,
+                "single": sub.single,
+                "sha256": out[sub.name],
+                "problem": sub.problem,
+            }
+        self._write_meta()
+        return out
+
+    def current_records(self) -> list[dict[str, Any]]:
+        """The records (as written) of each student's current script."""
+        hashes = {name: info["sha256"] for name, info in self.meta["scripts"].items()}
+        return [r for r in self._records() if r.get("student") in hashes and r.get("sha256") == hashes[r["student"]]]
+
+
+class RunFolder(StudentFolder):
     """A grading run's folder."""
 
     META, LINES, KIND, WRITER = "run.json", "tests.jsonl", "run", "a grading run"
@@ -306,35 +352,6 @@ class RunFolder(RecordFolder):
     def settings(self, jobs: int | None = None) -> Settings:
         return Settings.from_json(self.meta["settings"], jobs)
 
-    def submissions(self) -> list[Submission]:
-        """The students recorded in this run, with their scripts' paths."""
-        return [
-            Submission(
-                name,
-                Path(info["path"]) if info["path"] else None,
-                info.get("problem"),
-                Path(info["folder"]) if info.get("folder") else None,
-                info.get("single", False),
-            )
-            for name, info in sorted(self.meta["scripts"].items())
-        ]
-
-    def register(self, subs: list[Submission], digests: dict[str, str]) -> dict[str, str | None]:
-        """Record the students of this (resumed) run with their scripts' content digests
-        (``digests`` by name; none for a student without a script); returns the digests."""
-        out = {}
-        for sub in subs:
-            out[sub.name] = digests.get(sub.name)
-            self.meta["scripts"][sub.name] = {
-                "path": str(sub.path.absolute()) if sub.path else None,
-                "folder": str(sub.folder.absolute()) if sub.folder else None,
-                "single": sub.single,
-                "sha256": out[sub.name],
-                "problem": sub.problem,
-            }
-        self._write_meta()
-        return out
-
     # --- tests -----------------------------------------------------------------------
 
     def set_stopped(self, name: str, stopped: str | None, tests: int) -> None:
@@ -385,11 +402,6 @@ class RunFolder(RecordFolder):
             except (KeyError, TypeError, ValueError, GraderError):
                 continue  # a damaged record: the test is run again
         return out
-
-    def current_records(self) -> list[dict[str, Any]]:
-        """The records (as written) of each student's current script."""
-        hashes = {name: info["sha256"] for name, info in self.meta["scripts"].items()}
-        return [r for r in self._records() if r.get("student") in hashes and r.get("sha256") == hashes[r["student"]]]
 
     def replace_tests(self, tests: list[tuple[str, str | None, TestResult]]) -> None:
         """Replace every record by these (student, script digest, test), sealed."""

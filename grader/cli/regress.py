@@ -1,0 +1,149 @@
+"""``grader regress``: GTP regression files run against one program, or a class into a run folder."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Callable
+
+import click
+
+from ..config import load_config
+from ..engines.isolation import choose
+from ..engines.players import PYTHON, ProtocolEngine
+from ..grading.exports import check_output_file, write_json
+from ..grading.regress import REGRESS_GAME, REGRESS_SYMBOLS, RegressSettings, regress_game, run_regress
+from ..grading.regress_runs import RegressFolder, RegressRun, StudentRegress, regress_class, regress_table, test_line
+from ..grading.runfolder import check_new_folder
+from ..stop import Stop
+from .options import (
+    LibraryDefault,
+    cluster_option,
+    config_option,
+    fail_cleanly,
+    on_cluster,
+    private_files,
+    sentence,
+    stoppable,
+)
+
+
+@click.command(short_help="Run GTP regression test files against a GTP program, or a class, judged by the solver.")
+@click.argument("args", nargs=-1, metavar="PROGRAM FILE...")
+@click.option("--unknown-credit", type=click.FloatRange(0, 1), cls=LibraryDefault, library_default=RegressSettings.unknown_credit,
+              help="Credit of a 'solve' answered 'unknown' (the course decides).")  # fmt: skip
+@click.option("--margin", type=click.FloatRange(0, 60), cls=LibraryDefault, library_default=RegressSettings.margin,
+              help="Seconds beyond the program's timelimit (or limits.wall_seconds) each command may take.")  # fmt: skip
+@click.option("--per-test", is_flag=True, default=None,
+              help="A fresh program for every test, told the game so far: a crash or hang costs one test "
+                   "(default: one program per file; the tests after it ended count 0).")  # fmt: skip
+@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write every test's result as JSON to FILE.")
+@click.option("--game", "game_name", metavar="NAME", cls=LibraryDefault, library_default=REGRESS_GAME,
+              help="The game the files play (config's game instead, if its positions can be set up by play).")  # fmt: skip
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="A class: programs at once (default: config, else the number of cores).")  # fmt: skip
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="A class: the new run folder for the results as they happen (default: runs/DATE_TIME).")  # fmt: skip
+@click.option("--resume", type=click.Path(file_okay=False), default=None,
+              help="Continue the class run in this folder: only files not recorded (or of changed programs) run.")  # fmt: skip
+@cluster_option
+@config_option
+@fail_cleanly
+@stoppable
+def regress(args: tuple[str, ...], unknown_credit: float | None, margin: float | None, per_test: bool | None,
+            json_file: str | None, game_name: str | None, jobs: int | None, out: str | None, resume: str | None,
+            cluster: str | None, config_path: str | None, stop: Stop) -> None:  # fmt: skip
+    """Run each GoGui regression FILE (numbered GTP commands, each followed by '#? [REGEX]')
+    against PROGRAM, a GTP program (a .py file is run with the configured Python; anything
+    else is a command line, as 'python3 my_player.py'), started once per file (or per test:
+    --per-test) in the same isolation and limits as scripts. A test the program never
+    answered (it had ended) counts 0. 'solve' and 'genmove' are judged by the grader's own
+    solver (any move that achieves the result counts); other tests by their regex.
+
+    A folder as PROGRAM is a class: each student's program, found as 'grader grade' finds
+    them, runs every FILE; the results go to a run folder as each file ends (grades.csv,
+    results.json, junit.xml at the end), which --resume continues after an interruption and
+    'grader rejudge' judges again.
+
+    \b
+    Examples:
+      grader regress submissions/gomoku/solver.py tests.gtp
+      grader regress "python3 Gomoku.py" public.gtp private.gtp --unknown-credit 0.5
+      grader regress students/ lab2.gtp --out runs/lab2
+      grader regress --resume runs/lab2
+    """
+    config = load_config(config_path)
+    if json_file:
+        check_output_file(json_file)
+    if resume:
+        if unknown_credit is not None or margin is not None or per_test or game_name or out:
+            raise click.UsageError(
+                "--resume continues a run with its own files and settings: drop --unknown-credit, --margin, "
+                "--per-test, --game and --out (or 'grader rejudge --unknown-credit' a finished run)"
+            )
+        settings = RegressSettings(jobs=jobs) if jobs else None
+        with on_cluster(cluster, config, stop) as ex:
+            run = _class_run(lambda **kw: regress_class(args, resume=resume, settings=settings, entry=config.entry,
+                                                        private=private_files(config), executor=ex, stop=stop, **kw))  # fmt: skip
+        _class_end(run, json_file)
+        return
+    if len(args) < 2:
+        raise click.UsageError("give PROGRAM and at least one regression FILE (or --resume DIR)")
+    program, files = args[0], args[1:]
+    game = regress_game(game_name, config)
+    settings = RegressSettings.resolve(config, unknown_credit, margin, per_test=per_test, jobs=jobs)
+    if Path(program).is_dir():
+        if out:
+            check_new_folder(Path(out), RegressFolder.KIND)
+        with on_cluster(cluster, config, stop) as ex:
+            run = _class_run(lambda **kw: regress_class([program], files, game, settings, out=out, entry=config.entry,
+                                                        private=private_files(config, *files), executor=ex, stop=stop,
+                                                        **kw))  # fmt: skip
+        _class_end(run, json_file)
+        return
+    if out or cluster:
+        raise click.UsageError("--out and --cluster are for a class (a folder as PROGRAM); one program runs here")
+    command = shlex.join([PYTHON, program]) if program.endswith(".py") and Path(program).is_file() else program
+    engine = ProtocolEngine.from_command(command, "gtp")
+    results = []
+    for f in files:
+        click.echo(f"{f}: {program} ({game.title}, isolation {choose(settings.isolation, settings.python)})")
+
+        result = run_regress(engine, f, game, settings, stop=stop, on_test=lambda t: click.echo(test_line(t)))
+        results.append(result)
+        if result.stopped:
+            click.echo(f"  stopped {result.stopped}")
+        counts = " ".join(f"{s}:{result.symbols.count(s)}" for s in REGRESS_SYMBOLS if s in result.symbols)
+        click.echo(f"  {len(result.counted)} tests counted, {result.total:.1f}/100 ({counts})")
+    if json_file:
+        write_json(json_file, [r.to_json() for r in results])
+    if stop.is_set():
+        raise SystemExit(130)
+
+
+def _class_run(start: Callable[..., RegressRun]) -> RegressRun:
+    """A class: a line saying what runs and where, then a line per student as it ends."""
+
+    def on_start(folder: RegressFolder, todo: int, recorded: int) -> None:
+        settings = folder.settings()
+        names = ", ".join(f["name"] for f in folder.meta["files"])
+        click.echo(f"{len(folder.meta['scripts'])} students on {names} ({folder.game.title}, {settings.jobs} at once, "
+                   f"isolation {choose(settings.isolation, settings.python)})")  # fmt: skip
+        click.echo(f"Run folder: {folder.path}" + (f" ({recorded} files already recorded)" if recorded else ""))
+
+    def on_student(student: StudentRegress) -> None:
+        click.echo(f"  {student.name}: {student.total:.1f}/100  {' '.join(r.symbols for r in student.results)}")
+
+    return start(on_start=on_start, on_student=on_student)
+
+
+def _class_end(run: RegressRun, json_file: str | None) -> None:
+    """The class table, where the results are, and how to resume an interrupted run."""
+    click.echo()
+    click.echo(regress_table(run.students, [f["name"] for f in run.folder.meta["files"]]))
+    click.echo(f"Results in {run.folder.path}: {', '.join(run.files)}")
+    if json_file:
+        write_json(json_file, [st.to_json() for st in run.students])
+    if run.interrupted:
+        click.echo(f"{sentence(run.interrupted)}: continue with  grader regress --resume {run.folder.path}")
+        raise SystemExit(130)

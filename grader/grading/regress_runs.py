@@ -1,0 +1,395 @@
+"""A class on GTP regression files: every student's program on every file, recorded in a run
+folder as each file ends, continued with ``resume``, judged again by ``rejudge_regress``, and
+exported (grades.csv, results.json, junit.xml).
+
+    regress.json   grader version, creation time, the game, the settings, each file's text
+                   (the run keeps its own copy: a file changed later changes nothing), and
+                   each student's program with its content hash
+    results.jsonl  one sealed line per finished (student, file): the whole RegressResult
+
+A run killed at any moment loses at most the files that were running; ``resume`` runs only
+the (student, file) pairs not recorded, or whose program changed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from tabulate import tabulate
+
+from ..engines.players import PYTHON, ProtocolEngine
+from ..errors import GraderError, RunFolderError
+from ..execution.executor import Executor, Worker, using
+from ..files import read_lines
+from ..games import Game, get_game
+from ..stop import Stop
+from .regress import (
+    REGRESS_SYMBOLS,
+    Command,
+    RegressResult,
+    RegressSettings,
+    RegressTest,
+    parse_regress,
+    rejudge_test,
+    run_commands,
+)
+from .rejudge import GradeChange, TestChange
+from .report import safe_cell, xml_text
+from .results import Submission
+from .runfolder import StudentFolder, default_path
+from .submissions import find_submissions
+
+EXPORTS = ("grades.csv", "results.json", "junit.xml")
+
+
+@dataclass
+class StudentRegress:
+    """One student's GTP program on every regression file of a class run."""
+
+    name: str
+    program: str | None  # the file run, None when none could be chosen
+    results: list[RegressResult] = field(default_factory=list)  # one per file run, in the files' order
+    problem: str | None = None  # why nothing ran
+    missing: int = 0  # files not recorded yet (an interrupted run: resume runs them)
+
+    @property
+    def total(self) -> float:
+        """Out of 100, over every counted test of every file (0 when nothing ran)."""
+        counted = [t for r in self.results for t in r.counted]
+        return 100 * sum(t.credit for t in counted) / len(counted) if counted else 0.0
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+    @property
+    def note(self) -> str:
+        """Why there is no grade, or why it is not final, or where the program ended."""
+        if self.problem:
+            return self.problem
+        if self.missing:
+            return f"incomplete: {self.missing} of {self.missing + len(self.results)} files not run yet"
+        return next((f"{r.file}: stopped {r.stopped}" for r in self.results if r.stopped), "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "program": self.program, "problem": self.problem, "total": round(self.total, 2),
+                "complete": self.complete, "files": [r.to_json() for r in self.results]}  # fmt: skip
+
+
+def student_program(sub: Submission) -> ProtocolEngine:
+    """A student's GTP program: its script with the files of its own folder (a file given on
+    its own: that file alone), run with the configured Python (.py) or as an executable;
+    GraderError when there is none to run."""
+    script = sub.script()
+    if script.suffix != ".py" and script.entry not in script.executables:
+        raise GraderError(f"'{script.origin}' is neither a .py file nor executable: a GTP program must be one of them")
+    argv = (PYTHON, f"{{dir}}/{script.entry}") if script.suffix == ".py" else (f"{{dir}}/{script.entry}",)
+    return ProtocolEngine.made(argv, "gtp", script, None, script.origin, None, str(Path(script.origin).parent))
+
+
+class RegressFolder(StudentFolder):
+    """A regression run's folder (see the module's docstring)."""
+
+    META, LINES, KIND, WRITER = "regress.json", "results.jsonl", "regression run", "grader regress"
+    REQUIRED = ("game", "settings", "files", "scripts")
+
+    @classmethod
+    def create(cls, path: str | Path, game: Game, files: Sequence[tuple[str, str]],
+               settings: RegressSettings) -> RegressFolder:  # fmt: skip
+        """A new folder for a run of ``files`` (name, text) in ``game`` with ``settings``."""
+        meta = {"game": game.name, "settings": settings.to_json(), "scripts": {},
+                "files": [{"name": name, "text": text} for name, text in files]}  # fmt: skip
+        return cls._create(path, meta)
+
+    def _check(self) -> None:
+        self.game
+        self.settings()
+        self.files()
+        self.submissions()
+
+    @property
+    def game(self) -> Game:
+        return get_game(self.meta["game"])
+
+    def settings(self, jobs: int | None = None) -> RegressSettings:
+        return RegressSettings.from_json(self.meta["settings"], jobs)
+
+    def files(self) -> list[tuple[str, list[Command]]]:
+        """Each file's name and commands, as the run copied them."""
+        return [(f["name"], parse_regress(f["text"], f["name"])) for f in self.meta["files"]]
+
+    def append(self, name: str, digest: str | None, index: int, result: RegressResult) -> None:
+        """Record a student's run of file ``index`` (0-based)."""
+        self._append({"student": name, "sha256": digest, "file": index, "result": result.to_json()})
+
+    def recorded(self) -> dict[tuple[str, int], RegressResult]:
+        """The runs recorded for each student's current program, by (student, file index)."""
+        out = {}
+        for r in self.current_records():
+            try:
+                out[(r["student"], int(r["file"]))] = RegressResult.from_json(r["result"])
+            except (KeyError, TypeError, ValueError):
+                continue  # a damaged record: the file is run again
+        return out
+
+    def replace_results(self, records: list[tuple[str, str | None, int, RegressResult]]) -> None:
+        """Replace every record by these (student, program digest, file index, result), sealed."""
+        self._rewrite([{"student": name, "sha256": digest, "file": i, "result": result.to_json()}
+                       for name, digest, i, result in records])  # fmt: skip
+
+    def results(self) -> list[StudentRegress]:
+        """Each student's results as recorded, files in order (for reports)."""
+        recorded, count = self.recorded(), len(self.meta["files"])
+        out = []
+        for sub in self.submissions():
+            results = [recorded[(sub.name, i)] for i in range(count) if (sub.name, i) in recorded]
+            missing = 0 if sub.problem else count - len(results)
+            out.append(StudentRegress(sub.name, str(sub.path) if sub.path else None, results, sub.problem, missing))
+        return out
+
+
+@dataclass
+class RegressRun:
+    """A class run on regression files, in its folder: each student's results as recorded."""
+
+    folder: RegressFolder
+    students: list[StudentRegress]
+    interrupted: str | None = None  # why the run stopped early, if it did
+    files: list[str] = field(default_factory=list)  # exports written
+
+
+def regress_class(paths: Sequence[str | Path] = (), files: Sequence[str | Path] = (), game: Game | None = None,
+                  settings: RegressSettings | None = None, *, out: str | Path | None = None,
+                  resume: str | Path | None = None, entry: str | None = None, private: Sequence[str | Path] = (),
+                  on_start: Callable[[RegressFolder, int, int], None] | None = None,
+                  on_student: Callable[[StudentRegress], None] | None = None, executor: Executor | None = None,
+                  stop: Stop | None = None, exports: bool = True) -> RegressRun:  # fmt: skip
+    """Every student under ``paths`` (script files, folders of them, folders of student
+    folders: as ``grade`` finds them) on every regression file, ``settings.jobs`` programs at
+    once, each (student, file) recorded in a run folder as it ends.
+
+    ``out`` is the new run folder (default ``runs/DATE_TIME``); ``resume`` continues a run
+    with its own files, game and settings (``settings.jobs`` may change), running only what is
+    not recorded and the files of students whose program changed (``paths`` may add
+    students). ``on_start(folder, files to run, files recorded before)`` is called once the
+    folder is ready, ``on_student`` as each student's last file ends. The exports
+    (grades.csv, results.json, junit.xml) are written at the end unless ``exports`` is false,
+    also when the run is stopped. Before anything runs, the isolation is checked (GraderError
+    where programs could reach the files or the grades); ``private`` names more files they
+    must not read.
+    """
+    if resume is not None:
+        folder = RegressFolder.open(resume)
+        game, settings = folder.game, folder.settings(jobs=settings.jobs if settings else None)
+        subs = find_submissions(list(paths), set(settings.commands), entry) if paths else folder.submissions()
+        for sub in subs:
+            if sub.path is not None and not sub.path.exists():
+                raise RunFolderError(
+                    f"the program of '{sub.name}' ({sub.path}) is gone: restore it, or give the programs to run"
+                )
+        settings.check()
+        settings.sandbox_mechanism([folder.path, *(s.folder or s.path for s in subs if s.path), *map(Path, private)])
+    else:
+        if not paths or not files:
+            raise GraderError("give the students' programs (or a folder of them) and the regression files to run")
+        settings = settings or RegressSettings()
+        texts = [(str(f), "\n".join(read_lines(f, "regression file")) + "\n") for f in files]
+        for name, text in texts:
+            parse_regress(text, name)  # a malformed file stops the run before it starts
+        subs = find_submissions(list(paths), set(settings.commands), entry)
+        settings.check()
+        settings.sandbox_mechanism([*map(Path, paths), *map(Path, files), *map(Path, private)])
+        folder = RegressFolder.create(Path(out or default_path()), game or get_game("gomoku"), texts, settings)
+    return _in_folder(folder, subs, settings, resume is not None, on_start, on_student, executor, stop, exports)
+
+
+def _in_folder(folder: RegressFolder, subs: list[Submission], settings: RegressSettings, resumed: bool,
+               on_start: Callable[[RegressFolder, int, int], None] | None,
+               on_student: Callable[[StudentRegress], None] | None, executor: Executor | None, stop: Stop | None,
+               exports: bool) -> RegressRun:  # fmt: skip
+    game, parsed = folder.game, folder.files()
+    programs: dict[str, ProtocolEngine] = {}
+    for i, sub in enumerate(subs):
+        if sub.path is not None:
+            try:
+                programs[sub.name] = student_program(sub)
+            except GraderError as e:
+                subs[i] = Submission(sub.name, sub.path, str(e), sub.folder, sub.single)
+    digests = folder.register(subs, {name: p.digest for name, p in programs.items()})
+    previous = folder.recorded() if resumed else {}
+    todo = [(name, i) for name in programs for i in range(len(parsed)) if (name, i) not in previous]
+    if on_start:
+        on_start(folder, len(todo), len(programs) * len(parsed) - len(todo))
+    left = {name: sum(1 for n, _ in todo if n == name) for name in programs}
+    with using(executor, settings.jobs, stop) as ex:
+        for name, i in todo:
+            program, (path, commands) = programs[name], parsed[i]
+
+            def task(worker: Worker, program=program, path=path, commands=commands) -> RegressResult:
+                return run_commands(
+                    program, commands, game, settings, worker, RegressResult(program.origin, path), None
+                )
+
+            ex.submit((name, i), task)
+        for (name, i), result in ex.results():
+            folder.append(name, digests[name], i, result)
+            left[name] -= 1
+            if not left[name] and on_student:
+                on_student(next(s for s in folder.results() if s.name == name))
+        interrupted = ex.stop.reason or "interrupted" if ex.stop.is_set() else None
+    run = RegressRun(folder, folder.results(), interrupted)  # the records are the truth
+    if exports:
+        run.files = write_regress_exports(folder.path, run.students, [name for name, _ in parsed])
+    return run
+
+
+@dataclass
+class RegressRejudged:
+    """What ``rejudge_regress`` did: the run as judged now, and the students whose total changed."""
+
+    run: RegressRun
+    changes: list[GradeChange]  # tests by number, 'why' naming the file
+    tests: int  # tests judged again
+    tests_changed: int  # tests whose symbol changed
+
+
+def rejudge_regress(path: str | Path, unknown_credit: float | None = None, exports: bool = True) -> RegressRejudged:
+    """Judge every recorded test of the regression run folder ``path`` again with the
+    grader's solver as it is now (and ``unknown_credit`` when given, recorded as the run's
+    setting from then on), rewrite its records (sealed) and, unless ``exports`` is false, its
+    exports. No program runs again."""
+    folder = RegressFolder.open(path)
+    before = {s.name: s for s in folder.results()}
+    if unknown_credit is not None:
+        folder.meta["settings"]["unknown_credit"] = unknown_credit
+        folder._write_meta()
+    settings, game = folder.settings(jobs=1), folder.game
+    hashes = {name: info["sha256"] for name, info in folder.meta["scripts"].items()}
+    recorded = sorted(folder.recorded().items())
+
+    def judge_all(worker: Worker) -> list[tuple[str, str | None, int, RegressResult]]:
+        return [(name, hashes[name], i, replace(result, tests=[rejudge_test(t, game, settings, worker)
+                                                                for t in result.tests]))
+                for (name, i), result in recorded]  # fmt: skip
+
+    with using(None, 1) as ex:
+        ex.submit("rejudge", judge_all)
+        records = next(iter(ex.results()))[1]
+    folder.replace_results(records)
+    run = RegressRun(folder, folder.results())
+    if exports:
+        run.files = write_regress_exports(folder.path, run.students, [f["name"] for f in folder.meta["files"]])
+    changes, changed = [], 0
+    for st in run.students:
+        old = before.get(st.name)
+        tests = [TestChange(t.number, o.symbol, t.symbol, f"{r.file}: {t.note}")
+                 for r, q in zip(st.results, old.results if old else []) for o, t in zip(q.tests, r.tests)
+                 if o.symbol != t.symbol or o.credit != t.credit]  # fmt: skip
+        changed += sum(t.before != t.after for t in tests)
+        if old is not None and round(old.total, 6) != round(st.total, 6):
+            changes.append(GradeChange(st.name, round(old.total, 2), round(st.total, 2), 100, tests))
+    return RegressRejudged(run, changes, sum(len(r.tests) for _, _, _, r in records), changed)
+
+
+def student_text(student: StudentRegress) -> str:
+    """One student's report: each file's tests (symbol, command, answer, note), its total."""
+    lines = [f"{student.name}: {student.total:.1f}/100" + (f" ({student.note})" if student.note else "")]
+    for r in student.results:
+        lines.append(f"{r.file}: {r.total:.1f}/100" + (f", stopped {r.stopped}" if r.stopped else ""))
+        lines += [test_line(t) for t in r.tests]
+    return "\n".join(lines)
+
+
+def test_line(t: RegressTest) -> str:
+    """A test as the reports show it: symbol, number, command, answer, note."""
+    mark = " (expected to fail)" if t.expect_failure else ""
+    return f"  {t.symbol} {t.number:>4} {t.command:<14} -> {t.answer or '(none)':<18} {t.note}{mark}"
+
+
+# --- exports ---------------------------------------------------------------------------------
+
+
+def regress_table(students: list[StudentRegress], files: list[str], fmt: str = "simple") -> str:
+    """The class table: each file's total, the overall total, and the note."""
+    rows = []
+    for st in students:
+        by_file = {r.file: f"{r.total:.1f}" for r in st.results}
+        rows.append([st.name, *(by_file.get(f, "-") for f in files), f"{st.total:.1f}", st.note])
+    return tabulate(rows, headers=["student", *files, "total", "note"], tablefmt=fmt, disable_numparse=True)
+
+
+def regress_csv(students: list[StudentRegress], files: list[str]) -> str:
+    """grades.csv: a row per student, each file's total, the total out of 100, the count of
+    each symbol, whether the grade is final, and the note."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["name", *files, "total", "max", *REGRESS_SYMBOLS, "complete", "note"])
+    for st in students:
+        by_file = {r.file: f"{r.total:.2f}" for r in st.results}
+        symbols = "".join(r.symbols for r in st.results)
+        writer.writerow([safe_cell(st.name), *(by_file.get(f, "") for f in files), f"{st.total:.2f}", 100,
+                         *(symbols.count(s) for s in REGRESS_SYMBOLS), "yes" if st.complete else "no",
+                         safe_cell(st.note)])  # fmt: skip
+    return out.getvalue()
+
+
+def regress_junit(students: list[StudentRegress]) -> str:
+    """JUnit XML: a suite per student and file, a testcase per test; a test below full
+    credit fails with its note; a student with no program has one failing testcase saying why."""
+    root = ET.Element("testsuites", name="grader regress")
+    for st in students:
+        for r in st.results or [RegressResult(st.program or "", "submission")]:
+            failing = [t for t in r.tests if t.credit < 1 and not t.expect_failure]
+            suite = ET.SubElement(root, "testsuite", name=xml_text(f"{st.name}: {r.file}"),
+                                  tests=str(max(len(r.tests), 1)), failures=str(len(failing) + (not r.tests)),
+                                  errors="0", time=f"{sum(t.seconds for t in r.tests):.3f}")  # fmt: skip
+            for t in r.tests:
+                case = ET.SubElement(suite, "testcase", classname=xml_text(st.name),
+                                     name=xml_text(f"{t.number} {t.command}"), time=f"{t.seconds:.3f}")  # fmt: skip
+                if t in failing:
+                    answer = t.answer if t.answer is not None else "(none)"
+                    failure = ET.SubElement(case, "failure", message=xml_text(f"{t.symbol}: {t.note}"))
+                    failure.text = xml_text(f"position {t.board}\nanswer {answer}\n{t.note}")
+            if not r.tests:
+                case = ET.SubElement(suite, "testcase", classname=xml_text(st.name), name="program")
+                ET.SubElement(case, "failure", message=xml_text(st.note or "no test ran"))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def write_regress_exports(folder: str | Path, students: list[StudentRegress], files: list[str]) -> list[str]:
+    """Write grades.csv, results.json and junit.xml of a regression run into ``folder``."""
+    texts = {
+        "grades.csv": regress_csv(students, files),
+        "results.json": json.dumps({"files": files, "students": [s.to_json() for s in students]}, indent=1),
+        "junit.xml": regress_junit(students),
+    }
+    for name, text in texts.items():
+        try:
+            (Path(folder) / name).write_text(text, encoding="utf-8")
+        except OSError as e:
+            raise GraderError(f"cannot write {Path(folder) / name}: {e.strerror}") from None
+    return list(texts)
+
+
+__all__ = [
+    "RegressFolder",
+    "RegressRejudged",
+    "RegressRun",
+    "StudentRegress",
+    "regress_class",
+    "regress_csv",
+    "regress_junit",
+    "regress_table",
+    "rejudge_regress",
+    "student_program",
+    "student_text",
+    "test_line",
+    "write_regress_exports",
+]

@@ -1,0 +1,147 @@
+"""A class on GTP regression files: run folders, resume, rejudge, exports, the command."""
+
+import csv
+import io
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+from click.testing import CliRunner
+
+from grader.cli import main
+from grader.games.gomoku import GOMOKU
+from grader.grading.regress import run_regress
+from grader.grading.regress_runs import RegressFolder, regress_class, rejudge_regress
+from grader.stop import Stop
+
+from test_gomoku import EXAMPLES, course_file, program, settings
+
+UNKNOWN = """import sys
+for line in sys.stdin:
+    w = line.split()
+    n = w.pop(0) if w and w[0].isdigit() else ''
+    print(f"={n} {'unknown' if w[:1] == ['solve'] else ''}".rstrip() + "\\n", flush=True)
+"""
+
+
+def make_class(tmp_path):
+    """alice (the correct solver), bob ('unknown' to every solve), carol (two programs: none
+    chosen), dave (crashes at once); two regression files of the course's positions."""
+    cls = tmp_path / "class"
+    for name, text in (("alice", (EXAMPLES / "solver.py").read_text()), ("bob", UNKNOWN)):
+        (cls / name).mkdir(parents=True)
+        (cls / name / "Gomoku.py").write_text(text)
+    (cls / "carol").mkdir()
+    (cls / "carol" / "a.py").write_text(UNKNOWN)
+    (cls / "carol" / "b.py").write_text(UNKNOWN)
+    (cls / "dave.py").write_text("import sys\nsys.exit('boom')\n")
+    files = [course_file(tmp_path), tmp_path / "again.gtp"]
+    files[1].write_text(files[0].read_text())
+    return cls, files
+
+
+def test_a_class_gets_what_each_student_gets_alone_and_its_exports_say_so(tmp_path):
+    """Each student's totals are those of a run of its program alone; a folder with two
+    programs and a crashing program say why in one line; the exports hold the same."""
+    cls, files = make_class(tmp_path)
+    seen: list[str] = []
+    run = regress_class([cls], files, GOMOKU, settings(unknown_credit=0.5), out=tmp_path / "run",
+                        on_student=lambda s: seen.append(s.name))  # fmt: skip
+    got = {s.name: s for s in run.students}
+    assert sorted(seen) == ["alice", "bob", "dave"] and sorted(got) == ["alice", "bob", "carol", "dave"]
+    for name in ("alice", "bob"):
+        alone = run_regress(program(cls / name / "Gomoku.py"), files[0], GOMOKU, settings(unknown_credit=0.5))
+        assert [r.symbols for r in got[name].results] == [alone.symbols] * 2
+        assert got[name].total == pytest.approx(alone.total)
+    assert got["alice"].total == 100 and got["bob"].total == pytest.approx(100 * 0.5 * 2 / 3)
+    assert "2 scripts" in got["carol"].note and got["carol"].total == 0
+    assert got["dave"].total == 0 and "stderr ends: boom" in got["dave"].note
+    assert run.interrupted is None and all(s.complete for s in run.students)
+
+    rows = {r["name"]: r for r in csv.DictReader(io.StringIO((tmp_path / "run" / "grades.csv").read_text()))}
+    assert {n: float(r["total"]) for n, r in rows.items()} == pytest.approx(
+        {n: s.total for n, s in got.items()}, abs=0.01
+    )
+    symbols = {n: "".join(r.symbols for r in s.results) for n, s in got.items()}
+    assert symbols["bob"] == "u-u-" * 2 and symbols["alice"].count("+") >= 6
+    assert all(rows[n][sym] == str(symbols[n].count(sym)) for n in got for sym in "+Wu-t")
+    assert rows["carol"]["complete"] == "yes" and rows["dave"]["t"] == "8"
+    suites = ET.parse(tmp_path / "run" / "junit.xml").getroot()
+    failures = {s.get("name"): int(s.get("failures")) for s in suites}
+    assert (
+        failures[f"alice: {files[0]}"] == 0 and failures[f"bob: {files[0]}"] == 3 and failures["carol: submission"] == 1
+    )
+    data = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert [s["name"] for s in data["students"]] == ["alice", "bob", "carol", "dave"]
+
+
+def test_an_interrupted_class_resumes_to_the_uninterrupted_result(tmp_path):
+    """Stopped after the first student (one program at a time), the run keeps what ended;
+    resume runs only the rest and ends with the grades of an uninterrupted run. A program
+    changed since reruns its files; a record changed by hand fails its seal and runs again."""
+    cls, files = make_class(tmp_path)
+    stop = Stop()
+    first = regress_class([cls], files, GOMOKU, settings(unknown_credit=0.5, jobs=1), out=tmp_path / "run",
+                          stop=stop, on_student=lambda s: stop.set("stopped by the test"))  # fmt: skip
+    assert first.interrupted == "stopped by the test"
+    done = [s for s in first.students if s.complete and s.results]
+    assert len(done) == 1 and any(not s.complete for s in first.students)
+    assert "incomplete" in (tmp_path / "run" / "grades.csv").read_text()
+
+    counts: list[tuple[int, int]] = []
+    resumed = regress_class(resume=tmp_path / "run", on_start=lambda f, todo, before: counts.append((todo, before)))
+    assert counts == [(4, 2)] and resumed.interrupted is None
+    totals = {s.name: round(s.total, 2) for s in resumed.students}
+    assert totals == {"alice": 100.0, "bob": round(100 / 3, 2), "carol": 0.0, "dave": 0.0}
+
+    (cls / "bob" / "Gomoku.py").write_text((EXAMPLES / "solver.py").read_text())  # bob fixes his program
+    lines = (tmp_path / "run" / "results.jsonl").read_text().splitlines()
+    forged = next(i for i, line in enumerate(lines) if '"student":"alice"' in line)
+    lines[forged] = lines[forged].replace('"total":100.0', '"total":99.0')
+    (tmp_path / "run" / "results.jsonl").write_text("\n".join(lines) + "\n")
+    assert len(RegressFolder.open(tmp_path / "run").recorded()) == 5  # alice's forged line is left out
+    counts.clear()
+    again = regress_class(resume=tmp_path / "run", on_start=lambda f, todo, before: counts.append((todo, before)))
+    assert counts == [(3, 3)]  # bob's two files, alice's forged one
+    assert {s.name: round(s.total, 2) for s in again.students}["bob"] == 100.0
+
+
+def test_rejudge_applies_a_new_unknown_credit_without_running_a_program(tmp_path):
+    cls, files = make_class(tmp_path)
+    regress_class([cls], files[:1], GOMOKU, settings(unknown_credit=0.0), out=tmp_path / "run")
+    (cls / "bob" / "Gomoku.py").write_text("raise SystemExit('not run again')\n")  # a rejudge runs nothing
+    assert {s.name: s.total for s in RegressFolder.open(tmp_path / "run").results()}["bob"] == 0
+    again = rejudge_regress(tmp_path / "run", unknown_credit=0.5)
+    after = {s.name: s for s in again.run.students}
+    assert [(c.student, c.before, c.after) for c in again.changes] == [("bob", 0, 33.33)]
+    assert [(t.index, t.before, t.after) for t in again.changes[0].tests] == [(40, "u", "u"), (120, "u", "u")]
+    assert after["bob"].total == pytest.approx(100 / 3) and after["alice"].total == 100
+    assert [r.symbols for r in after["bob"].results] == ["u-u-"]
+    assert RegressFolder.open(tmp_path / "run").settings().unknown_credit == 0.5
+    assert "33.33" in (tmp_path / "run" / "grades.csv").read_text()
+
+
+def test_the_command_runs_a_class_into_a_folder_resumes_and_rejudges_it(tmp_path):
+    cls, files = make_class(tmp_path)
+    runner = CliRunner()
+    out = runner.invoke(main, ["regress", str(cls), str(files[0]), "--out", str(tmp_path / "run"),
+                               "--json", str(tmp_path / "c.json"), "--jobs", "2"])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert f"Run folder: {tmp_path / 'run'}" in out.output and "grades.csv, results.json, junit.xml" in out.output
+    totals = {s["name"]: s["total"] for s in json.loads((tmp_path / "c.json").read_text())}
+    assert totals == {"alice": 100.0, "bob": 0.0, "carol": 0.0, "dave": 0.0}
+    out = runner.invoke(main, ["regress", "--resume", str(tmp_path / "run")])
+    assert out.exit_code == 0 and "(3 files already recorded)" in out.output
+    out = runner.invoke(main, ["rejudge", str(tmp_path / "run"), "--unknown-credit", "0.5"])
+    assert out.exit_code == 0, out.output
+    assert "bob: 0 -> 33.3" in out.output
+    out = runner.invoke(main, ["report", str(tmp_path / "run")])
+    assert out.exit_code == 0 and "33.3" in out.output
+    for args, message in [
+        (["regress", str(cls), str(files[0]), "--out", str(tmp_path / "run")], "already holds a regression run"),
+        (["regress", "--resume", str(tmp_path / "run"), "--per-test"], "--resume continues a run"),
+        (["regress", str(EXAMPLES / "solver.py"), str(files[0]), "--out", str(tmp_path / "x")], "are for a class"),
+        (["regress", str(cls)], "give PROGRAM and at least one regression FILE"),
+    ]:
+        out = runner.invoke(main, args)
+        assert out.exit_code != 0 and message in out.output, out.output
