@@ -513,3 +513,40 @@ def test_a_worker_thread_serves_a_new_run_after_a_stopped_one():
     assert [k for k, _ in outcome["first"]] == ["g0"] and outcome["first"][0][1].reason == "adjudicated"
     assert [k for k, g in outcome["second"]] == ["g1", "g2", "g3"] and all(g.result for _, g in outcome["second"])
     assert "adjudicated" in {g.reason for _, g in outcome["second"]}
+
+
+def test_a_regression_class_on_cluster_equals_local(cluster, tmp_path):
+    """GTP programs on regression files, on the cluster's worker processes: the same verdicts
+    and notes as here, each file's record naming the worker's machine."""
+    from grader.games.gomoku import GOMOKU
+    from grader.grading.regress_runs import regress_class
+
+    from test_gomoku import settings
+    from test_regress_runs import make_class as make_regress_class
+
+    procs, client = cluster
+    klass, files = make_regress_class(tmp_path)
+    local = regress_class([klass], files, GOMOKU, settings(unknown_credit=0.5), out=tmp_path / "local")
+    with executor(client) as ex:
+        remote = regress_class([klass], files, GOMOKU, settings(unknown_credit=0.5), out=tmp_path / "remote",
+                               executor=ex)  # fmt: skip
+
+    def verdicts(run):
+        return {s.name: (s.note, [[(t.number, t.symbol, t.answer) for t in r.tests] for r in s.results])
+                for s in run.students}  # fmt: skip
+
+    assert remote.interrupted is None and verdicts(remote) == verdicts(local)
+    assert {r.host for s in remote.students for r in s.results} == {socket.gethostname()}
+    assert {r.host for s in local.students for r in s.results} == {None}
+
+
+def test_cli_regress_on_a_local_cluster(tmp_path):
+    from test_regress_runs import make_class as make_regress_class
+
+    klass, files = make_regress_class(tmp_path)
+    got = CliRunner().invoke(main, ["regress", str(klass), str(files[0]), "--out", str(tmp_path / "run"),
+                                    "--cluster", "local:2"])  # fmt: skip
+    assert got.exit_code == 0, got.output
+    assert "Cluster: 2 workers, 2 threads, on " in got.output
+    totals = {s["name"]: s["total"] for s in json.loads((tmp_path / "run" / "results.json").read_text())["students"]}
+    assert totals == {"alice": 100.0, "bob": 0.0, "carol": 0.0, "dave": 0.0}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -132,6 +132,7 @@ class RegressResult:
     tests: list[RegressTest] = field(default_factory=list)
     stopped: str | None = None  # why the run ended before the file did
     ended: str | None = None  # how the program ended, when it did before the file did
+    host: str | None = None  # the cluster worker's machine that ran it (None: this machine)
 
     @property
     def counted(self) -> list[RegressTest]:
@@ -154,7 +155,7 @@ class RegressResult:
     def from_json(cls, data: dict[str, Any]) -> RegressResult:
         """A result written by ``to_json`` (KeyError or TypeError when it is damaged)."""
         tests = [RegressTest(**{k: t[k] for k in _TEST_FIELDS if k in t}) for t in data["tests"]]
-        return cls(data["program"], data["file"], tests, data.get("stopped"), data.get("ended"))
+        return cls(data["program"], data["file"], tests, data.get("stopped"), data.get("ended"), data.get("host"))
 
 
 class _Shadow:
@@ -314,6 +315,8 @@ class _Program:
 
 def run_commands(program: ProtocolEngine, commands: list[Command], game: Game, settings: RegressSettings, worker: Worker,
          result: RegressResult, on_test: Callable[[RegressTest], None] | None) -> RegressResult:  # fmt: skip
+    result.host = worker.host
+    settings = replace(settings, python=worker.here(settings).python)  # a cluster worker's own Python
     sandbox, uid = worker.sandbox(settings), None
     if sandbox.uid is not None:
         uid = claim_uid()
