@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from grader.cli import main
 from grader.games.gomoku import GOMOKU
-from grader.grading.regress import run_regress
+from grader.grading.regress import parse_regress, public_tests, run_regress
 from grader.grading.regress_runs import RegressFolder, regress_class, rejudge_regress
 from grader.stop import Stop
 
@@ -145,3 +145,49 @@ def test_the_command_runs_a_class_into_a_folder_resumes_and_rejudges_it(tmp_path
     ]:
         out = runner.invoke(main, args)
         assert out.exit_code != 0 and message in out.output, out.output
+
+
+def test_a_plans_public_tests_keep_their_numbers_and_the_full_file_names_them(tmp_path):
+    out = CliRunner().invoke(main, ["plan", "regress", "--empties", "5-6", "--per-level", "2", "--public", "2",
+                                    "--seed", "3", "--out", str(tmp_path / "lab.gtp")])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    full, public = (tmp_path / "lab.gtp").read_text(), (tmp_path / "lab.public.gtp").read_text()
+    shown = public_tests(full)
+    numbers = {c.number: c for c in parse_regress(full, "full") if c.number}
+    public_numbers = {c.number: c for c in parse_regress(public, "public") if c.number}
+    assert len(numbers) == 4 and shown == set(public_numbers) and len(shown) == 2
+    assert all(public_numbers[n].expected == numbers[n].expected for n in shown)
+    assert public_tests(public) is None and "public tests" not in public
+
+
+def gradescope(tmp_path, program_text: str | None, full: str) -> dict:
+    sub = tmp_path / "submission"
+    sub.mkdir()
+    if program_text is not None:
+        (sub / "Gomoku.py").write_text(program_text)
+    (tmp_path / "c.yaml").write_text("regress:\n  unknown_credit: 0.5\n")
+    out = CliRunner().invoke(main, ["gradescope", "--game", "gomoku", "--plan", full, "--submission", str(sub),
+                                    "--results", str(tmp_path / "results.json"), "--config", str(tmp_path / "c.yaml")])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    return json.loads((tmp_path / "results.json").read_text())
+
+
+def test_gradescope_shows_the_public_tests_and_only_the_verdicts_of_the_private_ones(tmp_path):
+    """The course file, its test 120 marked public: test 40 (the private one) says only its
+    verdict; the score is the run's total; a missing program gets 0 and the reason."""
+    full = course_file(tmp_path)
+    full.write_text("# grader: public tests 120\n" + full.read_text())
+    data = gradescope(tmp_path, UNKNOWN, str(full))
+    alone = run_regress(program(tmp_path / "submission" / "Gomoku.py"), full, GOMOKU, settings(unknown_credit=0.5))
+    assert data["score"] == pytest.approx(alone.total, abs=0.01) == 100 / 3 and data["max_score"] == 100
+    tests = {t["number"]: t for t in data["tests"]}
+    assert set(tests) == {"40", "50", "120", "130"}
+    private = tests["40"]
+    assert private["visibility"] == "after_published" and private["output"] == "u (1/2)"
+    assert "position" in tests["120"]["output"] and "the winner is w" in tests["120"]["output"]
+    assert data["output"].startswith("Total 33.3/100") and "and 3 private tests: u 1, - 2" in data["output"]
+    assert tests["130"]["max_score"] == 0  # expected to fail: does not count
+    board = alone.tests[0].board.split()[0]
+    assert board not in json.dumps(private) and board not in data["output"]
+    missing = gradescope(tmp_path / "m", None, str(full)) if (tmp_path / "m").mkdir() is None else None
+    assert missing["score"] == 0 and "no script" in missing["output"].lower()

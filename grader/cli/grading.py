@@ -11,12 +11,21 @@ import click
 
 from ..config import load_config
 from ..errors import GraderError
+from ..files import read_lines
 from ..grading import gradescope, report
 from ..grading.check import check as run_check
 from ..grading.exports import check_output_file, write_exports, write_json
 from ..grading.judge import SYMBOL_TABLE
 from ..grading.plans import load_any_plan
-from ..grading.regress_runs import RegressFolder, regress_table, rejudge_regress, student_text, write_regress_exports
+from ..grading.regress import RegressSettings, public_tests
+from ..grading.regress_runs import (
+    RegressFolder,
+    regress_submission,
+    regress_table,
+    rejudge_regress,
+    student_text,
+    write_regress_exports,
+)
 from ..grading.rejudge import GradeChange, rejudge
 from ..grading.results import Settings, TestResult
 from ..grading.run import ClassRun, grade_class, grade_submission
@@ -392,7 +401,7 @@ def _changes(changes: list[GradeChange]) -> None:
     "plan_name",
     default=None,
     metavar="NAME|FILE",
-    help="A plan file (lab5.plan), or a plan of the game instead of 'standard'.",
+    help="A plan file (lab5.plan), or a plan of the game instead of 'standard'; a GTP lab: its regression file.",
 )
 @click.option(
     "--visibility",
@@ -412,15 +421,34 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
 
     The student's folder must hold one script (or set 'entry' in config.yaml). Whatever the
     script does, results.json is written; the exit status is non-zero only when it cannot be.
+    A GTP lab (Gomoku) runs the student's program on the regression file given as --plan:
+    the tests its '# grader: public tests' line names are shown in full, the others only by
+    their verdict until grades are published.
 
     \b
-    Example (run_autograder):
+    Examples (run_autograder):
       cd /autograder/source && grader gradescope --config config.yaml
+      cd /autograder/source && grader gradescope --game gomoku --plan lab2.gtp
     """
     start = time.monotonic()
     config = load_config(config_path)
     check_output_file(results_file, make_parent=True)
     game = chosen_game(game_name, config)
+    if game.lab_protocol == "gtp":
+        if not plan_name or boards_file or seed is not None or backend:
+            raise click.UsageError(f"{game.title} programs are graded on a GTP regression file: give it as --plan "
+                                   "FILE.gtp ('grader plan regress' writes one), without --boards, --seed or --backend")  # fmt: skip
+        if not Path(submission).is_dir():
+            raise GraderError(f"submission folder '{submission}' not found: give --submission DIR")
+        sub = find_submission_folder(Path(submission), set(config.commands), config.entry)
+        public = public_tests("\n".join(read_lines(plan_name, "regression file")))
+        student = regress_submission(sub, [plan_name], game, RegressSettings.resolve(config))
+        data = gradescope.regress_results_json(student.results, [public], time.monotonic() - start, visibility,
+                                               student.problem)  # fmt: skip
+        write_json(results_file, data)
+        click.echo(data["output"])
+        click.echo(f"\nResults written to {results_file}")
+        return
     plan = chosen_plan(game, plan_name, boards_file, seed, config, graded=True)
     settings = Settings.resolve(config, game, plan, backend=backend)
     if not Path(submission).is_dir():

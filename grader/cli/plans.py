@@ -18,7 +18,6 @@ from ..grading.regress import (
     REGRESS_GAME,
     TIMELIMIT,
     regress_plan,
-    write_regress,
 )
 from .options import (
     SECONDS,
@@ -143,12 +142,12 @@ def plan_regress(game_name: str | None, size: int | None, empties: str | None, p
     check_output_file(out)
     plan = regress_plan(config, game_name, size=size, empties=empties, per_level=per_level, timelimit=timelimit,
                         public=public_count, seed=seed)  # fmt: skip
-    Path(out).write_text(write_regress(plan.commands()))
+    Path(out).write_text(plan.text())
     click.echo(f"{out}: {len(plan.positions)} solve tests of {plan.game.title} {plan.size}x{plan.size}, "
                f"{len(plan.levels)} levels of empty points, timelimit {plan.timelimit}")  # fmt: skip
     if plan.public:
         public = Path(out).with_suffix(".public" + (Path(out).suffix or ".gtp"))
-        public.write_text(write_regress(plan.commands(public=True)))
+        public.write_text(plan.text(public=True))
         click.echo(f"{public}: its {len(plan.public)} public tests, for students")
     if plan.warning:
         click.echo(f"Warning: {plan.warning}", err=True)

@@ -1,4 +1,5 @@
-"""Gradescope: grade the one submission in an autograder container and write its results.json.
+"""Gradescope: grade the one submission in an autograder container and write its results.json
+(a script on a plan, or a GTP program on regression files).
 
 Gradescope runs ``run_autograder`` with the student's files in /autograder/submission and
 reads /autograder/results/results.json: a top-level ``score``, ``execution_time`` and
@@ -11,6 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from . import report
+from .regress import RegressResult
+from .regress_runs import test_line
 from .results import ScriptResult
 
 SUBMISSION = "/autograder/submission"
@@ -53,3 +56,41 @@ def results_json(
         "stdout_visibility": "hidden",
         "tests": tests,
     }
+
+
+def regress_results_json(results: list[RegressResult], public: list[frozenset[int] | None], seconds: float,
+                         visibility: str = "visible", problem: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """Gradescope's results.json for one student's GTP program on regression files (one
+    result per file; ``public[i]``: the tests of file i students may see, None for all).
+    Private tests are ``after_published`` and say only their verdict; ``problem``: why no
+    program ran (score 0)."""
+    tests, lines = [], []
+    for result, shown in zip(results, public):
+        lines.append(
+            f"{result.file}: {result.total:.1f}/100" + (f", stopped {result.stopped}" if result.stopped else "")
+        )
+        hidden = 0
+        for t in result.tests:
+            credit = f"{t.symbol} ({report.fmt_credit(t.credit)})" + (", expected to fail" if t.expect_failure else "")
+            max_score = 0 if t.expect_failure else 1
+            if shown is not None and t.number not in shown:
+                hidden += 1
+                tests.append({"name": f"{result.file}: private test {t.number}", "number": str(t.number),
+                              "score": 0 if t.expect_failure else t.credit, "max_score": max_score, "output": credit,
+                              "visibility": "after_published"})  # fmt: skip
+                continue
+            lines.append(test_line(t))
+            output = "\n".join([f"{credit}: {t.note}", f"position {t.board}", f"answer {t.answer or '(none)'}"])
+            tests.append({"name": f"{result.file}: test {t.number} ({t.command})", "number": str(t.number),
+                          "score": 0 if t.expect_failure else t.credit, "max_score": max_score, "output": output,
+                          "visibility": visibility})  # fmt: skip
+        if hidden:
+            symbols = "".join(t.symbol for t in result.tests if shown is not None and t.number not in shown)
+            lines.append(
+                f"  and {hidden} private tests: " + ", ".join(f"{s} {symbols.count(s)}" for s in dict.fromkeys(symbols))
+            )
+    counted = [t for r in results for t in r.counted]
+    score = 100 * sum(t.credit for t in counted) / len(counted) if counted else 0.0
+    output = problem or "\n".join([f"Total {score:.1f}/100", *lines])
+    return {"score": round(score, 2), "max_score": 100, "execution_time": round(seconds, 2), "output": output,
+            "visibility": visibility, "stdout_visibility": "hidden", "tests": tests}  # fmt: skip

@@ -19,7 +19,7 @@ import re
 import time
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..config import Config, RegressDefaults
 from ..engines.gtp import Ended, GtpClient, GtpError
@@ -91,9 +91,9 @@ def parse_regress(text: str, source: str) -> list[Command]:
     return out
 
 
-def write_regress(commands: list[Command]) -> str:
-    """A regression file's text."""
-    lines = []
+def write_regress(commands: list[Command], header: Sequence[str] = ()) -> str:
+    """A regression file's text; ``header``: comment lines first (without their '# ')."""
+    lines = [f"# {line}" for line in header]
     for c in commands:
         lines.append(f"{c.number} {c.text}" if c.number is not None else c.text)
         if c.expected is not None:
@@ -101,6 +101,13 @@ def write_regress(commands: list[Command]) -> str:
         if c.text == "quit":
             lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def public_tests(text: str) -> frozenset[int] | None:
+    """The numbers of the tests students may see, as ``grader plan regress --public`` marks
+    them in the full file ('# grader: public tests 10 30'); None: the file marks none (all are)."""
+    found = re.search(r"^#\s*grader:\s*public tests((?:\s+\d+)*)\s*$", text, re.MULTILINE)
+    return None if found is None else frozenset(int(n) for n in found.group(1).split())
 
 
 @dataclass
@@ -554,10 +561,12 @@ def _judge_genmove(answer: str, pos: Position, side: str, truth: _Truth, verdict
     return verdict("+", f"{game.square_name(move)} is optimal ({truth.value:+d})")
 
 
-def make_regress(game: Game, positions: list[Position], timelimit: int, seconds: float = 600.0) -> list[Command]:
+def make_regress(game: Game, positions: list[Position], timelimit: int, seconds: float = 600.0,
+                 numbers: Sequence[int] | None = None) -> list[Command]:  # fmt: skip
     """A regression file of ``solve`` tests on ``positions``, answers from the grader's solver:
     each position set up by 'boardsize', 'clear_board' and a 'play' per stone, then a numbered
-    'solve' whose expected answer lists every move that achieves the result ('b C3|b D4')."""
+    'solve' (``numbers``, else 10, 20, ...) whose expected answer lists every move that
+    achieves the result ('b C3|b D4')."""
     out = [Command(0, f"timelimit {timelimit}")]
     solver = game.solver(game.scorings[0])
     deadline = time.monotonic() + seconds
@@ -583,7 +592,7 @@ def make_regress(game: Game, positions: list[Position], timelimit: int, seconds:
         winner = side if best > 0 else COLOURS[1 - COLOURS.index(side)] if best < 0 else "draw"
         moves = [game.square_name(m) for m, v in sorted(values.items()) if v == best]
         expected = winner if best < 0 else "|".join(f"{winner} {m}" for m in moves)
-        out.append(Command(0, "solve", n * 10, expected))
+        out.append(Command(0, "solve", numbers[n - 1] if numbers else n * 10, expected))
     return out
 
 
@@ -621,9 +630,19 @@ class RegressPlan:
         return board_size(self.game)
 
     def commands(self, public: bool = False) -> list[Command]:
-        """The file's commands, answers from the solver; ``public``: its public tests only."""
-        chosen = [self.positions[i - 1] for i in self.public] if public else list(self.positions)
-        return make_regress(self.game, chosen, self.timelimit)
+        """The file's commands, answers from the solver; ``public``: its public tests only
+        (numbered as in the full file)."""
+        chosen = list(self.public) if public else range(1, len(self.positions) + 1)
+        return make_regress(self.game, [self.positions[i - 1] for i in chosen], self.timelimit,
+                            numbers=[10 * i for i in chosen])  # fmt: skip
+
+    def text(self, public: bool = False) -> str:
+        """The file's text; the full file names its public tests in a comment ('# grader:
+        public tests 10 30': ``public_tests``), so that reports show only those in full."""
+        marks = (
+            [] if public or not self.public else ["grader: public tests " + " ".join(str(10 * i) for i in self.public)]
+        )
+        return write_regress(self.commands(public), marks)
 
 
 def regress_plan(config: Config | None = None, game: str | Game | None = None, *, size: int | None = None,
@@ -655,6 +674,7 @@ __all__ = [
     "rejudge_test",
     "run_commands",
     "parse_regress",
+    "public_tests",
     "run_regress",
     "write_regress",
 ]

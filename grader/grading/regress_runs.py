@@ -38,6 +38,7 @@ from .regress import (
     parse_regress,
     rejudge_test,
     run_commands,
+    run_regress,
 )
 from .rejudge import GradeChange, TestChange
 from .report import safe_cell, xml_text
@@ -91,6 +92,23 @@ def student_program(sub: Submission) -> ProtocolEngine:
         raise GraderError(f"'{script.origin}' is neither a .py file nor executable: a GTP program must be one of them")
     argv = (PYTHON, f"{{dir}}/{script.entry}") if script.suffix == ".py" else (f"{{dir}}/{script.entry}",)
     return ProtocolEngine.made(argv, "gtp", script, None, script.origin, None, str(Path(script.origin).parent))
+
+
+def regress_submission(sub: Submission, files: Sequence[str | Path], game: Game,
+                       settings: RegressSettings | None = None) -> StudentRegress:  # fmt: skip
+    """One student's program on every file, here (a Gradescope container): what a class run
+    gives that student, without a run folder. A student with no program to run gets the
+    reason as its ``problem`` and a total of 0."""
+    student = StudentRegress(sub.name, str(sub.path) if sub.path else None, problem=sub.problem)
+    if sub.path is None:
+        return student
+    try:
+        program = student_program(sub)
+    except GraderError as e:
+        student.problem = str(e)
+        return student
+    student.results = [run_regress(program, f, game, settings) for f in files]
+    return student
 
 
 class RegressFolder(StudentFolder):
@@ -385,6 +403,7 @@ __all__ = [
     "StudentRegress",
     "regress_class",
     "regress_csv",
+    "regress_submission",
     "regress_junit",
     "regress_table",
     "rejudge_regress",
