@@ -191,3 +191,51 @@ def test_gradescope_shows_the_public_tests_and_only_the_verdicts_of_the_private_
     assert board not in json.dumps(private) and board not in data["output"]
     missing = gradescope(tmp_path / "m", None, str(full)) if (tmp_path / "m").mkdir() is None else None
     assert missing["score"] == 0 and "no script" in missing["output"].lower()
+
+
+# --- grader check of a GTP program ---------------------------------------------------------
+
+ANSWERS = """import sys
+for line in sys.stdin:
+    w = line.split()
+    n = w.pop(0) if w and w[0].isdigit() else ''
+    if w[:1] == ['solve']:
+        print(f'{ANSWER}\\n', flush=True)
+    else:
+        print(f'={n} list_commands solve play' if w[:1] == ['list_commands'] else f'={n}', end='\\n\\n', flush=True)
+"""
+
+
+@pytest.mark.parametrize(
+    "answer, fix",  # the program's answer to 'solve'
+    [
+        ("={n} black", "a 'solve' answer starts with the winner, 'b', 'w' or 'draw'"),
+        ("?{n} unknown command", "your program answered '? unknown command': it must know 'solve'"),
+    ],
+)
+def test_check_names_what_keeps_a_gtp_answer_from_being_read(tmp_path, answer, fix):
+    path = tmp_path / "Gomoku.py"
+    path.write_text(ANSWERS.replace("{ANSWER}", answer))
+    out = CliRunner().invoke(main, ["check", str(path), "--game", "gomoku"])
+    assert out.exit_code == 1, out.output
+    assert "on 3 easy positions of Gomoku and list_commands" in out.output
+    assert f"fix: {fix}" in out.output and "None of these answers can be graded" in out.output
+    out = CliRunner().invoke(main, ["check", str(EXAMPLES / "random_player.py"), "--game", "gomoku"])
+    assert out.exit_code == 0 and "fix:" not in out.output, out.output  # 'unknown' and random moves: all readable
+    assert "The answers can be read on every test checked." in out.output
+
+
+def test_check_runs_the_first_tests_of_a_public_file_and_refuses_the_full_one(tmp_path):
+    CliRunner().invoke(main, ["plan", "regress", "--empties", "4-9", "--per-level", "1", "--public", "6",
+                              "--seed", "5", "--out", str(tmp_path / "lab.gtp")])  # fmt: skip
+    out = CliRunner().invoke(main, ["check", str(EXAMPLES / "solver.py"), "--game", "gomoku",
+                                    "--plan", str(tmp_path / "lab.public.gtp")])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert "on the first 5 tests of" in out.output and out.output.count("  + ") == 5
+    out = CliRunner().invoke(main, ["check", str(EXAMPLES / "crash.py"), "--game", "gomoku"])
+    assert out.exit_code == 1 and "fix: your program crashed" in out.output
+    out = CliRunner().invoke(main, ["check", str(EXAMPLES / "slow.py"), "--game", "gomoku"])
+    assert out.exit_code == 1 and "fix: no answer in time" in out.output
+    out = CliRunner().invoke(main, ["check", str(EXAMPLES / "solver.py"), "--game", "gomoku",
+                                    "--plan", str(tmp_path / "lab.gtp")])  # fmt: skip
+    assert out.exit_code == 1 and "holds private tests: check with its public half" in out.output

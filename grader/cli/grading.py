@@ -14,6 +14,7 @@ from ..errors import GraderError
 from ..files import read_lines
 from ..grading import gradescope, report
 from ..grading.check import check as run_check
+from ..grading.check import check_gtp
 from ..grading.exports import check_output_file, write_exports, write_json
 from ..grading.judge import SYMBOL_TABLE
 from ..grading.plans import load_any_plan
@@ -478,15 +479,24 @@ def check(script: str, plan_name: str | None, game_name: str | None, config_path
     can be read: a score line, a line that replays, a last integer that is a legal move; how
     long each took against the limit; and what to fix (a date printed last, output lost in a
     buffer, a score from the wrong side's view, a line printed forward, passes written as
-    squares). Exit status 1 when every position would fail for such a reason.
+    squares). Exit status 1 when every position would fail for such a reason. A GTP lab
+    (Gomoku): SCRIPT is your GTP program, run on the first tests of the public regression
+    file given as --plan (else on a few easy positions and 'list_commands').
 
     \b
     Examples:
       grader check my_negamax.py
       grader check my_player.py --game tictactoe --plan lab1.public.plan
+      grader check Gomoku.py --game gomoku --plan lab2.public.gtp
     """
     config = load_config(config_path)
     game = chosen_game(game_name, config)
+    if game.lab_protocol == "gtp":
+        checked = check_gtp(script, game, plan_name, RegressSettings.resolve(config), config.entry)
+        click.echo(checked.text())
+        if checked.all_fail:
+            raise SystemExit(1)
+        return
     plan = load_any_plan(plan_name, game) if plan_name else None
     found = run_check(script, game, plan, Settings.resolve(config, game, plan), entry=config.entry)
     click.echo(report.check_text(found))

@@ -265,12 +265,15 @@ class RegressSettings(RunSettings):
 
 def run_regress(program: ProtocolEngine, path: str | Path, game: Game, settings: RegressSettings | None = None,
                 executor: Executor | None = None, stop: Stop | None = None,
-                on_test: Callable[[RegressTest], None] | None = None) -> RegressResult:  # fmt: skip
-    """Run the regression file at ``path`` against ``program`` (a GTP program, started once
-    for the file, or for each test with ``settings.per_test``) and judge each test. A test
-    the program did not reach (it had ended) counts 0."""
+                on_test: Callable[[RegressTest], None] | None = None,
+                commands: list[Command] | None = None) -> RegressResult:  # fmt: skip
+    """Run the regression file at ``path`` (or ``commands``, ``path`` then only naming them)
+    against ``program`` (a GTP program, started once for the file, or for each test with
+    ``settings.per_test``) and judge each test. A test the program did not reach (it had
+    ended) counts 0."""
     settings = settings or RegressSettings()
-    commands = parse_regress("\n".join(read_lines(path, "regression file")), str(path))
+    if commands is None:
+        commands = parse_regress("\n".join(read_lines(path, "regression file")), str(path))
     result = RegressResult(program.origin.replace(PYTHON, settings.python), str(path))
     with using(executor, 1, stop) as ex:
         ex.submit("file", lambda worker: run_commands(program, commands, game, settings, worker, result, on_test))

@@ -327,7 +327,9 @@ def student_text(student: StudentRegress) -> str:
 def test_line(t: RegressTest) -> str:
     """A test as the reports show it: symbol, number, command, answer, note."""
     mark = " (expected to fail)" if t.expect_failure else ""
-    return f"  {t.symbol} {t.number:>4} {t.command:<14} -> {t.answer or '(none)':<18} {t.note}{mark}"
+    answer = " ".join((t.answer or "(none)").split())
+    answer = answer if len(answer) <= 30 else answer[:27] + "..."
+    return f"  {t.symbol} {t.number:>4} {t.command:<14} -> {answer:<18} {t.note}{mark}"
 
 
 # --- exports ---------------------------------------------------------------------------------
