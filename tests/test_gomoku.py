@@ -443,7 +443,6 @@ def test_a_gtp_engine_that_breaks_the_protocol_or_resigns_forfeits_its_tournamen
     "args, message",
     [
         (["grade", "SOLVER", "--game", "gomoku"], "Gomoku submissions speak GTP, not 'SCRIPT BOARD TOKEN'"),
-        (["check", "SOLVER", "--game", "gomoku"], "grade them with 'grader regress PROGRAM FILE.gtp'"),
         (["plan", "new", "--game", "gomoku", "--out", "p.plan"], "write them with 'grader plan regress'"),
     ],
 )
