@@ -239,3 +239,24 @@ def test_check_runs_the_first_tests_of_a_public_file_and_refuses_the_full_one(tm
     out = CliRunner().invoke(main, ["check", str(EXAMPLES / "solver.py"), "--game", "gomoku",
                                     "--plan", str(tmp_path / "lab.gtp")])  # fmt: skip
     assert out.exit_code == 1 and "holds private tests: check with its public half" in out.output
+
+
+def test_a_wrong_answer_shows_its_board_with_the_move_marked(tmp_path):
+    """bad_move.py answers test 120 (white wins at B3 or G3, brute force: test_gomoku) with B1."""
+    out = CliRunner().invoke(main, ["regress", str(EXAMPLES / "bad_move.py"), str(course_file(tmp_path))])
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  W  120 solve"))
+    assert "B1 gives a loss; one of B3, G3 achieves it" in lines[at]
+    assert lines[at + 1].split() == list("ABCDEFG") and lines[at + 2].split() == [
+        "1",
+        "x",
+        "?",
+        ".",
+        ".",
+        ".",
+        ".",
+        ".",
+    ]
+    assert lines[at + 4].split() == ["3", ".", ".", "o", "o", "o", "o", "."]
+    assert not any(line.startswith("      1 ") for line in lines[:at])  # right answers get no board

@@ -316,7 +316,7 @@ def _regress_report(folder: RegressFolder, student: str | None) -> None:
         found = {s.name: s for s in students}
         if student not in found:
             raise GraderError(f"no student {student!r} in {folder.path}: the students are {', '.join(sorted(found))}")
-        click.echo(student_text(found[student]))
+        click.echo(student_text(found[student], folder.game))
     else:
         click.echo(regress_table(students, files))
         click.echo(f"Results in {folder.path}: {', '.join(write_regress_exports(folder.path, students, files))}")

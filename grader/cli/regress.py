@@ -12,8 +12,16 @@ from ..config import load_config
 from ..engines.isolation import choose
 from ..engines.players import PYTHON, ProtocolEngine
 from ..grading.exports import check_output_file, write_json
-from ..grading.regress import REGRESS_GAME, REGRESS_SYMBOLS, RegressSettings, regress_game, run_regress
-from ..grading.regress_runs import RegressFolder, RegressRun, StudentRegress, regress_class, regress_table, test_line
+from ..grading.regress import REGRESS_GAME, REGRESS_SYMBOLS, RegressSettings, RegressTest, regress_game, run_regress
+from ..grading.regress_runs import (
+    RegressFolder,
+    RegressRun,
+    StudentRegress,
+    failed_board,
+    regress_class,
+    regress_table,
+    test_line,
+)
 from ..grading.runfolder import check_new_folder
 from ..stop import Stop
 from .options import (
@@ -109,7 +117,13 @@ def regress(args: tuple[str, ...], unknown_credit: float | None, margin: float |
     for f in files:
         click.echo(f"{f}: {program} ({game.title}, isolation {choose(settings.isolation, settings.python)})")
 
-        result = run_regress(engine, f, game, settings, stop=stop, on_test=lambda t: click.echo(test_line(t)))
+        def show(t: RegressTest) -> None:
+            click.echo(test_line(t))
+            drawing = failed_board(t, game)
+            if drawing:
+                click.echo(drawing)
+
+        result = run_regress(engine, f, game, settings, stop=stop, on_test=show)
         results.append(result)
         if result.stopped:
             click.echo(f"  stopped {result.stopped}")

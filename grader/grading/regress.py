@@ -460,7 +460,7 @@ def rejudge_test(test: RegressTest, game: Game, settings: RegressSettings, worke
     failed = test.answer.startswith("? ")
     answer, raw = (None, test.answer[2:]) if failed else (test.answer, test.answer)
     board, _, token = test.board.partition(" ")
-    pos, problem = _position(game, board, token)
+    pos, problem = position_of(game, board, token)
     side = COLOURS[game.sides.index(token)] if token in game.sides else COLOURS[0]
     command = Command(0, test.command, test.number, test.expected, test.expect_failure)
     again = _judge(command, answer, raw, pos, problem, side, settings, worker)
@@ -470,7 +470,7 @@ def rejudge_test(test: RegressTest, game: Game, settings: RegressSettings, worke
     return again
 
 
-def _position(game: Game, board: str, token: str) -> tuple[Position | None, str]:
+def position_of(game: Game, board: str, token: str) -> tuple[Position | None, str]:
     """The position of a recorded board (sized as it was played), or None and why not."""
     try:
         side = round(len(board) ** 0.5)
@@ -677,6 +677,7 @@ __all__ = [
     "rejudge_test",
     "run_commands",
     "parse_regress",
+    "position_of",
     "public_tests",
     "run_regress",
     "write_regress",

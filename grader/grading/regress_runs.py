@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence
 from tabulate import tabulate
 
 from ..engines.players import PYTHON, ProtocolEngine
-from ..errors import GraderError, RunFolderError
+from ..errors import BoardError, GraderError, RunFolderError
 from ..execution.executor import Executor, Worker, using
 from ..files import read_lines
 from ..games import Game, get_game
@@ -36,6 +36,7 @@ from .regress import (
     RegressSettings,
     RegressTest,
     parse_regress,
+    position_of,
     rejudge_test,
     run_commands,
     run_regress,
@@ -315,13 +316,36 @@ def rejudge_regress(path: str | Path, unknown_credit: float | None = None, expor
     return RegressRejudged(run, changes, sum(len(r.tests) for _, _, _, r in records), changed)
 
 
-def student_text(student: StudentRegress) -> str:
-    """One student's report: each file's tests (symbol, command, answer, note), its total."""
+def student_text(student: StudentRegress, game: Game) -> str:
+    """One student's report: each file's tests (symbol, command, answer, note, and the board
+    of each one judged wrong), its total."""
     lines = [f"{student.name}: {student.total:.1f}/100" + (f" ({student.note})" if student.note else "")]
     for r in student.results:
         lines.append(f"{r.file}: {r.total:.1f}/100" + (f", stopped {r.stopped}" if r.stopped else ""))
-        lines += [test_line(t) for t in r.tests]
+        for t in r.tests:
+            lines.append(test_line(t))
+            drawing = failed_board(t, game)
+            lines += [drawing] if drawing else []
     return "\n".join(lines)
+
+
+def failed_board(t: RegressTest, game: Game) -> str | None:
+    """The position of a 'solve' or 'genmove' the solver judged wrong, drawn for feedback, the
+    answer's move marked '?'; None for other tests."""
+    if t.judged_by != "solver" or t.symbol not in ("-", "W"):
+        return None
+    board, _, token = t.board.partition(" ")
+    pos, _ = position_of(game, board, token)
+    if pos is None:
+        return None
+    words = (t.answer or "").split()
+    point = words[1] if t.command.startswith("solve") and len(words) > 1 else words[0] if words else ""
+    try:
+        marks = {pos.game.parse_square(point): "?"} if point else {}
+    except BoardError:
+        marks = {}
+    drawing = pos.game.render(pos, {m: c for m, c in marks.items() if pos.is_legal(m)})
+    return "\n".join("      " + line for line in drawing.splitlines())
 
 
 def test_line(t: RegressTest) -> str:
@@ -412,5 +436,6 @@ __all__ = [
     "student_program",
     "student_text",
     "test_line",
+    "failed_board",
     "write_regress_exports",
 ]
