@@ -260,3 +260,33 @@ def test_a_wrong_answer_shows_its_board_with_the_move_marked(tmp_path):
     ]
     assert lines[at + 4].split() == ["3", ".", ".", "o", "o", "o", "o", "."]
     assert not any(line.startswith("      1 ") for line in lines[:at])  # right answers get no board
+
+
+CHEAT = """import re, sys
+def expected(number):
+    try:
+        text = open(FILE).read()
+    except OSError:
+        return None
+    found = re.search(r"^" + number + r" solve\\n#\\? ?\\[([^|\\]]*)", text, re.M)
+    return found and found.group(1)
+for line in sys.stdin:
+    w = line.split()
+    n = w.pop(0) if w and w[0].isdigit() else ''
+    text = (expected(n) or 'unknown') if w[:1] == ['solve'] else ''
+    print(f'={n} {text}'.rstrip() + '\\n', flush=True)
+"""
+
+
+def test_a_program_cannot_read_the_regression_file_it_is_graded_on(tmp_path):
+    """A student's program that opens the (private) regression file to copy its expected
+    answers: in a class run it finds nothing (the file is outside what it may see), so it
+    answers 'unknown'; run outside any isolation the same program would copy them ('+')."""
+    cls, files = make_class(tmp_path)
+    cheat = CHEAT.replace("FILE", repr(str(files[0])))
+    (cls / "mallory").mkdir()
+    (cls / "mallory" / "Gomoku.py").write_text(cheat)
+    run = regress_class([cls / "mallory"], files[:1], GOMOKU, settings(), out=tmp_path / "run")
+    assert [t.symbol for t in run.students[0].results[0].tests[:3:2]] == ["u", "u"]
+    bare = run_regress(program(cls / "mallory" / "Gomoku.py"), files[0], GOMOKU, settings(isolation="none"))
+    assert [t.symbol for t in bare.tests[:3:2]] == ["+", "+"]  # the attack works where nothing stops it
