@@ -110,3 +110,35 @@ def test_report_page_loads_clean_and_steps_through_a_game(browser, tmp_path):
     g = result.games[n]
     assert (final.count("x"), final.count("o")) == (g.black_pieces, g.white_pieces)
     assert browser.errors() == []
+
+
+def test_a_regression_class_report_loads_clean_with_its_boards(browser, tmp_path):
+    """A class on a regression file: the page loads without errors, nothing from the network,
+    a row per student, and a board per test below full credit that the solver judged, the
+    moves achieving the result marked (brute force: tests/test_gomoku.py's course positions)."""
+    from grader.games.gomoku import GOMOKU
+    from grader.grading.regress_runs import regress_class
+
+    from test_gomoku import EXAMPLES, course_file, settings
+
+    cls = tmp_path / "class"
+    for name in ("bad_move", "solver"):
+        (cls / name).mkdir(parents=True)
+        shutil.copy(EXAMPLES / f"{name}.py", cls / name / "Gomoku.py")
+        shutil.copy(EXAMPLES / "solver.py", cls / name / "solver.py")  # bad_move.py imports it
+    run = regress_class([cls], [course_file(tmp_path)], GOMOKU, settings(), out=tmp_path / "run", entry="Gomoku.py")
+    assert "report.html" in run.files
+    page = tmp_path / "run" / "report.html"
+    html = page.read_text()
+    assert "http://" not in html.replace("http://www.w3.org/2000/svg", "") and " src=" not in html
+    load(browser, page)
+    assert browser.errors() == []
+    assert browser.evaluate("document.querySelectorAll('tbody tr').length") == 2
+    assert browser.evaluate("document.querySelectorAll('section.student').length") == 2
+    # bad_move: test 120 (W, white wins at B3 or G3) drawn; solver: every test right, no board
+    assert browser.evaluate("document.querySelectorAll('#s1 svg').length") == 1
+    assert browser.evaluate("document.querySelectorAll('#s2 svg').length") == 0
+    text = browser.evaluate("document.querySelector('#s1 .test').textContent")
+    assert "120 solve" in text and "w B1" in text and "B3, G3" in text
+    dots = browser.evaluate("document.querySelectorAll('#s1 svg circle').length")
+    assert dots >= 2 + 9  # the two best moves marked, beside the stones

@@ -319,7 +319,9 @@ def _regress_report(folder: RegressFolder, student: str | None) -> None:
         click.echo(student_text(found[student], folder.game))
     else:
         click.echo(regress_table(students, files))
-        click.echo(f"Results in {folder.path}: {', '.join(write_regress_exports(folder.path, students, files))}")
+        click.echo(
+            f"Results in {folder.path}: {', '.join(write_regress_exports(folder.path, students, files, folder.game))}"
+        )
     if folder.tampered:
         click.echo(f"{sentence(folder.tampering() or '')}.")
         raise SystemExit(1)

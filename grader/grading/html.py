@@ -1,4 +1,5 @@
-"""report.html: one self-contained page (inline CSS and SVG, no script, no network).
+"""report.html: one self-contained page (inline CSS and SVG, no script, no network), of a
+grading run or of a class on GTP regression files.
 
 A class overview (the table and a chart of the totals), then a section per student with
 each test below full credit drawn as a board, the claim next to the exact answer, and the
@@ -9,10 +10,17 @@ from __future__ import annotations
 
 import datetime
 from html import escape
+from typing import TYPE_CHECKING
 
+from ..errors import BoardError
+from ..games import Game
 from .judge import SYMBOL_TABLE, SYMBOLS
+from .regress import REGRESS_SYMBOLS, RegressTest, position_of
 from .report import fmt_credit, fmt_total, plural, sort_results, status
 from .results import ScriptResult, TestResult
+
+if TYPE_CHECKING:
+    from .regress_runs import StudentRegress
 
 MAX_BOARDS = 20  # boards drawn per student; the rest are listed in results.json
 _SYMBOL_CLASS = {"+": "ok", "M": "good", "Q": "good", "T": "half", "m": "half", "s": "low", "-": "bad", "t": "bad"}
@@ -148,5 +156,86 @@ def report_html(results: list[ScriptResult], title: str = "Grading report") -> s
         '<p class="legend">Boards: green dots mark the optimal moves, a red ring the '
         "script's move (a red cross where that move is not legal).</p>",
         *(_student(r, a) for r, a in zip(results, anchors)),
+        "</body></html>",
+    ])  # fmt: skip
+
+
+# --- a class on GTP regression files -----------------------------------------------------------
+
+_REGRESS_CLASS = {"+": "ok", "W": "half", "u": "low", "-": "bad", "t": "bad"}
+
+
+def _regress_symbols(symbols: str) -> str:
+    return "".join(
+        f'<span class="sym {_REGRESS_CLASS[s]}" title="{escape(REGRESS_SYMBOLS[s][1])}">{escape(s)}</span>'
+        for s in symbols
+    )
+
+
+def _regress_block(t: RegressTest, file: str, game: Game) -> str:
+    rows = [
+        ("test", escape(f"{file}: {t.number} {t.command}")),
+        ("verdict", f"{_regress_symbols(t.symbol)} ({fmt_credit(t.credit)}): {escape(REGRESS_SYMBOLS[t.symbol][1])}"),
+        ("answer", f"<code>{escape(t.answer)}</code>" if t.answer is not None else "none"),
+        ("note", escape(t.note)),
+        ("position", f"<code>{escape(t.board)}</code>"),
+    ]
+    board, _, token = t.board.partition(" ")
+    pos, _ = position_of(game, board, token)
+    drawing = ""
+    if pos is not None and t.judged_by == "solver":
+        best = [pos.game.parse_square(m) for m in t.best.split(", ") if m]
+        words = (t.answer or "").split()
+        point = words[1] if t.command.startswith("solve") and len(words) > 1 else words[0] if words else ""
+        try:
+            played = pos.game.parse_square(point) if point else None
+        except BoardError:
+            played = None
+        drawing = pos.game.svg(pos, best, played)
+    details = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows)
+    return f'<div class="test">{drawing}<dl>{details}</dl></div>'
+
+
+def regress_report_html(students: list[StudentRegress], files: list[str], game: Game,
+                        title: str = "Regression report") -> str:  # fmt: skip
+    """report.html of a class on regression files: the table, then each student's tests below
+    full credit (boards for those the solver judged)."""
+    anchors = [f"s{i + 1}" for i in range(len(students))]
+    rows, sections = [], []
+    for st, anchor in zip(students, anchors):
+        by_file = {r.file: f"{r.total:.1f}" for r in st.results}
+        cells = [f'<td><a href="#{anchor}">{escape(st.name)}</a></td>', *(f"<td>{by_file.get(f, '-')}</td>" for f in files),
+                 f"<td>{st.total:.1f}</td>", f"<td>{escape(st.note)}</td>"]  # fmt: skip
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+        out = [f'<section class="student" id="{anchor}">', f"<h2>{escape(st.name)}: {st.total:.1f}/100</h2>"]
+        out += [f'<p class="symbols">{escape(r.file)}: {_regress_symbols(r.symbols)}</p>' for r in st.results]
+        if st.note:
+            out.append(f'<p class="note">{escape(st.note)}</p>')
+        worst = [(r.file, t) for r in st.results for t in r.tests if t.credit < 1 and not t.expect_failure]
+        out += [_regress_block(t, file, game) for file, t in worst[:MAX_BOARDS]]
+        if len(worst) > MAX_BOARDS:
+            out.append(f'<p class="note">{len(worst) - MAX_BOARDS} more tests below full credit: see results.json.</p>')
+        if not worst and st.results:
+            out.append("<p>Every test right.</p>")
+        sections.append("\n".join([*out, "</section>"]))
+    legend = " &nbsp; ".join(f"{_regress_symbols(s)} {escape(meaning)}" for s, (_, meaning) in REGRESS_SYMBOLS.items())
+    heads = "".join(f"<th>{escape(f)}</th>" for f in files)
+    return "\n".join([
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{escape(title)}</h1>",
+        f'<p class="meta">{plural(len(students), "student", "students")} · {escape(game.title)} · '
+        f"written {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}</p>",
+        "<h2>Class overview</h2>",
+        f"<figure>{histogram_svg([st.total for st in students], 100)}"
+        '<figcaption class="legend">Students by total (out of 100)</figcaption></figure>',
+        f"<table><thead><tr><th>student</th>{heads}<th>total</th><th>note</th></tr></thead><tbody>",
+        *rows,
+        "</tbody></table>",
+        f'<p class="legend">{legend}</p>',
+        '<p class="legend">Boards: green dots mark the moves that achieve the result, a red ring the '
+        "program's move (a red cross where that move is not legal).</p>",
+        *sections,
         "</body></html>",
     ])  # fmt: skip

@@ -125,6 +125,7 @@ class RegressTest:
     seconds: float
     expect_failure: bool = False
     judged_by: str = "regex"  # solver | regex
+    best: str = ""  # the moves that achieve the best result, where the solver listed them ('C3, D4')
 
 
 _TEST_FIELDS = [f.name for f in fields(RegressTest)]
@@ -439,7 +440,10 @@ def _judge(c: Command, answer: str | None, raw: str, pos: Position | None, probl
         solver.should_stop = lambda: time.monotonic() > deadline or worker.stop.is_set()
         try:
             judge = _judge_solve if verb == "solve" else _judge_genmove
-            return judge(answer, pos, side, _Truth(solver, pos, worker), verdict)
+            truth = _Truth(solver, pos, worker)
+            test = judge(answer, pos, side, truth, verdict)
+            test.best = truth.listed
+            return test
         except Stopped:
             if worker.stop.is_set():
                 raise
@@ -492,6 +496,11 @@ class _Truth:
 
     def move_value(self, move: int) -> int:
         return self.solver.move_value(self.pos, move)
+
+    @property
+    def listed(self) -> str:
+        """The best moves, if ``best`` was asked for ('' otherwise)."""
+        return self._best or ""
 
     def best(self) -> str:
         if self._best is None:

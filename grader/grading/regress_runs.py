@@ -1,6 +1,6 @@
 """A class on GTP regression files: every student's program on every file, recorded in a run
 folder as each file ends, continued with ``resume``, judged again by ``rejudge_regress``, and
-exported (grades.csv, results.json, junit.xml).
+exported (grades.csv, results.json, junit.xml, report.html).
 
     regress.json   grader version, creation time, the game, the settings, each file's text
                    (the run keeps its own copy: a file changed later changes nothing), and
@@ -29,6 +29,7 @@ from ..execution.executor import Executor, Worker, using
 from ..files import read_lines
 from ..games import Game, get_game
 from ..stop import Stop
+from .html import regress_report_html
 from .regress import (
     REGRESS_SYMBOLS,
     Command,
@@ -46,8 +47,6 @@ from .report import safe_cell, xml_text
 from .results import Submission
 from .runfolder import StudentFolder, default_path
 from .submissions import find_submissions
-
-EXPORTS = ("grades.csv", "results.json", "junit.xml")
 
 
 @dataclass
@@ -198,7 +197,7 @@ def regress_class(paths: Sequence[str | Path] = (), files: Sequence[str | Path] 
     not recorded and the files of students whose program changed (``paths`` may add
     students). ``on_start(folder, files to run, files recorded before)`` is called once the
     folder is ready, ``on_student`` as each student's last file ends. The exports
-    (grades.csv, results.json, junit.xml) are written at the end unless ``exports`` is false,
+    (grades.csv, results.json, junit.xml, report.html) are written at the end unless ``exports`` is false,
     also when the run is stopped. Before anything runs, the isolation is checked (GraderError
     where programs could reach the files or the grades); ``private`` names more files they
     must not read.
@@ -264,7 +263,7 @@ def _in_folder(folder: RegressFolder, subs: list[Submission], settings: RegressS
         interrupted = ex.stop.reason or "interrupted" if ex.stop.is_set() else None
     run = RegressRun(folder, folder.results(), interrupted)  # the records are the truth
     if exports:
-        run.files = write_regress_exports(folder.path, run.students, [name for name, _ in parsed])
+        run.files = write_regress_exports(folder.path, run.students, [name for name, _ in parsed], game)
     return run
 
 
@@ -303,7 +302,7 @@ def rejudge_regress(path: str | Path, unknown_credit: float | None = None, expor
     folder.replace_results(records)
     run = RegressRun(folder, folder.results())
     if exports:
-        run.files = write_regress_exports(folder.path, run.students, [f["name"] for f in folder.meta["files"]])
+        run.files = write_regress_exports(folder.path, run.students, [f["name"] for f in folder.meta["files"]], game)
     changes, changed = [], 0
     for st in run.students:
         old = before.get(st.name)
@@ -407,12 +406,15 @@ def regress_junit(students: list[StudentRegress]) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def write_regress_exports(folder: str | Path, students: list[StudentRegress], files: list[str]) -> list[str]:
-    """Write grades.csv, results.json and junit.xml of a regression run into ``folder``."""
+def write_regress_exports(
+    folder: str | Path, students: list[StudentRegress], files: list[str], game: Game
+) -> list[str]:
+    """Write grades.csv, results.json, junit.xml and report.html of a regression run into ``folder``."""
     texts = {
         "grades.csv": regress_csv(students, files),
         "results.json": json.dumps({"files": files, "students": [s.to_json() for s in students]}, indent=1),
         "junit.xml": regress_junit(students),
+        "report.html": regress_report_html(students, files, game),
     }
     for name, text in texts.items():
         try:
