@@ -70,8 +70,8 @@ def regress(args: tuple[str, ...], unknown_credit: float | None, margin: float |
 
     A folder as PROGRAM is a class: each student's program, found as 'grader grade' finds
     them, runs every FILE; the results go to a run folder as each file ends (grades.csv,
-    results.json, junit.xml, report.html at the end), which --resume continues after an interruption and
-    'grader rejudge' judges again.
+    results.json, junit.xml, report.html at the end), which --resume continues after an
+    interruption and 'grader rejudge' judges again.
 
     \b
     Examples:

@@ -197,8 +197,8 @@ def regress_class(paths: Sequence[str | Path] = (), files: Sequence[str | Path] 
     not recorded and the files of students whose program changed (``paths`` may add
     students). ``on_start(folder, files to run, files recorded before)`` is called once the
     folder is ready, ``on_student`` as each student's last file ends. The exports
-    (grades.csv, results.json, junit.xml, report.html) are written at the end unless ``exports`` is false,
-    also when the run is stopped. Before anything runs, the isolation is checked (GraderError
+    (grades.csv, results.json, junit.xml, report.html) are written at the end unless
+    ``exports`` is false, also when the run is stopped. Before anything runs, the isolation is checked (GraderError
     where programs could reach the files or the grades); ``private`` names more files they
     must not read.
     """
