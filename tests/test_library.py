@@ -339,7 +339,7 @@ def test_a_regression_plan_is_the_same_from_the_library_and_the_cli(tmp_path, mo
 
     from grader.cli import main
     from grader.config import Config, load_config
-    from grader.grading.regress import regress_plan, write_regress
+    from grader.grading.regress import regress_plan
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "config.yaml").write_text("seed: 5\ngame: othello\n")
@@ -348,8 +348,8 @@ def test_a_regression_plan_is_the_same_from_the_library_and_the_cli(tmp_path, mo
     assert cli.exit_code == 0, cli.output
     plan = regress_plan(config, empties="6-7", public=2)
     assert (plan.game.name, plan.seed, plan.size, plan.timelimit, len(plan.positions)) == ("gomoku", 5, 7, 5, 4)
-    assert (tmp_path / "cli.gtp").read_text() == write_regress(plan.commands())
-    assert (tmp_path / "cli.public.gtp").read_text() == write_regress(plan.commands(public=True))
+    assert (tmp_path / "cli.gtp").read_text() == plan.text()
+    assert (tmp_path / "cli.public.gtp").read_text() == plan.text(public=True)
     assert f"Warning: {plan.warning}" in cli.output and "seed 5" in plan.warning
     assert regress_plan(Config(), empties="6-7").seed >= 2**40 and regress_plan(Config(), empties="6-7").warning is None
 
