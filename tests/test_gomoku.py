@@ -518,3 +518,68 @@ def test_the_broken_examples_that_crash_or_hang(tmp_path, name, first, note):
     assert [t.symbol for t in result.tests] == [first, "t", "t", "t"], result.tests
     assert note in result.tests[0].note and result.tests[1].note.startswith("not run"), result.tests[0].note
     assert result.total == 0
+
+
+# --- variants: the overline rule and the default board, by name and in config.yaml ---------
+
+SIX = "x..ooxooooox.xo.xxooooo.xxxooxoxoxxxoxxxoxxx.oxo."  # x to move: C4 makes a line of six
+
+
+def test_six_in_a_row_wins_only_under_the_overline_rule_as_brute_force_says(tmp_path):
+    free, exact = get_game("gomoku"), get_game("gomoku:overline=false")
+    truth = {True: brute_value(SIX, "x", 7, 5, True), False: brute_value(SIX, "x", 7, 5, False)}
+    assert truth == {True: 1, False: 0}
+    for rules in (free, exact):
+        pos = rules.parse(SIX, "x")
+        assert rules.solver("outcome").value(pos) == truth[rules.overline]
+        after = pos.play(rules.parse_square("C4"))
+        assert after.winner() == brute_winner(after.board, 7, 5, rules.overline) == ("x" if rules.overline else None)
+    (tmp_path / "exact.yaml").write_text("gomoku:\n  overline: false\n")
+    for args, value in [(["--game", "gomoku"], "+1"), (["--game", "gomoku:overline=false"], "+0"),
+                        (["--game", "gomoku", "--config", str(tmp_path / "exact.yaml")], "+0"),
+                        (["--game", "gomoku:overline=true", "--config", str(tmp_path / "exact.yaml")], "+1")]:  # fmt: skip
+        out = CliRunner().invoke(main, ["solve", SIX, "x", *args])
+        assert out.exit_code == 0 and f"value:         {value}\n" in out.output, (args, out.output)
+
+
+def test_a_variant_is_named_by_its_spec_and_read_back_from_it():
+    nine = get_game("gomoku:overline=false,size=9")
+    assert nine.name == "gomoku:size=9,overline=false" and get_game(nine.name) is nine
+    assert nine is GOMOKU.sized(9).variant(overline=False) and nine.sized(7) is get_game("gomoku:overline=false")
+    assert (nine.size, nine.overline, nine.start().size) == (9, False, 9)
+    assert get_game("gomoku:size=7,overline=true") is GOMOKU and GOMOKU.name == "gomoku"
+    assert nine.parse("." * 25, "x").game.name == "gomoku:size=5,overline=false"  # any size parses, rules kept
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("gomoku:size=4", "bad game 'gomoku:size=4': a Gomoku board is 5x5 to 19x19, not 4x4"),
+        ("gomoku:size=20", "bad game 'gomoku:size=20': a Gomoku board is 5x5 to 19x19, not 20x20"),
+        ("gomoku:size=nine", "bad game 'gomoku:size=nine': size must be a whole number, not 'nine'"),
+        ("gomoku:overline=maybe", "bad game 'gomoku:overline=maybe': overline must be true or false, not 'maybe'"),
+        ("gomoku:k=4", "bad game 'gomoku:k=4': 'k=4' is not KEY=VALUE with a key of gomoku (its keys: size, overline)"),
+        ("othello:size=9", "bad game 'othello:size=9': othello is played one way only; give --game othello"),
+    ],
+)
+def test_bad_variants_are_one_line_errors(spec, message):
+    with pytest.raises(GraderError) as e:
+        get_game(spec)
+    assert str(e.value) == message
+    out = CliRunner().invoke(main, ["solve", "." * 49, "x", "--game", spec])
+    assert out.exit_code == 1 and out.output == f"Error: {message}\n"
+
+
+def test_config_gomoku_size_and_overline_reach_plan_regress_and_regress(tmp_path):
+    (tmp_path / "c.yaml").write_text("gomoku:\n  size: 9\n  overline: false\n")
+    config = str(tmp_path / "c.yaml")
+    out = CliRunner().invoke(main, ["plan", "regress", "--empties", "4", "--per-level", "2", "--seed", "3",
+                                    "--out", str(tmp_path / "n.gtp"), "--config", config])  # fmt: skip
+    assert out.exit_code == 0 and "2 solve tests of Gomoku 9x9" in out.output, out.output
+    assert "boardsize 9" in (tmp_path / "n.gtp").read_text()
+    from grader.config import load_config
+    from grader.grading.regress import regress_game
+
+    assert regress_game(None, load_config(config)).name == "gomoku:size=9,overline=false"
+    assert regress_game("gomoku:size=11", load_config(config)).name == "gomoku:size=11,overline=false"
+    assert regress_game().name == "gomoku"  # no config: the course's rules

@@ -28,7 +28,7 @@ from ..engines.scripts import RunSettings, Script
 from ..errors import BoardFileError, GraderError, GraderWarning
 from ..execution.executor import Executor, LocalExecutor, Worker, interrupt_reason, using
 from ..files import bundled, read_lines
-from ..games import DEFAULT, PASS, Position, get_game, ggf
+from ..games import DEFAULT, PASS, Position, base_name, get_game, ggf
 from ..games import Game as GameRules
 from ..grading.plans import new_seed
 from ..grading.runfolder import RecordFolder
@@ -161,7 +161,8 @@ class TournamentSettings(RunSettings):
         )
         values["on_illegal"] = defaults.on_illegal
         values.update({k: v for k, v in options.items() if v is not None})
-        rule = scoring or (defaults.scoring if game.name == config.game else None) or game.tournament_scoring
+        own = base_name(game.name) == base_name(config.game)
+        rule = scoring or (defaults.scoring if own else None) or game.tournament_scoring
         return cls(**values, scoring=game.scoring(rule), adjudicate=adjudicate, game=game.name)
 
     def to_json(self) -> dict[str, Any]:
