@@ -583,3 +583,87 @@ def test_config_gomoku_size_and_overline_reach_plan_regress_and_regress(tmp_path
     assert regress_game(None, load_config(config)).name == "gomoku:size=9,overline=false"
     assert regress_game("gomoku:size=11", load_config(config)).name == "gomoku:size=11,overline=false"
     assert regress_game().name == "gomoku"  # no config: the course's rules
+
+
+# --- tournaments on any board, with PSQ records --------------------------------------------
+
+
+def test_a_gtp_tournament_on_9x9_writes_psq_records_that_replay_to_its_results(tmp_path):
+    from grader.config import Config
+    from grader.games import psq
+    from grader.tournaments.tournament import Engine, TournamentSettings, run_tournament
+
+    player = shlex.join([PYTHON, str(EXAMPLES / "random_player.py")])
+    engines = [Engine(name, protocol=ProtocolEngine.from_command(player, "gtp")) for name in ("alpha", "beta")]
+    rules = get_game("gomoku:size=9,overline=false")
+    settings = TournamentSettings.resolve(Config(), rules, time_limit=5, jobs=2)
+    result = run_tournament(engines, settings=settings, rounds=2, seed=4, out=tmp_path / "t")
+    assert len(result.games) == 4 and "psq/" in result.files
+    assert json.loads((tmp_path / "t" / "tournament.json").read_text())["settings"]["game"] == rules.name
+    far = set()
+    for g in result.games:
+        assert g.reason == "normal" and not g.events, g.events
+        text = (tmp_path / "t" / "psq" / psq.file_name(g)).read_text()
+        assert text.startswith("Piskvorky 9x9, 7:7, 0\n")  # 5 s a move: Piskvork's level 7
+        game = psq.parse(text, psq.file_name(g))
+        pos, moves, outcome = game.replay(rules)
+        assert (game.size, game.players, game.code) == (9, (g.black, g.white), 0)
+        assert moves == rules.parse_transcript(g.moves) and outcome == g.result and pos.is_game_over()
+        assert outcome == {"x": "1-0", "o": "0-1", None: "1/2-1/2"}[brute_winner(pos.board, 9, 5, False)]
+        assert all(t >= 0 for t in game.times) and any(game.times)
+        far |= {m for m in moves if m % 9 >= 7 or m // 9 >= 7}
+    assert far  # the engines were told 'boardsize 9': they played beyond a 7x7 corner
+    again = run_tournament(resume=tmp_path / "t")  # the folder keeps the variant: nothing to replay
+    assert again.games == result.games and (tmp_path / "t" / "psq" / psq.file_name(result.games[0])).is_file()
+
+
+def test_psq_points_forfeits_and_positions(tmp_path):
+    from types import SimpleNamespace
+
+    from grader.games import psq
+
+    nine = GOMOKU.sized(9)
+    assert [psq.point(nine.parse_square(p), 9) for p in ("A1", "J9", "E4")] == [(1, 9), (9, 1), (5, 6)]
+    assert all(psq.square(*psq.point(sq, 9), 9) == sq for sq in range(81))
+    assert [psq.level(s) for s in (0.05, 0.1, 1, 5, 59, 600)] == [1, 1, 4, 7, 10, 11]
+    events = [{"engine": "slow", "timed_out": True}]
+    record = SimpleNamespace(id="r1:0-1:2", opening="E5D5", moves="E5D5E6", black="quick one", white="slow",
+                             forfeit="slow", events=events, move_times=[[0.25, None]])  # fmt: skip
+    text = psq.game_record(record, nine, 1)
+    assert text == "Piskvorky 9x9, 4:4, 0\n5,5,0\n4,5,0\n5,4,250\nquick one\nslow\n15\n"
+    game = psq.parse(text)
+    assert game.replay(nine)[2] == "1-0" and psq.file_name(record) == "r1_0-1_2.psq"  # white, to move, forfeited
+    board = nine.replay(nine.parse_transcript("E5D5E6")).board
+    from_position = SimpleNamespace(**{**vars(record), "opening": f"{board} o", "moves": "D6", "forfeit": None})
+    game = psq.parse(psq.game_record(from_position, nine, 1))
+    assert game.replay(nine)[0].board == nine.replay(nine.parse_transcript("E5D5E6D6")).board
+    assert game.replay(nine)[2] == "*"  # not over, ended normally: no result
+    swapped = psq.parse("Piskvorky 9x9, 4:4, 1\n5,5,7\nwhite one\nblack one\n-2\n")
+    assert swapped.players == ("black one", "white one") and swapped.replay(nine)[2] == "1-0"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("Gomoku 9x9\n", "r.psq: line 1 is not a PSQ header like 'Piskvorky 15x15, 11:11, 0'"),
+        ("Piskvorky 9x8, 1:1, 0\n", "r.psq: a 9x8 board: Gomoku here is played on square boards"),
+        ("Piskvorky 9x9, 1:1, 0\n5,5,1\nE6\n0\n", "r.psq: line 3 is neither a move 'x,y,ms' nor one of the two"),
+    ],
+)
+def test_bad_psq_files_are_one_line_errors(text, message):
+    from grader.errors import BoardFileError
+    from grader.games import psq
+
+    with pytest.raises(BoardFileError, match=message):
+        psq.parse(text, "r.psq")
+
+
+def test_the_tournament_command_takes_a_board_size(tmp_path):
+    out = CliRunner().invoke(main, ["tournament", "builtin:greedy", "builtin:random_mover", "--size", "9"])
+    assert (
+        out.exit_code == 1 and out.output == "Error: Othello is played on one board size: boardsize 9 is not for it\n"
+    )
+    out = CliRunner().invoke(main, ["tournament", "--resume", str(tmp_path), "--size", "9"])
+    assert out.exit_code == 2 and "--resume continues a tournament with its own engines" in out.output
+    out = CliRunner().invoke(main, ["tournament", "a", "b", "--game", "gomoku", "--size", "20"])
+    assert out.exit_code == 2 and "'--size': 20 is not in the range 5<=x<=19" in out.output
