@@ -600,19 +600,24 @@ def test_a_gtp_tournament_on_9x9_writes_psq_records_that_replay_to_its_results(t
     result = run_tournament(engines, settings=settings, rounds=2, seed=4, out=tmp_path / "t")
     assert len(result.games) == 4 and "psq/" in result.files
     assert json.loads((tmp_path / "t" / "tournament.json").read_text())["settings"]["game"] == rules.name
-    far = set()
+    far, times = set(), []
     for g in result.games:
-        assert g.reason == "normal" and not g.events, g.events
         text = (tmp_path / "t" / "psq" / psq.file_name(g)).read_text()
         assert text.startswith("Piskvorky 9x9, 7:7, 0\n")  # 5 s a move: Piskvork's level 7
         game = psq.parse(text, psq.file_name(g))
         pos, moves, outcome = game.replay(rules)
-        assert (game.size, game.players, game.code) == (9, (g.black, g.white), 0)
-        assert moves == rules.parse_transcript(g.moves) and outcome == g.result and pos.is_game_over()
-        assert outcome == {"x": "1-0", "o": "0-1", None: "1/2-1/2"}[brute_winner(pos.board, 9, 5, False)]
-        assert all(t >= 0 for t in game.times) and any(game.times)
+        assert (game.size, game.players) == (9, (g.black, g.white))
+        assert moves == rules.parse_transcript(g.moves) and outcome == g.result
+        if g.reason == "normal":
+            assert game.code == psq.NORMAL and pos.is_game_over()
+            assert outcome == {"x": "1-0", "o": "0-1", None: "1/2-1/2"}[brute_winner(pos.board, 9, 5, False)]
+        else:  # the example plays free-style: it resigns a game its six won, which goes on here
+            assert (g.reason, game.code, g.forfeit) == ("forfeit", psq.ERROR, g.black if pos.token == "x" else g.white)
+            assert "resigned" in g.events[0]["problem"] and brute_winner(pos.board, 9, 5, True) is not None
+        times += game.times
         far |= {m for m in moves if m % 9 >= 7 or m // 9 >= 7}
     assert far  # the engines were told 'boardsize 9': they played beyond a 7x7 corner
+    assert all(t >= 0 for t in times) and any(times)
     again = run_tournament(resume=tmp_path / "t")  # the folder keeps the variant: nothing to replay
     assert again.games == result.games and (tmp_path / "t" / "psq" / psq.file_name(result.games[0])).is_file()
 

@@ -1,7 +1,8 @@
 """Games as plugins: everything that knows the rules of a game lives in its module here.
 
 A game is a ``Game`` object found by name (``get_game('othello')``), as python-chess finds
-its variants. Built in: ``othello``, ``tictactoe`` and ``gomoku``. Another installed package adds one
+its variants; a game with settings (``Game.options``) also by a spec of them
+(``get_game('gomoku:size=9,overline=false')``), which is then its name. Built in: ``othello``, ``tictactoe`` and ``gomoku``. Another installed package adds one
 through the ``grader.games`` entry point group (``toy = mypackage.toy:ToyGame``). Nothing
 above this package asks which game it has: the runner, parser, judge, grading, run folders,
 reports, tournaments and proofs all work through this interface.

@@ -126,7 +126,7 @@ class TournamentSettings(RunSettings):
     - ``scoring``: the rule games are scored by; None: the game's tournament rule.
     - ``on_illegal``: forfeit (the game is lost) | random (a random legal move is played instead).
     - ``adjudicate``: the solver finishes games with this many empties or fewer; None: never.
-    - ``game``: the game's name (othello, tictactoe, ...).
+    - ``game``: the game's name (othello, tictactoe, ...), or a variant's spec (gomoku:size=9).
     - ``tc``: a game clock (seconds, increment per move), as cutechess's ``tc=60+0.5``; None:
       ``limits.wall_seconds`` per move. A flag falls when an engine's clock runs out.
     - ``time_margin``: seconds an engine may overstep its clock (process noise) before its flag falls.
