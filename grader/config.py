@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import re
@@ -15,7 +16,7 @@ import yaml
 from .engines import PROTOCOLS
 from .engines.isolation import ISOLATIONS
 from .errors import ConfigError, GraderError
-from .games import BACKENDS, DEFAULT, available, get_game
+from .games import BACKENDS, DEFAULT, Game, available, base_name, get_game, parse_options
 from .limits import Limits
 
 DEFAULT_PATH = Path("config.yaml")
@@ -42,6 +43,15 @@ class RegressDefaults:
     unknown_credit: float = 0.0  # the credit of a 'solve' answered 'unknown' (the course decides)
     margin: float = 0.5  # seconds beyond the program's timelimit each command may take
     per_test: bool = False  # a fresh program for every test (else one per file)
+
+
+@dataclass(frozen=True)
+class GomokuDefaults:
+    """Gomoku's rules wherever it is played: the board tournaments start on and random
+    positions are drawn on (any size from 5 to 19 parses), and whether a line of six or more wins."""
+
+    size: int = 7
+    overline: bool = True  # True: five or more in a row wins (the course); False: exactly five (standard Gomoku)
 
 
 @dataclass(frozen=True)
@@ -81,11 +91,26 @@ class Config:
     entry: str | None = None  # the script to run in a student folder holding several
     tournament: TournamentDefaults = TournamentDefaults()
     regress: RegressDefaults = RegressDefaults()
+    gomoku: GomokuDefaults = GomokuDefaults()
     backend: str = "auto"  # the exact solver: auto (native if built) | native | python
     max_solve_seconds: float | None = 60.0  # a plan whose boards would take longer to solve is refused
     cluster: ClusterConfig = ClusterConfig()
     engines: tuple[EngineEntry, ...] = ()  # named engines for 'grader tournament NAME ...'
     source: str = "built-in defaults"  # the file the values came from
+
+    def get_game(self, name: str | Game | None = None) -> Game:
+        """The game ``name`` names (None: ``game``): a name or variant spec ('gomoku:size=9'), its
+        settings left out of the name taken from this config's section of the game (``gomoku:``)."""
+        if isinstance(name, Game):
+            return name
+        spec = name or self.game
+        game = get_game(spec)
+        section = getattr(self, base_name(spec), None) if base_name(spec) in GAME_SECTIONS else None
+        if section is None:
+            return game
+        given = set(parse_options(spec, game)) if ":" in spec else set()
+        wanted = {k: v for k, v in dataclasses.asdict(section).items() if k not in given}
+        return game.variant(**wanted)
 
 
 Validator = Callable[[str, Any], Any]
@@ -276,9 +301,22 @@ def _commands(key: str, value: Any) -> dict[str, str]:
     return out
 
 
+GAME_SECTIONS = ("gomoku",)  # games with a section of settings (the keys of their ``options``)
+
+
+def _game(key: str, value: Any) -> str:
+    """A game's name, or a variant's spec ('gomoku:size=9')."""
+    _choice(*sorted(available()))(key, base_name(value) if isinstance(value, str) else value)
+    try:
+        get_game(value)
+    except GraderError as e:
+        raise ValueError(f"'{key}': {e}") from None
+    return value
+
+
 # key -> validator returning the converted value
 SCHEMA: dict[str, Validator] = {
-    "game": lambda key, value: _choice(*sorted(available()))(key, value),
+    "game": _game,
     "scoring": lambda key, value: value,  # checked against the game's rules below
     "limits": _section(
         Limits,
@@ -311,6 +349,7 @@ SCHEMA: dict[str, Validator] = {
         RegressDefaults,
         {"unknown_credit": _between(0, 1), "margin": _between(0, 60), "per_test": _bool},
     ),
+    "gomoku": _section(GomokuDefaults, {"size": _number(5, integer=True, maximum=19), "overline": _bool}),
     "backend": _choice(*BACKENDS),
     "max_solve_seconds": _number(0, optional=True, maximum=10**7),
     "engines": _engines,

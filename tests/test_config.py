@@ -42,7 +42,7 @@ def test_empty_file_means_defaults(tmp_path):
         ("scorng: plain\n", r"unknown key 'scorng' \(did you mean 'scoring'\?\); known keys: game, scoring"),
         (
             "colour: red\n",
-            "unknown key 'colour' \\(did you mean 'cluster'\\?\\); known keys: game, scoring, limits, isolation, jobs, seed, python, commands, entry, tournament, regress, backend, max_solve_seconds, engines, cluster$",
+            "unknown key 'colour' \\(did you mean 'cluster'\\?\\); known keys: game, scoring, limits, isolation, jobs, seed, python, commands, entry, tournament, regress, gomoku, backend, max_solve_seconds, engines, cluster$",
         ),
         ("limits:\n  wall_seconds: soon\n", "'limits.wall_seconds' must be a number; got 'soon'"),
         ("limits:\n  wall_seconds: 0\n", "'limits.wall_seconds' must be greater than 0; got 0"),
@@ -139,3 +139,35 @@ def test_missing_config_file(tmp_path):
 def test_limits_must_be_finite_and_templates_valid(tmp_path, text, message):
     with pytest.raises(ConfigError, match=message):
         load_config(write(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("gomoku:\n  size: 4\n", "'gomoku.size' must be at least 5; got 4$"),
+        ("gomoku:\n  size: 20\n", "'gomoku.size' must be at most 19; got 20$"),
+        ("gomoku:\n  overline: maybe\n", "'gomoku.overline' must be true or false; got 'maybe'$"),
+        ("gomoku:\n  exact: true\n", r"unknown key 'gomoku.exact'; known keys: gomoku.size, gomoku.overline$"),
+        ("game: gomoku:size=25\n", "'game': bad game 'gomoku:size=25': a Gomoku board is 5x5 to 19x19, not 25x25$"),
+        ("game: chess:size=9\n", "'game' must be one of gomoku, othello, tictactoe; got 'chess'$"),
+    ],
+)
+def test_bad_gomoku_settings_are_one_line_errors(tmp_path, text, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(write(tmp_path, text))
+    from click.testing import CliRunner
+
+    from grader.cli import main
+
+    out = CliRunner().invoke(main, ["tournament", "a.py", "b.py", "--config", str(tmp_path / "config.yaml")])
+    assert out.exit_code == 1 and len(out.output.splitlines()) == 1 and out.output.startswith("Error: "), out.output
+
+
+def test_the_gomoku_section_fills_in_what_a_name_leaves_out(tmp_path):
+    config = load_config(write(tmp_path, "game: gomoku:size=11\ngomoku:\n  overline: false\n"))
+    assert config.gomoku.size == 7 and config.gomoku.overline is False
+    assert config.get_game().name == "gomoku:size=11,overline=false"  # the name's size, the section's rule
+    assert config.get_game("gomoku").name == "gomoku:overline=false"
+    assert config.get_game("gomoku:overline=true").name == "gomoku"
+    assert config.get_game("othello").name == "othello"
+    assert Config().get_game("gomoku").name == "gomoku"

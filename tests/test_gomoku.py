@@ -472,3 +472,157 @@ def test_the_broken_examples_that_crash_or_hang(tmp_path, name, first, note):
     assert [t.symbol for t in result.tests] == [first, "t", "t", "t"], result.tests
     assert note in result.tests[0].note and result.tests[1].note.startswith("not run"), result.tests[0].note
     assert result.total == 0
+
+
+# --- variants: the overline rule and the default board, by name and in config.yaml ---------
+
+SIX = "x..ooxooooox.xo.xxooooo.xxxooxoxoxxxoxxxoxxx.oxo."  # x to move: C4 makes a line of six
+
+
+def test_six_in_a_row_wins_only_under_the_overline_rule_as_brute_force_says(tmp_path):
+    free, exact = get_game("gomoku"), get_game("gomoku:overline=false")
+    truth = {True: brute_value(SIX, "x", 7, 5, True), False: brute_value(SIX, "x", 7, 5, False)}
+    assert truth == {True: 1, False: 0}
+    for rules in (free, exact):
+        pos = rules.parse(SIX, "x")
+        assert rules.solver("outcome").value(pos) == truth[rules.overline]
+        after = pos.play(rules.parse_square("C4"))
+        assert after.winner() == brute_winner(after.board, 7, 5, rules.overline) == ("x" if rules.overline else None)
+    (tmp_path / "exact.yaml").write_text("gomoku:\n  overline: false\n")
+    for args, value in [(["--game", "gomoku"], "+1"), (["--game", "gomoku:overline=false"], "+0"),
+                        (["--game", "gomoku", "--config", str(tmp_path / "exact.yaml")], "+0"),
+                        (["--game", "gomoku:overline=true", "--config", str(tmp_path / "exact.yaml")], "+1")]:  # fmt: skip
+        out = CliRunner().invoke(main, ["solve", SIX, "x", *args])
+        assert out.exit_code == 0 and f"value:         {value}\n" in out.output, (args, out.output)
+
+
+def test_a_variant_is_named_by_its_spec_and_read_back_from_it():
+    nine = get_game("gomoku:overline=false,size=9")
+    assert nine.name == "gomoku:size=9,overline=false" and get_game(nine.name) is nine
+    assert nine is GOMOKU.sized(9).variant(overline=False) and nine.sized(7) is get_game("gomoku:overline=false")
+    assert (nine.size, nine.overline, nine.start().size) == (9, False, 9)
+    assert get_game("gomoku:size=7,overline=true") is GOMOKU and GOMOKU.name == "gomoku"
+    assert nine.parse("." * 25, "x").game.name == "gomoku:size=5,overline=false"  # any size parses, rules kept
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("gomoku:size=4", "bad game 'gomoku:size=4': a Gomoku board is 5x5 to 19x19, not 4x4"),
+        ("gomoku:size=20", "bad game 'gomoku:size=20': a Gomoku board is 5x5 to 19x19, not 20x20"),
+        ("gomoku:size=nine", "bad game 'gomoku:size=nine': size must be a whole number, not 'nine'"),
+        ("gomoku:overline=maybe", "bad game 'gomoku:overline=maybe': overline must be true or false, not 'maybe'"),
+        ("gomoku:k=4", "bad game 'gomoku:k=4': 'k=4' is not KEY=VALUE with a key of gomoku (its keys: size, overline)"),
+        ("othello:size=9", "bad game 'othello:size=9': othello is played one way only; give --game othello"),
+    ],
+)
+def test_bad_variants_are_one_line_errors(spec, message):
+    with pytest.raises(GraderError) as e:
+        get_game(spec)
+    assert str(e.value) == message
+    out = CliRunner().invoke(main, ["solve", "." * 49, "x", "--game", spec])
+    assert out.exit_code == 1 and out.output == f"Error: {message}\n"
+
+
+def test_config_gomoku_size_and_overline_reach_plan_regress_and_regress(tmp_path):
+    (tmp_path / "c.yaml").write_text("gomoku:\n  size: 9\n  overline: false\n")
+    config = str(tmp_path / "c.yaml")
+    out = CliRunner().invoke(main, ["plan", "regress", "--empties", "4", "--per-level", "2", "--seed", "3",
+                                    "--out", str(tmp_path / "n.gtp"), "--config", config])  # fmt: skip
+    assert out.exit_code == 0 and "2 solve tests of Gomoku 9x9" in out.output, out.output
+    assert "boardsize 9" in (tmp_path / "n.gtp").read_text()
+    from grader.config import load_config
+    from grader.grading.regress import regress_game
+
+    assert regress_game(None, load_config(config)).name == "gomoku:size=9,overline=false"
+    assert regress_game("gomoku:size=11", load_config(config)).name == "gomoku:size=11,overline=false"
+    assert regress_game().name == "gomoku"  # no config: the course's rules
+
+
+# --- tournaments on any board, with PSQ records --------------------------------------------
+
+
+def test_a_gtp_tournament_on_9x9_writes_psq_records_that_replay_to_its_results(tmp_path):
+    from grader.config import Config
+    from grader.games import psq
+    from grader.tournaments.tournament import Engine, TournamentSettings, run_tournament
+
+    player = shlex.join([PYTHON, str(EXAMPLES / "random_player.py")])
+    engines = [Engine(name, protocol=ProtocolEngine.from_command(player, "gtp")) for name in ("alpha", "beta")]
+    rules = get_game("gomoku:size=9,overline=false")
+    settings = TournamentSettings.resolve(Config(), rules, time_limit=5, jobs=2)
+    result = run_tournament(engines, settings=settings, rounds=2, seed=4, out=tmp_path / "t")
+    assert len(result.games) == 4 and "psq/" in result.files
+    assert json.loads((tmp_path / "t" / "tournament.json").read_text())["settings"]["game"] == rules.name
+    far, times = set(), []
+    for g in result.games:
+        text = (tmp_path / "t" / "psq" / psq.file_name(g)).read_text()
+        assert text.startswith("Piskvorky 9x9, 7:7, 0\n")  # 5 s a move: Piskvork's level 7
+        game = psq.parse(text, psq.file_name(g))
+        pos, moves, outcome = game.replay(rules)
+        assert (game.size, game.players) == (9, (g.black, g.white))
+        assert moves == rules.parse_transcript(g.moves) and outcome == g.result
+        if g.reason == "normal":
+            assert game.code == psq.NORMAL and pos.is_game_over()
+            assert outcome == {"x": "1-0", "o": "0-1", None: "1/2-1/2"}[brute_winner(pos.board, 9, 5, False)]
+        else:  # the example plays free-style: it resigns a game its six won, which goes on here
+            assert (g.reason, game.code, g.forfeit) == ("forfeit", psq.ERROR, g.black if pos.token == "x" else g.white)
+            assert "resigned" in g.events[0]["problem"] and brute_winner(pos.board, 9, 5, True) is not None
+        times += game.times
+        far |= {m for m in moves if m % 9 >= 7 or m // 9 >= 7}
+    assert far  # the engines were told 'boardsize 9': they played beyond a 7x7 corner
+    assert all(t >= 0 for t in times) and any(times)
+    again = run_tournament(resume=tmp_path / "t")  # the folder keeps the variant: nothing to replay
+    assert again.games == result.games and (tmp_path / "t" / "psq" / psq.file_name(result.games[0])).is_file()
+
+
+def test_psq_points_forfeits_and_positions(tmp_path):
+    from types import SimpleNamespace
+
+    from grader.games import psq
+
+    nine = GOMOKU.sized(9)
+    assert [psq.point(nine.parse_square(p), 9) for p in ("A1", "J9", "E4")] == [(1, 9), (9, 1), (5, 6)]
+    assert all(psq.square(*psq.point(sq, 9), 9) == sq for sq in range(81))
+    assert [psq.level(s) for s in (0.05, 0.1, 1, 5, 59, 600)] == [1, 1, 4, 7, 10, 11]
+    events = [{"engine": "slow", "timed_out": True}]
+    record = SimpleNamespace(id="r1:0-1:2", opening="E5D5", moves="E5D5E6", black="quick one", white="slow",
+                             forfeit="slow", events=events, move_times=[[0.25, None]])  # fmt: skip
+    text = psq.game_record(record, nine, 1)
+    assert text == "Piskvorky 9x9, 4:4, 0\n5,5,0\n4,5,0\n5,4,250\nquick one\nslow\n15\n"
+    game = psq.parse(text)
+    assert game.replay(nine)[2] == "1-0" and psq.file_name(record) == "r1_0-1_2.psq"  # white, to move, forfeited
+    board = nine.replay(nine.parse_transcript("E5D5E6")).board
+    from_position = SimpleNamespace(**{**vars(record), "opening": f"{board} o", "moves": "D6", "forfeit": None})
+    game = psq.parse(psq.game_record(from_position, nine, 1))
+    assert game.replay(nine)[0].board == nine.replay(nine.parse_transcript("E5D5E6D6")).board
+    assert game.replay(nine)[2] == "*"  # not over, ended normally: no result
+    swapped = psq.parse("Piskvorky 9x9, 4:4, 1\n5,5,7\nwhite one\nblack one\n-2\n")
+    assert swapped.players == ("black one", "white one") and swapped.replay(nine)[2] == "1-0"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("Gomoku 9x9\n", "r.psq: line 1 is not a PSQ header like 'Piskvorky 15x15, 11:11, 0'"),
+        ("Piskvorky 9x8, 1:1, 0\n", "r.psq: a 9x8 board: Gomoku here is played on square boards"),
+        ("Piskvorky 9x9, 1:1, 0\n5,5,1\nE6\n0\n", "r.psq: line 3 is neither a move 'x,y,ms' nor one of the two"),
+    ],
+)
+def test_bad_psq_files_are_one_line_errors(text, message):
+    from grader.errors import BoardFileError
+    from grader.games import psq
+
+    with pytest.raises(BoardFileError, match=message):
+        psq.parse(text, "r.psq")
+
+
+def test_the_tournament_command_takes_a_board_size(tmp_path):
+    out = CliRunner().invoke(main, ["tournament", "builtin:greedy", "builtin:random_mover", "--size", "9"])
+    assert (
+        out.exit_code == 1 and out.output == "Error: Othello is played on one board size: boardsize 9 is not for it\n"
+    )
+    out = CliRunner().invoke(main, ["tournament", "--resume", str(tmp_path), "--size", "9"])
+    assert out.exit_code == 2 and "--resume continues a tournament with its own engines" in out.output
+    out = CliRunner().invoke(main, ["tournament", "a", "b", "--game", "gomoku", "--size", "20"])
+    assert out.exit_code == 2 and "'--size': 20 is not in the range 5<=x<=19" in out.output

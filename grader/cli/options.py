@@ -14,7 +14,7 @@ from ..config import Config, parse_tc
 from ..engines.isolation import choose
 from ..engines.scripts import RunSettings
 from ..errors import GraderError, GraderWarning, PlanError
-from ..games import BACKENDS, Game, available, get_game
+from ..games import BACKENDS, Game, available
 from ..grading import report
 from ..grading.plans import PUBLIC, Plan, load_any_plan, load_plan, new_seed
 from ..stop import Stop, on_signals
@@ -138,7 +138,8 @@ def _cluster(address: str | None, config: Config, stop: Stop) -> Any:
 
 
 def chosen_game(name: str | None, config: Config) -> Game:
-    return get_game(name or config.game)
+    """The game --game names (a name or variant spec), else config's, with config's settings of it."""
+    return config.get_game(name)
 
 
 def chosen_plan(game: Game, plan_name: str | None, boards_file: str | None, seed: int | None, config: Config,

@@ -114,7 +114,7 @@ def plan_new(seed: int | None, boards_file: str | None, plan_name: str | None, e
 @click.option("--game", "game_name", metavar="NAME", cls=LibraryDefault, library_default=REGRESS_GAME,
               help="The game (config's game instead, if its positions can be set up by play).")  # fmt: skip
 @click.option(
-    "--size", type=click.IntRange(5, 19), default=None, help="Board size (default: the game's, 7 for Gomoku)."
+    "--size", type=click.IntRange(5, 19), default=None, help="Board size (default: config gomoku.size, else 7)."
 )
 @click.option("--empties", metavar="A-B", cls=LibraryDefault, library_default=EMPTIES,
               help="Empty points of the positions.")  # fmt: skip

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ..config import load_config
+from ..games import DEFAULT
 from ..grading import report
 from ..grading.exports import check_output_file, write_json
 from ..grading.runfolder import check_new_folder
@@ -149,6 +150,14 @@ from .options import (
 )
 @game_option
 @click.option(
+    "--size",
+    "board_size",
+    type=click.IntRange(5, 19),
+    default=None,
+    metavar="N",
+    help="The board, N x N, for Gomoku (default: config gomoku.size, else 7); GTP engines get 'boardsize N'.",
+)
+@click.option(
     "--out",
     type=click.Path(file_okay=False),
     default=None,
@@ -174,10 +183,10 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
                sprt: tuple[float, float] | None, alpha: float | None, beta: float | None, max_games: int | None, grade: bool,
                openings_file: str | None, opening_plies: int | None, random_openings: int | None, seed: int | None, time_limit: float | None,
                tc: tuple[float, float] | None, time_margin_ms: int | None, restart: bool, jobs: int | None, adjudicate: int | None,
-               backend: str | None, scoring: str | None, game_name: str | None, out: str | None, resume: str | None, json_file: str | None,
+               backend: str | None, scoring: str | None, game_name: str | None, board_size: int | None, out: str | None, resume: str | None, json_file: str | None,
                cluster: str | None, config_path: str | None, stop: Stop) -> None:  # fmt: skip
-    """A tournament between ENGINES, with Elo ratings, game records (games.ggf for Othello)
-    and report.html in its folder.
+    """A tournament between ENGINES, with Elo ratings, game records (games.ggf for Othello,
+    psq/ for Gomoku) and report.html in its folder.
 
     An engine is a SCRIPT, run as 'SCRIPT BOARD TOKEN' for each move under the limits (its
     move is the last integer it printed; at the time limit, the last one printed in time);
@@ -195,6 +204,7 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
       grader tournament gtp:"/usr/games/gtp-rhino -l 2" builtin:nboard:greedy --tc 30+0.5
       grader tournament new.py --format gauntlet --opponents builtin:greedy,builtin:random_mover --grade
       grader tournament new.py old.py --sprt 0 10 --max-games 400
+      grader tournament builtin:gtp:solver builtin:gtp:random_player --game gomoku --size 9
     """
     config = load_config(config_path)
     if json_file:
@@ -202,7 +212,7 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
     opponent_paths = [p for o in opponents for p in o.split(",") if p]
     if resume:
         if (engine_paths or openings_file or opening_plies is not None or random_openings is not None or seed is not None or adjudicate or scoring
-                or game_name or time_limit or out or opponent_paths or sprt or max_games or format_name != "round-robin"
+                or game_name or board_size or time_limit or out or opponent_paths or sprt or max_games or format_name != "round-robin"
                 or backend or rounds or alpha is not None or beta is not None or tc or time_margin_ms is not None or restart):  # fmt: skip
             raise click.UsageError("--resume continues a tournament with its own engines, format, openings and settings: "
                                    "give only --resume DIR (and --jobs, --grade)")  # fmt: skip
@@ -213,6 +223,7 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
         if opening_plies is not None and not openings_file:
             raise click.UsageError("--opening-plies cuts the openings of --openings FILE: give the file too")
         game = chosen_game(game_name, config)
+        game = game.sized(board_size) if board_size else game
         if tc and time_limit:
             raise click.UsageError("give --tc (a game clock) or --time-limit (seconds per move), not both")
         margin = None if time_margin_ms is None else time_margin_ms / 1000
@@ -260,7 +271,9 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
         games = fmt.planned_games(engines)
         at_most = "" if fmt.kind in ("round-robin", "gauntlet") else "at most "
         click.echo(
-            f"Tournament{'' if fmt.kind == 'round-robin' else f' ({fmt.kind})'}: {report.plural(engines, 'engine', 'engines')}, {at_most}{report.plural(games, 'game', 'games')}, "
+            f"Tournament{'' if fmt.kind == 'round-robin' else f' ({fmt.kind})'}: {report.plural(engines, 'engine', 'engines')}, {at_most}{report.plural(games, 'game', 'games')}"
+            + (f" of {settings.game}" if settings.game != DEFAULT else "")
+            + ", "
             f"{_clock_text(settings)}, {report.plural(settings.jobs, 'job', 'jobs')}, scoring {settings.rule}, "
             f"{isolation_text(settings)}"
             + (f", adjudication at {settings.adjudicate} empties" if settings.adjudicate else "")

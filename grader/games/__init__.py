@@ -1,7 +1,8 @@
 """Games as plugins: everything that knows the rules of a game lives in its module here.
 
 A game is a ``Game`` object found by name (``get_game('othello')``), as python-chess finds
-its variants. Built in: ``othello``, ``tictactoe`` and ``gomoku``. Another installed package adds one
+its variants; a game with settings (``Game.options``) also by a spec of them
+(``get_game('gomoku:size=9,overline=false')``), which is then its name. Built in: ``othello``, ``tictactoe`` and ``gomoku``. Another installed package adds one
 through the ``grader.games`` entry point group (``toy = mypackage.toy:ToyGame``). Nothing
 above this package asks which game it has: the runner, parser, judge, grading, run folders,
 reports, tournaments and proofs all work through this interface.
@@ -10,6 +11,7 @@ reports, tournaments and proofs all work through this interface.
 from __future__ import annotations
 
 from importlib import metadata
+from typing import Any
 
 from ..errors import GraderError
 from . import othello_native, othello_solver  # noqa: F401  (they give Othello its solvers, whoever imports it)
@@ -18,7 +20,7 @@ from .cost import refuse_over
 from .solving import Analysis, ExactSolver, LineCheck
 
 __all__ = ["BACKENDS", "DEFAULT", "HUGE", "PASS", "Analysis", "BoardEntry", "ExactSolver", "Game", "LineCheck", "Position",
-           "available", "get_game", "hint_other_game", "solve"]  # fmt: skip
+           "available", "base_name", "get_game", "hint_other_game", "parse_options", "solve"]  # fmt: skip
 
 
 # --- the registry -------------------------------------------------------------------------
@@ -47,9 +49,21 @@ _loaded: dict[str, Game] = {}
 
 
 def get_game(name: str | Game) -> Game:
-    """The game called ``name``: built in, or from an installed package's entry point."""
+    """The game called ``name``: built in, or from an installed package's entry point. A
+    variant is ``NAME:KEY=VALUE,...`` (``gomoku:size=9,overline=false``), the keys those of
+    the game's ``options``; the variant's ``name`` is that spec with the defaults left out."""
     if isinstance(name, Game):
         return name
+    base, _, spec = name.partition(":")
+    if spec:
+        if name not in _loaded:
+            game = get_game(base)
+            options = parse_options(name, game)
+            try:
+                _loaded[name] = game.variant(**options)
+            except GraderError as e:
+                raise GraderError(f"bad game {name!r}: {e}") from None
+        return _loaded[name]
     if name not in _loaded:
         builtin = _builtin()
         if name in builtin:
@@ -66,11 +80,43 @@ def get_game(name: str | Game) -> Game:
     return _loaded[name]
 
 
+def base_name(name: str) -> str:
+    """The registered name of a game or variant: 'gomoku' for 'gomoku:size=9'."""
+    return name.partition(":")[0]
+
+
+_BOOLS = {"true": True, "false": False}
+
+
+def parse_options(spec: str, game: Game) -> dict[str, Any]:
+    """The settings of a variant spec ('gomoku:size=9,overline=false'), typed by ``game.options``;
+    GraderError naming the bad part."""
+    out: dict[str, Any] = {}
+    if not game.options:
+        raise GraderError(f"bad game {spec!r}: {game.name} is played one way only; give --game {game.name}")
+    keys = ", ".join(game.options)
+    for part in spec.partition(":")[2].split(","):
+        key, eq, text = (s.strip() for s in part.partition("="))
+        kind = game.options.get(key)
+        if not eq or kind is None:
+            raise GraderError(f"bad game {spec!r}: {part.strip()!r} is not KEY=VALUE with a key of {game.name} "
+                              f"(its keys: {keys})")  # fmt: skip
+        if kind is bool:
+            if text.lower() not in _BOOLS:
+                raise GraderError(f"bad game {spec!r}: {key} must be true or false, not {text!r}")
+            out[key] = _BOOLS[text.lower()]
+        else:
+            if not text.isdigit():
+                raise GraderError(f"bad game {spec!r}: {key} must be a whole number, not {text!r}")
+            out[key] = int(text)
+    return out
+
+
 def hint_other_game(text: str, game: Game) -> str:
     """' (it is a tictactoe board: use --game tictactoe)' when ``text`` ('BOARD TOKEN') is a
     board of another installed game, else ''."""
     for name in available():
-        if name == game.name:
+        if name == base_name(game.name):
             continue
         try:
             other = get_game(name)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Generic, Iterable, Mapping, Protocol, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Iterable, Mapping, Protocol, Sequence, TypeVar
 
 from ..errors import BoardError, GraderError
 
@@ -87,6 +87,10 @@ class Game(ABC, Generic[P]):
     # on an empty board (GTP). Othello's flips allow only the moves of a game from its start.
     placing: ClassVar[bool] = False
     lab_protocol: ClassVar[str | None] = None  # what the lab's submissions speak: None, 'SCRIPT BOARD TOKEN'; 'gtp'
+    # The settings a variant may change, found as 'NAME:KEY=VALUE,...' (get_game('gomoku:size=9')):
+    # key -> its type (int or bool). A variant's ``name`` is that spec, so it survives wherever a game
+    # is recorded by name (plan files, run and tournament folders).
+    options: ClassVar[Mapping[str, type]] = {}
 
     # --- positions ---------------------------------------------------------------------
 
@@ -97,6 +101,12 @@ class Game(ABC, Generic[P]):
     @abstractmethod
     def start(self) -> P:
         """The position a game starts from."""
+
+    def variant(self, **options: Any) -> Game[P]:
+        """These rules with ``options`` changed (keys of ``options``); GraderError for any other."""
+        if options:
+            raise GraderError(f"{self.name} has no setting {next(iter(options))!r}: it is played one way only")
+        return self
 
     def sized(self, size: int) -> Game[P]:
         """This game on a ``size`` x ``size`` board (GTP's boardsize); GraderError for a game of one size."""

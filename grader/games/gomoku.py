@@ -4,7 +4,14 @@ Free-style Gomoku, as the course plays it: black (x) and white (o) alternate pla
 on an empty point of a square board (5x5 to 19x19; 7x7 by default), black first; the first
 to make an unbroken line of five or more of its stones (across, up, or diagonally) wins; a
 full board without one is a draw. ``overline=False`` makes the line of exactly five win (a
-longer line does not count), as in standard Gomoku. No passes.
+longer line, an overline, does not count), as in standard Gomoku. No passes.
+
+A variant is named by its spec wherever a game is named (``--game``, plan files, run and
+tournament folders): ``gomoku`` is the course's rules on 7x7; ``gomoku:size=9`` another
+default board (where tournaments start and random positions are drawn; a board of any size
+from 5 to 19 parses under any variant), ``gomoku:overline=false`` standard Gomoku, or both:
+``gomoku:size=9,overline=false``. config.yaml's ``gomoku:`` section (size, overline) fills in
+what a name leaves out.
 
 A board is size x size characters, row-major from row 1 (the bottom row in GTP), '.' empty,
 'x' black, 'o' white. Points are named as GTP names them: column letters A.. with I skipped,
@@ -100,7 +107,8 @@ def _stone(ch: str, x: float, y: float) -> str:
 
 class Gomoku(Game[Position]):
     """Gomoku on ``size`` x ``size`` (any size from 5 to 19 parses; ``size`` is the default
-    board), ``k`` in a row wins (``overline``: a longer line wins too)."""
+    board), ``k`` in a row wins (``overline``: a longer line wins too). ``name`` is the
+    variant's spec ('gomoku:size=9'), which ``get_game`` reads back."""
 
     name = "gomoku"
     title = "Gomoku"
@@ -113,19 +121,29 @@ class Gomoku(Game[Position]):
     lab_protocol = "gtp"  # the course's Gomoku players speak GTP: graded by 'grader regress'
     empties_allowed = range(1, 362)
 
+    options = {"size": int, "overline": bool}  # get_game('gomoku:size=9,overline=false')
+
     def __init__(self, size: int = 7, k: int = 5, overline: bool = True):
         self.size, self.k, self.overline = size, k, overline
         self.board_length = size * size  # type: ignore[misc]
+        self.name = variant_name(size, k, overline)  # type: ignore[misc]
         self._lines: dict[int, list[tuple[int, ...]]] = {}
-        self._sized: dict[int, Gomoku] = {size: self}
+
+    def variant(self, size: int | None = None, overline: bool | None = None) -> Gomoku:  # type: ignore[override]
+        """These rules with another default board or overline rule: one shared object for each."""
+        size = self.size if size is None else size
+        if size not in SIZES and size != self.size:
+            raise BoardError(f"a Gomoku board is 5x5 to 19x19, not {size}x{size}")
+        key = (size, self.k, self.overline if overline is None else overline)
+        if key == (self.size, self.k, self.overline):
+            return self
+        if key not in _SHARED:
+            _SHARED[key] = Gomoku(*key)
+        return _SHARED[key]
 
     def sized(self, size: int) -> Gomoku:
         """These rules on a ``size`` x ``size`` board (GTP's boardsize)."""
-        if size not in SIZES and size != self.size:
-            raise BoardError(f"a Gomoku board is 5x5 to 19x19, not {size}x{size}")
-        if size not in self._sized:
-            self._sized[size] = Gomoku(size, self.k, self.overline)
-        return self._sized[size]
+        return self.variant(size=size)
 
     def __repr__(self) -> str:
         return f"Gomoku(size={self.size}, k={self.k}, overline={self.overline})"
@@ -397,4 +415,12 @@ class GomokuSolver(ExactSolver[Position]):
         return sorted(empty, key=rank)
 
 
+def variant_name(size: int, k: int, overline: bool) -> str:
+    """'gomoku', or the spec of a variant: 'gomoku:size=9,overline=false' (k other than 5,
+    a Python-only setting of the tests, shows as k=4)."""
+    parts = [f"size={size}"] * (size != 7) + [f"k={k}"] * (k != 5) + ["overline=false"] * (not overline)
+    return "gomoku" + (":" + ",".join(parts) if parts else "")
+
+
 GOMOKU = Gomoku()
+_SHARED: dict[tuple[int, int, bool], Gomoku] = {(7, 5, True): GOMOKU}  # variants, one object each

@@ -14,7 +14,7 @@ import yaml
 
 from ..errors import BoardError, BoardFileError, GraderError, PlanError
 from ..files import read_lines
-from ..games import DEFAULT, BoardEntry, Game, Position, get_game, hint_other_game
+from ..games import DEFAULT, BoardEntry, Game, Position, base_name, get_game, hint_other_game
 from ..limits import Limits
 from ..seeding import rng
 
@@ -325,7 +325,11 @@ def plan_rules(config: Config, game: Game, plan: Plan | None = None, time_limit:
     limits = (plan and plan.limits) or config.limits
     if time_limit is not None:
         limits = dataclasses.replace(limits, wall_seconds=time_limit)
-    rule = scoring or (plan and plan.scoring) or (config.scoring if game.name == config.game else None)
+    rule = (
+        scoring
+        or (plan and plan.scoring)
+        or (config.scoring if base_name(game.name) == base_name(config.game) else None)
+    )
     return game.scoring(rule), limits
 
 

@@ -616,11 +616,12 @@ def board_size(game: Game) -> int:
 def regress_game(name: str | Game | None = None, config: Config | None = None) -> Game:
     """The game regression files play: ``name``, else config.yaml's game when a file can set
     up its positions ('play' commands only place pieces: ``Game.placing``), else Gomoku."""
+    config = config or Config()  # its gomoku: section fills in what the name leaves out
     if name is not None:
-        return get_game(name)
-    if config is not None and get_game(config.game).placing:
-        return get_game(config.game)
-    return get_game(REGRESS_GAME)
+        return config.get_game(name)
+    if get_game(config.game).placing:
+        return config.get_game(config.game)
+    return config.get_game(REGRESS_GAME)
 
 
 @dataclass(frozen=True)

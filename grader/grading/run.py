@@ -256,7 +256,7 @@ def wrong_game(result: ScriptResult, sub: Submission, script: Script, settings: 
     few boards of each other installed game where not every legal move is optimal, and a
     game on whose boards it found an optimal move every time is suggested. A script that
     printed no legal move at all is told so in any case."""
-    from ..games import available, get_game
+    from ..games import available, base_name, get_game
 
     tests, game = result.tests, result.plan.game
     printed = [t for t in tests if t.claim.move is not None]  # a move printed (none: a timeout or crash, not a game)
@@ -270,7 +270,7 @@ def wrong_game(result: ScriptResult, sub: Submission, script: Script, settings: 
     )
     for name in sorted(available()):
         other = get_game(name)
-        if other.name == game.name:
+        if other.name == base_name(game.name):
             continue
         rule = other.scoring(None)
         solver = other.solver(rule, backend=settings.backend)

@@ -28,7 +28,7 @@ from ..engines.scripts import RunSettings, Script
 from ..errors import BoardFileError, GraderError, GraderWarning
 from ..execution.executor import Executor, LocalExecutor, Worker, interrupt_reason, using
 from ..files import bundled, read_lines
-from ..games import DEFAULT, PASS, Position, get_game, ggf
+from ..games import DEFAULT, PASS, Position, base_name, get_game, ggf, psq
 from ..games import Game as GameRules
 from ..grading.plans import new_seed
 from ..grading.runfolder import RecordFolder
@@ -126,7 +126,7 @@ class TournamentSettings(RunSettings):
     - ``scoring``: the rule games are scored by; None: the game's tournament rule.
     - ``on_illegal``: forfeit (the game is lost) | random (a random legal move is played instead).
     - ``adjudicate``: the solver finishes games with this many empties or fewer; None: never.
-    - ``game``: the game's name (othello, tictactoe, ...).
+    - ``game``: the game's name (othello, tictactoe, ...), or a variant's spec (gomoku:size=9).
     - ``tc``: a game clock (seconds, increment per move), as cutechess's ``tc=60+0.5``; None:
       ``limits.wall_seconds`` per move. A flag falls when an engine's clock runs out.
     - ``time_margin``: seconds an engine may overstep its clock (process noise) before its flag falls.
@@ -161,7 +161,8 @@ class TournamentSettings(RunSettings):
         )
         values["on_illegal"] = defaults.on_illegal
         values.update({k: v for k, v in options.items() if v is not None})
-        rule = scoring or (defaults.scoring if game.name == config.game else None) or game.tournament_scoring
+        own = base_name(game.name) == base_name(config.game)
+        rule = scoring or (defaults.scoring if own else None) or game.tournament_scoring
         return cls(**values, scoring=game.scoring(rule), adjudicate=adjudicate, game=game.name)
 
     def to_json(self) -> dict[str, Any]:
@@ -531,6 +532,7 @@ class TournamentFolder(RecordFolder):
 
     def write(self, name: str, text: str) -> None:
         try:
+            (self.path / name).parent.mkdir(exist_ok=True)
             (self.path / name).write_text(text, encoding="utf-8")
         except OSError as e:
             raise GraderError(f"cannot write {self.path / name}: {e.strerror}") from None
@@ -610,7 +612,7 @@ def run_tournament(
     called once the folder is ready, ``on_game`` with each game as it ends. Ctrl-C (or
     ``stop`` set: the run's switch when it makes its own executor) keeps the games that ended
     (``interrupted`` set). The folder gets games.txt, results.json,
-    report.html and, for Othello, games.ggf.
+    report.html and, for Othello, games.ggf; for Gomoku, psq/ (a PSQ file a game).
     """
     if resume is not None:
         folder = TournamentFolder.open(resume)
@@ -738,7 +740,7 @@ def _play(folder: TournamentFolder, planner: Planner, done: dict[str, GameRecord
 
 
 def write_outputs(result: TournamentResult, settings: TournamentSettings) -> None:
-    """games.txt, results.json, games.ggf (Othello) and report.html in the folder."""
+    """games.txt, results.json, games.ggf (Othello), psq/ (Gomoku) and report.html in the folder."""
     from .html import tournament_page
 
     folder = result.folder
@@ -748,6 +750,11 @@ def write_outputs(result: TournamentResult, settings: TournamentSettings) -> Non
     if ggf.supports(settings.rules):
         folder.write(ggf.FILE, ggf.write_games(result.games, settings.rules, folder.meta.get("created", "")))
         result.files.append(ggf.FILE)
+    if psq.supports(settings.rules):  # a game a file, as Piskvork and Gomocup keep them
+        seconds = settings.tc[1] if settings.tc else settings.limits.wall_seconds  # a clock's increment
+        for name, text in psq.write_games(result.games, settings.rules, seconds).items():
+            folder.write(f"{psq.FOLDER}/{name}", text)
+        result.files.append(f"{psq.FOLDER}/")
     folder.write("report.html", tournament_page(result, settings.rules))
     result.files.append("report.html")
 
