@@ -290,3 +290,23 @@ def test_a_program_cannot_read_the_regression_file_it_is_graded_on(tmp_path):
     assert [t.symbol for t in run.students[0].results[0].tests[:3:2]] == ["u", "u"]
     bare = run_regress(program(cls / "mallory" / "Gomoku.py"), files[0], GOMOKU, settings(isolation="none"))
     assert [t.symbol for t in bare.tests[:3:2]] == ["+", "+"]  # the attack works where nothing stops it
+
+
+def test_a_regression_file_names_its_game_and_is_played_by_those_rules(tmp_path):
+    """A file written for exact five says so; run without --game it is judged by those rules,
+    whatever config.yaml says; files of different games are refused in one line."""
+    from grader.errors import GraderError
+    from grader.grading.regress import file_game, regress_game, regress_plan
+
+    plan = regress_plan(None, "gomoku:overline=false", empties="5-5", per_level=1, seed=2)
+    (tmp_path / "exact.gtp").write_text(plan.text())
+    (tmp_path / "free.gtp").write_text(regress_plan(None, "gomoku", empties="5-5", per_level=1, seed=2).text())
+    assert file_game((tmp_path / "exact.gtp").read_text()) == "gomoku:overline=false"
+    assert file_game((tmp_path / "free.gtp").read_text()) == "gomoku"
+    assert regress_game(None, None, [tmp_path / "exact.gtp"]).overline is False
+    assert regress_game("gomoku", None, [tmp_path / "exact.gtp"]).overline is True  # --game wins
+    with pytest.raises(GraderError, match="of different games"):
+        regress_game(None, None, [tmp_path / "exact.gtp", tmp_path / "free.gtp"])
+    out = CliRunner().invoke(main, ["regress", str(EXAMPLES / "solver.py"), str(tmp_path / "exact.gtp"),
+                                    str(tmp_path / "free.gtp")])  # fmt: skip
+    assert out.exit_code == 1 and "of different games" in out.output and "Traceback" not in out.output

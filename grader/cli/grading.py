@@ -18,7 +18,7 @@ from ..grading.check import check_gtp
 from ..grading.exports import check_output_file, write_exports, write_json
 from ..grading.judge import SYMBOL_TABLE
 from ..grading.plans import load_any_plan
-from ..grading.regress import RegressSettings, public_tests
+from ..grading.regress import RegressSettings, public_tests, regress_game
 from ..grading.regress_runs import (
     RegressFolder,
     regress_submission,
@@ -445,6 +445,7 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
             raise GraderError(f"submission folder '{submission}' not found: give --submission DIR")
         sub = find_submission_folder(Path(submission), set(config.commands), config.entry)
         public = public_tests("\n".join(read_lines(plan_name, "regression file")))
+        game = regress_game(game_name, config, [plan_name])
         student = regress_submission(sub, [plan_name], game, RegressSettings.resolve(config))
         data = gradescope.regress_results_json(student.results, [public], time.monotonic() - start, visibility,
                                                student.problem)  # fmt: skip
@@ -494,6 +495,7 @@ def check(script: str, plan_name: str | None, game_name: str | None, config_path
     config = load_config(config_path)
     game = chosen_game(game_name, config)
     if game.lab_protocol == "gtp":
+        game = regress_game(game_name, config, [plan_name] if plan_name else [])
         checked = check_gtp(script, game, plan_name, RegressSettings.resolve(config), config.entry)
         click.echo(checked.text())
         if checked.all_fail:

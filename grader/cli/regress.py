@@ -98,7 +98,7 @@ def regress(args: tuple[str, ...], unknown_credit: float | None, margin: float |
     if len(args) < 2:
         raise click.UsageError("give PROGRAM and at least one regression FILE (or --resume DIR)")
     program, files = args[0], args[1:]
-    game = regress_game(game_name, config)
+    game = regress_game(game_name, config, files)
     settings = RegressSettings.resolve(config, unknown_credit, margin, per_test=per_test, jobs=jobs)
     if Path(program).is_dir():
         if out:

@@ -613,15 +613,29 @@ def board_size(game: Game) -> int:
     return round(game.board_length**0.5)
 
 
-def regress_game(name: str | Game | None = None, config: Config | None = None) -> Game:
-    """The game regression files play: ``name``, else config.yaml's game when a file can set
-    up its positions ('play' commands only place pieces: ``Game.placing``), else Gomoku."""
+def regress_game(name: str | Game | None = None, config: Config | None = None,
+                 files: Sequence[str | Path] = ()) -> Game:  # fmt: skip
+    """The game regression files play: ``name``, else the game ``files`` name ('# grader: game
+    gomoku:overline=false', as ``grader plan regress`` writes), else config.yaml's game when a
+    file can set up its positions ('play' commands only place pieces: ``Game.placing``), else
+    Gomoku. GraderError when the files name different games."""
     config = config or Config()  # its gomoku: section fills in what the name leaves out
     if name is not None:
         return config.get_game(name)
+    named = {n for f in files if (n := file_game("\n".join(read_lines(f, "regression file")))) is not None}
+    if len(named) > 1:
+        raise GraderError(f"the regression files are of different games ({', '.join(sorted(named))}): run them apart")
+    if named:
+        return get_game(named.pop())  # as the file was written: config does not change it
     if get_game(config.game).placing:
         return config.get_game(config.game)
     return config.get_game(REGRESS_GAME)
+
+
+def file_game(text: str) -> str | None:
+    """The game a regression file names ('# grader: game NAME'), if it names one."""
+    found = re.search(r"^#\s*grader:\s*game\s+(\S+)\s*$", text, re.MULTILINE)
+    return found.group(1) if found else None
 
 
 @dataclass(frozen=True)
@@ -650,12 +664,13 @@ class RegressPlan:
                             numbers=[10 * i for i in chosen])  # fmt: skip
 
     def text(self, public: bool = False) -> str:
-        """The file's text; the full file names its public tests in a comment ('# grader:
-        public tests 10 30': ``public_tests``), so that reports show only those in full."""
+        """The file's text; it names its game (with its rules: ``file_game``), and the full
+        file its public tests ('# grader: public tests 10 30': ``public_tests``), so that
+        reports show only those in full."""
         marks = (
             [] if public or not self.public else ["grader: public tests " + " ".join(str(10 * i) for i in self.public)]
         )
-        return write_regress(self.commands(public), marks)
+        return write_regress(self.commands(public), [f"grader: game {self.game.name}", *marks])
 
 
 def regress_plan(config: Config | None = None, game: str | Game | None = None, *, size: int | None = None,
@@ -686,6 +701,7 @@ __all__ = [
     "regress_plan",
     "rejudge_test",
     "run_commands",
+    "file_game",
     "parse_regress",
     "position_of",
     "public_tests",
