@@ -443,7 +443,7 @@ def test_a_gtp_engine_that_breaks_the_protocol_or_resigns_forfeits_its_tournamen
     "args, message",
     [
         (["grade", "SOLVER", "--game", "gomoku"], "Gomoku submissions speak GTP, not 'SCRIPT BOARD TOKEN'"),
-        (["plan", "new", "--game", "gomoku", "--out", "p.plan"], "write them with 'grader plan regress'"),
+        (["plan", "new", "--game", "gomoku", "--time-limit", "3", "--out", "p.gtp"], "a GTP regression file: drop"),
     ],
 )
 def test_the_script_workflow_sends_gomoku_to_regress(tmp_path, monkeypatch, args, message):
@@ -451,7 +451,18 @@ def test_the_script_workflow_sends_gomoku_to_regress(tmp_path, monkeypatch, args
     in one line, instead of grading a GTP program as 'SCRIPT BOARD TOKEN' (all 't')."""
     monkeypatch.chdir(tmp_path)
     out = CliRunner().invoke(main, [str(EXAMPLES / "solver.py") if a == "SOLVER" else a for a in args])
-    assert out.exit_code == 1 and message in out.output and "Traceback" not in out.output, out.output
+    assert out.exit_code in (1, 2) and message in out.output and "Traceback" not in out.output, out.output
+
+
+def test_plan_new_of_gomoku_writes_what_plan_regress_writes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for command in (["plan", "new"], ["plan", "regress"]):
+        out = CliRunner().invoke(main, [*command, "--game", "gomoku", "--empties", "5-6", "--public", "1", "--seed", "9",
+                                        "--out", f"{command[1]}.gtp"])  # fmt: skip
+        assert out.exit_code == 0, out.output
+    assert (tmp_path / "new.gtp").read_text() == (tmp_path / "regress.gtp").read_text()
+    assert (tmp_path / "new.public.gtp").read_text() == (tmp_path / "regress.public.gtp").read_text()
+    assert len([c for c in parse_regress((tmp_path / "new.gtp").read_text(), "x") if c.number]) == 4
 
 
 @pytest.mark.parametrize(

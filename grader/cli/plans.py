@@ -17,6 +17,7 @@ from ..grading.regress import (
     PER_LEVEL,
     REGRESS_GAME,
     TIMELIMIT,
+    RegressPlan,
     regress_plan,
 )
 from .options import (
@@ -85,14 +86,24 @@ def plan_new(seed: int | None, boards_file: str | None, plan_name: str | None, e
     """Write a plan file: the boards (drawn from the seed, or read from --boards FILE), the
     game, the scoring rule, the limits and which tests are public (--public K).
 
+    A GTP lab's tests (Gomoku) are a regression file instead, as 'grader plan regress'
+    writes it (--empties, --public and --seed as there).
+
     \b
     Example:
       grader plan new --public 10 --out lab5.plan
       grader plan new --empties 11-18 --out speed.plan
+      grader plan new --game gomoku --public 4 --out lab2.gtp
     """
     config = load_config(config_path)
     game = chosen_game(game_name, config)
     check_output_file(out)
+    if game.lab_protocol == "gtp":  # the lab's tests are a regression file: 'plan regress' with these options
+        if boards_file or plan_name or time_limit or scoring:
+            raise click.UsageError(f"{game.title}'s tests are a GTP regression file: drop --boards, --plan, "
+                                   "--time-limit and --scoring (see 'grader plan regress --help' for its options)")  # fmt: skip
+        _write_regress(regress_plan(config, game_name, empties=empties, public=public_count, seed=seed), out)
+        return
     if empties and (boards_file or plan_name):
         raise click.UsageError("give --empties, --plan or --boards, not two of them")
     if boards_file and plan_name:
@@ -142,6 +153,11 @@ def plan_regress(game_name: str | None, size: int | None, empties: str | None, p
     check_output_file(out)
     plan = regress_plan(config, game_name, size=size, empties=empties, per_level=per_level, timelimit=timelimit,
                         public=public_count, seed=seed)  # fmt: skip
+    _write_regress(plan, out)
+
+
+def _write_regress(plan: RegressPlan, out: str) -> None:
+    """Write a regression plan's file, and its public half where it has public tests."""
     Path(out).write_text(plan.text())
     click.echo(f"{out}: {len(plan.positions)} solve tests of {plan.game.title} {plan.size}x{plan.size}, "
                f"{len(plan.levels)} levels of empty points, timelimit {plan.timelimit}")  # fmt: skip
