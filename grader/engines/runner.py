@@ -710,8 +710,15 @@ class Session(Run):
             _adopt_orphans(True)
         if self.sandbox.mechanism == "unshare":
             os.mkdir(self.workdir + ".root")
+        if self.sandbox.mechanism == "uid" and self.script_dir:  # no mounts: the program reads a copy of its folder
+            copy = os.path.join(self.workdir, "submission")
+            shutil.copytree(self.script_dir, copy)
+            self.argv = [part.replace(self.script_dir, copy) for part in self.argv]
+            self.cwd = copy if self.cwd == self.script_dir else self.cwd
+            self.script_dir = copy
         if self.sandbox.uid is not None:
-            os.lchown(self.workdir, self.sandbox.uid, self.sandbox.uid)
+            for path in [self.workdir, *(str(p) for p in Path(self.workdir).rglob("*"))]:
+                os.lchown(path, self.sandbox.uid, self.sandbox.uid)
         rlimits = _rlimits(self.limits, _nproc(self.limits, self.sandbox))
         error: list[BaseException] = []
         ready = threading.Event()
