@@ -403,13 +403,16 @@ def test_every_solve_and_genmove_verdict(tmp_path, stones, verb, answer, symbol,
 
 
 def test_beyond_the_graders_budget_the_regex_decides_and_says_so(tmp_path):
-    (tmp_path / "e.gtp").write_text("boardsize 7\nclear_board\n10 solve\n#?[b.*]\n20 solve\n#?[b.*]\n")
+    (tmp_path / "e.gtp").write_text(
+        "boardsize 7\nclear_board\n10 solve\n#?[b.*]\n20 solve\n#?[b.*]\n30 solve\n#?[b.*]\n"
+    )
     (tmp_path / "fixed.py").write_text(FIXED)
     engine = ProtocolEngine.from_command(
-        shlex.join([PYTHON, str(tmp_path / "fixed.py"), json.dumps(["b D4", "w D4"])]), "gtp"
+        shlex.join([PYTHON, str(tmp_path / "fixed.py"), json.dumps(["b D4", "w D4", "unknown"])]), "gtp"
     )
-    tests = run_regress(engine, tmp_path / "e.gtp", GOMOKU, settings(solve_seconds=0.2)).tests
-    assert [(t.symbol, t.judged_by) for t in tests] == [("+", "regex"), ("-", "regex")]
+    tests = run_regress(engine, tmp_path / "e.gtp", GOMOKU, settings(solve_seconds=0.2, unknown_credit=0.5)).tests
+    assert [(t.symbol, t.judged_by) for t in tests] == [("+", "regex"), ("-", "regex"), ("u", "regex")]
+    assert tests[2].credit == 0.5  # 'unknown' is the course's credit, whatever the regex says
     assert all("the grader's solver gave up after 0.2 s: the file's answer decides" in t.note for t in tests)
 
 

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from grader.cli import main
+from grader.errors import GraderWarning
 from grader.games.gomoku import GOMOKU
 from grader.grading.regress import parse_regress, public_tests, run_regress
 from grader.grading.regress_runs import RegressFolder, regress_class, rejudge_regress
@@ -104,7 +105,8 @@ def test_an_interrupted_class_resumes_to_the_uninterrupted_result(tmp_path):
     (tmp_path / "run" / "results.jsonl").write_text("\n".join(lines) + "\n")
     assert len(RegressFolder.open(tmp_path / "run").recorded()) == 5  # alice's forged line is left out
     counts.clear()
-    again = regress_class(resume=tmp_path / "run", on_start=lambda f, todo, before: counts.append((todo, before)))
+    with pytest.warns(GraderWarning, match=r"1 record\(s\) of .*results.jsonl fail their seal"):
+        again = regress_class(resume=tmp_path / "run", on_start=lambda f, todo, before: counts.append((todo, before)))
     assert counts == [(3, 3)]  # bob's two files, alice's forged one
     assert {s.name: round(s.total, 2) for s in again.students}["bob"] == 100.0
 
@@ -160,17 +162,19 @@ def test_a_plans_public_tests_keep_their_numbers_and_the_full_file_names_them(tm
     public_numbers = {c.number: c for c in parse_regress(public, "public") if c.number}
     assert len(numbers) == 4 and shown == set(public_numbers) and len(shown) == 2
     assert all(public_numbers[n].expected == numbers[n].expected for n in shown)
-    assert public_tests(public) is None and "public tests" not in public
+    assert public_tests(public) == shown  # the public half marks every test of its own as public
+    (tmp_path / "hand.gtp").write_text("10 solve\n#? [b]\n")
+    assert public_tests((tmp_path / "hand.gtp").read_text()) is None  # a file by hand says nothing
 
 
-def gradescope(tmp_path, program_text: str | None, full: str) -> dict:
+def gradescope(tmp_path, program_text: str | None, full: str, *options: str) -> dict:
     sub = tmp_path / "submission"
     sub.mkdir()
     if program_text is not None:
         (sub / "Gomoku.py").write_text(program_text)
     (tmp_path / "c.yaml").write_text("regress:\n  unknown_credit: 0.5\n")
     out = CliRunner().invoke(main, ["gradescope", "--game", "gomoku", "--plan", full, "--submission", str(sub),
-                                    "--results", str(tmp_path / "results.json"), "--config", str(tmp_path / "c.yaml")])  # fmt: skip
+                                    "--results", str(tmp_path / "results.json"), "--config", str(tmp_path / "c.yaml"), *options])  # fmt: skip
     assert out.exit_code == 0, out.output
     return json.loads((tmp_path / "results.json").read_text())
 
@@ -229,7 +233,7 @@ def test_check_names_what_keeps_a_gtp_answer_from_being_read(tmp_path, answer, f
 
 
 def test_check_runs_the_first_tests_of_a_public_file_and_refuses_the_full_one(tmp_path):
-    CliRunner().invoke(main, ["plan", "regress", "--empties", "4-9", "--per-level", "1", "--public", "6",
+    CliRunner().invoke(main, ["plan", "regress", "--empties", "4-9", "--per-level", "1", "--public", "5",
                               "--seed", "5", "--out", str(tmp_path / "lab.gtp")])  # fmt: skip
     out = CliRunner().invoke(main, ["check", str(EXAMPLES / "solver.py"), "--game", "gomoku",
                                     "--plan", str(tmp_path / "lab.public.gtp")])  # fmt: skip
@@ -307,7 +311,10 @@ def test_a_regression_file_names_its_game_and_is_played_by_those_rules(tmp_path)
     assert file_game((tmp_path / "exact.gtp").read_text()) == "gomoku:overline=false"
     assert file_game((tmp_path / "free.gtp").read_text()) == "gomoku"
     assert regress_game(None, None, [tmp_path / "exact.gtp"]).overline is False
-    assert regress_game("gomoku", None, [tmp_path / "exact.gtp"]).overline is True  # --game wins
+    assert regress_game("gomoku", None, [tmp_path / "exact.gtp"]).overline is False  # the family: the file's rules
+    assert regress_game("gomoku:overline=true", None, [tmp_path / "exact.gtp"]).overline is True  # in full: it wins
+    with pytest.raises(GraderError, match="of gomoku:overline=false, not tictactoe"):
+        regress_game("tictactoe", None, [tmp_path / "exact.gtp"])
     with pytest.raises(GraderError, match="of different games"):
         regress_game(None, None, [tmp_path / "exact.gtp", tmp_path / "free.gtp"])
     out = CliRunner().invoke(main, ["regress", str(EXAMPLES / "solver.py"), str(tmp_path / "exact.gtp"),
@@ -324,3 +331,64 @@ def test_a_class_runs_under_the_uid_mechanism(tmp_path):
                         settings(isolation="uid", python=SYSTEM_PYTHON, unknown_credit=0.5), out=tmp_path / "run")  # fmt: skip
     totals = {s.name: round(s.total, 2) for s in run.students}
     assert totals == {"alice": 100.0, "bob": round(100 / 3, 2), "carol": 0.0, "dave": 0.0}
+
+
+def test_ctrl_c_in_a_library_call_ends_with_what_finished_and_its_exports(tmp_path):
+    """A KeyboardInterrupt while a class runs (here from the first student's callback): the
+    call returns, marked interrupted, with the exports of what finished; resume completes it."""
+    cls, files = make_class(tmp_path)
+    raised: list[str] = []
+
+    def interrupt(student) -> None:
+        if not raised:
+            raised.append(student.name)
+            raise KeyboardInterrupt
+
+    run = regress_class([cls], files, GOMOKU, settings(jobs=1), out=tmp_path / "run", on_student=interrupt)
+    assert run.interrupted == "interrupted (Ctrl-C)" and run.files and (tmp_path / "run" / "report.html").exists()
+    assert any(not s.complete for s in run.students)
+    assert all(s.complete for s in regress_class(resume=tmp_path / "run").students)
+
+
+WEIRD = """import sys
+for line in sys.stdin:
+    w = line.split()
+    n = w.pop(0) if w and w[0].isdigit() else ''
+    print(f'={n} ? sneaky' if w[:1] == ['name'] else f'?{n} no such command', end='\\n\\n', flush=True)
+"""
+
+
+def test_rejudge_keeps_a_success_that_reads_like_an_error(tmp_path):
+    """'= ? sneaky' is a success (any success passes a test with no expected answer);
+    '? no such command' an error: judged again, each keeps its verdict."""
+    (tmp_path / "class" / "w").mkdir(parents=True)
+    (tmp_path / "class" / "w" / "p.py").write_text(WEIRD)
+    (tmp_path / "w.gtp").write_text("10 name\n20 version\n")
+    run = regress_class([tmp_path / "class"], [tmp_path / "w.gtp"], GOMOKU, settings(), out=tmp_path / "run")
+    assert run.students[0].results[0].symbols == "+-"
+    again = rejudge_regress(tmp_path / "run")
+    assert again.run.students[0].results[0].symbols == "+-" and again.changes == []
+
+
+def test_gradescope_tells_nothing_of_a_private_test_the_program_ended_in(tmp_path):
+    """crash.py dies at its first solve, private test 40: the public test 120 it never reached
+    and the summary say only that it ended in a private test, not where or why (its stderr)."""
+    full = course_file(tmp_path)
+    full.write_text("# grader: public tests 120\n" + full.read_text())
+    data = gradescope(tmp_path, (EXAMPLES / "crash.py").read_text(), str(full))
+    tests = {t["number"]: t for t in data["tests"]}
+    assert tests["40"]["output"] == "t (0)" and tests["40"]["visibility"] == "after_published"
+    assert "not run: the program had ended in a private test" in tests["120"]["output"]
+    assert "stopped early (see the tests)" in data["output"]
+    shown = json.dumps([data["output"], *(t["output"] for t in data["tests"])])
+    assert "Error" not in shown and "line" not in shown and "play" not in shown
+
+
+def test_gradescope_keeps_every_test_of_an_unmarked_file_private(tmp_path):
+    """A file written by hand says nothing of which tests are public: none are shown, and
+    with --visibility hidden the private tests are hidden too."""
+    full = course_file(tmp_path)
+    data = gradescope(tmp_path, UNKNOWN, str(full), "--visibility", "hidden")
+    assert {t["visibility"] for t in data["tests"]} == {"hidden"}
+    assert all(t["name"].startswith(f"{full}: private test") for t in data["tests"])
+    assert "position" not in data["output"] and "and 4 private tests" in data["output"]

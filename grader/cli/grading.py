@@ -444,11 +444,10 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
         if not Path(submission).is_dir():
             raise GraderError(f"submission folder '{submission}' not found: give --submission DIR")
         sub = find_submission_folder(Path(submission), set(config.commands), config.entry)
-        public = public_tests("\n".join(read_lines(plan_name, "regression file")))
         game = regress_game(game_name, config, [plan_name])
-        student = regress_submission(sub, [plan_name], game, RegressSettings.resolve(config))
-        data = gradescope.regress_results_json(student.results, [public], time.monotonic() - start, visibility,
-                                               student.problem)  # fmt: skip
+        student = regress_submission(sub, [plan_name], game, RegressSettings.resolve(config), private_files(config))
+        public = public_tests("\n".join(read_lines(plan_name, "regression file")))
+        data = gradescope.regress_results_json(student, [public], time.monotonic() - start, visibility)
         write_json(results_file, data)
         click.echo(data["output"])
         click.echo(f"\nResults written to {results_file}")

@@ -89,6 +89,8 @@ def regress(args: tuple[str, ...], unknown_credit: float | None, margin: float |
                 "--resume continues a run with its own files and settings: drop --unknown-credit, --margin, "
                 "--per-test, --game and --out (or 'grader rejudge --unknown-credit' a finished run)"
             )
+        if any(Path(a).suffix == ".gtp" for a in args):
+            raise click.UsageError("--resume runs the run's own copy of its files: give only programs to add (or none)")
         settings = RegressSettings(jobs=jobs) if jobs else None
         with on_cluster(cluster, config, stop) as ex:
             run = _class_run(lambda **kw: regress_class(args, resume=resume, settings=settings, entry=config.entry,

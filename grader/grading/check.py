@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import GraderError
+from ..errors import GraderError, PlanError
 from ..files import read_lines
 from ..games import DEFAULT, Game, get_game
 from .plans import PUBLIC, Plan, standard_plan
@@ -26,7 +26,7 @@ from .regress import (
     RegressTest,
     make_regress,
     parse_regress,
-    public_tests,
+    private_tests,
     run_regress,
 )
 from .regress_runs import student_program, test_line
@@ -201,10 +201,9 @@ def check_gtp(program: str | Path, game: Game, public_file: str | Path | None = 
         raise GraderError(f"'{program}' not found: give your GTP program (a .py file or an executable)")
     engine = student_program(sub)
     if public_file is not None:
-        commands = parse_regress("\n".join(read_lines(public_file, "regression file")), str(public_file))
-        if public_tests("\n".join(read_lines(public_file, "regression file"))) is not None:
-            from ..errors import PlanError
-
+        text = "\n".join(read_lines(public_file, "regression file"))
+        commands = parse_regress(text, str(public_file))
+        if private_tests(text, commands):
             raise PlanError("this regression file holds private tests: check with its public half (FILE.public.gtp)")
         numbered = [i for i, c in enumerate(commands) if c.number is not None]
         commands = commands[: numbered[min(COUNT, len(numbered)) - 1] + 1] if numbered else commands

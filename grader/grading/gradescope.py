@@ -9,11 +9,11 @@ reads /autograder/results/results.json: a top-level ``score``, ``execution_time`
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from . import report
-from .regress import RegressResult
-from .regress_runs import test_line
+from .regress_runs import StudentRegress, test_line
 from .results import ScriptResult
 
 SUBMISSION = "/autograder/submission"
@@ -32,7 +32,7 @@ def results_json(
         if not full and not result.plan.is_public(t.index):
             tests.append({"name": f"Private test {t.index}", "number": str(t.index), "score": t.verdict.credit,
                           "max_score": 1, "output": f"{t.symbol} ({report.fmt_credit(t.verdict.credit)})",
-                          "visibility": "after_published"})  # fmt: skip
+                          "visibility": "hidden" if visibility == "hidden" else "after_published"})  # fmt: skip
             continue
         name = f"Test {t.index}: {pos.token} to move, {report.plural(pos.empties, 'empty', 'empties')}"
         line = " ".join(str(m) for m in t.claim.line) if t.claim.has_score_line else "none"
@@ -58,39 +58,42 @@ def results_json(
     }
 
 
-def regress_results_json(results: list[RegressResult], public: list[frozenset[int] | None], seconds: float,
-                         visibility: str = "visible", problem: str | None = None) -> dict[str, Any]:  # fmt: skip
-    """Gradescope's results.json for one student's GTP program on regression files (one
-    result per file; ``public[i]``: the tests of file i students may see, None for all).
-    Private tests are ``after_published`` and say only their verdict; ``problem``: why no
-    program ran (score 0)."""
+def regress_results_json(student: StudentRegress, public: list[frozenset[int] | None], seconds: float,
+                         visibility: str = "visible") -> dict[str, Any]:  # fmt: skip
+    """Gradescope's results.json for one student's GTP program on regression files (a result
+    per file; ``public[i]``: the tests of file i students may see, None where the file does
+    not say: then none). Private tests say only their verdict until published; nothing a
+    student sees at once names a private test's position, answer or why the program ended
+    in one. A student with no program gets 0 and the reason."""
+    hidden = "hidden" if visibility == "hidden" else "after_published"
     tests, lines = [], []
-    for result, shown in zip(results, public):
-        lines.append(
-            f"{result.file}: {result.total:.1f}/100" + (f", stopped {result.stopped}" if result.stopped else "")
+    for result, shown in zip(student.results, public):
+        shown = shown or frozenset()
+        ender = next((t for t in result.tests if t.symbol == "t" and not t.note.startswith("not run")), None)
+        secret_end = result.stopped is not None and (ender is None or ender.number not in shown)
+        stopped = (
+            ", stopped early (see the tests)" if secret_end else f", stopped {result.stopped}" if result.stopped else ""
         )
-        hidden = 0
+        lines.append(f"{result.file}: {result.total:.1f}/100{stopped}")
+        private = ""
         for t in result.tests:
             credit = f"{t.symbol} ({report.fmt_credit(t.credit)})" + (", expected to fail" if t.expect_failure else "")
-            max_score = 0 if t.expect_failure else 1
-            if shown is not None and t.number not in shown:
-                hidden += 1
-                tests.append({"name": f"{result.file}: private test {t.number}", "number": str(t.number),
-                              "score": 0 if t.expect_failure else t.credit, "max_score": max_score, "output": credit,
-                              "visibility": "after_published"})  # fmt: skip
+            entry = {"number": str(t.number), "score": 0 if t.expect_failure else t.credit,
+                     "max_score": 0 if t.expect_failure else 1}  # fmt: skip
+            if t.number not in shown:
+                private += t.symbol
+                tests.append({**entry, "name": f"{result.file}: private test {t.number}", "output": credit,
+                              "visibility": hidden})  # fmt: skip
                 continue
+            if secret_end and t.note.startswith("not run"):
+                t = replace(t, note="not run: the program had ended in a private test")
             lines.append(test_line(t))
             output = "\n".join([f"{credit}: {t.note}", f"position {t.board}", f"answer {t.answer or '(none)'}"])
-            tests.append({"name": f"{result.file}: test {t.number} ({t.command})", "number": str(t.number),
-                          "score": 0 if t.expect_failure else t.credit, "max_score": max_score, "output": output,
+            tests.append({**entry, "name": f"{result.file}: test {t.number} ({t.command})", "output": output,
                           "visibility": visibility})  # fmt: skip
-        if hidden:
-            symbols = "".join(t.symbol for t in result.tests if shown is not None and t.number not in shown)
-            lines.append(
-                f"  and {hidden} private tests: " + ", ".join(f"{s} {symbols.count(s)}" for s in dict.fromkeys(symbols))
-            )
-    counted = [t for r in results for t in r.counted]
-    score = 100 * sum(t.credit for t in counted) / len(counted) if counted else 0.0
-    output = problem or "\n".join([f"Total {score:.1f}/100", *lines])
-    return {"score": round(score, 2), "max_score": 100, "execution_time": round(seconds, 2), "output": output,
-            "visibility": visibility, "stdout_visibility": "hidden", "tests": tests}  # fmt: skip
+        if private:
+            counts = ", ".join(f"{s} {private.count(s)}" for s in dict.fromkeys(private))
+            lines.append(f"  and {len(private)} private tests: {counts}")
+    output = student.problem or "\n".join([f"Total {student.total:.1f}/100", *lines])
+    return {"score": round(student.total, 2), "max_score": 100, "execution_time": round(seconds, 2),
+            "output": output, "visibility": visibility, "stdout_visibility": "hidden", "tests": tests}  # fmt: skip

@@ -104,10 +104,16 @@ def write_regress(commands: list[Command], header: Sequence[str] = ()) -> str:
 
 
 def public_tests(text: str) -> frozenset[int] | None:
-    """The numbers of the tests students may see, as ``grader plan regress --public`` marks
-    them in the full file ('# grader: public tests 10 30'); None: the file marks none (all are)."""
-    found = re.search(r"^#\s*grader:\s*public tests((?:\s+\d+)*)\s*$", text, re.MULTILINE)
+    """The numbers of the tests students may see, as ``grader plan regress`` marks them ('#
+    grader: public tests 10 30'); None: the file does not say (a file written by hand)."""
+    found = re.search(r"^#[ \t]*grader:[ \t]*public tests((?:[ \t]+\d+)*)[ \t]*$", text, re.MULTILINE)
     return None if found is None else frozenset(int(n) for n in found.group(1).split())
+
+
+def private_tests(text: str, commands: list[Command]) -> frozenset[int]:
+    """The tests a file marks as not public (none where it marks nothing: a file by hand)."""
+    shown = public_tests(text)
+    return frozenset() if shown is None else frozenset(c.number for c in commands if c.number is not None) - shown
 
 
 @dataclass
@@ -126,6 +132,7 @@ class RegressTest:
     expect_failure: bool = False
     judged_by: str = "regex"  # solver | regex
     best: str = ""  # the moves that achieve the best result, where the solver listed them ('C3, D4')
+    error: bool = False  # the program answered '? ...' (``answer`` shows it so)
 
 
 _TEST_FIELDS = [f.name for f in fields(RegressTest)]
@@ -429,7 +436,7 @@ def _judge(c: Command, answer: str | None, raw: str, pos: Position | None, probl
         credit = settings.unknown_credit if symbol == "u" else REGRESS_SYMBOLS[symbol][0]
         shown = answer if answer is not None else f"? {raw}"
         return RegressTest(c.number or 0, c.text, "", c.expected, shown, symbol, credit, note, 0.0, c.expect_failure,
-                           judged_by)  # fmt: skip
+                           judged_by, error=answer is None)  # fmt: skip
 
     why_regex = f"; {problem}: the file's answer decides" if pos is None and verb in ("solve", "genmove") else ""
     if answer is not None and pos is not None and (verb == "solve" or (verb == "genmove" and not pos.is_game_over())):
@@ -448,6 +455,8 @@ def _judge(c: Command, answer: str | None, raw: str, pos: Position | None, probl
             if worker.stop.is_set():
                 raise
             why_regex = f"; the grader's solver gave up after {settings.solve_seconds:g} s: the file's answer decides"
+    if verb == "solve" and answer is not None and answer.lower().split()[:1] == ["unknown"]:
+        return verdict("u", "unknown" + why_regex, "regex")  # whatever the file expects: the course's credit
     if c.expected is None:
         return verdict(
             "+" if answer is not None else "-", "no expected answer: any success passes" + why_regex, "regex"
@@ -461,8 +470,7 @@ def rejudge_test(test: RegressTest, game: Game, settings: RegressSettings, worke
     and ``settings`` as they are now (a test with no answer keeps its verdict)."""
     if test.answer is None or test.symbol == "t":
         return test
-    failed = test.answer.startswith("? ")
-    answer, raw = (None, test.answer[2:]) if failed else (test.answer, test.answer)
+    answer, raw = (None, test.answer[2:]) if test.error else (test.answer, test.answer)
     board, _, token = test.board.partition(" ")
     pos, problem = position_of(game, board, token)
     side = COLOURS[game.sides.index(token)] if token in game.sides else COLOURS[0]
@@ -615,18 +623,24 @@ def board_size(game: Game) -> int:
 
 def regress_game(name: str | Game | None = None, config: Config | None = None,
                  files: Sequence[str | Path] = ()) -> Game:  # fmt: skip
-    """The game regression files play: ``name``, else the game ``files`` name ('# grader: game
-    gomoku:overline=false', as ``grader plan regress`` writes), else config.yaml's game when a
-    file can set up its positions ('play' commands only place pieces: ``Game.placing``), else
-    Gomoku. GraderError when the files name different games."""
+    """The game regression files play: ``name`` when it names a variant in full, else the game
+    ``files`` name ('# grader: game gomoku:overline=false', as ``grader plan regress`` writes;
+    ``name`` may be its family, 'gomoku'), else ``name``, else config.yaml's game when a file
+    can set up its positions ('play' commands only place pieces: ``Game.placing``), else
+    Gomoku. GraderError when the files name different games, or another than ``name``."""
     config = config or Config()  # its gomoku: section fills in what the name leaves out
-    if name is not None:
-        return config.get_game(name)
     named = {n for f in files if (n := file_game("\n".join(read_lines(f, "regression file")))) is not None}
     if len(named) > 1:
         raise GraderError(f"the regression files are of different games ({', '.join(sorted(named))}): run them apart")
-    if named:
-        return get_game(named.pop())  # as the file was written: config does not change it
+    written = named.pop() if named else None
+    if isinstance(name, Game) or (name is not None and (":" in name or written is None)):
+        return config.get_game(name)  # a variant named in full wins over the file
+    if written is not None:
+        if name is not None and written.partition(":")[0] != name:
+            raise GraderError(
+                f"the regression files are of {written}, not {name}: drop --game, or give the files of {name}"
+            )
+        return get_game(written)  # as the file was written: config does not change it
     if get_game(config.game).placing:
         return config.get_game(config.game)
     return config.get_game(REGRESS_GAME)
@@ -634,7 +648,7 @@ def regress_game(name: str | Game | None = None, config: Config | None = None,
 
 def file_game(text: str) -> str | None:
     """The game a regression file names ('# grader: game NAME'), if it names one."""
-    found = re.search(r"^#\s*grader:\s*game\s+(\S+)\s*$", text, re.MULTILINE)
+    found = re.search(r"^#[ \t]*grader:[ \t]*game[ \t]+(\S+)[ \t]*$", text, re.MULTILINE)
     return found.group(1) if found else None
 
 
@@ -664,13 +678,11 @@ class RegressPlan:
                             numbers=[10 * i for i in chosen])  # fmt: skip
 
     def text(self, public: bool = False) -> str:
-        """The file's text; it names its game (with its rules: ``file_game``), and the full
-        file its public tests ('# grader: public tests 10 30': ``public_tests``), so that
-        reports show only those in full."""
-        marks = (
-            [] if public or not self.public else ["grader: public tests " + " ".join(str(10 * i) for i in self.public)]
-        )
-        return write_regress(self.commands(public), [f"grader: game {self.game.name}", *marks])
+        """The file's text; it names its game (with its rules: ``file_game``) and its public
+        tests ('# grader: public tests 10 30': ``public_tests``; all of them in the public
+        file, none or some in the full one), so that reports show only those in full."""
+        shown = " ".join(str(10 * i) for i in self.public)
+        return write_regress(self.commands(public), [f"grader: game {self.game.name}", f"grader: public tests {shown}"])
 
 
 def regress_plan(config: Config | None = None, game: str | Game | None = None, *, size: int | None = None,
@@ -704,6 +716,7 @@ __all__ = [
     "file_game",
     "parse_regress",
     "position_of",
+    "private_tests",
     "public_tests",
     "run_regress",
     "write_regress",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import warnings
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,8 +25,8 @@ from typing import Any, Callable, Sequence
 from tabulate import tabulate
 
 from ..engines.players import PYTHON, ProtocolEngine
-from ..errors import BoardError, GraderError, RunFolderError
-from ..execution.executor import Executor, Worker, using
+from ..errors import BoardError, GraderError, GraderWarning, RunFolderError
+from ..execution.executor import Executor, Worker, interrupt_reason, using
 from ..files import read_lines
 from ..games import Game, get_game
 from ..stop import Stop
@@ -38,6 +39,7 @@ from .regress import (
     RegressTest,
     parse_regress,
     position_of,
+    regress_game,
     rejudge_test,
     run_commands,
     run_regress,
@@ -95,10 +97,16 @@ def student_program(sub: Submission) -> ProtocolEngine:
 
 
 def regress_submission(sub: Submission, files: Sequence[str | Path], game: Game,
-                       settings: RegressSettings | None = None) -> StudentRegress:  # fmt: skip
+                       settings: RegressSettings | None = None, private: Sequence[str | Path] = ()) -> StudentRegress:  # fmt: skip
     """One student's program on every file, here (a Gradescope container): what a class run
-    gives that student, without a run folder. A student with no program to run gets the
-    reason as its ``problem`` and a total of 0."""
+    gives that student, without a run folder, as strictly isolated (GraderError where the
+    program could read the files or ``private``, config say). A student with no program to
+    run gets the reason as its ``problem`` and a total of 0."""
+    settings = settings or RegressSettings()
+    settings.check()
+    settings.sandbox_mechanism(
+        [*([sub.folder or sub.path] if sub.path else []), *map(Path, files), *map(Path, private)]
+    )
     student = StudentRegress(sub.name, str(sub.path) if sub.path else None, problem=sub.problem)
     if sub.path is None:
         return student
@@ -213,17 +221,21 @@ def regress_class(paths: Sequence[str | Path] = (), files: Sequence[str | Path] 
                 )
         settings.check()
         settings.sandbox_mechanism([folder.path, *(s.folder or s.path for s in subs if s.path), *map(Path, private)])
+        folder.meta["settings"]["jobs"] = settings.jobs  # what this part of the run uses (register() writes it)
     else:
         if not paths or not files:
             raise GraderError("give the students' programs (or a folder of them) and the regression files to run")
         settings = settings or RegressSettings()
         texts = [(str(f), "\n".join(read_lines(f, "regression file")) + "\n") for f in files]
+        if len({name for name, _ in texts}) < len(texts):
+            raise GraderError("a regression file is given twice: give each file once")
         for name, text in texts:
             parse_regress(text, name)  # a malformed file stops the run before it starts
         subs = find_submissions(list(paths), set(settings.commands), entry)
         settings.check()
         settings.sandbox_mechanism([*map(Path, paths), *map(Path, files), *map(Path, private)])
-        folder = RegressFolder.create(Path(out or default_path()), game or get_game("gomoku"), texts, settings)
+        game = game or regress_game(None, None, files)
+        folder = RegressFolder.create(Path(out or default_path()), game, texts, settings)
     return _in_folder(folder, subs, settings, resume is not None, on_start, on_student, executor, stop, exports)
 
 
@@ -245,6 +257,17 @@ def _in_folder(folder: RegressFolder, subs: list[Submission], settings: RegressS
     if on_start:
         on_start(folder, len(todo), len(programs) * len(parsed) - len(todo))
     left = {name: sum(1 for n, _ in todo if n == name) for name in programs}
+    done: dict[tuple[str, int], RegressResult] = dict(previous)
+    by_name = {sub.name: sub for sub in subs}
+
+    def finished(name: str, i: int, result: RegressResult) -> None:
+        folder.append(name, digests[name], i, result)
+        done[(name, i)] = result
+        left[name] -= 1
+        if not left[name] and on_student:
+            results = [done[(name, j)] for j in range(len(parsed))]
+            on_student(StudentRegress(name, str(by_name[name].path), results))
+
     with using(executor, settings.jobs, stop) as ex:
         for name, i in todo:
             program, (path, commands) = programs[name], parsed[i]
@@ -255,13 +278,16 @@ def _in_folder(folder: RegressFolder, subs: list[Submission], settings: RegressS
                 )
 
             ex.submit((name, i), task)
-        for (name, i), result in ex.results():
-            folder.append(name, digests[name], i, result)
-            left[name] -= 1
-            if not left[name] and on_student:
-                on_student(next(s for s in folder.results() if s.name == name))
+        try:
+            for (name, i), result in ex.results():
+                finished(name, i, result)
+        except KeyboardInterrupt as e:
+            ex.stop.set(interrupt_reason(e))
+            for (name, i), result in ex.drain():  # files that ended while we were stopping
+                finished(name, i, result)
         interrupted = ex.stop.reason or "interrupted" if ex.stop.is_set() else None
     run = RegressRun(folder, folder.results(), interrupted)  # the records are the truth
+    _warn_tampering(folder)
     if exports:
         run.files = write_regress_exports(folder.path, run.students, [name for name, _ in parsed], game)
     return run
@@ -284,10 +310,10 @@ def rejudge_regress(path: str | Path, unknown_credit: float | None = None, expor
     exports. No program runs again."""
     folder = RegressFolder.open(path)
     before = {s.name: s for s in folder.results()}
-    if unknown_credit is not None:
-        folder.meta["settings"]["unknown_credit"] = unknown_credit
-        folder._write_meta()
+    _warn_tampering(folder)  # those records are left out: resume runs their files again
     settings, game = folder.settings(jobs=1), folder.game
+    if unknown_credit is not None:
+        settings = replace(settings, unknown_credit=unknown_credit)
     hashes = {name: info["sha256"] for name, info in folder.meta["scripts"].items()}
     recorded = sorted(folder.recorded().items())
 
@@ -300,6 +326,9 @@ def rejudge_regress(path: str | Path, unknown_credit: float | None = None, expor
         ex.submit("rejudge", judge_all)
         records = next(iter(ex.results()))[1]
     folder.replace_results(records)
+    if unknown_credit is not None:  # the run's setting from now on, once its records agree
+        folder.meta["settings"]["unknown_credit"] = unknown_credit
+        folder._write_meta()
     run = RegressRun(folder, folder.results())
     if exports:
         run.files = write_regress_exports(folder.path, run.students, [f["name"] for f in folder.meta["files"]], game)
@@ -313,6 +342,12 @@ def rejudge_regress(path: str | Path, unknown_credit: float | None = None, expor
         if old is not None and round(old.total, 6) != round(st.total, 6):
             changes.append(GradeChange(st.name, round(old.total, 2), round(st.total, 2), 100, tests))
     return RegressRejudged(run, changes, sum(len(r.tests) for _, _, _, r in records), changed)
+
+
+def _warn_tampering(folder: RegressFolder) -> None:
+    """A warning naming the records that failed their seal at the folder's last read."""
+    if folder.tampered:
+        warnings.warn(folder.tampering() or "", GraderWarning, stacklevel=3)
 
 
 def student_text(student: StudentRegress, game: Game) -> str:
