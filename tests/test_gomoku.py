@@ -640,3 +640,18 @@ def test_the_tournament_command_takes_a_board_size(tmp_path):
     assert out.exit_code == 2 and "--resume continues a tournament with its own engines" in out.output
     out = CliRunner().invoke(main, ["tournament", "a", "b", "--game", "gomoku", "--size", "20"])
     assert out.exit_code == 2 and "'--size': 20 is not in the range 5<=x<=19" in out.output
+
+
+def test_per_test_a_setup_command_the_program_died_at_still_sets_the_game_up(tmp_path):
+    """The program dies at the file's first stone ('play B A7'; a fresh program is told it as
+    'play b A7' and lives): with --per-test the next test is asked on the file's position,
+    that stone included, and its note says where the program ended."""
+    path = tmp_path / "dies.py"
+    path.write_text("import sys\nfor line in sys.stdin:\n    if line.strip() == 'play B A7':\n        sys.exit(3)\n"
+                    "    w = line.split()\n    n = w.pop(0) if w and w[0].isdigit() else ''\n"
+                    "    print(f\"={n} {'unknown' if w[:1] == ['solve'] else ''}\".rstrip() + '\\n', flush=True)\n")  # fmt: skip
+    result = run_regress(program(path), course_file(tmp_path), GOMOKU, settings(per_test=True))
+    first = result.tests[0]
+    assert first.number == 40 and first.symbol == "u", first
+    assert first.board.split()[0][GOMOKU.parse_square("A7")] == "x"
+    assert "the program ended at 'play B A7' before this test" in first.note

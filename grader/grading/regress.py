@@ -340,7 +340,7 @@ def run_commands(program: ProtocolEngine, commands: list[Command], game: Game, s
         uid = claim_uid()
         sandbox = Sandbox(sandbox.mechanism, uid)
     proc = _Program(program, settings, worker, sandbox)
-    shadow, timelimit, told = _Shadow(game), DEFAULT_TIMELIMIT, False
+    shadow, timelimit, told, ended_at = _Shadow(game), DEFAULT_TIMELIMIT, False, ""
     try:
         for i, c in enumerate(commands):
             words = c.text.split()
@@ -368,6 +368,9 @@ def run_commands(program: ProtocolEngine, commands: list[Command], game: Game, s
                     _record(result, on_test, RegressTest(c.number, c.text, asked_on, c.expected, None, "t", 0.0, why,
                                                          seconds, c.expect_failure))  # fmt: skip
                 if settings.per_test and words[:1] != ["quit"]:
+                    if c.number is None:  # a setup command: the game goes on as the file sets it up
+                        shadow.command(c.text, "")
+                        ended_at = ended_at or f" (the program ended at '{c.text}' before this test: {why})"
                     continue  # the next test gets a fresh program
                 result.stopped = f"at line {c.line} ({c.text}): {why}"
                 result.ended = ended.describe() if ended is not None else None
@@ -381,6 +384,7 @@ def run_commands(program: ProtocolEngine, commands: list[Command], game: Game, s
                 if shadow.refused:
                     test.note += f" (the program refused '{shadow.refused}' before this test)"
                     shadow.refused = None
+                test.note, ended_at = test.note + ended_at, ""
                 test.board, test.seconds = asked_on, round(reply.seconds, 4)
                 _record(result, on_test, test)
             shadow.command(c.text, answer)
