@@ -12,10 +12,9 @@ import datetime
 from html import escape
 from typing import TYPE_CHECKING
 
-from ..errors import BoardError
 from ..games import Game
 from .judge import SYMBOL_TABLE, SYMBOLS
-from .regress import REGRESS_SYMBOLS, RegressTest, position_of
+from .regress import REGRESS_SYMBOLS, RegressTest, answered_move, position_of
 from .report import fmt_credit, fmt_total, plural, sort_results, status
 from .results import ScriptResult, TestResult
 
@@ -185,13 +184,7 @@ def _regress_block(t: RegressTest, file: str, game: Game) -> str:
     drawing = ""
     if pos is not None and t.judged_by == "solver":
         best = [pos.game.parse_square(m) for m in t.best.split(", ") if m]
-        words = (t.answer or "").split()
-        point = words[1] if t.command.startswith("solve") and len(words) > 1 else words[0] if words else ""
-        try:
-            played = pos.game.parse_square(point) if point else None
-        except BoardError:
-            played = None
-        drawing = pos.game.svg(pos, best, played)
+        drawing = pos.game.svg(pos, best, answered_move(t, pos))
     details = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows)
     return f'<div class="test">{drawing}<dl>{details}</dl></div>'
 

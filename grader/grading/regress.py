@@ -486,6 +486,16 @@ def rejudge_test(test: RegressTest, game: Game, settings: RegressSettings, worke
     return again
 
 
+def answered_move(t: RegressTest, pos: Position) -> int | None:
+    """The point a 'solve' or 'genmove' answer names on ``pos`` (None: none, or not a point)."""
+    words = (t.answer or "").split() if not t.error else []
+    point = words[1] if t.command.startswith("solve") and len(words) > 1 else words[0] if words else ""
+    try:
+        return pos.game.parse_square(point) if point else None
+    except BoardError:
+        return None
+
+
 def position_of(game: Game, board: str, token: str) -> tuple[Position | None, str]:
     """The position of a recorded board (sized as it was played), or None and why not."""
     try:
@@ -719,6 +729,7 @@ __all__ = [
     "run_commands",
     "file_game",
     "parse_regress",
+    "answered_move",
     "position_of",
     "private_tests",
     "public_tests",

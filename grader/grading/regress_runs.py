@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 from tabulate import tabulate
 
 from ..engines.players import PYTHON, ProtocolEngine
-from ..errors import BoardError, GraderError, GraderWarning, RunFolderError
+from ..errors import GraderError, GraderWarning, RunFolderError
 from ..execution.executor import Executor, Worker, interrupt_reason, using
 from ..files import read_lines
 from ..games import Game, get_game
@@ -37,6 +37,7 @@ from .regress import (
     RegressResult,
     RegressSettings,
     RegressTest,
+    answered_move,
     parse_regress,
     position_of,
     regress_game,
@@ -372,13 +373,8 @@ def failed_board(t: RegressTest, game: Game) -> str | None:
     pos, _ = position_of(game, board, token)
     if pos is None:
         return None
-    words = (t.answer or "").split()
-    point = words[1] if t.command.startswith("solve") and len(words) > 1 else words[0] if words else ""
-    try:
-        marks = {pos.game.parse_square(point): "?"} if point else {}
-    except BoardError:
-        marks = {}
-    drawing = pos.game.render(pos, {m: c for m, c in marks.items() if pos.is_legal(m)})
+    move = answered_move(t, pos)
+    drawing = pos.game.render(pos, {move: "?"} if move is not None and pos.is_legal(move) else {})
     return "\n".join("      " + line for line in drawing.splitlines())
 
 
