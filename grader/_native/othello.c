@@ -22,7 +22,11 @@
  *   - at the root, from ID_MIN empties: iterative deepening on the evaluation, then from
  *     SEL_MIN a selective (probcut) search, both storing only move hints, before the exact
  *     search: the table holds good moves before the exact pass starts. Values never depend
- *     on the evaluation, only the speed does.
+ *     on the evaluation, only the speed does;
+ *   - solve() finds the value and every optimal move in one pass (root_solve): the first
+ *     move exactly, each other one by a null-window test of whether it reaches the best so
+ *     far, re-searched only when it does; optimal_moves() tests each move against a value
+ *     already known.
  * While it runs the search releases the GIL and every POLL_SECONDS re-acquires it to run
  * signal handlers and an optional should_stop() callable; a stop unwinds with longjmp,
  * so only completed results are ever stored in the table.
@@ -1195,6 +1199,25 @@ static int selective(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
     return best;
 }
 
+/* Value of (P, O) within (alpha, beta), given a guess: first a narrow window around the
+ * guess, widened on the side it fails. */
+static int aspiration(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, int guess)
+{
+    if (beta - alpha > 2 * ASPIRATION && alpha < guess && guess < beta) {
+        int lo = guess - ASPIRATION > alpha ? guess - ASPIRATION : alpha;
+        int hi = guess + ASPIRATION < beta ? guess + ASPIRATION : beta;
+        int v = pvs(c, P, O, lo, hi, n);
+        if (v <= lo && lo > alpha) /* the value is at most v */
+            v = pvs(c, P, O, alpha, v + 1, n);
+        else if (v >= hi && hi < beta) /* at least v */
+            v = pvs(c, P, O, v - 1, beta, n);
+        return v;
+    }
+    if (beta == alpha + 1)
+        return nws(c, P, O, alpha, n);
+    return pvs(c, P, O, alpha, beta, n);
+}
+
 /* Value of (P, O) within (alpha, beta); bounds beyond [-64, 64] are trivially met. */
 static int root_search(Ctx *c, u64 P, u64 O, int alpha, int beta)
 {
@@ -1209,36 +1232,125 @@ static int root_search(Ctx *c, u64 P, u64 O, int alpha, int beta)
         beta = 65;
     if (!get_moves(P, O) && !get_moves(O, P)) /* the game is over (a board without discs too) */
         return final_score(P, O, c->wte);
+    if (n >= TABLE_MIN) { /* known already (a repeated call): no preparation */
+        const Entry *e = probe(c, P, O);
+        if (e && e->exact) {
+            if (e->lower >= beta || e->lower == e->upper)
+                return e->lower;
+            if (e->upper <= alpha)
+                return e->upper;
+        }
+    }
     if (n >= ID_MIN) /* fill the table with good moves first */
         for (int depth = 4; depth <= n - ID_GAP && depth <= ID_MAX_DEPTH; depth += 2)
             midgame_id(c, P, O, -EVAL_INF, EVAL_INF, depth, n);
-    if (n >= SEL_MIN) {
-        int guess = selective(c, P, O, alpha, beta, n);
-        if (beta - alpha > 2 * ASPIRATION && alpha < guess && guess < beta) {
-            /* aspiration: a narrow window around the guess, widened on the side it fails */
-            int lo = guess - ASPIRATION > alpha ? guess - ASPIRATION : alpha;
-            int hi = guess + ASPIRATION < beta ? guess + ASPIRATION : beta;
-            int v = pvs(c, P, O, lo, hi, n);
-            if (v <= lo && lo > alpha) /* the value is at most v */
-                v = pvs(c, P, O, alpha, v + 1, n);
-            else if (v >= hi && hi < beta) /* at least v */
-                v = pvs(c, P, O, v - 1, beta, n);
-            return v;
-        }
-    }
+    if (n >= SEL_MIN)
+        return aspiration(c, P, O, alpha, beta, n, selective(c, P, O, alpha, beta, n));
     if (beta == alpha + 1)
         return nws(c, P, O, alpha, n);
     return pvs(c, P, O, alpha, beta, n);
 }
 
-/* Runs the search (the GIL already released): 0 with the value in *out, the GIL still
- * released; -1 when abandoned, with the GIL held and an exception set. setjmp lives in this
- * small function so that the caller's locals stay determinate after a longjmp. */
-static int run_search(Ctx *c, u64 P, u64 O, int alpha, int beta, int *out)
+/* Bit sq set for every move of P reaching the value v of (P, O): a null-window test on each
+ * child (its value is at least -v; the move is optimal when it is at most -v). No evaluation
+ * search first: the value's own search has left the table full of good moves. */
+static u64 optimal_moves(Ctx *c, u64 P, u64 O, int v)
+{
+    Move list[MAX_MOVES];
+    u64 moves = get_moves(P, O), optimal = 0;
+    int n = 64 - popcount(P | O), count, hint = -1;
+    if (!moves)
+        return 0;
+    if (n >= TABLE_MIN) {
+        const Entry *e = probe(c, P, O);
+        if (e)
+            hint = e->move;
+    }
+    count = list_moves(c, P, O, moves, hint, n, list);
+    for (int i = 0; i < count; i++) {
+        Move m = next_move(list, i, count);
+        u64 np = O ^ m.flipped, no = P | m.flipped | BIT(m.sq);
+        if (nws(c, np, no, -v, n - 1) <= -v)
+            optimal |= BIT(m.sq);
+    }
+    return optimal;
+}
+
+/* The exact value of (P, O) and, in *optimal, every move reaching it, in one pass: the root's
+ * first move gets the exact value, each other one a null-window test of whether it reaches
+ * the best so far (not only whether it beats it), and an exact search when it beats it.
+ * *known is 0 when the table held the value already and the moves were not looked at. */
+static int root_solve(Ctx *c, u64 P, u64 O, u64 *optimal, int *known)
+{
+    Move list[MAX_MOVES];
+    int n = 64 - popcount(P | O), count, hint = -1, best = -INF, best_move = -1, guess = INF;
+    u64 moves = get_moves(P, O);
+    *optimal = 0;
+    *known = 1;
+    if (!moves) /* a pass or the end: no moves */
+        return root_search(c, P, O, -64, 64);
+    if (n >= TABLE_MIN) {
+        const Entry *e = probe(c, P, O);
+        if (e && e->exact && e->lower == e->upper) {
+            *known = 0;
+            return e->lower;
+        }
+    }
+    if (n >= ID_MIN)
+        for (int depth = 4; depth <= n - ID_GAP && depth <= ID_MAX_DEPTH; depth += 2)
+            midgame_id(c, P, O, -EVAL_INF, EVAL_INF, depth, n);
+    if (n >= SEL_MIN)
+        guess = selective(c, P, O, -64, 64, n);
+    if (n >= TABLE_MIN) {
+        const Entry *e = probe(c, P, O);
+        if (e)
+            hint = e->move;
+    }
+    count = list_moves(c, P, O, moves, hint, n, list);
+    for (int i = 0; i < count; i++) {
+        Move m = next_move(list, i, count);
+        u64 np = O ^ m.flipped, no = P | m.flipped | BIT(m.sq);
+        int v;
+        if (i == 0) {
+            v = -(guess == INF ? pvs(c, np, no, -65, 65, n - 1) : aspiration(c, np, no, -65, 65, n - 1, -guess));
+        } else {
+            v = -nws(c, np, no, -best, n - 1); /* v >= best: at least as good as the best */
+            if (v >= best && -nws(c, np, no, -best - 1, n - 1) > best) /* better: by how much */
+                v = -pvs(c, np, no, -65, -best - 1, n - 1);
+            else if (v >= best) /* as good */
+                v = best;
+        }
+        if (v > best) {
+            best = v;
+            best_move = m.sq;
+            *optimal = BIT(m.sq);
+        } else if (v == best) {
+            *optimal |= BIT(m.sq);
+        }
+    }
+    if (n >= TABLE_MIN)
+        store(c, P, O, n, -65, 65, best, best_move);
+    return best;
+}
+
+/* Runs the search (the GIL already released): 0 with the result in out, the GIL still
+ * released; -1 when abandoned, with the GIL held and an exception set. `mode` 0: out[0] is
+ * root_search()'s value; 1: out[0] the bitboard of optimal_moves() for the value alpha; 2:
+ * root_solve(), out[1] the value and out[0] the optimal moves (all ones: not known). setjmp
+ * lives in this small function so that the caller's locals stay determinate after a longjmp. */
+static int run_search(Ctx *c, u64 P, u64 O, int alpha, int beta, int mode, u64 *out)
 {
     if (setjmp(c->abort))
         return -1;
-    *out = root_search(c, P, O, alpha, beta);
+    if (mode == 1) {
+        *out = optimal_moves(c, P, O, alpha);
+    } else if (mode == 2) {
+        int known;
+        out[1] = (u64)(int64_t)root_solve(c, P, O, out, &known);
+        if (!known)
+            out[0] = ~0ULL;
+    } else
+        *out = (u64)(int64_t)root_search(c, P, O, alpha, beta);
     return 0;
 }
 
@@ -1424,26 +1536,30 @@ static void unlock_solver(SolverObject *self)
     PyThread_release_lock(self->lock);
 }
 
-static PyObject *Solver_search(SolverObject *self, PyObject *args, PyObject *kwds)
+/* The squares of a bitboard, rising, as a list of ints. */
+static PyObject *squares_list(u64 b)
 {
-    static char *kwlist[] = {"player", "opponent", "alpha", "beta", NULL};
-    PyObject *po, *oo;
-    long alpha = -64, beta = 64;
-    u64 P, O;
-    int value, failed;
-    Ctx c;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|ll:search", kwlist, &po, &oo, &alpha, &beta) ||
-        to_position(po, oo, &P, &O) < 0)
-        return NULL;
-    if (alpha >= beta) {
-        PyErr_Format(PyExc_ValueError, "empty window: alpha (%ld) must be below beta (%ld)", alpha,
-                     beta);
-        return NULL;
+    PyObject *list = PyList_New(0);
+    for (; list && b; b &= b - 1) {
+        PyObject *sq = PyLong_FromLong(first_square(b));
+        if (!sq || PyList_Append(list, sq) < 0) {
+            Py_XDECREF(sq);
+            Py_CLEAR(list);
+            break;
+        }
+        Py_DECREF(sq);
     }
-    alpha = alpha < -INF ? -INF : alpha > INF ? INF : alpha;
-    beta = beta < -INF ? -INF : beta > INF ? INF : beta;
+    return list;
+}
+
+/* One search on self's table, under its lock, with the GIL released while it runs: 0 with
+ * run_search()'s result in *out, -1 with an exception set. */
+static int run_locked(SolverObject *self, u64 P, u64 O, int alpha, int beta, int mode, u64 *out)
+{
+    int failed;
+    Ctx c;
     if (lock_solver(self) < 0)
-        return NULL;
+        return -1;
     memset(&c, 0, sizeof c);
     c.table = self->table;
     c.mask = self->mask;
@@ -1456,13 +1572,68 @@ static PyObject *Solver_search(SolverObject *self, PyObject *args, PyObject *kwd
     c.owner_nodes = self->nodes;
     c.date = ++self->date;
     c.thread = PyEval_SaveThread();
-    failed = run_search(&c, P, O, (int)alpha, (int)beta, &value);
+    failed = run_search(&c, P, O, alpha, beta, mode, out);
     if (!failed)
         PyEval_RestoreThread(c.thread);
     self->nodes = c.owner_nodes + c.nodes;
     Py_XDECREF(c.should_stop);
     unlock_solver(self);
-    return failed ? NULL : PyLong_FromLong(value);
+    return failed ? -1 : 0;
+}
+
+static PyObject *Solver_search(SolverObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"player", "opponent", "alpha", "beta", NULL};
+    PyObject *po, *oo;
+    long alpha = -64, beta = 64;
+    u64 P, O, out;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|ll:search", kwlist, &po, &oo, &alpha, &beta) ||
+        to_position(po, oo, &P, &O) < 0)
+        return NULL;
+    if (alpha >= beta) {
+        PyErr_Format(PyExc_ValueError, "empty window: alpha (%ld) must be below beta (%ld)", alpha,
+                     beta);
+        return NULL;
+    }
+    alpha = alpha < -INF ? -INF : alpha > INF ? INF : alpha;
+    beta = beta < -INF ? -INF : beta > INF ? INF : beta;
+    if (run_locked(self, P, O, (int)alpha, (int)beta, 0, &out) < 0)
+        return NULL;
+    return PyLong_FromLong((long)(int64_t)out);
+}
+
+static PyObject *Solver_optimal_moves(SolverObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"player", "opponent", "value", NULL};
+    PyObject *po, *oo;
+    long value;
+    u64 P, O, out;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOl:optimal_moves", kwlist, &po, &oo, &value) ||
+        to_position(po, oo, &P, &O) < 0)
+        return NULL;
+    if (value < -64 || value > 64) {
+        PyErr_Format(PyExc_ValueError, "value must be in -64..64, not %ld", value);
+        return NULL;
+    }
+    if (run_locked(self, P, O, (int)value, 0, 1, &out) < 0)
+        return NULL;
+    return squares_list(out);
+}
+
+static PyObject *Solver_solve(SolverObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"player", "opponent", NULL};
+    PyObject *po, *oo, *list;
+    u64 P, O, out[2];
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO:solve", kwlist, &po, &oo) ||
+        to_position(po, oo, &P, &O) < 0)
+        return NULL;
+    if (run_locked(self, P, O, 0, 0, 2, out) < 0)
+        return NULL;
+    if (out[0] == ~0ULL)
+        return Py_BuildValue("(lO)", (long)(int64_t)out[1], Py_None);
+    list = squares_list(out[0]);
+    return list ? Py_BuildValue("(lN)", (long)(int64_t)out[1], list) : NULL;
 }
 
 static PyObject *Solver_clear(SolverObject *self, PyObject *unused)
@@ -1500,6 +1671,17 @@ static PyMethodDef Solver_methods[] = {
      "(alpha, beta): a value strictly inside is exact, one <= alpha an upper bound, one >=\n"
      "beta a lower bound. Releases the GIL; raises KeyboardInterrupt (or whatever a signal\n"
      "handler raises) or Cancelled (should_stop() returned true) when abandoned."},
+    {"optimal_moves", (PyCFunction)(void (*)(void))Solver_optimal_moves, METH_VARARGS | METH_KEYWORDS,
+     "optimal_moves(player, opponent, value) -> list\n\n"
+     "The legal moves of player (squares, rising) reaching value, the position's exact value\n"
+     "(search() gives it): a null-window test on each child. Empty when player must pass.\n"
+     "Releases the GIL and stops as search() does."},
+    {"solve", (PyCFunction)(void (*)(void))Solver_solve, METH_VARARGS | METH_KEYWORDS,
+     "solve(player, opponent) -> (int, list | None)\n\n"
+     "The exact value of the position and every legal move of player reaching it (squares,\n"
+     "rising; empty when player must pass), found in one search; None instead of the moves\n"
+     "when the table knew the value already (optimal_moves() gives them). Releases the GIL\n"
+     "and stops as search() does."},
     {"clear", (PyCFunction)Solver_clear, METH_NOARGS, "clear() -> None\n\nEmpty the table."},
     {NULL, NULL, 0, NULL}};
 
