@@ -96,6 +96,11 @@ typedef uint64_t u64;
 #ifndef W_EVAL
 #define W_EVAL 128 /* weight of the evaluation (quarter-discs) against W_MOBILITY per move */
 #endif
+#ifndef USED_MIN
+#define USED_MIN 12 /* a solver's table is used from its first 2**USED_MIN entries, enough up
+                       to 12 empties, 4/3 more bits per further empty of its largest search
+                       so far: a small search touches few pages (each costs a fault) */
+#endif
 #define MAX_MOVES 64
 #define POLL_NODES 16384  /* look at the clock this often... */
 #define POLL_SECONDS 0.02 /* ...and take the GIL for signals and should_stop() this often */
@@ -380,6 +385,7 @@ struct SolverObject {
     Entry *table;
     u64 mask;
     int wte, bits;
+    int used; /* log2 of the entries in use (the first ones: the rest never touched), <= bits */
     unsigned long long nodes;
     PyObject *should_stop;
     PyThread_type_lock lock; /* one search at a time on this table */
@@ -1472,7 +1478,8 @@ static PyObject *Solver_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         return NULL;
     self->wte = wte == Py_True;
     self->bits = bits;
-    self->mask = (1ULL << bits) - 1;
+    self->used = bits < USED_MIN ? bits : USED_MIN;
+    self->mask = (1ULL << self->used) - 1;
     self->should_stop = should_stop == Py_None ? NULL : Py_NewRef(should_stop);
     self->table = calloc((size_t)1 << bits, sizeof(Entry));
     self->lock = PyThread_allocate_lock();
@@ -1560,6 +1567,13 @@ static int run_locked(SolverObject *self, u64 P, u64 O, int alpha, int beta, int
     Ctx c;
     if (lock_solver(self) < 0)
         return -1;
+    if (self->used < self->bits) { /* a bigger search: use more of the table */
+        int want = USED_MIN + (4 * (64 - popcount(P | O) - 12) + 2) / 3;
+        if (want > self->used) {
+            self->used = want < self->bits ? want : self->bits;
+            self->mask = (1ULL << self->used) - 1;
+        }
+    }
     memset(&c, 0, sizeof c);
     c.table = self->table;
     c.mask = self->mask;
@@ -1641,7 +1655,9 @@ static PyObject *Solver_clear(SolverObject *self, PyObject *unused)
     (void)unused;
     if (lock_solver(self) < 0)
         return NULL;
-    memset(self->table, 0, ((size_t)self->mask + 1) * sizeof(Entry));
+    memset(self->table, 0, ((size_t)self->mask + 1) * sizeof(Entry)); /* the rest is unused */
+    self->used = self->bits < USED_MIN ? self->bits : USED_MIN;
+    self->mask = (1ULL << self->used) - 1;
     unlock_solver(self);
     Py_RETURN_NONE;
 }
