@@ -243,32 +243,23 @@ static u64 get_moves(u64 P, u64 O)
             axis_moves(P, inner, 9)) & ~(P | O);
 }
 
-/* Discs of O flipped when P plays sq (0: not a legal move there), line by line: the row, the
- * column and both diagonals through sq are each read as a byte of P's and a byte of O's
- * discs (a multiplication gathers a column or a diagonal), two small tables give the
- * squares flipped on that line, and they are put back on the board. */
+/* Discs of O flipped when P plays sq (0: not a legal move there), ray by ray: the first
+ * square along a ray not holding O's disc ends the run of O's discs next to sq; when it
+ * holds P's disc, the run is flipped. On the rays towards higher squares it is the lowest
+ * such square (x & -x), on the others the highest (a leading-zero count); bit 0 stands in
+ * for "none" there, harmlessly (it is then O's or off the ray, never P's on the ray). */
 static inline u64 flips(int sq, u64 P, u64 O)
 {
-    int r = sq >> 3, c = sq & 7;
-    unsigned p, o, f;
-    u64 out;
-    /* the row: place c */
-    p = (unsigned)(P >> (8 * r)) & 0xFF;
-    o = (unsigned)(O >> (8 * r)) & 0xFF;
-    out = (u64)FLIPPED[c][OUTFLANK[c][(o >> 1) & 63] & p] << (8 * r);
-    /* the column: place r */
-    p = (unsigned)((((P >> c) & 0x0101010101010101ULL) * 0x0102040810204080ULL) >> 56);
-    o = (unsigned)((((O >> c) & 0x0101010101010101ULL) * 0x0102040810204080ULL) >> 56);
-    out |= COLUMN_OF[FLIPPED[r][OUTFLANK[r][(o >> 1) & 63] & p]] << c;
-    /* the diagonals: place c; squares off the board read as empty, so no run crosses them */
-    p = (unsigned)(((P & DIAG9[sq]) * 0x0101010101010101ULL) >> 56);
-    o = (unsigned)(((O & DIAG9[sq]) * 0x0101010101010101ULL) >> 56);
-    f = FLIPPED[c][OUTFLANK[c][(o >> 1) & 63] & p];
-    out |= (f * 0x0101010101010101ULL) & DIAG9[sq];
-    p = (unsigned)(((P & DIAG7[sq]) * 0x0101010101010101ULL) >> 56);
-    o = (unsigned)(((O & DIAG7[sq]) * 0x0101010101010101ULL) >> 56);
-    f = FLIPPED[c][OUTFLANK[c][(o >> 1) & 63] & p];
-    out |= (f * 0x0101010101010101ULL) & DIAG7[sq];
+    const u64 *ray = RAYS[sq];
+    u64 nO = ~O, out = 0;
+    for (int d = 0; d < 4; d++) {
+        u64 x = ray[d] & nO, t = x & (0 - x) & P;
+        out |= (t - (t != 0)) & ray[d];
+    }
+    for (int d = 4; d < 8; d++) {
+        u64 x = (ray[d] & nO) | 1, t = (0x8000000000000000ULL >> __builtin_clzll(x)) & P & ray[d];
+        out |= (0 - (t << 1)) & ray[d];
+    }
     return out;
 }
 
