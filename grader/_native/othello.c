@@ -55,7 +55,7 @@ typedef uint64_t u64;
 #define TABLE_MIN 9 /* from this many empties: transposition table */
 #endif
 #ifndef ETC_MIN
-#define ETC_MIN 12 /* from this many empties: enhanced transposition cutoff */
+#define ETC_MIN 10 /* from this many empties: enhanced transposition cutoff */
 #endif
 #ifndef PARITY_MAX
 #define PARITY_MAX 14 /* up to this many empties: parity breaks ties in move ordering */
@@ -1143,7 +1143,7 @@ static int midgame_id(Ctx *c, u64 P, u64 O, int alpha, int beta, int depth, int 
  * the exact search, which takes over at SEL_EXACT empties. It stores only move hints (its
  * values are guesses), so the exact search that follows finds good moves first everywhere
  * the selective one went; its exact subtrees leave exact entries, as always. */
-static int selective(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
+static int selective(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, int margin)
 {
     Move list[MAX_MOVES];
     int hint = -1, count, best = -INF, best_move = -1, v;
@@ -1164,23 +1164,23 @@ static int selective(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
     if (!moves) {
         if (!get_moves(O, P))
             return final_score(P, O, c->wte);
-        return -selective(c, O, P, -beta, -alpha, n);
+        return -selective(c, O, P, -beta, -alpha, n, margin);
     }
     v = midgame(c, P, O, -EVAL_INF, EVAL_INF, 2) / 4; /* quarter-discs to discs */
-    if (v - SEL_MARGIN >= beta)
+    if (v - margin >= beta)
         return beta;
-    if (v + SEL_MARGIN <= alpha)
+    if (v + margin <= alpha)
         return alpha;
     count = list_moves(c, P, O, moves, hint, n, list);
     for (int i = 0; i < count; i++) {
         Move m = next_move(list, i, count);
         u64 np = O ^ m.flipped, no = P | m.flipped | BIT(m.sq);
         if (i == 0) {
-            v = -selective(c, np, no, -beta, -alpha, n - 1);
+            v = -selective(c, np, no, -beta, -alpha, n - 1, margin);
         } else {
-            v = -selective(c, np, no, -alpha - 1, -alpha, n - 1);
+            v = -selective(c, np, no, -alpha - 1, -alpha, n - 1, margin);
             if (alpha < v && v < beta)
-                v = -selective(c, np, no, -beta, -v, n - 1);
+                v = -selective(c, np, no, -beta, -v, n - 1, margin);
         }
         if (v > best) {
             best = v;
@@ -1242,7 +1242,7 @@ static int root_search(Ctx *c, u64 P, u64 O, int alpha, int beta)
         for (int depth = 4; depth <= n - ID_GAP && depth <= ID_MAX_DEPTH; depth += 2)
             midgame_id(c, P, O, -EVAL_INF, EVAL_INF, depth, n);
     if (n >= SEL_MIN)
-        return aspiration(c, P, O, alpha, beta, n, selective(c, P, O, alpha, beta, n));
+        return aspiration(c, P, O, alpha, beta, n, selective(c, P, O, alpha, beta, n, SEL_MARGIN));
     if (beta == alpha + 1)
         return nws(c, P, O, alpha, n);
     return pvs(c, P, O, alpha, beta, n);
@@ -1297,7 +1297,7 @@ static int root_solve(Ctx *c, u64 P, u64 O, u64 *optimal, int *known)
         for (int depth = 4; depth <= n - ID_GAP && depth <= ID_MAX_DEPTH; depth += 2)
             midgame_id(c, P, O, -EVAL_INF, EVAL_INF, depth, n);
     if (n >= SEL_MIN)
-        guess = selective(c, P, O, -64, 64, n);
+        guess = selective(c, P, O, -64, 64, n, SEL_MARGIN);
     if (n >= TABLE_MIN) {
         const Entry *e = probe(c, P, O);
         if (e)
