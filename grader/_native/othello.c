@@ -67,7 +67,7 @@ typedef uint64_t u64;
 #define SORT1_MIN 16 /* ...a 1-ply search on it */
 #endif
 #ifndef SORT2_MIN
-#define SORT2_MIN 21 /* ...a 2-ply search on it */
+#define SORT2_MIN 19 /* ...a 2-ply search on it */
 #endif
 #ifndef ID_MIN
 #define ID_MIN 18 /* from this many empties, iterative deepening on the evaluation first... */
