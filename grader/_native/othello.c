@@ -17,8 +17,10 @@
  *     a pattern evaluation (weights fitted by bench/fit_eval.py, eval_weights.h) searched 0-2
  *     plies deep on each child;
  *   - from TABLE_MIN empties: a transposition table of exact bounds and best moves in 4-entry
- *     buckets, aged per search call, kept across calls; from ETC_MIN, enhanced transposition
- *     cutoff; stability cutoff (stable discs bound the final score) above Edax's thresholds;
+ *     buckets, aged per search call, kept across calls (its first 2**USED_MIN entries at first,
+ *     more as larger positions come: a small search touches few pages); from ETC_MIN, enhanced
+ *     transposition cutoff; stability cutoff (stable discs bound the final score) above
+ *     Edax's thresholds;
  *   - at the root, from ID_MIN empties: iterative deepening on the evaluation, then from
  *     SEL_MIN a selective (probcut) search, both storing only move hints, before the exact
  *     search: the table holds good moves before the exact pass starts. Values never depend
@@ -1702,7 +1704,7 @@ static PyType_Slot Solver_slots[] = {
     {Py_tp_doc,
      "Solver(winner_takes_empties: bool, table_bits: int = 22, should_stop=None)\n\n"
      "Exact endgame solver with its own transposition table (2**table_bits entries of 24\n"
-     "bytes, kept across calls). should_stop, if given, is called with no arguments about\n"
+     "bytes, kept across calls; a small search uses only its first few thousand). should_stop, if given, is called with no arguments about\n"
      "every 20 ms during a search; a true result abandons the search with Cancelled.\n"
      "Calls on one object are serialized by a lock; separate objects run in parallel."},
     {Py_tp_new, Solver_new},
