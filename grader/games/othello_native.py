@@ -77,8 +77,9 @@ class NativeOthelloSolver(OthelloSolver):
 
     def _optimal(self, p: Bitboard, o: Bitboard, v: int) -> list[int]:
         assert _native is not None  # a solver is made only when it is
-        if self._solved[:3] == (p, o, v):
-            return list(self._solved[3])
+        solved = self._solved  # one read: another thread may solve meanwhile
+        if solved[:3] == (p, o, v):
+            return list(solved[3])
         try:
             moves: list[int] = self._core.optimal_moves(p, o, v)
         except _native.Cancelled:
