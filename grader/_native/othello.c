@@ -96,7 +96,7 @@ typedef uint64_t u64;
 #define AGE_BONUS 256 /* table replacement: an entry written by this search counts as this much deeper */
 #endif
 #ifndef W_EVAL
-#define W_EVAL 128 /* weight of the evaluation (quarter-discs) against W_MOBILITY per move */
+#define W_EVAL 96 /* weight of the evaluation (quarter-discs) against W_MOBILITY per move */
 #endif
 #ifndef USED_MIN
 #define USED_MIN 12 /* a solver's table is used from its first 2**USED_MIN entries, enough up
