@@ -120,6 +120,23 @@ def test_native_matches_python_on_thousands_of_positions():
             assert (c.value(pos), c.optimal_moves(pos)) == expected, (scoring, pos.board_string(), pos.token)
 
 
+def test_solve_and_optimal_moves_match_python():
+    """Solver.solve (value and optimal moves in one search; the moves None once the table knows
+    the value) and Solver.optimal_moves (a test of each move against a given value)."""
+    for scoring in SCORINGS:
+        py, s = Solver(scoring), N.Solver(scoring == WINNER_TAKES_EMPTIES, 16)
+        for pos in MANY[::7]:
+            expected = (py.value(pos), py.optimal_moves(pos))
+            p, o = pos.player, pos.opponent
+            assert s.solve(p, o) == expected, (scoring, pos.board_string(), pos.token)
+            again = s.solve(p, o)
+            assert again in (expected, (expected[0], None)), (scoring, pos.board_string(), pos.token)
+            assert s.optimal_moves(p, o, expected[0]) == expected[1], (scoring, pos.board_string(), pos.token)
+    assert N.Solver(True, 10).optimal_moves(FULL, 0, 64) == []
+    with pytest.raises(ValueError):
+        N.Solver(True, 10).optimal_moves(1, 2, 65)
+
+
 SYMMETRIES = [
     lambda r, c: (r, c),
     lambda r, c: (c, r),
@@ -155,6 +172,7 @@ def test_native_agrees_with_itself_at_13_to_16_empties():
                 s = N.Solver(True, 16)
                 v = s.search(p, o)
                 best = [sq for sq in range(64) if N.legal_moves(p, o) >> sq & 1 and child_value(s, p, o, sq, v)]
+                assert N.Solver(True, 16).solve(p, o) == (v, best) and s.optimal_moves(p, o, v) == best
                 back = {next(t for t in range(64) if transform(1 << t, sym) == 1 << sq) for sq in best}
                 results.add((v, frozenset(back)))
             assert len(results) == 1, (pos.board_string(), pos.token, results)

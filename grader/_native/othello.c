@@ -17,12 +17,18 @@
  *     a pattern evaluation (weights fitted by bench/fit_eval.py, eval_weights.h) searched 0-2
  *     plies deep on each child;
  *   - from TABLE_MIN empties: a transposition table of exact bounds and best moves in 4-entry
- *     buckets, aged per search call, kept across calls; from ETC_MIN, enhanced transposition
- *     cutoff; stability cutoff (stable discs bound the final score) above Edax's thresholds;
+ *     buckets, aged per search call, kept across calls (its first 2**USED_MIN entries at first,
+ *     more as larger positions come: a small search touches few pages); from ETC_MIN, enhanced
+ *     transposition cutoff; stability cutoff (stable discs bound the final score) above
+ *     Edax's thresholds less STAB_SHIFT;
  *   - at the root, from ID_MIN empties: iterative deepening on the evaluation, then from
  *     SEL_MIN a selective (probcut) search, both storing only move hints, before the exact
  *     search: the table holds good moves before the exact pass starts. Values never depend
- *     on the evaluation, only the speed does.
+ *     on the evaluation, only the speed does;
+ *   - solve() finds the value and every optimal move in one pass (root_solve): the first
+ *     move exactly, each other one by a null-window test of whether it reaches the best so
+ *     far, re-searched only when it does; optimal_moves() tests each move against a value
+ *     already known.
  * While it runs the search releases the GIL and every POLL_SECONDS re-acquires it to run
  * signal handlers and an optional should_stop() callable; a stop unwinds with longjmp,
  * so only completed results are ever stored in the table.
@@ -51,7 +57,7 @@ typedef uint64_t u64;
 #define TABLE_MIN 9 /* from this many empties: transposition table */
 #endif
 #ifndef ETC_MIN
-#define ETC_MIN 12 /* from this many empties: enhanced transposition cutoff */
+#define ETC_MIN 10 /* from this many empties: enhanced transposition cutoff */
 #endif
 #ifndef PARITY_MAX
 #define PARITY_MAX 14 /* up to this many empties: parity breaks ties in move ordering */
@@ -63,7 +69,7 @@ typedef uint64_t u64;
 #define SORT1_MIN 16 /* ...a 1-ply search on it */
 #endif
 #ifndef SORT2_MIN
-#define SORT2_MIN 21 /* ...a 2-ply search on it */
+#define SORT2_MIN 19 /* ...a 2-ply search on it */
 #endif
 #ifndef ID_MIN
 #define ID_MIN 18 /* from this many empties, iterative deepening on the evaluation first... */
@@ -90,7 +96,15 @@ typedef uint64_t u64;
 #define AGE_BONUS 256 /* table replacement: an entry written by this search counts as this much deeper */
 #endif
 #ifndef W_EVAL
-#define W_EVAL 128 /* weight of the evaluation (quarter-discs) against W_MOBILITY per move */
+#define W_EVAL 96 /* weight of the evaluation (quarter-discs) against W_MOBILITY per move */
+#endif
+#ifndef USED_MIN
+#define USED_MIN 12 /* a solver's table is used from its first 2**USED_MIN entries, enough up
+                       to 12 empties, 4/3 more bits per further empty of its largest search
+                       so far: a small search touches few pages (each costs a fault) */
+#endif
+#ifndef STAB_SHIFT
+#define STAB_SHIFT 8 /* the stability cutoff is tried this much below Edax's thresholds */
 #endif
 #define MAX_MOVES 64
 #define POLL_NODES 16384  /* look at the clock this often... */
@@ -234,32 +248,23 @@ static u64 get_moves(u64 P, u64 O)
             axis_moves(P, inner, 9)) & ~(P | O);
 }
 
-/* Discs of O flipped when P plays sq (0: not a legal move there), line by line: the row, the
- * column and both diagonals through sq are each read as a byte of P's and a byte of O's
- * discs (a multiplication gathers a column or a diagonal), two small tables give the
- * squares flipped on that line, and they are put back on the board. */
+/* Discs of O flipped when P plays sq (0: not a legal move there), ray by ray: the first
+ * square along a ray not holding O's disc ends the run of O's discs next to sq; when it
+ * holds P's disc, the run is flipped. On the rays towards higher squares it is the lowest
+ * such square (x & -x), on the others the highest (a leading-zero count); bit 0 stands in
+ * for "none" there, harmlessly (it is then O's or off the ray, never P's on the ray). */
 static inline u64 flips(int sq, u64 P, u64 O)
 {
-    int r = sq >> 3, c = sq & 7;
-    unsigned p, o, f;
-    u64 out;
-    /* the row: place c */
-    p = (unsigned)(P >> (8 * r)) & 0xFF;
-    o = (unsigned)(O >> (8 * r)) & 0xFF;
-    out = (u64)FLIPPED[c][OUTFLANK[c][(o >> 1) & 63] & p] << (8 * r);
-    /* the column: place r */
-    p = (unsigned)((((P >> c) & 0x0101010101010101ULL) * 0x0102040810204080ULL) >> 56);
-    o = (unsigned)((((O >> c) & 0x0101010101010101ULL) * 0x0102040810204080ULL) >> 56);
-    out |= COLUMN_OF[FLIPPED[r][OUTFLANK[r][(o >> 1) & 63] & p]] << c;
-    /* the diagonals: place c; squares off the board read as empty, so no run crosses them */
-    p = (unsigned)(((P & DIAG9[sq]) * 0x0101010101010101ULL) >> 56);
-    o = (unsigned)(((O & DIAG9[sq]) * 0x0101010101010101ULL) >> 56);
-    f = FLIPPED[c][OUTFLANK[c][(o >> 1) & 63] & p];
-    out |= (f * 0x0101010101010101ULL) & DIAG9[sq];
-    p = (unsigned)(((P & DIAG7[sq]) * 0x0101010101010101ULL) >> 56);
-    o = (unsigned)(((O & DIAG7[sq]) * 0x0101010101010101ULL) >> 56);
-    f = FLIPPED[c][OUTFLANK[c][(o >> 1) & 63] & p];
-    out |= (f * 0x0101010101010101ULL) & DIAG7[sq];
+    const u64 *ray = RAYS[sq];
+    u64 nO = ~O, out = 0;
+    for (int d = 0; d < 4; d++) {
+        u64 x = ray[d] & nO, t = x & (0 - x) & P;
+        out |= (t - (t != 0)) & ray[d];
+    }
+    for (int d = 4; d < 8; d++) {
+        u64 x = (ray[d] & nO) | 1, t = (0x8000000000000000ULL >> __builtin_clzll(x)) & P & ray[d];
+        out |= (0 - (t << 1)) & ray[d];
+    }
     return out;
 }
 
@@ -319,7 +324,8 @@ static u64 odd_quadrants(u64 empties)
 }
 
 /* The stability cutoff rarely succeeds unless alpha is high: with n empties, try it only
- * from alpha >= STABILITY_MIN[n] (the figures Edax uses; a cheap filter, not a proof). */
+ * from alpha >= STABILITY_MIN[n] - STAB_SHIFT (the figures Edax uses, lowered: FFO #45
+ * searches 13% fewer nodes in about the same time; a cheap filter, not a proof). */
 static const int8_t STABILITY_MIN[65] = {99, 99, 99, 99, 6,  8,  10, 12, 14, 16, 20, 22, 24,
                                          26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48, 48,
                                          50, 50, 52, 52, 54, 54, 56, 56, 58, 58, 60, 60, 62,
@@ -376,6 +382,7 @@ struct SolverObject {
     Entry *table;
     u64 mask;
     int wte, bits;
+    int used; /* log2 of the entries in use (the first ones: the rest never touched), <= bits */
     unsigned long long nodes;
     PyObject *should_stop;
     PyThread_type_lock lock; /* one search at a time on this table */
@@ -581,7 +588,8 @@ static int solve_shallow(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, const
     u64 E = ~(P | O);
     int best = -INF;
     c->nodes++;
-    if (alpha >= STABILITY_MIN[n] && alpha >= 64 - 2 * popcount(O)) { /* see stability_cut() */
+    /* see stability_cut() */
+    if (alpha >= STABILITY_MIN[n] - STAB_SHIFT && alpha >= 64 - 2 * popcount(O)) {
         int bound = 64 - 2 * popcount(stable_discs(O, P));
         if (bound <= alpha)
             return bound;
@@ -939,12 +947,12 @@ static int nws(Ctx *c, u64 P, u64 O, int alpha, int n);
  * (true under both rules); P's stable discs likewise give a lower bound. 1: cut, *v set. */
 static inline int stability_cut(u64 P, u64 O, int n, int alpha, int beta, int *v)
 {
-    if (alpha >= STABILITY_MIN[n] && alpha >= 64 - 2 * popcount(O)) {
+    if (alpha >= STABILITY_MIN[n] - STAB_SHIFT && alpha >= 64 - 2 * popcount(O)) {
         int bound = 64 - 2 * popcount(stable_discs(O, P));
         if (bound <= alpha)
             return *v = bound, 1;
     }
-    if (beta <= -STABILITY_MIN[n] && beta <= 2 * popcount(P) - 64) {
+    if (beta <= STAB_SHIFT - STABILITY_MIN[n] && beta <= 2 * popcount(P) - 64) {
         int bound = 2 * popcount(stable_discs(P, O)) - 64;
         if (bound >= beta)
             return *v = bound, 1;
@@ -1142,7 +1150,7 @@ static int midgame_id(Ctx *c, u64 P, u64 O, int alpha, int beta, int depth, int 
  * the exact search, which takes over at SEL_EXACT empties. It stores only move hints (its
  * values are guesses), so the exact search that follows finds good moves first everywhere
  * the selective one went; its exact subtrees leave exact entries, as always. */
-static int selective(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
+static int selective(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, int margin)
 {
     Move list[MAX_MOVES];
     int hint = -1, count, best = -INF, best_move = -1, v;
@@ -1163,23 +1171,23 @@ static int selective(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
     if (!moves) {
         if (!get_moves(O, P))
             return final_score(P, O, c->wte);
-        return -selective(c, O, P, -beta, -alpha, n);
+        return -selective(c, O, P, -beta, -alpha, n, margin);
     }
     v = midgame(c, P, O, -EVAL_INF, EVAL_INF, 2) / 4; /* quarter-discs to discs */
-    if (v - SEL_MARGIN >= beta)
+    if (v - margin >= beta)
         return beta;
-    if (v + SEL_MARGIN <= alpha)
+    if (v + margin <= alpha)
         return alpha;
     count = list_moves(c, P, O, moves, hint, n, list);
     for (int i = 0; i < count; i++) {
         Move m = next_move(list, i, count);
         u64 np = O ^ m.flipped, no = P | m.flipped | BIT(m.sq);
         if (i == 0) {
-            v = -selective(c, np, no, -beta, -alpha, n - 1);
+            v = -selective(c, np, no, -beta, -alpha, n - 1, margin);
         } else {
-            v = -selective(c, np, no, -alpha - 1, -alpha, n - 1);
+            v = -selective(c, np, no, -alpha - 1, -alpha, n - 1, margin);
             if (alpha < v && v < beta)
-                v = -selective(c, np, no, -beta, -v, n - 1);
+                v = -selective(c, np, no, -beta, -v, n - 1, margin);
         }
         if (v > best) {
             best = v;
@@ -1193,6 +1201,25 @@ static int selective(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
     }
     store_hint(c, P, O, n, best_move);
     return best;
+}
+
+/* Value of (P, O) within (alpha, beta), given a guess: first a narrow window around the
+ * guess, widened on the side it fails. */
+static int aspiration(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, int guess)
+{
+    if (beta - alpha > 2 * ASPIRATION && alpha < guess && guess < beta) {
+        int lo = guess - ASPIRATION > alpha ? guess - ASPIRATION : alpha;
+        int hi = guess + ASPIRATION < beta ? guess + ASPIRATION : beta;
+        int v = pvs(c, P, O, lo, hi, n);
+        if (v <= lo && lo > alpha) /* the value is at most v */
+            v = pvs(c, P, O, alpha, v + 1, n);
+        else if (v >= hi && hi < beta) /* at least v */
+            v = pvs(c, P, O, v - 1, beta, n);
+        return v;
+    }
+    if (beta == alpha + 1)
+        return nws(c, P, O, alpha, n);
+    return pvs(c, P, O, alpha, beta, n);
 }
 
 /* Value of (P, O) within (alpha, beta); bounds beyond [-64, 64] are trivially met. */
@@ -1209,36 +1236,126 @@ static int root_search(Ctx *c, u64 P, u64 O, int alpha, int beta)
         beta = 65;
     if (!get_moves(P, O) && !get_moves(O, P)) /* the game is over (a board without discs too) */
         return final_score(P, O, c->wte);
+    if (n >= TABLE_MIN) { /* known already (a repeated call): no preparation */
+        const Entry *e = probe(c, P, O);
+        if (e && e->exact) {
+            if (e->lower >= beta || e->lower == e->upper)
+                return e->lower;
+            if (e->upper <= alpha)
+                return e->upper;
+        }
+    }
     if (n >= ID_MIN) /* fill the table with good moves first */
         for (int depth = 4; depth <= n - ID_GAP && depth <= ID_MAX_DEPTH; depth += 2)
             midgame_id(c, P, O, -EVAL_INF, EVAL_INF, depth, n);
-    if (n >= SEL_MIN) {
-        int guess = selective(c, P, O, alpha, beta, n);
-        if (beta - alpha > 2 * ASPIRATION && alpha < guess && guess < beta) {
-            /* aspiration: a narrow window around the guess, widened on the side it fails */
-            int lo = guess - ASPIRATION > alpha ? guess - ASPIRATION : alpha;
-            int hi = guess + ASPIRATION < beta ? guess + ASPIRATION : beta;
-            int v = pvs(c, P, O, lo, hi, n);
-            if (v <= lo && lo > alpha) /* the value is at most v */
-                v = pvs(c, P, O, alpha, v + 1, n);
-            else if (v >= hi && hi < beta) /* at least v */
-                v = pvs(c, P, O, v - 1, beta, n);
-            return v;
-        }
-    }
+    if (n >= SEL_MIN)
+        return aspiration(c, P, O, alpha, beta, n, selective(c, P, O, alpha, beta, n, SEL_MARGIN));
     if (beta == alpha + 1)
         return nws(c, P, O, alpha, n);
     return pvs(c, P, O, alpha, beta, n);
 }
 
-/* Runs the search (the GIL already released): 0 with the value in *out, the GIL still
- * released; -1 when abandoned, with the GIL held and an exception set. setjmp lives in this
- * small function so that the caller's locals stay determinate after a longjmp. */
-static int run_search(Ctx *c, u64 P, u64 O, int alpha, int beta, int *out)
+/* Bit sq set for every move of P reaching the value v of (P, O): a null-window test on each
+ * child (its value is at least -v; the move is optimal when it is at most -v). No evaluation
+ * search first: the value's own search has left the table full of good moves. */
+static u64 optimal_moves(Ctx *c, u64 P, u64 O, int v)
+{
+    Move list[MAX_MOVES];
+    u64 moves = get_moves(P, O), optimal = 0;
+    int n = 64 - popcount(P | O), count, hint = -1;
+    if (!moves)
+        return 0;
+    if (n >= TABLE_MIN) {
+        const Entry *e = probe(c, P, O);
+        if (e)
+            hint = e->move;
+    }
+    count = list_moves(c, P, O, moves, hint, n, list);
+    for (int i = 0; i < count; i++) {
+        Move m = next_move(list, i, count);
+        u64 np = O ^ m.flipped, no = P | m.flipped | BIT(m.sq);
+        if (nws(c, np, no, -v, n - 1) <= -v)
+            optimal |= BIT(m.sq);
+    }
+    return optimal;
+}
+
+/* The exact value of (P, O) and, in *optimal, every move reaching it, in one pass: the root's
+ * first move gets the exact value, each other one a null-window test of whether it reaches
+ * the best so far (not only whether it beats it), and an exact search when it beats it.
+ * *known is 0 when the table held the value already and the moves were not looked at. */
+static int root_solve(Ctx *c, u64 P, u64 O, u64 *optimal, int *known)
+{
+    Move list[MAX_MOVES];
+    int n = 64 - popcount(P | O), count, hint = -1, best = -INF, best_move = -1, guess = INF;
+    u64 moves = get_moves(P, O);
+    *optimal = 0;
+    *known = 1;
+    if (!moves) /* a pass or the end: no moves */
+        return root_search(c, P, O, -64, 64);
+    if (n >= TABLE_MIN) {
+        const Entry *e = probe(c, P, O);
+        if (e && e->exact && e->lower == e->upper) {
+            *known = 0;
+            return e->lower;
+        }
+    }
+    if (n >= ID_MIN)
+        for (int depth = 4; depth <= n - ID_GAP && depth <= ID_MAX_DEPTH; depth += 2)
+            midgame_id(c, P, O, -EVAL_INF, EVAL_INF, depth, n);
+    if (n >= SEL_MIN)
+        guess = selective(c, P, O, -64, 64, n, SEL_MARGIN);
+    if (n >= TABLE_MIN) {
+        const Entry *e = probe(c, P, O);
+        if (e)
+            hint = e->move;
+    }
+    count = list_moves(c, P, O, moves, hint, n, list);
+    for (int i = 0; i < count; i++) {
+        Move m = next_move(list, i, count);
+        u64 np = O ^ m.flipped, no = P | m.flipped | BIT(m.sq);
+        int v;
+        if (i == 0) {
+            v = -(guess == INF ? pvs(c, np, no, -65, 65, n - 1)
+                               : aspiration(c, np, no, -65, 65, n - 1, -guess));
+        } else {
+            v = -nws(c, np, no, -best, n - 1); /* v >= best: at least as good as the best */
+            if (v >= best && -nws(c, np, no, -best - 1, n - 1) > best) /* better: by how much */
+                v = -pvs(c, np, no, -65, -best - 1, n - 1);
+            else if (v >= best) /* as good */
+                v = best;
+        }
+        if (v > best) {
+            best = v;
+            best_move = m.sq;
+            *optimal = BIT(m.sq);
+        } else if (v == best) {
+            *optimal |= BIT(m.sq);
+        }
+    }
+    if (n >= TABLE_MIN)
+        store(c, P, O, n, -65, 65, best, best_move);
+    return best;
+}
+
+/* Runs the search (the GIL already released): 0 with the result in out, the GIL still
+ * released; -1 when abandoned, with the GIL held and an exception set. `mode` 0: out[0] is
+ * root_search()'s value; 1: out[0] the bitboard of optimal_moves() for the value alpha; 2:
+ * root_solve(), out[1] the value and out[0] the optimal moves (all ones: not known). setjmp
+ * lives in this small function so that the caller's locals stay determinate after a longjmp. */
+static int run_search(Ctx *c, u64 P, u64 O, int alpha, int beta, int mode, u64 *out)
 {
     if (setjmp(c->abort))
         return -1;
-    *out = root_search(c, P, O, alpha, beta);
+    if (mode == 1) {
+        *out = optimal_moves(c, P, O, alpha);
+    } else if (mode == 2) {
+        int known;
+        out[1] = (u64)(int64_t)root_solve(c, P, O, out, &known);
+        if (!known)
+            out[0] = ~0ULL;
+    } else
+        *out = (u64)(int64_t)root_search(c, P, O, alpha, beta);
     return 0;
 }
 
@@ -1360,7 +1477,8 @@ static PyObject *Solver_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         return NULL;
     self->wte = wte == Py_True;
     self->bits = bits;
-    self->mask = (1ULL << bits) - 1;
+    self->used = bits < USED_MIN ? bits : USED_MIN;
+    self->mask = (1ULL << self->used) - 1;
     self->should_stop = should_stop == Py_None ? NULL : Py_NewRef(should_stop);
     self->table = calloc((size_t)1 << bits, sizeof(Entry));
     self->lock = PyThread_allocate_lock();
@@ -1424,26 +1542,37 @@ static void unlock_solver(SolverObject *self)
     PyThread_release_lock(self->lock);
 }
 
-static PyObject *Solver_search(SolverObject *self, PyObject *args, PyObject *kwds)
+/* The squares of a bitboard, rising, as a list of ints. */
+static PyObject *squares_list(u64 b)
 {
-    static char *kwlist[] = {"player", "opponent", "alpha", "beta", NULL};
-    PyObject *po, *oo;
-    long alpha = -64, beta = 64;
-    u64 P, O;
-    int value, failed;
-    Ctx c;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|ll:search", kwlist, &po, &oo, &alpha, &beta) ||
-        to_position(po, oo, &P, &O) < 0)
-        return NULL;
-    if (alpha >= beta) {
-        PyErr_Format(PyExc_ValueError, "empty window: alpha (%ld) must be below beta (%ld)", alpha,
-                     beta);
-        return NULL;
+    PyObject *list = PyList_New(0);
+    for (; list && b; b &= b - 1) {
+        PyObject *sq = PyLong_FromLong(first_square(b));
+        if (!sq || PyList_Append(list, sq) < 0) {
+            Py_XDECREF(sq);
+            Py_CLEAR(list);
+            break;
+        }
+        Py_DECREF(sq);
     }
-    alpha = alpha < -INF ? -INF : alpha > INF ? INF : alpha;
-    beta = beta < -INF ? -INF : beta > INF ? INF : beta;
+    return list;
+}
+
+/* One search on self's table, under its lock, with the GIL released while it runs: 0 with
+ * run_search()'s result in *out, -1 with an exception set. */
+static int run_locked(SolverObject *self, u64 P, u64 O, int alpha, int beta, int mode, u64 *out)
+{
+    int failed;
+    Ctx c;
     if (lock_solver(self) < 0)
-        return NULL;
+        return -1;
+    if (self->used < self->bits) { /* a bigger search: use more of the table */
+        int want = USED_MIN + (4 * (64 - popcount(P | O) - 12) + 2) / 3;
+        if (want > self->used) {
+            self->used = want < self->bits ? want : self->bits;
+            self->mask = (1ULL << self->used) - 1;
+        }
+    }
     memset(&c, 0, sizeof c);
     c.table = self->table;
     c.mask = self->mask;
@@ -1456,13 +1585,68 @@ static PyObject *Solver_search(SolverObject *self, PyObject *args, PyObject *kwd
     c.owner_nodes = self->nodes;
     c.date = ++self->date;
     c.thread = PyEval_SaveThread();
-    failed = run_search(&c, P, O, (int)alpha, (int)beta, &value);
+    failed = run_search(&c, P, O, alpha, beta, mode, out);
     if (!failed)
         PyEval_RestoreThread(c.thread);
     self->nodes = c.owner_nodes + c.nodes;
     Py_XDECREF(c.should_stop);
     unlock_solver(self);
-    return failed ? NULL : PyLong_FromLong(value);
+    return failed ? -1 : 0;
+}
+
+static PyObject *Solver_search(SolverObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"player", "opponent", "alpha", "beta", NULL};
+    PyObject *po, *oo;
+    long alpha = -64, beta = 64;
+    u64 P, O, out;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|ll:search", kwlist, &po, &oo, &alpha, &beta) ||
+        to_position(po, oo, &P, &O) < 0)
+        return NULL;
+    if (alpha >= beta) {
+        PyErr_Format(PyExc_ValueError, "empty window: alpha (%ld) must be below beta (%ld)", alpha,
+                     beta);
+        return NULL;
+    }
+    alpha = alpha < -INF ? -INF : alpha > INF ? INF : alpha;
+    beta = beta < -INF ? -INF : beta > INF ? INF : beta;
+    if (run_locked(self, P, O, (int)alpha, (int)beta, 0, &out) < 0)
+        return NULL;
+    return PyLong_FromLong((long)(int64_t)out);
+}
+
+static PyObject *Solver_optimal_moves(SolverObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"player", "opponent", "value", NULL};
+    PyObject *po, *oo;
+    long value;
+    u64 P, O, out;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOl:optimal_moves", kwlist, &po, &oo, &value) ||
+        to_position(po, oo, &P, &O) < 0)
+        return NULL;
+    if (value < -64 || value > 64) {
+        PyErr_Format(PyExc_ValueError, "value must be in -64..64, not %ld", value);
+        return NULL;
+    }
+    if (run_locked(self, P, O, (int)value, 0, 1, &out) < 0)
+        return NULL;
+    return squares_list(out);
+}
+
+static PyObject *Solver_solve(SolverObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"player", "opponent", NULL};
+    PyObject *po, *oo, *list;
+    u64 P, O, out[2];
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO:solve", kwlist, &po, &oo) ||
+        to_position(po, oo, &P, &O) < 0)
+        return NULL;
+    if (run_locked(self, P, O, 0, 0, 2, out) < 0)
+        return NULL;
+    if (out[0] == ~0ULL)
+        return Py_BuildValue("(lO)", (long)(int64_t)out[1], Py_None);
+    list = squares_list(out[0]);
+    return list ? Py_BuildValue("(lN)", (long)(int64_t)out[1], list) : NULL;
 }
 
 static PyObject *Solver_clear(SolverObject *self, PyObject *unused)
@@ -1470,7 +1654,9 @@ static PyObject *Solver_clear(SolverObject *self, PyObject *unused)
     (void)unused;
     if (lock_solver(self) < 0)
         return NULL;
-    memset(self->table, 0, ((size_t)self->mask + 1) * sizeof(Entry));
+    memset(self->table, 0, ((size_t)self->mask + 1) * sizeof(Entry)); /* the rest is unused */
+    self->used = self->bits < USED_MIN ? self->bits : USED_MIN;
+    self->mask = (1ULL << self->used) - 1;
     unlock_solver(self);
     Py_RETURN_NONE;
 }
@@ -1500,6 +1686,18 @@ static PyMethodDef Solver_methods[] = {
      "(alpha, beta): a value strictly inside is exact, one <= alpha an upper bound, one >=\n"
      "beta a lower bound. Releases the GIL; raises KeyboardInterrupt (or whatever a signal\n"
      "handler raises) or Cancelled (should_stop() returned true) when abandoned."},
+    {"optimal_moves", (PyCFunction)(void (*)(void))Solver_optimal_moves,
+     METH_VARARGS | METH_KEYWORDS,
+     "optimal_moves(player, opponent, value) -> list\n\n"
+     "The legal moves of player (squares, rising) reaching value, the position's exact value\n"
+     "(search() gives it): a null-window test on each child. Empty when player must pass.\n"
+     "Releases the GIL and stops as search() does."},
+    {"solve", (PyCFunction)(void (*)(void))Solver_solve, METH_VARARGS | METH_KEYWORDS,
+     "solve(player, opponent) -> (int, list | None)\n\n"
+     "The exact value of the position and every legal move of player reaching it (squares,\n"
+     "rising; empty when player must pass), found in one search; None instead of the moves\n"
+     "when the table knew the value already (optimal_moves() gives them). Releases the GIL\n"
+     "and stops as search() does."},
     {"clear", (PyCFunction)Solver_clear, METH_NOARGS, "clear() -> None\n\nEmpty the table."},
     {NULL, NULL, 0, NULL}};
 
@@ -1513,8 +1711,9 @@ static PyType_Slot Solver_slots[] = {
     {Py_tp_doc,
      "Solver(winner_takes_empties: bool, table_bits: int = 22, should_stop=None)\n\n"
      "Exact endgame solver with its own transposition table (2**table_bits entries of 24\n"
-     "bytes, kept across calls). should_stop, if given, is called with no arguments about\n"
-     "every 20 ms during a search; a true result abandons the search with Cancelled.\n"
+     "bytes, kept across calls; a small search uses only its first few thousand).\n"
+     "should_stop, if given, is called with no arguments about every 20 ms during a\n"
+     "search; a true result abandons the search with Cancelled.\n"
      "Calls on one object are serialized by a lock; separate objects run in parallel."},
     {Py_tp_new, Solver_new},
     {Py_tp_dealloc, Solver_dealloc},

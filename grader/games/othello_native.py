@@ -50,6 +50,7 @@ class NativeOthelloSolver(OthelloSolver):
             raise ImportError(_REASON)
         self._core = _native.Solver(scoring == WINNER_TAKES_EMPTIES, table_bits, should_stop)
         self._node_offset = 0
+        self._solved: tuple[Bitboard, Bitboard, int, list[int]] = (-1, -1, 0, [])  # the last solve()
         super().__init__(scoring, should_stop=should_stop)
 
     @property  # type: ignore[override]
@@ -64,7 +65,26 @@ class NativeOthelloSolver(OthelloSolver):
         self._core.clear()
 
     def _exact(self, p: Bitboard, o: Bitboard) -> int:
-        return self._core_search(p, o, -64, 64)
+        """The value, by a search that finds the optimal moves too: kept for ``_optimal``."""
+        assert _native is not None  # a solver is made only when it is
+        try:
+            value, moves = self._core.solve(p, o)
+        except _native.Cancelled:
+            raise Stopped("the solver was stopped") from None
+        if moves is not None:
+            self._solved = (p, o, value, moves)
+        return int(value)
+
+    def _optimal(self, p: Bitboard, o: Bitboard, v: int) -> list[int]:
+        assert _native is not None  # a solver is made only when it is
+        solved = self._solved  # one read: another thread may solve meanwhile
+        if solved[:3] == (p, o, v):
+            return list(solved[3])
+        try:
+            moves: list[int] = self._core.optimal_moves(p, o, v)
+        except _native.Cancelled:
+            raise Stopped("the solver was stopped") from None
+        return moves
 
     def _search(self, p: Bitboard, o: Bitboard, alpha: int, beta: int, n: int) -> int:
         return self._core_search(p, o, alpha, beta)
