@@ -331,8 +331,11 @@ class _Program:
         return session.close() if session is not None else None
 
 
-def run_commands(program: ProtocolEngine, commands: list[Command], game: Game, settings: RegressSettings, worker: Worker,
-         result: RegressResult, on_test: Callable[[RegressTest], None] | None) -> RegressResult:  # fmt: skip
+def run_commands(program: ProtocolEngine, commands: list[Command], game: Game, settings: RegressSettings,
+                 worker: Worker, result: RegressResult,
+                 on_test: Callable[[RegressTest], None] | None) -> RegressResult:  # fmt: skip
+    """Run ``commands`` against ``program`` on ``worker`` (a task of an executor), recording
+    each judged test in ``result`` as it is answered; what ``run_regress`` and a class run do."""
     result.host = worker.host
     settings = replace(settings, python=worker.here(settings).python)  # a cluster worker's own Python
     sandbox, uid = worker.sandbox(settings), None
