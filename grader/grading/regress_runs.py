@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 from tabulate import tabulate
 
 from ..engines.players import PYTHON, ProtocolEngine
-from ..errors import GraderError, GraderWarning, RunFolderError
+from ..errors import GraderError, GraderWarning
 from ..execution.executor import Executor, Worker, interrupt_reason, using
 from ..files import read_lines
 from ..games import Game, get_game
@@ -207,21 +207,14 @@ def regress_class(paths: Sequence[str | Path] = (), files: Sequence[str | Path] 
     students). ``on_start(folder, files to run, files recorded before)`` is called once the
     folder is ready, ``on_student`` as each student's last file ends. The exports
     (grades.csv, results.json, junit.xml, report.html) are written at the end unless
-    ``exports`` is false, also when the run is stopped. Before anything runs, the isolation is checked (GraderError
-    where programs could reach the files or the grades); ``private`` names more files they
-    must not read.
+    ``exports`` is false, also when the run is stopped. Before anything runs, the isolation
+    is checked (GraderError where programs could reach the files or the grades); ``private``
+    names more files they must not read.
     """
     if resume is not None:
         folder = RegressFolder.open(resume)
         game, settings = folder.game, folder.settings(jobs=settings.jobs if settings else None)
-        subs = find_submissions(list(paths), set(settings.commands), entry) if paths else folder.submissions()
-        for sub in subs:
-            if sub.path is not None and not sub.path.exists():
-                raise RunFolderError(
-                    f"the program of '{sub.name}' ({sub.path}) is gone: restore it, or give the programs to run"
-                )
-        settings.check()
-        settings.sandbox_mechanism([folder.path, *(s.folder or s.path for s in subs if s.path), *map(Path, private)])
+        subs, _ = folder.resumed(paths, settings, entry, private)
         folder.meta["settings"]["jobs"] = settings.jobs  # what this part of the run uses (register() writes it)
     else:
         if not paths or not files:

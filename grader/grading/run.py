@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 from ..engines.parse import Claim
 from ..engines.runner import RunResult
 from ..engines.scripts import RunSettings, Script, run_script
-from ..errors import GraderError, RunFolderError
+from ..errors import GraderError
 from ..execution.executor import Executor, Worker, interrupt_reason, using
 from ..games import Position
 from ..stop import Stop, Stopped
@@ -332,16 +332,7 @@ def grade_class(
     if resume is not None:
         folder = RunFolder.open(resume)
         plan, settings = folder.plan, folder.settings(jobs=settings.jobs if settings else None)
-        subs = find_submissions(list(paths), set(settings.commands), entry) if paths else folder.submissions()
-        for sub in subs:
-            if sub.path is not None and not sub.path.exists():
-                raise RunFolderError(
-                    f"the script of '{sub.name}' ({sub.path}) is gone: restore it, or give the scripts to grade"
-                )
-        settings.check()
-        mechanism = settings.sandbox_mechanism(
-            [folder.path, *(s.folder or s.path for s in subs if s.path), *map(Path, private)]
-        )
+        subs, mechanism = folder.resumed(paths, settings, entry, private)
     else:
         if not paths:
             raise GraderError("give the scripts or folders to grade (or a run folder to resume)")

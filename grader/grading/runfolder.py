@@ -19,8 +19,9 @@ import threading
 import uuid
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
+from ..engines.scripts import RunSettings
 from ..errors import GraderError, GraderWarning, RunFolderError
 from ..games import DEFAULT, Position, get_game
 from ..limits import Limits
@@ -276,6 +277,22 @@ class StudentFolder(RecordFolder):
             )
             for name, info in sorted(self.meta["scripts"].items())
         ]
+
+    def resumed(self, paths: Sequence[str | Path], settings: RunSettings, entry: str | None,
+                private: Sequence[str | Path]) -> tuple[list[Submission], str]:  # fmt: skip
+        """The students a resume of this run grades (those under ``paths``, else the recorded
+        ones; GraderError where a script is gone) and the isolation mechanism, checked."""
+        from .submissions import find_submissions
+
+        subs = find_submissions(list(paths), set(settings.commands), entry) if paths else self.submissions()
+        for sub in subs:
+            if sub.path is not None and not sub.path.exists():
+                raise RunFolderError(
+                    f"the script of '{sub.name}' ({sub.path}) is gone: restore it, or give the scripts to run"
+                )
+        settings.check()
+        hidden = [self.path, *(s.folder or s.path for s in subs if s.path), *map(Path, private)]
+        return subs, settings.sandbox_mechanism([p for p in hidden if p is not None])
 
     def register(self, subs: list[Submission], digests: dict[str, str]) -> dict[str, str | None]:
         """Record the students of this (resumed) run with their scripts' content digests
