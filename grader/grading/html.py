@@ -138,23 +138,31 @@ def report_html(results: list[ScriptResult], title: str = "Grading report") -> s
     )
     max_total = results[0].max_total if results else 0
     legend = " &nbsp; ".join(f"{_symbols(s)} {SYMBOL_TABLE[s].meaning}" for s in SYMBOLS)
+    return _page(title, " · ".join(head), [r.total for r in results], max_total,
+                 f"<th>total</th>{sym_heads}<th>timeouts</th><th>crashes</th><th>time (s)</th><th>status</th>", rows,
+                 legend, "the optimal moves", "script", [_student(r, a) for r, a in zip(results, anchors)])  # fmt: skip
+
+
+def _page(title: str, meta: str, totals: list[float], max_total: int, heads: str, rows: list[str], legend: str,
+          marked: str, mover: str, sections: list[str]) -> str:  # fmt: skip
+    """A whole report page: the class overview (histogram of ``totals``, the table of
+    ``rows`` under ``heads`` after 'student', the legend), then each student's ``sections``."""
     return "\n".join([
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{escape(title)}</h1>",
-        f'<p class="meta">{" · ".join(head)}</p>',
+        f'<p class="meta">{meta}</p>',
         "<h2>Class overview</h2>",
-        f"<figure>{histogram_svg([r.total for r in results], max_total)}"
+        f"<figure>{histogram_svg(totals, max_total)}"
         f"<figcaption class=\"legend\">Students by total (out of {max_total})</figcaption></figure>",
-        f"<table><thead><tr><th>student</th><th>total</th>{sym_heads}<th>timeouts</th><th>crashes</th>"
-        "<th>time (s)</th><th>status</th></tr></thead><tbody>",
+        f"<table><thead><tr><th>student</th>{heads}</tr></thead><tbody>",
         *rows,
         "</tbody></table>",
         f'<p class="legend">{legend}</p>',
-        '<p class="legend">Boards: green dots mark the optimal moves, a red ring the '
-        "script's move (a red cross where that move is not legal).</p>",
-        *(_student(r, a) for r, a in zip(results, anchors)),
+        f'<p class="legend">Boards: green dots mark {marked}, a red ring the '
+        f"{mover}'s move (a red cross where that move is not legal).</p>",
+        *sections,
         "</body></html>",
     ])  # fmt: skip
 
@@ -212,23 +220,8 @@ def regress_report_html(students: list[StudentRegress], files: list[str], game: 
             out.append("<p>Every test right.</p>")
         sections.append("\n".join([*out, "</section>"]))
     legend = " &nbsp; ".join(f"{_regress_symbols(s)} {escape(meaning)}" for s, (_, meaning) in REGRESS_SYMBOLS.items())
-    heads = "".join(f"<th>{escape(f)}</th>" for f in files)
-    return "\n".join([
-        "<!doctype html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{escape(title)}</h1>",
-        f'<p class="meta">{plural(len(students), "student", "students")} · {escape(game.title)} · '
-        f"written {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}</p>",
-        "<h2>Class overview</h2>",
-        f"<figure>{histogram_svg([st.total for st in students], 100)}"
-        '<figcaption class="legend">Students by total (out of 100)</figcaption></figure>',
-        f"<table><thead><tr><th>student</th>{heads}<th>total</th><th>note</th></tr></thead><tbody>",
-        *rows,
-        "</tbody></table>",
-        f'<p class="legend">{legend}</p>',
-        '<p class="legend">Boards: green dots mark the moves that achieve the result, a red ring the '
-        "program's move (a red cross where that move is not legal).</p>",
-        *sections,
-        "</body></html>",
-    ])  # fmt: skip
+    heads = "".join(f"<th>{escape(f)}</th>" for f in files) + "<th>total</th><th>note</th>"
+    meta = (f"{plural(len(students), 'student', 'students')} · {escape(game.title)} · "
+            f"written {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}")  # fmt: skip
+    return _page(title, meta, [st.total for st in students], 100, heads, rows, legend,
+                 "the moves that achieve the result", "program", sections)  # fmt: skip
