@@ -21,12 +21,18 @@ def write_exports(folder: str | Path, results: list[ScriptResult]) -> list[str]:
         "junit.xml": junit_xml(results),
         "report.html": report_html(results),
     }
-    for name, text in files.items():
+    return write_files(folder, files)
+
+
+def write_files(folder: str | Path, texts: dict[str, str]) -> list[str]:
+    """Write each text into ``folder`` under its name; returns the names. A write error is
+    a one-line GraderError."""
+    for name, text in texts.items():
         try:
-            (folder / name).write_text(text, encoding="utf-8")
+            (Path(folder) / name).write_text(text, encoding="utf-8")
         except OSError as e:
-            raise GraderError(f"cannot write {folder / name}: {e.strerror}") from None
-    return list(files)
+            raise GraderError(f"cannot write {Path(folder) / name}: {e.strerror}") from None
+    return list(texts)
 
 
 def check_output_file(path: str | Path, make_parent: bool = False) -> None:

@@ -204,8 +204,7 @@ def regress_report_html(students: list[StudentRegress], files: list[str], game: 
     anchors = [f"s{i + 1}" for i in range(len(students))]
     rows, sections = [], []
     for st, anchor in zip(students, anchors):
-        by_file = {r.file: f"{r.total:.1f}" for r in st.results}
-        cells = [f'<td><a href="#{anchor}">{escape(st.name)}</a></td>', *(f"<td>{by_file.get(f, '-')}</td>" for f in files),
+        cells = [f'<td><a href="#{anchor}">{escape(st.name)}</a></td>', *(f"<td>{t}</td>" for t in st.file_totals(files)),
                  f"<td>{st.total:.1f}</td>", f"<td>{escape(st.note)}</td>"]  # fmt: skip
         rows.append("<tr>" + "".join(cells) + "</tr>")
         out = [f'<section class="student" id="{anchor}">', f"<h2>{escape(st.name)}: {st.total:.1f}/100</h2>"]

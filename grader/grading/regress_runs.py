@@ -30,6 +30,7 @@ from ..execution.executor import Executor, Worker, interrupt_reason, using
 from ..files import read_lines
 from ..games import Game, get_game
 from ..stop import Stop
+from .exports import write_files
 from .html import regress_report_html
 from .regress import (
     REGRESS_SYMBOLS,
@@ -71,6 +72,11 @@ class StudentRegress:
     @property
     def complete(self) -> bool:
         return not self.missing
+
+    def file_totals(self, files: list[str], digits: int = 1, missing: str = "-") -> list[str]:
+        """Each file's total as text, in the order of ``files`` (``missing`` where not run)."""
+        totals = {r.file: f"{r.total:.{digits}f}" for r in self.results}
+        return [totals.get(f, missing) for f in files]
 
     @property
     def note(self) -> str:
@@ -386,8 +392,7 @@ def regress_table(students: list[StudentRegress], files: list[str], fmt: str = "
     """The class table: each file's total, the overall total, and the note."""
     rows = []
     for st in students:
-        by_file = {r.file: f"{r.total:.1f}" for r in st.results}
-        rows.append([st.name, *(by_file.get(f, "-") for f in files), f"{st.total:.1f}", st.note])
+        rows.append([st.name, *st.file_totals(files), f"{st.total:.1f}", st.note])
     return tabulate(rows, headers=["student", *files, "total", "note"], tablefmt=fmt, disable_numparse=True)
 
 
@@ -398,9 +403,8 @@ def regress_csv(students: list[StudentRegress], files: list[str]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["name", *files, "total", "max", *REGRESS_SYMBOLS, "complete", "note"])
     for st in students:
-        by_file = {r.file: f"{r.total:.2f}" for r in st.results}
         symbols = "".join(r.symbols for r in st.results)
-        writer.writerow([safe_cell(st.name), *(by_file.get(f, "") for f in files), f"{st.total:.2f}", 100,
+        writer.writerow([safe_cell(st.name), *st.file_totals(files, 2, ""), f"{st.total:.2f}", 100,
                          *(symbols.count(s) for s in REGRESS_SYMBOLS), "yes" if st.complete else "no",
                          safe_cell(st.note)])  # fmt: skip
     return out.getvalue()
@@ -440,12 +444,7 @@ def write_regress_exports(
         "junit.xml": regress_junit(students),
         "report.html": regress_report_html(students, files, game),
     }
-    for name, text in texts.items():
-        try:
-            (Path(folder) / name).write_text(text, encoding="utf-8")
-        except OSError as e:
-            raise GraderError(f"cannot write {Path(folder) / name}: {e.strerror}") from None
-    return list(texts)
+    return write_files(folder, texts)
 
 
 __all__ = [
