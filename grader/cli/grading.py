@@ -311,7 +311,7 @@ def report_command(run_dir: str, sort: str, student: str | None, full: bool) -> 
 def _regress_report(folder: RegressFolder, student: str | None) -> None:
     """'grader report' of a regression run: the class table and exports, or one student's tests."""
     students = folder.results()
-    files = [f["name"] for f in folder.meta["files"]]
+    files = folder.file_names
     if student is not None:
         found = {s.name: s for s in students}
         if student not in found:

@@ -9,7 +9,6 @@ from typing import Callable
 import click
 
 from ..config import load_config
-from ..engines.isolation import choose
 from ..engines.players import PYTHON, ProtocolEngine
 from ..grading.exports import check_output_file, write_json
 from ..grading.regress import REGRESS_GAME, REGRESS_SYMBOLS, RegressSettings, RegressTest, regress_game, run_regress
@@ -29,6 +28,7 @@ from .options import (
     cluster_option,
     config_option,
     fail_cleanly,
+    isolation_text,
     on_cluster,
     private_files,
     sentence,
@@ -117,7 +117,7 @@ def regress(args: tuple[str, ...], unknown_credit: float | None, margin: float |
     engine = ProtocolEngine.from_command(command, "gtp")
     results = []
     for f in files:
-        click.echo(f"{f}: {program} ({game.title}, isolation {choose(settings.isolation, settings.python)})")
+        click.echo(f"{f}: {program} ({game.title}, {isolation_text(settings)})")
 
         def show(t: RegressTest) -> None:
             click.echo(test_line(t))
@@ -142,9 +142,8 @@ def _class_run(start: Callable[..., RegressRun]) -> RegressRun:
 
     def on_start(folder: RegressFolder, todo: int, recorded: int) -> None:
         settings = folder.settings()
-        names = ", ".join(f["name"] for f in folder.meta["files"])
-        click.echo(f"{len(folder.meta['scripts'])} students on {names} ({folder.game.title}, {settings.jobs} at once, "
-                   f"isolation {choose(settings.isolation, settings.python)})")  # fmt: skip
+        click.echo(f"{len(folder.meta['scripts'])} students on {', '.join(folder.file_names)} ({folder.game.title}, "
+                   f"{settings.jobs} at once, {isolation_text(settings)})")  # fmt: skip
         click.echo(f"Run folder: {folder.path}" + (f" ({recorded} files already recorded)" if recorded else ""))
 
     def on_student(student: StudentRegress) -> None:
@@ -156,7 +155,7 @@ def _class_run(start: Callable[..., RegressRun]) -> RegressRun:
 def _class_end(run: RegressRun, json_file: str | None) -> None:
     """The class table, where the results are, and how to resume an interrupted run."""
     click.echo()
-    click.echo(regress_table(run.students, [f["name"] for f in run.folder.meta["files"]]))
+    click.echo(regress_table(run.students, run.folder.file_names))
     click.echo(f"Results in {run.folder.path}: {', '.join(run.files)}")
     if json_file:
         write_json(json_file, [st.to_json() for st in run.students])

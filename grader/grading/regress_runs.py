@@ -153,6 +153,11 @@ class RegressFolder(StudentFolder):
     def settings(self, jobs: int | None = None) -> RegressSettings:
         return RegressSettings.from_json(self.meta["settings"], jobs)
 
+    @property
+    def file_names(self) -> list[str]:
+        """The regression files' names, in the run's order."""
+        return [f["name"] for f in self.meta["files"]]
+
     def files(self) -> list[tuple[str, list[Command]]]:
         """Each file's name and commands, as the run copied them."""
         return [(f["name"], parse_regress(f["text"], f["name"])) for f in self.meta["files"]]
@@ -289,7 +294,7 @@ def _in_folder(folder: RegressFolder, subs: list[Submission], settings: RegressS
     run = RegressRun(folder, folder.results(), interrupted)  # the records are the truth
     _warn_tampering(folder)
     if exports:
-        run.files = write_regress_exports(folder.path, run.students, [name for name, _ in parsed], game)
+        run.files = write_regress_exports(folder.path, run.students, folder.file_names, game)
     return run
 
 
@@ -331,7 +336,7 @@ def rejudge_regress(path: str | Path, unknown_credit: float | None = None, expor
         folder._write_meta()
     run = RegressRun(folder, folder.results())
     if exports:
-        run.files = write_regress_exports(folder.path, run.students, [f["name"] for f in folder.meta["files"]], game)
+        run.files = write_regress_exports(folder.path, run.students, folder.file_names, game)
     changes, changed = [], 0
     for st in run.students:
         old = before.get(st.name)
