@@ -42,6 +42,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 typedef uint64_t u64;
 
@@ -654,8 +657,11 @@ static int solve_few(Ctx *c, u64 P, u64 O, int alpha, int beta, int n)
 
 typedef struct {
     u64 flipped;
+    u64 replies; /* the child's legal moves, or MOVES_UNKNOWN */
     int sq, score; /* higher score: tried earlier */
 } Move;
+
+#define MOVES_UNKNOWN (~0ULL) /* never a position's moves: its discs are not empty */
 
 /* Empty squares next to discs of `b`: where the other side may one day move. */
 static u64 adjacent_empties(u64 b, u64 E)
@@ -844,6 +850,7 @@ static int list_moves(Ctx *c, u64 P, u64 O, u64 moves, int hint, int n, Move *li
         u64 f = flips(x, P, O), np = O ^ f, no = P | f | BIT(x);
         m->sq = x;
         m->flipped = f;
+        m->replies = MOVES_UNKNOWN;
         if (n > TABLE_MIN) { /* the child's bucket, from memory while its siblings are scored */
             const char *b = (const char *)bucket(c->table, c->mask, np, no);
             PREFETCH(b);
@@ -857,7 +864,8 @@ static int list_moves(Ctx *c, u64 P, u64 O, u64 moves, int hint, int n, Move *li
             m->score = W_WIPEOUT;
             continue;
         }
-        m->score = -W_MOBILITY * weighted_mobility(get_moves(np, no)) +
+        m->replies = get_moves(np, no);
+        m->score = -W_MOBILITY * weighted_mobility(m->replies) +
                    W_CORNER_STABILITY * corner_stability(no) -
                    W_POTENTIAL * popcount(adjacent_empties(no, E & ~BIT(x)));
         if (odd & BIT(x))
@@ -941,7 +949,8 @@ static inline void store(Ctx *c, u64 P, u64 O, int n, int alpha, int beta, int v
 
 /* --- exact search --------------------------------------------------------------- */
 
-static int nws(Ctx *c, u64 P, u64 O, int alpha, int n);
+static int nws_moves(Ctx *c, u64 P, u64 O, int alpha, int n, u64 moves);
+#define nws(c, P, O, alpha, n) nws_moves(c, P, O, alpha, n, MOVES_UNKNOWN)
 
 /* Stability cutoff: O's stable discs stay O's, so P ends with at most 64 - 2 * stable
  * (true under both rules); P's stable discs likewise give a lower bound. 1: cut, *v set. */
@@ -960,12 +969,12 @@ static inline int stability_cut(u64 P, u64 O, int n, int alpha, int beta, int *v
     return 0;
 }
 
-/* Null-window search: fail-soft value of (P, O) with n empties against alpha (beta = alpha + 1). */
-static int nws(Ctx *c, u64 P, u64 O, int alpha, int n)
+/* Null-window search: fail-soft value of (P, O) with n empties against alpha (beta = alpha + 1);
+ * `moves` are P's legal moves when known, else MOVES_UNKNOWN. */
+static int nws_moves(Ctx *c, u64 P, u64 O, int alpha, int n, u64 moves)
 {
     Move list[MAX_MOVES];
     int hint = -1, count, best = -INF, best_move = -1, v;
-    u64 moves;
 
     if (n <= SHALLOW_MAX)
         return solve_few(c, P, O, alpha, alpha + 1, n);
@@ -985,7 +994,8 @@ static int nws(Ctx *c, u64 P, u64 O, int alpha, int n)
             hint = e->move;
         }
     }
-    moves = get_moves(P, O);
+    if (moves == MOVES_UNKNOWN)
+        moves = get_moves(P, O);
     if (!moves) {
         if (!get_moves(O, P))
             return final_score(P, O, c->wte);
@@ -1001,7 +1011,7 @@ static int nws(Ctx *c, u64 P, u64 O, int alpha, int n)
     }
     for (int i = 0; i < count; i++) {
         Move m = next_move(list, i, count);
-        v = -nws(c, O ^ m.flipped, P | m.flipped | BIT(m.sq), -alpha - 1, n - 1);
+        v = -nws_moves(c, O ^ m.flipped, P | m.flipped | BIT(m.sq), -alpha - 1, n - 1, m.replies);
         if (v > best) {
             best = v;
             best_move = m.sq;
@@ -1455,6 +1465,38 @@ static PyObject *py_evaluate(PyObject *mod, PyObject *args)
     return PyLong_FromLong(pattern_eval(P, O));
 }
 
+/* A zeroed table of `size` bytes. On Linux, from mmap, with transparent huge pages asked for
+ * beyond its first 2 MiB (a large search touches the whole table at random: 4 KiB pages would
+ * miss the TLB on nearly every probe; a small search stays in the first pages). */
+static void *table_alloc(size_t size)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && defined(MAP_ANONYMOUS)
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    const size_t huge = (size_t)2 << 20;
+    if (p == MAP_FAILED)
+        return NULL;
+    if (size > 2 * huge) {
+        uintptr_t start = ((uintptr_t)p + 2 * huge - 1) & ~(uintptr_t)(huge - 1);
+        madvise((void *)start, (uintptr_t)p + size - start, MADV_HUGEPAGE);
+    }
+    return p;
+#else
+    return calloc(size, 1);
+#endif
+}
+
+static void table_free(void *p, size_t size)
+{
+    if (!p)
+        return;
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && defined(MAP_ANONYMOUS)
+    munmap(p, size);
+#else
+    (void)size;
+    free(p);
+#endif
+}
+
 static PyObject *Solver_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"winner_takes_empties", "table_bits", "should_stop", NULL};
@@ -1480,7 +1522,7 @@ static PyObject *Solver_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->used = bits < USED_MIN ? bits : USED_MIN;
     self->mask = (1ULL << self->used) - 1;
     self->should_stop = should_stop == Py_None ? NULL : Py_NewRef(should_stop);
-    self->table = calloc((size_t)1 << bits, sizeof(Entry));
+    self->table = table_alloc(((size_t)1 << bits) * sizeof(Entry));
     self->lock = PyThread_allocate_lock();
     if (!self->table || !self->lock) {
         Py_DECREF(self);
@@ -1507,7 +1549,7 @@ static void Solver_dealloc(SolverObject *self)
     PyTypeObject *type = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
     Solver_clear_refs(self);
-    free(self->table);
+    table_free(self->table, ((size_t)1 << self->bits) * sizeof(Entry));
     if (self->lock)
         PyThread_free_lock(self->lock);
     type->tp_free(self);
