@@ -13,7 +13,8 @@
  *   - up to SHALLOW_MAX empties: no move generation, the empties kept in a fixed priority
  *     order (corners first, X-squares last), odd quadrants first;
  *   - above that: move generation, the table's move first, then fewest opponent replies
- *     (fastest first), corner stability, potential mobility and parity; from SORT0_MIN empties
+ *     (fastest first; up to EARLY_MAX empties a move leaving at most one reply is searched as
+ *     soon as it is seen), corner stability, potential mobility and parity; from SORT0_MIN empties
  *     a pattern evaluation (weights fitted by bench/fit_eval.py, eval_weights.h) searched 0-2
  *     plies deep on each child;
  *   - from TABLE_MIN empties: a transposition table of exact bounds and best moves in 4-entry
@@ -62,6 +63,10 @@ typedef uint64_t u64;
 #ifndef ETC_MIN
 #define ETC_MIN 10 /* from this many empties: enhanced transposition cutoff */
 #endif
+#ifndef EARLY_MAX
+#define EARLY_MAX 9 /* up to this many empties: moves that leave few replies searched at once */
+#endif
+#define EARLY_REPLIES 1 /* ...at most this many (weighted: a corner counts twice) */
 #ifndef PARITY_MAX
 #define PARITY_MAX 14 /* up to this many empties: parity breaks ties in move ordering */
 #endif
@@ -838,8 +843,17 @@ static int midgame(Ctx *c, u64 P, u64 O, int alpha, int beta, int depth)
 #define W_PARITY 4
 #endif
 
+/* The ordering score of P's move x (empties E before it), leaving the opponent `replies`:
+ * fewest replies first (fastest first), then corner stability, potential mobility, parity. */
+static inline int move_score(u64 no, u64 replies, u64 E, int x, u64 odd)
+{
+    int score = -W_MOBILITY * weighted_mobility(replies) + W_CORNER_STABILITY * corner_stability(no) -
+                W_POTENTIAL * popcount(adjacent_empties(no, E & ~BIT(x)));
+    return odd & BIT(x) ? score + W_PARITY : score;
+}
+
 /* The moves of P (bitboard `moves`) with their flips and ordering scores: the table's move,
- * then fewest opponent replies (fastest first), with an evaluation at deep nodes. */
+ * then move_score(), with an evaluation at deep nodes. */
 static int list_moves(Ctx *c, u64 P, u64 O, u64 moves, int hint, int n, Move *list)
 {
     int count = 0, sort_depth = n >= SORT2_MIN ? 2 : n >= SORT1_MIN ? 1 : n >= SORT0_MIN ? 0 : -1;
@@ -865,11 +879,7 @@ static int list_moves(Ctx *c, u64 P, u64 O, u64 moves, int hint, int n, Move *li
             continue;
         }
         m->replies = get_moves(np, no);
-        m->score = -W_MOBILITY * weighted_mobility(m->replies) +
-                   W_CORNER_STABILITY * corner_stability(no) -
-                   W_POTENTIAL * popcount(adjacent_empties(no, E & ~BIT(x)));
-        if (odd & BIT(x))
-            m->score += W_PARITY;
+        m->score = move_score(no, m->replies, E, x, odd);
         if (sort_depth >= 0)
             m->score -= W_EVAL * midgame(c, np, no, -EVAL_INF, EVAL_INF, sort_depth);
     }
@@ -969,6 +979,52 @@ static inline int stability_cut(u64 P, u64 O, int n, int alpha, int beta, int *v
     return 0;
 }
 
+/* At null-window nodes of up to EARLY_MAX empties, as Egaroucid does: the table's move is
+ * searched before the other moves are scored, and a move leaving the opponent at most
+ * EARLY_REPLIES (weighted) replies as soon as it is scored: a cut there saves scoring the
+ * rest. The moves left, scored, go to `list`; returns their count, or -1 after a cut. */
+static int search_early(Ctx *c, u64 P, u64 O, u64 moves, int hint, int n, int alpha, int *best,
+                        int *best_move, Move *list)
+{
+    int count = 0, v;
+    u64 E = ~(P | O), odd = odd_quadrants(E);
+    if (hint >= 0 && (moves & BIT(hint))) {
+        u64 f = flips(hint, P, O);
+        *best = -nws(c, O ^ f, P | f | BIT(hint), -alpha - 1, n - 1);
+        *best_move = hint;
+        if (*best > alpha)
+            return -1;
+        moves ^= BIT(hint);
+    }
+    for (; moves; moves &= moves - 1) {
+        Move *m = &list[count];
+        int x = first_square(moves);
+        u64 f = flips(x, P, O), np = O ^ f, no = P | f | BIT(x);
+        m->sq = x;
+        m->flipped = f;
+        m->replies = MOVES_UNKNOWN;
+        if (!np) {
+            m->score = W_WIPEOUT;
+            count++;
+            continue;
+        }
+        m->replies = get_moves(np, no);
+        if (weighted_mobility(m->replies) <= EARLY_REPLIES) {
+            v = -nws_moves(c, np, no, -alpha - 1, n - 1, m->replies);
+            if (v > *best) {
+                *best = v;
+                *best_move = x;
+                if (v > alpha)
+                    return -1;
+            }
+            continue;
+        }
+        m->score = move_score(no, m->replies, E, x, odd);
+        count++;
+    }
+    return count;
+}
+
 /* Null-window search: fail-soft value of (P, O) with n empties against alpha (beta = alpha + 1);
  * `moves` are P's legal moves when known, else MOVES_UNKNOWN. */
 static int nws_moves(Ctx *c, u64 P, u64 O, int alpha, int n, u64 moves)
@@ -1001,7 +1057,10 @@ static int nws_moves(Ctx *c, u64 P, u64 O, int alpha, int n, u64 moves)
             return final_score(P, O, c->wte);
         return -nws(c, O, P, -alpha - 1, n); /* P passes */
     }
-    count = list_moves(c, P, O, moves, hint, n, list);
+    if (n <= EARLY_MAX)
+        count = search_early(c, P, O, moves, hint, n, alpha, &best, &best_move, list);
+    else
+        count = list_moves(c, P, O, moves, hint, n, list);
     if (n - 1 >= TABLE_MIN && n >= ETC_MIN) { /* enhanced transposition cutoff */
         for (int i = 0; i < count; i++) {
             const Entry *e = probe(c, O ^ list[i].flipped, P | list[i].flipped | BIT(list[i].sq));
