@@ -138,12 +138,6 @@ static u64 DIAG9[64], DIAG7[64]; /* the diagonal (a1-h8 way) and antidiagonal th
 /* With one empty square left, every other square is taken: the discs flipped along a line
  * depend only on the empty square's place in the line and on which squares are the mover's. */
 static uint8_t LINE_FLIPS[8][256];
-/* For a move at `place` of a line of 8 whose inner squares (1..6) hold O's discs as `o6`: the
- * squares just past each run of O's discs next to place (where P's disc would outflank). */
-static uint8_t OUTFLANK[8][64];
-/* For a move at `place` and the outflanking discs found: the squares flipped between them. */
-static uint8_t FLIPPED[8][256];
-static u64 COLUMN_OF[256]; /* a byte's bit r -> square (r, 0): a column */
 
 static u64 SQUARE_CLASSES[10]; /* the squares of each class, best first, for the last empties */
 
@@ -201,31 +195,6 @@ static void init_tables(void)
             }
             LINE_FLIPS[place][line] = (uint8_t)count;
         }
-        for (int o6 = 0; o6 < 64; o6++) {
-            int o = o6 << 1, out = 0;
-            for (int step = -1; step <= 1; step += 2) {
-                int k = place + step;
-                while (k >= 0 && k < 8 && (o >> k & 1))
-                    k += step;
-                if (k >= 0 && k < 8 && k != place + step)
-                    out |= 1 << k;
-            }
-            OUTFLANK[place][o6] = (uint8_t)out;
-        }
-        for (int out = 0; out < 256; out++) {
-            int f = 0;
-            for (int k = 0; k < 8; k++)
-                if (out >> k & 1)
-                    for (int j = (k < place ? k : place) + 1; j < (k < place ? place : k); j++)
-                        f |= 1 << j;
-            FLIPPED[place][out] = (uint8_t)f;
-        }
-    }
-    for (int b = 0; b < 256; b++) {
-        COLUMN_OF[b] = 0;
-        for (int r = 0; r < 8; r++)
-            if (b >> r & 1)
-                COLUMN_OF[b] |= BIT(8 * r);
     }
 }
 
