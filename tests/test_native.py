@@ -60,6 +60,7 @@ def test_moves_and_flips_agree_on_played_and_random_positions():
         pairs.append((p, rng.getrandbits(64) & ~p))
     for p, o in pairs:
         assert N.legal_moves(p, o) == legal_moves(p, o)
+        assert N._portable_legal_moves(p, o) == legal_moves(p, o)  # the path of CPUs without AVX2
         for sq in range(64):
             assert N.flips(sq, p, o) == flips(sq, p, o), (sq, p, o)
 
@@ -70,6 +71,7 @@ def test_moves_and_flips_agree_on_any_disjoint_bitboards(p, o, sq):
     o &= ~p
     assert N.legal_moves(p, o) == legal_moves(p, o)
     assert N.legal_moves(o, p) == legal_moves(o, p)
+    assert N._portable_legal_moves(p, o) == legal_moves(p, o)
     assert N.flips(sq, p, o) == flips(sq, p, o)
 
 
