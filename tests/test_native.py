@@ -63,6 +63,7 @@ def test_moves_and_flips_agree_on_played_and_random_positions():
         assert N._portable_legal_moves(p, o) == legal_moves(p, o)  # the path of CPUs without AVX2
         for sq in range(64):
             assert N.flips(sq, p, o) == flips(sq, p, o), (sq, p, o)
+            assert N._portable_flips(sq, p, o) == flips(sq, p, o), (sq, p, o)
 
 
 @settings(max_examples=300, deadline=None)
@@ -73,6 +74,7 @@ def test_moves_and_flips_agree_on_any_disjoint_bitboards(p, o, sq):
     assert N.legal_moves(o, p) == legal_moves(o, p)
     assert N._portable_legal_moves(p, o) == legal_moves(p, o)
     assert N.flips(sq, p, o) == flips(sq, p, o)
+    assert N._portable_flips(sq, p, o) == flips(sq, p, o)
 
 
 # --- agreement with the pure-Python solver ----------------------------------------
