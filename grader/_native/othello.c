@@ -12,9 +12,9 @@
  * the leaves up:
  *   - the last empty square: flips counted per line from a table, no move made;
  *   - 2, 3 and 4 empties: unrolled solvers, squares in odd quadrants first (parity);
- *   - up to SHALLOW_MAX empties: no move generation, the empties kept in a fixed priority
+ *   - up to SHALLOW_MAX empties: no ordering scores, the moves tried in a fixed priority
  *     order (corners first, X-squares last), odd quadrants first;
- *   - above that: move generation, the table's move first, then fewest opponent replies
+ *   - above that: ordered moves, the table's move first, then fewest opponent replies
  *     (fastest first; up to EARLY_MAX empties a move leaving at most one reply is searched as
  *     soon as it is seen), corner stability, potential mobility and parity; from SORT0_MIN empties
  *     a pattern evaluation (weights fitted by bench/fit_eval.py, eval_weights.h) searched 0-2
@@ -57,7 +57,7 @@ typedef uint64_t u64;
 
 #define INF 100           /* beyond every value */
 #ifndef SHALLOW_MAX
-#define SHALLOW_MAX 6 /* at or below: list of empties, no move generation, no table */
+#define SHALLOW_MAX 6 /* at or below: list of empties, no ordering scores, no table */
 #endif
 #ifndef TABLE_MIN
 #define TABLE_MIN 9 /* from this many empties: transposition table */
@@ -154,6 +154,7 @@ static const char *SQUARE_CLASS = "08633680"
                                   "08633680";
 
 static uint16_t BASE3[512];
+static u64 PARITY_MASK[16]; /* the union of the quadrants of each bit set */
 
 static void init_tables(void)
 {
@@ -165,6 +166,10 @@ static void init_tables(void)
     }
     for (int sq = 0; sq < 64; sq++)
         SQUARE_CLASSES[SQUARE_CLASS[sq] - '0'] |= BIT(sq);
+    for (int p = 0; p < 16; p++)
+        for (int q = 0; q < 4; q++)
+            if (p >> q & 1)
+                PARITY_MASK[p] |= QUADRANTS[q];
     /* directions: 4 towards higher squares (+1, +7, +8, +9), then 4 towards lower ones */
     static const int dr[8] = {0, 1, 1, 1, 0, -1, -1, -1};
     static const int dc[8] = {1, -1, 0, 1, -1, 1, 0, -1};
@@ -613,9 +618,9 @@ static int solve_parity(Ctx *c, u64 P, u64 O, int alpha, int beta, u64 E, const 
     return solve4(c, P, O, alpha, beta, x[0], x[1], x[2], x[3]);
 }
 
-/* 5..SHALLOW_MAX empties, without move generation or table: the empty squares `sq` (in a
- * fixed priority order, corners first, X-squares last; some may be filled by now) are tried
- * in the quadrants holding an odd number of empties first (parity). */
+/* 5..SHALLOW_MAX empties, without ordering scores or table: the moves, among the empty squares
+ * `sq` (in a fixed priority order, corners first, X-squares last; some may be filled by now),
+ * are tried in the quadrants holding an odd number of empties first (parity). */
 static int solve_shallow(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, const uint8_t *sq, int total,
                          unsigned parity)
 {
@@ -628,13 +633,22 @@ static int solve_shallow(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, const
         if (bound <= alpha)
             return bound;
     }
+    u64 moves = get_moves(P, O);
+    if (!moves) {
+        if (get_moves(O, P))
+            return -solve_shallow(c, O, P, -beta, -alpha, n, sq, total, parity); /* P passes */
+        return final_score(P, O, c->wte);
+    }
+    u64 odd = moves & PARITY_MASK[parity];
     for (int pass = 0; pass < 2; pass++) { /* odd quadrants first, then the others */
-        for (int i = 0; i < total; i++) {
+        u64 these = pass ? moves & ~odd : odd;
+        for (int i = 0; these && i < total; i++) {
             int x = sq[i], v;
             u64 f, np, no;
-            if (!(E & BIT(x)) || ((parity & QUADRANT_ID[x]) != 0) != (pass == 0) || !(NEIGHBOURS[x] & O) ||
-                !(f = flips(x, P, O)))
+            if (!(these & BIT(x)))
                 continue;
+            these ^= BIT(x);
+            f = flips(x, P, O);
             np = O ^ f;
             no = P | f | BIT(x);
             if (n == 5)
@@ -651,12 +665,7 @@ static int solve_shallow(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, const
             }
         }
     }
-    if (best > -INF)
-        return best;
-    for (int i = 0; i < total; i++)
-        if ((E & BIT(sq[i])) && (NEIGHBOURS[sq[i]] & P) && flips(sq[i], O, P))
-            return -solve_shallow(c, O, P, -beta, -alpha, n, sq, total, parity); /* P passes */
-    return final_score(P, O, c->wte);
+    return best;
 }
 
 /* The small solvers' entry (0..SHALLOW_MAX empties). */
