@@ -9,9 +9,10 @@ uniformly random games; a ridge regression of their exact values on the evaluati
 and potential mobility) gives a first set of weights. --eval-sample LO-HI:COUNT then takes COUNT
 positions from games nearer to real play: the first --random-plies moves at random, each later
 one drawn by a softmax (--temperature, in discs) over the first weights' evaluation of each
-move (1 ply). Every position is solved exactly by the native solver (plain disc difference),
-and the final weights, a ridge regression on all the positions, are written as a C header.
-The evaluation only orders moves: its weights change the speed of the exact search, never its
+move (1 ply); those first weights are fitted with --play-damp as the ridge penalty. Every
+position is solved exactly by the native solver (plain disc difference), and the final
+weights, a ridge regression (--damp) on all the positions, are written as a C header. The
+evaluation only orders moves: its weights change the speed of the exact search, never its
 results.
 """
 
@@ -114,6 +115,7 @@ def main() -> int:
     ap.add_argument("--random-plies", type=int, default=6, help="first moves of --eval-sample games played at random")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--damp", type=float, default=4.0)
+    ap.add_argument("--play-damp", type=float, default=4.0, help="--damp of the first fit, which plays --eval-sample")
     ap.add_argument("--cache", type=Path, help="an .npz of solved positions: read if it exists, else written")
     ap.add_argument("--out", type=Path, default=ROOT / "grader" / "_native" / "eval_weights.h")
     args = ap.parse_args()
@@ -147,7 +149,7 @@ def main() -> int:
     if not cached:
         solve(samples, lambda pos, moves: rng.choice(moves))
         if args.eval_sample:
-            w = fit(players, opponents, values, args.damp)
+            w = fit(players, opponents, values, args.play_damp)
             solve(args.eval_sample, evaluation_player(rng, w, args.temperature, args.random_plies))
     w = fit(players, opponents, values, args.damp)
     if args.cache and not cached:
@@ -157,7 +159,7 @@ def main() -> int:
     lines = [",".join(str(v) for v in ints[i : i + 24]) + "," for i in range(0, len(ints), 24)]
     command = " ".join([*(f"--sample {s}" for s in samples), *(f"--eval-sample {s}" for s in args.eval_sample)])
     if args.eval_sample:
-        command += f" --temperature {args.temperature} --random-plies {args.random_plies}"
+        command += f" --temperature {args.temperature} --random-plies {args.random_plies} --play-damp {args.play_damp}"
     header = (
         f"/* Weights of the move-ordering evaluation ({SCALE} per disc), written by bench/fit_eval.py\n"
         f" * ({command} --seed {args.seed} --damp {args.damp}). */\n"

@@ -1,5 +1,5 @@
 /* Weights of the move-ordering evaluation (32 per disc), written by bench/fit_eval.py
- * (--sample 10-15:120000 --sample 16-18:8000 --eval-sample 10-15:60000 --temperature 2.0 --random-plies 6 --seed 1 --damp 5.0). */
+ * (--sample 10-15:120000 --sample 16-18:8000 --eval-sample 10-15:60000 --temperature 2.0 --random-plies 6 --play-damp 4.0 --seed 1 --damp 5.0). */
 static const int16_t EVAL_WEIGHTS[N_WEIGHTS] = {
 -1,11,-26,25,65,12,14,10,-13,21,10,25,8,47,-2,60,-7,-8,-4,7,-17,16,13,-36,
 52,-3,-51,-22,63,-47,-25,1,-17,21,47,-19,-6,11,-6,-1,43,-65,66,5,-20,14,-3,-41,
