@@ -1,19 +1,29 @@
 """Fits the native solver's move-ordering evaluation (grader/_native/eval_weights.h).
 
-Run: python bench/fit_eval.py [--positions 40000] [--seed 1] [--out grader/_native/eval_weights.h]
-Positions with 10-18 empties are taken from random games, solved exactly by the native solver
-(plain disc difference), and a ridge regression of those values on the evaluation's features
+Run: python bench/fit_eval.py [--sample 10-15:60000 --sample 16-18:8000] [--eval-sample 10-15:60000]
+     [--seed 1] [--cache FILE.npz] [--out grader/_native/eval_weights.h]
+Each position comes from its own game, played from the start to a number of empties drawn
+uniformly from a range. --sample LO-HI:COUNT takes COUNT positions with LO..HI empties from
+uniformly random games; a ridge regression of their exact values on the evaluation's features
 (grader._othello_native._features: patterns at each corner of the 8 symmetric images, mobility
-and potential mobility) gives the weights, written as a C header. The evaluation only orders
-moves: its weights change the speed of the exact search, never its results.
+and potential mobility) gives a first set of weights. --eval-sample LO-HI:COUNT then takes COUNT
+positions from games nearer to real play: the first --random-plies moves at random, each later
+one drawn by a softmax (--temperature, in discs) over the first weights' evaluation of each
+move (1 ply); those first weights are fitted with --play-damp as the ridge penalty. Every
+position is solved exactly by the native solver (plain disc difference), and the final
+weights, a ridge regression (--damp) on all the positions, are written as a C header. The
+evaluation only orders moves: its weights change the speed of the exact search, never its
+results.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -24,19 +34,40 @@ ROOT = Path(__file__).resolve().parents[1]
 N_WEIGHTS = 65820  # N_WEIGHTS in othello.c: 2 * 3**9 + 4 * 3**8 + 81 + 129
 SCALE = 32  # EVAL_SCALE in othello.c: weights per disc
 
+Chooser = Callable[[Position, list[int]], int]
 
-def sample(rng: random.Random, lo: int, hi: int) -> Position | None:
-    """One position with lo..hi empties from a random game (None if the game ended before)."""
+
+def sample(rng: random.Random, lo: int, hi: int, choose: Chooser) -> Position | None:
+    """One position with lo..hi empties from a game whose moves `choose` picks (None if the game
+    ended before)."""
     target = rng.randint(lo, hi)
     pos = Position.start()
     while pos.empties > target:
         if pos.is_game_over():
             return None
         moves = pos.moves()
-        pos = pos.play(rng.choice(moves)) if moves else pos.pass_turn()
+        pos = pos.play(choose(pos, moves)) if moves else pos.pass_turn()
     if not pos.moves():
         return None if pos.is_game_over() else pos.pass_turn()
     return pos
+
+
+def evaluation_player(rng: random.Random, w: np.ndarray, temperature: float, random_plies: int) -> Chooser:
+    """Moves at random for the first random_plies moves, then by a softmax over the weights'
+    evaluation (discs) of the position after each move."""
+    weights = w.tolist()
+
+    def choose(pos: Position, moves: list[int]) -> int:
+        if pos.empties > 60 - random_plies:
+            return rng.choice(moves)
+        values = []
+        for x in moves:
+            f = N.flips(x, pos.player, pos.opponent)
+            values.append(-sum([weights[i] for i in N._features(pos.opponent ^ f, pos.player | f | 1 << x)]))
+        top = max(values)
+        return rng.choices(moves, [math.exp((v - top) / temperature) for v in values])[0]
+
+    return choose
 
 
 def ridge(idx: np.ndarray, y: np.ndarray, damp: float, steps: int = 300) -> np.ndarray:
@@ -63,50 +94,79 @@ def ridge(idx: np.ndarray, y: np.ndarray, damp: float, steps: int = 300) -> np.n
     return w
 
 
+def fit(players: list[int], opponents: list[int], values: list[int], damp: float) -> np.ndarray:
+    """Weights (in discs) fitted on the positions, after a check on a held-out tenth."""
+    idx, y = np.array([N._features(p, o) for p, o in zip(players, opponents)]), np.array(values, dtype=float)
+    assert idx.max() < N_WEIGHTS, "the feature layout changed: update N_WEIGHTS"
+    held = np.arange(len(y)) % 10 == 9  # every tenth position checks the fit made on the rest
+    w = ridge(idx[~held], y[~held], damp)
+    error = np.sqrt(np.mean((w[idx[held]].sum(axis=1) - y[held]) ** 2))
+    print(f"{len(y)} positions: held-out rms error {error:.2f} discs (values' rms {np.sqrt(np.mean(y**2)):.2f})")
+    return ridge(idx, y, damp)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--positions", type=int, default=40000)
+    ap.add_argument("--sample", action="append", metavar="LO-HI:COUNT",
+                    help="COUNT positions with LO..HI empties from random games (repeatable; default 10-15:60000)")  # fmt: skip
+    ap.add_argument("--eval-sample", action="append", default=[], metavar="LO-HI:COUNT",
+                    help="COUNT positions with LO..HI empties from games played by the first fit (repeatable)")  # fmt: skip
+    ap.add_argument("--temperature", type=float, default=2.0, help="softmax temperature (discs) of --eval-sample play")
+    ap.add_argument("--random-plies", type=int, default=6, help="first moves of --eval-sample games played at random")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--lo", type=int, default=10)
-    ap.add_argument("--hi", type=int, default=18)
-    ap.add_argument("--damp", type=float, default=2.0)
+    ap.add_argument("--damp", type=float, default=4.0)
+    ap.add_argument("--play-damp", type=float, default=4.0, help="--damp of the first fit, which plays --eval-sample")
     ap.add_argument("--cache", type=Path, help="an .npz of solved positions: read if it exists, else written")
     ap.add_argument("--out", type=Path, default=ROOT / "grader" / "_native" / "eval_weights.h")
     args = ap.parse_args()
+    samples = args.sample or ["10-15:60000"]
     rng = random.Random(args.seed)
     solver = N.Solver(False, 20)
-    rows: list[tuple[int, ...]] = []
-    values: list[int] = []
     start = time.process_time()
-    if args.cache and args.cache.exists():
+    players: list[int] = []
+    opponents: list[int] = []
+    values: list[int] = []
+    cached = bool(args.cache and args.cache.exists())
+    if cached:
         data = np.load(args.cache)
-        rows, values = [tuple(r) for r in data["rows"]], list(data["values"])
-    while len(rows) < args.positions:
-        pos = sample(rng, args.lo, args.hi)
-        if pos is None:
-            continue
-        values.append(solver.search(pos.player, pos.opponent))
-        rows.append(N._features(pos.player, pos.opponent))
-        if len(rows) % 5000 == 0:
-            print(f"{len(rows)} positions solved, {time.process_time() - start:.0f} CPU s", flush=True)
-    idx, y = np.array(rows), np.array(values, dtype=float)
-    assert idx.max() < N_WEIGHTS, "the feature layout changed: update N_WEIGHTS"
-    if args.cache and not args.cache.exists():
-        np.savez(args.cache, rows=idx, values=y)
-    held = len(y) // 10  # the last tenth checks the fit made on the rest
-    w = ridge(idx[:-held], y[:-held], args.damp)
-    error = np.sqrt(np.mean((w[idx[-held:]].sum(axis=1) - y[-held:]) ** 2))
-    print(f"held-out rms error {error:.2f} discs (values' rms {np.sqrt(np.mean(y**2)):.2f}); refit on all")
-    w = ridge(idx, y, args.damp)
+        players, opponents = [int(v) for v in data["players"]], [int(v) for v in data["opponents"]]
+        values = [int(v) for v in data["values"]]
+
+    def solve(specs: list[str], choose: Chooser) -> None:
+        for spec in specs:
+            span, count = spec.split(":")
+            lo, hi = (int(v) for v in span.split("-")) if "-" in span else (int(span), int(span))
+            for done in range(1, int(count) + 1):
+                pos = None
+                while pos is None:
+                    pos = sample(rng, lo, hi, choose)
+                values.append(solver.search(pos.player, pos.opponent))
+                players.append(pos.player)
+                opponents.append(pos.opponent)
+                if done % 5000 == 0 or done == int(count):
+                    print(f"{spec}: {done} positions solved, {time.process_time() - start:.0f} CPU s", flush=True)
+
+    if not cached:
+        solve(samples, lambda pos, moves: rng.choice(moves))
+        if args.eval_sample:
+            w = fit(players, opponents, values, args.play_damp)
+            solve(args.eval_sample, evaluation_player(rng, w, args.temperature, args.random_plies))
+    w = fit(players, opponents, values, args.damp)
+    if args.cache and not cached:
+        np.savez(args.cache, players=np.array(players, dtype=np.uint64),
+                 opponents=np.array(opponents, dtype=np.uint64), values=np.array(values))  # fmt: skip
     ints = np.clip(np.rint(w * SCALE), -32767, 32767).astype(int)
     lines = [",".join(str(v) for v in ints[i : i + 24]) + "," for i in range(0, len(ints), 24)]
+    command = " ".join([*(f"--sample {s}" for s in samples), *(f"--eval-sample {s}" for s in args.eval_sample)])
+    if args.eval_sample:
+        command += f" --temperature {args.temperature} --random-plies {args.random_plies} --play-damp {args.play_damp}"
     header = (
         f"/* Weights of the move-ordering evaluation ({SCALE} per disc), written by bench/fit_eval.py\n"
-        f" * (--positions {args.positions} --seed {args.seed} --lo {args.lo} --hi {args.hi} --damp {args.damp}). */\n"
+        f" * ({command} --seed {args.seed} --damp {args.damp}). */\n"
         "static const int16_t EVAL_WEIGHTS[N_WEIGHTS] = {\n" + "\n".join(lines) + "};\n"
     )
     args.out.write_text(header)
-    print(f"wrote {args.out}")
+    print(f"wrote {args.out} ({time.process_time() - start:.0f} CPU s)")
     return 0
 
 

@@ -728,11 +728,11 @@ static inline int corner_stability(u64 P)
 
 /* --- pattern evaluation ----------------------------------------------------------- */
 
-/* A linear evaluation over patterns (fitted by bench/fit_eval.py on exact values of
- * random endgame positions and shipped in eval_weights.h): each pattern's squares read as a
- * base-3 number (0 empty, 1 P's, 2 O's) index a table of weights. The patterns are taken
- * at the a1 corner of each of the board's 8 symmetric images, so one table serves every
- * corner and edge, in both directions. */
+/* A linear evaluation over patterns (fitted by bench/fit_eval.py on exact values of endgame
+ * positions from random and evaluation-played games, shipped in eval_weights.h): each
+ * pattern's squares read as a base-3 number (0 empty, 1 P's, 2 O's) index a table of
+ * weights. The patterns are taken at the a1 corner of each of the board's 8 symmetric
+ * images, so one table serves every corner and edge, in both directions. */
 #define N_EDGE 19683   /* a1..h1 and b2 */
 #define N_CORNER 19683 /* a1..c3 */
 #define N_LINE 6561    /* a line of 8 */
