@@ -134,7 +134,6 @@ static const u64 QUADRANTS[4] = {0x000000000F0F0F0FULL, 0x00000000F0F0F0F0ULL,
 
 static u64 RAYS[64][8];   /* from each square, the 8 rays: 4 towards higher squares, then 4 lower */
 static u64 NEIGHBOURS[64];
-static u64 QUADRANT[64]; /* the 4x4 quadrant holding each square, for parity */
 static uint8_t QUADRANT_ID[64]; /* its bit among 4, for parity kept as a 4-bit mask */
 static u64 DIAG9[64], DIAG7[64]; /* the diagonal (a1-h8 way) and antidiagonal through each square */
 /* With one empty square left, every other square is taken: the discs flipped along a line
@@ -185,7 +184,6 @@ static void init_tables(void)
             if (r + dr[d] >= 0 && r + dr[d] < 8 && c + dc[d] >= 0 && c + dc[d] < 8)
                 NEIGHBOURS[sq] |= BIT((r + dr[d]) * 8 + c + dc[d]);
         }
-        QUADRANT[sq] = QUADRANTS[(r / 4) * 2 + c / 4];
         QUADRANT_ID[sq] = (uint8_t)(1 << ((r / 4) * 2 + c / 4));
         DIAG9[sq] = RAYS[sq][3] | RAYS[sq][7] | BIT(sq);
         DIAG7[sq] = RAYS[sq][1] | RAYS[sq][5] | BIT(sq);
@@ -1503,54 +1501,53 @@ static int to_position(PyObject *po, PyObject *oo, u64 *P, u64 *O)
     return 0;
 }
 
-static PyObject *py_legal_moves(PyObject *mod, PyObject *args)
+/* legal_moves() and _portable_legal_moves(): `moves` is the path asked for. */
+static PyObject *moves_call(PyObject *args, const char *format, u64 (*moves)(u64, u64))
 {
     PyObject *po, *oo;
     u64 P, O;
-    (void)mod;
-    if (!PyArg_ParseTuple(args, "OO:legal_moves", &po, &oo) || to_position(po, oo, &P, &O) < 0)
+    if (!PyArg_ParseTuple(args, format, &po, &oo) || to_position(po, oo, &P, &O) < 0)
         return NULL;
-    return PyLong_FromUnsignedLongLong(get_moves(P, O));
+    return PyLong_FromUnsignedLongLong(moves(P, O));
+}
+
+/* flips() and _portable_flips(): `flip` is the path asked for. */
+static PyObject *flips_call(PyObject *args, const char *format, u64 (*flip)(int, u64, u64))
+{
+    PyObject *po, *oo;
+    int sq;
+    u64 P, O;
+    if (!PyArg_ParseTuple(args, format, &sq, &po, &oo) || to_position(po, oo, &P, &O) < 0)
+        return NULL;
+    if (sq < 0 || sq > 63) {
+        PyErr_Format(PyExc_ValueError, "square must be in 0..63, not %d", sq);
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong(flip(sq, P, O));
+}
+
+static PyObject *py_legal_moves(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    return moves_call(args, "OO:legal_moves", get_moves);
 }
 
 static PyObject *py_portable_legal_moves(PyObject *mod, PyObject *args)
 {
-    PyObject *po, *oo;
-    u64 P, O;
     (void)mod;
-    if (!PyArg_ParseTuple(args, "OO:_portable_legal_moves", &po, &oo) || to_position(po, oo, &P, &O) < 0)
-        return NULL;
-    return PyLong_FromUnsignedLongLong(get_moves_portable(P, O));
-}
-
-static PyObject *py_portable_flips(PyObject *mod, PyObject *args)
-{
-    PyObject *po, *oo;
-    int sq;
-    u64 P, O;
-    (void)mod;
-    if (!PyArg_ParseTuple(args, "iOO:_portable_flips", &sq, &po, &oo) || to_position(po, oo, &P, &O) < 0)
-        return NULL;
-    if (sq < 0 || sq > 63) {
-        PyErr_Format(PyExc_ValueError, "square must be in 0..63, not %d", sq);
-        return NULL;
-    }
-    return PyLong_FromUnsignedLongLong(flips_portable(sq, P, O));
+    return moves_call(args, "OO:_portable_legal_moves", get_moves_portable);
 }
 
 static PyObject *py_flips(PyObject *mod, PyObject *args)
 {
-    PyObject *po, *oo;
-    int sq;
-    u64 P, O;
     (void)mod;
-    if (!PyArg_ParseTuple(args, "iOO:flips", &sq, &po, &oo) || to_position(po, oo, &P, &O) < 0)
-        return NULL;
-    if (sq < 0 || sq > 63) {
-        PyErr_Format(PyExc_ValueError, "square must be in 0..63, not %d", sq);
-        return NULL;
-    }
-    return PyLong_FromUnsignedLongLong(flips(sq, P, O));
+    return flips_call(args, "iOO:flips", flips);
+}
+
+static PyObject *py_portable_flips(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    return flips_call(args, "iOO:_portable_flips", flips_portable);
 }
 
 static PyObject *py_features(PyObject *mod, PyObject *args)
