@@ -60,10 +60,12 @@ def test_moves_and_flips_agree_on_played_and_random_positions():
         pairs.append((p, rng.getrandbits(64) & ~p))
     for p, o in pairs:
         assert N.legal_moves(p, o) == legal_moves(p, o)
-        assert N._portable_legal_moves(p, o) == legal_moves(p, o)  # the path of CPUs without AVX2
+        for path in N._paths:  # every path this CPU runs, "portable" (any CPU) among them
+            assert N._moves_by(path, p, o) == legal_moves(p, o), path
+            for sq in range(64):
+                assert N._flips_by(path, sq, p, o) == flips(sq, p, o), (path, sq, p, o)
         for sq in range(64):
             assert N.flips(sq, p, o) == flips(sq, p, o), (sq, p, o)
-            assert N._portable_flips(sq, p, o) == flips(sq, p, o), (sq, p, o)
 
 
 @settings(max_examples=300, deadline=None)
@@ -72,9 +74,16 @@ def test_moves_and_flips_agree_on_any_disjoint_bitboards(p, o, sq):
     o &= ~p
     assert N.legal_moves(p, o) == legal_moves(p, o)
     assert N.legal_moves(o, p) == legal_moves(o, p)
-    assert N._portable_legal_moves(p, o) == legal_moves(p, o)
     assert N.flips(sq, p, o) == flips(sq, p, o)
-    assert N._portable_flips(sq, p, o) == flips(sq, p, o)
+    for path in N._paths:
+        assert N._moves_by(path, p, o) == legal_moves(p, o), path
+        assert N._flips_by(path, sq, p, o) == flips(sq, p, o), path
+
+
+def test_paths_name_what_this_cpu_runs():
+    assert N._paths[0] == "portable"
+    with pytest.raises(ValueError, match="no path 'sse9' on this CPU"):
+        N._flips_by("sse9", 0, 0, 0)
 
 
 # --- agreement with the pure-Python solver ----------------------------------------

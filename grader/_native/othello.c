@@ -45,6 +45,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#define HAVE_AVX2_PATH 1
+#include <immintrin.h>
+#endif
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
@@ -230,9 +234,9 @@ static u64 get_moves_portable(u64 P, u64 O)
             axis_moves(P, inner, 9)) & ~(P | O);
 }
 
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-#define HAVE_AVX2_PATH 1
+#ifdef HAVE_AVX2_PATH
 typedef u64 v4u __attribute__((vector_size(32)));
+typedef u64 v4u_any __attribute__((vector_size(32), aligned(8))); /* loaded from any u64[4] */
 
 /* get_moves_portable() on the 4 axes at once, for CPUs with AVX2 (chosen at import). */
 __attribute__((target("avx2"))) static u64 get_moves_avx2(u64 P, u64 O)
@@ -297,6 +301,19 @@ __attribute__((target("avx2"))) static u64 flips_avx2(int sq, u64 P, u64 O)
     g &= (v4u)(((g >> s) & pp) != 0);
     f |= g;
     return f[0] | f[1] | f[2] | f[3];
+}
+
+/* flips_portable() with the 8 rays in two vectors, for CPUs with AVX-512 VL and CD (a
+ * leading-zero count per lane): the 4 rays up at once, then the 4 rays down. */
+__attribute__((target("avx2,avx512vl,avx512cd"))) static u64 flips_avx512(int sq, u64 P, u64 O)
+{
+    const v4u up = *(const v4u_any *)RAYS[sq], down = *(const v4u_any *)(RAYS[sq] + 4);
+    const v4u pp = {P, P, P, P}, nO = {~O, ~O, ~O, ~O}, one = {1, 1, 1, 1}, top = one << 63;
+    v4u x = up & nO, t = x & (0 - x) & pp, out = (t + (v4u)(t != 0)) & up;
+    x = (down & nO) | one;
+    t = (top >> (v4u)_mm256_lzcnt_epi64((__m256i)x)) & pp & down;
+    out |= (0 - (t << 1)) & down;
+    return out[0] | out[1] | out[2] | out[3];
 }
 
 /* Chosen at import: a call through a pointer costs less than the scalar rays. */
@@ -1501,23 +1518,50 @@ static int to_position(PyObject *po, PyObject *oo, u64 *P, u64 *O)
     return 0;
 }
 
-/* legal_moves() and _portable_legal_moves(): `moves` is the path asked for. */
-static PyObject *moves_call(PyObject *args, const char *format, u64 (*moves)(u64, u64))
+/* The paths of move generation and flips this CPU runs, slowest first: the last is used. */
+enum { PATH_PORTABLE, PATH_AVX2, PATH_AVX512 };
+static const char *PATH_NAMES[] = {"portable", "avx2", "avx512"};
+static int n_paths = 1;
+
+/* Selects the fastest paths this CPU runs (at import). */
+static void choose_paths(void)
 {
-    PyObject *po, *oo;
+#ifdef HAVE_AVX2_PATH
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) {
+        get_moves = get_moves_avx2;
+        flips = flips_avx2;
+        n_paths = 2;
+        if (__builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512cd")) {
+            flips = flips_avx512;
+            n_paths = 3;
+        }
+    }
+#endif
+}
+
+/* The index of the path `name` if this CPU runs it, else -1 with ValueError set. */
+static int path_arg(const char *name)
+{
+    for (int i = 0; i < n_paths; i++)
+        if (strcmp(name, PATH_NAMES[i]) == 0)
+            return i;
+    PyErr_Format(PyExc_ValueError, "no path '%s' on this CPU (see _paths)", name);
+    return -1;
+}
+
+static PyObject *moves_call(u64 (*moves)(u64, u64), PyObject *po, PyObject *oo)
+{
     u64 P, O;
-    if (!PyArg_ParseTuple(args, format, &po, &oo) || to_position(po, oo, &P, &O) < 0)
+    if (to_position(po, oo, &P, &O) < 0)
         return NULL;
     return PyLong_FromUnsignedLongLong(moves(P, O));
 }
 
-/* flips() and _portable_flips(): `flip` is the path asked for. */
-static PyObject *flips_call(PyObject *args, const char *format, u64 (*flip)(int, u64, u64))
+static PyObject *flips_call(u64 (*flip)(int, u64, u64), int sq, PyObject *po, PyObject *oo)
 {
-    PyObject *po, *oo;
-    int sq;
     u64 P, O;
-    if (!PyArg_ParseTuple(args, format, &sq, &po, &oo) || to_position(po, oo, &P, &O) < 0)
+    if (to_position(po, oo, &P, &O) < 0)
         return NULL;
     if (sq < 0 || sq > 63) {
         PyErr_Format(PyExc_ValueError, "square must be in 0..63, not %d", sq);
@@ -1528,26 +1572,53 @@ static PyObject *flips_call(PyObject *args, const char *format, u64 (*flip)(int,
 
 static PyObject *py_legal_moves(PyObject *mod, PyObject *args)
 {
+    PyObject *po, *oo;
     (void)mod;
-    return moves_call(args, "OO:legal_moves", get_moves);
+    if (!PyArg_ParseTuple(args, "OO:legal_moves", &po, &oo))
+        return NULL;
+    return moves_call(get_moves, po, oo);
 }
 
-static PyObject *py_portable_legal_moves(PyObject *mod, PyObject *args)
+static PyObject *py_moves_by(PyObject *mod, PyObject *args)
 {
+    PyObject *po, *oo;
+    const char *name;
+    int path;
     (void)mod;
-    return moves_call(args, "OO:_portable_legal_moves", get_moves_portable);
+    if (!PyArg_ParseTuple(args, "sOO:_moves_by", &name, &po, &oo) || (path = path_arg(name)) < 0)
+        return NULL;
+#ifdef HAVE_AVX2_PATH
+    if (path >= PATH_AVX2)
+        return moves_call(get_moves_avx2, po, oo);
+#endif
+    return moves_call(get_moves_portable, po, oo);
 }
 
 static PyObject *py_flips(PyObject *mod, PyObject *args)
 {
+    PyObject *po, *oo;
+    int sq;
     (void)mod;
-    return flips_call(args, "iOO:flips", flips);
+    if (!PyArg_ParseTuple(args, "iOO:flips", &sq, &po, &oo))
+        return NULL;
+    return flips_call(flips, sq, po, oo);
 }
 
-static PyObject *py_portable_flips(PyObject *mod, PyObject *args)
+static PyObject *py_flips_by(PyObject *mod, PyObject *args)
 {
+    PyObject *po, *oo;
+    const char *name;
+    int sq, path;
     (void)mod;
-    return flips_call(args, "iOO:_portable_flips", flips_portable);
+    if (!PyArg_ParseTuple(args, "siOO:_flips_by", &name, &sq, &po, &oo) || (path = path_arg(name)) < 0)
+        return NULL;
+#ifdef HAVE_AVX2_PATH
+    if (path == PATH_AVX512)
+        return flips_call(flips_avx512, sq, po, oo);
+    if (path == PATH_AVX2)
+        return flips_call(flips_avx2, sq, po, oo);
+#endif
+    return flips_call(flips_portable, sq, po, oo);
 }
 
 static PyObject *py_features(PyObject *mod, PyObject *args)
@@ -1887,10 +1958,10 @@ static PyType_Spec Solver_spec = {"grader._othello_native.Solver", sizeof(Solver
 static PyMethodDef module_methods[] = {
     {"legal_moves", py_legal_moves, METH_VARARGS,
      "legal_moves(player, opponent) -> int\n\nBitboard of the squares where player may move."},
-    {"_portable_legal_moves", py_portable_legal_moves, METH_VARARGS,
-     "_portable_legal_moves(player, opponent) -> int\n\nlegal_moves() by the path for any CPU."},
-    {"_portable_flips", py_portable_flips, METH_VARARGS,
-     "_portable_flips(square, player, opponent) -> int\n\nflips() by the path for any CPU."},
+    {"_moves_by", py_moves_by, METH_VARARGS,
+     "_moves_by(path, player, opponent) -> int\n\nlegal_moves() by one of the paths in _paths."},
+    {"_flips_by", py_flips_by, METH_VARARGS,
+     "_flips_by(path, square, player, opponent) -> int\n\nflips() by one of the paths in _paths."},
     {"flips", py_flips, METH_VARARGS,
      "flips(square, player, opponent) -> int\n\n"
      "Discs of opponent flipped by player moving to square (0: not a legal move)."},
@@ -1908,15 +1979,9 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__othello_native(void)
 {
-    PyObject *m, *type;
+    PyObject *m, *type, *paths;
     init_tables();
-#ifdef HAVE_AVX2_PATH
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2")) {
-        get_moves = get_moves_avx2;
-        flips = flips_avx2;
-    }
-#endif
+    choose_paths();
     m = PyModule_Create(&module_def);
     if (!m)
         return NULL;
@@ -1924,13 +1989,22 @@ PyMODINIT_FUNC PyInit__othello_native(void)
                                           "A search abandoned because should_stop() returned true.",
                                           NULL, NULL);
     type = PyType_FromSpec(&Solver_spec);
-    if (!Cancelled || !type || PyModule_AddObjectRef(m, "Cancelled", Cancelled) < 0 ||
-        PyModule_AddObjectRef(m, "Solver", type) < 0 ||
-        PyModule_AddStringConstant(m, "_moves_path", get_moves == get_moves_portable ? "portable" : "avx2") < 0) {
+    paths = PyTuple_New(n_paths);
+    for (int i = 0; paths && i < n_paths; i++) {
+        PyObject *name = PyUnicode_FromString(PATH_NAMES[i]);
+        if (!name)
+            Py_CLEAR(paths);
+        else
+            PyTuple_SET_ITEM(paths, i, name);
+    }
+    if (!Cancelled || !type || !paths || PyModule_AddObjectRef(m, "Cancelled", Cancelled) < 0 ||
+        PyModule_AddObjectRef(m, "Solver", type) < 0 || PyModule_AddObjectRef(m, "_paths", paths) < 0) {
         Py_XDECREF(type);
+        Py_XDECREF(paths);
         Py_DECREF(m);
         return NULL;
     }
     Py_DECREF(type);
+    Py_DECREF(paths);
     return m;
 }
