@@ -816,12 +816,13 @@ static inline void corner_patterns(u64 P, u64 O, int *out)
 
 static u64 adjacent_empties(u64 b, u64 E);
 
-/* Every feature's index into EVAL_WEIGHTS, from P's view (N_FEATURES of them). */
-static void features(u64 P, u64 O, int *out)
+/* Every feature's index into EVAL_WEIGHTS, from P's view (N_FEATURES of them); `moves` are
+ * P's legal moves. */
+static void features(u64 P, u64 O, u64 moves, int *out)
 {
     u64 E = ~(P | O);
     u64 p[8], o[8];
-    int mob = popcount(get_moves(P, O)) - popcount(get_moves(O, P));
+    int mob = popcount(moves) - popcount(get_moves(O, P));
     int pot = popcount(adjacent_empties(O, E)) - popcount(adjacent_empties(P, E));
     p[0] = P, o[0] = O;
     p[1] = flip_vertical(P), o[1] = flip_vertical(O);
@@ -836,11 +837,11 @@ static void features(u64 P, u64 O, int *out)
     out[49] = OFF_POTENTIAL + 64 + pot;
 }
 
-/* The pattern evaluation of (P, O) for P, in quarter-discs. */
-static int pattern_eval(u64 P, u64 O)
+/* The pattern evaluation of (P, O) for P, in quarter-discs; `moves` are P's legal moves. */
+static int pattern_eval(u64 P, u64 O, u64 moves)
 {
     int idx[N_FEATURES], sum = 0;
-    features(P, O, idx);
+    features(P, O, moves, idx);
     for (int i = 0; i < N_FEATURES; i++)
         sum += EVAL_WEIGHTS[idx[i]];
     return sum / (EVAL_SCALE / 4);
@@ -855,7 +856,7 @@ static int midgame(Ctx *c, u64 P, u64 O, int alpha, int beta, int depth)
     int best = -EVAL_INF;
     c->nodes++;
     if (depth == 0)
-        return pattern_eval(P, O);
+        return pattern_eval(P, O, get_moves(P, O));
     moves = get_moves(P, O);
     if (!moves) {
         if (!get_moves(O, P))
@@ -930,7 +931,10 @@ static int list_moves(Ctx *c, u64 P, u64 O, u64 moves, int hint, int n, Move *li
         }
         m->replies = get_moves(np, no);
         m->score = move_score(no, m->replies, E, x, odd);
-        if (sort_depth >= 0)
+        if (sort_depth == 0) { /* midgame()'s depth 0, its moves known */
+            c->nodes++;
+            m->score -= W_EVAL * pattern_eval(np, no, m->replies);
+        } else if (sort_depth > 0)
             m->score -= W_EVAL * midgame(c, np, no, -EVAL_INF, EVAL_INF, sort_depth);
     }
     return count;
@@ -1629,7 +1633,7 @@ static PyObject *py_features(PyObject *mod, PyObject *args)
     (void)mod;
     if (!PyArg_ParseTuple(args, "OO:_features", &po, &oo) || to_position(po, oo, &P, &O) < 0)
         return NULL;
-    features(P, O, idx);
+    features(P, O, get_moves(P, O), idx);
     out = PyTuple_New(N_FEATURES);
     for (int i = 0; out && i < N_FEATURES; i++) {
         PyObject *v = PyLong_FromLong(idx[i]);
@@ -1649,7 +1653,7 @@ static PyObject *py_evaluate(PyObject *mod, PyObject *args)
     (void)mod;
     if (!PyArg_ParseTuple(args, "OO:_evaluate", &po, &oo) || to_position(po, oo, &P, &O) < 0)
         return NULL;
-    return PyLong_FromLong(pattern_eval(P, O));
+    return PyLong_FromLong(pattern_eval(P, O, get_moves(P, O)));
 }
 
 /* A zeroed table of `size` bytes. On Linux, from mmap, with transparent huge pages asked for
