@@ -4,8 +4,9 @@
  * Boards are two 64-bit bitboards (the side to move, its opponent); square 0 = a1 = bit 0,
  * 7 = h1, 63 = h8, as in grader/board.py. Values are final disc differences for the side to
  * move under perfect play, scored with either rule of grader.board.final_score. Move
- * generation and flips run 4 lines at once on CPUs with AVX2 (GCC and Clang on x86-64, chosen
- * at import), else in plain C99.
+ * generation and flips run 4 lines at once on CPUs with AVX2, flips by a leading-zero count
+ * per line on CPUs with AVX-512 VL and CD (GCC and Clang on x86-64, chosen at import: _paths),
+ * else in plain C99.
  *
  * The search is a fail-soft negamax alpha-beta: a principal-variation search on full windows
  * (only along the principal line) and a separate null-window search everywhere else. From
