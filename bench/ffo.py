@@ -7,8 +7,8 @@ own work on a test). Prints the value and best moves found, right or WRONG again
 nodes, CPU seconds (time.process_time: the search is single-threaded) and nodes per second,
 and the totals, beside Egaroucid's published node total for FFO #40-49 (about 538 M).
 --python N also solves N random boards of 12 empties with both backends (same analysis, fresh
-solvers) and prints the speed-up; --median20 N prints the median time of N random boards of
-20 empties. Pin it to one core (taskset -c 1) for steady figures.
+solvers) and prints the speed-up; --median20 N prints the median time and nodes of N random
+boards of 20 empties. Pin it to one core (taskset -c 1) for steady figures.
 """
 
 from __future__ import annotations
@@ -79,9 +79,10 @@ def versus_python(count: int) -> int:
 
 
 def median20(count: int) -> None:
-    times = [analysis_seconds(pos, "native")[0] for pos in OTHELLO.random_positions(20, range(20, 21), count)]
+    runs = [analysis_seconds(pos, "native")[:2] for pos in OTHELLO.random_positions(20, range(20, 21), count)]
+    times, nodes = [r[0] for r in runs], [r[1] for r in runs]
     print(f"20 empties, {count} boards (value + optimal moves, fresh solvers): median {statistics.median(times):.3f} "
-          f"CPU s, max {max(times):.3f} s")  # fmt: skip
+          f"CPU s, {statistics.median(nodes) / 1e6:.1f} M nodes, max {max(times):.3f} s")  # fmt: skip
 
 
 def main() -> int:
