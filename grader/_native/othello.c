@@ -115,8 +115,9 @@ typedef uint64_t u64;
 #endif
 #ifndef USED_MIN
 #define USED_MIN 12 /* a solver's table is used from its first 2**USED_MIN entries, enough up
-                       to 12 empties, 4/3 more bits per further empty of its largest search
-                       so far: a small search touches few pages (each costs a fault) */
+                       to 12 empties, one more bit per further empty of its largest search
+                       so far: a small search touches few pages (each costs a fault and
+                       zeroing), with as few nodes as a whole table gives */
 #endif
 #ifndef STAB_SHIFT
 #define STAB_SHIFT 8 /* the stability cutoff is tried this much below Edax's thresholds */
@@ -1801,7 +1802,7 @@ static int run_locked(SolverObject *self, u64 P, u64 O, int alpha, int beta, int
     if (lock_solver(self) < 0)
         return -1;
     if (self->used < self->bits) { /* a bigger search: use more of the table */
-        int want = USED_MIN + (4 * (64 - popcount(P | O) - 12) + 2) / 3;
+        int want = USED_MIN + (64 - popcount(P | O) - 12);
         if (want > self->used) {
             self->used = want < self->bits ? want : self->bits;
             self->mask = (1ULL << self->used) - 1;
