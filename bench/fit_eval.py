@@ -1,7 +1,7 @@
 """Fits the native solver's move-ordering evaluation (grader/_native/eval_weights.h).
 
 Run: python bench/fit_eval.py [--sample 10-15:60000 --sample 16-18:8000] [--eval-sample 10-15:60000]
-     [--seed 1] [--cache FILE.npz] [--out grader/_native/eval_weights.h]
+     [--seed 1] [--cache FILE.npz] [--merge FILE.npz] [--out grader/_native/eval_weights.h]
 Each position comes from its own game, played from the start to a number of empties drawn
 uniformly from a range. --sample LO-HI:COUNT takes COUNT positions with LO..HI empties from
 uniformly random games; a ridge regression of their exact values on the evaluation's features
@@ -14,6 +14,15 @@ position is solved exactly by the native solver (plain disc difference), and the
 weights, a ridge regression (--damp) on all the positions, are written as a C header. The
 evaluation only orders moves: its weights change the speed of the exact search, never its
 results.
+--cache keeps the positions this run solves (its --sample and --eval-sample specs are not stored:
+an existing cache is read instead of solving anything); --merge adds another run's cache to
+both fits, so that a new sample can be added to positions already solved.
+
+The shipped weights (about 1,000 CPU s in all):
+  python bench/fit_eval.py --sample 10-15:120000 --sample 16-18:8000 --eval-sample 10-15:60000 \
+      --seed 1 --damp 5.0 --play-damp 4.0 --cache base.npz
+  python bench/fit_eval.py --sample 10-15:0 --eval-sample 10-15:30000 --merge base.npz \
+      --seed 4 --damp 8.0 --play-damp 4.0
 """
 
 from __future__ import annotations
@@ -105,6 +114,12 @@ def fit(players: list[int], opponents: list[int], values: list[int], damp: float
     return ridge(idx, y, damp)
 
 
+def load(cache: Path) -> tuple[list[int], list[int], list[int]]:
+    """The players, opponents and values of a --cache file."""
+    data = np.load(cache)
+    return [int(v) for v in data["players"]], [int(v) for v in data["opponents"]], [int(v) for v in data["values"]]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sample", action="append", metavar="LO-HI:COUNT",
@@ -117,8 +132,13 @@ def main() -> int:
     ap.add_argument("--damp", type=float, default=4.0)
     ap.add_argument("--play-damp", type=float, default=4.0, help="--damp of the first fit, which plays --eval-sample")
     ap.add_argument("--cache", type=Path, help="an .npz of solved positions: read if it exists, else written")
+    ap.add_argument("--merge", action="append", default=[], type=Path, metavar="FILE.npz",
+                    help="another run's --cache, whose positions join both fits (repeatable)")  # fmt: skip
     ap.add_argument("--out", type=Path, default=ROOT / "grader" / "_native" / "eval_weights.h")
     args = ap.parse_args()
+    for f in args.merge:
+        if not f.is_file():
+            ap.error(f"--merge {f}: no such file (give the --cache file of an earlier run)")
     samples = args.sample or ["10-15:60000"]
     rng = random.Random(args.seed)
     solver = N.Solver(False, 20)
@@ -128,9 +148,15 @@ def main() -> int:
     values: list[int] = []
     cached = bool(args.cache and args.cache.exists())
     if cached:
-        data = np.load(args.cache)
-        players, opponents = [int(v) for v in data["players"]], [int(v) for v in data["opponents"]]
-        values = [int(v) for v in data["values"]]
+        players, opponents, values = load(args.cache)
+    merged = [load(f) for f in args.merge]
+
+    def everything() -> tuple[list[int], list[int], list[int]]:
+        """This run's positions, then the merged ones."""
+        ps, qs, vs = players, opponents, values
+        for p, o, v in merged:
+            ps, qs, vs = ps + p, qs + o, vs + v
+        return ps, qs, vs
 
     def solve(specs: list[str], choose: Chooser) -> None:
         for spec in specs:
@@ -149,15 +175,16 @@ def main() -> int:
     if not cached:
         solve(samples, lambda pos, moves: rng.choice(moves))
         if args.eval_sample:
-            w = fit(players, opponents, values, args.play_damp)
+            w = fit(*everything(), args.play_damp)
             solve(args.eval_sample, evaluation_player(rng, w, args.temperature, args.random_plies))
-    w = fit(players, opponents, values, args.damp)
     if args.cache and not cached:
         np.savez(args.cache, players=np.array(players, dtype=np.uint64),
                  opponents=np.array(opponents, dtype=np.uint64), values=np.array(values))  # fmt: skip
+    w = fit(*everything(), args.damp)
     ints = np.clip(np.rint(w * SCALE), -32767, 32767).astype(int)
     lines = [",".join(str(v) for v in ints[i : i + 24]) + "," for i in range(0, len(ints), 24)]
     command = " ".join([*(f"--sample {s}" for s in samples), *(f"--eval-sample {s}" for s in args.eval_sample)])
+    command += "".join(f" --merge {f.name}" for f in args.merge)
     if args.eval_sample:
         command += f" --temperature {args.temperature} --random-plies {args.random_plies} --play-damp {args.play_damp}"
     header = (
