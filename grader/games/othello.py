@@ -362,7 +362,7 @@ class Othello(Game["Position"]):
         random positions reached by legal play; single positions range from a third of it to
         three times it. The native solver's ordering (an evaluation, a table filled before the
         exact pass) slows the growth beyond 18 empties to about 1.75 times per empty: FFO #40-49
-        (20-26 empties) total about 2.7 times under this model, single ones 0.9 to 20 times under
+        (20-26 empties) total about 3 times under this model, single ones 0.9 to 22 times under
         (random positions of 20-22 empties are harder, some far over it); in seconds the estimate
         is about twice the real total, since the speed measured at 14 empties is about 1.4 times
         the speed at 20-26."""
