@@ -18,7 +18,7 @@ results.
 an existing cache is read instead of solving anything); --merge adds another run's cache to
 both fits, so that a new sample can be added to positions already solved.
 
-The shipped weights (about 1,000 CPU s in all):
+The shipped weights (about 900 CPU s in all):
   python bench/fit_eval.py --sample 10-15:120000 --sample 16-18:8000 --eval-sample 10-15:60000 \
       --seed 1 --damp 5.0 --play-damp 4.0 --cache base.npz
   python bench/fit_eval.py --sample 10-15:0 --eval-sample 10-15:30000 --merge base.npz \
