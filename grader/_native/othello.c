@@ -851,24 +851,25 @@ static int pattern_eval(u64 P, u64 O, u64 moves)
 
 #define EVAL_INF 30000
 
-/* Depth-limited alpha-beta on the evaluation, for ordering moves only. */
-static int midgame(Ctx *c, u64 P, u64 O, int alpha, int beta, int depth)
+/* Depth-limited alpha-beta on the evaluation, for ordering moves only; `moves` are P's legal
+ * moves when known, else MOVES_UNKNOWN. */
+static int midgame(Ctx *c, u64 P, u64 O, int alpha, int beta, int depth, u64 moves)
 {
-    u64 moves;
     int best = -EVAL_INF;
     c->nodes++;
+    if (moves == MOVES_UNKNOWN)
+        moves = get_moves(P, O);
     if (depth == 0)
-        return pattern_eval(P, O, get_moves(P, O));
-    moves = get_moves(P, O);
+        return pattern_eval(P, O, moves);
     if (!moves) {
         if (!get_moves(O, P))
             return 256 * final_score(P, O, c->wte);
-        return -midgame(c, O, P, -beta, -alpha, depth);
+        return -midgame(c, O, P, -beta, -alpha, depth, MOVES_UNKNOWN);
     }
     for (; moves; moves &= moves - 1) {
         int x = first_square(moves);
         u64 f = flips(x, P, O);
-        int v = -midgame(c, O ^ f, P | f | BIT(x), -beta, -alpha, depth - 1);
+        int v = -midgame(c, O ^ f, P | f | BIT(x), -beta, -alpha, depth - 1, MOVES_UNKNOWN);
         if (v > best) {
             best = v;
             if (v > alpha) {
@@ -933,11 +934,8 @@ static int list_moves(Ctx *c, u64 P, u64 O, u64 moves, int hint, int n, Move *li
         }
         m->replies = get_moves(np, no);
         m->score = move_score(no, m->replies, E, x, odd);
-        if (sort_depth == 0) { /* midgame()'s depth 0, its moves known */
-            c->nodes++;
-            m->score -= W_EVAL * pattern_eval(np, no, m->replies);
-        } else if (sort_depth > 0)
-            m->score -= W_EVAL * midgame(c, np, no, -EVAL_INF, EVAL_INF, sort_depth);
+        if (sort_depth >= 0)
+            m->score -= W_EVAL * midgame(c, np, no, -EVAL_INF, EVAL_INF, sort_depth, m->replies);
     }
     return count;
 }
@@ -1240,7 +1238,7 @@ static int midgame_id(Ctx *c, u64 P, u64 O, int alpha, int beta, int depth, int 
     int hint = -1, count, best = -EVAL_INF, best_move = -1;
     u64 moves;
     if (depth <= 2)
-        return midgame(c, P, O, alpha, beta, depth);
+        return midgame(c, P, O, alpha, beta, depth, MOVES_UNKNOWN);
     if (++c->nodes >= c->next_poll)
         poll(c);
     const Entry *e = probe(c, P, O);
@@ -1298,7 +1296,7 @@ static int selective(Ctx *c, u64 P, u64 O, int alpha, int beta, int n, int margi
             return final_score(P, O, c->wte);
         return -selective(c, O, P, -beta, -alpha, n, margin);
     }
-    v = midgame(c, P, O, -EVAL_INF, EVAL_INF, 2) / 4; /* quarter-discs to discs */
+    v = midgame(c, P, O, -EVAL_INF, EVAL_INF, 2, moves) / 4; /* quarter-discs to discs */
     if (v - margin >= beta)
         return beta;
     if (v + margin <= alpha)
