@@ -379,9 +379,37 @@ def test_gradescope_tells_nothing_of_a_private_test_the_program_ended_in(tmp_pat
     tests = {t["number"]: t for t in data["tests"]}
     assert tests["40"]["output"] == "t (0)" and tests["40"]["visibility"] == "after_published"
     assert "not run: the program had ended in a private test" in tests["120"]["output"]
-    assert "stopped early (see the tests)" in data["output"]
+    assert "stopped early (in a private test)" in data["output"]
     shown = json.dumps([data["output"], *(t["output"] for t in data["tests"])])
     assert "Error" not in shown and "line" not in shown and "play" not in shown
+
+
+def test_a_students_report_of_a_regression_run_counts_the_private_tests_only(tmp_path):
+    """'grader report RUN --student NAME' shows what the student may see: the public tests in
+    full, the private ones as counts; where and why a program ended in a private test stays
+    unsaid (one that ended before a public test is told why). --full shows every test, and
+    --sort total puts the best first."""
+    cls, files = make_class(tmp_path)
+    files[0].write_text("# grader: public tests 40 120\n" + files[0].read_text())  # 50 and 130 private
+    crash_at_genmove = "if w[:1] == ['genmove']: sys.exit('aaron-token')\n    print(f"
+    (cls / "aaron.py").write_text(UNKNOWN.replace("print(f", crash_at_genmove))  # ends in private test 50
+    regress_class([cls], files[:1], GOMOKU, settings(), out=tmp_path / "run")
+    runner, run = CliRunner(), str(tmp_path / "run")
+    alice = runner.invoke(main, ["report", run, "--student", "alice"]).output
+    assert "  +   40 solve" in alice and "  +  120 solve" in alice and "and 2 private tests: + 1, - 1" in alice
+    assert "genmove" not in alice and "list_commands" not in alice
+    aaron = runner.invoke(main, ["report", run, "--student", "aaron"])
+    assert aaron.exit_code == 0 and "stopped early (in a private test)" in aaron.output
+    assert "not run: the program had ended in a private test" in aaron.output
+    assert "aaron-token" not in aaron.output and "line" not in aaron.output and "genmove" not in aaron.output
+    dave = runner.invoke(main, ["report", run, "--student", "dave"]).output  # crashed before test 40
+    assert "stopped at 'timelimit 5': the program crashed" in dave and "boom" in dave and "line" not in dave
+    full = runner.invoke(main, ["report", run, "--student", "aaron", "--full"]).output
+    assert "aaron-token" in full and "  t   50 genmove b" in full
+    table = runner.invoke(main, ["report", run, "--sort", "total"]).output.splitlines()
+    assert [line.split()[0] for line in table[2:7]] == ["alice", "aaron", "bob", "carol", "dave"]
+    table = runner.invoke(main, ["report", run]).output.splitlines()
+    assert [line.split()[0] for line in table[2:7]] == ["aaron", "alice", "bob", "carol", "dave"]
 
 
 def test_gradescope_keeps_every_test_of_an_unmarked_file_private(tmp_path):

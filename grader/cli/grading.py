@@ -290,7 +290,7 @@ def report_command(run_dir: str, sort: str, student: str | None, full: bool) -> 
       grader report runs/lab5 --student alice
     """
     if (Path(run_dir) / RegressFolder.META).exists():
-        _regress_report(RegressFolder.open(run_dir), student)
+        _regress_report(RegressFolder.open(run_dir), student, sort, full)
         return
     folder = RunFolder.open(run_dir)
     results = folder.results()
@@ -308,15 +308,16 @@ def report_command(run_dir: str, sort: str, student: str | None, full: bool) -> 
         raise SystemExit(1)
 
 
-def _regress_report(folder: RegressFolder, student: str | None) -> None:
-    """'grader report' of a regression run: the class table and exports, or one student's tests."""
-    students = folder.results()
+def _regress_report(folder: RegressFolder, student: str | None, sort: str, full: bool) -> None:
+    """'grader report' of a regression run: the class table and exports, or one student's tests
+    (the files' private tests as counts only, unless ``full``)."""
+    students = report.sort_results(folder.results(), sort)
     files = folder.file_names
     if student is not None:
         found = {s.name: s for s in students}
         if student not in found:
             raise GraderError(f"no student {student!r} in {folder.path}: the students are {', '.join(sorted(found))}")
-        click.echo(student_text(found[student], folder.game))
+        click.echo(student_text(found[student], folder.game, None if full else folder.private_tests()))
     else:
         click.echo(regress_table(students, files))
         click.echo(

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from . import report
-from .regress_runs import StudentRegress, test_line
+from .regress_runs import PRIVATE_STOP, StudentRegress, student_stop, test_line
 from .results import ScriptResult
 
 SUBMISSION = "/autograder/submission"
@@ -69,11 +69,8 @@ def regress_results_json(student: StudentRegress, public: list[frozenset[int] | 
     tests, lines = [], []
     for result, shown in zip(student.results, public):
         shown = shown or frozenset()
-        ender = next((t for t in result.tests if t.symbol == "t" and not t.note.startswith("not run")), None)
-        secret_end = result.stopped is not None and (ender is None or ender.number not in shown)
-        stopped = (
-            ", stopped early (see the tests)" if secret_end else f", stopped {result.stopped}" if result.stopped else ""
-        )
+        why = student_stop(result, {t.number for t in result.tests} - shown)
+        stopped = f", stopped {why}" if why else ""
         lines.append(f"{result.file}: {result.total:.1f}/100{stopped}")
         private = ""
         for t in result.tests:
@@ -85,7 +82,7 @@ def regress_results_json(student: StudentRegress, public: list[frozenset[int] | 
                 tests.append({**entry, "name": f"{result.file}: private test {t.number}", "output": credit,
                               "visibility": hidden})  # fmt: skip
                 continue
-            if secret_end and t.note.startswith("not run"):
+            if why == PRIVATE_STOP and t.note.startswith("not run"):
                 t = replace(t, note="not run: the program had ended in a private test")
             lines.append(test_line(t))
             output = "\n".join([f"{credit}: {t.note}", f"position {t.board}", f"answer {t.answer or '(none)'}"])

@@ -16,11 +16,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import warnings
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Collection, Mapping, Sequence
 
 from tabulate import tabulate
 
@@ -41,6 +42,7 @@ from .regress import (
     answered_move,
     parse_regress,
     position_of,
+    private_tests,
     regress_game,
     rejudge_test,
     run_commands,
@@ -161,6 +163,10 @@ class RegressFolder(StudentFolder):
     def files(self) -> list[tuple[str, list[Command]]]:
         """Each file's name and commands, as the run copied them."""
         return [(f["name"], parse_regress(f["text"], f["name"])) for f in self.meta["files"]]
+
+    def private_tests(self) -> dict[str, frozenset[int]]:
+        """Each file's private tests (those its '# grader: public tests' line leaves out)."""
+        return {f["name"]: private_tests(f["text"], parse_regress(f["text"], f["name"])) for f in self.meta["files"]}
 
     def append(self, name: str, digest: str | None, index: int, result: RegressResult) -> None:
         """Record a student's run of file ``index`` (0-based)."""
@@ -355,17 +361,48 @@ def _warn_tampering(folder: RegressFolder) -> None:
         warnings.warn(folder.tampering() or "", GraderWarning, stacklevel=3)
 
 
-def student_text(student: StudentRegress, game: Game) -> str:
+PRIVATE_STOP = "early (in a private test)"
+
+
+def student_stop(result: RegressResult, private: Collection[int]) -> str | None:
+    """How the run of a file with ``private`` tests ended early, as a student may read it:
+    None when it did not; PRIVATE_STOP when it ended in the last test asked or before the
+    first test never reached and either is private, or after every test (where and why
+    would tell of the tests kept from the student); else why, without its line number
+    ('at 'play B C4': ...'), which would count the lines kept private before it."""
+    if result.stopped is None or not private:
+        return result.stopped
+    k = next((i for i, t in enumerate(result.tests) if t.note.startswith("not run")), len(result.tests))
+    near = result.tests[max(k - 1, 0) : k + 1]
+    if not near or any(t.number in private for t in near):
+        return PRIVATE_STOP
+    return re.sub(r"^at line \d+ \((.*?)\):", r"at '\1':", result.stopped)
+
+
+def student_text(student: StudentRegress, game: Game, private: Mapping[str, frozenset[int]] | None = None) -> str:
     """One student's report: each file's tests (symbol, command, answer, note, and the board
-    of each one judged wrong), its total."""
-    lines = [f"{student.name}: {student.total:.1f}/100" + (f" ({student.note})" if student.note else "")]
+    of each one judged wrong), its total. The tests in ``private[file]`` are only counted by
+    symbol, and a run that ended in one does not say where or why (student_stop)."""
+    private = private or {}
+    lines, note = [], student.note if student.problem or student.missing else ""
     for r in student.results:
-        lines.append(f"{r.file}: {r.total:.1f}/100" + (f", stopped {r.stopped}" if r.stopped else ""))
+        hidden = private.get(r.file, frozenset())
+        why = student_stop(r, hidden)
+        note = note or (f"{r.file}: stopped {why}" if why else "")
+        lines.append(f"{r.file}: {r.total:.1f}/100" + (f", stopped {why}" if why else ""))
         for t in r.tests:
+            if t.number in hidden:
+                continue
+            if why == PRIVATE_STOP and t.note.startswith("not run"):
+                t = replace(t, note="not run: the program had ended in a private test")
             lines.append(test_line(t))
             drawing = failed_board(t, game)
             lines += [drawing] if drawing else []
-    return "\n".join(lines)
+        if kept := "".join(t.symbol for t in r.tests if t.number in hidden):
+            counts = ", ".join(f"{s} {kept.count(s)}" for s in dict.fromkeys(kept))
+            lines.append(f"  and {len(kept)} private tests: {counts}")
+    head = f"{student.name}: {student.total:.1f}/100" + (f" ({note})" if note else "")
+    return "\n".join([head, *lines])
 
 
 def failed_board(t: RegressTest, game: Game) -> str | None:

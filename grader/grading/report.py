@@ -8,7 +8,7 @@ import math
 import re
 import xml.etree.ElementTree as ET
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from tabulate import tabulate
 
@@ -219,7 +219,20 @@ def student_line(result: ScriptResult) -> str:
     return f"{result.name:<24} {fmt_total(result.total):>6}/{result.max_total}  {result.symbols}{note}"
 
 
-def sort_results(results: list[ScriptResult], by: str = "name") -> list[ScriptResult]:
+class Ranked(Protocol):
+    """A row of a class table: a student's name and total."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def total(self) -> float: ...
+
+
+R = TypeVar("R", bound=Ranked)
+
+
+def sort_results(results: list[R], by: str = "name") -> list[R]:
+    """By name, or by total (highest first, then by name)."""
     if by == "total":
         return sorted(results, key=lambda r: (-r.total, r.name))
     return sorted(results, key=lambda r: r.name)
