@@ -45,6 +45,7 @@ from .options import (
     game_option,
     isolation_text,
     on_cluster,
+    plan_options,
     private_files,
     scoring_option,
     seed_option,
@@ -92,18 +93,8 @@ _SYMBOL_HELP = "\n".join(f"  {s.char}  {s.meaning} ({report.fmt_credit(s.credit)
     default=None,
     help="Tests at once, over all scripts (default: config, else the number of cores).",
 )
-@click.option(
-    "--boards",
-    "boards_file",
-    type=click.Path(dir_okay=False),
-    help="Grade on the positions in FILE instead of the standard plan.",
-)
-@click.option(
-    "--plan",
-    "plan_name",
-    default=None,
-    metavar="NAME|FILE",
-    help="A plan file (lab5.plan), or a plan of the game instead of 'standard' (othello: speed; tictactoe: exhaustive).",
+@plan_options(
+    "A plan file (lab5.plan), or a plan of the game instead of 'standard' (othello: speed; tictactoe: exhaustive)."
 )
 @scoring_option
 @game_option
@@ -394,19 +385,7 @@ def _changes(changes: list[GradeChange]) -> None:
     help="Where to write Gradescope's results.json.",
 )
 @seed_option("standard plan's random boards")
-@click.option(
-    "--boards",
-    "boards_file",
-    type=click.Path(dir_okay=False),
-    help="Grade on the positions in FILE instead of the standard plan.",
-)
-@click.option(
-    "--plan",
-    "plan_name",
-    default=None,
-    metavar="NAME|FILE",
-    help="A plan file (lab5.plan), or a plan of the game instead of 'standard'; a GTP lab: its regression file.",
-)
+@plan_options("A plan file (lab5.plan), or a plan of the game instead of 'standard'; a GTP lab: its regression file.")
 @click.option(
     "--visibility",
     type=click.Choice(gradescope.VISIBILITIES),

@@ -251,6 +251,17 @@ def seed_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]
     return decorate
 
 
+def plan_options(plan_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--boards FILE and --plan NAME|FILE, the two ways to choose what a grading run tests."""
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn = click.option("--plan", "plan_name", default=None, metavar="NAME|FILE", help=plan_help)(fn)
+        return click.option("--boards", "boards_file", type=click.Path(dir_okay=False),
+                            help="Grade on the positions in FILE instead of the standard plan.")(fn)  # fmt: skip
+
+    return decorate
+
+
 def chosen_seed(seed: int | None, config: Config) -> int:
     if seed is not None:
         return seed
