@@ -24,6 +24,21 @@ def private_keys(tmp_path_factory):
     os.environ["GRADER_KEYS"] = str(tmp_path_factory.mktemp("keys"))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def private_tmp():
+    """The graders, scripts and workers the tests start make their folders in a temporary
+    directory of the session's own (TMPDIR), removed at its end: a grader killed by a test
+    leaves nothing in the system's, and none of the user's folders is ever swept."""
+    import os
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="pytest-grader-tmp-")
+    os.chmod(folder, 0o1777)  # as /tmp: a script run under another uid makes its files there
+    os.environ["TMPDIR"], tempfile.tempdir = folder, folder
+    yield
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.fixture
 def handout_board() -> str:
     return HANDOUT_BOARD

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from grader.engines import isolation
+from grader.engines import isolation, runner
 from grader.engines.runner import run
 from grader.limits import Limits
+
+from conftest import ROOT
 
 HOSTILE = Path(__file__).parent / "hostile"
 
@@ -225,3 +227,33 @@ def test_cpu_seconds_of_a_script_killed_at_the_wall_limit(mechanism):
             isolation.release_uid(uid)
     assert result.timed_out and not result.cpu_limited
     assert result.cpu_seconds > 0.2  # a loop given any fair share of a core for 1.5 s
+
+
+def test_a_grader_killed_with_sigkill_leaves_folders_the_next_one_removes(tmp_path):
+    """SIGKILL leaves a grader no time to remove its work folders (the script's copy, its
+    run's files); the next grader removes them on its first run, and never a live grader's
+    folder or one not named by a grader."""
+    tmp, token = tmp_path / "tmp", f"t{os.getpid()}x{time.monotonic_ns()}"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    board = next(line.split("#")[0].strip() for line in (ROOT / "fixtures" / "standard.txt").read_text().splitlines()
+                 if line.split("#")[0].strip())  # fmt: skip
+    (tmp_path / "b.txt").write_text(board + "\n")
+    (tmp_path / f"{token}.py").write_text("import time\ntime.sleep(5)\n")
+    killed = subprocess.Popen([sys.executable, "-m", "grader", "grade", f"{token}.py", "--boards", "b.txt"],
+                              cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    deadline = time.monotonic() + 30
+    while not list(tmp.glob(f"grader-scripts-*/*/{token}.py")) or len(list(tmp.glob("grader-*"))) < 2:
+        assert time.monotonic() < deadline and killed.poll() is None, "the grader made no work folder"
+        time.sleep(0.05)
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.wait()
+    left = {p.name for p in tmp.glob("grader-*")}
+    live = tmp / f"grader-{runner._process_id(os.getpid())}-{token}"  # this test's process: alive
+    other = tmp / f"grader-notes-{token}"
+    live.mkdir(), other.mkdir()
+    again = subprocess.run([sys.executable, "-m", "grader", "grade", str(ROOT / "submissions" / "negamax.py"),
+                            "--boards", "b.txt"], cwd=tmp_path, env=env, capture_output=True, text=True)  # fmt: skip
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert left and not left & {p.name for p in tmp.glob("grader-*")}
+    assert live.is_dir() and other.is_dir()

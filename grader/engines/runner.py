@@ -385,6 +385,23 @@ def _process_id(pid: int) -> str | None:
         return None
 
 
+_STALE = re.compile(r"grader-(?:scripts-)?(\d+-\d+)-")
+_swept = threading.Lock()  # held for good once this process has swept
+
+
+def work_folder(prefix: str = "grader-") -> str:
+    """A new private folder in the temporary directory, named after this grader (its pid and
+    start time). The first one a grader makes first removes those of graders that died
+    without removing theirs (killed with SIGKILL): copies of scripts and their runs' files."""
+    me = _process_id(os.getpid())
+    if me is not None and _swept.acquire(blocking=False):
+        for stale in Path(tempfile.gettempdir()).glob("grader-*"):
+            owner = _STALE.match(stale.name)
+            if owner and _process_id(int(owner[1].split("-")[0])) != owner[1]:
+                shutil.rmtree(stale, ignore_errors=True)  # never follows a link
+    return tempfile.mkdtemp(prefix=f"{prefix}{me}-" if me else prefix)
+
+
 def dedicate_this_thread() -> None:
     """Mark the calling thread as one that starts only scripts (a job slot): its scripts are
     then born in a pids cgroup of its own, where the system offers one."""
@@ -496,7 +513,7 @@ def run(
     adopt = sandbox.mechanism in ("none", "uid")
     if adopt:
         _adopt_orphans(True)
-    workdir = tempfile.mkdtemp(prefix="grader-")
+    workdir = work_folder()
     try:
         if sandbox.mechanism == "unshare":
             os.mkdir(workdir + ".root")  # mount point of the script's private root
@@ -705,7 +722,7 @@ class Session(Run):
 
     def start(self) -> str | None:
         """Start the program; the reason it could not be started, or None."""
-        self.workdir = tempfile.mkdtemp(prefix="grader-")
+        self.workdir = work_folder()
         if self.sandbox.mechanism in ("none", "uid"):
             _adopt_orphans(True)
         if self.sandbox.mechanism == "unshare":

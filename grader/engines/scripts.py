@@ -13,7 +13,6 @@ import os
 import shlex
 import shutil
 import sys
-import tempfile
 import threading
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -244,7 +243,7 @@ class Stage:
         with self._lock:
             if script.digest not in self._made:
                 if self._root is None:
-                    self._root = Path(tempfile.mkdtemp(prefix="grader-scripts-"))
+                    self._root = Path(runner.work_folder("grader-scripts-"))
                 folder = self._root / script.digest[:20]
                 for rel, data in script.files.items():
                     path = folder / rel
