@@ -34,8 +34,14 @@ def private_tmp():
 
     folder = tempfile.mkdtemp(prefix="pytest-grader-tmp-")
     os.chmod(folder, 0o1777)  # as /tmp: a script run under another uid makes its files there
+    before = os.environ.get("TMPDIR"), tempfile.tempdir
     os.environ["TMPDIR"], tempfile.tempdir = folder, folder
     yield
+    if before[0] is None:
+        del os.environ["TMPDIR"]
+    else:
+        os.environ["TMPDIR"] = before[0]
+    tempfile.tempdir = before[1]
     shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -271,6 +271,23 @@ def test_tests_after_a_crash_count_zero_or_run_on_a_fresh_program(tmp_path):
     assert right.symbols[:3] == "+++"  # the replayed game is the game: the solver is right on each
 
 
+def test_with_per_test_where_a_program_ended_is_told_to_the_next_test_only(tmp_path):
+    """A program that dies at a setup move of test 120 (never when the game so far is replayed
+    to a fresh one) and at every solve: test 120's note says where it ended before it, test
+    130's says nothing of it (test 120 may be private, its setup with it)."""
+    path = tmp_path / "p.py"
+    path.write_text(
+        "import sys\nn = 0\nfor line in sys.stdin:\n    n += 1\n    w = line.split()\n"
+        "    num = w.pop(0) if w and w[0].isdigit() else ''\n"
+        "    if w[:1] == ['solve'] or (w[:1] == ['play'] and n > 58):\n        sys.exit('boom')\n"
+        "    print(f\"={num} {'A3' if w[:1] == ['genmove'] else ''}\".rstrip() + '\\n', flush=True)\n"
+    )
+    result = run_regress(program(path), course_file(tmp_path), GOMOKU, settings(per_test=True))
+    assert [t.symbol for t in result.tests] == ["t", "+", "t", "-"] and result.stopped is None
+    assert "(the program ended at 'play B F4' before this test" in result.tests[2].note
+    assert "play" not in result.tests[3].note
+
+
 def test_stones_played_out_of_turn_are_all_on_the_judged_board(tmp_path):
     """GTP's play sets a position up in any order: b A1 B1 C1 D1, then w A7 B7 C7 D7 puts all
     eight stones on the board, black to move (it wins at E1: five in a row)."""

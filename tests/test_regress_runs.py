@@ -386,30 +386,38 @@ def test_gradescope_tells_nothing_of_a_private_test_the_program_ended_in(tmp_pat
 
 def test_a_students_report_of_a_regression_run_counts_the_private_tests_only(tmp_path):
     """'grader report RUN --student NAME' shows what the student may see: the public tests in
-    full, the private ones as counts; where and why a program ended in a private test stays
-    unsaid (one that ended before a public test is told why). --full shows every test, and
-    --sort total puts the best first."""
-    cls, files = make_class(tmp_path)
+    full, the private ones (every test of a file that names none public, as Gradescope does)
+    as counts; where and why a program ended in a private test stays unsaid, one that ended
+    in or before a public test is told why. --full shows every test, and --sort total puts
+    the best first."""
+    cls, files = make_class(tmp_path)  # files[1] names no public test
     files[0].write_text("# grader: public tests 40 120\n" + files[0].read_text())  # 50 and 130 private
     crash_at_genmove = "if w[:1] == ['genmove']: sys.exit('aaron-token')\n    print(f"
     (cls / "aaron.py").write_text(UNKNOWN.replace("print(f", crash_at_genmove))  # ends in private test 50
-    regress_class([cls], files[:1], GOMOKU, settings(), out=tmp_path / "run")
+    crash_at_second_solve = "solves += w[:1] == ['solve']\n    if solves == 2: sys.exit('erin-token')\n    print(f"
+    (cls / "erin.py").write_text(
+        UNKNOWN.replace("for line", "solves = 0\nfor line").replace("print(f", crash_at_second_solve)
+    )
+    regress_class([cls], files, GOMOKU, settings(), out=tmp_path / "run")
     runner, run = CliRunner(), str(tmp_path / "run")
     alice = runner.invoke(main, ["report", run, "--student", "alice"]).output
     assert "  +   40 solve" in alice and "  +  120 solve" in alice and "and 2 private tests: + 1, - 1" in alice
-    assert "genmove" not in alice and "list_commands" not in alice
+    assert "genmove" not in alice and "list_commands" not in alice and "and 4 private tests: + 3, - 1" in alice
     aaron = runner.invoke(main, ["report", run, "--student", "aaron"])
     assert aaron.exit_code == 0 and "stopped early (in a private test)" in aaron.output
     assert "not run: the program had ended in a private test" in aaron.output
     assert "aaron-token" not in aaron.output and "line" not in aaron.output and "genmove" not in aaron.output
     dave = runner.invoke(main, ["report", run, "--student", "dave"]).output  # crashed before test 40
     assert "stopped at 'timelimit 5': the program crashed" in dave and "boom" in dave and "line" not in dave
+    erin = runner.invoke(main, ["report", run, "--student", "erin"]).output  # crashed in public test 120
+    assert f"{files[0].name}: 0.0/100, stopped at 'solve': the program crashed" in erin and "erin-token" in erin
+    assert f"{files[1].name}: 0.0/100, stopped early (in a private test)" in erin and "line" not in erin
     full = runner.invoke(main, ["report", run, "--student", "aaron", "--full"]).output
     assert "aaron-token" in full and "  t   50 genmove b" in full
     table = runner.invoke(main, ["report", run, "--sort", "total"]).output.splitlines()
-    assert [line.split()[0] for line in table[2:7]] == ["alice", "aaron", "bob", "carol", "dave"]
+    assert [line.split()[0] for line in table[2:8]] == ["alice", "aaron", "bob", "carol", "dave", "erin"]
     table = runner.invoke(main, ["report", run]).output.splitlines()
-    assert [line.split()[0] for line in table[2:7]] == ["aaron", "alice", "bob", "carol", "dave"]
+    assert [line.split()[0] for line in table[2:8]] == ["aaron", "alice", "bob", "carol", "dave", "erin"]
 
 
 def test_gradescope_keeps_every_test_of_an_unmarked_file_private(tmp_path):

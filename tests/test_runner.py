@@ -232,7 +232,7 @@ def test_cpu_seconds_of_a_script_killed_at_the_wall_limit(mechanism):
 def test_a_grader_killed_with_sigkill_leaves_folders_the_next_one_removes(tmp_path):
     """SIGKILL leaves a grader no time to remove its work folders (the script's copy, its
     run's files); the next grader removes them on its first run, and never a live grader's
-    folder or one not named by a grader."""
+    folder, one of another PID namespace or another user, a link, or one not named by a grader."""
     tmp, token = tmp_path / "tmp", f"t{os.getpid()}x{time.monotonic_ns()}"
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp)}
@@ -249,11 +249,21 @@ def test_a_grader_killed_with_sigkill_leaves_folders_the_next_one_removes(tmp_pa
     os.killpg(killed.pid, signal.SIGKILL)
     killed.wait()
     left = {p.name for p in tmp.glob("grader-*")}
-    live = tmp / f"grader-{runner._process_id(os.getpid())}-{token}"  # this test's process: alive
-    other = tmp / f"grader-notes-{token}"
-    live.mkdir(), other.mkdir()
+    namespace, me = os.stat("/proc/self/ns/pid").st_ino, runner._process_id(os.getpid())
+    kept = [tmp / f"grader-{namespace}-{me}-live_one", tmp / f"grader-{namespace + 1}-{os.getpid()}-1-other_ns",
+            tmp / "grader-2024-11-backup00", tmp / f"grader-notes-{token}"]  # fmt: skip
+    for folder in kept:
+        folder.mkdir()
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "keep.txt").write_text(token)
+    (tmp / f"grader-{namespace}-{os.getpid()}-1-a_link00").symlink_to(target)  # a dead grader's name
+    if os.geteuid() == 0:
+        kept.append(tmp / f"grader-{namespace}-{os.getpid()}-1-a_user00")  # a dead grader's name
+        kept[-1].mkdir()
+        os.chown(kept[-1], 12345, 12345)
     again = subprocess.run([sys.executable, "-m", "grader", "grade", str(ROOT / "submissions" / "negamax.py"),
                             "--boards", "b.txt"], cwd=tmp_path, env=env, capture_output=True, text=True)  # fmt: skip
     assert again.returncode == 0, again.stdout + again.stderr
     assert left and not left & {p.name for p in tmp.glob("grader-*")}
-    assert live.is_dir() and other.is_dir()
+    assert all(folder.is_dir() for folder in kept) and (target / "keep.txt").read_text() == token

@@ -25,6 +25,7 @@ import resource
 import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -36,7 +37,7 @@ from typing import Callable, Sequence
 from ..errors import GraderError
 from ..limits import Limits
 from ..stop import Stop
-from .sandbox import Sandbox, kill_uid, preexec_for, wrap
+from .sandbox import SLOT_UIDS, Sandbox, kill_uid, preexec_for, wrap
 
 _READ = 1 << 16
 _TAIL = 4096  # bytes of stdout and of stderr kept for showing
@@ -385,21 +386,35 @@ def _process_id(pid: int) -> str | None:
         return None
 
 
-_STALE = re.compile(r"grader-(?:scripts-)?(\d+-\d+)-")
+_WORK = re.compile(r"grader-(?:scripts-)?(\d+)-(\d+-\d+)-[a-z0-9_]{8}(?:\.root)?")
 _swept = threading.Lock()  # held for good once this process has swept
 
 
 def work_folder(prefix: str = "grader-") -> str:
-    """A new private folder in the temporary directory, named after this grader (its pid and
-    start time). The first one a grader makes first removes those of graders that died
-    without removing theirs (killed with SIGKILL): copies of scripts and their runs' files."""
+    """A new private folder in the temporary directory, named after this grader: its PID
+    namespace, pid and start time. The first one a grader makes first removes the folders
+    of graders of its namespace that died without removing theirs (killed with SIGKILL):
+    copies of scripts and their runs' files, owned by this user (or by a job slot's uid)."""
     me = _process_id(os.getpid())
-    if me is not None and _swept.acquire(blocking=False):
+    try:
+        namespace = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        me = None
+    if me is None:
+        return tempfile.mkdtemp(prefix=prefix)  # no /proc: nothing to tell the dead by
+    if _swept.acquire(blocking=False):
+        owners = {os.geteuid(), *(SLOT_UIDS if os.geteuid() == 0 else ())}
         for stale in Path(tempfile.gettempdir()).glob("grader-*"):
-            owner = _STALE.match(stale.name)
-            if owner and _process_id(int(owner[1].split("-")[0])) != owner[1]:
+            named = _WORK.fullmatch(stale.name)
+            if not named or int(named[1]) != namespace or _process_id(int(named[2].split("-")[0])) == named[2]:
+                continue
+            try:
+                st = stale.lstat()
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode) and st.st_uid in owners:
                 shutil.rmtree(stale, ignore_errors=True)  # never follows a link
-    return tempfile.mkdtemp(prefix=f"{prefix}{me}-" if me else prefix)
+    return tempfile.mkdtemp(prefix=f"{prefix}{namespace}-{me}-")
 
 
 def dedicate_this_thread() -> None:

@@ -367,9 +367,10 @@ def run_commands(program: ProtocolEngine, commands: list[Command], game: Game, s
                 reply = proc.client.send(f"{c.number} {c.text}" if c.number is not None else c.text, seconds)
             except (GtpError, Ended) as e:
                 why, ended = proc.failed(e)
-                if c.number is not None:
-                    _record(result, on_test, RegressTest(c.number, c.text, asked_on, c.expected, None, "t", 0.0, why,
-                                                         seconds, c.expect_failure))  # fmt: skip
+                if c.number is not None:  # (per_test: where the last program ended, before this test)
+                    _record(result, on_test, RegressTest(c.number, c.text, asked_on, c.expected, None, "t", 0.0,
+                                                         why + ended_at, seconds, c.expect_failure))  # fmt: skip
+                    ended_at, shadow.refused = "", None  # told of this test, never of a later one
                 if settings.per_test and words[:1] != ["quit"]:
                     if c.number is None:  # a setup command: the game goes on as the file sets it up
                         shadow.command(c.text, "")

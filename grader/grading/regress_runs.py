@@ -42,7 +42,7 @@ from .regress import (
     answered_move,
     parse_regress,
     position_of,
-    private_tests,
+    public_tests,
     regress_game,
     rejudge_test,
     run_commands,
@@ -165,8 +165,14 @@ class RegressFolder(StudentFolder):
         return [(f["name"], parse_regress(f["text"], f["name"])) for f in self.meta["files"]]
 
     def private_tests(self) -> dict[str, frozenset[int]]:
-        """Each file's private tests (those its '# grader: public tests' line leaves out)."""
-        return {f["name"]: private_tests(f["text"], parse_regress(f["text"], f["name"])) for f in self.meta["files"]}
+        """Each file's private tests: those its '# grader: public tests' line leaves out, all
+        of them in a file without that line (as Gradescope keeps them)."""
+        out = {}
+        for f in self.meta["files"]:
+            commands = parse_regress(f["text"], f["name"])
+            shown = public_tests(f["text"]) or frozenset()
+            out[f["name"]] = frozenset(c.number for c in commands if c.number is not None) - shown
+        return out
 
     def append(self, name: str, digest: str | None, index: int, result: RegressResult) -> None:
         """Record a student's run of file ``index`` (0-based)."""
@@ -366,15 +372,20 @@ PRIVATE_STOP = "early (in a private test)"
 
 def student_stop(result: RegressResult, private: Collection[int]) -> str | None:
     """How the run of a file with ``private`` tests ended early, as a student may read it:
-    None when it did not; PRIVATE_STOP when it ended in the last test asked or before the
-    first test never reached and either is private, or after every test (where and why
-    would tell of the tests kept from the student); else why, without its line number
-    ('at 'play B C4': ...'), which would count the lines kept private before it."""
+    None when it did not; PRIVATE_STOP when where and why would tell of a private test: it
+    ended in one, or in the commands before one (the first test it never reached), or after
+    the last test when that one is private; else why, without its line number ('at 'play
+    B C4': ...'), which would count the lines kept private before it."""
     if result.stopped is None or not private:
         return result.stopped
     k = next((i for i, t in enumerate(result.tests) if t.note.startswith("not run")), len(result.tests))
-    near = result.tests[max(k - 1, 0) : k + 1]
-    if not near or any(t.number in private for t in near):
+    if k == len(result.tests):
+        near = result.tests[-1] if result.tests else None
+    else:  # the test it ended in, if the tests it never reached say so (run_commands), else the next
+        last = result.tests[k - 1] if k else None
+        ended_in_last = last is not None and result.tests[k].note == f"not run: the program had ended: {last.note}"
+        near = last if ended_in_last else result.tests[k]
+    if near is None or near.number in private:
         return PRIVATE_STOP
     return re.sub(r"^at line \d+ \((.*?)\):", r"at '\1':", result.stopped)
 
