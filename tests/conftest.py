@@ -34,14 +34,10 @@ def private_tmp():
 
     folder = tempfile.mkdtemp(prefix="pytest-grader-tmp-")
     os.chmod(folder, 0o1777)  # as /tmp: a script run under another uid makes its files there
-    before = os.environ.get("TMPDIR"), tempfile.tempdir
-    os.environ["TMPDIR"], tempfile.tempdir = folder, folder
-    yield
-    if before[0] is None:
-        del os.environ["TMPDIR"]
-    else:
-        os.environ["TMPDIR"] = before[0]
-    tempfile.tempdir = before[1]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TMPDIR", folder)
+        patch.setattr(tempfile, "tempdir", folder)
+        yield
     shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -1522,9 +1522,16 @@ static int to_position(PyObject *po, PyObject *oo, u64 *P, u64 *O)
     return 0;
 }
 
-/* The paths of move generation and flips this CPU runs, slowest first: the last is used. */
-enum { PATH_PORTABLE, PATH_AVX2, PATH_AVX512 };
+/* The paths of move generation and flips, slowest first; this CPU runs the first n_paths of
+ * them, and the last of those is used. */
 static const char *PATH_NAMES[] = {"portable", "avx2", "avx512"};
+#ifdef HAVE_AVX2_PATH
+static u64 (*const MOVES_BY[])(u64, u64) = {get_moves_portable, get_moves_avx2, get_moves_avx2};
+static u64 (*const FLIPS_BY[])(int, u64, u64) = {flips_portable, flips_avx2, flips_avx512};
+#else
+static u64 (*const MOVES_BY[])(u64, u64) = {get_moves_portable};
+static u64 (*const FLIPS_BY[])(int, u64, u64) = {flips_portable};
+#endif
 static int n_paths = 1;
 
 /* Selects the fastest paths this CPU runs (at import). */
@@ -1533,14 +1540,12 @@ static void choose_paths(void)
 #ifdef HAVE_AVX2_PATH
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2")) {
-        get_moves = get_moves_avx2;
-        flips = flips_avx2;
         n_paths = 2;
-        if (__builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512cd")) {
-            flips = flips_avx512;
+        if (__builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512cd"))
             n_paths = 3;
-        }
     }
+    get_moves = MOVES_BY[n_paths - 1];
+    flips = FLIPS_BY[n_paths - 1];
 #endif
 }
 
@@ -1591,11 +1596,7 @@ static PyObject *py_moves_by(PyObject *mod, PyObject *args)
     (void)mod;
     if (!PyArg_ParseTuple(args, "sOO:_moves_by", &name, &po, &oo) || (path = path_arg(name)) < 0)
         return NULL;
-#ifdef HAVE_AVX2_PATH
-    if (path >= PATH_AVX2)
-        return moves_call(get_moves_avx2, po, oo);
-#endif
-    return moves_call(get_moves_portable, po, oo);
+    return moves_call(MOVES_BY[path], po, oo);
 }
 
 static PyObject *py_flips(PyObject *mod, PyObject *args)
@@ -1616,13 +1617,7 @@ static PyObject *py_flips_by(PyObject *mod, PyObject *args)
     (void)mod;
     if (!PyArg_ParseTuple(args, "siOO:_flips_by", &name, &sq, &po, &oo) || (path = path_arg(name)) < 0)
         return NULL;
-#ifdef HAVE_AVX2_PATH
-    if (path == PATH_AVX512)
-        return flips_call(flips_avx512, sq, po, oo);
-    if (path == PATH_AVX2)
-        return flips_call(flips_avx2, sq, po, oo);
-#endif
-    return flips_call(flips_portable, sq, po, oo);
+    return flips_call(FLIPS_BY[path], sq, po, oo);
 }
 
 static PyObject *py_features(PyObject *mod, PyObject *args)

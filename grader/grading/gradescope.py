@@ -9,11 +9,10 @@ reads /autograder/results/results.json: a top-level ``score``, ``execution_time`
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from . import report
-from .regress_runs import PRIVATE_STOP, StudentRegress, student_stop, test_line
+from .regress_runs import StudentRegress, private_counts, student_view, test_line
 from .results import ScriptResult
 
 SUBMISSION = "/autograder/submission"
@@ -69,11 +68,11 @@ def regress_results_json(student: StudentRegress, public: list[frozenset[int] | 
     tests, lines = [], []
     for result, shown in zip(student.results, public):
         shown = shown or frozenset()
-        why = student_stop(result, {t.number for t in result.tests} - shown)
+        why, viewed = student_view(result, {t.number for t in result.tests} - shown)
         stopped = f", stopped {why}" if why else ""
         lines.append(f"{result.file}: {result.total:.1f}/100{stopped}")
         private = ""
-        for t in result.tests:
+        for t in viewed:
             credit = f"{t.symbol} ({report.fmt_credit(t.credit)})" + (", expected to fail" if t.expect_failure else "")
             entry = {"number": str(t.number), "score": 0 if t.expect_failure else t.credit,
                      "max_score": 0 if t.expect_failure else 1}  # fmt: skip
@@ -82,15 +81,12 @@ def regress_results_json(student: StudentRegress, public: list[frozenset[int] | 
                 tests.append({**entry, "name": f"{result.file}: private test {t.number}", "output": credit,
                               "visibility": hidden})  # fmt: skip
                 continue
-            if why == PRIVATE_STOP and t.note.startswith("not run"):
-                t = replace(t, note="not run: the program had ended in a private test")
             lines.append(test_line(t))
             output = "\n".join([f"{credit}: {t.note}", f"position {t.board}", f"answer {t.answer or '(none)'}"])
             tests.append({**entry, "name": f"{result.file}: test {t.number} ({t.command})", "output": output,
                           "visibility": visibility})  # fmt: skip
         if private:
-            counts = ", ".join(f"{s} {private.count(s)}" for s in dict.fromkeys(private))
-            lines.append(f"  and {len(private)} private tests: {counts}")
+            lines.append(private_counts(private))
     output = student.problem or "\n".join([f"Total {student.total:.1f}/100", *lines])
     return {"score": round(student.total, 2), "max_score": 100, "execution_time": round(seconds, 2),
             "output": output, "visibility": visibility, "stdout_visibility": "hidden", "tests": tests}  # fmt: skip

@@ -43,6 +43,7 @@ REGRESS_SYMBOLS = {
     "-": (0.0, "wrong, or an error answer"),
     "t": (0.0, "no answer in time, or the program ended"),
 }
+ENDED = "the program had ended: "  # the note of a test not run after the program ended (then why)
 DEFAULT_TIMELIMIT = 1  # seconds: the course's default before any 'timelimit' command
 LIST_SECONDS = 2.0  # the most the grader spends listing every best move for a test's feedback
 REGRESS_GAME = "gomoku"  # the game of regression files, unless told (see regress_game)
@@ -378,7 +379,7 @@ def run_commands(program: ProtocolEngine, commands: list[Command], game: Game, s
                     continue  # the next test gets a fresh program
                 result.stopped = f"at line {c.line} ({c.text}): {why}"
                 result.ended = ended.describe() if ended is not None else None
-                _not_run(result, on_test, commands[i + 1 :], asked_on, f"the program had ended: {why}")
+                _not_run(result, on_test, commands[i + 1 :], asked_on, f"{ENDED}{why}")
                 return result
             answer = reply.text if reply.ok else None
             if c.number is not None:

@@ -34,6 +34,7 @@ from ..stop import Stop
 from .exports import write_files
 from .html import regress_report_html
 from .regress import (
+    ENDED,
     REGRESS_SYMBOLS,
     Command,
     RegressResult,
@@ -383,11 +384,27 @@ def student_stop(result: RegressResult, private: Collection[int]) -> str | None:
         near = result.tests[-1] if result.tests else None
     else:  # the test it ended in, if the tests it never reached say so (run_commands), else the next
         last = result.tests[k - 1] if k else None
-        ended_in_last = last is not None and result.tests[k].note == f"not run: the program had ended: {last.note}"
+        ended_in_last = last is not None and result.tests[k].note == f"not run: {ENDED}{last.note}"
         near = last if ended_in_last else result.tests[k]
     if near is None or near.number in private:
         return PRIVATE_STOP
     return re.sub(r"^at line \d+ \((.*?)\):", r"at '\1':", result.stopped)
+
+
+def student_view(result: RegressResult, private: Collection[int]) -> tuple[str | None, list[RegressTest]]:
+    """How the run ended early as its student may read it (student_stop), and its tests:
+    those it never reached after ending in a private test say only that."""
+    why = student_stop(result, private)
+    if why != PRIVATE_STOP:
+        return why, result.tests
+    note = "not run: the program had ended in a private test"
+    return why, [replace(t, note=note) if t.note.startswith("not run") else t for t in result.tests]
+
+
+def private_counts(symbols: str) -> str:
+    """The line that stands for private tests: '  and 3 private tests: + 2, - 1'."""
+    counts = ", ".join(f"{s} {symbols.count(s)}" for s in dict.fromkeys(symbols))
+    return f"  and {len(symbols)} private tests: {counts}"
 
 
 def student_text(student: StudentRegress, game: Game, private: Mapping[str, frozenset[int]] | None = None) -> str:
@@ -398,20 +415,16 @@ def student_text(student: StudentRegress, game: Game, private: Mapping[str, froz
     lines, note = [], student.note if student.problem or student.missing else ""
     for r in student.results:
         hidden = private.get(r.file, frozenset())
-        why = student_stop(r, hidden)
+        why, tests = student_view(r, hidden)
         note = note or (f"{r.file}: stopped {why}" if why else "")
         lines.append(f"{r.file}: {r.total:.1f}/100" + (f", stopped {why}" if why else ""))
-        for t in r.tests:
-            if t.number in hidden:
-                continue
-            if why == PRIVATE_STOP and t.note.startswith("not run"):
-                t = replace(t, note="not run: the program had ended in a private test")
-            lines.append(test_line(t))
-            drawing = failed_board(t, game)
-            lines += [drawing] if drawing else []
+        for t in tests:
+            if t.number not in hidden:
+                lines.append(test_line(t))
+                drawing = failed_board(t, game)
+                lines += [drawing] if drawing else []
         if kept := "".join(t.symbol for t in r.tests if t.number in hidden):
-            counts = ", ".join(f"{s} {kept.count(s)}" for s in dict.fromkeys(kept))
-            lines.append(f"  and {len(kept)} private tests: {counts}")
+            lines.append(private_counts(kept))
     head = f"{student.name}: {student.total:.1f}/100" + (f" ({note})" if note else "")
     return "\n".join([head, *lines])
 
