@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -374,11 +375,47 @@ def test_uid_refuses_files_other_users_could_read(monkeypatch):
     assert "isolation uid" in result.output and "alice" in result.output
 
 
-@pytest.mark.skipif(not os.access("/sys/fs/cgroup/pids", os.W_OK), reason="no writable pids cgroup (v1) here")
+NO_PIDS_CGROUP = not os.access("/sys/fs/cgroup/pids", os.W_OK)
+
+
+@pytest.mark.skipif(NO_PIDS_CGROUP, reason="no writable pids cgroup (v1) here")
 def test_stale_cgroups_of_a_killed_grader_are_removed(tmp_path):
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    stale = Path("/sys/fs/cgroup/pids") / f"grader-{dead.stdout.strip()}-1-0"
+    stale = Path("/sys/fs/cgroup/pids") / f"grader-{os.stat('/proc/self/ns/pid').st_ino}-{dead.stdout.strip()}-1-0"
     stale.mkdir()
     subprocess.run([sys.executable, "-m", "grader", "grade", str(ROOT / "submissions" / "negamax.py"), "--boards",
                     str(ROOT / "fixtures" / "examples.txt")], cwd=tmp_path, capture_output=True, check=True)  # fmt: skip
     assert not stale.exists()
+
+
+@pytest.mark.skipif(NO_PIDS_CGROUP or os.geteuid() != 0, reason="needs root and a writable pids cgroup (v1)")
+def test_a_grader_leaves_alone_a_grader_of_another_pid_namespace(tmp_path):
+    """Grader A runs in a PID namespace of its own (as in a container), its script waiting;
+    grader B starts on the host meanwhile: B's sweep of dead graders' cgroups cannot tell A's
+    pids, so it must leave A's cgroup, and A, alone. A then ends with its grade."""
+    waiting = tmp_path / "waiting.py"
+    waiting.write_text(
+        f"import pathlib, time\nhere = pathlib.Path({str(tmp_path)!r})\n(here / 'started').touch()\n"
+        "for _ in range(600):\n    if (here / 'go').exists():\n        break\n    time.sleep(0.05)\n"
+        + (ROOT / "submissions" / "negamax.py").read_text()
+    )
+    (tmp_path / "b.txt").write_text(f"{HANDOUT_BOARD} x\n")
+    (tmp_path / "config.yaml").write_text("isolation: none\n")  # the script sees the test's folder
+    grade = [sys.executable, "-m", "grader", "grade"]
+    a = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", *grade, "waiting.py", "--boards", "b.txt",
+                          "--out", "run_a"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    try:
+        for _ in range(600):
+            if (tmp_path / "started").exists() or a.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert (tmp_path / "started").exists(), a.communicate()[0]
+        b = subprocess.run([*grade, str(ROOT / "submissions" / "negamax.py"), "--boards", "b.txt", "--out", "run_b"],
+                           cwd=tmp_path, capture_output=True, text=True)  # fmt: skip
+        assert b.returncode == 0, b.stderr
+        (tmp_path / "go").touch()
+        out = a.communicate(timeout=60)[0]
+    finally:
+        a.kill()
+    assert a.returncode == 0, out
+    assert "waiting.py: 1/1" in out

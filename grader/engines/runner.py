@@ -298,7 +298,7 @@ class Cgroup:
         tid = str(threading.get_native_id())
         with cls._lock:
             free = [c for c in cls._all if not c.tasks()]
-            cgroup = free[0] if free else cls(base / f"grader-{_process_id(os.getpid())}-{next(cls._counter)}")
+            cgroup = free[0] if free else cls(base / f"grader-{_grader_id()}-{next(cls._counter)}")
             try:
                 if not free:
                     cgroup.path.mkdir()
@@ -324,7 +324,7 @@ class Cgroup:
         if not cls._probed:
             cls._probed = True
             base = Path("/sys/fs/cgroup/pids")
-            probe = base / f"grader-{_process_id(os.getpid())}-probe"
+            probe = base / f"grader-{_grader_id()}-probe"
             cls._remove_stale(base)
             try:
                 probe.mkdir()
@@ -337,12 +337,13 @@ class Cgroup:
 
     @staticmethod
     def _remove_stale(base: Path) -> None:
-        """Remove the cgroups of graders that died without removing theirs (killed with
-        SIGKILL), killing what still runs in them. A cgroup is named after its grader's pid
-        and start time, so a live grader's, or a reused pid's, is never taken for stale."""
+        """Remove the cgroups of graders of this PID namespace that died without removing
+        theirs (killed with SIGKILL), killing what still runs in them. A cgroup is named after
+        its grader's namespace, pid and start time, so a live grader's, a reused pid's, or
+        one of another namespace (whose pids ours cannot tell) is never taken for stale."""
         for stale in base.glob("grader-*"):
-            owner = stale.name.split("-")[1:3]
-            if len(owner) == 2 and owner[0].isdigit() and _process_id(int(owner[0])) != "-".join(owner):
+            named = _CGROUP.fullmatch(stale.name)
+            if named and _dead_grader(named[1], named[2]):
                 try:
                     for pid in (stale / "cgroup.procs").read_text().split():
                         _signal(int(pid), signal.SIGKILL)
@@ -386,27 +387,40 @@ def _process_id(pid: int) -> str | None:
         return None
 
 
+def _grader_id() -> str | None:
+    """'NAMESPACE-PID-STARTTIME': this grader, told apart from a later process given its pid
+    and from a process of another PID namespace (whose pids ours cannot tell); None without /proc."""
+    me = _process_id(os.getpid())
+    try:
+        return None if me is None else f"{os.stat('/proc/self/ns/pid').st_ino}-{me}"
+    except OSError:
+        return None
+
+
+def _dead_grader(namespace: str, process: str) -> bool:
+    """True when the grader named by a _grader_id() of this PID namespace has ended."""
+    mine = _grader_id()
+    return mine is not None and mine.split("-")[0] == namespace and _process_id(int(process.split("-")[0])) != process
+
+
+_CGROUP = re.compile(r"grader-(\d+)-(\d+-\d+)-(?:\d+|probe)")
 _WORK = re.compile(r"grader-(?:scripts-)?(\d+)-(\d+-\d+)-[a-z0-9_]{8}(?:\.root)?")
 _swept = threading.Lock()  # held for good once this process has swept
 
 
 def work_folder(prefix: str = "grader-") -> str:
-    """A new private folder in the temporary directory, named after this grader: its PID
-    namespace, pid and start time. The first one a grader makes first removes the folders
-    of graders of its namespace that died without removing theirs (killed with SIGKILL):
-    copies of scripts and their runs' files, owned by this user (or by a job slot's uid)."""
-    me = _process_id(os.getpid())
-    try:
-        namespace = os.stat("/proc/self/ns/pid").st_ino
-    except OSError:
-        me = None
+    """A new private folder in the temporary directory, named after this grader (_grader_id()).
+    The first one a grader makes first removes the folders of graders of its namespace that
+    died without removing theirs (killed with SIGKILL): copies of scripts and their runs'
+    files, owned by this user (or by a job slot's uid)."""
+    me = _grader_id()
     if me is None:
         return tempfile.mkdtemp(prefix=prefix)  # no /proc: nothing to tell the dead by
     if _swept.acquire(blocking=False):
         owners = {os.geteuid(), *(SLOT_UIDS if os.geteuid() == 0 else ())}
         for stale in Path(tempfile.gettempdir()).glob("grader-*"):
             named = _WORK.fullmatch(stale.name)
-            if not named or int(named[1]) != namespace or _process_id(int(named[2].split("-")[0])) == named[2]:
+            if not named or not _dead_grader(named[1], named[2]):
                 continue
             try:
                 st = stale.lstat()
@@ -414,7 +428,7 @@ def work_folder(prefix: str = "grader-") -> str:
                 continue
             if stat.S_ISDIR(st.st_mode) and st.st_uid in owners:
                 shutil.rmtree(stale, ignore_errors=True)  # never follows a link
-    return tempfile.mkdtemp(prefix=f"{prefix}{namespace}-{me}-")
+    return tempfile.mkdtemp(prefix=f"{prefix}{me}-")
 
 
 def dedicate_this_thread() -> None:
