@@ -311,6 +311,30 @@ def test_a_refused_setup_is_said_in_the_next_tests_note(tmp_path):
     assert "the program refused 'play B A7' before this test" in result.tests[0].note, result.tests[0]
 
 
+def test_a_refused_setup_move_does_not_change_the_position_judged(tmp_path):
+    """A program refusing the last stone of test 40's setup (white's C3) would be judged, were
+    its refusal followed, on a position it chose: white to move and lost, where 'b' alone is
+    right. The file's position is black to move and won by A3 (both checked by brute force),
+    so 'b' without the move is W, with the refusal in the note, in one program or per test."""
+    path = tmp_path / "gtp_refuses_c3.py"
+    path.write_text(
+        "import sys\nfor line in sys.stdin:\n    w = line.split()\n"
+        "    n = w.pop(0) if w and w[0].isdigit() else ''\n"
+        "    status, text = ('?', 'illegal move') if w == ['play', 'W', 'C3'] else ('=', 'b' if w[:1] == ['solve'] else '')\n"
+        "    print(f'{status}{n} {text}'.rstrip() + '\\n', flush=True)\n"
+    )
+    course = course_file(tmp_path)
+    board = GOMOKU.start().board_string()
+    for i, point in enumerate(COURSE_40[:-1]):
+        sq = GOMOKU.parse_square(point)
+        board = board[:sq] + "xo"[i % 2] + board[sq + 1 :]
+    assert brute_value(board, "o", 7, 5, True) == -1  # the program's position: lost for white, to move
+    for per_test in (False, True):
+        test = run_regress(program(path), course, GOMOKU, settings(per_test=per_test)).tests[0]
+        assert test.symbol == "W" and test.board.split()[1] == "x", test
+        assert "the program refused 'play W C3' before this test" in test.note, test
+
+
 def test_a_win_in_one_on_an_open_board_is_judged_by_the_solver_at_once(tmp_path):
     """41 empty points and a win in one: the grader searches only what the verdict needs (the
     value, the answer's move), not every move's value, so its small budget is enough."""

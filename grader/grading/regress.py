@@ -175,9 +175,11 @@ class RegressResult:
 
 
 class _Shadow:
-    """The grader's copy of the game the program is told about: the stones as played, in any
-    order (GTP's 'play' may set a position up out of turn), the side to move (the other side
-    of the last stone), and what rebuilds it in a fresh program."""
+    """The grader's copy of the game the file sets up: the stones as played, in any order
+    (GTP's 'play' may set a position up out of turn), the side to move (the other side of
+    the last stone), and what rebuilds it in a fresh program. A setup command the program
+    refused is followed all the same: a test is judged on the file's position, never on one
+    the program chose by refusing."""
 
     def __init__(self, game: Game):
         self.rules = game
@@ -191,12 +193,10 @@ class _Shadow:
         self.plays: list[str] = []
 
     def command(self, text: str, answer: str | None) -> None:
-        """Follow ``text`` as the program took it (``answer``: its answer, None for '? ...')."""
+        """Follow the file's ``text`` (``answer``: the program's answer, None for '? ...')."""
         words = text.split()
-        if answer is None:
-            if words[:1] in (["boardsize"], ["clear_board"], ["play"]):
-                self.refused = self.refused or text
-            return
+        if answer is None and words[:1] in (["boardsize"], ["clear_board"], ["play"]):
+            self.refused = self.refused or text
         if words[:1] == ["boardsize"] and len(words) == 2 and words[1].isdigit():
             try:
                 self.rules = self.rules.sized(int(words[1]))
@@ -208,7 +208,7 @@ class _Shadow:
             self.clear()
         elif words[:1] == ["play"] and len(words) == 3:
             self._play(words[1], words[2])
-        elif words[:1] == ["genmove"] and answer.split() and len(words) == 2:
+        elif words[:1] == ["genmove"] and answer and answer.split() and len(words) == 2:
             self._play(words[1], answer.split()[0])
 
     def _play(self, colour: str, point: str) -> None:
@@ -403,7 +403,8 @@ def run_commands(program: ProtocolEngine, commands: list[Command], game: Game, s
 
 
 def _restart(proc: _Program, shadow: _Shadow, timelimit: int | None, settings: RegressSettings) -> str | None:
-    """A fresh program told the game so far (and the file's timelimit); None, or what went wrong."""
+    """A fresh program told the game so far (and the file's timelimit); None, or what went
+    wrong. A command of the game it refuses is noted for the next test, as in one program."""
     why = proc.start()
     if why is not None:
         return why
@@ -414,8 +415,7 @@ def _restart(proc: _Program, shadow: _Shadow, timelimit: int | None, settings: R
         except (GtpError, Ended) as e:
             return f"while the game so far was replayed to a fresh program, '{command}': {proc.failed(e)[0]}"
         if not reply.ok and not command.startswith("timelimit"):
-            proc.close()
-            return f"a fresh program refused '{command}' of the game so far: '? {reply.text[:60]}'"
+            shadow.refused = shadow.refused or command
     return None
 
 
