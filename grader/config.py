@@ -139,7 +139,8 @@ def _number(minimum: float, integer: bool = False, optional: bool = False, maxim
             limit = f"at least {minimum}" if integer else "greater than 0"
             raise ValueError(f"'{key}' must be {limit}; got {value!r}")
         if maximum is not None and value > maximum:
-            raise ValueError(f"'{key}' must be at most {maximum:g}; got {value!r}")
+            most = int(maximum) if integer else f"{maximum:g}"
+            raise ValueError(f"'{key}' must be at most {most}; got {value!r}")
         return value
 
     return check
@@ -323,9 +324,9 @@ SCHEMA: dict[str, Validator] = {
         {
             "wall_seconds": _number(0, maximum=86400),
             "cpu_seconds": _number(0, optional=True, maximum=86400),
-            "memory_mb": _number(16, integer=True, optional=True),
-            "processes": _number(1, integer=True, optional=True),
-            "output_bytes": _number(1024, integer=True, optional=True),
+            "memory_mb": _number(16, integer=True, optional=True, maximum=2**24),  # 16 TiB; null: no limit
+            "processes": _number(1, integer=True, optional=True, maximum=2**22),  # Linux's most pids
+            "output_bytes": _number(1024, integer=True, optional=True, maximum=2**50),
         },
     ),
     "isolation": _choice(*ISOLATIONS),

@@ -197,6 +197,14 @@ def test_out_of_memory_names_the_limit(tmp_path):
     assert result.describe() == "crashed: it exited with code 1 (it ran out of memory: limits.memory_mb is 200 MB)"
 
 
+def test_limits_beyond_what_the_system_takes_are_no_limits(tmp_path):
+    """A library caller's Limits past setrlimit's range run the script (as no limit) instead
+    of failing every start in the child."""
+    huge = Limits(wall_seconds=10, memory_mb=2**50, output_bytes=10**20, processes=2**40)
+    result = run(script(tmp_path, "print(51)"), huge)
+    assert result.exit_code == 0 and result.stdout_tail.strip() == "51", result
+
+
 def test_other_processes_of_the_grader_are_not_swept(tmp_path):
     """A child of the grader that no script started (a cluster worker, a caller's own
     process) survives the sweep of orphans."""

@@ -450,6 +450,9 @@ def _user_processes() -> int:
     return n
 
 
+_NO_LIMIT = 2**63 - 1  # the largest limit setrlimit takes: in effect none
+
+
 def _rlimits(limits: Limits, nproc: int | None) -> list[tuple[int, tuple[int, int]]]:
     """The resource limits to set, never above the hard limits we run under ourselves."""
     wanted = [(resource.RLIMIT_CORE, 0, 0)]
@@ -464,6 +467,7 @@ def _rlimits(limits: Limits, nproc: int | None) -> list[tuple[int, tuple[int, in
         wanted.append((resource.RLIMIT_FSIZE, limits.output_bytes, limits.output_bytes))
     out = []
     for kind, soft, hard in wanted:
+        soft, hard = min(soft, _NO_LIMIT), min(hard, _NO_LIMIT)
         _, ceiling = resource.getrlimit(kind)
         if ceiling != resource.RLIM_INFINITY:
             soft, hard = min(soft, ceiling), min(hard, ceiling)
