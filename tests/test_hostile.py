@@ -19,7 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from grader.cli import main
 from grader.engines.runner import Cgroup
 from grader.games.othello import Position
 from grader.grading.plans import Plan
@@ -129,6 +131,7 @@ CASES = [
     ("syntax_error", "t", "crashed: it exited with code 1, so the test fails"),
     ("silent_exit", "t", "no integer in the output, so no move"),
     ("segfault", "t", "crashed: it was killed by SIGSEGV"),
+    ("terminal_escapes", "-", "crashed: it exited with code 1, so the test fails"),
 ]
 
 
@@ -151,6 +154,19 @@ def test_hostile_script(outcomes, stem, symbol, words):
     assert ("timed out after " in o.test.diagnosis) == (stem in TIMED_OUT)
     assert o.test.run.wall_seconds <= o.limits.wall_seconds + MARGIN  # stopped in time (the record's own clock)
     assert o.survivors == []
+
+
+def test_what_a_script_printed_reaches_the_terminal_as_text(tmp_path):
+    """Escape sequences a script prints (to write a perfect grade over its real one on the
+    terminal, or to set the clipboard) are shown escaped in the report, never sent raw."""
+    script = hostile_copy("terminal_escapes", tmp_path)
+    (tmp_path / "b.txt").write_text(f"{HANDOUT_BOARD} x\n")
+    result = CliRunner().invoke(main, ["grade", str(script), "--boards", str(tmp_path / "b.txt")], color=True)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output  # no traceback
+    assert f"{script.name}: 0/1" in result.output
+    assert 'printed:  "score 0 \\x1b7\\x1b[17A\\r\\x1b[2K' in result.output  # the report quotes it, escaped
+    assert "stderr:   \\x1b]52;c;" in result.output and "\\u202eboom" in result.output
+    assert not set("\x1b\x07\r\u202e") & set(result.output)
 
 
 def test_output_flood_is_cut_at_the_limit(outcomes):

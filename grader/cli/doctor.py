@@ -11,7 +11,7 @@ from ..doctor import describe as describe_diagnosis
 from ..doctor import diagnose as diagnose_machine
 from ..engines.isolation import ISOLATIONS
 from ..games import get_game
-from .options import config_option, fail_cleanly
+from .options import config_option, echo, fail_cleanly
 
 # --- doctor -------------------------------------------------------------------------------
 
@@ -34,10 +34,10 @@ def doctor(isolation: str | None, no_attacks: bool, config_path: str | None) -> 
     """
     config = load_config(config_path)
     found = diagnose_machine(isolation or config.isolation, config.python or sys.executable, not no_attacks)
-    click.echo(describe_diagnosis(found))
+    echo(describe_diagnosis(found))
     game = get_game(config.game)
     note = game.backend_note()
-    click.echo(
+    echo(
         f"solver: {note}"
         if note
         else f"solver: {', '.join(game.backends())} built ({game.backend(config.backend)} used)"

@@ -41,6 +41,7 @@ from .options import (
     chosen_plan,
     cluster_option,
     config_option,
+    echo,
     fail_cleanly,
     game_option,
     isolation_text,
@@ -165,9 +166,9 @@ def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, 
             if single:
                 header = _grading_line(scripts[0], plan, settings) + (f"\nRun folder: {out}" if out else "")
                 results = [grade_script(scripts[0], plan, settings, out=out, private=private_files(config, boards_file),
-                                        on_start=lambda: click.echo(header), on_test=_echo_symbol, executor=ex,
+                                        on_start=lambda: echo(header), on_test=_echo_symbol, executor=ex,
                                         stop=stop)]  # fmt: skip
-                click.echo()
+                echo()
                 run = None
             else:
                 run = _class_run(lambda **kw: grade_class(scripts, plan, settings, out=out, entry=config.entry,
@@ -175,30 +176,30 @@ def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, 
                                                           stop=stop, **kw))  # fmt: skip
                 results = run.results
     if single:
-        click.echo(report.summary(results[0]))
-        click.echo()
+        echo(report.summary(results[0]))
+        echo()
         if results[0].is_speed:
-            click.echo(report.levels_table(results[0]))
-            click.echo()
-        click.echo(report.offending_report(results[0]))
-        click.echo()
+            echo(report.levels_table(results[0]))
+            echo()
+        echo(report.offending_report(results[0]))
+        echo()
     else:
-        click.echo()
-        click.echo(report.class_table(report.sort_results(results, sort)))
+        echo()
+        echo(report.class_table(report.sort_results(results, sort)))
     if run is not None or out:
         where = run.folder.path if run is not None else out
-        click.echo(f"Results in {where}: grades.csv, results.json, junit.xml, report.html")
+        echo(f"Results in {where}: grades.csv, results.json, junit.xml, report.html")
     if json_file:
         write_json(json_file, report.results_json(results))
-        click.echo(f"Results written to {json_file}")
+        echo(f"Results written to {json_file}")
     if single and results[0].game_hint:
-        click.echo(sentence(results[0].game_hint))
+        echo(sentence(results[0].game_hint))
         raise SystemExit(1)
     interrupted = run.interrupted if run is not None else (results[0].stopped if results[0].interrupted else None)
     if interrupted:
         where = run.folder.path if run is not None else out
         hint = f": continue with  grader grade --resume {where}" if where else "."
-        click.echo(f"{sentence(interrupted)}{hint}")
+        echo(f"{sentence(interrupted)}{hint}")
         raise SystemExit(130)
 
 
@@ -210,7 +211,7 @@ def _grading_line(what: str, plan: Any, settings: Settings) -> str:
 
 
 def _echo_symbol(test: TestResult) -> None:
-    click.echo(test.symbol, nl=False)
+    echo(test.symbol, nl=False)
     sys.stdout.flush()
 
 
@@ -221,8 +222,8 @@ def _class_run(start: Callable[..., ClassRun]) -> ClassRun:
 
     def on_start(folder: RunFolder, tests: int, recorded: int) -> None:
         students = report.plural(len(folder.meta["scripts"]), "student", "students")
-        click.echo(_grading_line(students, folder.plan, folder.settings()))
-        click.echo(f"Run folder: {folder.path}" + (f" ({recorded} tests already recorded)" if recorded else ""))
+        echo(_grading_line(students, folder.plan, folder.settings()))
+        echo(f"Run folder: {folder.path}" + (f" ({recorded} tests already recorded)" if recorded else ""))
         bar.total = tests
 
     try:
@@ -245,7 +246,7 @@ class _ProgressBar:
     def echo(self, line: str) -> None:
         if self.enabled:
             click.echo("\r\033[K", nl=False)
-        click.echo(line)
+        echo(line)
         self._draw()
 
     def _draw(self) -> None:
@@ -289,13 +290,13 @@ def report_command(run_dir: str, sort: str, student: str | None, full: bool) -> 
         found = {r.name: r for r in results}
         if student not in found:
             raise GraderError(f"no student {student!r} in {run_dir}: the students are {', '.join(sorted(found))}")
-        click.echo(report.student_report(found[student], full))
+        echo(report.student_report(found[student], full))
     else:
-        click.echo(report.class_table(report.sort_results(results, sort)))
+        echo(report.class_table(report.sort_results(results, sort)))
         files = write_exports(folder.path, results)
-        click.echo(f"Results in {folder.path}: {', '.join(files)}")
+        echo(f"Results in {folder.path}: {', '.join(files)}")
     if folder.tampered:
-        click.echo(f"{sentence(folder.tampering() or '')}.")
+        echo(f"{sentence(folder.tampering() or '')}.")
         raise SystemExit(1)
 
 
@@ -308,14 +309,12 @@ def _regress_report(folder: RegressFolder, student: str | None, sort: str, full:
         found = {s.name: s for s in students}
         if student not in found:
             raise GraderError(f"no student {student!r} in {folder.path}: the students are {', '.join(sorted(found))}")
-        click.echo(student_text(found[student], folder.game, None if full else folder.private_tests()))
+        echo(student_text(found[student], folder.game, None if full else folder.private_tests()))
     else:
-        click.echo(regress_table(students, files))
-        click.echo(
-            f"Results in {folder.path}: {', '.join(write_regress_exports(folder.path, students, files, folder.game))}"
-        )
+        echo(regress_table(students, files))
+        echo(f"Results in {folder.path}: {', '.join(write_regress_exports(folder.path, students, files, folder.game))}")
     if folder.tampered:
-        click.echo(f"{sentence(folder.tampering() or '')}.")
+        echo(f"{sentence(folder.tampering() or '')}.")
         raise SystemExit(1)
 
 
@@ -338,31 +337,31 @@ def rejudge_command(run_dir: str, unknown_credit: float | None) -> None:
     """
     if (Path(run_dir) / RegressFolder.META).exists():
         again = rejudge_regress(run_dir, unknown_credit)
-        click.echo(f"Re-judged {again.tests} tests of {len(again.run.students)} students: "
+        echo(f"Re-judged {again.tests} tests of {len(again.run.students)} students: "
                    f"{again.tests_changed} verdicts changed, {len(again.changes)} grades changed.")  # fmt: skip
         _changes(again.changes)
-        click.echo(f"\nResults in {again.run.folder.path}: {', '.join(again.run.files)}")
+        echo(f"\nResults in {again.run.folder.path}: {', '.join(again.run.files)}")
         return
     if unknown_credit is not None:
         raise click.UsageError("--unknown-credit is for a regression run's folder (grader regress)")
     done = rejudge(run_dir)
     if done.adopted:
-        click.echo(f"{run_dir} was written before records were sealed: its records are sealed now, as they were found")
-    click.echo(f"Re-judged {done.tests} tests of {len(done.results)} students: {done.tests_changed} verdicts changed, "
+        echo(f"{run_dir} was written before records were sealed: its records are sealed now, as they were found")
+    echo(f"Re-judged {done.tests} tests of {len(done.results)} students: {done.tests_changed} verdicts changed, "
                f"{len(done.changes)} grades changed.")  # fmt: skip
     if done.skipped:
-        click.echo(
+        echo(
             f"{done.skipped} damaged record(s) were left out: 'grader grade --resume {run_dir}' runs those tests again"
         )
     _changes(done.changes)
-    click.echo(f"\nResults in {done.folder.path}: {', '.join(done.files)}")
+    echo(f"\nResults in {done.folder.path}: {', '.join(done.files)}")
 
 
 def _changes(changes: list[GradeChange]) -> None:
     for c in changes:
-        click.echo(f"\n{c.student}: {c.before:g} -> {c.after:g} of {c.max_total}")
+        echo(f"\n{c.student}: {c.before:g} -> {c.after:g} of {c.max_total}")
         for t in c.tests:
-            click.echo(f"  test {t.index}: {t.before} -> {t.after}: {t.why}")
+            echo(f"  test {t.index}: {t.before} -> {t.after}: {t.why}")
 
 
 # --- gradescope ---------------------------------------------------------------------------
@@ -429,8 +428,8 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
         public = public_tests("\n".join(read_lines(plan_name, "regression file")))
         data = gradescope.regress_results_json(student, [public], time.monotonic() - start, visibility)
         write_json(results_file, data)
-        click.echo(data["output"])
-        click.echo(f"\nResults written to {results_file}")
+        echo(data["output"])
+        echo(f"\nResults written to {results_file}")
         return
     plan = chosen_plan(game, plan_name, boards_file, seed, config, graded=True)
     settings = Settings.resolve(config, game, plan, backend=backend)
@@ -440,8 +439,8 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
     result = grade_submission(sub, plan, settings, private=private_files(config, boards_file))
     data = gradescope.results_json(result, time.monotonic() - start, visibility)
     write_json(results_file, data)
-    click.echo(data["output"])
-    click.echo(f"\nResults written to {results_file}")
+    echo(data["output"])
+    echo(f"\nResults written to {results_file}")
 
 
 @click.command(short_help="The presubmission check: can the grader read this script's output?")
@@ -476,12 +475,12 @@ def check(script: str, plan_name: str | None, game_name: str | None, config_path
     if game.lab_protocol == "gtp":
         game = regress_game(game_name, config, [plan_name] if plan_name else [])
         checked = check_gtp(script, game, plan_name, RegressSettings.resolve(config), config.entry)
-        click.echo(checked.text())
+        echo(checked.text())
         if checked.all_fail:
             raise SystemExit(1)
         return
     plan = load_any_plan(plan_name, game) if plan_name else None
     found = run_check(script, game, plan, Settings.resolve(config, game, plan), entry=config.entry)
-    click.echo(report.check_text(found))
+    echo(report.check_text(found))
     if found.all_fail:
         raise SystemExit(1)

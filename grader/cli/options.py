@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import signal
 import warnings
 from typing import Any, Callable, Iterator
@@ -20,6 +21,19 @@ from ..grading.plans import PUBLIC, Plan, load_any_plan, load_plan, new_seed
 from ..stop import Stop, on_signals
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with its control characters (escape sequences, carriage returns, bidi
+    overrides) written as escapes: what a script printed, quoted in a report, is shown on
+    the terminal, never obeyed (it cannot move the cursor to write a grade over the real one)."""
+    return _UNPRINTABLE.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def echo(message: Any = "", **kwargs: Any) -> None:
+    """click.echo through printable(): every command's output but its progress line."""
+    click.echo(printable(message) if isinstance(message, str) else message, **kwargs)
 
 
 def fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -35,7 +49,7 @@ def fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
                 warnings.showwarning = _show_warning
                 return fn(*args, **kwargs)
         except GraderError as e:
-            raise click.ClickException(str(e)) from None
+            raise click.ClickException(printable(str(e))) from None
         finally:
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
@@ -66,7 +80,7 @@ def _sigterm(signum: int, frame: Any) -> None:
 
 
 def _show_warning(message: Any, category: type, *args: Any, **kwargs: Any) -> None:
-    click.echo(f"Warning: {message}", err=True)
+    echo(f"Warning: {message}", err=True)
 
 
 def config_option(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -123,13 +137,13 @@ def _cluster(address: str | None, config: Config, stop: Stop) -> Any:
     from ..execution.cluster import DaskExecutor, quiet
 
     check_address(address)
-    click.echo(f"Connecting to the cluster at {address}...")
+    echo(f"Connecting to the cluster at {address}...")
     ex = DaskExecutor.connect(address, config.cluster, stop)
     try:
         quiet()
         info = ex.check_workers()
         hosts = sorted({w["host"] for w in info.values()})
-        click.echo(f"Cluster: {report.plural(len(info), 'worker', 'workers')}, {report.plural(ex.workers(), 'thread', 'threads')}, "
+        echo(f"Cluster: {report.plural(len(info), 'worker', 'workers')}, {report.plural(ex.workers(), 'thread', 'threads')}, "
                    f"on {', '.join(hosts) or 'no machine yet (tasks wait for workers)'}")  # fmt: skip
     except BaseException:
         ex.close()

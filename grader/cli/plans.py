@@ -26,6 +26,7 @@ from .options import (
     chosen_game,
     chosen_seed,
     config_option,
+    echo,
     fail_cleanly,
     game_option,
     scoring_option,
@@ -114,11 +115,11 @@ def plan_new(seed: int | None, boards_file: str | None, plan_name: str | None, e
     write_plan_file(plan, out)
     shipped = (f": {len(public) - len(always)} random and the {report.plural(len(always), 'fixed board', 'fixed boards')} "
                "that ship with the grader") if always else ""  # fmt: skip
-    click.echo(f"{out}: {len(plan.positions)} tests of {game.name} ({plan.source}), {len(public)} public{shipped}; "
+    echo(f"{out}: {len(plan.positions)} tests of {game.name} ({plan.source}), {len(public)} public{shipped}; "
                f"scoring {plan.scoring}, {(plan.limits or config.limits).wall_seconds:g} s per test")  # fmt: skip
     if made.warning:
-        click.echo(f"Warning: {made.warning}", err=True)
-    click.echo(f"Give students its public half: grader plan public {out} --out {Path(out).with_suffix('')}.public.plan")
+        echo(f"Warning: {made.warning}", err=True)
+    echo(f"Give students its public half: grader plan public {out} --out {Path(out).with_suffix('')}.public.plan")
 
 
 @plan_group.command("regress", short_help="Write GTP regression test files (solve tests) from the solver.")
@@ -159,14 +160,14 @@ def plan_regress(game_name: str | None, size: int | None, empties: str | None, p
 def _write_regress(plan: RegressPlan, out: str) -> None:
     """Write a regression plan's file, and its public half where it has public tests."""
     Path(out).write_text(plan.text())
-    click.echo(f"{out}: {len(plan.positions)} solve tests of {plan.game.title} {plan.size}x{plan.size}, "
+    echo(f"{out}: {len(plan.positions)} solve tests of {plan.game.title} {plan.size}x{plan.size}, "
                f"{len(plan.levels)} levels of empty points, timelimit {plan.timelimit}")  # fmt: skip
     if plan.public:
         public = Path(out).with_suffix(".public" + (Path(out).suffix or ".gtp"))
         public.write_text(plan.text(public=True))
-        click.echo(f"{public}: its {len(plan.public)} public tests, for students")
+        echo(f"{public}: its {len(plan.public)} public tests, for students")
     if plan.warning:
-        click.echo(f"Warning: {plan.warning}", err=True)
+        echo(f"Warning: {plan.warning}", err=True)
 
 
 @plan_group.command("public", short_help="Write a plan's public half, for students.")
@@ -186,7 +187,7 @@ def plan_public(plan_file: str, out: str) -> None:
     if plan.kind == PUBLIC:
         raise PlanError(f"{plan_file} is already a public plan: give the full plan it came from")
     write_plan_file(plan, out, PUBLIC)
-    click.echo(f"{out}: the {len(plan.public or ())} public tests of {plan_file}")
+    echo(f"{out}: the {len(plan.public or ())} public tests of {plan_file}")
 
 
 # --- boards -----------------------------------------------------------------------------
@@ -231,6 +232,6 @@ def boards(
             Path(out).write_text(text, encoding="utf-8")
         except OSError as e:
             raise GraderError(f"cannot write {out!r}: {e.strerror}") from None
-        click.echo(f"{len(lines) - 1} boards written to {out} (seed {chosen})")
+        echo(f"{len(lines) - 1} boards written to {out} (seed {chosen})")
     else:
-        click.echo(text, nl=False)
+        echo(text, nl=False)

@@ -27,6 +27,7 @@ from .options import (
     LibraryDefault,
     cluster_option,
     config_option,
+    echo,
     fail_cleanly,
     isolation_text,
     on_cluster,
@@ -117,20 +118,20 @@ def regress(args: tuple[str, ...], unknown_credit: float | None, margin: float |
     engine = ProtocolEngine.from_command(command, "gtp")
     results = []
     for f in files:
-        click.echo(f"{f}: {program} ({game.title}, {isolation_text(settings)})")
+        echo(f"{f}: {program} ({game.title}, {isolation_text(settings)})")
 
         def show(t: RegressTest) -> None:
-            click.echo(test_line(t))
+            echo(test_line(t))
             drawing = failed_board(t, game)
             if drawing:
-                click.echo(drawing)
+                echo(drawing)
 
         result = run_regress(engine, f, game, settings, stop=stop, on_test=show)
         results.append(result)
         if result.stopped:
-            click.echo(f"  stopped {result.stopped}")
+            echo(f"  stopped {result.stopped}")
         counts = " ".join(f"{s}:{result.symbols.count(s)}" for s in REGRESS_SYMBOLS if s in result.symbols)
-        click.echo(f"  {len(result.counted)} tests counted, {result.total:.1f}/100 ({counts})")
+        echo(f"  {len(result.counted)} tests counted, {result.total:.1f}/100 ({counts})")
     if json_file:
         write_json(json_file, [r.to_json() for r in results])
     if stop.is_set():
@@ -142,23 +143,23 @@ def _class_run(start: Callable[..., RegressRun]) -> RegressRun:
 
     def on_start(folder: RegressFolder, todo: int, recorded: int) -> None:
         settings = folder.settings()
-        click.echo(f"{len(folder.meta['scripts'])} students on {', '.join(folder.file_names)} ({folder.game.title}, "
+        echo(f"{len(folder.meta['scripts'])} students on {', '.join(folder.file_names)} ({folder.game.title}, "
                    f"{settings.jobs} at once, {isolation_text(settings)})")  # fmt: skip
-        click.echo(f"Run folder: {folder.path}" + (f" ({recorded} files already recorded)" if recorded else ""))
+        echo(f"Run folder: {folder.path}" + (f" ({recorded} files already recorded)" if recorded else ""))
 
     def on_student(student: StudentRegress) -> None:
-        click.echo(f"  {student.name}: {student.total:.1f}/100  {' '.join(r.symbols for r in student.results)}")
+        echo(f"  {student.name}: {student.total:.1f}/100  {' '.join(r.symbols for r in student.results)}")
 
     return start(on_start=on_start, on_student=on_student)
 
 
 def _class_end(run: RegressRun, json_file: str | None) -> None:
     """The class table, where the results are, and how to resume an interrupted run."""
-    click.echo()
-    click.echo(regress_table(run.students, run.folder.file_names))
-    click.echo(f"Results in {run.folder.path}: {', '.join(run.files)}")
+    echo()
+    echo(regress_table(run.students, run.folder.file_names))
+    echo(f"Results in {run.folder.path}: {', '.join(run.files)}")
     if json_file:
         write_json(json_file, [st.to_json() for st in run.students])
     if run.interrupted:
-        click.echo(f"{sentence(run.interrupted)}: continue with  grader regress --resume {run.folder.path}")
+        echo(f"{sentence(run.interrupted)}: continue with  grader regress --resume {run.folder.path}")
         raise SystemExit(130)

@@ -26,6 +26,7 @@ from .options import (
     chosen_game,
     cluster_option,
     config_option,
+    echo,
     fail_cleanly,
     game_option,
     isolation_text,
@@ -78,7 +79,7 @@ def solve(board: str | None, token: str | None, boards_file: str | None, scoring
     rule, used = game.scoring(settings.scoring), game.backend(settings.backend)
     note = game.backend_note()
     if note and settings.backend == "auto":
-        click.echo(f"Note: {note}", err=True)
+        echo(f"Note: {note}", err=True)
     if boards_file and (board or token):
         raise click.UsageError("give either BOARD TOKEN or --boards FILE, not both")
     if boards_file:
@@ -104,10 +105,10 @@ def solve(board: str | None, token: str | None, boards_file: str | None, scoring
             results.append(analysis.to_json())
         else:
             if i:
-                click.echo()
-            click.echo(report.analysis_text(analysis, entry))
+                echo()
+            echo(report.analysis_text(analysis, entry))
     if as_json:
-        click.echo(json.dumps(results if boards_file else results[0], indent=2))
+        echo(json.dumps(results if boards_file else results[0], indent=2))
 
 
 class _SolveProgress:
@@ -128,9 +129,7 @@ class _SolveProgress:
         self.began = self.last = time.monotonic()
         self.shown = cost.seconds > self.ANNOUNCE
         if self.shown:
-            click.echo(
-                f"Solving {label} ({cost.empties} empties) will take {cost.describe()}; Ctrl-C stops it", err=True
-            )
+            echo(f"Solving {label} ({cost.empties} empties) will take {cost.describe()}; Ctrl-C stops it", err=True)
 
     def __call__(self) -> bool:
         now = time.monotonic()
@@ -210,19 +209,19 @@ def prove_command(script: str, sides: str, start: tuple[str, str] | None, time_l
     game.backend(settings.backend)  # a backend not built here: one line now, not after the first move
     root = game.parse(*start) if start else game.start()
     chosen = sides_of(game, sides)
-    click.echo(f"Proving {script} ({game.title}, {settings.scoring}) as {' and '.join(chosen)} from "
+    echo(f"Proving {script} ({game.title}, {settings.scoring}) as {' and '.join(chosen)} from "
                f"{'the start' if not start else root.board_string() + ' ' + root.token}, {isolation_text(settings)}")  # fmt: skip
     with on_cluster(cluster, config, stop) as ex:
         proof = run_proof(script, game, chosen, root, settings, determinism=not no_repeat, executor=ex, stop=stop,
                           on_asked=lambda n: click.echo(f"\r{n} positions asked", nl=False) if sys.stdout.isatty() else None)  # fmt: skip
     if sys.stdout.isatty():
         click.echo("\r\033[K", nl=False)
-    click.echo(report.proof_text(proof))
+    echo(report.proof_text(proof))
     if json_file:
         write_json(json_file, proof.to_json())
-        click.echo(f"Proof written to {json_file}")
+        echo(f"Proof written to {json_file}")
     if proof.interrupted:
-        click.echo(sentence(proof.interrupted) + ".")
+        echo(sentence(proof.interrupted) + ".")
         raise SystemExit(130)
     if not all(side.never_loses for side in proof.sides):
         raise SystemExit(1)

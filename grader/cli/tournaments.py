@@ -32,6 +32,7 @@ from .options import (
     chosen_seed,
     cluster_option,
     config_option,
+    echo,
     fail_cleanly,
     game_option,
     isolation_text,
@@ -263,14 +264,14 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
     def on_game(game: GameRecord) -> None:
         played[0] += 1
         note = f" ({game.forfeit} forfeits)" if game.forfeit else ""
-        click.echo(f"{played[0]:>4}/{total[0]}  {game.black} - {game.white}  {game.black_pieces}-{game.white_pieces}  "
+        echo(f"{played[0]:>4}/{total[0]}  {game.black} - {game.white}  {game.black_pieces}-{game.white_pieces}  "
                    f"{game.result}  {game.reason}{note}")  # fmt: skip
 
     def on_start(folder: TournamentFolder, settings: TournamentSettings, played_before: int) -> None:
         engines, fmt = len(folder.engines()), folder.format()
         games = fmt.planned_games(engines)
         at_most = "" if fmt.kind in ("round-robin", "gauntlet") else "at most "
-        click.echo(
+        echo(
             f"Tournament{'' if fmt.kind == 'round-robin' else f' ({fmt.kind})'}: {report.plural(engines, 'engine', 'engines')}, {at_most}{report.plural(games, 'game', 'games')}"
             + (f" of {settings.game}" if settings.game != DEFAULT else "")
             + ", "
@@ -291,27 +292,27 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
         result = run_tournament(engine_paths, on_start=on_start, on_game=on_game,
                                 private=private_files(config, openings_file), executor=ex, stop=stop, **kwargs)  # fmt: skip
     names = [s.engine for s in result.standings]
-    click.echo()
+    echo()
     if result.swiss is not None:
-        click.echo(report.swiss_table(result.swiss))
-        click.echo()
-    click.echo(report.standings_table(result.standings))
-    click.echo()
-    click.echo(report.crosstable_text(result.crosstable, names))
+        echo(report.swiss_table(result.swiss))
+        echo()
+    echo(report.standings_table(result.standings))
+    echo()
+    echo(report.crosstable_text(result.crosstable, names))
     if result.sprt is not None:
-        click.echo()
-        click.echo(report.sprt_text(result.sprt))
+        echo()
+        echo(report.sprt_text(result.sprt))
     if result.stopped_early:
-        click.echo(f"\nStopped early: {result.stopped_early}")
+        echo(f"\nStopped early: {result.stopped_early}")
     if grade:
         grades = write_grades(result, config.tournament.grade)
-        click.echo()
-        click.echo(report.share_grades_table(grades))
+        echo()
+        echo(report.share_grades_table(grades))
     if json_file:
         write_json(json_file, result.to_json())
-    click.echo(f"\n{len(result.games)} of {result.scheduled} games in {result.folder.path}: {', '.join(result.files)}")
+    echo(f"\n{len(result.games)} of {result.scheduled} games in {result.folder.path}: {', '.join(result.files)}")
     if result.interrupted:
-        click.echo(f"{sentence(result.interrupted)}: continue with  grader tournament --resume {result.folder.path}")
+        echo(f"{sentence(result.interrupted)}: continue with  grader tournament --resume {result.folder.path}")
         raise SystemExit(130)
 
 
