@@ -559,9 +559,8 @@ def run(
             for path in [workdir, *(str(p) for p in Path(workdir).rglob("*"))]:
                 os.lchown(path, sandbox.uid, sandbox.uid)
         cgroup = Cgroup.for_this_thread(limits.processes)
-        argv = wrap(
-            sandbox, command, workdir, script_dir, None if cgroup else limits.processes
-        )  # a cgroup caps processes
+        nproc = None if cgroup else limits.processes  # a cgroup caps processes
+        argv = wrap(sandbox, command, workdir, script_dir, nproc, space=limits.output_bytes)
         return Run(argv, limits, on_stdout, workdir, stop, sandbox, cgroup).result()
     finally:
         if sandbox.mechanism == "uid" and sandbox.uid is not None:
@@ -781,7 +780,7 @@ class Session(Run):
             self.cgroup = Cgroup.for_this_thread(self.limits.processes)
             try:
                 argv = wrap(self.sandbox, self.argv, self.workdir, self.script_dir,
-                            None if self.cgroup else self.limits.processes, self.cwd)  # fmt: skip
+                            None if self.cgroup else self.limits.processes, self.cwd, self.limits.output_bytes)  # fmt: skip
                 self.proc = _spawn(argv, self.workdir, rlimits, self.sandbox, stdin=True, cwd=self.cwd)
             except (OSError, subprocess.SubprocessError, GraderError) as e:
                 error.append(e)

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import ctypes
 import fcntl
+import functools
 import os
 import platform
 import shutil
 import struct
+import subprocess
 import sys
 import tempfile
 import threading
@@ -92,10 +94,13 @@ def wrap(
     script_dir: str | None,
     nproc: int | None = None,
     cwd: str | None = None,
+    space: int | None = None,
 ) -> list[str]:
     """The command that runs ``command`` in ``sandbox`` with ``workdir`` as its test directory
     (``nproc``: processes the slot's uid may run, set once the sandbox is built as root;
-    ``cwd``: a folder to start in instead of ``workdir``, visible read-only)."""
+    ``cwd``: a folder to start in instead of ``workdir``, visible read-only; ``space``: under
+    bwrap, the bytes the script may write in ``workdir`` and in /tmp, each a tmpfs of that size
+    of its own, so that it can fill neither the disk nor the memory)."""
     if sandbox.mechanism in ("none", "uid"):
         return list(command)  # uid: the uid is set when the process starts (runner)
     tool = tool_path(sandbox.mechanism)
@@ -118,7 +123,8 @@ def wrap(
             binds += ["--symlink", os.readlink(d), d]
         elif os.path.isdir(d):
             binds += ["--ro-bind", d, d]
-    binds += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+    sized = ["--size", str(space)] if space and _bwrap_sizes(tool) else []
+    binds += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", *sized, "--tmpfs", "/tmp"]
     for d in _parents(visible, workdir):  # bwrap would copy a parent's mode (/root: 0700) and lock the script out
         binds += ["--perms", "0755", "--dir", d]
     for d in visible:  # after /tmp's tmpfs, so that folders under /tmp stay visible
@@ -130,9 +136,10 @@ def wrap(
     # bwrap's own init would lose the script's CPU time (it is never waited for): _INIT is the
     # namespace's first process instead (--as-pid-1).
     inner = [*_INIT, *inner]
+    own = ["--perms", "1777", *sized, "--tmpfs", workdir] if sized else ["--bind", workdir, workdir]
     return [
         tool, *unshare, "--die-with-parent", "--new-session", "--as-pid-1", *binds,
-        "--bind", workdir, workdir, "--chdir", cwd or workdir, *inner, *command,
+        *own, "--chdir", cwd or workdir, *inner, *command,
     ]  # fmt: skip
 
 
@@ -149,6 +156,16 @@ def _parents(paths: Sequence[str], *more: str) -> list[str]:
 
 def _uid_flags(uid: int | None) -> list[str]:
     return [f"--reuid={uid}", f"--regid={uid}"] if uid is not None else []
+
+
+@functools.lru_cache(maxsize=None)
+def _bwrap_sizes(tool: str) -> bool:
+    """Whether this bwrap can size a tmpfs (--size: older ones cannot)."""
+    try:
+        shown = subprocess.run([tool, "--help"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--size" in shown.stdout + shown.stderr
 
 
 def tool_path(name: str) -> str | None:
