@@ -2,8 +2,8 @@
 
 Each defence is shown by a real attacking script: grader/share/attacks/probe.py (the one
 'grader doctor' runs) under every mechanism this machine offers, tests/attacks/
-copycat.py and forger.py in a real class run, as root and as a normal user, and
-tests/attacks/fill_folders.py under bwrap.
+copycat.py and forger.py in a real class run, as root and as a normal user,
+fill_folders.py under bwrap and memory_in_children.py.
 """
 
 import csv
@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from test_hostile import MARGIN, hostile_copy, processes_of
 
 from grader import doctor
 from grader.cli import main
-from grader.engines import isolation
+from grader.engines import isolation, runner
 from grader.errors import GraderError
 from grader.games.othello import Position
 from grader.grading import seals
@@ -37,6 +38,7 @@ from grader.limits import Limits
 from conftest import HANDOUT_BOARD, ROOT
 
 ATTACKS = Path(__file__).parent / "attacks"
+NO_PIDS_CGROUP = not os.access("/sys/fs/cgroup/pids", os.W_OK)
 SYSTEM_PYTHON = "/usr/bin/python3"  # the 'uid' mechanism needs a Python every user can run
 PLAN = Plan((Position.from_string(HANDOUT_BOARD, "x"),), None, "handout board")
 
@@ -146,6 +148,30 @@ def test_under_bwrap_a_script_writes_at_most_output_bytes_in_each_folder(tmp_pat
     assert test.symbol == "+", test.diagnosis
     got = dict(line.split(": ") for line in test.run.stdout_tail.splitlines() if line.endswith(" MiB"))
     assert set(got) == {".", "/tmp"} and all(1 <= int(v.split()[0]) <= 4 for v in got.values()), got
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.access("/sys/fs/cgroup/memory", os.W_OK) or NO_PIDS_CGROUP,
+                    reason="needs root and writable pids and memory cgroups (v1)")  # fmt: skip
+def test_a_scripts_processes_together_get_at_most_memory_mb(tmp_path):
+    """Four children of 150 MiB each stay under RLIMIT_AS (per process) but not under the
+    memory cgroup's 300 MiB for them all: the kernel kills one, never the grader, and the
+    run names the limit. Run from a job slot's thread, as the executor's are."""
+    script = tmp_path / "memory_in_children.py"
+    shutil.copy(ATTACKS / "memory_in_children.py", script)
+    done = []
+
+    def job_slot():
+        runner.dedicate_this_thread()
+        done.append(runner.run([sys.executable, str(script)], Limits(wall_seconds=20, memory_mb=300, processes=30)))
+
+    slot = threading.Thread(target=job_slot)
+    slot.start()
+    slot.join()
+    result = done[0]
+    codes = [int(c) for c in result.stdout_tail.split("children:")[1].split("\n")[0].split()]
+    assert len(codes) == 4 and -9 in codes, result.stdout_tail
+    assert result.exit_code == 1 and not result.timed_out, result
+    assert result.describe() == "crashed: it exited with code 1 (it ran out of memory: limits.memory_mb is 300 MB)"
 
 
 # --- a class with a copycat and a forger ----------------------------------------------------
@@ -389,9 +415,6 @@ def test_uid_refuses_files_other_users_could_read(monkeypatch):
     shutil.rmtree(tmp_path)
     assert result.exit_code == 0, result.output
     assert "isolation uid" in result.output and "alice" in result.output
-
-
-NO_PIDS_CGROUP = not os.access("/sys/fs/cgroup/pids", os.W_OK)
 
 
 @pytest.mark.skipif(NO_PIDS_CGROUP, reason="no writable pids cgroup (v1) here")

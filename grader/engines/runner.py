@@ -121,11 +121,12 @@ def _size(n: float) -> str:
     return f"{n} bytes"
 
 
-def _limit_note(exit_code: int, stderr: str, limits: Limits) -> str | None:
-    """The limit a failing script most likely ran into, from how it died and its last words."""
+def _limit_note(exit_code: int, stderr: str, limits: Limits, out_of_memory: bool = False) -> str | None:
+    """The limit a failing script most likely ran into, from how it died and its last words
+    (``out_of_memory``: the kernel killed one of its processes at its memory cgroup's cap)."""
     if limits.output_bytes and (exit_code == -signal.SIGXFSZ or "File too large" in stderr):
         return f"it wrote a file larger than limits.output_bytes, {_size(limits.output_bytes)}"
-    if limits.memory_mb and _OUT_OF_MEMORY.search(stderr):
+    if limits.memory_mb and (out_of_memory or _OUT_OF_MEMORY.search(stderr)):
         return f"it ran out of memory: limits.memory_mb is {limits.memory_mb} MB"
     if limits.processes and _NO_PROCESSES.search(stderr):
         return f"it could not start more processes: limits.processes is {limits.processes}"
@@ -255,14 +256,19 @@ def _signal(pid: int, sig: int) -> bool:
 
 
 class Cgroup:
-    """A pids cgroup (cgroup v1, writable: Linux as root) for the scripts one worker thread starts.
+    """A pids cgroup (cgroup v1, writable: Linux as root) for the scripts one worker thread
+    starts, and beside it a memory cgroup of the same name where the system offers one.
 
-    The worker thread itself joins it once (v1 lets a single thread join), so every script
-    the thread starts is born inside it: no costly move per run. The cgroup caps the
-    processes (the thread counts as one task) and lists every one of them, escaped or not.
+    The worker thread itself joins the pids cgroup once (v1 lets a single thread join), so
+    every script the thread starts is born inside it: no costly move per run. The cgroup caps
+    the processes (the thread counts as one task) and lists every one of them, escaped or
+    not. Each script moves itself into the memory cgroup before it runs (``enter_memory``):
+    all its processes together, and the files they keep in memory (tmpfs), get at most
+    limits.memory_mb; past it the kernel kills one of them, never the grader (which is not in it).
     """
 
     _base: Path | None = None
+    _memory_base: Path | None = None
     _probed = False
     _counter = itertools.count()
     _local = threading.local()
@@ -271,11 +277,14 @@ class Cgroup:
 
     def __init__(self, path: Path):
         self.path = path
+        self.memory: Path | None = None  # the memory cgroup beside it, None where there is none
+        self.memory_mb: int | None = None  # its limit now
 
     @classmethod
-    def for_this_thread(cls, processes: int | None) -> Cgroup | None:
-        """The cgroup of this thread, made on its first use; None for a thread not dedicated
-        to running scripts (whatever it started later would be killed with the scripts)."""
+    def for_this_thread(cls, processes: int | None, memory_mb: int | None = None) -> Cgroup | None:
+        """The cgroup of this thread, made on its first use, capped at ``processes`` and
+        ``memory_mb`` (None: no cap); None for a thread not dedicated to running scripts
+        (whatever it started later would be killed with the scripts)."""
         if not getattr(cls._local, "dedicated", False):
             return None
         cgroup = getattr(cls._local, "cgroup", None)
@@ -287,7 +296,33 @@ class Cgroup:
             (cgroup.path / "pids.max").write_text(str(processes + 1) if processes else "max")
         except OSError:
             pass
+        cgroup._limit_memory(memory_mb)
         return cgroup
+
+    def _limit_memory(self, memory_mb: int | None) -> None:
+        if self.memory is None or memory_mb == self.memory_mb:
+            return
+        try:
+            (self.memory / "memory.limit_in_bytes").write_text(str(memory_mb * 2**20) if memory_mb else "-1")
+            self.memory_mb = memory_mb
+        except OSError:
+            self.memory_mb = None
+
+    @property
+    def enter_memory(self) -> str | None:
+        """The file a script writes its pid to, between fork and exec, to enter the memory
+        cgroup; None when there is no memory cap."""
+        return str(self.memory / "cgroup.procs") if self.memory is not None and self.memory_mb else None
+
+    def oom_kills(self) -> int:
+        """How many processes the kernel has killed in the memory cgroup for going over its limit."""
+        try:
+            for line in (self.memory / "memory.oom_control").read_text().splitlines():  # type: ignore[operator]
+                if line.startswith("oom_kill "):
+                    return int(line.split()[1])
+        except (OSError, TypeError, ValueError):
+            pass
+        return 0
 
     @classmethod
     def _join(cls) -> Cgroup | None:
@@ -305,6 +340,12 @@ class Cgroup:
                 (cgroup.path / "tasks").write_text(tid)
             except OSError:
                 return None
+            if not free and cls._memory_base is not None:
+                try:
+                    (cls._memory_base / cgroup.path.name).mkdir()
+                    cgroup.memory = cls._memory_base / cgroup.path.name
+                except OSError:
+                    pass
             if not cls._all:
                 atexit.register(cls._remove_all)
             if not free:
@@ -323,17 +364,23 @@ class Cgroup:
         """The pids cgroup hierarchy this process may make cgroups in (probed once), or None."""
         if not cls._probed:
             cls._probed = True
-            base = Path("/sys/fs/cgroup/pids")
-            probe = base / f"grader-{_grader_id()}-probe"
-            cls._remove_stale(base)
-            try:
-                probe.mkdir()
-                ok = (probe / "pids.max").exists() and (probe / "tasks").exists()
-                probe.rmdir()
-                cls._base = base if ok else None
-            except OSError:
-                pass
+            cls._base = cls._probe(Path("/sys/fs/cgroup/pids"), "pids.max")
+            if cls._base is not None:
+                cls._memory_base = cls._probe(Path("/sys/fs/cgroup/memory"), "memory.limit_in_bytes")
         return cls._base
+
+    @classmethod
+    def _probe(cls, base: Path, limit: str) -> Path | None:
+        """``base`` if this process may make cgroups there that have ``limit``, else None."""
+        cls._remove_stale(base)
+        probe = base / f"grader-{_grader_id()}-probe"
+        try:
+            probe.mkdir()
+            ok = (probe / limit).exists() and (probe / "tasks").exists()
+            probe.rmdir()
+            return base if ok else None
+        except OSError:
+            return None
 
     @staticmethod
     def _remove_stale(base: Path) -> None:
@@ -374,6 +421,8 @@ class Cgroup:
                 for tid in (cgroup.path / "tasks").read_text().split():  # our threads go back
                     (cgroup.path.parent / "tasks").write_text(tid)
                 cgroup.path.rmdir()
+                if cgroup.memory is not None:
+                    cgroup.memory.rmdir()
             except OSError:
                 pass
 
@@ -486,10 +535,22 @@ def _nproc(limits: Limits, sandbox: Sandbox) -> int | None:
     return None
 
 
-def _preexec(rlimits: list[tuple[int, tuple[int, int]]], then: Callable[[], None] | None) -> Callable[[], None]:
-    """Runs in the child between fork and exec: set the resource limits, then ``then``."""
+def _preexec(rlimits: list[tuple[int, tuple[int, int]]], then: Callable[[], None] | None,
+             cgroup: Cgroup | None = None) -> Callable[[], None]:  # fmt: skip
+    """Runs in the child between fork and exec: enter ``cgroup``'s memory cgroup (where it
+    can: as root), set the resource limits, then ``then``."""
+    enter = cgroup.enter_memory if cgroup is not None else None
 
     def setup() -> None:
+        if enter and os.geteuid() == 0:
+            try:
+                fd = os.open(enter, os.O_WRONLY)
+                try:
+                    os.write(fd, str(os.getpid()).encode())
+                finally:
+                    os.close(fd)
+            except OSError:
+                pass  # the cgroup is gone: RLIMIT_AS still bounds each process
         for kind, values in rlimits:
             resource.setrlimit(kind, values)
         if then:
@@ -502,9 +563,9 @@ def _preexec(rlimits: list[tuple[int, tuple[int, int]]], then: Callable[[], None
 
 
 def _spawn(argv: list[str], workdir: str, rlimits: list[tuple[int, tuple[int, int]]], sandbox: Sandbox, stdin: bool,
-           cwd: str | None = None) -> subprocess.Popen:  # fmt: skip
-    """Start a script in its own session, under ``rlimits`` and ``sandbox``; stdin a pipe
-    (``stdin``) or at end-of-file. ``cwd``: where it starts (default ``workdir``)."""
+           cwd: str | None = None, cgroup: Cgroup | None = None) -> subprocess.Popen:  # fmt: skip
+    """Start a script in its own session, under ``rlimits``, ``sandbox`` and ``cgroup``'s
+    memory cap; stdin a pipe (``stdin``) or at end-of-file. ``cwd``: where it starts (default ``workdir``)."""
     with _lock:
         proc = subprocess.Popen(
             argv,
@@ -515,7 +576,7 @@ def _spawn(argv: list[str], workdir: str, rlimits: list[tuple[int, tuple[int, in
             env=script_env(workdir),
             start_new_session=True,
             bufsize=0,
-            preexec_fn=_preexec(rlimits, preexec_for(sandbox)),
+            preexec_fn=_preexec(rlimits, preexec_for(sandbox), cgroup),
             **_as_uid(sandbox),
         )
         _live.add(proc.pid)
@@ -558,7 +619,7 @@ def run(
         if sandbox.uid is not None:
             for path in [workdir, *(str(p) for p in Path(workdir).rglob("*"))]:
                 os.lchown(path, sandbox.uid, sandbox.uid)
-        cgroup = Cgroup.for_this_thread(limits.processes)
+        cgroup = Cgroup.for_this_thread(limits.processes, limits.memory_mb)
         nproc = None if cgroup else limits.processes  # a cgroup caps processes
         argv = wrap(sandbox, command, workdir, script_dir, nproc, space=limits.output_bytes)
         return Run(argv, limits, on_stdout, workdir, stop, sandbox, cgroup).result()
@@ -591,7 +652,8 @@ class Run:
         rlimits = _rlimits(limits, _nproc(limits, self.sandbox))
         start = time.monotonic()
         try:
-            proc = _spawn(self.argv, self.workdir, rlimits, self.sandbox, stdin=False)
+            kills = cgroup.oom_kills() if cgroup else 0
+            proc = _spawn(self.argv, self.workdir, rlimits, self.sandbox, stdin=False, cgroup=cgroup)
         except (OSError, subprocess.SubprocessError) as e:
             reason = getattr(e, "strerror", None) or str(e)
             return RunResult(None, False, 0.0, 0.0, start_error=f"could not be started: {self.argv[0]!r}: {reason}")
@@ -624,6 +686,7 @@ class Run:
         )
         interrupted = self.stop.is_set() and exit_code == -signal.SIGKILL and not timed_out and not cpu_limited
         stderr = self.err_tail.decode("utf-8", "replace")
+        out_of_memory = cgroup is not None and cgroup.oom_kills() > kills
         return RunResult(
             exit_code=exit_code,
             timed_out=timed_out,
@@ -635,7 +698,7 @@ class Run:
             stdout_bytes=self.stdout_bytes,
             interrupted=interrupted,
             cpu_limited=cpu_limited,
-            limit_note=_limit_note(exit_code, stderr, limits) if exit_code else None,
+            limit_note=_limit_note(exit_code, stderr, limits, out_of_memory) if exit_code else None,
         )
 
     def _pump(self, proc: subprocess.Popen, cgroup: Cgroup | None, deadline: float) -> bool:
@@ -777,11 +840,11 @@ class Session(Run):
         # follows the thread that started it, not the grader.
         def launch() -> None:
             dedicate_this_thread()
-            self.cgroup = Cgroup.for_this_thread(self.limits.processes)
+            self.cgroup = Cgroup.for_this_thread(self.limits.processes, self.limits.memory_mb)
             try:
                 argv = wrap(self.sandbox, self.argv, self.workdir, self.script_dir,
                             None if self.cgroup else self.limits.processes, self.cwd, self.limits.output_bytes)  # fmt: skip
-                self.proc = _spawn(argv, self.workdir, rlimits, self.sandbox, stdin=True, cwd=self.cwd)
+                self.proc = _spawn(argv, self.workdir, rlimits, self.sandbox, stdin=True, cwd=self.cwd, cgroup=self.cgroup)
             except (OSError, subprocess.SubprocessError, GraderError) as e:
                 error.append(e)
             ready.set()
