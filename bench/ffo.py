@@ -5,7 +5,8 @@ Each position (fixtures/ffo-endgames.txt, winner-takes-empties, as the suite's a
 gets a fresh solver; the value alone is searched first, then every optimal move (the grader's
 own work on a test). Prints the value and best moves found, right or WRONG against the suite,
 nodes, CPU seconds (time.process_time: the search is single-threaded) and nodes per second,
-and the totals, beside Egaroucid's published node total for FFO #40-49 (about 538 M).
+and the totals, beside Egaroucid's published node total for FFO #40-49 (about 538 M), and the
+cost estimate the CLI's --max-seconds refuses by (grader.games.cost) against the real time.
 --python N also solves N random boards of 12 empties with both backends (same analysis, fresh
 solvers) and prints the speed-up; --median20 N prints the median time and nodes of N random
 boards of 20 empties. Pin it to one core (taskset -c 1) for steady figures.
@@ -20,6 +21,7 @@ import time
 from pathlib import Path
 
 from grader.games import othello_native as native_solver
+from grader.games.cost import estimate
 from grader.games.othello import OTHELLO, PLAIN, WINNER_TAKES_EMPTIES, Position
 from grader.grading.plans import read_boards
 
@@ -39,8 +41,9 @@ def analysis_seconds(pos: Position, backend: str) -> tuple[float, int, list[int]
 def ffo(first: int, last: int) -> int:
     wanted = {f"FFO #{n}" for n in range(first, last + 1)}
     entries = [e for e in read_boards(FFO, OTHELLO) if e.label in wanted]
-    total_nodes, total_seconds, wrong = 0, 0.0, 0
+    total_nodes, total_seconds, total_estimate, wrong = 0, 0.0, 0.0, 0
     for e in entries:
+        guess = estimate(OTHELLO, e.position.empties, "native").seconds
         solver = OTHELLO.solver(WINNER_TAKES_EMPTIES, backend="native")
         start = time.process_time()
         value = solver.value(e.position)
@@ -50,14 +53,16 @@ def ffo(first: int, last: int) -> int:
         wrong += not right
         total_nodes += solver.nodes
         total_seconds += seconds
+        total_estimate += guess
         moves = " ".join(OTHELLO.square_name(m) for m in best)
         print(f"{e.label:>8}: {e.position.empties} empties  {value:+3d} {moves:<8} {'right' if right else 'WRONG'}  "
               f"{solver.nodes / 1e6:8.1f} M nodes  {seconds:7.2f} s  "
-              f"{solver.nodes / max(seconds, 1e-9) / 1e6:5.1f} M nodes/s", flush=True)  # fmt: skip
+              f"{solver.nodes / max(seconds, 1e-9) / 1e6:5.1f} M nodes/s  estimate {guess:6.2f} s", flush=True)  # fmt: skip
     print(f"total: {len(entries)} positions, {wrong} wrong, {total_nodes / 1e6:.1f} M nodes, {total_seconds:.1f} CPU s, "
           f"{total_nodes / max(total_seconds, 1e-9) / 1e6:.1f} M nodes/s"
           + (f"; Egaroucid's #40-49: {EGAROUCID_40_49 / 1e6:.0f} M nodes ({total_nodes / EGAROUCID_40_49:.2f}x)"
              if (first, last) == (40, 49) else ""))  # fmt: skip
+    print(f"estimate: {total_estimate:.1f} s, {total_estimate / max(total_seconds, 1e-9):.2f}x the real time")
     return wrong
 
 

@@ -844,7 +844,9 @@ class Session(Run):
             try:
                 argv = wrap(self.sandbox, self.argv, self.workdir, self.script_dir,
                             None if self.cgroup else self.limits.processes, self.cwd, self.limits.output_bytes)  # fmt: skip
-                self.proc = _spawn(argv, self.workdir, rlimits, self.sandbox, stdin=True, cwd=self.cwd, cgroup=self.cgroup)
+                self.proc = _spawn(
+                    argv, self.workdir, rlimits, self.sandbox, stdin=True, cwd=self.cwd, cgroup=self.cgroup
+                )
             except (OSError, subprocess.SubprocessError, GraderError) as e:
                 error.append(e)
             ready.set()
