@@ -3,7 +3,7 @@
 Each defence is shown by a real attacking script: grader/share/attacks/probe.py (the one
 'grader doctor' runs) under every mechanism this machine offers, tests/attacks/
 copycat.py and forger.py in a real class run, as root and as a normal user,
-fill_folders.py under bwrap and memory_in_children.py.
+fill_folders.py under bwrap and unshare, and memory_in_children.py.
 """
 
 import csv
@@ -135,15 +135,17 @@ def test_isolated_scripts_read_helpers_and_write_scratch_files(mechanism, tmp_pa
     assert result.symbols == "+", result.tests[0].diagnosis
 
 
-@pytest.mark.skipif(works("bwrap") is not None, reason="bwrap cannot work here (CI installs it)")
-def test_under_bwrap_a_script_writes_at_most_output_bytes_in_each_folder(tmp_path):
+@pytest.mark.parametrize("mechanism", ["bwrap", "unshare"])  # the mechanisms that mount the script's folders
+def test_in_a_namespace_a_script_writes_at_most_output_bytes_in_each_folder(mechanism, tmp_path):
     """A script reserving space file by file (each under RLIMIT_FSIZE) gets at most
     limits.output_bytes in its working folder and in /tmp: it can fill neither the disk
-    (the class's records) nor the memory (bwrap's /tmp), and still gets its grade."""
+    (the class's records) nor the memory (the sandbox's /tmp), and still gets its grade."""
+    if works(mechanism):
+        pytest.skip(f"{mechanism} cannot work here: {works(mechanism)}")
     script = tmp_path / "fill_folders.py"
     shutil.copy(ATTACKS / "fill_folders.py", script)
     limits = Limits(wall_seconds=10, output_bytes=4 * 2**20)
-    result = grade(script, PLAN, Settings(limits=limits, isolation="bwrap", python=python_for("bwrap")))
+    result = grade(script, PLAN, Settings(limits=limits, isolation=mechanism, python=python_for(mechanism)))
     test = result.tests[0]
     assert test.symbol == "+", test.diagnosis
     got = dict(line.split(": ") for line in test.run.stdout_tail.splitlines() if line.endswith(" MiB"))

@@ -50,7 +50,7 @@ class Sandbox:
 # process (no capabilities, so no way back out of the chroot).
 _UNSHARE_SETUP = r"""
 set -e
-root=$1; work=$2; shift 2
+root=$1; work=$2; size=$3; shift 3
 mount -t tmpfs -o mode=755 grader-root "$root"
 ro() { mkdir -p "$root$1"; mount --rbind -o ro "$1" "$root$1"; }
 rofile() { mkdir -p "$root$(dirname "$1")"; touch "$root$1"; mount --bind -o ro "$1" "$root$1"; }
@@ -60,10 +60,11 @@ done
 mkdir -p "$root/proc" "$root/dev" "$root/tmp"
 mount -t proc proc "$root/proc"
 for n in null zero full random urandom; do touch "$root/dev/$n"; mount --bind "/dev/$n" "$root/dev/$n"; done
-mount -t tmpfs -o mode=1777 grader-tmp "$root/tmp"
+mount -t tmpfs -o "mode=1777${size:+,size=$size}" grader-tmp "$root/tmp"
 while [ "$1" != "--" ]; do if [ -d "$1" ]; then ro "$1"; else rofile "$1"; fi; shift; done
 shift
-mkdir -p "$root$work"; mount --bind "$work" "$root$work"
+mkdir -p "$root$work"
+if [ -n "$size" ]; then mount -t tmpfs -o "mode=1777,size=$size" grader-work "$root$work"; else mount --bind "$work" "$root$work"; fi
 exec chroot "$root" "$@"
 """
 
@@ -99,8 +100,8 @@ def wrap(
     """The command that runs ``command`` in ``sandbox`` with ``workdir`` as its test directory
     (``nproc``: processes the slot's uid may run, set once the sandbox is built as root;
     ``cwd``: a folder to start in instead of ``workdir``, visible read-only; ``space``: under
-    bwrap, the bytes the script may write in ``workdir`` and in /tmp, each a tmpfs of that size
-    of its own, so that it can fill neither the disk nor the memory)."""
+    bwrap and unshare, the bytes the script may write in ``workdir`` and in /tmp, each a tmpfs
+    of that size of its own, so that it can fill neither the disk nor the memory)."""
     if sandbox.mechanism in ("none", "uid"):
         return list(command)  # uid: the uid is set when the process starts (runner)
     tool = tool_path(sandbox.mechanism)
@@ -114,7 +115,7 @@ def wrap(
         user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
         return [
             tool, *user, "--mount", "--net", "--pid", "--fork", "--kill-child", "--ipc", "--uts",
-            "sh", "-c", _UNSHARE_SETUP, "grader-isolate", workdir + ".root", workdir, *visible, "--",
+            "sh", "-c", _UNSHARE_SETUP, "grader-isolate", workdir + ".root", workdir, str(space or ""), *visible, "--",
             *_INIT, *drop, "/usr/bin/env", f"--chdir={cwd or workdir}", *command,
         ]  # fmt: skip
     binds: list[str] = []
