@@ -255,7 +255,7 @@ def check_address(address: str) -> str:
     text = address.strip()
     if text.startswith(LOCAL):
         n = text[len(LOCAL) :]
-        if n.isdigit() and 1 <= int(n) <= 512:
+        if n.isascii() and n.isdigit() and 1 <= int(n) <= 512:
             return text
         raise GraderError(
             f"bad cluster address {address!r}: local:N needs a number of workers from 1 to 512, like local:2"

@@ -210,3 +210,44 @@ def test_an_interrupted_class_is_marked_incomplete(tmp_path):
     data = {s["name"]: s for s in json.loads((tmp_path / "r" / "results.json").read_text())["scripts"]}
     assert data["fast"]["complete"] and not data["slow"]["complete"]
     assert "Interrupted (Ctrl-C): continue with  grader grade --resume r" in out
+
+
+GOMOKU_SOLVER = ROOT / "submissions" / "gomoku" / "solver.py"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["solve", "--game", "gomoku:size=\u00b2", "--boards", "b.txt"],
+         "bad game 'gomoku:size=\u00b2': size must be a whole number, not '\u00b2'"),
+        (["grade", NEGAMAX, "--boards", "b.txt", "--cluster", "local:\u00b2"],
+         "bad cluster address 'local:\u00b2': local:N needs a number of workers from 1 to 512, like local:2"),
+        (["regress", GOMOKU_SOLVER, "empty.gtp"],
+         "empty.gtp: no test in it: a test is a numbered command, like '10 solve', then '#? [REGEX]'"),
+        (["regress", GOMOKU_SOLVER, "super.gtp"], "super.gtp:3: '#?' must follow a numbered command, like '10 solve'"),
+    ],
+)  # fmt: skip
+def test_digits_other_than_ascii_and_files_without_tests(run, tmp_path, args, message):
+    """'\u00b2' passes str.isdigit() but not int(): never a traceback; a regression file with no
+    test would give every student 0, so it is refused."""
+    (tmp_path / "empty.gtp").write_text("boardsize 7\nclear_board\n")
+    (tmp_path / "super.gtp").write_text("clear_board\n\u00b2 solve\n#? [b.*]\n")
+    one_line_error(run(*args), message)
+
+
+def test_setup_commands_with_digits_other_than_ascii_go_to_the_program(run, tmp_path):
+    (tmp_path / "odd.gtp").write_text(
+        "timelimit \u00b2\nboardsize \u00b2\nboardsize 7\nclear_board\n10 name\n#? [.*]\n"
+    )
+    result = run("regress", GOMOKU_SOLVER, "odd.gtp")
+    assert result.exit_code == 0 and result.exception is None, result.output
+    assert "1 tests counted" in result.output
+
+
+def test_a_run_folder_whose_records_are_a_folder_is_one_line(run, tmp_path):
+    assert run("grade", NEGAMAX, "--boards", "b.txt", "--out", "run").exit_code == 0
+    (tmp_path / "run" / "tests.jsonl").unlink()
+    (tmp_path / "run" / "tests.jsonl").mkdir()
+    result = run("report", "run")
+    assert result.exit_code == 1 and result.exception is not None and "Traceback" not in result.output, result.output
+    assert result.output == "Error: cannot read run/tests.jsonl: Is a directory: is run a run folder?\n"

@@ -122,15 +122,18 @@ def test_a_misbehaving_engine_forfeits_with_its_cause_and_leaves_nothing_running
     assert running(copy) == []
 
 
-@pytest.mark.parametrize("mode, evaluation", [("early", -2.5), ("edax", 1.0), ("linger", -2.5)])
-def test_engines_that_answer_early_in_edax_style_or_leave_a_child_play_normally(tmp_path, mode, evaluation):
+@pytest.mark.parametrize("mode, evaluations", [("early", {-2.5}), ("edax", {1.0}), ("linger", {-2.5}), ("nan", set())])
+def test_engines_that_answer_early_in_edax_style_or_leave_a_child_play_normally(tmp_path, mode, evaluations):
     """An answer printed before the pong (an illegal a1) is not taken for the move; Edax's
-    '=== F5 1.00 0.0' is read; a child left running is killed at the game's end."""
+    '=== F5 1.00 0.0' is read; a child left running is killed at the game's end; an
+    evaluation 'nan' (or 'inf') is no evaluation, so the records stay valid JSON."""
     copy = engine_copy(tmp_path)
     result = run_tournament(["builtin:nboard:greedy", nboard(copy, mode)], settings=settings(),
                             openings=[NEAR_END], out=tmp_path / "t")  # fmt: skip
     assert all(g.reason == "normal" and not g.events for g in result.games), [g.events for g in result.games]
-    assert {e for g in result.games for e in g.evals if e is not None} == {evaluation}
+    assert {e for g in result.games for e in g.evals if e is not None} == evaluations
+    for line in (tmp_path / "t" / "games.jsonl").read_text().splitlines():
+        json.loads(line, parse_constant=lambda name: pytest.fail(f"{name} in games.jsonl"))
     assert running(copy) == []
 
 

@@ -213,7 +213,9 @@ class _Seed(_Wanted):
     name, wanted = "n", "a whole number, 0 or more, like 42"
 
     def read(self, value: Any) -> int:
-        if isinstance(value, bool) or (not isinstance(value, int) and not str(value).strip().isdigit()):
+        if isinstance(value, bool) or (
+            not isinstance(value, int) and not (str(value).strip().isascii() and str(value).strip().isdigit())
+        ):
             raise ValueError(value)
         return int(value)
 

@@ -10,8 +10,17 @@ import click
 
 from ..config import load_config
 from ..engines.players import PYTHON, ProtocolEngine
+from ..files import read_lines
 from ..grading.exports import check_output_file, write_json
-from ..grading.regress import REGRESS_GAME, REGRESS_SYMBOLS, RegressSettings, RegressTest, regress_game, run_regress
+from ..grading.regress import (
+    REGRESS_GAME,
+    REGRESS_SYMBOLS,
+    RegressSettings,
+    RegressTest,
+    parse_regress,
+    regress_game,
+    run_regress,
+)
 from ..grading.regress_runs import (
     RegressFolder,
     RegressRun,
@@ -117,7 +126,8 @@ def regress(args: tuple[str, ...], unknown_credit: float | None, margin: float |
     command = shlex.join([PYTHON, program]) if program.endswith(".py") and Path(program).is_file() else program
     engine = ProtocolEngine.from_command(command, "gtp")
     results = []
-    for f in files:
+    parsed = [parse_regress("\n".join(read_lines(f, "regression file")), f) for f in files]  # each checked first
+    for f, commands in zip(files, parsed):
         echo(f"{f}: {program} ({game.title}, {isolation_text(settings)})")
 
         def show(t: RegressTest) -> None:
@@ -126,7 +136,7 @@ def regress(args: tuple[str, ...], unknown_credit: float | None, margin: float |
             if drawing:
                 echo(drawing)
 
-        result = run_regress(engine, f, game, settings, stop=stop, on_test=show)
+        result = run_regress(engine, f, game, settings, stop=stop, on_test=show, commands=commands)
         results.append(result)
         if result.stopped:
             echo(f"  stopped {result.stopped}")

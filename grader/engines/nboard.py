@@ -19,6 +19,7 @@ and any line the protocol does not know is kept too and otherwise ignored.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -132,11 +133,13 @@ class NBoardClient:
 
 
 def _number(parts: list[str], i: int) -> float | None:
-    """The ``i``-th field as a number (None: missing, empty or not a number)."""
+    """The ``i``-th field as a number (None: missing, empty, not a number, or not finite:
+    'nan' and 'inf' would make the records invalid JSON)."""
     try:
-        return float(parts[i]) if i < len(parts) and parts[i] else None
+        value = float(parts[i]) if i < len(parts) and parts[i] else None
     except ValueError:
         return None
+    return value if value is not None and math.isfinite(value) else None
 
 
 __all__ = ["Answer", "Ended", "NBoardClient", "ProtocolError", "Silent"]

@@ -106,7 +106,7 @@ def parse_options(spec: str, game: Game) -> dict[str, Any]:
                 raise GraderError(f"bad game {spec!r}: {key} must be true or false, not {text!r}")
             out[key] = _BOOLS[text.lower()]
         else:
-            if not text.isdigit():
+            if not (text.isascii() and text.isdigit()):
                 raise GraderError(f"bad game {spec!r}: {key} must be a whole number, not {text!r}")
             out[key] = int(text)
     return out

@@ -63,8 +63,14 @@ class Command:
     expect_failure: bool = False
 
 
+def _whole(word: str) -> bool:
+    """A whole number in ASCII digits (str.isdigit() alone takes '²', which int() refuses)."""
+    return word.isascii() and word.isdigit()
+
+
 def parse_regress(text: str, source: str) -> list[Command]:
-    """The commands of a regression file; BoardError naming the line of a malformed one."""
+    """The commands of a regression file; BoardError naming the line of a malformed one, or
+    the file when it holds no test."""
     out: list[Command] = []
     for i, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
@@ -87,8 +93,10 @@ def parse_regress(text: str, source: str) -> list[Command]:
         if not line:
             continue
         words = line.split()
-        number = int(words[0]) if words[0].isdigit() else None
+        number = int(words[0]) if _whole(words[0]) else None
         out.append(Command(i, " ".join(words[1:]) if number is not None else line, number))
+    if all(c.number is None for c in out):
+        raise BoardError(f"{source}: no test in it: a test is a numbered command, like '10 solve', then '#? [REGEX]'")
     return out
 
 
@@ -197,7 +205,7 @@ class _Shadow:
         words = text.split()
         if answer is None and words[:1] in (["boardsize"], ["clear_board"], ["play"]):
             self.refused = self.refused or text
-        if words[:1] == ["boardsize"] and len(words) == 2 and words[1].isdigit():
+        if words[:1] == ["boardsize"] and len(words) == 2 and _whole(words[1]):
             try:
                 self.rules = self.rules.sized(int(words[1]))
             except (BoardError, GraderError):
@@ -348,7 +356,7 @@ def run_commands(program: ProtocolEngine, commands: list[Command], game: Game, s
     try:
         for i, c in enumerate(commands):
             words = c.text.split()
-            if words[:1] == ["timelimit"] and len(words) == 2 and words[1].isdigit():
+            if words[:1] == ["timelimit"] and len(words) == 2 and _whole(words[1]):
                 timelimit, told = int(words[1]), True
             if words[:1] == ["quit"] and proc.client is None:
                 break

@@ -211,10 +211,13 @@ class RecordFolder:
     def _records(self, lines: str | None = None) -> list[dict[str, Any]]:
         """The records whose seal holds; the others go to ``tampered`` (never used).
         ``lines``: another file of sealed lines (its bad lines are skipped, not kept)."""
+        path = self.path / (lines or self.LINES)
         try:
-            text = (self.path / (lines or self.LINES)).read_text(encoding="utf-8", errors="replace")
+            text = path.read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:
             return []
+        except OSError as e:
+            raise RunFolderError(f"cannot read {path}: {e.strerror}: is {self.path} a run folder?") from None
         records, tampered = [], []
         for number, line in enumerate(text.splitlines(), 1):
             try:

@@ -5,6 +5,7 @@ finds them by the name of its own copy):
   good      plays the legal move with the lowest square, answers '=== f5/EVAL/TIME' after a
             'status' line and a 'search' line; says 'status depth N' to 'set depth N'
   edax      as good, but answers as Edax writes it: '=== F5 1.00 0.0'
+  nan       as good, but its evaluation is 'nan' and its time 'inf': '=== f5/nan/inf'
   early     answers '=== a1' (an illegal move) as soon as it reads 'ping', before its pong,
             then its real move after it: the early answer must not be trusted
   mute      reads its input and never prints anything (not even a pong)
@@ -98,7 +99,10 @@ def main():
                 name = "zz"
             say("status thinking")
             say("search %s 1.50 0 2" % name)
-            say("=== %s 1.00 0.0" % name.upper() if MODE == "edax" else "=== %s/-2.50/0.01" % name)
+            if MODE == "nan":
+                say("=== %s/nan/inf" % name)
+            else:
+                say("=== %s 1.00 0.0" % name.upper() if MODE == "edax" else "=== %s/-2.50/0.01" % name)
 
 
 if __name__ == "__main__":
