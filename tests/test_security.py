@@ -3,7 +3,7 @@
 Each defence is shown by a real attacking script: grader/share/attacks/probe.py (the one
 'grader doctor' runs) under every mechanism this machine offers, tests/attacks/
 copycat.py and forger.py in a real class run, as root and as a normal user,
-fill_folders.py under bwrap and unshare, and memory_in_children.py.
+fill_folders.py under bwrap and unshare, memory_in_children.py and keyring.py.
 """
 
 import csv
@@ -174,6 +174,37 @@ def test_a_scripts_processes_together_get_at_most_memory_mb(tmp_path):
     assert len(codes) == 4 and -9 in codes, result.stdout_tail
     assert result.exit_code == 1 and not result.timed_out, result
     assert result.describe() == "crashed: it exited with code 1 (it ran out of memory: limits.memory_mb is 300 MB)"
+
+
+def test_scripts_share_nothing_through_the_kernels_keyrings(mechanism):
+    """One script adds a key to its user keyring, the next (the same job slot: the same uid as
+    root) looks for it: as root the keyring calls fail in every mechanism (a normal user's
+    bwrap and unshare make a user namespace, whose keyrings are its own)."""
+    name = f"grader-test-{secrets.token_hex(8)}"  # a key only this test knows
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))  # its parents let a slot's uid through, unlike pytest's
+    os.chmod(folder, 0o755)
+    script = folder / "keyring.py"
+    shutil.copy(ATTACKS / "keyring.py", script)
+    outputs, uid = [], isolation.claim_uid() if os.geteuid() == 0 else None  # one slot's uid for both
+    for action in ("put", "get"):
+        command = [python_for(mechanism), str(script), action, name]
+        done = []
+
+        def job_slot(command=command):
+            runner.dedicate_this_thread()
+            sandbox = isolation.Sandbox(mechanism, uid)
+            done.append(runner.run(command, Limits(wall_seconds=10), sandbox=sandbox, script_dir=str(folder)))
+
+        slot = threading.Thread(target=job_slot)
+        slot.start()
+        slot.join()
+        outputs.append(done[0].stdout_tail or repr(done[0]))
+    if uid is not None:
+        isolation.release_uid(uid)
+    shutil.rmtree(folder)
+    assert outputs[1].startswith("get: not found"), outputs
+    if os.geteuid() == 0:
+        assert outputs[0].startswith("put: refused (Operation not permitted)"), outputs
 
 
 # --- a class with a copycat and a forger ----------------------------------------------------

@@ -267,37 +267,43 @@ def kill_uid(uid: int) -> int:
     return killed
 
 
-# --- a network filter for 'uid' (no namespaces to cut the network with) ---------------------
+# --- seccomp filters: the network for 'uid' (no namespaces to cut it with), the keyrings as root ---
 
-_ARCH = {"x86_64": (0xC000003E, 41, 425), "aarch64": (0xC00000B7, 198, 425)}  # audit arch, socket, io_uring_setup
+# audit arch, socket, io_uring_setup, and the keyring calls (add_key, request_key, keyctl)
+_ARCH = {"x86_64": (0xC000003E, 41, 425, (248, 249, 250)), "aarch64": (0xC00000B7, 198, 425, (217, 218, 219))}
 
 
-def network_filter() -> bytes | None:
-    """A seccomp program: socket() of any family but AF_UNIX fails with EACCES, io_uring (which
-    can open sockets) with ENOSYS, and syscalls of another ABI fail. None on other machines."""
+def seccomp_filter(network: bool) -> bytes | None:
+    """A seccomp program: the kernel's keyrings fail with EPERM (a slot's uid is reused by every
+    test, and keys outlive their process: a store shared between students); with ``network``,
+    socket() of any family but AF_UNIX fails with EACCES and io_uring (which can open sockets)
+    with ENOSYS. Syscalls of another ABI fail. None on other machines."""
     arch = _ARCH.get(platform.machine())
     if arch is None:
         return None
-    audit, socket_nr, uring_nr = arch
+    audit, socket_nr, uring_nr, keyring_nrs = arch
     ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|BPF_W|BPF_ABS, BPF_JMP|BPF_JEQ|BPF_K, ..JGE.., BPF_RET|BPF_K
     allow, eacces, enosys = 0x7FFF0000, 0x00050000 | 13, 0x00050000 | 38  # SECCOMP_RET_ALLOW, ERRNO(...)
     eperm = 0x00050000 | 1
     prog = [
-        (ld, 0, 0, 4),  # 0: the architecture
+        (ld, 0, 0, 4),  # the architecture
         (jeq, 1, 0, audit),
-        (ret, 0, 0, eperm),  # 2: another ABI (32-bit calls)
-        (ld, 0, 0, 0),  # 3: the syscall number
+        (ret, 0, 0, eperm),  # another ABI (32-bit calls)
+        (ld, 0, 0, 0),  # the syscall number
         (jge, 0, 1, 0x40000000),
-        (ret, 0, 0, eperm),  # 5: x32 calls
-        (jeq, 0, 1, uring_nr),
-        (ret, 0, 0, enosys),  # 7: io_uring_setup
-        (jeq, 0, 4, socket_nr),  # 8: not socket(): allow (13)
-        (ld, 0, 0, 16),  # 9: socket's first argument, the address family
-        (jeq, 0, 1, 1),  # AF_UNIX
-        (ret, 0, 0, allow),
-        (ret, 0, 0, eacces),  # 12: any other family
-        (ret, 0, 0, allow),
+        (ret, 0, 0, eperm),  # x32 calls
     ]
+    for nr, errno in [*((nr, eperm) for nr in keyring_nrs), *([(uring_nr, enosys)] if network else [])]:
+        prog += [(jeq, 0, 1, nr), (ret, 0, 0, errno)]
+    if network:
+        prog += [
+            (jeq, 0, 4, socket_nr),  # not socket(): allow
+            (ld, 0, 0, 16),  # socket's first argument, the address family
+            (jeq, 0, 1, 1),  # AF_UNIX
+            (ret, 0, 0, allow),
+            (ret, 0, 0, eacces),  # any other family
+        ]
+    prog.append((ret, 0, 0, allow))
     return b"".join(struct.pack("HBBI", *ins) for ins in prog)
 
 
@@ -319,8 +325,13 @@ def _filter_installer(program: bytes) -> Callable[[], None]:
 
 
 def preexec_for(sandbox: Sandbox) -> Callable[[], None] | None:
-    """What the child must do before exec for ``sandbox`` (the network filter of 'uid')."""
-    if sandbox.mechanism != "uid":
+    """What the child must do before exec for ``sandbox``: 'uid' gets the network and keyring
+    filter; bwrap and unshare as root the keyring filter (run as a normal user they make a
+    user namespace, whose keyrings are its own)."""
+    if sandbox.mechanism == "uid":
+        program = seccomp_filter(network=True)
+    elif sandbox.mechanism in ("bwrap", "unshare") and os.geteuid() == 0:
+        program = seccomp_filter(network=False)
+    else:
         return None
-    program = network_filter()
     return _filter_installer(program) if program else None
