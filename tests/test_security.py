@@ -3,7 +3,7 @@
 Each defence is shown by a real attacking script: grader/share/attacks/probe.py (the one
 'grader doctor' runs) under every mechanism this machine offers, tests/attacks/
 copycat.py and forger.py in a real class run, as root and as a normal user,
-fill_folders.py under bwrap and unshare, memory_in_children.py and keyring.py.
+fill_folders.py under bwrap and unshare, memory_in_children.py, keyring.py and hoarder.py.
 """
 
 import csv
@@ -27,7 +27,7 @@ from grader import doctor
 from grader.cli import main
 from grader.engines import isolation, runner
 from grader.errors import GraderError
-from grader.games.othello import Position
+from grader.games.othello import OTHELLO, Position
 from grader.grading import seals
 from grader.grading.plans import Plan
 from grader.grading.results import Settings
@@ -205,6 +205,33 @@ def test_scripts_share_nothing_through_the_kernels_keyrings(mechanism):
     assert outputs[1].startswith("get: not found"), outputs
     if os.geteuid() == 0:
         assert outputs[0].startswith("put: refused (Operation not permitted)"), outputs
+
+
+@pytest.mark.skipif(works("uid") is not None, reason=f"'uid' cannot work here: {works('uid')}")
+def test_public_tests_run_before_private_ones_so_none_can_show_a_private_board():
+    """Under 'uid' (Gradescope's) scripts share /tmp: a hoarder keeps each board it is given
+    there and prints those kept before. The plan lists its private tests first, yet every
+    public test runs before any private one, so no public test's output names a private board."""
+    token = secrets.token_hex(8)
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))  # its parents let a slot's uid through, unlike pytest's
+    os.chmod(folder, 0o755)
+    script = folder / "hoarder.py"
+    script.write_text((ATTACKS / "hoarder.py").read_text().replace("TOKEN", token))
+    positions = tuple(OTHELLO.random_positions(7, range(6, 7), 6))
+    plan = Plan(positions, None, "hoard", public=frozenset({5, 6}))
+    try:
+        result = grade(script, plan, Settings(isolation="uid", python=SYSTEM_PYTHON, jobs=2))
+    finally:
+        shutil.rmtree(folder)
+        shutil.rmtree(f"/tmp/grader-hoard-{token}", ignore_errors=True)
+    private = {p.board_string() for i, p in enumerate(positions, 1) if not plan.is_public(i)}
+    seen = {
+        t.index: {ln.split()[1] for ln in t.run.stdout_tail.splitlines() if ln.startswith("seen ")}
+        for t in result.tests
+    }
+    assert len(result.tests) == 6 and len(private) == 4
+    assert all(not seen[i] & private for i in plan.public), seen
+    assert all(seen[i] - private for i in range(1, 5)), seen  # the hoard works: the private tests saw the public boards
 
 
 # --- a class with a copycat and a forger ----------------------------------------------------

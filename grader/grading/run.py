@@ -127,15 +127,18 @@ class Run:
         ``on_test`` each script's results in test order, ``on_student`` each finished script."""
         previous = previous or {}
         students = {sub.name: _Student(sub, self.plan) for sub in subs}
+        to_run: dict[str, set[int]] = {name: set() for name in students}
         for name, st in students.items():
-            if name not in scripts:
-                continue
-            for i, pos in enumerate(self.plan.positions):
+            for i in range(len(self.plan.positions)):
                 if (name, i + 1) in previous:
                     st.results[i] = previous[(name, i + 1)]
-                else:
-                    st.outstanding.add(i)
-                    self.executor.submit((name, i), TestTask(scripts[name], pos, self.settings))
+                elif name in scripts:
+                    to_run[name].add(i)
+        # Every public test before any private one: nothing a private test showed a script
+        # (its board, left in a shared /tmp, or in a process list where isolation cannot hide
+        # them) can reach the output of a test students see.
+        plan = self.plan
+        phases = [[i for i in range(len(plan.positions)) if plan.is_public(i + 1) == public] for public in (True, False)]
 
         def settle(st: _Student) -> None:
             was_stopped = st.stopped
@@ -162,8 +165,14 @@ class Run:
         for st in students.values():
             settle(st)
         try:
-            for key, outcome in self.executor.results():
-                settle(take(key, outcome))
+            for phase in phases:
+                for name, st in students.items():
+                    for i in phase:
+                        if i in to_run[name] and st.stopped is None:
+                            st.outstanding.add(i)
+                            self.executor.submit((name, i), TestTask(scripts[name], plan.positions[i], self.settings))
+                for key, outcome in self.executor.results():
+                    settle(take(key, outcome))
         except KeyboardInterrupt as e:
             interrupted = interrupt_reason(e)
             self.executor.stop.set(interrupted)
