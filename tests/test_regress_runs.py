@@ -388,8 +388,8 @@ def test_a_students_report_of_a_regression_run_counts_the_private_tests_only(tmp
     """'grader report RUN --student NAME' shows what the student may see: the public tests in
     full, the private ones (every test of a file that names none public, as Gradescope does)
     as counts; where and why a program ended in a private test stays unsaid, one that ended
-    in or before a public test is told why. --full shows every test, and --sort total puts
-    the best first."""
+    in or before a public test is told why (with its stderr only before any private test).
+    --full shows every test, and --sort total puts the best first."""
     cls, files = make_class(tmp_path)  # files[1] names no public test
     files[0].write_text("# grader: public tests 40 120\n" + files[0].read_text())  # 50 and 130 private
     crash_at_genmove = "if w[:1] == ['genmove']: sys.exit('aaron-token')\n    print(f"
@@ -410,7 +410,8 @@ def test_a_students_report_of_a_regression_run_counts_the_private_tests_only(tmp
     dave = runner.invoke(main, ["report", run, "--student", "dave"]).output  # crashed before test 40
     assert "stopped at 'timelimit 5': the program crashed" in dave and "boom" in dave and "line" not in dave
     erin = runner.invoke(main, ["report", run, "--student", "erin"]).output  # crashed in public test 120
-    assert f"{files[0].name}: 0.0/100, stopped at 'solve': the program crashed" in erin and "erin-token" in erin
+    assert f"{files[0].name}: 0.0/100, stopped at 'solve': the program crashed" in erin
+    assert "erin-token" not in erin  # its stderr, written after private test 50, could carry that test's position
     assert f"{files[1].name}: 0.0/100, stopped early (in a private test)" in erin and "line" not in erin
     full = runner.invoke(main, ["report", run, "--student", "aaron", "--full"]).output
     assert "aaron-token" in full and "  t   50 genmove b" in full
@@ -418,6 +419,37 @@ def test_a_students_report_of_a_regression_run_counts_the_private_tests_only(tmp
     assert [line.split()[0] for line in table[2:8]] == ["alice", "aaron", "bob", "carol", "dave", "erin"]
     table = runner.invoke(main, ["report", run]).output.splitlines()
     assert [line.split()[0] for line in table[2:8]] == ["aaron", "alice", "bob", "carol", "dave", "erin"]
+
+
+SMUGGLER = """import sys
+seen = []
+for line in sys.stdin:
+    w = line.split()
+    n = w.pop(0) if w and w[0].isdigit() else ''
+    seen += [w[1] + w[2]] if w[:1] == ['play'] else []
+    text = ('b A3' if n == '10' else 'w B3 ' + '/'.join(seen)) if w[:1] == ['solve'] else ''
+    print(f'={n} {text}'.rstrip() + '\\n', flush=True)
+    if n == '20':
+        sys.exit('stones: ' + '/'.join(seen))
+"""
+
+
+def test_a_program_cannot_show_a_private_position_in_a_later_public_test(tmp_path):
+    """A program appends the stones of private test 10 to its answer to public test 20 and
+    to its stderr as it crashes there: the answer has too many words ('-'), and the student
+    sees neither its extra words nor its stderr (both came after the private test)."""
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "mallory.py").write_text(SMUGGLER)
+    course = course_file(tmp_path).read_text().replace("40 solve", "10 solve").replace("120 solve", "20 solve")
+    lines = [ln for ln in course.splitlines() if not ln.startswith(("50 ", "130 ", "#?[A3]", "#?[.*solve"))]
+    (tmp_path / "smuggle.gtp").write_text("# grader: public tests 20\n" + "\n".join(lines) + "\n")
+    regress_class([tmp_path / "class"], [tmp_path / "smuggle.gtp"], GOMOKU, settings(), out=tmp_path / "run")
+    shown = CliRunner().invoke(main, ["report", str(tmp_path / "run"), "--student", "mallory"]).output
+    full = CliRunner().invoke(main, ["report", str(tmp_path / "run"), "--student", "mallory", "--full"]).output
+    private_stone = "BA7/WB7"  # the first stones of test 10's position
+    assert private_stone in full and "an answer is a winner and at most a move, not 3 words" in full, full
+    assert "  -   20 solve          -> w B3 ~" in shown and private_stone not in shown, shown
+    assert "and 1 private tests: + 1" in shown
 
 
 def test_gradescope_keeps_every_test_of_an_unmarked_file_private(tmp_path):

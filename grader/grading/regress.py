@@ -44,6 +44,7 @@ REGRESS_SYMBOLS = {
     "t": (0.0, "no answer in time, or the program ended"),
 }
 ENDED = "the program had ended: "  # the note of a test not run after the program ended (then why)
+STDERR_ENDS = "; stderr ends: "  # in why a program ended: then the last lines of its stderr
 DEFAULT_TIMELIMIT = 1  # seconds: the course's default before any 'timelimit' command
 LIST_SECONDS = 2.0  # the most the grader spends listing every best move for a test's feedback
 REGRESS_GAME = "gomoku"  # the game of regression files, unless told (see regress_game)
@@ -332,7 +333,7 @@ class _Program:
         if not isinstance(e, Ended) or ended is None:
             return (str(e) if not isinstance(e, Ended) else "the program ended"), None
         said = stderr_lines(ended.stderr_tail, 3)
-        why = f"the program {ended.describe() or 'ended'}" + (f"; stderr ends: {' | '.join(said)}" if said else "")
+        why = f"the program {ended.describe() or 'ended'}" + (f"{STDERR_ENDS}{' | '.join(said)}" if said else "")
         return why, ended
 
     def close(self) -> RunResult | None:
@@ -565,6 +566,8 @@ def _judge_solve(answer: str, pos: Position, side: str, truth: _Truth, verdict) 
 
     if not words or words[0] not in (*COLOURS, "draw", "unknown"):
         return verdict("-", f"an answer is 'b', 'w', 'draw' or 'unknown' and a move; the winner is {winner}")
+    if len(words) > 2:
+        return verdict("-", f"an answer is a winner and at most a move, not {len(words)} words; the winner is {winner}")
     if words[0] == "unknown":
         return verdict("u", f"unknown; the winner is {winner}" + moves(" ({})"))
     if words[0] != winner:
@@ -600,6 +603,8 @@ def _judge_genmove(answer: str, pos: Position, side: str, truth: _Truth, verdict
     if move is None or not pos.is_legal(move):
         best = truth.best()  # listed only for a wrong answer's feedback
         return verdict("-", f"'{answer[:20]}' is not a legal move" + (f"; best: {best}" if best else ""))
+    if len(answer.split()) > 1:
+        return verdict("-", f"an answer is one move, not {len(answer.split())} words")
     value = truth.move_value(move)
     if value != truth.value:
         best = truth.best()

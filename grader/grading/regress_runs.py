@@ -36,6 +36,7 @@ from .html import regress_report_html
 from .regress import (
     ENDED,
     REGRESS_SYMBOLS,
+    STDERR_ENDS,
     Command,
     RegressResult,
     RegressSettings,
@@ -393,12 +394,35 @@ def student_stop(result: RegressResult, private: Collection[int]) -> str | None:
 
 def student_view(result: RegressResult, private: Collection[int]) -> tuple[str | None, list[RegressTest]]:
     """How the run ended early as its student may read it (student_stop), and its tests:
-    those it never reached after ending in a private test say only that."""
+    those it never reached after ending in a private test say only that. After a private
+    test, what the program chose to say is cut to what was judged: an answer to its first
+    two words (a winner and a move), no stderr: the program had the private position, and
+    anything more it wrote could carry it to a student."""
     why = student_stop(result, private)
-    if why != PRIVATE_STOP:
+    first = next((i for i, t in enumerate(result.tests) if t.number in private), len(result.tests))
+    if first == len(result.tests):
         return why, result.tests
+    tests = [replace(t, answer=_judged_words(t.answer), note=_no_stderr(t.note)) if i > first else t
+             for i, t in enumerate(result.tests)]  # fmt: skip
+    reached = next((i for i, t in enumerate(result.tests) if t.note.startswith("not run")), len(result.tests))
+    if why != PRIVATE_STOP:
+        return (_no_stderr(why) if why and reached > first else why), tests
     note = "not run: the program had ended in a private test"
-    return why, [replace(t, note=note) if t.note.startswith("not run") else t for t in result.tests]
+    return why, [replace(t, note=note) if t.note.startswith("not run") else t for t in tests]
+
+
+def _judged_words(answer: str | None) -> str | None:
+    """An answer as far as a verdict reads it: two words of at most 12 characters."""
+    if answer is None:
+        return None
+    words = answer.split()
+    cut = [w if len(w) <= 12 else w[:11] + "~" for w in words[:2]]
+    return " ".join(cut) + (" ~" if len(words) > 2 else "")
+
+
+def _no_stderr(text: str) -> str:
+    """``text`` without the end of a program's stderr (and whatever follows it)."""
+    return text.split(STDERR_ENDS)[0]
 
 
 def private_counts(symbols: str) -> str:

@@ -138,7 +138,9 @@ class Run:
         # (its board, left in a shared /tmp, or in a process list where isolation cannot hide
         # them) can reach the output of a test students see.
         plan = self.plan
-        phases = [[i for i in range(len(plan.positions)) if plan.is_public(i + 1) == public] for public in (True, False)]
+        phases = [
+            [i for i in range(len(plan.positions)) if plan.is_public(i + 1) == public] for public in (True, False)
+        ]
 
         def settle(st: _Student) -> None:
             was_stopped = st.stopped
