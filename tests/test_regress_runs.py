@@ -4,6 +4,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -450,6 +451,33 @@ def test_a_program_cannot_show_a_private_position_in_a_later_public_test(tmp_pat
     assert private_stone in full and "an answer is a winner and at most a move, not 3 words" in full, full
     assert "  -   20 solve          -> w B3 ~" in shown and private_stone not in shown, shown
     assert "and 1 private tests: + 1" in shown
+
+
+def test_records_from_before_a_rejudge_cannot_be_put_back(tmp_path):
+    """bob answers 'unknown': a rejudge at credit 0.5 gives him 50, the instructor's second
+    at 0 takes it back. His line of the first (kept, sealed, in results.jsonl.*.old) put back
+    into the records fails its seal as one of an older generation; the whole folder put back
+    as it was after the first rejudge is refused."""
+    cls = tmp_path / "class"
+    cls.mkdir()
+    (cls / "bob.py").write_text(UNKNOWN)
+    run = tmp_path / "run"
+    regress_class([cls], [course_file(tmp_path)], GOMOKU, settings(), out=run)
+    cli = CliRunner()
+    assert cli.invoke(main, ["rejudge", str(run), "--unknown-credit", "0.5"]).exit_code == 0
+    shutil.copytree(run, tmp_path / "kept")  # a copy of the folder as it is now, bob at 50
+    assert cli.invoke(main, ["rejudge", str(run), "--unknown-credit", "0"]).exit_code == 0
+    newest_old = max(run.glob("results.jsonl.*.old"))
+    bob_at_50 = [line for line in newest_old.read_text().splitlines() if '"student":"bob"' in line]
+    with open(run / "results.jsonl", "a") as f:
+        f.write(bob_at_50[0] + "\n")
+    report = cli.invoke(main, ["report", str(run)]).output
+    assert "1 record(s) of" in report and "fail their seal" in report, report
+    assert [line.split()[:2] for line in report.splitlines() if line.startswith("bob")] == [["bob", "0.0"]], report
+    shutil.rmtree(run)
+    shutil.copytree(tmp_path / "kept", run)
+    back = cli.invoke(main, ["report", str(run)])
+    assert back.exit_code == 1 and "was put back as it was before its records were last rewritten" in back.output
 
 
 def test_gradescope_keeps_every_test_of_an_unmarked_file_private(tmp_path):

@@ -29,7 +29,7 @@ from ..version import __version__
 from .judge import Answer
 from .plans import Plan, write_plan_file
 from .results import ScriptResult, Settings, Submission, TestResult
-from .seals import SEAL, load_key, new_key, seal, sealed
+from .seals import SEAL, keep_generation, kept_generation, load_key, new_key, seal, sealed
 
 PLAN_COPY = "plan.plan"  # in a run folder: the plan it was graded on
 ANSWERS = "answers.jsonl"  # in a run folder: the exact answer of each test, solved once
@@ -138,6 +138,11 @@ class RecordFolder:
                 f"'{p / cls.META}' was changed after the grader wrote it (its seal does not match): "
                 "its results cannot be trusted; grade again into a new folder"
             )
+        if int(meta.get("generation", 0)) < kept_generation(str(meta["run_id"])):
+            raise RunFolderError(
+                f"'{p}' was put back as it was before its records were last rewritten (rejudged): "
+                "its results cannot be trusted; restore the folder's latest copy, or grade again into a new folder"
+            )
         folder = cls(p, meta, key)
         try:
             folder._check()
@@ -192,7 +197,7 @@ class RecordFolder:
         """One whole line, written and closed (so flushed) before the next. A line left cut
         short by an earlier kill is ended first, so that it cannot swallow this one.
         ``lines``: another file of sealed lines than ``LINES``."""
-        line = json.dumps({**record, SEAL: seal(self._key, record)}, separators=(",", ":")) + "\n"
+        line = json.dumps({**record, SEAL: seal(self._key, record, self.generation)}, separators=(",", ":")) + "\n"
         path = self.path / (lines or self.LINES)
         with self._lock:
             try:
@@ -228,7 +233,7 @@ class RecordFolder:
                 continue
             if self.unsealed and SEAL not in record:
                 records.append(record)
-            elif sealed(self._key, record):
+            elif sealed(self._key, record, self.generation):
                 del record[SEAL]
                 records.append(record)
             else:
@@ -237,17 +242,29 @@ class RecordFolder:
             self.tampered = tampered
         return records
 
+    @property
+    def generation(self) -> int:
+        """How many times the records were rewritten (rejudge): each line is sealed as one of
+        this generation, so an older line put back is found out as changed."""
+        return int(self.meta.get("generation", 0))
+
     def _rewrite(self, records: list[dict[str, Any]]) -> None:
-        """Replace every record by ``records``, sealed (the old lines are kept beside, as
-        ``LINES.DATE_TIME.old``)."""
+        """Replace every record by ``records``, sealed as the next generation (the old lines
+        are kept beside, as ``LINES.DATE_TIME.old``)."""
         path = self.path / self.LINES
         tmp = path.with_name(path.name + ".tmp")
         stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S.%f")
+        generation = self.generation + 1
         try:
-            tmp.write_text("".join(json.dumps({**r, SEAL: seal(self._key, r)}, separators=(",", ":")) + "\n" for r in records),
-                           encoding="utf-8")  # fmt: skip
+            lines = (
+                json.dumps({**r, SEAL: seal(self._key, r, generation)}, separators=(",", ":")) + "\n" for r in records
+            )
+            tmp.write_text("".join(lines), encoding="utf-8")
             if path.exists():
                 os.link(path, path.with_name(f"{path.name}.{stamp}.old"))  # never over an older copy
+            self.meta["generation"] = generation
+            self._write_meta()
+            keep_generation(str(self.meta["run_id"]), generation)
             os.replace(tmp, path)
         except OSError as e:
             tmp.unlink(missing_ok=True)

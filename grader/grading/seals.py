@@ -63,13 +63,38 @@ def load_key(run_id: str, where: Path) -> bytes:
         ) from None
 
 
-def seal(key: bytes, record: dict[str, Any]) -> str:
-    """The seal of ``record`` (its own seal, if any, left out)."""
-    body = json.dumps({k: v for k, v in record.items() if k != SEAL}, sort_keys=True, separators=(",", ":"))
-    return hmac.new(key, body.encode("utf-8"), hashlib.sha256).hexdigest()
+def seal(key: bytes, record: dict[str, Any], generation: int = 0) -> str:
+    """The seal of ``record`` (its own seal, if any, left out) as a line of the records'
+    ``generation``: a line of an earlier generation (a copy kept from before its file was
+    rewritten) does not carry the seal of a later one."""
+    body = {k: v for k, v in record.items() if k != SEAL}
+    if generation:
+        body[" generation"] = generation
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
-def sealed(key: bytes, record: dict[str, Any]) -> bool:
-    """True when ``record`` carries the seal of its content."""
+def sealed(key: bytes, record: dict[str, Any], generation: int = 0) -> bool:
+    """True when ``record`` carries the seal of its content, in ``generation``."""
     given = record.get(SEAL)
-    return isinstance(given, str) and hmac.compare_digest(given, seal(key, record))
+    return isinstance(given, str) and hmac.compare_digest(given, seal(key, record, generation))
+
+
+def kept_generation(run_id: str) -> int:
+    """The generation of a run's records kept beside its key (0: none kept)."""
+    try:
+        return int((keys_dir() / f"{run_id}.generation").read_text())
+    except (OSError, ValueError):
+        return 0
+
+
+def keep_generation(run_id: str, generation: int) -> None:
+    """Keep the generation of a run's records beside its key, out of the run folder's reach:
+    a whole folder put back as it was before a rewrite is then found out too."""
+    path = keys_dir() / f"{run_id}.generation"
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(str(generation))
+        os.replace(tmp, path)
+    except OSError as e:
+        raise RunFolderError(f"cannot keep the run's generation in '{path.parent}': {e.strerror}") from None
