@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from grader.cli import main
 from grader.errors import GraderWarning
 from grader.games.gomoku import GOMOKU
+from grader.grading import runfolder
 from grader.grading.regress import parse_regress, public_tests, run_regress
 from grader.grading.regress_runs import RegressFolder, regress_class, rejudge_regress
 from grader.stop import Stop
@@ -478,6 +479,32 @@ def test_records_from_before_a_rejudge_cannot_be_put_back(tmp_path):
     shutil.copytree(tmp_path / "kept", run)
     back = cli.invoke(main, ["report", str(run)])
     assert back.exit_code == 1 and "was put back as it was before its records were last rewritten" in back.output
+
+
+@pytest.mark.parametrize("killed_at", ["sealing the description", "keeping the generation"])
+def test_a_rewrite_killed_before_it_recorded_its_generation_leaves_the_records_readable(tmp_path, monkeypatch,
+                                                                                          killed_at):  # fmt: skip
+    """Killed after putting the new records in place, before sealing regress.json with their
+    generation or keeping it beside the key, a rejudge leaves records that are still read as
+    they are, not as changed."""
+    cls = tmp_path / "class"
+    cls.mkdir()
+    (cls / "bob.py").write_text(UNKNOWN)
+    regress_class([cls], [course_file(tmp_path)], GOMOKU, settings(), out=tmp_path / "run")
+    folder = RegressFolder.open(tmp_path / "run")
+    records = folder._records()
+
+    def killed():
+        raise KeyboardInterrupt
+
+    if killed_at == "sealing the description":
+        monkeypatch.setattr(folder, "_write_meta", killed)
+    else:
+        monkeypatch.setattr(runfolder, "keep_generation", lambda *args: killed())
+    with pytest.raises(KeyboardInterrupt):
+        folder._rewrite(records)
+    again = RegressFolder.open(tmp_path / "run")
+    assert again._records() == records and again.tampering() is None
 
 
 def test_gradescope_keeps_every_test_of_an_unmarked_file_private(tmp_path):

@@ -168,6 +168,8 @@ class Run:
             settle(st)
         try:
             for phase in phases:
+                if self.executor.stop.is_set():
+                    break  # stopped (Ctrl-C, a lost cluster) before this phase: none of it is started
                 for name, st in students.items():
                     for i in phase:
                         if i in to_run[name] and st.stopped is None:

@@ -197,7 +197,8 @@ class RecordFolder:
         """One whole line, written and closed (so flushed) before the next. A line left cut
         short by an earlier kill is ended first, so that it cannot swallow this one.
         ``lines``: another file of sealed lines than ``LINES``."""
-        line = json.dumps({**record, SEAL: seal(self._key, record, self.generation)}, separators=(",", ":")) + "\n"
+        generation = 0 if lines else self.generation  # only LINES is ever rewritten
+        line = json.dumps({**record, SEAL: seal(self._key, record, generation)}, separators=(",", ":")) + "\n"
         path = self.path / (lines or self.LINES)
         with self._lock:
             try:
@@ -233,7 +234,7 @@ class RecordFolder:
                 continue
             if self.unsealed and SEAL not in record:
                 records.append(record)
-            elif sealed(self._key, record, self.generation):
+            elif any(sealed(self._key, record, g) for g in self._generations(lines)):
                 del record[SEAL]
                 records.append(record)
             else:
@@ -247,6 +248,11 @@ class RecordFolder:
         """How many times the records were rewritten (rejudge): each line is sealed as one of
         this generation, so an older line put back is found out as changed."""
         return int(self.meta.get("generation", 0))
+
+    def _generations(self, lines: str | None) -> tuple[int, ...]:
+        """The generations a line of ``lines`` (None: LINES) may be sealed as: LINES's own, or
+        the next, written by a rewrite that was killed before it recorded that generation."""
+        return (0,) if lines else (self.generation, self.generation + 1)
 
     def _rewrite(self, records: list[dict[str, Any]]) -> None:
         """Replace every record by ``records``, sealed as the next generation (the old lines
@@ -262,13 +268,13 @@ class RecordFolder:
             tmp.write_text("".join(lines), encoding="utf-8")
             if path.exists():
                 os.link(path, path.with_name(f"{path.name}.{stamp}.old"))  # never over an older copy
-            self.meta["generation"] = generation
-            self._write_meta()
-            keep_generation(str(self.meta["run_id"]), generation)
-            os.replace(tmp, path)
+            os.replace(tmp, path)  # killed after this, before the generation is recorded: still read (_generations)
         except OSError as e:
             tmp.unlink(missing_ok=True)
             raise RunFolderError(f"cannot write {path}: {e.strerror}") from None
+        self.meta["generation"] = generation
+        self._write_meta()
+        keep_generation(str(self.meta["run_id"]), generation)
         self.unsealed, self._ended = False, True
 
     def tampering(self) -> str | None:
