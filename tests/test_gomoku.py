@@ -414,7 +414,8 @@ def test_the_verdict_positions_are_what_the_rules_say():
     "stones, verb, answer, symbol, note",
     [
         (WHITE_FOUR, "solve", "w", "W", "w is right, but no move: one of B3, G3 achieves it"),
-        (WHITE_FOUR, "solve", "w Z9", "W", "'z9' is not a point"),
+        (WHITE_FOUR, "solve", "w Z9", "W", "w is right, but its move is not a point"),
+        (WHITE_FOUR, "solve", "w G3 B3", "-", "a winner and at most a move, not 3 words; the winner is w"),
         (WHITE_FOUR, "solve", "w C4", "W", "C4 is not a legal move; one of B3, G3"),
         (WHITE_FOUR, "solve", "w A2", "W", "A2 gives a loss; one of B3, G3 achieves it"),
         (WHITE_FOUR, "solve", "w G3", "+", "w G3 is right (any of B3, G3)"),
@@ -428,8 +429,9 @@ def test_the_verdict_positions_are_what_the_rules_say():
         (BLACK_FIVE, "solve", "w", "-", "said w; the winner is b"),
         (WHITE_FOUR, "genmove w", "B3", "+", "B3 is optimal (+1)"),
         (WHITE_FOUR, "genmove w", "A2", "-", "A2 gives -1, best is +1 (B3, G3)"),
-        (WHITE_FOUR, "genmove w", "C4", "-", "'C4' is not a legal move; best: B3, G3"),
-        (WHITE_FOUR, "genmove w", "zz", "-", "'zz' is not a legal move; best: B3, G3"),
+        (WHITE_FOUR, "genmove w", "C4", "-", "the answer is not a legal move; best: B3, G3"),
+        (WHITE_FOUR, "genmove w", "zz", "-", "the answer is not a legal move; best: B3, G3"),
+        (WHITE_FOUR, "genmove w", "B3 G3", "-", "an answer is one move, not 2 words"),
         (OPEN_FOUR, "genmove w", "B4", "+", "B4 is optimal (-1)"),
     ],
 )

@@ -429,28 +429,37 @@ for line in sys.stdin:
     w = line.split()
     n = w.pop(0) if w and w[0].isdigit() else ''
     seen += [w[1] + w[2]] if w[:1] == ['play'] else []
-    text = ('b A3' if n == '10' else 'w B3 ' + '/'.join(seen)) if w[:1] == ['solve'] else ''
+    text = ('b A3' if n == '10' else ANSWER) if w[:1] == ['solve'] else ''
     print(f'={n} {text}'.rstrip() + '\\n', flush=True)
     if n == '20':
         sys.exit('stones: ' + '/'.join(seen))
 """
 
 
-def test_a_program_cannot_show_a_private_position_in_a_later_public_test(tmp_path):
-    """A program appends the stones of private test 10 to its answer to public test 20 and
-    to its stderr as it crashes there: the answer has too many words ('-'), and the student
-    sees neither its extra words nor its stderr (both came after the private test)."""
+@pytest.mark.parametrize(
+    "answer, shown_answer, verdict",
+    [
+        ("'w B3 ' + '/'.join(seen)", "w B3 ~", "an answer is a winner and at most a move, not 3 words"),
+        ("'w ' + '/'.join(seen)[:11]", "w ?", "w is right, but its move is not a point"),
+    ],
+)
+def test_a_program_cannot_show_a_private_position_in_a_later_public_test(tmp_path, answer, shown_answer, verdict):
+    """A program puts the stones of private test 10 in its answer to public test 20 (as more
+    words, or as a move of 11 characters) and in its stderr as it crashes there: the student
+    sees of the answer only a winner and a point, and no stderr (both came after the private
+    test); the instructor sees everything."""
     (tmp_path / "class").mkdir()
-    (tmp_path / "class" / "mallory.py").write_text(SMUGGLER)
+    (tmp_path / "class" / "mallory.py").write_text(SMUGGLER.replace("ANSWER", answer))
     course = course_file(tmp_path).read_text().replace("40 solve", "10 solve").replace("120 solve", "20 solve")
     lines = [ln for ln in course.splitlines() if not ln.startswith(("50 ", "130 ", "#?[A3]", "#?[.*solve"))]
     (tmp_path / "smuggle.gtp").write_text("# grader: public tests 20\n" + "\n".join(lines) + "\n")
     regress_class([tmp_path / "class"], [tmp_path / "smuggle.gtp"], GOMOKU, settings(), out=tmp_path / "run")
     shown = CliRunner().invoke(main, ["report", str(tmp_path / "run"), "--student", "mallory"]).output
     full = CliRunner().invoke(main, ["report", str(tmp_path / "run"), "--student", "mallory", "--full"]).output
-    private_stone = "BA7/WB7"  # the first stones of test 10's position
-    assert private_stone in full and "an answer is a winner and at most a move, not 3 words" in full, full
-    assert "  -   20 solve          -> w B3 ~" in shown and private_stone not in shown, shown
+    private_stones = "BA7/WB7"  # the first stones of test 10's position
+    assert private_stones in full and verdict in full, full
+    assert f"20 solve          -> {shown_answer} " in shown and verdict in shown, shown
+    assert private_stones not in shown and "stones:" not in shown, shown
     assert "and 1 private tests: + 1" in shown
 
 

@@ -583,7 +583,7 @@ def _judge_solve(answer: str, pos: Position, side: str, truth: _Truth, verdict) 
     try:
         move = game.parse_square(words[1])
     except BoardError:
-        return verdict("W", f"{winner} is right, but '{words[1]}' is not a point" + moves("; one of {} achieves it"))
+        return verdict("W", f"{winner} is right, but its move is not a point" + moves("; one of {} achieves it"))
     if not pos.is_legal(move):
         return verdict("W", f"{winner} is right, but {game.square_name(move)} is not a legal move"
                             + moves("; one of {} achieves it"))  # fmt: skip
@@ -602,7 +602,7 @@ def _judge_genmove(answer: str, pos: Position, side: str, truth: _Truth, verdict
         move = None
     if move is None or not pos.is_legal(move):
         best = truth.best()  # listed only for a wrong answer's feedback
-        return verdict("-", f"'{answer[:20]}' is not a legal move" + (f"; best: {best}" if best else ""))
+        return verdict("-", "the answer is not a legal move" + (f"; best: {best}" if best else ""))
     if len(answer.split()) > 1:
         return verdict("-", f"an answer is one move, not {len(answer.split())} words")
     value = truth.move_value(move)

@@ -395,8 +395,8 @@ def student_stop(result: RegressResult, private: Collection[int]) -> str | None:
 def student_view(result: RegressResult, private: Collection[int]) -> tuple[str | None, list[RegressTest]]:
     """How the run ended early as its student may read it (student_stop), and its tests:
     those it never reached after ending in a private test say only that. After a private
-    test, what the program chose to say is cut to what was judged: an answer to its first
-    two words (a winner and a move), no stderr: the program had the private position, and
+    test, what the program chose to say is cut to what was judged: an answer to a winner
+    and a point (_judged_words), no stderr: the program had the private position, and
     anything more it wrote could carry it to a student."""
     why = student_stop(result, private)
     first = next((i for i, t in enumerate(result.tests) if t.number in private), len(result.tests))
@@ -411,13 +411,18 @@ def student_view(result: RegressResult, private: Collection[int]) -> tuple[str |
     return why, [replace(t, note=note) if t.note.startswith("not run") else t for t in tests]
 
 
+_ANSWER_WORD = re.compile(r"b|w|draw|unknown|pass|resign|[a-z][0-9]{1,2}", re.IGNORECASE)
+
+
 def _judged_words(answer: str | None) -> str | None:
-    """An answer as far as a verdict reads it: two words of at most 12 characters."""
+    """An answer as far as a verdict reads it: its first two words where each is a winner or a
+    point (or 'pass', 'resign'), else '?'; '~' for any more: nothing a program could fill with
+    a position."""
     if answer is None:
         return None
     words = answer.split()
-    cut = [w if len(w) <= 12 else w[:11] + "~" for w in words[:2]]
-    return " ".join(cut) + (" ~" if len(words) > 2 else "")
+    shown = [w if _ANSWER_WORD.fullmatch(w) else "?" for w in words[:2]]
+    return " ".join(shown) + (" ~" if len(words) > 2 else "")
 
 
 def _no_stderr(text: str) -> str:
