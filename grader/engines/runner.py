@@ -300,10 +300,19 @@ class Cgroup:
         return cgroup
 
     def _limit_memory(self, memory_mb: int | None) -> None:
+        """Cap the memory cgroup at ``memory_mb``, swap included where the kernel counts it
+        (memory.memsw: a swapped page is not a killed process), or take the cap off."""
         if self.memory is None or memory_mb == self.memory_mb:
             return
+        value = str(memory_mb * 2**20) if memory_mb else "-1"
+        files = ["memory.limit_in_bytes"] + (
+            ["memory.memsw.limit_in_bytes"] if (self.memory / "memory.memsw.limit_in_bytes").exists() else []
+        )
+        if not memory_mb or (self.memory_mb is not None and memory_mb > self.memory_mb):
+            files.reverse()  # memsw is never below the memory limit: raised first, lowered last
         try:
-            (self.memory / "memory.limit_in_bytes").write_text(str(memory_mb * 2**20) if memory_mb else "-1")
+            for name in files:
+                (self.memory / name).write_text(value)
             self.memory_mb = memory_mb
         except OSError:
             self.memory_mb = None
@@ -333,7 +342,7 @@ class Cgroup:
         tid = str(threading.get_native_id())
         with cls._lock:
             free = [c for c in cls._all if not c.tasks()]
-            cgroup = free[0] if free else cls(base / f"grader-{_grader_id()}-{next(cls._counter)}")
+            cgroup = free[0] if free else cls(base / f"grader-ns{_grader_id()}-{next(cls._counter)}")
             try:
                 if not free:
                     cgroup.path.mkdir()
@@ -373,7 +382,7 @@ class Cgroup:
     def _probe(cls, base: Path, limit: str) -> Path | None:
         """``base`` if this process may make cgroups there that have ``limit``, else None."""
         cls._remove_stale(base)
-        probe = base / f"grader-{_grader_id()}-probe"
+        probe = base / f"grader-ns{_grader_id()}-probe"
         try:
             probe.mkdir()
             ok = (probe / limit).exists() and (probe / "tasks").exists()
@@ -420,11 +429,17 @@ class Cgroup:
             try:
                 for tid in (cgroup.path / "tasks").read_text().split():  # our threads go back
                     (cgroup.path.parent / "tasks").write_text(tid)
-                cgroup.path.rmdir()
-                if cgroup.memory is not None:
-                    cgroup.memory.rmdir()
             except OSError:
                 pass
+            for path in (p for p in (cgroup.path, cgroup.memory) if p is not None):
+                for _ in range(100):  # the killed leave in a moment
+                    try:
+                        path.rmdir()
+                        break
+                    except FileNotFoundError:
+                        break
+                    except OSError:
+                        time.sleep(0.01)
 
 
 def _process_id(pid: int) -> str | None:
@@ -452,7 +467,9 @@ def _dead_grader(namespace: str, process: str) -> bool:
     return mine is not None and mine.split("-")[0] == namespace and _process_id(int(process.split("-")[0])) != process
 
 
-_CGROUP = re.compile(r"grader-(\d+)-(\d+-\d+)-(?:\d+|probe)")
+# 'ns' before the namespace: earlier graders took a name's first number for a pid, so to them
+# a live grader's cgroup would look stale
+_CGROUP = re.compile(r"grader-ns(\d+)-(\d+-\d+)-(?:\d+|probe)")
 _WORK = re.compile(r"grader-(?:scripts-)?(\d+)-(\d+-\d+)-[a-z0-9_]{8}(?:\.root)?")
 _swept = threading.Lock()  # held for good once this process has swept
 
