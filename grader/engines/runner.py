@@ -325,11 +325,13 @@ class Cgroup:
 
     def oom_kills(self) -> int:
         """How many processes the kernel has killed in the memory cgroup for going over its limit."""
+        if self.memory is None:
+            return 0
         try:
-            for line in (self.memory / "memory.oom_control").read_text().splitlines():  # type: ignore[operator]
+            for line in (self.memory / "memory.oom_control").read_text().splitlines():
                 if line.startswith("oom_kill "):
                     return int(line.split()[1])
-        except (OSError, TypeError, ValueError):
+        except (OSError, ValueError):
             pass
         return 0
 
