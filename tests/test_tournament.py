@@ -437,3 +437,46 @@ def test_resume_replays_the_games_of_a_changed_engine(tmp_path):
     (tmp_path / "first_b.py").unlink()
     gone = run("--resume", str(tmp_path / "t"))
     assert gone.exit_code == 1 and "the script of engine 'first_b'" in gone.output and "is gone" in gone.output
+
+
+def test_a_perfect_score_ranks_above_equal_points_from_more_games():
+    """A gauntlet: u scores 2 of 4, r (only two games, both won) 2 of 2: neither 100% nor 0%
+    has a finite Elo, yet r's 100% is the better score and ranks first; 0% ranks last."""
+    games = [g("p1", "u", "r", "0-1"), g("p1", "r", "u", "1-0"), g("p2", "u", "z", "1-0"), g("p2", "z", "u", "0-1")]
+    rows = standings(games, ["u", "r", "z"])
+    assert [(s.engine, s.points, s.elo) for s in rows] == [("r", 2.0, None), ("u", 2.0, 0.0), ("z", 0.0, None)]
+
+
+def test_more_random_openings_than_there_are_ends_at_all_of_them():
+    """Asked for a billion 2-ply openings, the search ends at the 12 there are (4 first moves
+    with 3 replies each, counted from the rules), instead of trying 50 billion times."""
+    start = OTHELLO.start()
+    all_two = {OTHELLO.transcript([m, r]) for m in start.moves() for r in start.play(m).moves()}
+    assert sorted(random_openings(3, 2, 10**9)) == sorted(all_two) and len(all_two) == 12
+
+
+def test_resume_names_the_games_that_fail_their_seal(tmp_path):
+    shutil.copy(ENGINE, tmp_path / "first.py")
+    shutil.copy(ENGINE, tmp_path / "second.py")
+    (tmp_path / "openings.txt").write_text(near_the_end(8) + "\n")
+    run = lambda *a: CliRunner().invoke(main, ["tournament", *a])  # noqa: E731
+    assert run(str(tmp_path / "first.py"), str(tmp_path / "second.py"), "--openings", str(tmp_path / "openings.txt"),
+               "--out", str(tmp_path / "t"), "--jobs", "1").exit_code == 0  # fmt: skip
+    games = tmp_path / "t" / "games.jsonl"
+    lines = games.read_text().splitlines()
+    games.write_text("\n".join([lines[0].replace('"id":"', '"id":"x', 1), *lines[1:]]) + "\n")  # its seal fails
+    result = run("--resume", str(tmp_path / "t"))
+    assert result.exit_code == 0 and "(1 games already played)" in result.output, result.output
+    assert f"Warning: 1 record(s) of {games} fail their seal (line 1)" in result.output
+
+
+def test_an_engine_name_with_a_control_character_is_one_line(tmp_path):
+    """A file name holding a newline would forge a line in games.txt and split a GGF record."""
+    evil = tmp_path / "evil\n1-0 ; black x.py"
+    shutil.copy(ENGINE, evil)
+    result = CliRunner().invoke(main, ["tournament", str(evil), "builtin:greedy", "--out", str(tmp_path / "t")])
+    assert result.exit_code == 1 and not (tmp_path / "t").exists(), result.output
+    assert result.output == (
+        "Error: engine name 'evil\\n1-0 ; black x' holds a control character, which would break the records "
+        "and tables: rename its file (or name it in config.yaml's engines:)\n"
+    )

@@ -122,7 +122,14 @@ def standings(games: Iterable[GameLike], engines: list[str]) -> list[Standing]:
             s["margin"] / played if played else 0.0, rating, error, int(s["forfeits"]), int(s["timeouts"]),
             s["own_pieces"] / s["all_pieces"] if s["all_pieces"] else None,
         ))  # fmt: skip
-    return sorted(rows, key=lambda r: (-r.points, -(r.elo if r.elo is not None else -1e9), r.engine))
+    return sorted(rows, key=lambda r: (-r.points, -_elo_or_bound(r), r.engine))
+
+
+def _elo_or_bound(row: Standing) -> float:
+    """A row's Elo for ordering; a score of 100% (no finite Elo) above every finite one, 0% below."""
+    if row.elo is not None:
+        return row.elo
+    return math.inf if row.games and row.points == row.games else -math.inf
 
 
 def crosstable(games: Iterable[GameLike], engines: list[str]) -> dict[str, dict[str, float | None]]:

@@ -292,17 +292,22 @@ def check_opening(game: GameRules, start: Position, moves: list[int]) -> Positio
 
 
 def random_openings(game: GameRules, seed: int, plies: int, count: int) -> list[str]:
-    """``count`` different random legal openings of ``plies`` moves (fewer if there are not enough)."""
+    """``count`` different random legal openings of ``plies`` moves (fewer if there are not
+    enough: the search ends after MISSES tries in a row that find no new one)."""
     rand = rng("openings", seed, plies)
-    seen: list[str] = []
-    for _ in range(count * 50):
+    seen: dict[str, None] = {}  # in the order found
+    misses = 0
+    while len(seen) < count and misses < MISSES:
         moves = game.random_opening(rand, plies)
         text = None if moves is None else game.transcript(moves)
-        if text is not None and text not in seen:
-            seen.append(text)
-            if len(seen) == count:
-                break
-    return seen
+        if text is None or text in seen:
+            misses += 1
+        else:
+            seen[text], misses = None, 0
+    return list(seen)
+
+
+MISSES = 2000  # random_openings: tries in a row without a new opening, after which it takes it there are no more
 
 
 # --- one game --------------------------------------------------------------------------
@@ -657,6 +662,8 @@ def run_tournament(
             raise GraderError("protocol engines run on this machine only: leave out --cluster, or give scripts")
     settings.check()
     done = folder.finished({name: s.digest for name, s in specs.items()}) if resume is not None else {}
+    if folder.tampering():
+        warnings.warn(folder.tampering() or "", GraderWarning, stacklevel=2)  # those games are played again
     if on_start:
         on_start(folder, settings, len(done))
     played: dict[str, GameRecord] = {}
@@ -804,6 +811,10 @@ def engine_list(paths: Sequence[str | Path | Engine], game: GameRules | None = N
         raise GraderError(
             "the same engine is given twice: give each engine once (or name them in config.yaml's engines:)"
         )
+    for e in engines:
+        if any(not ch.isprintable() for ch in e.name):
+            raise GraderError(f"engine name {e.name!r} holds a control character, which would break the records "
+                              "and tables: rename its file (or name it in config.yaml's engines:)")  # fmt: skip
     if len(engines) < 2:
         raise GraderError("a tournament needs at least two engines")
     return engines
