@@ -18,6 +18,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from click.testing import CliRunner
@@ -52,6 +53,29 @@ def works(mechanism: str) -> str | None:
     if mechanism == "uid" and not os.path.exists(SYSTEM_PYTHON):
         return f"'uid' needs a Python every user can run, and {SYSTEM_PYTHON} is missing"
     return isolation.problem(mechanism, python_for(mechanism))
+
+
+@pytest.fixture
+def slot_folder():
+    """A folder whose parents let a job slot's uid through (unlike pytest's), removed afterwards."""
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))
+    os.chmod(folder, 0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def in_a_job_slot(run: Callable[[], runner.RunResult]) -> runner.RunResult:
+    """``run()`` on a thread dedicated to scripts, as the executor's are (its scripts get the slot's cgroups)."""
+    done: list[runner.RunResult] = []
+
+    def slot() -> None:
+        runner.dedicate_this_thread()
+        done.append(run())
+
+    thread = threading.Thread(target=slot)
+    thread.start()
+    thread.join()
+    return done[0]
 
 
 @pytest.fixture(params=isolation.MECHANISMS)
@@ -162,50 +186,35 @@ def test_a_scripts_processes_together_get_at_most_memory_mb(tmp_path):
     run names the limit. Run from a job slot's thread, as the executor's are."""
     script = tmp_path / "memory_in_children.py"
     shutil.copy(ATTACKS / "memory_in_children.py", script)
-    done = []
-
-    def job_slot():
-        runner.dedicate_this_thread()
-        done.append(runner.run([sys.executable, str(script)], Limits(wall_seconds=20, memory_mb=300, processes=30)))
-
-    slot = threading.Thread(target=job_slot)
-    slot.start()
-    slot.join()
-    result = done[0]
+    limits = Limits(wall_seconds=20, memory_mb=300, processes=30)
+    result = in_a_job_slot(lambda: runner.run([sys.executable, str(script)], limits))
     codes = [int(c) for c in result.stdout_tail.split("children:")[1].split("\n")[0].split()]
     assert len(codes) == 4 and -9 in codes, result.stdout_tail
     assert result.exit_code == 1 and not result.timed_out, result
     assert result.describe() == "crashed: it exited with code 1 (it ran out of memory: limits.memory_mb is 300 MB)"
 
 
-def test_scripts_share_nothing_through_the_kernels_keyrings(mechanism, monkeypatch):
+def test_scripts_share_nothing_through_the_kernels_keyrings(mechanism, monkeypatch, slot_folder):
     """One script adds a key to its user keyring, the next (the same job slot: the same uid as
     root) looks for it: as root the keyring calls fail in every mechanism (a normal user's
     bwrap and unshare make a user namespace, whose keyrings are its own)."""
     name = f"grader-test-{secrets.token_hex(8)}"  # a key only this test knows
-    folder = Path(tempfile.mkdtemp(dir="/tmp"))  # its parents let a slot's uid through, unlike pytest's
-    os.chmod(folder, 0o755)
-    script = folder / "keyring.py"
+    script = slot_folder / "keyring.py"
     shutil.copy(ATTACKS / "keyring.py", script)
-    outputs, uid = [], isolation.claim_uid() if os.geteuid() == 0 else None  # one slot's uid for both
-    for action in ("put", "get", "control"):
-        command = [python_for(mechanism), str(script), "try" if action == "control" else action, name]
-        done = []
+    uid = isolation.claim_uid() if os.geteuid() == 0 else None  # one slot's uid for every run
 
-        def job_slot(command=command, filtered=action != "control"):
-            runner.dedicate_this_thread()
-            if not filtered:  # the control: the same put, without the grader's filter
-                monkeypatch.setattr(runner, "preexec_for", lambda sandbox: None)
-            sandbox = isolation.Sandbox(mechanism, uid)
-            done.append(runner.run(command, Limits(wall_seconds=10), sandbox=sandbox, script_dir=str(folder)))
+    def run(action: str) -> str:
+        command = [python_for(mechanism), str(script), action, name]
+        sandbox = isolation.Sandbox(mechanism, uid)
+        done = in_a_job_slot(lambda: runner.run(command, Limits(wall_seconds=10), sandbox=sandbox,
+                                                script_dir=str(slot_folder)))  # fmt: skip
+        return done.stdout_tail or repr(done)
 
-        slot = threading.Thread(target=job_slot)
-        slot.start()
-        slot.join()
-        outputs.append(done[0].stdout_tail or repr(done[0]))
+    outputs = [run("put"), run("get")]
+    monkeypatch.setattr(runner, "preexec_for", lambda sandbox: None)  # the control: without the grader's filter
+    outputs.append(run("try"))
     if uid is not None:
         isolation.release_uid(uid)
-    shutil.rmtree(folder)
     if os.geteuid() == 0 and not outputs[2].startswith("put: added"):
         pytest.skip(f"keyrings are shut off here already (a container's own filter?): {outputs[2]}")
     assert outputs[1].startswith("get: not found"), outputs
@@ -214,21 +223,18 @@ def test_scripts_share_nothing_through_the_kernels_keyrings(mechanism, monkeypat
 
 
 @pytest.mark.skipif(works("uid") is not None, reason=f"'uid' cannot work here: {works('uid')}")
-def test_public_tests_run_before_private_ones_so_none_can_show_a_private_board():
+def test_public_tests_run_before_private_ones_so_none_can_show_a_private_board(slot_folder):
     """Under 'uid' (Gradescope's) scripts share /tmp: a hoarder keeps each board it is given
     there and prints those kept before. The plan lists its private tests first, yet every
     public test runs before any private one, so no public test's output names a private board."""
     token = secrets.token_hex(8)
-    folder = Path(tempfile.mkdtemp(dir="/tmp"))  # its parents let a slot's uid through, unlike pytest's
-    os.chmod(folder, 0o755)
-    script = folder / "hoarder.py"
+    script = slot_folder / "hoarder.py"
     script.write_text((ATTACKS / "hoarder.py").read_text().replace("TOKEN", token))
     positions = tuple(OTHELLO.random_positions(7, range(6, 7), 6))
     plan = Plan(positions, None, "hoard", public=frozenset({5, 6}))
     try:
         result = grade(script, plan, Settings(isolation="uid", python=SYSTEM_PYTHON, jobs=2))
     finally:
-        shutil.rmtree(folder)
         shutil.rmtree(f"/tmp/grader-hoard-{token}", ignore_errors=True)
     private = {p.board_string() for i, p in enumerate(positions, 1) if not plan.is_public(i)}
     seen = {

@@ -402,16 +402,7 @@ class Cgroup:
         for stale in base.glob("grader-*"):
             named = _CGROUP.fullmatch(stale.name)
             if named and _dead_grader(named[1], named[2]):
-                try:
-                    for pid in (stale / "cgroup.procs").read_text().split():
-                        _signal(int(pid), signal.SIGKILL)
-                    for _ in range(100):
-                        if not (stale / "cgroup.procs").read_text().split():
-                            break
-                        time.sleep(0.01)
-                    stale.rmdir()
-                except OSError:
-                    pass
+                _remove_cgroup(stale)
 
     def kill(self) -> bool:
         """SIGKILL every process in the cgroup but the grader; True if there were any."""
@@ -427,21 +418,29 @@ class Cgroup:
     @classmethod
     def _remove_all(cls) -> None:
         for cgroup in cls._all:
-            cgroup.kill()
             try:
                 for tid in (cgroup.path / "tasks").read_text().split():  # our threads go back
                     (cgroup.path.parent / "tasks").write_text(tid)
             except OSError:
                 pass
-            for path in (p for p in (cgroup.path, cgroup.memory) if p is not None):
-                for _ in range(100):  # the killed leave in a moment
-                    try:
-                        path.rmdir()
-                        break
-                    except FileNotFoundError:
-                        break
-                    except OSError:
-                        time.sleep(0.01)
+            for path in (cgroup.path, cgroup.memory):
+                if path is not None:
+                    _remove_cgroup(path)
+
+
+def _remove_cgroup(path: Path) -> None:
+    """Kill what runs in the cgroup at ``path`` (never this process), let it leave, remove the cgroup."""
+    try:
+        for pid in (path / "cgroup.procs").read_text().split():
+            if int(pid) != os.getpid():
+                _signal(int(pid), signal.SIGKILL)
+        for _ in range(100):  # the killed leave in a moment
+            if not (path / "cgroup.procs").read_text().split():
+                break
+            time.sleep(0.01)
+        path.rmdir()
+    except OSError:
+        pass
 
 
 def _process_id(pid: int) -> str | None:

@@ -380,7 +380,7 @@ def student_stop(result: RegressResult, private: Collection[int]) -> str | None:
     B C4': ...'), which would count the lines kept private before it."""
     if result.stopped is None or not private:
         return result.stopped
-    k = next((i for i, t in enumerate(result.tests) if t.note.startswith("not run")), len(result.tests))
+    k = _first_not_run(result)
     if k == len(result.tests):
         near = result.tests[-1] if result.tests else None
     else:  # the test it ended in, if the tests it never reached say so (run_commands), else the next
@@ -390,6 +390,11 @@ def student_stop(result: RegressResult, private: Collection[int]) -> str | None:
     if near is None or near.number in private:
         return PRIVATE_STOP
     return re.sub(r"^at line \d+ \((.*?)\):", r"at '\1':", result.stopped)
+
+
+def _first_not_run(result: RegressResult) -> int:
+    """The index of the first test the program never reached (len(tests): none)."""
+    return next((i for i, t in enumerate(result.tests) if t.note.startswith("not run")), len(result.tests))
 
 
 def student_view(result: RegressResult, private: Collection[int]) -> tuple[str | None, list[RegressTest]]:
@@ -404,9 +409,8 @@ def student_view(result: RegressResult, private: Collection[int]) -> tuple[str |
         return why, result.tests
     tests = [replace(t, answer=_judged_words(t.answer), note=_no_stderr(t.note)) if i > first else t
              for i, t in enumerate(result.tests)]  # fmt: skip
-    reached = next((i for i, t in enumerate(result.tests) if t.note.startswith("not run")), len(result.tests))
     if why != PRIVATE_STOP:
-        return (_no_stderr(why) if why and reached > first else why), tests
+        return (_no_stderr(why) if why and _first_not_run(result) > first else why), tests
     note = "not run: the program had ended in a private test"
     return why, [replace(t, note=note) if t.note.startswith("not run") else t for t in tests]
 
