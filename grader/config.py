@@ -17,7 +17,7 @@ from .engines import PROTOCOLS
 from .engines.isolation import ISOLATIONS
 from .errors import ConfigError, GraderError
 from .games import BACKENDS, DEFAULT, Game, available, base_name, get_game, parse_options
-from .limits import Limits
+from .limits import NOT_GIVEN, Limits
 
 DEFAULT_PATH = Path("config.yaml")
 
@@ -82,7 +82,7 @@ class Config:
 
     game: str = DEFAULT
     scoring: str | None = None  # None: the game's lab rule
-    limits: Limits = Limits()  # per test: wall and CPU seconds, memory, processes, output
+    limits: Limits = NOT_GIVEN  # per test: wall and CPU seconds, memory, processes, output
     isolation: str = "auto"  # auto | bwrap | unshare | uid | none
     jobs: int | None = None  # tests at once; None: the number of cores
     seed: int | None = None  # the standard plan's seed; None: a new one each run

@@ -17,3 +17,8 @@ class Limits:
     output_bytes: int | None = (
         64 * 2**20
     )  # stdout read before the script is stopped; also the largest file it may write
+
+
+# The limits of settings made without any (``RunSettings()``): the defaults, told apart from
+# limits given equal to them by identity, so that a plan's limits apply to the one, never the other.
+NOT_GIVEN = Limits()

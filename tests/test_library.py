@@ -23,6 +23,7 @@ from grader import (
     solve,
 )
 from grader.engines import sandbox
+from grader.settings import run_layer
 
 from conftest import HANDOUT_BOARD, ROOT
 
@@ -259,7 +260,7 @@ def test_a_regress_run_is_set_up_alike_from_the_library_and_the_cli(tmp_path, mo
     player = ROOT / "submissions" / "gomoku" / "random_player.py"  # answers every 'solve' with 'unknown'
     engine = ProtocolEngine.from_command(shlex.join([PYTHON, str(player)]), "gtp")
     config = load_config(None)
-    assert RegressSettings.resolve(config) == RegressSettings(**RunSettings.config_values(config))
+    assert RegressSettings.resolve(config) == RegressSettings(**run_layer(config))
     shared = {f.name for f in dataclasses.fields(RunSettings)}
     assert {f.name for f in dataclasses.fields(RegressSettings)} - shared == {
         "unknown_credit",

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 from ..errors import GraderError
 from ..games import Position
-from ..limits import Limits
+from ..limits import NOT_GIVEN, Limits
 from ..stop import Stop
 from . import runner
 from .isolation import guard
@@ -30,8 +30,6 @@ from .sandbox import Sandbox
 
 if TYPE_CHECKING:  # Self is typing's from Python 3.11: typing_extensions (a dependency of mypy) for 3.10
     from typing_extensions import Self
-
-    from ..config import Config
 
 MAX_FILES = 1000  # files a submission folder may hold
 MAX_BYTES = 64 * 2**20  # bytes a submission may hold, all files together
@@ -52,24 +50,12 @@ class RunSettings:
     - ``backend``: the exact solver: auto | native | python (``Game.backend``).
     """
 
-    limits: Limits = Limits()
+    limits: Limits = NOT_GIVEN
     isolation: str = "auto"
     python: str = sys.executable
     commands: Mapping[str, str] = field(default_factory=dict)
     jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
     backend: str = "auto"
-
-    @staticmethod
-    def config_values(config: Config) -> dict[str, Any]:
-        """The shared fields' values in a config file (None there: the default here)."""
-        return {
-            "limits": config.limits,
-            "isolation": config.isolation,
-            "python": config.python or sys.executable,
-            "commands": dict(config.commands),
-            "jobs": config.jobs or os.cpu_count() or 1,
-            "backend": config.backend,
-        }
 
     def check(self) -> None:
         """Raise GraderError when the interpreter or a command template's program is missing,

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..config import Config
 from ..errors import GraderError, PlanError
 from ..files import read_lines
 from ..games import DEFAULT, Game, get_game
@@ -31,7 +32,7 @@ from .regress import (
 )
 from .regress_runs import student_program, test_line
 from .report import plural
-from .results import Settings, Submission, TestResult, stderr_lines
+from .results import Settings, Submission, TestResult, settings_for, stderr_lines
 from .run import grade
 from .submissions import find_submission_folder
 
@@ -85,17 +86,15 @@ def check(script: str | Path, game: str | Game = DEFAULT, plan: Plan | None = No
     """Run ``script`` on a few easy public positions and say what keeps its output from being
     read. ``script`` may be a student's folder holding one script (or ``entry``)."""
     g = get_game(game)
-    settings = settings or Settings()
     if plan is not None:  # a plan file's limits and scoring, as 'grader check --plan' takes them
-        settings = settings.for_plan(plan)
+        settings = settings_for(plan, settings)
+    settings = settings or Settings.resolve(Config(), g)
     if Path(script).is_dir():
         sub = find_submission_folder(Path(script), set(settings.commands), entry)
         if sub.path is None:
             raise GraderError(f"'{script}' is a folder, not a script: {sub.problem} (or give the script itself)")
         script = sub.path
     if plan is not None and plan.kind != PUBLIC and plan.has_private:
-        from ..errors import PlanError
-
         raise PlanError("this plan holds private tests: check with its public half (grader plan public)")
     limit = settings.limits.wall_seconds
     quick = dataclasses.replace(

@@ -8,18 +8,17 @@ import random
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import yaml
 
-from ..errors import BoardError, BoardFileError, GraderError, PlanError
+from .. import settings as layers
+from ..config import SCHEMA, Config
+from ..errors import BoardError, BoardFileError, ConfigError, GraderError, PlanError
 from ..files import read_lines
-from ..games import DEFAULT, BoardEntry, Game, Position, base_name, get_game, hint_other_game
+from ..games import DEFAULT, BoardEntry, Game, Position, get_game, hint_other_game
 from ..limits import Limits
 from ..seeding import rng
-
-if TYPE_CHECKING:
-    from ..config import Config
 
 
 @dataclass(frozen=True)
@@ -293,8 +292,6 @@ def read_plan_file(path: str | Path) -> Plan:
 def _plan_limits(value: Any) -> Limits | None:
     if value is None:
         return None
-    from ..config import SCHEMA, ConfigError
-
     try:
         return SCHEMA["limits"]("limits", value)
     except (ValueError, ConfigError) as e:
@@ -317,20 +314,21 @@ def load_any_plan(name_or_path: str, game: str | Game = DEFAULT, seed: int | Non
     return standard_plan(seed, g, name_or_path)
 
 
+@dataclass(frozen=True)
+class _Rules:
+    scoring: str | None = None
+    limits: Limits = Limits()
+
+
 def plan_rules(config: Config, game: Game, plan: Plan | None = None, time_limit: float | None = None,
                scoring: str | None = None) -> tuple[str, Limits]:  # fmt: skip
-    """The scoring rule and limits of a run on ``plan``: the options given (``time_limit``,
-    ``scoring``) win, then the plan file's, then config.yaml's (its scoring only for its own
-    game), then the game's default rule."""
-    limits = (plan and plan.limits) or config.limits
-    if time_limit is not None:
-        limits = dataclasses.replace(limits, wall_seconds=time_limit)
-    rule = (
-        scoring
-        or (plan and plan.scoring)
-        or (config.scoring if base_name(game.name) == base_name(config.game) else None)
-    )
-    return game.scoring(rule), limits
+    """The scoring rule and limits of a run on ``plan`` (``grader.settings.resolve``): the
+    options given (``time_limit``, ``scoring``) win, then the plan file's, then config.yaml's
+    (its scoring only for its own game), then the game's default rule."""
+    found = layers.resolve(_Rules, layers.given(time_limit=time_limit, scoring=scoring),
+                           layers.plan_layer(plan.scoring if plan else None, plan.limits if plan else None),
+                           layers.grading_layer(config, game))  # fmt: skip
+    return game.scoring(found.scoring), found.limits
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from .. import settings as layers
 from ..config import Config, RegressDefaults
 from ..engines.gtp import Ended, GtpClient, GtpError
 from ..engines.players import PYTHON, ProtocolEngine
@@ -273,12 +274,8 @@ class RegressSettings(RunSettings):
         """The settings of a regression run, as ``grader regress`` takes them: the options
         given win, then config.yaml (limits, isolation, python; regress: unknown_credit,
         margin, per_test)."""
-        defaults = config.regress
-        values = dict(RunSettings.config_values(config), unknown_credit=defaults.unknown_credit,
-                      margin=defaults.margin, per_test=defaults.per_test)  # fmt: skip
-        given = dict(options, unknown_credit=unknown_credit, margin=margin)
-        values.update({k: v for k, v in given.items() if v is not None})
-        return cls(**values)
+        given = layers.given(unknown_credit=unknown_credit, margin=margin, **options)
+        return layers.resolve(cls, given, layers.regress_layer(config))
 
 
 def run_regress(program: ProtocolEngine, path: str | Path, game: Game, settings: RegressSettings | None = None,

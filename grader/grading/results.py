@@ -9,20 +9,19 @@ import re
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .. import settings as layers
+from ..config import Config
 from ..engines.parse import Claim
 from ..engines.runner import RunResult
 from ..engines.scripts import RunSettings, Script
 from ..errors import GraderError, GraderWarning
 from ..games import Game, Position
 from ..games.solving import LineCheck
-from ..limits import Limits
+from ..limits import NOT_GIVEN
 from .judge import SYMBOLS, Verdict
-from .plans import Plan, plan_rules
-
-if TYPE_CHECKING:
-    from ..config import Config
+from .plans import Plan
 
 _KEEP_STDOUT = 600  # characters of stdout's tail kept in a test's record
 _KEEP_STDERR = 1500
@@ -43,32 +42,31 @@ class Settings(RunSettings):
     max_solve_seconds: float | None = 60.0
 
     @classmethod
-    def from_config(cls, config: Config, **overrides: Any) -> Settings:
-        """Settings from a config file's values; ``overrides`` (options given) win."""
-        values = dict(RunSettings.config_values(config), scoring=config.scoring,
-                      max_solve_seconds=config.max_solve_seconds)  # fmt: skip
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+    def from_config(cls, config: Config, **options: Any) -> Settings:
+        """config.yaml's settings for its game, the ``options`` given (None: not given) winning:
+        ``resolve`` before the plan is known, whose scoring and limits then apply where neither
+        these options nor config.yaml set them (``on``)."""
+        given = layers.given(**options)
+        return layers.resolve(cls, given, layers.grading_layer(config, config.get_game()))
 
     @classmethod
     def resolve(cls, config: Config, game: Game, plan: Plan | None = None, time_limit: float | None = None,
                 scoring: str | None = None, **options: Any) -> Settings:  # fmt: skip
-        """The settings of a run, as every command takes them: the options given (``time_limit``,
-        ``scoring``, ``options``) win, then the plan file's scoring and limits, then config.yaml
-        (its scoring only for its own game): ``plan_rules``."""
-        rule, limits = plan_rules(config, game, plan, time_limit, scoring)
-        return cls.from_config(config, limits=limits, scoring=rule, **options)
+        """The settings of a run, as every command and the portal take them (``grader.settings.resolve``):
+        the options given (``time_limit``, ``scoring``, ``options``; None: not given) win, then
+        the plan file's scoring and limits, then config.yaml (its scoring only for its own
+        game), then the defaults; the scoring rule is the game's lab rule when none is set."""
+        given = layers.given(time_limit=time_limit, scoring=scoring, **options)
+        found = layers.resolve(cls, given, layers.plan_layer(plan.scoring if plan else None, plan.limits if plan else None),
+                                 layers.grading_layer(config, game))  # fmt: skip
+        return dataclasses.replace(found, scoring=game.scoring(found.scoring))
 
-    def for_plan(self, plan: Plan) -> Settings:
-        """These settings on ``plan``: a plan file's scoring and limits apply where these
-        settings leave them as they come (scoring None, the default limits), as with the
-        command's precedence (options, then the plan, then config.yaml)."""
-        changes: dict[str, Any] = {}
-        if self.scoring is None and plan.scoring:
-            changes["scoring"] = plan.scoring
-        if self.limits == Limits() and plan.limits:
-            changes["limits"] = plan.limits
-        return dataclasses.replace(self, **changes) if changes else self
+    def on(self, plan: Plan) -> Settings:
+        """These settings as a run on ``plan`` uses them: what they were given wins, and what
+        they leave unset (a library caller's ``Settings(jobs=2)``: scoring None, limits never
+        given) is the plan's, else the game's lab rule and the defaults."""
+        limits = plan.limits if self.limits is NOT_GIVEN and plan.limits else self.limits
+        return dataclasses.replace(self, scoring=plan.game.scoring(self.scoring or plan.scoring), limits=limits)
 
     def check_plan(self, plan: Plan) -> None:
         """GraderError, before any script runs, when ``plan``'s game is graded over a protocol
@@ -87,6 +85,14 @@ class Settings(RunSettings):
             raise GraderError(f"test {i + 1} has {est.empties} empties: the grader would need {est.describe()} to solve it, "
                               f"over max_solve_seconds ({budget:g} s in config.yaml): {fix_hint(game, est, budget)}, "
                               "or raise max_solve_seconds")  # fmt: skip
+
+
+def settings_for(plan: Plan, settings: Settings | None = None) -> Settings:
+    """The settings a run on ``plan`` uses: ``settings`` as given (``Settings.on``), or, without
+    them, the plan's scoring and limits over the built-in defaults (``Settings.resolve``)."""
+    if settings is None:
+        return Settings.resolve(Config(), plan.game, plan)
+    return settings.on(plan)
 
 
 @dataclass(frozen=True)

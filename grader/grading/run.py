@@ -19,7 +19,7 @@ from ..games import Position
 from ..stop import Stop, Stopped
 from .judge import Answer, judge
 from .plans import Plan, standard_plan
-from .results import ScriptResult, Settings, Submission, TestResult, stop_at
+from .results import ScriptResult, Settings, Submission, TestResult, settings_for, stop_at
 
 if TYPE_CHECKING:
     from .runfolder import RunFolder
@@ -101,7 +101,7 @@ class Run:
     def __init__(self, plan: Plan, settings: Settings, executor: Executor, store: AnswerStore | None = None):
         self.plan, self.settings, self.executor, self.store = plan, settings, executor, store
         game = plan.game
-        self.scoring = game.scoring(settings.scoring)
+        self.scoring = game.scoring(settings.scoring or plan.scoring)
         self.backend = game.backend(settings.backend)
         self.solver = game.solver(self.scoring, backend=self.backend)
         self._answers: dict[int, Answer] = store.answers(plan, self.scoring) if store is not None else {}
@@ -197,6 +197,7 @@ def grade_submission(sub: Submission, plan: Plan, settings: Settings, executor: 
     """Every test of ``plan`` on one submission, graded for real (a machine that cannot
     isolate it is an error, as for a class); a submission without a runnable script gets 0
     with the reason in ``stopped``."""
+    settings = settings.on(plan)
     settings.check()
     settings.check_plan(plan)
     settings.sandbox_mechanism([*([sub.folder or sub.path] if sub.path else []), *map(Path, private)])
@@ -230,7 +231,7 @@ def grade(
     its own executor) returns the tests that finished, ``interrupted`` set.
     """
     plan = plan or standard_plan()
-    settings = (settings or Settings()).for_plan(plan)
+    settings = settings_for(plan, settings)
     path = Path(script)
     sub = Submission(path.stem, path, single=True)
     loaded = {sub.name: sub.script()}
@@ -350,7 +351,7 @@ def grade_class(
         if not paths:
             raise GraderError("give the scripts or folders to grade (or a run folder to resume)")
         plan = plan or standard_plan()
-        settings = (settings or Settings()).for_plan(plan)
+        settings = settings_for(plan, settings)
         subs = find_submissions(list(paths), set(settings.commands), entry)
         target = Path(out or default_path())
         settings.check()

@@ -21,6 +21,7 @@ from dataclasses import replace as dataclass_replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from .. import settings as layers
 from ..config import Config
 from ..engines.isolation import ISOLATIONS
 from ..engines.players import PROTOCOLS, PYTHON, EnginePool, Player, ProtocolEngine, Turn, player_for
@@ -28,7 +29,7 @@ from ..engines.scripts import RunSettings, Script
 from ..errors import BoardFileError, GraderError, GraderWarning
 from ..execution.executor import Executor, LocalExecutor, Worker, interrupt_reason, using
 from ..files import bundled, read_lines
-from ..games import DEFAULT, PASS, Position, base_name, get_game, ggf, psq
+from ..games import DEFAULT, PASS, Position, get_game, ggf, psq
 from ..games import Game as GameRules
 from ..grading.plans import new_seed
 from ..grading.runfolder import RecordFolder
@@ -154,16 +155,10 @@ class TournamentSettings(RunSettings):
         config.yaml (tournament: move_seconds, scoring for its own game, on_illegal, tc,
         time_margin), then the game's tournament rule. ``options`` are other fields (jobs,
         backend, tc, ...)."""
-        defaults = config.tournament
-        limits = dataclasses.replace(config.limits, wall_seconds=time_limit or defaults.move_seconds)
-        values = dict(
-            RunSettings.config_values(config), limits=limits, tc=defaults.tc, time_margin=defaults.time_margin
-        )
-        values["on_illegal"] = defaults.on_illegal
-        values.update({k: v for k, v in options.items() if v is not None})
-        own = base_name(game.name) == base_name(config.game)
-        rule = scoring or (defaults.scoring if own else None) or game.tournament_scoring
-        return cls(**values, scoring=game.scoring(rule), adjudicate=adjudicate, game=game.name)
+        given = layers.given(time_limit=time_limit, scoring=scoring, **options)
+        found = layers.resolve(cls, given, layers.tournament_layer(config, game))
+        rule = found.scoring or game.tournament_scoring
+        return dataclasses.replace(found, scoring=game.scoring(rule), adjudicate=adjudicate, game=game.name)
 
     def to_json(self) -> dict[str, Any]:
         out = super().to_json()
