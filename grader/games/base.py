@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Iterable, Mapping, Protocol, Sequence, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, Mapping, Protocol, Sequence, TypeVar
 
 from ..errors import BoardError, GraderError
 
 if TYPE_CHECKING:  # Self is typing's from Python 3.11: typing_extensions (a dependency of mypy) for 3.10
     from typing_extensions import Self
-
-    from .solving import ExactSolver
 
 DEFAULT = "othello"  # the game of commands and calls that name none
 PASS = -1  # a pass, in lines and transcripts
@@ -55,6 +53,103 @@ class Position(Protocol):
 
 
 P = TypeVar("P", bound=Position)  # a game's own positions
+Q = TypeVar("Q", bound=Position, contravariant=True)  # the positions a solver takes
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything the solver says about one position. Values are for the side to move."""
+
+    position: Position
+    scoring: str
+    value: int
+    optimal_moves: list[int]
+    line: list[int]  # one optimal line to the end of the game, PASS (-1) for a pass
+    move_values: dict[int, int] | None = None  # every legal move's value, when asked for
+    nodes: int = 0
+    seconds: float = 0.0
+    backend: str = "python"
+
+    def to_json(self) -> dict:
+        """The JSON object of ``grader solve --json``."""
+        out: dict = {
+            "board": self.position.board_string(),
+            "token": self.position.token,
+            "scoring": self.scoring,
+            "value": self.value,
+            "optimal_moves": self.optimal_moves,
+            "line": self.line,
+        }
+        if self.move_values is not None:
+            out["move_values"] = {str(sq): v for sq, v in self.move_values.items()}
+        out.update(nodes=self.nodes, seconds=round(self.seconds, 6), backend=self.backend)
+        return out
+
+
+@dataclass(frozen=True)
+class LineCheck:
+    """The verdict on a claimed line. Values are from the view of the root position's mover.
+
+    ``problem`` is None for a correct line, else one of: 'illegal' (the move at ``ply`` is not
+    legal), 'suboptimal' (legal but worse than ``best_moves``), 'too-long' (moves after the
+    game ended), 'too-short' (the line stops before the game ends).
+    """
+
+    problem: str | None
+    ply: int | None = None  # 1-based, passes counted
+    played: list[int] = field(default_factory=list)  # the replayed line before ``ply``, passes explicit
+    mover: str | None = None  # token of the side to move at ``ply``
+    move: int | None = None  # the claimed move at ``ply``
+    move_value: int | None = None  # value reached by the claimed move
+    best_moves: list[int] = field(default_factory=list)
+    best_value: int | None = None  # value of perfect play from ``ply``
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+    def describe(self, root_token: str, game: Game) -> str:
+        """One sentence in plain words, with values from ``root_token``'s view."""
+        if self.ok:
+            return "line is optimal for both sides to the end of the game"
+        move = "?" if self.move is None else game.move_text(self.move)
+        before = ", ".join(game.move_text(m) for m in self.played)
+        after = f"after {before}, " if before else ""
+        best = game.moves_text(self.best_moves, " or ")
+        where = f"line goes wrong at ply {self.ply}: {after}"
+        if self.problem == "too-long":
+            return f"{where}the game is over but the line goes on with {move}"
+        if self.problem == "too-short":
+            return f"{where}the line stops but the game is not over: {self.mover} plays {best} ({self.best_value:+d} for {root_token})"
+        if self.problem == "illegal":
+            return f"{where}{self.mover} cannot play {move} (not a legal move)"
+        played = f"{where}{self.mover} plays {move} ({self.move_value:+d})"
+        if self.mover == root_token:
+            return f"{played} but {best} gets {self.best_value:+d}"
+        return f"{played} but {best} holds {root_token} to {self.best_value:+d}"
+
+
+class Solver(Protocol[Q]):
+    """What a game's exact solver answers (``grader.games.solving.ExactSolver`` is one)."""
+
+    nodes: int  # positions searched so far
+    should_stop: Callable[[], bool] | None  # asked now and then: True stops the search (Stopped)
+
+    def value(self, pos: Q) -> int: ...
+
+    def move_value(self, pos: Q, move: int) -> int: ...
+
+    def move_values(self, pos: Q) -> dict[int, int]: ...
+
+    def optimal_moves(self, pos: Q) -> list[int]: ...
+
+    def line(self, pos: Q) -> list[int]: ...
+
+    def analyze(self, pos: Q, all_values: bool = False) -> Analysis: ...
+
+    def verify_line(self, pos: Q, claimed: Sequence[int]) -> LineCheck: ...
+
+    def clear(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -147,7 +242,7 @@ class Game(ABC, Generic[P]):
     # --- exact answers -----------------------------------------------------------------
 
     @abstractmethod
-    def solver(self, scoring: str, should_stop=None, backend: str = "auto") -> ExactSolver[P]:
+    def solver(self, scoring: str, should_stop=None, backend: str = "auto") -> Solver[P]:
         """An exact solver under ``scoring`` (keep one to share its memory across calls);
         ``backend`` as for ``backend()``."""
 

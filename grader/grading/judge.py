@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from ..engines.parse import Claim
 from ..games import Position
-from ..games.solving import ExactSolver, LineCheck
+from ..games.base import Solver
+from ..games.solving import LineCheck
 
 Square = int
 
@@ -52,7 +53,7 @@ class Answer:
     move_values: dict[Square, int]  # every legal move's value for the mover
 
     @classmethod
-    def solve(cls, solver: ExactSolver, pos: Position) -> Answer:
+    def solve(cls, solver: Solver, pos: Position) -> Answer:
         values = solver.move_values(pos)
         best = max(values.values())
         return cls(best, tuple(sq for sq in sorted(values) if values[sq] == best), values)
@@ -86,7 +87,7 @@ def symbol_for(has_score_line: bool, move_ok: bool, score_ok: bool, line_ok: boo
     return "s" if score_ok else "-"
 
 
-def judge(pos: Position, claim: Claim, answer: Answer, solver: ExactSolver, crash: str | None = None) -> Verdict:
+def judge(pos: Position, claim: Claim, answer: Answer, solver: Solver, crash: str | None = None) -> Verdict:
     """Judge ``claim`` for ``pos``; ``crash`` says how the script crashed, if it did."""
     game = pos.game
     value = answer.value
