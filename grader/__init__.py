@@ -17,11 +17,12 @@ from .games.solving import Analysis, ExactSolver, LineCheck
 from .grading.exports import write_exports
 from .grading.judge import SYMBOL_TABLE, Verdict
 from .grading.plans import Plan, load_plan, read_boards, standard_plan
-from .grading.results import ScriptResult, Settings, Submission, TestResult
+from .grading.results import ScriptResult, Settings, TestResult
 from .grading.run import ClassRun, grade, grade_class, grade_submission
 from .grading.runfolder import RunFolder
 from .limits import Limits
 from .prove import Proof, prove
+from .runs.submissions import Submission
 from .stop import Stop
 from .tournaments.tournament import TournamentResult, TournamentSettings, run_tournament
 from .version import __version__

@@ -27,8 +27,8 @@ from .engines.scripts import RunSettings, Script, run_script
 from .execution.executor import LocalExecutor, Worker
 from .files import bundled
 from .games import DEFAULT, get_game
-from .grading.seals import keys_dir
 from .limits import Limits
+from .runs.seals import keys_dir
 from .version import __version__
 
 ATTACKS = {  # category -> what it tries

@@ -23,8 +23,9 @@ from .engines.scripts import Script
 from .errors import GraderError
 from .execution.executor import Executor, interrupt_reason, using
 from .games import DEFAULT, PASS, Game, Position, get_game
-from .grading.results import Settings, Submission
+from .grading.results import Settings
 from .grading.run import TestTask
+from .runs.submissions import Submission
 from .stop import Stop
 
 

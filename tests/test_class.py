@@ -21,7 +21,7 @@ from grader.cli import main
 from grader.engines import isolation
 from grader.errors import GraderError
 from grader.games import get_game
-from grader.grading.submissions import find_submissions
+from grader.runs.submissions import find_submissions
 
 import reference as ref
 from conftest import ROOT

@@ -13,7 +13,8 @@ from test_grading import ref_boards
 from grader.cli import main
 from grader.errors import PlanError
 from grader.games import get_game
-from grader.grading.plans import PUBLIC, read_plan_file, spread_public, standard_plan, write_plan_file
+from grader.grading.plans import PUBLIC, read_plan_file, standard_plan, write_plan_file
+from grader.runs.seeds import spread_public
 
 import reference as ref
 from conftest import ROOT

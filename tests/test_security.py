@@ -29,12 +29,12 @@ from grader.cli import main
 from grader.engines import isolation, runner, sandbox
 from grader.errors import GraderError
 from grader.games.othello import OTHELLO, Position
-from grader.grading import seals
 from grader.grading.plans import Plan
 from grader.grading.results import Settings
 from grader.grading.run import grade
 from grader.grading.runfolder import RunFolder
 from grader.limits import Limits
+from grader.runs import seals
 
 from conftest import HANDOUT_BOARD, ROOT
 

@@ -6,7 +6,7 @@ import hashlib
 
 from grader import standard_plan
 from grader.games import get_game
-from grader.grading.plans import spread_public
+from grader.runs.seeds import spread_public
 from grader.seeding import rng
 from grader.tournaments.tournament import random_openings
 

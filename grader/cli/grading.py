@@ -11,11 +11,11 @@ import click
 
 from ..config import load_config
 from ..errors import GraderError
-from ..files import read_lines
+from ..files import check_output_file, read_lines, write_json
 from ..grading import gradescope, report
 from ..grading.check import check as run_check
 from ..grading.check import check_gtp
-from ..grading.exports import check_output_file, write_exports, write_json
+from ..grading.exports import write_exports
 from ..grading.judge import SYMBOL_TABLE
 from ..grading.plans import load_any_plan
 from ..grading.regress import RegressSettings, public_tests, regress_game
@@ -27,12 +27,15 @@ from ..grading.regress_runs import (
     student_text,
     write_regress_exports,
 )
-from ..grading.rejudge import GradeChange, rejudge
+from ..grading.rejudge import rejudge
 from ..grading.results import Settings, TestResult
 from ..grading.run import ClassRun, grade_class, grade_submission
 from ..grading.run import grade as grade_script
-from ..grading.runfolder import RunFolder, check_new_folder
-from ..grading.submissions import find_submission_folder
+from ..grading.runfolder import RunFolder
+from ..runs.changes import GradeChange
+from ..runs.folders import check_new_folder
+from ..runs.submissions import find_submission_folder
+from ..runs.text import fmt_credit, plural, sort_results
 from ..stop import Stop
 from .options import (
     SECONDS,
@@ -56,7 +59,7 @@ from .options import (
 
 # --- grade -----------------------------------------------------------------------------
 
-_SYMBOL_HELP = "\n".join(f"  {s.char}  {s.meaning} ({report.fmt_credit(s.credit)})" for s in SYMBOL_TABLE.values())
+_SYMBOL_HELP = "\n".join(f"  {s.char}  {s.meaning} ({fmt_credit(s.credit)})" for s in SYMBOL_TABLE.values())
 
 
 @click.command(
@@ -185,7 +188,7 @@ def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, 
         echo()
     else:
         echo()
-        echo(report.class_table(report.sort_results(results, sort)))
+        echo(report.class_table(sort_results(results, sort)))
     if run is not None or out:
         where = run.folder.path if run is not None else out
         echo(f"Results in {where}: grades.csv, results.json, junit.xml, report.html")
@@ -221,7 +224,7 @@ def _class_run(start: Callable[..., ClassRun]) -> ClassRun:
     bar = _ProgressBar(enabled=sys.stdout.isatty())
 
     def on_start(folder: RunFolder, tests: int, recorded: int) -> None:
-        students = report.plural(len(folder.meta["scripts"]), "student", "students")
+        students = plural(len(folder.meta["scripts"]), "student", "students")
         echo(_grading_line(students, folder.plan, folder.settings()))
         echo(f"Run folder: {folder.path}" + (f" ({recorded} tests already recorded)" if recorded else ""))
         bar.total = tests
@@ -292,7 +295,7 @@ def report_command(run_dir: str, sort: str, student: str | None, full: bool) -> 
             raise GraderError(f"no student {student!r} in {run_dir}: the students are {', '.join(sorted(found))}")
         echo(report.student_report(found[student], full))
     else:
-        echo(report.class_table(report.sort_results(results, sort)))
+        echo(report.class_table(sort_results(results, sort)))
         files = write_exports(folder.path, results)
         echo(f"Results in {folder.path}: {', '.join(files)}")
     if folder.tampered:
@@ -303,7 +306,7 @@ def report_command(run_dir: str, sort: str, student: str | None, full: bool) -> 
 def _regress_report(folder: RegressFolder, student: str | None, sort: str, full: bool) -> None:
     """'grader report' of a regression run: the class table and exports, or one student's tests
     (the files' private tests as counts only, unless ``full``)."""
-    students = report.sort_results(folder.results(), sort)
+    students = sort_results(folder.results(), sort)
     files = folder.file_names
     if student is not None:
         found = {s.name: s for s in students}

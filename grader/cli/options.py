@@ -16,8 +16,9 @@ from ..engines.isolation import choose
 from ..engines.scripts import RunSettings
 from ..errors import GraderError, GraderWarning, PlanError
 from ..games import BACKENDS, Game, available
-from ..grading import report
-from ..grading.plans import PUBLIC, Plan, load_any_plan, load_plan, new_seed
+from ..grading.plans import PUBLIC, Plan, load_any_plan, load_plan
+from ..runs.seeds import new_seed
+from ..runs.text import plural
 from ..stop import Stop, on_signals
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -143,7 +144,7 @@ def _cluster(address: str | None, config: Config, stop: Stop) -> Any:
         quiet()
         info = ex.check_workers()
         hosts = sorted({w["host"] for w in info.values()})
-        echo(f"Cluster: {report.plural(len(info), 'worker', 'workers')}, {report.plural(ex.workers(), 'thread', 'threads')}, "
+        echo(f"Cluster: {plural(len(info), 'worker', 'workers')}, {plural(ex.workers(), 'thread', 'threads')}, "
                    f"on {', '.join(hosts) or 'no machine yet (tasks wait for workers)'}")  # fmt: skip
     except BaseException:
         ex.close()

@@ -8,9 +8,7 @@ import click
 
 from ..config import load_config
 from ..errors import GraderError, PlanError
-from ..files import parse_range
-from ..grading import report
-from ..grading.exports import check_output_file
+from ..files import check_output_file, parse_range
 from ..grading.plans import PUBLIC, SPEED_PER_LEVEL, new_plan, read_plan_file, write_plan_file
 from ..grading.regress import (
     EMPTIES,
@@ -20,6 +18,7 @@ from ..grading.regress import (
     RegressPlan,
     regress_plan,
 )
+from ..runs.text import plural
 from .options import (
     SECONDS,
     LibraryDefault,
@@ -113,7 +112,7 @@ def plan_new(seed: int | None, boards_file: str | None, plan_name: str | None, e
                     public=public_count, time_limit=time_limit, scoring=scoring)  # fmt: skip
     plan, always, public = made.plan, made.shipped, made.plan.public or frozenset()
     write_plan_file(plan, out)
-    shipped = (f": {len(public) - len(always)} random and the {report.plural(len(always), 'fixed board', 'fixed boards')} "
+    shipped = (f": {len(public) - len(always)} random and the {plural(len(always), 'fixed board', 'fixed boards')} "
                "that ship with the grader") if always else ""  # fmt: skip
     echo(f"{out}: {len(plan.positions)} tests of {game.name} ({plan.source}), {len(public)} public{shipped}; "
                f"scoring {plan.scoring}, {(plan.limits or config.limits).wall_seconds:g} s per test")  # fmt: skip

@@ -10,8 +10,7 @@ import click
 
 from ..config import load_config
 from ..engines.players import PYTHON, ProtocolEngine
-from ..files import read_lines
-from ..grading.exports import check_output_file, write_json
+from ..files import check_output_file, read_lines, write_json
 from ..grading.regress import (
     REGRESS_GAME,
     REGRESS_SYMBOLS,
@@ -30,7 +29,7 @@ from ..grading.regress_runs import (
     regress_table,
     test_line,
 )
-from ..grading.runfolder import check_new_folder
+from ..runs.folders import check_new_folder
 from ..stop import Stop
 from .options import (
     LibraryDefault,

@@ -11,10 +11,10 @@ import click
 
 from ..config import load_config
 from ..errors import GraderError
+from ..files import check_output_file, write_json
 from ..games import BoardEntry, hint_other_game
 from ..games.cost import Estimate, duration, estimate, refuse_over
 from ..grading import report
-from ..grading.exports import check_output_file, write_json
 from ..grading.plans import read_boards
 from ..grading.results import Settings
 from ..prove import prove as run_proof

@@ -8,10 +8,11 @@ from typing import Any
 import click
 
 from ..config import load_config
+from ..files import check_output_file, write_json
 from ..games import DEFAULT
 from ..grading import report
-from ..grading.exports import check_output_file, write_json
-from ..grading.runfolder import check_new_folder
+from ..runs.folders import check_new_folder
+from ..runs.text import plural
 from ..stop import Stop
 from ..tournaments.formats import Format, SprtSettings
 from ..tournaments.tournament import (
@@ -272,10 +273,10 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
         games = fmt.planned_games(engines)
         at_most = "" if fmt.kind in ("round-robin", "gauntlet") else "at most "
         echo(
-            f"Tournament{'' if fmt.kind == 'round-robin' else f' ({fmt.kind})'}: {report.plural(engines, 'engine', 'engines')}, {at_most}{report.plural(games, 'game', 'games')}"
+            f"Tournament{'' if fmt.kind == 'round-robin' else f' ({fmt.kind})'}: {plural(engines, 'engine', 'engines')}, {at_most}{plural(games, 'game', 'games')}"
             + (f" of {settings.game}" if settings.game != DEFAULT else "")
             + ", "
-            f"{_clock_text(settings)}, {report.plural(settings.jobs, 'job', 'jobs')}, scoring {settings.rule}, "
+            f"{_clock_text(settings)}, {plural(settings.jobs, 'job', 'jobs')}, scoring {settings.rule}, "
             f"{isolation_text(settings)}"
             + (f", adjudication at {settings.adjudicate} empties" if settings.adjudicate else "")
             + f"\nFolder: {folder.path}"

@@ -19,6 +19,8 @@ from ..config import Config
 from ..errors import GraderError, PlanError
 from ..files import read_lines
 from ..games import DEFAULT, Game, get_game
+from ..runs.submissions import Submission, find_submission_folder
+from ..runs.text import plural, stderr_lines
 from .plans import PUBLIC, Plan, standard_plan
 from .regress import (
     Command,
@@ -31,10 +33,8 @@ from .regress import (
     run_regress,
 )
 from .regress_runs import student_program, test_line
-from .report import plural
-from .results import Settings, Submission, TestResult, settings_for, stderr_lines
+from .results import Settings, TestResult, settings_for
 from .run import grade
-from .submissions import find_submission_folder
 
 COUNT = 5  # positions checked
 CHECK_SECONDS = 3.0  # a check waits at most this long per position (it reports against the real limit)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..runs.text import fmt_credit, plural
 from . import report
 from .regress_runs import StudentRegress, private_counts, student_view, test_line
 from .results import ScriptResult
@@ -30,13 +31,13 @@ def results_json(
         pos = t.position
         if not full and not result.plan.is_public(t.index):
             tests.append({"name": f"Private test {t.index}", "number": str(t.index), "score": t.verdict.credit,
-                          "max_score": 1, "output": f"{t.symbol} ({report.fmt_credit(t.verdict.credit)})",
+                          "max_score": 1, "output": f"{t.symbol} ({fmt_credit(t.verdict.credit)})",
                           "visibility": "hidden" if visibility == "hidden" else "after_published"})  # fmt: skip
             continue
-        name = f"Test {t.index}: {pos.token} to move, {report.plural(pos.empties, 'empty', 'empties')}"
+        name = f"Test {t.index}: {pos.token} to move, {plural(pos.empties, 'empty', 'empties')}"
         line = " ".join(str(m) for m in t.claim.line) if t.claim.has_score_line else "none"
         output = "\n".join([
-            f"{t.symbol} ({report.fmt_credit(t.verdict.credit)}): {t.diagnosis}",
+            f"{t.symbol} ({fmt_credit(t.verdict.credit)}): {t.diagnosis}",
             f"board {pos.board_string()} {pos.token}",
             f"claimed score {t.claim.score if t.claim.has_score_line else 'none'}, line (forward) {line}, "
             f"move {t.claim.move if t.claim.move is not None else 'none'}",
@@ -73,7 +74,7 @@ def regress_results_json(student: StudentRegress, public: list[frozenset[int] | 
         lines.append(f"{result.file}: {result.total:.1f}/100{stopped}")
         private = ""
         for t in viewed:
-            credit = f"{t.symbol} ({report.fmt_credit(t.credit)})" + (", expected to fail" if t.expect_failure else "")
+            credit = f"{t.symbol} ({fmt_credit(t.credit)})" + (", expected to fail" if t.expect_failure else "")
             entry = {"number": str(t.number), "score": 0 if t.expect_failure else t.credit,
                      "max_score": 0 if t.expect_failure else 1}  # fmt: skip
             if t.number not in shown:

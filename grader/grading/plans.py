@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import random
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import yaml
 
@@ -18,7 +16,7 @@ from ..errors import BoardError, BoardFileError, ConfigError, GraderError, PlanE
 from ..files import read_lines
 from ..games import DEFAULT, BoardEntry, Game, Position, get_game, hint_other_game
 from ..limits import Limits
-from ..seeding import rng
+from ..runs.seeds import new_seed, plan_seed, seed_warning, spread_public
 
 
 @dataclass(frozen=True)
@@ -46,32 +44,6 @@ class Plan:
     @property
     def has_private(self) -> bool:
         return self.public is not None and len(self.public) < len(self.positions)
-
-
-def new_seed() -> int:
-    """A fresh seed for a plan nobody asked to reproduce (it is printed and recorded)."""
-    return random.SystemRandom().randrange(1, 1_000_000)
-
-
-def secret_seed() -> int:
-    """A seed for a plan with private tests: 64 random bits, so that nobody can find it by
-    trying seeds until one makes the public boards (a six-digit one falls in minutes)."""
-    return secrets.randbits(64)
-
-
-def plan_seed(seed: int | None, config: Config | None = None) -> tuple[int, bool]:
-    """The seed a plan with private tests draws its boards from, and whether it was chosen:
-    ``seed``, else config.yaml's seed, else a secret one (``secret_seed``), chosen False."""
-    chosen = seed if seed is not None else config.seed if config is not None else None
-    return (secret_seed(), False) if chosen is None else (chosen, True)
-
-
-def seed_warning(seed: int, chosen: bool, has_private: bool) -> str | None:
-    """The warning due when private tests come from a chosen seed (see ``plan_seed``)."""
-    if not (chosen and has_private):
-        return None
-    return (f"the private boards come from seed {seed}, which anyone can find by trying seeds until one makes "
-            "the public boards: leave out --seed (and config seed) for a secret one")  # fmt: skip
 
 
 def standard_plan(seed: int | None = None, game: str | Game = DEFAULT, name: str = "standard") -> Plan:
@@ -155,29 +127,6 @@ def load_plan(path: str | Path, game: str | Game = DEFAULT) -> Plan:
 
 PLAN_FORMAT = "grader-plan 1"
 FULL, PUBLIC = "full", "public"
-
-
-def spread_public(
-    positions: Sequence[Position], count: int, seed: int | str, always: frozenset[int] = frozenset()
-) -> frozenset[int]:
-    """The test numbers (1-based) in ``always``, and ``count`` more spread over the numbers of
-    empties, chosen with ``seed``: one from each count of empties in turn, fewest empties first."""
-    others = len(positions) - len(always)
-    if not 0 <= count <= others:
-        raise GraderError(f"cannot make {count} of the {others} other tests public: give --public 0 to {others}")
-    rand = rng("grader", "public", seed)
-    groups: dict[int, list[int]] = {}
-    for i, pos in enumerate(positions, 1):
-        if i not in always:
-            groups.setdefault(pos.empties, []).append(i)
-    for members in groups.values():
-        rand.shuffle(members)
-    chosen: list[int] = []
-    while len(chosen) < count:
-        for e in sorted(groups):
-            if groups[e] and len(chosen) < count:
-                chosen.append(groups[e].pop())
-    return frozenset(chosen) | always
 
 
 def write_plan_file(plan: Plan, path: str | Path, kind: str = FULL) -> None:

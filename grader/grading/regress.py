@@ -32,9 +32,9 @@ from ..errors import BoardError, GraderError
 from ..execution.executor import Executor, Worker, using
 from ..files import parse_range, read_lines
 from ..games import Game, Position, get_game
+from ..runs.seeds import plan_seed, seed_warning, spread_public
+from ..runs.text import stderr_lines
 from ..stop import Stop, Stopped
-from .plans import plan_seed, seed_warning, spread_public
-from .results import stderr_lines
 
 COLOURS = ("b", "w")  # GTP's names of the first and second player
 REGRESS_SYMBOLS = {

@@ -28,10 +28,13 @@ from tabulate import tabulate
 from ..engines.players import PYTHON, ProtocolEngine
 from ..errors import GraderError, GraderWarning
 from ..execution.executor import Executor, Worker, interrupt_reason, using
-from ..files import read_lines
+from ..files import read_lines, write_files
 from ..games import Game, get_game
+from ..runs.changes import GradeChange, TestChange
+from ..runs.folders import StudentFolder, default_path
+from ..runs.submissions import Submission, find_submissions
+from ..runs.text import safe_cell, xml_text
 from ..stop import Stop
-from .exports import write_files
 from .html import regress_report_html
 from .regress import (
     ENDED,
@@ -50,11 +53,6 @@ from .regress import (
     run_commands,
     run_regress,
 )
-from .rejudge import GradeChange, TestChange
-from .report import safe_cell, xml_text
-from .results import Submission
-from .runfolder import StudentFolder, default_path
-from .submissions import find_submissions
 
 
 @dataclass

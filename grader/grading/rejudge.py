@@ -10,30 +10,10 @@ from typing import Any
 
 from ..engines.parse import Claim
 from ..engines.runner import RunResult
+from ..runs.changes import GradeChange, TestChange
 from .results import ScriptResult, TestResult, stop_at, stopped_test
 from .run import Run
 from .runfolder import RunFolder
-
-
-@dataclass(frozen=True)
-class TestChange:
-    """One test whose verdict changed."""
-
-    index: int
-    before: str  # symbol
-    after: str
-    why: str  # the new diagnosis
-
-
-@dataclass(frozen=True)
-class GradeChange:
-    """One student whose total changed, with the tests behind it."""
-
-    student: str
-    before: float
-    after: float
-    max_total: int
-    tests: list[TestChange]
 
 
 @dataclass

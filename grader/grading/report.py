@@ -7,25 +7,15 @@ import io
 import math
 import re
 import xml.etree.ElementTree as ET
-from fractions import Fraction
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 from tabulate import tabulate
 
 from ..games import BoardEntry
 from ..games.solving import Analysis
+from ..runs.text import fmt_credit, fmt_total, plural, safe_cell, stderr_lines, xml_text
 from .judge import SYMBOLS
-from .results import ScriptResult, TestResult, stderr_lines, stopped_test
-
-
-def fmt_credit(credit: float) -> str:
-    """1, 3/4, 1/2, 1/4, 0 as the lab writes them; totals as decimals."""
-    f = Fraction(credit).limit_denominator(4)
-    return str(f)
-
-
-def fmt_total(total: float) -> str:
-    return f"{total:g}"
+from .results import ScriptResult, TestResult, stopped_test
 
 
 def summary(result: ScriptResult) -> str:
@@ -116,10 +106,6 @@ def offending_test(t: TestResult) -> str:
 
 def _fmt_line(pos, line: tuple[int, ...]) -> str:
     return ", ".join(pos.game.move_text(m) if m >= 0 else "pass" for m in line) or "(none)"
-
-
-def plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
 
 
 def offending_report(result: ScriptResult, n: int = 2, public_only: bool = False) -> str:
@@ -219,25 +205,6 @@ def student_line(result: ScriptResult) -> str:
     return f"{result.name:<24} {fmt_total(result.total):>6}/{result.max_total}  {result.symbols}{note}"
 
 
-class Ranked(Protocol):
-    """A row of a class table: a student's name and total."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def total(self) -> float: ...
-
-
-R = TypeVar("R", bound=Ranked)
-
-
-def sort_results(results: list[R], by: str = "name") -> list[R]:
-    """By name, or by total (highest first, then by name)."""
-    if by == "total":
-        return sorted(results, key=lambda r: (-r.total, r.name))
-    return sorted(results, key=lambda r: r.name)
-
-
 def status(result: ScriptResult) -> str:
     """'' for a student graded to the end, else a few words: 'incomplete', 'not graded', ..."""
     if result.interrupted:
@@ -300,19 +267,6 @@ def note(r: ScriptResult) -> str:
 def _deepest_cell(r: ScriptResult) -> str:
     """The deepest level as a number ('' for none, or not a speed run)."""
     return "" if not r.is_speed or r.deepest is None else str(r.deepest)
-
-
-def safe_cell(text: str) -> str:
-    """A name a spreadsheet will not read as a formula."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def xml_text(text: str) -> str:
-    """Text XML 1.0 can hold: other characters (control characters, say) become '?'."""
-    return _NOT_XML.sub("?", text)
 
 
 def junit_xml(results: list[ScriptResult]) -> str:

@@ -6,20 +6,19 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import warnings
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 from .. import settings as layers
 from ..config import Config
 from ..engines.parse import Claim
 from ..engines.runner import RunResult
-from ..engines.scripts import RunSettings, Script
-from ..errors import GraderError, GraderWarning
+from ..engines.scripts import RunSettings
+from ..errors import GraderError
 from ..games import Game, Position
 from ..games.solving import LineCheck
 from ..limits import NOT_GIVEN
+from ..runs.text import stderr_lines
 from .judge import SYMBOLS, Verdict
 from .plans import Plan
 
@@ -93,30 +92,6 @@ def settings_for(plan: Plan, settings: Settings | None = None) -> Settings:
     if settings is None:
         return Settings.resolve(Config(), plan.game, plan)
     return settings.on(plan)
-
-
-@dataclass(frozen=True)
-class Submission:
-    """One student's script. ``path`` is None when no single script could be chosen."""
-
-    name: str
-    path: Path | None
-    problem: str | None = None  # why there is no script to grade
-    folder: Path | None = None  # the student's own folder: its files come along with the script
-    single: bool = False  # a script given on its own: the files of its folder come along if there are few
-
-    def script(self) -> Script:
-        """The script with its files, read now (raises GraderError naming what is wrong)."""
-        if self.path is None:
-            raise GraderError(self.problem or f"'{self.name}' has no script")
-        if not self.single:
-            return Script.from_path(self.path, self.folder)
-        try:
-            return Script.from_path(self.path, self.path.parent)
-        except GraderError as e:
-            script = Script.from_path(self.path)
-            warnings.warn(f"{e}; running '{self.path.name}' without the files next to it", GraderWarning, stacklevel=2)
-            return script
 
 
 @dataclass(frozen=True)
@@ -330,13 +305,3 @@ def stopped_test(stopped: str | None) -> int | None:
     """The test a --stop-on-error run stopped at, read back from its ``stop_at`` message."""
     found = re.match(r"stopped at test (\d+):", stopped or "")
     return int(found.group(1)) if found else None
-
-
-def stderr_lines(text: str, n: int) -> list[str]:
-    """The last ``n`` lines of stderr worth showing: of a Python traceback, its first line
-    always (then '...' where lines are left out), so that it reads as one."""
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    starts = [i for i, ln in enumerate(lines) if ln.startswith("Traceback (most recent call last)")]
-    if not starts or len(lines) - starts[-1] <= n or n < 3:
-        return lines[-n:]
-    return [lines[starts[-1]], "...", *lines[-(n - 2) :]]

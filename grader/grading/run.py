@@ -16,10 +16,11 @@ from ..engines.scripts import RunSettings, Script, run_script
 from ..errors import GraderError
 from ..execution.executor import Executor, Worker, interrupt_reason, using
 from ..games import Position
+from ..runs.submissions import Submission
 from ..stop import Stop, Stopped
 from .judge import Answer, judge
 from .plans import Plan, standard_plan
-from .results import ScriptResult, Settings, Submission, TestResult, settings_for, stop_at
+from .results import ScriptResult, Settings, TestResult, settings_for, stop_at
 
 if TYPE_CHECKING:
     from .runfolder import RunFolder
@@ -340,8 +341,9 @@ def grade_class(
     checked (GraderError where scripts could reach the grades); ``private`` names more of your
     files the scripts must not read (config, plan files).
     """
-    from .runfolder import RunFolder, default_path
-    from .submissions import find_submissions
+    from ..runs.folders import default_path
+    from ..runs.submissions import find_submissions
+    from .runfolder import RunFolder
 
     if resume is not None:
         folder = RunFolder.open(resume)

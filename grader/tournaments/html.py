@@ -16,7 +16,7 @@ from html import escape
 from typing import Any
 
 from ..games import PASS, Game
-from ..grading.report import fmt_total, plural
+from ..runs.text import fmt_total, plural
 
 _CSS = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; padding: 0 1em; }

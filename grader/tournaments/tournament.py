@@ -31,8 +31,8 @@ from ..execution.executor import Executor, LocalExecutor, Worker, interrupt_reas
 from ..files import bundled, read_lines
 from ..games import DEFAULT, PASS, Position, get_game, ggf, psq
 from ..games import Game as GameRules
-from ..grading.plans import new_seed
-from ..grading.runfolder import RecordFolder
+from ..runs.folders import RecordFolder
+from ..runs.seeds import new_seed
 from ..seeding import rng
 from ..stop import Stop, Stopped
 from . import ratings
@@ -928,7 +928,7 @@ def grades_csv(grades: Sequence[ShareGrade]) -> str:
     import csv
     import io
 
-    from ..grading.report import fmt_total, safe_cell
+    from ..runs.text import fmt_total, safe_cell
 
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")

@@ -1,12 +1,40 @@
-"""Finding the students' scripts: script files, folders of scripts, folders of student folders."""
+"""Students' submissions: each student's script and folder, and finding them among script
+files, folders of scripts and folders of student folders."""
 
 from __future__ import annotations
 
 import os
+import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import GraderError
-from .results import Submission
+from ..engines.scripts import Script
+from ..errors import GraderError, GraderWarning
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One student's script. ``path`` is None when no single script could be chosen."""
+
+    name: str
+    path: Path | None
+    problem: str | None = None  # why there is no script to grade
+    folder: Path | None = None  # the student's own folder: its files come along with the script
+    single: bool = False  # a script given on its own: the files of its folder come along if there are few
+
+    def script(self) -> Script:
+        """The script with its files, read now (raises GraderError naming what is wrong)."""
+        if self.path is None:
+            raise GraderError(self.problem or f"'{self.name}' has no script")
+        if not self.single:
+            return Script.from_path(self.path, self.folder)
+        try:
+            return Script.from_path(self.path, self.path.parent)
+        except GraderError as e:
+            script = Script.from_path(self.path)
+            warnings.warn(f"{e}; running '{self.path.name}' without the files next to it", GraderWarning, stacklevel=2)
+            return script
+
 
 
 def is_script(path: Path, suffixes: set[str]) -> bool:
