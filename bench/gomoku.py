@@ -23,7 +23,7 @@ from pathlib import Path
 
 from grader.engines.players import PYTHON, ProtocolEngine
 from grader.games.gomoku import GOMOKU
-from grader.grading.regress import Command, RegressSettings, run_regress, write_regress
+from grader.regression.regress import Command, RegressSettings, run_regress, write_regress
 
 ECHO = "import sys\nfor line in sys.stdin:\n    sys.stdout.write('=\\n\\n')\n    sys.stdout.flush()\n"
 

@@ -25,6 +25,10 @@ class NoPairing(GraderError, ValueError):
     """A Swiss round that cannot be paired without a rematch or a second bye."""
 
 
+class OptionError(GraderError):
+    """Options that do not go together, or one that needs another (the command's usage error)."""
+
+
 class PlanError(GraderError):
     """A plan file that cannot be read, or one given where another is needed."""
 

@@ -519,7 +519,7 @@ def test_a_regression_class_on_cluster_equals_local(cluster, tmp_path):
     """GTP programs on regression files, on the cluster's worker processes: the same verdicts
     and notes as here, each file's record naming the worker's machine."""
     from grader.games.gomoku import GOMOKU
-    from grader.grading.regress_runs import regress_class
+    from grader.regression.runs import regress_class
 
     from test_gomoku import settings
     from test_regress_runs import make_class as make_regress_class

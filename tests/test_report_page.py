@@ -117,7 +117,7 @@ def test_a_regression_class_report_loads_clean_with_its_boards(browser, tmp_path
     a row per student, and a board per test below full credit that the solver judged, the
     moves achieving the result marked (brute force: tests/test_gomoku.py's course positions)."""
     from grader.games.gomoku import GOMOKU
-    from grader.grading.regress_runs import regress_class
+    from grader.regression.runs import regress_class
 
     from test_gomoku import EXAMPLES, course_file, settings
 

@@ -14,12 +14,18 @@ from ..errors import GraderError
 from ..files import check_output_file, read_lines, write_json
 from ..grading import gradescope, report
 from ..grading.check import check as run_check
-from ..grading.check import check_gtp
 from ..grading.exports import write_exports
 from ..grading.judge import SYMBOL_TABLE
 from ..grading.plans import load_any_plan
-from ..grading.regress import RegressSettings, public_tests, regress_game
-from ..grading.regress_runs import (
+from ..grading.rejudge import rejudge
+from ..grading.results import Settings, TestResult
+from ..grading.run import ClassRun, grade_class, grade_submission
+from ..grading.run import grade as grade_script
+from ..grading.runfolder import RunFolder
+from ..regression.check import check_gtp
+from ..regression.gradescope import regress_results_json
+from ..regression.regress import RegressSettings, public_tests, regress_game
+from ..regression.runs import (
     RegressFolder,
     regress_submission,
     regress_table,
@@ -27,11 +33,6 @@ from ..grading.regress_runs import (
     student_text,
     write_regress_exports,
 )
-from ..grading.rejudge import rejudge
-from ..grading.results import Settings, TestResult
-from ..grading.run import ClassRun, grade_class, grade_submission
-from ..grading.run import grade as grade_script
-from ..grading.runfolder import RunFolder
 from ..runs.changes import GradeChange
 from ..runs.folders import check_new_folder
 from ..runs.submissions import find_submission_folder
@@ -429,7 +430,7 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
         game = regress_game(game_name, config, [plan_name])
         student = regress_submission(sub, [plan_name], game, RegressSettings.resolve(config), private_files(config))
         public = public_tests("\n".join(read_lines(plan_name, "regression file")))
-        data = gradescope.regress_results_json(student, [public], time.monotonic() - start, visibility)
+        data = regress_results_json(student, [public], time.monotonic() - start, visibility)
         write_json(results_file, data)
         echo(data["output"])
         echo(f"\nResults written to {results_file}")

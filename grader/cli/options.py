@@ -14,7 +14,7 @@ import click
 from ..config import Config, parse_tc
 from ..engines.isolation import choose
 from ..engines.scripts import RunSettings
-from ..errors import GraderError, GraderWarning, PlanError
+from ..errors import GraderError, GraderWarning, OptionError, PlanError
 from ..games import BACKENDS, Game, available
 from ..grading.plans import PUBLIC, Plan, load_any_plan, load_plan
 from ..runs.seeds import new_seed
@@ -49,6 +49,8 @@ def fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
                 warnings.simplefilter("always", GraderWarning)
                 warnings.showwarning = _show_warning
                 return fn(*args, **kwargs)
+        except OptionError as e:  # as click's own: the usage, then the error, exit 2
+            raise click.UsageError(printable(str(e)), click.get_current_context(silent=True)) from None
         except GraderError as e:
             raise click.ClickException(printable(str(e))) from None
         finally:

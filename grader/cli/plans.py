@@ -10,14 +10,7 @@ from ..config import load_config
 from ..errors import GraderError, PlanError
 from ..files import check_output_file, parse_range
 from ..grading.plans import PUBLIC, SPEED_PER_LEVEL, new_plan, read_plan_file, write_plan_file
-from ..grading.regress import (
-    EMPTIES,
-    PER_LEVEL,
-    REGRESS_GAME,
-    TIMELIMIT,
-    RegressPlan,
-    regress_plan,
-)
+from ..regression.regress import EMPTIES, PER_LEVEL, REGRESS_GAME, TIMELIMIT, RegressPlan, regress_plan
 from ..runs.text import plural
 from .options import (
     SECONDS,

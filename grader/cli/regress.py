@@ -11,24 +11,17 @@ import click
 from ..config import load_config
 from ..engines.players import PYTHON, ProtocolEngine
 from ..files import check_output_file, read_lines, write_json
-from ..grading.regress import (
+from ..regression.regress import (
     REGRESS_GAME,
     REGRESS_SYMBOLS,
     RegressSettings,
     RegressTest,
+    StudentRegress,
     parse_regress,
     regress_game,
     run_regress,
 )
-from ..grading.regress_runs import (
-    RegressFolder,
-    RegressRun,
-    StudentRegress,
-    failed_board,
-    regress_class,
-    regress_table,
-    test_line,
-)
+from ..regression.runs import RegressFolder, RegressRun, failed_board, regress_class, regress_table, test_line
 from ..runs.folders import check_new_folder
 from ..stop import Stop
 from .options import (

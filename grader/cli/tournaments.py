@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 import click
 
 from ..config import load_config
 from ..files import check_output_file, write_json
 from ..games import DEFAULT
 from ..grading import report
-from ..runs.folders import check_new_folder
 from ..runs.text import plural
 from ..stop import Stop
-from ..tournaments.formats import Format, SprtSettings
+from ..tournaments.request import TournamentRequest
 from ..tournaments.tournament import (
     OPENING_PLIES,
     GameRecord,
     TournamentFolder,
     TournamentSettings,
-    configured_engines,
-    read_openings,
     run_tournament,
     write_grades,
 )
@@ -29,8 +23,6 @@ from .options import (
     SECONDS,
     TIME_CONTROL,
     backend_option,
-    chosen_game,
-    chosen_seed,
     cluster_option,
     config_option,
     echo,
@@ -53,9 +45,8 @@ from .options import (
     "--format",
     "format_name",
     type=click.Choice(["round-robin", "gauntlet", "swiss"]),
-    default="round-robin",
-    show_default=True,
-    help="round-robin: all pairs; gauntlet: each SCRIPT against the --opponents only; swiss: --rounds Swiss rounds.",
+    default=None,
+    help="round-robin (the default): all pairs; gauntlet: each SCRIPT against the --opponents only; swiss: --rounds Swiss rounds.",
 )
 @click.option(
     "--opponents",
@@ -181,7 +172,7 @@ from .options import (
 @config_option
 @fail_cleanly
 @stoppable
-def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple[str, ...], rounds: int | None,
+def tournament(engine_paths: tuple[str, ...], format_name: str | None, opponents: tuple[str, ...], rounds: int | None,
                sprt: tuple[float, float] | None, alpha: float | None, beta: float | None, max_games: int | None, grade: bool,
                openings_file: str | None, opening_plies: int | None, random_openings: int | None, seed: int | None, time_limit: float | None,
                tc: tuple[float, float] | None, time_margin_ms: int | None, restart: bool, jobs: int | None, adjudicate: int | None,
@@ -211,55 +202,15 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
     config = load_config(config_path)
     if json_file:
         check_output_file(json_file)
-    opponent_paths = [p for o in opponents for p in o.split(",") if p]
-    if resume:
-        if (engine_paths or openings_file or opening_plies is not None or random_openings is not None or seed is not None or adjudicate or scoring
-                or game_name or board_size or time_limit or out or opponent_paths or sprt or max_games or format_name != "round-robin"
-                or backend or rounds or alpha is not None or beta is not None or tc or time_margin_ms is not None or restart):  # fmt: skip
-            raise click.UsageError("--resume continues a tournament with its own engines, format, openings and settings: "
-                                   "give only --resume DIR (and --jobs, --grade)")  # fmt: skip
-        kwargs: dict[str, Any] = {"resume": resume, "jobs": jobs}
-    else:
-        if openings_file and random_openings is not None:
-            raise click.UsageError("give --openings FILE or --random-openings PLIES, not both")
-        if opening_plies is not None and not openings_file:
-            raise click.UsageError("--opening-plies cuts the openings of --openings FILE: give the file too")
-        game = chosen_game(game_name, config)
-        game = game.sized(board_size) if board_size else game
-        if tc and time_limit:
-            raise click.UsageError("give --tc (a game clock) or --time-limit (seconds per move), not both")
-        margin = None if time_margin_ms is None else time_margin_ms / 1000
-        settings = TournamentSettings.resolve(config, game, time_limit, scoring, adjudicate, jobs=jobs, backend=backend,
-                                              tc=tc, time_margin=margin, restart=restart or None)  # fmt: skip
-        target = Path(out) if out else None
-        if target:
-            check_new_folder(target, "tournament")
-        if sprt is not None:
-            if format_name != "round-robin" or opponent_paths:
-                raise click.UsageError(
-                    "--sprt is its own format between two engines: leave out --format and --opponents"
-                )
-            if max_games is None:
-                raise click.UsageError("--sprt needs --max-games N: the most games to play undecided")
-            if rounds is not None:
-                raise click.UsageError("--rounds is not for --sprt: it plays pairs until a bound or --max-games")
-            rates: dict[str, Any] = {
-                k: v for k, v in (("alpha", alpha), ("beta", beta)) if v is not None
-            }  # else the library's
-            fmt = Format("sprt", sprt=SprtSettings(sprt[0], sprt[1], max_games, **rates))
-        elif max_games is not None or alpha is not None or beta is not None:
-            raise click.UsageError("--max-games, --alpha and --beta are for --sprt")
-        else:
-            fmt = Format(format_name, rounds or 1)
-        if opponent_paths and fmt.kind != "gauntlet":
-            raise click.UsageError("--opponents is for --format gauntlet (the engines given play only them)")
-        if grade and fmt.kind != "gauntlet":
-            raise click.UsageError("--grade grades a gauntlet: give --format gauntlet --opponents REFERENCE...")
-        kwargs = {
-            "settings": settings, "format": fmt, "opponents": opponent_paths, "seed": chosen_seed(seed, config), "out": target,
-            "openings": read_openings(openings_file, game, opening_plies) if openings_file else None,
-            "opening_plies": random_openings,
-        }  # fmt: skip
+    request = TournamentRequest(
+        engines=engine_paths, format=format_name, opponents=tuple(p for o in opponents for p in o.split(",") if p),
+        rounds=rounds, sprt=sprt, alpha=alpha, beta=beta, max_games=max_games, grade=grade,
+        openings_file=openings_file, opening_plies=opening_plies, random_openings=random_openings, seed=seed,
+        time_limit=time_limit, tc=tc, time_margin=None if time_margin_ms is None else time_margin_ms / 1000,
+        restart=restart, jobs=jobs, adjudicate=adjudicate, backend=backend, scoring=scoring, game=game_name,
+        board_size=board_size, out=out, resume=resume,
+    )  # fmt: skip
+    arguments = request.arguments(config)
     played, total = [0], [0]
 
     def on_game(game: GameRecord) -> None:
@@ -284,14 +235,9 @@ def tournament(engine_paths: tuple[str, ...], format_name: str, opponents: tuple
         )
         played[0], total[0] = played_before, games
 
-    if not resume:
-        named = configured_engines(config)  # a name given that is not a file is one of config.yaml's engines
-        pick = lambda p: named[p] if p in named and not Path(p).is_file() else p  # noqa: E731
-        engine_paths = tuple(map(pick, engine_paths))  # type: ignore[arg-type]
-        kwargs["opponents"] = [pick(p) for p in kwargs["opponents"]]
     with on_cluster(cluster, config, stop) as ex:
-        result = run_tournament(engine_paths, on_start=on_start, on_game=on_game,
-                                private=private_files(config, openings_file), executor=ex, stop=stop, **kwargs)  # fmt: skip
+        result = run_tournament(on_start=on_start, on_game=on_game, private=private_files(config, openings_file),
+                                executor=ex, stop=stop, **arguments)  # fmt: skip
     names = [s.engine for s in result.standings]
     echo()
     if result.swiss is not None:

@@ -32,18 +32,15 @@ import time
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
-from ..config import ADDRESS, LOCAL, check_address
+from ..config import ADDRESS, LOCAL, ClusterConfig, check_address
 from ..engines.runner import dedicate_this_thread
 from ..engines.scripts import RunSettings, Stage
 from ..errors import GraderError
 from ..stop import Stop, Stopped
 from ..version import __version__
 from .executor import Executor, Task, Worker
-
-if TYPE_CHECKING:
-    from ..config import ClusterConfig
 
 INSTALL = 'pip install "grader[cluster]"'
 MAX_BATCH = 10  # tasks in one Dask task at most

@@ -10,16 +10,14 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from ..errors import BoardError
 from ..files import bundled, read_lines
 from ..seeding import rng
 from .base import PASS, BoardEntry, Game
 from .drawing import grid_svg, grid_text
-
-if TYPE_CHECKING:
-    from .solving import ExactSolver
+from .solving import ExactSolver
 
 Square = int
 Bitboard = int

@@ -11,6 +11,7 @@ from typing import Any
 from ..engines.parse import Claim
 from ..engines.runner import RunResult
 from ..runs.changes import GradeChange, TestChange
+from .exports import write_exports
 from .results import ScriptResult, TestResult, stop_at, stopped_test
 from .run import Run
 from .runfolder import RunFolder
@@ -34,8 +35,6 @@ def rejudge(path: str | Path, exports: bool = True) -> Rejudged:
     """Judge every recorded test of the run folder ``path`` again with the current rules,
     rewrite its records (sealed) and, unless ``exports`` is false, its exports. A folder from
     grader 0.1 (no seals) is adopted: it gets a key, and its records are sealed as rewritten."""
-    from .exports import write_exports
-
     folder = RunFolder.open(path, adopt_unsealed=True)
     adopted = folder.unsealed
     plan, settings = folder.plan, folder.settings()

@@ -16,6 +16,7 @@ from ..engines.runner import RunResult
 from ..engines.scripts import RunSettings
 from ..errors import GraderError
 from ..games import Game, Position
+from ..games.cost import first_over, fix_hint
 from ..games.solving import LineCheck
 from ..limits import NOT_GIVEN
 from ..runs.text import stderr_lines
@@ -71,8 +72,6 @@ class Settings(RunSettings):
         """GraderError, before any script runs, when ``plan``'s game is graded over a protocol
         (GTP: 'grader regress'), or the grader cannot solve it with its backend, or would need
         more than ``max_solve_seconds`` for one of its boards."""
-        from ..games.cost import first_over, fix_hint
-
         game, budget = plan.game, self.max_solve_seconds
         if game.lab_protocol == "gtp":
             raise GraderError(f"{game.title} submissions speak GTP, not 'SCRIPT BOARD TOKEN': grade them with "

@@ -8,22 +8,22 @@ import itertools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from ..engines.parse import Claim
 from ..engines.runner import RunResult
 from ..engines.scripts import RunSettings, Script, run_script
 from ..errors import GraderError
 from ..execution.executor import Executor, Worker, interrupt_reason, using
-from ..games import Position
-from ..runs.submissions import Submission
+from ..games import Position, available, base_name, get_game
+from ..runs.folders import default_path
+from ..runs.submissions import Submission, find_submissions
 from ..stop import Stop, Stopped
+from .exports import write_exports
 from .judge import Answer, judge
 from .plans import Plan, standard_plan
 from .results import ScriptResult, Settings, TestResult, settings_for, stop_at
-
-if TYPE_CHECKING:
-    from .runfolder import RunFolder
+from .runfolder import RunFolder
 
 
 @dataclass(frozen=True)
@@ -247,8 +247,6 @@ def grade(
         with using(executor, settings.jobs, stop) as ex:
             (result,) = Run(plan, settings, ex).grade([sub], loaded, on_test=each)
     else:
-        from .runfolder import RunFolder
-
         folder = RunFolder.create(out, plan, settings)
         result = _in_folder(folder, [sub], plan, settings, mechanism, False, None, each, None, executor, stop, True,
                             loaded).results[0]  # fmt: skip
@@ -271,8 +269,6 @@ def wrong_game(result: ScriptResult, sub: Submission, script: Script, settings: 
     few boards of each other installed game where not every legal move is optimal, and a
     game on whose boards it found an optimal move every time is suggested. A script that
     printed no legal move at all is told so in any case."""
-    from ..games import available, base_name, get_game
-
     tests, game = result.tests, result.plan.game
     printed = [t for t in tests if t.claim.move is not None]  # a move printed (none: a timeout or crash, not a game)
     if not printed or result.interrupted or 2 * result.total >= len(tests):
@@ -341,10 +337,6 @@ def grade_class(
     checked (GraderError where scripts could reach the grades); ``private`` names more of your
     files the scripts must not read (config, plan files).
     """
-    from ..runs.folders import default_path
-    from ..runs.submissions import find_submissions
-    from .runfolder import RunFolder
-
     if resume is not None:
         folder = RunFolder.open(resume)
         plan, settings = folder.plan, folder.settings(jobs=settings.jobs if settings else None)
@@ -370,8 +362,6 @@ def _in_folder(folder: RunFolder, subs: Sequence[Submission], plan: Plan, settin
                scripts: dict[str, Script] | None = None) -> ClassRun:  # fmt: skip
     """Grade ``subs`` recording in ``folder``: what grade_class and grade(out=...) share
     (``scripts``: the students' scripts when already read)."""
-    from .exports import write_exports
-
     settings.check()
     if scripts is None:
         scripts, subs = _load_scripts(subs, settings)

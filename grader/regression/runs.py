@@ -21,7 +21,7 @@ import warnings
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Collection, Mapping, Sequence
+from typing import Callable, Collection, Mapping, Sequence
 
 from tabulate import tabulate
 
@@ -44,6 +44,7 @@ from .regress import (
     RegressResult,
     RegressSettings,
     RegressTest,
+    StudentRegress,
     answered_move,
     parse_regress,
     position_of,
@@ -53,45 +54,6 @@ from .regress import (
     run_commands,
     run_regress,
 )
-
-
-@dataclass
-class StudentRegress:
-    """One student's GTP program on every regression file of a class run."""
-
-    name: str
-    program: str | None  # the file run, None when none could be chosen
-    results: list[RegressResult] = field(default_factory=list)  # one per file run, in the files' order
-    problem: str | None = None  # why nothing ran
-    missing: int = 0  # files not recorded yet (an interrupted run: resume runs them)
-
-    @property
-    def total(self) -> float:
-        """Out of 100, over every counted test of every file (0 when nothing ran)."""
-        counted = [t for r in self.results for t in r.counted]
-        return 100 * sum(t.credit for t in counted) / len(counted) if counted else 0.0
-
-    @property
-    def complete(self) -> bool:
-        return not self.missing
-
-    def file_totals(self, files: list[str], digits: int = 1, missing: str = "-") -> list[str]:
-        """Each file's total as text, in the order of ``files`` (``missing`` where not run)."""
-        totals = {r.file: f"{r.total:.{digits}f}" for r in self.results}
-        return [totals.get(f, missing) for f in files]
-
-    @property
-    def note(self) -> str:
-        """Why there is no grade, or why it is not final, or where the program ended."""
-        if self.problem:
-            return self.problem
-        if self.missing:
-            return f"incomplete: {self.missing} of {self.missing + len(self.results)} files not run yet"
-        return next((f"{r.file}: stopped {r.stopped}" for r in self.results if r.stopped), "")
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "program": self.program, "problem": self.problem, "total": round(self.total, 2),
-                "complete": self.complete, "files": [r.to_json() for r in self.results]}  # fmt: skip
 
 
 def student_program(sub: Submission) -> ProtocolEngine:
