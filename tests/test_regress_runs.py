@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from grader.cli import main
 from grader.errors import GraderWarning
 from grader.games.gomoku import GOMOKU
-from grader.grading import runfolder
 from grader.regression.regress import parse_regress, public_tests, run_regress
 from grader.regression.runs import RegressFolder, regress_class, rejudge_regress
+from grader.runs import folders
 from grader.stop import Stop
 
 from test_gomoku import EXAMPLES, course_file, program, settings
@@ -509,7 +509,7 @@ def test_a_rewrite_killed_before_it_recorded_its_generation_leaves_the_records_r
     if killed_at == "sealing the description":
         monkeypatch.setattr(folder, "_write_meta", killed)
     else:
-        monkeypatch.setattr(runfolder, "keep_generation", lambda *args: killed())
+        monkeypatch.setattr(folders, "keep_generation", lambda *args: killed())
     with pytest.raises(KeyboardInterrupt):
         folder._rewrite(records)
     again = RegressFolder.open(tmp_path / "run")

@@ -11,23 +11,18 @@ import click
 
 from ..config import load_config
 from ..errors import GraderError
-from ..files import check_output_file, read_lines, write_json
+from ..files import check_output_file, write_json
 from ..grading import gradescope, report
-from ..grading.check import check as run_check
 from ..grading.exports import write_exports
 from ..grading.judge import SYMBOL_TABLE
-from ..grading.plans import load_any_plan
 from ..grading.rejudge import rejudge
 from ..grading.results import Settings, TestResult
-from ..grading.run import ClassRun, grade_class, grade_submission
+from ..grading.run import ClassRun, grade_class
 from ..grading.run import grade as grade_script
 from ..grading.runfolder import RunFolder
-from ..regression.check import check_gtp
-from ..regression.gradescope import regress_results_json
-from ..regression.regress import RegressSettings, public_tests, regress_game
+from ..labs import check_program, gradescope_results
 from ..regression.runs import (
     RegressFolder,
-    regress_submission,
     regress_table,
     rejudge_regress,
     student_text,
@@ -35,7 +30,6 @@ from ..regression.runs import (
 )
 from ..runs.changes import GradeChange
 from ..runs.folders import check_new_folder
-from ..runs.submissions import find_submission_folder
 from ..runs.text import fmt_credit, plural, sort_results
 from ..stop import Stop
 from .options import (
@@ -419,29 +413,9 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
     start = time.monotonic()
     config = load_config(config_path)
     check_output_file(results_file, make_parent=True)
-    game = chosen_game(game_name, config)
-    if game.lab_protocol == "gtp":
-        if not plan_name or boards_file or seed is not None or backend:
-            raise click.UsageError(f"{game.title} programs are graded on a GTP regression file: give it as --plan "
-                                   "FILE.gtp ('grader plan regress' writes one), without --boards, --seed or --backend")  # fmt: skip
-        if not Path(submission).is_dir():
-            raise GraderError(f"submission folder '{submission}' not found: give --submission DIR")
-        sub = find_submission_folder(Path(submission), set(config.commands), config.entry)
-        game = regress_game(game_name, config, [plan_name])
-        student = regress_submission(sub, [plan_name], game, RegressSettings.resolve(config), private_files(config))
-        public = public_tests("\n".join(read_lines(plan_name, "regression file")))
-        data = regress_results_json(student, [public], time.monotonic() - start, visibility)
-        write_json(results_file, data)
-        echo(data["output"])
-        echo(f"\nResults written to {results_file}")
-        return
-    plan = chosen_plan(game, plan_name, boards_file, seed, config, graded=True)
-    settings = Settings.resolve(config, game, plan, backend=backend)
-    if not Path(submission).is_dir():
-        raise GraderError(f"submission folder '{submission}' not found: give --submission DIR")
-    sub = find_submission_folder(Path(submission), set(config.commands), config.entry)
-    result = grade_submission(sub, plan, settings, private=private_files(config, boards_file))
-    data = gradescope.results_json(result, time.monotonic() - start, visibility)
+    data = gradescope_results(submission, config, game_name=game_name, plan_name=plan_name, boards_file=boards_file,
+                              seed=seed, backend=backend, visibility=visibility,
+                              private=private_files(config, boards_file), started=start)  # fmt: skip
     write_json(results_file, data)
     echo(data["output"])
     echo(f"\nResults written to {results_file}")
@@ -474,17 +448,7 @@ def check(script: str, plan_name: str | None, game_name: str | None, config_path
       grader check my_player.py --game tictactoe --plan lab1.public.plan
       grader check Gomoku.py --game gomoku --plan lab2.public.gtp
     """
-    config = load_config(config_path)
-    game = chosen_game(game_name, config)
-    if game.lab_protocol == "gtp":
-        game = regress_game(game_name, config, [plan_name] if plan_name else [])
-        checked = check_gtp(script, game, plan_name, RegressSettings.resolve(config), config.entry)
-        echo(checked.text())
-        if checked.all_fail:
-            raise SystemExit(1)
-        return
-    plan = load_any_plan(plan_name, game) if plan_name else None
-    found = run_check(script, game, plan, Settings.resolve(config, game, plan), entry=config.entry)
-    echo(report.check_text(found))
+    found = check_program(script, load_config(config_path), game_name, plan_name)
+    echo(found.text())
     if found.all_fail:
         raise SystemExit(1)

@@ -14,10 +14,9 @@ import click
 from ..config import Config, parse_tc
 from ..engines.isolation import choose
 from ..engines.scripts import RunSettings
-from ..errors import GraderError, GraderWarning, OptionError, PlanError
+from ..errors import GraderError, GraderWarning, OptionError
 from ..games import BACKENDS, Game, available
-from ..grading.plans import PUBLIC, Plan, load_any_plan, load_plan
-from ..runs.seeds import new_seed
+from ..grading.plans import Plan, plan_for
 from ..runs.text import plural
 from ..stop import Stop, on_signals
 
@@ -160,19 +159,9 @@ def chosen_game(name: str | None, config: Config) -> Game:
 
 
 def chosen_plan(game: Game, plan_name: str | None, boards_file: str | None, seed: int | None, config: Config,
-          graded: bool = False) -> Plan:  # fmt: skip
-    """The plan a grading command asked for: a board file, a plan file, or a named plan of the
-    game. ``graded``: grades that count (a class, Gradescope) need the full plan."""
-    if boards_file and plan_name:
-        raise click.UsageError("give --plan or --boards, not both")
-    if boards_file:
-        return load_plan(boards_file, game)
-    plan = load_any_plan(plan_name or "standard", game, chosen_seed(seed, config))
-    if graded and plan.kind == PUBLIC:
-        raise PlanError(
-            f"{plan_name} is a public plan (the tests students may see): grade with the full plan it came from"
-        )
-    return plan
+                graded: bool = False) -> Plan:  # fmt: skip
+    """The plan a grading command asked for (``grader.grading.plans.plan_for``)."""
+    return plan_for(game, config, plan_name, boards_file, seed, graded)
 
 
 class _Wanted(click.ParamType):
@@ -279,12 +268,6 @@ def plan_options(plan_help: str) -> Callable[[Callable[..., Any]], Callable[...,
                             help="Grade on the positions in FILE instead of the standard plan.")(fn)  # fmt: skip
 
     return decorate
-
-
-def chosen_seed(seed: int | None, config: Config) -> int:
-    if seed is not None:
-        return seed
-    return config.seed if config.seed is not None else new_seed()
 
 
 def sentence(text: str) -> str:

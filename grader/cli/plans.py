@@ -9,14 +9,15 @@ import click
 from ..config import load_config
 from ..errors import GraderError, PlanError
 from ..files import check_output_file, parse_range
-from ..grading.plans import PUBLIC, SPEED_PER_LEVEL, new_plan, read_plan_file, write_plan_file
+from ..grading.plans import PUBLIC, SPEED_PER_LEVEL, read_plan_file, write_plan_file
+from ..labs import new_tests
 from ..regression.regress import EMPTIES, PER_LEVEL, REGRESS_GAME, TIMELIMIT, RegressPlan, regress_plan
+from ..runs.seeds import choose_seed
 from ..runs.text import plural
 from .options import (
     SECONDS,
     LibraryDefault,
     chosen_game,
-    chosen_seed,
     config_option,
     echo,
     fail_cleanly,
@@ -89,20 +90,13 @@ def plan_new(seed: int | None, boards_file: str | None, plan_name: str | None, e
       grader plan new --game gomoku --public 4 --out lab2.gtp
     """
     config = load_config(config_path)
-    game = chosen_game(game_name, config)
     check_output_file(out)
-    if game.lab_protocol == "gtp":  # the lab's tests are a regression file: 'plan regress' with these options
-        if boards_file or plan_name or time_limit or scoring:
-            raise click.UsageError(f"{game.title}'s tests are a GTP regression file: drop --boards, --plan, "
-                                   "--time-limit and --scoring (see 'grader plan regress --help' for its options)")  # fmt: skip
-        _write_regress(regress_plan(config, game_name, empties=empties, public=public_count, seed=seed), out)
+    made = new_tests(config, game_name, seed=seed, boards=boards_file or None, plan_name=plan_name or None,
+                     empties=empties or None, public=public_count, time_limit=time_limit, scoring=scoring)  # fmt: skip
+    if isinstance(made, RegressPlan):  # a GTP lab's tests: a regression file, as 'plan regress' writes it
+        _write_regress(made, out)
         return
-    if empties and (boards_file or plan_name):
-        raise click.UsageError("give --empties, --plan or --boards, not two of them")
-    if boards_file and plan_name:
-        raise click.UsageError("give --plan or --boards, not both")
-    made = new_plan(config, game, seed=seed, name=plan_name or None, boards=boards_file or None, empties=empties or None,
-                    public=public_count, time_limit=time_limit, scoring=scoring)  # fmt: skip
+    game = made.plan.game
     plan, always, public = made.plan, made.shipped, made.plan.public or frozenset()
     write_plan_file(plan, out)
     shipped = (f": {len(public) - len(always)} random and the {plural(len(always), 'fixed board', 'fixed boards')} "
@@ -211,7 +205,7 @@ def boards(
     config = load_config(config_path)
     game = chosen_game(game_name, config)
     span = parse_range(empties, "empties", game.empties_allowed)
-    chosen = chosen_seed(seed, config)
+    chosen = choose_seed(seed, config)
     if out:
         check_output_file(out)
     lines = [

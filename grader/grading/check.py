@@ -21,6 +21,7 @@ from ..games import DEFAULT, Game, get_game
 from ..runs.submissions import find_submission_folder
 from ..runs.text import stderr_lines
 from .plans import PUBLIC, Plan, standard_plan
+from .report import check_text
 from .results import Settings, TestResult, settings_for
 from .run import grade
 
@@ -52,6 +53,10 @@ class CheckReport:
     def all_fail(self) -> bool:
         """Every position fails for a reason of format (no move, an illegal move, a crash)."""
         return not any(c.readable for c in self.checked)
+
+    def text(self) -> str:
+        """What ``grader check`` shows (``report.check_text``)."""
+        return check_text(self)
 
 
 def easy_positions(game: Game, plan: Plan | None) -> Plan:

@@ -12,11 +12,11 @@ import yaml
 
 from .. import settings as layers
 from ..config import SCHEMA, Config
-from ..errors import BoardError, BoardFileError, ConfigError, GraderError, PlanError
+from ..errors import BoardError, BoardFileError, ConfigError, GraderError, OptionError, PlanError
 from ..files import read_lines
 from ..games import DEFAULT, BoardEntry, Game, Position, get_game, hint_other_game
 from ..limits import Limits
-from ..runs.seeds import new_seed, plan_seed, seed_warning, spread_public
+from ..runs.seeds import choose_seed, new_seed, plan_seed, seed_warning, spread_public
 
 
 @dataclass(frozen=True)
@@ -298,8 +298,10 @@ def new_plan(config: Config, game: str | Game = DEFAULT, *, seed: int | None = N
     or the positions in the board file ``boards``; ``public`` random tests students may see,
     spread over the numbers of empties, besides those that ship with the grader; the scoring
     and limits of ``plan_rules``."""
+    if boards is not None and name is not None:
+        raise OptionError("give --plan or --boards, not both")
     if sum(x is not None for x in (name, boards, empties)) > 1:
-        raise PlanError("give --empties, --plan or --boards, not two of them")
+        raise OptionError("give --empties, --plan or --boards, not two of them")
     g = get_game(game)
     if g.lab_protocol == "gtp":
         raise PlanError(f"{g.title} is graded over GTP with regression files: write them with 'grader plan regress'")
@@ -316,3 +318,20 @@ def new_plan(config: Config, game: str | Game = DEFAULT, *, seed: int | None = N
     tests = spread_public(plan.positions, public, plan.seed if plan.seed is not None else str(boards), shipped)
     plan = dataclasses.replace(plan, public=tests, scoring=rule, limits=limits, kind=FULL)
     return NewPlan(plan, shipped, seed_warning(drawn, chosen and plan.seed is not None, plan.has_private))
+
+
+def plan_for(game: Game, config: Config, plan_name: str | None = None, boards_file: str | Path | None = None,
+             seed: int | None = None, graded: bool = False) -> Plan:  # fmt: skip
+    """The plan a grading run asked for: a board file, a plan file, or a named plan of the game
+    (its seed: ``seed``, else config.yaml's, else a new one). ``graded``: grades that count (a
+    class, Gradescope) need the full plan, never its public half."""
+    if boards_file and plan_name:
+        raise OptionError("give --plan or --boards, not both")
+    if boards_file:
+        return load_plan(boards_file, game)
+    plan = load_any_plan(plan_name or "standard", game, choose_seed(seed, config))
+    if graded and plan.kind == PUBLIC:
+        raise PlanError(
+            f"{plan_name} is a public plan (the tests students may see): grade with the full plan it came from"
+        )
+    return plan

@@ -12,7 +12,7 @@ from typing import Any
 from ..config import Config
 from ..errors import OptionError
 from ..runs.folders import check_new_folder
-from ..runs.seeds import new_seed
+from ..runs.seeds import choose_seed
 from .formats import Format, SprtSettings
 from .tournament import TournamentSettings, configured_engines, read_openings
 
@@ -118,7 +118,7 @@ class TournamentRequest:
             "settings": settings,
             "format": self.tournament_format(),
             "opponents": [pick(e) for e in self.opponents],
-            "seed": self.seed if self.seed is not None else config.seed if config.seed is not None else new_seed(),
+            "seed": choose_seed(self.seed, config),
             "out": Path(self.out) if self.out else None,
             "openings": read_openings(self.openings_file, game, self.opening_plies) if self.openings_file else None,
             "opening_plies": self.random_openings,
