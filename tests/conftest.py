@@ -41,6 +41,22 @@ def private_tmp():
     shutil.rmtree(folder, ignore_errors=True)
 
 
+def one_line_error(result, *words: str, exact: bool = False) -> None:
+    """A user's mistake, as a command shows it: a non-zero exit, one line naming the problem
+    (holding each of ``words``; with ``exact``, exit status 1 and the line 'Error: WORDS[0]'),
+    no traceback."""
+    if exact:
+        assert result.exit_code == 1, result.output
+        assert result.output.strip() == f"Error: {words[0]}"
+        return
+    assert result.exit_code != 0, result.output
+    assert "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    for word in words:
+        assert word in result.output, result.output
+
+
 @pytest.fixture
 def handout_board() -> str:
     return HANDOUT_BOARD

@@ -1,6 +1,7 @@
 """What a new user trips on: each mistake gets one clear line before any work is lost."""
 
 import csv
+import functools
 import io
 import json
 import shutil
@@ -16,6 +17,7 @@ from grader.cli import main
 from grader.grading.report import standings_table
 from grader.tournaments.ratings import Standing
 
+import conftest
 from conftest import HANDOUT_BOARD, ROOT
 
 NEGAMAX = ROOT / "submissions" / "negamax.py"
@@ -32,9 +34,7 @@ def run(tmp_path, monkeypatch):
     return invoke
 
 
-def one_line_error(result, message: str) -> None:
-    assert result.exit_code == 1, result.output
-    assert result.output.strip() == f"Error: {message}"
+one_line_error = functools.partial(conftest.one_line_error, exact=True)  # exit 1, exactly 'Error: MESSAGE'
 
 
 def test_a_wrong_python_stops_before_any_test(run, tmp_path):

@@ -17,7 +17,7 @@ from grader.grading.plans import PUBLIC, read_plan_file, standard_plan, write_pl
 from grader.runs.seeds import spread_public
 
 import reference as ref
-from conftest import ROOT
+from conftest import ROOT, one_line_error
 
 CANNED = Path(__file__).parent / "scripts" / "canned.py"
 BOARDS = ref_boards(8)
@@ -26,16 +26,6 @@ OTHELLO = get_game("othello")
 
 def run_cli(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def one_line_error(result, *words):
-    """A user's mistake: exit status 2 or 1, one line naming the problem, no traceback."""
-    assert result.exit_code != 0, result.output
-    assert "Traceback" not in result.output
-    lines = [line for line in result.output.splitlines() if line.strip()]
-    assert len(lines) == 1, result.output
-    for word in words:
-        assert word in result.output, result.output
 
 
 def student(folder: Path, name: str, kind: str) -> Path:

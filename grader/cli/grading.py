@@ -33,7 +33,6 @@ from ..runs.folders import check_new_folder
 from ..runs.text import fmt_credit, plural, sort_results
 from ..stop import Stop
 from .options import (
-    SECONDS,
     backend_option,
     chosen_game,
     chosen_plan,
@@ -41,8 +40,11 @@ from .options import (
     config_option,
     echo,
     fail_cleanly,
+    folder_options,
     game_option,
     isolation_text,
+    jobs_option,
+    json_option,
     on_cluster,
     plan_options,
     private_files,
@@ -50,6 +52,7 @@ from .options import (
     seed_option,
     sentence,
     stoppable,
+    time_limit_option,
 )
 
 # --- grade -----------------------------------------------------------------------------
@@ -83,36 +86,19 @@ _SYMBOL_HELP = "\n".join(f"  {s.char}  {s.meaning} ({fmt_credit(s.credit)})" for
 )
 @click.argument("scripts", nargs=-1, metavar="SCRIPT_OR_DIR...")
 @seed_option("standard plan's random boards")
-@click.option(
-    "--time-limit", type=SECONDS, default=None, help="Seconds per test (default: config limits.wall_seconds, 10)."
-)
-@click.option(
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Tests at once, over all scripts (default: config, else the number of cores).",
-)
+@time_limit_option("Seconds per test (default: config limits.wall_seconds, 10).")
+@jobs_option("Tests at once, over all scripts")
 @plan_options(
     "A plan file (lab5.plan), or a plan of the game instead of 'standard' (othello: speed; tictactoe: exhaustive)."
 )
 @scoring_option
 @game_option
-@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write the full results as JSON to FILE.")
+@json_option("the full results")
 @click.option(
     "--stop-on-error", is_flag=True, help="Stop a script's run at its first failed test (crash, no move, illegal move)."
 )
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="New run folder for the results as they happen (default for a class: runs/DATE_TIME).",
-)
-@click.option(
-    "--resume",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Continue the run in this folder: only missing tests (or changed scripts) are run.",
-)
+@folder_options("New run folder for the results as they happen (default for a class: runs/DATE_TIME).",
+                "Continue the run in this folder: only missing tests (or changed scripts) are run.")  # fmt: skip
 @click.option(
     "--sort", type=click.Choice(["name", "total"]), default="name", show_default=True, help="Order of the class table."
 )

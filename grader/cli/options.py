@@ -259,6 +259,32 @@ def seed_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]
     return decorate
 
 
+def jobs_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--jobs: ``what`` runs at once ('Games at once')."""
+    return click.option("--jobs", type=click.IntRange(min=1), default=None,
+                        help=f"{what} (default: config, else the number of cores).")  # fmt: skip
+
+
+def time_limit_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--time-limit: seconds of each run (a test, a move, a position)."""
+    return click.option("--time-limit", type=SECONDS, default=None, help=help)
+
+
+def json_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--json FILE, as ``json_file``: ``what`` is written there as JSON."""
+    return click.option("--json", "json_file", type=click.Path(dir_okay=False), help=f"Write {what} as JSON to FILE.")
+
+
+def folder_options(out_help: str, resume_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--out DIR (a new folder for the records) and --resume DIR (continue one)."""
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn = click.option("--resume", type=click.Path(file_okay=False), default=None, help=resume_help)(fn)
+        return click.option("--out", type=click.Path(file_okay=False), default=None, help=out_help)(fn)
+
+    return decorate
+
+
 def plan_options(plan_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """--boards FILE and --plan NAME|FILE, the two ways to choose what a grading run tests."""
 

@@ -15,7 +15,6 @@ from ..regression.regress import EMPTIES, PER_LEVEL, REGRESS_GAME, TIMELIMIT, Re
 from ..runs.seeds import choose_seed
 from ..runs.text import plural
 from .options import (
-    SECONDS,
     LibraryDefault,
     chosen_game,
     config_option,
@@ -24,6 +23,7 @@ from .options import (
     game_option,
     scoring_option,
     seed_option,
+    time_limit_option,
 )
 
 # --- plans ---------------------------------------------------------------------------------
@@ -69,7 +69,7 @@ def plan_group() -> None:
     help="K random tests students may see, spread over the numbers of empties, besides the fixed boards "
     "that ship with the grader (public in every plan: the plan has K + their number public tests).",
 )
-@click.option("--time-limit", type=SECONDS, default=None, help="Seconds per test the plan fixes (default: config).")
+@time_limit_option("Seconds per test the plan fixes (default: config).")
 @scoring_option
 @game_option
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="The plan file to write (lab5.plan).")

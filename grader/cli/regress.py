@@ -30,7 +30,10 @@ from .options import (
     config_option,
     echo,
     fail_cleanly,
+    folder_options,
     isolation_text,
+    jobs_option,
+    json_option,
     on_cluster,
     private_files,
     sentence,
@@ -47,15 +50,12 @@ from .options import (
 @click.option("--per-test", is_flag=True, default=None,
               help="A fresh program for every test, told the game so far: a crash or hang costs one test "
                    "(default: one program per file; the tests after it ended count 0).")  # fmt: skip
-@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write every test's result as JSON to FILE.")
+@json_option("every test's result")
 @click.option("--game", "game_name", metavar="NAME", cls=LibraryDefault, library_default=REGRESS_GAME,
               help="The game the files play (config's game instead, if its positions can be set up by play).")  # fmt: skip
-@click.option("--jobs", type=click.IntRange(min=1), default=None,
-              help="A class: programs at once (default: config, else the number of cores).")  # fmt: skip
-@click.option("--out", type=click.Path(file_okay=False), default=None,
-              help="A class: the new run folder for the results as they happen (default: runs/DATE_TIME).")  # fmt: skip
-@click.option("--resume", type=click.Path(file_okay=False), default=None,
-              help="Continue the class run in this folder: only files not recorded (or of changed programs) run.")  # fmt: skip
+@jobs_option("A class: programs at once")
+@folder_options("A class: the new run folder for the results as they happen (default: runs/DATE_TIME).",
+                "Continue the class run in this folder: only files not recorded (or of changed programs) run.")  # fmt: skip
 @cluster_option
 @config_option
 @fail_cleanly

@@ -30,11 +30,14 @@ from .options import (
     fail_cleanly,
     game_option,
     isolation_text,
+    jobs_option,
+    json_option,
     on_cluster,
     scoring_option,
     sentence,
     sides_of,
     stoppable,
+    time_limit_option,
 )
 
 # --- solve -----------------------------------------------------------------------------
@@ -166,19 +169,12 @@ class _SolveProgress:
     default=None,
     help="Prove from this position (an Othello endgame, say) instead of the start.",
 )
-@click.option(
-    "--time-limit", type=SECONDS, default=None, help="Seconds per position (default: config limits.wall_seconds)."
-)
-@click.option(
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Positions asked at once (default: config, else the number of cores).",
-)
+@time_limit_option("Seconds per position (default: config limits.wall_seconds).")
+@jobs_option("Positions asked at once")
 @click.option(
     "--no-repeat", is_flag=True, help="Ask each position once only (no check that the script is deterministic)."
 )
-@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write the proof as JSON to FILE.")
+@json_option("the proof")
 @scoring_option
 @backend_option
 @game_option

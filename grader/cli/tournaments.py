@@ -20,20 +20,23 @@ from ..tournaments.tournament import (
     write_grades,
 )
 from .options import (
-    SECONDS,
     TIME_CONTROL,
     backend_option,
     cluster_option,
     config_option,
     echo,
     fail_cleanly,
+    folder_options,
     game_option,
     isolation_text,
+    jobs_option,
+    json_option,
     on_cluster,
     private_files,
     seed_option,
     sentence,
     stoppable,
+    time_limit_option,
 )
 
 # --- tournament ---------------------------------------------------------------------------
@@ -99,9 +102,7 @@ from .options import (
     help=f"Random legal openings of PLIES moves from the seed (default: {OPENING_PLIES}).",
 )
 @seed_option("random openings")
-@click.option(
-    "--time-limit", type=SECONDS, default=None, help="Seconds per move (default: config tournament.move_seconds)."
-)
+@time_limit_option("Seconds per move (default: config tournament.move_seconds).")
 @click.option(
     "--tc",
     type=TIME_CONTROL,
@@ -121,12 +122,7 @@ from .options import (
     is_flag=True,
     help="Start protocol engines afresh for every game (default: a process plays its engine's next games).",
 )
-@click.option(
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Games at once (default: config, else the number of cores).",
-)
+@jobs_option("Games at once")
 @click.option(
     "--adjudicate",
     type=click.IntRange(min=1),
@@ -150,24 +146,9 @@ from .options import (
     metavar="N",
     help="The board, N x N, for Gomoku (default: config gomoku.size, else 7); GTP engines get 'boardsize N'.",
 )
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="New folder for the games as they finish (default: runs/DATE_TIME-tournament).",
-)
-@click.option(
-    "--resume",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Continue the tournament in this folder without replaying finished games.",
-)
-@click.option(
-    "--json",
-    "json_file",
-    type=click.Path(dir_okay=False),
-    help="Write standings, crosstable and games as JSON to FILE.",
-)
+@folder_options("New folder for the games as they finish (default: runs/DATE_TIME-tournament).",
+                "Continue the tournament in this folder without replaying finished games.")  # fmt: skip
+@json_option("standings, crosstable and games")
 @cluster_option
 @config_option
 @fail_cleanly

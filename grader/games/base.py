@@ -152,6 +152,26 @@ class Solver(Protocol[Q]):
     def clear(self) -> None: ...
 
 
+class StringBoard:
+    """What a position kept as a string of squares (``board``: '.' empty, 'x', 'o') and the
+    side to move (``token``) offers alike: tic-tac-toe's and Gomoku's."""
+
+    __slots__ = ()
+    board: str
+    token: str
+
+    @property
+    def empties(self) -> int:
+        return self.board.count(".")
+
+    @property
+    def opponent_token(self) -> str:
+        return "o" if self.token == "x" else "x"
+
+    def board_string(self) -> str:
+        return self.board
+
+
 @dataclass(frozen=True)
 class BoardEntry(Generic[P]):
     """One position from a board file, with the answer the file claims, if any."""

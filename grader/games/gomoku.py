@@ -30,7 +30,7 @@ from typing import Callable, Mapping, Sequence
 from ..errors import BoardError
 from ..seeding import rng
 from ..stop import Stopped
-from .base import Game
+from .base import Game, StringBoard
 from .drawing import grid_svg, grid_text
 from .solving import ExactSolver
 
@@ -42,7 +42,7 @@ _POINT = re.compile(r"([A-HJ-Ta-hj-t])(1[0-9]|[1-9])")
 
 
 @dataclass(frozen=True, slots=True)
-class Position:
+class Position(StringBoard):
     """A Gomoku position: the board, the side to move, and the rules it is played by."""
 
     board: str
@@ -56,17 +56,6 @@ class Position:
     @property
     def size(self) -> int:
         return math.isqrt(len(self.board))
-
-    @property
-    def empties(self) -> int:
-        return self.board.count(".")
-
-    @property
-    def opponent_token(self) -> str:
-        return "o" if self.token == "x" else "x"
-
-    def board_string(self) -> str:
-        return self.board
 
     def winner(self) -> str | None:
         """The side with a winning line, if one has."""

@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 
 from ..errors import BoardError
 from ..seeding import rng
-from .base import Game
+from .base import Game, StringBoard
 from .drawing import grid_svg, grid_text
 from .solving import ExactSolver
 
@@ -36,7 +36,7 @@ def winner(board: str) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class Position:
+class Position(StringBoard):
     """A tic-tac-toe position: the 9-character board and the side to move."""
 
     board: str
@@ -45,17 +45,6 @@ class Position:
     @property
     def game(self) -> TicTacToe:
         return TICTACTOE
-
-    @property
-    def empties(self) -> int:
-        return self.board.count(".")
-
-    @property
-    def opponent_token(self) -> str:
-        return "o" if self.token == "x" else "x"
-
-    def board_string(self) -> str:
-        return self.board
 
     def moves(self) -> list[int]:
         return [] if self.is_game_over() else [i for i, ch in enumerate(self.board) if ch == "."]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
@@ -16,7 +16,7 @@ from ..engines.scripts import RunSettings, Script, run_script
 from ..errors import GraderError
 from ..execution.executor import Executor, Worker, interrupt_reason, using
 from ..games import Position, available, base_name, get_game
-from ..runs.folders import default_path
+from ..runs.folders import ClassResults, default_path
 from ..runs.submissions import Submission, find_submissions
 from ..stop import Stop, Stopped
 from .exports import write_exports
@@ -297,13 +297,8 @@ def wrong_game(result: ScriptResult, sub: Submission, script: Script, settings: 
 
 
 @dataclass
-class ClassRun:
+class ClassRun(ClassResults[RunFolder, ScriptResult]):
     """A class graded in a run folder: each student's results as recorded."""
-
-    folder: RunFolder
-    results: list[ScriptResult]
-    interrupted: str | None = None  # why the run stopped early, if it did
-    files: list[str] = field(default_factory=list)  # exports written
 
 
 def grade_class(

@@ -19,7 +19,7 @@ import json
 import re
 import warnings
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Collection, Mapping, Sequence
 
@@ -31,7 +31,7 @@ from ..execution.executor import Executor, Worker, interrupt_reason, using
 from ..files import read_lines, write_files
 from ..games import Game, get_game
 from ..runs.changes import GradeChange, TestChange
-from ..runs.folders import StudentFolder, default_path
+from ..runs.folders import ClassResults, StudentFolder, default_path
 from ..runs.submissions import Submission, find_submissions
 from ..runs.text import safe_cell, xml_text
 from ..stop import Stop
@@ -167,13 +167,12 @@ class RegressFolder(StudentFolder):
 
 
 @dataclass
-class RegressRun:
+class RegressRun(ClassResults[RegressFolder, StudentRegress]):
     """A class run on regression files, in its folder: each student's results as recorded."""
 
-    folder: RegressFolder
-    students: list[StudentRegress]
-    interrupted: str | None = None  # why the run stopped early, if it did
-    files: list[str] = field(default_factory=list)  # exports written
+    @property
+    def students(self) -> list[StudentRegress]:
+        return self.results
 
 
 def regress_class(paths: Sequence[str | Path] = (), files: Sequence[str | Path] = (), game: Game | None = None,

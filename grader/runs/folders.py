@@ -14,7 +14,8 @@ import threading
 import uuid
 import warnings
 from pathlib import Path
-from typing import Any, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, Sequence, TypeVar
 
 from ..engines.scripts import RunSettings
 from ..errors import GraderError, GraderWarning, RunFolderError
@@ -327,3 +328,16 @@ class StudentFolder(RecordFolder):
         return [r for r in self._records() if r.get("student") in hashes and r.get("sha256") == hashes[r["student"]]]
 
 
+F = TypeVar("F", bound=RecordFolder)
+R = TypeVar("R")
+
+
+@dataclass
+class ClassResults(Generic[F, R]):
+    """A class run in its folder: each student's results as recorded, why the run stopped
+    early (if it did), and the exports written."""
+
+    folder: F
+    results: list[R]
+    interrupted: str | None = None
+    files: list[str] = field(default_factory=list)
