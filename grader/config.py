@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import yaml
 
-from .engines import PROTOCOLS
+from .engines import available_protocols
 from .engines.isolation import ISOLATIONS
 from .errors import ConfigError, GraderError
 from .games import BACKENDS, DEFAULT, Game, available, base_name, get_game, parse_options
@@ -224,7 +224,7 @@ def _engines(key: str, value: Any) -> tuple[EngineEntry, ...]:
     if not isinstance(value, list):
         raise ValueError(f"{shape}; got {value!r}")
     schema: dict[str, Validator] = {
-        "name": _optional_string, "command": _optional_string, "protocol": _choice(*PROTOCOLS),
+        "name": _optional_string, "command": _optional_string, "protocol": _protocol,
         "workdir": _optional_string, "depth": _number(0, integer=True, optional=True),
     }  # fmt: skip
     out: list[EngineEntry] = []
@@ -238,6 +238,11 @@ def _engines(key: str, value: Any) -> tuple[EngineEntry, ...]:
             raise ValueError(f"'{key}' names '{fields['name']}' twice: give each engine its own name")
         out.append(EngineEntry(**fields))
     return tuple(out)
+
+
+def _protocol(key: str, value: Any) -> str:
+    """The name of an installed engine protocol (built in, or a plugin's)."""
+    return _choice(*available_protocols())(key, value)
 
 
 def _optional_string(key: str, value: Any) -> str | None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ..errors import BoardError
 from ..games import PASS, Game, Position
-from .nboard import Answer, ProtocolError, Silent
+from .protocol import Answer, Protocol, ProtocolError, Silent
 from .runner import Ended, Session
 
 
@@ -71,15 +71,24 @@ class GtpClient:
         return line.replace("\t", " ")
 
 
-class GtpGame:
-    """One engine's side of a game over GTP: 'boardsize' and 'clear_board' for each game,
+class GtpProtocol(Protocol):
+    """One engine's side of games over GTP: 'boardsize' and 'clear_board' for each game,
     'play' for the opponent's moves since the engine's last (not its passes: Othello's are
     forced, and its GTP engines, such as GRhino's, refuse 'play b pass' and infer them),
     'genmove' for its move (the engine plays its own answer on its board, as GTP says)."""
 
-    def __init__(self, client: GtpClient, game: Game):
-        self.client, self.game = client, game
+    name, title = "gtp", "GTP"
+
+    def __init__(self, session: Session, game: Game, depth: int | None = None):
+        super().__init__(session, game, depth)
+        self.client = GtpClient(session)
         self._told: int | None = None
+
+    @classmethod
+    def sets_up(cls, game: Game) -> bool:
+        """GTP sets up a position by playing its stones, which only a game of placing allows: in
+        Othello a GTP engine can only be told a game from the start, move by move."""
+        return game.placing
 
     def hello(self, seconds: float) -> list[str]:
         reply = self.client.send("protocol_version", seconds)
@@ -133,4 +142,4 @@ class GtpGame:
             raise ProtocolError(f"'{command}' failed: '? {reply.text[:60]}'")
 
 
-__all__ = ["Ended", "GtpClient", "GtpError", "GtpGame", "GtpSilent", "Reply"]
+__all__ = ["Ended", "GtpClient", "GtpError", "GtpProtocol", "GtpSilent", "Reply"]

@@ -21,42 +21,25 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 
 from ..errors import BoardError
 from ..games import PASS, Game, Position
 from ..games.ggf import game_in_progress
+from .protocol import Answer, Protocol, ProtocolError, Silent
 from .runner import Ended, Session
 
 VERSION = 2
 KEEP_LINES = 20  # analysis lines kept per move
 
 
-class ProtocolError(Exception):
-    """The engine broke the protocol: the message says how (the game is forfeited)."""
+class NBoardProtocol(Protocol):
+    """One engine's side of games over NBoard: ``hello`` once, then ``ask`` for each move."""
 
-
-class Silent(ProtocolError):
-    """The engine did not answer in time."""
-
-
-@dataclass
-class Answer:
-    """An engine's move, as it gave it."""
-
-    move: int  # a square, or PASS
-    text: str  # as the engine wrote it ('F5', 'PA')
-    eval: float | None  # its evaluation, from its own view (discs), when it gave one
-    seconds: float | None  # the time it says it took
-    lines: list[str] = field(default_factory=list)  # what else it printed since the 'go'
-
-
-class NBoardClient:
-    """One engine's side of a game over NBoard: ``hello`` once, then ``ask`` for each move."""
+    name, title, depth_option = "nboard", "NBoard", True
 
     def __init__(self, session: Session, game: Game, depth: int | None = None):
-        self.session, self.game, self.depth = session, game, depth
-        self.name: str | None = None  # what the engine calls itself ('set myname')
+        super().__init__(session, game, depth)
+        self.myname: str | None = None  # what the engine calls itself ('set myname')
         self._ping = 0
         self._told: int | None = None  # plies the engine knows of this game; None: no game yet
         self.stale = 0  # answers it gave before its pong (not trusted)
@@ -112,7 +95,7 @@ class NBoardClient:
 
     def _keep(self, line: str, lines: list[str]) -> None:
         if line.startswith("set myname "):
-            self.name = line[len("set myname ") :].strip()[:40] or self.name
+            self.myname = line[len("set myname ") :].strip()[:40] or self.myname
         if line.strip() and len(lines) < KEEP_LINES:
             lines.append(line[:200])
 
@@ -142,4 +125,4 @@ def _number(parts: list[str], i: int) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
-__all__ = ["Answer", "Ended", "NBoardClient", "ProtocolError", "Silent"]
+__all__ = ["Answer", "Ended", "NBoardProtocol", "ProtocolError", "Silent"]

@@ -22,10 +22,9 @@ from pathlib import Path
 
 from ..errors import GraderError
 from ..games import Game, Position
-from . import PROTOCOLS
-from .gtp import GtpClient, GtpGame
-from .nboard import Ended, NBoardClient, ProtocolError, Silent
-from .runner import RunResult, Session
+from . import get_protocol
+from .protocol import Protocol, ProtocolError, Silent
+from .runner import Ended, RunResult, Session
 from .sandbox import Sandbox, claim_uid, release_uid
 from .scripts import Runs, RunSettings, Script, run_script
 
@@ -58,10 +57,7 @@ class ProtocolEngine:
         default the folder of the first file the command names). Paths in the command are
         relative to ``cwd``, else to ``here`` (default: the current folder); a program named
         without a path is looked for on PATH. GraderError names what is missing."""
-        if protocol not in PROTOCOLS:
-            raise GraderError(f"unknown engine protocol '{protocol}': use one of {', '.join(PROTOCOLS)}")
-        if protocol == "gtp" and depth is not None:
-            raise GraderError("a depth is NBoard's 'set depth': give a GTP engine its level in its command")
+        get_protocol(protocol).check(depth)
         try:
             argv = shlex.split(command)
         except ValueError as e:
@@ -175,7 +171,7 @@ class ScriptPlayer(Player):
 class Running:
     """A protocol engine's process: its session, its protocol client, and the uid it runs as."""
 
-    def __init__(self, session: Session, client: NBoardClient | GtpGame, uid: int | None):
+    def __init__(self, session: Session, client: Protocol, uid: int | None):
         self.session, self.client, self.uid = session, client, uid
         self.ended: RunResult | None = None
 
@@ -223,7 +219,7 @@ class EnginePool:
 
 
 class ProtocolPlayer(Player):
-    """A protocol engine (NBoard, GTP): a process of its own in a sandbox (and, as root, a
+    """A protocol engine (NBoard, GTP, any ``Protocol`` of the registry): a process of its own in a sandbox (and, as root, a
     uid) of its own, started for the game or taken from ``pool``, where it goes back after a
     clean game."""
 
@@ -246,8 +242,7 @@ class ProtocolPlayer(Player):
         folder = str(self.where.stage.folder(self.engine.bundle)) if self.engine.bundle else None
         argv = self.engine.command(self.settings.python, folder)
         session = Session(argv, self.settings.limits, sandbox, self.where.stop, folder, folder)
-        client = (GtpGame(GtpClient(session), self.game) if self.engine.protocol == "gtp"
-                  else NBoardClient(session, self.game, self.engine.depth))  # fmt: skip
+        client = get_protocol(self.engine.protocol)(session, self.game, self.engine.depth)
         self.running = Running(session, client, uid)
         error = session.start()
         if error:

@@ -23,8 +23,9 @@ from typing import Any, Callable, Sequence
 
 from .. import settings as layers
 from ..config import Config
+from ..engines import available_protocols, get_protocol
 from ..engines.isolation import ISOLATIONS
-from ..engines.players import PROTOCOLS, PYTHON, EnginePool, Player, ProtocolEngine, Turn, player_for
+from ..engines.players import PYTHON, EnginePool, Player, ProtocolEngine, Turn, player_for
 from ..engines.scripts import RunSettings, Script
 from ..errors import BoardFileError, GraderError, GraderWarning
 from ..execution.executor import Executor, LocalExecutor, Worker, interrupt_reason, using
@@ -640,7 +641,7 @@ def run_tournament(
         if not openings:
             raise GraderError(f"no random opening of {opening_plies} moves: every {settings.rules.title} game "
                               "tried ended sooner; give fewer --random-openings")  # fmt: skip
-        _check_gtp_openings(players, openings, settings.rules)
+        _check_openings(players, openings, settings.rules)
         static = fmt.kind in ("round-robin", "gauntlet")
         fixed = fmt.planner([e.name for e in players], openings, GameRecord).more(0) if static else []
         settings.sandbox_mechanism([*(p for e in players for p in e.paths), *map(Path, private)])
@@ -784,7 +785,8 @@ def engine_list(paths: Sequence[str | Path | Engine], game: GameRules | None = N
             engines.append(p)
             continue
         text = str(p)
-        protocol = next((p for p in PROTOCOLS if text.startswith(f"{p}:") or text.startswith(f"{BUILTIN}{p}:")), None)
+        spoken = available_protocols()
+        protocol = next((p for p in spoken if text.startswith(f"{p}:") or text.startswith(f"{BUILTIN}{p}:")), None)
         if protocol is not None:
             _check_protocol(text, protocol, game)
             proto = protocol_engine(text, protocol, game=game)
@@ -866,18 +868,20 @@ def _folder_name(e: Engine) -> Engine:
 
 
 def _check_protocol(name: str, protocol: str, game: GameRules) -> None:
-    if protocol not in game.protocols:
-        speak = f"speak {' or '.join(game.protocols)}, or are scripts" if game.protocols else "are scripts"
+    if not get_protocol(protocol).plays(game):
+        playing = [p for p in available_protocols() if get_protocol(p).plays(game)]
+        speak = f"speak {' or '.join(playing)}, or are scripts" if playing else "are scripts"
         raise GraderError(f"engine '{name}' speaks {protocol}, which does not play {game.title}: its engines {speak}")
 
 
-def _check_gtp_openings(players: list[Engine], openings: list[str], game: GameRules) -> None:
-    """GTP sets up a position by playing its stones, which only a game of placing allows: in
-    Othello a GTP engine can only be told a game from the start, move by move."""
-    gtp = [e.name for e in players if e.protocol is not None and e.protocol.protocol == "gtp"]
-    if gtp and not game.placing and any(" " in o.strip() for o in openings):  # 'BOARD TOKEN': a position
-        raise GraderError(f"engine '{gtp[0]}' speaks GTP, which can tell it a {game.title} game only from the "
-                          "start: give openings as move sequences (f5d6c3), not positions")  # fmt: skip
+def _check_openings(players: list[Engine], openings: list[str], game: GameRules) -> None:
+    """An engine whose protocol tells it a game only from the start (GTP in Othello) cannot
+    start from an opening given as a position."""
+    for e in players:
+        kind = get_protocol(e.protocol.protocol) if e.protocol is not None else None
+        if kind and not kind.sets_up(game) and any(" " in o.strip() for o in openings):  # 'BOARD TOKEN': a position
+            raise GraderError(f"engine '{e.name}' speaks {kind.title}, which can tell it a {game.title} game only from "
+                              "the start: give openings as move sequences (f5d6c3), not positions")  # fmt: skip
 
 
 # --- grades by share -----------------------------------------------------------------------
