@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from grader.cli import main
-from grader.grading.report import standings_table
+from grader.tournaments.tables import standings_table
 from grader.tournaments.ratings import Standing
 
 import conftest

@@ -149,7 +149,7 @@ def test_sprt_planner_stops_at_the_first_pair_over_a_bound():
             planner.add(fake(id, pair, rnd, black, white, opening, "1-0" if black == "a" else "0-1"))
         pairs += 1
     assert expected == 7 and pairs == expected
-    s = planner.summary()
+    s = planner.summary().to_json()
     assert s["decision"] == "H1" and s["pentanomial"] == [0, 0, 0, 0, 7] and s["games"] == 14
 
 
@@ -160,16 +160,16 @@ def test_sprt_stops_at_the_game_limit_undecided():
         handed += len(games)
         for n, (id, pair, rnd, black, white, opening) in enumerate(games):
             planner.add(fake(id, pair, rnd, black, white, opening, "1-0" if n == 0 else "1/2-1/2"))
-    assert handed == 6 and planner.summary()["decision"] is None  # 3 pairs: 7 games hold no 4th pair
-    assert planner.summary()["pentanomial"] == [0, 0, 0, 3, 0]  # a: a win and a draw each pair
+    assert handed == 6 and planner.summary().to_json()["decision"] is None  # 3 pairs: 7 games hold no 4th pair
+    assert planner.summary().to_json()["pentanomial"] == [0, 0, 0, 3, 0]  # a: a win and a draw each pair
 
 
 def test_sprt_end_to_end_with_real_engines(tmp_path):
     # 'crash' forfeits every game: 'first' wins every pair, H1 at the 7th pair (as above).
     result = run_tournament([engine(tmp_path, "first"), engine(tmp_path, "crash")], settings=settings(),
                             format=Format("sprt", sprt=SprtSettings(0, 200, max_games=40)), out=tmp_path / "t", seed=1)  # fmt: skip
-    assert result.sprt["decision"] == "H1" and result.sprt["pentanomial"] == [0, 0, 0, 0, 7]
-    assert result.sprt["llr"] == pytest.approx(llr(Pentanomial(ww=7), 0, 200))
+    assert result.sprt.to_json()["decision"] == "H1" and result.sprt.to_json()["pentanomial"] == [0, 0, 0, 0, 7]
+    assert result.sprt.to_json()["llr"] == pytest.approx(llr(Pentanomial(ww=7), 0, 200))
     assert 14 <= len(result.games) <= 16  # games running at the decision end and are kept
     saved = json.loads((tmp_path / "t" / "results.json").read_text())
     assert saved["sprt"]["decision"] == "H1" and saved["format"] == "sprt"
@@ -250,8 +250,8 @@ def test_sprt_resume_counts_pairs_in_the_order_they_ended(tmp_path):
     for g in [g for k in range(2, 9) for g in pair(k)] + pair(1, lost=True):
         folder.append(g)
     again = run_tournament(resume=out)
-    assert again.sprt["decision"] == "H1" and again.sprt["pentanomial"] == [0, 0, 0, 0, 7]
-    assert again.sprt["llr"] == pytest.approx(llr(Pentanomial(ww=7), 0, 200))
+    assert again.sprt.to_json()["decision"] == "H1" and again.sprt.to_json()["pentanomial"] == [0, 0, 0, 0, 7]
+    assert again.sprt.to_json()["llr"] == pytest.approx(llr(Pentanomial(ww=7), 0, 200))
     assert [g.id for g in again.games] == [f"p{k}:{n}" for k in range(1, 9) for n in (1, 2)]  # none played again
     assert len((out / "games.jsonl").read_text().splitlines()) == 16
 
@@ -395,7 +395,7 @@ def test_swiss_with_tictactoe_stops_early_and_resumes(tmp_path):
     (out / "games.jsonl").write_text("\n".join(lines[:3]) + "\n")  # as if interrupted after 3 games
     again = run_tournament(resume=out)
     assert [g.summary() for g in again.games] == [g.summary() for g in first.games]
-    assert [(s.engine, s.points, s.buchholz) for s in again.swiss] == [
-        (s.engine, s.points, s.buchholz) for s in first.swiss
+    assert [(s.engine, s.points, s.buchholz) for s in again.swiss.standings] == [
+        (s.engine, s.points, s.buchholz) for s in first.swiss.standings
     ]
     assert len((out / "games.jsonl").read_text().splitlines()) == 6

@@ -7,9 +7,9 @@ import click
 from ..config import load_config
 from ..files import check_output_file, write_json
 from ..games import DEFAULT
-from ..grading import report
 from ..runs.text import plural
 from ..stop import Stop
+from ..tournaments import tables
 from ..tournaments.request import TournamentRequest
 from ..tournaments.tournament import (
     OPENING_PLIES,
@@ -222,20 +222,20 @@ def tournament(engine_paths: tuple[str, ...], format_name: str | None, opponents
     names = [s.engine for s in result.standings]
     echo()
     if result.swiss is not None:
-        echo(report.swiss_table(result.swiss))
+        echo(tables.swiss_table(result.swiss.standings))
         echo()
-    echo(report.standings_table(result.standings))
+    echo(tables.standings_table(result.standings))
     echo()
-    echo(report.crosstable_text(result.crosstable, names))
+    echo(tables.crosstable_text(result.crosstable, names))
     if result.sprt is not None:
         echo()
-        echo(report.sprt_text(result.sprt))
+        echo(tables.sprt_text(result.sprt))
     if result.stopped_early:
         echo(f"\nStopped early: {result.stopped_early}")
     if grade:
         grades = write_grades(result, config.tournament.grade)
         echo()
-        echo(report.share_grades_table(grades))
+        echo(tables.share_grades_table(grades))
     if json_file:
         write_json(json_file, result.to_json())
     echo(f"\n{len(result.games)} of {result.scheduled} games in {result.folder.path}: {', '.join(result.files)}")

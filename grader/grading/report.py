@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import re
 import xml.etree.ElementTree as ET
 from typing import Any
@@ -296,64 +295,6 @@ def junit_xml(results: list[ScriptResult]) -> str:
             ET.SubElement(case, "failure", message=xml_text(r.stopped))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
-
-
-# --- tournaments -------------------------------------------------------------------------
-
-
-def standings_table(rows: list, fmt: str = "simple") -> str:
-    """Engine, games, points, wins/draws/losses, average margin (score from its view), Elo +- 95%, forfeits,
-    timeouts, share of the pieces at the games' ends."""
-    table = []
-    for s in rows:
-        rating = "n/a" if s.elo is None else f"{round(s.elo) + 0:+d}"  # + 0: never '-0'
-        error = "n/a" if s.elo is None or s.elo_error is None or math.isinf(s.elo_error) else f"{s.elo_error:.0f}"
-        table.append([s.engine, s.games, fmt_total(s.points), s.wins, s.draws, s.losses, f"{s.margin:+.1f}",
-                      rating, error, s.forfeits, s.timeouts,
-                      "n/a" if getattr(s, "share", None) is None else f"{100 * s.share:.1f}%"])  # fmt: skip
-    headers = ["engine", "games", "points", "W", "D", "L", "margin", "Elo", "+-95%", "forfeits", "timeouts", "share"]
-    return tabulate(table, headers=headers, tablefmt=fmt, disable_numparse=True)
-
-
-def share_grades_table(grades: list, fmt: str = "simple") -> str:
-    """Each graded engine: share of the pieces, grade out of 100, whether all its games were played."""
-    rows = [[g.engine, "n/a" if g.share is None else f"{100 * g.share:.1f}%", fmt_total(g.grade),
-             "yes" if g.complete else f"no ({g.note})"] for g in grades]  # fmt: skip
-    return tabulate(rows, headers=["engine", "share", "grade /100", "complete"], tablefmt=fmt, disable_numparse=True)
-
-
-def swiss_table(rows: list, fmt: str = "simple") -> str:
-    """The Swiss ranking: points (a pair up to 2, a bye 2), Buchholz, Sonneborn-Berger."""
-    table = [
-        [i, s.engine, fmt_total(s.points), fmt_total(s.buchholz), f"{s.sonneborn_berger:g}"]
-        for i, s in enumerate(rows, 1)
-    ]
-    return tabulate(table, headers=["#", "engine", "points", "Buchholz", "S-B"], tablefmt=fmt, disable_numparse=True)
-
-
-def sprt_text(s: dict) -> str:
-    """The SPRT's state: LLR and bounds, the decision, Elo and its interval, pairs and games."""
-    decision = {"H1": "H1 accepted", "H0": "H0 accepted"}.get(s["decision"], "no decision")
-    lo, hi = s["elo_interval"]
-    elo = (
-        "n/a"
-        if s["elo"] is None
-        else f"{s['elo']:+.1f}" + ("" if lo is None or hi is None else f" (95%: {lo:+.1f} to {hi:+.1f})")
-    )
-    return "\n".join([
-        f"SPRT {s['engines'][0]} vs {s['engines'][1]}: H0 {s['elo0']:g}, H1 {s['elo1']:g} ({s['model']} Elo), "
-        f"alpha {s['alpha']:g}, beta {s['beta']:g}",
-        f"LLR {s['llr']:.2f} ({s['lower']:.2f}, {s['upper']:.2f}): {decision}",
-        f"Elo {elo}",
-        f"Pairs [LL, LD, DD+WL, WD, WW]: {s['pentanomial']}; games {s['games']} of at most {s['max_games']}",
-    ])  # fmt: skip
-
-
-def crosstable_text(cross: dict[str, dict[str, float | None]], engines: list[str], fmt: str = "simple") -> str:
-    """Each engine's points against each other engine (row against column); '-' for a pair
-    that never met."""
-    rows = [[e] + ["-" if o == e or (v := cross[e][o]) is None else fmt_total(v) for o in engines] for e in engines]
-    return tabulate(rows, headers=["", *engines], tablefmt=fmt, disable_numparse=True)
 
 
 # --- proofs ---------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from ..errors import GraderError, NoPairing, SprtError
 from . import swiss
-from .sprt import MODELS, Pentanomial, SprtResult, sprt
+from .sprt import MODELS, Pentanomial, SprtResult, SprtState, sprt
 
 FORMATS = ("round-robin", "gauntlet", "swiss", "sprt")
 
@@ -165,9 +165,6 @@ class Planner:
     def add(self, game: Played) -> None:
         """A game of this planner has ended."""
 
-    def summary(self) -> dict[str, Any]:
-        return {}
-
 
 class StaticPlanner(Planner):
     def __init__(self, games: list) -> None:
@@ -234,9 +231,9 @@ class SwissPlanner(Planner):
         rnd = self.state.rounds[-1]
         for games in self._round_games.values():
             a, b = games[0].black, games[0].white
-            self.state.results.append((a, b, _pair_points(games, a), _pair_points(games, b)))
+            self.state.results.append(swiss.Result(a, b, _pair_points(games, a), _pair_points(games, b)))
         if rnd.bye:
-            self.state.results.append((rnd.bye, None, swiss.BYE_POINTS, 0.0))
+            self.state.results.append(swiss.Result(rnd.bye, None, swiss.BYE_POINTS, 0.0))
         self._round_games = {}
         self._closed += 1
 
@@ -248,12 +245,9 @@ class SwissPlanner(Planner):
     def standings(self) -> list[swiss.SwissStanding]:
         return swiss.swiss_standings(self.state.results, self.engines)
 
-    def summary(self) -> dict[str, Any]:
-        return {
-            "rounds_played": self._closed,
-            "byes": [r.bye for r in self.state.rounds if r.bye],
-            "stopped_early": self.stopped_early,
-        }
+    def summary(self) -> swiss.SwissResult:
+        """The ranking and the rounds paired so far."""
+        return swiss.SwissResult(tuple(self.standings()), tuple(self.state.rounds))
 
 
 class SprtPlanner(Planner):
@@ -304,11 +298,7 @@ class SprtPlanner(Planner):
         self.penta = self.penta.add(*scores)
         self.result = self._test()
 
-    def summary(self) -> dict[str, Any]:
-        r = self.result
-        return {
-            "engines": self.engines, "elo0": r.elo0, "elo1": r.elo1, "alpha": r.alpha, "beta": r.beta,
-            "model": r.model, "llr": r.llr, "lower": r.lower, "upper": r.upper, "decision": r.decision,
-            "elo": r.elo, "elo_interval": list(r.interval), "pentanomial": list(r.penta.counts),
-            "games": r.penta.games, "max_games": self.settings.max_games,
-        }  # fmt: skip
+    def summary(self) -> SprtState:
+        """The test's state, between the two engines."""
+        a, b = self.engines
+        return SprtState(**vars(self.result), engines=(a, b), max_games=self.settings.max_games)

@@ -13,10 +13,13 @@ import json
 import math
 import re
 from html import escape
-from typing import Any
+from typing import Any, Sequence
 
 from ..games import PASS, Game
 from ..runs.text import fmt_total, plural
+from .ratings import Standing
+from .sprt import SprtState
+from .swiss import SwissResult
 
 _CSS = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; padding: 0 1em; }
@@ -120,7 +123,7 @@ def _json_script(element_id: str, data: Any) -> str:
     return f'<script type="application/json" id="{element_id}">{text}</script>'
 
 
-def _elo(s) -> tuple[str, str]:
+def _elo(s: Standing) -> tuple[str, str]:
     if s.elo is None:
         return "n/a", ""
     if s.elo_error is None:
@@ -130,14 +133,14 @@ def _elo(s) -> tuple[str, str]:
     return f"{s.elo:+.0f}", f"± {s.elo_error:.0f} ({s.elo - s.elo_error:+.0f} to {s.elo + s.elo_error:+.0f})"
 
 
-def _standings(result) -> str:
-    swiss = {s.engine: s for s in result.swiss or []}
+def _standings(standings: Sequence[Standing], swiss_result: SwissResult | None) -> str:
+    swiss = {s.engine: s for s in swiss_result.standings} if swiss_result else {}
     head = "<th>#</th><th>engine</th><th>games</th><th>points</th><th>W</th><th>D</th><th>L</th>"
     head += "<th>share</th><th>margin per game</th><th>Elo</th><th>95% interval</th><th>forfeits</th><th>timeouts</th>"
     if swiss:
         head += "<th>Swiss points</th><th>Buchholz</th><th>Sonneborn-Berger</th>"
     rows = []
-    for i, s in enumerate(result.standings, 1):
+    for i, s in enumerate(standings, 1):
         rating, interval = _elo(s)
         share = "n/a" if s.share is None else f"{100 * s.share:.1f}%"
         cells = [str(i), escape(s.engine), str(s.games), fmt_total(s.points), str(s.wins), str(s.draws), str(s.losses),
@@ -151,36 +154,36 @@ def _standings(result) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
-def _crosstable(result) -> str:
-    names = [s.engine for s in result.standings]
+def _crosstable(standings: Sequence[Standing], cross: dict[str, dict[str, float | None]]) -> str:
+    names = [s.engine for s in standings]
     head = "".join(f"<th>{escape(n)}</th>" for n in names)
     rows = []
     for e in names:
-        cells = "".join("<td>-</td>" if o == e or result.crosstable[e][o] is None
-                        else f"<td>{fmt_total(result.crosstable[e][o])}</td>" for o in names)  # fmt: skip
+        cells = "".join("<td>-</td>" if o == e or (v := cross[e][o]) is None else f"<td>{fmt_total(v)}</td>"
+                        for o in names)  # fmt: skip
         rows.append(f"<tr><td class=name>{escape(e)}</td>{cells}</tr>")
     return f"<table><thead><tr><th></th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
-def _sprt(s: dict[str, Any]) -> str:
+def _sprt(s: SprtState) -> str:
     decision = {"H1": "H1 accepted: stronger by at least ELO1", "H0": "H0 accepted: not stronger by ELO1"}.get(
-        s["decision"], "undecided"
+        s.decision or "", "undecided"
     )
-    lo, hi = s["elo_interval"]
+    lo, hi = s.interval
     elo = (
         "n/a"
-        if s["elo"] is None
-        else f"{s['elo']:+.1f}" + ("" if lo is None or hi is None else f" (95%: {lo:+.1f} to {hi:+.1f})")
+        if s.elo is None
+        else f"{s.elo:+.1f}" + ("" if lo is None or hi is None else f" (95%: {lo:+.1f} to {hi:+.1f})")
     )
-    ll, ld, dd, wd, ww = s["pentanomial"]
+    ll, ld, dd, wd, ww = s.penta.counts
     rows = [
-        ("test", f"{escape(s['engines'][0])} against {escape(s['engines'][1])}: H0 Elo = {s['elo0']:g}, "
-                 f"H1 Elo = {s['elo1']:g} ({escape(s['model'])}), alpha {s['alpha']:g}, beta {s['beta']:g}"),
-        ("LLR", f"{s['llr']:.3f} (bounds {s['lower']:.3f}, {s['upper']:.3f})"),
+        ("test", f"{escape(s.engines[0])} against {escape(s.engines[1])}: H0 Elo = {s.elo0:g}, "
+                 f"H1 Elo = {s.elo1:g} ({escape(s.model)}), alpha {s.alpha:g}, beta {s.beta:g}"),
+        ("LLR", f"{s.llr:.3f} (bounds {s.lower:.3f}, {s.upper:.3f})"),
         ("state", decision),
         ("Elo", elo),
         ("pairs", f"[LL, LD, DD+WL, WD, WW] = [{ll}, {ld}, {dd}, {wd}, {ww}]"),
-        ("games", f"{s['games']} counted of at most {s['max_games']}"),
+        ("games", f"{s.games} counted of at most {s.max_games}"),
     ]  # fmt: skip
     body = "".join(f"<tr><td class=name>{k}</td><td class=name>{v}</td></tr>" for k, v in rows)
     return f'<h2>SPRT</h2><table id="sprt"><tbody>{body}</tbody></table>'
@@ -222,11 +225,11 @@ def tournament_page(result, game: Game) -> str:
         f'<p class="meta">{" · ".join(meta)}</p>',
         *notes,
         "<h2>Standings</h2>",
-        _standings(result),
+        _standings(result.standings, result.swiss),
         '<p class="legend">Elo is relative to the field, its interval 95% over game pairs; share: '
         "an engine's pieces over all pieces on the board at its games' ends.</p>",
         "<h2>Crosstable</h2>",
-        _crosstable(result),
+        _crosstable(result.standings, result.crosstable),
         _sprt(result.sprt) if result.sprt else "",
         viewer if result.games else "",
         "<h2>Games</h2>",

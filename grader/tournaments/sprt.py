@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..errors import SprtError
 from .ratings import Z95
@@ -121,6 +121,39 @@ class SprtResult:
     penta: Pentanomial
     elo: float | None  # estimate in the model's Elo, like elo0 and elo1
     interval: tuple[float | None, float | None]  # its 95% interval
+
+
+@dataclass(frozen=True)
+class SprtState(SprtResult):
+    """A tournament's test of ``engines`` (A first): its state after the pairs counted, and the
+    most games it may play. results.json holds it (``to_json``); ``from_json`` reads it back,
+    as every version of the grader wrote it."""
+
+    engines: tuple[str, str] = ("", "")
+    max_games: int = 0
+
+    @property
+    def games(self) -> int:
+        """Games counted (those of finished pairs)."""
+        return self.penta.games
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "engines": list(self.engines), "elo0": self.elo0, "elo1": self.elo1, "alpha": self.alpha,
+            "beta": self.beta, "model": self.model, "llr": self.llr, "lower": self.lower, "upper": self.upper,
+            "decision": self.decision, "elo": self.elo, "elo_interval": list(self.interval),
+            "pentanomial": list(self.penta.counts), "games": self.games, "max_games": self.max_games,
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SprtState:
+        a, b = data["engines"]
+        lo, hi = data["elo_interval"]
+        return cls(
+            data["llr"], data["lower"], data["upper"], data["decision"], data["elo0"], data["elo1"], data["alpha"],
+            data["beta"], data["model"], Pentanomial(*data["pentanomial"]), data["elo"], (lo, hi), (a, b),
+            data["max_games"],
+        )  # fmt: skip
 
 
 def sprt_bounds(alpha: float, beta: float) -> tuple[float, float]:

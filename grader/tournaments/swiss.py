@@ -18,28 +18,74 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 from ..errors import NoPairing
 
 BYE_POINTS = 2.0  # a bye scores as a won pair
 MAX_PAIR_POINTS = 2.0
 
-Result = tuple[str, "str | None", float, float]  # (a, b, a's points, b's points); b None: a's bye
+
+class Result(NamedTuple):
+    """A pair played, or a bye (``b`` None; ``points_a`` BYE_POINTS). A plain tuple (a, b,
+    a's points, b's points) is taken as one."""
+
+    a: str
+    b: str | None
+    points_a: float
+    points_b: float
 
 
 @dataclass(frozen=True)
 class Round:
-    pairs: list[tuple[str, str]]  # higher-ranked engine first
+    """A Swiss round as paired: its pairs (higher-ranked engine first) and its bye."""
+
+    pairs: list[tuple[str, str]]
     bye: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pairs": [list(p) for p in self.pairs], "bye": self.bye}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Round:
+        return cls([(a, b) for a, b in data["pairs"]], data["bye"])
 
 
 @dataclass(frozen=True)
 class SwissStanding:
+    """An engine's line of the Swiss ranking."""
+
     engine: str
     points: float
     buchholz: float
     sonneborn_berger: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"engine": self.engine, "points": self.points, "buchholz": self.buchholz,
+                "sonneborn_berger": self.sonneborn_berger}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SwissStanding:
+        return cls(data["engine"], data["points"], data["buchholz"], data["sonneborn_berger"])
+
+
+@dataclass(frozen=True)
+class SwissResult:
+    """A Swiss tournament's ranking (best first) and its rounds as they were paired. results.json
+    holds them ('swiss': the ranking, 'swiss_rounds': the rounds); ``from_json`` reads them
+    back, from a folder written before the rounds were kept too (its rounds: none)."""
+
+    standings: tuple[SwissStanding, ...]
+    rounds: tuple[Round, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The keys of results.json."""
+        return {"swiss": [s.to_json() for s in self.standings], "swiss_rounds": [r.to_json() for r in self.rounds]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SwissResult:
+        return cls(tuple(map(SwissStanding.from_json, data["swiss"])),
+                   tuple(map(Round.from_json, data.get("swiss_rounds", []))))  # fmt: skip
 
 
 def max_rounds(engines: int) -> int:

@@ -38,6 +38,8 @@ from ..seeding import rng
 from ..stop import Stop, Stopped
 from . import ratings
 from .formats import Format, Planner, SprtPlanner, SprtSettings, SwissPlanner
+from .sprt import SprtState
+from .swiss import SwissResult
 
 RECORDS = "games.txt"
 ON_ILLEGAL = ("forfeit", "random")
@@ -542,9 +544,9 @@ class TournamentFolder(RecordFolder):
 @dataclass
 class TournamentResult:
     """A tournament's games (in the order planned), standings, crosstable and where they are.
-    ``swiss``: the Swiss ranking (points with byes, Buchholz, Sonneborn-Berger); ``sprt``: the
-    test's state (grader.tournaments.formats.SprtPlanner.summary); ``stopped_early``: why a format ended
-    before its planned games (a Swiss round that cannot be paired)."""
+    ``swiss``: the Swiss ranking (points with byes, Buchholz, Sonneborn-Berger) and rounds; ``sprt``:
+    the test's state; ``stopped_early``: why a format ended before its planned games (a Swiss
+    round that cannot be paired)."""
 
     folder: TournamentFolder
     engines: list[Engine]
@@ -554,8 +556,8 @@ class TournamentResult:
     crosstable: dict[str, dict[str, float | None]]  # None: the pair never met
     interrupted: str | None = None
     format: Format = field(default_factory=Format)
-    swiss: list | None = None
-    sprt: dict[str, Any] | None = None
+    swiss: SwissResult | None = None
+    sprt: SprtState | None = None
     stopped_early: str | None = None
     files: list[str] = field(default_factory=list)  # what the folder holds besides the records
 
@@ -568,10 +570,9 @@ class TournamentResult:
             "games": [g.summary() for g in self.games],
         }
         if self.swiss is not None:
-            out["swiss"] = [{"engine": s.engine, "points": s.points, "buchholz": s.buchholz,
-                             "sonneborn_berger": s.sonneborn_berger} for s in self.swiss]  # fmt: skip
+            out.update(self.swiss.to_json())
         if self.sprt is not None:
-            out["sprt"] = self.sprt
+            out["sprt"] = self.sprt.to_json()
         if self.stopped_early:
             out["stopped_early"] = self.stopped_early
         return out
@@ -677,12 +678,12 @@ def run_tournament(
     result = TournamentResult(
         folder, players, games, fmt.planned_games(len(players)), ratings.standings(games, names),
         ratings.crosstable(games, names), interrupted, fmt,
-        swiss=planner.standings() if isinstance(planner, SwissPlanner) else None,
+        swiss=planner.summary() if isinstance(planner, SwissPlanner) else None,
         sprt=planner.summary() if isinstance(planner, SprtPlanner) else None,
         stopped_early=planner.stopped_early,
     )  # fmt: skip
     if result.swiss is not None:  # the standings follow the Swiss ranking
-        order = {s.engine: i for i, s in enumerate(result.swiss)}
+        order = {s.engine: i for i, s in enumerate(result.swiss.standings)}
         result.standings.sort(key=lambda s: order[s.engine])
     write_outputs(result, settings)
     return result
