@@ -176,3 +176,14 @@ def test_nothing_above_the_engines_names_a_protocol():
                  if any(w in line for w in ("NBoardProtocol", "GtpProtocol", "PROTOCOLS", '== "gtp"', "== 'gtp'"))
                  and "lab_protocol" not in line]  # fmt: skip
     assert offenders == []
+
+
+def test_a_protocol_that_does_not_play_the_game_is_refused_naming_those_that_do(plugin, tmp_path):
+    """The installed protocols that play Gomoku are named (a broken plugin is left out)."""
+    nboard = "nboard:" + shlex.join([PYTHON, str(plugin)])
+    out = CliRunner().invoke(
+        main, ["tournament", nboard, "builtin:gtp:solver", "--game", "gomoku", "--out", str(tmp_path / "t")]
+    )
+    assert out.exit_code == 1
+    assert out.output.strip() == (f"Error: engine '{nboard}' speaks nboard, which does not play Gomoku: its engines "
+                                  "speak gtp or line, or are scripts")  # fmt: skip

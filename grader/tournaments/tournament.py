@@ -870,9 +870,17 @@ def _folder_name(e: Engine) -> Engine:
 
 def _check_protocol(name: str, protocol: str, game: GameRules) -> None:
     if not get_protocol(protocol).plays(game):
-        playing = [p for p in available_protocols() if get_protocol(p).plays(game)]
+        playing = [p for p in available_protocols() if _plays(p, game)]
         speak = f"speak {' or '.join(playing)}, or are scripts" if playing else "are scripts"
         raise GraderError(f"engine '{name}' speaks {protocol}, which does not play {game.title}: its engines {speak}")
+
+
+def _plays(protocol: str, game: GameRules) -> bool:
+    """Whether engines of ``protocol`` play ``game`` (a plugin that cannot be loaded: no)."""
+    try:
+        return get_protocol(protocol).plays(game)
+    except GraderError:
+        return False
 
 
 def _check_openings(players: list[Engine], openings: list[str], game: GameRules) -> None:
