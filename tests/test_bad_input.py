@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from grader.cli import main
-from grader.tournaments.tables import standings_table
 from grader.tournaments.ratings import Standing
+from grader.tournaments.tables import standings_table
 
 import conftest
 from conftest import HANDOUT_BOARD, ROOT

@@ -18,9 +18,9 @@ from grader.cli import main
 from grader.errors import BoardFileError, GraderError
 from grader.execution.executor import LocalExecutor
 from grader.games.othello import OTHELLO, PLAIN, SCORINGS, WINNER_TAKES_EMPTIES
-from grader.tournaments.tables import crosstable_text, standings_table
 from grader.limits import Limits
 from grader.tournaments.ratings import crosstable, elo, elo_interval, standings
+from grader.tournaments.tables import crosstable_text, standings_table
 from grader.tournaments.tournament import (
     Engine,
     GameTask,
