@@ -35,8 +35,8 @@ from grader.engines.runner import script_env
 from grader.files import bundled
 from grader.games import PASS, get_game
 from grader.games.ggf import game_in_progress
+from grader.tournaments.engines import Engine, protocol_engine
 from grader.tournaments.swiss import BYE_POINTS, NoPairing, pair_round, pairing_state
-from grader.tournaments.tournament import Engine, protocol_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -24,7 +24,9 @@ from .limits import Limits
 from .prove import Proof, prove
 from .runs.submissions import Submission
 from .stop import Stop
-from .tournaments.tournament import TournamentResult, TournamentSettings, run_tournament
+from .tournaments.results import TournamentResult
+from .tournaments.settings import TournamentSettings
+from .tournaments.tournament import run_tournament
 from .version import __version__
 
 __all__ = [

@@ -181,7 +181,7 @@ def test_grade_refuses_a_plan_the_grader_cannot_solve(tmp_path):
 
 
 def test_adjudication_is_capped(monkeypatch):
-    from grader.tournaments.tournament import adjudication_cap
+    from grader.tournaments.settings import adjudication_cap
 
     cap = adjudication_cap(OTHELLO, 40, "python")
     assert cap < 40 and cap == deepest_within(OTHELLO, 1.0, "python")

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from grader import Limits, Settings, grade_class, run_tournament, standard_plan
 from grader.cli import main
 from grader.grading.plans import Plan
-from grader.tournaments.tournament import TournamentSettings
+from grader.tournaments.settings import TournamentSettings
 from grader.version import __version__
 
 from conftest import ROOT
@@ -489,7 +489,9 @@ def test_a_worker_thread_serves_a_new_run_after_a_stopped_one():
     """A cluster worker's thread keeps its Worker (and the adjudication solver cached on it)
     from run to run: a run stopped before must not stop the next one's games."""
     from grader.execution.cluster import forget_run, run_batch, stop_run
-    from grader.tournaments.tournament import GameRecord, GameTask, engine_list, random_openings
+    from grader.tournaments.engines import engine_list
+    from grader.tournaments.games import GameRecord, GameTask
+    from grader.tournaments.openings import random_openings
 
     settings = TournamentSettings(limits=Limits(wall_seconds=5), jobs=1, backend="python", adjudicate=10)
     engines = engine_list(["builtin:random_mover", "builtin:greedy"], settings.rules)

@@ -20,16 +20,14 @@ from grader.errors import BoardFileError, GraderError
 from grader.games import ggf
 from grader.games.othello import OTHELLO
 from grader.limits import Limits
+from grader.tournaments.folder import TournamentFolder
 from grader.tournaments.formats import Format, SprtSettings, fixed_schedule
+from grader.tournaments.games import GameRecord
+from grader.tournaments.grades import grade_by_share
+from grader.tournaments.openings import read_openings
+from grader.tournaments.settings import TournamentSettings
 from grader.tournaments.sprt import Pentanomial, llr, sprt_bounds
-from grader.tournaments.tournament import (
-    GameRecord,
-    TournamentFolder,
-    TournamentSettings,
-    grade_by_share,
-    read_openings,
-    run_tournament,
-)
+from grader.tournaments.tournament import run_tournament
 
 import reference as ref
 

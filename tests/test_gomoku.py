@@ -469,7 +469,9 @@ def test_genmove_after_the_game_is_over_is_judged_by_the_regex(tmp_path):
 def test_a_gtp_engine_that_breaks_the_protocol_or_resigns_forfeits_its_tournament_games(tmp_path, mode, problem):
     path = tmp_path / f"gtp_{mode}.py"  # crash50's genmove answers '=' with no point
     path.write_text(MISBEHAVING.read_text())
-    from grader.tournaments.tournament import Engine, TournamentSettings, run_tournament
+    from grader.tournaments.engines import Engine
+    from grader.tournaments.settings import TournamentSettings
+    from grader.tournaments.tournament import run_tournament
 
     broken = Engine("broken", protocol=ProtocolEngine.from_command(shlex.join([PYTHON, str(path), mode]), "gtp"))
     result = run_tournament(["builtin:gtp:random_player", broken], settings=TournamentSettings(game="gomoku", jobs=1),
@@ -595,7 +597,9 @@ def test_config_gomoku_size_and_overline_reach_plan_regress_and_regress(tmp_path
 def test_a_gtp_tournament_on_9x9_writes_psq_records_that_replay_to_its_results(tmp_path):
     from grader.config import Config
     from grader.games import psq
-    from grader.tournaments.tournament import Engine, TournamentSettings, run_tournament
+    from grader.tournaments.engines import Engine
+    from grader.tournaments.settings import TournamentSettings
+    from grader.tournaments.tournament import run_tournament
 
     player = shlex.join([PYTHON, str(EXAMPLES / "random_player.py")])
     engines = [Engine(name, protocol=ProtocolEngine.from_command(player, "gtp")) for name in ("alpha", "beta")]

@@ -19,7 +19,9 @@ from grader.engines.players import ProtocolEngine
 from grader.errors import GraderError
 from grader.games import get_game
 from grader.limits import Limits
-from grader.tournaments.tournament import Engine, TournamentSettings, run_tournament
+from grader.tournaments.engines import Engine
+from grader.tournaments.settings import TournamentSettings
+from grader.tournaments.tournament import run_tournament
 
 from test_nboard import running
 

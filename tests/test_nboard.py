@@ -16,7 +16,9 @@ from grader.cli import main
 from grader.engines.players import PYTHON, ProtocolEngine
 from grader.errors import GraderError
 from grader.limits import Limits
-from grader.tournaments.tournament import Engine, TournamentSettings, engine_list, run_tournament
+from grader.tournaments.engines import Engine, engine_list
+from grader.tournaments.settings import TournamentSettings
+from grader.tournaments.tournament import run_tournament
 
 HERE = Path(__file__).parent
 ENGINE = HERE / "nboard" / "engine.py"

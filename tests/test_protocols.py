@@ -19,7 +19,8 @@ from grader.engines.protocol import Answer, Protocol, ProtocolError, Silent
 from grader.errors import GraderError
 from grader.games import PASS, Game, Position, get_game
 from grader.limits import Limits
-from grader.tournaments.tournament import TournamentSettings, run_tournament
+from grader.tournaments.settings import TournamentSettings
+from grader.tournaments.tournament import run_tournament
 
 # The engine's side of the protocol: 'hello' -> 'ready'; 'position BOARD TOKEN' -> 'move N', N the
 # first empty square of BOARD (in tic-tac-toe always a legal move).

@@ -11,7 +11,8 @@ import pytest
 
 from grader.games.othello import OTHELLO
 from grader.limits import Limits
-from grader.tournaments.tournament import TournamentSettings, run_tournament
+from grader.tournaments.settings import TournamentSettings
+from grader.tournaments.tournament import run_tournament
 
 import reference as ref
 from cdp import Browser, find_chromium

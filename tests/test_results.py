@@ -10,9 +10,10 @@ import pytest
 from grader.limits import Limits
 from grader.tournaments import tables
 from grader.tournaments.formats import Format, SprtSettings
+from grader.tournaments.settings import TournamentSettings
 from grader.tournaments.sprt import Pentanomial, SprtState, sprt
 from grader.tournaments.swiss import Round, SwissResult, SwissStanding
-from grader.tournaments.tournament import TournamentSettings, run_tournament
+from grader.tournaments.tournament import run_tournament
 
 OLD = json.loads((Path(__file__).parent / "data" / "results_0.3.0.json").read_text())
 TTT = TournamentSettings(limits=Limits(wall_seconds=5), jobs=1, game="tictactoe")

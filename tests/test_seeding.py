@@ -8,7 +8,7 @@ from grader import standard_plan
 from grader.games import get_game
 from grader.runs.seeds import spread_public
 from grader.seeding import rng
-from grader.tournaments.tournament import random_openings
+from grader.tournaments.openings import random_openings
 
 
 def digest(value) -> str:

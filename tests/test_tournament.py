@@ -19,23 +19,14 @@ from grader.errors import BoardFileError, GraderError
 from grader.execution.executor import LocalExecutor
 from grader.games.othello import OTHELLO, PLAIN, SCORINGS, WINNER_TAKES_EMPTIES
 from grader.limits import Limits
+from grader.tournaments.engines import Engine
+from grader.tournaments.games import GameRecord as Game
+from grader.tournaments.games import GameTask, schedule
+from grader.tournaments.openings import random_openings as openings_of
+from grader.tournaments.openings import read_openings as read_openings_of
 from grader.tournaments.ratings import crosstable, elo, elo_interval, standings
+from grader.tournaments.settings import TournamentSettings
 from grader.tournaments.tables import crosstable_text, standings_table
-from grader.tournaments.tournament import (
-    Engine,
-    GameTask,
-    TournamentSettings,
-    schedule,
-)
-from grader.tournaments.tournament import (
-    GameRecord as Game,
-)
-from grader.tournaments.tournament import (
-    random_openings as openings_of,
-)
-from grader.tournaments.tournament import (
-    read_openings as read_openings_of,
-)
 
 import reference as ref
 from conftest import ROOT

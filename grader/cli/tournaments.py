@@ -10,15 +10,13 @@ from ..games import DEFAULT
 from ..runs.text import plural
 from ..stop import Stop
 from ..tournaments import tables
+from ..tournaments.folder import TournamentFolder
+from ..tournaments.games import GameRecord
+from ..tournaments.grades import write_grades
+from ..tournaments.openings import OPENING_PLIES
 from ..tournaments.request import TournamentRequest
-from ..tournaments.tournament import (
-    OPENING_PLIES,
-    GameRecord,
-    TournamentFolder,
-    TournamentSettings,
-    run_tournament,
-    write_grades,
-)
+from ..tournaments.settings import TournamentSettings
+from ..tournaments.tournament import run_tournament
 from .options import (
     TIME_CONTROL,
     backend_option,

@@ -13,8 +13,10 @@ from ..config import Config
 from ..errors import OptionError
 from ..runs.folders import check_new_folder
 from ..runs.seeds import choose_seed
+from .engines import configured_engines
 from .formats import Format, SprtSettings
-from .tournament import TournamentSettings, configured_engines, read_openings
+from .openings import read_openings
+from .settings import TournamentSettings
 
 FORMATS = ("round-robin", "gauntlet", "swiss")  # what --format names; 'sprt' comes with its bounds
 

@@ -10,10 +10,10 @@ from typing import Sequence
 from tabulate import tabulate
 
 from ..runs.text import fmt_total
+from .grades import ShareGrade
 from .ratings import Standing
 from .sprt import SprtState
 from .swiss import SwissStanding
-from .tournament import ShareGrade
 
 
 def standings_table(rows: Sequence[Standing], fmt: str = "simple") -> str:

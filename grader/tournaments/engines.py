@@ -1,0 +1,197 @@
+"""The engines of a tournament: scripts, builtin engines, protocol programs and config.yaml's, and the checks that they can play the game."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from dataclasses import replace as dataclass_replace
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..config import Config
+from ..engines import available_protocols, get_protocol
+from ..engines.players import PYTHON, ProtocolEngine
+from ..engines.scripts import Script
+from ..errors import GraderError
+from ..files import bundled
+from ..games import DEFAULT, get_game
+from ..games import Game as GameRules
+
+BUILTIN = "builtin:"  # 'builtin:greedy' names an engine shipped with the package
+
+
+NBOARD = "nboard:"  # 'nboard:./edax -nboard' names a program speaking the NBoard protocol
+
+
+@dataclass(frozen=True)
+class Engine:
+    """An engine: its name in the standings, and its script (read once, when the tournament
+    starts) or the protocol engine it is (``protocol``)."""
+
+    name: str
+    path: Path | None = None
+    protocol: ProtocolEngine | None = None
+
+    def spec(self) -> Script | ProtocolEngine:
+        """What a game needs to play it."""
+        if self.protocol is not None:
+            return self.protocol
+        assert self.path is not None
+        return Script.from_path(self.path)
+
+    @property
+    def sha256(self) -> str:
+        return self.spec().digest
+
+    @property
+    def paths(self) -> list[Path]:
+        """Its files and folders (for the isolation's check that no private file is among them)."""
+        if self.protocol is None:
+            return [Path(self.path or "")]
+        return [Path(self.protocol.folder)] if self.protocol.folder else []
+
+    def to_json(self) -> dict[str, Any]:
+        if self.protocol is not None:
+            p = self.protocol
+            return {
+                "protocol": p.protocol,
+                "command": p.origin,
+                "workdir": p.workdir,
+                "depth": p.depth,
+                "sha256": p.digest,
+            }
+        return {"path": str(Path(self.path or "").absolute()), "sha256": self.sha256}
+
+    @classmethod
+    def from_json(cls, name: str, info: dict[str, Any]) -> Engine:
+        if "protocol" in info:  # read again: a changed engine gets a new digest, and its games are played again
+            return cls(
+                name, protocol=protocol_engine(info["command"], info["protocol"], info["workdir"], info["depth"])
+            )
+        return cls(name, Path(info["path"]))
+
+
+def engine_list(paths: Sequence[str | Path | Engine], game: GameRules | None = None) -> list[Engine]:
+    """Engines named by their file names (with the folder when two share a name):
+
+    - a script's path, or 'builtin:NAME', an example script shipped with the package for
+      ``game`` (for Othello: random_mover, greedy, negamax), run afresh for each move;
+    - 'nboard:COMMAND' ('nboard:./edax -nboard'), a program speaking the NBoard protocol, or
+      'builtin:nboard:NAME', an example script behind the package's NBoard adapter;
+    - an ``Engine`` (config.yaml's ``engines:`` table gives them names and options).
+    """
+    game = game or get_game(DEFAULT)
+    examples = bundled(*game.examples.split("/"))
+    engines = []
+    for p in paths:
+        if isinstance(p, Engine):
+            if p.protocol is not None:
+                _check_protocol(p.name, p.protocol.protocol, game)
+            engines.append(p)
+            continue
+        text = str(p)
+        spoken = available_protocols()
+        protocol = next((p for p in spoken if text.startswith(f"{p}:") or text.startswith(f"{BUILTIN}{p}:")), None)
+        if protocol is not None:
+            _check_protocol(text, protocol, game)
+            proto = protocol_engine(text, protocol, game=game)
+            engines.append(Engine(proto.stem, protocol=proto))
+        elif text.startswith(BUILTIN):
+            path = _example(examples, text[len(BUILTIN) :], text)
+            engines.append(Engine(path.stem, path))
+        else:
+            path = Path(p)
+            if not path.is_file():
+                raise GraderError(
+                    f"engine '{p}' not found: give the path of a script file, builtin:NAME or nboard:COMMAND"
+                )
+            engines.append(Engine(path.stem, path))
+    for longer in (_protocol_name, _folder_name):  # two engines with one name: the protocol's, then the folder's
+        names = [e.name for e in engines]
+        engines = [longer(e) if names.count(e.name) > 1 else e for e in engines]
+    if len({e.name for e in engines}) < len(engines):
+        raise GraderError(
+            "the same engine is given twice: give each engine once (or name them in config.yaml's engines:)"
+        )
+    for e in engines:
+        if any(not ch.isprintable() for ch in e.name):
+            raise GraderError(f"engine name {e.name!r} holds a control character, which would break the records "
+                              "and tables: rename its file (or name it in config.yaml's engines:)")  # fmt: skip
+    if len(engines) < 2:
+        raise GraderError("a tournament needs at least two engines")
+    return engines
+
+
+def configured_engines(config: Config) -> dict[str, Engine]:
+    """The engines config.yaml names (``engines:``), by name; a working folder is relative to
+    the config file's folder."""
+    base = Path(config.source).parent if Path(config.source).is_file() else Path.cwd()
+    out = {}
+    for e in config.engines:
+        cwd = (base / Path(e.workdir).expanduser()) if e.workdir else None
+        try:
+            proto = ProtocolEngine.from_command(e.command, e.protocol, cwd, e.depth, here=base)
+        except GraderError as err:
+            raise GraderError(f"{config.source}: engine '{e.name}': {err}") from None
+        out[e.name] = Engine(e.name, protocol=proto)
+    return out
+
+
+def protocol_engine(command: str, protocol: str = "nboard", folder: str | Path | None = None, depth: int | None = None,
+                    game: GameRules | None = None) -> ProtocolEngine:  # fmt: skip
+    """A protocol engine from its command ('nboard:./edax -nboard', or 'builtin:nboard:NAME',
+    an example engine behind the package's NBoard adapter), read now."""
+    game = game or get_game(DEFAULT)
+    if command.startswith(f"{BUILTIN}nboard:"):  # an example script behind the NBoard adapter
+        script = _example(bundled(*game.examples.split("/")), command[len(BUILTIN + NBOARD) :], command)
+        files = {"engine.py": bundled("nboard", "engine.py"), script.name: script}
+        bundle = Script.of_files("engine.py", files, command)
+        argv = (PYTHON, "{dir}/engine.py", "{dir}/" + script.name)
+        return ProtocolEngine.made(argv, protocol, bundle, depth, command)
+    if command.startswith(f"{BUILTIN}{protocol}:"):  # an example program that speaks the protocol itself
+        script = _example(bundled(*game.examples.split("/")), command[len(f"{BUILTIN}{protocol}:") :], command)
+        return ProtocolEngine.from_command(shlex.join([PYTHON, str(script)]), protocol, depth=depth)
+    if command.startswith(f"{protocol}:"):
+        command = command[len(protocol) + 1 :]
+    return ProtocolEngine.from_command(command, protocol, folder, depth)
+
+
+def _example(examples: Path, name: str, text: str) -> Path:
+    path = examples / (name + ".py")
+    if not path.is_file():
+        known = ", ".join(sorted(f.stem for f in examples.glob("*.py")))
+        raise GraderError(f"no bundled engine '{text}': use one of {known} after '{BUILTIN}' (or '{BUILTIN}{NBOARD}')")
+    return path
+
+
+def _protocol_name(e: Engine) -> Engine:
+    return dataclass_replace(e, name=f"{e.protocol.protocol}:{e.name}") if e.protocol is not None else e
+
+
+def _folder_name(e: Engine) -> Engine:
+    return Engine(f"{e.path.parent.name}/{e.path.stem}", e.path) if e.path is not None else e
+
+
+def _check_protocol(name: str, protocol: str, game: GameRules) -> None:
+    if not get_protocol(protocol).plays(game):
+        playing = [p for p in available_protocols() if _plays(p, game)]
+        speak = f"speak {' or '.join(playing)}, or are scripts" if playing else "are scripts"
+        raise GraderError(f"engine '{name}' speaks {protocol}, which does not play {game.title}: its engines {speak}")
+
+
+def _plays(protocol: str, game: GameRules) -> bool:
+    """Whether engines of ``protocol`` play ``game`` (a plugin that cannot be loaded: no)."""
+    try:
+        return get_protocol(protocol).plays(game)
+    except GraderError:
+        return False
+
+
+def _check_openings(players: list[Engine], openings: list[str], game: GameRules) -> None:
+    """An engine whose protocol tells it a game only from the start (GTP in Othello) cannot
+    start from an opening given as a position."""
+    for e in players:
+        kind = get_protocol(e.protocol.protocol) if e.protocol is not None else None
+        if kind and not kind.sets_up(game) and any(" " in o.strip() for o in openings):  # 'BOARD TOKEN': a position
+            raise GraderError(f"engine '{e.name}' speaks {kind.title}, which can tell it a {game.title} game only from "
+                              "the start: give openings as move sequences (f5d6c3), not positions")  # fmt: skip
