@@ -12,16 +12,16 @@ import json
 import os
 import threading
 import uuid
-import warnings
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Generic, Sequence, TypeVar
 
 from ..engines.scripts import RunSettings
-from ..errors import GraderError, GraderWarning, RunFolderError
+from ..errors import GraderError, RunFolderError
 from ..version import __version__
-from .submissions import Submission, find_submissions
 from .seals import SEAL, keep_generation, kept_generation, load_key, new_key, seal, sealed
+from .submissions import Submission, find_submissions
+
 
 def default_path() -> Path:
     return Path("runs") / datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")

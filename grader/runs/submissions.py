@@ -36,7 +36,6 @@ class Submission:
             return script
 
 
-
 def is_script(path: Path, suffixes: set[str]) -> bool:
     """A file the grader can run: .py, a suffix with a command template, or an executable.
     Judged by its own name, so a link is a script when its name says so."""
