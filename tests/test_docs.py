@@ -5,6 +5,7 @@ config.yaml's schema and every name ``grader`` exports is documented; the site's
 ``mkdocs build --strict`` passes; and the README's two commands are the ones CI runs."""
 
 import dataclasses
+import importlib
 import importlib.util
 import re
 import subprocess
@@ -163,6 +164,33 @@ def test_the_docs_name_the_import_error_of_a_clones_folder(tmp_path):
     error = done.stderr.strip().splitlines()[-1]
     assert error == "ImportError: cannot import name 'grade' from 'grader' (unknown location)"
     assert error in " ".join(guide.replace("`", "").split()), "docs/guides/library.md: explain the import error"
+
+
+def mentions(pattern: str) -> list[str]:
+    texts = [page.read_text() for page in pages()] + [(ROOT / "README.md").read_text()]
+    return sorted({m for text in texts for m in re.findall(pattern, text)})
+
+
+@pytest.mark.parametrize("name", mentions(r"(?<![\w.])grader(?:\.[A-Za-z_]\w*)+"))
+def test_every_dotted_name_the_docs_mention_exists(name):
+    """grader.games.psq.parse, grader.execution.cluster.DaskExecutor...: a module moved or a name
+    renamed is found here, not by a reader."""
+    parts = name.split(".")
+    for n in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:n]))
+        except ImportError:
+            continue
+        for attribute in parts[n:]:
+            assert hasattr(found, attribute), f"the docs name {name}, but {'.'.join(parts[:n])} has no {attribute}"
+            found = getattr(found, attribute)
+        return
+    pytest.fail(f"the docs name {name}, which cannot be imported")
+
+
+@pytest.mark.parametrize("path", mentions(r"(?<![\w/.~-])(?:grader|tests|bench|fixtures|submissions)/[\w./-]*\w"))
+def test_every_file_the_docs_mention_exists(path):
+    assert (ROOT / path).exists(), f"the docs name {path}, which is not in the repository"
 
 
 def readme_commands(text: str) -> tuple[str, str]:
