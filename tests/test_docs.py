@@ -143,11 +143,13 @@ def test_the_library_guide_grades_a_script_and_a_class():
     assert guide and "grade(" in guide[0] and "grade_class(" in guide[0]
 
 
-@pytest.mark.parametrize("where, text", blocks(("yaml",)), ids=[w for w, _ in blocks(("yaml",))])
+def config_blocks() -> list[tuple[str, str]]:
+    """The ```yaml blocks of the site but the plan file of the formats page."""
+    return [(where, text) for where, text in blocks(("yaml",)) if not where.startswith("reference/formats.md")]
+
+
+@pytest.mark.parametrize("where, text", config_blocks(), ids=[w for w, _ in config_blocks()])
 def test_the_config_examples_of_the_docs_are_valid(where, text):
-    """Every ```yaml block but the plan file of the formats page is a valid config.yaml."""
-    if where.startswith("reference/formats.md"):
-        pytest.skip("a plan file, not a config (docs/reference/formats.md)")
     parse_config(yaml.safe_load(text), where)
 
 
@@ -208,6 +210,23 @@ def test_the_readme_commands_are_those_ci_runs():
     assert "mkdocs build --strict" in ci
     for page in ("index.md", "getting-started.md"):  # the site shows the same two commands
         assert readme_commands((DOCS / page).read_text()) == (install, test), page
+
+
+def slug(heading: str) -> str:
+    """A heading's anchor, as MkDocs' toc makes it."""
+    text = re.sub(r"[^\w\s-]", "", heading).strip().lower()
+    return re.sub(r"[-\s]+", "-", text)
+
+
+def test_the_readme_links_into_the_site():
+    """Each link of the README to docs/ names a page there, and a heading of it."""
+    links = re.findall(r"\]\((docs/[^)#]+)(?:#([^)]+))?\)", (ROOT / "README.md").read_text())
+    assert len(links) >= 10
+    for page, heading in links:
+        assert (ROOT / page).is_file(), f"README links to {page}, which does not exist"
+        if heading:
+            headings = [slug(h) for h in re.findall(r"^#+ (.*)$", (ROOT / page).read_text(), re.M)]
+            assert heading in headings, f"README links to {page}#{heading}: no such heading"
 
 
 def test_every_page_is_two_clicks_away():
