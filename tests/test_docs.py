@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 import grader
 from grader.cli import main
-from grader.config import SCHEMA, Config, parse_config
+from grader.config import SCHEMA, Config, load_config, parse_config
 
 from conftest import ROOT
 
@@ -114,6 +114,24 @@ def test_every_config_key_is_documented(key):
     text = (DOCS / "reference" / "config.md").read_text()
     row = re.search(rf"^\| `{re.escape(key)}` \|[^|\n]*\w[^|\n]*\|[^|\n]*\w", text, re.M)
     assert row, f"config key '{key}': no row of its own in docs/reference/config.md (| `{key}` | values | default |)"
+
+
+@pytest.mark.parametrize("key", config_keys())
+def test_the_shipped_config_lists_every_key(key):
+    """config.yaml at the top of the repository, the file users copy, shows every key (a section's
+    keys inside it, a list's in a commented example)."""
+    text = (ROOT / "config.yaml").read_text()
+    if "." not in key:
+        assert re.search(rf"^{key}:", text, re.M), f"config.yaml: no line '{key}:'"
+    else:
+        section, leaf = key.replace("[]", "").split(".")
+        part = text[re.search(rf"^{section}:", text, re.M).start() :]
+        part = re.split(r"\n(?=\w)", part, maxsplit=1)[0]  # up to the next top-level key
+        assert re.search(rf"\b{leaf}:", part), f"config.yaml: no '{leaf}:' in its '{section}:' section"
+
+
+def test_the_shipped_config_holds_the_defaults():
+    assert load_config(ROOT / "config.yaml") == dataclasses.replace(Config(), source=str(ROOT / "config.yaml"))
 
 
 @pytest.mark.parametrize("name", grader.__all__)
