@@ -3,7 +3,6 @@ touch each other (no process-wide state)."""
 
 import json
 import os
-import re
 import threading
 from pathlib import Path
 
@@ -137,42 +136,12 @@ def test_check_takes_a_plans_limits_as_the_command_does(tmp_path, monkeypatch):
     assert cli.exit_code == 0 and "of 1.5 s" in cli.output, cli.output
 
 
-def test_the_readme_python_example_runs(tmp_path, monkeypatch):
-    """The README's 'Using grader from Python' block, run as written (from the repository root)."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## Using grader from Python", 1)[1]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    monkeypatch.chdir(ROOT)
-    namespace: dict = {}
-    exec(compile(code.replace("runs/lab5", str(tmp_path / "lab5")), "README.md", "exec"), namespace)
-    result = namespace["result"]
-    assert result.total == 100, (result.tests[0].diagnosis, result.tests[0].run.stderr_tail)
-
-
 def test_public_names():
     for name in ("grade", "grade_class", "run_tournament", "solve", "standard_plan", "load_plan", "write_exports",
                  "Settings", "ScriptResult", "TestResult", "ClassRun", "TournamentResult", "Position", "ExactSolver", "prove", "get_game"):  # fmt: skip
         assert name in grader.__all__ and hasattr(grader, name)
     assert grader.get_game("othello").parse(HANDOUT_BOARD, "x").empties == 4
     assert Path(grader.__file__).parent.joinpath("share", "fixtures", "standard.txt").is_file()
-
-
-def test_the_readme_names_the_import_error_of_a_clones_folder(tmp_path):
-    """From the folder holding a clone (named grader/ by git clone), the clone's folder hides
-    the editable install: the README's 'Using grader from Python' says so, in the words Python uses."""
-    import subprocess
-    import sys
-
-    (tmp_path / "grader").mkdir()  # the clone's folder, as its parent folder sees it
-    done = subprocess.run(
-        [sys.executable, "-c", "from grader import grade"], cwd=tmp_path, capture_output=True, text=True
-    )
-    section = (ROOT / "README.md").read_text().split("## Using grader from Python", 1)[1].split("\n## ", 1)[0]
-    if done.returncode == 0:
-        pytest.skip("the package is not an editable install here: the clone's folder does not hide it")
-    error = done.stderr.strip().splitlines()[-1]
-    assert error == "ImportError: cannot import name 'grade' from 'grader' (unknown location)"
-    assert error in " ".join(section.replace("`", "").split()), "README: explain the import error of a clone's folder"
 
 
 def test_a_tournament_from_python_is_set_up_as_the_command_sets_it_up(tmp_path):

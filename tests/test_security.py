@@ -167,7 +167,7 @@ def test_in_a_namespace_a_script_writes_at_most_output_bytes_in_each_folder(mech
     if works(mechanism):
         pytest.skip(f"{mechanism} cannot work here: {works(mechanism)}")
     if mechanism == "bwrap" and not sandbox._bwrap_sizes(sandbox.tool_path("bwrap") or "bwrap"):
-        pytest.skip("this bwrap cannot size a tmpfs (--size): the README says so")
+        pytest.skip("this bwrap cannot size a tmpfs (--size): docs/guides/administrator.md says so")
     script = tmp_path / "fill_folders.py"
     shutil.copy(ATTACKS / "fill_folders.py", script)
     limits = Limits(wall_seconds=10, output_bytes=4 * 2**20)
