@@ -11,6 +11,15 @@ from typing import Callable, Hashable, Iterator
 SIGNAL_NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
 
 
+def exit_status(reason: str) -> int:
+    """The exit status of a run stopped for ``reason``: 128 plus the number of the signal it
+    names, so 130 for Ctrl-C and 143 for SIGTERM (130 for any other stop)."""
+    for sig, name in SIGNAL_NAMES.items():
+        if f"({name})" in reason:
+            return 128 + sig
+    return 128 + signal.SIGINT
+
+
 class Stopped(Exception):
     """Raised inside work that gave up because its run was stopped; never a verdict."""
 

@@ -31,7 +31,7 @@ from ..regression.runs import (
 from ..runs.changes import GradeChange
 from ..runs.folders import check_new_folder
 from ..runs.text import fmt_credit, plural, sort_results
-from ..stop import Stop
+from ..stop import Stop, exit_status
 from .options import (
     backend_option,
     chosen_game,
@@ -184,7 +184,7 @@ def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, 
         where = run.folder.path if run is not None else out
         hint = f": continue with  grader grade --resume {where}" if where else "."
         echo(f"{sentence(interrupted)}{hint}")
-        raise SystemExit(130)
+        raise SystemExit(exit_status(interrupted))
 
 
 def _grading_line(what: str, plan: Any, settings: Settings) -> str:

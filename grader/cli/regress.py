@@ -23,7 +23,7 @@ from ..regression.regress import (
 )
 from ..regression.runs import RegressFolder, RegressRun, failed_board, regress_class, regress_table, test_line
 from ..runs.folders import check_new_folder
-from ..stop import Stop
+from ..stop import Stop, exit_status
 from .options import (
     LibraryDefault,
     cluster_option,
@@ -137,7 +137,7 @@ def regress(args: tuple[str, ...], unknown_credit: float | None, margin: float |
     if json_file:
         write_json(json_file, [r.to_json() for r in results])
     if stop.is_set():
-        raise SystemExit(130)
+        raise SystemExit(exit_status(stop.reason or ""))
 
 
 def _class_run(start: Callable[..., RegressRun]) -> RegressRun:
@@ -164,4 +164,4 @@ def _class_end(run: RegressRun, json_file: str | None) -> None:
         write_json(json_file, [st.to_json() for st in run.students])
     if run.interrupted:
         echo(f"{sentence(run.interrupted)}: continue with  grader regress --resume {run.folder.path}")
-        raise SystemExit(130)
+        raise SystemExit(exit_status(run.interrupted))

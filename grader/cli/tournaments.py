@@ -9,7 +9,7 @@ from ..files import check_output_file, write_json
 from ..games import DEFAULT
 from ..grading import report
 from ..runs.text import plural
-from ..stop import Stop
+from ..stop import Stop, exit_status
 from ..tournaments.request import TournamentRequest
 from ..tournaments.tournament import (
     OPENING_PLIES,
@@ -241,7 +241,7 @@ def tournament(engine_paths: tuple[str, ...], format_name: str | None, opponents
     echo(f"\n{len(result.games)} of {result.scheduled} games in {result.folder.path}: {', '.join(result.files)}")
     if result.interrupted:
         echo(f"{sentence(result.interrupted)}: continue with  grader tournament --resume {result.folder.path}")
-        raise SystemExit(130)
+        raise SystemExit(exit_status(result.interrupted))
 
 
 def _clock_text(settings: TournamentSettings) -> str:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import time
@@ -104,7 +105,7 @@ class Run:
         game = plan.game
         self.scoring = game.scoring(settings.scoring or plan.scoring)
         self.backend = game.backend(settings.backend)
-        self.solver = game.solver(self.scoring, backend=self.backend)
+        self.solver = game.solver(self.scoring, should_stop=executor.stop, backend=self.backend)
         self._answers: dict[int, Answer] = store.answers(plan, self.scoring) if store is not None else {}
 
     def answer(self, i: int) -> Answer:
@@ -178,11 +179,12 @@ class Run:
                             self.executor.submit((name, i), TestTask(scripts[name], plan.positions[i], self.settings))
                 for key, outcome in self.executor.results():
                     settle(take(key, outcome))
-        except KeyboardInterrupt as e:
-            interrupted = interrupt_reason(e)
-            self.executor.stop.set(interrupted)
+        except (KeyboardInterrupt, Stopped) as e:  # Stopped: the judge's solver, in a long solve
+            interrupted = interrupt_reason(e) if isinstance(e, KeyboardInterrupt) else None
+            self.executor.stop.set(interrupted or "interrupted")
             for key, outcome in self.executor.drain():  # tests that finished while we were stopping
-                take(key, outcome)
+                with contextlib.suppress(Stopped):  # one whose answer was not solved yet stays unjudged
+                    take(key, outcome)
         if interrupted is None and self.executor.stop.is_set():  # stopped by a caller
             interrupted = self.executor.stop.reason or "interrupted"
         return [st.result(interrupted, self.backend) for st in students.values()]

@@ -1,0 +1,90 @@
+"""Ctrl-C and SIGTERM in the middle of a long solve: ``grader prove``, ``grader solve`` and the
+judge of ``grader grade`` stop at once, keep what finished, and exit 130 (SIGINT) or 143
+(SIGTERM) with one line saying why. (A class, a tournament and scripts under test are
+interrupted likewise in test_interrupt.py, test_bad_input.py and test_hostile.py.)
+
+Each run below is given a position of 26 empties (FFO #39) that takes the exact solver about
+16 s alone, far longer on a loaded machine; the signal comes while it solves. The bound on
+the time to stop is generous (a loaded machine meets it); bench/signals.py prints the real
+figures."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import FFO_FILE, HANDOUT_BOARD, ROOT
+
+GREEDY = ROOT / "submissions" / "greedy.py"  # answers any position at once: the solver is what takes time
+DEEP = next(line for line in FFO_FILE.read_text().splitlines() if line.startswith("39|")).split("|")
+DEEP_BOARD = DEEP[1].lower().replace("-", ".")
+DEEP_TOKEN = DEEP[2].lower()
+SIGNALS = [signal.SIGINT, signal.SIGTERM]
+REASON = {signal.SIGINT: "Interrupted (Ctrl-C)", signal.SIGTERM: "Interrupted (SIGTERM)"}
+STOPPED = {signal.SIGINT: "interrupted (Ctrl-C)", signal.SIGTERM: "interrupted (SIGTERM)"}
+STOPS_WITHIN = 5.0  # seconds: 1 s on a quiet machine (bench/signals.py), with room for a loaded one
+
+
+def start(where, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "grader", *args], cwd=where, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+
+def interrupt(proc: subprocess.Popen, sig: int, after: float) -> tuple[str, str, float]:
+    """Send ``sig`` ``after`` seconds from now; the output, and the seconds the process took to end."""
+    time.sleep(after)
+    assert proc.poll() is None, proc.communicate()
+    sent = time.monotonic()
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    return out, err, time.monotonic() - sent
+
+
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_prove_stops_in_the_middle_of_a_solve(tmp_path, sig):
+    proc = start(tmp_path, "prove", str(GREEDY), "--from", DEEP_BOARD, DEEP_TOKEN, "--as", DEEP_TOKEN,
+                 "--max-seconds", "86400", "--json", "proof.json", "--jobs", "1")  # fmt: skip
+    first = proc.stdout.readline()
+    assert first.startswith("Proving "), first + proc.communicate()[1]
+    out, err, took = interrupt(proc, sig, 2.5)
+    assert proc.returncode == 128 + sig, out + err
+    assert took < STOPS_WITHIN, out + err
+    assert out.splitlines()[-1] == REASON[sig] + "."
+    assert "Traceback" not in out + err
+    proof = json.loads((tmp_path / "proof.json").read_text())
+    assert proof["interrupted"] == STOPPED[sig] and proof["sides"][0]["complete"] is False
+
+
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_solve_stops_and_shows_what_it_solved(tmp_path, sig):
+    (tmp_path / "b.txt").write_text(f"{HANDOUT_BOARD} x\n{DEEP_BOARD} {DEEP_TOKEN}\n")
+    proc = start(tmp_path, "solve", "--boards", "b.txt", "--json")
+    err_first = proc.stderr.readline()  # 'Solving line 2 (26 empties) will take about ...'
+    assert err_first.startswith("Solving ") and "26 empties" in err_first, err_first
+    out, err, took = interrupt(proc, sig, 1.0)
+    assert proc.returncode == 128 + sig, out + err
+    assert took < STOPS_WITHIN, out + err
+    assert err.splitlines()[-1] == f"{REASON[sig]}: 1 of 2 positions solved."
+    solved = json.loads(out)  # the positions solved, as JSON
+    assert [s["board"] for s in solved] == [HANDOUT_BOARD]
+    assert "Traceback" not in out + err
+
+
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_the_judge_stops_in_the_middle_of_a_solve_and_keeps_the_tests_judged(tmp_path, sig):
+    (tmp_path / "b.txt").write_text(f"{HANDOUT_BOARD} x\n{DEEP_BOARD} {DEEP_TOKEN}\n")
+    (tmp_path / "config.yaml").write_text("max_solve_seconds: 86400  # however loaded the machine\n")
+    proc = start(tmp_path, "grade", str(GREEDY), "--boards", "b.txt", "--jobs", "1", "--json", "out.json")
+    first = proc.stdout.readline()
+    assert first.startswith("Grading "), first + proc.communicate()[1]
+    out, err, took = interrupt(proc, sig, 3.0)
+    assert proc.returncode == 128 + sig, out + err
+    assert took < STOPS_WITHIN, out + err
+    assert out.splitlines()[-1] == REASON[sig] + "."
+    assert f"{STOPPED[sig]}: 1 of 2 tests finished, so the total is not a grade" in out
+    (script,) = json.loads((tmp_path / "out.json").read_text())["scripts"]
+    assert [t["index"] for t in script["tests"]] == [1] and script["complete"] is False
+    assert "Traceback" not in out + err
