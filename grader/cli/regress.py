@@ -17,6 +17,7 @@ from ..regression.regress import (
     RegressSettings,
     RegressTest,
     StudentRegress,
+    capped_timelimits,
     parse_regress,
     regress_game,
     run_regress,
@@ -118,7 +119,8 @@ def regress(args: tuple[str, ...], unknown_credit: float | None, margin: float |
     command = shlex.join([PYTHON, program]) if program.endswith(".py") and Path(program).is_file() else program
     engine = ProtocolEngine.from_command(command, "gtp")
     results = []
-    parsed = [parse_regress("\n".join(read_lines(f, "regression file")), f) for f in files]  # each checked first
+    parsed = [capped_timelimits(parse_regress("\n".join(read_lines(f, "regression file")), f, game),
+                                settings.max_timelimit, f) for f in files]  # each checked first  # fmt: skip
     for f, commands in zip(files, parsed):
         echo(f"{f}: {program} ({game.title}, {isolation_text(settings)})")
 
