@@ -9,6 +9,7 @@ import threading
 from typing import Callable, Hashable, Iterator
 
 SIGNAL_NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
+STARTING = "Interrupted (Ctrl-C) while the grader was starting: nothing was run."  # Ctrl-C while the code loads
 
 
 def exit_status(reason: str) -> int:

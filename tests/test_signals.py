@@ -88,3 +88,51 @@ def test_the_judge_stops_in_the_middle_of_a_solve_and_keeps_the_tests_judged(tmp
     (script,) = json.loads((tmp_path / "out.json").read_text())["scripts"]
     assert [t["index"] for t in script["tests"]] == [1] and script["complete"] is False
     assert "Traceback" not in out + err
+
+
+def test_the_folders_of_a_grader_killed_with_sigkill_go_at_the_next_command(tmp_path):
+    """SIGKILL leaves a grader no time to remove its work folders; the next grader command of
+    any kind (here 'solve', which runs no script) removes them as it starts, doctor's too."""
+    import os
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    (tmp_path / "b.txt").write_text(f"{HANDOUT_BOARD} x\n")
+    (tmp_path / "sleepy.py").write_text("import time\ntime.sleep(30)\n")
+    killed = subprocess.Popen([sys.executable, "-m", "grader", "grade", "sleepy.py", "--boards", "b.txt"],
+                              cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    deadline = time.monotonic() + 30
+    while len(list(tmp.glob("grader-*"))) < 2:  # the script's copy and its run's folder
+        assert time.monotonic() < deadline and killed.poll() is None, "the grader made no work folder"
+        time.sleep(0.05)
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.wait()
+    namespace = os.stat("/proc/self/ns/pid").st_ino
+    (tmp / f"grader-doctor-{namespace}-{os.getpid()}-1-abcd_123").mkdir()  # a dead grader's doctor folder
+    left = {p.name for p in tmp.glob("grader-*")}
+    assert len(left) >= 3
+    solved = subprocess.run([sys.executable, "-m", "grader", "solve", HANDOUT_BOARD, "x"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True)  # fmt: skip
+    assert solved.returncode == 0, solved.stderr
+    assert not left & {p.name for p in tmp.glob("grader-*")}
+
+
+def test_ctrl_c_while_the_grader_loads_is_one_line(tmp_path):
+    """Ctrl-C while Python is still importing the grader's modules (seen by -X importtime,
+    which writes a line as each module is loaded): one line and status 130, no traceback."""
+    (tmp_path / "b.txt").write_text(f"{HANDOUT_BOARD} x\n")
+    proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "grader", "grade", str(GREEDY), "--boards",
+                             "b.txt"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    seen = []
+    for line in proc.stderr:  # the grader's own modules are loading
+        seen.append(line)
+        if line.rstrip().endswith(" grader.errors"):
+            proc.send_signal(signal.SIGINT)
+            break
+    out, err = proc.communicate(timeout=60)
+    said = [ln for ln in [*seen, *err.splitlines(keepends=True)] if not ln.startswith("import time:")]
+    assert "Traceback" not in "".join(said) + out, "".join(said)
+    assert proc.returncode == 130, "".join(said) + out
+    assert [ln.rstrip() for ln in said] == ["Interrupted (Ctrl-C) while the grader was starting: nothing was run."]
+    assert out == ""

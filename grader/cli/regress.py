@@ -42,7 +42,7 @@ from .options import (
 )
 
 
-@click.command(short_help="Run GTP regression test files against a GTP program, or a class, judged by the solver.")
+@click.command()
 @click.argument("args", nargs=-1, metavar="PROGRAM FILE...")
 @click.option("--unknown-credit", type=click.FloatRange(0, 1), cls=LibraryDefault, library_default=RegressSettings.unknown_credit,
               help="Credit of a 'solve' answered 'unknown' (the course decides).")  # fmt: skip

@@ -44,7 +44,7 @@ from .options import (
 # --- solve -----------------------------------------------------------------------------
 
 
-@click.command(short_help="Solve positions exactly: value, optimal moves, an optimal line.")
+@click.command()
 @click.argument("board", required=False)
 @click.argument("token", required=False)
 @click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Solve every position in FILE.")
@@ -165,7 +165,7 @@ class _SolveProgress:
 PROVE_SECONDS = 60.0  # the default --max-seconds of prove: the estimated solve of its start
 
 
-@click.command(short_help="Prove a player never loses: every position against every reply.")
+@click.command()
 @click.argument("script")
 @click.option(
     "--as",

@@ -42,7 +42,7 @@ from .options import (
 # --- tournament ---------------------------------------------------------------------------
 
 
-@click.command(short_help="Tournaments between engine scripts: round-robin, gauntlet, Swiss, SPRT.")
+@click.command()
 @click.argument("engine_paths", nargs=-1, metavar="ENGINES...")
 @click.option(
     "--format",
