@@ -136,3 +136,31 @@ def test_ctrl_c_while_the_grader_loads_is_one_line(tmp_path):
     assert proc.returncode == 130, "".join(said) + out
     assert [ln.rstrip() for ln in said] == ["Interrupted (Ctrl-C) while the grader was starting: nothing was run."]
     assert out == ""
+
+
+SLOW_GTP = """import sys, time
+for line in sys.stdin:
+    w = line.split()
+    n = w.pop(0) if w and w[0].isdigit() else ''
+    if w[:1] == ['solve'] and n == '20':
+        time.sleep(60)
+    print(f'={n} unknown' if w[:1] == ['solve'] else f'={n}', end='\\n\\n', flush=True)
+"""
+
+
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_regress_stops_while_its_program_thinks_and_keeps_the_tests_answered(tmp_path, sig):
+    (tmp_path / "p.py").write_text(SLOW_GTP)
+    (tmp_path / "f.gtp").write_text("timelimit 60\nboardsize 7\n10 solve\n#? [unknown]\n20 solve\n#? [unknown]\n")
+    (tmp_path / "config.yaml").write_text("regress:\n  solver_seconds: 0.5\n")
+    proc = start(tmp_path, "regress", "p.py", "f.gtp", "--json", "out.json")
+    for line in proc.stdout:  # test 10 answered: the program now sits on test 20
+        if line.startswith("  u   10 solve"):
+            break
+    out, err, took = interrupt(proc, sig, 0.5)
+    assert proc.returncode == 128 + sig, out + err
+    assert took < STOPS_WITHIN, out + err
+    assert "Traceback" not in out + err
+    assert out.splitlines()[-1] == REASON[sig] + "."
+    (result,) = json.loads((tmp_path / "out.json").read_text())
+    assert [t["number"] for t in result["tests"]] == [10]  # test 20 was not finished: not recorded

@@ -139,7 +139,9 @@ def regress(args: tuple[str, ...], unknown_credit: float | None, margin: float |
     if json_file:
         write_json(json_file, [r.to_json() for r in results])
     if stop.is_set():
-        raise SystemExit(exit_status(stop.reason or ""))
+        reason = stop.reason or "interrupted"
+        echo(f"{sentence(reason)}.")
+        raise SystemExit(exit_status(reason))
 
 
 def _class_run(start: Callable[..., RegressRun]) -> RegressRun:
