@@ -235,13 +235,12 @@ def test_digits_other_than_ascii_and_files_without_tests(run, tmp_path, args, me
     one_line_error(run(*args), message)
 
 
-def test_setup_commands_with_digits_other_than_ascii_go_to_the_program(run, tmp_path):
-    (tmp_path / "odd.gtp").write_text(
-        "timelimit \u00b2\nboardsize \u00b2\nboardsize 7\nclear_board\n10 name\n#? [.*]\n"
-    )
-    result = run("regress", GOMOKU_SOLVER, "odd.gtp")
-    assert result.exit_code == 0 and result.exception is None, result.output
-    assert "1 tests counted" in result.output
+def test_setup_commands_with_digits_other_than_ascii_are_refused_on_their_line(run, tmp_path):
+    for line in ("timelimit \u00b2", "boardsize \u00b2"):
+        (tmp_path / "odd.gtp").write_text(f"{line}\nboardsize 7\nclear_board\n10 name\n#? [.*]\n")
+        result = run("regress", GOMOKU_SOLVER, "odd.gtp")
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        assert result.output.startswith(f"Error: odd.gtp:1: '{line}': {line.split()[0]} takes a whole number")
 
 
 def test_a_run_folder_whose_records_are_a_folder_is_one_line(run, tmp_path):

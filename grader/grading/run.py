@@ -105,7 +105,8 @@ class Run:
         game = plan.game
         self.scoring = game.scoring(settings.scoring or plan.scoring)
         self.backend = game.backend(settings.backend)
-        self.solver = game.solver(self.scoring, should_stop=executor.stop, backend=self.backend)
+        stop = executor.stop if executor is not None else None  # None: a rejudge, judging only
+        self.solver = game.solver(self.scoring, should_stop=stop, backend=self.backend)
         self._answers: dict[int, Answer] = store.answers(plan, self.scoring) if store is not None else {}
 
     def answer(self, i: int) -> Answer:
