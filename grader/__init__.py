@@ -8,6 +8,8 @@ prove players never lose, and run tournaments between engine scripts. Everything
 """
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 from .version import __version__
@@ -94,6 +96,20 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *_NAMES])
+
+
+class _Library(types.ModuleType):
+    """The package, whose names a submodule of the same name never hides: importing
+    ``grader.prove`` (the module) leaves ``grader.prove`` the function ``prove``, as when
+    the package imported every name at once."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _NAMES and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Library
 
 
 __all__ = [

@@ -34,6 +34,8 @@ def test_the_library_loads_each_name_when_first_used():
     assert "grader.grading.run" in loaded_by("from grader import grade")
     for name in grader.__all__:  # every name the library offers is there
         assert getattr(grader, name) is not None, name
+    proving = "import grader.cli.solving\nimport grader\nassert callable(grader.prove), grader.prove"
+    assert "grader.prove" in loaded_by(proving)  # the module grader.prove loaded first hides no name
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         grader.nothing
 
