@@ -36,12 +36,18 @@ def for_the_page(command: click.Command) -> click.Command:
     page = copy.copy(command)
     page.help = markdown_help(command.help or "")
     if isinstance(command, click.Group):
-        page.commands = {name: for_the_page(sub) for name, sub in command.commands.items()}  # type: ignore[attr-defined]
+        page.commands = {name: for_the_page(sub) for name, sub in subcommands(command).items()}  # type: ignore[attr-defined]
     return page
 
 
+def subcommands(group: click.Group) -> dict[str, click.Command]:
+    """A group's commands by name (grader's own are imported as when each runs)."""
+    ctx = click.Context(group)
+    return {name: command for name in group.list_commands(ctx) if (command := group.get_command(ctx, name))}
+
+
 commands = types.ModuleType("grader_commands", "The commands of grader.cli:main, by name ('-' as '_').")
-for _name, _command in main.commands.items():
+for _name, _command in subcommands(main).items():
     setattr(commands, _name.replace("-", "_"), for_the_page(_command))
 sys.modules["grader_commands"] = commands
 
@@ -49,10 +55,10 @@ sys.modules["grader_commands"] = commands
 def table() -> str:
     """A Markdown table: each command and subcommand, linked to its page, with its short help."""
     rows = ["| command | what it does |", "|---|---|"]
-    for name, command in sorted(main.commands.items()):
+    for name, command in sorted(subcommands(main).items()):
         rows.append(f"| [`grader {name}`]({name}.md) | {command.get_short_help_str(200)} |")
         if isinstance(command, click.Group):
-            for sub, subcommand in sorted(command.commands.items()):
+            for sub, subcommand in sorted(subcommands(command).items()):
                 rows.append(f"| [`grader {name} {sub}`]({name}.md#{sub}) | {subcommand.get_short_help_str(200)} |")
     return "\n".join(rows)
 

@@ -43,6 +43,8 @@ class RegressDefaults:
     unknown_credit: float = 0.0  # the credit of a 'solve' answered 'unknown' (the course decides)
     margin: float = 0.5  # seconds beyond the program's timelimit each command may take
     per_test: bool = False  # a fresh program for every test (else one per file)
+    solver_seconds: float = 30.0  # the grader's solver's budget for judging one test (beyond it, the file's regex)
+    max_timelimit: int = 60  # the most a file's 'timelimit' may give a test: a larger one is capped, with a warning
 
 
 @dataclass(frozen=True)
@@ -353,7 +355,13 @@ SCHEMA: dict[str, Validator] = {
     ),
     "regress": _section(
         RegressDefaults,
-        {"unknown_credit": _between(0, 1), "margin": _between(0, 60), "per_test": _bool},
+        {
+            "unknown_credit": _between(0, 1),
+            "margin": _between(0, 60),
+            "per_test": _bool,
+            "solver_seconds": _number(0, maximum=86400),
+            "max_timelimit": _number(1, integer=True, maximum=86400),
+        },
     ),
     "gomoku": _section(GomokuDefaults, {"size": _number(5, integer=True, maximum=19), "overline": _bool}),
     "backend": _choice(*BACKENDS),

@@ -16,13 +16,12 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .engines.isolation import MECHANISMS, choose, problem
-from .engines.runner import Cgroup, RunResult
+from .engines.runner import Cgroup, RunResult, work_folder
 from .engines.scripts import RunSettings, Script, run_script
 from .execution.executor import LocalExecutor, Worker
 from .files import bundled
@@ -111,7 +110,7 @@ def _bundle(name: str, extra: dict[str, bytes]) -> Script:
 
 def _attack(mechanism: str, python: str) -> list[Attack]:
     secret = secrets.token_hex(8)
-    work = Path(tempfile.mkdtemp(prefix="grader-doctor-"))  # 0700: as the grader keeps its own files
+    work = Path(work_folder("grader-doctor-"))  # 0700, named after this grader: swept if it is killed
     listener = socket.socket()
     try:
         listener.bind(("127.0.0.1", 0))

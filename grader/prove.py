@@ -23,10 +23,11 @@ from .engines.scripts import Script
 from .errors import GraderError
 from .execution.executor import Executor, interrupt_reason, using
 from .games import DEFAULT, PASS, Game, Position, get_game
+from .games.cost import first_over, fix_hint
 from .grading.results import Settings
 from .grading.run import TestTask
 from .runs.submissions import Submission
-from .stop import Stop
+from .stop import Stop, Stopped
 
 
 @dataclass(frozen=True)
@@ -124,18 +125,22 @@ def prove(
     executor: Executor | None = None,
     stop: Stop | None = None,
     on_asked: Callable[[int], None] | None = None,
+    max_seconds: float | None = None,
 ) -> Proof:
     """Prove ``script`` as each of ``sides`` (default: both of the game's) from ``start``
     (default: the game's start), asking
     it about every position it can reach against every reply. ``determinism`` asks each
     position a second time. ``on_asked(n)`` follows progress. Raises GraderError when the
-    script cannot be run; whatever it does is part of the proof."""
+    script cannot be run, or when solving ``start`` is estimated to take more than
+    ``max_seconds`` (None: no limit); whatever the script does is part of the proof. A stop
+    (Ctrl-C, SIGTERM, ``stop``) ends the proof at once, even in the middle of a solve."""
     g = get_game(game)
     settings = settings or Settings()
     rule = g.scoring(settings.scoring)
     root = start or g.start()
     if root.is_game_over():
         raise GraderError("the game is over in this position: there is nothing to prove")
+    refuse_costly(root, g, settings.backend, max_seconds, start is None)
     sides = g.sides if sides is None else sides
     for s in sides:
         if s not in g.sides:
@@ -145,19 +150,19 @@ def prove(
     loaded.command(settings)
     settings.check()
     settings.sandbox_mechanism(strict=False)
-    solver = g.solver(rule, backend=settings.backend)
     began = time.monotonic()
     out, interrupted = [], None
     with using(executor, settings.jobs, stop) as ex:
+        solver = g.solver(rule, should_stop=ex.stop, backend=settings.backend)
         for s in sides:
             side = _Explorer(loaded, root, s, settings, solver, ex, on_asked)
             try:
                 side.explore()
                 if determinism:
                     side.ask_again()
-            except KeyboardInterrupt as e:
-                interrupted = interrupt_reason(e)
-                ex.stop.set(interrupted)
+            except (KeyboardInterrupt, Stopped) as e:
+                interrupted = interrupt_reason(e) if isinstance(e, KeyboardInterrupt) else ex.stop.reason
+                ex.stop.set(interrupted or "interrupted")
                 list(ex.drain())
             if ex.stop.is_set():
                 interrupted = interrupted or ex.stop.reason or "interrupted"
@@ -166,6 +171,22 @@ def prove(
             if interrupted:
                 break
     return Proof(str(script), g, rule, root, out, time.monotonic() - began, interrupted)
+
+
+def refuse_costly(root: Position, game: Game, backend: str, max_seconds: float | None, from_start: bool) -> None:
+    """GraderError when solving ``root`` is estimated to take more than ``max_seconds``: a
+    proof solves every position it reaches, its first the hardest. The message says what fits."""
+    over = first_over([root], game, game.backend(backend), max_seconds)
+    if over is None or max_seconds is None:
+        return
+    est = over[1]
+    what, fix = (
+        ("the start", "an endgame instead (--from BOARD TOKEN)")
+        if from_start
+        else ("this position", "a later position")
+    )
+    raise GraderError(f"{what} has {est.empties} empties: solving it would take {est.describe()}, over --max-seconds "
+                      f"{max_seconds:g}; prove from {fix}: {fix_hint(game, est, max_seconds)}")  # fmt: skip
 
 
 class _Explorer:

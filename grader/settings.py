@@ -107,4 +107,5 @@ def regress_layer(config: Config) -> dict[str, Any]:
     """config.yaml's values for a regression run: the shared ones and its ``regress:`` section."""
     section = config.regress
     return dict(run_layer(config), unknown_credit=section.unknown_credit, margin=section.margin,
-                per_test=section.per_test)  # fmt: skip
+                per_test=section.per_test, solve_seconds=section.solver_seconds,
+                max_timelimit=section.max_timelimit)  # fmt: skip

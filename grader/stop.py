@@ -9,6 +9,16 @@ import threading
 from typing import Callable, Hashable, Iterator
 
 SIGNAL_NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
+STARTING = "Interrupted (Ctrl-C) while the grader was starting: nothing was run."  # Ctrl-C while the code loads
+
+
+def exit_status(reason: str) -> int:
+    """The exit status of a run stopped for ``reason``: 128 plus the number of the signal it
+    names, so 130 for Ctrl-C and 143 for SIGTERM (130 for any other stop)."""
+    for sig, name in SIGNAL_NAMES.items():
+        if f"({name})" in reason:
+            return 128 + sig
+    return 128 + signal.SIGINT
 
 
 class Stopped(Exception):

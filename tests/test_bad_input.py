@@ -183,7 +183,7 @@ def test_ctrl_c_stops_a_tournament_while_its_solver_is_busy(tmp_path, sig):
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=20)
     assert time.monotonic() - start < 2.0, out + err
-    assert proc.returncode == 130, err
+    assert proc.returncode == 128 + sig, err  # 130 for SIGINT, 143 for SIGTERM
     reason = "Interrupted (Ctrl-C)" if sig == signal.SIGINT else "Interrupted (SIGTERM)"
     assert f"{reason}: continue with  grader tournament --resume t" in out
     assert "Traceback" not in out + err
@@ -235,13 +235,12 @@ def test_digits_other_than_ascii_and_files_without_tests(run, tmp_path, args, me
     one_line_error(run(*args), message)
 
 
-def test_setup_commands_with_digits_other_than_ascii_go_to_the_program(run, tmp_path):
-    (tmp_path / "odd.gtp").write_text(
-        "timelimit \u00b2\nboardsize \u00b2\nboardsize 7\nclear_board\n10 name\n#? [.*]\n"
-    )
-    result = run("regress", GOMOKU_SOLVER, "odd.gtp")
-    assert result.exit_code == 0 and result.exception is None, result.output
-    assert "1 tests counted" in result.output
+def test_setup_commands_with_digits_other_than_ascii_are_refused_on_their_line(run, tmp_path):
+    for line in ("timelimit \u00b2", "boardsize \u00b2"):
+        (tmp_path / "odd.gtp").write_text(f"{line}\nboardsize 7\nclear_board\n10 name\n#? [.*]\n")
+        result = run("regress", GOMOKU_SOLVER, "odd.gtp")
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        assert result.output.startswith(f"Error: odd.gtp:1: '{line}': {line.split()[0]} takes a whole number")
 
 
 def test_a_run_folder_whose_records_are_a_folder_is_one_line(run, tmp_path):
@@ -251,3 +250,26 @@ def test_a_run_folder_whose_records_are_a_folder_is_one_line(run, tmp_path):
     result = run("report", "run")
     assert result.exit_code == 1 and result.exception is not None and "Traceback" not in result.output, result.output
     assert result.output == "Error: cannot read run/tests.jsonl: Is a directory: is run a run folder?\n"
+
+
+def test_prove_refuses_othello_from_the_start_in_one_line(run):
+    """Proving an Othello script from the opening would solve the opening: refused before any
+    script runs, with what works (an endgame given by --from) and how deep fits the budget."""
+    import re
+
+    for args in ((), ("--backend", "python")):
+        started = time.monotonic()
+        result = run("prove", NEGAMAX, *args)
+        assert result.exit_code == 1, result.output
+        assert time.monotonic() - started < 30  # an estimate, not a proof
+        assert re.fullmatch(
+            r"Error: the start has 60 empties: solving it would take (about \d+ years|more than 1000 years) with the "
+            r"(native|python) solver at [\d.]+ M nodes/s, over --max-seconds 60; prove from an endgame instead "
+            r"\(--from BOARD TOKEN\): boards of at most \d+ empties fit.*",
+            result.output.strip(),
+        ), result.output
+    deep = "o.oooo..xoxxox..xoooxxx.xoooxx..xooxox..xoxxx...x.xx............"  # FFO #39, 26 empties
+    result = run("prove", NEGAMAX, "--from", deep, "o", "--max-seconds", "0.5")
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("Error: this position has 26 empties: solving it would take about ")
+    assert ", over --max-seconds 0.5; prove from a later position: boards of at most" in result.output

@@ -28,9 +28,15 @@ from conftest import ROOT
 DOCS = ROOT / "docs"
 
 
+def subcommands(group: click.Group) -> dict[str, click.Command]:
+    """A group's commands by name, those of grader's own loaded as when each runs."""
+    ctx = click.Context(group)
+    return {name: command for name in group.list_commands(ctx) if (command := group.get_command(ctx, name))}
+
+
 def commands(group: click.Group = main, prefix: str = "grader") -> list[tuple[str, click.Command]]:
     out = []
-    for name, command in sorted(group.commands.items()):
+    for name, command in sorted(subcommands(group).items()):
         out.append((f"{prefix} {name}", command))
         if isinstance(command, click.Group):
             out += commands(command, f"{prefix} {name}")

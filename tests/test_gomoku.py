@@ -449,7 +449,11 @@ def test_beyond_the_graders_budget_the_regex_decides_and_says_so(tmp_path):
     tests = run_regress(engine, tmp_path / "e.gtp", GOMOKU, settings(solve_seconds=0.2, unknown_credit=0.5)).tests
     assert [(t.symbol, t.judged_by) for t in tests] == [("+", "regex"), ("-", "regex"), ("u", "regex")]
     assert tests[2].credit == 0.5  # 'unknown' is the course's credit, whatever the regex says
-    assert all("the grader's solver gave up after 0.2 s: the file's answer decides" in t.note for t in tests)
+    assert all(
+        "the grader's solver gave up after 0.2 s (regress.solver_seconds in config.yaml): the file's answer decides"
+        in t.note
+        for t in tests
+    )
 
 
 def test_genmove_after_the_game_is_over_is_judged_by_the_regex(tmp_path):

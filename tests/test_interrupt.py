@@ -54,7 +54,7 @@ def test_a_signal_at_any_moment_ends_with_exports_and_the_resume_line(tmp_path, 
     out = first + out
     where = f"seed {SEED}, trial {trial}, {sig.name} {delay:.2f} s after the first line\n{out}{err}"
     assert "Aborted!" not in out + err and "Traceback" not in out + err, where
-    assert proc.returncode in (0, 130), where
+    assert proc.returncode in (0, 128 + sig), where  # 130 for SIGINT, 143 for SIGTERM
     run = tmp_path / "run"
     for name in ("grades.csv", "results.json", "junit.xml", "report.html"):
         assert (run / name).is_file(), where
@@ -64,7 +64,7 @@ def test_a_signal_at_any_moment_ends_with_exports_and_the_resume_line(tmp_path, 
     recorded = sum(1 for line in records.read_text().splitlines() if line.strip()) if records.exists() else 0
     exported = sum(len(s["tests"]) for s in json.loads((run / "results.json").read_text())["scripts"])
     assert exported == recorded, where  # the exports hold exactly what finished
-    if proc.returncode == 130:
+    if proc.returncode:
         reason = "Interrupted (Ctrl-C)" if sig == signal.SIGINT else "Interrupted (SIGTERM)"
         assert out.splitlines()[-1] == f"{reason}: continue with  grader grade --resume run", where
         assert any(r["complete"] == "no" for r in rows) or recorded == 24, where

@@ -70,3 +70,23 @@ def test_a_student_without_a_script_is_not_complete(tmp_path, monkeypatch):
     rows = {r["name"]: r for r in csv.DictReader(io.StringIO((tmp_path / "run" / "grades.csv").read_text()))}
     assert rows["ann"]["complete"] == "yes"
     assert rows["eve"]["complete"] == "no" and "2 scripts in" in rows["eve"]["note"], rows["eve"]
+
+
+def test_an_empty_script_on_the_standard_plan_is_said_and_fails(tmp_path):
+    """An empty script prints nothing: not a timeout nor a crash, and no move in any test.
+    The last line says so and the exit status is 1, as for a script of illegal moves."""
+    (tmp_path / "empty.py").write_text("")
+    got = grade(tmp_path, tmp_path / "empty.py", "--seed", "7")
+    assert got.exit_code == 1, got.output
+    assert "0/100" in got.output
+    assert got.output.splitlines()[-1] == ("No test printed a legal Othello move: the script printed no move (its "
+                                           "move is the last integer it prints)")  # fmt: skip
+
+
+def test_a_script_that_crashes_in_every_test_is_said_and_fails(tmp_path):
+    (tmp_path / "b.txt").write_text(OTHELLO_BOARDS)
+    (tmp_path / "boom.py").write_text("raise SystemExit('no idea')\n")
+    got = grade(tmp_path, tmp_path / "boom.py", "--boards", tmp_path / "b.txt")
+    assert got.exit_code == 1, got.output
+    assert got.output.splitlines()[-1] == ("No test printed a legal Othello move: the script crashed in every test "
+                                           "(each test's diagnosis says how)")  # fmt: skip

@@ -361,11 +361,11 @@ for line in sys.stdin:
 
 
 def test_rejudge_keeps_a_success_that_reads_like_an_error(tmp_path):
-    """'= ? sneaky' is a success (any success passes a test with no expected answer);
-    '? no such command' an error: judged again, each keeps its verdict."""
+    """'= ? sneaky' is a success (any success passes '#? [.*]'); '? no such command' an
+    error: judged again, each keeps its verdict."""
     (tmp_path / "class" / "w").mkdir(parents=True)
     (tmp_path / "class" / "w" / "p.py").write_text(WEIRD)
-    (tmp_path / "w.gtp").write_text("10 name\n20 version\n")
+    (tmp_path / "w.gtp").write_text("10 name\n#? [.*]\n20 version\n#? [.*]\n")
     run = regress_class([tmp_path / "class"], [tmp_path / "w.gtp"], GOMOKU, settings(), out=tmp_path / "run")
     assert run.students[0].results[0].symbols == "+-"
     again = rejudge_regress(tmp_path / "run")

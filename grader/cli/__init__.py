@@ -1,17 +1,65 @@
 """The ``grader`` command: a thin layer turning flags into library calls and errors into one line.
 
-One module per command group; ``options`` holds what they share."""
+One module per command group; ``options`` holds what they share. A command's module is
+imported when the command runs (or its help is asked for), so that ``grader --help`` and
+``grader --version`` load none of them."""
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
+from ..stop import STARTING
 from ..version import __version__
-from . import doctor, grading, plans, regress, solving, tournaments
-from .options import CONTEXT
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+# Each command: its module in grader/cli/, the command there, and the line 'grader --help' shows.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "boards": ("plans", "boards", "Write random test boards reached by legal play."),
+    "check": ("grading", "check", "The presubmission check: can the grader read this script's output?"),
+    "doctor": ("doctor", "doctor", "What isolation this machine offers, with a real attack to prove it."),
+    "grade": ("grading", "grade", "Grade scripts, or a class, on the lab's 100 tests (+ M Q T m s - t)."),
+    "gradescope": ("grading", "gradescope_command", "Grade the submission in a Gradescope autograder."),
+    "plan": ("plans", "plan_group", "Make plan files: a test set, and its public half for students."),
+    "prove": ("solving", "prove_command", "Prove a player never loses: every position against every reply."),
+    "regress": ("regress", "regress",
+                "Run GTP regression test files against a GTP program, or a class, judged by the solver."),
+    "rejudge": ("grading", "rejudge_command", "Judge a run's recorded answers again with today's rules."),
+    "report": ("grading", "report_command", "Write a run folder's exports again, or one student's report."),
+    "solve": ("solving", "solve", "Solve positions exactly: value, optimal moves, an optimal line."),
+    "tournament": ("tournaments", "tournament",
+                   "Tournaments between engine scripts: round-robin, gauntlet, Swiss, SPRT."),
+}  # fmt: skip
 
 
-@click.group(context_settings=CONTEXT)
+class _Commands(click.Group):
+    """A group whose commands are imported from their modules when first asked for; its help
+    lists them from ``COMMANDS`` without importing any."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module, attribute, short_help = COMMANDS[name]
+        try:
+            command: click.Command = getattr(importlib.import_module(f".{module}", __name__), attribute)
+        except KeyboardInterrupt:  # before the command can answer Ctrl-C itself
+            click.echo(STARTING, err=True)
+            raise SystemExit(130) from None
+        command.short_help = short_help
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=_Commands, context_settings=CONTEXT)
 @click.version_option(__version__, prog_name="grader")
 def main() -> None:
     """Grade game-search lab scripts (the Othello endgame, tic-tac-toe, Gomoku over GTP)
@@ -26,11 +74,9 @@ def main() -> None:
       grader prove minimax.py --game tictactoe       does this player ever lose?
       grader tournament a.py b.py builtin:greedy     a round-robin with Elo ratings
     """
+    from ..engines.runner import sweep_work_folders  # here: 'grader --help' and '--version' need none of it
+
+    sweep_work_folders()  # of graders killed with SIGKILL, whatever command runs next
 
 
-for _command in (solving.solve, solving.prove_command, grading.grade, grading.report_command, grading.rejudge_command,
-                 grading.gradescope_command, grading.check, tournaments.tournament, plans.plan_group, regress.regress,
-                 plans.boards, doctor.doctor):  # fmt: skip
-    main.add_command(_command)
-
-__all__ = ["main"]
+__all__ = ["COMMANDS", "main"]

@@ -16,7 +16,7 @@ from .options import config_option, echo, fail_cleanly
 # --- doctor -------------------------------------------------------------------------------
 
 
-@click.command(short_help="What isolation this machine offers, with a real attack to prove it.")
+@click.command()
 @click.option(
     "--isolation", type=click.Choice(ISOLATIONS), default=None, help="Check this isolation (default: config, auto)."
 )

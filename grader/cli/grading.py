@@ -31,7 +31,7 @@ from ..regression.runs import (
 from ..runs.changes import GradeChange
 from ..runs.folders import check_new_folder
 from ..runs.text import fmt_credit, plural, sort_results
-from ..stop import Stop
+from ..stop import Stop, exit_status
 from .options import (
     backend_option,
     chosen_game,
@@ -61,7 +61,6 @@ _SYMBOL_HELP = "\n".join(f"  {s.char}  {s.meaning} ({fmt_credit(s.credit)})" for
 
 
 @click.command(
-    short_help="Grade scripts, or a class, on the lab's 100 tests (+ M Q T m s - t).",
     help=f"""Grade scripts on the lab's 100 tests (or the boards in --boards FILE).
 
     Each SCRIPT is run as 'SCRIPT BOARD TOKEN' (Python files with the grader's Python) under
@@ -184,7 +183,7 @@ def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, 
         where = run.folder.path if run is not None else out
         hint = f": continue with  grader grade --resume {where}" if where else "."
         echo(f"{sentence(interrupted)}{hint}")
-        raise SystemExit(130)
+        raise SystemExit(exit_status(interrupted))
 
 
 def _grading_line(what: str, plan: Any, settings: Settings) -> str:
@@ -244,7 +243,7 @@ class _ProgressBar:
             click.echo("\r\033[K", nl=False)
 
 
-@click.command("report", short_help="Write a run folder's exports again, or one student's report.")
+@click.command("report")
 @click.argument("run_dir", type=click.Path(file_okay=False))
 @click.option(
     "--sort", type=click.Choice(["name", "total"]), default="name", show_default=True, help="Order of the class table."
@@ -302,7 +301,7 @@ def _regress_report(folder: RegressFolder, student: str | None, sort: str, full:
         raise SystemExit(1)
 
 
-@click.command("rejudge", short_help="Judge a run's recorded answers again with today's rules.")
+@click.command("rejudge")
 @click.argument("run_dir", type=click.Path(file_okay=False))
 @click.option("--unknown-credit", type=click.FloatRange(0, 1), default=None,
               help="A regression run (grader regress): the new credit of a 'solve' answered 'unknown'.")  # fmt: skip
@@ -351,7 +350,7 @@ def _changes(changes: list[GradeChange]) -> None:
 # --- gradescope ---------------------------------------------------------------------------
 
 
-@click.command("gradescope", short_help="Grade the submission in a Gradescope autograder.")
+@click.command("gradescope")
 @click.option(
     "--submission",
     type=click.Path(file_okay=False),
@@ -407,7 +406,7 @@ def gradescope_command(submission: str, results_file: str, seed: int | None, boa
     echo(f"\nResults written to {results_file}")
 
 
-@click.command(short_help="The presubmission check: can the grader read this script's output?")
+@click.command()
 @click.argument("script")
 @click.option(
     "--plan",

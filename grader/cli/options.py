@@ -20,7 +20,6 @@ from ..grading.plans import Plan, plan_for
 from ..runs.text import plural
 from ..stop import Stop, on_signals
 
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 _UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 

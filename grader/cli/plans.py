@@ -29,7 +29,7 @@ from .options import (
 # --- plans ---------------------------------------------------------------------------------
 
 
-@click.group("plan", short_help="Make plan files: a test set, and its public half for students.")
+@click.group("plan")
 def plan_group() -> None:
     """Plan files: one small text file that fully defines a test set (game, scoring, limits,
     the boards, which tests are public), and its public half to give students.
@@ -179,7 +179,7 @@ def plan_public(plan_file: str, out: str) -> None:
 # --- boards -----------------------------------------------------------------------------
 
 
-@click.command(short_help="Write random test boards reached by legal play.")
+@click.command()
 @seed_option("random boards")
 @click.option("--empties", default="1-9", show_default=True, help="Numbers of empty squares, low-high.")
 @click.option(

@@ -17,13 +17,14 @@ from ..regression.regress import (
     RegressSettings,
     RegressTest,
     StudentRegress,
+    capped_timelimits,
     parse_regress,
     regress_game,
     run_regress,
 )
 from ..regression.runs import RegressFolder, RegressRun, failed_board, regress_class, regress_table, test_line
 from ..runs.folders import check_new_folder
-from ..stop import Stop
+from ..stop import Stop, exit_status
 from .options import (
     LibraryDefault,
     cluster_option,
@@ -41,7 +42,7 @@ from .options import (
 )
 
 
-@click.command(short_help="Run GTP regression test files against a GTP program, or a class, judged by the solver.")
+@click.command()
 @click.argument("args", nargs=-1, metavar="PROGRAM FILE...")
 @click.option("--unknown-credit", type=click.FloatRange(0, 1), cls=LibraryDefault, library_default=RegressSettings.unknown_credit,
               help="Credit of a 'solve' answered 'unknown' (the course decides).")  # fmt: skip
@@ -118,7 +119,8 @@ def regress(args: tuple[str, ...], unknown_credit: float | None, margin: float |
     command = shlex.join([PYTHON, program]) if program.endswith(".py") and Path(program).is_file() else program
     engine = ProtocolEngine.from_command(command, "gtp")
     results = []
-    parsed = [parse_regress("\n".join(read_lines(f, "regression file")), f) for f in files]  # each checked first
+    parsed = [capped_timelimits(parse_regress("\n".join(read_lines(f, "regression file")), f, game),
+                                settings.max_timelimit, f) for f in files]  # each checked first  # fmt: skip
     for f, commands in zip(files, parsed):
         echo(f"{f}: {program} ({game.title}, {isolation_text(settings)})")
 
@@ -137,7 +139,9 @@ def regress(args: tuple[str, ...], unknown_credit: float | None, margin: float |
     if json_file:
         write_json(json_file, [r.to_json() for r in results])
     if stop.is_set():
-        raise SystemExit(130)
+        reason = stop.reason or "interrupted"
+        echo(f"{sentence(reason)}.")
+        raise SystemExit(exit_status(reason))
 
 
 def _class_run(start: Callable[..., RegressRun]) -> RegressRun:
@@ -164,4 +168,4 @@ def _class_end(run: RegressRun, json_file: str | None) -> None:
         write_json(json_file, [st.to_json() for st in run.students])
     if run.interrupted:
         echo(f"{sentence(run.interrupted)}: continue with  grader regress --resume {run.folder.path}")
-        raise SystemExit(130)
+        raise SystemExit(exit_status(run.interrupted))

@@ -18,7 +18,8 @@ from ..grading import report
 from ..grading.plans import read_boards
 from ..grading.results import Settings
 from ..prove import prove as run_proof
-from ..stop import Stop
+from ..prove import refuse_costly
+from ..stop import Stop, Stopped, exit_status
 from .options import (
     SECONDS,
     SideChoice,
@@ -43,7 +44,7 @@ from .options import (
 # --- solve -----------------------------------------------------------------------------
 
 
-@click.command(short_help="Solve positions exactly: value, optimal moves, an optimal line.")
+@click.command()
 @click.argument("board", required=False)
 @click.argument("token", required=False)
 @click.option("--boards", "boards_file", type=click.Path(dir_okay=False), help="Solve every position in FILE.")
@@ -57,9 +58,10 @@ from .options import (
 @game_option
 @config_option
 @fail_cleanly
+@stoppable
 def solve(board: str | None, token: str | None, boards_file: str | None, scoring: str | None, all_values: bool,
           as_json: bool, backend: str | None, max_seconds: float | None, game_name: str | None,
-          config_path: str | None) -> None:  # fmt: skip
+          config_path: str | None, stop: Stop) -> None:  # fmt: skip
     """Solve BOARD with TOKEN to move exactly, or every position in --boards FILE.
 
     Othello: BOARD is 64 characters ('.', 'x', 'o'), row-major from a1 (square 0) to h8 (63);
@@ -74,7 +76,8 @@ def solve(board: str | None, token: str | None, boards_file: str | None, scoring
       grader solve x...o.... x --game tictactoe --all
 
     Before solving, the cost is estimated from the solver's measured speed: a long solve is
-    announced on stderr with its progress, and --max-seconds refuses one beyond it.
+    announced on stderr with its progress, and --max-seconds refuses one beyond it. Ctrl-C or
+    SIGTERM stops at once: the positions solved are shown (exit status 130 or 143).
     """
     config = load_config(config_path)
     game = chosen_game(game_name, config)
@@ -95,33 +98,41 @@ def solve(board: str | None, token: str | None, boards_file: str | None, scoring
     else:
         raise click.UsageError(f"give a BOARD and a TOKEN ({' or '.join(game.sides)}), or --boards FILE")
     refuse_over([e.position for e in entries], game, used, max_seconds, [e.label for e in entries])
-    progress = _SolveProgress()
+    progress = _SolveProgress(stop)
     solver = game.solver(rule, should_stop=progress, backend=used)
-    results = []
+    results, solved = [], 0
     for i, entry in enumerate(entries):
         progress.start(solver, estimate(game, entry.position.empties, used), entry.label or "the board")
         try:
             analysis = solver.analyze(entry.position, all_values=all_values)
+        except Stopped:
+            break
         finally:
             progress.done()
+        solved += 1
         if as_json:
             results.append(analysis.to_json())
         else:
             if i:
                 echo()
             echo(report.analysis_text(analysis, entry))
-    if as_json:
+    if as_json and (results or not stop.is_set()):
         echo(json.dumps(results if boards_file else results[0], indent=2))
+    if stop.is_set():
+        reason = stop.reason or "interrupted"
+        echo(f"{sentence(reason)}: {solved} of {len(entries)} positions solved.", err=as_json)
+        raise SystemExit(exit_status(reason))
 
 
 class _SolveProgress:
-    """The ``should_stop`` of ``grader solve``'s solver, never true: it announces a solve
-    estimated to be long and then shows its nodes and time on stderr (a line every 10 s
-    when stderr is not a terminal)."""
+    """The ``should_stop`` of ``grader solve``'s solver, true once ``stop`` is set: it
+    announces a solve estimated to be long and then shows its nodes and time on stderr (a
+    line every 10 s when stderr is not a terminal)."""
 
     ANNOUNCE = 2.0  # seconds: solves estimated longer than this are announced
 
-    def __init__(self) -> None:
+    def __init__(self, stop: Stop) -> None:
+        self.stop = stop
         self.solver: Any = None
         self.began = self.last = 0.0
         self.shown = False
@@ -141,7 +152,7 @@ class _SolveProgress:
             nodes = (self.solver.nodes - self.nodes0) / 1e6
             text = f"  {nodes:.1f} M nodes, {duration(now - self.began)} of about {duration(self.cost.seconds)}"
             click.echo(f"\r\033[K{text}" if self.tty else text, nl=not self.tty, err=True)
-        return False
+        return self.stop.is_set()
 
     def done(self) -> None:
         if self.shown and self.tty:
@@ -151,7 +162,10 @@ class _SolveProgress:
 # --- prove -------------------------------------------------------------------------------
 
 
-@click.command(short_help="Prove a player never loses: every position against every reply.")
+PROVE_SECONDS = 60.0  # the default --max-seconds of prove: the estimated solve of its start
+
+
+@click.command()
 @click.argument("script")
 @click.option(
     "--as",
@@ -175,6 +189,13 @@ class _SolveProgress:
     "--no-repeat", is_flag=True, help="Ask each position once only (no check that the script is deterministic)."
 )
 @json_option("the proof")
+@click.option(
+    "--max-seconds",
+    type=SECONDS,
+    default=PROVE_SECONDS,
+    show_default=True,
+    help="Refuse a start whose solve is estimated to take longer (Othello from the opening: use --from).",
+)
 @scoring_option
 @backend_option
 @game_option
@@ -183,14 +204,16 @@ class _SolveProgress:
 @fail_cleanly
 @stoppable
 def prove_command(script: str, sides: str, start: tuple[str, str] | None, time_limit: float | None, jobs: int | None,
-                  no_repeat: bool, json_file: str | None, scoring: str | None, backend: str | None, game_name: str | None,
-                  cluster: str | None, config_path: str | None, stop: Stop) -> None:  # fmt: skip
+                  no_repeat: bool, json_file: str | None, max_seconds: float, scoring: str | None, backend: str | None,
+                  game_name: str | None, cluster: str | None, config_path: str | None, stop: Stop) -> None:  # fmt: skip
     """Prove that SCRIPT never loses: play its move in every position it can reach, against
     every legal reply of the opponent, to the end of every game. Each position is asked once
     (and once more, to check the script answers it the same way). A failure comes with a
     lost game, replayable, and the first position where the script's move turned a draw or a
     win into a loss; also reported: wins it let slip, and moves that were not optimal (from
     an endgame with --from: is the script perfect?). Exit status 1 unless it never loses.
+    A start whose exact solve is estimated beyond --max-seconds (Othello's opening) is
+    refused before anything runs.
 
     \b
     Examples:
@@ -205,10 +228,12 @@ def prove_command(script: str, sides: str, start: tuple[str, str] | None, time_l
     game.backend(settings.backend)  # a backend not built here: one line now, not after the first move
     root = game.parse(*start) if start else game.start()
     chosen = sides_of(game, sides)
+    refuse_costly(root, game, settings.backend, max_seconds, start is None)
     echo(f"Proving {script} ({game.title}, {settings.scoring}) as {' and '.join(chosen)} from "
                f"{'the start' if not start else root.board_string() + ' ' + root.token}, {isolation_text(settings)}")  # fmt: skip
     with on_cluster(cluster, config, stop) as ex:
         proof = run_proof(script, game, chosen, root, settings, determinism=not no_repeat, executor=ex, stop=stop,
+                          max_seconds=max_seconds,
                           on_asked=lambda n: click.echo(f"\r{n} positions asked", nl=False) if sys.stdout.isatty() else None)  # fmt: skip
     if sys.stdout.isatty():
         click.echo("\r\033[K", nl=False)
@@ -218,6 +243,6 @@ def prove_command(script: str, sides: str, start: tuple[str, str] | None, time_l
         echo(f"Proof written to {json_file}")
     if proof.interrupted:
         echo(sentence(proof.interrupted) + ".")
-        raise SystemExit(130)
+        raise SystemExit(exit_status(proof.interrupted))
     if not all(side.never_loses for side in proof.sides):
         raise SystemExit(1)

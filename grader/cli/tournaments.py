@@ -8,7 +8,7 @@ from ..config import load_config
 from ..files import check_output_file, write_json
 from ..games import DEFAULT
 from ..runs.text import plural
-from ..stop import Stop
+from ..stop import Stop, exit_status
 from ..tournaments import tables
 from ..tournaments.folder import TournamentFolder
 from ..tournaments.games import GameRecord
@@ -40,7 +40,7 @@ from .options import (
 # --- tournament ---------------------------------------------------------------------------
 
 
-@click.command(short_help="Tournaments between engine scripts: round-robin, gauntlet, Swiss, SPRT.")
+@click.command()
 @click.argument("engine_paths", nargs=-1, metavar="ENGINES...")
 @click.option(
     "--format",
@@ -239,7 +239,7 @@ def tournament(engine_paths: tuple[str, ...], format_name: str | None, opponents
     echo(f"\n{len(result.games)} of {result.scheduled} games in {result.folder.path}: {', '.join(result.files)}")
     if result.interrupted:
         echo(f"{sentence(result.interrupted)}: continue with  grader tournament --resume {result.folder.path}")
-        raise SystemExit(130)
+        raise SystemExit(exit_status(result.interrupted))
 
 
 def _clock_text(settings: TournamentSettings) -> str:

@@ -50,7 +50,7 @@ class GtpClient:
             raise GtpError("the program stopped reading its input")
         noise: list[str] = []
         while True:  # the first line of the answer
-            line = self._line(until, command, seconds)
+            line = self._line(until, command, seconds, noise)
             if line[:1] in ("=", "?"):
                 break
             if line.strip():
@@ -59,16 +59,27 @@ class GtpClient:
         first = line[1:].lstrip("0123456789").strip()
         body = [first] if first else []
         while True:  # up to the empty line
-            line = self._line(until, command, seconds)
+            line = self._line(until, command, seconds, noise, " ".join(["=" if ok else "?", *body]))
             if not line.strip():
                 return Reply(ok, "\n".join(body).strip(), time.monotonic() - started, noise)
             body.append(line.rstrip())
 
-    def _line(self, until: float, command: str, seconds: float) -> str:
+    def _line(self, until: float, command: str, seconds: float, noise: list[str], begun: str | None = None) -> str:
         line = self.session.read_line(until)
         if line is None:
-            raise GtpSilent(f"no complete answer to '{command.strip()[:40]}' within {seconds:g} s")
+            raise GtpSilent(silence(command, seconds, noise, begun))
         return line.replace("\t", " ")
+
+
+def silence(command: str, seconds: float, noise: list[str], begun: str | None) -> str:
+    """Why no complete answer came: none at all, one not ended by its empty line (``begun``),
+    or lines that are not GTP instead of one (``noise``)."""
+    what = f"no complete answer to '{command.strip()[:40]}' within {seconds:g} s"
+    if begun is not None:
+        return f"{what}: its answer '{begun[:40]}' was not ended by an empty line (GTP ends every answer with one)"
+    if noise:
+        return f"{what}: it printed '{noise[-1][:40]}', which is not GTP (an answer starts with '=' or '?')"
+    return what
 
 
 class GtpProtocol(Protocol):

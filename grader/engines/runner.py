@@ -471,31 +471,38 @@ def _dead_grader(namespace: str, process: str) -> bool:
 # 'ns' before the namespace: earlier graders took a name's first number for a pid, so to them
 # a live grader's cgroup would look stale
 _CGROUP = re.compile(r"grader-ns(\d+)-(\d+-\d+)-(?:\d+|probe)")
-_WORK = re.compile(r"grader-(?:scripts-)?(\d+)-(\d+-\d+)-[a-z0-9_]{8}(?:\.root)?")
+_WORK = re.compile(r"grader-(?:scripts-|doctor-)?(\d+)-(\d+-\d+)-[a-z0-9_]{8}(?:\.root)?")
 _swept = threading.Lock()  # held for good once this process has swept
 
 
 def work_folder(prefix: str = "grader-") -> str:
-    """A new private folder in the temporary directory, named after this grader (_grader_id()).
-    The first one a grader makes first removes the folders of graders of its namespace that
-    died without removing theirs (killed with SIGKILL): copies of scripts and their runs'
-    files, owned by this user (or by a job slot's uid)."""
+    """A new private folder in the temporary directory, named after this grader (_grader_id()),
+    made after ``sweep_work_folders()``."""
     me = _grader_id()
     if me is None:
         return tempfile.mkdtemp(prefix=prefix)  # no /proc: nothing to tell the dead by
-    if _swept.acquire(blocking=False):
-        owners = {os.geteuid(), *(SLOT_UIDS if os.geteuid() == 0 else ())}
-        for stale in Path(tempfile.gettempdir()).glob("grader-*"):
-            named = _WORK.fullmatch(stale.name)
-            if not named or not _dead_grader(named[1], named[2]):
-                continue
-            try:
-                st = stale.lstat()
-            except OSError:
-                continue
-            if stat.S_ISDIR(st.st_mode) and st.st_uid in owners:
-                shutil.rmtree(stale, ignore_errors=True)  # never follows a link
+    sweep_work_folders()
     return tempfile.mkdtemp(prefix=f"{prefix}{me}-")
+
+
+def sweep_work_folders() -> None:
+    """Remove, once per process, the work folders of graders of this PID namespace that died
+    without removing theirs (killed with SIGKILL): copies of scripts, their runs' files and
+    doctor's attack folders, owned by this user (or by a job slot's uid). Every command of
+    the CLI calls it as it starts, the first work folder a library caller makes too."""
+    if _grader_id() is None or not _swept.acquire(blocking=False):
+        return
+    owners = {os.geteuid(), *(SLOT_UIDS if os.geteuid() == 0 else ())}
+    for stale in Path(tempfile.gettempdir()).glob("grader-*"):
+        named = _WORK.fullmatch(stale.name)
+        if not named or not _dead_grader(named[1], named[2]):
+            continue
+        try:
+            st = stale.lstat()
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_uid in owners:
+            shutil.rmtree(stale, ignore_errors=True)  # never follows a link
 
 
 def dedicate_this_thread() -> None:

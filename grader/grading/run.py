@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import time
@@ -104,7 +105,8 @@ class Run:
         game = plan.game
         self.scoring = game.scoring(settings.scoring or plan.scoring)
         self.backend = game.backend(settings.backend)
-        self.solver = game.solver(self.scoring, backend=self.backend)
+        stop = executor.stop if executor is not None else None  # None: a rejudge, judging only
+        self.solver = game.solver(self.scoring, should_stop=stop, backend=self.backend)
         self._answers: dict[int, Answer] = store.answers(plan, self.scoring) if store is not None else {}
 
     def answer(self, i: int) -> Answer:
@@ -178,11 +180,12 @@ class Run:
                             self.executor.submit((name, i), TestTask(scripts[name], plan.positions[i], self.settings))
                 for key, outcome in self.executor.results():
                     settle(take(key, outcome))
-        except KeyboardInterrupt as e:
-            interrupted = interrupt_reason(e)
-            self.executor.stop.set(interrupted)
+        except (KeyboardInterrupt, Stopped) as e:  # Stopped: the judge's solver, in a long solve
+            interrupted = interrupt_reason(e) if isinstance(e, KeyboardInterrupt) else None
+            self.executor.stop.set(interrupted or "interrupted")
             for key, outcome in self.executor.drain():  # tests that finished while we were stopping
-                take(key, outcome)
+                with contextlib.suppress(Stopped):  # one whose answer was not solved yet stays unjudged
+                    take(key, outcome)
         if interrupted is None and self.executor.stop.is_set():  # stopped by a caller
             interrupted = self.executor.stop.reason or "interrupted"
         return [st.result(interrupted, self.backend) for st in students.values()]
@@ -264,15 +267,18 @@ PROBE_SECONDS = 3.0  # the most each probe may take (a script for that game answ
 def wrong_game(result: ScriptResult, sub: Submission, script: Script, settings: Settings, ex: Executor) -> str | None:
     """One line when the script seems written for another game than the plan's, else None.
 
-    Asked only when the script earned less than half the credit and printed a move at least
-    once (a script that only timed out or crashed has another problem): it is then run on a
-    few boards of each other installed game where not every legal move is optimal, and a
-    game on whose boards it found an optimal move every time is suggested. A script that
-    printed no legal move at all is told so in any case."""
+    Asked only when the script earned less than half the credit. One that printed a move at
+    least once is then run on a few boards of each other installed game where not every legal
+    move is optimal, and a game on whose boards it found an optimal move every time is
+    suggested. A script that printed no legal move at all is told so in any case (one that
+    printed no move, an empty script say, with why: a timeout or a crash is another problem
+    than the game)."""
     tests, game = result.tests, result.plan.game
-    printed = [t for t in tests if t.claim.move is not None]  # a move printed (none: a timeout or crash, not a game)
-    if not printed or result.interrupted or 2 * result.total >= len(tests):
+    if result.interrupted or 2 * result.total >= len(tests):
         return None
+    printed = [t for t in tests if t.claim.move is not None]  # a move printed (none: a timeout or crash, not a game)
+    if not printed:
+        return f"no test printed a legal {game.title} move: {_why_no_move(tests)}"
     legal = sum(t.claim.move is not None and not t.illegal_move for t in tests)
     said = (
         f"only {legal} of {len(tests)} tests printed a legal {game.title} move"
@@ -294,6 +300,15 @@ def wrong_game(result: ScriptResult, sub: Submission, script: Script, settings: 
             return (f"{said}, but it found an optimal move on each of {PROBES} {other.title} boards: "
                     f"is it written for {other.title}? Grade it with --game {other.name}")  # fmt: skip
     return None if legal else f"{said}: is the script written for {game.title}? (--game chooses the game)"
+
+
+def _why_no_move(tests: Sequence[TestResult]) -> str:
+    """Why no test printed a move: every one crashed, or timed out, or the script printed none."""
+    if all(t.run.crashed for t in tests):
+        return "the script crashed in every test (each test's diagnosis says how)"
+    if all(t.run.timed_out for t in tests):
+        return "the script ran out of time in every test"
+    return "the script printed no move (its move is the last integer it prints)"
 
 
 @dataclass

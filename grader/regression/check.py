@@ -78,7 +78,7 @@ def check_gtp(program: str | Path, game: Game, public_file: str | Path | None = 
     engine = student_program(sub)
     if public_file is not None:
         text = "\n".join(read_lines(public_file, "regression file"))
-        commands = parse_regress(text, str(public_file))
+        commands = parse_regress(text, str(public_file), game)
         if private_tests(text, commands):
             raise PlanError("this regression file holds private tests: check with its public half (FILE.public.gtp)")
         numbered = [i for i, c in enumerate(commands) if c.number is not None]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import time
+import warnings
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -28,7 +29,7 @@ from ..engines.players import PYTHON, ProtocolEngine
 from ..engines.runner import RunResult, Session
 from ..engines.sandbox import Sandbox, claim_uid, release_uid
 from ..engines.scripts import RunSettings
-from ..errors import BoardError, GraderError
+from ..errors import BoardError, GraderError, GraderWarning
 from ..execution.executor import Executor, Worker, using
 from ..files import parse_range, read_lines
 from ..games import Game, Position, get_game
@@ -70,9 +71,11 @@ def _whole(word: str) -> bool:
     return word.isascii() and word.isdigit()
 
 
-def parse_regress(text: str, source: str) -> list[Command]:
-    """The commands of a regression file; BoardError naming the line of a malformed one, or
-    the file when it holds no test."""
+def parse_regress(text: str, source: str, game: Game | None = None) -> list[Command]:
+    """The commands of a regression file; BoardError naming the line of a malformed one (a
+    test without its '#?' line, a test number used twice, a ``timelimit`` or ``boardsize``
+    that is not a whole number, a board size ``game`` is not played on), or the file when it
+    holds no test."""
     out: list[Command] = []
     for i, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
@@ -96,10 +99,63 @@ def parse_regress(text: str, source: str) -> list[Command]:
             continue
         words = line.split()
         number = int(words[0]) if _whole(words[0]) else None
+        _check_test(out, source)
         out.append(Command(i, " ".join(words[1:]) if number is not None else line, number))
+        _check_command(out, source, game)
+    _check_test(out, source)
     if all(c.number is None for c in out):
         raise BoardError(f"{source}: no test in it: a test is a numbered command, like '10 solve', then '#? [REGEX]'")
     return out
+
+
+def _check_test(commands: list[Command], source: str) -> None:
+    """BoardError when the last command is a test with no '#?' line after it."""
+    last = commands[-1] if commands else None
+    if last is not None and last.number is not None and last.expected is None:
+        raise BoardError(f"{source}:{last.line}: test {last.number} has no expected answer: put '#? [REGEX]' on the "
+                         "line after it ('#? [.*]' takes any answer)")  # fmt: skip
+
+
+def _check_command(commands: list[Command], source: str, game: Game | None) -> None:
+    """BoardError when the last command reuses a test number, or sets a timelimit or a board
+    size that is not a whole number (or a size ``game`` is not played on)."""
+    c = commands[-1]
+    where = f"{source}:{c.line}"
+    if c.number is not None:
+        first = next(d for d in commands if d.number == c.number)
+        if first is not c:
+            raise BoardError(f"{where}: test number {c.number} is used twice (line {first.line} too): give each "
+                             "test its own number")  # fmt: skip
+    words = c.text.split()
+    if words[:1] == ["timelimit"] and (len(words) != 2 or not _whole(words[1])):
+        raise BoardError(f"{where}: '{c.text}': timelimit takes a whole number of seconds, like 'timelimit 5'")
+    if words[:1] == ["boardsize"]:
+        if len(words) != 2 or not _whole(words[1]):
+            raise BoardError(f"{where}: '{c.text}': boardsize takes a whole number, like 'boardsize 7'")
+        if game is not None:
+            try:
+                game.sized(int(words[1]))
+            except GraderError as e:
+                raise BoardError(f"{where}: '{c.text}': {e}") from None
+
+
+def capped_timelimits(commands: list[Command], maximum: int, source: str) -> list[Command]:
+    """``commands`` with each ``timelimit`` above ``maximum`` seconds lowered to it, with a
+    GraderWarning naming its line (one typo must not make a run sit for a day)."""
+    out = [_capped(c, maximum) for c in commands]
+    for c, capped in zip(commands, out):
+        if capped is not c:
+            warnings.warn(f"{source}:{c.line}: '{c.text}' is over the most a test may take (regress.max_timelimit "
+                          f"in config.yaml): each test gets {maximum} s", GraderWarning, stacklevel=2)  # fmt: skip
+    return out
+
+
+def _capped(c: Command, maximum: int) -> Command:
+    """``c``, or its ``timelimit`` lowered to ``maximum`` seconds."""
+    words = c.text.split()
+    if words[:1] == ["timelimit"] and len(words) == 2 and _whole(words[1]) and int(words[1]) > maximum:
+        return replace(c, text=f"timelimit {maximum}")
+    return c
 
 
 def write_regress(commands: list[Command], header: Sequence[str] = ()) -> str:
@@ -194,7 +250,7 @@ class _Shadow:
     def __init__(self, game: Game):
         self.rules = game
         self.boardsize: str | None = None  # the last 'boardsize N' the program accepted
-        self.refused: str | None = None  # the first setup command answered '? ...' since the last test
+        self.refused: str | None = None  # the first command answered '? ...' since the last test
         self.clear()
 
     def clear(self) -> None:
@@ -205,8 +261,6 @@ class _Shadow:
     def command(self, text: str, answer: str | None) -> None:
         """Follow the file's ``text`` (``answer``: the program's answer, None for '? ...')."""
         words = text.split()
-        if answer is None and words[:1] in (["boardsize"], ["clear_board"], ["play"]):
-            self.refused = self.refused or text
         if words[:1] == ["boardsize"] and len(words) == 2 and _whole(words[1]):
             try:
                 self.rules = self.rules.sized(int(words[1]))
@@ -257,23 +311,27 @@ class RegressSettings(RunSettings):
 
     - ``unknown_credit``: the credit of a 'solve' answered 'unknown' (the course decides).
     - ``margin``: seconds beyond the program's timelimit (or ``limits.wall_seconds``) each command may take.
-    - ``solve_seconds``: the grader's own budget for judging one position (beyond it, the regex decides).
+    - ``solve_seconds``: the grader's own budget for judging one position (beyond it, the
+      regex decides): config's ``regress.solver_seconds``.
     - ``per_test``: a fresh program for every test (the game so far replayed to it), so that
       a crash or a hang costs one test; by default one program runs the whole file, and
       the tests after it ended count 0.
+    - ``max_timelimit``: the most seconds a file's ``timelimit`` gives a test; a larger one
+      is sent to the program, and waited for, as this (``capped_timelimits`` warns of it).
     """
 
     unknown_credit: float = RegressDefaults.unknown_credit
     margin: float = RegressDefaults.margin
-    solve_seconds: float = 30.0
+    solve_seconds: float = RegressDefaults.solver_seconds
     per_test: bool = RegressDefaults.per_test
+    max_timelimit: int = RegressDefaults.max_timelimit
 
     @classmethod
     def resolve(cls, config: Config, unknown_credit: float | None = None, margin: float | None = None,
                 **options: Any) -> RegressSettings:  # fmt: skip
         """The settings of a regression run, as ``grader regress`` takes them: the options
         given win, then config.yaml (limits, isolation, python; regress: unknown_credit,
-        margin, per_test)."""
+        margin, per_test, solver_seconds, max_timelimit)."""
         given = layers.given(unknown_credit=unknown_credit, margin=margin, **options)
         return layers.resolve(cls, given, layers.regress_layer(config))
 
@@ -288,7 +346,7 @@ def run_regress(program: ProtocolEngine, path: str | Path, game: Game, settings:
     ended) counts 0."""
     settings = settings or RegressSettings()
     if commands is None:
-        commands = parse_regress("\n".join(read_lines(path, "regression file")), str(path))
+        commands = parse_regress("\n".join(read_lines(path, "regression file")), str(path), game)
     result = RegressResult(program.origin.replace(PYTHON, settings.python), str(path))
     with using(executor, 1, stop) as ex:
         ex.submit("file", lambda worker: run_commands(program, commands, game, settings, worker, result, on_test))
@@ -351,6 +409,7 @@ def run_commands(program: ProtocolEngine, commands: list[Command], game: Game, s
         sandbox = Sandbox(sandbox.mechanism, uid)
     proc = _Program(program, settings, worker, sandbox)
     shadow, timelimit, told, ended_at = _Shadow(game), DEFAULT_TIMELIMIT, False, ""
+    commands = [_capped(c, settings.max_timelimit) for c in commands]  # capped_timelimits warned of them
     try:
         for i, c in enumerate(commands):
             words = c.text.split()
@@ -388,6 +447,8 @@ def run_commands(program: ProtocolEngine, commands: list[Command], game: Game, s
                 _not_run(result, on_test, commands[i + 1 :], asked_on, f"{ENDED}{why}")
                 return result
             answer = reply.text if reply.ok else None
+            if c.number is None and answer is None:  # named in the next test's note
+                shadow.refused = shadow.refused or c.text
             if c.number is not None:
                 proc.tests += 1
                 pos, problem = shadow.position()
@@ -469,7 +530,8 @@ def _judge(c: Command, answer: str | None, raw: str, pos: Position | None, probl
         except Stopped:
             if worker.stop.is_set():
                 raise
-            why_regex = f"; the grader's solver gave up after {settings.solve_seconds:g} s: the file's answer decides"
+            why_regex = (f"; the grader's solver gave up after {settings.solve_seconds:g} s (regress.solver_seconds "
+                         "in config.yaml): the file's answer decides")  # fmt: skip
     if verb == "solve" and answer is not None and answer.lower().split()[:1] == ["unknown"]:
         return verdict("u", "unknown" + why_regex, "regex")  # whatever the file expects: the course's credit
     if c.expected is None:

@@ -46,6 +46,7 @@ from .regress import (
     RegressTest,
     StudentRegress,
     answered_move,
+    capped_timelimits,
     parse_regress,
     position_of,
     public_tests,
@@ -207,12 +208,12 @@ def regress_class(paths: Sequence[str | Path] = (), files: Sequence[str | Path] 
         texts = [(str(f), "\n".join(read_lines(f, "regression file")) + "\n") for f in files]
         if len({name for name, _ in texts}) < len(texts):
             raise GraderError("a regression file is given twice: give each file once")
-        for name, text in texts:
-            parse_regress(text, name)  # a malformed file stops the run before it starts
+        game = game or regress_game(None, None, files)
+        for name, text in texts:  # a malformed file stops the run before it starts
+            capped_timelimits(parse_regress(text, name, game), settings.max_timelimit, name)
         subs = find_submissions(list(paths), set(settings.commands), entry)
         settings.check()
         settings.sandbox_mechanism([*map(Path, paths), *map(Path, files), *map(Path, private)])
-        game = game or regress_game(None, None, files)
         folder = RegressFolder.create(Path(out or default_path()), game, texts, settings)
     return _in_folder(folder, subs, settings, resume is not None, on_start, on_student, executor, stop, exports)
 
