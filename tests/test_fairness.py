@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -82,6 +83,20 @@ def slot_folder():
     shutil.rmtree(folder, ignore_errors=True)
 
 
+def in_a_slot(call, slot: int, jobs: int):
+    """``call()`` on a thread that is job slot ``slot`` of ``jobs``, as the executor's are."""
+    done = []
+
+    def slot_thread() -> None:
+        fairness.assign_slot(slot, jobs)
+        done.append(call())
+
+    thread = threading.Thread(target=slot_thread)
+    thread.start()
+    thread.join()
+    return done[0]
+
+
 def wait_for(check, seconds: float = 20.0) -> bool:
     give_up = time.monotonic() + seconds
     while time.monotonic() < give_up:
@@ -108,9 +123,8 @@ def test_the_hogs_children_stay_in_its_cgroups_and_freeze_with_it(mechanism, slo
     uid = claim_uid() if os.geteuid() == 0 else None
     session = Session([python_for(mechanism), str(hog), "nboard"], Limits(wall_seconds=10), Sandbox(mechanism, uid),
                       Stop(), str(slot_folder), str(slot_folder))  # fmt: skip
-    fairness.assign_slot(0, 1)
     try:
-        assert session.start() is None
+        assert in_a_slot(session.start, 0, 1) is None
         fair = session.fair
         assert fair is not None
         # the hog and its 60 children, each in a session of its own, all in the engine's cgroups
@@ -130,7 +144,6 @@ def test_the_hogs_children_stay_in_its_cgroups_and_freeze_with_it(mechanism, slo
         assert (fair.v1["freezer"] / "freezer.state").read_text().strip() == "THAWED"
         assert wait_for(lambda: (fair.cpu_seconds() or 0) > (counted or 0), 5)
     finally:
-        fairness.assign_slot(0, 0)
         session.pause()  # closing a frozen engine kills it all the same
         session.close()
         if uid is not None:
@@ -393,3 +406,36 @@ def test_a_protocol_line_is_cut_at_line_bytes_and_the_next_is_read_whole(tmp_pat
         assert biggest <= LINE_BYTES + runner._READ
     finally:
         session.close()
+
+
+# --- a grader killed with SIGKILL -------------------------------------------------------------
+
+LEAVER = """
+import subprocess, sys
+from grader.engines import fairness, runner
+fair = fairness.take()
+child = subprocess.Popen([sys.executable, "-c", "while True: pass", sys.argv[1]],
+                         preexec_fn=runner._preexec([], None, None, fair.folders))
+fair.freeze()
+print(*fair.folders, flush=True)
+sys.stdin.read()
+"""
+
+
+@needs_cgroups
+def test_the_cgroups_of_a_grader_killed_with_sigkill_are_removed_by_the_next(monkeypatch):
+    """A grader SIGKILLed with a frozen program in its CPU cgroups: the next grader to look
+    for them thaws and kills the program and removes the cgroups."""
+    token = secrets.token_hex(8)
+    grader = subprocess.Popen([sys.executable, "-c", LEAVER, "/" + token], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)  # fmt: skip
+    folders = [Path(f) for f in grader.stdout.readline().split()]  # type: ignore[union-attr]
+    left = [p for p in processes_of(Path(token)) if p != grader.pid]
+    assert folders and len(left) == 1
+    assert (folders[0].parent.parent / "freezer" / folders[0].name / "freezer.state").read_text().strip() == "FROZEN"
+    grader.kill()
+    grader.wait()
+    monkeypatch.setattr(fairness, "_probed", None)  # as a new grader: probe, sweeping the dead's
+    fairness.support()
+    assert wait_for(lambda: not any(f.exists() for f in folders), 5), folders
+    assert wait_for(lambda: not processes_of(Path(token)), 5)

@@ -81,10 +81,11 @@ class Support:
 
 # --- the hierarchies ----------------------------------------------------------------------
 
-_CONTROLLERS = {  # v1 hierarchy -> the file a cgroup of it must have
+_CONTROLLERS = {  # v1 hierarchy -> the file a cgroup of it must have; the freezer first (a dead
+    # grader's frozen programs are thawed and killed before its other cgroups are removed)
+    "freezer": "freezer.state",
     "cpu": "cpu.cfs_quota_us",
     "cpuset": "cpuset.cpus",
-    "freezer": "freezer.state",
     "cpuacct": "cpuacct.usage",
 }
 
@@ -111,9 +112,10 @@ class _Hierarchies:
             _remove_stale(base, stale)
             if _makes(base, name, needed):
                 found.v1[controller] = base
-        if "cpuset" in found.v1:
-            found.cores = _cpu_list(_read(found.v1["cpuset"] / "cpuset.effective_cpus") or
-                                    _read(found.v1["cpuset"] / "cpuset.cpus")) or found.cores  # fmt: skip
+        if "cpuset" in found.v1:  # the cores both the cpuset and this process's affinity allow (taskset)
+            offered = _cpu_list(_read(found.v1["cpuset"] / "cpuset.effective_cpus") or
+                                _read(found.v1["cpuset"] / "cpuset.cpus"))  # fmt: skip
+            found.cores = tuple(c for c in offered if c in found.cores) or offered or found.cores
             found.mems = _read(found.v1["cpuset"] / "cpuset.mems") or "0"
         if "cpu" in found.v1 and "freezer" in found.v1:
             return found  # v2 would add nothing
@@ -123,9 +125,9 @@ class _Hierarchies:
             _remove_stale(base, stale)
             if _makes(base, name, "cgroup.freeze"):
                 found.v2 = base
-                offered = set((_read(base / "cgroup.controllers") or "").split())
+                controllers = set((_read(base / "cgroup.controllers") or "").split())
                 for controller in ("cpu", "cpuset"):
-                    if controller in offered and controller not in found.v1:
+                    if controller in controllers and controller not in found.v1:
                         if _write(base / "cgroup.subtree_control", f"+{controller}"):
                             found.v2_controllers.add(controller)
             break
@@ -225,6 +227,7 @@ class FairCgroup:
         self.cores: tuple[int, ...] = ()
         self.quota = 0.0
         self.uid: int | None = None
+        self.joined = False  # a job slot's thread is in it (``for_this_thread``)
 
     @property
     def folders(self) -> list[Path]:
@@ -345,8 +348,12 @@ class FairCgroup:
             _free.append(self)
 
     def remove(self) -> None:
+        """Kill what runs in the cgroups, send this process's threads back up, remove them."""
         self.kill()
+        ours = set(os.listdir("/proc/self/task")) if self.joined else set()
         for folder in self.folders:
+            for tid in set((_read(folder / "tasks") or "").split()) & ours:
+                _write(folder.parent / "tasks", tid)
             for _ in range(100):
                 try:
                     folder.rmdir()
@@ -431,6 +438,32 @@ def take(uid: int | None = None) -> FairCgroup | None:
     cores, quota = slot_cores(found.cores, slot, jobs)
     ready._set(cores, quota, uid)
     return ready
+
+
+def for_this_thread() -> FairCgroup | None:
+    """The cgroups of the calling thread, a job slot's that starts only scripts: it joins
+    them once (all but the freezer: scripts are not frozen), so that every script it starts
+    is born in them. A script that moved itself in would cost a grace period of the kernel's
+    RCU, 10-20 ms a test. Their cgroups go back to the pool when the thread ends. None where
+    a thread cannot join (no v1 hierarchy) or there are no cgroups."""
+    mine = getattr(_slot, "cgroup", None)
+    if mine is not None:
+        return mine
+    made = take()
+    if made is None or not made.v1 or made.v2 is not None:
+        if made is not None:
+            made.release()
+        return None
+    tid = str(threading.get_native_id())
+    for controller, folder in made.v1.items():
+        if controller != "freezer" and not _write(folder / "tasks", tid):
+            made.release()
+            return None
+    made.joined = True
+    with _lock:
+        _free.append(made)  # taken again only once empty: once the thread has ended
+    _slot.cgroup = made
+    return made
 
 
 def _make(found: _Hierarchies) -> FairCgroup | None:

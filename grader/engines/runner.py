@@ -653,7 +653,8 @@ def run(
         cgroup = Cgroup.for_this_thread(limits.processes, limits.memory_mb)
         nproc = None if cgroup else limits.processes  # a cgroup caps processes
         argv = wrap(sandbox, command, workdir, script_dir, nproc, space=limits.output_bytes)
-        fair = fairness.take(sandbox.uid)
+        # a job slot's thread is in its slot's CPU cgroups already; a script started elsewhere joins its own
+        fair = None if cgroup is not None and fairness.for_this_thread() else fairness.take(sandbox.uid)
         try:
             return Run(argv, limits, on_stdout, workdir, stop, sandbox, cgroup, fair).result()
         finally:
