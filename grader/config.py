@@ -14,6 +14,7 @@ from typing import Any, Callable
 import yaml
 
 from .engines import available_protocols
+from .engines.fairness import FAIR_CPU
 from .engines.isolation import ISOLATIONS
 from .errors import ConfigError, GraderError
 from .games import BACKENDS, DEFAULT, Game, available, base_name, get_game, parse_options
@@ -34,6 +35,7 @@ class TournamentDefaults:
     grade: tuple[tuple[float, float], ...] = ((20, 20), (30, 40), (40, 60), (50, 80), (60, 100))
     tc: tuple[float, float] | None = None  # a game clock: (seconds, increment per move); None: move_seconds per move
     time_margin: float = 0.1  # seconds an engine may overstep its clock before its flag falls
+    clock: str = "wall"  # what the clock counts: wall | cpu (the CPU seconds of all the engine's processes)
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,7 @@ class Config:
     scoring: str | None = None  # None: the game's lab rule
     limits: Limits = NOT_GIVEN  # per test: wall and CPU seconds, memory, processes, output
     isolation: str = "auto"  # auto | bwrap | unshare | uid | none
+    fair_cpu: str = "auto"  # auto | required: refuse a class or tournament without fair CPU (engines.fairness)
     jobs: int | None = None  # tests at once; None: the number of cores
     seed: int | None = None  # the standard plan's seed; None: a new one each run
     python: str | None = None  # interpreter for .py scripts; None: the one running the grader
@@ -195,6 +198,7 @@ def _grade_thresholds(key: str, value: Any) -> tuple[tuple[float, float], ...]:
 
 
 TIME_CONTROL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:\+\s*(\d+(?:\.\d+)?))?\s*$")
+CLOCKS = ("wall", "cpu")  # what a game clock counts
 
 
 def parse_tc(text: str) -> tuple[float, float]:
@@ -205,6 +209,17 @@ def parse_tc(text: str) -> tuple[float, float]:
             f"a time control is SECONDS[+INCREMENT], like 60+0.5 (at most a day, increment at most an hour); got {text!r}"
         )
     return float(found.group(1)), float(found.group(2) or 0)
+
+
+def parse_clock(text: str) -> tuple[tuple[float, float], str | None]:
+    """'cpu:60+0.5' (a clock on CPU time), 'wall:60+0.5' or '60+0.5' (the clock of config,
+    None): the time control and the clock; ValueError if neither."""
+    kind, colon, rest = str(text).partition(":")
+    if not colon:
+        return parse_tc(text), None
+    if kind.strip().lower() not in CLOCKS:
+        raise ValueError(f"a clock is {' or '.join(CLOCKS)}, as in cpu:60+0.5; got {kind!r}")
+    return parse_tc(rest), kind.strip().lower()
 
 
 def _tc(key: str, value: Any) -> tuple[float, float] | None:
@@ -337,6 +352,7 @@ SCHEMA: dict[str, Validator] = {
         },
     ),
     "isolation": _choice(*ISOLATIONS),
+    "fair_cpu": _choice(*FAIR_CPU),
     "jobs": _number(1, integer=True, optional=True),
     "seed": _number(0, integer=True, optional=True),
     "python": _optional_string,
@@ -351,6 +367,7 @@ SCHEMA: dict[str, Validator] = {
             "grade": _grade_thresholds,
             "tc": _tc,
             "time_margin": _number(0, maximum=60),
+            "clock": _choice(*CLOCKS),
         },
     ),
     "regress": _section(

@@ -1,7 +1,7 @@
 """``grader doctor``: what this machine offers to keep scripts in their place, and proof.
 
 It reports each isolation mechanism (works, or why not), the one 'auto' picks, the Python
-used and the limits the system can enforce; then it runs a real attacking script
+used, the limits the system can enforce and what of fair CPU it enforces; then it runs a real attacking script
 (``share/attacks/probe.py``) under the chosen isolation, next to a victim test, and reports
 each attack as blocked or not.
 """
@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .engines import fairness
 from .engines.isolation import MECHANISMS, choose, problem
 from .engines.runner import Cgroup, RunResult, work_folder
 from .engines.scripts import RunSettings, Script, run_script
@@ -64,6 +65,8 @@ class Diagnosis:
     isolation: str  # what the configured isolation resolves to here
     limits: list[str]  # what the system can enforce, in words
     attacks: list[Attack] = field(default_factory=list)
+    fair_cpu: list[str] = field(default_factory=list)  # what of fair CPU is enforced, a line each
+    fair_cpu_missing: str | None = None  # what is not, in one line (None: all is)
 
     @property
     def safe(self) -> bool:
@@ -76,6 +79,7 @@ def diagnose(isolation: str = "auto", python: str = sys.executable, attacks: boo
     chosen = choose(isolation, python)
     user = "root" if os.geteuid() == 0 else f"uid {os.geteuid()}"
     found = Diagnosis(__version__, python, user, mechanisms, chosen, _limits())
+    found.fair_cpu, found.fair_cpu_missing = fairness.support().lines(), fairness.support().missing()
     if attacks:
         found.attacks = _attack(chosen, python)
     return found
@@ -181,6 +185,9 @@ def describe(d: Diagnosis) -> str:
     if d.isolation == "none":
         lines.append("  none     used: scripts can read and change what the grader's user can (unsafe for a class)")
     lines += ["limits:"] + [f"  {x}" for x in d.limits]
+    lines += ["fair CPU (each program's processes in cgroups of their own):"] + [f"  {x}" for x in d.fair_cpu]
+    if d.fair_cpu_missing:
+        lines.append(f"  {d.fair_cpu_missing}")
     if d.attacks:
         lines.append(f"attacks by a real script under '{d.isolation}':")
         width = max(len(t) for t in ATTACKS.values())

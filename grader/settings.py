@@ -61,7 +61,7 @@ def given(**options: Any) -> dict[str, Any]:
 
 def run_layer(config: Config) -> dict[str, Any]:
     """config.yaml's values of what every mode shares (``RunSettings``): limits, isolation,
-    python, commands, jobs, backend. A value left out there (None) is the built-in default."""
+    python, commands, jobs, backend, fair_cpu. A value left out there (None) is the built-in default."""
     return {
         "limits": config.limits,
         "isolation": config.isolation,
@@ -69,6 +69,7 @@ def run_layer(config: Config) -> dict[str, Any]:
         "commands": dict(config.commands),
         "jobs": config.jobs or os.cpu_count() or 1,
         "backend": config.backend,
+        "fair_cpu": config.fair_cpu,
     }
 
 
@@ -96,7 +97,8 @@ def tournament_layer(config: Config, game: Game | str) -> dict[str, Any]:
     """config.yaml's values for a tournament of ``game``: the shared ones, then its
     ``tournament:`` section (move_seconds as the limit per move, scoring for its own game)."""
     section = config.tournament
-    layer = dict(run_layer(config), on_illegal=section.on_illegal, tc=section.tc, time_margin=section.time_margin)
+    layer = dict(run_layer(config), on_illegal=section.on_illegal, tc=section.tc, time_margin=section.time_margin,
+                 clock=section.clock)  # fmt: skip
     layer["limits"] = dataclasses.replace(config.limits, wall_seconds=section.move_seconds)
     if own_game(config, game) and section.scoring is not None:
         layer["scoring"] = section.scoring

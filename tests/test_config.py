@@ -42,7 +42,7 @@ def test_empty_file_means_defaults(tmp_path):
         ("scorng: plain\n", r"unknown key 'scorng' \(did you mean 'scoring'\?\); known keys: game, scoring"),
         (
             "colour: red\n",
-            "unknown key 'colour' \\(did you mean 'cluster'\\?\\); known keys: game, scoring, limits, isolation, jobs, seed, python, commands, entry, tournament, regress, gomoku, backend, max_solve_seconds, engines, cluster$",
+            "unknown key 'colour' \\(did you mean 'cluster'\\?\\); known keys: game, scoring, limits, isolation, fair_cpu, jobs, seed, python, commands, entry, tournament, regress, gomoku, backend, max_solve_seconds, engines, cluster$",
         ),
         ("limits:\n  wall_seconds: soon\n", "'limits.wall_seconds' must be a number; got 'soon'"),
         ("limits:\n  wall_seconds: 0\n", "'limits.wall_seconds' must be greater than 0; got 0"),

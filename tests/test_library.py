@@ -197,7 +197,7 @@ def test_grading_and_tournaments_share_one_run_settings_object():
     grading = {f.name for f in fields(Settings)} - shared
     tournament = {f.name for f in fields(TournamentSettings)} - shared
     assert grading == {"scoring", "stop_on_error", "max_solve_seconds"}
-    assert tournament == {"scoring", "on_illegal", "adjudicate", "game", "tc", "time_margin", "restart"}
+    assert tournament == {"scoring", "on_illegal", "adjudicate", "game", "tc", "time_margin", "restart", "clock"}
     assert {f: getattr(Settings(), f) for f in shared} == {f: getattr(TournamentSettings(), f) for f in shared}
     assert TournamentSettings.from_json(TournamentSettings(jobs=3, adjudicate=8).to_json()) == TournamentSettings(
         jobs=3, adjudicate=8, scoring="winner-takes-empties"

@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterator
 
 import click
 
-from ..config import Config, parse_tc
+from ..config import Config, parse_clock
 from ..engines.isolation import choose
 from ..engines.scripts import RunSettings
 from ..errors import GraderError, GraderWarning, OptionError
@@ -194,10 +194,10 @@ class _Seconds(_Wanted):
 
 
 class _TimeControl(_Wanted):
-    name, wanted = "tc", "SECONDS[+INCREMENT], like 60+0.5"
+    name, wanted = "tc", "[cpu:]SECONDS[+INCREMENT], like 60+0.5 or cpu:60+0.5"
 
-    def read(self, value: Any) -> tuple[float, float]:
-        return parse_tc(str(value))
+    def read(self, value: Any) -> tuple[tuple[float, float], str | None]:
+        return parse_clock(str(value))
 
 
 class _Seed(_Wanted):

@@ -105,7 +105,8 @@ from .options import (
     "--tc",
     type=TIME_CONTROL,
     default=None,
-    help="A game clock instead, SECONDS[+INCREMENT] as cutechess writes it (60+0.5): a flag falls when it runs out.",
+    help="A game clock instead, SECONDS[+INCREMENT] as cutechess writes it (60+0.5): a flag falls when it runs out. "
+    "cpu:60+0.5 counts the CPU time of the engine's processes instead of wall time.",
 )
 @click.option(
     "--timemargin",
@@ -154,7 +155,7 @@ from .options import (
 def tournament(engine_paths: tuple[str, ...], format_name: str | None, opponents: tuple[str, ...], rounds: int | None,
                sprt: tuple[float, float] | None, alpha: float | None, beta: float | None, max_games: int | None, grade: bool,
                openings_file: str | None, opening_plies: int | None, random_openings: int | None, seed: int | None, time_limit: float | None,
-               tc: tuple[float, float] | None, time_margin_ms: int | None, restart: bool, jobs: int | None, adjudicate: int | None,
+               tc: tuple[tuple[float, float], str | None] | None, time_margin_ms: int | None, restart: bool, jobs: int | None, adjudicate: int | None,
                backend: str | None, scoring: str | None, game_name: str | None, board_size: int | None, out: str | None, resume: str | None, json_file: str | None,
                cluster: str | None, config_path: str | None, stop: Stop) -> None:  # fmt: skip
     """A tournament between ENGINES, with Elo ratings, game records (games.ggf for Othello,
@@ -185,7 +186,8 @@ def tournament(engine_paths: tuple[str, ...], format_name: str | None, opponents
         engines=engine_paths, format=format_name, opponents=tuple(p for o in opponents for p in o.split(",") if p),
         rounds=rounds, sprt=sprt, alpha=alpha, beta=beta, max_games=max_games, grade=grade,
         openings_file=openings_file, opening_plies=opening_plies, random_openings=random_openings, seed=seed,
-        time_limit=time_limit, tc=tc, time_margin=None if time_margin_ms is None else time_margin_ms / 1000,
+        time_limit=time_limit, tc=tc[0] if tc else None, clock=tc[1] if tc else None,
+        time_margin=None if time_margin_ms is None else time_margin_ms / 1000,
         restart=restart, jobs=jobs, adjudicate=adjudicate, backend=backend, scoring=scoring, game=game_name,
         board_size=board_size, out=out, resume=resume,
     )  # fmt: skip
@@ -245,4 +247,5 @@ def tournament(engine_paths: tuple[str, ...], format_name: str | None, opponents
 def _clock_text(settings: TournamentSettings) -> str:
     if settings.tc is None:
         return f"{settings.limits.wall_seconds:g} s per move"
-    return f"clock {settings.tc[0]:g}+{settings.tc[1]:g} s (margin {settings.time_margin * 1000:g} ms)"
+    kind = "CPU clock" if settings.clock == "cpu" else "clock"
+    return f"{kind} {settings.tc[0]:g}+{settings.tc[1]:g} s (margin {settings.time_margin * 1000:g} ms)"

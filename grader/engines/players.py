@@ -4,7 +4,9 @@ A script engine is started afresh for each move (``SCRIPT BOARD TOKEN``, the lab
 interface; its move is the last integer it printed). A protocol engine (NBoard, GTP) is
 started in the same isolation and limits (CPU seconds aside: the clock is its limit), kept
 running between its moves and, after a clean game, for its engine's next game (``EnginePool``);
-one that misbehaved is killed with all it started at once. Either way a move comes back as a
+one that misbehaved is killed with all it started at once. Where the system can freeze a
+cgroup, a protocol engine's processes are frozen whenever it is not on move: while its
+opponent thinks and while it waits for its next game. Either way a move comes back as a
 ``Turn``: the move, or the problem that loses the game, and what it cost.
 """
 
@@ -123,7 +125,7 @@ class Turn:
     move: int | None  # None: no move (``problem`` says why)
     problem: str | None = None  # why the engine gave no move it can play: a crash, a protocol error
     wall: float = 0.0  # seconds from the question to the answer
-    cpu: float | None = None  # CPU seconds (scripts; a protocol engine's are counted for the game)
+    cpu: float | None = None  # CPU seconds of all its processes (None: not counted)
     timed_out: bool = False
     eval: float | None = None  # the engine's evaluation, from its own view, when it gives one
     lines: list[str] = field(default_factory=list)  # what else it printed (status, analysis)
@@ -233,6 +235,7 @@ class ProtocolPlayer(Player):
     def begin(self) -> Turn | None:
         self.running = self.pool.take(self.engine.digest) if self.pool else None
         if self.running is not None:
+            self.running.session.place()  # its last game may have been another job slot's
             self.running.client.new_game()
             return None
         sandbox, uid = self.where.sandbox(self.settings), None
@@ -254,11 +257,14 @@ class ProtocolPlayer(Player):
             return self._fail(Turn(None, str(e), timed_out=isinstance(e, Silent)))
         except Ended:
             return self._fail(Turn(None, self._gone(), interrupted=self.where.stop.is_set()))
+        self.running.session.pause()  # until its turn
         return None
 
     def turn(self, pos: Position, start: Position, plies: list[int], seconds: float) -> Turn:
         assert self.running is not None
-        asked = time.monotonic()
+        session = self.running.session
+        session.resume()
+        asked, used = time.monotonic(), session.cpu_seconds()
         try:
             answer = self.running.client.ask(start, plies, seconds)
         except ProtocolError as e:
@@ -266,8 +272,10 @@ class ProtocolPlayer(Player):
         except Ended:
             problem = self._gone()
             return self._fail(Turn(None, problem, time.monotonic() - asked, interrupted=self.where.stop.is_set()))
+        wall = time.monotonic() - asked
+        session.pause()
         lines, self._said = self._said + answer.lines, []
-        return Turn(answer.move, None, time.monotonic() - asked, eval=answer.eval, lines=lines)
+        return Turn(answer.move, None, wall, session.cpu_seconds() - used, eval=answer.eval, lines=lines)
 
     def _fail(self, turn: Turn) -> Turn:
         """A turn the engine cannot go on from: it will be stopped at the end of the game."""

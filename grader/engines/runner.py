@@ -37,10 +37,13 @@ from typing import Callable, Sequence
 from ..errors import GraderError
 from ..limits import Limits
 from ..stop import Stop
+from . import fairness
+from .fairness import FairCgroup
 from .sandbox import SLOT_UIDS, Sandbox, kill_uid, preexec_for, wrap
 
 _READ = 1 << 16
 _TAIL = 4096  # bytes of stdout and of stderr kept for showing
+LINE_BYTES = 1 << 16  # the most of one protocol line a Session keeps: the rest of a longer line is dropped
 _GRACE = 0.2  # seconds to collect output still in the pipes once the script has ended
 _PASS_THROUGH = ("PATH", "LANG", "LC_ALL", "JAVA_HOME", "SYSTEMROOT")
 MARK = "GRADER_SCRIPT"  # in every script's environment: how the orphan sweep knows a script's stray
@@ -470,9 +473,16 @@ def _dead_grader(namespace: str, process: str) -> bool:
 
 # 'ns' before the namespace: earlier graders took a name's first number for a pid, so to them
 # a live grader's cgroup would look stale
-_CGROUP = re.compile(r"grader-ns(\d+)-(\d+-\d+)-(?:\d+|probe)")
+_CGROUP = re.compile(r"grader-ns(\d+)-(\d+-\d+)-(?:\d+|probe|cpu(?:\d+|probe))")
+fairness.configure(lambda: f"grader-ns{_grader_id()}-cpu", lambda name: _stale_cgroup(name))
 _WORK = re.compile(r"grader-(?:scripts-|doctor-)?(\d+)-(\d+-\d+)-[a-z0-9_]{8}(?:\.root)?")
 _swept = threading.Lock()  # held for good once this process has swept
+
+
+def _stale_cgroup(name: str) -> bool:
+    """Whether a cgroup of this name is a dead grader's (of this PID namespace)."""
+    named = _CGROUP.fullmatch(name)
+    return named is not None and _dead_grader(named[1], named[2])
 
 
 def work_folder(prefix: str = "grader-") -> str:
@@ -561,15 +571,17 @@ def _nproc(limits: Limits, sandbox: Sandbox) -> int | None:
 
 
 def _preexec(rlimits: list[tuple[int, tuple[int, int]]], then: Callable[[], None] | None,
-             cgroup: Cgroup | None = None) -> Callable[[], None]:  # fmt: skip
+             cgroup: Cgroup | None = None, join: Sequence[Path] = ()) -> Callable[[], None]:  # fmt: skip
     """Runs in the child between fork and exec: enter ``cgroup``'s memory cgroup (where it
-    can: as root), set the resource limits, then ``then``."""
-    enter = cgroup.enter_memory if cgroup is not None else None
+    can: as root) and the cgroup folders ``join`` (its fair-CPU cgroups), set the resource
+    limits, then ``then``."""
+    enter = [cgroup.enter_memory] if cgroup is not None and cgroup.enter_memory and os.geteuid() == 0 else []
+    files = [*enter, *(str(folder / "cgroup.procs") for folder in join)]
 
     def setup() -> None:
-        if enter and os.geteuid() == 0:
+        for path in files:
             try:
-                fd = os.open(enter, os.O_WRONLY)
+                fd = os.open(path, os.O_WRONLY)
                 try:
                     os.write(fd, str(os.getpid()).encode())
                 finally:
@@ -588,9 +600,10 @@ def _preexec(rlimits: list[tuple[int, tuple[int, int]]], then: Callable[[], None
 
 
 def _spawn(argv: list[str], workdir: str, rlimits: list[tuple[int, tuple[int, int]]], sandbox: Sandbox, stdin: bool,
-           cwd: str | None = None, cgroup: Cgroup | None = None) -> subprocess.Popen:  # fmt: skip
+           cwd: str | None = None, cgroup: Cgroup | None = None, fair: FairCgroup | None = None) -> subprocess.Popen:  # fmt: skip
     """Start a script in its own session, under ``rlimits``, ``sandbox`` and ``cgroup``'s
-    memory cap; stdin a pipe (``stdin``) or at end-of-file. ``cwd``: where it starts (default ``workdir``)."""
+    memory cap, born in ``fair``'s CPU cgroups; stdin a pipe (``stdin``) or at end-of-file.
+    ``cwd``: where it starts (default ``workdir``)."""
     with _lock:
         proc = subprocess.Popen(
             argv,
@@ -601,7 +614,7 @@ def _spawn(argv: list[str], workdir: str, rlimits: list[tuple[int, tuple[int, in
             env=script_env(workdir),
             start_new_session=True,
             bufsize=0,
-            preexec_fn=_preexec(rlimits, preexec_for(sandbox), cgroup),
+            preexec_fn=_preexec(rlimits, preexec_for(sandbox), cgroup, fair.folders if fair else ()),
             **_as_uid(sandbox),
         )
         _live.add(proc.pid)
@@ -647,7 +660,13 @@ def run(
         cgroup = Cgroup.for_this_thread(limits.processes, limits.memory_mb)
         nproc = None if cgroup else limits.processes  # a cgroup caps processes
         argv = wrap(sandbox, command, workdir, script_dir, nproc, space=limits.output_bytes)
-        return Run(argv, limits, on_stdout, workdir, stop, sandbox, cgroup).result()
+        # a job slot's thread is in its slot's CPU cgroups already; a script started elsewhere joins its own
+        fair = None if cgroup is not None and fairness.for_this_thread() else fairness.take(sandbox.uid)
+        try:
+            return Run(argv, limits, on_stdout, workdir, stop, sandbox, cgroup, fair).result()
+        finally:
+            if fair is not None:
+                fair.release()
     finally:
         if sandbox.mechanism == "uid" and sandbox.uid is not None:
             _end_uid(sandbox.uid)
@@ -662,9 +681,9 @@ class Run:
     """One run: start, pump output until the end or a limit, then clean up everything."""
 
     def __init__(self, argv: list[str], limits: Limits, on_stdout, workdir: str, stop: Stop, sandbox: Sandbox,
-                 cgroup: Cgroup | None):  # fmt: skip
+                 cgroup: Cgroup | None, fair: FairCgroup | None = None):  # fmt: skip
         self.argv, self.limits, self.on_stdout, self.workdir, self.stop = argv, limits, on_stdout, workdir, stop
-        self.sandbox, self.cgroup = sandbox, cgroup
+        self.sandbox, self.cgroup, self.fair = sandbox, cgroup, fair
         self.out_tail, self.err_tail = bytearray(), bytearray()
         self.stdout_bytes = 0
         self.output_limited = False
@@ -678,7 +697,7 @@ class Run:
         start = time.monotonic()
         try:
             kills = cgroup.oom_kills() if cgroup else 0
-            proc = _spawn(self.argv, self.workdir, rlimits, self.sandbox, stdin=False, cgroup=cgroup)
+            proc = _spawn(self.argv, self.workdir, rlimits, self.sandbox, stdin=False, cgroup=cgroup, fair=self.fair)
         except (OSError, subprocess.SubprocessError) as e:
             reason = getattr(e, "strerror", None) or str(e)
             return RunResult(None, False, 0.0, 0.0, start_error=f"could not be started: {self.argv[0]!r}: {reason}")
@@ -823,7 +842,11 @@ class Session(Run):
     seconds, the sandbox, a session and, where there is one, a pids cgroup of its own) with
     stdin a pipe; the grader writes lines to it and reads its lines with a deadline each.
     ``close`` kills it and everything it started, and says how it ended. Its stdout counts
-    against ``limits.output_bytes`` over its whole life; stderr keeps a tail.
+    against ``limits.output_bytes`` over its whole life; stderr keeps a tail. A line longer
+    than LINE_BYTES is cut there (the grader's memory stays flat whatever the program prints).
+
+    Its processes are born in CPU cgroups of their own (``fairness``) where the system offers
+    them: ``pause`` freezes them all (the engine is not on move), ``resume`` lets them run.
     """
 
     def __init__(self, command: Sequence[str], limits: Limits, sandbox: Sandbox, stop: Stop,
@@ -833,6 +856,7 @@ class Session(Run):
         self.proc: subprocess.Popen | None = None
         self.started = 0.0
         self._buf = bytearray()
+        self._skipping = False  # dropping the rest of a line longer than LINE_BYTES
         self._eof = False
         self._sel = selectors.DefaultSelector()
         self._pidfd = -1
@@ -859,6 +883,7 @@ class Session(Run):
         rlimits = _rlimits(self.limits, _nproc(self.limits, self.sandbox))
         error: list[BaseException] = []
         ready = threading.Event()
+        self.fair = fairness.take(self.sandbox.uid)  # this thread's job slot's cores
 
         # The program is born in a thread of its own, in a cgroup of its own, and that thread
         # waits until the program is closed: bwrap's --die-with-parent (PR_SET_PDEATHSIG)
@@ -869,9 +894,8 @@ class Session(Run):
             try:
                 argv = wrap(self.sandbox, self.argv, self.workdir, self.script_dir,
                             None if self.cgroup else self.limits.processes, self.cwd, self.limits.output_bytes)  # fmt: skip
-                self.proc = _spawn(
-                    argv, self.workdir, rlimits, self.sandbox, stdin=True, cwd=self.cwd, cgroup=self.cgroup
-                )
+                self.proc = _spawn(argv, self.workdir, rlimits, self.sandbox, stdin=True, cwd=self.cwd,
+                                   cgroup=self.cgroup, fair=self.fair)  # fmt: skip
             except (OSError, subprocess.SubprocessError, GraderError) as e:
                 error.append(e)
             ready.set()
@@ -885,10 +909,10 @@ class Session(Run):
             reason = getattr(error[0], "strerror", None) or str(error[0]) if error else "unknown"
             self.start_error = f"could not be started: {self.argv[0]!r}: {reason}"
             return self.start_error
-        proc, cgroup = self.proc, self.cgroup
-        self.stop.watch(proc.pid, lambda: _kill_group(proc.pid, cgroup))
+        proc, cgroup, fair = self.proc, self.cgroup, self.fair
+        self.stop.watch(proc.pid, lambda: _kill_group(proc.pid, cgroup, fair))
         if self.stop.is_set():
-            _kill_group(proc.pid, cgroup)
+            _kill_group(proc.pid, cgroup, fair)
         os.set_blocking(proc.stdin.fileno(), False)  # type: ignore[union-attr]
         self._pidfd = os.pidfd_open(proc.pid)
         self._sel.register(proc.stdout, selectors.EVENT_READ, "out")  # type: ignore[arg-type]
@@ -935,12 +959,51 @@ class Session(Run):
                     data, self.output_limited = data[: limit - self.stdout_bytes], True
                 self.stdout_bytes += len(data)
                 _keep_tail(self.out_tail, data)
-                self._buf += data
+                self._take(data)
                 if not data or self.output_limited:
                     self._eof = True
                     self._sel.unregister(key.fileobj)
                     if self._buf and not self._buf.endswith(b"\n"):
                         self._buf += b"\n"  # a last line without its end still counts
+
+    def _take(self, data: bytes) -> None:
+        """Add what the program printed to the lines not yet read, the first line cut at
+        LINE_BYTES (read while no whole line waits, so that the buffer stays within
+        LINE_BYTES and one read)."""
+        if self._skipping:
+            end = data.find(b"\n")
+            if end < 0:
+                return
+            self._skipping, data = False, data[end:]
+        self._buf += data
+        end = self._buf.find(b"\n")
+        if end < 0 and len(self._buf) > LINE_BYTES:
+            del self._buf[LINE_BYTES:]
+            self._skipping = True
+        elif end > LINE_BYTES:
+            del self._buf[LINE_BYTES:end]
+
+    def pause(self) -> None:
+        """Freeze all the program's processes (it is not on move), where the system can."""
+        if self.fair is not None and self.proc is not None:
+            self.fair.freeze()
+
+    def resume(self) -> None:
+        """Let the program's processes run again (its turn)."""
+        if self.fair is not None:
+            self.fair.thaw()
+
+    def place(self) -> None:
+        """Pin the program to the calling thread's job slot (it played its last game on another)."""
+        if self.fair is not None:
+            self.fair.place()
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds all the program's processes have used so far."""
+        counted = self.fair.cpu_seconds() if self.fair is not None else None
+        if counted is not None:
+            return counted
+        return _tree_cpu_seconds(self.proc.pid) if self.proc is not None else 0.0
 
     def alive(self) -> bool:
         """True while the program runs (checked without reaping it: its pid stays ours)."""
@@ -958,6 +1021,7 @@ class Session(Run):
             if self.proc is None:
                 return RunResult(None, False, 0.0, 0.0, start_error=self.start_error)
             proc = self.proc
+            self.resume()  # a frozen process would neither end nor die
             if self._eof and not self.output_limited:  # its output closed: it is ending, give it a moment
                 settle = time.monotonic() + 0.5
                 while self.alive() and time.monotonic() < settle:
@@ -995,6 +1059,9 @@ class Session(Run):
             self._closed.set()
             if self._launcher is not None:
                 self._launcher.join()
+            if self.fair is not None:
+                self.fair.release()
+                self.fair = None
             if self.sandbox.mechanism == "uid" and self.sandbox.uid is not None:
                 _end_uid(self.sandbox.uid)
             if self.workdir:
@@ -1036,8 +1103,10 @@ def _as_uid(sandbox: Sandbox) -> dict:
     return {}
 
 
-def _kill_group(pid: int, cgroup: Cgroup | None) -> None:
-    """SIGKILL a script's process group and every process of its cgroup."""
+def _kill_group(pid: int, cgroup: Cgroup | None, fair: FairCgroup | None = None) -> None:
+    """SIGKILL a script's process group and every process of its cgroups (``fair``'s thawed first)."""
+    if fair:
+        fair.kill()
     _signal(-pid, signal.SIGKILL)
     if cgroup:
         cgroup.kill()

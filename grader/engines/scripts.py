@@ -14,15 +14,16 @@ import shlex
 import shutil
 import sys
 import threading
+import warnings
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
-from ..errors import GraderError
+from ..errors import GraderError, GraderWarning
 from ..games import Position
 from ..limits import NOT_GIVEN, Limits
 from ..stop import Stop
-from . import runner
+from . import fairness, runner
 from .isolation import guard
 from .parse import Claim, OutputScanner
 from .runner import RunResult
@@ -48,6 +49,8 @@ class RunSettings:
     - ``commands``: file suffix -> command template for other languages, as in config.yaml.
     - ``jobs``: programs run at once (default: the number of cores, as config.yaml's default).
     - ``backend``: the exact solver: auto | native | python (``Game.backend``).
+    - ``fair_cpu``: auto (each program gets the fair CPU share the machine can enforce) |
+      required (a class or a tournament is refused where it cannot: ``fairness.check``).
     """
 
     limits: Limits = NOT_GIVEN
@@ -56,6 +59,7 @@ class RunSettings:
     commands: Mapping[str, str] = field(default_factory=dict)
     jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
     backend: str = "auto"
+    fair_cpu: str = "auto"
 
     def check(self) -> None:
         """Raise GraderError when the interpreter or a command template's program is missing,
@@ -74,8 +78,15 @@ class RunSettings:
                 )
 
     def sandbox_mechanism(self, private: Sequence[Path] = (), strict: bool = True) -> str:
-        """The isolation mechanism programs will run under here (see ``isolation.guard``)."""
-        return guard(self.isolation, self.python, private, strict)
+        """The isolation mechanism programs will run under here (see ``isolation.guard``).
+        Where ``strict`` (a class, a tournament), fair CPU is checked too: what the machine
+        cannot enforce is said once (GraderWarning), or refused (``fair_cpu: required``)."""
+        mechanism = guard(self.isolation, self.python, private, strict)
+        if strict:
+            missing = fairness.check(self.fair_cpu)
+            if missing:
+                warnings.warn(missing, GraderWarning, stacklevel=2)
+        return mechanism
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)

@@ -21,6 +21,7 @@ from abc import ABC, abstractmethod
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Iterable, Iterator
 
+from ..engines.fairness import assign_slot
 from ..engines.isolation import Sandbox, choose, claim_uid, release_uid
 from ..engines.runner import dedicate_this_thread
 from ..engines.scripts import RunSettings, Stage
@@ -157,6 +158,7 @@ class LocalExecutor(Executor):
             worker = self._local.worker = Worker(next(self._slots), self.stop, self._stage)
             self._workers.append(worker)
             dedicate_this_thread()
+            assign_slot(worker.slot, self.jobs)  # its programs pinned to the slot's cores
         self.stop.check()
         return task(worker)
 

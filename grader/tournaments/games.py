@@ -103,11 +103,15 @@ def play_game(game: GameRecord, engines: dict[str, Script | ProtocolEngine], set
     return _score(game, settings, final)
 
 
+CPU_CLOCK_WALL = 3.0  # on a CPU-time clock, the wall seconds a move may take per CPU second left
+
+
 def _play_moves(game: GameRecord, players: dict[str, Player], names: dict[str, str], settings: TournamentSettings,
                 worker: Worker) -> Position:  # fmt: skip
     """The moves of a game (each engine's turn, on its clock), adjudication and forfeits;
     returns the last position."""
     rules, rule, tc = settings.rules, settings.rule, settings.tc
+    on_cpu = settings.clock == "cpu"
     colour = dict(zip(rules.sides, ("black", "white")))
     start, moves = rules.opening_start(game.opening)
     pos = rules.replay(moves, start)
@@ -131,6 +135,8 @@ def _play_moves(game: GameRecord, players: dict[str, Player], names: dict[str, s
             break
         token = pos.token
         seconds = clock[token] + settings.time_margin if tc else settings.limits.wall_seconds
+        if tc and on_cpu:
+            seconds *= CPU_CLOCK_WALL
         turn = players[token].turn(pos, start, plies, seconds)
         if turn.interrupted or worker.stop.is_set():
             raise Stopped(worker.stop.reason)
@@ -141,11 +147,16 @@ def _play_moves(game: GameRecord, players: dict[str, Player], names: dict[str, s
         if turn.timed_out:
             game.timeouts[colour[token]] += 1
         if tc:
-            clock[token] -= turn.wall
+            spent = turn.cpu if on_cpu and turn.cpu is not None else turn.wall
+            left = clock[token] + settings.time_margin
+            clock[token] -= spent
             if turn.timed_out or clock[token] < -settings.time_margin:
-                turn.problem = (
-                    f"lost on time: its clock ran out ({turn.wall:.2f} s for this move, {seconds:.2f} s left)"
-                )
+                if on_cpu and turn.timed_out:  # the wall-time bound of a CPU clock
+                    turn.problem = (f"lost on time: no move within {seconds:.2f} s of wall time "
+                                    f"({CPU_CLOCK_WALL:g} times its CPU clock, {left:.2f} s left)")  # fmt: skip
+                else:
+                    what = "CPU clock ran out" if on_cpu else "clock ran out"
+                    turn.problem = f"lost on time: its {what} ({spent:.2f} s for this move, {left:.2f} s left)"
                 turn.timed_out = turn.fatal = True
             clock[token] = max(clock[token], 0.0) + tc[1]
             game.clocks.append(round(clock[token], 3))

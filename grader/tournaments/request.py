@@ -40,6 +40,7 @@ class TournamentRequest:
     seed: int | None = None
     time_limit: float | None = None  # seconds per move
     tc: tuple[float, float] | None = None  # a game clock
+    clock: str | None = None  # what the clock counts: wall | cpu (the CPU time of the engine's processes)
     time_margin: float | None = None  # seconds an engine may overstep its clock
     restart: bool = False
     jobs: int | None = None
@@ -67,6 +68,8 @@ class TournamentRequest:
             raise OptionError("--opening-plies cuts the openings of --openings FILE: give the file too")
         if self.tc and self.time_limit:
             raise OptionError("give --tc (a game clock) or --time-limit (seconds per move), not both")
+        if self.clock is not None and not self.tc:
+            raise OptionError(f"a {self.clock} clock needs a time control: give --tc {self.clock}:SECONDS[+INCREMENT]")
         if self.time_margin is not None and not self.tc:
             raise OptionError("--timemargin is how far an engine may overstep its clock: give --tc too")
         if self.sprt is not None:
@@ -106,7 +109,7 @@ class TournamentRequest:
         game = config.get_game(self.game)
         game = game.sized(self.board_size) if self.board_size else game
         settings = TournamentSettings.resolve(config, game, self.time_limit, self.scoring, self.adjudicate,
-                                              jobs=self.jobs, backend=self.backend, tc=self.tc,
+                                              jobs=self.jobs, backend=self.backend, tc=self.tc, clock=self.clock,
                                               time_margin=self.time_margin, restart=self.restart or None)  # fmt: skip
         if self.out:
             check_new_folder(Path(self.out), "tournament")

@@ -9,9 +9,9 @@ from dataclasses import replace as dataclass_replace
 from typing import Any
 
 from .. import settings as layers
-from ..config import Config
+from ..config import CLOCKS, Config
 from ..engines.scripts import RunSettings
-from ..errors import GraderWarning
+from ..errors import GraderError, GraderWarning
 from ..games import DEFAULT, get_game
 from ..games import Game as GameRules
 from ..games.cost import deepest_within
@@ -55,6 +55,9 @@ class TournamentSettings(RunSettings):
     - ``game``: the game's name (othello, tictactoe, ...), or a variant's spec (gomoku:size=9).
     - ``tc``: a game clock (seconds, increment per move), as cutechess's ``tc=60+0.5``; None:
       ``limits.wall_seconds`` per move. A flag falls when an engine's clock runs out.
+    - ``clock``: what the clock counts: 'wall' (seconds from question to answer) or 'cpu' (the
+      CPU seconds of all the engine's processes during its move; a move may still take at most
+      CPU_CLOCK_WALL times the clock left in wall time, so that an engine that waits is stopped).
     - ``time_margin``: seconds an engine may overstep its clock (process noise) before its flag falls.
     - ``restart``: start a protocol engine afresh for every game; by default a process that
       played a game cleanly plays its engine's next game on this machine (cutechess's
@@ -68,10 +71,13 @@ class TournamentSettings(RunSettings):
     tc: tuple[float, float] | None = None
     time_margin: float = 0.1
     restart: bool = False
+    clock: str = "wall"
 
     def __post_init__(self) -> None:
         if self.tc is not None:
             object.__setattr__(self, "tc", tuple(self.tc))  # from JSON: a list
+        if self.clock not in CLOCKS:
+            raise GraderError(f"unknown clock {self.clock!r}: use one of {', '.join(CLOCKS)}")
 
     @classmethod
     def resolve(cls, config: Config, game: GameRules, time_limit: float | None = None, scoring: str | None = None,

@@ -15,11 +15,15 @@ finds them by the name of its own copy):
   crash     exits with code 3 at its first 'go'
   flood     prints status lines without end at its first 'go'
   linger    starts a child that sleeps for an hour (its command line names this file), then plays as good
+  sleepy    as good, but sleeps 0.15 s before each answer (wall time, next to no CPU time)
+  burner    as good, but before each answer a child of its burns 0.4 s of CPU time
+  thinker   as good, but thinks (burns CPU) 0.05 s before each answer, as a real engine would
 """
 
 import os
 import subprocess
 import sys
+import time
 
 MODE = sys.argv[1]
 FILES = "abcdefgh"
@@ -90,6 +94,19 @@ def main():
                     say("status thinking very hard " * 20)
             if MODE == "silent":
                 continue
+            if MODE == "thinker":
+                until = time.process_time() + 0.05
+                while time.process_time() < until:
+                    pass
+            if MODE == "sleepy":
+                time.sleep(0.15)
+            if MODE == "burner":
+                child = os.fork()
+                if child == 0:
+                    while time.process_time() < 0.4:
+                        pass
+                    os._exit(0)
+                os.waitpid(child, 0)
             board, me = state
             legal = [sq for sq in range(64) if board[sq] == "." and flips(board, sq, me)]
             name = FILES[legal[0] % 8] + str(legal[0] // 8 + 1) if legal else "PA"
