@@ -21,8 +21,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .engines.cgroups import Cgroup
 from .engines.isolation import MECHANISMS, choose, problem
-from .engines.runner import Cgroup, RunResult
+from .engines.runner import RunResult
 from .engines.scripts import RunSettings, Script, run_script
 from .execution.executor import LocalExecutor, Worker
 from .files import bundled

@@ -4,7 +4,6 @@ and whether a run may go ahead, is isolation.py's to say (it tries them through 
 
 from __future__ import annotations
 
-import ctypes
 import fcntl
 import functools
 import os
@@ -17,7 +16,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 from ..errors import GraderError
 
@@ -307,31 +306,13 @@ def seccomp_filter(network: bool) -> bytes | None:
     return b"".join(struct.pack("HBBI", *ins) for ins in prog)
 
 
-def _filter_installer(program: bytes) -> Callable[[], None]:
-    """What the child calls before exec: no new privileges, then the seccomp program. Every
-    object is made here, in the parent: the child of a threaded process should only call."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    buf = ctypes.create_string_buffer(program, len(program))
-    fprog = ctypes.create_string_buffer(struct.pack("HxxxxxxQ", len(program) // 8, ctypes.addressof(buf)), 16)
-
-    def install() -> None:
-        keep = buf  # noqa: F841  (the program must outlive this call)
-        if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
-            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
-        if libc.prctl(22, 2, fprog, 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
-            raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")
-
-    return install
-
-
-def preexec_for(sandbox: Sandbox) -> Callable[[], None] | None:
-    """What the child must do before exec for ``sandbox``: 'uid' gets the network and keyring
-    filter; bwrap and unshare as root the keyring filter (run as a normal user they make a
-    user namespace, whose keyrings are its own)."""
+def seccomp_for(sandbox: Sandbox) -> bytes | None:
+    """The seccomp program a script of ``sandbox`` is started under (the launcher installs it,
+    with no_new_privs, before it execs): 'uid' gets the network and keyring filter; bwrap and
+    unshare as root the keyring filter (run as a normal user they make a user namespace, whose
+    keyrings are its own); None for the rest, and on machines without a filter."""
     if sandbox.mechanism == "uid":
-        program = seccomp_filter(network=True)
-    elif sandbox.mechanism in ("bwrap", "unshare") and os.geteuid() == 0:
-        program = seccomp_filter(network=False)
-    else:
-        return None
-    return _filter_installer(program) if program else None
+        return seccomp_filter(network=True)
+    if sandbox.mechanism in ("bwrap", "unshare") and os.geteuid() == 0:
+        return seccomp_filter(network=False)
+    return None
