@@ -5,6 +5,7 @@ runs is done by the exec'd launcher, the C one (built by setup.py) or its Python
 import json
 import os
 import resource
+import signal
 import socket
 import subprocess
 import sys
@@ -13,13 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from grader.engines import cgroups, isolation, runner, spawn
+from grader.engines import cgroups, isolation, runner, sandbox, spawn
 from grader.limits import Limits
 
 from test_security import SYSTEM_PYTHON, in_a_job_slot, python_for, works
 
-NATIVE = spawn.launcher()[0] == str(spawn._NATIVE)
-PYTHON_LAUNCHER = [sys.executable, "-I", "-S", str(spawn._PYTHON)]
+NATIVE = sandbox.native_launcher() is not None
 ROOT_CGROUPS = os.geteuid() == 0 and cgroups.Cgroup.find_base() is not None
 
 # What a script reports of the process it runs in: limits, uid and groups, seccomp, cgroups.
@@ -36,6 +36,7 @@ REPORT = textwrap.dedent("""
                    ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_CORE", "RLIMIT_NPROC")},
         "uid": os.getuid(), "gid": os.getgid(), "groups": os.getgroups(),
         "seccomp": status["Seccomp"].strip(), "no_new_privs": status["NoNewPrivs"].strip(),
+        "capabilities": {k: int(status[k], 16) for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")},
         "cgroups": {line.split(":")[1]: line.split(":")[2] for line in open("/proc/self/cgroup").read().splitlines()},
         "session": os.getsid(0) == os.getpid(), "network": network,
     }))
@@ -44,11 +45,14 @@ REPORT = textwrap.dedent("""
 
 @pytest.fixture(params=["native", "python"])
 def launcher(request, monkeypatch):
-    """Each launcher in turn: the C one (skipped where it was not built) and the Python one."""
+    """Each launcher in turn: the C one (skipped where it was not built), and the Python one with
+    a shell and setpriv inside bwrap, as where the C one was not built."""
     if request.param == "native" and not NATIVE:
         pytest.skip("the C launcher is not built here (no C compiler at install)")
     if request.param == "python":
-        monkeypatch.setattr(spawn, "launcher", lambda: PYTHON_LAUNCHER)
+        for module in (sandbox, spawn):
+            monkeypatch.setattr(module, "native_launcher", lambda: None)
+        assert spawn.launcher()[-1].endswith("launch.py")
     return request.param
 
 
@@ -120,6 +124,27 @@ def test_under_bwrap_as_root_the_script_runs_filtered_as_the_slot(launcher, no_f
     finally:
         isolation.release_uid(uid)
     assert (got["uid"], got["groups"]) == (uid, []) and got["seccomp"] == "2" and got["no_new_privs"] == "1"
+    assert got["capabilities"] == dict.fromkeys(("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"), 0)
+    assert got["limits"]["RLIMIT_AS"] == [2048 * 2**20] * 2
+
+
+@pytest.mark.skipif(works("bwrap") is not None, reason="needs a working bwrap")
+def test_under_bwrap_a_death_by_signal_and_the_cpu_time_come_through(launcher, tmp_path):
+    """The namespace's first process (the C launcher's --init, or the shell) waits for the
+    script: its CPU time reaches the grader, and a signal it sends itself kills it."""
+    script = tmp_path / "burn.py"
+    script.write_text("import os, signal, time\nend = time.process_time() + 0.4\nwhile time.process_time() < end:\n"
+                      "    pass\nprint(51, flush=True)\nos.kill(os.getpid(), signal.SIGSEGV)\n")  # fmt: skip
+    os.chmod(tmp_path, 0o755)
+    uid = isolation.claim_uid() if os.geteuid() == 0 else None
+    try:
+        result = in_a_job_slot(lambda: runner.run([sys.executable, str(script)], 10, sandbox=isolation.Sandbox("bwrap", uid),
+                                                  script_dir=str(tmp_path)))  # fmt: skip
+    finally:
+        if uid is not None:
+            isolation.release_uid(uid)
+    assert result.signal == signal.SIGSEGV and result.crashed and result.stdout_tail == "51\n", result
+    assert result.cpu_seconds >= 0.35, result
 
 
 def test_a_program_that_cannot_be_started_is_a_start_error(launcher, tmp_path):

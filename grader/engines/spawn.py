@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections
 import ctypes
+import functools
 import math
 import os
 import resource
@@ -31,19 +32,19 @@ from pathlib import Path
 from ..limits import Limits
 from .cgroups import Cgroup
 from .leftovers import kill
-from .sandbox import Sandbox, kill_uid, seccomp_for
+from .sandbox import Sandbox, kill_uid, native_launcher, seccomp_for
 
 _PASS_THROUGH = ("PATH", "LANG", "LC_ALL", "JAVA_HOME", "SYSTEMROOT")
 MARK = "GRADER_SCRIPT"  # in every script's environment: how the orphan sweep knows a script's stray
-_NATIVE = Path(__file__).resolve().parents[1] / "grader-launch"  # built by setup.py
 _PYTHON = Path(__file__).resolve().with_name("launch.py")
 
 
 def launcher() -> list[str]:
     """The command that starts every untrusted program: the C launcher where it was built,
     else the same steps in Python (a Python start more per run: about 15 ms)."""
-    if os.access(_NATIVE, os.X_OK):
-        return [str(_NATIVE)]
+    native = native_launcher()
+    if native is not None:
+        return [native]
     return [sys.executable, "-I", "-S", str(_PYTHON)]
 
 
@@ -187,12 +188,6 @@ _script_pids: collections.deque[int] = collections.deque(maxlen=4096)  # scripts
 _adopting = 0  # runs under way whose scripts' orphans we adopt
 
 
-def running(pid: int, on: bool) -> None:
-    """Mark the script ``pid`` as running (``on``) or reaped."""
-    with _lock:
-        (_live.add if on else _live.discard)(pid)
-
-
 def reap(pid: int) -> tuple[int, resource.struct_rusage]:
     """Wait for the script ``pid`` (killed already) and forget it: (status, rusage)."""
     with _lock:
@@ -211,9 +206,14 @@ def adopt_orphans(on: bool) -> None:
         _adopting += 1 if on else -1
         if (on and _adopting == 1) or (not on and _adopting == 0):
             try:
-                ctypes.CDLL(None, use_errno=True).prctl(36, int(on), 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+                _libc().prctl(36, int(on), 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
             except (OSError, AttributeError):
                 pass
+
+
+@functools.lru_cache(maxsize=None)
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
 
 
 def _our_children() -> set[int]:
