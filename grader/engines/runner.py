@@ -10,6 +10,9 @@ needs) up to a byte limit; a tail of stdout and stderr is kept for diagnoses.
 At the end of a run, at the wall-clock limit, or when its run's ``Stop`` is set (Ctrl-C),
 everything the script started is killed: its process group, its cgroup, and any orphan it
 left behind (the grader is a child subreaper, so orphans become its children and are reaped).
+
+The script is started by spawn.py (through the launcher, never a fork of the grader), in its
+job slot's cgroups (cgroups.py), in a work folder named after this grader (leftovers.py).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from .spawn import (
     sweep_orphans,
 )
 
+# _process_id: the tests of dead graders' folders name a live grader with it
 __all__ = ["Cgroup", "Ended", "Run", "RunResult", "Session", "dedicate_this_thread", "run", "script_env", "work_folder",
            "_process_id"]  # fmt: skip
 
