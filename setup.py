@@ -1,23 +1,57 @@
-"""Builds the optional C solver (grader._othello_native); pyproject.toml holds the metadata.
+"""Builds the optional C solver (grader._othello_native) and the launcher of untrusted programs
+(grader/grader-launch, from grader/_native/launch.c); pyproject.toml holds the metadata.
 
-Without a working C compiler the build is skipped and grader uses its pure-Python solver.
+Without a working C compiler the build is skipped: grader uses its pure-Python solver, and
+grader/engines/launch.py as the launcher.
 """
 
+import os
 import platform
 import sys
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
+LAUNCHER = "grader-launch"
+
 
 class OptionalBuildExt(build_ext):
-    """build_ext that reports a failed build in one line instead of failing the install."""
+    """build_ext that reports a failed build in one line instead of failing the install, and
+    builds the launcher beside the solver (in the build folder, and in the source tree for an
+    in-place or editable build)."""
 
     def run(self):
         try:
             super().run()
         except Exception as e:  # no compiler at all: setup errors come from run()
             self._skip(e)
+            return
+        try:
+            self._build_launcher()
+        except Exception as e:
+            reason = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
+            print(f"grader: launcher not built ({reason}); grader/engines/launch.py will be used", file=sys.stderr)
+
+    def _launcher_paths(self):
+        here = os.path.dirname(self.get_ext_fullpath("grader._othello_native"))
+        paths = [os.path.join(here, LAUNCHER)]
+        if self.inplace or getattr(self, "editable_mode", False):
+            source = self.get_finalized_command("build_py").get_package_dir("grader")
+            paths.append(os.path.join(source or "grader", LAUNCHER))
+        return paths
+
+    def _build_launcher(self):
+        if sys.platform != "linux":
+            return
+        objects = self.compiler.compile(["grader/_native/launch.c"], output_dir=self.build_temp,
+                                        extra_postargs=["-O2", "-std=c99", "-Wall"])  # fmt: skip
+        for path in dict.fromkeys(self._launcher_paths()):
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            self.compiler.link_executable(objects, os.path.basename(path), output_dir=os.path.dirname(path) or ".")
+            os.chmod(path, 0o755)
+
+    def get_outputs(self):
+        return super().get_outputs() + [p for p in self._launcher_paths()[:1] if os.path.exists(p)]
 
     def build_extension(self, ext):
         try:

@@ -7,20 +7,30 @@ a bare loop of subprocess.run([python, script, board, token]) over the same posi
 alternation, each --repeat times; the best time of each is kept. The ratio grader / bare is
 what grading costs beyond running the script. Then where the grader's own time goes
 (solving the exact answers, judging, starting and cleaning up each run), and the whole
-100-test standard run at --jobs 2.
+100-test standard run at --jobs 2. Last, the cost of one spawn from the grader's own process
+(after the runs: its solver tables and imports in memory): /bin/true started and reaped by a
+bare subprocess.run, by the grader's start (the launcher, a test's limits, in one folder), by
+a whole runner.run (a work folder made and removed, limits, cleanup), and by subprocess.run with a preexec_fn, as the
+grader started scripts before (a full fork of the grader).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
-from grader import Plan, Settings, grade, standard_plan
+from grader import Limits, Plan, Settings, grade, standard_plan
+from grader.engines import runner, spawn
 from grader.engines.parse import parse_output
+from grader.engines.sandbox import Sandbox
 from grader.grading.judge import Answer, judge
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,6 +47,41 @@ def graded(script: Path, plan: Plan, jobs: int, isolation: str = "auto"):
     start = time.perf_counter()
     result = grade(script, plan, Settings(jobs=jobs, isolation=isolation))
     return time.perf_counter() - start, result
+
+
+def median_ms(action, n: int = 200) -> float:
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
+def grader_start(work: str) -> None:
+    """/bin/true through the grader's start (the launcher, a test's limits), read and reaped."""
+    proc = spawn.start(["/bin/true"], work, spawn.rlimits(Limits(), None), Sandbox("none"), stdin=False)
+    proc.stdout.read(), proc.stderr.read()  # type: ignore[union-attr]
+    spawn.reap(proc.pid)
+    proc.stdout.close(), proc.stderr.close()  # type: ignore[union-attr]
+
+
+def spawn_costs() -> str:
+    """One spawn of /bin/true from this process, in ms, four ways (see the docstring)."""
+    status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+    rss, peak = (int(status[k].split()[0]) / 1024 for k in ("VmRSS", "VmHWM"))
+    bare = median_ms(lambda: subprocess.run(["/bin/true"], capture_output=True))
+    work = tempfile.mkdtemp(prefix="bench-")
+    ours = median_ms(lambda: grader_start(work))
+    shutil.rmtree(work)
+    whole = median_ms(lambda: runner.run(["/bin/true"], Limits(wall_seconds=5)))
+    forked = median_ms(lambda: subprocess.run(["/bin/true"], capture_output=True, preexec_fn=lambda: None), 50)
+    return (
+        f"one spawn of /bin/true from the grader's process ({rss:.0f} MB resident, {peak:.0f} MB at its peak, {threading.active_count()} "
+        f"threads, {os.path.basename(spawn.launcher()[-1])}):\n"
+        f"    bare subprocess.run {bare:.2f} ms; the grader's start {ours:.2f} ms ({ours / bare:.2f}x); "
+        f"a whole runner.run {whole:.2f} ms; subprocess.run with a preexec_fn (the fork before) {forked:.2f} ms"
+    )
 
 
 def main() -> int:
@@ -90,6 +135,7 @@ def main() -> int:
 
     wall, whole = graded(args.script, full, jobs=2)
     print(f"whole standard run at --jobs 2: {wall:.2f} s, {whole.total:g}/{whole.max_total}")
+    print(spawn_costs())
     return 0
 
 

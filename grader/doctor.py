@@ -21,8 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .engines import fairness
+from .engines.cgroups import Cgroup
 from .engines.isolation import MECHANISMS, choose, problem
-from .engines.runner import Cgroup, RunResult, work_folder
+from .engines.leftovers import work_folder
+from .engines.runner import RunResult
+from .engines.sandbox import native_launcher
 from .engines.scripts import RunSettings, Script, run_script
 from .execution.executor import LocalExecutor, Worker
 from .files import bundled
@@ -93,6 +96,11 @@ def _limits() -> list[str]:
                    + (" and a pids cgroup (v1)" if cgroup else "; no writable pids cgroup"))  # fmt: skip
     else:
         out.append("processes: RLIMIT_NPROC over the user's processes")
+    if native_launcher() is not None:
+        out.append("starting scripts: the C launcher (grader-launch), never a fork of the grader")
+    else:
+        out.append("starting scripts: the Python launcher (grader-launch was not built: about 15 ms more per run; "
+                   "install a C compiler and reinstall grader)")  # fmt: skip
     return out
 
 

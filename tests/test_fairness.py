@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_security import python_for, works
 
 from grader.cli import main
 from grader.config import ConfigError, load_config
@@ -36,6 +35,7 @@ from grader.tournaments.tournament import Engine, TournamentSettings, run_tourna
 
 import reference as ref
 from test_nboard import ENGINE, NEAR_END, nboard
+from test_security import python_for, works
 
 ATTACKS = Path(__file__).parent / "attacks"
 SUPPORT = fairness.support()
@@ -170,8 +170,9 @@ def test_a_v2_cgroup_freezes_a_process_tree(tmp_path):
     folder = base / f"grader-test-{secrets.token_hex(6)}"
     folder.mkdir()
     tree = fairness.FairCgroup({}, folder, set(), "0")
-    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"],
-                            preexec_fn=runner._preexec([], None, None, tree.folders))  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    for folder in tree.folders:  # one process: joined once it runs
+        (folder / "cgroup.procs").write_text(str(proc.pid))
     try:
         assert tree.pids() == [proc.pid]
         assert tree.freeze() and tree.frozen()
@@ -412,10 +413,11 @@ def test_a_protocol_line_is_cut_at_line_bytes_and_the_next_is_read_whole(tmp_pat
 
 LEAVER = """
 import subprocess, sys
-from grader.engines import fairness, runner
+from grader.engines import fairness
 fair = fairness.take()
-child = subprocess.Popen([sys.executable, "-c", "while True: pass", sys.argv[1]],
-                         preexec_fn=runner._preexec([], None, None, fair.folders))
+child = subprocess.Popen([sys.executable, "-c", "while True: pass", sys.argv[1]])
+for folder in fair.folders:
+    (folder / "cgroup.procs").write_text(str(child.pid))
 fair.freeze()
 print(*fair.folders, flush=True)
 sys.stdin.read()

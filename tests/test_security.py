@@ -26,7 +26,7 @@ from test_hostile import MARGIN, hostile_copy, processes_of
 
 from grader import doctor
 from grader.cli import main
-from grader.engines import isolation, runner, sandbox
+from grader.engines import isolation, runner, sandbox, spawn
 from grader.errors import GraderError
 from grader.games.othello import OTHELLO, Position
 from grader.grading.plans import Plan
@@ -211,7 +211,7 @@ def test_scripts_share_nothing_through_the_kernels_keyrings(mechanism, monkeypat
         return done.stdout_tail or repr(done)
 
     outputs = [run("put"), run("get")]
-    monkeypatch.setattr(runner, "preexec_for", lambda sandbox: None)  # the control: without the grader's filter
+    monkeypatch.setattr(spawn, "seccomp_for", lambda sandbox: None)  # the control: without the grader's filter
     outputs.append(run("try"))
     if uid is not None:
         isolation.release_uid(uid)

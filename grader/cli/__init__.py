@@ -74,7 +74,7 @@ def main() -> None:
       grader prove minimax.py --game tictactoe       does this player ever lose?
       grader tournament a.py b.py builtin:greedy     a round-robin with Elo ratings
     """
-    from ..engines.runner import sweep_work_folders  # here: 'grader --help' and '--version' need none of it
+    from ..engines.leftovers import sweep_work_folders  # here: 'grader --help' and '--version' need none of it
 
     sweep_work_folders()  # of graders killed with SIGKILL, whatever command runs next
 

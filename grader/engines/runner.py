@@ -10,24 +10,19 @@ needs) up to a byte limit; a tail of stdout and stderr is kept for diagnoses.
 At the end of a run, at the wall-clock limit, or when its run's ``Stop`` is set (Ctrl-C),
 everything the script started is killed: its process group, its cgroup, and any orphan it
 left behind (the grader is a child subreaper, so orphans become its children and are reaped).
+
+The script is started by spawn.py (through the launcher, never a fork of the grader), in its
+job slot's cgroups (cgroups.py), in a work folder named after this grader (leftovers.py).
 """
 
 from __future__ import annotations
 
-import atexit
-import collections
-import ctypes
-import itertools
-import math
 import os
 import re
-import resource
 import selectors
 import shutil
 import signal
-import stat
 import subprocess
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -38,15 +33,32 @@ from ..errors import GraderError
 from ..limits import Limits
 from ..stop import Stop
 from . import fairness
+from .cgroups import Cgroup, dedicate_this_thread
 from .fairness import FairCgroup
-from .sandbox import SLOT_UIDS, Sandbox, kill_uid, preexec_for, wrap
+from .leftovers import kill as _signal
+from .leftovers import process_id as _process_id
+from .leftovers import work_folder
+from .sandbox import Sandbox, wrap
+from .spawn import (
+    adopt_orphans,
+    end_uid,
+    kill_group,
+    nproc,
+    reap,
+    rlimits,
+    script_env,
+    start,
+    sweep_orphans,
+)
+
+# _process_id: the tests of dead graders' folders name a live grader with it
+__all__ = ["Cgroup", "Ended", "Run", "RunResult", "Session", "dedicate_this_thread", "run", "script_env", "work_folder",
+           "_process_id"]  # fmt: skip
 
 _READ = 1 << 16
 _TAIL = 4096  # bytes of stdout and of stderr kept for showing
 LINE_BYTES = 1 << 16  # the most of one protocol line a Session keeps: the rest of a longer line is dropped
 _GRACE = 0.2  # seconds to collect output still in the pipes once the script has ended
-_PASS_THROUGH = ("PATH", "LANG", "LC_ALL", "JAVA_HOME", "SYSTEMROOT")
-MARK = "GRADER_SCRIPT"  # in every script's environment: how the orphan sweep knows a script's stray
 # What a program prints when an allocation fails: with limits.memory_mb set, the limit is the likely cause.
 _OUT_OF_MEMORY = re.compile(r"MemoryError|bad_alloc|OutOfMemoryError|[Cc]annot allocate memory|[Oo]ut of memory")
 _NO_PROCESSES = re.compile(r"BlockingIOError|Resource temporarily unavailable|fork: retry")
@@ -136,490 +148,7 @@ def _limit_note(exit_code: int, stderr: str, limits: Limits, out_of_memory: bool
     return None
 
 
-# --- the environment a script sees ------------------------------------------------
-
-
-def script_env(workdir: str) -> dict[str, str]:
-    """A minimal environment: PATH and locale, a private HOME and TMPDIR, unbuffered Python."""
-    env = {k: os.environ[k] for k in _PASS_THROUGH if k in os.environ}
-    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-    env.setdefault("LANG", "C.UTF-8")
-    env.update(
-        HOME=workdir,
-        TMPDIR=workdir,
-        PYTHONUNBUFFERED="1",  # a killed script's printed lines are not lost in its buffer
-        PYTHONDONTWRITEBYTECODE="1",
-        PYTHONIOENCODING="utf-8",
-    )
-    env[MARK] = "1"
-    return env
-
-
-# --- keeping track of every process a script starts --------------------------------
-
-_lock = threading.Lock()  # held while starting a script and while sweeping orphans
-_live: set[int] = set()  # pid of each running script, whatever run it belongs to
-_script_pids: collections.deque[int] = collections.deque(maxlen=4096)  # scripts started lately
-_adopting = 0  # runs under way whose scripts' orphans we adopt
-
-
-def _adopt_orphans(on: bool) -> None:
-    """Be a child subreaper while runs need it: orphans of scripts (double forks, daemons)
-    become our children, to kill and reap. Only runs without a process namespace need it
-    ('none', 'uid'); under bwrap or unshare nothing escapes the namespace, and what a dying
-    namespace leaves behind is better left to init than adopted."""
-    global _adopting
-    with _lock:
-        _adopting += 1 if on else -1
-        if (on and _adopting == 1) or (not on and _adopting == 0):
-            try:
-                ctypes.CDLL(None, use_errno=True).prctl(36, int(on), 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-            except (OSError, AttributeError):
-                pass
-
-
-def _our_children() -> set[int]:
-    """Pids of the grader's own child processes (orphans adopted as subreaper included)."""
-    out: set[int] = set()
-    try:
-        for tid in os.listdir("/proc/self/task"):
-            with open(f"/proc/self/task/{tid}/children") as f:
-                out.update(int(p) for p in f.read().split())
-    except OSError:
-        pass
-    return out
-
-
-def _is_script_process(pid: int) -> bool:
-    """True for a process a script started: its environment carries the mark, or (a zombie has
-    no environment left) it stayed in the session or process group of a script we started."""
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            if f"\0{MARK}=1\0".encode() in b"\0" + f.read():
-                return True
-    except OSError:
-        pass  # a zombie's environment cannot be read at all
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return int(fields[2]) in _script_pids or int(fields[3]) in _script_pids  # process group, session
-    except (OSError, IndexError, ValueError):
-        return False
-
-
-def _sweep_orphans() -> None:
-    """Kill and reap every child of the grader that a script left behind. Other children
-    (a Dask worker, a caller's own subprocesses) are left alone."""
-    for _ in range(50):
-        with _lock:
-            strays = {pid for pid in _our_children() - _live if _is_script_process(pid)}
-            for pid in strays:
-                _signal(pid, signal.SIGKILL)
-        if not strays:
-            return
-        for pid in strays:
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
-        time.sleep(0.005)
-
-
-def _end_uid(uid: int) -> None:
-    """Nothing of a slot's uid outlives its test, not even a zombie: what the kill leaves to us
-    (the subreaper) is reaped, since zombies count against the uid's process limit. Only
-    scripts run as a slot's uid, so the uid alone says what to reap."""
-    give_up = time.monotonic() + 1.0
-    while time.monotonic() < give_up:
-        alive = kill_uid(uid)
-        ours = [pid for pid in _our_children() if _owner(pid) == uid]
-        for pid in ours:
-            try:
-                os.waitpid(pid, 0)  # killed above, or a zombie already
-            except ChildProcessError:
-                pass
-        if not alive and not ours:
-            return
-        time.sleep(0.002)
-
-
-def _owner(pid: int) -> int | None:
-    try:
-        return os.stat(f"/proc/{pid}").st_uid
-    except OSError:
-        return None
-
-
-def _signal(pid: int, sig: int) -> bool:
-    try:
-        os.kill(pid, sig)
-        return True
-    except (ProcessLookupError, PermissionError):
-        return False
-
-
-class Cgroup:
-    """A pids cgroup (cgroup v1, writable: Linux as root) for the scripts one worker thread
-    starts, and beside it a memory cgroup of the same name where the system offers one.
-
-    The worker thread itself joins the pids cgroup once (v1 lets a single thread join), so
-    every script the thread starts is born inside it: no costly move per run. The cgroup caps
-    the processes (the thread counts as one task) and lists every one of them, escaped or
-    not. Each script moves itself into the memory cgroup before it runs (``enter_memory``):
-    all its processes together, and the files they keep in memory (tmpfs), get at most
-    limits.memory_mb; past it the kernel kills one of them, never the grader (which is not in it).
-    """
-
-    _base: Path | None = None
-    _memory_base: Path | None = None
-    _probed = False
-    _counter = itertools.count()
-    _local = threading.local()
-    _lock = threading.Lock()
-    _all: list[Cgroup] = []
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.memory: Path | None = None  # the memory cgroup beside it, None where there is none
-        self.memory_mb: int | None = None  # its limit now
-
-    @classmethod
-    def for_this_thread(cls, processes: int | None, memory_mb: int | None = None) -> Cgroup | None:
-        """The cgroup of this thread, made on its first use, capped at ``processes`` and
-        ``memory_mb`` (None: no cap); None for a thread not dedicated to running scripts
-        (whatever it started later would be killed with the scripts)."""
-        if not getattr(cls._local, "dedicated", False):
-            return None
-        cgroup = getattr(cls._local, "cgroup", None)
-        if cgroup is None:
-            cgroup = cls._local.cgroup = cls._join()
-            if cgroup is None:
-                return None
-        try:
-            (cgroup.path / "pids.max").write_text(str(processes + 1) if processes else "max")
-        except OSError:
-            pass
-        cgroup._limit_memory(memory_mb)
-        return cgroup
-
-    def _limit_memory(self, memory_mb: int | None) -> None:
-        """Cap the memory cgroup at ``memory_mb``, swap included where the kernel counts it
-        (memory.memsw: a swapped page is not a killed process), or take the cap off."""
-        if self.memory is None or memory_mb == self.memory_mb:
-            return
-        value = str(memory_mb * 2**20) if memory_mb else "-1"
-        files = ["memory.limit_in_bytes"] + (
-            ["memory.memsw.limit_in_bytes"] if (self.memory / "memory.memsw.limit_in_bytes").exists() else []
-        )
-        if not memory_mb or (self.memory_mb is not None and memory_mb > self.memory_mb):
-            files.reverse()  # memsw is never below the memory limit: raised first, lowered last
-        try:
-            for name in files:
-                (self.memory / name).write_text(value)
-            self.memory_mb = memory_mb
-        except OSError:
-            self.memory_mb = None
-
-    @property
-    def enter_memory(self) -> str | None:
-        """The file a script writes its pid to, between fork and exec, to enter the memory
-        cgroup; None when there is no memory cap."""
-        return str(self.memory / "cgroup.procs") if self.memory is not None and self.memory_mb else None
-
-    def oom_kills(self) -> int:
-        """How many processes the kernel has killed in the memory cgroup for going over its limit."""
-        if self.memory is None:
-            return 0
-        try:
-            for line in (self.memory / "memory.oom_control").read_text().splitlines():
-                if line.startswith("oom_kill "):
-                    return int(line.split()[1])
-        except (OSError, ValueError):
-            pass
-        return 0
-
-    @classmethod
-    def _join(cls) -> Cgroup | None:
-        """Put this thread in a cgroup of its own: one left empty by a thread that ended, or a new one."""
-        base = cls.find_base()
-        if base is None:
-            return None
-        tid = str(threading.get_native_id())
-        with cls._lock:
-            free = [c for c in cls._all if not c.tasks()]
-            cgroup = free[0] if free else cls(base / f"grader-ns{_grader_id()}-{next(cls._counter)}")
-            try:
-                if not free:
-                    cgroup.path.mkdir()
-                (cgroup.path / "tasks").write_text(tid)
-            except OSError:
-                return None
-            if not free and cls._memory_base is not None:
-                try:
-                    (cls._memory_base / cgroup.path.name).mkdir()
-                    cgroup.memory = cls._memory_base / cgroup.path.name
-                except OSError:
-                    pass
-            if not cls._all:
-                atexit.register(cls._remove_all)
-            if not free:
-                cls._all.append(cgroup)
-        return cgroup
-
-    def tasks(self) -> list[str]:
-        """The threads and processes in the cgroup."""
-        try:
-            return (self.path / "tasks").read_text().split()
-        except OSError:
-            return []
-
-    @classmethod
-    def find_base(cls) -> Path | None:
-        """The pids cgroup hierarchy this process may make cgroups in (probed once), or None."""
-        if not cls._probed:
-            cls._probed = True
-            cls._base = cls._probe(Path("/sys/fs/cgroup/pids"), "pids.max")
-            if cls._base is not None:
-                cls._memory_base = cls._probe(Path("/sys/fs/cgroup/memory"), "memory.limit_in_bytes")
-        return cls._base
-
-    @classmethod
-    def _probe(cls, base: Path, limit: str) -> Path | None:
-        """``base`` if this process may make cgroups there that have ``limit``, else None."""
-        cls._remove_stale(base)
-        probe = base / f"grader-ns{_grader_id()}-probe"
-        try:
-            probe.mkdir()
-            ok = (probe / limit).exists() and (probe / "tasks").exists()
-            probe.rmdir()
-            return base if ok else None
-        except OSError:
-            return None
-
-    @staticmethod
-    def _remove_stale(base: Path) -> None:
-        """Remove the cgroups of graders of this PID namespace that died without removing
-        theirs (killed with SIGKILL), killing what still runs in them. A cgroup is named after
-        its grader's namespace, pid and start time, so a live grader's, a reused pid's, or
-        one of another namespace (whose pids ours cannot tell) is never taken for stale."""
-        for stale in base.glob("grader-*"):
-            named = _CGROUP.fullmatch(stale.name)
-            if named and _dead_grader(named[1], named[2]):
-                _remove_cgroup(stale)
-
-    def kill(self) -> bool:
-        """SIGKILL every process in the cgroup but the grader; True if there were any."""
-        try:
-            pids = [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
-        except OSError:
-            return False
-        others = [p for p in pids if p != os.getpid()]
-        for pid in others:
-            _signal(pid, signal.SIGKILL)
-        return bool(others)
-
-    @classmethod
-    def _remove_all(cls) -> None:
-        for cgroup in cls._all:
-            try:
-                for tid in (cgroup.path / "tasks").read_text().split():  # our threads go back
-                    (cgroup.path.parent / "tasks").write_text(tid)
-            except OSError:
-                pass
-            for path in (cgroup.path, cgroup.memory):
-                if path is not None:
-                    _remove_cgroup(path)
-
-
-def _remove_cgroup(path: Path) -> None:
-    """Kill what runs in the cgroup at ``path`` (never this process), let it leave, remove the cgroup."""
-    try:
-        for pid in (path / "cgroup.procs").read_text().split():
-            if int(pid) != os.getpid():
-                _signal(int(pid), signal.SIGKILL)
-        for _ in range(100):  # the killed leave in a moment
-            if not (path / "cgroup.procs").read_text().split():
-                break
-            time.sleep(0.01)
-        path.rmdir()
-    except OSError:
-        pass
-
-
-def _process_id(pid: int) -> str | None:
-    """'PID-STARTTIME': a process, told apart from a later one given the same pid."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f"{pid}-{f.read().rsplit(')', 1)[1].split()[19]}"
-    except (OSError, IndexError):
-        return None
-
-
-def _grader_id() -> str | None:
-    """'NAMESPACE-PID-STARTTIME': this grader, told apart from a later process given its pid
-    and from a process of another PID namespace (whose pids ours cannot tell); None without /proc."""
-    me = _process_id(os.getpid())
-    try:
-        return None if me is None else f"{os.stat('/proc/self/ns/pid').st_ino}-{me}"
-    except OSError:
-        return None
-
-
-def _dead_grader(namespace: str, process: str) -> bool:
-    """True when the grader named by a _grader_id() of this PID namespace has ended."""
-    mine = _grader_id()
-    return mine is not None and mine.split("-")[0] == namespace and _process_id(int(process.split("-")[0])) != process
-
-
-# 'ns' before the namespace: earlier graders took a name's first number for a pid, so to them
-# a live grader's cgroup would look stale
-_CGROUP = re.compile(r"grader-ns(\d+)-(\d+-\d+)-(?:\d+|probe|cpu(?:\d+|probe))")
-fairness.configure(lambda: f"grader-ns{_grader_id()}-cpu", lambda name: _stale_cgroup(name))
-_WORK = re.compile(r"grader-(?:scripts-|doctor-)?(\d+)-(\d+-\d+)-[a-z0-9_]{8}(?:\.root)?")
-_swept = threading.Lock()  # held for good once this process has swept
-
-
-def _stale_cgroup(name: str) -> bool:
-    """Whether a cgroup of this name is a dead grader's (of this PID namespace)."""
-    named = _CGROUP.fullmatch(name)
-    return named is not None and _dead_grader(named[1], named[2])
-
-
-def work_folder(prefix: str = "grader-") -> str:
-    """A new private folder in the temporary directory, named after this grader (_grader_id()),
-    made after ``sweep_work_folders()``."""
-    me = _grader_id()
-    if me is None:
-        return tempfile.mkdtemp(prefix=prefix)  # no /proc: nothing to tell the dead by
-    sweep_work_folders()
-    return tempfile.mkdtemp(prefix=f"{prefix}{me}-")
-
-
-def sweep_work_folders() -> None:
-    """Remove, once per process, the work folders of graders of this PID namespace that died
-    without removing theirs (killed with SIGKILL): copies of scripts, their runs' files and
-    doctor's attack folders, owned by this user (or by a job slot's uid). Every command of
-    the CLI calls it as it starts, the first work folder a library caller makes too."""
-    if _grader_id() is None or not _swept.acquire(blocking=False):
-        return
-    owners = {os.geteuid(), *(SLOT_UIDS if os.geteuid() == 0 else ())}
-    for stale in Path(tempfile.gettempdir()).glob("grader-*"):
-        named = _WORK.fullmatch(stale.name)
-        if not named or not _dead_grader(named[1], named[2]):
-            continue
-        try:
-            st = stale.lstat()
-        except OSError:
-            continue
-        if stat.S_ISDIR(st.st_mode) and st.st_uid in owners:
-            shutil.rmtree(stale, ignore_errors=True)  # never follows a link
-
-
-def dedicate_this_thread() -> None:
-    """Mark the calling thread as one that starts only scripts (a job slot): its scripts are
-    then born in a pids cgroup of its own, where the system offers one."""
-    Cgroup._local.dedicated = True
-
-
-def _user_processes() -> int:
-    """How many processes our user runs now (RLIMIT_NPROC counts them all)."""
-    uid = os.getuid()
-    n = 0
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                n += os.stat(f"/proc/{name}").st_uid == uid
-            except OSError:
-                pass
-    return n
-
-
-_NO_LIMIT = 2**63 - 1  # the largest limit setrlimit takes: in effect none
-
-
-def _rlimits(limits: Limits, nproc: int | None) -> list[tuple[int, tuple[int, int]]]:
-    """The resource limits to set, never above the hard limits we run under ourselves."""
-    wanted = [(resource.RLIMIT_CORE, 0, 0)]
-    if limits.memory_mb:
-        wanted.append((resource.RLIMIT_AS, limits.memory_mb * 2**20, limits.memory_mb * 2**20))
-    if limits.cpu_seconds:
-        cpu = max(1, math.ceil(limits.cpu_seconds))
-        wanted.append((resource.RLIMIT_CPU, cpu, cpu + 1))  # SIGXCPU, then SIGKILL a second later
-    if nproc:
-        wanted.append((resource.RLIMIT_NPROC, nproc, nproc))
-    if limits.output_bytes:
-        wanted.append((resource.RLIMIT_FSIZE, limits.output_bytes, limits.output_bytes))
-    out = []
-    for kind, soft, hard in wanted:
-        soft, hard = min(soft, _NO_LIMIT), min(hard, _NO_LIMIT)
-        _, ceiling = resource.getrlimit(kind)
-        if ceiling != resource.RLIM_INFINITY:
-            soft, hard = min(soft, ceiling), min(hard, ceiling)
-        out.append((kind, (soft, hard)))
-    return out
-
-
-def _nproc(limits: Limits, sandbox: Sandbox) -> int | None:
-    """RLIMIT_NPROC for a script: the slot's uid runs nothing but it ('uid'); without a uid of
-    its own it counts all our processes (root ignores it); the other mechanisms set it inside
-    their sandbox (``wrap``)."""
-    if limits.processes and sandbox.mechanism == "uid":
-        return limits.processes
-    if limits.processes and sandbox.uid is None and os.geteuid() != 0:
-        return _user_processes() + limits.processes
-    return None
-
-
-def _preexec(rlimits: list[tuple[int, tuple[int, int]]], then: Callable[[], None] | None,
-             cgroup: Cgroup | None = None, join: Sequence[Path] = ()) -> Callable[[], None]:  # fmt: skip
-    """Runs in the child between fork and exec: enter ``cgroup``'s memory cgroup (where it
-    can: as root) and the cgroup folders ``join`` (its fair-CPU cgroups), set the resource
-    limits, then ``then``."""
-    enter = [cgroup.enter_memory] if cgroup is not None and cgroup.enter_memory and os.geteuid() == 0 else []
-    files = [*enter, *(str(folder / "cgroup.procs") for folder in join)]
-
-    def setup() -> None:
-        for path in files:
-            try:
-                fd = os.open(path, os.O_WRONLY)
-                try:
-                    os.write(fd, str(os.getpid()).encode())
-                finally:
-                    os.close(fd)
-            except OSError:
-                pass  # the cgroup is gone: RLIMIT_AS still bounds each process
-        for kind, values in rlimits:
-            resource.setrlimit(kind, values)
-        if then:
-            then()
-
-    return setup
-
-
 # --- running ----------------------------------------------------------------------
-
-
-def _spawn(argv: list[str], workdir: str, rlimits: list[tuple[int, tuple[int, int]]], sandbox: Sandbox, stdin: bool,
-           cwd: str | None = None, cgroup: Cgroup | None = None, fair: FairCgroup | None = None) -> subprocess.Popen:  # fmt: skip
-    """Start a script in its own session, under ``rlimits``, ``sandbox`` and ``cgroup``'s
-    memory cap, born in ``fair``'s CPU cgroups; stdin a pipe (``stdin``) or at end-of-file.
-    ``cwd``: where it starts (default ``workdir``)."""
-    with _lock:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd or workdir,
-            env=script_env(workdir),
-            start_new_session=True,
-            bufsize=0,
-            preexec_fn=_preexec(rlimits, preexec_for(sandbox), cgroup, fair.folders if fair else ()),
-            **_as_uid(sandbox),
-        )
-        _live.add(proc.pid)
-        _script_pids.append(proc.pid)
-    return proc
 
 
 def run(
@@ -644,7 +173,7 @@ def run(
         return RunResult(None, False, 0.0, 0.0, interrupted=True)
     adopt = sandbox.mechanism in ("none", "uid")
     if adopt:
-        _adopt_orphans(True)
+        adopt_orphans(True)
     workdir = work_folder()
     try:
         if sandbox.mechanism == "unshare":
@@ -658,8 +187,8 @@ def run(
             for path in [workdir, *(str(p) for p in Path(workdir).rglob("*"))]:
                 os.lchown(path, sandbox.uid, sandbox.uid)
         cgroup = Cgroup.for_this_thread(limits.processes, limits.memory_mb)
-        nproc = None if cgroup else limits.processes  # a cgroup caps processes
-        argv = wrap(sandbox, command, workdir, script_dir, nproc, space=limits.output_bytes)
+        processes = None if cgroup else limits.processes  # a cgroup caps processes
+        argv = wrap(sandbox, command, workdir, script_dir, processes, space=limits.output_bytes)
         # a job slot's thread is in its slot's CPU cgroups already; a script started elsewhere joins its own
         fair = None if cgroup is not None and fairness.for_this_thread() else fairness.take(sandbox.uid)
         try:
@@ -669,12 +198,12 @@ def run(
                 fair.release()
     finally:
         if sandbox.mechanism == "uid" and sandbox.uid is not None:
-            _end_uid(sandbox.uid)
+            end_uid(sandbox.uid)
         shutil.rmtree(workdir, ignore_errors=True)
         if sandbox.mechanism == "unshare":
             shutil.rmtree(workdir + ".root", ignore_errors=True)
         if adopt:
-            _adopt_orphans(False)
+            adopt_orphans(False)
 
 
 class Run:
@@ -693,24 +222,26 @@ class Run:
     def result(self) -> RunResult:
         limits = self.limits
         cgroup = self.cgroup
-        rlimits = _rlimits(limits, _nproc(limits, self.sandbox))
-        start = time.monotonic()
+        resource_limits = rlimits(limits, nproc(limits, self.sandbox))
+        began = time.monotonic()
         try:
             kills = cgroup.oom_kills() if cgroup else 0
-            proc = _spawn(self.argv, self.workdir, rlimits, self.sandbox, stdin=False, cgroup=cgroup, fair=self.fair)
+            proc = start(self.argv, self.workdir, resource_limits, self.sandbox, stdin=False, cgroup=cgroup,
+                         join=self.fair.folders if self.fair else ())  # fmt: skip
         except (OSError, subprocess.SubprocessError) as e:
             reason = getattr(e, "strerror", None) or str(e)
             return RunResult(None, False, 0.0, 0.0, start_error=f"could not be started: {self.argv[0]!r}: {reason}")
         # Registered after the start: a Stop set in between is seen by the check just below.
-        self.stop.watch(proc.pid, lambda: _kill_group(proc.pid, cgroup))
+        fair = self.fair
+        self.stop.watch(proc.pid, lambda: kill_group(proc.pid, cgroup, fair))
         timed_out = False
         try:
             if self.stop.is_set():
-                _kill_group(proc.pid, cgroup)
-            timed_out = self._pump(proc, cgroup, start + limits.wall_seconds)
+                kill_group(proc.pid, cgroup, fair)
+            timed_out = self._pump(proc, cgroup, began + limits.wall_seconds)
         finally:
             status, usage = self._clean_up(proc, cgroup)
-        wall = (self.ended or time.monotonic()) - start  # the script's own time, not our cleanup
+        wall = (self.ended or time.monotonic()) - began  # the script's own time, not our cleanup
         exit_code = os.waitstatus_to_exitcode(status)
         if self.sandbox.mechanism in ("bwrap", "unshare") and 128 < exit_code < 128 + 65:
             exit_code = 128 - exit_code  # the namespace's first process exits 128+N when the script dies of signal N
@@ -804,27 +335,25 @@ class Run:
     def _kill_everything(self, proc: subprocess.Popen, cgroup: Cgroup | None) -> None:
         """Kill the script's group, cgroup and orphans, leaving the script itself unreaped:
         while its zombie holds its pid, the group id cannot be reused by another process."""
-        _kill_group(proc.pid, cgroup)
+        kill_group(proc.pid, cgroup, self.fair)
         try:
             os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # dead, not yet reaped
         except ChildProcessError:
             pass
         give_up = time.monotonic() + 1.0
         for _ in range(2):  # again for any process forked while the first kill was going on
-            _sweep_orphans()
+            sweep_orphans()
             _signal(-proc.pid, signal.SIGKILL)
             while cgroup and cgroup.kill() and time.monotonic() < give_up:
-                _sweep_orphans()
+                sweep_orphans()
                 time.sleep(0.002)
 
     def _clean_up(self, proc: subprocess.Popen, cgroup: Cgroup | None):
         """Kill everything the script started, then reap it. Returns (status, rusage)."""
         self._kill_everything(proc, cgroup)
         self.stop.unwatch(proc.pid)  # before the reap: once reaped, its pid may be reused
-        with _lock:
-            _, status, usage = os.wait4(proc.pid, 0)
-            _live.discard(proc.pid)
-        _sweep_orphans()
+        status, usage = reap(proc.pid)
+        sweep_orphans()
         proc.stdout.close()  # type: ignore[union-attr]
         proc.stderr.close()  # type: ignore[union-attr]
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -868,7 +397,7 @@ class Session(Run):
         """Start the program; the reason it could not be started, or None."""
         self.workdir = work_folder()
         if self.sandbox.mechanism in ("none", "uid"):
-            _adopt_orphans(True)
+            adopt_orphans(True)
         if self.sandbox.mechanism == "unshare":
             os.mkdir(self.workdir + ".root")
         if self.sandbox.mechanism == "uid" and self.script_dir:  # no mounts: the program reads a copy of its folder
@@ -880,7 +409,7 @@ class Session(Run):
         if self.sandbox.uid is not None:
             for path in [self.workdir, *(str(p) for p in Path(self.workdir).rglob("*"))]:
                 os.lchown(path, self.sandbox.uid, self.sandbox.uid)
-        rlimits = _rlimits(self.limits, _nproc(self.limits, self.sandbox))
+        resource_limits = rlimits(self.limits, nproc(self.limits, self.sandbox))
         error: list[BaseException] = []
         ready = threading.Event()
         self.fair = fairness.take(self.sandbox.uid)  # this thread's job slot's cores
@@ -894,8 +423,8 @@ class Session(Run):
             try:
                 argv = wrap(self.sandbox, self.argv, self.workdir, self.script_dir,
                             None if self.cgroup else self.limits.processes, self.cwd, self.limits.output_bytes)  # fmt: skip
-                self.proc = _spawn(argv, self.workdir, rlimits, self.sandbox, stdin=True, cwd=self.cwd,
-                                   cgroup=self.cgroup, fair=self.fair)  # fmt: skip
+                self.proc = start(argv, self.workdir, resource_limits, self.sandbox, stdin=True, cwd=self.cwd,
+                                  cgroup=self.cgroup, join=self.fair.folders if self.fair else ())  # fmt: skip
             except (OSError, subprocess.SubprocessError, GraderError) as e:
                 error.append(e)
             ready.set()
@@ -910,9 +439,9 @@ class Session(Run):
             self.start_error = f"could not be started: {self.argv[0]!r}: {reason}"
             return self.start_error
         proc, cgroup, fair = self.proc, self.cgroup, self.fair
-        self.stop.watch(proc.pid, lambda: _kill_group(proc.pid, cgroup, fair))
+        self.stop.watch(proc.pid, lambda: kill_group(proc.pid, cgroup, fair))
         if self.stop.is_set():
-            _kill_group(proc.pid, cgroup, fair)
+            kill_group(proc.pid, cgroup, fair)
         os.set_blocking(proc.stdin.fileno(), False)  # type: ignore[union-attr]
         self._pidfd = os.pidfd_open(proc.pid)
         self._sel.register(proc.stdout, selectors.EVENT_READ, "out")  # type: ignore[arg-type]
@@ -1063,13 +592,13 @@ class Session(Run):
                 self.fair.release()
                 self.fair = None
             if self.sandbox.mechanism == "uid" and self.sandbox.uid is not None:
-                _end_uid(self.sandbox.uid)
+                end_uid(self.sandbox.uid)
             if self.workdir:
                 shutil.rmtree(self.workdir, ignore_errors=True)
                 if self.sandbox.mechanism == "unshare":
                     shutil.rmtree(self.workdir + ".root", ignore_errors=True)
                 if self.sandbox.mechanism in ("none", "uid"):
-                    _adopt_orphans(False)
+                    adopt_orphans(False)
                 self.workdir = ""
 
 
@@ -1093,23 +622,6 @@ def _tree_cpu_seconds(pid: int) -> float:
         except (OSError, ValueError, IndexError):
             continue
     return total / tick
-
-
-def _as_uid(sandbox: Sandbox) -> dict:
-    """Popen's arguments that start the script as the slot's uid ('uid'; the other mechanisms
-    switch uid inside their sandbox, after building it as root)."""
-    if sandbox.mechanism == "uid" and sandbox.uid is not None:
-        return {"user": sandbox.uid, "group": sandbox.uid, "extra_groups": []}
-    return {}
-
-
-def _kill_group(pid: int, cgroup: Cgroup | None, fair: FairCgroup | None = None) -> None:
-    """SIGKILL a script's process group and every process of its cgroups (``fair``'s thawed first)."""
-    if fair:
-        fair.kill()
-    _signal(-pid, signal.SIGKILL)
-    if cgroup:
-        cgroup.kill()
 
 
 def _keep_tail(buf: bytearray, data: bytes) -> None:

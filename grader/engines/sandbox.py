@@ -4,11 +4,11 @@ and whether a run may go ahead, is isolation.py's to say (it tries them through 
 
 from __future__ import annotations
 
-import ctypes
 import fcntl
 import functools
 import os
 import platform
+import resource
 import shutil
 import struct
 import subprocess
@@ -17,7 +17,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 from ..errors import GraderError
 
@@ -27,6 +27,7 @@ SLOT_UIDS = range(61000, 62000)  # unprivileged uids for job slots, when the gra
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 SETPRIV = "/usr/bin/setpriv"
 PRLIMIT = "/usr/bin/prlimit"
+NATIVE_LAUNCHER = Path(__file__).resolve().parents[1] / "grader-launch"  # grader/_native/launch.c, built by setup.py
 # The first process of a script's namespace: a shell that waits for the script, so that the
 # script's CPU time reaches the grader's wait4, and that the script, not being process 1 (which
 # signals from inside its namespace cannot kill), dies of any signal, even one it sends itself.
@@ -69,11 +70,16 @@ exec chroot "$root" "$@"
 """
 
 
-def _visible(command: Sequence[str], script_dir: str | None, cwd: str | None = None) -> list[str]:
+def native_launcher() -> str | None:
+    """The C launcher's path where it was built, else None."""
+    return str(NATIVE_LAUNCHER) if os.access(NATIVE_LAUNCHER, os.X_OK) else None
+
+
+def _visible(command: Sequence[str], script_dir: str | None, cwd: str | None = None, *files: str) -> list[str]:
     """What a sandboxed script sees beyond the system folders, read-only: its own folder (and
-    ``cwd``, an engine's working folder) and the interpreter's install (only its bin, lib and
-    pyvenv.cfg: never a whole project folder)."""
-    wanted = {d for d in (script_dir, cwd) if d}
+    ``cwd``, an engine's working folder), the interpreter's install (only its bin, lib and
+    pyvenv.cfg: never a whole project folder) and ``files``."""
+    wanted = {d for d in (script_dir, cwd, *files) if d}
     for prefix in {sys.prefix, sys.base_prefix}:
         wanted |= {os.path.join(prefix, p) for p in ("bin", "lib", "lib64", "pyvenv.cfg")}
     # the program, and the folder of each file its command names (a protocol engine's script, say)
@@ -118,6 +124,11 @@ def wrap(
             "sh", "-c", _UNSHARE_SETUP, "grader-isolate", workdir + ".root", workdir, str(space or ""), *visible, "--",
             *_INIT, *drop, "/usr/bin/env", f"--chdir={cwd or workdir}", *command,
         ]  # fmt: skip
+    # bwrap as root: the C launcher, bound in alone, is the namespace's first process and drops
+    # to the slot's uid in one exec, instead of _INIT and setpriv (and prlimit) in three
+    init = native_launcher()
+    if init is not None:
+        visible = _visible(command, script_dir, cwd, init)
     binds: list[str] = []
     for d in _SYSTEM_DIRS:
         if os.path.islink(d):
@@ -137,6 +148,8 @@ def wrap(
     # bwrap's own init would lose the script's CPU time (it is never waited for): _INIT is the
     # namespace's first process instead (--as-pid-1).
     inner = [*_INIT, *inner]
+    if init is not None:
+        inner = [init, "--init", *(_launcher_drop(sandbox.uid, nproc) if os.geteuid() == 0 else []), "--"]
     own = ["--perms", "1777", *sized, "--tmpfs", workdir] if sized else ["--bind", workdir, workdir]
     return [
         tool, *unshare, "--die-with-parent", "--new-session", "--as-pid-1", *binds,
@@ -153,6 +166,13 @@ def _parents(paths: Sequence[str], *more: str) -> list[str]:
             if d not in ("/", "/tmp") and not any(d == s or d.startswith(s + "/") for s in _SYSTEM_DIRS):
                 out.add(d)
     return sorted(out, key=lambda d: (d.count("/"), d))
+
+
+def _launcher_drop(uid: int | None, nproc: int | None) -> list[str]:
+    """The C launcher's options for what setpriv (and prlimit) do in _DROP: no capabilities,
+    no groups, the slot's uid, no_new_privs (and RLIMIT_NPROC, set as root before the switch)."""
+    limit = ["--rlimit", f"{resource.RLIMIT_NPROC}:{nproc}:{nproc}"] if nproc and uid is not None else []
+    return [*limit, "--drop-caps", *(["--uid", str(uid)] if uid is not None else [])]
 
 
 def _uid_flags(uid: int | None) -> list[str]:
@@ -307,31 +327,13 @@ def seccomp_filter(network: bool) -> bytes | None:
     return b"".join(struct.pack("HBBI", *ins) for ins in prog)
 
 
-def _filter_installer(program: bytes) -> Callable[[], None]:
-    """What the child calls before exec: no new privileges, then the seccomp program. Every
-    object is made here, in the parent: the child of a threaded process should only call."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    buf = ctypes.create_string_buffer(program, len(program))
-    fprog = ctypes.create_string_buffer(struct.pack("HxxxxxxQ", len(program) // 8, ctypes.addressof(buf)), 16)
-
-    def install() -> None:
-        keep = buf  # noqa: F841  (the program must outlive this call)
-        if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
-            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
-        if libc.prctl(22, 2, fprog, 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
-            raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")
-
-    return install
-
-
-def preexec_for(sandbox: Sandbox) -> Callable[[], None] | None:
-    """What the child must do before exec for ``sandbox``: 'uid' gets the network and keyring
-    filter; bwrap and unshare as root the keyring filter (run as a normal user they make a
-    user namespace, whose keyrings are its own)."""
+def seccomp_for(sandbox: Sandbox) -> bytes | None:
+    """The seccomp program a script of ``sandbox`` is started under (the launcher installs it,
+    with no_new_privs, before it execs): 'uid' gets the network and keyring filter; bwrap and
+    unshare as root the keyring filter (run as a normal user they make a user namespace, whose
+    keyrings are its own); None for the rest, and on machines without a filter."""
     if sandbox.mechanism == "uid":
-        program = seccomp_filter(network=True)
-    elif sandbox.mechanism in ("bwrap", "unshare") and os.geteuid() == 0:
-        program = seccomp_filter(network=False)
-    else:
-        return None
-    return _filter_installer(program) if program else None
+        return seccomp_filter(network=True)
+    if sandbox.mechanism in ("bwrap", "unshare") and os.geteuid() == 0:
+        return seccomp_filter(network=False)
+    return None

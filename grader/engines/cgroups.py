@@ -1,0 +1,249 @@
+"""The cgroups of a job slot (cgroup v1, writable: Linux as root): a pids cgroup that caps and
+lists every process the slot's scripts start, and beside it, named alike, a cgroup of each
+other controller the system offers (memory: the cap of a script's processes together).
+
+A script joins its slot's cgroups itself: the launcher it is started through (spawn.py)
+writes its own pid into each directory of ``Cgroup.joins()`` before it execs the script, so
+every process the script starts is born inside them, and the grader, which is in none of them,
+never forks to put it there. A controller is one entry of ``CONTROLLERS``: adding one (cpu,
+cpuset, freezer) adds a directory to each slot and to the list its scripts join, and touches
+neither the launcher nor the spawn path.
+
+Cgroups are named after their grader (leftovers.grader_id): a grader removes those of dead
+graders of its PID namespace (killed with SIGKILL) when it first probes, and its own at exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import os
+import re
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import fairness
+from .leftovers import dead_grader, grader_id, kill
+
+ROOT = Path("/sys/fs/cgroup")
+
+
+@dataclass(frozen=True)
+class Controller:
+    """A cgroup v1 hierarchy a slot's scripts are placed in: its folder under /sys/fs/cgroup,
+    and a file every cgroup of it has (its presence says the controller works here)."""
+
+    name: str
+    probe: str
+
+
+# pids first: without it a slot has no cgroups at all (it is what kill() and the process cap use)
+CONTROLLERS: tuple[Controller, ...] = (Controller("pids", "pids.max"), Controller("memory", "memory.limit_in_bytes"))
+
+# 'ns' before the namespace: earlier graders took a name's first number for a pid, so to them
+# a live grader's cgroup would look stale
+_NAME = re.compile(r"grader-ns(\d+)-(\d+-\d+)-(?:\d+|probe|cpu(?:\d+|probe))")
+
+
+def _stale(name: str) -> bool:
+    """Whether a cgroup of this name is a dead grader's (of this PID namespace)."""
+    named = _NAME.fullmatch(name)
+    return named is not None and dead_grader(named[1], named[2])
+
+
+fairness.configure(lambda: f"grader-ns{grader_id()}-cpu", _stale)  # fair CPU's cgroups: named and swept alike
+
+
+class Cgroup:
+    """The cgroups of the scripts one worker thread (a job slot) starts, one per controller
+    offered here, all of the same name. The process cap (pids.max) and the memory cap
+    (memory.limit_in_bytes, and memory.memsw where the kernel counts swap) are set per run:
+    past the memory cap the kernel kills one of the scripts' processes, never the grader."""
+
+    _bases: dict[str, Path] | None = None  # controller -> hierarchy this process may make cgroups in
+    _counter = itertools.count()
+    _local = threading.local()
+    _lock = threading.Lock()
+    _all: list[Cgroup] = []
+
+    def __init__(self, dirs: dict[str, Path]):
+        self.dirs = dirs  # controller -> this slot's directory in it
+        self.owner: threading.Thread | None = None  # the thread whose scripts it holds
+        self.memory_mb: int | None = None  # the memory cap now
+
+    @property
+    def path(self) -> Path:
+        """The pids cgroup's directory."""
+        return self.dirs["pids"]
+
+    @property
+    def memory(self) -> Path | None:
+        """The memory cgroup's directory, None where there is none."""
+        return self.dirs.get("memory")
+
+    def joins(self) -> list[str]:
+        """The directories a script of this slot joins before it execs (the launcher's --cgroup)."""
+        return [str(d) for d in self.dirs.values()]
+
+    @classmethod
+    def for_this_thread(cls, processes: int | None, memory_mb: int | None = None) -> Cgroup | None:
+        """The cgroups of this thread, made on its first use, capped at ``processes`` and
+        ``memory_mb`` (None: no cap); None for a thread not dedicated to running scripts (one
+        script at a time is what lets kill() take the whole cgroup)."""
+        if not getattr(cls._local, "dedicated", False):
+            return None
+        cgroup = getattr(cls._local, "cgroup", None)
+        if cgroup is None:
+            cgroup = cls._local.cgroup = cls._take()
+            if cgroup is None:
+                return None
+        try:
+            (cgroup.path / "pids.max").write_text(str(processes) if processes else "max")
+        except OSError:
+            pass
+        cgroup._limit_memory(memory_mb)
+        return cgroup
+
+    def _limit_memory(self, memory_mb: int | None) -> None:
+        """Cap the memory cgroup at ``memory_mb``, swap included where the kernel counts it
+        (memory.memsw: a swapped page is not a killed process), or take the cap off."""
+        if self.memory is None or memory_mb == self.memory_mb:
+            return
+        value = str(memory_mb * 2**20) if memory_mb else "-1"
+        files = ["memory.limit_in_bytes"] + (
+            ["memory.memsw.limit_in_bytes"] if (self.memory / "memory.memsw.limit_in_bytes").exists() else []
+        )
+        if not memory_mb or (self.memory_mb is not None and memory_mb > self.memory_mb):
+            files.reverse()  # memsw is never below the memory limit: raised first, lowered last
+        try:
+            for name in files:
+                (self.memory / name).write_text(value)
+            self.memory_mb = memory_mb
+        except OSError:
+            self.memory_mb = None
+
+    def oom_kills(self) -> int:
+        """How many processes the kernel has killed in the memory cgroup for going over its limit."""
+        if self.memory is None:
+            return 0
+        try:
+            for line in (self.memory / "memory.oom_control").read_text().splitlines():
+                if line.startswith("oom_kill "):
+                    return int(line.split()[1])
+        except (OSError, ValueError):
+            pass
+        return 0
+
+    @classmethod
+    def _take(cls) -> Cgroup | None:
+        """Cgroups for this thread: those of a thread that ended, left empty, or new ones."""
+        bases = cls.find_bases()
+        if not bases:
+            return None
+        me = threading.current_thread()
+        with cls._lock:
+            free = [c for c in cls._all if c.owner is not None and not c.owner.is_alive() and not c.procs()]
+            if free:
+                free[0].owner = me
+                return free[0]
+            name = f"grader-ns{grader_id()}-{next(cls._counter)}"
+            cgroup = cls({})
+            for controller, base in bases.items():
+                try:
+                    (base / name).mkdir()
+                    cgroup.dirs[controller] = base / name
+                except OSError:
+                    if controller == "pids":
+                        return None
+            if not cls._all:
+                atexit.register(cls._remove_all)
+            cgroup.owner = me
+            cls._all.append(cgroup)
+        return cgroup
+
+    def procs(self) -> list[int]:
+        """The processes in the pids cgroup."""
+        try:
+            return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            return []
+
+    @classmethod
+    def find_base(cls) -> Path | None:
+        """The pids cgroup hierarchy this process may make cgroups in (probed once), or None."""
+        return cls.find_bases().get("pids")
+
+    @classmethod
+    def find_bases(cls) -> dict[str, Path]:
+        """Each controller's hierarchy this process may make cgroups in (probed once); none
+        at all without the pids one."""
+        with cls._lock:
+            if cls._bases is None:
+                cls._bases = {}
+                for controller in CONTROLLERS:
+                    base = _probe(ROOT / controller.name, controller.probe)
+                    if base is None and controller.name == "pids":
+                        break
+                    if base is not None:
+                        cls._bases[controller.name] = base
+            return cls._bases
+
+    def kill(self) -> bool:
+        """SIGKILL every process in the cgroup (never the grader); True if there were any."""
+        others = [p for p in self.procs() if p != os.getpid()]
+        for pid in others:
+            kill(pid)
+        return bool(others)
+
+    @classmethod
+    def _remove_all(cls) -> None:
+        for cgroup in cls._all:
+            for path in cgroup.dirs.values():
+                remove_cgroup(path)
+
+
+def dedicate_this_thread() -> None:
+    """Mark the calling thread as one that starts only scripts, one at a time (a job slot):
+    its scripts then join cgroups of its own, where the system offers them."""
+    Cgroup._local.dedicated = True
+
+
+def _probe(base: Path, limit: str) -> Path | None:
+    """``base`` if this process may make cgroups there that have ``limit``, else None (after
+    removing dead graders' cgroups there)."""
+    _remove_stale(base)
+    probe = base / f"grader-ns{grader_id()}-probe"
+    try:
+        probe.mkdir()
+        ok = (probe / limit).exists() and (probe / "cgroup.procs").exists()
+        probe.rmdir()
+        return base if ok else None
+    except OSError:
+        return None
+
+
+def _remove_stale(base: Path) -> None:
+    """Remove the cgroups of graders of this PID namespace that died without removing theirs
+    (killed with SIGKILL), killing what still runs in them."""
+    for stale in base.glob("grader-*"):
+        named = _NAME.fullmatch(stale.name)
+        if named and dead_grader(named[1], named[2]):
+            remove_cgroup(stale)
+
+
+def remove_cgroup(path: Path) -> None:
+    """Kill what runs in the cgroup at ``path`` (never this process), let it leave, remove the cgroup."""
+    try:
+        for pid in (path / "cgroup.procs").read_text().split():
+            if int(pid) != os.getpid():
+                kill(int(pid), signal.SIGKILL)
+        for _ in range(100):  # the killed leave in a moment
+            if not (path / "cgroup.procs").read_text().split():
+                break
+            time.sleep(0.01)
+        path.rmdir()
+    except OSError:
+        pass
