@@ -36,6 +36,9 @@ class TournamentDefaults:
     time_margin: float = 0.1  # seconds an engine may overstep its clock before its flag falls
 
 
+COUNTS = ("all", "solve-genmove")  # the tests a regression total counts (those not expected to fail)
+
+
 @dataclass(frozen=True)
 class RegressDefaults:
     """Defaults of 'grader regress' (GTP regression files)."""
@@ -43,6 +46,9 @@ class RegressDefaults:
     unknown_credit: float = 0.0  # the credit of a 'solve' answered 'unknown' (the course decides)
     margin: float = 0.5  # seconds beyond the program's timelimit each command may take
     per_test: bool = False  # a fresh program for every test (else one per file)
+    unverified_credit: float = 0.0  # a result where the file expects unknown that the solver cannot settle
+    count: str = "all"  # the tests a total counts: all, or solve-genmove (a 'timelimit' test answered with text)
+    solve_seconds: float = 30.0  # the solver's budget for one position, in regress and plan regress alike
 
 
 @dataclass(frozen=True)
@@ -348,7 +354,14 @@ SCHEMA: dict[str, Validator] = {
     ),
     "regress": _section(
         RegressDefaults,
-        {"unknown_credit": _between(0, 1), "margin": _between(0, 60), "per_test": _bool},
+        {
+            "unknown_credit": _between(0, 1),
+            "margin": _between(0, 60),
+            "per_test": _bool,
+            "unverified_credit": _between(0, 1),
+            "count": _choice(*COUNTS),
+            "solve_seconds": _number(0.1, maximum=86400),
+        },  # fmt: skip
     ),
     "gomoku": _section(GomokuDefaults, {"size": _number(5, integer=True, maximum=19), "overline": _bool}),
     "backend": _choice(*BACKENDS),
