@@ -267,6 +267,8 @@ def test_a_regress_run_is_set_up_alike_from_the_library_and_the_cli(tmp_path, mo
         "margin",
         "solve_seconds",
         "per_test",
+        "unverified_credit",
+        "count",
     }
     assert {f: getattr(RegressSettings(), f) for f in shared} == {f: getattr(Settings(), f) for f in shared}
     assert RegressSettings.resolve(config).limits.wall_seconds == 3
