@@ -315,3 +315,20 @@ def test_gradescope_gives_a_test_that_does_not_count_no_points(tmp_path, monkeyp
     data = regress_results_json(StudentRegress("ann", command, [result]), [None], 1.0)
     assert [(t["score"], t["max_score"]) for t in data["tests"]] == [(0, 0), (1.0, 1), (1.0, 1), (1.0, 1), (1.0, 1)]
     assert data["tests"][0]["output"] == "- (0), not counted" and data["score"] == 100
+
+
+def test_an_interpreters_folders_never_include_a_project_folder_on_its_path(tmp_path):
+    """A .pth naming a folder outside the interpreter's install (a legacy editable install's
+    project, which may hold private files) puts it on sys.path, but the sandbox is not shown it."""
+    venv, project = tmp_path / "venv", tmp_path / "project"
+    project.mkdir()
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    (site / "legacy-editable.pth").write_text(f"{project}\n")
+    python = venv / "bin" / "python3"
+    on_path = subprocess.run([str(python), "-c", "import sys; print(sys.path)"], capture_output=True, text=True)
+    assert str(project) in on_path.stdout  # the interpreter itself sees it
+    found = find_interpreter(str(python))
+    assert found is not None and str(site) in found.folders and str(venv / "pyvenv.cfg") in found.folders
+    assert not any(f == str(project) or f.startswith(f"{project}/") for f in found.folders)

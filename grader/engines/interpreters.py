@@ -95,14 +95,17 @@ def _probe(path: str) -> Interpreter | None:
 
 def _folders(path: str, data: dict) -> tuple[str, ...]:
     """The folders the interpreter needs: its program's (as named and as resolved), each
-    prefix's bin, lib and pyvenv.cfg, and the folders of sys.path (its packages, an editable
-    install's source)."""
+    prefix's bin, lib and pyvenv.cfg, and the folders of sys.path inside a prefix (its
+    packages). A sys.path folder elsewhere (a legacy editable install's project folder, which
+    may hold a course's private files) is never shown."""
+    prefixes = {data["prefix"], str(data.get("base_prefix", data["prefix"]))}
     wanted = {os.path.dirname(path), os.path.dirname(os.path.realpath(path)), os.path.dirname(data["executable"])}
-    for prefix in {data["prefix"], str(data.get("base_prefix", data["prefix"]))}:
+    for prefix in prefixes:
         wanted |= {os.path.join(prefix, p) for p in ("bin", "lib", "lib64", "pyvenv.cfg")}
     paths = data.get("path")
     if isinstance(paths, list):
-        wanted |= {p for p in paths if isinstance(p, str) and os.path.isabs(p)}
+        inside = tuple(p.rstrip("/") + "/" for p in prefixes)
+        wanted |= {p for p in paths if isinstance(p, str) and os.path.isabs(p) and p.startswith(inside)}
     return tuple(sorted(w for w in wanted if os.path.exists(w)))
 
 
