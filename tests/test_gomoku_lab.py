@@ -332,3 +332,27 @@ def test_an_interpreters_folders_never_include_a_project_folder_on_its_path(tmp_
     found = find_interpreter(str(python))
     assert found is not None and str(site) in found.folders and str(venv / "pyvenv.cfg") in found.folders
     assert not any(f == str(project) or f.startswith(f"{project}/") for f in found.folders)
+
+
+# 5x5, white to move: a draw, but C2, D2, A3, C4 and A5 lose (brute force below)
+DRAWN = "b A1,w B1,b D1,w C1,b E1,w A2,b B3,w D3,b C3,w A4,b E3,w B4,b D4,w B5,b E4,w C5,b D5"
+
+
+def test_a_program_naming_a_losing_move_in_a_drawn_position_gets_the_winner_only(tmp_path):
+    """The real bug the grader caught: 'draw' is right, the move is not (W, half credit)."""
+    small = GOMOKU.sized(5)
+    board = small.start().board_string()
+    for play in DRAWN.split(","):
+        sq = small.parse_square(play.split()[1])
+        board = board[:sq] + ("x" if play[0] == "b" else "o") + board[sq + 1 :]
+    values = {small.square_name(m): -brute_value(board[:m] + "o" + board[m + 1 :], "x", 5, 5, True)
+              for m, ch in enumerate(board) if ch == "."}  # fmt: skip
+    assert brute_value(board, "o", 5, 5, True) == 0
+    assert {m for m, v in values.items() if v < 0} == {"C2", "D2", "A3", "C4", "A5"}
+    lab = tmp_path / "d.gtp"
+    lab.write_text("\n".join(["timelimit 5", *setup_lines(DRAWN, 5), "10 solve", "#?[draw B2|draw E2|draw E5]"]))
+    engine = ProtocolEngine.from_command(shlex.join([PYTHON, str(LAB / "Gomoku.py"), "--loser"]), "gtp")
+    test = run_regress(engine, lab, GOMOKU, RegressSettings(limits=Limits(wall_seconds=10))).tests[0]
+    move = test.answer.split()[1] if test.answer else ""
+    assert test.symbol == "W" and values.get(move) == -1, test
+    assert test.note == f"draw is right, but {move} gives a loss; one of B2, E2, E5 achieves it"
