@@ -38,6 +38,9 @@ class TournamentDefaults:
     clock: str = "wall"  # what the clock counts: wall | cpu (the CPU seconds of all the engine's processes)
 
 
+COUNTS = ("all", "solve-genmove")  # the tests a regression total counts (those not expected to fail)
+
+
 @dataclass(frozen=True)
 class RegressDefaults:
     """Defaults of 'grader regress' (GTP regression files)."""
@@ -45,7 +48,9 @@ class RegressDefaults:
     unknown_credit: float = 0.0  # the credit of a 'solve' answered 'unknown' (the course decides)
     margin: float = 0.5  # seconds beyond the program's timelimit each command may take
     per_test: bool = False  # a fresh program for every test (else one per file)
-    solver_seconds: float = 30.0  # the grader's solver's budget for judging one test (beyond it, the file's regex)
+    unverified_credit: float = 0.0  # a result where the file expects unknown that the solver cannot settle
+    count: str = "all"  # the tests a total counts: all, or solve-genmove (a 'timelimit' test answered with text)
+    solve_seconds: float = 30.0  # the solver's budget for one position, in regress and plan regress alike
     max_timelimit: int = 60  # the most a file's 'timelimit' may give a test: a larger one is capped, with a warning
 
 
@@ -376,9 +381,11 @@ SCHEMA: dict[str, Validator] = {
             "unknown_credit": _between(0, 1),
             "margin": _between(0, 60),
             "per_test": _bool,
-            "solver_seconds": _number(0, maximum=86400),
+            "unverified_credit": _between(0, 1),
+            "count": _choice(*COUNTS),
+            "solve_seconds": _number(0.1, maximum=86400),
             "max_timelimit": _number(1, integer=True, maximum=86400),
-        },
+        },  # fmt: skip
     ),
     "gomoku": _section(GomokuDefaults, {"size": _number(5, integer=True, maximum=19), "overline": _bool}),
     "backend": _choice(*BACKENDS),

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .engines import fairness
 from .engines.cgroups import Cgroup
+from .engines.interpreters import find_interpreter
 from .engines.isolation import MECHANISMS, choose, problem
 from .engines.leftovers import work_folder
 from .engines.runner import RunResult
@@ -186,7 +187,10 @@ def describe(d: Diagnosis) -> str:
     """The doctor's report as text."""
     version = subprocess.run([d.python, "--version"], capture_output=True, text=True).stdout.strip()
     lines = [f"grader {d.version} on {platform.system()} {platform.release()}, running as {d.user}",
-             f"Python for scripts: {d.python} ({version or 'does not run'})", "isolation:"]  # fmt: skip
+             f"Python for scripts: {d.python} ({version or 'does not run'})"]  # fmt: skip
+    on_path = find_interpreter("python3")
+    lines.append(f"python3 in a command (the first on PATH): {on_path.describe() if on_path else 'none found'}")
+    lines.append("isolation:")
     for m, why in d.mechanisms.items():
         mark = "  <- used" if m == d.isolation else ""
         lines.append(f"  {m:<8} {'works' if why is None else 'does not work: ' + why}{mark}")

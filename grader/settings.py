@@ -15,6 +15,7 @@ import sys
 from typing import Any, Mapping, TypeVar
 
 from .config import Config
+from .engines.interpreters import course_python
 from .games import Game, base_name
 from .limits import NOT_GIVEN, Limits
 
@@ -65,7 +66,7 @@ def run_layer(config: Config) -> dict[str, Any]:
     return {
         "limits": config.limits,
         "isolation": config.isolation,
-        "python": config.python or sys.executable,
+        "python": course_python(config.python) if config.python else sys.executable,
         "commands": dict(config.commands),
         "jobs": config.jobs or os.cpu_count() or 1,
         "backend": config.backend,
@@ -109,5 +110,5 @@ def regress_layer(config: Config) -> dict[str, Any]:
     """config.yaml's values for a regression run: the shared ones and its ``regress:`` section."""
     section = config.regress
     return dict(run_layer(config), unknown_credit=section.unknown_credit, margin=section.margin,
-                per_test=section.per_test, solve_seconds=section.solver_seconds,
-                max_timelimit=section.max_timelimit)  # fmt: skip
+                per_test=section.per_test, solve_seconds=section.solve_seconds, max_timelimit=section.max_timelimit,
+                unverified_credit=section.unverified_credit, count=section.count)  # fmt: skip

@@ -236,6 +236,8 @@ def test_a_regress_run_is_set_up_alike_from_the_library_and_the_cli(tmp_path, mo
         "margin",
         "solve_seconds",
         "per_test",
+        "unverified_credit",
+        "count",
         "max_timelimit",
     }
     assert {f: getattr(RegressSettings(), f) for f in shared} == {f: getattr(Settings(), f) for f in shared}

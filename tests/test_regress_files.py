@@ -100,19 +100,19 @@ def test_a_timelimit_over_the_maximum_is_capped_with_a_warning(run, tmp_path):
 
 
 def test_the_solvers_budget_per_test_is_a_setting(run, tmp_path):
-    """A position the solver cannot finish within regress.solver_seconds is judged by the
+    """A position the solver cannot finish within regress.solve_seconds is judged by the
     file's regex, and the note names the setting."""
     (tmp_path / "p.py").write_text(KEEPER)
-    (tmp_path / "config.yaml").write_text("regress:\n  solver_seconds: 0.2\n")
-    (tmp_path / "f.gtp").write_text("boardsize 9\nclear_board\nplay b E5\n10 solve\n#? [unknown]\n")
+    (tmp_path / "config.yaml").write_text("regress:\n  solve_seconds: 0.2\n")
+    (tmp_path / "f.gtp").write_text("boardsize 9\nclear_board\nplay b E5\n10 solve\n#? [b .*]\n")
     started = time.monotonic()
     result = run("regress", "p.py", "f.gtp", "--json", "out.json")
     assert result.exit_code == 0, result.output
     assert time.monotonic() - started < 20  # not the default 30 s
     (test,) = json.loads((tmp_path / "out.json").read_text())[0]["tests"]
     assert test["judged_by"] == "regex"
-    assert test["note"] == ("unknown; the grader's solver gave up after 0.2 s (regress.solver_seconds in config.yaml): "
-                            "the file's answer decides")  # fmt: skip
+    assert test["note"] == ("unknown; the grader's solver could not settle this position within 0.2 s "
+                            "(regress.solve_seconds in config.yaml)")  # fmt: skip
 
 
 def test_a_refused_setup_command_is_named_in_the_next_tests_note(run, tmp_path):
@@ -147,6 +147,6 @@ def test_regress_and_check_name_a_program_that_breaks_the_protocol(run, tmp_path
     (tmp_path / "f.gtp").write_text("timelimit 5\nboardsize 7\n10 solve\n#? [.*]\n")
     result = run("regress", "p.py", "f.gtp")
     assert result.exit_code == 0, result.output
-    assert "stopped at line 1 (timelimit 5): " + problem.format(command="timelimit 5") in result.output
+    assert "line 1 (timelimit 5): " + problem.format(command="timelimit 5") in result.output
     result = run("check", "p.py", "--game", "gomoku")
     assert problem.format(command="1 list_commands") in result.output

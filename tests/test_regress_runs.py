@@ -410,7 +410,11 @@ def test_a_students_report_of_a_regression_run_counts_the_private_tests_only(tmp
     assert "not run: the program had ended in a private test" in aaron.output
     assert "aaron-token" not in aaron.output and "line" not in aaron.output and "genmove" not in aaron.output
     dave = runner.invoke(main, ["report", run, "--student", "dave"]).output  # crashed before test 40
-    assert "stopped at 'timelimit 5': the program crashed" in dave and "boom" in dave and "line" not in dave
+    assert (
+        "stopped at start-up, before 'timelimit 5': the program could not start under Python" in dave
+        and "boom" in dave
+        and "line" not in dave
+    )
     erin = runner.invoke(main, ["report", run, "--student", "erin"]).output  # crashed in public test 120
     assert f"{files[0].name}: 0.0/100, stopped at 'solve': the program crashed" in erin
     assert "erin-token" not in erin  # its stderr, written after private test 50, could carry that test's position

@@ -9,6 +9,7 @@ import click
 from ..config import load_config
 from ..doctor import describe as describe_diagnosis
 from ..doctor import diagnose as diagnose_machine
+from ..engines.interpreters import course_python
 from ..engines.isolation import ISOLATIONS
 from ..games import get_game
 from .options import config_option, echo, fail_cleanly
@@ -33,7 +34,8 @@ def doctor(isolation: str | None, no_attacks: bool, config_path: str | None) -> 
       grader doctor
     """
     config = load_config(config_path)
-    found = diagnose_machine(isolation or config.isolation, config.python or sys.executable, not no_attacks)
+    found = diagnose_machine(isolation or config.isolation, course_python(config.python) if config.python else sys.executable,
+                             not no_attacks)  # fmt: skip
     echo(describe_diagnosis(found))
     game = get_game(config.game)
     note = game.backend_note()

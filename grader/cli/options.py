@@ -7,6 +7,7 @@ import functools
 import re
 import signal
 import warnings
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import click
@@ -17,6 +18,7 @@ from ..engines.scripts import RunSettings
 from ..errors import GraderError, GraderWarning, OptionError
 from ..games import BACKENDS, Game, available
 from ..grading.plans import Plan, plan_for
+from ..regression.solutions import SUFFIX as SOLVED
 from ..runs.text import plural
 from ..stop import Stop, on_signals
 
@@ -307,5 +309,7 @@ def isolation_text(settings: RunSettings) -> str:
 
 
 def private_files(config: Config, *files: str | None) -> list[str]:
-    """The user's files scripts must not read: the config file, plan and board files."""
-    return [f for f in (None if config.source == "built-in defaults" else config.source, *files) if f]
+    """The user's files scripts must not read: the config file, plan and board files (and the
+    solutions kept beside a regression file, which hold its answers)."""
+    caches = [str(Path(f + SOLVED)) for f in files if f and Path(f + SOLVED).exists()]
+    return [f for f in (None if config.source == "built-in defaults" else config.source, *files, *caches) if f]

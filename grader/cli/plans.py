@@ -146,11 +146,16 @@ def plan_regress(game_name: str | None, size: int | None, empties: str | None, p
 def _write_regress(plan: RegressPlan, out: str) -> None:
     """Write a regression plan's file, and its public half where it has public tests."""
     Path(out).write_text(plan.text())
+    cache = plan.save_solutions(out)
     echo(f"{out}: {len(plan.positions)} solve tests of {plan.game.title} {plan.size}x{plan.size}, "
-               f"{len(plan.levels)} levels of empty points, timelimit {plan.timelimit}")  # fmt: skip
+               f"{len(plan.levels)} levels of empty points, timelimit {plan.timelimit}"
+               + (f"; solutions kept in {cache}" if cache else ""))  # fmt: skip
+    if plan.unsolved_text:
+        echo(f"Warning: {plan.unsolved_text}", err=True)
     if plan.public:
         public = Path(out).with_suffix(".public" + (Path(out).suffix or ".gtp"))
         public.write_text(plan.text(public=True))
+        plan.save_solutions(public, public=True)
         echo(f"{public}: its {len(plan.public)} public tests, for students")
     if plan.warning:
         echo(f"Warning: {plan.warning}", err=True)

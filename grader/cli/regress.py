@@ -8,7 +8,8 @@ from typing import Callable
 
 import click
 
-from ..config import load_config
+from ..config import COUNTS, load_config
+from ..engines.interpreters import find_interpreter
 from ..engines.players import PYTHON, ProtocolEngine
 from ..files import check_output_file, read_lines, write_json
 from ..regression.regress import (
@@ -48,6 +49,11 @@ from .options import (
               help="Credit of a 'solve' answered 'unknown' (the course decides).")  # fmt: skip
 @click.option("--margin", type=click.FloatRange(0, 60), cls=LibraryDefault, library_default=RegressSettings.margin,
               help="Seconds beyond the program's timelimit (or limits.wall_seconds) each command may take.")  # fmt: skip
+@click.option("--unverified-credit", type=click.FloatRange(0, 1), cls=LibraryDefault,
+              library_default=RegressSettings.unverified_credit,
+              help="Credit of a result where the file expects 'unknown' that the grader's solver cannot settle.")  # fmt: skip
+@click.option("--count", type=click.Choice(COUNTS), cls=LibraryDefault, library_default=RegressSettings.count,
+              help="The tests a total counts: all (as gogui-regress), or only 'solve' and 'genmove' tests.")  # fmt: skip
 @click.option("--per-test", is_flag=True, default=None,
               help="A fresh program for every test, told the game so far: a crash or hang costs one test "
                    "(default: one program per file; the tests after it ended count 0).")  # fmt: skip
@@ -61,7 +67,8 @@ from .options import (
 @config_option
 @fail_cleanly
 @stoppable
-def regress(args: tuple[str, ...], unknown_credit: float | None, margin: float | None, per_test: bool | None,
+def regress(args: tuple[str, ...], unknown_credit: float | None, unverified_credit: float | None, count: str | None,
+            margin: float | None, per_test: bool | None,
             json_file: str | None, game_name: str | None, jobs: int | None, out: str | None, resume: str | None,
             cluster: str | None, config_path: str | None, stop: Stop) -> None:  # fmt: skip
     """Run each GoGui regression FILE (numbered GTP commands, each followed by '#? [REGEX]')
@@ -87,10 +94,12 @@ def regress(args: tuple[str, ...], unknown_credit: float | None, margin: float |
     if json_file:
         check_output_file(json_file)
     if resume:
-        if unknown_credit is not None or margin is not None or per_test or game_name or out:
+        if unknown_credit is not None or unverified_credit is not None or count or margin is not None or per_test \
+                or game_name or out:  # fmt: skip
             raise click.UsageError(
-                "--resume continues a run with its own files and settings: drop --unknown-credit, --margin, "
-                "--per-test, --game and --out (or 'grader rejudge --unknown-credit' a finished run)"
+                "--resume continues a run with its own files and settings: drop --unknown-credit, "
+                "--unverified-credit, --count, --margin, --per-test, --game and --out "
+                "(or 'grader rejudge --unknown-credit' a finished run)"
             )
         if any(Path(a).suffix == ".gtp" for a in args):
             raise click.UsageError("--resume runs the run's own copy of its files: give only programs to add (or none)")
@@ -104,7 +113,8 @@ def regress(args: tuple[str, ...], unknown_credit: float | None, margin: float |
         raise click.UsageError("give PROGRAM and at least one regression FILE (or --resume DIR)")
     program, files = args[0], args[1:]
     game = regress_game(game_name, config, files)
-    settings = RegressSettings.resolve(config, unknown_credit, margin, per_test=per_test, jobs=jobs)
+    settings = RegressSettings.resolve(config, unknown_credit, margin, per_test=per_test, jobs=jobs,
+                                       unverified_credit=unverified_credit, count=count)  # fmt: skip
     if Path(program).is_dir():
         if out:
             check_new_folder(Path(out), RegressFolder.KIND)
@@ -121,8 +131,10 @@ def regress(args: tuple[str, ...], unknown_credit: float | None, margin: float |
     results = []
     parsed = [capped_timelimits(parse_regress("\n".join(read_lines(f, "regression file")), f, game),
                                 settings.max_timelimit, f) for f in files]  # each checked first  # fmt: skip
+    interpreter = engine.interpreter(settings.python)
+    run_by = f", Python {interpreter.describe()}" if interpreter is not None else ""
     for f, commands in zip(files, parsed):
-        echo(f"{f}: {program} ({game.title}, {isolation_text(settings)})")
+        echo(f"{f}: {program} ({game.title}, {isolation_text(settings)}{run_by})")
 
         def show(t: RegressTest) -> None:
             echo(test_line(t))
@@ -135,7 +147,7 @@ def regress(args: tuple[str, ...], unknown_credit: float | None, margin: float |
         if result.stopped:
             echo(f"  stopped {result.stopped}")
         counts = " ".join(f"{s}:{result.symbols.count(s)}" for s in REGRESS_SYMBOLS if s in result.symbols)
-        echo(f"  {len(result.counted)} tests counted, {result.total:.1f}/100 ({counts})")
+        echo(f"  {len(result.counted)} tests counted ({result.counting}), {result.total:.1f}/100 ({counts})")
     if json_file:
         write_json(json_file, [r.to_json() for r in results])
     if stop.is_set():
@@ -149,8 +161,10 @@ def _class_run(start: Callable[..., RegressRun]) -> RegressRun:
 
     def on_start(folder: RegressFolder, todo: int, recorded: int) -> None:
         settings = folder.settings()
+        interpreter = find_interpreter(settings.python)
+        run_by = f", .py files by Python {interpreter.describe()}" if interpreter is not None else ""
         echo(f"{len(folder.meta['scripts'])} students on {', '.join(folder.file_names)} ({folder.game.title}, "
-                   f"{settings.jobs} at once, {isolation_text(settings)})")  # fmt: skip
+                   f"{settings.jobs} at once, {isolation_text(settings)}{run_by})")  # fmt: skip
         echo(f"Run folder: {folder.path}" + (f" ({recorded} files already recorded)" if recorded else ""))
 
     def on_student(student: StudentRegress) -> None:

@@ -25,6 +25,7 @@ from pathlib import Path
 from ..errors import GraderError
 from ..games import Game, Position
 from . import get_protocol
+from .interpreters import Interpreter, find_interpreter, is_python, which
 from .protocol import Protocol, ProtocolError, Silent
 from .runner import Ended, RunResult, Session
 from .sandbox import Sandbox, claim_uid, release_uid
@@ -82,8 +83,10 @@ class ProtocolEngine:
             return cls.made(tuple(argv), protocol, None, depth, origin, workdir, None)
         folder = base if cwd else named[0].parent
         bundle = Script.from_path(named[0], folder)
-        inside = {f: f.resolve().relative_to(folder.resolve()).as_posix() for f in named}
-        argv = ["{dir}/" + inside[base / a] if base / a in inside else a for a in argv]
+        inside = {f: f.resolve().relative_to(folder.resolve()).as_posix() for f in named if _under(f, folder)}
+        # a file outside the program's folder (a regression file named as an argument) stays where it is
+        argv = ["{dir}/" + inside[base / a] if base / a in inside else str((base / a).absolute()) if base / a in named
+                else a for a in argv]  # fmt: skip
         return cls.made(tuple(argv), protocol, bundle, depth, origin, workdir, str(folder.absolute()))
 
     @classmethod
@@ -105,8 +108,33 @@ class ProtocolEngine:
         return None if self.argv[0] == PYTHON else self.command("", self.folder)[0]
 
     def command(self, python: str, folder: str | None) -> list[str]:
-        """The command line, its files in ``folder`` (the staged copy)."""
-        return [python if a == PYTHON else a.replace("{dir}", folder or "") for a in self.argv]
+        """The command line, its files in ``folder`` (the staged copy); a program named
+        without a path as the user's shell finds it (``resolve``)."""
+        argv = [python if a == PYTHON else a.replace("{dir}", folder or "") for a in self.argv]
+        return [resolve(argv[0]) if self.argv[0] != PYTHON else argv[0], *argv[1:]]
+
+    def interpreter(self, python: str) -> Interpreter | None:
+        """The Python interpreter the command starts, if it starts one (``python``: the run's)."""
+        first = python if self.argv[0] == PYTHON else self.argv[0]
+        return find_interpreter(first) if is_python(first) else None
+
+
+def resolve(program: str) -> str:
+    """``program`` as the user's shell runs it, before any sandbox (whose PATH sees only the
+    system's folders): a bare name found on the user's PATH (a Python interpreter there, its
+    virtual environment's or behind a pyenv shim, as the real program); else as given."""
+    if "/" in program:
+        return program
+    if is_python(program):
+        found = find_interpreter(program)
+        if found is not None:
+            return found.executable
+    return which(program) or program
+
+
+def _under(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is inside ``folder`` (both resolved)."""
+    return path.resolve().is_relative_to(folder.resolve())
 
 
 def _own_program(path: Path) -> bool:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..errors import GraderError
+from .interpreters import find_interpreter, is_python
 
 MECHANISMS = ("bwrap", "unshare", "uid")  # strongest first: the order 'auto' tries them in
 ISOLATIONS = ("auto", "none", *MECHANISMS)
@@ -84,6 +85,13 @@ def _visible(command: Sequence[str], script_dir: str | None, cwd: str | None = N
         wanted |= {os.path.join(prefix, p) for p in ("bin", "lib", "lib64", "pyvenv.cfg")}
     # the program, and the folder of each file its command names (a protocol engine's script, say)
     wanted |= {str(Path(c).resolve().parent) for c in command[:1] if os.path.isabs(c) and os.path.exists(c)}
+    # a Python interpreter's install and packages (a virtual environment's, its base's); never
+    # asked of a program among the script's own files
+    own = [os.path.realpath(d) + "/" for d in (script_dir, cwd) if d]
+    if command and os.path.isabs(command[0]) and is_python(command[0]):
+        if not any(os.path.realpath(command[0]).startswith(d) for d in own):
+            found = find_interpreter(command[0])
+            wanted |= set(found.folders) if found is not None else set()
     wanted |= {str(Path(c).resolve().parent) for c in command[1:] if os.path.isabs(c) and os.path.isfile(c)}
     covered = [d for d in _SYSTEM_DIRS if os.path.exists(d)]
     out: list[str] = []

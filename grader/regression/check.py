@@ -103,6 +103,10 @@ def _gtp_problems(t: RegressTest, settings: RegressSettings) -> list[str]:
     if t.symbol == "t":
         if "not run" in t.note:
             return []  # the program had ended: the test that ended it says why
+        if "could not start" in t.note:
+            return ["your program could not start (see the note above): fix the error its stderr ends with; a "
+                    "missing package (numpy) is missing from the Python named there: install it for that Python, "
+                    "or run your program with the course's Python"]  # fmt: skip
         if "crashed" in t.note or "killed" in t.note:
             return ["your program crashed: fix the error its stderr ends with (in the note above)"]
         return [f"no answer in time ({t.note}): answer every command with '= ...' and an empty line, and flush "

@@ -25,9 +25,11 @@ def regress_results_json(student: StudentRegress, public: list[frozenset[int] | 
         lines.append(f"{result.file}: {result.total:.1f}/100{stopped}")
         private = ""
         for t in viewed:
-            credit = f"{t.symbol} ({fmt_credit(t.credit)})" + (", expected to fail" if t.expect_failure else "")
-            entry = {"number": str(t.number), "score": 0 if t.expect_failure else t.credit,
-                     "max_score": 0 if t.expect_failure else 1}  # fmt: skip
+            counts = result.counts(t)  # not one expected to fail, nor (count: solve-genmove) a 'timelimit'
+            credit = f"{t.symbol} ({fmt_credit(t.credit)})" + (
+                "" if counts else ", expected to fail" if t.expect_failure else ", not counted"
+            )
+            entry = {"number": str(t.number), "score": t.credit if counts else 0, "max_score": 1 if counts else 0}
             if t.number not in shown:
                 private += t.symbol
                 tests.append({**entry, "name": f"{result.file}: private test {t.number}", "output": credit,

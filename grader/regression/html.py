@@ -10,7 +10,7 @@ from ..runs.html import MAX_BOARDS, page
 from ..runs.text import fmt_credit, plural
 from .regress import REGRESS_SYMBOLS, RegressTest, StudentRegress, answered_move, position_of
 
-_REGRESS_CLASS = {"+": "ok", "W": "half", "u": "low", "-": "bad", "t": "bad"}
+_REGRESS_CLASS = {"+": "ok", "W": "half", "u": "low", "v": "low", "-": "bad", "t": "bad"}
 
 
 def _regress_symbols(symbols: str) -> str:

@@ -36,12 +36,18 @@ from ..games import Game, Position, get_game
 from ..runs.seeds import plan_seed, seed_warning, spread_public
 from ..runs.text import stderr_lines
 from ..stop import Stop, Stopped
+from .solutions import Solutions, key
 
 COLOURS = ("b", "w")  # GTP's names of the first and second player
 REGRESS_SYMBOLS = {
     "+": (1.0, "right: the winner and a move that achieves it (or the expected answer)"),
     "W": (0.5, "the winner right, the move missing or not achieving it"),
     "u": (0.0, "unknown: not solved within the time limit (credit: --unknown-credit)"),
+    "v": (
+        0.0,
+        "unverified: a result where the file expects unknown, which the grader's solver could not settle "
+        "(credit: --unverified-credit)",
+    ),
     "-": (0.0, "wrong, or an error answer"),
     "t": (0.0, "no answer in time, or the program ended"),
 }
@@ -172,9 +178,9 @@ def write_regress(commands: list[Command], header: Sequence[str] = ()) -> str:
 
 def public_tests(text: str) -> frozenset[int] | None:
     """The numbers of the tests students may see, as ``grader plan regress`` marks them ('#
-    grader: public tests 10 30'); None: the file does not say (a file written by hand)."""
-    found = re.search(r"^#[ \t]*grader:[ \t]*public tests((?:[ \t]+\d+)*)[ \t]*$", text, re.MULTILINE)
-    return None if found is None else frozenset(int(n) for n in found.group(1).split())
+    grader: public tests 10 30', or 'none'); None: the file does not say (a file written by hand)."""
+    found = re.search(r"^#[ \t]*grader:[ \t]*public tests((?:[ \t]+\d+)*|[ \t]+none)[ \t]*$", text, re.MULTILINE)
+    return None if found is None else frozenset(int(n) for n in found.group(1).split() if n != "none")
 
 
 def private_tests(text: str, commands: list[Command]) -> frozenset[int]:
@@ -197,7 +203,7 @@ class RegressTest:
     note: str
     seconds: float
     expect_failure: bool = False
-    judged_by: str = "regex"  # solver | regex
+    judged_by: str = "regex"  # solver | regex | rule (an answer of more than one line)
     best: str = ""  # the moves that achieve the best result, where the solver listed them ('C3, D4')
     error: bool = False  # the program answered '? ...' (``answer`` shows it so)
 
@@ -215,11 +221,21 @@ class RegressResult:
     stopped: str | None = None  # why the run ended before the file did
     ended: str | None = None  # how the program ended, when it did before the file did
     host: str | None = None  # the cluster worker's machine that ran it (None: this machine)
+    count: str = "all"  # the tests that count: all, or solve-genmove (``RegressSettings.count``)
+
+    def counts(self, t: RegressTest) -> bool:
+        """Whether ``t`` counts: not expected to fail, and (solve-genmove) a 'solve' or 'genmove'."""
+        return not t.expect_failure and (self.count == "all" or t.command.split()[:1] in (["solve"], ["genmove"]))
 
     @property
     def counted(self) -> list[RegressTest]:
-        """The tests that count: not those expected to fail."""
-        return [t for t in self.tests if not t.expect_failure]
+        """The tests that count (``counts``)."""
+        return [t for t in self.tests if self.counts(t)]
+
+    @property
+    def counting(self) -> str:
+        """Which tests count, in words."""
+        return "the solve and genmove tests" if self.count == "solve-genmove" else "every test"
 
     @property
     def total(self) -> float:
@@ -237,7 +253,8 @@ class RegressResult:
     def from_json(cls, data: dict[str, Any]) -> RegressResult:
         """A result written by ``to_json`` (KeyError or TypeError when it is damaged)."""
         tests = [RegressTest(**{k: t[k] for k in _TEST_FIELDS if k in t}) for t in data["tests"]]
-        return cls(data["program"], data["file"], tests, data.get("stopped"), data.get("ended"), data.get("host"))
+        return cls(data["program"], data["file"], tests, data.get("stopped"), data.get("ended"), data.get("host"),
+                   data.get("count", "all"))  # fmt: skip
 
 
 class _Shadow:
@@ -311,8 +328,11 @@ class RegressSettings(RunSettings):
 
     - ``unknown_credit``: the credit of a 'solve' answered 'unknown' (the course decides).
     - ``margin``: seconds beyond the program's timelimit (or ``limits.wall_seconds``) each command may take.
-    - ``solve_seconds``: the grader's own budget for judging one position (beyond it, the
-      regex decides): config's ``regress.solver_seconds``.
+    - ``solve_seconds``: the grader's own budget for settling one position, once per run
+      (beyond it, the regex decides; where the file expects 'unknown', a result is unverified).
+    - ``unverified_credit``: the credit of such an unverified result (the course decides).
+    - ``count``: the tests a total counts: 'all' (as gogui-regress), or 'solve-genmove' (a
+      'timelimit' test answered with text then costs nothing).
     - ``per_test``: a fresh program for every test (the game so far replayed to it), so that
       a crash or a hang costs one test; by default one program runs the whole file, and
       the tests after it ended count 0.
@@ -322,8 +342,10 @@ class RegressSettings(RunSettings):
 
     unknown_credit: float = RegressDefaults.unknown_credit
     margin: float = RegressDefaults.margin
-    solve_seconds: float = RegressDefaults.solver_seconds
+    solve_seconds: float = RegressDefaults.solve_seconds
     per_test: bool = RegressDefaults.per_test
+    unverified_credit: float = RegressDefaults.unverified_credit
+    count: str = RegressDefaults.count
     max_timelimit: int = RegressDefaults.max_timelimit
 
     @classmethod
@@ -331,28 +353,62 @@ class RegressSettings(RunSettings):
                 **options: Any) -> RegressSettings:  # fmt: skip
         """The settings of a regression run, as ``grader regress`` takes them: the options
         given win, then config.yaml (limits, isolation, python; regress: unknown_credit,
-        margin, per_test, solver_seconds, max_timelimit)."""
+        margin, per_test, unverified_credit, count, solve_seconds, max_timelimit)."""
         given = layers.given(unknown_credit=unknown_credit, margin=margin, **options)
         return layers.resolve(cls, given, layers.regress_layer(config))
 
 
 def run_regress(program: ProtocolEngine, path: str | Path, game: Game, settings: RegressSettings | None = None,
                 executor: Executor | None = None, stop: Stop | None = None,
-                on_test: Callable[[RegressTest], None] | None = None,
-                commands: list[Command] | None = None) -> RegressResult:  # fmt: skip
+                on_test: Callable[[RegressTest], None] | None = None, commands: list[Command] | None = None,
+                solutions: Solutions | None = None) -> RegressResult:  # fmt: skip
     """Run the regression file at ``path`` (or ``commands``, ``path`` then only naming them)
     against ``program`` (a GTP program, started once for the file, or for each test with
     ``settings.per_test``) and judge each test. A test the program did not reach (it had
-    ended) counts 0."""
+    ended) counts 0. The file's positions are solved first (``solve_file``) into
+    ``solutions``, by default those kept beside the file, kept there again after."""
     settings = settings or RegressSettings()
     if commands is None:
         commands = parse_regress("\n".join(read_lines(path, "regression file")), str(path), game)
     result = RegressResult(program.origin.replace(PYTHON, settings.python), str(path))
     with using(executor, 1, stop) as ex:
-        ex.submit("file", lambda worker: run_commands(program, commands, game, settings, worker, result, on_test))
+        if solutions is None:
+            solutions = Solutions.load(path, settings.solve_seconds)
+            solve_file(commands, game, solutions, ex.stop)
+            solutions.save(path)
+
+        def task(worker: Worker) -> RegressResult:
+            return run_commands(program, commands, game, settings, worker, result, on_test, solutions)
+
+        ex.submit("file", task)
         for _ in ex.results():
             pass
     return result
+
+
+def solve_file(commands: list[Command], game: Game, solutions: Solutions, stop: Stop) -> int:
+    """Settle in ``solutions`` every position of a 'solve' or 'genmove' test that the file
+    itself sets up (not one after a program's own 'genmove', which only a run knows, nor one
+    whose test expects 'unknown', solved only for a program that answers otherwise), each
+    within the budget, before any program runs: so each is solved once per run. How many
+    positions the budget did not settle."""
+    shadow, unsettled, known = _Shadow(game), 0, True
+    solvers: dict[str, Any] = {}
+    for c in commands:
+        words = c.text.split()
+        if known and c.number is not None and words[:1] in (["solve"], ["genmove"]) and not _expects_unknown(c):
+            pos, _ = shadow.position()
+            if pos is not None and not (words[0] == "genmove" and pos.is_game_over()):
+                rules = pos.game
+                solver = solvers.setdefault(rules.name, rules.solver(rules.scorings[0]))
+                if solutions.solve(solver, pos, stop.is_set).value is None:
+                    unsettled += 1
+        if words[:1] in (["boardsize"], ["clear_board"]):
+            known = True
+        elif words[:1] == ["genmove"]:
+            known = False  # the game goes on from the program's own move, until the file sets it up again
+        shadow.command(c.text, "")
+    return unsettled
 
 
 class _Program:
@@ -362,16 +418,18 @@ class _Program:
         folder = str(worker.stage.folder(program.bundle)) if program.bundle else None
         self.argv, self.folder = program.command(settings.python, folder), folder
         self.settings, self.worker, self.sandbox = settings, worker, sandbox
+        self.interpreter = program.interpreter(settings.python)
         self.session: Session | None = None
         self.client: GtpClient | None = None
         self.tests = 0  # tests this process has answered
+        self.answers = 0  # commands this process has answered: none, and it ended at start-up
 
     def start(self) -> str | None:
         """Start the program; None, or what went wrong."""
         self.session = Session(
             self.argv, self.settings.limits, self.sandbox, self.worker.stop, self.folder, self.folder
         )
-        self.client, self.tests = None, 0
+        self.client, self.tests, self.answers = None, 0, 0
         error = self.session.start()
         if error:
             self.session.close()
@@ -384,11 +442,14 @@ class _Program:
         """Why a command got no answer, and how the program ended (it is closed)."""
         if self.worker.stop.is_set():
             raise Stopped(self.worker.stop.reason) from None
-        ended = self.close()
+        answers, ended = self.answers, self.close()
         if not isinstance(e, Ended) or ended is None:
             return (str(e) if not isinstance(e, Ended) else "the program ended"), None
         said = stderr_lines(ended.stderr_tail, 3)
         why = f"the program {ended.describe() or 'ended'}" + (f"{STDERR_ENDS}{' | '.join(said)}" if said else "")
+        if not answers:  # it never answered: it could not start (a missing package of its interpreter, say)
+            run_by = f" under Python {self.interpreter.describe()}" if self.interpreter is not None else ""
+            why = f"the program could not start{run_by}: {why[len('the program ') :]}"
         return why, ended
 
     def close(self) -> RunResult | None:
@@ -397,11 +458,13 @@ class _Program:
 
 
 def run_commands(program: ProtocolEngine, commands: list[Command], game: Game, settings: RegressSettings,
-                 worker: Worker, result: RegressResult,
-                 on_test: Callable[[RegressTest], None] | None) -> RegressResult:  # fmt: skip
+                 worker: Worker, result: RegressResult, on_test: Callable[[RegressTest], None] | None,
+                 solutions: Solutions | None = None) -> RegressResult:  # fmt: skip
     """Run ``commands`` against ``program`` on ``worker`` (a task of an executor), recording
-    each judged test in ``result`` as it is answered; what ``run_regress`` and a class run do."""
-    result.host = worker.host
+    each judged test in ``result`` as it is answered; what ``run_regress`` and a class run do.
+    ``solutions``: the run's, shared by its programs (by default this file's own)."""
+    result.host, result.count = worker.host, settings.count
+    solutions = solutions if solutions is not None else Solutions(settings.solve_seconds)
     settings = replace(settings, python=worker.here(settings).python)  # a cluster worker's own Python
     sandbox, uid = worker.sandbox(settings), None
     if sandbox.uid is not None:
@@ -432,6 +495,7 @@ def run_commands(program: ProtocolEngine, commands: list[Command], game: Game, s
             try:
                 reply = proc.client.send(f"{c.number} {c.text}" if c.number is not None else c.text, seconds)
             except (GtpError, Ended) as e:
+                where = f"at line {c.line}" if proc.answers else f"at start-up, before line {c.line}"
                 why, ended = proc.failed(e)
                 if c.number is not None:  # (per_test: where the last program ended, before this test)
                     _record(result, on_test, RegressTest(c.number, c.text, asked_on, c.expected, None, "t", 0.0,
@@ -442,17 +506,18 @@ def run_commands(program: ProtocolEngine, commands: list[Command], game: Game, s
                         shadow.command(c.text, "")
                         ended_at = ended_at or f" (the program ended at '{c.text}' before this test: {why})"
                     continue  # the next test gets a fresh program
-                result.stopped = f"at line {c.line} ({c.text}): {why}"
+                result.stopped = f"{where} ({c.text}): {why}"
                 result.ended = ended.describe() if ended is not None else None
                 _not_run(result, on_test, commands[i + 1 :], asked_on, f"{ENDED}{why}")
                 return result
+            proc.answers += 1
             answer = reply.text if reply.ok else None
             if c.number is None and answer is None:  # named in the next test's note
                 shadow.refused = shadow.refused or c.text
             if c.number is not None:
                 proc.tests += 1
                 pos, problem = shadow.position()
-                test = _judge(c, answer, reply.text, pos, problem, shadow.side(), settings, worker)
+                test = _judge(c, answer, reply.text, pos, problem, shadow.side(), settings, worker, solutions)
                 if shadow.refused:
                     test.note += f" (the program refused '{shadow.refused}' before this test)"
                     shadow.refused = None
@@ -481,6 +546,7 @@ def _restart(proc: _Program, shadow: _Shadow, timelimit: int | None, settings: R
             reply = proc.client.send(command, settings.limits.wall_seconds + settings.margin)
         except (GtpError, Ended) as e:
             return f"while the game so far was replayed to a fresh program, '{command}': {proc.failed(e)[0]}"
+        proc.answers += 1
         if not reply.ok and not command.startswith("timelimit"):
             shadow.refused = shadow.refused or command
     return None
@@ -502,38 +568,54 @@ def _record(result: RegressResult, on_test: Callable[[RegressTest], None] | None
 
 
 def _judge(c: Command, answer: str | None, raw: str, pos: Position | None, problem: str, side: str,
-           settings: RegressSettings, worker: Worker) -> RegressTest:  # fmt: skip
+           settings: RegressSettings, worker: Worker, solutions: Solutions | None = None) -> RegressTest:  # fmt: skip
     """The verdict on one test's answer (None: the program answered '? ...'); ``pos`` None:
-    the position the file set up cannot arise in play (``problem``), and the regex decides."""
+    the position the file set up cannot arise in play (``problem``), and the regex decides.
+
+    The answer is everything up to the blank line (GTP's rule): a 'solve' or 'genmove' answer
+    of more than one line is wrong. Where the file expects 'unknown', 'unknown' passes, and a
+    result is judged by the solver, or unverified ('v') where the solver cannot settle it."""
     assert c.number is not None
     verb = c.text.split()[0]
+    thinks = verb in ("solve", "genmove")
 
     def verdict(symbol: str, note: str, judged_by: str = "solver") -> RegressTest:
-        credit = settings.unknown_credit if symbol == "u" else REGRESS_SYMBOLS[symbol][0]
+        credit = {"u": settings.unknown_credit, "v": settings.unverified_credit}.get(symbol, REGRESS_SYMBOLS[symbol][0])
         shown = answer if answer is not None else f"? {raw}"
         return RegressTest(c.number or 0, c.text, "", c.expected, shown, symbol, credit, note, 0.0, c.expect_failure,
                            judged_by, error=answer is None)  # fmt: skip
 
-    why_regex = f"; {problem}: the file's answer decides" if pos is None and verb in ("solve", "genmove") else ""
+    lines = answer.splitlines() if answer is not None else []
+    if thinks and len(lines) > 1:
+        return verdict("-", f"the answer is everything up to the blank line, here {len(lines)} lines "
+                            f"('{lines[0][:30]}', then '{lines[1][:30]}'): answer on one line, then a blank line",
+                       "rule")  # fmt: skip
+    expects_unknown = _expects_unknown(c)
+    said_unknown = verb == "solve" and answer is not None and answer.lower().split() == ["unknown"]
+    if said_unknown and expects_unknown:
+        return verdict("+", "unknown, as the file expects", "regex")
+    why_regex = f"; {problem}: the file's answer decides" if pos is None and thinks else ""
+    unsettled = f"{problem}: the grader cannot judge it" if pos is None else ""
     if answer is not None and pos is not None and (verb == "solve" or (verb == "genmove" and not pos.is_game_over())):
         solver = worker.cached(
             ("regress", pos.game.name, pos.game.board_length), lambda: pos.game.solver(pos.game.scorings[0])
         )
-        deadline = time.monotonic() + settings.solve_seconds
-        solver.should_stop = lambda: time.monotonic() > deadline or worker.stop.is_set()
         try:
             judge = _judge_solve if verb == "solve" else _judge_genmove
-            truth = _Truth(solver, pos, worker)
+            truth = _Truth(solver, pos, worker, settings.solve_seconds, solutions or Solutions(settings.solve_seconds))
             test = judge(answer, pos, side, truth, verdict)
             test.best = truth.listed
             return test
         except Stopped:
             if worker.stop.is_set():
                 raise
-            why_regex = (f"; the grader's solver gave up after {settings.solve_seconds:g} s (regress.solver_seconds "
-                         "in config.yaml): the file's answer decides")  # fmt: skip
-    if verb == "solve" and answer is not None and answer.lower().split()[:1] == ["unknown"]:
-        return verdict("u", "unknown" + why_regex, "regex")  # whatever the file expects: the course's credit
+            unsettled = (f"the grader's solver could not settle this position within {settings.solve_seconds:g} s "
+                         "(regress.solve_seconds in config.yaml)")  # fmt: skip
+            why_regex = f"; {unsettled}: the file's answer decides"
+    if said_unknown:
+        return verdict("u", "unknown" + (f"; {unsettled}" if unsettled else ""), "regex")  # the course's credit
+    if expects_unknown and answer is not None:  # a result the grader cannot check: never wrong by the regex
+        return verdict("v", f"unverified: the file expects unknown; {unsettled}", "regex")
     if c.expected is None:
         return verdict(
             "+" if answer is not None else "-", "no expected answer: any success passes" + why_regex, "regex"
@@ -542,9 +624,19 @@ def _judge(c: Command, answer: str | None, raw: str, pos: Position | None, probl
     return verdict("+" if matched else "-", f"expected [{c.expected}]" + why_regex, "regex")
 
 
-def rejudge_test(test: RegressTest, game: Game, settings: RegressSettings, worker: Worker) -> RegressTest:
+def _expects_unknown(c: Command) -> bool:
+    """A 'solve' test that expects 'unknown' (the course's '#? [unknown]'): its regex takes
+    'unknown' and no bare winner (not '.*', which expects nothing in particular)."""
+    if c.text.split()[:1] != ["solve"] or c.expected is None or not re.fullmatch(c.expected, "unknown"):
+        return False
+    return not any(re.fullmatch(c.expected, w) for w in ("b", "w", "draw"))
+
+
+def rejudge_test(test: RegressTest, game: Game, settings: RegressSettings, worker: Worker,
+                 solutions: Solutions | None = None) -> RegressTest:  # fmt: skip
     """``test`` judged again from its recorded position and answer, with the grader's solver
-    and ``settings`` as they are now (a test with no answer keeps its verdict)."""
+    and ``settings`` as they are now (a test with no answer keeps its verdict); ``solutions``:
+    the positions solved so far, shared by the tests judged again."""
     if test.answer is None or test.symbol == "t":
         return test
     answer, raw = (None, test.answer[2:]) if test.error else (test.answer, test.answer)
@@ -552,7 +644,7 @@ def rejudge_test(test: RegressTest, game: Game, settings: RegressSettings, worke
     pos, problem = position_of(game, board, token)
     side = COLOURS[game.sides.index(token)] if token in game.sides else COLOURS[0]
     command = Command(0, test.command, test.number, test.expected, test.expect_failure)
-    again = _judge(command, answer, raw, pos, problem, side, settings, worker)
+    again = _judge(command, answer, raw, pos, problem, side, settings, worker, solutions)
     refused = test.note.find(" (the program refused '")
     again.note += test.note[refused:] if refused >= 0 else ""
     again.board, again.seconds = test.board, test.seconds
@@ -580,17 +672,27 @@ def position_of(game: Game, board: str, token: str) -> tuple[Position | None, st
 
 
 class _Truth:
-    """What the grader's solver says of one position, searched only as far as a verdict needs:
-    its value, one move's value, and the best moves for the feedback ('' when the budget runs
-    out while listing them)."""
+    """What the grader's solver says of one position, from the run's ``solutions`` (each
+    position solved once per run) or searched only as far as a verdict needs: its value, one
+    move's value, and the best moves for the feedback ('' when the budget runs out while
+    listing them). Raises Stopped when the value cannot be settled within ``seconds``."""
 
-    def __init__(self, solver: Any, pos: Position, worker: Worker):
-        self.solver, self.pos, self.worker = solver, pos, worker
-        self.value: int = pos.score(pos.game.scorings[0]) if pos.is_game_over() else solver.value(pos)
+    def __init__(self, solver: Any, pos: Position, worker: Worker, seconds: float, solutions: Solutions):
+        self.solver, self.pos, self.worker, self.seconds, self.solutions = solver, pos, worker, seconds, solutions
+        self.entry = solutions.solve(solver, pos, worker.stop.is_set, moves=False)
+        if self.entry.value is None:
+            raise Stopped("the position was not settled")
+        self.value: int = self.entry.value
         self._best: str | None = None
 
     def move_value(self, move: int) -> int:
-        return self.solver.move_value(self.pos, move)
+        if move in self.entry.moves:
+            return self.entry.moves[move]
+        deadline = time.monotonic() + self.seconds
+        self.solver.should_stop = lambda: time.monotonic() > deadline or self.worker.stop.is_set()
+        value: int = self.solver.move_value(self.pos, move)
+        self.solutions.record(self.pos, move, value)
+        return value
 
     @property
     def listed(self) -> str:
@@ -598,18 +700,17 @@ class _Truth:
         return self._best or ""
 
     def best(self) -> str:
+        if self._best is None and self.entry.best is not None:
+            self._best = ", ".join(self.pos.game.square_name(m) for m in self.entry.best)
         if self._best is None:
             until = time.monotonic() + LIST_SECONDS  # within the verdict's own budget
-            judged = self.solver.should_stop
-            self.solver.should_stop = lambda: judged() or time.monotonic() > until
+            self.solver.should_stop = lambda: time.monotonic() > until or self.worker.stop.is_set()
             try:
                 self._best = ", ".join(self.pos.game.square_name(m) for m in self.solver.optimal_moves(self.pos))
             except Stopped:
                 if self.worker.stop.is_set():
                     raise
                 self._best = ""
-            finally:
-                self.solver.should_stop = judged
         return self._best
 
 
@@ -673,15 +774,15 @@ def _judge_genmove(answer: str, pos: Position, side: str, truth: _Truth, verdict
 
 
 def make_regress(game: Game, positions: list[Position], timelimit: int, seconds: float = 600.0,
-                 numbers: Sequence[int] | None = None) -> list[Command]:  # fmt: skip
+                 numbers: Sequence[int] | None = None, solutions: Solutions | None = None) -> list[Command]:  # fmt: skip
     """A regression file of ``solve`` tests on ``positions``, answers from the grader's solver:
     each position set up by 'boardsize', 'clear_board' and a 'play' per stone, then a numbered
     'solve' (``numbers``, else 10, 20, ...) whose expected answer lists every move that
-    achieves the result ('b C3|b D4')."""
+    achieves the result ('b C3|b D4'). ``solutions``: where the positions are solved (else
+    each within ``seconds``); GraderError for one the budget did not settle."""
+    solutions = solutions if solutions is not None else Solutions(seconds)
     out = [Command(0, f"timelimit {timelimit}")]
-    solver = game.solver(game.scorings[0])
-    deadline = time.monotonic() + seconds
-    solver.should_stop = lambda: time.monotonic() > deadline
+    solvers: dict[str, Any] = {}
     for n, pos in enumerate(positions, 1):
         game = pos.game
         out += [Command(0, f"boardsize {board_size(game)}"), Command(0, "clear_board")]
@@ -692,16 +793,17 @@ def make_regress(game: Game, positions: list[Position], timelimit: int, seconds:
             out.append(Command(0, f"play {COLOURS[0]} {game.square_name(first[i])}"))
             if i < len(second):
                 out.append(Command(0, f"play {COLOURS[1]} {game.square_name(second[i])}"))
-        try:
-            values = solver.move_values(pos)
-        except Stopped:
+        solver = solvers.setdefault(game.name, game.solver(game.scorings[0]))
+        entry = solutions.solve(solver, pos)
+        if entry.value is None or entry.best is None:
             raise GraderError(
-                f"position {n} takes the solver longer than {seconds:g} s: choose positions with fewer empty points"
-            ) from None
-        best = max(values.values())
+                f"position {n} takes the solver longer than {solutions.budget:g} s: choose positions with fewer "
+                "empty points (or raise regress.solve_seconds in config.yaml)"
+            )
+        best = entry.value
         side = COLOURS[game.sides.index(pos.token)]
         winner = side if best > 0 else COLOURS[1 - COLOURS.index(side)] if best < 0 else "draw"
-        moves = [game.square_name(m) for m, v in sorted(values.items()) if v == best]
+        moves = [game.square_name(m) for m in entry.best]
         expected = winner if best < 0 else "|".join(f"{winner} {m}" for m in moves)
         out.append(Command(0, "solve", numbers[n - 1] if numbers else n * 10, expected))
     return out
@@ -756,6 +858,8 @@ class RegressPlan:
     timelimit: int
     public: tuple[int, ...] = ()
     warning: str | None = None
+    solutions: Solutions = field(default_factory=lambda: Solutions(RegressDefaults.solve_seconds), compare=False)
+    unsolved: tuple[Position, ...] = ()  # drawn, but not settled within the budget: left out
 
     @property
     def size(self) -> int:
@@ -766,31 +870,61 @@ class RegressPlan:
         (numbered as in the full file)."""
         chosen = list(self.public) if public else range(1, len(self.positions) + 1)
         return make_regress(self.game, [self.positions[i - 1] for i in chosen], self.timelimit,
-                            numbers=[10 * i for i in chosen])  # fmt: skip
+                            numbers=[10 * i for i in chosen], solutions=self.solutions)  # fmt: skip
+
+    def save_solutions(self, path: str | Path, public: bool = False) -> Path | None:
+        """Keep the solved positions beside the file written at ``path`` (``public``: only
+        its public tests', so that the public half's cache shows no private position)."""
+        chosen = {key(self.positions[i - 1]) for i in self.public} if public else None
+        return self.solutions.only(chosen).save(path) if chosen is not None else self.solutions.save(path)
+
+    @property
+    def unsolved_text(self) -> str | None:
+        """What the plan could not solve, in words (None: it solved every position)."""
+        if not self.unsolved:
+            return None
+        levels = sorted({p.board_string().count(".") for p in self.unsolved})
+        return (f"{len(self.unsolved)} of the positions drawn ({', '.join(map(str, levels))} empty points) were "
+                f"left out: the solver could not settle them within {self.solutions.budget:g} s each "
+                "(regress.solve_seconds in config.yaml), nor could regress judge them")  # fmt: skip
 
     def text(self, public: bool = False) -> str:
         """The file's text; it names its game (with its rules: ``file_game``) and its public
         tests ('# grader: public tests 10 30': ``public_tests``; all of them in the public
         file, none or some in the full one), so that reports show only those in full."""
-        shown = " ".join(str(10 * i) for i in self.public)
+        shown = " ".join(str(10 * i) for i in self.public) or "none"  # none: every test is private
         return write_regress(self.commands(public), [f"grader: game {self.game.name}", f"grader: public tests {shown}"])
 
 
 def regress_plan(config: Config | None = None, game: str | Game | None = None, *, size: int | None = None,
                  empties: str | None = None, per_level: int | None = None, timelimit: int | None = None,
-                 public: int = 0, seed: int | None = None) -> RegressPlan:  # fmt: skip
+                 public: int = 0, seed: int | None = None, stop: Stop | None = None) -> RegressPlan:  # fmt: skip
     """A regression file's tests, as ``grader plan regress`` writes them: ``per_level``
     positions (default ``PER_LEVEL``) for each number of empty points in ``empties`` (default
     ``EMPTIES``) of ``regress_game(game, config)`` on a ``size`` board, drawn from
-    ``plan_seed(seed, config)`` as a plan's are; ``public`` of them spread over the levels."""
+    ``plan_seed(seed, config)`` as a plan's are; ``public`` of them spread over the levels.
+    Each position is solved within config's ``regress.solve_seconds``, the budget regress
+    judges with; those it does not settle are left out (``unsolved``)."""
     g = regress_game(game, config)
     g = g.sized(size) if size else g
     levels = parse_range(empties or EMPTIES, "--empties", g.empties_allowed)
     drawn, chosen = plan_seed(seed, config)
-    positions = tuple(g.random_positions(drawn, levels, per_level or PER_LEVEL))
+    solutions = Solutions((config or Config()).regress.solve_seconds)
+    solver = g.solver(g.scorings[0])
+    solved: list[Position] = []
+    unsolved: list[Position] = []
+    for pos in g.random_positions(drawn, levels, per_level or PER_LEVEL):  # each within the budget regress has
+        entry = solutions.solve(solver, pos, stop.is_set if stop else lambda: False)
+        (solved if entry.value is not None and entry.best is not None else unsolved).append(pos)
+    if not solved:
+        raise GraderError(
+            f"none of the {len(unsolved)} positions drawn could be solved within {solutions.budget:g} s each "
+            "(regress.solve_seconds in config.yaml): choose fewer empty points, or raise the budget"
+        )
+    positions = tuple(solved)
     shown = tuple(sorted(spread_public(positions, public, drawn, frozenset()))) if public else ()
     warning = seed_warning(drawn, chosen, len(shown) < len(positions))
-    return RegressPlan(g, positions, drawn, levels, timelimit or TIMELIMIT, shown, warning)
+    return RegressPlan(g, positions, drawn, levels, timelimit or TIMELIMIT, shown, warning, solutions, tuple(unsolved))
 
 
 __all__ = [
@@ -804,6 +938,7 @@ __all__ = [
     "regress_plan",
     "rejudge_test",
     "run_commands",
+    "solve_file",
     "file_game",
     "parse_regress",
     "answered_move",

@@ -54,7 +54,9 @@ from .regress import (
     rejudge_test,
     run_commands,
     run_regress,
+    solve_file,
 )
+from .solutions import Solutions
 
 
 def student_program(sub: Submission) -> ProtocolEngine:
@@ -248,12 +250,18 @@ def _in_folder(folder: RegressFolder, subs: list[Submission], settings: RegressS
             on_student(StudentRegress(name, str(by_name[name].path), results))
 
     with using(executor, settings.jobs, stop) as ex:
+        solved: dict[int, Solutions] = {}  # each file's positions, solved once for every program
+        for i in sorted({i for _, i in todo}):
+            path, commands = parsed[i]
+            solved[i] = Solutions.load(path, settings.solve_seconds)  # kept beside the file, where it still is
+            solve_file(commands, game, solved[i], ex.stop)
+            solved[i].save(path)
         for name, i in todo:
             program, (path, commands) = programs[name], parsed[i]
 
-            def task(worker: Worker, program=program, path=path, commands=commands) -> RegressResult:
+            def task(worker: Worker, program=program, path=path, commands=commands, i=i) -> RegressResult:
                 return run_commands(
-                    program, commands, game, settings, worker, RegressResult(program.origin, path), None
+                    program, commands, game, settings, worker, RegressResult(program.origin, path), None, solved[i]
                 )
 
             ex.submit((name, i), task)
@@ -296,8 +304,10 @@ def rejudge_regress(path: str | Path, unknown_credit: float | None = None, expor
     hashes = {name: info["sha256"] for name, info in folder.meta["scripts"].items()}
     recorded = sorted(folder.recorded().items())
 
+    solved = Solutions(settings.solve_seconds)  # each position solved once for the whole class
+
     def judge_all(worker: Worker) -> list[tuple[str, str | None, int, RegressResult]]:
-        return [(name, hashes[name], i, replace(result, tests=[rejudge_test(t, game, settings, worker)
+        return [(name, hashes[name], i, replace(result, tests=[rejudge_test(t, game, settings, worker, solved)
                                                                 for t in result.tests]))
                 for (name, i), result in recorded]  # fmt: skip
 
@@ -337,7 +347,8 @@ def student_stop(result: RegressResult, private: Collection[int]) -> str | None:
     None when it did not; PRIVATE_STOP when where and why would tell of a private test: it
     ended in one, or in the commands before one (the first test it never reached), or after
     the last test when that one is private; else why, without its line number ('at 'play
-    B C4': ...'), which would count the lines kept private before it."""
+    B C4': ...', 'at start-up, before 'timelimit 5': ...'), which would count the lines kept
+    private before it."""
     if result.stopped is None or not private:
         return result.stopped
     k = _first_not_run(result)
@@ -349,7 +360,7 @@ def student_stop(result: RegressResult, private: Collection[int]) -> str | None:
         near = last if ended_in_last else result.tests[k]
     if near is None or near.number in private:
         return PRIVATE_STOP
-    return re.sub(r"^at line \d+ \((.*?)\):", r"at '\1':", result.stopped)
+    return re.sub(r"^at (start-up, before )?line \d+ \((.*?)\):", r"at \1'\2':", result.stopped)
 
 
 def _first_not_run(result: RegressResult) -> int:
