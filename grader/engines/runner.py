@@ -145,6 +145,8 @@ def _limit_note(exit_code: int, stderr: str, limits: Limits, out_of_memory: bool
         return f"it ran out of memory: limits.memory_mb is {limits.memory_mb} MB"
     if limits.processes and _NO_PROCESSES.search(stderr):
         return f"it could not start more processes: limits.processes is {limits.processes}"
+    if exit_code == 126:  # the shell's and the sandboxes' code for a program that cannot be executed
+        return "its program could not be executed: it is not executable, or not a program"
     return None
 
 

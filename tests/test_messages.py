@@ -1,0 +1,221 @@
+"""Every failure says why (issue 35): each test makes a user's mistake for real, with real
+engines and scripts made in its tmp_path, and checks the message, the refusal or the fix."""
+
+import json
+import shutil
+import stat
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from grader.cli import main
+
+from conftest import ROOT
+
+ENGINE = Path(__file__).parent / "scripts" / "engine.py"
+NBOARD_ENGINE = ROOT / "grader" / "share" / "nboard" / "engine.py"
+NEAR_END = "f5f6e6f4g6d7c3c5d3g4c6c4e8g7f3c7h4b2g5h3"  # a legal opening of 20 moves: short games
+
+
+def tournament(tmp_path: Path, *args: str):
+    return CliRunner().invoke(main, ["tournament", *args, "--out", str(tmp_path / "t"), "--jobs", "1"])
+
+
+def game_lines(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.strip().startswith(("1/2", "2/2"))]
+
+
+# --- tournaments --------------------------------------------------------------------------
+
+
+def test_timemargin_without_a_clock_is_refused(tmp_path):
+    shutil.copy(ENGINE, tmp_path / "first.py")
+    result = tournament(tmp_path, str(tmp_path / "first.py"), "builtin:greedy", "--timemargin", "50")
+    assert result.exit_code == 2 and not (tmp_path / "t").exists(), result.output
+    assert result.output.splitlines()[-1] == (
+        "Error: --timemargin is how far an engine may overstep its clock: give --tc too"
+    )
+
+
+def test_a_forfeit_by_an_engine_that_is_not_executable_says_why_and_the_fix(tmp_path):
+    engine = tmp_path / "nb.py"
+    shutil.copy(NBOARD_ENGINE, engine)
+    engine.chmod(stat.S_IRUSR | stat.S_IWUSR)  # exit 126, 'Permission denied'
+    result = tournament(tmp_path, f"nboard:{engine}", "builtin:nboard:greedy")
+    assert result.exit_code == 0, result.output
+    lines = game_lines(result.output)
+    assert len(lines) == 2 and all(
+        "forfeit (nb forfeits: the engine crashed: it exited with code 126 (its program could not be executed" in ln
+        for ln in lines
+    ), result.output
+    fix = f"nb forfeited: '{engine}' is not executable: make it executable (chmod +x '{engine}')"
+    assert fix in result.output
+    page = (tmp_path / "t" / "report.html").read_text()
+    assert "it exited with code 126" in page and f"chmod +x &#x27;{engine}&#x27;" in page
+
+
+def test_a_lab_script_given_as_an_nboard_engine_is_told_to_drop_the_prefix(tmp_path):
+    shutil.copy(ROOT / "submissions" / "negamax.py", tmp_path / "lab.py")
+    result = tournament(tmp_path, f"nboard:python3 {tmp_path / 'lab.py'}", "builtin:nboard:greedy")
+    assert result.exit_code == 0, result.output
+    assert all("(lab forfeits: the engine crashed: it exited with code 1)" in ln for ln in game_lines(result.output))
+    fix = ("lab forfeited: it plays as a script ('SCRIPT BOARD TOKEN', a run per move), not as an NBoard engine: "
+           "give it without 'nboard:'")  # fmt: skip
+    assert fix in result.output
+    assert "give it without &#x27;nboard:&#x27;" in (tmp_path / "t" / "report.html").read_text()
+
+
+def test_an_othello_script_in_a_gomoku_tournament_is_told_its_game(tmp_path):
+    shutil.copy(ROOT / "submissions" / "negamax.py", tmp_path / "lab.py")
+    result = tournament(tmp_path, str(tmp_path / "lab.py"), "builtin:random_player", "--game", "gomoku")
+    assert result.exit_code == 0, result.output
+    assert "lab forfeits: " in result.output
+    fix = "lab forfeited: it plays Othello, not Gomoku: is it written for Othello? Give it to a tournament with --game othello"
+    assert fix in result.output
+
+
+def test_an_illegal_move_and_a_broken_engine_say_why_but_suggest_no_setup_fix(tmp_path):
+    """A real engine that plays legal moves in other positions is not a setup mistake: the
+    cause is on the line, and no fix is made up."""
+    shutil.copy(ENGINE, tmp_path / "illegal.py")
+    result = tournament(tmp_path, str(tmp_path / "illegal.py"), "builtin:greedy")
+    assert all("(illegal forfeits: 99 is not a legal move)" in ln for ln in game_lines(result.output)), result.output
+    assert "forfeited:" not in result.output
+    records = [json.loads(ln) for ln in (tmp_path / "t" / "games.jsonl").read_text().splitlines()]
+    assert all("fix" not in e for r in records for e in r["events"])
+
+
+def test_a_flag_fall_says_what_the_engine_had_and_used(tmp_path):
+    (tmp_path / "openings.txt").write_text(NEAR_END + "\n")
+    shutil.copy(Path(__file__).parent / "nboard" / "engine.py", tmp_path / "slow.py")
+    result = tournament(tmp_path, f"nboard:python3 {tmp_path / 'slow.py'} silent", "builtin:nboard:greedy",
+                        "--tc", "0.5+0", "--timemargin", "50", "--openings", str(tmp_path / "openings.txt"))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = game_lines(result.output)
+    assert len(lines) == 2 and all(
+        "lost on time: it had 0.50 s on its clock (and a margin of 50 ms) and was stopped after 0.5" in ln
+        for ln in lines
+    ), result.output
+
+
+def test_resume_after_an_engine_changed_says_its_games_were_set_aside(tmp_path):
+    for name in ("first", "second"):
+        shutil.copy(ENGINE, tmp_path / f"{name}.py")
+    (tmp_path / "openings.txt").write_text(NEAR_END + "\n")
+    first = tournament(tmp_path, str(tmp_path / "first.py"), str(tmp_path / "second.py"),
+                       "--openings", str(tmp_path / "openings.txt"))  # fmt: skip
+    assert first.exit_code == 0, first.output
+    (tmp_path / "second.py").write_text((tmp_path / "second.py").read_text() + "\n# changed\n")
+    resumed = CliRunner().invoke(main, ["tournament", "--resume", str(tmp_path / "t")])
+    assert resumed.exit_code == 0, resumed.output
+    assert (
+        "Warning: 2 recorded games of engine 'second' set aside because the engine changed since they were played "
+        f"(its command, depth or files): they stay in {tmp_path / 't' / 'games.jsonl'}, not counted, and are "
+        "played again"
+    ) in resumed.output
+    again = CliRunner().invoke(main, ["tournament", "--resume", str(tmp_path / "t")])
+    assert "set aside" not in again.output and "(2 games already played)" in again.output
+
+
+def test_report_html_spells_an_elo_without_enough_games_one_way(tmp_path):
+    """Two copies of one engine split a pair: Elo 0 (it was '-0'), and no interval from one
+    pair ('n/a', as the table on screen says, where the page had an empty cell or '± n/a')."""
+    for name in ("first", "first_b"):
+        shutil.copy(ENGINE, tmp_path / f"{name}.py")
+    (tmp_path / "openings.txt").write_text(NEAR_END + "\n")
+    result = tournament(tmp_path, str(tmp_path / "first.py"), str(tmp_path / "first_b.py"),
+                        "--openings", str(tmp_path / "openings.txt"))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "t" / "report.html").read_text()
+    rows = [
+        row for row in page.split("<tr>") if row.startswith(("<td>1</td><td class=name>", "<td>2</td><td class=name>"))
+    ]
+    assert len(rows) == 2
+    for row in rows:
+        cells = row.replace("<td class=name>", "<td>").split("<td>")
+        assert cells[10:12] == ["+0</td>", "n/a</td>"], row
+    assert "-0<" not in page and "± n/a" not in page
+    screen = [ln.split() for ln in result.output.splitlines() if ln.startswith(("first ", "first_b "))][:2]
+    assert [s[7:9] for s in screen] == [["+0", "n/a"], ["+0", "n/a"]]
+
+
+def test_a_swiss_that_runs_out_of_pairings_says_so_once(tmp_path):
+    """Two engines, two rounds: the second would be a rematch; the sentence names the round once."""
+    for name in ("first", "first_b"):
+        shutil.copy(ENGINE, tmp_path / f"{name}.py")
+    (tmp_path / "openings.txt").write_text(NEAR_END + "\n")
+    result = tournament(tmp_path, str(tmp_path / "first.py"), str(tmp_path / "first_b.py"), "--format", "swiss",
+                        "--rounds", "2", "--openings", str(tmp_path / "openings.txt"))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "\nStopped early: round 2 cannot be paired without a rematch: 2 engines allow at most 1 rounds\n" in (
+        result.output
+    )
+    assert result.output.count("cannot be paired") == 1
+
+
+# --- config.yaml ---------------------------------------------------------------------------
+
+
+def test_a_null_wall_time_is_refused_in_the_files_words(tmp_path):
+    (tmp_path / "config.yaml").write_text("limits:\n  wall_seconds: null\n  memory_mb: yes\n")
+    shutil.copy(ENGINE, tmp_path / "first.py")
+    result = CliRunner().invoke(main, ["grade", str(tmp_path / "first.py"), "--config", str(tmp_path / "config.yaml")])
+    assert result.exit_code == 1
+    assert result.output == (
+        f"Error: {tmp_path / 'config.yaml'}: 'limits.wall_seconds' must be a number; got null, but it cannot be "
+        "turned off\n"
+    )
+    (tmp_path / "config.yaml").write_text("limits:\n  memory_mb: yes\n")
+    result = CliRunner().invoke(main, ["grade", str(tmp_path / "first.py"), "--config", str(tmp_path / "config.yaml")])
+    assert result.output == (
+        f"Error: {tmp_path / 'config.yaml'}: 'limits.memory_mb' must be a whole number or null; got true\n"
+    )
+
+
+# --- GTP engines and the clock -------------------------------------------------------------
+
+GTP_ENGINE = """
+import sys
+MODE = sys.argv[1]  # told: knows time_left and plays only once told; deaf: knows no time_left
+size, stones, told = 7, set(), False
+for line in sys.stdin:
+    words = line.split()
+    if not words:
+        continue
+    cmd, args, answer = words[0], words[1:], ""
+    if cmd == "known_command":
+        answer = "true" if args[0] != "time_left" or MODE == "told" else "false"
+    elif cmd == "boardsize":
+        size = int(args[0])
+    elif cmd == "clear_board":
+        stones = set()
+    elif cmd == "play":
+        stones.add(args[1].upper())
+    elif cmd == "time_left" and MODE == "told":
+        told = int(args[1]) >= 0
+    elif cmd == "genmove":
+        if MODE == "told" and not told:
+            sys.stdout.write("? genmove before time_left\\n\\n")
+            sys.stdout.flush()
+            continue
+        told = False
+        answer = next(c + str(r) for r in range(1, size + 1) for c in "ABCDEFGHJ"[:size] if c + str(r) not in stones)
+        stones.add(answer)
+    elif cmd not in ("protocol_version", "name", "version", "quit"):
+        sys.stdout.write("? unknown command\\n\\n")
+        sys.stdout.flush()
+        continue
+    sys.stdout.write("= " + answer + "\\n\\n")
+    sys.stdout.flush()
+"""
+
+
+def test_gtp_engines_that_know_time_left_are_told_their_clock_and_others_are_not(tmp_path):
+    (tmp_path / "gtp.py").write_text(GTP_ENGINE)
+    for mode in ("told", "deaf"):
+        engine = f"gtp:python3 {tmp_path / 'gtp.py'} {mode}"
+        result = CliRunner().invoke(main, ["tournament", engine, "builtin:gtp:random_player", "--game", "gomoku",
+                                           "--tc", "30+1", "--out", str(tmp_path / mode), "--jobs", "1"])  # fmt: skip
+        assert result.exit_code == 0, result.output
+        lines = game_lines(result.output)
+        assert len(lines) == 2 and all(ln.endswith("  normal") for ln in lines), result.output
