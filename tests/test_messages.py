@@ -219,3 +219,82 @@ def test_gtp_engines_that_know_time_left_are_told_their_clock_and_others_are_not
         assert result.exit_code == 0, result.output
         lines = game_lines(result.output)
         assert len(lines) == 2 and all(ln.endswith("  normal") for ln in lines), result.output
+
+
+# --- grader check ----------------------------------------------------------------------------
+
+
+def test_check_says_when_the_scores_are_wrong(tmp_path):
+    shutil.copy(ROOT / "submissions" / "wrong_score.py", tmp_path / "mine.py")
+    result = CliRunner().invoke(main, ["check", str(tmp_path / "mine.py")])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    tests = [ln for ln in lines if ln[:2] in ("1.", "2.", "3.", "4.", "5.")]
+    assert len(tests) == 5 and all(": Q " in ln and " WRONG (exact " in ln for ln in tests), result.output
+    assert lines[-1] == (
+        "But not every answer is right: the score on 5 of 5 positions differ from the exact solver's (see above); "
+        "check your search before you submit"
+    )
+
+
+def test_check_shows_a_crash_that_repeats_once(tmp_path):
+    shutil.copy(ROOT / "submissions" / "crash.py", tmp_path / "mine.py")
+    result = CliRunner().invoke(main, ["check", str(tmp_path / "mine.py")])
+    assert result.exit_code == 1
+    assert result.output.count("ZeroDivisionError: division by zero") == 1, result.output
+    assert result.output.count("fix: it crashed: it exited with code 1: the same error as on position 1") == 4
+
+
+# --- floods of output ------------------------------------------------------------------------
+
+BOARD = "xxxxxxo.xxxxxo..xxooooooxoxxooooxoxxooooxxxoxoooxxo.oxooxooooooo x\n"
+
+
+def test_a_flood_stopped_at_the_output_cap_says_so(tmp_path):
+    """240 MB of score lines against a cap of 4 MiB: the cap ends the test, and its diagnosis says so."""
+    (tmp_path / "flood.py").write_text(
+        "import sys\nline = ('score 12 34 56 78 90 ' * 10 + '\\n').encode()\n"
+        "for _ in range(240_000_000 // (len(line) * 500)):\n    sys.stdout.buffer.write(line * 500)\n"
+    )
+    (tmp_path / "config.yaml").write_text("limits:\n  output_bytes: 4194304\n")
+    (tmp_path / "one.txt").write_text(BOARD)
+    json_file = tmp_path / "r.json"
+    result = CliRunner().invoke(main, ["grade", str(tmp_path / "flood.py"), "--boards", str(tmp_path / "one.txt"),
+                                       "--config", str(tmp_path / "config.yaml"), "--json", str(json_file)])  # fmt: skip
+    (test,) = json.loads(json_file.read_text())["scripts"][0]["tests"]
+    assert "the script was stopped after printing more than 4.0 MB (limits.output_bytes)" in test["diagnosis"]
+    assert "limits.output_bytes" in result.output
+
+
+def test_a_flood_that_ends_in_a_timeout_says_it_flooded(tmp_path):
+    (tmp_path / "flood.py").write_text(
+        "import sys, time\nsys.stdout.write('1 ' * (1 << 20))\nsys.stdout.flush()\ntime.sleep(60)\n"
+    )
+    (tmp_path / "one.txt").write_text(BOARD)
+    json_file = tmp_path / "r.json"
+    CliRunner().invoke(main, ["grade", str(tmp_path / "flood.py"), "--boards", str(tmp_path / "one.txt"),
+                              "--time-limit", "1", "--json", str(json_file)])  # fmt: skip
+    (test,) = json.loads(json_file.read_text())["scripts"][0]["tests"]
+    assert test["timed_out"]
+    assert "timed out after 1." in test["diagnosis"]
+    assert "and was killed, having printed 2.0 MB: a flood of output, which took its time" in test["diagnosis"]
+
+
+# --- the bundled examples as a class ----------------------------------------------------------
+
+
+def test_the_examples_folder_as_a_class_is_refused_with_a_class_that_works(tmp_path, monkeypatch):
+    """'grade submissions/' took minutes and showed misleading rows; the refusal's own command
+    grades a class of examples on the 10 fixed boards, with the results the README shows."""
+    monkeypatch.chdir(ROOT)
+    refused = CliRunner().invoke(main, ["grade", "submissions/"])
+    assert refused.exit_code == 1 and len(refused.output.splitlines()) == 1, refused.output
+    assert refused.output.startswith("Error: 'submissions' is the grader's folder of examples, not a class")
+    command = refused.output.split("as a class on the 10 fixed boards: grader ")[1].split()
+    assert command[0] == "grade" and command[1:5] == [f"submissions/{n}.py" for n in ("negamax", "wrong_line",
+                                                                                        "wrong_score", "crash")]  # fmt: skip
+    result = CliRunner().invoke(main, [*command, "--out", str(tmp_path / "run"), "--jobs", "2"])
+    assert result.exit_code == 0, result.output
+    rows = {ln.split()[0]: ln.split() for ln in result.output.splitlines() if ln.split()[:1] and "/10" in ln}
+    assert rows["negamax"][1] == "10/10" and rows["wrong_score"][1] == "7.5/10" and rows["crash"][1] == "0/10"
+    assert rows["wrong_line"][1] != "0/10"
