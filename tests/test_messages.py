@@ -298,3 +298,16 @@ def test_the_examples_folder_as_a_class_is_refused_with_a_class_that_works(tmp_p
     rows = {ln.split()[0]: ln.split() for ln in result.output.splitlines() if ln.split()[:1] and "/10" in ln}
     assert rows["negamax"][1] == "10/10" and rows["wrong_score"][1] == "7.5/10" and rows["crash"][1] == "0/10"
     assert rows["wrong_line"][1] != "0/10"
+
+
+def test_the_first_prove_example_of_the_help_is_small(monkeypatch):
+    """The help's first 'grader prove' example asks 23 positions (the whole proof from the
+    start asks 546, half a minute to two on a loaded machine): counted, not timed."""
+    monkeypatch.chdir(ROOT)
+    usage = CliRunner().invoke(main, ["prove", "--help"]).output
+    example = next(ln for ln in usage.splitlines() if ln.strip().startswith("grader prove")).split("#")[0].split()
+    assert example[-3:] == ["--from", "xox.o....", "x"]
+    result = CliRunner().invoke(main, [*example[1:], "--jobs", "2"])
+    assert result.exit_code == 0, result.output
+    assert "as x: never loses, and every move is optimal (10 positions asked, deterministic)" in result.output
+    assert "as o: never loses, and every move is optimal (13 positions asked, deterministic)" in result.output
