@@ -1,6 +1,6 @@
 """Grading benchmark: the grader against a bare subprocess loop on the same tests, then a whole run.
 
-Run: python bench/grading.py [--script submissions/negamax.py] [--seed 1] [--repeat 3]
+Run: python bench/grading.py [--script submissions/negamax.py] [--seed 1] [--repeat 3] [--flood-only]
 
 The 90 random tests of the standard plan (seed 1) are run at --jobs 1 by the grader and by
 a bare loop of subprocess.run([python, script, board, token]) over the same positions, in
@@ -11,7 +11,9 @@ what grading costs beyond running the script. Then where the grader's own time g
 (after the runs: its solver tables and imports in memory): /bin/true started and reaped by a
 bare subprocess.run, by the grader's start (the launcher, a test's limits, in one folder), by
 a whole runner.run (a work folder made and removed, limits, cleanup), and by subprocess.run with a preexec_fn, as the
-grader started scripts before (a full fork of the grader).
+grader started scripts before (a full fork of the grader). Then how fast the grader reads a
+flood of output: a script printing 48 MB of score lines (under the 64 MiB cap) read by the
+grader, against a bare loop reading the same script's pipe.
 """
 
 from __future__ import annotations
@@ -89,9 +91,13 @@ def main() -> int:
     ap.add_argument("--script", type=Path, default=ROOT / "submissions" / "negamax.py")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--flood-only", action="store_true", help="only the flood of output")
     args = ap.parse_args()
 
     full = standard_plan(args.seed)
+    if args.flood_only:
+        flood(full)
+        return 0
     plan = Plan(full.positions[10:], args.seed, f"the 90 random tests of seed {args.seed}")
     # The bare loop isolates nothing: the grader is measured without isolation (its own cost)
     # and with the default, 'auto' (what isolation adds: see bench/isolation.py).
@@ -136,7 +142,40 @@ def main() -> int:
     wall, whole = graded(args.script, full, jobs=2)
     print(f"whole standard run at --jobs 2: {wall:.2f} s, {whole.total:g}/{whole.max_total}")
     print(spawn_costs())
+    flood(full)
     return 0
+
+
+FLOOD = (
+    "import sys\n"
+    "line = ('score 12 34 56 78 90 ' * 10 + '\\n').encode()\n"
+    "for _ in range({n} // (len(line) * 500)):\n"
+    "    sys.stdout.buffer.write(line * 500)\n"
+)
+FLOOD_BYTES = 48 << 20
+
+
+def flood(full: Plan) -> None:
+    """A flood of output read by the grader and by a bare pipe loop: MB/s of each."""
+    with tempfile.TemporaryDirectory() as folder:
+        script = Path(folder) / "flood.py"
+        script.write_text(FLOOD.format(n=FLOOD_BYTES))
+        bare = []
+        for _ in range(3):
+            start = time.perf_counter()
+            with subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE) as proc:
+                assert proc.stdout is not None
+                got = 0
+                while chunk := os.read(proc.stdout.fileno(), 1 << 16):
+                    got += len(chunk)
+            bare.append(got / (time.perf_counter() - start))
+        plan = Plan(full.positions[:1], None, "one board")
+        ours = []
+        for _ in range(3):
+            (t,) = grade(script, plan, Settings(jobs=1, isolation="none", limits=Limits(wall_seconds=60))).tests
+            ours.append(t.run.stdout_bytes / t.run.wall_seconds)
+    print(f"a flood of {FLOOD_BYTES / 1e6:.0f} MB of score lines, best of 3: bare pipe loop {max(bare) / 1e6:.0f} MB/s, "
+          f"grader {max(ours) / 1e6:.0f} MB/s ({max(ours) / max(bare):.2f}x)")  # fmt: skip
 
 
 if __name__ == "__main__":

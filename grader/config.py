@@ -129,10 +129,18 @@ Validator = Callable[[str, Any], Any]
 def _choice(*allowed: str) -> Validator:
     def check(key: str, value: Any) -> str:
         if not isinstance(value, str) or value not in allowed:
-            raise ValueError(f"'{key}' must be one of {', '.join(allowed)}; got {value!r}")
+            raise ValueError(f"'{key}' must be one of {', '.join(allowed)}; got {_said(value)}")
         return value
 
     return check
+
+
+def _said(value: Any) -> str:
+    """A value as the YAML file writes it (null, true, [1, 2]), not as Python does (None, True)."""
+    if isinstance(value, str):
+        return repr(value)
+    text = yaml.safe_dump(value, default_flow_style=True, width=1 << 20).strip()
+    return text.removesuffix("...").strip()
 
 
 def _number(minimum: float, integer: bool = False, optional: bool = False, maximum: float | None = None) -> Validator:
@@ -142,15 +150,17 @@ def _number(minimum: float, integer: bool = False, optional: bool = False, maxim
     def check(key: str, value: Any) -> Any:
         if value is None and optional:
             return None
+        if value is None:
+            raise ValueError(f"'{key}' must be {kind}; got null, but it cannot be turned off")
         ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
         if not ok_type or isinstance(value, bool) or not math.isfinite(value):
-            raise ValueError(f"'{key}' must be {kind}{null}; got {value!r}")
+            raise ValueError(f"'{key}' must be {kind}{null}; got {_said(value)}")
         if value < minimum or (not integer and minimum == 0 and value == 0):
             limit = f"at least {minimum}" if integer else "greater than 0"
-            raise ValueError(f"'{key}' must be {limit}; got {value!r}")
+            raise ValueError(f"'{key}' must be {limit}; got {_said(value)}")
         if maximum is not None and value > maximum:
             most = int(maximum) if integer else f"{maximum:g}"
-            raise ValueError(f"'{key}' must be at most {most}; got {value!r}")
+            raise ValueError(f"'{key}' must be at most {most}; got {_said(value)}")
         return value
 
     return check
@@ -161,7 +171,7 @@ def _between(low: float, high: float) -> Validator:
 
     def check(key: str, value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-            raise ValueError(f"'{key}' must be a number from {low:g} to {high:g}; got {value!r}")
+            raise ValueError(f"'{key}' must be a number from {low:g} to {high:g}; got {_said(value)}")
         return float(value)
 
     return check
@@ -169,7 +179,7 @@ def _between(low: float, high: float) -> Validator:
 
 def _bool(key: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise ValueError(f"'{key}' must be true or false; got {value!r}")
+        raise ValueError(f"'{key}' must be true or false; got {_said(value)}")
     return value
 
 
@@ -180,7 +190,7 @@ def _section(cls: type, schema: dict[str, Validator]) -> Validator:
         if value is None:
             return cls()
         if not isinstance(value, dict):
-            raise ValueError(f"'{key}' must be a mapping with keys {', '.join(schema)}; got {value!r}")
+            raise ValueError(f"'{key}' must be a mapping with keys {', '.join(schema)}; got {_said(value)}")
         return cls(**_validate(value, schema, prefix=f"{key}."))
 
     return check
@@ -190,15 +200,15 @@ def _grade_thresholds(key: str, value: Any) -> tuple[tuple[float, float], ...]:
     """[[share, points], ...]: shares in percent (0-100) rising, points 0-100."""
     shape = f"'{key}' must be a list of [share in percent, points] pairs with rising shares, like [[30, 50], [50, 100]]"
     if not isinstance(value, list) or not value:
-        raise ValueError(f"{shape}; got {value!r}")
+        raise ValueError(f"{shape}; got {_said(value)}")
     out = []
     for item in value:
         if (not isinstance(item, list) or len(item) != 2
                 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 100 for v in item)):  # fmt: skip
-            raise ValueError(f"{shape} (each number 0 to 100); got {item!r}")
+            raise ValueError(f"{shape} (each number 0 to 100); got {_said(item)}")
         out.append((float(item[0]), float(item[1])))
     if any(a[0] >= b[0] for a, b in zip(out, out[1:])):
-        raise ValueError(f"{shape}; the shares do not rise: {value!r}")
+        raise ValueError(f"{shape}; the shares do not rise: {_said(value)}")
     return tuple(out)
 
 
@@ -244,7 +254,7 @@ def _engines(key: str, value: Any) -> tuple[EngineEntry, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
-        raise ValueError(f"{shape}; got {value!r}")
+        raise ValueError(f"{shape}; got {_said(value)}")
     schema: dict[str, Validator] = {
         "name": _optional_string, "command": _optional_string, "protocol": _protocol,
         "workdir": _optional_string, "depth": _number(0, integer=True, optional=True),
@@ -270,7 +280,7 @@ def _protocol(key: str, value: Any) -> str:
 def _optional_string(key: str, value: Any) -> str | None:
     if value is None or (isinstance(value, str) and value.strip()):
         return value
-    raise ValueError(f"'{key}' must be a non-empty string or null; got {value!r}")
+    raise ValueError(f"'{key}' must be a non-empty string or null; got {_said(value)}")
 
 
 LOCAL = "local:"  # a cluster address of N worker processes on this machine: local:N
@@ -297,7 +307,7 @@ def _address(key: str, value: Any) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise ValueError(f"'{key}' must be an address like tcp://HOST:8786, or null; got {value!r}")
+        raise ValueError(f"'{key}' must be an address like tcp://HOST:8786, or null; got {_said(value)}")
     try:
         return check_address(value)
     except GraderError as e:

@@ -314,7 +314,11 @@ def test_a_cpu_clock_charges_the_cpu_time_of_all_the_engines_processes(tmp_path)
     wall = run_tournament([sleepy, good], settings=settings(tc=(1.0, 0.0), time_margin=0.05), openings=[NEAR_END],
                           out=tmp_path / "wall")  # fmt: skip
     for g in wall.games:
-        assert g.forfeit == "sleepy" and "lost on time: its clock ran out" in g.events[0]["problem"]
+        assert (
+            g.forfeit == "sleepy"
+            and "lost on time: it had " in g.events[0]["problem"]
+            and " on its clock (and a margin of 50 ms)" in g.events[0]["problem"]
+        )
 
 
 @pytest.mark.parametrize(

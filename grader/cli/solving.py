@@ -217,7 +217,8 @@ def prove_command(script: str, sides: str, start: tuple[str, str] | None, time_l
 
     \b
     Examples:
-      grader prove submissions/tictactoe/minimax.py --game tictactoe
+      grader prove submissions/tictactoe/minimax.py --game tictactoe --from xox.o.... x   # 23 positions: seconds
+      grader prove submissions/tictactoe/minimax.py --game tictactoe   # all 546 positions from the start: a minute or so
       grader prove submissions/negamax.py --from BOARD x --as x
     """
     config = load_config(config_path)

@@ -196,9 +196,8 @@ def tournament(engine_paths: tuple[str, ...], format_name: str | None, opponents
 
     def on_game(game: GameRecord) -> None:
         played[0] += 1
-        note = f" ({game.forfeit} forfeits)" if game.forfeit else ""
         echo(f"{played[0]:>4}/{total[0]}  {game.black} - {game.white}  {game.black_pieces}-{game.white_pieces}  "
-                   f"{game.result}  {game.reason}{note}")  # fmt: skip
+             f"{game.result}  {game.end_text()}")  # fmt: skip
 
     def on_start(folder: TournamentFolder, settings: TournamentSettings, played_before: int) -> None:
         engines, fmt = len(folder.engines()), folder.format()
@@ -232,6 +231,11 @@ def tournament(engine_paths: tuple[str, ...], format_name: str | None, opponents
         echo(tables.sprt_text(result.sprt))
     if result.stopped_early:
         echo(f"\nStopped early: {result.stopped_early}")
+    fixes = result.setup_fixes()
+    if fixes:
+        echo()
+    for engine, fix in fixes.items():
+        echo(f"{engine} forfeited: {fix}")
     if grade:
         grades = write_grades(result, config.tournament.grade)
         echo()

@@ -94,6 +94,7 @@ class GtpProtocol(Protocol):
         super().__init__(session, game, depth)
         self.client = GtpClient(session)
         self._told: int | None = None
+        self.clocked = False  # the engine knows 'time_left': it is told its time before each genmove
 
     @classmethod
     def sets_up(cls, game: Game) -> bool:
@@ -103,6 +104,8 @@ class GtpProtocol(Protocol):
 
     def hello(self, seconds: float) -> list[str]:
         reply = self.client.send("protocol_version", seconds)
+        known = self.client.send("known_command time_left", seconds)
+        self.clocked = known.ok and known.text.strip().lower() == "true"
         return [f"protocol_version {reply.text}"]
 
     def new_game(self) -> None:
@@ -123,6 +126,8 @@ class GtpProtocol(Protocol):
             if i >= self._told and sq != PASS:  # the opponent's moves since its last (a pass is forced: not told)
                 self._ok(f"play {colours[pos.token]} {self.game.square_name(sq)}", until)
             pos = pos.play(sq)
+        if self.clocked:  # GTP's time is whole seconds: what is left of the clock (or the move's limit), rounded down
+            self._ok(f"time_left {colours[pos.token]} {int(max(until - time.monotonic(), 0))} 0", until)
         reply = self.client.send(f"genmove {colours[pos.token]}", max(until - time.monotonic(), 0.001))
         if not reply.ok:
             raise ProtocolError(f"genmove failed: '? {reply.text[:60]}'")

@@ -20,10 +20,14 @@ from dataclasses import dataclass
 # timings), decimal ('0.0105'), integer. Only the integers count.
 # (The mantissa is written so that no digit run can be split two ways: matching stays linear.)
 _NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)[eE][-+]?\d+|-?\d*\.\d+|-?\d+", re.ASCII)
+# The same numbers, an integer in a group of its own: findall gives '' for the others, so
+# the integers of a text are found at the regex engine's speed (a flood is read as fast as a pipe gives it).
+_INTEGER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)[eE][-+]?\d+|-?\d*\.\d+|(-?\d+)", re.ASCII)
 # Lines that may be score lines: 'score' (any case) and a digit; checked with _NUMBER.
 _SCORE_CANDIDATE = re.compile(r"(?mi)^(?=[^\n]*score)[^\n]*\d[^\n]*", re.ASCII)
 _NUMBER_CHARS = "0123456789.-+eE"
 _TAIL_CHARS = 2048  # lines near the end of a block are searched backwards first
+_FIRST_WINDOW = 256  # the last integer is looked for in windows from the end of a block, this one first, then doubling
 HUGE = 10**18  # integers this long are kept as +-HUGE: no move or score is that large
 _KEEP_INTS = 300  # integers kept from one line: a game has at most 60 moves and some passes
 _KEEP_TEXT = 200  # characters of a line kept for showing it
@@ -53,15 +57,15 @@ def _int(text: str) -> int:
     return -int(digits) if negative else int(digits)
 
 
-def _moves(found: list[str], after_negative: bool = False) -> list[int]:
-    """The last _KEEP_INTS of a line's integers, each run of negatives (passes) kept as one,
+def _moves(found: list[str], after_negative: bool = False, keep: int = _KEEP_INTS) -> list[int]:
+    """The last ``keep`` of a line's integers, each run of negatives (passes) kept as one,
     so that no run of passes can push real moves out of what is kept."""
     out: list[int] = []
     for i in range(len(found) - 1, -1, -1):  # from the end: only the last ones are kept
         if found[i][0] == "-" and (found[i - 1][0] == "-" if i else after_negative):
             continue
         out.append(_int(found[i]))
-        if len(out) == _KEEP_INTS:
+        if len(out) == keep:
             break
     out.reverse()
     return out
@@ -72,7 +76,27 @@ def _is_int(token: str) -> bool:
 
 
 def _int_tokens(text: str) -> list[str]:
-    return [t for t in _NUMBER.findall(text) if _is_int(t)]
+    return list(filter(None, _INTEGER.findall(text)))
+
+
+def _tail_tokens(text: str) -> tuple[list[str], bool]:
+    """The integers of the end of ``text`` that hold more than the _KEEP_INTS a line keeps
+    (all of them when the text holds no more), and whether that is the whole text. Windows
+    are read from the end, cut where no number is, so that a long line costs what is kept."""
+    found: list[str] = []
+    end, size = len(text), 4 * _KEEP_INTS  # '1 ' * 300 and a little
+    while end > 0:
+        start = max(0, end - size)
+        size *= 2
+        while start > 0 and text[start - 1] in _NUMBER_CHARS:  # never cut a number
+            start -= 1
+        found = _int_tokens(text[start:end]) + found
+        if start == 0:
+            return found, True
+        if len(_moves(found, keep=_KEEP_INTS + 1)) > _KEEP_INTS:
+            return found[1:], False
+        end = start
+    return found, True
 
 
 def integers(text: str) -> list[int]:
@@ -133,25 +157,25 @@ class OutputScanner:
         """
         cut = block.rfind("\n", 0, max(0, len(block) - _TAIL_CHARS)) + 1  # a line start
         for start, end in ((cut, len(block)), (0, cut)):
+            if "score" not in block[start:end].lower():  # at C's speed: most floods hold no score line
+                continue
             candidates = list(_SCORE_CANDIDATE.finditer(block, start, end))
             line = next((m.group() for m in reversed(candidates) if _int_tokens(m.group())), None)
             if line is not None:
                 found = _int_tokens(line)
                 self._score_line = (_int(found[0]), _moves(found[1:]), _shorten(line))
                 break
-        for start, end in ((cut, len(block)), (0, cut)):
-            last = None
-            for m in _NUMBER.finditer(block, start, end):
-                if _is_int(m.group()):
-                    last = m
-            if last is not None:
-                self._last = _int(last.group())
-                line_start = block.rfind("\n", 0, last.start()) + 1
-                line_end = block.find("\n", last.start())
-                self._last_text = _shorten(
-                    block[line_start : line_end if line_end >= 0 else len(block)][: _KEEP_TEXT + 3]
-                )
-                break
+        end, size = len(block), _FIRST_WINDOW
+        while end > 0:  # windows of whole lines from the end, growing, until one holds an integer
+            start = block.rfind("\n", 0, max(0, end - size)) + 1
+            size *= 2
+            if _int_tokens(block[start:end]):
+                for line in reversed(block[start:end].split("\n")):
+                    found = _int_tokens(line)
+                    if found:
+                        self._last, self._last_text = _int(found[-1]), _shorten(line[: _KEEP_TEXT + 3])
+                        return
+            end = start - 1
 
     def _scan(self, piece: str) -> None:
         if len(self._text) < _KEEP_TEXT:
@@ -159,13 +183,19 @@ class OutputScanner:
         if not self._has_score:
             self._has_score = "score" in (self._seen + piece).lower()
         self._seen = piece[-4:]
-        found = _int_tokens(piece)
+        if self._first is None:
+            first = next((m for m in _INTEGER.finditer(piece) if m.group(1)), None)
+            if first is None:
+                return
+            self._first = _int(first.group(1))
+            self._last, self._last_text = self._first, _shorten(self._text)
+            piece = piece[first.end() :]
+        found, whole = _tail_tokens(piece)
         if not found:
             return
         self._last = _int(found[-1])
-        if self._first is None:
-            self._first = _int(found[0])
-            found = found[1:]
+        if not whole:  # the piece alone holds more than the integers kept
+            self._ints = []
         self._ints.extend(_moves(found, bool(self._ints) and self._ints[-1] < 0))
         if len(self._ints) > 2 * _KEEP_INTS:
             del self._ints[:-_KEEP_INTS]

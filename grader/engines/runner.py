@@ -58,6 +58,7 @@ __all__ = ["Cgroup", "Ended", "Run", "RunResult", "Session", "dedicate_this_thre
 _READ = 1 << 16
 _TAIL = 4096  # bytes of stdout and of stderr kept for showing
 LINE_BYTES = 1 << 16  # the most of one protocol line a Session keeps: the rest of a longer line is dropped
+FLOOD_BYTES = 1 << 20  # a script that printed this much when it timed out is told it flooded its output
 _GRACE = 0.2  # seconds to collect output still in the pipes once the script has ended
 # What a program prints when an allocation fails: with limits.memory_mb set, the limit is the likely cause.
 _OUT_OF_MEMORY = re.compile(r"MemoryError|bad_alloc|OutOfMemoryError|[Cc]annot allocate memory|[Oo]ut of memory")
@@ -112,6 +113,9 @@ class RunResult:
             return "was interrupted"
         if self.output_limited:
             return f"was stopped after printing more than {_size(self.stdout_bytes)} (limits.output_bytes)"
+        if self.timed_out and self.stdout_bytes >= FLOOD_BYTES:
+            return (f"timed out after {self.wall_seconds:.1f} s and was killed, having printed "
+                    f"{_size(self.stdout_bytes)}: a flood of output, which took its time")  # fmt: skip
         if self.timed_out:
             return f"timed out after {self.wall_seconds:.1f} s and was killed"
         if self.cpu_limited:
@@ -145,6 +149,8 @@ def _limit_note(exit_code: int, stderr: str, limits: Limits, out_of_memory: bool
         return f"it ran out of memory: limits.memory_mb is {limits.memory_mb} MB"
     if limits.processes and _NO_PROCESSES.search(stderr):
         return f"it could not start more processes: limits.processes is {limits.processes}"
+    if exit_code == 126:  # the shell's and the sandboxes' code for a program that cannot be executed
+        return "its program could not be executed: it is not executable, or not a program"
     return None
 
 

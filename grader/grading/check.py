@@ -58,6 +58,22 @@ class CheckReport:
         """What ``grader check`` shows (``report.check_text``)."""
         return check_text(self)
 
+    def wrong_answers(self) -> str | None:
+        """A sentence when outputs that can be read give wrong answers (the score, the move
+        or the line against the exact solver), else None: a check is not a grade, but a
+        script whose every score is wrong should hear it before it is graded."""
+        read = [c.test for c in self.checked if c.readable]
+        wrong = [(what, sum(bad(t) for t in read)) for what, bad in (
+            ("the score", lambda t: t.verdict.score_ok is False),
+            ("the move", lambda t: not t.verdict.move_ok),
+            ("the line", lambda t: t.verdict.line_ok is False),
+        )]  # fmt: skip
+        said = [f"{what} on {n} of {len(self.checked)} positions" for what, n in wrong if n]
+        if not said:
+            return None
+        return (f"But not every answer is right: {', '.join(said)} differ from the exact solver's (see above); "
+                "check your search before you submit")  # fmt: skip
+
 
 def easy_positions(game: Game, plan: Plan | None) -> Plan:
     """The positions to check: the public ones of ``plan`` with the fewest empties (else the
@@ -94,16 +110,23 @@ def check(script: str | Path, game: str | Game = DEFAULT, plan: Plan | None = No
         settings, limits=dataclasses.replace(settings.limits, wall_seconds=min(limit, CHECK_SECONDS))
     )
     result = grade(script, easy_positions(g, plan), quick)
-    return CheckReport(str(script), g, [Checked(t, limit, _problems(t, g, limit)) for t in result.tests])
+    seen: dict[str, int] = {}  # a crash's stderr -> the first position it was shown on
+    return CheckReport(str(script), g, [Checked(t, limit, _problems(t, g, limit, seen)) for t in result.tests])
 
 
-def _problems(t: TestResult, game: Game, limit: float) -> list[str]:
-    """What keeps this output from being read (or from being right in form), with the fix."""
+def _problems(t: TestResult, game: Game, limit: float, seen: dict[str, int] | None = None) -> list[str]:
+    """What keeps this output from being read (or from being right in form), with the fix.
+    A crash whose stderr ended as on an earlier position (``seen``) points there instead of
+    showing it again."""
     out, claim, run, pos = [], t.claim, t.run, t.position
     if run.crashed:
         said = stderr_lines(run.stderr_tail, 6)
-        out.append(f"it {run.describe()}: a crash fails the test; "
-                   + ("fix the error its stderr ends with:\n      " + "\n      ".join(said) if said else "it printed nothing on stderr"))  # fmt: skip
+        first = None if seen is None or not said else seen.setdefault("\n".join(said), t.index)
+        if first is not None and first != t.index:
+            out.append(f"it {run.describe()}: the same error as on position {first}")
+        else:
+            out.append(f"it {run.describe()}: a crash fails the test; "
+                       + ("fix the error its stderr ends with:\n      " + "\n      ".join(said) if said else "it printed nothing on stderr"))  # fmt: skip
     if claim.move is None:
         if run.timed_out and not run.stdout_tail.strip():
             out.append("nothing was printed before the time limit: print as you go and flush (print(..., flush=True)); "

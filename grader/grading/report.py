@@ -375,6 +375,7 @@ def check_text(found) -> str:
         out.append(
             f"{t.index}. {t.position.board_string()} {t.position.token} ({plural(t.position.empties, 'empty', 'empties')}): "
             f"{t.symbol}  {t.run.wall_seconds:.2f} s of {c.limit:g} s; score line {'yes' if t.claim.has_score_line else 'NO'}"
+            + ("" if t.verdict.score_ok is not False else f", score {t.claim.score:+d} WRONG (exact {t.value:+d})")
             + ("" if line_ok is None else f", line {'is optimal' if line_ok else 'goes wrong'}")
             + f", move {move} ({'legal' if legal else 'NOT legal'})"
         )
@@ -389,4 +390,7 @@ def check_text(found) -> str:
         out.append("The output can be read, but see the notes above.")
     else:
         out.append("The output can be read on every position checked.")
+    wrong = None if found.all_fail else found.wrong_answers()
+    if wrong:
+        out.append(wrong)
     return "\n".join(out)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..engines.scripts import Script
 from ..errors import GraderError, GraderWarning
+from ..files import bundled
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ def find_submissions(paths: list[str | Path], suffixes: set[str], entry: str | N
         if p.is_file():
             found.append(Submission(_name(p.stem), p))
         elif p.is_dir():
+            _not_the_examples(p)
             for child in sorted(p.iterdir()):
                 if child.is_dir() and not child.is_symlink() and not child.name.startswith((".", "_")):
                     found.append(_from_folder(child, suffixes, entry))
@@ -91,6 +93,24 @@ def find_submissions(paths: list[str | Path], suffixes: set[str], entry: str | N
     if not found:
         raise GraderError(f"no scripts found in {', '.join(map(str, paths))}: give .py files or folders holding them")
     return sorted(found, key=lambda s: s.name)
+
+
+def _not_the_examples(folder: Path) -> None:
+    """Refuse the grader's own folder of example scripts as a class, saying what to grade
+    instead: its scripts are three labs' examples, one times out on every test, and one
+    needs another beside it, so a class run of it takes minutes and shows misleading rows."""
+    try:
+        same = folder.resolve() == bundled("submissions").resolve()
+    except OSError:
+        return
+    if same:
+        raise GraderError(
+            f"'{folder}' is the grader's folder of examples, not a class (tictactoe/ and gomoku/ hold other labs', "
+            "slow.py times out on every test, deep_negamax.py needs negamax.py beside it): grade one at a time "
+            f"(grader grade {folder / 'negamax.py'}), or several as a class on the 10 fixed boards: grader grade "
+            + " ".join(str(folder / f"{n}.py") for n in ("negamax", "wrong_line", "wrong_score", "crash"))
+            + f" --boards {bundled('fixtures', 'standard.txt')}"
+        )
 
 
 def find_submission_folder(folder: Path, suffixes: set[str], entry: str | None = None) -> Submission:

@@ -21,6 +21,7 @@ class TournamentFolder(RecordFolder):
 
     META, LINES, KIND, WRITER = "tournament.json", "games.jsonl", "tournament", "a tournament"
     REQUIRED = ("engines", "schedule", "settings")
+    set_aside: dict[str, int] = {}  # engine -> its recorded games ``finished`` left out: the engine changed
 
     @classmethod
     def create(cls, path: str | Path, engines: list[Engine], games: list[GameRecord], settings: TournamentSettings,
@@ -71,8 +72,8 @@ class TournamentFolder(RecordFolder):
 
     def finished(self, digests: dict[str, str]) -> dict[str, GameRecord]:
         """Games already played by the engines' current scripts (``digests`` by name), by id;
-        a changed engine's games are played again."""
-        out = {}
+        a changed engine's games are played again (``set_aside`` says whose)."""
+        out, old = {}, {}
         for record in self._records():
             try:
                 game = GameRecord.from_json(record)
@@ -80,7 +81,28 @@ class TournamentFolder(RecordFolder):
                 continue
             if all(game.scripts.get(name) == digests.get(name) for name in (game.black, game.white)):
                 out[game.id] = game
+            else:
+                old[game.id] = game
+        changed: dict[str, int] = {}
+        for game in old.values():
+            if game.id not in out:
+                for name in (game.black, game.white):
+                    if game.scripts.get(name) != digests.get(name):
+                        changed[name] = changed.get(name, 0) + 1
+        self.set_aside = changed
         return out
+
+    def changed_engines(self) -> str | None:
+        """A warning naming the engines whose recorded games were set aside at the last
+        ``finished`` because their files changed, if any."""
+        changed = self.set_aside
+        if not changed:
+            return None
+        each = ", ".join(
+            f"{n} recorded game{'' if n == 1 else 's'} of engine '{name}'" for name, n in sorted(changed.items())
+        )
+        return (f"{each} set aside because the engine changed since they were played (its command, depth or "
+                f"files): they stay in {self.path / self.LINES}, not counted, and are played again")  # fmt: skip
 
     def write(self, name: str, text: str) -> None:
         try:

@@ -205,7 +205,7 @@ class SwissPlanner(Planner):
         try:
             rnd = swiss.pair_round(standings, played, had_bye)
         except NoPairing as e:
-            self.stopped_early = f"round {len(self.state.rounds) + 1} cannot be paired: {e}"
+            self.stopped_early = str(e)  # it names the round and why
             return []
         self.state.rounds.append(rnd)
         r = len(self.state.rounds)

@@ -13,6 +13,7 @@ from ..games import Game as GameRules
 from ..seeding import rng
 from ..stop import Stopped
 from .formats import Format, fixed_schedule
+from .mistakes import setup_fix
 from .settings import TournamentSettings
 
 _OLD_NAMES = {"black_discs": "black_pieces", "white_discs": "white_pieces", "disc_diff": "margin"}
@@ -64,6 +65,26 @@ class GameRecord:
                 "margin", "host")  # fmt: skip
         return {k: getattr(self, k) for k in keys}
 
+    def cause(self) -> str | None:
+        """Why the engine that forfeited lost: the problem of its last event (None: no forfeit)."""
+        if not self.forfeit:
+            return None
+        problems = [e.get("problem") for e in self.events if e.get("engine") == self.forfeit and e.get("problem")]
+        return str(problems[-1]) if problems else None
+
+    def fix(self) -> str | None:
+        """What to change when a setup mistake caused the forfeit (not executable, the wrong
+        protocol, the wrong game), as the event recorded it."""
+        fixes = [e["fix"] for e in self.events if e.get("engine") == self.forfeit and e.get("fix")]
+        return str(fixes[-1]) if fixes else None
+
+    def end_text(self) -> str:
+        """How the game ended, in words: 'normal', 'adjudicated', or 'forfeit (X forfeits: why)'."""
+        if not self.forfeit:
+            return self.reason
+        cause = self.cause()
+        return f"{self.reason} ({self.forfeit} forfeits{': ' + cause if cause else ''})"
+
     def record_line(self) -> str:
         """A replayable line: the transcript, the final pieces, the result and who played."""
         return (
@@ -93,9 +114,12 @@ def play_game(game: GameRecord, engines: dict[str, Script | ProtocolEngine], set
                     raise Stopped(worker.stop.reason)
                 _event(game, names[token], token, rules.start(), failed)
                 game.forfeit, game.reason = names[token], "forfeit"
+                _with_fix(game, engines[names[token]], settings, worker)
                 break
         else:
-            final = _play_moves(game, players, names, settings, worker)
+            final, moved = _play_moves(game, players, names, settings, worker)
+            if game.forfeit and game.forfeit not in moved:
+                _with_fix(game, engines[game.forfeit], settings, worker)
         clean = True
     finally:
         for player in players.values():
@@ -107,9 +131,9 @@ CPU_CLOCK_WALL = 3.0  # on a CPU-time clock, the wall seconds a move may take pe
 
 
 def _play_moves(game: GameRecord, players: dict[str, Player], names: dict[str, str], settings: TournamentSettings,
-                worker: Worker) -> Position:  # fmt: skip
+                worker: Worker) -> tuple[Position, set[str]]:  # fmt: skip
     """The moves of a game (each engine's turn, on its clock), adjudication and forfeits;
-    returns the last position."""
+    returns the last position and the engines that played a legal move."""
     rules, rule, tc = settings.rules, settings.rule, settings.tc
     on_cpu = settings.clock == "cpu"
     colour = dict(zip(rules.sides, ("black", "white")))
@@ -118,6 +142,7 @@ def _play_moves(game: GameRecord, players: dict[str, Player], names: dict[str, s
     plies = _plies(rules, start, moves)  # passes included, for protocol engines
     clock = dict.fromkeys(rules.sides, tc[0]) if tc else {}
     rand = rng(game.id)
+    moved: set[str] = set()
     game.reason = "normal"
     while not pos.is_game_over():
         if pos.must_pass():
@@ -148,15 +173,17 @@ def _play_moves(game: GameRecord, players: dict[str, Player], names: dict[str, s
             game.timeouts[colour[token]] += 1
         if tc:
             spent = turn.cpu if on_cpu and turn.cpu is not None else turn.wall
-            left = clock[token] + settings.time_margin
+            had, left = clock[token], clock[token] + settings.time_margin
             clock[token] -= spent
             if turn.timed_out or clock[token] < -settings.time_margin:
                 if on_cpu and turn.timed_out:  # the wall-time bound of a CPU clock
                     turn.problem = (f"lost on time: no move within {seconds:.2f} s of wall time "
                                     f"({CPU_CLOCK_WALL:g} times its CPU clock, {left:.2f} s left)")  # fmt: skip
                 else:
-                    what = "CPU clock ran out" if on_cpu else "clock ran out"
-                    turn.problem = f"lost on time: its {what} ({spent:.2f} s for this move, {left:.2f} s left)"
+                    what = "CPU clock" if on_cpu else "clock"
+                    used = f"was stopped after {spent:.2f} s" if turn.timed_out else f"used {spent:.2f} s"
+                    turn.problem = (f"lost on time: it had {had:.2f} s on its {what} (and a margin of "
+                                    f"{settings.time_margin * 1000:g} ms) and {used} on this move")  # fmt: skip
                 turn.timed_out = turn.fatal = True
             clock[token] = max(clock[token], 0.0) + tc[1]
             game.clocks.append(round(clock[token], 3))
@@ -171,13 +198,15 @@ def _play_moves(game: GameRecord, players: dict[str, Player], names: dict[str, s
                 game.forfeit, game.reason = names[token], "forfeit"
                 break
             move = rand.choice(pos.moves())  # 'random': a random legal move instead
+        else:
+            moved.add(names[token])
         assert move is not None  # no problem: a legal move
         moves.append(move)
         plies.append(move)
         pos = pos.play(move)
     game.moves = rules.transcript(moves)
     game.black_pieces, game.white_pieces = rules.pieces(pos)
-    return pos
+    return pos, moved
 
 
 def _plies(rules: GameRules, start: Position, moves: list[int]) -> list[int]:
@@ -198,6 +227,13 @@ def _event(game: GameRecord, engine: str, token: str, pos: Position, turn: Turn)
         "engine": engine, "token": token, "board": pos.board_string(), "move": turn.move, "problem": turn.problem,
         "timed_out": turn.timed_out, "output_tail": turn.output_tail[-300:], "stderr_tail": turn.stderr_tail[-300:],
     })  # fmt: skip
+
+
+def _with_fix(game: GameRecord, engine: Script | ProtocolEngine, settings: TournamentSettings, worker: Worker) -> None:
+    """The fix of a setup mistake, in the forfeit's event, when one caused it."""
+    fix = setup_fix(engine, settings.rules, settings, worker)
+    if fix and game.events:
+        game.events[-1]["fix"] = fix
 
 
 def _score(game: GameRecord, settings: TournamentSettings, final: Position | None) -> GameRecord:

@@ -10,14 +10,13 @@ stored once for the page, so a board costs a list of numbers (a 60-move Othello 
 from __future__ import annotations
 
 import json
-import math
 import re
 from html import escape
 from typing import Any, Sequence
 
 from ..games import PASS, Game
 from ..runs.text import fmt_total, plural
-from .ratings import Standing
+from .ratings import NO_ELO, Standing, elo_cells
 from .sprt import SprtState
 from .swiss import SwissResult
 
@@ -124,13 +123,11 @@ def _json_script(element_id: str, data: Any) -> str:
 
 
 def _elo(s: Standing) -> tuple[str, str]:
-    if s.elo is None:
-        return "n/a", ""
-    if s.elo_error is None:
-        return f"{s.elo:+.0f}", ""
-    if math.isinf(s.elo_error):  # the interval reaches a score of 0 or 1
-        return f"{s.elo:+.0f}", "± n/a"
-    return f"{s.elo:+.0f}", f"± {s.elo_error:.0f} ({s.elo - s.elo_error:+.0f} to {s.elo + s.elo_error:+.0f})"
+    rating, error = elo_cells(s)
+    if s.elo is None or s.elo_error is None or error == NO_ELO:
+        return rating, NO_ELO
+    lo, hi = round(s.elo - s.elo_error) + 0, round(s.elo + s.elo_error) + 0
+    return rating, f"± {error} ({lo:+d} to {hi:+d})"
 
 
 def _standings(standings: Sequence[Standing], swiss_result: SwissResult | None) -> str:
@@ -198,9 +195,8 @@ def tournament_page(result, game: Game) -> str:
         title = f"{g.black} (x) - {g.white} (o): {g.black_pieces}-{g.white_pieces}, {g.result}, {g.reason}"
         data.append({"title": title, "moves": texts,
                      "boards": [parts.cut(game.svg(pos, [], nxt if nxt is not None and nxt >= 0 else None)) for pos, nxt in boards]})  # fmt: skip
-        note = f" ({g.forfeit} forfeits)" if g.forfeit else ""
         rows.append(f"<tr><td>{n + 1}</td><td>{g.round}</td><td class=name>{escape(g.black)}</td><td class=name>{escape(g.white)}</td>"
-                    f"<td>{g.black_pieces}-{g.white_pieces}</td><td>{escape(g.result)}</td><td class=name>{escape(g.reason + note)}</td>"
+                    f"<td>{g.black_pieces}-{g.white_pieces}</td><td>{escape(g.result)}</td><td class=name>{escape(g.end_text())}</td>"
                     f'<td><button class="replay" data-game="{n}">replay</button></td></tr>')  # fmt: skip
     fmt = result.format
     meta = [escape(game.title), escape(fmt.kind), plural(len(result.engines), "engine", "engines"),
@@ -208,6 +204,8 @@ def tournament_page(result, game: Game) -> str:
     notes = []
     if result.stopped_early:
         notes.append(f'<p class="note">Stopped early: {escape(result.stopped_early)}</p>')
+    for engine, fix in result.setup_fixes().items():
+        notes.append(f'<p class="note">{escape(engine)} forfeited: {escape(fix)}</p>')
     if result.interrupted:
         notes.append(f'<p class="note">{escape(result.interrupted)}: not every game was played.</p>')
     viewer = (

@@ -139,3 +139,14 @@ def crosstable(games: Iterable[GameLike], engines: list[str]) -> dict[str, dict[
         table[g.black][g.white] = (table[g.black][g.white] or 0.0) + g.black_score
         table[g.white][g.black] = (table[g.white][g.black] or 0.0) + 1 - g.black_score
     return table
+
+
+NO_ELO = "n/a"  # an Elo or an error bar that too few games (or a score of 0 or 1) leave without a finite value
+
+
+def elo_cells(s: Standing) -> tuple[str, str]:
+    """A standing's Elo and its 95% error as report.html writes them, as the table on screen
+    does: whole numbers, never '-0'; ``NO_ELO`` where there is no finite value."""
+    rating = NO_ELO if s.elo is None else f"{round(s.elo) + 0:+d}"  # + 0: never '-0'
+    error = NO_ELO if s.elo is None or s.elo_error is None or math.isinf(s.elo_error) else f"{round(s.elo_error)}"
+    return rating, error

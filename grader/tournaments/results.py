@@ -38,6 +38,11 @@ class TournamentResult:
     stopped_early: str | None = None
     files: list[str] = field(default_factory=list)  # what the folder holds besides the records
 
+    def setup_fixes(self) -> dict[str, str]:
+        """Engine -> what to change, for each engine a setup mistake made forfeit (not
+        executable, the wrong protocol, the wrong game): one sentence, as ``grade``'s last line."""
+        return {g.forfeit: fix for g in self.games if g.forfeit and (fix := g.fix())}
+
     def to_json(self) -> dict[str, Any]:
         """The --json schema."""
         out: dict[str, Any] = {

@@ -117,6 +117,8 @@ def run_tournament(
     done = folder.finished({name: s.digest for name, s in specs.items()}) if resume is not None else {}
     if folder.tampering():
         warnings.warn(folder.tampering() or "", GraderWarning, stacklevel=2)  # those games are played again
+    if resume is not None and folder.changed_engines():
+        warnings.warn(folder.changed_engines() or "", GraderWarning, stacklevel=2)
     if on_start:
         on_start(folder, settings, len(done))
     played: dict[str, GameRecord] = {}

@@ -5,10 +5,11 @@ Usage: python solver.py   (then GTP commands on stdin, as GoGui or the grader se
 Free-style Gomoku (five or more in a row wins) on a 7x7 board by default. Commands:
 protocol_version, name, version, known_command, list_commands, boardsize N, clear_board,
 play COLOR POINT, genmove COLOR, legal_moves COLOR, gogui-rules_final_result,
-timelimit SECONDS, solve, quit. ``solve`` answers 'b', 'w' or 'draw' for perfect play from
-the position with the side to move first, followed by a move that achieves it when the side
-to move wins or draws; 'unknown' when the time limit runs out first. ``genmove`` plays the
-solved move when the solve finishes in time, else a random legal move.
+timelimit SECONDS, time_left COLOR SECONDS STONES, solve, quit. ``solve`` answers 'b', 'w'
+or 'draw' for perfect play from the position with the side to move first, followed by a
+move that achieves it when the side to move wins or draws; 'unknown' when the time limit
+runs out first. ``genmove`` plays the solved move when the solve finishes in time (and in an
+eighth of the clock 'time_left' gave), else a random legal move.
 Standalone, as a student's file is: no imports from the grader.
 """
 
@@ -140,6 +141,7 @@ class Solver:
 class Player:
     def __init__(self, solve_well=True):
         self.board, self.seconds, self.solve_well = Board(), 1, solve_well
+        self.clock = None  # seconds left on the game's clock, when 'time_left' says
 
     def answer(self, line):
         words = line.split()
@@ -162,7 +164,7 @@ class Player:
         if command == "version":
             return "1.0"
         if command in ("known_command", "list_commands"):
-            known = "protocol_version name version known_command list_commands boardsize clear_board play genmove legal_moves gogui-rules_final_result timelimit solve quit"
+            known = "protocol_version name version known_command list_commands boardsize clear_board play genmove legal_moves gogui-rules_final_result timelimit time_left solve quit"
             return (
                 ("true" if args and args[0] in known.split() else "false")
                 if command == "known_command"
@@ -176,6 +178,9 @@ class Player:
             return ""
         if command == "timelimit":
             self.seconds = int(args[0])
+            return ""
+        if command == "time_left":  # time_left COLOR SECONDS STONES: this side's clock
+            self.clock = int(args[1])
             return ""
         if command == "play":
             who = "x" if args[0].lower() in ("b", "black") else "o"
@@ -195,6 +200,7 @@ class Player:
             if b.winner() or not b.empty():
                 return "resign" if b.winner() else "pass"
             value, move = self.solved()
+            self.clock = None  # told before this move, for this move
             if move is None:
                 move = random.choice(b.empty())
             b.cells[move] = b.to_play
@@ -217,12 +223,12 @@ class Player:
         raise ValueError("unknown command")
 
     def solved(self):
-        """(value, move) within the time limit, or (None, None)."""
+        """(value, move) within the time limit (and an eighth of the clock, when told), or (None, None)."""
         b = self.board
         if b.winner() or not b.empty():
             return None, None
         try:
-            return Solver(b, self.seconds).solve()
+            return Solver(b, self.seconds if self.clock is None else min(self.seconds, self.clock / 8)).solve()
         except OutOfTime:
             return None, None
 
