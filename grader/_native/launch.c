@@ -12,7 +12,8 @@
  * seccomp program) and install the seccomp program given in hex (struct sock_filter, native
  * byte order), then exec PROGRAM, found on PATH. The grader computes every value; this
  * program only applies them. On any failure it writes "STEP:ERRNO" to FD (close-on-exec: the
- * grader reads end-of-file once PROGRAM runs), or without FD a line to stderr, and exits 127.
+ * grader reads end-of-file once PROGRAM runs), or without FD a line to stderr, and exits 127 (126
+ * where the program was found but cannot be executed, as a shell does).
  *
  * --init: first fork, and stay behind as the first process of a sandbox's PID namespace (bwrap
  * --as-pid-1), the steps and PROGRAM running in the child: it waits for the child, so that
@@ -52,7 +53,8 @@ static void fail(const char *step) {
     } else {
         fprintf(stderr, "grader-launch: %s %s: %s\n", step, program, strerror(e));
     }
-    _exit(127);
+    /* as a shell: 127 for a program not found, 126 for one found but not executable */
+    _exit(strcmp(step, "exec") == 0 && e != ENOENT ? 126 : 127);
 }
 
 /* Empty the bounding set: no exec can give a capability back. */

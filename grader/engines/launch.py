@@ -11,6 +11,7 @@ a process of its own, exec'd, never Python code in a forked child of the grader.
 """
 
 import ctypes
+import errno
 import os
 import resource
 import struct
@@ -65,7 +66,8 @@ def main(argv: list) -> None:
             os.write(errfd, f"{step}:{getattr(e, 'errno', None) or 22}".encode())
         except OSError:
             pass  # no channel (or no reader): the exit status alone says it
-        os._exit(127)
+        # as a shell: 127 for a program not found, 126 for one found but not executable
+        os._exit(126 if step == "exec" and getattr(e, "errno", None) != errno.ENOENT else 127)
 
 
 def _install(program: bytes) -> None:
