@@ -262,6 +262,7 @@ def test_the_hog_as_a_bystander_decides_no_game_between_others(tmp_path):
     assert processes_of(hog) == []
 
 
+@pytest.mark.slow  # end to end, tens of seconds: python -m pytest -m slow
 @needs_cgroups
 def test_the_hog_beside_a_classmate_changes_none_of_its_verdicts(tmp_path, monkeypatch):
     """A class run with --jobs 2: the hog's script (its children spinning through each of its

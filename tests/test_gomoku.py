@@ -281,6 +281,7 @@ def test_with_per_test_where_a_program_ended_is_told_to_the_next_test_only(tmp_p
     assert "play" not in result.tests[3].note
 
 
+@pytest.mark.slow  # end to end, tens of seconds: python -m pytest -m slow
 def test_stones_played_out_of_turn_are_all_on_the_judged_board(tmp_path):
     """GTP's play sets a position up in any order: b A1 B1 C1 D1, then w A7 B7 C7 D7 puts all
     eight stones on the board, black to move (it wins at E1: five in a row)."""

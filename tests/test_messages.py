@@ -6,6 +6,7 @@ import shutil
 import stat
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from grader.cli import main
@@ -67,7 +68,9 @@ def test_a_lab_script_given_as_an_nboard_engine_is_told_to_drop_the_prefix(tmp_p
 
 def test_an_othello_script_in_a_gomoku_tournament_is_told_its_game(tmp_path):
     shutil.copy(ROOT / "submissions" / "negamax.py", tmp_path / "lab.py")
-    result = tournament(tmp_path, str(tmp_path / "lab.py"), "builtin:random_player", "--game", "gomoku")
+    result = tournament(
+        tmp_path, str(tmp_path / "lab.py"), "builtin:gtp:random_player", "--game", "gomoku"
+    )  # a real opponent: the script one has no solver.py beside it
     assert result.exit_code == 0, result.output
     assert "lab forfeits: " in result.output
     fix = "lab forfeited: it plays Othello, not Gomoku: is it written for Othello? Give it to a tournament with --game othello"
@@ -117,6 +120,7 @@ def test_resume_after_an_engine_changed_says_its_games_were_set_aside(tmp_path):
     assert "set aside" not in again.output and "(2 games already played)" in again.output
 
 
+@pytest.mark.slow  # end to end, tens of seconds: python -m pytest -m slow
 def test_report_html_spells_an_elo_without_enough_games_one_way(tmp_path):
     """Two copies of one engine split a pair: Elo 0 (it was '-0'), and no interval from one
     pair ('n/a', as the table on screen says, where the page had an empty cell or '± n/a')."""
@@ -237,6 +241,7 @@ def test_check_says_when_the_scores_are_wrong(tmp_path):
     )
 
 
+@pytest.mark.slow  # end to end, tens of seconds: python -m pytest -m slow
 def test_check_shows_a_crash_that_repeats_once(tmp_path):
     shutil.copy(ROOT / "submissions" / "crash.py", tmp_path / "mine.py")
     result = CliRunner().invoke(main, ["check", str(tmp_path / "mine.py")])
@@ -266,6 +271,7 @@ def test_a_flood_stopped_at_the_output_cap_says_so(tmp_path):
     assert "limits.output_bytes" in result.output
 
 
+@pytest.mark.slow  # end to end, tens of seconds: python -m pytest -m slow
 def test_a_flood_that_ends_in_a_timeout_says_it_flooded(tmp_path):
     (tmp_path / "flood.py").write_text(
         "import sys, time\nsys.stdout.write('1 ' * (1 << 20))\nsys.stdout.flush()\ntime.sleep(60)\n"
@@ -283,6 +289,7 @@ def test_a_flood_that_ends_in_a_timeout_says_it_flooded(tmp_path):
 # --- the bundled examples as a class ----------------------------------------------------------
 
 
+@pytest.mark.slow  # end to end, tens of seconds: python -m pytest -m slow
 def test_the_examples_folder_as_a_class_is_refused_with_a_class_that_works(tmp_path, monkeypatch):
     """'grade submissions/' took minutes and showed misleading rows; the refusal's own command
     grades a class of examples on the 10 fixed boards, with the results the README shows."""

@@ -132,6 +132,7 @@ NOT_GTP = "import sys\nfor line in sys.stdin:\n    print('ok', end='\\n\\n', flu
 NO_BLANK = "import sys\nfor line in sys.stdin:\n    print('=', flush=True)\n"
 
 
+@pytest.mark.slow  # end to end, tens of seconds: python -m pytest -m slow
 @pytest.mark.parametrize(
     "program, problem",
     [
