@@ -58,6 +58,18 @@ def one_line_error(result, *words: str, exact: bool = False) -> None:
 
 
 @pytest.fixture
+def slot_folder():
+    """A folder whose parents let a job slot's uid through (unlike pytest's), removed afterwards."""
+    import os
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))
+    os.chmod(folder, 0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
 def handout_board() -> str:
     return HANDOUT_BOARD
 

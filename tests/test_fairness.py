@@ -14,7 +14,6 @@ import secrets
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -72,15 +71,6 @@ def cgroup_of(pid: int, controller: str) -> str | None:
     except OSError:
         pass
     return None
-
-
-@pytest.fixture
-def slot_folder():
-    """A folder a job slot's uid can read (pytest's own is 0700 up the tree)."""
-    folder = Path(tempfile.mkdtemp(dir="/tmp"))
-    os.chmod(folder, 0o755)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def in_a_slot(call, slot: int, jobs: int):

@@ -55,15 +55,6 @@ def works(mechanism: str) -> str | None:
     return isolation.problem(mechanism, python_for(mechanism))
 
 
-@pytest.fixture
-def slot_folder():
-    """A folder whose parents let a job slot's uid through (unlike pytest's), removed afterwards."""
-    folder = Path(tempfile.mkdtemp(dir="/tmp"))
-    os.chmod(folder, 0o755)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
 def in_a_job_slot(run: Callable[[], runner.RunResult]) -> runner.RunResult:
     """``run()`` on a thread dedicated to scripts, as the executor's are (its scripts get the slot's cgroups)."""
     done: list[runner.RunResult] = []
