@@ -117,8 +117,8 @@ def play_game(game: GameRecord, engines: dict[str, Script | ProtocolEngine], set
                 _with_fix(game, engines[names[token]], settings, worker)
                 break
         else:
-            final, moved = _play_moves(game, players, names, settings, worker)
-            if game.forfeit and game.forfeit not in moved:
+            final = _play_moves(game, players, names, settings, worker)
+            if game.forfeit and not game.events[-1]["timed_out"]:
                 _with_fix(game, engines[game.forfeit], settings, worker)
         clean = True
     finally:
@@ -131,9 +131,9 @@ CPU_CLOCK_WALL = 3.0  # on a CPU-time clock, the wall seconds a move may take pe
 
 
 def _play_moves(game: GameRecord, players: dict[str, Player], names: dict[str, str], settings: TournamentSettings,
-                worker: Worker) -> tuple[Position, set[str]]:  # fmt: skip
+                worker: Worker) -> Position:  # fmt: skip
     """The moves of a game (each engine's turn, on its clock), adjudication and forfeits;
-    returns the last position and the engines that played a legal move."""
+    returns the last position."""
     rules, rule, tc = settings.rules, settings.rule, settings.tc
     on_cpu = settings.clock == "cpu"
     colour = dict(zip(rules.sides, ("black", "white")))
@@ -142,7 +142,6 @@ def _play_moves(game: GameRecord, players: dict[str, Player], names: dict[str, s
     plies = _plies(rules, start, moves)  # passes included, for protocol engines
     clock = dict.fromkeys(rules.sides, tc[0]) if tc else {}
     rand = rng(game.id)
-    moved: set[str] = set()
     game.reason = "normal"
     while not pos.is_game_over():
         if pos.must_pass():
@@ -198,15 +197,13 @@ def _play_moves(game: GameRecord, players: dict[str, Player], names: dict[str, s
                 game.forfeit, game.reason = names[token], "forfeit"
                 break
             move = rand.choice(pos.moves())  # 'random': a random legal move instead
-        else:
-            moved.add(names[token])
         assert move is not None  # no problem: a legal move
         moves.append(move)
         plies.append(move)
         pos = pos.play(move)
     game.moves = rules.transcript(moves)
     game.black_pieces, game.white_pieces = rules.pieces(pos)
-    return pos, moved
+    return pos
 
 
 def _plies(rules: GameRules, start: Position, moves: list[int]) -> list[int]:

@@ -1,8 +1,8 @@
 """The setup mistakes behind a forfeit, and their fixes: an engine that is not executable,
 one given with the wrong protocol, one written for another game.
 
-Asked only when an engine forfeits before it played a legal move in the game (a mistake of
-the setup shows at once); each question is answered once per worker and engine, by running
+Asked when an engine forfeits other than on time (in Gomoku an Othello script's move may
+be legal by chance, so a forfeit later in the game asks too); each question is answered once per worker and engine, by running
 the engine's own files as the grader runs them, never by guessing from its output.
 """
 
@@ -24,8 +24,8 @@ _TITLES = {"nboard": "NBoard", "gtp": "GTP"}
 
 
 def setup_fix(engine: Script | ProtocolEngine, game: Game, settings: RunSettings, worker: Worker) -> str | None:
-    """What to change when ``engine`` forfeited a game of ``game`` before playing a legal
-    move in it, if the cause is a setup mistake; None if it is not one of those."""
+    """What to change when ``engine`` forfeited a game of ``game``, if the cause is a setup
+    mistake; None if it is not one of those."""
     key = ("setup fix", engine.digest, game.name)
     return worker.cached(key, lambda: _fix(engine, game, settings, worker))  # type: ignore[no-any-return]
 
