@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 
 from grader.engines import fairness
-from grader.engines.players import PYTHON, ProtocolEngine
+from grader.engines.programs import PYTHON, ProtocolEngine
 from grader.limits import Limits
 from grader.tournaments.tournament import Engine, TournamentSettings, run_tournament
 

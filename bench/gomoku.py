@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader.engines.players import PYTHON, ProtocolEngine
+from grader.engines.programs import PYTHON, ProtocolEngine
 from grader.games.gomoku import GOMOKU
 from grader.regression.regress import Command, RegressSettings, parse_regress, run_regress, solve_file, write_regress
 from grader.regression.solutions import SUFFIX, Solutions

@@ -65,10 +65,11 @@ class GomokuDefaults:
 
 @dataclass(frozen=True)
 class EngineEntry:
-    """A named engine of config.yaml's ``engines:`` list (a protocol engine, as cutechess's -engine)."""
+    """A named engine of config.yaml's ``engines:`` list (a protocol engine, as cutechess's
+    -engine, or a script: ``protocol: script``)."""
 
     name: str
-    command: str  # './edax -nboard', run in ``workdir``
+    command: str  # './edax -nboard', run in ``workdir``; a script's path with ``protocol: script``
     protocol: str = "nboard"
     workdir: str | None = None  # relative to the config file's folder; None: the folder of the command's file
     depth: int | None = None  # NBoard 'set depth N' (a GTP engine's level is in its command)

@@ -24,7 +24,7 @@ from click.testing import CliRunner
 from grader.cli import main
 from grader.config import ConfigError, load_config
 from grader.engines import fairness, isolation, runner
-from grader.engines.players import PYTHON, ProtocolEngine
+from grader.engines.programs import PYTHON, ProtocolEngine
 from grader.engines.runner import LINE_BYTES, Session
 from grader.engines.sandbox import Sandbox, claim_uid, release_uid
 from grader.errors import GraderError

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from grader.cli import main
-from grader.engines.players import PYTHON, ProtocolEngine
+from grader.engines.programs import PYTHON, ProtocolEngine
 from grader.errors import BoardError, GraderError
 from grader.games import get_game
 from grader.games.gomoku import GOMOKU, Gomoku

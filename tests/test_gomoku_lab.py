@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from grader.cli import main
 from grader.engines.interpreters import find_interpreter
-from grader.engines.players import PYTHON, ProtocolEngine
+from grader.engines.programs import PYTHON, ProtocolEngine
 from grader.games.gomoku import GOMOKU
 from grader.limits import Limits
 from grader.regression.gradescope import regress_results_json

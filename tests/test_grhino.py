@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from grader.cli import main
-from grader.engines.players import ProtocolEngine
+from grader.engines.programs import ProtocolEngine
 from grader.errors import GraderError
 from grader.games import get_game
 from grader.limits import Limits

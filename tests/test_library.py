@@ -218,7 +218,7 @@ def test_a_regress_run_is_set_up_alike_from_the_library_and_the_cli(tmp_path, mo
 
     from grader.cli import main
     from grader.config import load_config
-    from grader.engines.players import PYTHON, ProtocolEngine
+    from grader.engines.programs import PYTHON, ProtocolEngine
     from grader.games import get_game
     from grader.regression.regress import RegressSettings, make_regress, run_regress, write_regress
 

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from grader.cli import main
-from grader.engines.players import PYTHON, ProtocolEngine
+from grader.engines.programs import PYTHON, ProtocolEngine
 from grader.errors import GraderError
 from grader.limits import Limits
 from grader.tournaments.engines import Engine, engine_list

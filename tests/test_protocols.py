@@ -5,6 +5,7 @@ the same code as NBoard and GTP (no line above the engines names it), from a tou
 
 import json
 import shlex
+import shutil
 import time
 from pathlib import Path
 
@@ -14,13 +15,16 @@ from click.testing import CliRunner
 import grader.engines
 from grader.cli import main
 from grader.engines import available_protocols, get_protocol
-from grader.engines.players import PYTHON, ProtocolEngine
-from grader.engines.protocol import Answer, Protocol, ProtocolError, Silent
+from grader.engines.programs import PYTHON, ProtocolEngine
+from grader.engines.protocol import Answer, ProtocolError, Silent
+from grader.engines.sessions import SessionProtocol
 from grader.errors import GraderError
 from grader.games import PASS, Game, Position, get_game
 from grader.limits import Limits
 from grader.tournaments.settings import TournamentSettings
 from grader.tournaments.tournament import run_tournament
+
+NEAR_END = "f5f6e6f4g6d7c3c5d3g4c6c4e8g7f3c7h4b2g5h3"  # a legal Othello opening of 20 moves: short games
 
 # The engine's side of the protocol: 'hello' -> 'ready'; 'position BOARD TOKEN' -> 'move N', N the
 # first empty square of BOARD (in tic-tac-toe always a legal move).
@@ -35,7 +39,7 @@ for line in sys.stdin:
 """
 
 
-class LineProtocol(Protocol):
+class LineProtocol(SessionProtocol):
     """A protocol of one line each way: 'position BOARD TOKEN', answered 'move SQUARE'."""
 
     name, title = "line", "Line"
@@ -142,14 +146,16 @@ def test_config_refuses_a_protocol_not_installed(tmp_path):
     out = CliRunner().invoke(main, ["tournament", "liner", "builtin:greedy", "--config", str(tmp_path / "c.yaml")])
     assert out.exit_code != 0
     assert (
-        out.output.strip().splitlines()[-1].endswith("'engines[1].protocol' must be one of nboard, gtp; got 'line'")
+        out.output.strip()
+        .splitlines()[-1]
+        .endswith("'engines[1].protocol' must be one of nboard, gtp, script; got 'line'")
     ), out.output
 
 
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("uci", "unknown engine protocol 'uci': use one of nboard, gtp, line, broken"),
+        ("uci", "unknown engine protocol 'uci': use one of nboard, gtp, script, line, broken"),
         ("broken", f"the engine protocol 'broken' ({__name__}:NotAProtocol) is not a grader.engines.protocol."
                    "Protocol named 'broken': fix the entry point or the class"),
     ],
@@ -188,3 +194,33 @@ def test_a_protocol_that_does_not_play_the_game_is_refused_naming_those_that_do(
     assert out.exit_code == 1
     assert out.output.strip() == (f"Error: engine '{nboard}' speaks nboard, which does not play Gomoku: its engines "
                                   "speak gtp or line, or are scripts")  # fmt: skip
+
+
+def test_scripts_are_the_script_protocol_of_the_registry(tmp_path):
+    """'script:PATH' and config.yaml's 'protocol: script' name a lab script, played by the
+    registry's script protocol as a bare path is; a depth is refused for it as for GTP."""
+    assert get_protocol("script").title == "script" and "script" in available_protocols()
+    lab = tmp_path / "labs" / "mine.py"
+    lab.parent.mkdir()
+    shutil.copy(Path(__file__).parents[1] / "submissions" / "negamax.py", lab)
+    shutil.copy(lab, tmp_path / "other.py")
+    (tmp_path / "openings.txt").write_text(NEAR_END + "\n")
+    args = ["tournament", "mine", f"script:{tmp_path / 'other.py'}", "--config", str(tmp_path / "c.yaml"),
+            "--out", str(tmp_path / "t"), "--jobs", "1", "--openings", str(tmp_path / "openings.txt")]  # fmt: skip
+    (tmp_path / "c.yaml").write_text("engines:\n  - {name: mine, command: labs/mine.py, protocol: script, depth: 2}\n")
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code != 0 and not (tmp_path / "t").exists()
+    assert (
+        out.output.strip()
+        .splitlines()[-1]
+        .endswith("engine 'mine': a depth is NBoard's 'set depth': give a script engine its level in its command")
+    ), out.output
+    (tmp_path / "c.yaml").write_text("engines:\n  - {name: mine, command: labs/mine.py, protocol: script}\n")
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 0, out.output
+    meta = json.loads((tmp_path / "t" / "tournament.json").read_text())
+    assert {name: e.get("path") for name, e in meta["engines"].items()} == {
+        "mine": str(lab), "other": str(tmp_path / "other.py")
+    }  # fmt: skip
+    games = [json.loads(line) for line in (tmp_path / "t" / "games.jsonl").read_text().splitlines()]
+    assert len(games) == 2 and all(g["reason"] == "normal" for g in games), games

@@ -10,7 +10,7 @@ import click
 
 from ..config import COUNTS, load_config
 from ..engines.interpreters import find_interpreter
-from ..engines.players import PYTHON, ProtocolEngine
+from ..engines.programs import PYTHON, ProtocolEngine
 from ..files import check_output_file, read_lines, write_json
 from ..regression.regress import (
     REGRESS_GAME,

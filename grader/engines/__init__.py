@@ -1,35 +1,38 @@
 """One untrusted program at a time: running it under limits (runner), what it can see (isolation),
-its staged files and a run on a position (scripts), reading its output (parse), the protocols a
-program may speak for a whole game (protocol, nboard, gtp) and players (players). Imports games
-and the ground floor only.
+its staged files and a run on a position (scripts), reading its output (parse), protocol
+engines' programs (programs) and the protocols a game plays engines by (protocol,
+script_protocol, sessions, nboard, gtp). Imports games and the ground floor only.
 
 Protocols are plugins, as games are: a protocol is a ``Protocol`` subclass found by name
-(``get_protocol('nboard')``). Built in: ``nboard`` and ``gtp``. Another installed package adds
-one through the ``grader.protocols`` entry point group (``uci = mypackage.uci:UciProtocol``);
-config.yaml's ``engines:`` and the ``NAME:COMMAND`` engines of a tournament take its name.
+(``get_protocol('nboard')``). Built in: ``script``, ``nboard`` and ``gtp``. Another installed
+package adds one through the ``grader.protocols`` entry point group (``uci =
+mypackage.uci:UciProtocol``); config.yaml's ``engines:`` and the ``NAME:COMMAND`` engines of a
+tournament take its name.
 """
 
 from __future__ import annotations
 
+import importlib
 from importlib import metadata
 
 from ..errors import GraderError
-from .protocol import Protocol
+from ..games import Game
+from .protocol import EnginePool, EngineSpec, Player, Protocol
+from .scripts import Runs, RunSettings
 
 ENTRY_POINTS = "grader.protocols"
 
 
-def _builtin() -> dict[str, type[Protocol]]:
-    """The protocols that come with the grader."""
-    from .gtp import GtpProtocol
-    from .nboard import NBoardProtocol
-
-    return {p.name: p for p in (NBoardProtocol, GtpProtocol)}
+BUILTIN = {  # the protocols that come with the grader, loaded by name as a plugin's are
+    "nboard": "grader.engines.nboard:NBoardProtocol",
+    "gtp": "grader.engines.gtp:GtpProtocol",
+    "script": "grader.engines.script_protocol:ScriptProtocol",
+}
 
 
 def available_protocols() -> dict[str, str]:
     """Every protocol installed: name -> where it comes from."""
-    out = {name: "built in" for name in _builtin()}
+    out = {name: "built in" for name in BUILTIN}
     for ep in metadata.entry_points(group=ENTRY_POINTS):
         out.setdefault(ep.name, ep.value)
     return out
@@ -44,9 +47,9 @@ def get_protocol(name: str) -> type[Protocol]:
     cannot be loaded or is not a Protocol."""
     if name in _loaded:
         return _loaded[name]
-    builtin = _builtin()
-    if name in builtin:
-        _loaded[name] = builtin[name]
+    if name in BUILTIN:
+        module, _, attribute = BUILTIN[name].partition(":")
+        _loaded[name] = getattr(importlib.import_module(module), attribute)
         return _loaded[name]
     found = [ep for ep in metadata.entry_points(group=ENTRY_POINTS) if ep.name == name]
     if not found:
@@ -62,4 +65,11 @@ def get_protocol(name: str) -> type[Protocol]:
     return protocol
 
 
-__all__ = ["ENTRY_POINTS", "Protocol", "available_protocols", "get_protocol"]
+def player_for(engine: EngineSpec, settings: RunSettings, where: Runs, game: Game,
+               pool: EnginePool | None = None) -> Player:  # fmt: skip
+    """The player of ``engine`` in a game of ``game``, as its protocol plays it (a kept engine
+    from ``pool`` if one waits there)."""
+    return get_protocol(engine.protocol).player(engine, settings, where, game, pool)
+
+
+__all__ = ["ENTRY_POINTS", "Protocol", "available_protocols", "get_protocol", "player_for"]

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 
 from ..errors import BoardError
 from ..games import PASS, Game, Position
-from .protocol import Answer, Protocol, ProtocolError, Silent
+from .protocol import Answer, ProtocolError, Silent
 from .runner import Ended, Session
+from .sessions import SessionProtocol
 
 
 class GtpError(ProtocolError):
@@ -82,7 +83,7 @@ def silence(command: str, seconds: float, noise: list[str], begun: str | None) -
     return what
 
 
-class GtpProtocol(Protocol):
+class GtpProtocol(SessionProtocol):
     """One engine's side of games over GTP: 'boardsize' and 'clear_board' for each game,
     'play' for the opponent's moves since the engine's last (not its passes: Othello's are
     forced, and its GTP engines, such as GRhino's, refuse 'play b pass' and infer them),

@@ -25,14 +25,15 @@ import time
 from ..errors import BoardError
 from ..games import PASS, Game, Position
 from ..games.ggf import game_in_progress
-from .protocol import Answer, Protocol, ProtocolError, Silent
+from .protocol import Answer, ProtocolError, Silent
 from .runner import Ended, Session
+from .sessions import SessionProtocol
 
 VERSION = 2
 KEEP_LINES = 20  # analysis lines kept per move
 
 
-class NBoardProtocol(Protocol):
+class NBoardProtocol(SessionProtocol):
     """One engine's side of games over NBoard: ``hello`` once, then ``ask`` for each move."""
 
     name, title, depth_option = "nboard", "NBoard", True

@@ -17,7 +17,7 @@ import threading
 import warnings
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Protocol, Sequence
 
 from ..errors import GraderError, GraderWarning
 from ..games import Position
@@ -107,6 +107,7 @@ class RunSettings:
 class Script:
     """A script and the files next to it that it may read, as bytes."""
 
+    protocol: ClassVar[str] = "script"  # how a game plays it (grader.engines.get_protocol)
     entry: str  # the file to run, a path relative to the bundle
     files: Mapping[str, bytes]  # relative path -> content, the entry included
     executables: frozenset[str]  # relative paths with an execute bit

@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 from .. import settings as layers
 from ..config import Config, RegressDefaults
 from ..engines.gtp import Ended, GtpClient, GtpError
-from ..engines.players import PYTHON, ProtocolEngine
+from ..engines.programs import PYTHON, ProtocolEngine
 from ..engines.runner import RunResult, Session
 from ..engines.sandbox import Sandbox, claim_uid, release_uid
 from ..engines.scripts import RunSettings

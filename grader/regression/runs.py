@@ -25,7 +25,7 @@ from typing import Callable, Collection, Mapping, Sequence
 
 from tabulate import tabulate
 
-from ..engines.players import PYTHON, ProtocolEngine
+from ..engines.programs import PYTHON, ProtocolEngine
 from ..errors import GraderError, GraderWarning
 from ..execution.executor import Executor, Worker, interrupt_reason, using
 from ..files import read_lines, write_files

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 from ..config import Config
 from ..engines import available_protocols, get_protocol
-from ..engines.players import PYTHON, ProtocolEngine
+from ..engines.programs import PYTHON, ProtocolEngine
 from ..engines.scripts import Script
 from ..errors import GraderError
 from ..files import bundled
@@ -21,6 +21,7 @@ BUILTIN = "builtin:"  # 'builtin:greedy' names an engine shipped with the packag
 
 
 NBOARD = "nboard:"  # 'nboard:./edax -nboard' names a program speaking the NBoard protocol
+SCRIPT = "script:"  # 'script:lab.py' is 'lab.py': a script, run for each move
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,11 @@ def engine_list(paths: Sequence[str | Path | Engine], game: GameRules | None = N
             engines.append(p)
             continue
         text = str(p)
-        spoken = available_protocols()
+        if text.startswith(SCRIPT):  # 'script:PATH' is PATH: scripts are the default
+            text = text[len(SCRIPT) :]
+        elif text.startswith(BUILTIN + SCRIPT):
+            text = BUILTIN + text[len(BUILTIN + SCRIPT) :]
+        spoken = [name for name in available_protocols() if name != SCRIPT[:-1]]
         protocol = next((p for p in spoken if text.startswith(f"{p}:") or text.startswith(f"{BUILTIN}{p}:")), None)
         if protocol is not None:
             _check_protocol(text, protocol, game)
@@ -100,10 +105,10 @@ def engine_list(paths: Sequence[str | Path | Engine], game: GameRules | None = N
             path = _example(examples, text[len(BUILTIN) :], text)
             engines.append(Engine(path.stem, path))
         else:
-            path = Path(p)
+            path = Path(text)
             if not path.is_file():
                 raise GraderError(
-                    f"engine '{p}' not found: give the path of a script file, builtin:NAME or nboard:COMMAND"
+                    f"engine '{text}' not found: give the path of a script file, builtin:NAME or nboard:COMMAND"
                 )
             engines.append(Engine(path.stem, path))
     for longer in (_protocol_name, _folder_name):  # two engines with one name: the protocol's, then the folder's
@@ -130,11 +135,22 @@ def configured_engines(config: Config) -> dict[str, Engine]:
     for e in config.engines:
         cwd = (base / Path(e.workdir).expanduser()) if e.workdir else None
         try:
-            proto = ProtocolEngine.from_command(e.command, e.protocol, cwd, e.depth, here=base)
+            out[e.name] = _configured(e.name, e.command, e.protocol, cwd, e.depth, base)
         except GraderError as err:
             raise GraderError(f"{config.source}: engine '{e.name}': {err}") from None
-        out[e.name] = Engine(e.name, protocol=proto)
     return out
+
+
+def _configured(name: str, command: str, protocol: str, cwd: Path | None, depth: int | None, base: Path) -> Engine:
+    """One engine of config.yaml's ``engines:``: a script (``protocol: script``, ``command``
+    its path) or a protocol engine."""
+    if protocol != SCRIPT[:-1]:
+        return Engine(name, protocol=ProtocolEngine.from_command(command, protocol, cwd, depth, here=base))
+    get_protocol(protocol).check(depth)
+    path = (cwd or base) / Path(command).expanduser()
+    if not path.is_file():
+        raise GraderError(f"script '{command}' not found in {(cwd or base).absolute()}: fix its path")
+    return Engine(name, path.absolute())
 
 
 def protocol_engine(command: str, protocol: str = "nboard", folder: str | Path | None = None, depth: int | None = None,
@@ -174,7 +190,7 @@ def _folder_name(e: Engine) -> Engine:
 
 def _check_protocol(name: str, protocol: str, game: GameRules) -> None:
     if not get_protocol(protocol).plays(game):
-        playing = [p for p in available_protocols() if _plays(p, game)]
+        playing = [p for p in available_protocols() if p != SCRIPT[:-1] and _plays(p, game)]
         speak = f"speak {' or '.join(playing)}, or are scripts" if playing else "are scripts"
         raise GraderError(f"engine '{name}' speaks {protocol}, which does not play {game.title}: its engines {speak}")
 

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 from ..games import PASS, Game
 from ..runs.text import fmt_total, plural
 from .ratings import NO_ELO, Standing, elo_cells
+from .results import TournamentResult
 from .sprt import SprtState
 from .swiss import SwissResult
 
@@ -186,7 +187,7 @@ def _sprt(s: SprtState) -> str:
     return f'<h2>SPRT</h2><table id="sprt"><tbody>{body}</tbody></table>'
 
 
-def tournament_page(result, game: Game) -> str:
+def tournament_page(result: TournamentResult, game: Game) -> str:
     """The whole page for a tournament's result."""
     parts = _Parts()
     data, rows = [], []

@@ -13,7 +13,7 @@ import itertools
 import os
 from pathlib import Path
 
-from ..engines.players import ProtocolEngine
+from ..engines.programs import ProtocolEngine
 from ..engines.scripts import RunSettings, Script, run_script
 from ..execution.executor import Worker
 from ..games import Game, available, base_name, get_game

@@ -4,7 +4,7 @@ records and resume.
 A script engine is run as 'SCRIPT BOARD TOKEN' for every move, through the same runner as
 grading; its move is the last integer it printed (at a per-move time limit: the last one
 printed before the kill). A protocol engine (NBoard) runs for the whole game in the same
-isolation (``grader.engines.players``). Passes are applied by the harness. Every pair of
+isolation (``grader.engines.sessions``). Passes are applied by the harness. Every pair of
 engines plays game pairs from the same opening with colours swapped; x is black and moves first.
 """
 
@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..config import Config
-from ..engines.players import EnginePool, ProtocolEngine
+from ..engines.programs import ProtocolEngine
+from ..engines.protocol import EnginePool
 from ..engines.scripts import Script
 from ..errors import GraderError, GraderWarning
 from ..execution.executor import Executor, LocalExecutor, interrupt_reason, using
@@ -30,7 +31,8 @@ from .folder import TournamentFolder, default_folder
 from .formats import Format, Planner, SprtPlanner, SprtSettings, SwissPlanner
 from .games import _POOLS, GameRecord, GameTask
 from .openings import OPENING_PLIES, random_openings
-from .results import TournamentResult, write_outputs
+from .outputs import write_outputs
+from .results import TournamentResult
 from .settings import TournamentSettings, _capped
 
 
