@@ -4,6 +4,7 @@ grader report, and Gradescope."""
 import csv
 import io
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -339,7 +340,11 @@ def test_gradescope_hostile_submission_still_gets_results(tmp_path):
     (tmp_path / "config.yaml").write_text("limits:\n  wall_seconds: 1\n  processes: 20\n")
     data = gradescope(tmp_path, {"bomb.py": Path(__file__).parent / "hostile" / "fork_bomb.py"},
                       "--config", str(tmp_path / "config.yaml"))  # fmt: skip
-    assert len(data["tests"]) == 3 and all("timed out after 1.0 s" in t["output"] for t in data["tests"])
+    assert len(data["tests"]) == 3, data
+    assert all(
+        re.search(r"^t \(0\):.* the script timed out after \d+\.\d s and was killed", t["output"])
+        for t in data["tests"]
+    )
 
 
 def test_gradescope_without_a_script(tmp_path):

@@ -1,6 +1,7 @@
 """The runner against real processes (ordinary scripts; hostile ones are tested in test_hostile)."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -57,10 +58,10 @@ def test_timeout_kills_and_keeps_what_was_printed(tmp_path):
     body = "import time\nprint('My move is 7')\nprint('score 3 7')\ntime.sleep(60)"
     start = time.monotonic()
     result, out = collect(script(tmp_path, body), limit=0.5)
-    assert time.monotonic() - start < 1.5
+    assert time.monotonic() - start < 30  # killed at its limit, long before its 60 s sleep ends
     assert result.timed_out and not result.crashed and result.signal == signal.SIGKILL
     assert out == "My move is 7\nscore 3 7\n"
-    assert result.describe().startswith("timed out after 0.5 s")
+    assert re.match(r"timed out after \d+\.\d s", result.describe()), result.describe()
 
 
 def test_cannot_start(tmp_path):
@@ -71,7 +72,7 @@ def test_cannot_start(tmp_path):
 
 def test_stdin_is_at_end_of_file(tmp_path):
     result, out = collect(script(tmp_path, "import sys\nprint(repr(sys.stdin.read()))"), limit=2)
-    assert out == "''\n" and result.wall_seconds < 2
+    assert out == "''\n" and not result.timed_out
 
 
 def test_fresh_working_directory_removed_afterwards(tmp_path):
@@ -110,7 +111,7 @@ def test_child_left_holding_the_pipe_does_not_hold_the_test(tmp_path):
     """
     start = time.monotonic()
     result, out = collect(script(tmp_path, body), limit=5)
-    assert time.monotonic() - start < 2.5
+    assert time.monotonic() - start < 30  # not the child's 60 s
     assert not result.timed_out and result.exit_code == 0
     time.sleep(0.1)
     assert not alive(int(out.split()[0]))
@@ -163,7 +164,7 @@ def test_a_stop_kills_its_runs_and_no_script_starts_after_it(tmp_path):
     result = run(
         script(tmp_path, "import time\nprint(7, flush=True)\ntime.sleep(60)"), Limits(wall_seconds=30), stop=stop
     )
-    assert time.monotonic() - start < 2
+    assert time.monotonic() - start < 25  # the stop, not the 30 s limit, ended it
     assert result.interrupted and not result.crashed and not result.timed_out
     after = run(script(tmp_path, "print(1)"), 5, stop=stop)
     assert after.interrupted and after.exit_code is None and not after.crashed
