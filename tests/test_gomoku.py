@@ -597,6 +597,18 @@ def test_config_gomoku_size_and_overline_reach_plan_regress_and_regress(tmp_path
 # --- tournaments on any board, with PSQ records --------------------------------------------
 
 
+def test_the_gomoku_examples_are_gtp_programs_by_their_builtin_name(tmp_path):
+    """'builtin:solver' in a Gomoku tournament is the bundled GTP program (the lab's examples
+    speak GTP and import their solver.py): it plays, where run as a script it crashed."""
+    out = CliRunner().invoke(main, ["tournament", "builtin:random_player", "builtin:solver", "--game", "gomoku:size=5",
+                                    "--out", str(tmp_path / "t"), "--jobs", "1"])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    meta = json.loads((tmp_path / "t" / "tournament.json").read_text())
+    assert {e["protocol"] for e in meta["engines"].values()} == {"gtp"}
+    games = [json.loads(line) for line in (tmp_path / "t" / "games.jsonl").read_text().splitlines()]
+    assert len(games) == 2 and all(g["reason"] == "normal" for g in games), games
+
+
 def test_a_gtp_tournament_on_9x9_writes_psq_records_that_replay_to_its_results(tmp_path):
     from grader.config import Config
     from grader.games import psq

@@ -70,7 +70,7 @@ def test_an_othello_script_in_a_gomoku_tournament_is_told_its_game(tmp_path):
     shutil.copy(ROOT / "submissions" / "negamax.py", tmp_path / "lab.py")
     result = tournament(
         tmp_path, str(tmp_path / "lab.py"), "builtin:gtp:random_player", "--game", "gomoku"
-    )  # a real opponent: the script one has no solver.py beside it
+    )  # a real opponent, which plays Gomoku
     assert result.exit_code == 0, result.output
     assert "lab forfeits: " in result.output
     fix = "lab forfeited: it plays Othello, not Gomoku: is it written for Othello? Give it to a tournament with --game othello"

@@ -76,7 +76,9 @@ def engine_list(paths: Sequence[str | Path | Engine], game: GameRules | None = N
     """Engines named by their file names (with the folder when two share a name):
 
     - a script's path, or 'builtin:NAME', an example script shipped with the package for
-      ``game`` (for Othello: random_mover, greedy, negamax), run afresh for each move;
+      ``game`` (for Othello: random_mover, greedy, negamax), run afresh for each move (a
+      game whose lab speaks a protocol has examples of that protocol: Gomoku's
+      'builtin:solver' is 'builtin:gtp:solver');
     - 'nboard:COMMAND' ('nboard:./edax -nboard'), a program speaking the NBoard protocol, or
       'builtin:nboard:NAME', an example script behind the package's NBoard adapter;
     - an ``Engine`` (config.yaml's ``engines:`` table gives them names and options).
@@ -100,6 +102,10 @@ def engine_list(paths: Sequence[str | Path | Engine], game: GameRules | None = N
         if protocol is not None:
             _check_protocol(text, protocol, game)
             proto = protocol_engine(text, protocol, game=game)
+            engines.append(Engine(proto.stem, protocol=proto))
+        elif text.startswith(BUILTIN) and game.lab_protocol:  # the lab's examples are programs of a protocol
+            text = f"{BUILTIN}{game.lab_protocol}:{text[len(BUILTIN) :]}"
+            proto = protocol_engine(text, game.lab_protocol, game=game)
             engines.append(Engine(proto.stem, protocol=proto))
         elif text.startswith(BUILTIN):
             path = _example(examples, text[len(BUILTIN) :], text)
