@@ -1,0 +1,150 @@
+"""Accounts: the roster imported from a CSV (as LMS gradebooks export it), one-time sign-in
+links, argon2 passwords, and roles (student, TA, instructor)."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import hashlib
+import io
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from ..errors import GraderError
+from .models import INSTRUCTOR, ROLES, STUDENT, TA, SignInToken, User, now
+
+LINK_HOURS = 72  # a sign-in link works once, within this many hours
+PASSWORD_MIN = 10
+_hasher = PasswordHasher()
+
+EMAIL_COLUMNS = ("email", "e-mail", "email address", "sis login id", "login id")
+NAME_COLUMNS = ("name", "student", "full name")
+ROLE_ALIASES = {"student": STUDENT, "ta": TA, "teaching assistant": TA, "instructor": INSTRUCTOR, "teacher": INSTRUCTOR}
+
+
+@dataclass(frozen=True)
+class RosterEntry:
+    email: str
+    name: str
+    role: str = STUDENT
+
+
+def read_roster(text: str, source: str = "roster") -> list[RosterEntry]:
+    """The people of a roster CSV: a header row with an e-mail column (Email, E-mail, SIS Login
+    ID), a name column (Name, Student, or First Name and Last Name) and an optional Role."""
+    rows = list(csv.reader(io.StringIO(text.lstrip("\ufeff"))))
+    if not rows:
+        raise GraderError(f"{source}: empty: give a header row (Email,Name) and a row per student")
+    header = [h.strip().lower() for h in rows[0]]
+    email = next((header.index(c) for c in EMAIL_COLUMNS if c in header), None)
+    if email is None:
+        raise GraderError(f"{source}: no e-mail column in the header {rows[0]}: name one Email")
+    name = next((header.index(c) for c in NAME_COLUMNS if c in header), None)
+    first, last = (header.index(c) if c in header else None for c in ("first name", "last name"))
+    role = header.index("role") if "role" in header else None
+    out = []
+    for n, row in enumerate(rows[1:], 2):
+        if not any(cell.strip() for cell in row):
+            continue
+        cells = row + [""] * (len(header) - len(row))
+        address = cells[email].strip().lower()
+        if "@" not in address:
+            raise GraderError(f"{source}: line {n}: {cells[email]!r} is not an e-mail address")
+        if name is not None:
+            who = cells[name].strip()
+        else:
+            who = " ".join(cells[i].strip() for i in (first, last) if i is not None)
+        said = cells[role].strip() if role is not None else STUDENT
+        kind = ROLE_ALIASES.get(said.lower())
+        if kind is None:
+            raise GraderError(f"{source}: line {n}: role {said!r} is not one of {', '.join(ROLES)}")
+        out.append(RosterEntry(address, who or address, kind))
+    return out
+
+
+def import_roster(session: Session, entries: list[RosterEntry]) -> int:
+    """Add the people not there yet, and update names and roles of those who are; the count added."""
+    added = 0
+    for entry in entries:
+        user = session.scalar(select(User).where(User.email == entry.email))
+        if user is None:
+            session.add(User(email=entry.email, name=entry.name, role=entry.role))
+            added += 1
+        else:
+            user.name, user.role = entry.name, entry.role
+    session.flush()
+    return added
+
+
+def roster_file(path: Path) -> list[RosterEntry]:
+    try:
+        return read_roster(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, UnicodeDecodeError) as e:
+        raise GraderError(f"cannot read the roster '{path}': {e}") from None
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_signin_token(session: Session, user: User) -> str:
+    """A token for a one-time sign-in link (only its digest is stored)."""
+    token = secrets.token_urlsafe(32)
+    session.add(SignInToken(digest=_digest(token), user_id=user.id, expires_at=now() + dt.timedelta(hours=LINK_HOURS)))
+    session.flush()
+    return token
+
+
+def use_signin_token(session: Session, token: str) -> User | None:
+    """The user of a link not used yet and not expired, marking it used in one statement (two
+    requests racing with one link: one wins); None otherwise."""
+    digest = _digest(token)
+    found = session.get(SignInToken, digest)
+    if found is None or _aware(found.expires_at) < now():
+        return None
+    done = session.execute(
+        update(SignInToken).where(SignInToken.digest == digest, SignInToken.used_at.is_(None)).values(used_at=now())
+    )
+    if getattr(done, "rowcount", 0) != 1:
+        return None
+    return session.get(User, found.user_id)
+
+
+def _aware(when: dt.datetime) -> dt.datetime:
+    return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)  # SQLite returns times without their zone
+
+
+def set_password(user: User, password: str) -> None:
+    if len(password) < PASSWORD_MIN:
+        raise GraderError(f"a password needs at least {PASSWORD_MIN} characters")
+    user.password_hash = _hasher.hash(password)
+
+
+def check_password(session: Session, email: str, password: str) -> User | None:
+    """The user with this e-mail and password, else None (also when no password was set)."""
+    user = session.scalar(select(User).where(User.email == email.strip().lower()))
+    if user is None or not user.password_hash:
+        _hasher.hash(password)  # as long as a real check: the time does not tell who has an account
+        return None
+    try:
+        _hasher.verify(user.password_hash, password)
+    except (VerificationError, InvalidHashError):
+        return None
+    return user
+
+
+def ensure_user(session: Session, email: str, name: str, role: str) -> User:
+    user = session.scalar(select(User).where(User.email == email))
+    if user is None:
+        user = User(email=email, name=name, role=role)
+        session.add(user)
+        session.flush()
+    elif user.role != role:
+        user.role = role
+    return user

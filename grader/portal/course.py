@@ -1,0 +1,261 @@
+"""A course: the folder kept in git with its ``course.yaml`` (assignments, limits, deadlines),
+its plan files and its roster; loaded with a one-line ConfigError for each bad value."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..config import SCHEMA, Config, load_config
+from ..errors import ConfigError, GraderError
+from ..files import SHARE
+from ..games import get_game
+from ..grading.plans import Plan, load_any_plan, new_plan, write_plan_file
+from ..grading.results import Settings
+from ..limits import Limits
+
+COURSE_FILE = "course.yaml"
+NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")  # an assignment's name: in URLs, never in paths
+UPLOAD_KB = 256  # the largest upload by default
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """One lab students submit to: its game, plan (public and private tests), limits, deadlines."""
+
+    name: str
+    title: str
+    plan: Plan
+    limits: Limits | None = None  # None: the plan's, else config.yaml's
+    per_day: int | None = None  # uploads a student may make a day (UTC); None: no limit
+    deadline: dt.datetime | None = None  # soft: later uploads are marked late
+    hard_deadline: dt.datetime | None = None  # no upload is taken after it
+
+    @property
+    def game(self) -> str:
+        return self.plan.game.name
+
+    @property
+    def public_tests(self) -> int:
+        return sum(self.plan.is_public(i) for i in range(1, len(self.plan.positions) + 1))
+
+    @property
+    def private_tests(self) -> int:
+        return len(self.plan.positions) - self.public_tests
+
+
+@dataclass(frozen=True)
+class Course:
+    """A course folder: its title, assignments (in file order), roster, instructors and the
+    config.yaml beside it (the grading settings every assignment starts from)."""
+
+    folder: Path
+    title: str
+    assignments: dict[str, Assignment]
+    instructors: tuple[str, ...] = ()
+    roster: Path | None = None
+    upload_kb: int = UPLOAD_KB
+    config: Config = dataclasses.field(default_factory=Config)
+
+    @property
+    def upload_bytes(self) -> int:
+        return self.upload_kb * 1024
+
+    def settings(self, assignment: Assignment) -> Settings:
+        """The grading settings of ``assignment`` as ``grader grade`` resolves them
+        (``Settings.resolve``): its limits, then the plan's, then config.yaml's."""
+        given: dict[str, Any] = {"limits": assignment.limits} if assignment.limits is not None else {}
+        return Settings.resolve(self.config, assignment.plan.game, assignment.plan, **given)
+
+    def private_files(self) -> list[Path]:
+        """The course's files scripts must not read: course.yaml, config.yaml, plans, roster."""
+        return [p for p in self.folder.iterdir() if p.is_file() and not p.name.startswith(".")]
+
+
+def load_course(folder: str | Path) -> Course:
+    """The course in ``folder`` (its course.yaml): ConfigError naming the file, the key and the fix."""
+    root = Path(folder).resolve()
+    path = root / COURSE_FILE
+    if not path.is_file():
+        raise ConfigError(f"no {COURSE_FILE} in '{folder}': give a course folder, or no COURSE for the demo course")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read '{path}': {e}") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise ConfigError(f"{path}: not valid YAML{where}: {getattr(e, 'problem', None) or 'cannot parse'}") from None
+    config = load_config(root / "config.yaml") if (root / "config.yaml").is_file() else Config()
+    try:
+        return _course(root, data, config)
+    except ValueError as e:
+        raise ConfigError(f"{path}: {e}") from None
+
+
+_KEYS = ("title", "instructors", "roster", "upload_kb", "assignments")
+_ASSIGNMENT_KEYS = ("name", "title", "game", "plan", "seed", "limits", "per_day", "deadline", "hard_deadline")
+
+
+def _course(root: Path, data: Any, config: Config) -> Course:
+    if not isinstance(data, dict):
+        raise ValueError("expected 'key: value' lines at the top level (title, instructors, roster, assignments)")
+    _known(data, _KEYS, "")
+    title = _text(data.get("title", root.name), "title")
+    instructors = data.get("instructors") or []
+    if not isinstance(instructors, list) or not all(isinstance(e, str) and "@" in e for e in instructors):
+        raise ValueError("'instructors' must be a list of e-mail addresses, like [you@example.edu]")
+    roster = None
+    if data.get("roster") is not None:
+        roster = root / _text(data["roster"], "roster")
+        if not roster.is_file():
+            raise ValueError(f"'roster': no file '{data['roster']}' in the course folder")
+    upload_kb = data.get("upload_kb", UPLOAD_KB)
+    if not isinstance(upload_kb, int) or isinstance(upload_kb, bool) or not 1 <= upload_kb <= 65536:
+        raise ValueError(f"'upload_kb' must be a whole number of KiB from 1 to 65536, like 256; got {upload_kb!r}")
+    items = data.get("assignments")
+    if not isinstance(items, list) or not items:
+        raise ValueError("'assignments' must be a list of assignments, each with name, game and plan")
+    assignments: dict[str, Assignment] = {}
+    for i, item in enumerate(items):
+        a = _assignment(root, item, f"assignments[{i}]", config)
+        if a.name in assignments:
+            raise ValueError(f"assignments[{i}].name: {a.name!r} is used twice: give each assignment its own name")
+        assignments[a.name] = a
+    return Course(root, title, assignments, tuple(instructors), roster, upload_kb, config)
+
+
+def _assignment(root: Path, item: Any, where: str, config: Config) -> Assignment:
+    if not isinstance(item, dict):
+        raise ValueError(f"{where} must be 'key: value' lines (name, game, plan...)")
+    _known(item, _ASSIGNMENT_KEYS, f"{where}.")
+    name = item.get("name")
+    if not isinstance(name, str) or not NAME.match(name):
+        raise ValueError(
+            f"{where}.name must be lower-case letters, digits, - or _ (up to 40), like othello; got {name!r}"
+        )
+    game_name = SCHEMA["game"](f"{where}.game", item.get("game", config.game))
+    game = config.get_game(game_name)
+    if game.lab_protocol == "gtp":
+        raise ValueError(f"{where}.game: {game.title} programs speak GTP, which the portal does not grade yet")
+    plan_name = item.get("plan", "standard")
+    if not isinstance(plan_name, str):
+        raise ValueError(f"{where}.plan must be a plan file in the course folder or a plan name; got {plan_name!r}")
+    seed = item.get("seed")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
+        raise ValueError(f"{where}.seed must be a whole number, 0 or more, like 7; got {seed!r}")
+    plan_path = root / plan_name
+    try:
+        if plan_path.suffix == ".plan" or plan_path.is_file():
+            if not plan_path.is_file():
+                raise GraderError(f"no plan file '{plan_name}' in the course folder: write it with 'grader plan new'")
+            plan = load_any_plan(str(plan_path), game)
+        else:
+            if seed is None:
+                raise GraderError("a named plan needs a 'seed' (the same boards at every start)")
+            plan = load_any_plan(plan_name, game, seed)
+    except GraderError as e:
+        raise ValueError(f"{where}.plan: {e}") from None
+    if plan.kind == "public":
+        raise ValueError(f"{where}.plan: '{plan_name}' is a public plan: give the full plan it came from")
+    limits = SCHEMA["limits"](f"{where}.limits", item["limits"]) if item.get("limits") is not None else None
+    per_day = item.get("per_day")
+    if per_day is not None and (not isinstance(per_day, int) or isinstance(per_day, bool) or per_day < 1):
+        raise ValueError(
+            f"{where}.per_day must be a whole number, 1 or more, like 5, or null (no limit); got {per_day!r}"
+        )
+    deadline = _when(item.get("deadline"), f"{where}.deadline")
+    hard = _when(item.get("hard_deadline"), f"{where}.hard_deadline")
+    if deadline and hard and hard < deadline:
+        raise ValueError(f"{where}.hard_deadline is before its deadline: give one at or after it")
+    title = _text(item.get("title", name), f"{where}.title")
+    return Assignment(name, title, plan, limits, per_day, deadline, hard)
+
+
+def _known(data: dict, keys: tuple[str, ...], prefix: str) -> None:
+    for key in data:
+        if key not in keys:
+            raise ValueError(f"unknown key '{prefix}{key}'; known keys: {', '.join(prefix + k for k in keys)}")
+
+
+def _text(value: Any, key: str) -> str:
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    raise ValueError(f"'{key}' must be a non-empty string; got {value!r}")
+
+
+def _when(value: Any, key: str) -> dt.datetime | None:
+    """A deadline: a YAML date-time, taken as UTC when it names no zone."""
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        when = value
+    elif isinstance(value, dt.date):
+        when = dt.datetime.combine(value, dt.time(23, 59, 59))
+    else:
+        try:
+            when = dt.datetime.fromisoformat(str(value))
+        except ValueError:
+            raise ValueError(f"'{key}' must be a date and time like 2026-12-18 23:59 (UTC); got {value!r}") from None
+    return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
+
+
+# --- the demo course ---------------------------------------------------------------------
+
+DEMO_FOLDER = "grader-demo-course"
+DEMO_INSTRUCTOR = "instructor@example.edu"
+DEMO_STUDENTS = (("ada@example.edu", "Ada Lovelace"), ("alan@example.edu", "Alan Turing"),
+                 ("grace@example.edu", "Grace Hopper"))  # fmt: skip
+
+
+def make_demo_course(folder: str | Path) -> Path:
+    """A course folder made from the bundled fixtures (kept as it is when it exists): the
+    Othello endgame lab on the 10 fixed boards (4 public) and the tic-tac-toe lab, a roster
+    of three students, an instructor."""
+    root = Path(folder)
+    if (root / COURSE_FILE).is_file():
+        return root
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        othello = new_plan(Config(), "othello", boards=SHARE / "fixtures" / "standard.txt", public=4).plan
+        write_plan_file(othello, root / "othello-endgame.plan")
+        ttt = new_plan(Config(game="tictactoe"), "tictactoe", seed=1, public=3).plan
+        write_plan_file(ttt, root / "tictactoe.plan")
+        (root / "roster.csv").write_text(
+            "Email,Name\n" + "".join(f"{email},{name}\n" for email, name in DEMO_STUDENTS), encoding="utf-8"
+        )
+        (root / COURSE_FILE).write_text(_DEMO_YAML.format(instructor=DEMO_INSTRUCTOR), encoding="utf-8")
+    except OSError as e:
+        raise GraderError(f"cannot make the demo course in '{root}': {e.strerror}") from None
+    return root
+
+
+_DEMO_YAML = """\
+# The demo course of 'grader serve' (docs/guides/portal.md says what each key means).
+title: Game search (demo course)
+instructors: [{instructor}]
+roster: roster.csv
+upload_kb: 256
+assignments:
+  - name: othello
+    title: Othello endgame lab
+    game: othello
+    plan: othello-endgame.plan
+    limits: {{wall_seconds: 10}}
+    per_day: 10
+  - name: tictactoe
+    title: Tic-tac-toe lab
+    game: tictactoe
+    plan: tictactoe.plan
+    per_day: 10
+"""
+
+
+def game_title(name: str) -> str:
+    return get_game(name).title

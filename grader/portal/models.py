@@ -1,0 +1,104 @@
+"""The portal's tables (SQLAlchemy 2): people, sign-in tokens, submissions with their results,
+uploads counted per day, and the queue of grading jobs. migrations/ creates them (Alembic)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import DateTime, ForeignKey, Integer, LargeBinary, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+STUDENT, TA, INSTRUCTOR = "student", "ta", "instructor"
+ROLES = (STUDENT, TA, INSTRUCTOR)
+QUEUED, RUNNING, GRADED, FAILED = "queued", "running", "graded", "failed"  # a submission's status
+
+
+def now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Meta(Base):
+    """The portal's own values: the key that signs session cookies."""
+
+    __tablename__ = "portal_meta"
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+class User(Base):
+    __tablename__ = "users"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    email: Mapped[str] = mapped_column(String(320), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
+    role: Mapped[str] = mapped_column(String(16))
+    password_hash: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+    @property
+    def staff(self) -> bool:
+        return self.role in (TA, INSTRUCTOR)
+
+
+class SignInToken(Base):
+    """A one-time sign-in link: only the token's SHA-256 is kept."""
+
+    __tablename__ = "signin_tokens"
+    digest: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    expires_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class Submission(Base):
+    """An upload (its bytes kept here: no file name is ever a path) and, once graded, what the
+    student may see (``student_text``, public symbols) beside the full record for staff."""
+
+    __tablename__ = "submissions"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)  # random: ids are not guessable
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    assignment: Mapped[str] = mapped_column(String(40), index=True)
+    received_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    late: Mapped[int] = mapped_column(Integer, default=0)
+    filename: Mapped[str] = mapped_column(String(120))  # as uploaded, shown only
+    size: Mapped[int] = mapped_column(Integer)
+    sha256: Mapped[str] = mapped_column(String(64))
+    content: Mapped[bytes] = mapped_column(LargeBinary)
+    status: Mapped[str] = mapped_column(String(16), default=QUEUED)
+    graded_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    total: Mapped[float | None] = mapped_column(nullable=True)
+    max_total: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    symbols: Mapped[str | None] = mapped_column(Text, nullable=True)  # every test's, for staff
+    public_symbols: Mapped[str | None] = mapped_column(Text, nullable=True)
+    public_total: Mapped[float | None] = mapped_column(nullable=True)
+    student_text: Mapped[str | None] = mapped_column(Text, nullable=True)  # public tests only
+    full_text: Mapped[str | None] = mapped_column(Text, nullable=True)  # for staff
+    records: Mapped[str | None] = mapped_column(Text, nullable=True)  # JSON: each test's record (TestResult.record)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)  # a grader error: not the student's fault
+
+
+class DailyCount(Base):
+    """Uploads of a student to an assignment on a day (UTC): raised only below the limit, in one statement."""
+
+    __tablename__ = "daily_counts"
+    __table_args__ = (UniqueConstraint("user_id", "assignment", "day"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    assignment: Mapped[str] = mapped_column(String(40))
+    day: Mapped[str] = mapped_column(String(10))
+    count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class Job(Base):
+    """A submission waiting to be graded, or being graded (claimed by a worker)."""
+
+    __tablename__ = "jobs"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    submission_id: Mapped[str] = mapped_column(ForeignKey("submissions.id"), unique=True)
+    state: Mapped[str] = mapped_column(String(16), index=True, default=QUEUED)
+    claimed_by: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    claimed_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)

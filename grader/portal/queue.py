@@ -1,0 +1,124 @@
+"""The queue of grading: a table in the portal's database, so a restart loses nothing and no
+other server is needed. A job is claimed in one statement (``FOR UPDATE SKIP LOCKED`` on
+PostgreSQL, where workers of several processes claim at once; SQLite writes one at a time)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import secrets
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from ..errors import GraderError
+from .course import Assignment
+from .models import QUEUED, RUNNING, DailyCount, Job, Submission, User, now
+
+
+class DailyLimit(GraderError):
+    """A student's uploads to an assignment today are used up."""
+
+
+def today(when: dt.datetime | None = None) -> str:
+    return (when or now()).astimezone(dt.timezone.utc).date().isoformat()
+
+
+def used_today(session: Session, user: User, assignment: str) -> int:
+    found = session.scalar(
+        select(DailyCount.count).where(
+            DailyCount.user_id == user.id, DailyCount.assignment == assignment, DailyCount.day == today()
+        )
+    )
+    return found or 0
+
+
+def _take_one(session: Session, user: User, assignment: Assignment) -> None:
+    """Count one upload of today, in one statement that holds the limit however many uploads
+    race (the row is raised only while below it); DailyLimit when none is left."""
+    day = today()
+    if session.scalar(select(DailyCount.id).where(DailyCount.user_id == user.id, DailyCount.assignment == assignment.name,
+                                                  DailyCount.day == day)) is None:  # fmt: skip
+        try:
+            with session.begin_nested():
+                session.execute(
+                    insert(DailyCount).values(user_id=user.id, assignment=assignment.name, day=day, count=0)
+                )
+        except IntegrityError:
+            pass  # the other upload made the row first
+    where = [DailyCount.user_id == user.id, DailyCount.assignment == assignment.name, DailyCount.day == day]
+    if assignment.per_day is not None:
+        where.append(DailyCount.count < assignment.per_day)
+    done = session.execute(update(DailyCount).where(*where).values(count=DailyCount.count + 1))
+    if getattr(done, "rowcount", 0) != 1:
+        raise DailyLimit(f"you have used today's {assignment.per_day} submissions to {assignment.title}: "
+                         "submit again tomorrow (UTC)")  # fmt: skip
+
+
+def give_back(session: Session, sub: Submission) -> None:
+    """Uncount an upload lost to a grader error (not the student's fault)."""
+    session.execute(
+        update(DailyCount)
+        .where(DailyCount.user_id == sub.user_id, DailyCount.assignment == sub.assignment,
+               DailyCount.day == today(sub.received_at), DailyCount.count > 0)
+        .values(count=DailyCount.count - 1)
+    )  # fmt: skip
+
+
+def submit(session: Session, user: User, assignment: Assignment, filename: str, content: bytes) -> Submission:
+    """Take an upload: counted against today's limit, kept with its digest, queued for grading."""
+    when = now()
+    if assignment.hard_deadline is not None and when > assignment.hard_deadline:
+        raise GraderError(
+            f"{assignment.title} closed at {assignment.hard_deadline:%Y-%m-%d %H:%M} UTC: no more submissions"
+        )
+    _take_one(session, user, assignment)
+    sub = Submission(
+        id=secrets.token_urlsafe(16), user_id=user.id, assignment=assignment.name, received_at=when,
+        late=int(assignment.deadline is not None and when > assignment.deadline), filename=filename,
+        size=len(content), sha256=hashlib.sha256(content).hexdigest(), content=content, status=QUEUED,
+    )  # fmt: skip
+    session.add(sub)
+    session.flush()
+    session.add(Job(submission_id=sub.id, state=QUEUED, attempts=0))
+    session.flush()
+    return sub
+
+
+def claim(session: Session, worker: str) -> Job | None:
+    """The oldest queued job, now this worker's; None when the queue is empty. One statement:
+    two workers never claim the same job."""
+    oldest = (
+        select(Job.id).where(Job.state == QUEUED).order_by(Job.id).limit(1).with_for_update(skip_locked=True)
+    ).scalar_subquery()
+    job_id = session.execute(
+        update(Job).where(Job.id == oldest, Job.state == QUEUED)
+        .values(state=RUNNING, claimed_by=worker, claimed_at=now(), attempts=Job.attempts + 1)
+        .returning(Job.id)
+    ).scalar()  # fmt: skip
+    if job_id is None:
+        return None
+    session.execute(
+        update(Submission).where(Submission.id == select(Job.submission_id).where(Job.id == job_id).scalar_subquery())
+        .values(status=RUNNING)
+    )  # fmt: skip
+    return session.get(Job, job_id)
+
+
+def finish(session: Session, job: Job) -> None:
+    """The job is done (its submission holds the result): off the queue."""
+    session.delete(job)
+
+
+def requeue_running(session: Session) -> int:
+    """Jobs left running by a server that stopped (killed, restarted): queued again; how many."""
+    ids = list(session.scalars(select(Job.submission_id).where(Job.state == RUNNING)))
+    if ids:
+        session.execute(update(Job).where(Job.state == RUNNING).values(state=QUEUED, claimed_by=None, claimed_at=None))
+        session.execute(update(Submission).where(Submission.id.in_(ids)).values(status=QUEUED))
+    return len(ids)
+
+
+def waiting(session: Session) -> int:
+    return len(list(session.scalars(select(Job.id).where(Job.state == QUEUED))))

@@ -1,0 +1,493 @@
+"""The web layer (Starlette): pages rendered on the server (Jinja2, autoescaped), each also
+answering JSON to ``Accept: application/json``; signed session cookies, a CSRF token on every
+form, a Content-Security-Policy on every page, and an upload size limit enforced before the
+body is read. A student reaches only their own submissions: another's id answers 404, as an
+id that does not exist does."""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import secrets
+import unicodedata
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+from starlette.applications import Starlette
+from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.sessions import SessionMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..errors import GraderError
+from . import accounts
+from .course import Assignment, Course
+from .models import FAILED, GRADED, INSTRUCTOR, QUEUED, RUNNING, STUDENT, Submission, User
+from .queue import DailyLimit, submit, used_today, waiting
+from .worker import Workers
+
+HERE = Path(__file__).resolve().parent
+FORM_ROOM = 64 * 1024  # what a request may carry besides the uploaded file: fields, multipart headers
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+       "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")  # fmt: skip
+SECURITY_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),  # a sign-in link's token never leaves in a Referer
+    (b"x-frame-options", b"DENY"),
+]
+
+
+class SecurityHeaders:
+    """Every response carries the Content-Security-Policy and its companions."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class BodyLimit:
+    """Refuse a request body over ``limit`` bytes: at once by its Content-Length (nothing of the
+    body is read), else as soon as the bytes received pass it (a chunked upload)."""
+
+    def __init__(self, app: ASGIApp, limit: int):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.limit):
+            return await self._refuse(scope, send)
+        seen = 0
+        started = False
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise _TooLarge
+            return message
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, watched)
+        except _TooLarge:
+            if not started:
+                await self._refuse(scope, send)
+
+    async def _refuse(self, scope: Scope, send: Send) -> None:
+        kb = (self.limit - FORM_ROOM) // 1024
+        text = f"the upload is too large: at most {kb} KiB"
+        accept = dict(scope["headers"]).get(b"accept", b"")
+        response: Response = (JSONResponse({"error": text}, 413) if b"application/json" in accept
+                              else Response(text + "\n", 413, media_type="text/plain"))  # fmt: skip
+        response.headers["connection"] = "close"
+        await response(scope, _nothing, send)
+
+
+async def _nothing() -> Message:
+    return {"type": "http.disconnect"}
+
+
+@dataclass
+class Portal:
+    """What the routes share: the course, the database's sessions, the workers."""
+
+    course: Course
+    make: sessionmaker[Session]
+    workers: Workers | None = None
+
+
+TEMPLATES = Jinja2Templates(directory=str(HERE / "templates"))
+
+
+def _when(value: Any) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S UTC") if value is not None else ""
+
+
+TEMPLATES.env.filters["when"] = _when
+
+
+def create_app(portal: Portal, secret_key: str) -> Starlette:
+    """The portal's ASGI application."""
+    routes = [
+        Route("/", _endpoint(portal, home)),
+        Route("/signin", _endpoint(portal, signin), methods=["GET", "POST"]),
+        Route("/link/{token}", _endpoint(portal, link), methods=["GET", "POST"]),
+        Route("/signout", _endpoint(portal, signout), methods=["POST"]),
+        Route("/password", _endpoint(portal, password), methods=["POST"]),
+        Route("/a/{name}", _endpoint(portal, assignment_page), methods=["GET", "POST"]),
+        Route("/s/{sid}", _endpoint(portal, submission_page)),
+        Route("/class", _endpoint(portal, class_page)),
+        Route("/class/links", _endpoint(portal, links), methods=["POST"]),
+        Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+    ]
+    middleware = [
+        Middleware(SecurityHeaders),
+        Middleware(BodyLimit, limit=portal.course.upload_bytes + FORM_ROOM),
+        Middleware(
+            SessionMiddleware,
+            secret_key=secret_key,
+            session_cookie="grader_session",
+            same_site="lax",
+            max_age=14 * 24 * 3600,
+        ),  # fmt: skip
+    ]
+
+    async def error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        return page(request, "error.html", {"error": exc.detail}, exc.status_code)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if portal.workers is not None:
+            portal.workers.start()
+        try:
+            yield
+        finally:
+            if portal.workers is not None:
+                portal.workers.stop()
+
+    return Starlette(routes=routes, middleware=middleware, exception_handlers={HTTPException: error}, lifespan=lifespan)
+
+
+Handler = Callable[[Portal, Request], Awaitable[Response]]
+
+
+def _endpoint(portal: Portal, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        return await handler(portal, request)
+
+    return endpoint
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+def wants_json(request: Request) -> bool:
+    return "application/json" in request.headers.get("accept", "")
+
+
+def csrf_token(request: Request) -> str:
+    token = request.session.get("csrf")
+    if not isinstance(token, str):
+        token = secrets.token_urlsafe(32)
+        request.session["csrf"] = token
+    return token
+
+
+def page(request: Request, template: str, data: Mapping[str, Any], status: int = 200, **context: Any) -> Response:
+    """The page as HTML, or its ``data`` as JSON when the client asks for it."""
+    token = csrf_token(request)
+    if wants_json(request):
+        return JSONResponse({**data, "csrf": token}, status)
+    user = context.pop("user", None)
+    return TEMPLATES.TemplateResponse(request, template, {"data": data, "csrf": token, "me": user, **context},
+                                      status_code=status)  # fmt: skip
+
+
+async def checked_form(request: Request, **limits: Any) -> Any:
+    """The form posted, once its CSRF token (field ``csrf`` or header X-CSRF-Token) is the session's."""
+    form = await request.form(**limits)
+    sent = form.get("csrf") or request.headers.get("x-csrf-token") or ""
+    mine = request.session.get("csrf")
+    if not isinstance(sent, str) or not isinstance(mine, str) or not hmac.compare_digest(sent, mine):
+        raise HTTPException(403, "the form's CSRF token is missing or wrong: reload the page and send the form again")
+    return form
+
+
+def signed_in(portal: Portal, request: Request) -> User | None:
+    uid = request.session.get("uid")
+    if not isinstance(uid, int):
+        return None
+    with portal.make() as session:
+        return session.get(User, uid)
+
+
+def need_user(portal: Portal, request: Request) -> User:
+    user = signed_in(portal, request)
+    if user is None:
+        raise HTTPException(401, "sign in first: use your sign-in link, or your e-mail and password at /signin")
+    return user
+
+
+def need_staff(portal: Portal, request: Request) -> User:
+    user = need_user(portal, request)
+    if not user.staff:
+        raise HTTPException(404, "no such page")  # as for a page that does not exist: nothing to learn here
+    return user
+
+
+def _start_session(request: Request, user: User) -> None:
+    request.session.clear()  # a new session at sign-in: a token planted before it is worth nothing
+    request.session["uid"] = user.id
+    csrf_token(request)
+
+
+def display_name(name: str | None) -> str:
+    """An uploaded file's name as shown (never a path): its last part, without control characters, 100 at most."""
+    base = (name or "").replace("\\", "/").rsplit("/", 1)[-1]
+    clean = "".join(c for c in base if unicodedata.category(c)[0] != "C").strip()
+    return clean[:100] or "script"
+
+
+# --- pages --------------------------------------------------------------------------------
+
+
+async def home(portal: Portal, request: Request) -> Response:
+    user = signed_in(portal, request)
+    if user is None:
+        return RedirectResponse("/signin", 303)
+    if user.staff and not wants_json(request):
+        return RedirectResponse("/class", 303)
+    with portal.make() as session:
+        items = [_assignment_data(a, used_today(session, user, a.name)) for a in portal.course.assignments.values()]
+    data = {"course": portal.course.title, "user": _user_data(user), "assignments": items}
+    return page(request, "home.html", data, user=user)
+
+
+def _user_data(user: User) -> dict[str, Any]:
+    return {"name": user.name, "email": user.email, "role": user.role, "has_password": bool(user.password_hash)}
+
+
+def _assignment_data(a: Assignment, used: int) -> dict[str, Any]:
+    return {
+        "name": a.name,
+        "title": a.title,
+        "game": a.game,
+        "public_tests": a.public_tests,
+        "private_tests": a.private_tests,
+        "per_day": a.per_day,
+        "left_today": None if a.per_day is None else max(0, a.per_day - used),
+        "deadline": a.deadline.isoformat() if a.deadline else None,
+        "hard_deadline": a.hard_deadline.isoformat() if a.hard_deadline else None,
+    }
+
+
+async def signin(portal: Portal, request: Request) -> Response:
+    if request.method == "POST":
+        form = await checked_form(request, max_files=0, max_fields=4)
+        with portal.make.begin() as session:
+            user = accounts.check_password(session, str(form.get("email", "")), str(form.get("password", "")))
+        if user is None:
+            return page(request, "signin.html", {"error": "wrong e-mail or password (or no password set yet: "
+                                                          "use your sign-in link)"}, 401)  # fmt: skip
+        _start_session(request, user)
+        return _after_signin(request, user)
+    return page(request, "signin.html", {"error": None})
+
+
+def _after_signin(request: Request, user: User) -> Response:
+    if wants_json(request):
+        return JSONResponse({"signed_in": _user_data(user), "csrf": csrf_token(request)})
+    return RedirectResponse("/", 303)
+
+
+async def link(portal: Portal, request: Request) -> Response:
+    """A one-time sign-in link: the page asks to confirm (a link checker opening it uses nothing);
+    the form's POST signs in and spends the link."""
+    token = request.path_params["token"]
+    if request.method == "POST":
+        await checked_form(request, max_files=0, max_fields=2)
+        with portal.make.begin() as session:
+            user = accounts.use_signin_token(session, token)
+        if user is None:
+            raise HTTPException(
+                400, "this sign-in link was used already or has expired: ask your instructor for a new one"
+            )
+        _start_session(request, user)
+        return _after_signin(request, user)
+    return page(request, "link.html", {"token": token})
+
+
+async def signout(portal: Portal, request: Request) -> Response:
+    await checked_form(request, max_files=0, max_fields=2)
+    request.session.clear()
+    return JSONResponse({"signed_out": True}) if wants_json(request) else RedirectResponse("/signin", 303)
+
+
+async def password(portal: Portal, request: Request) -> Response:
+    user = need_user(portal, request)
+    form = await checked_form(request, max_files=0, max_fields=3)
+    with portal.make.begin() as session:
+        me = session.get(User, user.id)
+        assert me is not None
+        try:
+            accounts.set_password(me, str(form.get("password", "")))
+        except GraderError as e:
+            raise HTTPException(400, str(e)) from None
+    return JSONResponse({"password_set": True}) if wants_json(request) else RedirectResponse("/", 303)
+
+
+def _find_assignment(portal: Portal, name: str) -> Assignment:
+    found = portal.course.assignments.get(name)
+    if found is None:
+        raise HTTPException(404, f"no assignment {name!r} in this course")
+    return found
+
+
+async def assignment_page(portal: Portal, request: Request) -> Response:
+    user = need_user(portal, request)
+    assignment = _find_assignment(portal, request.path_params["name"])
+    if request.method == "POST":
+        return await upload(portal, request, user, assignment)
+    with portal.make() as session:
+        subs = session.scalars(select(Submission).where(Submission.user_id == user.id,
+                                                        Submission.assignment == assignment.name)
+                               .order_by(Submission.received_at.desc())).all()  # fmt: skip
+        used = used_today(session, user, assignment.name)
+    data = {**_assignment_data(assignment, used), "submissions": [_student_view(s, assignment) for s in subs]}
+    return page(request, "assignment.html", data, user=user, upload_kb=portal.course.upload_kb)
+
+
+async def upload(portal: Portal, request: Request, user: User, assignment: Assignment) -> Response:
+    limit = portal.course.upload_bytes
+    form = await checked_form(request, max_files=1, max_fields=3)
+    file = form.get("script")
+    if not isinstance(file, UploadFile):
+        raise HTTPException(400, "choose the script to upload (the form's 'script' field)")
+    content = await file.read(limit + 1)
+    if len(content) > limit:
+        raise HTTPException(413, f"the upload is too large: at most {portal.course.upload_kb} KiB")
+    name = display_name(file.filename)
+    if not name.lower().endswith(".py"):
+        raise HTTPException(400, f"upload the lab's Python script (a .py file), not {name!r}")
+    try:
+        with portal.make.begin() as session:
+            sub = submit(session, user, assignment, name, content)
+    except DailyLimit as e:
+        raise HTTPException(429, str(e)) from None
+    except GraderError as e:
+        raise HTTPException(400, str(e)) from None
+    if portal.workers is not None:
+        portal.workers.wake.set()
+    if wants_json(request):
+        return JSONResponse({**_student_view(sub, assignment), "csrf": csrf_token(request)}, 201)
+    return RedirectResponse(f"/s/{sub.id}", 303)
+
+
+STATUS_TEXT = {
+    QUEUED: "received, waiting to be graded",
+    RUNNING: "being graded",
+    GRADED: "graded",
+    FAILED: "could not be graded (not your fault): it does not count against today's submissions; submit it again",
+}
+
+
+def _student_view(sub: Submission, assignment: Assignment | None) -> dict[str, Any]:
+    """What a student may see of their submission: the receipt, and public tests only."""
+    return {
+        "id": sub.id,
+        "assignment": sub.assignment,
+        "filename": sub.filename,
+        "received_at": sub.received_at.isoformat(),
+        "late": bool(sub.late),
+        "size": sub.size,
+        "sha256": sub.sha256,
+        "status": sub.status,
+        "status_text": STATUS_TEXT.get(sub.status, sub.status),
+        "public_symbols": sub.public_symbols,
+        "public_total": sub.public_total,
+        "public_tests": assignment.public_tests if assignment else None,
+        "private_tests": assignment.private_tests if assignment else None,
+        "feedback": sub.student_text,
+    }
+
+
+def _staff_view(sub: Submission, assignment: Assignment | None, owner: User | None) -> dict[str, Any]:
+    return {
+        **_student_view(sub, assignment),
+        "student": {"name": owner.name, "email": owner.email} if owner else None,
+        "symbols": sub.symbols,
+        "total": sub.total,
+        "max_total": sub.max_total,
+        "full_feedback": sub.full_text,
+        "error": sub.error,
+    }
+
+
+async def submission_page(portal: Portal, request: Request) -> Response:
+    user = need_user(portal, request)
+    with portal.make() as session:
+        sub = session.get(Submission, request.path_params["sid"])
+        if sub is None or (sub.user_id != user.id and not user.staff):
+            raise HTTPException(404, "no such submission")  # another's answers as one that does not exist
+        owner = session.get(User, sub.user_id)
+    assignment = portal.course.assignments.get(sub.assignment)
+    data = _staff_view(sub, assignment, owner) if user.staff else _student_view(sub, assignment)
+    return page(request, "submission.html", data, user=user, staff=user.staff,
+                title=assignment.title if assignment else sub.assignment)  # fmt: skip
+
+
+async def class_page(portal: Portal, request: Request) -> Response:
+    """The class table: each student's counted submission (their latest graded), its symbols and total."""
+    user = need_staff(portal, request)
+    names = list(portal.course.assignments)
+    with portal.make() as session:
+        students = session.scalars(select(User).where(User.role == STUDENT).order_by(User.name)).all()
+        graded = session.scalars(select(Submission).where(Submission.status == GRADED)
+                                 .order_by(Submission.received_at)).all()  # fmt: skip
+        queued = waiting(session)
+    latest: dict[tuple[int, str], Submission] = {}
+    for done in graded:
+        latest[(done.user_id, done.assignment)] = done
+    rows = []
+    for s in students:
+        cells: dict[str, dict[str, Any] | None] = {}
+        for name in names:
+            sub = latest.get((s.id, name))
+            cells[name] = None if sub is None else {"submission": sub.id, "symbols": sub.symbols, "total": sub.total,
+                                                    "max_total": sub.max_total, "late": bool(sub.late)}  # fmt: skip
+        rows.append({"name": s.name, "email": s.email, "assignments": cells})
+    titles = {n: a.title for n, a in portal.course.assignments.items()}
+    data = {"course": portal.course.title, "assignments": titles, "students": rows, "queue": queued}
+    return page(request, "class.html", data, user=user)
+
+
+async def links(portal: Portal, request: Request) -> Response:
+    """One-time sign-in links for the students (all, or the one whose e-mail is given): instructors only."""
+    user = need_staff(portal, request)
+    if user.role != INSTRUCTOR:
+        raise HTTPException(404, "no such page")
+    form = await checked_form(request, max_files=0, max_fields=3)
+    email = str(form.get("email") or "").strip().lower()
+    base = str(request.base_url).rstrip("/")
+    with portal.make.begin() as session:
+        query = select(User).where(User.role == STUDENT).order_by(User.name)
+        if email:
+            query = query.where(User.email == email)
+        made = [{"name": s.name, "email": s.email, "link": f"{base}/link/{accounts.new_signin_token(session, s)}"}
+                for s in session.scalars(query).all()]  # fmt: skip
+    if email and not made:
+        raise HTTPException(404, f"no student {email!r} on the roster")
+    return page(request, "links.html", {"links": made}, user=user)

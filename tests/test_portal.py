@@ -1,0 +1,458 @@
+"""The course portal (grader serve) end to end: a real server process on a free port, real
+HTTP, real grading of real scripts; and attacks on it: another student's submission, a form
+without its CSRF token, an upload over the limit, a private test's board, markup in output."""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+httpx = pytest.importorskip("httpx", reason="the portal's tests need httpx (pip install -e '.[test]')")
+pytest.importorskip("starlette", reason='the portal needs its extra: pip install -e ".[portal]"')
+
+from grader.grading import report  # noqa: E402
+from grader.grading.run import grade  # noqa: E402
+from grader.portal.course import load_course, make_demo_course  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+NEGAMAX = ROOT / "submissions" / "negamax.py"
+WRONG = ROOT / "submissions" / "wrong_score.py"
+STUDENTS = [(f"s{i}@example.edu", f"Student {i}") for i in range(1, 7)]
+UPLOAD_KB = 16
+GRADED_WITHIN = 180  # seconds: a loaded machine grades 10 boards in far less
+
+
+def make_course(folder: Path, per_day: int = 3) -> Path:
+    """The demo course with a roster of six students, a small upload limit and ``per_day`` uploads."""
+    make_demo_course(folder)
+    (folder / "roster.csv").write_text("Email,Name\n" + "".join(f"{e},{n}\n" for e, n in STUDENTS))
+    text = (folder / "course.yaml").read_text()
+    text = text.replace("upload_kb: 256", f"upload_kb: {UPLOAD_KB}").replace("per_day: 10", f"per_day: {per_day}", 1)
+    (folder / "course.yaml").write_text(text)
+    return folder
+
+
+class Server:
+    """``grader serve [COURSE] --port 0`` as its own process; its address and instructor link read from its output."""
+
+    def __init__(self, course: Path | None, cwd: Path, database: str | None = None):
+        args = [sys.executable, "-m", "grader", "serve", *([str(course)] if course else []), "--port", "0"]
+        if database:
+            args += ["--database", database]
+        self.proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines: list[str] = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            self.lines.append(line)
+            m = re.match(r"One-time sign-in link for (\S+): (http://\S+)", line)
+            if m:
+                self.link = m.group(2)
+                self.url = re.search(r"Portal at (http://\S+)/", "".join(self.lines)).group(1)
+                threading.Thread(target=self._drain, daemon=True).start()
+                self._wait_listening()
+                return
+        self.stop()
+        raise AssertionError("the server did not start:\n" + "".join(self.lines))
+
+    def _drain(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.append(line)
+
+    def _wait_listening(self) -> None:
+        for _ in range(100):
+            try:
+                httpx.get(self.url + "/signin", timeout=5)
+                return
+            except httpx.TransportError:
+                time.sleep(0.1)
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+class Client:
+    """A browser's part over HTTP: its cookies, the session's CSRF token, JSON answers."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.http = httpx.Client(base_url=url, headers={"Accept": "application/json"}, timeout=30)
+        self.csrf = ""
+
+    def get(self, path: str, **kw) -> httpx.Response:
+        r = self.http.get(path, **kw)
+        if r.headers.get("content-type", "").startswith("application/json"):
+            self.csrf = r.json().get("csrf", self.csrf)
+        return r
+
+    def html(self, path: str) -> httpx.Response:
+        return self.http.get(path, headers={"Accept": "text/html"})
+
+    def post(self, path: str, data: dict | None = None, csrf: bool = True, **kw) -> httpx.Response:
+        fields = dict(data or {})
+        if csrf:
+            fields["csrf"] = self.csrf
+        r = self.http.post(path, data=fields, **kw)
+        if r.headers.get("content-type", "").startswith("application/json"):
+            self.csrf = r.json().get("csrf", self.csrf)
+        return r
+
+    def sign_in(self, link: str) -> None:
+        path = link[len(self.url) :]
+        assert self.get(path).status_code == 200
+        r = self.post(path)
+        assert r.status_code == 200, r.text
+        self.get("/")
+
+    def upload(self, script: Path | bytes, name: str = "lab.py", assignment: str = "othello", **kw) -> httpx.Response:
+        content = script if isinstance(script, bytes) else script.read_bytes()
+        return self.post(f"/a/{assignment}", files={"script": (name, content, "text/x-python")}, **kw)
+
+    def graded(self, sid: str) -> dict:
+        deadline = time.monotonic() + GRADED_WITHIN
+        while time.monotonic() < deadline:
+            data = self.get(f"/s/{sid}").json()
+            if data["status"] in ("graded", "failed"):
+                return data
+            time.sleep(0.3)
+        raise AssertionError(f"submission {sid} not graded within {GRADED_WITHIN} s: {data}")
+
+
+@pytest.fixture(scope="module")
+def portal(tmp_path_factory):
+    """One server for the module's tests: the course, the server, the instructor and each student's client."""
+    tmp = tmp_path_factory.mktemp("portal")
+    course = make_course(tmp / "course")
+    server = Server(course, tmp)
+    instructor = Client(server.url)
+    instructor.sign_in(server.link)
+    links = instructor.post("/class/links").json()["links"]
+    students = {}
+    for entry in links:
+        c = Client(server.url)
+        c.sign_in(entry["link"])
+        students[entry["email"]] = c
+    yield {"course": load_course(course), "server": server, "instructor": instructor, "students": students, "tmp": tmp}
+    server.stop()
+
+
+def library_result(course, script: Path, assignment: str = "othello"):
+    """What grader.grading gives for the script on the assignment's plan and settings."""
+    a = course.assignments[assignment]
+    return grade(script, a.plan, course.settings(a))
+
+
+@pytest.fixture(scope="module")
+def graded_pair(portal):
+    """negamax.py and wrong_score.py, each uploaded by student 1 and graded by the portal."""
+    me = portal["students"]["s1@example.edu"]
+    out = {}
+    for script in (NEGAMAX, WRONG):
+        r = me.upload(script, name=script.name)
+        assert r.status_code == 201, r.text
+        out[script.name] = me.graded(r.json()["id"])
+    return out
+
+
+@pytest.mark.parametrize("script", [NEGAMAX, WRONG], ids=["negamax", "wrong_score"])
+def test_the_portal_gives_the_verdicts_grade_gives(portal, graded_pair, script):
+    seen = graded_pair[script.name]
+    assert seen["status"] == "graded"
+    course = portal["course"]
+    plan = course.assignments["othello"].plan
+    expected = library_result(course, script)
+    public = "".join(t.symbol for t in expected.tests if plan.is_public(t.index))
+    assert seen["public_symbols"] == public
+    assert seen["public_total"] == sum(t.verdict.credit for t in expected.tests if plan.is_public(t.index))
+    offending = report.offending_report(expected, public_only=True)
+    for line in offending.splitlines():
+        if line.startswith(("Test ", "board ", "exact:", "verdict:")) or line == "All tests perfect.":
+            assert line in seen["feedback"], line
+    staff = portal["instructor"].get(f"/s/{seen['id']}").json()
+    assert staff["symbols"] == expected.symbols and staff["total"] == expected.total
+    if script == WRONG:
+        assert expected.total < expected.max_total  # the check would pass on any answer otherwise
+
+
+def test_a_student_sees_earlier_submissions_and_uploads_left_today(portal, graded_pair):
+    page = portal["students"]["s1@example.edu"].get("/a/othello").json()
+    ids = [s["id"] for s in page["submissions"]]
+    assert {graded_pair[n]["id"] for n in ("negamax.py", "wrong_score.py")} <= set(ids)
+    assert page["left_today"] == page["per_day"] - len(ids)
+    html = portal["students"]["s1@example.edu"].html(f"/s/{graded_pair['negamax.py']['id']}").text
+    assert graded_pair["negamax.py"]["public_symbols"] in html and "Receipt" in html
+
+
+def test_the_class_table_shows_each_students_counted_submission(portal, graded_pair):
+    table = portal["instructor"].get("/class").json()
+    row = next(s for s in table["students"] if s["email"] == "s1@example.edu")
+    latest = graded_pair["wrong_score.py"]  # uploaded last: the one that counts
+    assert row["assignments"]["othello"]["submission"] == latest["id"]
+    staff = portal["instructor"].get(f"/s/{latest['id']}").json()
+    assert row["assignments"]["othello"]["symbols"] == staff["symbols"]
+    assert all(s["assignments"]["othello"] is None for s in table["students"] if s["email"] != "s1@example.edu")
+
+
+def test_a_student_cannot_reach_another_students_submission(portal, graded_pair):
+    theirs = graded_pair["negamax.py"]["id"]
+    other = portal["students"]["s2@example.edu"]
+    assert len(theirs) >= 20 and re.fullmatch(r"[A-Za-z0-9_-]+", theirs)  # 128 random bits
+    mine = portal["students"]["s1@example.edu"].get(f"/s/{theirs}")
+    assert mine.status_code == 200
+    for r in (other.get(f"/s/{theirs}"), other.html(f"/s/{theirs}")):
+        assert r.status_code == 404 and theirs not in r.text and "negamax" not in r.text
+    missing = other.get("/s/" + "A" * len(theirs))
+    assert missing.status_code == 404 and missing.json()["error"] == other.get(f"/s/{theirs}").json()["error"]
+    assert theirs not in other.get("/a/othello").text
+    assert other.get("/class").status_code == 404  # the class table is staff's
+    assert other.post("/class/links").status_code == 404
+    anonymous = Client(portal["server"].url)
+    assert anonymous.get(f"/s/{theirs}").status_code == 401
+
+
+def test_a_private_tests_board_never_reaches_a_student(portal):
+    """A script that prints its board: the boards of private tests are in the staff's view, never in the student's."""
+    tmp = portal["tmp"]
+    script = tmp / "prints_its_board.py"
+    script.write_text('import sys\nprint("score 0 board", sys.argv[1], sys.argv[2])\nprint("no move")\n')
+    me = portal["students"]["s3@example.edu"]
+    sid = me.upload(script, name="prints_its_board.py").json()["id"]
+    seen = me.graded(sid)
+    plan = portal["course"].assignments["othello"].plan
+    private = [p.board_string() for i, p in enumerate(plan.positions, 1) if not plan.is_public(i)]
+    public = [p.board_string() for i, p in enumerate(plan.positions, 1) if plan.is_public(i)]
+    staff = portal["instructor"].get(f"/s/{sid}").json()["full_feedback"]
+    assert any(b in staff for b in private)  # printed by the script, and kept for staff
+    assert any(b in seen["feedback"] for b in public)  # public boards are shown to the student
+    for page in (me.get(f"/s/{sid}").text, me.html(f"/s/{sid}").text, me.get("/a/othello").text,
+                 me.html("/a/othello").text, me.get("/").text):  # fmt: skip
+        assert not any(b in page for b in private)
+
+
+def test_output_is_escaped_and_pages_carry_a_content_security_policy(portal):
+    script = portal["tmp"] / "markup.py"
+    script.write_text('print("score 0 <script>alert(1)</script>")\nprint("<b>x</b>")\n')
+    me = portal["students"]["s4@example.edu"]
+    sid = me.upload(script, name="<img src=x onerror=alert(2)>.py").json()["id"]
+    seen = me.graded(sid)
+    assert "<script>alert(1)</script>" in seen["feedback"]  # the test would pass on output never shown
+    page = me.html(f"/s/{sid}")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text and "<script>alert" not in page.text
+    assert "<img src=x" not in page.text and "&lt;img src=x onerror=alert(2)&gt;.py" in page.text
+    csp = page.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "default-src 'none'" in csp
+    assert me.html("/signin").headers["content-security-policy"] == csp
+
+
+def test_a_form_without_its_csrf_token_is_refused(portal):
+    me = portal["students"]["s5@example.edu"]
+    before = len(me.get("/a/othello").json()["submissions"])
+    r = me.upload(NEGAMAX, csrf=False)
+    assert r.status_code == 403 and "CSRF" in r.json()["error"]
+    forged = me.post("/a/othello", {"csrf": "x" * 43}, files={"script": ("a.py", b"print(1)", "text/x-python")},
+                     csrf=False)  # fmt: skip
+    assert forged.status_code == 403
+    assert me.post("/signout", csrf=False).status_code == 403
+    assert me.post("/password", {"password": "a long new password"}, csrf=False).status_code == 403
+    assert len(me.get("/a/othello").json()["submissions"]) == before
+    assert me.get("/").status_code == 200  # still signed in: the forged sign-out did nothing
+
+
+def _raw(url: str, request: bytes, body_after: bytes = b"") -> tuple[bytes, float]:
+    """Send ``request`` (headers, perhaps a first part of the body) on a socket; the answer read."""
+    host, port = url.split("//")[1].split(":")
+    with socket.create_connection((host, int(port)), timeout=20) as s:
+        s.sendall(request)
+        if body_after:
+            try:
+                s.sendall(body_after)
+            except OSError:
+                pass  # the server closed the connection: it answered already
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    return answer, 0.0
+
+
+def test_an_upload_over_the_limit_is_refused_before_its_body_is_read(portal):
+    me = portal["students"]["s6@example.edu"]
+    cookie = "; ".join(f"{k}={v}" for k, v in me.http.cookies.items())
+    host = portal["server"].url.split("//")[1]
+    head = (f"POST /a/othello HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\nAccept: application/json\r\n"
+            "Content-Type: multipart/form-data; boundary=b\r\nContent-Length: 1000000000\r\n\r\n").encode()  # fmt: skip
+    answer, _ = _raw(portal["server"].url, head)  # a gigabyte announced, not one byte of it sent
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+    chunk = b"x" * 4096
+    body = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(UPLOAD_KB // 4 + 20))
+    chunked = head.replace(b"Content-Length: 1000000000", b"Transfer-Encoding: chunked")
+    answer, _ = _raw(portal["server"].url, chunked, body)  # no length said: refused once the bytes pass the limit
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+    over = me.upload(b"#" * (UPLOAD_KB * 1024 + 1) + b"\n", name="big.py")
+    assert over.status_code == 413 and f"{UPLOAD_KB} KiB" in over.json()["error"]
+    assert me.get("/a/othello").json()["submissions"] == []
+    assert me.upload(b"print(1)\n", name="../../etc/passwd").status_code == 400  # not .py: refused, never a path
+    sid = me.upload(b"print(19)\n", name="../../../escape.py").json()["id"]
+    assert me.get(f"/s/{sid}").json()["filename"] == "escape.py"
+
+
+def test_the_daily_limit_refuses_the_upload_past_it(portal):
+    me = portal["students"]["s5@example.edu"]
+    per_day = portal["course"].assignments["othello"].per_day
+    assert per_day == 3
+    codes = []
+    lock = threading.Lock()
+
+    def one() -> None:
+        c = httpx.Client(base_url=me.url, cookies=me.http.cookies, headers={"Accept": "application/json"}, timeout=30)
+        r = c.post("/a/othello", data={"csrf": me.csrf}, files={"script": ("m.py", b"print(19)\n")})
+        with lock:
+            codes.append(r.status_code)
+
+    threads = [threading.Thread(target=one) for _ in range(per_day + 3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(codes) == [201] * per_day + [429] * 3
+    page = me.get("/a/othello").json()
+    assert page["left_today"] == 0 and len(page["submissions"]) == per_day
+
+
+def test_a_sign_in_link_works_once(portal):
+    links = portal["instructor"].post("/class/links", {"email": "s6@example.edu"}).json()["links"]
+    assert [entry["email"] for entry in links] == ["s6@example.edu"]
+    first, second = Client(portal["server"].url), Client(portal["server"].url)
+    first.sign_in(links[0]["link"])
+    path = links[0]["link"][len(second.url) :]
+    second.get(path)
+    r = second.post(path)
+    assert r.status_code == 400 and "used already" in r.json()["error"]
+    assert second.get("/").status_code == 303  # to the sign-in page: not signed in
+
+
+def test_every_page_answers_json_and_html(portal):
+    me = portal["students"]["s1@example.edu"]
+    for path in ("/", "/a/othello"):
+        assert me.get(path).headers["content-type"].startswith("application/json")
+        assert me.html(path).headers["content-type"].startswith("text/html")
+    assert portal["instructor"].html("/class").headers["content-type"].startswith("text/html")
+
+
+# --- the command -------------------------------------------------------------------------
+
+
+def test_serve_without_the_extra_names_the_install_command(tmp_path):
+    hide = textwrap.dedent("""
+        import sys
+        class Hide:
+            def find_spec(self, name, path=None, target=None):
+                if name.split('.')[0] in ('starlette', 'sqlalchemy'):
+                    raise ModuleNotFoundError(name)
+        sys.meta_path.insert(0, Hide())
+        sys.argv = ['grader', 'serve']
+        from grader.__main__ import main
+        main()
+    """)
+    done = subprocess.run([sys.executable, "-c", hide], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        'Error: the portal needs its extra (starlette, sqlalchemy missing): pip install "grader[portal]"'
+    ]
+    assert not (tmp_path / "grader-demo-course").exists()
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (("per_day: 3", "per_day: 0"), "assignments[0].per_day must be a whole number, 1 or more, like 5"),
+        (("plan: othello-endgame.plan", "plan: missing.plan"), "assignments[0].plan: no plan file 'missing.plan'"),
+        (("game: othello", "game: chess"), "assignments[0].game"),
+        (("upload_kb: 16", "upload_kb: big"), "'upload_kb' must be a whole number of KiB"),
+        (("title: Game", "titel: Game"), "unknown key 'titel'"),
+        (("name: othello", "name: ../x"), "assignments[0].name must be lower-case letters"),
+        (("limits: {wall_seconds: 10}", "limits: {wall_seconds: -1}"), "assignments[0].limits.wall_seconds"),
+    ],
+)
+def test_a_bad_course_yaml_is_one_line_naming_the_key(tmp_path, change, message):
+    from click.testing import CliRunner
+
+    from grader.cli import main
+
+    course = make_course(tmp_path / "course")
+    text = (course / "course.yaml").read_text()
+    assert change[0] in text
+    (course / "course.yaml").write_text(text.replace(change[0], change[1], 1))
+    result = CliRunner().invoke(main, ["serve", str(course)])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and "course.yaml: " in lines[0], result.output
+    assert message in lines[0]
+
+
+def test_serve_makes_the_demo_course_and_prints_the_link(tmp_path):
+    server = Server(None, tmp_path)
+    try:
+        out = "".join(server.lines)
+        assert (tmp_path / "grader-demo-course" / "course.yaml").is_file()
+        assert "instructor@example.edu" in out and server.link.startswith(server.url + "/link/")
+        assert (tmp_path / "grader-demo-course" / ".portal" / "portal.sqlite3").is_file()
+        me = Client(server.url)
+        me.sign_in(server.link)
+        table = me.get("/class").json()
+        assert [s["email"] for s in table["students"]] == ["ada@example.edu", "alan@example.edu", "grace@example.edu"]
+        assert set(table["assignments"]) == {"othello", "tictactoe"}
+    finally:
+        server.stop()
+
+
+def test_a_restarted_server_keeps_everything_and_grades_what_was_left(tmp_path):
+    """SIGKILL while a submission waits: the next start queues it again and grades it once."""
+    course = make_course(tmp_path / "course")
+    slow = tmp_path / "slow.py"
+    slow.write_text("import time\ntime.sleep(3)\nprint(19)\n")
+    server = Server(course, tmp_path)
+    me = Client(server.url)
+    me.sign_in(server.link)
+    r = me.upload(slow, name="slow.py")
+    assert r.status_code == 201
+    sid = r.json()["id"]
+    time.sleep(1.0)
+    server.stop(signal.SIGKILL)
+    again = Server(course, tmp_path)
+    try:
+        me = Client(again.url)
+        me.sign_in(again.link)
+        data = me.graded(sid)
+        assert data["status"] == "graded" and data["filename"] == "slow.py"
+        assert len(me.get("/a/othello").json()["submissions"]) == 1
+    finally:
+        again.stop()
+
+
+def test_the_portal_modules_are_not_imported_by_the_rest():
+    """The default install stays light: importing the grader and its CLI loads none of the extra."""
+    code = ("import sys, grader, grader.cli, grader.grading.run, grader.tournaments.tournament\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('starlette', 'sqlalchemy', 'uvicorn', 'alembic')"
+            " or m.startswith('grader.portal.')))")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "[]", done.stderr
