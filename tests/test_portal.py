@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -425,28 +426,33 @@ def test_serve_makes_the_demo_course_and_prints_the_link(tmp_path):
         server.stop()
 
 
-def test_a_restarted_server_keeps_everything_and_grades_what_was_left(tmp_path):
-    """SIGKILL while a submission waits: the next start queues it again and grades it once."""
+def test_a_server_killed_while_grading_grades_the_submission_once_at_its_next_start(tmp_path):
+    """SIGKILL while a submission is being graded: the next start queues it again, grades it
+    once, and the job leaves the queue (checked in the database)."""
     course = make_course(tmp_path / "course")
     slow = tmp_path / "slow.py"
-    slow.write_text("import time\ntime.sleep(3)\nprint(19)\n")
+    slow.write_text("import time\ntime.sleep(0.5)\nprint(19)\n")
     server = Server(course, tmp_path)
     me = Client(server.url)
     me.sign_in(server.link)
-    r = me.upload(slow, name="slow.py")
-    assert r.status_code == 201
-    sid = r.json()["id"]
-    time.sleep(1.0)
+    sid = me.upload(slow, name="slow.py").json()["id"]
+    deadline = time.monotonic() + 60
+    while me.get(f"/s/{sid}").json()["status"] != "running" and time.monotonic() < deadline:
+        time.sleep(0.05)
     server.stop(signal.SIGKILL)
     again = Server(course, tmp_path)
     try:
+        assert "1 submissions left running by the last server are queued again" in "".join(again.lines)
         me = Client(again.url)
         me.sign_in(again.link)
         data = me.graded(sid)
         assert data["status"] == "graded" and data["filename"] == "slow.py"
-        assert len(me.get("/a/othello").json()["submissions"]) == 1
+        assert [s["id"] for s in me.get("/a/othello").json()["submissions"]] == [sid]
     finally:
         again.stop()
+    with sqlite3.connect(course / ".portal" / "portal.sqlite3") as db:
+        assert db.execute("SELECT count(*) FROM jobs").fetchone() == (0,)
+        assert db.execute("SELECT status, count(*) FROM submissions GROUP BY status").fetchall() == [("graded", 1)]
 
 
 def test_the_portal_modules_are_not_imported_by_the_rest():

@@ -38,6 +38,7 @@ def connect(url: str) -> Engine:
         if url.startswith("sqlite"):
             engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
             event.listen(engine, "connect", _sqlite_pragmas)
+            event.listen(engine, "begin", _begin_immediate)
         else:
             engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
         with engine.connect():
@@ -50,11 +51,19 @@ def connect(url: str) -> Engine:
 
 
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:
+    connection.isolation_level = None  # transactions begun by _begin_immediate, not by the driver
     cursor = connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
+
+
+def _begin_immediate(connection: Any) -> None:
+    """Each SQLite transaction takes the write lock when it begins: one that read and then
+    writes (a daily count, a claim) never fails because another wrote in between; others wait
+    (busy_timeout) instead."""
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def hide_password(url: str) -> str:

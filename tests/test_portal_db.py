@@ -1,0 +1,210 @@
+"""The portal's database on SQLite and on PostgreSQL alike: the migrations, the queue claimed
+by racing workers (each job once), the daily limit under racing uploads, one-time links, a
+job left running by a killed server, and a worker grading for real."""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import os
+import secrets
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
+
+from sqlalchemy import inspect, select, text  # noqa: E402
+
+from grader.grading.run import grade  # noqa: E402
+from grader.portal import accounts, queue  # noqa: E402
+from grader.portal.course import load_course, make_demo_course  # noqa: E402
+from grader.portal.db import connect, sessions, upgrade  # noqa: E402
+from grader.portal.models import FAILED, GRADED, QUEUED, RUNNING, STUDENT, Job, Submission, User  # noqa: E402
+from grader.portal.worker import Workers  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _postgres_bin() -> str | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    return str(Path(found[-1]).parent) if found else shutil.which("initdb") and str(Path(shutil.which("initdb")).parent)
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    """A PostgreSQL server of this module's own, on a Unix socket in its own temporary folder
+    (run as the postgres user when the tests run as root: initdb refuses root); its base URL."""
+    pytest.importorskip("psycopg", reason='PostgreSQL is reached through psycopg 3: pip install -e ".[portal]"')
+    where = _postgres_bin()
+    if where is None:
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql): its half of these tests cannot run")
+    folder = tempfile.mkdtemp(prefix="grader-test-pg-")
+    as_user: list[str] = []
+    if os.geteuid() == 0:
+        shutil.chown(folder, "postgres", "postgres")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    data = os.path.join(folder, "data")
+    run = lambda *args: subprocess.run([*as_user, *args], capture_output=True, text=True, timeout=120)  # noqa: E731
+    made = run(f"{where}/initdb", "-D", data, "-A", "trust", "-U", "grader", "-N")
+    if made.returncode != 0:
+        shutil.rmtree(folder, ignore_errors=True)
+        pytest.fail(f"initdb failed: {made.stderr[-2000:]}")
+    started = run(f"{where}/pg_ctl", "-D", data, "-l", os.path.join(folder, "log"), "-w", "-o",
+                  f"-k {folder} -c listen_addresses='' -c fsync=off -c max_connections=100", "start")  # fmt: skip
+    if started.returncode != 0:
+        log = Path(folder, "log").read_text() if Path(folder, "log").exists() else ""
+        shutil.rmtree(folder, ignore_errors=True)
+        pytest.fail(f"PostgreSQL did not start: {started.stderr[-1000:]} {log[-2000:]}")
+    try:
+        yield f"postgresql://grader@/{{db}}?host={folder}"
+    finally:
+        run(f"{where}/pg_ctl", "-D", data, "-m", "immediate", "stop")
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request, tmp_path):
+    """A new, empty database of each kind."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'portal.sqlite3'}"
+    base = request.getfixturevalue("postgres")
+    name = "t_" + secrets.token_hex(6)
+    admin = connect(base.format(db="postgres")).execution_options(isolation_level="AUTOCOMMIT")
+    with admin.connect() as c:
+        c.execute(text(f"CREATE DATABASE {name}"))
+    admin.dispose()
+    return base.format(db=name)
+
+
+@pytest.fixture
+def db(url, tmp_path):
+    """(sessionmaker, course, a student) on a migrated database, the demo course's Othello lab unlimited."""
+    engine = connect(url)
+    upgrade(engine)
+    make = sessions(engine)
+    course = load_course(make_demo_course(tmp_path / "course"))
+    with make.begin() as s:
+        accounts.import_roster(s, [accounts.RosterEntry(f"s{i}@example.edu", f"S {i}") for i in range(8)])
+        student = s.scalar(select(User).where(User.email == "s0@example.edu"))
+    yield make, course, student
+    engine.dispose()
+
+
+def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(url):
+    engine = connect(url)
+    upgrade(engine)
+    upgrade(engine)  # every start runs it
+    tables = set(inspect(engine).get_table_names())
+    assert {"users", "signin_tokens", "submissions", "jobs", "daily_counts", "portal_meta", "alembic_version"} <= tables
+    with engine.connect() as c:
+        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0001",)]
+    engine.dispose()
+
+
+def test_racing_workers_claim_each_job_once(db):
+    make, course, student = db
+    lab = dataclasses.replace(course.assignments["othello"], per_day=None)
+    with make.begin() as s:
+        ids = [queue.submit(s, student, lab, "a.py", b"print(19)\n").id for _ in range(40)]
+    claimed: list[str] = []
+    lock = threading.Lock()
+
+    def worker(n: int) -> None:
+        while True:
+            with make.begin() as s:
+                job = queue.claim(s, f"w{n}")
+                if job is None:
+                    return
+                with lock:
+                    claimed.append(job.submission_id)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(claimed) == sorted(ids)  # every job, none twice
+    with make() as s:
+        assert set(s.scalars(select(Submission.status))) == {RUNNING}
+
+
+def test_the_daily_limit_holds_under_racing_uploads(db):
+    make, course, student = db
+    lab = dataclasses.replace(course.assignments["othello"], per_day=3)
+    taken, refused = [], []
+    barrier = threading.Barrier(10)
+
+    def upload() -> None:
+        barrier.wait()
+        try:
+            with make.begin() as s:
+                me = s.get(User, student.id)
+                taken.append(queue.submit(s, me, lab, "a.py", b"print(19)\n").id)
+        except queue.DailyLimit:
+            refused.append(1)
+
+    threads = [threading.Thread(target=upload) for _ in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(taken) == 3 and len(refused) == 7
+    with make() as s:
+        assert queue.used_today(s, student, "othello") == 3
+        assert len(s.scalars(select(Submission.id)).all()) == 3
+
+
+def test_a_sign_in_token_works_once(db):
+    make, _, student = db
+    with make.begin() as s:
+        token = accounts.new_signin_token(s, s.get(User, student.id))
+    with make.begin() as s:
+        assert accounts.use_signin_token(s, token).email == "s0@example.edu"
+    with make.begin() as s:
+        assert accounts.use_signin_token(s, token) is None
+        assert accounts.use_signin_token(s, token + "x") is None
+
+
+def test_a_job_left_running_is_queued_again(db):
+    make, course, student = db
+    with make.begin() as s:
+        sid = queue.submit(s, student, course.assignments["othello"], "a.py", b"print(19)\n").id
+    with make.begin() as s:
+        assert queue.claim(s, "killed").submission_id == sid
+    with make.begin() as s:
+        assert queue.claim(s, "other") is None  # running: nobody else takes it
+        assert queue.requeue_running(s) == 1
+        assert s.get(Submission, sid).status == QUEUED
+    with make.begin() as s:
+        assert queue.claim(s, "next").submission_id == sid
+
+
+def test_a_worker_grades_as_grade_does_and_a_grader_error_is_not_counted(db):
+    make, course, student = db
+    lab = course.assignments["othello"]
+    script = ROOT / "submissions" / "wrong_score.py"
+    with make.begin() as s:
+        good = queue.submit(s, student, lab, "wrong_score.py", script.read_bytes()).id
+        lost = queue.submit(s, student, lab, "x.py", b"print(19)\n")
+        lost.assignment = (
+            "gone"  # an assignment taken out of course.yaml since: the grader's problem, not the student's
+        )
+        s.add(queue.DailyCount(user_id=student.id, assignment="gone", day=queue.today(), count=1))
+        lost_id = lost.id
+    workers = Workers(course, make)
+    assert workers.work_once("test") and workers.work_once("test")
+    assert not workers.work_once("test")  # the queue is empty
+    expected = grade(script, lab.plan, course.settings(lab))
+    with make() as s:
+        done = s.get(Submission, good)
+        assert done.status == GRADED and done.symbols == expected.symbols and done.total == expected.total
+        failed = s.get(Submission, lost_id)
+        assert failed.status == FAILED and "no assignment 'gone'" in failed.error
+        assert queue.used_today(s, student, "gone") == 0  # given back
+        assert s.scalars(select(Job)).all() == []
+        assert student.role == STUDENT
