@@ -192,6 +192,18 @@ def test_the_portal_gives_the_verdicts_grade_gives(portal, graded_pair, script):
         assert expected.total < expected.max_total  # the check would pass on any answer otherwise
 
 
+@pytest.mark.slow  # 100 tests, graded twice (by the portal and by grade): 10-15 s
+def test_the_tictactoe_lab_is_graded_as_grade_grades_it(portal):
+    script = ROOT / "submissions" / "tictactoe" / "can_lose.py"
+    me = portal["students"]["s6@example.edu"]
+    seen = me.graded(me.upload(script, name="can_lose.py", assignment="tictactoe").json()["id"])
+    expected = library_result(portal["course"], script, "tictactoe")
+    staff = portal["instructor"].get(f"/s/{seen['id']}").json()
+    assert staff["symbols"] == expected.symbols and staff["total"] == expected.total < expected.max_total
+    plan = portal["course"].assignments["tictactoe"].plan
+    assert seen["public_symbols"] == "".join(t.symbol for t in expected.tests if plan.is_public(t.index))
+
+
 def test_a_student_sees_earlier_submissions_and_uploads_left_today(portal, graded_pair):
     page = portal["students"]["s1@example.edu"].get("/a/othello").json()
     ids = [s["id"] for s in page["submissions"]]
@@ -245,6 +257,35 @@ def test_a_private_tests_board_never_reaches_a_student(portal):
     for page in (me.get(f"/s/{sid}").text, me.html(f"/s/{sid}").text, me.get("/a/othello").text,
                  me.html("/a/othello").text, me.get("/").text):  # fmt: skip
         assert not any(b in page for b in private)
+
+
+def test_a_script_cannot_read_the_course_folder_or_the_database(portal):
+    """A script that reads the plan file (every private board) and the database and crashes
+    with what it read: the grader's sandbox keeps both out of its reach, as for grade."""
+    course = portal["course"].folder
+    script = portal["tmp"] / "thief.py"
+    script.write_text(
+        textwrap.dedent(f"""
+        import sys
+        found = []
+        for path in ({str(course / "othello-endgame.plan")!r}, {str(course / ".portal" / "portal.sqlite3")!r}):
+            try:
+                found.append(open(path, "rb").read(300).hex())
+            except OSError as e:
+                found.append(type(e).__name__)
+        sys.exit("STOLEN " + " ".join(found))
+    """)
+    )
+    me = portal["students"]["s4@example.edu"]
+    sid = me.upload(script, name="thief.py").json()["id"]
+    me.graded(sid)
+    full = portal["instructor"].get(f"/s/{sid}").json()["full_feedback"]
+    stolen = re.search(r"STOLEN (\S+) (\S+)", full)
+    assert stolen, full  # the script ran and said what it found
+    assert stolen.groups() == ("FileNotFoundError", "FileNotFoundError") or all(
+        g in ("FileNotFoundError", "PermissionError") for g in stolen.groups()
+    ), stolen.groups()
+    assert b"grader-plan".hex() not in full
 
 
 def test_output_is_escaped_and_pages_carry_a_content_security_policy(portal):
@@ -349,6 +390,28 @@ def test_a_sign_in_link_works_once(portal):
     r = second.post(path)
     assert r.status_code == 400 and "used already" in r.json()["error"]
     assert second.get("/").status_code == 303  # to the sign-in page: not signed in
+
+
+def test_a_password_signs_in_and_guessing_is_stopped(portal):
+    me = portal["students"]["s3@example.edu"]
+    assert me.post("/password", {"password": "short"}).status_code == 400
+    assert me.post("/password", {"password": "correct horse battery"}).json() == {"password_set": True}
+    with sqlite3.connect(portal["course"].folder / ".portal" / "portal.sqlite3") as db:
+        (stored,) = db.execute("SELECT password_hash FROM users WHERE email = 's3@example.edu'").fetchone()
+    assert stored.startswith("$argon2id$") and "correct horse" not in stored
+    other = Client(portal["server"].url)
+    other.get("/signin")
+    r = other.post("/signin", {"email": "S3@example.edu", "password": "correct horse battery"})
+    assert r.status_code == 200 and r.json()["signed_in"]["email"] == "s3@example.edu"
+    assert other.post("/signout").status_code == 200 and other.get("/").status_code == 303
+    guesser = Client(portal["server"].url)
+    guesser.get("/signin")
+    codes = [
+        guesser.post("/signin", {"email": "s3@example.edu", "password": f"guess {i}"}).status_code for i in range(5)
+    ]
+    assert codes == [401] * 5
+    blocked = guesser.post("/signin", {"email": "s3@example.edu", "password": "correct horse battery"})
+    assert blocked.status_code == 429 and "too many failed sign-ins" in blocked.json()["error"]
 
 
 def test_every_page_answers_json_and_html(portal):
@@ -462,3 +525,37 @@ def test_the_portal_modules_are_not_imported_by_the_rest():
             " or m.startswith('grader.portal.')))")  # fmt: skip
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr
+
+
+@pytest.mark.parametrize(
+    "csv, people",
+    [
+        ("Email,Name\nAda@Example.edu,Ada Lovelace\n", [("ada@example.edu", "Ada Lovelace", "student")]),
+        ("\ufeffLast Name,First Name,Email,Role\nTuring,Alan,alan@x.org,TA\n\n", [("alan@x.org", "Alan Turing", "ta")]),
+        (
+            "Student,ID,SIS Login ID,Section\nHopper; Grace,7,grace@x.org,A\n",
+            [("grace@x.org", "Hopper; Grace", "student")],
+        ),
+    ],
+)
+def test_a_roster_is_read_as_lms_gradebooks_export_it(csv, people):
+    from grader.portal.accounts import read_roster
+
+    assert [(p.email, p.name, p.role) for p in read_roster(csv)] == people
+
+
+@pytest.mark.parametrize(
+    "csv, message",
+    [
+        ("Name\nAda\n", "roster: no e-mail column in the header ['Name']: name one Email"),
+        ("Email,Name\nnot-an-address,Ada\n", "roster: line 2: 'not-an-address' is not an e-mail address"),
+        ("Email,Role\na@x.org,dean\n", "roster: line 2: role 'dean' is not one of student, ta, instructor"),
+    ],
+)
+def test_a_bad_roster_is_one_line_naming_the_line(csv, message):
+    from grader.errors import GraderError
+    from grader.portal.accounts import read_roster
+
+    with pytest.raises(GraderError) as e:
+        read_roster(csv)
+    assert str(e.value) == message

@@ -208,3 +208,26 @@ def test_a_worker_grades_as_grade_does_and_a_grader_error_is_not_counted(db):
         assert queue.used_today(s, student, "gone") == 0  # given back
         assert s.scalars(select(Job)).all() == []
         assert student.role == STUDENT
+
+
+def test_the_server_grades_uploads_on_postgresql(postgres, tmp_path):
+    """grader serve --database postgresql://...: an upload graded as grade grades it."""
+    from test_portal import NEGAMAX, Client, Server, library_result, make_course
+
+    name = "t_" + secrets.token_hex(6)
+    admin = connect(postgres.format(db="postgres")).execution_options(isolation_level="AUTOCOMMIT")
+    with admin.connect() as c:
+        c.execute(text(f"CREATE DATABASE {name}"))
+    admin.dispose()
+    course = make_course(tmp_path / "course")
+    server = Server(course, tmp_path, database=postgres.format(db=name))
+    try:
+        assert f"database postgresql://grader@/{name}" in "".join(server.lines)
+        me = Client(server.url)
+        me.sign_in(server.link)
+        seen = me.graded(me.upload(NEGAMAX, name="negamax.py").json()["id"])
+        expected = library_result(load_course(course), NEGAMAX)
+        assert seen["symbols"] == expected.symbols and seen["total"] == expected.total
+    finally:
+        server.stop()
+    assert not (course / ".portal" / "portal.sqlite3").exists()  # the database was PostgreSQL's

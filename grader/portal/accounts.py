@@ -8,7 +8,10 @@ import datetime as dt
 import hashlib
 import io
 import secrets
-from dataclasses import dataclass
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from argon2 import PasswordHasher
@@ -148,3 +151,29 @@ def ensure_user(session: Session, email: str, name: str, role: str) -> User:
     elif user.role != role:
         user.role = role
     return user
+
+
+@dataclass
+class SignInLimit:
+    """At most ``failures`` failed sign-ins per e-mail address in ``seconds``: a guesser is
+    slowed to a few tries an hour (kept by this server process)."""
+
+    failures: int = 5
+    seconds: float = 900.0
+    _seen: dict[str, deque[float]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def blocked(self, email: str) -> bool:
+        with self._lock:
+            recent = self._recent(email)
+            return len(recent) >= self.failures
+
+    def failed(self, email: str) -> None:
+        with self._lock:
+            self._recent(email).append(time.monotonic())
+
+    def _recent(self, email: str) -> deque[float]:
+        found = self._seen.setdefault(email.strip().lower(), deque())
+        while found and found[0] < time.monotonic() - self.seconds:
+            found.popleft()
+        return found

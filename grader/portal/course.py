@@ -74,8 +74,13 @@ class Course:
         return Settings.resolve(self.config, assignment.plan.game, assignment.plan, **given)
 
     def private_files(self) -> list[Path]:
-        """The course's files scripts must not read: course.yaml, config.yaml, plans, roster."""
-        return [p for p in self.folder.iterdir() if p.is_file() and not p.name.startswith(".")]
+        """The course's files scripts must not read: its folder, course.yaml, config.yaml, plans,
+        roster, and the SQLite database in .portal/."""
+        state = self.folder / ".portal"
+        found = [p for p in self.folder.iterdir() if p.is_file()] + (
+            [state, *state.iterdir()] if state.is_dir() else []
+        )
+        return [self.folder, *found]
 
 
 def load_course(folder: str | Path) -> Course:

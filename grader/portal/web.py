@@ -11,13 +11,14 @@ import hmac
 import secrets
 import unicodedata
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -126,6 +127,7 @@ class Portal:
     course: Course
     make: sessionmaker[Session]
     workers: Workers | None = None
+    signin_limit: accounts.SignInLimit = field(default_factory=accounts.SignInLimit)
 
 
 TEMPLATES = Jinja2Templates(directory=str(HERE / "templates"))
@@ -181,12 +183,20 @@ def create_app(portal: Portal, secret_key: str) -> Starlette:
     return Starlette(routes=routes, middleware=middleware, exception_handlers={HTTPException: error}, lifespan=lifespan)
 
 
-Handler = Callable[[Portal, Request], Awaitable[Response]]
+Handler = Callable[[Portal, Request, Any], Response]
 
 
 def _endpoint(portal: Portal, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    """The route: a POST's form read here (one file at most), then the handler on a thread of
+    the pool, so that its database work never holds up the other requests."""
+
     async def endpoint(request: Request) -> Response:
-        return await handler(portal, request)
+        form = await request.form(max_files=1, max_fields=5) if request.method == "POST" else None
+        try:
+            return await run_in_threadpool(handler, portal, request, form)
+        finally:
+            if form is not None:
+                await form.close()
 
     return endpoint
 
@@ -216,9 +226,8 @@ def page(request: Request, template: str, data: Mapping[str, Any], status: int =
                                       status_code=status)  # fmt: skip
 
 
-async def checked_form(request: Request, **limits: Any) -> Any:
+def checked_form(request: Request, form: Any) -> Any:
     """The form posted, once its CSRF token (field ``csrf`` or header X-CSRF-Token) is the session's."""
-    form = await request.form(**limits)
     sent = form.get("csrf") or request.headers.get("x-csrf-token") or ""
     mine = request.session.get("csrf")
     if not isinstance(sent, str) or not isinstance(mine, str) or not hmac.compare_digest(sent, mine):
@@ -264,7 +273,7 @@ def display_name(name: str | None) -> str:
 # --- pages --------------------------------------------------------------------------------
 
 
-async def home(portal: Portal, request: Request) -> Response:
+def home(portal: Portal, request: Request, form: Any) -> Response:
     user = signed_in(portal, request)
     if user is None:
         return RedirectResponse("/signin", 303)
@@ -294,12 +303,18 @@ def _assignment_data(a: Assignment, used: int) -> dict[str, Any]:
     }
 
 
-async def signin(portal: Portal, request: Request) -> Response:
+def signin(portal: Portal, request: Request, form: Any) -> Response:
     if request.method == "POST":
-        form = await checked_form(request, max_files=0, max_fields=4)
+        form = checked_form(request, form)
+        email = str(form.get("email", ""))
+        if portal.signin_limit.blocked(email):
+            minutes = round(portal.signin_limit.seconds / 60)
+            raise HTTPException(429, f"too many failed sign-ins for this e-mail: try again in {minutes} minutes, "
+                                     "or use a sign-in link")  # fmt: skip
         with portal.make.begin() as session:
-            user = accounts.check_password(session, str(form.get("email", "")), str(form.get("password", "")))
+            user = accounts.check_password(session, email, str(form.get("password", "")))
         if user is None:
+            portal.signin_limit.failed(email)
             return page(request, "signin.html", {"error": "wrong e-mail or password (or no password set yet: "
                                                           "use your sign-in link)"}, 401)  # fmt: skip
         _start_session(request, user)
@@ -313,12 +328,12 @@ def _after_signin(request: Request, user: User) -> Response:
     return RedirectResponse("/", 303)
 
 
-async def link(portal: Portal, request: Request) -> Response:
+def link(portal: Portal, request: Request, form: Any) -> Response:
     """A one-time sign-in link: the page asks to confirm (a link checker opening it uses nothing);
     the form's POST signs in and spends the link."""
     token = request.path_params["token"]
     if request.method == "POST":
-        await checked_form(request, max_files=0, max_fields=2)
+        checked_form(request, form)
         with portal.make.begin() as session:
             user = accounts.use_signin_token(session, token)
         if user is None:
@@ -330,15 +345,15 @@ async def link(portal: Portal, request: Request) -> Response:
     return page(request, "link.html", {"token": token})
 
 
-async def signout(portal: Portal, request: Request) -> Response:
-    await checked_form(request, max_files=0, max_fields=2)
+def signout(portal: Portal, request: Request, form: Any) -> Response:
+    checked_form(request, form)
     request.session.clear()
     return JSONResponse({"signed_out": True}) if wants_json(request) else RedirectResponse("/signin", 303)
 
 
-async def password(portal: Portal, request: Request) -> Response:
+def password(portal: Portal, request: Request, form: Any) -> Response:
     user = need_user(portal, request)
-    form = await checked_form(request, max_files=0, max_fields=3)
+    form = checked_form(request, form)
     with portal.make.begin() as session:
         me = session.get(User, user.id)
         assert me is not None
@@ -356,11 +371,11 @@ def _find_assignment(portal: Portal, name: str) -> Assignment:
     return found
 
 
-async def assignment_page(portal: Portal, request: Request) -> Response:
+def assignment_page(portal: Portal, request: Request, form: Any) -> Response:
     user = need_user(portal, request)
     assignment = _find_assignment(portal, request.path_params["name"])
     if request.method == "POST":
-        return await upload(portal, request, user, assignment)
+        return upload(portal, request, form, user, assignment)
     with portal.make() as session:
         subs = session.scalars(select(Submission).where(Submission.user_id == user.id,
                                                         Submission.assignment == assignment.name)
@@ -370,13 +385,13 @@ async def assignment_page(portal: Portal, request: Request) -> Response:
     return page(request, "assignment.html", data, user=user, upload_kb=portal.course.upload_kb)
 
 
-async def upload(portal: Portal, request: Request, user: User, assignment: Assignment) -> Response:
+def upload(portal: Portal, request: Request, form: Any, user: User, assignment: Assignment) -> Response:
     limit = portal.course.upload_bytes
-    form = await checked_form(request, max_files=1, max_fields=3)
+    form = checked_form(request, form)
     file = form.get("script")
     if not isinstance(file, UploadFile):
         raise HTTPException(400, "choose the script to upload (the form's 'script' field)")
-    content = await file.read(limit + 1)
+    content = file.file.read(limit + 1)
     if len(content) > limit:
         raise HTTPException(413, f"the upload is too large: at most {portal.course.upload_kb} KiB")
     name = display_name(file.filename)
@@ -436,7 +451,7 @@ def _staff_view(sub: Submission, assignment: Assignment | None, owner: User | No
     }
 
 
-async def submission_page(portal: Portal, request: Request) -> Response:
+def submission_page(portal: Portal, request: Request, form: Any) -> Response:
     user = need_user(portal, request)
     with portal.make() as session:
         sub = session.get(Submission, request.path_params["sid"])
@@ -449,7 +464,7 @@ async def submission_page(portal: Portal, request: Request) -> Response:
                 title=assignment.title if assignment else sub.assignment)  # fmt: skip
 
 
-async def class_page(portal: Portal, request: Request) -> Response:
+def class_page(portal: Portal, request: Request, form: Any) -> Response:
     """The class table: each student's counted submission (their latest graded), its symbols and total."""
     user = need_staff(portal, request)
     names = list(portal.course.assignments)
@@ -474,12 +489,12 @@ async def class_page(portal: Portal, request: Request) -> Response:
     return page(request, "class.html", data, user=user)
 
 
-async def links(portal: Portal, request: Request) -> Response:
+def links(portal: Portal, request: Request, form: Any) -> Response:
     """One-time sign-in links for the students (all, or the one whose e-mail is given): instructors only."""
     user = need_staff(portal, request)
     if user.role != INSTRUCTOR:
         raise HTTPException(404, "no such page")
-    form = await checked_form(request, max_files=0, max_fields=3)
+    form = checked_form(request, form)
     email = str(form.get("email") or "").strip().lower()
     base = str(request.base_url).rstrip("/")
     with portal.make.begin() as session:
