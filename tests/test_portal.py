@@ -4,6 +4,7 @@ without its CSRF token, an upload over the limit, a private test's board, markup
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import socket
@@ -422,6 +423,38 @@ def test_every_page_answers_json_and_html(portal):
     assert portal["instructor"].html("/class").headers["content-type"].startswith("text/html")
 
 
+def test_private_results_are_shown_once_released_without_their_boards(portal, graded_pair):
+    me, instructor = portal["students"]["s1@example.edu"], portal["instructor"]
+    sid = graded_pair["wrong_score.py"]["id"]
+    before = me.get(f"/s/{sid}").json()
+    assert before["private_shown"] is False and "private" not in before and "total" not in before
+    assert me.post("/class/release", {"assignment": "othello"}).status_code == 404  # a student cannot release
+    assert instructor.post("/class/release", {"assignment": "othello"}, csrf=False).status_code == 403
+    assert me.get(f"/s/{sid}").json()["private_shown"] is False
+    assert instructor.post("/class/release", {"assignment": "othello"}).json() == {"released": "othello"}
+    after = me.get(f"/s/{sid}").json()
+    course = portal["course"]
+    plan = course.assignments["othello"].plan
+    expected = library_result(course, WRONG)
+    assert after["private_shown"] is True and after["total"] == expected.total
+    private = [t for t in expected.tests if not plan.is_public(t.index)]
+    assert [(p["index"], p["symbol"], p["credit"]) for p in after["private"]] == [
+        (t.index, t.symbol, t.verdict.credit) for t in private
+    ]
+    html = me.html(f"/s/{sid}").text
+    for text in (json.dumps(after), html):
+        assert not any(t.position.board_string() in text for t in private)  # private_boards: false
+    assert "Private tests" in html
+    log = instructor.get("/class/audit").json()["entries"]
+    assert {"by": "instructor@example.edu", "action": "release", "detail": "othello"}.items() <= log[-1].items()
+    assert me.get("/class/audit").status_code == 404
+    sheet = instructor.http.get("/class.csv").text.splitlines()
+    assert sheet[0].startswith("name,email,othello total,othello max,othello symbols")
+    row = next(line for line in sheet if "s1@example.edu" in line)
+    assert f"{expected.total},{expected.max_total},{expected.symbols}" in row
+    assert me.http.get("/class.csv").status_code == 404
+
+
 # --- the command -------------------------------------------------------------------------
 
 
@@ -455,6 +488,11 @@ def test_serve_without_the_extra_names_the_install_command(tmp_path):
         (("title: Game", "titel: Game"), "unknown key 'titel'"),
         (("name: othello", "name: ../x"), "assignments[0].name must be lower-case letters"),
         (("limits: {wall_seconds: 10}", "limits: {wall_seconds: -1}"), "assignments[0].limits.wall_seconds"),
+        (("per_day: 3", "per_day: 3\n    private_results: never"), "assignments[0].private_results must be release"),
+        (
+            ("per_day: 3", "per_day: 3\n    private_results: deadline"),
+            "assignments[0].private_results is deadline, but",
+        ),
     ],
 )
 def test_a_bad_course_yaml_is_one_line_naming_the_key(tmp_path, change, message):

@@ -100,9 +100,34 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(url):
     upgrade(engine)
     upgrade(engine)  # every start runs it
     tables = set(inspect(engine).get_table_names())
-    assert {"users", "signin_tokens", "submissions", "jobs", "daily_counts", "portal_meta", "alembic_version"} <= tables
+    assert {
+        "users",
+        "signin_tokens",
+        "submissions",
+        "jobs",
+        "daily_counts",
+        "portal_meta",
+        "alembic_version",
+        "releases",
+        "audit_log",
+    } <= tables
     with engine.connect() as c:
-        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0001",)]
+        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0002",)]
+    engine.dispose()
+
+
+def test_an_older_database_is_upgraded_keeping_its_rows(url):
+    engine = connect(url)
+    upgrade(engine, "0001")
+    with engine.begin() as c:
+        assert "releases" not in inspect(c).get_table_names()
+        c.execute(
+            text("INSERT INTO users (email, name, role, created_at) VALUES ('a@x.org', 'A', 'student', '2026-01-01')")
+        )
+    upgrade(engine)
+    with engine.connect() as c:
+        assert c.execute(text("SELECT email FROM users")).all() == [("a@x.org",)]
+        assert "releases" in inspect(c).get_table_names()
     engine.dispose()
 
 

@@ -36,10 +36,21 @@ class Assignment:
     per_day: int | None = None  # uploads a student may make a day (UTC); None: no limit
     deadline: dt.datetime | None = None  # soft: later uploads are marked late
     hard_deadline: dt.datetime | None = None  # no upload is taken after it
+    private_results: str = (
+        "release"  # when students see their private tests: on the instructor's release, or after the deadline
+    )
+    private_boards: bool = False  # with them, each private test's board and feedback (else its symbol and credit)
 
     @property
     def game(self) -> str:
         return self.plan.game.name
+
+    def private_shown(self, released: bool, when: dt.datetime) -> bool:
+        """Whether students see their private tests now: released, or past the deadline when the course says so."""
+        if self.private_results == "deadline":
+            last = self.hard_deadline or self.deadline
+            return released or (last is not None and when > last)
+        return released
 
     @property
     def public_tests(self) -> int:
@@ -105,7 +116,9 @@ def load_course(folder: str | Path) -> Course:
 
 
 _KEYS = ("title", "instructors", "roster", "upload_kb", "assignments")
-_ASSIGNMENT_KEYS = ("name", "title", "game", "plan", "seed", "limits", "per_day", "deadline", "hard_deadline")
+_ASSIGNMENT_KEYS = ("name", "title", "game", "plan", "seed", "limits", "per_day", "deadline", "hard_deadline",
+                    "private_results", "private_boards")  # fmt: skip
+PRIVATE_RESULTS = ("release", "deadline")
 
 
 def _course(root: Path, data: Any, config: Config) -> Course:
@@ -180,7 +193,16 @@ def _assignment(root: Path, item: Any, where: str, config: Config) -> Assignment
     if deadline and hard and hard < deadline:
         raise ValueError(f"{where}.hard_deadline is before its deadline: give one at or after it")
     title = _text(item.get("title", name), f"{where}.title")
-    return Assignment(name, title, plan, limits, per_day, deadline, hard)
+    shown = item.get("private_results", "release")
+    if shown not in PRIVATE_RESULTS:
+        raise ValueError(f"{where}.private_results must be release (when the instructor releases them) or deadline; "
+                         f"got {shown!r}")  # fmt: skip
+    if shown == "deadline" and deadline is None and hard is None:
+        raise ValueError(f"{where}.private_results is deadline, but the assignment has none: give it a deadline")
+    boards = item.get("private_boards", False)
+    if not isinstance(boards, bool):
+        raise ValueError(f"{where}.private_boards must be true or false; got {boards!r}")
+    return Assignment(name, title, plan, limits, per_day, deadline, hard, shown, boards)
 
 
 def _known(data: dict, keys: tuple[str, ...], prefix: str) -> None:

@@ -74,13 +74,13 @@ def hide_password(url: str) -> str:
     return f"{scheme}://{user.split(':')[0]}:***@{tail}"
 
 
-def upgrade(engine: Engine) -> None:
-    """Bring the tables to the newest revision (Alembic's ``upgrade head``)."""
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Bring the tables to the newest revision (Alembic's ``upgrade head``), or to ``revision``."""
     config = AlembicConfig()
     config.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as connection:
         config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+        command.upgrade(config, revision)
 
 
 def sessions(engine: Engine) -> sessionmaker[Session]:

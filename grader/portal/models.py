@@ -102,3 +102,23 @@ class Job(Base):
     claimed_by: Mapped[str | None] = mapped_column(String(100), nullable=True)
     claimed_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class Release(Base):
+    """An assignment whose private results the instructor released to the students."""
+
+    __tablename__ = "releases"
+    assignment: Mapped[str] = mapped_column(String(40), primary_key=True)
+    released_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    released_by: Mapped[int] = mapped_column(ForeignKey("users.id"))
+
+
+class AuditEntry(Base):
+    """Who did what the course must be able to account for (a release, sign-in links made)."""
+
+    __tablename__ = "audit_log"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    action: Mapped[str] = mapped_column(String(40))
+    detail: Mapped[str] = mapped_column(Text)

@@ -7,7 +7,10 @@ id that does not exist does."""
 from __future__ import annotations
 
 import contextlib
+import csv
 import hmac
+import io
+import json
 import secrets
 import unicodedata
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -24,7 +27,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
@@ -33,7 +36,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..errors import GraderError
 from . import accounts
 from .course import Assignment, Course
-from .models import FAILED, GRADED, INSTRUCTOR, QUEUED, RUNNING, STUDENT, Submission, User
+from .models import FAILED, GRADED, INSTRUCTOR, QUEUED, RUNNING, STUDENT, AuditEntry, Release, Submission, User, now
 from .queue import DailyLimit, submit, used_today, waiting
 from .worker import Workers
 
@@ -152,6 +155,9 @@ def create_app(portal: Portal, secret_key: str) -> Starlette:
         Route("/s/{sid}", _endpoint(portal, submission_page)),
         Route("/class", _endpoint(portal, class_page)),
         Route("/class/links", _endpoint(portal, links), methods=["POST"]),
+        Route("/class/release", _endpoint(portal, release), methods=["POST"]),
+        Route("/class/audit", _endpoint(portal, audit_page)),
+        Route("/class.csv", _endpoint(portal, gradebook)),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     middleware = [
@@ -381,7 +387,8 @@ def assignment_page(portal: Portal, request: Request, form: Any) -> Response:
                                                         Submission.assignment == assignment.name)
                                .order_by(Submission.received_at.desc())).all()  # fmt: skip
         used = used_today(session, user, assignment.name)
-    data = {**_assignment_data(assignment, used), "submissions": [_student_view(s, assignment) for s in subs]}
+        shown = _shown(portal, session, assignment)
+    data = {**_assignment_data(assignment, used), "submissions": [_student_view(s, assignment, shown) for s in subs]}
     return page(request, "assignment.html", data, user=user, upload_kb=portal.course.upload_kb)
 
 
@@ -419,9 +426,11 @@ STATUS_TEXT = {
 }
 
 
-def _student_view(sub: Submission, assignment: Assignment | None) -> dict[str, Any]:
-    """What a student may see of their submission: the receipt, and public tests only."""
-    return {
+def _student_view(sub: Submission, assignment: Assignment | None, shown: bool = False) -> dict[str, Any]:
+    """What a student may see of their submission: the receipt and their public tests; once
+    the private results are shown (``shown``), each private test's symbol and credit, with
+    its board and diagnosis only where the course shows private boards."""
+    view = {
         "id": sub.id,
         "assignment": sub.assignment,
         "filename": sub.filename,
@@ -436,7 +445,22 @@ def _student_view(sub: Submission, assignment: Assignment | None) -> dict[str, A
         "public_tests": assignment.public_tests if assignment else None,
         "private_tests": assignment.private_tests if assignment else None,
         "feedback": sub.student_text,
+        "private_shown": shown,
     }
+    if shown and assignment is not None and sub.status == GRADED and sub.records:
+        keys = ("index", "symbol", "credit") + (("board", "token", "diagnosis") if assignment.private_boards else ())
+        view["private"] = [{k: r[k] for k in keys} for r in json.loads(sub.records)
+                           if not assignment.plan.is_public(r["index"])]  # fmt: skip
+        view.update(symbols=sub.symbols, total=sub.total, max_total=sub.max_total)
+    return view
+
+
+def _shown(portal: Portal, session: Session, assignment: Assignment | None) -> bool:
+    """Whether students see this assignment's private results now."""
+    if assignment is None:
+        return False
+    released = session.get(Release, assignment.name) is not None
+    return assignment.private_shown(released, now())
 
 
 def _staff_view(sub: Submission, assignment: Assignment | None, owner: User | None) -> dict[str, Any]:
@@ -446,6 +470,7 @@ def _staff_view(sub: Submission, assignment: Assignment | None, owner: User | No
         "symbols": sub.symbols,
         "total": sub.total,
         "max_total": sub.max_total,
+        "private": None,
         "full_feedback": sub.full_text,
         "error": sub.error,
     }
@@ -458,8 +483,9 @@ def submission_page(portal: Portal, request: Request, form: Any) -> Response:
         if sub is None or (sub.user_id != user.id and not user.staff):
             raise HTTPException(404, "no such submission")  # another's answers as one that does not exist
         owner = session.get(User, sub.user_id)
-    assignment = portal.course.assignments.get(sub.assignment)
-    data = _staff_view(sub, assignment, owner) if user.staff else _student_view(sub, assignment)
+        assignment = portal.course.assignments.get(sub.assignment)
+        shown = _shown(portal, session, assignment)
+    data = _staff_view(sub, assignment, owner) if user.staff else _student_view(sub, assignment, shown)
     return page(request, "submission.html", data, user=user, staff=user.staff,
                 title=assignment.title if assignment else sub.assignment)  # fmt: skip
 
@@ -467,12 +493,17 @@ def submission_page(portal: Portal, request: Request, form: Any) -> Response:
 def class_page(portal: Portal, request: Request, form: Any) -> Response:
     """The class table: each student's counted submission (their latest graded), its symbols and total."""
     user = need_staff(portal, request)
+    return page(request, "class.html", class_table(portal), user=user)
+
+
+def class_table(portal: Portal) -> dict[str, Any]:
     names = list(portal.course.assignments)
     with portal.make() as session:
         students = session.scalars(select(User).where(User.role == STUDENT).order_by(User.name)).all()
         graded = session.scalars(select(Submission).where(Submission.status == GRADED)
                                  .order_by(Submission.received_at)).all()  # fmt: skip
         queued = waiting(session)
+        released = {r.assignment for r in session.scalars(select(Release)).all()}
     latest: dict[tuple[int, str], Submission] = {}
     for done in graded:
         latest[(done.user_id, done.assignment)] = done
@@ -485,15 +516,13 @@ def class_page(portal: Portal, request: Request, form: Any) -> Response:
                                                     "max_total": sub.max_total, "late": bool(sub.late)}  # fmt: skip
         rows.append({"name": s.name, "email": s.email, "assignments": cells})
     titles = {n: a.title for n, a in portal.course.assignments.items()}
-    data = {"course": portal.course.title, "assignments": titles, "students": rows, "queue": queued}
-    return page(request, "class.html", data, user=user)
+    return {"course": portal.course.title, "assignments": titles, "students": rows, "queue": queued,
+            "released": sorted(released)}  # fmt: skip
 
 
 def links(portal: Portal, request: Request, form: Any) -> Response:
     """One-time sign-in links for the students (all, or the one whose e-mail is given): instructors only."""
-    user = need_staff(portal, request)
-    if user.role != INSTRUCTOR:
-        raise HTTPException(404, "no such page")
+    user = need_instructor(portal, request)
     form = checked_form(request, form)
     email = str(form.get("email") or "").strip().lower()
     base = str(request.base_url).rstrip("/")
@@ -503,6 +532,58 @@ def links(portal: Portal, request: Request, form: Any) -> Response:
             query = query.where(User.email == email)
         made = [{"name": s.name, "email": s.email, "link": f"{base}/link/{accounts.new_signin_token(session, s)}"}
                 for s in session.scalars(query).all()]  # fmt: skip
+        _audit(session, user, "sign-in links", ", ".join(m["email"] for m in made))
     if email and not made:
         raise HTTPException(404, f"no student {email!r} on the roster")
     return page(request, "links.html", {"links": made}, user=user)
+
+
+def _audit(session: Session, user: User, action: str, detail: str) -> None:
+    session.add(AuditEntry(user_id=user.id, action=action, detail=detail))
+
+
+def need_instructor(portal: Portal, request: Request) -> User:
+    user = need_staff(portal, request)
+    if user.role != INSTRUCTOR:
+        raise HTTPException(404, "no such page")
+    return user
+
+
+def release(portal: Portal, request: Request, form: Any) -> Response:
+    """Release an assignment's private results to its students (instructors only; audited)."""
+    user = need_instructor(portal, request)
+    form = checked_form(request, form)
+    assignment = _find_assignment(portal, str(form.get("assignment", "")))
+    with portal.make.begin() as session:
+        if session.get(Release, assignment.name) is None:
+            session.add(Release(assignment=assignment.name, released_by=user.id))
+            _audit(session, user, "release", assignment.name)
+    return JSONResponse({"released": assignment.name}) if wants_json(request) else RedirectResponse("/class", 303)
+
+
+def audit_page(portal: Portal, request: Request, form: Any) -> Response:
+    """The audit log: who released results and made sign-in links, and when."""
+    user = need_staff(portal, request)
+    with portal.make() as session:
+        rows = session.execute(select(AuditEntry, User).join(User, User.id == AuditEntry.user_id)
+                               .order_by(AuditEntry.id)).all()  # fmt: skip
+    entries = [{"at": e.at.isoformat(), "by": u.email, "action": e.action, "detail": e.detail} for e, u in rows]
+    return page(request, "audit.html", {"entries": entries}, user=user)
+
+
+def gradebook(portal: Portal, request: Request, form: Any) -> Response:
+    """The gradebook as CSV: a row per student, each assignment's counted total and symbols."""
+    need_staff(portal, request)
+    table = class_table(portal)
+    out = io.StringIO()
+    writer = csv.writer(out)
+    names = list(table["assignments"])
+    writer.writerow(["name", "email"] + [f"{n} {what}" for n in names for what in ("total", "max", "symbols", "late")])
+    for s in table["students"]:
+        cells = [s["name"], s["email"]]
+        for n in names:
+            c = s["assignments"][n] or {}
+            cells += [c.get("total", ""), c.get("max_total", ""), c.get("symbols", ""), "yes" if c.get("late") else ""]
+        writer.writerow(cells)
+    return PlainTextResponse(out.getvalue(), media_type="text/csv; charset=utf-8",
+                             headers={"content-disposition": 'attachment; filename="gradebook.csv"'})  # fmt: skip
