@@ -25,6 +25,7 @@ from grader.portal import accounts, queue  # noqa: E402
 from grader.portal.course import load_course, make_demo_course  # noqa: E402
 from grader.portal.db import connect, sessions, upgrade  # noqa: E402
 from grader.portal.models import FAILED, GRADED, QUEUED, RUNNING, STUDENT, Job, Submission, User  # noqa: E402
+from grader.portal.web import _student_view  # noqa: E402
 from grader.portal.worker import Workers  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -233,6 +234,12 @@ def test_a_worker_grades_as_grade_does_and_a_grader_error_is_not_counted(db):
         assert queue.used_today(s, student, "gone") == 0  # given back
         assert s.scalars(select(Job)).all() == []
         assert student.role == STUDENT
+    private = [t for t in expected.tests if not lab.plan.is_public(t.index)]
+    hidden = _student_view(done, lab, shown=True)["private"]
+    assert [(p["index"], p["symbol"]) for p in hidden] == [(t.index, t.symbol) for t in private]
+    assert all("board" not in p for p in hidden) and "private" not in _student_view(done, lab, shown=False)
+    boards = _student_view(done, dataclasses.replace(lab, private_boards=True), shown=True)["private"]
+    assert [p["board"] for p in boards] == [t.position.board_string() for t in private]
 
 
 def test_the_server_grades_uploads_on_postgresql(postgres, tmp_path):

@@ -15,7 +15,6 @@ import yaml
 from ..config import SCHEMA, Config, load_config
 from ..errors import ConfigError, GraderError
 from ..files import SHARE
-from ..games import get_game
 from ..grading.plans import Plan, load_any_plan, new_plan, write_plan_file
 from ..grading.results import Settings
 from ..limits import Limits
@@ -282,7 +281,3 @@ assignments:
     plan: tictactoe.plan
     per_day: 10
 """
-
-
-def game_title(name: str) -> str:
-    return get_game(name).title

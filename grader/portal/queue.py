@@ -8,7 +8,7 @@ import datetime as dt
 import hashlib
 import secrets
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -121,4 +121,5 @@ def requeue_running(session: Session) -> int:
 
 
 def waiting(session: Session) -> int:
-    return len(list(session.scalars(select(Job.id).where(Job.state == QUEUED))))
+    """Jobs waiting to be claimed."""
+    return session.scalar(select(func.count()).select_from(Job).where(Job.state == QUEUED)) or 0
