@@ -17,7 +17,7 @@ from .engines import available_protocols
 from .engines.fairness import FAIR_CPU
 from .engines.isolation import ISOLATIONS
 from .errors import ConfigError, GraderError
-from .games import BACKENDS, DEFAULT, Game, available, base_name, get_game, parse_options
+from .games import BACKENDS, BUILTIN, DEFAULT, Game, available, base_name, get_game, parse_options
 from .limits import NOT_GIVEN, Limits
 
 DEFAULT_PATH = Path("config.yaml")
@@ -345,7 +345,8 @@ GAME_SECTIONS = ("gomoku",)  # games with a section of settings (the keys of the
 
 def _game(key: str, value: Any) -> str:
     """A game's name, or a variant's spec ('gomoku:size=9')."""
-    _choice(*sorted(available()))(key, base_name(value) if isinstance(value, str) else value)
+    if not (isinstance(value, str) and base_name(value) in BUILTIN):  # a plugin's name: ask the installed packages
+        _choice(*sorted(available()))(key, base_name(value) if isinstance(value, str) else value)
     try:
         get_game(value)
     except GraderError as e:

@@ -7,22 +7,22 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from .config import Config
 from .errors import GraderError, OptionError
 from .files import read_lines
 from .games import Game
-from .grading import gradescope
-from .grading.check import check
 from .grading.plans import NewPlan, load_any_plan, new_plan, plan_for
 from .grading.results import Settings
-from .grading.run import grade_submission
-from .regression.check import check_gtp
-from .regression.gradescope import regress_results_json
-from .regression.regress import RegressPlan, RegressSettings, public_tests, regress_game, regress_plan
-from .regression.runs import regress_submission
 from .runs.submissions import find_submission_folder
+
+# Each mode's pipelines (checking, grading a submission, writing its results, a GTP lab's
+# regression files) are imported by the function that runs them, for the lab at hand: 'grader
+# check' on Othello loads no regression, no Gradescope results and no report table before its
+# script starts. Both modes are below this module: an import here runs down, never round.
+if TYPE_CHECKING:  # the type new_tests returns for a GTP lab, from the pipeline it imports when it runs
+    from .regression.regress import RegressPlan
 
 
 class Checked(Protocol):
@@ -42,7 +42,11 @@ def over_gtp(game: Game) -> bool:
 def lab_game(config: Config, name: str | None = None, files: Sequence[str | Path] = ()) -> Game:
     """The game ``name`` names (else config.yaml's); for a GTP lab, as its regression ``files`` say."""
     game = config.get_game(name)
-    return regress_game(name, config, files) if over_gtp(game) else game
+    if not over_gtp(game):
+        return game
+    from .regression.regress import regress_game
+
+    return regress_game(name, config, files)
 
 
 def check_program(program: str | Path, config: Config, game_name: str | None = None,
@@ -52,7 +56,12 @@ def check_program(program: str | Path, config: Config, game_name: str | None = N
     from being read."""
     game = lab_game(config, game_name, [plan_name] if plan_name else [])
     if over_gtp(game):
+        from .regression.check import check_gtp
+        from .regression.regress import RegressSettings
+
         return check_gtp(program, game, plan_name, RegressSettings.resolve(config), config.entry)
+    from .grading.check import check
+
     plan = load_any_plan(plan_name, game) if plan_name else None
     return check(program, game, plan, Settings.resolve(config, game, plan), entry=config.entry)
 
@@ -74,11 +83,18 @@ def gradescope_results(submission: str | Path, config: Config, *, game_name: str
         raise GraderError(f"submission folder '{submission}' not found: give --submission DIR")
     sub = find_submission_folder(Path(submission), set(config.commands), config.entry)
     if plan is None:
+        from .regression.gradescope import regress_results_json
+        from .regression.regress import RegressSettings, public_tests, regress_game
+        from .regression.runs import regress_submission
+
         assert plan_name is not None
         game = regress_game(game_name, config, [plan_name])
         student = regress_submission(sub, [plan_name], game, RegressSettings.resolve(config), private)
         public = public_tests("\n".join(read_lines(plan_name, "regression file")))
         return regress_results_json(student, [public], time.monotonic() - started, visibility)
+    from .grading import gradescope
+    from .grading.run import grade_submission
+
     settings = Settings.resolve(config, game, plan, backend=backend)
     result = grade_submission(sub, plan, settings, private=private)
     return gradescope.results_json(result, time.monotonic() - started, visibility)
@@ -91,6 +107,8 @@ def new_tests(config: Config, game_name: str | None = None, *, seed: int | None 
     regression file's (``regress_plan``, which takes the seed, the empties and the public count)."""
     game = config.get_game(game_name)
     if over_gtp(game):
+        from .regression.regress import regress_plan
+
         if boards or plan_name or time_limit or scoring:
             raise OptionError(f"{game.title}'s tests are a GTP regression file: drop --boards, --plan, --time-limit "
                               "and --scoring (see 'grader plan regress --help' for its options)")  # fmt: skip

@@ -51,3 +51,56 @@ def test_the_commands_are_listed_and_run_as_before():
         assert name in listed.output and short_help.split()[0] in listed.output
     assert CliRunner().invoke(main, ["solve", "--help"]).output.startswith("Usage: main solve [OPTIONS]")
     assert "No such command 'nothing'" in CliRunner().invoke(main, ["nothing"]).output
+
+
+# What grader check on an Othello script must not have loaded when its first script starts:
+# the other modes, the report's tables, the other games, the protocols, the installed packages'
+# entry points (each is imported when a command needs it; bench/startup.py times the start).
+NOT_BEFORE_CHECK_RUNS = ("grader.regression", "grader.tournaments", "grader.grading.gradescope", "grader.grading.report",
+                         "grader.grading.rejudge", "grader.grading.exports", "grader.engines.protocol",
+                         "grader.engines.registry", "grader.games.gomoku", "grader.games.tictactoe", "tabulate",
+                         "importlib.metadata")  # fmt: skip
+
+
+def test_check_loads_only_what_it_runs_before_its_script_starts(tmp_path):
+    (tmp_path / "probe.py").write_text("print('score 1 51')\n")
+    seen = tmp_path / "modules"
+    # The moment the first script would start, the modules loaded are written down and the run ends.
+    code = ("import os, sys\nimport grader.engines.runner as runner\n"
+            "def start(*args, **kwargs):\n"
+            f"    open({str(seen)!r}, 'w').write(' '.join(sys.modules))\n    os._exit(0)\n"
+            "runner.start = start\nsys.argv = ['grader', 'check', 'probe.py']\n"
+            "from grader.__main__ import main\nmain()\n")  # fmt: skip
+    subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, check=False, timeout=120)
+    loaded = set(seen.read_text().split())
+    assert "grader.grading.check" in loaded and "grader.games.othello" in loaded
+    assert not {m for m in loaded if m.startswith(NOT_BEFORE_CHECK_RUNS)}
+
+
+def test_games_and_protocols_are_imported_when_asked_for_by_name():
+    listing = (
+        "from grader.games import available, get_game\nassert {'othello', 'tictactoe', 'gomoku'} <= set(available())"
+    )
+    assert not {m for m in loaded_by(listing) if m.startswith(("grader.games.tictactoe", "grader.games.gomoku"))}
+    assert "grader.games.gomoku" in loaded_by(f"{listing}\nget_game('gomoku')")
+    config = loaded_by("import grader.config\ngrader.config.Config()")
+    assert not {m for m in config if m.startswith(("grader.engines.protocol", "grader.engines.registry"))}
+    assert "grader.engines.nboard" in loaded_by("from grader.engines import get_protocol\nget_protocol('nboard')")
+
+
+def test_check_without_a_plan_runs_the_standard_plans_easiest_boards():
+    from grader.games import get_game
+    from grader.grading.check import COUNT, easy_positions
+    from grader.grading.plans import standard_plan
+
+    for name in ("othello", "tictactoe"):
+        game = get_game(name)
+        plan = standard_plan(0, game)  # one per count of empties, the fewest first, from the whole plan
+        chosen: list = []
+        for pos in sorted(plan.positions, key=lambda p: p.empties):
+            if len(chosen) < COUNT and all(c.empties != pos.empties for c in chosen):
+                chosen.append(pos)
+        for pos in sorted(plan.positions, key=lambda p: p.empties):
+            if len(chosen) < COUNT and pos not in chosen:
+                chosen.append(pos)
+        assert list(easy_positions(game, None).positions) == chosen, name

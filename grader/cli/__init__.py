@@ -18,7 +18,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 # Each command: its module in grader/cli/, the command there, and the line 'grader --help' shows.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "boards": ("plans", "boards", "Write random test boards reached by legal play."),
-    "check": ("grading", "check", "The presubmission check: can the grader read this script's output?"),
+    "check": ("check", "check", "The presubmission check: can the grader read this script's output?"),
     "doctor": ("doctor", "doctor", "What isolation this machine offers, with a real attack to prove it."),
     "grade": ("grading", "grade", "Grade scripts, or a class, on the lab's 100 tests (+ M Q T m s - t)."),
     "gradescope": ("grading", "gradescope_command", "Grade the submission in a Gradescope autograder."),

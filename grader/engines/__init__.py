@@ -8,17 +8,18 @@ Protocols are plugins, as games are: a protocol is a ``Protocol`` subclass found
 package adds one through the ``grader.protocols`` entry point group (``uci =
 mypackage.uci:UciProtocol``); config.yaml's ``engines:`` and the ``NAME:COMMAND`` engines of a
 tournament take its name.
+
+This package's own module holds only the registry's names (``available_protocols``), so that
+config.yaml can be checked without loading a protocol; ``get_protocol`` and ``player_for``
+live in ``registry`` and are imported from there when first asked for here.
 """
 
 from __future__ import annotations
 
 import importlib
-from importlib import metadata
+from typing import Any
 
-from ..errors import GraderError
-from ..games import Game
-from .protocol import EnginePool, EngineSpec, Player, Protocol
-from .scripts import Runs, RunSettings
+from . import cgroups  # noqa: F401  (it names fair CPU's cgroups as this grader's, whoever imports the engines)
 
 ENTRY_POINTS = "grader.protocols"
 
@@ -32,44 +33,24 @@ BUILTIN = {  # the protocols that come with the grader, loaded by name as a plug
 
 def available_protocols() -> dict[str, str]:
     """Every protocol installed: name -> where it comes from."""
+    from importlib import metadata  # here: its import is a tenth of the grader's start
+
     out = {name: "built in" for name in BUILTIN}
     for ep in metadata.entry_points(group=ENTRY_POINTS):
         out.setdefault(ep.name, ep.value)
     return out
 
 
-_loaded: dict[str, type[Protocol]] = {}
+_loaded: dict[str, Any] = {}  # name -> its Protocol class, once registry.get_protocol has loaded it
+
+_LATER = {"Protocol": "protocol", "get_protocol": "registry", "player_for": "registry"}
 
 
-def get_protocol(name: str) -> type[Protocol]:
-    """The protocol called ``name``: built in, or from an installed package's entry point.
-    GraderError names the installed ones when there is none of that name, and a plugin that
-    cannot be loaded or is not a Protocol."""
-    if name in _loaded:
-        return _loaded[name]
-    if name in BUILTIN:
-        module, _, attribute = BUILTIN[name].partition(":")
-        _loaded[name] = getattr(importlib.import_module(module), attribute)
-        return _loaded[name]
-    found = [ep for ep in metadata.entry_points(group=ENTRY_POINTS) if ep.name == name]
-    if not found:
-        raise GraderError(f"unknown engine protocol {name!r}: use one of {', '.join(available_protocols())}")
-    try:
-        protocol = found[0].load()
-    except Exception as e:  # a broken plugin is the user's to fix: say which and why
-        raise GraderError(f"the engine protocol {name!r} ({found[0].value}) cannot be loaded: {e}") from None
-    if not (isinstance(protocol, type) and issubclass(protocol, Protocol)) or protocol.name != name:
-        raise GraderError(f"the engine protocol {name!r} ({found[0].value}) is not a grader.engines.protocol.Protocol "
-                          f"named {name!r}: fix the entry point or the class")  # fmt: skip
-    _loaded[name] = protocol
-    return protocol
+def __getattr__(name: str) -> Any:
+    """``Protocol``, ``get_protocol`` and ``player_for``, from their modules when first used."""
+    if name not in _LATER:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_LATER[name]}", __name__), name)
 
 
-def player_for(engine: EngineSpec, settings: RunSettings, where: Runs, game: Game,
-               pool: EnginePool | None = None) -> Player:  # fmt: skip
-    """The player of ``engine`` in a game of ``game``, as its protocol plays it (a kept engine
-    from ``pool`` if one waits there)."""
-    return get_protocol(engine.protocol).player(engine, settings, where, game, pool)
-
-
-__all__ = ["ENTRY_POINTS", "Protocol", "available_protocols", "get_protocol", "player_for"]
+__all__ = ["BUILTIN", "ENTRY_POINTS", "Protocol", "available_protocols", "get_protocol", "player_for"]

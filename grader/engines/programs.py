@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import GraderError
-from . import get_protocol
 from .interpreters import Interpreter, find_interpreter, is_python, which
+from .registry import get_protocol
 from .scripts import Script
 
 PYTHON = "{python}"  # in a protocol engine's command: the Python of the run's settings

@@ -21,7 +21,6 @@ from ..games import DEFAULT, Game, get_game
 from ..runs.submissions import find_submission_folder
 from ..runs.text import stderr_lines
 from .plans import PUBLIC, Plan, standard_plan
-from .report import check_text
 from .results import Settings, TestResult, settings_for
 from .run import grade
 
@@ -56,6 +55,8 @@ class CheckReport:
 
     def text(self) -> str:
         """What ``grader check`` shows (``report.check_text``)."""
+        from .report import check_text  # here: tables are written once the scripts have run
+
         return check_text(self)
 
     def wrong_answers(self) -> str | None:
@@ -76,9 +77,15 @@ class CheckReport:
 
 
 def easy_positions(game: Game, plan: Plan | None) -> Plan:
-    """The positions to check: the public ones of ``plan`` with the fewest empties (else the
-    game's standard plan's), one per number of empties where it can."""
-    plan = plan or standard_plan(0, game)
+    """The positions to check: the public ones of ``plan`` with the fewest empties, one per
+    number of empties where it can. Without a plan: the boards of the game's standard plan that
+    ship with the grader, when they hold COUNT numbers of empties (Othello's fixed boards with
+    1 to 5 empties), else the standard plan's; so that the script starts without drawing the
+    plan's random boards first."""
+    if plan is None:
+        shipped = game.published("standard")
+        enough = len({p.empties for p in shipped}) >= COUNT
+        plan = Plan(tuple(shipped), None, "shipped boards") if enough else standard_plan(0, game)
     public = [p for i, p in enumerate(plan.positions, 1) if plan.is_public(i)]
     chosen: list = []
     for pos in sorted(public, key=lambda p: p.empties):

@@ -20,7 +20,6 @@ from ..games import Position, available, base_name, get_game
 from ..runs.folders import ClassResults, default_path
 from ..runs.submissions import Submission, find_submissions
 from ..stop import Stop, Stopped
-from .exports import write_exports
 from .judge import Answer, judge
 from .plans import Plan, standard_plan
 from .results import ScriptResult, Settings, TestResult, settings_for, stop_at
@@ -401,6 +400,8 @@ def _in_folder(folder: RunFolder, subs: Sequence[Submission], plan: Plan, settin
         interrupted = ex.stop.reason or "interrupted"
     run = ClassRun(folder, folder.results(), interrupted)  # the records are the truth, as for 'grader report'
     if exports:
+        from .exports import write_exports  # here: a run without a folder writes none (grader check)
+
         run.files = write_exports(folder.path, run.results)
     return run
 

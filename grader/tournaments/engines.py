@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..config import Config
-from ..engines import available_protocols, get_protocol
+from ..engines import available_protocols
 from ..engines.programs import PYTHON, ProtocolEngine
+from ..engines.registry import get_protocol
 from ..engines.scripts import Script
 from ..errors import GraderError
 from ..files import bundled

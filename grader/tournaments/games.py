@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..engines import player_for
 from ..engines.programs import ProtocolEngine
 from ..engines.protocol import EnginePool, Player, Turn
+from ..engines.registry import player_for
 from ..engines.scripts import Script
 from ..execution.executor import Worker
 from ..games import PASS, Position
