@@ -23,14 +23,18 @@ _NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)[eE][-+]?\d+|-?\d*\.\d+|-?\d+", 
 # The same numbers, an integer in a group of its own: findall gives '' for the others, so
 # the integers of a text are found at the regex engine's speed (a flood is read as fast as a pipe gives it).
 _INTEGER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)[eE][-+]?\d+|-?\d*\.\d+|(-?\d+)", re.ASCII)
-# Lines that may be score lines: 'score' (any case) and a digit; checked with _NUMBER.
-_SCORE_CANDIDATE = re.compile(r"(?mi)^(?=[^\n]*score)[^\n]*\d[^\n]*", re.ASCII)
 _NUMBER_CHARS = "0123456789.-+eE"
+# The output's whole lines are read as bytes: the rules' integers and 'score' are ASCII, and only
+# the lines that count are decoded.
+_INTEGER_BYTES = re.compile(_INTEGER.pattern.encode())
+_NOT_NUMBER = re.compile(rb"[^0-9.\-+eE]")  # a byte no number holds: numbers read after it read alike
+_LAST_CHARS = 32  # the last integer of a block is looked for in its last characters first
 _TAIL_CHARS = 2048  # lines near the end of a block are searched backwards first
 _FIRST_WINDOW = 256  # the last integer is looked for in windows from the end of a block, this one first, then doubling
 HUGE = 10**18  # integers this long are kept as +-HUGE: no move or score is that large
 _KEEP_INTS = 300  # integers kept from one line: a game has at most 60 moves and some passes
 _KEEP_TEXT = 200  # characters of a line kept for showing it
+_SHOWN_BYTES = 4 * (_KEEP_TEXT + 3)  # bytes that hold them, in UTF-8
 _PIECE = 1 << 16  # a line longer than this is scanned in pieces
 
 
@@ -99,6 +103,59 @@ def _tail_tokens(text: str) -> tuple[list[str], bool]:
     return found, True
 
 
+def _last_score_line(out: bytes, start: int, end: int) -> bytes | None:
+    """The last line of ``out[start:end]`` (whole lines) holding 'score' (any case) and an
+    integer. The last ~2 KB of lines are read first; the rest only when they hold none."""
+    cut = out.rfind(b"\n", start, max(start, end - _TAIL_CHARS)) + 1 or start  # a line start
+    for lo, hi in ((cut, end), (start, cut)):
+        low = out[lo:hi].lower()  # bytes: ASCII letters only, as the rules' 'score' is ASCII
+        at = low.rfind(b"score")
+        while at >= 0:  # each line holding 'score', from the last, until one holds an integer
+            begins = low.rfind(b"\n", 0, at) + 1
+            ends = low.find(b"\n", at)
+            ends = len(low) if ends < 0 else ends
+            if _has_int(out, lo + begins, lo + ends):
+                return out[lo + begins : lo + ends]
+            at = low.rfind(b"score", 0, begins)
+    return None
+
+
+def _last_integer(out: bytes, start: int, end: int) -> tuple[int, str] | None:
+    """The last integer of ``out[start:end]`` (whole lines), with the start of its line for
+    showing. Read from the end: the last few bytes after one no number holds (numbers read from
+    there are read as from the line's start), then windows of whole lines, growing."""
+    quick = start
+    if end - _LAST_CHARS > start:
+        near = _NOT_NUMBER.search(out, end - _LAST_CHARS, end)
+        quick = near.end() if near else end
+    found = _last_int_match(out, quick, end)
+    size = _FIRST_WINDOW
+    while found is None and end > start:
+        lo = out.rfind(b"\n", start, max(start, end - size)) + 1 or start
+        size *= 2
+        found = _last_int_match(out, lo, end)
+        end = lo - 1
+    if found is None:
+        return None
+    begins = out.rfind(b"\n", start, found.start()) + 1 or start
+    ends = out.find(b"\n", begins, begins + _SHOWN_BYTES)
+    shown = out[begins : ends if ends >= 0 else begins + _SHOWN_BYTES].decode("utf-8", "replace")
+    return _int(found.group(1).decode()), _shorten(shown[: _KEEP_TEXT + 3])
+
+
+def _last_int_match(out: bytes, start: int, end: int) -> re.Match[bytes] | None:
+    last = None
+    for m in _INTEGER_BYTES.finditer(out, start, end):
+        if m.group(1):
+            last = m
+    return last
+
+
+def _has_int(out: bytes, start: int, end: int) -> bool:
+    """Whether ``out[start:end]`` holds an integer (read up to its first one)."""
+    return any(m.group(1) for m in _INTEGER_BYTES.finditer(out, start, end))
+
+
 def integers(text: str) -> list[int]:
     """The integers of ``text`` in order (decimals hold none)."""
     return [_int(t) for t in _int_tokens(text)]
@@ -110,11 +167,17 @@ def _shorten(text: str) -> str:
 
 
 class OutputScanner:
-    """Feed output bytes as they come; ``claim()`` gives the claim of everything fed."""
+    """Feed output bytes as they come; ``claim()`` gives the claim of everything fed.
+
+    Whole lines are read as bytes, from the end of each piece fed: only the last score line
+    and the last integer count, so a flood of lines costs what reading a pipe costs. A line
+    longer than ``_PIECE`` is decoded and scanned in pieces as it comes."""
 
     def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._pending = ""  # the unscanned end of the current line
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # a long line's
+        self._pending = bytearray()  # the start of the current line, not read yet
+        self._long = False  # the current line is longer than _PIECE: scanned in pieces
+        self._unscanned = ""  # a long line's end, not scanned yet
         self._seen = ""  # the last few scanned characters of the current line ('score' may straddle)
         self._text = ""  # the start of the current line, for showing it
         self._has_score = False
@@ -122,60 +185,65 @@ class OutputScanner:
         self._ints: list[int] = []  # the current line's integers after the first (the last _KEEP_INTS)
         self._last: int | None = None
         self._last_text: str | None = None
-        self._score_line: tuple[int, list[int], str] | None = None
+        # The last score line: (score, the integers after it, its text), or a whole line as
+        # printed, read by claim() (each block of a flood ends with one: only the last is read).
+        self._score_line: tuple[int, list[int], str] | bytes | None = None
         self.bytes_seen = 0
 
     def feed(self, data: bytes) -> None:
         self.bytes_seen += len(data)
-        self._feed_text(self._decoder.decode(data))
-
-    def _feed_text(self, text: str) -> None:
-        text = self._pending + text
-        last_nl = text.rfind("\n")
-        if last_nl >= 0:
-            first_nl = text.find("\n")
-            self._scan(text[:first_nl])  # the end of the current line
+        last_nl = data.rfind(b"\n")
+        if last_nl < 0:
+            self._more(data)
+            return
+        start = data.find(b"\n") + 1  # the current line ends there: whole lines follow
+        if self._long:
+            self._feed_long(self._decoder.decode(data[:start])[:-1])  # up to its newline: nothing held
+            self._scan(self._unscanned)
             self._end_line()
-            if first_nl < last_nl:
-                self._scan_lines(text[first_nl + 1 : last_nl])
-            text = text[last_nl + 1 :]
-        self._pending = text
-        if len(self._pending) > _PIECE:
+            self._long, self._unscanned = False, ""
+        elif self._pending:  # read alone: the block is not copied
+            self._pending += data[: start - 1]
+            self._read_lines(bytes(self._pending), 0, len(self._pending))
+            self._pending = bytearray()
+        else:
+            start = 0
+        if start < last_nl:
+            self._read_lines(data, start, last_nl)
+        self._more(data[last_nl + 1 :])
+
+    def _more(self, data: bytes) -> None:
+        """More of the current line (no newline in ``data``)."""
+        if self._long:
+            self._feed_long(self._decoder.decode(data))
+            return
+        self._pending += data
+        if len(self._pending) > _PIECE:  # too long to keep whole: scanned in pieces from now on
+            self._long = True
+            self._feed_long(self._decoder.decode(bytes(self._pending)))
+            self._pending = bytearray()
+
+    def _feed_long(self, text: str) -> None:
+        """More of a long line (no newline in ``text``): all but its end scanned."""
+        self._unscanned += text
+        if len(self._unscanned) > _PIECE:
             # Scan all but the end, cut after a character that cannot be part of a number.
-            head = self._pending[:-8].rstrip(_NUMBER_CHARS)
+            head = self._unscanned[:-8].rstrip(_NUMBER_CHARS)
             if head:
                 self._scan(head)
-                self._pending = self._pending[len(head) :]
+                self._unscanned = self._unscanned[len(head) :]
             else:  # over 64 KB of digits, dots and signs: one enormous number (or a decimal)
-                run = self._pending
-                self._pending = ("-" if run[0] == "-" else "") + ("0.5" if "." in run else "9" * 20)
+                run = self._unscanned
+                self._unscanned = ("-" if run[0] == "-" else "") + ("0.5" if "." in run else "9" * 20)
 
-    def _scan_lines(self, block: str) -> None:
-        """Whole lines at once: only the last score line and the last integer matter.
-
-        The last ~2 KB of lines are read first; the rest only when they hold no match.
-        """
-        cut = block.rfind("\n", 0, max(0, len(block) - _TAIL_CHARS)) + 1  # a line start
-        for start, end in ((cut, len(block)), (0, cut)):
-            if "score" not in block[start:end].lower():  # at C's speed: most floods hold no score line
-                continue
-            candidates = list(_SCORE_CANDIDATE.finditer(block, start, end))
-            line = next((m.group() for m in reversed(candidates) if _int_tokens(m.group())), None)
-            if line is not None:
-                found = _int_tokens(line)
-                self._score_line = (_int(found[0]), _moves(found[1:]), _shorten(line))
-                break
-        end, size = len(block), _FIRST_WINDOW
-        while end > 0:  # windows of whole lines from the end, growing, until one holds an integer
-            start = block.rfind("\n", 0, max(0, end - size)) + 1
-            size *= 2
-            if _int_tokens(block[start:end]):
-                for line in reversed(block[start:end].split("\n")):
-                    found = _int_tokens(line)
-                    if found:
-                        self._last, self._last_text = _int(found[-1]), _shorten(line[: _KEEP_TEXT + 3])
-                        return
-            end = start - 1
+    def _read_lines(self, out: bytes, start: int, end: int) -> None:
+        """The whole lines ``out[start:end]``: their last score line and their last integer."""
+        line = _last_score_line(out, start, end)
+        if line is not None:
+            self._score_line = line  # read by claim(), unless a later score line replaces it
+        last = _last_integer(out, start, end)
+        if last is not None:
+            self._last, self._last_text = last
 
     def _scan(self, piece: str) -> None:
         if len(self._text) < _KEEP_TEXT:
@@ -208,11 +276,18 @@ class OutputScanner:
 
     def claim(self) -> Claim:
         """The claim of all output fed (an unfinished last line counts as a line). Call it last."""
-        self._scan(self._pending + self._decoder.decode(b"", final=True))
-        self._pending = ""
-        self._end_line()
+        if self._long:
+            self._scan(self._unscanned + self._decoder.decode(b"", final=True))
+            self._end_line()
+        elif self._pending:  # an unfinished last line counts as a line
+            self._read_lines(bytes(self._pending), 0, len(self._pending))
+        self._pending, self._long, self._unscanned = bytearray(), False, ""
         if self._score_line is None:
             return Claim(None, (), self._last, None, self._last_text)
+        if isinstance(self._score_line, bytes):
+            line = self._score_line.decode("utf-8", "replace")
+            found = _int_tokens(line)
+            self._score_line = (_int(found[0]), _moves(found[1:]), _shorten(line[: _KEEP_TEXT + 3]))
         score, rest, text = self._score_line
         return Claim(score, tuple(reversed(rest)), self._last, text, self._last_text)
 

@@ -17,6 +17,7 @@ job slot's cgroups (cgroups.py), in a work folder named after this grader (lefto
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import selectors
@@ -56,6 +57,9 @@ __all__ = ["Cgroup", "Ended", "Run", "RunResult", "Session", "dedicate_this_thre
            "_process_id"]  # fmt: skip
 
 _READ = 1 << 16
+# A script's stdout pipe is widened to this (Linux's default most for a pipe, pipe-max-size) and
+# read in blocks as big: a flood is read in a sixteenth of the reads, each scanned from its end.
+_STDOUT_PIPE = 1 << 20
 _TAIL = 4096  # bytes of stdout and of stderr kept for showing
 LINE_BYTES = 1 << 16  # the most of one protocol line a Session keeps: the rest of a longer line is dropped
 FLOOD_BYTES = 1 << 20  # a script that printed this much when it timed out is told it flooded its output
@@ -287,6 +291,7 @@ class Run:
         sel = selectors.DefaultSelector()
         pidfd = os.pidfd_open(proc.pid)
         try:
+            _widen(proc.stdout.fileno())  # type: ignore[union-attr]
             sel.register(proc.stdout, selectors.EVENT_READ, "out")  # type: ignore[arg-type]
             sel.register(proc.stderr, selectors.EVENT_READ, "err")  # type: ignore[arg-type]
             sel.register(pidfd, selectors.EVENT_READ, "exit")
@@ -319,7 +324,7 @@ class Run:
                     self.ended = time.monotonic()
                     until = min(until, self.ended + _GRACE)
                     continue
-                data = os.read(key.fd, _READ)
+                data = os.read(key.fd, _STDOUT_PIPE if key.data == "out" else _READ)
                 if not data:
                     sel.unregister(key.fileobj)
                     continue
@@ -631,6 +636,17 @@ def _tree_cpu_seconds(pid: int) -> float:
 
 
 def _keep_tail(buf: bytearray, data: bytes) -> None:
+    if len(data) > 2 * _TAIL:  # a block of a flood: only its end is kept, as below
+        buf[:] = data[-_TAIL:]
+        return
     buf += data
     if len(buf) > 2 * _TAIL:
         del buf[:-_TAIL]
+
+
+def _widen(fd: int) -> None:
+    """Make the pipe ``fd`` hold _STDOUT_PIPE bytes, where the system allows it (else as it is)."""
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _STDOUT_PIPE)
+    except (OSError, AttributeError):  # over pipe-max-size, or no F_SETPIPE_SZ (Linux before 2.6.35)
+        pass
