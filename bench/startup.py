@@ -2,7 +2,9 @@
 
 Run: python bench/startup.py [--runs 7]
 Prints the median and best wall time of each, over --runs runs:
-  1. python -c pass (the interpreter alone: what no change to the grader can save);
+  1. python -c pass (the interpreter alone: what no change to the grader can save), and
+     python importing click and yaml (the floor of a command that reads config.yaml; check's
+     start also holds the probe's own interpreter start);
   2. grader --version and grader --help (they import no command);
   3. grader check's start: from the command to its first script running (a probe script,
      run without isolation, writes the moment it starts);
@@ -91,6 +93,7 @@ def main() -> None:
     args = ap.parse_args()
     grader = [sys.executable, "-m", "grader"]
     show("python -c pass", timed([sys.executable, "-c", "pass"], args.runs))
+    show("python: import click, yaml", timed([sys.executable, "-c", "import click, yaml"], args.runs))
     show("grader --version", timed([*grader, "--version"], args.runs))
     show("grader --help", timed([*grader, "--help"], args.runs))
     show("grader check (to its start)", check_start(args.runs))
