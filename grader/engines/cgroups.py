@@ -2,10 +2,16 @@
 lists every process the slot's scripts start, and beside it, named alike, a cgroup of each
 other controller the system offers (memory: the cap of a script's processes together).
 
-A script joins its slot's cgroups itself: the launcher it is started through (spawn.py)
-writes its own pid into each directory of ``Cgroup.joins()`` before it execs the script, so
-every process the script starts is born inside them, and the grader, which is in none of them,
-never forks to put it there. A controller is one entry of ``CONTROLLERS``: adding one (cpu,
+A script is born in its slot's cgroups: the slot's thread moves itself into them once, on its
+first run (cgroup v1 places threads one by one), and the processes it starts are born where it
+is. Moving a process costs a grace period of the kernel's RCU (about 10 ms, more on a loaded
+machine) while cgroup v1's lock is taken for writing; a thread that moves once spares every
+script that cost. The grader's process stays outside: its main thread, whose memory is the
+process's, is in none of them, and the kernel's memory-cap kills choose among the processes
+whose first thread is in the cgroup, never among threads, so never the grader. Where the thread
+could not move, the launcher a script is started through (spawn.py) writes its own pid into
+each directory of ``Cgroup.joins()`` before it execs the script; either way the grader never
+forks to put it there. A controller is one entry of ``CONTROLLERS``: adding one (cpu,
 cpuset, freezer) adds a directory to each slot and to the list its scripts join, and touches
 neither the launcher nor the spawn path.
 
@@ -73,6 +79,7 @@ class Cgroup:
         self.dirs = dirs  # controller -> this slot's directory in it
         self.owner: threading.Thread | None = None  # the thread whose scripts it holds
         self.memory_mb: int | None = None  # the memory cap now
+        self.inside: set[str] = set()  # controllers whose cgroup the owner thread is in (its scripts are born there)
 
     @property
     def path(self) -> Path:
@@ -85,8 +92,9 @@ class Cgroup:
         return self.dirs.get("memory")
 
     def joins(self) -> list[str]:
-        """The directories a script of this slot joins before it execs (the launcher's --cgroup)."""
-        return [str(d) for d in self.dirs.values()]
+        """The directories a script of this slot joins before it execs (the launcher's --cgroup):
+        those its slot's thread could not move into."""
+        return [str(d) for controller, d in self.dirs.items() if controller not in self.inside]
 
     @classmethod
     def for_this_thread(cls, processes: int | None, memory_mb: int | None = None) -> Cgroup | None:
@@ -100,12 +108,27 @@ class Cgroup:
             cgroup = cls._local.cgroup = cls._take()
             if cgroup is None:
                 return None
-        try:
-            (cgroup.path / "pids.max").write_text(str(processes) if processes else "max")
+            cgroup._enter()
+        try:  # the grader's threads in the cgroup count against pids.max: the script may start ``processes``
+            (cgroup.path / "pids.max").write_text(str(processes + cgroup._threads()) if processes else "max")
         except OSError:
             pass
         cgroup._limit_memory(memory_mb)
         return cgroup
+
+    def _enter(self) -> None:
+        """Move the calling thread (the owner) into each of the cgroups it can."""
+        tid = str(threading.get_native_id())
+        self.inside = {controller for controller, d in self.dirs.items() if _write(d / "tasks", tid)}
+
+    def _threads(self) -> int:
+        """How many of the grader's threads are in the pids cgroup."""
+        if "pids" not in self.inside:
+            return 0
+        try:
+            return len(set((self.path / "tasks").read_text().split()) & set(os.listdir("/proc/self/task")))
+        except OSError:
+            return 1
 
     def _limit_memory(self, memory_mb: int | None) -> None:
         """Cap the memory cgroup at ``memory_mb``, swap included where the kernel counts it
@@ -200,8 +223,14 @@ class Cgroup:
 
     @classmethod
     def _remove_all(cls) -> None:
+        ours = set(os.listdir("/proc/self/task"))
         for cgroup in cls._all:
             for path in cgroup.dirs.values():
+                try:  # the grader's threads still in it go back up first
+                    for tid in set((path / "tasks").read_text().split()) & ours:
+                        _write(path.parent / "tasks", tid)
+                except OSError:
+                    pass
                 remove_cgroup(path)
 
 
@@ -209,6 +238,14 @@ def dedicate_this_thread() -> None:
     """Mark the calling thread as one that starts only scripts, one at a time (a job slot):
     its scripts then join cgroups of its own, where the system offers them."""
     Cgroup._local.dedicated = True
+
+
+def _write(path: Path, text: str) -> bool:
+    try:
+        path.write_text(text)
+        return True
+    except OSError:
+        return False
 
 
 def _probe(base: Path, limit: str) -> Path | None:

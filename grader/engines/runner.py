@@ -1,7 +1,7 @@
 """Running one untrusted script under limits, keeping control of it whatever it does.
 
-Each run gets a fresh temporary directory (removed afterwards), a minimal environment,
-stdin at end-of-file, and its own session (process group). Resource limits bound its
+Each run gets an empty private directory (removed afterwards, or emptied for a later run: a
+grading run's), a minimal environment, stdin at end-of-file, and its own session (process group). Resource limits bound its
 memory, CPU seconds, processes and file sizes; where a pids cgroup (v1) is writable (Linux,
 as root) the scripts are also born in one, which caps processes even for root and finds
 every descendant. Stdout goes to a sink as it arrives (the caller scans it, keeping what it
@@ -36,9 +36,9 @@ from ..stop import Stop
 from . import fairness
 from .cgroups import Cgroup, dedicate_this_thread
 from .fairness import FairCgroup
+from .leftovers import WorkFolders, work_folder
 from .leftovers import kill as _signal
 from .leftovers import process_id as _process_id
-from .leftovers import work_folder
 from .sandbox import Sandbox, wrap
 from .spawn import (
     adopt_orphans,
@@ -53,8 +53,8 @@ from .spawn import (
 )
 
 # _process_id: the tests of dead graders' folders name a live grader with it
-__all__ = ["Cgroup", "Ended", "Run", "RunResult", "Session", "dedicate_this_thread", "run", "script_env", "work_folder",
-           "_process_id"]  # fmt: skip
+__all__ = ["Cgroup", "Ended", "Run", "RunResult", "Session", "WorkFolders", "dedicate_this_thread", "run", "script_env",
+           "work_folder", "_process_id"]  # fmt: skip
 
 _READ = 1 << 16
 # A script's stdout pipe is widened to this (Linux's default most for a pipe, pipe-max-size) and
@@ -168,9 +168,11 @@ def run(
     sandbox: Sandbox | str = Sandbox(),
     stop: Stop | None = None,
     script_dir: str | None = None,
+    folders: WorkFolders | None = None,
 ) -> RunResult:
     """Run ``command`` in a fresh temporary directory under ``limits`` (or a wall-clock limit)
-    and ``sandbox`` (or a mechanism's name), ``script_dir`` being the script's own folder.
+    and ``sandbox`` (or a mechanism's name), ``script_dir`` being the script's own folder;
+    the directory one of ``folders``, given back emptied, where given.
 
     Setting ``stop`` kills the script at once; a run asked for after it is set never starts.
     """
@@ -184,7 +186,7 @@ def run(
     adopt = sandbox.mechanism in ("none", "uid")
     if adopt:
         adopt_orphans(True)
-    workdir = work_folder()
+    workdir = folders.take() if folders is not None else work_folder()
     try:
         if sandbox.mechanism == "unshare":
             os.mkdir(workdir + ".root")  # mount point of the script's private root
@@ -209,7 +211,10 @@ def run(
     finally:
         if sandbox.mechanism == "uid" and sandbox.uid is not None:
             end_uid(sandbox.uid)
-        shutil.rmtree(workdir, ignore_errors=True)
+        if folders is not None:
+            folders.give_back(workdir)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
         if sandbox.mechanism == "unshare":
             shutil.rmtree(workdir + ".root", ignore_errors=True)
         if adopt:

@@ -229,12 +229,14 @@ def _folder_files(root: Path) -> dict[str, Path]:
 
 
 class Stage:
-    """Private copies of scripts on one machine, one folder per script content, made once."""
+    """Private copies of scripts on one machine, one folder per script content, made once;
+    and the work folders of the runs (``folders``), each emptied for the next run."""
 
     def __init__(self) -> None:
         self._root: Path | None = None
         self._lock = threading.Lock()
         self._made: dict[str, Path] = {}
+        self.folders = runner.WorkFolders()
 
     def folder(self, script: Script) -> Path:
         """The folder holding ``script``'s files (read-only to scripts under isolation)."""
@@ -253,7 +255,8 @@ class Stage:
             return self._made[script.digest]
 
     def close(self) -> None:
-        """Remove every copy."""
+        """Remove every copy and every work folder kept."""
+        self.folders.close()
         with self._lock:
             if self._root is not None:
                 shutil.rmtree(self._root, ignore_errors=True)
@@ -280,7 +283,8 @@ def run_script(script: Script, pos: Position, settings: RunSettings, where: Runs
     argv = [part.replace("{dir}", fields["dir"]).replace("{board}", fields["board"]).replace("{token}", fields["token"])
             for part in script.command(settings)]  # fmt: skip
     scanner = OutputScanner()
-    result = runner.run(argv, settings.limits, scanner.feed, where.sandbox(settings), where.stop, folder)
+    result = runner.run(argv, settings.limits, scanner.feed, where.sandbox(settings), where.stop, folder,
+                        where.stage.folders)  # fmt: skip
     # Tracebacks name the staged copy (/tmp/grader-scripts-.../alice.py): show the student's own file names.
     result = replace(result, stderr_tail=result.stderr_tail.replace(folder + os.sep, ""))
     if where.host is not None:

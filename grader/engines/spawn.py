@@ -5,7 +5,7 @@ that needs one (no preexec_fn, no user or group), so the child is made with vfor
 execs the launcher (grader/_native/launch.c, built by setup.py; grader/engines/launch.py, run
 by the Python running the grader, where it was not built). The launcher, a process of its own,
 does to itself what the script's process needs before the script runs: it joins the slot's
-cgroups, sets the resource limits, becomes the slot's uid ('uid') and installs the seccomp
+cgroups (those the slot's thread is not in already: cgroups.py), sets the resource limits, becomes the slot's uid ('uid') and installs the seccomp
 filter, then execs the command (the sandbox's, bwrap or unshare, or the script itself). The new
 session is subprocess's own setsid, which vfork allows. Starting a script costs the same from
 the grader as from a small process (bench/grading.py prints both).
