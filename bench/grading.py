@@ -1,19 +1,23 @@
 """Grading benchmark: the grader against a bare subprocess loop on the same tests, then a whole run.
 
-Run: python bench/grading.py [--script submissions/negamax.py] [--seed 1] [--repeat 3] [--flood-only]
+Run: python bench/grading.py [--script submissions/negamax.py] [--seed 1] [--repeat 3] [--chunk 5] [--flood-only]
 
-The 90 random tests of the standard plan (seed 1) are run at --jobs 1 by the grader and by
-a bare loop of subprocess.run([python, script, board, token]) over the same positions, in
-alternation, each --repeat times; the best time of each is kept. The ratio grader / bare is
-what grading costs beyond running the script. Then where the grader's own time goes
-(solving the exact answers, judging, starting and cleaning up each run), and the whole
-100-test standard run at --jobs 2. Last, the cost of one spawn from the grader's own process
-(after the runs: its solver tables and imports in memory): /bin/true started and reaped by a
-bare subprocess.run, by the grader's start (the launcher, a test's limits, in one folder), by
-a whole runner.run (a work folder made and removed, limits, cleanup), and by subprocess.run with a preexec_fn, as the
-grader started scripts before (a full fork of the grader). Then how fast the grader reads a
-flood of output: a script printing 48 MB of score lines (under the 64 MiB cap) read by the
-grader, against a bare loop reading the same script's pipe.
+The 90 random tests of the standard plan (seed 1) are run at --jobs 1 by the grader (isolation
+none, then auto) and by a bare loop of subprocess.run([python, script, board, token]) over the
+same positions, interleaved in chunks of --chunk tests (each chunk graded on one executor kept
+open, as a class run's is; the order turned each chunk), --repeat times over: a load that comes
+and goes on a shared machine falls on all three alike. The ratio grader / bare is what grading
+costs beyond running the script: the sums over every chunk, and the median of the chunks'
+ratios. Then where the grader's own time goes (solving the exact answers, judging, starting and
+cleaning up each run), and the whole 100-test standard run at --jobs 2. Last, the cost of one
+spawn from the grader's own process (after the runs: its solver tables and imports in memory):
+/bin/true started and reaped by a bare subprocess.run, by the grader's start (the launcher, a
+test's limits, in one folder), by a whole runner.run (a work folder made and removed, limits,
+cleanup; then on a job slot's thread, as a test's run: its cgroups joined once, its work
+folders reused), and by subprocess.run with a preexec_fn, as the grader started scripts before
+(a full fork of the grader). Then how fast the grader reads a flood of output: a script
+printing 48 MB of score lines (under the 64 MiB cap) read by the grader, against a bare loop
+reading the same script's pipe.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import threading
 import time
 from pathlib import Path
 
-from grader import Limits, Plan, Settings, grade, standard_plan
+from grader import Limits, LocalExecutor, Plan, Settings, grade, standard_plan
 from grader.engines import runner, spawn
 from grader.engines.parse import parse_output
 from grader.engines.sandbox import Sandbox
@@ -45,10 +49,32 @@ def bare_loop(script: Path, plan: Plan) -> float:
     return time.perf_counter() - start
 
 
-def graded(script: Path, plan: Plan, jobs: int, isolation: str = "auto"):
+def graded(script: Path, plan: Plan, jobs: int, isolation: str = "auto", executor: LocalExecutor | None = None):
     start = time.perf_counter()
-    result = grade(script, plan, Settings(jobs=jobs, isolation=isolation))
+    result = grade(script, plan, Settings(jobs=jobs, isolation=isolation), executor=executor)
     return time.perf_counter() - start, result
+
+
+def interleaved(script: Path, plan: Plan, chunk: int, repeat: int) -> dict[str, list]:
+    """Seconds of each chunk of ``plan`` run bare, graded without isolation and graded with
+    the default, in turn (``repeat`` passes); the 'none' chunks' results too."""
+    times: dict[str, list] = {"bare": [], "none": [], "auto": [], "results": []}
+    with LocalExecutor(1) as plain, LocalExecutor(1) as isolated:
+        graded(script, Plan(plan.positions[:1], None, "warm-up"), 1, "none", plain)
+        graded(script, Plan(plan.positions[:1], None, "warm-up"), 1, "auto", isolated)
+        for n in range(repeat * ((len(plan.positions) + chunk - 1) // chunk)):
+            first = (n * chunk) % len(plan.positions)
+            part = Plan(plan.positions[first : first + chunk], None, "a chunk")
+            order = ["bare", "none", "auto"] if n % 2 == 0 else ["auto", "none", "bare"]
+            for name in order:
+                if name == "bare":
+                    times["bare"].append(bare_loop(script, part))
+                    continue
+                wall, result = graded(script, part, 1, name, plain if name == "none" else isolated)
+                times[name].append(wall)
+                if name == "none":
+                    times["results"].append(result)
+    return times
 
 
 def median_ms(action, n: int = 200) -> float:
@@ -77,12 +103,24 @@ def spawn_costs() -> str:
     ours = median_ms(lambda: grader_start(work))
     shutil.rmtree(work)
     whole = median_ms(lambda: runner.run(["/bin/true"], Limits(wall_seconds=5)))
+    slot: list[float] = []
+
+    def in_a_slot() -> None:  # as a test's run: a job slot's thread, its work folders reused
+        runner.dedicate_this_thread()
+        folders = runner.WorkFolders()
+        slot.append(median_ms(lambda: runner.run(["/bin/true"], Limits(wall_seconds=5), folders=folders)))
+        folders.close()
+
+    thread = threading.Thread(target=in_a_slot)
+    thread.start()
+    thread.join()
     forked = median_ms(lambda: subprocess.run(["/bin/true"], capture_output=True, preexec_fn=lambda: None), 50)
     return (
         f"one spawn of /bin/true from the grader's process ({rss:.0f} MB resident, {peak:.0f} MB at its peak, {threading.active_count()} "
         f"threads, {os.path.basename(spawn.launcher()[-1])}):\n"
         f"    bare subprocess.run {bare:.2f} ms; the grader's start {ours:.2f} ms ({ours / bare:.2f}x); "
-        f"a whole runner.run {whole:.2f} ms; subprocess.run with a preexec_fn (the fork before) {forked:.2f} ms"
+        f"a whole runner.run {whole:.2f} ms ({slot[0]:.2f} ms on a job slot, as a test's); "
+        f"subprocess.run with a preexec_fn (the fork before) {forked:.2f} ms"
     )
 
 
@@ -90,7 +128,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--script", type=Path, default=ROOT / "submissions" / "negamax.py")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=3, help="passes over the tests (default 3)")
+    ap.add_argument("--chunk", type=int, default=5, help="tests per chunk (default 5)")
     ap.add_argument("--flood-only", action="store_true", help="only the flood of output")
     args = ap.parse_args()
 
@@ -101,42 +140,42 @@ def main() -> int:
     plan = Plan(full.positions[10:], args.seed, f"the 90 random tests of seed {args.seed}")
     # The bare loop isolates nothing: the grader is measured without isolation (its own cost)
     # and with the default, 'auto' (what isolation adds: see bench/isolation.py).
-    bare, ours, isolated = [], [], []
-    for _ in range(args.repeat):
-        bare.append(bare_loop(args.script, plan))
-        ours.append(graded(args.script, plan, 1, "none"))
-        isolated.append(graded(args.script, plan, 1))
-    best, result = min(ours, key=lambda o: o[0])
-    best_isolated = min(w for w, _ in isolated)
-    n = len(plan.positions)
-    print(f"{args.script.name}, {plan.source}, --jobs 1, best of {args.repeat}:")
-    print(f"  bare subprocess.run loop  {min(bare):6.2f} s  ({min(bare) / n * 1000:.1f} ms per test)")
-    print(f"  grader, isolation none    {best:6.2f} s  ({best / n * 1000:.1f} ms per test)"
-          f"  {result.total:g}/{result.max_total}")  # fmt: skip
+    times = interleaved(args.script, plan, args.chunk, args.repeat)
+    bare, ours, isolated = (sum(times[k]) for k in ("bare", "none", "auto"))
+    tests = [t for r in times["results"] for t in r.tests]
+    n = len(tests)
+    got = sum(r.total for r in times["results"]) / args.repeat
+    per_chunk = statistics.median(o / b for o, b in zip(times["none"], times["bare"]))
+    per_chunk_isolated = statistics.median(o / b for o, b in zip(times["auto"], times["bare"]))
+    print(f"{args.script.name}, {plan.source}, --jobs 1, interleaved in chunks of {args.chunk} tests, "
+          f"{args.repeat} passes ({n} tests each way):")  # fmt: skip
+    print(f"  bare subprocess.run loop  {bare:6.2f} s  ({bare / n * 1000:.1f} ms per test)")
+    print(f"  grader, isolation none    {ours:6.2f} s  ({ours / n * 1000:.1f} ms per test)"
+          f"  {got:g}/{len(plan.positions)} a pass")  # fmt: skip
+    print(f"  ratio grader / bare       {ours / bare:6.2f}x   (extra {(ours - bare) / n * 1000:.1f} ms per test; "
+          f"median of the chunks' ratios {per_chunk:.2f}x)")  # fmt: skip
     print(
-        f"  ratio grader / bare       {best / min(bare):6.2f}x   (extra {(best - min(bare)) / n * 1000:.1f} ms per test)"
-    )
-    print(
-        f"  grader, isolation auto    {best_isolated:6.2f} s  ({best_isolated / n * 1000:.1f} ms per test, "
-        f"{best_isolated / min(bare):.2f}x the bare loop)"
+        f"  grader, isolation auto    {isolated:6.2f} s  ({isolated / n * 1000:.1f} ms per test, "
+        f"{isolated / bare:.2f}x the bare loop; median of the chunks' ratios {per_chunk_isolated:.2f}x)"
     )
 
     solver = full.game.solver("plain")
     start = time.perf_counter()
-    answers = [Answer.solve(solver, pos) for pos in plan.positions]
+    positions = [t.position for t in tests]
+    answers = [Answer.solve(solver, pos) for pos in positions]
     solving = time.perf_counter() - start
-    claims = [parse_output(t.run.stdout_tail) for t in result.tests]
+    claims = [parse_output(t.run.stdout_tail) for t in tests]
     start = time.perf_counter()
-    for pos, claim, answer in zip(plan.positions, claims, answers):
+    for pos, claim, answer in zip(positions, claims, answers):
         judge(pos, claim, answer, solver)
     judging = time.perf_counter() - start
-    script_wall = statistics.median(t.run.wall_seconds for t in result.tests)
+    script_wall = statistics.median(t.run.wall_seconds for t in tests)
     print("  where the grader's time goes, per test:")
     print(f"    exact answers (solved once per board)   {solving / n * 1000:6.2f} ms")
     print(f"    judging (line checks on a warm table)    {judging / n * 1000:6.2f} ms")
     print(f"    the script's own run, median             {script_wall * 1000:6.2f} ms")
     print(
-        f"    the rest (pool, recording, reaping)      {(best - sum(t.run.wall_seconds for t in result.tests)) / n * 1000:6.2f} ms"
+        f"    the rest (pool, recording, reaping)      {(ours - sum(t.run.wall_seconds for t in tests)) / n * 1000:6.2f} ms"
     )
 
     wall, whole = graded(args.script, full, jobs=2)

@@ -9,6 +9,12 @@ no records. The harness's cost per move is
 move for fastchess and 11.2 ms for cutechess on identical games (UCI engines that stay up;
 ours start a process per move, so the bare loop is the floor here).
 
+Then the same moves again, each run bare and through the harness's script path in turn (a
+ScriptPlayer's turn on an executor's job slot) under --isolation and under none: move by
+move, the machine's load falls on both alike (a whole tournament against a whole bare loop
+measured after it is at the mercy of a load that comes and goes); the tournament's own
+bookkeeping per move is left out of these two.
+
 Then the same with persistent NBoard engines (the bundled greedy and random_mover behind the
 NBoard adapter, 'set depth 1'): a round-robin at --jobs 1 (each engine's process plays all
 its games), and a bare loop that starts the same two adapter processes with
@@ -30,8 +36,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader import Limits, TournamentSettings, run_tournament
+from grader import Limits, LocalExecutor, TournamentSettings, run_tournament
 from grader.engines.runner import script_env
+from grader.engines.script_protocol import ScriptPlayer
+from grader.engines.scripts import Script
 from grader.files import bundled
 from grader.games import PASS, get_game
 from grader.games.ggf import game_in_progress
@@ -62,6 +70,55 @@ def bare_loop(result, python: str) -> tuple[float, int]:
             moves += 1
             pos = pos.play(sq)
     return time.perf_counter() - start, moves
+
+
+def moves_of(result):
+    """(engine's path, position) of every engine move of ``result``'s games, in order."""
+    game = get_game("othello")
+    paths = {e.name: str(e.path) for e in result.engines}
+    for g in result.games:
+        pos, opening = game.opening_start(g.opening)
+        pos = game.replay(opening, pos)
+        for sq in game.parse_transcript(g.moves)[len(opening) :]:
+            if pos.must_pass():
+                pos = pos.pass_turn()
+            yield paths[g.black if pos.token == "x" else g.white], pos
+            pos = pos.play(sq)
+
+
+def interleaved_script_path(result, python: str, isolation: str) -> tuple[float, float, int]:
+    """Every engine move of ``result`` run twice in turn (the order turned each move): bare, as
+    bare_loop runs it, and through the harness's script path (a ScriptPlayer's turn on a job
+    slot of an executor, under ``isolation``): seconds of each in all, and moves. Move by move,
+    a load that comes and goes on a shared machine falls on both alike; the tournament's own
+    bookkeeping per move (clocks, records) is not in it."""
+    work = tempfile.mkdtemp(prefix="bare-")
+    env = script_env(work)
+    settings = TournamentSettings(limits=Limits(wall_seconds=10), jobs=1, isolation=isolation)
+    scripts: dict[str, Script] = {}
+    bare = ours = 0.0
+    moves = 0
+    with LocalExecutor(1) as executor:
+        for path, pos in moves_of(result):
+            script = scripts.setdefault(path, Script.from_path(path))
+
+            def turn(worker, script=script, pos=pos):
+                player = worker.cached(("bench", script.digest), lambda: ScriptPlayer(script, settings, worker))
+                return player.turn(pos, pos, [], 10.0)
+
+            for side in ("bare", "harness") if moves % 2 == 0 else ("harness", "bare"):
+                start = time.perf_counter()
+                if side == "bare":
+                    subprocess.run([python, path, pos.board_string(), pos.token], capture_output=True, check=False,
+                                   env=env, cwd=work)  # fmt: skip
+                    bare += time.perf_counter() - start
+                else:
+                    executor.submit(moves, turn)
+                    for _ in executor.results():
+                        pass
+                    ours += time.perf_counter() - start
+            moves += 1
+    return bare, ours, moves
 
 
 def bare_nboard_loop(result, python: str) -> tuple[float, int]:
@@ -149,6 +206,13 @@ def main() -> int:
         "(fastchess 4.4 ms, cutechess 11.2 ms, measured on engines that stay up)"
     )
     script_cost = (wall * args.jobs - bare) / moves * 1000
+    path_costs = {}
+    for isolation in (args.isolation, "none"):
+        bare, ours, n = interleaved_script_path(result, sys.executable, isolation)
+        path_costs[isolation] = (ours - bare) / n * 1000
+        print(f"script path, move by move beside the bare loop, isolation {isolation}: bare {bare / n * 1000:.1f} ms, "
+              f"harness {ours / n * 1000:.1f} ms a move ({ours / bare:.2f}x): {path_costs[isolation]:.1f} ms "
+              "of harness a move")  # fmt: skip
 
     # persistent NBoard engines: the same harness cost, then many games
     nboard = [Engine(n, protocol=protocol_engine(f"builtin:nboard:{n}", depth=1)) for n in ("greedy", "random_mover")]
@@ -173,7 +237,10 @@ def main() -> int:
     forfeits = sum(g.reason == "forfeit" for g in result.games)
     print(f"{len(result.games)} games between two bundled NBoard engines at --jobs {args.nboard_jobs}: "
           f"{many_wall:.1f} s ({forfeits} forfeits)")  # fmt: skip
-    print(f"ratios: script path {script_cost:.1f} ms a move (target <= 20 ms: {script_cost / 20:.2f}); "
+    print(f"ratios: script path {script_cost:.1f} ms a move (target <= 20 ms: {script_cost / 20:.2f}); move by move "
+          f"{path_costs[args.isolation]:.1f} ms under {args.isolation} (target <= 10 ms: "
+          f"{path_costs[args.isolation] / 10:.2f}), {path_costs['none']:.1f} ms under none (target <= 3 ms: "
+          f"{path_costs['none'] / 3:.2f}); "
           f"NBoard {nboard_cost:.2f} ms a move (target <= 1 ms: {nboard_cost:.2f}); "
           f"{len(result.games)} NBoard games in {many_wall:.1f} s (target < 20 s: {many_wall / 20:.2f})")  # fmt: skip
     times = swiss_times()
