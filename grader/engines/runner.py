@@ -1,11 +1,12 @@
 """Running one untrusted script under limits, keeping control of it whatever it does.
 
 Each run gets an empty private directory (removed afterwards, or emptied for a later run: a
-grading run's), a minimal environment, stdin at end-of-file, and its own session (process group). Resource limits bound its
-memory, CPU seconds, processes and file sizes; where a pids cgroup (v1) is writable (Linux,
-as root) the scripts are also born in one, which caps processes even for root and finds
-every descendant. Stdout goes to a sink as it arrives (the caller scans it, keeping what it
-needs) up to a byte limit; a tail of stdout and stderr is kept for diagnoses.
+grading run's), a minimal environment, stdin at end-of-file, and its own session (process
+group). Resource limits bound its memory, CPU seconds, processes and file sizes; where a pids
+cgroup (v1) is writable (Linux, as root) the scripts are also born in one, which caps
+processes even for root and finds every descendant. Stdout goes to a sink as it arrives (the
+caller scans it, keeping what it needs) up to a byte limit; a tail of stdout and stderr is
+kept for diagnoses.
 
 At the end of a run, at the wall-clock limit, or when its run's ``Stop`` is set (Ctrl-C),
 everything the script started is killed: its process group, its cgroup, and any orphan it
