@@ -96,7 +96,8 @@ def test_the_launcher_sets_the_limits_and_the_session(launcher, no_forked_python
 @pytest.mark.skipif(not ROOT_CGROUPS, reason="needs root and writable pids and memory cgroups (v1)")
 def test_the_launcher_joins_every_cgroup_of_its_slot(launcher, no_forked_python, tmp_path):
     """The script is born in each of its slot's cgroups (pids, memory, and whatever CONTROLLERS
-    adds), and the grader's own threads are in none of them."""
+    adds), and the grader's main thread is in none of them (a job slot's thread may be: the
+    memory cap's kill picks only processes whose main thread is inside)."""
     got = report(tmp_path, Limits(wall_seconds=10, memory_mb=500, processes=20))
     names = {got["cgroups"][c] for c in cgroups.Cgroup.find_bases()}
     assert len(names) == 1 and names.pop().startswith(f"/grader-ns{os.stat('/proc/self/ns/pid').st_ino}-")
