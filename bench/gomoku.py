@@ -53,7 +53,9 @@ def gtp_cost(commands: int, isolation: str) -> tuple[float, float]:
         echo = Path(work) / "echo.py"
         echo.write_text(ECHO)
         lines = [
-            Command(0, "clear_board" if i % 50 == 0 else f"{i} play b A1", i if i % 50 else None)
+            Command(
+                0, "clear_board" if i % 50 == 0 else f"{i} play b A1", i if i % 50 else None, "" if i % 50 else None
+            )
             for i in range(commands)
         ]
         (Path(work) / "f.gtp").write_text(write_regress(lines))
@@ -92,7 +94,7 @@ def hard_file(folder: Path) -> Path:
     for number, stones in COURSE_HARD.items():
         lines += ["timelimit 30", "boardsize 7", "clear_board"]
         lines += [f"play {'BW'[i % 2]} {p}" for i, p in enumerate(stones.split())]
-        lines += [f"{number} solve", "#?[b|C5]"]
+        lines += [f"{number} solve", "#?[b C5]"]
     path = folder / "hard.gtp"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -111,7 +113,7 @@ def hard_positions(budget: float) -> None:
             value += f", C5 {solver.move_value(pos, GOMOKU.parse_square('C5')):+d}"
         except Stopped:
             value = "not settled"
-        print(f"course test {number} (7x7, {pos.empties} empty points): {value} in {time.process_time() - start:.1f} "
+        print(f"course test {number} (7x7, {pos.empties} empty points): {value} in {time.process_time() - start:.3f} "
               f"CPU s, {solver.nodes} nodes (budget {budget:g} s)")  # fmt: skip
 
 
@@ -127,10 +129,11 @@ def cache_cost(programs: int, budget: float, isolation: str) -> None:
             solutions = Solutions.load(lab, budget)
             solve_file(parse_regress(lab.read_text(), "hard"), GOMOKU, solutions, Stop())
             solutions.save(lab)
-            symbols = [run_regress(program, lab, GOMOKU, settings, solutions=solutions).symbols
-                       for _ in range(programs)]  # fmt: skip
+            results = [run_regress(program, lab, GOMOKU, settings, solutions=solutions) for _ in range(programs)]
+            judged = sorted({t.judged_by for r in results for t in r.tests})
             print(f"cache, {run}: {len(COURSE_HARD)} hard positions, {programs} programs in "
-                  f"{time.perf_counter() - start:.1f} s ({' '.join(symbols)}); "
+                  f"{time.perf_counter() - start:.1f} s ({' '.join(r.symbols for r in results)}, judged by "
+                  f"{' and '.join(judged)}); "
                   f"kept in {lab.name}{SUFFIX}: {lab.with_name(lab.name + SUFFIX).exists()}")  # fmt: skip
 
 

@@ -32,6 +32,7 @@ from ..seeding import rng
 from ..stop import Stopped
 from .base import Game, StringBoard
 from .drawing import grid_svg, grid_text
+from .gomoku_threats import ThreatSearch, Windows
 from .solving import ExactSolver
 
 COLUMNS = "ABCDEFGHJKLMNOPQRST"  # GTP's: no I
@@ -324,30 +325,57 @@ POLL_EVERY = 256  # nodes between two looks at should_stop: a node here costs up
 
 
 class GomokuSolver(ExactSolver[Position]):
-    """Exact outcomes by boolean-valued negamax (-1, 0, +1) with alpha-beta and a table.
+    """Exact outcomes (-1, 0, +1): a threat-space search first, then negamax with alpha-beta.
 
-    Moves are tried in the order threats dictate: a move that wins at once ends the search;
-    an opponent's win next move must be blocked (two such points: the position is lost); then
-    moves that make the longest line of one's own, then those that block the longest line of
-    the opponent's, then the rest by how many stones they touch.
+    A position's value is first sought as a proof by threats (``gomoku_threats``): that the
+    side to move wins, or that the other side wins whatever it is answered. Only where neither
+    is found does the negamax search every move, pruned by what the rules force: a move that
+    wins at once ends the search; an opponent's winning point must be blocked (two of them: the
+    position is lost); a move making two winning points wins; against the opponent's such move,
+    only the moves that break every one of them or make a winning point of one's own are
+    tried. The rest are ordered by the longest line they make, then the longest they block,
+    then how many stones they touch.
     """
 
     def __init__(self, game: Gomoku, scoring: str, should_stop: Callable[[], bool] | None = None):
         super().__init__(game, scoring, should_stop)
         self.rules = game
         self._bounds: dict[tuple[str, str], tuple[int, int]] = {}  # (board, token) -> (lower, upper)
+        self._threats: dict[int, ThreatSearch] = {}  # board size -> its threat-space search
 
     def clear(self) -> None:
         super().clear()
         self._bounds.clear()
+        for search in self._threats.values():
+            search.clear()
+
+    def threats(self, size: int) -> ThreatSearch:
+        """The threat-space search on a ``size`` board, polling this solver's ``should_stop``."""
+        if size not in self._threats:
+            windows = Windows(size, self.rules.k, self.rules.overline)
+            self._threats[size] = ThreatSearch(windows, lambda: self.should_stop is not None and self.should_stop())
+        return self._threats[size]
 
     def value(self, pos: Position) -> int:
         if pos.is_game_over():
             return pos.score()
         found = self._table.get(pos)
         if found is None:
-            found = self._table[pos] = self._search(list(pos.board), pos.size, pos.token, -1, 1)
+            found = self._table[pos] = self._solve(list(pos.board), pos.size, pos.token)
         return found
+
+    def _solve(self, cells: list[str], size: int, me: str) -> int:
+        you = "o" if me == "x" else "x"
+        search = self.threats(size)
+        before = search.nodes
+        try:
+            if search.wins(cells, me, me):
+                return 1
+            if search.wins(cells, you, me):
+                return -1
+        finally:
+            self.nodes += search.nodes - before
+        return self._search(cells, size, me, -1, 1)
 
     def _search(self, cells: list[str], size: int, me: str, alpha: int, beta: int) -> int:
         self.nodes += 1
@@ -361,26 +389,41 @@ class GomokuSolver(ExactSolver[Position]):
             return upper
         alpha, beta = max(alpha, lower), min(beta, upper)
         you = "o" if me == "x" else "x"
-        empty = [i for i, ch in enumerate(cells) if ch == "."]
-        wins_at = self.rules.wins_at
-        if any(wins_at(cells, size, m, me) for m in empty):
+        w = self.threats(size).w
+        mine = w.open(cells, me)
+        if w.winning_points(mine):
             return 1
+        empty = [i for i, ch in enumerate(cells) if ch == "."]
         if len(empty) == 1:
             return 0
-        threats = [m for m in empty if wins_at(cells, size, m, you)]
-        if len(threats) >= 2:
-            best = -1
+        theirs = w.open(cells, you)
+        blocks = w.winning_points(theirs)
+        moves: list[int] | None = None
+        if len(blocks) >= 2:
+            moves = []
+        elif blocks:
+            moves = list(blocks)
+        elif w.doubles(mine):
+            return 1  # two winning points next move: one block cannot stop both
         else:
-            best, a = -1, alpha
-            for m in threats or self._ordered(cells, size, empty, me, you):
-                cells[m] = me
+            doubles = w.doubles(theirs)
+            if doubles:  # a stone outside one of them leaves it whole: the opponent plays it
+                common = set(empty)
+                for zone in doubles.values():
+                    common &= zone
+                moves = sorted(common | w.fours(mine))
+        best, a = -1, alpha
+        for m in moves if moves is not None else self._ordered(cells, size, empty, me, you):
+            cells[m] = me
+            try:
                 v = -self._search(cells, size, you, -beta, -a)
+            finally:
                 cells[m] = "."
-                if v > best:
-                    best = v
-                    a = max(a, v)
-                    if a >= beta:
-                        break
+            if v > best:
+                best = v
+                a = max(a, v)
+                if a >= beta:
+                    break
         if best <= alpha:
             self._bounds[key] = (lower, best)
         elif best >= beta:

@@ -702,6 +702,8 @@ class _Truth:
     def best(self) -> str:
         if self._best is None and self.entry.best is not None:
             self._best = ", ".join(self.pos.game.square_name(m) for m in self.entry.best)
+        if self._best is None and self.entry.gave_up >= self.solutions.budget:
+            self._best = ""  # the run's whole budget did not list them: not again for each program
         if self._best is None:
             until = time.monotonic() + LIST_SECONDS  # within the verdict's own budget
             self.solver.should_stop = lambda: time.monotonic() > until or self.worker.stop.is_set()

@@ -94,7 +94,9 @@ class Solutions:
                 if entry.value is None:
                     entry.value = pos.score(pos.game.scorings[0]) if pos.is_game_over() else solver.value(pos)
                 if moves and not pos.is_game_over():
-                    entry.moves = dict(solver.move_values(pos))
+                    for m in pos.moves():  # each kept as it is settled: a program's move may be one of them
+                        if m not in entry.moves:
+                            entry.moves[m] = solver.move_value(pos, m)
                     entry.best = tuple(m for m, v in sorted(entry.moves.items()) if v == entry.value)
             except Stopped:
                 if stop():

@@ -1,0 +1,107 @@
+"""Gomoku's threat-space search: every win it proves is a win by brute force, and it settles
+the course's 41-empty 7x7 positions that the exact search alone could not."""
+
+import json
+import shlex
+import time
+
+import pytest
+
+from grader.engines.programs import PYTHON, ProtocolEngine
+from grader.games.gomoku import GOMOKU, Gomoku
+from grader.games.gomoku_threats import ThreatSearch, Windows
+from grader.limits import Limits
+from grader.regression.regress import RegressSettings, run_regress
+
+from reference_gomoku import value as brute_value
+from test_gomoku import FIXED, endgames
+
+# The stones of the course's public tests 180, 190 and 200 (black first, in turn): black to
+# move on 7x7 with 41 empty points; the course's file expects 'b C5'.
+COURSE_HARD = {
+    180: "C3 A2 C4 G6 D4 A4 E3 G7",
+    190: "C3 A1 C4 G6 D4 A4 E3 G7",
+    200: "C3 A2 C4 G6 D4 A4 E3 G2",
+}
+
+
+def course(number: int):
+    pos = GOMOKU.start()
+    for point in COURSE_HARD[number].split():
+        pos = pos.play(GOMOKU.parse_square(point))
+    return pos
+
+
+@pytest.mark.parametrize(
+    "size, k, overline, empties, count, least",
+    [(5, 4, True, 8, 15, 6), (5, 4, False, 8, 15, 6), (6, 4, True, 8, 12, 6), (6, 4, False, 8, 12, 6),
+     (6, 5, True, 8, 10, 3), (7, 5, True, 8, 10, 3), (7, 5, False, 8, 10, 3)],
+)  # fmt: skip
+def test_every_threat_proof_is_a_win_by_brute_force(size, k, overline, empties, count, least):
+    """A proof for the side to move is a brute-force win; for the other side (every reply
+    tried), a brute-force loss; the solver's value is brute force's."""
+    rules = Gomoku(size, k, overline)
+    proofs = 0
+    for pos in endgames(rules, empties, count, seed=size * 1000 + k * 10 + overline + empties):
+        truth = brute_value(pos.board, pos.token, size, k, overline)
+        me, you = pos.token, "o" if pos.token == "x" else "x"
+        search = ThreatSearch(Windows(size, k, overline))
+        if search.wins(list(pos.board), me, me):
+            proofs += 1
+            assert truth == 1, pos.board
+        if search.wins(list(pos.board), you, me):
+            proofs += 1
+            assert truth == -1, pos.board
+        assert rules.solver("outcome").value(pos) == truth, pos.board
+    assert proofs >= least  # the search proved something: the test is not vacuous
+
+
+def test_an_open_three_is_answered_at_its_ends_only():
+    """Black's open three C4-E4 on 7x7: B4 and F4 make two winning points each (an open four),
+    A4 and G4 one; white's only defences are B4 and F4 (after A4, black's F4 is an open four)."""
+    w = Windows(7, 5, True)
+    cells = list(GOMOKU.start().board)
+    for point in ("C4", "D4", "E4"):
+        cells[GOMOKU.parse_square(point)] = "x"
+    black = w.open(cells, "x")
+    name = GOMOKU.square_name
+    assert w.winning_points(black) == set()
+    assert {name(m) for m in w.fours(black)} == {"A4", "B4", "F4", "G4"}
+    doubles = w.doubles(black)
+    assert {name(m) for m in doubles} == {"B4", "F4"}
+    common = set.intersection(*doubles.values()) - {i for i, ch in enumerate(cells) if ch != "."}
+    assert {name(m) for m in common} == {"B4", "F4"}
+    assert {name(m) for m in w.threes(cells, "x", black)} >= {"A4", "G4"}  # a four, then F4 or B4 opens one
+
+
+@pytest.mark.parametrize("number", sorted(COURSE_HARD))
+def test_the_course_41_empty_positions_are_settled_by_threats(number):
+    """Black wins, and C5 (the file's answer) wins, found in a few thousand nodes at most (the
+    exact search alone ran out of 30 s, over a million nodes, on each)."""
+    pos = course(number)
+    solver = GOMOKU.solver("outcome")
+    deadline = time.monotonic() + 120  # a guard only: the assertion is on the nodes searched
+    solver.should_stop = lambda: time.monotonic() > deadline
+    assert solver.value(pos) == 1
+    assert solver.move_value(pos, GOMOKU.parse_square("C5")) == 1
+    assert solver.nodes < 5_000
+
+
+def test_on_a_course_position_any_winning_move_passes(tmp_path):
+    """'b C5' as the file expects, and 'b C2', which wins too though the file's answer names
+    only C5: both judged by the solver (the position's value settled once for the run)."""
+    lines = ["timelimit 30", "boardsize 7", "clear_board"]
+    lines += [f"play {'BW'[i % 2]} {p}" for i, p in enumerate(COURSE_HARD[180].split())]
+    lines += ["180 solve", "#?[b C5]", "181 solve", "#?[b C5]", "182 solve", "#?[b C5]"]
+    (tmp_path / "hard.gtp").write_text("\n".join(lines) + "\n")
+    (tmp_path / "fixed.py").write_text(FIXED)
+    engine = ProtocolEngine.from_command(
+        shlex.join([PYTHON, str(tmp_path / "fixed.py"), json.dumps(["b C5", "b C2", "w C5"])]), "gtp"
+    )
+    settings = RegressSettings(limits=Limits(wall_seconds=10), solve_seconds=2)
+    tests = run_regress(engine, tmp_path / "hard.gtp", GOMOKU, settings).tests
+    assert [(t.symbol, t.judged_by) for t in tests] == [("+", "solver"), ("+", "solver"), ("-", "solver")]
+    assert "b C2 is right" in tests[1].note and "the winner is b" in tests[2].note
+    cache = json.loads((tmp_path / "hard.gtp.solved.json").read_text())
+    (entry,) = cache["positions"].values()
+    assert entry["value"] == 1 and "best" not in entry  # settled; listing every winning move needs more than 2 s
