@@ -21,6 +21,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import select
 import selectors
 import shutil
 import signal
@@ -65,6 +66,7 @@ _TAIL = 4096  # bytes of stdout and of stderr kept for showing
 LINE_BYTES = 1 << 16  # the most of one protocol line a Session keeps: the rest of a longer line is dropped
 FLOOD_BYTES = 1 << 20  # a script that printed this much when it timed out is told it flooded its output
 _GRACE = 0.2  # seconds to collect output still in the pipes once the script has ended
+ENDING_SECONDS = 2.0  # how long a program whose input pipe broke is given to be seen ending
 # What a program prints when an allocation fails: with limits.memory_mb set, the limit is the likely cause.
 _OUT_OF_MEMORY = re.compile(r"MemoryError|bad_alloc|OutOfMemoryError|[Cc]annot allocate memory|[Oo]ut of memory")
 _NO_PROCESSES = re.compile(r"BlockingIOError|Resource temporarily unavailable|fork: retry")
@@ -466,14 +468,19 @@ class Session(Run):
         return None
 
     def send(self, text: str) -> bool:
-        """Write ``text`` (whole lines) to the program; False when it cannot take it: it ended,
-        or it left its input unread until the pipe filled up."""
+        """Write ``text`` (whole lines) to the program; False when it cannot take it: it
+        closed its input, or left it unread until the pipe filled up. Raises Ended when the
+        program has ended (its input closed with it: how it ended says more than the pipe)."""
         assert self.proc is not None and self.proc.stdin is not None
         data = text.encode()
         try:
             while data:
                 data = data[os.write(self.proc.stdin.fileno(), data) :]
-        except (BrokenPipeError, BlockingIOError, OSError):
+        except BrokenPipeError:
+            if self._pidfd >= 0 and select.select([self._pidfd], [], [], ENDING_SECONDS)[0]:
+                raise Ended() from None
+            return False
+        except (BlockingIOError, OSError):
             return False
         return True
 
