@@ -166,6 +166,7 @@ def local_class(tmp_path_factory):
     return grade_class([klass], SMALL, SETTINGS, out=base / "run", exports=False)
 
 
+@pytest.mark.slow
 def test_class_on_cluster_equals_local(cluster, local_class, tmp_path):
     procs, client = cluster
     klass = make_class(tmp_path / "class")
@@ -338,6 +339,7 @@ def test_a_peer_that_is_not_a_scheduler_is_one_line(tmp_path, monkeypatch, kind,
     assert "listens on port 8786" in last and "8787 is its dashboard" in last
 
 
+@pytest.mark.slow
 def test_cli_local_cluster(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     make_class(tmp_path / "class", copies=2, broken=False)
@@ -377,6 +379,7 @@ def _cluster_config(folder: Path, address: str, files: dict[str, str]) -> str:
     return str(folder / f"c-{Path(files['ca_file']).stem}.yaml")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not shutil.which("openssl"), reason="openssl (to make test certificates) is not installed")
 def test_tls_cluster_grades_and_refuses_strangers(tmp_path, monkeypatch):
     """A scheduler and worker that speak only TLS: the grader with certificates from their
@@ -421,6 +424,7 @@ def test_tls_cluster_grades_and_refuses_strangers(tmp_path, monkeypatch):
     assert not (tmp_path / "run2" / "tests.jsonl").exists() and not (tmp_path / "run3" / "tests.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_a_worker_of_another_version_joining_later_stops_the_run(tmp_path, monkeypatch):
     """Workers are checked at the start, and each batch checks its worker again: one that joins
     later with another grader stops the run with one line, and no test is graded by it."""

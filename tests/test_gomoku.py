@@ -597,6 +597,7 @@ def test_config_gomoku_size_and_overline_reach_plan_regress_and_regress(tmp_path
 # --- tournaments on any board, with PSQ records --------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_gomoku_examples_are_gtp_programs_by_their_builtin_name(tmp_path):
     """'builtin:solver' in a Gomoku tournament is the bundled GTP program (the lab's examples
     speak GTP and import their solver.py): it plays, where run as a script it crashed."""

@@ -85,6 +85,7 @@ def test_grhino_is_told_the_game_around_a_forced_pass(tmp_path):
     assert running(copy) == []
 
 
+@pytest.mark.slow
 def test_a_course_grades_a_script_against_grhino_at_two_levels_and_resumes(tmp_path):
     """config.yaml's engines: names GRhino at levels 1 and 2 (its command line); a gauntlet
     with --grade grades a script against both; --resume plays only the games not recorded."""

@@ -143,6 +143,7 @@ def test_report_html_spells_an_elo_without_enough_games_one_way(tmp_path):
     assert [s[7:9] for s in screen] == [["+0", "n/a"], ["+0", "n/a"]]
 
 
+@pytest.mark.slow
 def test_a_swiss_that_runs_out_of_pairings_says_so_once(tmp_path):
     """Two engines, two rounds: the second would be a rematch; the sentence names the round once."""
     for name in ("first", "first_b"):

@@ -5,6 +5,7 @@ import csv
 import io
 import shutil
 
+import pytest
 from click.testing import CliRunner
 
 from grader.cli import main
@@ -31,6 +32,7 @@ def test_a_tictactoe_script_graded_as_othello_is_told_so(tmp_path):
     assert last.endswith("is it written for Tic-tac-toe? Grade it with --game tictactoe"), last
 
 
+@pytest.mark.slow
 def test_an_othello_script_graded_as_tictactoe_is_told_so(tmp_path):
     game = get_game("tictactoe")
     for line in TICTACTOE_BOARDS.splitlines():  # the boards are open positions of the game

@@ -527,6 +527,7 @@ def test_serve_makes_the_demo_course_and_prints_the_link(tmp_path):
         server.stop()
 
 
+@pytest.mark.slow
 def test_a_server_killed_while_grading_grades_the_submission_once_at_its_next_start(tmp_path):
     """SIGKILL while a submission is being graded: the next start queues it again, grades it
     once, and the job leaves the queue (checked in the database)."""

@@ -196,6 +196,7 @@ def test_a_protocol_that_does_not_play_the_game_is_refused_naming_those_that_do(
                                   "speak gtp or line, or are scripts")  # fmt: skip
 
 
+@pytest.mark.slow
 def test_scripts_are_the_script_protocol_of_the_registry(tmp_path):
     """'script:PATH' and config.yaml's 'protocol: script' name a lab script, played by the
     registry's script protocol as a bare path is; a depth is refused for it as for GTP."""
