@@ -70,6 +70,30 @@ class SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
+API = "/api"
+
+
+class ApiPaths:
+    """Every page also at ``/api/...``: the path without its prefix, answered as JSON (the
+    request's Accept header set to application/json whatever the client sent)."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if path == API or path.startswith(API + "/"):
+            rest = path[len(API) :] or "/"
+            headers = [(k, v) for k, v in scope["headers"] if k != b"accept"]
+            scope = {
+                **scope,
+                "path": rest,
+                "raw_path": rest.encode(),
+                "headers": [*headers, (b"accept", b"application/json")],
+            }
+        await self.app(scope, receive, send)
+
+
 class _TooLarge(Exception):
     pass
 
@@ -162,6 +186,7 @@ def create_app(portal: Portal, secret_key: str) -> Starlette:
     ]
     middleware = [
         Middleware(SecurityHeaders),
+        Middleware(ApiPaths),
         Middleware(BodyLimit, limit=portal.course.upload_bytes + FORM_ROOM),
         Middleware(
             SessionMiddleware,
