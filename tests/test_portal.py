@@ -4,7 +4,9 @@ without its CSRF token, an upload over the limit, a private test's board, markup
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import re
 import signal
 import socket
@@ -14,6 +16,7 @@ import sys
 import textwrap
 import threading
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -21,8 +24,9 @@ import pytest
 httpx = pytest.importorskip("httpx", reason="the portal's tests need httpx (pip install -e '.[test]')")
 pytest.importorskip("starlette", reason='the portal needs its extra: pip install -e ".[portal]"')
 
-from grader.grading import report  # noqa: E402
-from grader.grading.run import grade  # noqa: E402
+from grader.grading import gradescope, report  # noqa: E402
+from grader.grading.run import grade, grade_class  # noqa: E402
+from grader.grading.runfolder import RunFolder  # noqa: E402
 from grader.portal.course import load_course, make_demo_course  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -449,6 +453,59 @@ def test_every_page_answers_json_at_its_api_path_whatever_the_accept_header(port
         assert r.status_code == status and r.headers["content-type"].startswith("application/json"), (path, r.text)
         assert "error" in r.json() and sid not in r.text
     assert me.http.post("/api/signout", headers=html).status_code == 403  # no CSRF token: refused as the form is
+
+
+def test_staff_download_the_gradescope_json_grader_gradescope_writes(portal, graded_pair):
+    instructor, course = portal["instructor"], portal["course"]
+    r = instructor.http.get("/class/othello/gradescope.json")
+    assert r.status_code == 200 and "attachment" in r.headers["content-disposition"], r.text
+    data = r.json()
+    assert data["assignment"] == "othello"
+    mine = next(s for s in data["students"] if s["email"] == "s1@example.edu")
+    assert mine["submission"] == graded_pair["wrong_score.py"]["id"]  # the counted one: the latest graded
+    expected = gradescope.results_json(library_result(course, WRONG), 0.0)  # what grader gradescope writes
+    got = mine["results"]
+    assert got["tests"] == expected["tests"] and got["tests"]
+    assert (got["score"], got["max_score"]) == (expected["score"], expected["max_score"]) and got["score"] < 10
+    assert got["output"].splitlines()[1:] == expected["output"].splitlines()[1:]  # the first line names the student
+    assert all(t["visibility"] == "after_published" for t in got["tests"] if t["name"].startswith("Private"))
+    assert {s["email"] for s in data["students"]} <= {e for e, _ in STUDENTS}
+
+
+def test_a_student_cannot_download_the_classs_results(portal, graded_pair):
+    me = portal["students"]["s1@example.edu"]
+    for path in ("/class/othello/gradescope.json", "/class/othello/run.zip"):
+        for r in (me.get(path), me.html(path), me.http.get("/api" + path)):
+            assert r.status_code == 403 and graded_pair["wrong_score.py"]["id"] not in r.text, (path, r.text)
+        assert Client(portal["server"].url).get(path).status_code == 401
+    assert portal["instructor"].get("/class/no-such-lab/run.zip").status_code == 404
+
+
+def test_staff_download_the_run_folder_grade_class_writes_as_a_zip(portal, graded_pair, tmp_path, monkeypatch):
+    course = portal["course"]
+    a = course.assignments["othello"]
+    with portal["instructor"].http.stream("GET", "/class/othello/run.zip") as r:
+        assert r.status_code == 200 and r.headers["content-type"] == "application/zip"
+        assert "content-length" not in r.headers and r.headers["transfer-encoding"] == "chunked"  # streamed
+        body = b"".join(r.iter_bytes())
+    with zipfile.ZipFile(io.BytesIO(body)) as zf:
+        assert all(not n.startswith("/") and ".." not in n.split("/") for n in zf.namelist())
+        zf.extractall(tmp_path / "zip")
+    top = tmp_path / "zip" / "othello"
+    assert (top / "submissions" / "s1@example.edu" / "submission.py").read_bytes() == WRONG.read_bytes()
+    theirs = grade_class([WRONG], a.plan, course.settings(a), out=tmp_path / "theirs")
+    written = sorted(p.name for p in theirs.folder.path.iterdir() if p.name != "answers.jsonl")  # a cache for --resume
+    assert sorted(p.name for p in (top / "run").iterdir()) == written
+    monkeypatch.setenv("GRADER_KEYS", str(top / "keys"))  # the run's key came in the zip
+    ours = {r.name: r for r in RunFolder.open(top / "run").results()}
+    s1, expected = ours["s1@example.edu"], theirs.results[0]
+    assert (s1.symbols, s1.total, s1.stopped) == (expected.symbols, expected.total, expected.stopped)
+    assert [t.record()["verdict"] for t in s1.tests] == [t.record()["verdict"] for t in expected.tests]
+    grades = (top / "run" / "grades.csv").read_text()
+    assert grades.splitlines()[0] == (theirs.folder.path / "grades.csv").read_text().splitlines()[0]
+    report = subprocess.run([sys.executable, "-m", "grader", "report", str(top / "run")], capture_output=True,
+                            text=True, env={**os.environ, "GRADER_KEYS": str(top / "keys")})  # fmt: skip
+    assert report.returncode == 0 and "s1@example.edu" in report.stdout, report.stderr
 
 
 def test_private_results_are_shown_once_released_without_their_boards(portal, graded_pair):

@@ -113,7 +113,7 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(url):
         "audit_log",
     } <= tables
     with engine.connect() as c:
-        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0002",)]
+        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0003",)]
     engine.dispose()
 
 
@@ -125,10 +125,17 @@ def test_an_older_database_is_upgraded_keeping_its_rows(url):
         c.execute(
             text("INSERT INTO users (email, name, role, created_at) VALUES ('a@x.org', 'A', 'student', '2026-01-01')")
         )
+    upgrade(engine, "0002")
+    with engine.begin() as c:
+        (uid,) = c.execute(text("SELECT id FROM users")).one()
+        c.execute(text("INSERT INTO submissions (id, user_id, assignment, received_at, late, filename, size, sha256, "
+                       "content, status) VALUES ('s1', :u, 'lab', '2026-01-02', 0, 'a.py', 1, 'x', :b, 'graded')"),
+                  {"u": uid, "b": b"1"})  # fmt: skip
     upgrade(engine)
     with engine.connect() as c:
         assert c.execute(text("SELECT email FROM users")).all() == [("a@x.org",)]
         assert "releases" in inspect(c).get_table_names()
+        assert c.execute(text("SELECT id, status, stopped FROM submissions")).all() == [("s1", "graded", None)]
     engine.dispose()
 
 

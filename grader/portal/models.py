@@ -77,6 +77,7 @@ class Submission(Base):
     student_text: Mapped[str | None] = mapped_column(Text, nullable=True)  # public tests only
     full_text: Mapped[str | None] = mapped_column(Text, nullable=True)  # for staff
     records: Mapped[str | None] = mapped_column(Text, nullable=True)  # JSON: each test's record (TestResult.record)
+    stopped: Mapped[str | None] = mapped_column(Text, nullable=True)  # why the run stopped before its last test
     error: Mapped[str | None] = mapped_column(Text, nullable=True)  # a grader error: not the student's fault
 
 

@@ -27,14 +27,14 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import GraderError
-from . import accounts
+from . import accounts, exports
 from .course import Assignment, Course
 from .models import FAILED, GRADED, INSTRUCTOR, QUEUED, RUNNING, STUDENT, AuditEntry, Release, Submission, User, now
 from .queue import DailyLimit, submit, used_today, waiting
@@ -182,6 +182,8 @@ def create_app(portal: Portal, secret_key: str) -> Starlette:
         Route("/class/release", _endpoint(portal, release), methods=["POST"]),
         Route("/class/audit", _endpoint(portal, audit_page)),
         Route("/class.csv", _endpoint(portal, gradebook)),
+        Route("/class/{name}/gradescope.json", _endpoint(portal, gradescope_download)),
+        Route("/class/{name}/run.zip", _endpoint(portal, run_download)),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     middleware = [
@@ -612,3 +614,33 @@ def gradebook(portal: Portal, request: Request, form: Any) -> Response:
         writer.writerow(cells)
     return PlainTextResponse(out.getvalue(), media_type="text/csv; charset=utf-8",
                              headers={"content-disposition": 'attachment; filename="gradebook.csv"'})  # fmt: skip
+
+
+def need_staff_download(portal: Portal, request: Request) -> User:
+    """Staff (an instructor or a TA, as for the gradebook); a student is refused (403)."""
+    user = need_user(portal, request)
+    if not user.staff:
+        raise HTTPException(403, "only the course's instructors and TAs may download its results")
+    return user
+
+
+def gradescope_download(portal: Portal, request: Request, form: Any) -> Response:
+    """Gradescope's results.json of each student's counted submission (``grader gradescope``'s)."""
+    need_staff_download(portal, request)
+    assignment = _find_assignment(portal, request.path_params["name"])
+    with portal.make() as session:
+        rows = exports.counted(session, assignment)
+    data = exports.gradescope_json(assignment, rows)
+    disposition = f'attachment; filename="{assignment.name}-gradescope.json"'
+    return JSONResponse(data, headers={"content-disposition": disposition})
+
+
+def run_download(portal: Portal, request: Request, form: Any) -> Response:
+    """The run folder ``grader grade class`` writes for the counted submissions, as a zip streamed."""
+    need_staff_download(portal, request)
+    assignment = _find_assignment(portal, request.path_params["name"])
+    with portal.make() as session:
+        rows = exports.counted(session, assignment)
+    disposition = f'attachment; filename="{assignment.name}-run.zip"'
+    return StreamingResponse(exports.run_zip(portal.course, assignment, rows), media_type="application/zip",
+                             headers={"content-disposition": disposition})  # fmt: skip

@@ -40,6 +40,7 @@ class Feedback:
     student_text: str
     full_text: str
     records: str
+    stopped: str | None = None  # why the run stopped before its last test, as grade records it
 
 
 def feedback(result: ScriptResult, filename: str) -> Feedback:
@@ -62,7 +63,7 @@ def feedback(result: ScriptResult, filename: str) -> Feedback:
     student = "\n".join(lines) + "\n\n" + report.offending_report(result, public_only=True)
     full = report.summary(result) + "\n\n" + report.offending_report(result)
     return Feedback(result.total, result.max_total, result.symbols, "".join(t.symbol for t in public), public_total,
-                    student, full, json.dumps([t.record() for t in result.tests]))  # fmt: skip
+                    student, full, json.dumps([t.record() for t in result.tests]), result.stopped)  # fmt: skip
 
 
 def grade_upload(course: Course, assignment: Assignment, filename: str, content: bytes) -> Feedback:
@@ -138,7 +139,7 @@ class Workers:
             if found is not None:
                 sub.status = GRADED
                 for field in ("total", "max_total", "symbols", "public_symbols", "public_total", "student_text",
-                              "full_text", "records"):  # fmt: skip
+                              "full_text", "records", "stopped"):  # fmt: skip
                     setattr(sub, field, getattr(found, field))
             else:
                 sub.status, sub.error = FAILED, error

@@ -1,0 +1,146 @@
+"""An assignment's results for the instructor, as the grader's commands write them: Gradescope's
+results.json for each student's counted submission (``grader gradescope``'s), and the run folder
+``grader grade class`` writes (run.json, tests.jsonl, plan.plan, its four exports), streamed as a
+zip with the scripts and the run's key beside it (keys/RUN_ID.key: copied into ``$GRADER_KEYS``,
+``grader report`` reads the folder). Both are rebuilt from the tests the portal recorded: nothing is
+graded again."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..grading import gradescope
+from ..grading.exports import write_exports
+from ..grading.results import ScriptResult, TestResult
+from ..grading.runfolder import RunFolder
+from ..runs.seals import keys_dir
+from ..runs.submissions import Submission as GradedScript
+from .course import Assignment, Course
+from .models import GRADED, STUDENT, Submission, User
+
+CHUNK = 1 << 20  # bytes read from a file at a time into the zip
+SCRIPT_NAME = "submission.py"  # each script's name in the zip, as the workers grade it
+
+
+def safe_name(email: str) -> str:
+    """A folder name for a student: their e-mail with anything but letters, digits and @._+- as _."""
+    return re.sub(r"[^A-Za-z0-9@._+-]", "_", email).lstrip(".") or "student"
+
+
+@dataclass(frozen=True)
+class Counted:
+    """A student's counted submission of an assignment (their latest graded one), with its bytes."""
+
+    email: str
+    name: str
+    submission: str
+    filename: str
+    sha256: str
+    content: bytes
+    records: str
+    stopped: str | None
+
+
+def counted(session: Session, assignment: Assignment) -> list[Counted]:
+    """Each student's counted submission of ``assignment``, by e-mail; students with none left out."""
+    rows = session.execute(
+        select(Submission, User).join(User, User.id == Submission.user_id)
+        .where(Submission.assignment == assignment.name, Submission.status == GRADED, User.role == STUDENT)
+        .order_by(Submission.received_at)
+    ).all()  # fmt: skip
+    latest: dict[str, Counted] = {}
+    for sub, user in rows:
+        latest[user.email] = Counted(user.email, user.name, sub.id, sub.filename, sub.sha256, sub.content,
+                                     sub.records or "[]", sub.stopped)  # fmt: skip
+    return [latest[e] for e in sorted(latest)]
+
+
+def tests_of(c: Counted, assignment: Assignment) -> list[TestResult]:
+    return [TestResult.from_record(r, assignment.plan.game) for r in json.loads(c.records)]
+
+
+def script_result(c: Counted, assignment: Assignment) -> ScriptResult:
+    """The submission's result as ``grader grade`` gave it, rebuilt from its recorded tests."""
+    tests = tests_of(c, assignment)
+    return ScriptResult(c.filename, assignment.plan, tests, sum(t.run.wall_seconds for t in tests), c.stopped,
+                        name=c.email)  # fmt: skip
+
+
+def gradescope_json(assignment: Assignment, rows: list[Counted]) -> dict[str, Any]:
+    """Each student's results.json, as ``grader gradescope`` writes it for their counted submission."""
+    students = []
+    for c in rows:
+        result = script_result(c, assignment)
+        students.append({"email": c.email, "name": c.name, "submission": c.submission,
+                         "results": gradescope.results_json(result, result.seconds)})  # fmt: skip
+    return {"assignment": assignment.name, "title": assignment.title, "students": students}
+
+
+def write_run_folder(root: Path, course: Course, assignment: Assignment, rows: list[Counted]) -> RunFolder:
+    """The run folder ``grade class`` writes for these submissions, at ``root/run`` (each script
+    as ``root/submissions/EMAIL/submission.py``, where run.json names it)."""
+    plan, settings = assignment.plan, course.settings(assignment)
+    folder = RunFolder.create(root / "run", plan, settings)
+    folder.meta["backend_used"] = plan.game.backend(settings.backend)
+    subs = []
+    for c in rows:
+        path = root / "submissions" / safe_name(c.email) / SCRIPT_NAME  # an uploaded file name is never a path
+        path.parent.mkdir(parents=True)
+        path.write_bytes(c.content)
+        subs.append(GradedScript(c.email, path, single=True))
+    digests = folder.register(subs, {c.email: c.sha256 for c in rows})
+    for c in rows:
+        tests = tests_of(c, assignment)
+        for test in tests:
+            folder.append(c.email, digests[c.email], test)
+        folder.set_stopped(c.email, c.stopped, len(tests))
+    write_exports(folder.path, folder.results())
+    return folder
+
+
+class _Chunks(io.RawIOBase):
+    """Where the zip is written: its bytes kept until taken (the zip is never whole in memory)."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: Any) -> int:
+        self.parts.append(bytes(b))
+        return len(b)
+
+    def take(self) -> bytes:
+        out = b"".join(self.parts)
+        self.parts.clear()
+        return out
+
+
+def run_zip(course: Course, assignment: Assignment, rows: list[Counted]) -> Iterator[bytes]:
+    """The run folder and the scripts as a zip, yielded piece by piece as it is written."""
+    with tempfile.TemporaryDirectory(prefix="grader-portal-run-") as tmp:
+        root = Path(tmp)
+        folder = write_run_folder(root, course, assignment, rows)
+        key = keys_dir() / f"{folder.meta['run_id']}.key"  # made for this download: it goes with the zip
+        (root / "keys").mkdir()
+        key.replace(root / "keys" / key.name)
+        out = _Chunks()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+            for path in sorted(p for p in root.rglob("*") if p.is_file()):
+                with path.open("rb") as src, zf.open(f"{assignment.name}/{path.relative_to(root)}", "w") as dst:
+                    while block := src.read(CHUNK):
+                        dst.write(block)
+                        yield out.take()
+        yield out.take()
