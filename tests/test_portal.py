@@ -24,7 +24,10 @@ import pytest
 httpx = pytest.importorskip("httpx", reason="the portal's tests need httpx (pip install -e '.[test]')")
 pytest.importorskip("starlette", reason='the portal needs its extra: pip install -e ".[portal]"')
 
+from grader.config import Config  # noqa: E402
+from grader.files import SHARE  # noqa: E402
 from grader.grading import gradescope, report  # noqa: E402
+from grader.grading.plans import new_plan, write_plan_file  # noqa: E402
 from grader.grading.run import grade, grade_class  # noqa: E402
 from grader.grading.runfolder import RunFolder  # noqa: E402
 from grader.portal.course import load_course, make_demo_course  # noqa: E402
@@ -506,6 +509,71 @@ def test_staff_download_the_run_folder_grade_class_writes_as_a_zip(portal, grade
     report = subprocess.run([sys.executable, "-m", "grader", "report", str(top / "run")], capture_output=True,
                             text=True, env={**os.environ, "GRADER_KEYS": str(top / "keys")})  # fmt: skip
     assert report.returncode == 0 and "s1@example.edu" in report.stdout, report.stderr
+
+
+def test_an_instructor_reruns_a_students_counted_submission(portal, graded_pair):
+    me, instructor = portal["students"]["s1@example.edu"], portal["instructor"]
+    sid = graded_pair["wrong_score.py"]["id"]  # s1's counted submission: the latest graded
+    left = me.get("/a/othello").json()["left_today"]
+    assert me.post("/class/rerun", {"assignment": "othello"}).status_code == 404  # instructors only
+    assert (
+        instructor.post("/class/rerun", {"assignment": "othello", "email": "s1@example.edu"}, csrf=False).status_code
+        == 403
+    )
+    r = instructor.post("/class/rerun", {"assignment": "othello", "email": "s1@example.edu"})
+    assert r.status_code == 200, r.text
+    assert r.json()["rerun"] == [{"email": "s1@example.edu", "submission": sid, "reason": "rerun by the instructor"}]
+    after = me.graded(sid)
+    assert after["status"] == "graded" and after["public_symbols"] == graded_pair["wrong_score.py"]["public_symbols"]
+    previous = after["previous"]
+    assert previous["reason"] == "rerun by the instructor"
+    assert previous["public_symbols"] == graded_pair["wrong_score.py"]["public_symbols"]
+    assert "total" not in previous and "symbols" not in previous  # private results not released: not shown
+    staff = instructor.get(f"/s/{sid}").json()
+    assert staff["previous"]["total"] == staff["total"] and staff["previous"]["symbols"] == staff["symbols"]
+    assert "rerun by the instructor" in me.html(f"/s/{sid}").text
+    assert me.get("/a/othello").json()["left_today"] == left  # a rerun takes none of the student's uploads
+    log = instructor.get("/class/audit").json()["entries"]
+    assert {"by": "instructor@example.edu", "action": "rerun"}.items() <= log[-1].items()
+    assert "s1@example.edu (rerun by the instructor)" in log[-1]["detail"]
+    missing = instructor.post("/class/rerun", {"assignment": "othello", "email": "nobody@example.edu"})
+    assert missing.status_code == 404 and "no graded submission" in missing.json()["error"]
+
+
+def test_after_a_plan_change_every_counted_submission_is_rerun_and_says_why(tmp_path):
+    course = make_course(tmp_path / "course")
+    server = Server(course, tmp_path)
+    try:
+        instructor = Client(server.url)
+        instructor.sign_in(server.link)
+        link = instructor.post("/class/links", {"email": "s2@example.edu"}).json()["links"][0]["link"]
+        me = Client(server.url)
+        me.sign_in(link)
+        sid = me.upload(WRONG).json()["id"]
+        before = me.graded(sid)
+        assert len(before["public_symbols"]) == 4
+    finally:
+        server.stop()
+    plan = new_plan(Config(), "othello", boards=SHARE / "fixtures" / "standard.txt", public=6).plan
+    write_plan_file(plan, course / "six-public.plan")
+    text = (course / "course.yaml").read_text()
+    (course / "course.yaml").write_text(text.replace("plan: othello-endgame.plan", "plan: six-public.plan"))
+    server = Server(course, tmp_path)
+    try:
+        instructor = Client(server.url)
+        instructor.sign_in(server.link)
+        me.url = server.url
+        me.http.base_url = server.url  # the same student, still signed in: the session's key is in the database
+        r = instructor.post("/class/rerun", {"assignment": "othello"})
+        assert r.json()["rerun"] == [{"email": "s2@example.edu", "submission": sid, "reason": "the plan changed"}]
+        after = me.graded(sid)
+        assert len(after["public_symbols"]) == 6 and after["previous"]["public_symbols"] == before["public_symbols"]
+        assert after["previous"]["reason"] == "the plan changed"
+        assert "the plan changed" in me.html(f"/s/{sid}").text
+        log = instructor.get("/class/audit").json()["entries"]
+        assert log[-1]["action"] == "rerun" and "s2@example.edu (the plan changed)" in log[-1]["detail"]
+    finally:
+        server.stop()
 
 
 def test_private_results_are_shown_once_released_without_their_boards(portal, graded_pair):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,6 +84,16 @@ class Course:
         (``Settings.resolve``): its limits, then the plan's, then config.yaml's."""
         given: dict[str, Any] = {"limits": assignment.limits} if assignment.limits is not None else {}
         return Settings.resolve(self.config, assignment.plan.game, assignment.plan, **given)
+
+    def plan_digest(self, assignment: Assignment) -> str:
+        """What grading ``assignment`` depends on (its boards, public tests, scoring, limits), as
+        a SHA-256: a submission graded under another digest was graded on a plan since changed."""
+        settings = self.settings(assignment).to_json()
+        plan = assignment.plan
+        what = {"boards": [f"{q.board_string()} {q.token}" for q in plan.positions],
+                "public": None if plan.public is None else sorted(plan.public),
+                "scoring": settings.get("scoring"), "limits": settings.get("limits")}  # fmt: skip
+        return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
 
     def private_files(self) -> list[Path]:
         """The course's files scripts must not read: its folder, course.yaml, config.yaml, plans,

@@ -78,6 +78,14 @@ class Submission(Base):
     full_text: Mapped[str | None] = mapped_column(Text, nullable=True)  # for staff
     records: Mapped[str | None] = mapped_column(Text, nullable=True)  # JSON: each test's record (TestResult.record)
     stopped: Mapped[str | None] = mapped_column(Text, nullable=True)  # why the run stopped before its last test
+    plan_digest: Mapped[str | None] = mapped_column(String(64), nullable=True)  # the plan it was graded on
+    # the result a rerun replaced, and why it was rerun (the plan changed, or the instructor asked)
+    previous_total: Mapped[float | None] = mapped_column(nullable=True)
+    previous_max_total: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    previous_symbols: Mapped[str | None] = mapped_column(Text, nullable=True)
+    previous_public_symbols: Mapped[str | None] = mapped_column(Text, nullable=True)
+    previous_public_total: Mapped[float | None] = mapped_column(nullable=True)
+    change_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)  # a grader error: not the student's fault
 
 

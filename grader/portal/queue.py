@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from ..errors import GraderError
 from .course import Assignment
-from .models import QUEUED, RUNNING, DailyCount, Job, Submission, User, now
+from .models import GRADED, QUEUED, RUNNING, DailyCount, Job, Submission, User, now
 
 
 class DailyLimit(GraderError):
@@ -123,3 +123,22 @@ def requeue_running(session: Session) -> int:
 def waiting(session: Session) -> int:
     """Jobs waiting to be claimed."""
     return session.scalar(select(func.count()).select_from(Job).where(Job.state == QUEUED)) or 0
+
+
+PLAN_CHANGED, BY_INSTRUCTOR = "the plan changed", "rerun by the instructor"
+
+
+def rerun(session: Session, sub: Submission, digest: str) -> str | None:
+    """Queue a graded submission again, its result kept as the previous one with why it was
+    rerun: the plan changed (``digest``, the assignment's plan now, is not the one it was graded
+    on) or the instructor asked. Not counted against the student's uploads; None (nothing
+    done) when it is not graded or is queued already."""
+    if sub.status != GRADED or session.scalar(select(Job.id).where(Job.submission_id == sub.id)) is not None:
+        return None
+    reason = PLAN_CHANGED if sub.plan_digest is not None and sub.plan_digest != digest else BY_INSTRUCTOR
+    sub.previous_total, sub.previous_max_total, sub.previous_symbols = sub.total, sub.max_total, sub.symbols
+    sub.previous_public_symbols, sub.previous_public_total = sub.public_symbols, sub.public_total
+    sub.change_reason, sub.status = reason, QUEUED
+    session.add(Job(submission_id=sub.id, state=QUEUED, attempts=0))
+    session.flush()
+    return reason

@@ -37,7 +37,7 @@ from ..errors import GraderError
 from . import accounts, exports
 from .course import Assignment, Course
 from .models import FAILED, GRADED, INSTRUCTOR, QUEUED, RUNNING, STUDENT, AuditEntry, Release, Submission, User, now
-from .queue import DailyLimit, submit, used_today, waiting
+from .queue import DailyLimit, rerun, submit, used_today, waiting
 from .worker import Workers
 
 HERE = Path(__file__).resolve().parent
@@ -181,6 +181,7 @@ def create_app(portal: Portal, secret_key: str) -> Starlette:
         Route("/class/links", _endpoint(portal, links), methods=["POST"]),
         Route("/class/release", _endpoint(portal, release), methods=["POST"]),
         Route("/class/audit", _endpoint(portal, audit_page)),
+        Route("/class/rerun", _endpoint(portal, rerun_page), methods=["POST"]),
         Route("/class.csv", _endpoint(portal, gradebook)),
         Route("/class/{name}/gradescope.json", _endpoint(portal, gradescope_download)),
         Route("/class/{name}/run.zip", _endpoint(portal, run_download)),
@@ -474,6 +475,12 @@ def _student_view(sub: Submission, assignment: Assignment | None, shown: bool = 
         "feedback": sub.student_text,
         "private_shown": shown,
     }
+    if sub.change_reason is not None:  # rerun: the result it replaced, beside the new one, and why
+        previous: dict[str, Any] = {"reason": sub.change_reason, "public_symbols": sub.previous_public_symbols,
+                                    "public_total": sub.previous_public_total}  # fmt: skip
+        if shown:
+            previous.update(symbols=sub.previous_symbols, total=sub.previous_total, max_total=sub.previous_max_total)
+        view["previous"] = previous
     if shown and assignment is not None and sub.status == GRADED and sub.records:
         keys = ("index", "symbol", "credit") + (("board", "token", "diagnosis") if assignment.private_boards else ())
         view["private"] = [{k: r[k] for k in keys} for r in json.loads(sub.records)
@@ -500,7 +507,11 @@ def _staff_view(sub: Submission, assignment: Assignment | None, owner: User | No
         "private": None,
         "full_feedback": sub.full_text,
         "error": sub.error,
-    }
+        "previous": None if sub.change_reason is None else {
+            "reason": sub.change_reason, "public_symbols": sub.previous_public_symbols,
+            "public_total": sub.previous_public_total, "symbols": sub.previous_symbols,
+            "total": sub.previous_total, "max_total": sub.previous_max_total},
+    }  # fmt: skip
 
 
 def submission_page(portal: Portal, request: Request, form: Any) -> Response:
@@ -589,7 +600,7 @@ def release(portal: Portal, request: Request, form: Any) -> Response:
 
 
 def audit_page(portal: Portal, request: Request, form: Any) -> Response:
-    """The audit log: who released results and made sign-in links, and when."""
+    """The audit log: who released results, reran submissions and made sign-in links, and when."""
     user = need_staff(portal, request)
     with portal.make() as session:
         rows = session.execute(select(AuditEntry, User).join(User, User.id == AuditEntry.user_id)
@@ -644,3 +655,38 @@ def run_download(portal: Portal, request: Request, form: Any) -> Response:
     disposition = f'attachment; filename="{assignment.name}-run.zip"'
     return StreamingResponse(exports.run_zip(portal.course, assignment, rows), media_type="application/zip",
                              headers={"content-disposition": disposition})  # fmt: skip
+
+
+def rerun_page(portal: Portal, request: Request, form: Any) -> Response:
+    """Rerun the counted submission of the student ``email`` names, or of every student, of the
+    ``assignment`` named (instructors only; audited): the old result is kept beside the new one,
+    with why it changed (the plan changed since, or the instructor reran it)."""
+    user = need_instructor(portal, request)
+    form = checked_form(request, form)
+    assignment = _find_assignment(portal, str(form.get("assignment", "")))
+    email = str(form.get("email") or "").strip().lower()
+    digest = portal.course.plan_digest(assignment)
+    with portal.make.begin() as session:
+        query = (select(Submission, User).join(User, User.id == Submission.user_id)
+                 .where(Submission.assignment == assignment.name, Submission.status == GRADED, User.role == STUDENT)
+                 .order_by(Submission.received_at))  # fmt: skip
+        if email:
+            query = query.where(User.email == email)
+        counted: dict[str, Submission] = {}
+        for sub, owner in session.execute(query).all():
+            counted[owner.email] = sub
+        if email and not counted:
+            raise HTTPException(404, f"{email!r} has no graded submission of {assignment.title}")
+        done = []
+        for who in sorted(counted):
+            reason = rerun(session, counted[who], digest)
+            if reason is not None:
+                done.append({"email": who, "submission": counted[who].id, "reason": reason})
+        _audit(
+            session, user, "rerun", f"{assignment.name}: " + ", ".join(f"{d['email']} ({d['reason']})" for d in done)
+        )
+    if portal.workers is not None:
+        portal.workers.wake.set()
+    if wants_json(request):
+        return JSONResponse({"assignment": assignment.name, "rerun": done, "csrf": csrf_token(request)})
+    return RedirectResponse("/class", 303)

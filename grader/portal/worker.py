@@ -120,6 +120,7 @@ class Workers:
             sub = session.get(Submission, sub_id)
             assert sub is not None
             filename, content, name = sub.filename, sub.content, sub.assignment
+            rerun = sub.change_reason is not None
         assignment = self.course.assignments.get(name)
         try:
             if assignment is None:
@@ -138,12 +139,14 @@ class Workers:
             sub.graded_at = now()
             if found is not None:
                 sub.status = GRADED
+                sub.plan_digest = self.course.plan_digest(assignment) if assignment is not None else None
                 for field in ("total", "max_total", "symbols", "public_symbols", "public_total", "student_text",
                               "full_text", "records", "stopped"):  # fmt: skip
                     setattr(sub, field, getattr(found, field))
             else:
                 sub.status, sub.error = FAILED, error
-                give_back(session, sub)
+                if not rerun:  # a rerun took none of the student's uploads
+                    give_back(session, sub)
             if job is not None:
                 finish(session, job)
         return True
