@@ -4,6 +4,7 @@ without its CSRF token, an upload over the limit, a private test's board, markup
 
 from __future__ import annotations
 
+import datetime
 import io
 import json
 import os
@@ -572,6 +573,62 @@ def test_after_a_plan_change_every_counted_submission_is_rerun_and_says_why(tmp_
         assert "the plan changed" in me.html(f"/s/{sid}").text
         log = instructor.get("/class/audit").json()["entries"]
         assert log[-1]["action"] == "rerun" and "s2@example.edu (the plan changed)" in log[-1]["detail"]
+    finally:
+        server.stop()
+
+
+def test_an_extension_moves_a_students_deadlines_and_late_flag(tmp_path):
+    course = make_course(tmp_path / "course")
+    now = datetime.datetime.now(datetime.timezone.utc)
+    deadline, hard = now - datetime.timedelta(days=2), now - datetime.timedelta(hours=1)
+    text = (
+        (course / "course.yaml")
+        .read_text()
+        .replace(
+            "per_day: 3",
+            f"per_day: 3\n    deadline: {deadline:%Y-%m-%d %H:%M}\n    hard_deadline: {hard:%Y-%m-%d %H:%M}",
+            1,
+        )
+    )
+    (course / "course.yaml").write_text(text)
+    server = Server(course, tmp_path)
+    try:
+        instructor = Client(server.url)
+        instructor.sign_in(server.link)
+        made = instructor.post("/class/links").json()["links"]
+        me, other = Client(server.url), Client(server.url)
+        me.sign_in(next(m["link"] for m in made if m["email"] == "s1@example.edu"))
+        other.sign_in(next(m["link"] for m in made if m["email"] == "s2@example.edu"))
+        closed = me.upload(NEGAMAX)
+        assert closed.status_code == 400 and "closed" in closed.json()["error"]
+        grant = {"assignment": "othello", "email": "s1@example.edu"}
+        assert me.post("/class/extension", {**grant, "days": "3"}).status_code == 404  # instructors only
+        assert instructor.post("/class/extension", {**grant, "days": "3"}, csrf=False).status_code == 403
+        for bad in ("-1", "two", "1000", ""):
+            r = instructor.post("/class/extension", {**grant, "days": bad})
+            assert r.status_code == 400 and "days must be a whole number" in r.json()["error"], bad
+        r = instructor.post("/class/extension", {"assignment": "othello", "email": "nobody@example.edu", "days": "1"})
+        assert r.status_code == 404
+        r = instructor.post("/class/extension", {**grant, "days": "1"})  # open again, but still past the deadline
+        assert r.status_code == 200 and r.json()["extension_days"] == 1, r.text
+        page = me.get("/a/othello").json()
+        assert page["extension_days"] == 1
+        assert (
+            datetime.datetime.fromisoformat(page["hard_deadline"])
+            > now
+            > datetime.datetime.fromisoformat(page["deadline"])
+        )
+        receipt = me.upload(NEGAMAX)
+        assert receipt.status_code == 201 and receipt.json()["late"] is True, receipt.text
+        instructor.post("/class/extension", {**grant, "days": "3"})  # the latest grant holds
+        receipt = me.upload(NEGAMAX)
+        assert receipt.status_code == 201 and receipt.json()["late"] is False
+        assert "with your extension of 3 days" in me.html("/a/othello").text
+        assert other.upload(NEGAMAX).status_code == 400  # the others' deadlines stay
+        assert other.get("/a/othello").json()["extension_days"] == 0
+        log = instructor.get("/class/audit").json()["entries"]
+        grants = [e["detail"] for e in log if e["action"] == "extension"]
+        assert grants == ["othello: s1@example.edu 1 day(s)", "othello: s1@example.edu 3 day(s)"]
     finally:
         server.stop()
 

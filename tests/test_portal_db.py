@@ -111,9 +111,10 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(url):
         "alembic_version",
         "releases",
         "audit_log",
+        "extensions",
     } <= tables
     with engine.connect() as c:
-        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0004",)]
+        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0005",)]
     engine.dispose()
 
 

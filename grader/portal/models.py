@@ -131,3 +131,14 @@ class AuditEntry(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     action: Mapped[str] = mapped_column(String(40))
     detail: Mapped[str] = mapped_column(Text)
+
+
+class Extension(Base):
+    """Extra days on an assignment's deadline and hard deadline for one student (the latest grant holds)."""
+
+    __tablename__ = "extensions"
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), primary_key=True)
+    assignment: Mapped[str] = mapped_column(String(40), primary_key=True)
+    days: Mapped[int] = mapped_column(Integer)
+    granted_by: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    granted_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import secrets
+from dataclasses import dataclass
 
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.exc import IntegrityError
@@ -14,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from ..errors import GraderError
 from .course import Assignment
-from .models import GRADED, QUEUED, RUNNING, DailyCount, Job, Submission, User, now
+from .models import GRADED, QUEUED, RUNNING, DailyCount, Extension, Job, Submission, User, now
 
 
 class DailyLimit(GraderError):
@@ -66,17 +67,34 @@ def give_back(session: Session, sub: Submission) -> None:
     )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class Deadlines:
+    """A student's deadlines for an assignment: the course's, moved by the extension granted them."""
+
+    extra_days: int
+    deadline: dt.datetime | None
+    hard_deadline: dt.datetime | None
+
+
+def deadlines(session: Session, user: User, assignment: Assignment) -> Deadlines:
+    days = session.scalar(select(Extension.days).where(Extension.user_id == user.id,
+                                                       Extension.assignment == assignment.name)) or 0  # fmt: skip
+    extra = dt.timedelta(days=days)
+    return Deadlines(days, assignment.deadline and assignment.deadline + extra,
+                     assignment.hard_deadline and assignment.hard_deadline + extra)  # fmt: skip
+
+
 def submit(session: Session, user: User, assignment: Assignment, filename: str, content: bytes) -> Submission:
-    """Take an upload: counted against today's limit, kept with its digest, queued for grading."""
+    """Take an upload: counted against today's limit, kept with its digest, queued for grading;
+    late, or refused after the hard deadline, by the student's own deadlines (their extension)."""
     when = now()
-    if assignment.hard_deadline is not None and when > assignment.hard_deadline:
-        raise GraderError(
-            f"{assignment.title} closed at {assignment.hard_deadline:%Y-%m-%d %H:%M} UTC: no more submissions"
-        )
+    mine = deadlines(session, user, assignment)
+    if mine.hard_deadline is not None and when > mine.hard_deadline:
+        raise GraderError(f"{assignment.title} closed at {mine.hard_deadline:%Y-%m-%d %H:%M} UTC: no more submissions")
     _take_one(session, user, assignment)
     sub = Submission(
         id=secrets.token_urlsafe(16), user_id=user.id, assignment=assignment.name, received_at=when,
-        late=int(assignment.deadline is not None and when > assignment.deadline), filename=filename,
+        late=int(mine.deadline is not None and when > mine.deadline), filename=filename,
         size=len(content), sha256=hashlib.sha256(content).hexdigest(), content=content, status=QUEUED,
     )  # fmt: skip
     session.add(sub)

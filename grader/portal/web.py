@@ -36,8 +36,21 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..errors import GraderError
 from . import accounts, exports
 from .course import Assignment, Course
-from .models import FAILED, GRADED, INSTRUCTOR, QUEUED, RUNNING, STUDENT, AuditEntry, Release, Submission, User, now
-from .queue import DailyLimit, rerun, submit, used_today, waiting
+from .models import (
+    FAILED,
+    GRADED,
+    INSTRUCTOR,
+    QUEUED,
+    RUNNING,
+    STUDENT,
+    AuditEntry,
+    Extension,
+    Release,
+    Submission,
+    User,
+    now,
+)
+from .queue import DailyLimit, Deadlines, deadlines, rerun, submit, used_today, waiting
 from .worker import Workers
 
 HERE = Path(__file__).resolve().parent
@@ -182,6 +195,7 @@ def create_app(portal: Portal, secret_key: str) -> Starlette:
         Route("/class/release", _endpoint(portal, release), methods=["POST"]),
         Route("/class/audit", _endpoint(portal, audit_page)),
         Route("/class/rerun", _endpoint(portal, rerun_page), methods=["POST"]),
+        Route("/class/extension", _endpoint(portal, extension), methods=["POST"]),
         Route("/class.csv", _endpoint(portal, gradebook)),
         Route("/class/{name}/gradescope.json", _endpoint(portal, gradescope_download)),
         Route("/class/{name}/run.zip", _endpoint(portal, run_download)),
@@ -314,7 +328,8 @@ def home(portal: Portal, request: Request, form: Any) -> Response:
     if user.staff and not wants_json(request):
         return RedirectResponse("/class", 303)
     with portal.make() as session:
-        items = [_assignment_data(a, used_today(session, user, a.name)) for a in portal.course.assignments.values()]
+        items = [_assignment_data(a, used_today(session, user, a.name), deadlines(session, user, a))
+                 for a in portal.course.assignments.values()]  # fmt: skip
     data = {"course": portal.course.title, "user": _user_data(user), "assignments": items}
     return page(request, "home.html", data, user=user)
 
@@ -323,7 +338,10 @@ def _user_data(user: User) -> dict[str, Any]:
     return {"name": user.name, "email": user.email, "role": user.role, "has_password": bool(user.password_hash)}
 
 
-def _assignment_data(a: Assignment, used: int) -> dict[str, Any]:
+def _assignment_data(a: Assignment, used: int, mine: Deadlines | None = None) -> dict[str, Any]:
+    """An assignment as a person sees it: with ``mine``, a student's own deadlines (their extension's)."""
+    deadline = mine.deadline if mine else a.deadline
+    hard = mine.hard_deadline if mine else a.hard_deadline
     return {
         "name": a.name,
         "title": a.title,
@@ -332,8 +350,9 @@ def _assignment_data(a: Assignment, used: int) -> dict[str, Any]:
         "private_tests": a.private_tests,
         "per_day": a.per_day,
         "left_today": None if a.per_day is None else max(0, a.per_day - used),
-        "deadline": a.deadline.isoformat() if a.deadline else None,
-        "hard_deadline": a.hard_deadline.isoformat() if a.hard_deadline else None,
+        "deadline": deadline.isoformat() if deadline else None,
+        "hard_deadline": hard.isoformat() if hard else None,
+        "extension_days": mine.extra_days if mine else 0,
     }
 
 
@@ -415,8 +434,12 @@ def assignment_page(portal: Portal, request: Request, form: Any) -> Response:
                                                         Submission.assignment == assignment.name)
                                .order_by(Submission.received_at.desc())).all()  # fmt: skip
         used = used_today(session, user, assignment.name)
+        mine = deadlines(session, user, assignment)
         shown = _shown(portal, session, assignment)
-    data = {**_assignment_data(assignment, used), "submissions": [_student_view(s, assignment, shown) for s in subs]}
+    data = {
+        **_assignment_data(assignment, used, mine),
+        "submissions": [_student_view(s, assignment, shown) for s in subs],
+    }
     return page(request, "assignment.html", data, user=user, upload_kb=portal.course.upload_kb)
 
 
@@ -600,7 +623,7 @@ def release(portal: Portal, request: Request, form: Any) -> Response:
 
 
 def audit_page(portal: Portal, request: Request, form: Any) -> Response:
-    """The audit log: who released results, reran submissions and made sign-in links, and when."""
+    """The audit log: who released results, reran submissions, granted extensions and made sign-in links, and when."""
     user = need_staff(portal, request)
     with portal.make() as session:
         rows = session.execute(select(AuditEntry, User).join(User, User.id == AuditEntry.user_id)
@@ -689,4 +712,38 @@ def rerun_page(portal: Portal, request: Request, form: Any) -> Response:
         portal.workers.wake.set()
     if wants_json(request):
         return JSONResponse({"assignment": assignment.name, "rerun": done, "csrf": csrf_token(request)})
+    return RedirectResponse("/class", 303)
+
+
+MAX_EXTENSION_DAYS = 365
+
+
+def extension(portal: Portal, request: Request, form: Any) -> Response:
+    """Grant the student ``email`` names ``days`` extra days on the ``assignment`` named: their
+    deadline and hard deadline move by as much (0 takes an extension back); instructors only, audited."""
+    user = need_instructor(portal, request)
+    form = checked_form(request, form)
+    assignment = _find_assignment(portal, str(form.get("assignment", "")))
+    email = str(form.get("email") or "").strip().lower()
+    text = str(form.get("days", "")).strip()
+    if not text.isdigit() or int(text) > MAX_EXTENSION_DAYS:
+        raise HTTPException(400, f"days must be a whole number from 0 to {MAX_EXTENSION_DAYS}, not {text!r}")
+    days = int(text)
+    with portal.make.begin() as session:
+        student = session.scalar(select(User).where(User.email == email, User.role == STUDENT))
+        if student is None:
+            raise HTTPException(404, f"no student {email!r} on the roster")
+        found = session.get(Extension, (student.id, assignment.name))
+        if found is None:
+            session.add(Extension(user_id=student.id, assignment=assignment.name, days=days, granted_by=user.id))
+        else:
+            found.days, found.granted_by, found.granted_at = days, user.id, now()
+        session.flush()
+        mine = deadlines(session, student, assignment)
+        _audit(session, user, "extension", f"{assignment.name}: {email} {days} day(s)")
+    if wants_json(request):
+        data = {"assignment": assignment.name, "email": email, "extension_days": days,
+                "deadline": mine.deadline.isoformat() if mine.deadline else None,
+                "hard_deadline": mine.hard_deadline.isoformat() if mine.hard_deadline else None}  # fmt: skip
+        return JSONResponse({**data, "csrf": csrf_token(request)})
     return RedirectResponse("/class", 303)
