@@ -27,7 +27,8 @@ from ..grading.runfolder import RunFolder
 from ..runs.seals import keys_dir
 from ..runs.submissions import Submission as GradedScript
 from .course import Assignment, Course
-from .models import GRADED, STUDENT, Submission, User
+from .models import STUDENT, Submission, User
+from .queue import countable
 
 CHUNK = 1 << 20  # bytes read from a file at a time into the zip
 SCRIPT_NAME = "submission.py"  # each script's name in the zip, as the workers grade it
@@ -40,7 +41,8 @@ def safe_name(email: str) -> str:
 
 @dataclass(frozen=True)
 class Counted:
-    """A student's counted submission of an assignment (their latest graded one), with its bytes."""
+    """A student's counted submission of an assignment (their latest graded one, its old result
+    while a rerun is under way), with its bytes."""
 
     email: str
     name: str
@@ -56,7 +58,7 @@ def counted(session: Session, assignment: Assignment) -> list[Counted]:
     """Each student's counted submission of ``assignment``, by e-mail; students with none left out."""
     rows = session.execute(
         select(Submission, User).join(User, User.id == Submission.user_id)
-        .where(Submission.assignment == assignment.name, Submission.status == GRADED, User.role == STUDENT)
+        .where(Submission.assignment == assignment.name, countable(), User.role == STUDENT)
         .order_by(Submission.received_at)
     ).all()  # fmt: skip
     latest: dict[str, Counted] = {}

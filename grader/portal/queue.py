@@ -9,7 +9,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import ColumnElement, and_, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -160,3 +160,9 @@ def rerun(session: Session, sub: Submission, digest: str) -> str | None:
     session.add(Job(submission_id=sub.id, state=QUEUED, attempts=0))
     session.flush()
     return reason
+
+
+def countable() -> ColumnElement[bool]:
+    """A submission that may count: graded, or graded and being rerun (its old result stands meanwhile)."""
+    rerunning = and_(Submission.change_reason.is_not(None), Submission.status.in_((QUEUED, RUNNING)))
+    return or_(Submission.status == GRADED, rerunning)

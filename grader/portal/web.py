@@ -50,7 +50,7 @@ from .models import (
     User,
     now,
 )
-from .queue import DailyLimit, Deadlines, deadlines, rerun, submit, used_today, waiting
+from .queue import DailyLimit, Deadlines, countable, deadlines, rerun, submit, used_today, waiting
 from .worker import Workers
 
 HERE = Path(__file__).resolve().parent
@@ -561,7 +561,7 @@ def class_table(portal: Portal) -> dict[str, Any]:
     names = list(portal.course.assignments)
     with portal.make() as session:
         students = session.scalars(select(User).where(User.role == STUDENT).order_by(User.name)).all()
-        graded = session.scalars(select(Submission).where(Submission.status == GRADED)
+        graded = session.scalars(select(Submission).where(countable())
                                  .order_by(Submission.received_at)).all()  # fmt: skip
         queued = waiting(session)
         released = {r.assignment for r in session.scalars(select(Release)).all()}
@@ -691,7 +691,7 @@ def rerun_page(portal: Portal, request: Request, form: Any) -> Response:
     digest = portal.course.plan_digest(assignment)
     with portal.make.begin() as session:
         query = (select(Submission, User).join(User, User.id == Submission.user_id)
-                 .where(Submission.assignment == assignment.name, Submission.status == GRADED, User.role == STUDENT)
+                 .where(Submission.assignment == assignment.name, countable(), User.role == STUDENT)
                  .order_by(Submission.received_at))  # fmt: skip
         if email:
             query = query.where(User.email == email)
@@ -706,7 +706,10 @@ def rerun_page(portal: Portal, request: Request, form: Any) -> Response:
             if reason is not None:
                 done.append({"email": who, "submission": counted[who].id, "reason": reason})
         _audit(
-            session, user, "rerun", f"{assignment.name}: " + ", ".join(f"{d['email']} ({d['reason']})" for d in done)
+            session,
+            user,
+            "rerun",
+            f"{assignment.name}: " + (", ".join(f"{d['email']} ({d['reason']})" for d in done) or "nothing to rerun"),
         )
     if portal.workers is not None:
         portal.workers.wake.set()
