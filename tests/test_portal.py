@@ -571,6 +571,9 @@ def test_after_a_plan_change_every_counted_submission_is_rerun_and_says_why(tmp_
         instructor.sign_in(server.link)
         me.url = server.url
         me.http.base_url = server.url  # the same student, still signed in: the session's key is in the database
+        for path in ("/class/othello/gradescope.json", "/class/othello/run.zip"):  # the old plan's tests: not yet
+            r = instructor.get(path)
+            assert r.status_code == 409 and "rerun them first" in r.json()["error"], r.text
         r = instructor.post("/class/rerun", {"assignment": "othello"})
         assert r.json()["rerun"] == [{"email": "s2@example.edu", "submission": sid, "reason": "the plan changed"}]
         after = me.graded(sid)
@@ -579,6 +582,8 @@ def test_after_a_plan_change_every_counted_submission_is_rerun_and_says_why(tmp_
         assert "the plan changed" in me.html(f"/s/{sid}").text
         log = instructor.get("/class/audit").json()["entries"]
         assert log[-1]["action"] == "rerun" and "s2@example.edu (the plan changed)" in log[-1]["detail"]
+        mine = instructor.get("/class/othello/gradescope.json").json()["students"]
+        assert [len(s["results"]["tests"]) for s in mine] == [10]
     finally:
         server.stop()
 

@@ -52,6 +52,7 @@ class Counted:
     content: bytes
     records: str
     stopped: str | None
+    plan_digest: str | None  # the plan it was graded on (None: graded before the portal kept it)
 
 
 def counted(session: Session, assignment: Assignment) -> list[Counted]:
@@ -64,8 +65,13 @@ def counted(session: Session, assignment: Assignment) -> list[Counted]:
     latest: dict[str, Counted] = {}
     for sub, user in rows:
         latest[user.email] = Counted(user.email, user.name, sub.id, sub.filename, sub.sha256, sub.content,
-                                     sub.records or "[]", sub.stopped)  # fmt: skip
+                                     sub.records or "[]", sub.stopped, sub.plan_digest)  # fmt: skip
     return [latest[e] for e in sorted(latest)]
+
+
+def on_older_plans(rows: list[Counted], digest: str) -> list[str]:
+    """The students whose counted submission was graded on a plan the assignment has changed since."""
+    return [c.email for c in rows if c.plan_digest is not None and c.plan_digest != digest]
 
 
 def tests_of(c: Counted, assignment: Assignment) -> list[TestResult]:

@@ -658,12 +658,23 @@ def need_staff_download(portal: Portal, request: Request) -> User:
     return user
 
 
-def gradescope_download(portal: Portal, request: Request, form: Any) -> Response:
-    """Gradescope's results.json of each student's counted submission (``grader gradescope``'s)."""
+def _download_rows(portal: Portal, request: Request) -> tuple[Assignment, list[exports.Counted]]:
+    """The counted submissions of the assignment named, for staff; refused (409) while some were
+    graded on a plan changed since (their tests are not the plan's: rerun them first)."""
     need_staff_download(portal, request)
     assignment = _find_assignment(portal, request.path_params["name"])
     with portal.make() as session:
         rows = exports.counted(session, assignment)
+    older = exports.on_older_plans(rows, portal.course.plan_digest(assignment))
+    if older:
+        raise HTTPException(409, f"{len(older)} counted submission(s) of {assignment.title} were graded on its "
+                                 "plan before it changed: rerun them first (the class page's Rerun)")  # fmt: skip
+    return assignment, rows
+
+
+def gradescope_download(portal: Portal, request: Request, form: Any) -> Response:
+    """Gradescope's results.json of each student's counted submission (``grader gradescope``'s)."""
+    assignment, rows = _download_rows(portal, request)
     data = exports.gradescope_json(assignment, rows)
     disposition = f'attachment; filename="{assignment.name}-gradescope.json"'
     return JSONResponse(data, headers={"content-disposition": disposition})
@@ -671,10 +682,7 @@ def gradescope_download(portal: Portal, request: Request, form: Any) -> Response
 
 def run_download(portal: Portal, request: Request, form: Any) -> Response:
     """The run folder ``grader grade class`` writes for the counted submissions, as a zip streamed."""
-    need_staff_download(portal, request)
-    assignment = _find_assignment(portal, request.path_params["name"])
-    with portal.make() as session:
-        rows = exports.counted(session, assignment)
+    assignment, rows = _download_rows(portal, request)
     disposition = f'attachment; filename="{assignment.name}-run.zip"'
     return StreamingResponse(exports.run_zip(portal.course, assignment, rows), media_type="application/zip",
                              headers={"content-disposition": disposition})  # fmt: skip
