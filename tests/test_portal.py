@@ -629,17 +629,21 @@ def test_an_extension_moves_a_students_deadlines_and_late_flag(tmp_path):
             > now
             > datetime.datetime.fromisoformat(page["deadline"])
         )
-        receipt = me.upload(NEGAMAX)
-        assert receipt.status_code == 201 and receipt.json()["late"] is True, receipt.text
+        first = me.upload(NEGAMAX)
+        assert first.status_code == 201 and first.json()["late"] is True, first.text
         instructor.post("/class/extension", {**grant, "days": "3"})  # the latest grant holds
         receipt = me.upload(NEGAMAX)
         assert receipt.status_code == 201 and receipt.json()["late"] is False
+        assert me.get(f"/s/{first.json()['id']}").json()["late"] is False  # made before the grant: it follows too
+        instructor.post("/class/extension", {**grant, "days": "1"})
+        assert [s["late"] for s in me.get("/a/othello").json()["submissions"]] == [True, True]
+        instructor.post("/class/extension", {**grant, "days": "3"})
         assert "with your extension of 3 days" in me.html("/a/othello").text
         assert other.upload(NEGAMAX).status_code == 400  # the others' deadlines stay
         assert other.get("/a/othello").json()["extension_days"] == 0
         log = instructor.get("/class/audit").json()["entries"]
         grants = [e["detail"] for e in log if e["action"] == "extension"]
-        assert grants == ["othello: s1@example.edu 1 day(s)", "othello: s1@example.edu 3 day(s)"]
+        assert grants == [f"othello: s1@example.edu {n} day(s)" for n in (1, 3, 1, 3)]
     finally:
         server.stop()
 

@@ -5,6 +5,7 @@ job left running by a killed server, and a worker grading for real."""
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import glob
 import os
 import secrets
@@ -20,11 +21,12 @@ pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip instal
 
 from sqlalchemy import inspect, select, text  # noqa: E402
 
+from grader.errors import GraderError  # noqa: E402
 from grader.grading.run import grade  # noqa: E402
 from grader.portal import accounts, queue  # noqa: E402
 from grader.portal.course import load_course, make_demo_course  # noqa: E402
 from grader.portal.db import connect, sessions, upgrade  # noqa: E402
-from grader.portal.models import FAILED, GRADED, QUEUED, RUNNING, STUDENT, Job, Submission, User  # noqa: E402
+from grader.portal.models import FAILED, GRADED, QUEUED, RUNNING, STUDENT, Extension, Job, Submission, User  # noqa: E402
 from grader.portal.web import _student_view  # noqa: E402
 from grader.portal.worker import Workers  # noqa: E402
 
@@ -271,3 +273,22 @@ def test_the_server_grades_uploads_on_postgresql(postgres, tmp_path):
     finally:
         server.stop()
     assert not (course / ".portal" / "portal.sqlite3").exists()  # the database was PostgreSQL's
+
+
+def test_an_extension_moves_the_deadlines_and_the_late_flags(db):
+    make, course, student = db
+    past = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=2)
+    lab = dataclasses.replace(course.assignments["othello"], per_day=None, deadline=past,
+                              hard_deadline=past + datetime.timedelta(days=2, hours=-1))  # fmt: skip
+    with make.begin() as s:
+        with pytest.raises(GraderError, match="closed at"):
+            queue.submit(s, student, lab, "a.py", b"print(1)\n")
+        s.add(Extension(user_id=student.id, assignment=lab.name, days=1, granted_by=student.id))
+        s.flush()
+        sid = queue.submit(s, student, lab, "a.py", b"print(1)\n").id  # open again, late by the moved deadline
+    with make.begin() as s:
+        assert s.get(Submission, sid).late == 1
+        s.get(Extension, (student.id, lab.name)).days = 3
+        assert queue.mark_late(s, student, lab) == 1
+    with make() as s:
+        assert s.get(Submission, sid).late == 0 and queue.deadlines(s, student, lab).extra_days == 3

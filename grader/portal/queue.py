@@ -84,6 +84,21 @@ def deadlines(session: Session, user: User, assignment: Assignment) -> Deadlines
                      assignment.hard_deadline and assignment.hard_deadline + extra)  # fmt: skip
 
 
+def mark_late(session: Session, user: User, assignment: Assignment) -> int:
+    """Each of the student's submissions of ``assignment`` late or not by their deadline now
+    (after an extension is granted or changed); how many changed."""
+    mine = deadlines(session, user, assignment)
+    changed = 0
+    subs = session.scalars(select(Submission).where(Submission.user_id == user.id,
+                                                    Submission.assignment == assignment.name))  # fmt: skip
+    for sub in subs:
+        received = sub.received_at if sub.received_at.tzinfo else sub.received_at.replace(tzinfo=dt.timezone.utc)
+        late = int(mine.deadline is not None and received > mine.deadline)
+        if sub.late != late:
+            sub.late, changed = late, changed + 1
+    return changed
+
+
 def submit(session: Session, user: User, assignment: Assignment, filename: str, content: bytes) -> Submission:
     """Take an upload: counted against today's limit, kept with its digest, queued for grading;
     late, or refused after the hard deadline, by the student's own deadlines (their extension)."""

@@ -50,7 +50,7 @@ from .models import (
     User,
     now,
 )
-from .queue import DailyLimit, Deadlines, countable, deadlines, rerun, submit, used_today, waiting
+from .queue import DailyLimit, Deadlines, countable, deadlines, mark_late, rerun, submit, used_today, waiting
 from .worker import Workers
 
 HERE = Path(__file__).resolve().parent
@@ -731,7 +731,8 @@ MAX_EXTENSION_DAYS = 365
 
 def extension(portal: Portal, request: Request, form: Any) -> Response:
     """Grant the student ``email`` names ``days`` extra days on the ``assignment`` named: their
-    deadline and hard deadline move by as much (0 takes an extension back); instructors only, audited."""
+    deadline and hard deadline move by as much (0 takes an extension back), and the late flag of
+    their submissions follows; instructors only, audited."""
     user = need_instructor(portal, request)
     form = checked_form(request, form)
     assignment = _find_assignment(portal, str(form.get("assignment", "")))
@@ -751,6 +752,7 @@ def extension(portal: Portal, request: Request, form: Any) -> Response:
             found.days, found.granted_by, found.granted_at = days, user.id, now()
         session.flush()
         mine = deadlines(session, student, assignment)
+        mark_late(session, student, assignment)  # the submissions made already follow the new deadline
         _audit(session, user, "extension", f"{assignment.name}: {email} {days} day(s)")
     if wants_json(request):
         data = {"assignment": assignment.name, "email": email, "extension_days": days,
