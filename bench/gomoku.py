@@ -10,7 +10,8 @@ Prints, on one core:
      the difference per command (the lab's target: at most 5 ms beyond the program's own time);
   3. the course's hard positions (the 7x7 boards of 41 empty points its public tests 180-200
      expect 'b C5' of): whether the solver settles each within --budget seconds (regress's
-     solve_seconds), and how long it took;
+     solve_seconds), and how long it took; then how many of its moves threat proofs settle
+     alone (what listing every winning move does first);
   4. the per-position cache: a file of those positions run by --programs programs (each
      answering 'b C5'), the first run (each position solved once, for every program) against
      a second run, which reads the solutions kept beside the file.
@@ -115,6 +116,11 @@ def hard_positions(budget: float) -> None:
             value = "not settled"
         print(f"course test {number} (7x7, {pos.empties} empty points): {value} in {time.process_time() - start:.3f} "
               f"CPU s, {solver.nodes} nodes (budget {budget:g} s)")  # fmt: skip
+        start, nodes = time.process_time(), solver.nodes
+        proven = [solver.proven_move_value(pos, m) for m in pos.moves()]
+        print(f"  its moves by threat proofs alone: {proven.count(1)} proven winning, {proven.count(-1)} losing, "
+              f"{proven.count(None)} left to the negamax, in {time.process_time() - start:.2f} CPU s, "
+              f"{solver.nodes - nodes} nodes")  # fmt: skip
 
 
 def cache_cost(programs: int, budget: float, isolation: str) -> None:

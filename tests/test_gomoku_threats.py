@@ -12,6 +12,7 @@ from grader.games.gomoku import GOMOKU, Gomoku
 from grader.games.gomoku_threats import ThreatSearch, Windows
 from grader.limits import Limits
 from grader.regression.regress import RegressSettings, run_regress
+from grader.regression.solutions import Solution, Solutions, key
 
 from reference_gomoku import value as brute_value
 from test_gomoku import FIXED, endgames
@@ -105,3 +106,87 @@ def test_on_a_course_position_any_winning_move_passes(tmp_path):
     cache = json.loads((tmp_path / "hard.gtp.solved.json").read_text())
     (entry,) = cache["positions"].values()
     assert entry["value"] == 1 and "best" not in entry  # settled; listing every winning move needs more than 2 s
+
+
+@pytest.mark.parametrize("size, k, overline", [(5, 4, True), (6, 4, False), (7, 5, True)])
+def test_a_moves_quick_proof_is_its_brute_force_value(size, k, overline):
+    """Every move's value a threat proof settles (``proven_move_value``) is brute force's."""
+    rules = Gomoku(size, k, overline)
+    proofs = 0
+    for pos in endgames(rules, 8, 8, seed=size * 100 + k + overline):
+        solver = rules.solver("outcome")
+        for m in pos.moves():
+            proven = solver.proven_move_value(pos, m)
+            if proven is not None:
+                proofs += 1
+                after = pos.play(m)
+                truth = (
+                    -after.score()
+                    if after.is_game_over()
+                    else -brute_value(after.board, after.token, size, k, overline)
+                )
+                assert proven == truth, (pos.board, m)
+    assert proofs >= 10
+
+
+@pytest.mark.parametrize("number", sorted(COURSE_HARD))
+def test_the_course_positions_winning_moves_are_listed_by_threats(number):
+    """Where the negamax cannot settle a move within the budget, a threat proof lists the course's
+    winning moves at once: C5 (the file's answer) and C2 among them; not every move is proven."""
+    pos, solver = course(number), GOMOKU.solver("outcome")
+    proven = {GOMOKU.square_name(m): solver.proven_move_value(pos, m) for m in pos.moves()}
+    wins = {m for m, v in proven.items() if v == 1}
+    assert {"C5", "C2"} <= wins and len(wins) >= 15
+    assert None in proven.values()  # the rest is left to the negamax
+
+
+def test_the_feedback_says_when_the_list_of_winning_moves_may_be_incomplete(tmp_path):
+    """A position whose winning moves the run's budget did not all list (kept beside the file
+    by an earlier run): a wrong answer's feedback names those settled, and says there may be more."""
+    lab = tmp_path / "hard.gtp"
+    lines = ["timelimit 30", "boardsize 7", "clear_board"]
+    lines += [f"play {'BW'[i % 2]} {p}" for i, p in enumerate(COURSE_HARD[180].split())]
+    lab.write_text("\n".join([*lines, "180 solve", "#?[b C5]"]) + "\n")
+    solutions = Solutions(2)
+    solutions.entries[key(course(180))] = Solution(1, {GOMOKU.parse_square("C5"): 1, GOMOKU.parse_square("C2"): 1,
+                                                       GOMOKU.parse_square("D7"): -1}, gave_up=2)  # fmt: skip
+    assert solutions.save(lab) is not None
+    (tmp_path / "fixed.py").write_text(FIXED)
+    engine = ProtocolEngine.from_command(shlex.join([PYTHON, str(tmp_path / "fixed.py"), '["b D7"]']), "gtp")
+    settings = RegressSettings(limits=Limits(wall_seconds=10), solve_seconds=2)
+    (test,) = run_regress(engine, lab, GOMOKU, settings).tests
+    assert (test.symbol, test.judged_by) == ("W", "solver")
+    assert test.note == ("b is right, but D7 gives a loss; one of C2, C5 and perhaps others (the solver did not "
+                         "settle every move within 2 s) achieves it")  # fmt: skip
+    assert test.best == "C2, C5"
+
+
+def test_a_move_the_budget_cannot_settle_is_remembered_for_the_next_program(tmp_path):
+    """'b D7' on the course's test 180: no threat proof, and the negamax cannot settle it in
+    1 s. The first program's search gives up (the file's answer decides); the run and the cache
+    beside the file remember it, so a second program, and a later run, are judged the same way
+    without searching it again."""
+    lab = tmp_path / "hard.gtp"
+    lines = ["timelimit 30", "boardsize 7", "clear_board"]
+    lines += [f"play {'BW'[i % 2]} {p}" for i, p in enumerate(COURSE_HARD[180].split())]
+    lab.write_text("\n".join([*lines, "180 solve", "#?[b C5]"]) + "\n")
+    (tmp_path / "fixed.py").write_text(FIXED)
+    engine = ProtocolEngine.from_command(shlex.join([PYTHON, str(tmp_path / "fixed.py"), '["b D7"]']), "gtp")
+    settings = RegressSettings(limits=Limits(wall_seconds=10), solve_seconds=1)
+    solutions = Solutions.load(lab, 1)
+    first = run_regress(engine, lab, GOMOKU, settings, solutions=solutions).tests[0]
+    note = ("expected [b C5]; the grader's solver could not settle D7's value within 1 s (regress.solve_seconds "
+            "in config.yaml): the file's answer decides")  # fmt: skip
+    assert (first.symbol, first.judged_by, first.note) == ("-", "regex", note)
+    entry = solutions.entries[key(course(180))]
+    assert entry.unsettled == {GOMOKU.parse_square("D7"): 1.0}
+    assert GOMOKU.parse_square("D7") not in entry.moves
+    second = run_regress(engine, lab, GOMOKU, settings, solutions=solutions).tests[0]
+    assert (second.symbol, second.judged_by, second.note) == ("-", "regex", note)
+    solutions.save(lab)
+    kept = json.loads((tmp_path / "hard.gtp.solved.json").read_text())
+    (cached,) = kept["positions"].values()
+    assert cached["unsettled"] == {"D7": 1.0} and cached["value"] == 1
+    later = Solutions.load(lab, 1)
+    assert later.unsettled(course(180), GOMOKU.parse_square("D7"), 1.0)
+    assert not later.unsettled(course(180), GOMOKU.parse_square("D7"), 5.0)  # a larger budget tries it again

@@ -322,6 +322,7 @@ class Gomoku(Game[Position]):
 
 RANDOM_TRIES = 200  # random games per position wanted before random_positions gives up
 POLL_EVERY = 256  # nodes between two looks at should_stop: a node here costs up to a millisecond
+PROOF_NODES = 5_000  # threat-search nodes a move's quick proof may take (the course's 7x7 wins: at most 3,800)
 
 
 class GomokuSolver(ExactSolver[Position]):
@@ -364,18 +365,40 @@ class GomokuSolver(ExactSolver[Position]):
             found = self._table[pos] = self._solve(list(pos.board), pos.size, pos.token)
         return found
 
-    def _solve(self, cells: list[str], size: int, me: str) -> int:
+    def proven_move_value(self, pos: Position, move: int) -> int | None:
+        """``move``'s value where a threat proof settles it, found within ``PROOF_NODES`` nodes in
+        all: +1 when its side then wins by threats whatever the other side plays (sought first),
+        -1 when the other side, to move, wins by threats (None: only the negamax can tell)."""
+        after = pos.play(move)
+        if after.is_game_over():
+            return -self.value(after)
+        found = self._table.get(after)
+        if found is None:
+            found = self._proven(list(after.board), after.size, after.token, PROOF_NODES, loss_first=True)
+            if found is None:
+                return None
+            self._table[after] = found
+        return -found
+
+    def _proven(self, cells: list[str], size: int, me: str, max_nodes: int | None = None,
+                loss_first: bool = False) -> int | None:  # fmt: skip
+        """The value a threat proof gives ``me``, to move (None: none found, within ``max_nodes``
+        nodes in all): its win sought first, or (``loss_first``) the other side's."""
         you = "o" if me == "x" else "x"
         search = self.threats(size)
         before = search.nodes
         try:
-            if search.wins(cells, me, me):
-                return 1
-            if search.wins(cells, you, me):
-                return -1
+            for attacker in (you, me) if loss_first else (me, you):
+                left = None if max_nodes is None else max(0, max_nodes - (search.nodes - before))
+                if search.wins(cells, attacker, me, max_nodes=left):
+                    return 1 if attacker == me else -1
         finally:
             self.nodes += search.nodes - before
-        return self._search(cells, size, me, -1, 1)
+        return None
+
+    def _solve(self, cells: list[str], size: int, me: str) -> int:
+        proven = self._proven(cells, size, me)
+        return proven if proven is not None else self._search(cells, size, me, -1, 1)
 
     def _search(self, cells: list[str], size: int, me: str, alpha: int, beta: int) -> int:
         self.nodes += 1

@@ -108,6 +108,10 @@ class Windows:
         return out
 
 
+class _Exhausted(Exception):
+    """The node limit of one ``wins`` call was reached."""
+
+
 class ThreatSearch:
     """Proofs that the attacker wins by threats, remembered across calls (one object for one
     board size and rule set). ``should_stop`` is polled; Stopped is raised when it says so."""
@@ -119,31 +123,42 @@ class ThreatSearch:
         self._won: set[str] = set()  # boards (the attacker's side follows from them) proven won
         self._failed: dict[str, int] = {}  # board -> the deepest search that found no proof
         self._cut = False
+        self._limit: int | None = None  # the node count at which the current call gives up
 
     def clear(self) -> None:
         self._won.clear()
         self._failed.clear()
 
-    def wins(self, cells: list[str], attacker: str, to_move: str, max_depth: int = 99) -> bool:
+    def wins(self, cells: list[str], attacker: str, to_move: str, max_depth: int = 99,
+             max_nodes: int | None = None) -> bool:  # fmt: skip
         """Whether a threat sequence proves that ``attacker`` wins, ``to_move`` to move (deepened
-        one attacking move at a time, up to ``max_depth`` of them). With the defender to move and
-        no threat on the board, every defence is tried."""
+        one attacking move at a time, up to ``max_depth`` of them; False, no proof, after
+        ``max_nodes`` nodes). With the defender to move and no threat on the board, every
+        defence is tried."""
         self.cells, self.a = cells, attacker
         self.d = "o" if attacker == "x" else "x"
         root = "".join(cells) + attacker
         if root + to_move in self._won:
             return True
-        for depth in range(1, max_depth + 1):
-            self._cut = False
-            if self._or(depth) if to_move == attacker else self._and(depth, root=True):
-                self._won.add(root + to_move)
-                return True
-            if not self._cut:
-                return False
+        self._limit = self.nodes + max_nodes if max_nodes is not None else None
+        try:
+            for depth in range(1, max_depth + 1):
+                self._cut = False
+                if self._or(depth) if to_move == attacker else self._and(depth, root=True):
+                    self._won.add(root + to_move)
+                    return True
+                if not self._cut:
+                    return False
+        except _Exhausted:  # what was settled below stays remembered; the unfinished nodes were not
+            return False
+        finally:
+            self._limit = None
         return False
 
     def _tick(self) -> None:
         self.nodes += 1
+        if self._limit is not None and self.nodes > self._limit:
+            raise _Exhausted
         if self.should_stop is not None and self.nodes % POLL_EVERY == 0 and self.should_stop():
             raise Stopped("the solver was stopped")
 

@@ -48,6 +48,12 @@ class ExactSolver(Generic[P]):
         """Exact value for the mover of playing ``move`` (legal), then perfect play."""
         return -self.value(pos.play(move))
 
+    def proven_move_value(self, pos: P, move: int) -> int | None:
+        """``move``'s value where a quick proof settles it, without the full search (None: only
+        the full search can tell). Here, only a value already in the table."""
+        found = self._table.get(pos.play(move))
+        return -found if found is not None else None
+
     def move_values(self, pos: P) -> dict[int, int]:
         """Exact value of every legal move."""
         return {m: self.move_value(pos, m) for m in pos.moves()}

@@ -600,6 +600,7 @@ def _judge(c: Command, answer: str | None, raw: str, pos: Position | None, probl
         solver = worker.cached(
             ("regress", pos.game.name, pos.game.board_length), lambda: pos.game.solver(pos.game.scorings[0])
         )
+        truth: _Truth | None = None
         try:
             judge = _judge_solve if verb == "solve" else _judge_genmove
             truth = _Truth(solver, pos, worker, settings.solve_seconds, solutions or Solutions(settings.solve_seconds))
@@ -609,7 +610,8 @@ def _judge(c: Command, answer: str | None, raw: str, pos: Position | None, probl
         except Stopped:
             if worker.stop.is_set():
                 raise
-            unsettled = (f"the grader's solver could not settle this position within {settings.solve_seconds:g} s "
+            what = "this position" if truth is None or truth.stuck is None else f"{truth.stuck}'s value"
+            unsettled = (f"the grader's solver could not settle {what} within {settings.solve_seconds:g} s "
                          "(regress.solve_seconds in config.yaml)")  # fmt: skip
             why_regex = f"; {unsettled}: the file's answer decides"
     if said_unknown:
@@ -674,8 +676,10 @@ def position_of(game: Game, board: str, token: str) -> tuple[Position | None, st
 class _Truth:
     """What the grader's solver says of one position, from the run's ``solutions`` (each
     position solved once per run) or searched only as far as a verdict needs: its value, one
-    move's value, and the best moves for the feedback ('' when the budget runs out while
-    listing them). Raises Stopped when the value cannot be settled within ``seconds``."""
+    move's value, and the best moves for the feedback (those settled, and a word that there
+    may be others, when the budget ran out while listing them). Raises Stopped when the value,
+    or a move's, cannot be settled within ``seconds``: a move's at once where a search of as
+    long failed before in the run (another program's answer), its name in ``stuck``."""
 
     def __init__(self, solver: Any, pos: Position, worker: Worker, seconds: float, solutions: Solutions):
         self.solver, self.pos, self.worker, self.seconds, self.solutions = solver, pos, worker, seconds, solutions
@@ -684,26 +688,42 @@ class _Truth:
             raise Stopped("the position was not settled")
         self.value: int = self.entry.value
         self._best: str | None = None
+        self._more = ""  # why the list may be incomplete
+        self.stuck: str | None = None  # the move whose value was not settled
 
     def move_value(self, move: int) -> int:
         if move in self.entry.moves:
             return self.entry.moves[move]
+        if self.solutions.unsettled(self.pos, move, self.seconds):
+            self.stuck = self.pos.game.square_name(move)
+            raise Stopped("the move was not settled before")
         deadline = time.monotonic() + self.seconds
         self.solver.should_stop = lambda: time.monotonic() > deadline or self.worker.stop.is_set()
-        value: int = self.solver.move_value(self.pos, move)
+        try:
+            value: int = self.solver.move_value(self.pos, move)
+        except Stopped:
+            if not self.worker.stop.is_set():
+                self.stuck = self.pos.game.square_name(move)
+                self.solutions.give_up(self.pos, move, self.seconds)
+            raise
         self.solutions.record(self.pos, move, value)
         return value
 
     @property
     def listed(self) -> str:
-        """The best moves, if ``best`` was asked for ('' otherwise)."""
+        """The best moves, if ``best`` was asked for ('' otherwise): those settled, if not all."""
         return self._best or ""
 
     def best(self) -> str:
+        """The best moves for the feedback, with a word where there may be others."""
         if self._best is None and self.entry.best is not None:
             self._best = ", ".join(self.pos.game.square_name(m) for m in self.entry.best)
         if self._best is None and self.entry.gave_up >= self.solutions.budget:
-            self._best = ""  # the run's whole budget did not list them: not again for each program
+            # the run's whole budget did not list them (not again for each program): those it settled
+            self._best = ", ".join(self.pos.game.square_name(m) for m in self.entry.achieving())
+            if self._best:
+                self._more = (f" and perhaps others (the solver did not settle every move within "
+                              f"{self.solutions.budget:g} s)")  # fmt: skip
         if self._best is None:
             until = time.monotonic() + LIST_SECONDS  # within the verdict's own budget
             self.solver.should_stop = lambda: time.monotonic() > until or self.worker.stop.is_set()
@@ -713,7 +733,7 @@ class _Truth:
                 if self.worker.stop.is_set():
                     raise
                 self._best = ""
-        return self._best
+        return self._best + self._more if self._best else ""
 
 
 def _judge_solve(answer: str, pos: Position, side: str, truth: _Truth, verdict) -> RegressTest:

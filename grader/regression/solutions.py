@@ -2,9 +2,11 @@
 once per run, whatever the number of programs, and kept beside the file for later runs.
 
 A position's entry holds its value for the side to move, the values of the moves settled so
-far, every optimal move once listed, or the budget the solver ran out of. A later run with a
-larger budget tries an unsettled position again; a file written by another grader version is
-not read (its solver may have been wrong).
+far (those a quick proof settles first, then the rest by the full search), every optimal move
+once listed, the budget the solver ran out of, and the moves whose value a search of the whole
+budget did not settle (a second program answering one is judged at once, without the solver).
+A later run with a larger budget tries what is unsettled again; a file written by another
+grader version is not read (its solver may have been wrong).
 """
 
 from __future__ import annotations
@@ -32,8 +34,13 @@ class Solution:
     value: int | None = None  # +1, 0, -1 for the side to move; None: not settled
     moves: dict[int, int] = field(default_factory=dict)  # move -> its value, for the moves settled
     best: tuple[int, ...] | None = None  # every move achieving the value, once listed
-    gave_up: float = 0.0  # the budget in seconds the solver ran out of before settling the value
+    gave_up: float = 0.0  # the budget in seconds the solver ran out of before settling the value or the list
     seconds: float = 0.0  # what settling it took
+    unsettled: dict[int, float] = field(default_factory=dict)  # move -> the budget its search ran out of
+
+    def achieving(self) -> tuple[int, ...]:
+        """The moves settled so far that achieve the value (every one, once ``best`` is listed)."""
+        return tuple(m for m, v in sorted(self.moves.items()) if v == self.value)
 
     def to_json(self, game: Game) -> dict[str, Any]:
         if self.value is None:
@@ -42,6 +49,8 @@ class Solution:
         out["moves"] = {game.square_name(m): v for m, v in sorted(self.moves.items())}
         if self.best is not None:
             out["best"] = [game.square_name(m) for m in self.best]
+        if self.unsettled:
+            out["unsettled"] = {game.square_name(m): s for m, s in sorted(self.unsettled.items())}
         return out
 
     @classmethod
@@ -50,7 +59,9 @@ class Solution:
             return cls(gave_up=float(data["gave_up"]))
         moves = {game.parse_square(k): int(v) for k, v in data.get("moves", {}).items()}
         best = tuple(game.parse_square(m) for m in data["best"]) if "best" in data else None
-        return cls(int(data["value"]), moves, best, float(data.get("gave_up", 0.0)), float(data.get("seconds", 0.0)))
+        unsettled = {game.parse_square(k): float(v) for k, v in data.get("unsettled", {}).items()}
+        return cls(int(data["value"]), moves, best, float(data.get("gave_up", 0.0)), float(data.get("seconds", 0.0)),
+                   unsettled)  # fmt: skip
 
 
 def key(pos: Position) -> str:
@@ -78,8 +89,10 @@ class Solutions:
               moves: bool = True) -> Solution:  # fmt: skip
         """``pos`` settled once for the whole run: its value, then (``moves``) every move's
         value and the optimal moves, within ``budget`` seconds in all (a position is solved
-        by one thread at a time; the others wait for its entry). Raises Stopped when ``stop``
-        says so; an entry whose value the budget did not settle says so."""
+        by one thread at a time; the others wait for its entry). The moves a quick proof
+        settles (Gomoku's threats) come first, and the full search spends what is left of the
+        budget on the others, keeping each as it is settled. Raises Stopped when ``stop`` says
+        so; an entry whose value or list the budget did not settle says so (``gave_up``)."""
         k = key(pos)
         with self._lock:
             busy = self._busy.setdefault(k, threading.Lock())
@@ -94,7 +107,13 @@ class Solutions:
                 if entry.value is None:
                     entry.value = pos.score(pos.game.scorings[0]) if pos.is_game_over() else solver.value(pos)
                 if moves and not pos.is_game_over():
-                    for m in pos.moves():  # each kept as it is settled: a program's move may be one of them
+                    legal = pos.moves()
+                    for m in legal:  # each kept as it is settled: a program's move may be one of them
+                        if m not in entry.moves:
+                            proven = -1 if entry.value == -1 else solver.proven_move_value(pos, m)  # lost: all lose
+                            if proven is not None:
+                                entry.moves[m] = proven
+                    for m in legal:  # what the proofs left, by the full search
                         if m not in entry.moves:
                             entry.moves[m] = solver.move_value(pos, m)
                     entry.best = tuple(m for m, v in sorted(entry.moves.items()) if v == entry.value)
@@ -117,6 +136,19 @@ class Solutions:
         with self._lock:
             entry = self.entries.setdefault(key(pos), Solution())
             entry.moves[move] = value
+            entry.unsettled.pop(move, None)
+
+    def give_up(self, pos: Position, move: int, seconds: float) -> None:
+        """A move whose value a search of ``seconds`` did not settle while judging."""
+        with self._lock:
+            entry = self.entries.setdefault(key(pos), Solution())
+            entry.unsettled[move] = max(seconds, entry.unsettled.get(move, 0.0))
+
+    def unsettled(self, pos: Position, move: int, seconds: float) -> bool:
+        """Whether a search of ``seconds`` already failed to settle ``move``'s value on ``pos``."""
+        with self._lock:
+            entry = self.entries.get(key(pos))
+            return entry is not None and move not in entry.moves and entry.unsettled.get(move, 0.0) >= seconds
 
     # --- the file beside a regression file ---------------------------------------------
 
