@@ -35,6 +35,7 @@ from . import fairness
 from .leftovers import dead_grader, grader_id, kill
 
 ROOT = Path("/sys/fs/cgroup")
+SETTLE_SECONDS = 2.0  # the most a job slot waits for its last script's processes to be reaped
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,7 @@ class Cgroup:
             if cgroup is None:
                 return None
             cgroup._enter()
+        cgroup._settle()
         try:  # the grader's threads in the cgroup count against pids.max: the script may start ``processes``
             (cgroup.path / "pids.max").write_text(str(processes + cgroup._threads()) if processes else "max")
         except OSError:
@@ -120,6 +122,21 @@ class Cgroup:
         """Move the calling thread (the owner) into each of the cgroups it can."""
         tid = str(threading.get_native_id())
         self.inside = {controller for controller, d in self.dirs.items() if _write(d / "tasks", tid)}
+
+    def _settle(self) -> None:
+        """Wait until only the grader's threads are charged to the pids cgroup (for at most
+        SETTLE_SECONDS): a process left from the cgroup's last script, killed, counts against
+        pids.max until it is reaped, and would take one of the next script's processes."""
+        deadline = time.monotonic() + SETTLE_SECONDS
+        while True:
+            try:
+                charged = int((self.path / "pids.current").read_text())
+            except (OSError, ValueError):
+                return
+            if charged <= self._threads() or time.monotonic() > deadline:
+                return
+            self.kill()
+            time.sleep(0.005)
 
     def _threads(self) -> int:
         """How many of the grader's threads are in the pids cgroup."""
