@@ -35,7 +35,7 @@ from . import fairness
 from .leftovers import dead_grader, grader_id, kill
 
 ROOT = Path("/sys/fs/cgroup")
-SETTLE_SECONDS = 2.0  # the most a job slot waits for its last script's processes to be reaped
+SETTLE_SECONDS = 0.1  # the most a job slot waits for its last script's killed processes to be reaped
 
 
 @dataclass(frozen=True)
@@ -110,9 +110,9 @@ class Cgroup:
             if cgroup is None:
                 return None
             cgroup._enter()
-        cgroup._settle()
-        try:  # the grader's threads in the cgroup count against pids.max: the script may start ``processes``
-            (cgroup.path / "pids.max").write_text(str(processes + cgroup._threads()) if processes else "max")
+        stuck = cgroup._settle()
+        try:  # what else is charged there counts against pids.max: the script may start ``processes``
+            (cgroup.path / "pids.max").write_text(str(processes + cgroup._threads() + stuck) if processes else "max")
         except OSError:
             pass
         cgroup._limit_memory(memory_mb)
@@ -123,18 +123,19 @@ class Cgroup:
         tid = str(threading.get_native_id())
         self.inside = {controller for controller, d in self.dirs.items() if _write(d / "tasks", tid)}
 
-    def _settle(self) -> None:
-        """Wait until only the grader's threads are charged to the pids cgroup (for at most
-        SETTLE_SECONDS): a process left from the cgroup's last script, killed, counts against
-        pids.max until it is reaped, and would take one of the next script's processes."""
+    def _settle(self) -> int:
+        """How many processes other than the grader's threads stay charged to the pids cgroup
+        after SETTLE_SECONDS: a process left from the cgroup's last script, killed, counts
+        against pids.max until it is reaped (by the grader, or by an init that may never reap
+        it), and would take one of the next script's processes."""
         deadline = time.monotonic() + SETTLE_SECONDS
         while True:
             try:
-                charged = int((self.path / "pids.current").read_text())
+                stuck = int((self.path / "pids.current").read_text()) - self._threads()
             except (OSError, ValueError):
-                return
-            if charged <= self._threads() or time.monotonic() > deadline:
-                return
+                return 0
+            if stuck <= 0 or time.monotonic() > deadline:
+                return max(stuck, 0)
             self.kill()
             time.sleep(0.005)
 
