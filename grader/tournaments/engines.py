@@ -22,7 +22,8 @@ BUILTIN = "builtin:"  # 'builtin:greedy' names an engine shipped with the packag
 
 
 NBOARD = "nboard:"  # 'nboard:./edax -nboard' names a program speaking the NBoard protocol
-SCRIPT = "script:"  # 'script:lab.py' is 'lab.py': a script, run for each move
+SCRIPTS = "script"  # the protocol of scripts, run for each move (grader.engines.script_protocol)
+SCRIPT = f"{SCRIPTS}:"  # 'script:lab.py' is 'lab.py'; without a prefix an engine is a script
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ def engine_list(paths: Sequence[str | Path | Engine], game: GameRules | None = N
             text = text[len(SCRIPT) :]
         elif text.startswith(BUILTIN + SCRIPT):
             text = BUILTIN + text[len(BUILTIN + SCRIPT) :]
-        spoken = [name for name in available_protocols() if name != SCRIPT[:-1]]
+        spoken = [name for name in available_protocols() if name != SCRIPTS]
         protocol = next((p for p in spoken if text.startswith(f"{p}:") or text.startswith(f"{BUILTIN}{p}:")), None)
         if protocol is not None:
             _check_protocol(text, protocol, game)
@@ -151,7 +152,7 @@ def configured_engines(config: Config) -> dict[str, Engine]:
 def _configured(name: str, command: str, protocol: str, cwd: Path | None, depth: int | None, base: Path) -> Engine:
     """One engine of config.yaml's ``engines:``: a script (``protocol: script``, ``command``
     its path) or a protocol engine."""
-    if protocol != SCRIPT[:-1]:
+    if protocol != SCRIPTS:
         return Engine(name, protocol=ProtocolEngine.from_command(command, protocol, cwd, depth, here=base))
     get_protocol(protocol).check(depth)
     path = (cwd or base) / Path(command).expanduser()
@@ -197,7 +198,7 @@ def _folder_name(e: Engine) -> Engine:
 
 def _check_protocol(name: str, protocol: str, game: GameRules) -> None:
     if not get_protocol(protocol).plays(game):
-        playing = [p for p in available_protocols() if p != SCRIPT[:-1] and _plays(p, game)]
+        playing = [p for p in available_protocols() if p != SCRIPTS and _plays(p, game)]
         speak = f"speak {' or '.join(playing)}, or are scripts" if playing else "are scripts"
         raise GraderError(f"engine '{name}' speaks {protocol}, which does not play {game.title}: its engines {speak}")
 
