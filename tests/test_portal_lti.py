@@ -10,6 +10,7 @@ import html
 import json
 import re
 import secrets
+import socket
 import threading
 import time
 import urllib.parse
@@ -26,6 +27,7 @@ jwt = pytest.importorskip("jwt", reason='the LTI tool needs PyJWT: pip install -
 from click.testing import CliRunner  # noqa: E402
 from cryptography.hazmat.primitives.asymmetric import rsa  # noqa: E402
 from jwt.algorithms import RSAAlgorithm  # noqa: E402
+from sqlalchemy import select, update  # noqa: E402
 
 from grader.cli import main  # noqa: E402
 from grader.errors import ConfigError  # noqa: E402
@@ -33,8 +35,13 @@ from grader.portal import lti_keys  # noqa: E402
 from grader.portal.course import load_course, make_demo_course  # noqa: E402
 from grader.portal.db import connect, sessions, upgrade  # noqa: E402
 from grader.portal.lti import role_of  # noqa: E402
+from grader.portal.lti_grades import MAX_ATTEMPTS, GradeSync  # noqa: E402
+from grader.portal.lti_models import LtiIdentity, LtiLink, LtiScore  # noqa: E402
+from grader.portal.models import GRADED, STUDENT, Submission, User, now  # noqa: E402
 
 from test_portal import Client, Server  # noqa: E402
+from test_portal_db import postgres  # noqa: E402,F401 (a fixture: the PostgreSQL server that url needs)
+from test_portal_db import url as database_url  # noqa: E402,F401,F811 (a fixture: a database of each kind)
 
 ROOT = Path(__file__).resolve().parent.parent
 MINIMAX = ROOT / "submissions" / "tictactoe" / "minimax.py"
@@ -390,3 +397,55 @@ def test_rotating_the_tools_key_keeps_the_old_one_in_its_jwks(tmp_path):
         assert lti_keys.signing_key(session) == second != first
         assert [k["kid"] for k in lti_keys.jwks(session)["keys"]] == [second.kid, first.kid]
     engine.dispose()
+
+
+@pytest.mark.slow
+def test_a_score_the_platform_never_takes_ends_failed_for_staff_and_the_grade_stays(database_url, tmp_path):  # noqa: F811
+    """On SQLite and PostgreSQL: a platform that cannot be reached gets MAX_ATTEMPTS tries, each
+    counted, then the score is marked failed with the error; the submission keeps its grade,
+    and sending it again records a new score to send."""
+    gone = socket.socket()
+    gone.bind(("127.0.0.1", 0))
+    port = gone.getsockname()[1]
+    gone.close()  # nothing listens there: every try is refused
+    where = f"http://127.0.0.1:{port}"
+    folder = make_demo_course(tmp_path / "course")
+    (folder / "course.yaml").write_text((folder / "course.yaml").read_text() + (
+        f"lti:\n  platforms:\n    - {{issuer: {where}, client_id: c, deployment_ids: [d], auth_login_url: {where}/auth,"
+        f" token_url: {where}/token, jwks_url: {where}/jwks}}\n"))  # fmt: skip
+    engine = connect(database_url)
+    upgrade(engine)
+    make = sessions(engine)
+    with make.begin() as s:
+        student = User(email="s@example.edu", name="S", role=STUDENT)
+        s.add(student)
+        s.flush()
+        s.add(LtiIdentity(issuer=where, sub="s-1", user_id=student.id))
+        s.add(LtiLink(issuer=where, client_id="c", resource_link_id="l", assignment="tictactoe",
+                      lineitem=f"{where}/lineitems/1"))  # fmt: skip
+        s.add(Submission(id="a" * 32, user_id=student.id, assignment="tictactoe", filename="lab.py", size=1,
+                         sha256="0" * 64, content=b"x", status=GRADED, total=3.0, max_total=9))  # fmt: skip
+    grades = GradeSync(load_course(folder), make)
+    try:
+        assert grades.graded("a" * 32) == 1
+
+        def failed():
+            with make.begin() as s:  # no waiting out the back-off: each retry is made due at once
+                s.execute(update(LtiScore).where(LtiScore.status == "pending").values(next_at=now()))
+                found = s.scalars(select(LtiScore)).all()
+            grades.wake.set()
+            return found if found[0].status == "failed" else None
+
+        (score,) = _wait(failed, 60)
+        assert score.attempts == MAX_ATTEMPTS and f"cannot reach {where}/token" in score.last_error
+        assert score.score_given is None and score.score_maximum == 9  # graded, the private results not out
+        with make() as s:
+            sub = s.get(Submission, "a" * 32)
+            assert (sub.status, sub.total) == (GRADED, 3.0)
+        assert grades.again(score.id)
+        with make() as s:
+            again = s.scalars(select(LtiScore).order_by(LtiScore.id)).all()[1]
+            assert (again.reason, again.status) == ("again", "pending")  # tried again with back-off, until failed
+    finally:
+        grades.stop()
+        engine.dispose()

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import jwt
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from ..errors import GraderError
@@ -95,6 +95,7 @@ def login(session: Session, settings: LtiSettings, params: dict[str, str], base:
     if platform is None:
         raise LaunchRefused(f"the platform {issuer!r} (client_id {params.get('client_id') or 'not given'}) is not "
                             "registered: add it to lti.platforms in course.yaml")  # fmt: skip
+    session.execute(delete(LtiLogin).where(LtiLogin.created_at < now() - dt.timedelta(days=1)))  # long spent or lapsed
     state, nonce = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
     session.add(LtiLogin(state=state, nonce=nonce, issuer=platform.issuer, client_id=platform.client_id))
     query = {

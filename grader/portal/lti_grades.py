@@ -42,6 +42,10 @@ HTTP_SECONDS = 15
 class SendError(Exception):
     """A platform refused or could not be reached: the text kept on the score's row."""
 
+    def __init__(self, text: str, status: int | None = None):
+        super().__init__(text)
+        self.status = status  # the HTTP status of a refusal
+
 
 @dataclass
 class _Token:
@@ -55,6 +59,7 @@ class GradeSync:
     def __init__(self, course: Course, make: sessionmaker[Session]):
         self.course, self.make = course, make
         self.wake = threading.Event()
+        self.stopping = threading.Event()
         self._tokens: dict[tuple[str, str], _Token] = {}
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -131,8 +136,15 @@ class GradeSync:
                 self._thread.start()
         self.wake.set()
 
+    def stop(self) -> None:
+        """End the sender thread (what is left to send stays recorded, sent at the next start)."""
+        self.stopping.set()
+        self.wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
     def _run(self) -> None:
-        while True:
+        while not self.stopping.is_set():
             try:
                 wait = self.send_due()
             except Exception:  # the database gone for a moment: try again later, never end the thread
@@ -154,13 +166,13 @@ class GradeSync:
                         return 60.0
                     later = later if later.tzinfo else later.replace(tzinfo=dt.timezone.utc)
                     return max(0.1, min(60.0, (later - now()).total_seconds()))
-                taken = session.execute(update(LtiScore).where(LtiScore.id == row.id, LtiScore.status == PENDING,
-                                                               LtiScore.attempts == row.attempts)
-                                        .values(attempts=row.attempts + 1,
+                score_id, attempts = row.id, row.attempts + 1  # read before the update, which refreshes ``row``
+                taken = session.execute(update(LtiScore).where(LtiScore.id == score_id, LtiScore.status == PENDING,
+                                                               LtiScore.attempts == attempts - 1)
+                                        .values(attempts=attempts,
                                                 next_at=now() + dt.timedelta(seconds=LEASE_SECONDS)))  # fmt: skip
                 if getattr(taken, "rowcount", 0) != 1:
                     continue  # another server's sender took it
-                score_id, attempts = row.id, row.attempts + 1
                 message = _score_message(row)
                 platform = self._platform(row.issuer, row.client_id)
                 lineitem = row.lineitem
@@ -190,7 +202,12 @@ class GradeSync:
         token = self._token(platform)
         parts = urllib.parse.urlsplit(lineitem)
         url = urllib.parse.urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/scores"))
-        _http(url, json.dumps(message).encode(), {"Content-Type": SCORE_TYPE, "Authorization": f"Bearer {token}"})
+        try:
+            _http(url, json.dumps(message).encode(), {"Content-Type": SCORE_TYPE, "Authorization": f"Bearer {token}"})
+        except SendError as e:
+            if e.status == 401:  # the token was revoked or expired early: the next try gets a new one
+                self._tokens.pop((platform.token_url, platform.client_id), None)
+            raise
 
     def _token(self, platform: Platform) -> str:
         """An access token for the score scope (kept until a minute before it expires)."""
@@ -245,6 +262,6 @@ def _http(url: str, body: bytes, headers: dict[str, str]) -> bytes:
             return bytes(answer.read())
     except urllib.error.HTTPError as e:
         detail = e.read(300).decode("utf-8", "replace").strip()
-        raise SendError(f"{url} answered {e.code} {e.reason}" + (f": {detail}" if detail else "")) from None
+        raise SendError(f"{url} answered {e.code} {e.reason}" + (f": {detail}" if detail else ""), e.code) from None
     except (urllib.error.URLError, OSError) as e:
         raise SendError(f"cannot reach {url}: {getattr(e, 'reason', e)}") from None
