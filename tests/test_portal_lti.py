@@ -10,6 +10,7 @@ import html
 import json
 import re
 import secrets
+import shutil
 import socket
 import threading
 import time
@@ -69,6 +70,7 @@ class Platform:
         self.fail_scores = 0  # answer 500 to this many score posts first
         self.tool_jwks = ""
         self.issued: set[str] = set()
+        self.returned: list[dict] = []  # each deep-linking response posted back by a browser
         platform = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -82,12 +84,15 @@ class Platform:
                     return self._answer(200, json.dumps({"keys": [{**jwk, "kid": platform.kid, "alg": "RS256"}]}))
                 if url.path == "/auth":
                     return self._answer(*platform.authorize(dict(urllib.parse.parse_qsl(url.query))), "text/html")
-                self._answer(404, "{}")
+                self._answer(204 if url.path == "/favicon.ico" else 404, "")  # a browser asks for the icon
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length", 0))).decode()
                 if self.path == "/token":
                     return self._answer(*platform.token(dict(urllib.parse.parse_qsl(body))))
+                if self.path == "/deep-link-return":
+                    platform.returned.append(dict(urllib.parse.parse_qsl(body)))
+                    return self._answer(200, "<p id=linked>Linked</p>", "text/html")
                 m = re.fullmatch(r"/lineitems/(\w+)/scores", self.path)
                 if m:
                     return self._answer(*platform.score(m.group(1), self.headers, body))
@@ -146,7 +151,7 @@ class Platform:
                            headers={"kid": asked.get("kid", self.kid)})  # fmt: skip
         return 200, (f'<form method="post" action="{html.escape(query["redirect_uri"])}">'
                      f'<input name="id_token" value="{token}"><input name="state" value="{html.escape(query["state"])}">'
-                     "</form>")  # fmt: skip
+                     "</form><script>document.forms[0].submit()</script>")  # fmt: skip
 
     def token(self, form: dict) -> tuple[int, str]:
         """The token endpoint: the tool's assertion checked by the tool's own JWKS."""
@@ -449,3 +454,44 @@ def test_a_score_the_platform_never_takes_ends_failed_for_staff_and_the_grade_st
     finally:
         grades.stop()
         engine.dispose()
+
+
+@pytest.fixture
+def chromium():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright")
+    from test_portal_browser import CHROMIUMS
+
+    binary = next((p for p in map(shutil.which, CHROMIUMS) if p), None)
+    if binary is None:
+        pytest.skip("no Chromium installed (apt-get install chromium)")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=binary, args=["--no-sandbox", "--disable-gpu"])
+        yield browser
+        browser.close()
+
+
+@pytest.mark.slow  # a browser and a server: several seconds
+def test_in_a_browser_deep_linking_posts_the_signed_response_back_to_the_platform(tool, chromium):
+    """The whole round in Chromium: the login, the platform's form posted to the launch, the
+    pick page, and the tool's answer posted back to the platform by its own script (the
+    page's Content-Security-Policy lets the form go to the platform, and nowhere else)."""
+    platform, server = tool["platform"], tool["server"]
+    hint = secrets.token_hex(6)
+    platform.messages[hint] = {"claims": platform.claims("t-9", "Instructor", kind="LtiDeepLinkingRequest")}
+    page = chromium.new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)  # a CSP violation too
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    query = urllib.parse.urlencode({"iss": platform.url, "login_hint": "t-9", "lti_message_hint": hint})
+    page.goto(f"{server.url}/lti/login?{query}")
+    page.wait_for_url(f"{server.url}/lti/pick")
+    page.check("input[value=tictactoe]")
+    page.click("#pick")
+    page.wait_for_url(f"{platform.url}/deep-link-return")
+    assert page.inner_text("#linked") == "Linked"
+    (posted,) = platform.returned
+    keys = jwt.PyJWKClient(server.url + "/lti/jwks")
+    claims = jwt.decode(posted["JWT"], keys.get_signing_key_from_jwt(posted["JWT"]).key, algorithms=["RS256"],
+                        audience=platform.url, issuer=CLIENT_ID)  # fmt: skip
+    assert claims[DL + "content_items"][0]["custom"] == {"assignment": "tictactoe"}
+    assert problems == []
