@@ -495,3 +495,11 @@ def test_in_a_browser_deep_linking_posts_the_signed_response_back_to_the_platfor
                         audience=platform.url, issuer=CLIENT_ID)  # fmt: skip
     assert claims[DL + "content_items"][0]["custom"] == {"assignment": "tictactoe"}
     assert problems == []
+
+
+def test_serve_prints_the_tools_urls_and_the_key_its_jwks_serves(tool):
+    server = tool["server"]
+    line = _wait(lambda: next((x for x in list(server.lines) if x.startswith("LTI 1.3 tool: ")), None), 30)
+    (kid,) = [k["kid"] for k in httpx.get(server.url + "/lti/jwks").json()["keys"]]
+    assert line.strip() == (f"LTI 1.3 tool: login {server.url}/lti/login, launch {server.url}/lti/launch, "
+                            f"JWKS {server.url}/lti/jwks (key {kid})")  # fmt: skip
