@@ -88,5 +88,5 @@ def _url(value: Any, key: str) -> str:
     text = _text(value, key)
     parts = urlsplit(text)
     if parts.scheme not in ("https", "http") or not parts.netloc:
-        raise ValueError(f"'{key}' must be an https:// address; got {value!r}")
+        raise ValueError(f"'{key}' must be an https:// address (http:// for a test platform); got {value!r}")
     return text
