@@ -114,9 +114,14 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(url):
         "releases",
         "audit_log",
         "extensions",
+        "lti_keys",
+        "lti_logins",
+        "lti_identities",
+        "lti_links",
+        "lti_scores",
     } <= tables
     with engine.connect() as c:
-        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0005",)]
+        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0006",)]
     engine.dispose()
 
 

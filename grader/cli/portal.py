@@ -33,8 +33,10 @@ from .options import echo, fail_cleanly
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free one).")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Submissions graded at once (each with config.yaml's jobs).")  # fmt: skip
+@click.option("--rotate-lti-key", is_flag=True,
+              help="Retire the LTI tool's signing key and make a new one (the old stays in its JWKS for 7 days).")  # fmt: skip
 @fail_cleanly
-def serve(course: str | None, database: str | None, host: str, port: int, workers: int) -> None:
+def serve(course: str | None, database: str | None, host: str, port: int, workers: int, rotate_lti_key: bool) -> None:
     check_extra()
     from ..portal.server import Started
     from ..portal.server import serve as run  # the extra's packages: loaded once known to be installed
@@ -45,5 +47,8 @@ def serve(course: str | None, database: str | None, host: str, port: int, worker
             echo(f"{started.requeued} submissions left running by the last server are queued again")
         echo(f"Portal at {started.url} (Ctrl-C stops it)")
         echo(f"One-time sign-in link for {started.instructor}: {started.instructor_link}")
+        if started.lti_kid:
+            echo(f"LTI 1.3 tool: login {started.url}lti/login, launch {started.url}lti/launch, "
+                 f"JWKS {started.url}lti/jwks (key {started.lti_kid})")  # fmt: skip
 
-    run(course, database, host, port, workers, on_ready=ready)
+    run(course, database, host, port, workers, on_ready=ready, rotate_lti_key=rotate_lti_key)

@@ -20,6 +20,7 @@ from ..files import SHARE
 from ..grading.plans import Plan, load_any_plan, new_plan, write_plan_file
 from ..grading.results import Settings
 from ..limits import Limits
+from .lti_config import LtiSettings, parse_lti
 
 COURSE_FILE = "course.yaml"
 NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")  # an assignment's name: in URLs, never in paths
@@ -74,6 +75,7 @@ class Course:
     roster: Path | None = None
     upload_kb: int = UPLOAD_KB
     config: Config = dataclasses.field(default_factory=Config)
+    lti: LtiSettings | None = None  # the platforms (LMSs) the portal is an LTI 1.3 tool of
 
     @property
     def upload_bytes(self) -> int:
@@ -126,7 +128,7 @@ def load_course(folder: str | Path) -> Course:
         raise ConfigError(f"{path}: {e}") from None
 
 
-_KEYS = ("title", "instructors", "roster", "upload_kb", "assignments")
+_KEYS = ("title", "instructors", "roster", "upload_kb", "assignments", "lti")
 _ASSIGNMENT_KEYS = ("name", "title", "game", "plan", "seed", "limits", "per_day", "deadline", "hard_deadline",
                     "private_results", "private_boards")  # fmt: skip
 PRIVATE_RESULTS = ("release", "deadline")
@@ -157,7 +159,8 @@ def _course(root: Path, data: Any, config: Config) -> Course:
         if a.name in assignments:
             raise ValueError(f"assignments[{i}].name: {a.name!r} is used twice: give each assignment its own name")
         assignments[a.name] = a
-    return Course(root, title, assignments, tuple(instructors), roster, upload_kb, config)
+    lti = parse_lti(data["lti"]) if data.get("lti") is not None else None
+    return Course(root, title, assignments, tuple(instructors), roster, upload_kb, config, lti)
 
 
 def _assignment(root: Path, item: Any, where: str, config: Config) -> Assignment:

@@ -12,9 +12,11 @@ from typing import Callable
 import uvicorn
 
 from ..errors import GraderError
-from . import accounts
+from . import accounts, lti_pages
 from .course import DEMO_FOLDER, Course, load_course, make_demo_course
 from .db import connect, default_url, hide_password, secret_key, sessions, upgrade
+from .lti_grades import GradeSync
+from .lti_keys import rotate, signing_key
 from .models import INSTRUCTOR
 from .queue import requeue_running
 from .web import Portal, create_app
@@ -31,6 +33,7 @@ class Started:
     instructor_link: str
     database: str
     requeued: int
+    lti_kid: str | None = None  # the LTI tool's signing key, when the course is a tool of platforms
 
 
 def prepare(folder: str | Path | None, database: str | None) -> tuple[Course, Portal, str, str, int]:
@@ -51,13 +54,25 @@ def prepare(folder: str | Path | None, database: str | None) -> tuple[Course, Po
 
 
 def serve(folder: str | Path | None = None, database: str | None = None, host: str = "127.0.0.1", port: int = 8000,
-          workers: int = 1, on_ready: Callable[[Started], None] | None = None) -> None:  # fmt: skip
+          workers: int = 1, on_ready: Callable[[Started], None] | None = None,
+          rotate_lti_key: bool = False) -> None:  # fmt: skip
     """Run the portal until interrupted (Ctrl-C, SIGTERM). ``on_ready`` hears where it listens
-    and the instructor's one-time sign-in link once the port is open."""
+    and the instructor's one-time sign-in link once the port is open. A course with ``lti:``
+    is an LTI 1.3 tool too (its key made at the first start, or anew with ``rotate_lti_key``)."""
     course, portal, url, key, requeued = prepare(folder, database)
     if not course.instructors:
         raise GraderError(f"{course.folder / 'course.yaml'}: no instructors: add 'instructors: [you@example.edu]'")
-    portal.workers = Workers(course, portal.make, workers)
+    extra, kid, on_graded = [], None, None
+    if course.lti is not None:
+        with portal.make.begin() as session:
+            kid = (rotate(session) if rotate_lti_key else signing_key(session)).kid
+        grades = GradeSync(course, portal.make)
+        portal.on_release, on_graded = grades.released, grades.graded
+        extra = lti_pages.routes(portal, grades)
+        grades.kick()  # the scores a stopped server left to send
+    elif rotate_lti_key:
+        raise GraderError(f"{course.folder / 'course.yaml'}: no 'lti:' key: the course is no LTI tool, it has no key")
+    portal.workers = Workers(course, portal.make, workers, on_graded=on_graded)
     try:
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -70,8 +85,8 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
         instructor = accounts.ensure_user(session, course.instructors[0].lower(), course.instructors[0].split("@")[0],
                                           INSTRUCTOR)  # fmt: skip
         token = accounts.new_signin_token(session, instructor)
-    started = Started(course, base + "/", instructor.email, f"{base}/link/{token}", hide_password(url), requeued)
-    app = create_app(portal, key)
+    started = Started(course, base + "/", instructor.email, f"{base}/link/{token}", hide_password(url), requeued, kid)
+    app = create_app(portal, key, extra)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
     if on_ready:
         on_ready(started)

@@ -11,6 +11,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -82,8 +83,10 @@ def grade_upload(course: Course, assignment: Assignment, filename: str, content:
 class Workers:
     """``count`` threads grading from the queue until ``stop``; ``wake`` after an upload."""
 
-    def __init__(self, course: Course, make: sessionmaker[Session], count: int = 1, name: str = "portal"):
+    def __init__(self, course: Course, make: sessionmaker[Session], count: int = 1, name: str = "portal",
+                 on_graded: Callable[[str], object] | None = None):  # fmt: skip
         self.course, self.make, self.name = course, make, name
+        self.on_graded = on_graded  # told each submission graded (the LTI tool sends its score)
         self.wake = threading.Event()
         self.stopping = threading.Event()
         self.threads = [threading.Thread(target=self._loop, args=(i,), name=f"grader-worker-{i}", daemon=True)
@@ -149,4 +152,6 @@ class Workers:
                     give_back(session, sub)
             if job is not None:
                 finish(session, job)
+        if found is not None and self.on_graded is not None:
+            self.on_graded(sub_id)
         return True
