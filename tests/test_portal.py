@@ -286,7 +286,7 @@ def test_the_gomoku_lab_over_gtp_gives_the_verdicts_gradescope_gives(portal, upl
 
 ECHO = """\
 import sys
-said = []
+said, before = [], []
 for line in sys.stdin:
     words = line.split()
     if not words:
@@ -296,18 +296,20 @@ for line in sys.stdin:
     if words[0] == "play":
         said += words[1:]
         print(f"={number}\\n", flush=True)
-    elif words[0] == "solve":  # the stones it was told since the last test: the position
-        print(f"={number} " + " ".join(said) + "\\n", flush=True)
-        said = []
+    elif words[0] == "solve":  # the stones of the test before: its position, on one line or two
+        two = int(number) // 10 % 3 == 1
+        print(f"={number} " + ("b\\n" if two else "") + " ".join(before) + "\\n", flush=True)
+        said, before = [], said
     else:
         print(f"={number}\\n", flush=True)
 """
 
 
 def test_a_gtp_program_echoing_its_input_leaks_no_private_position(portal):
-    """A GTP program that answers each test with the stones it was told since the one before,
-    and writes every command to its stderr: the staff see the private positions in its
-    answers; the student sees none of them, in no page and no JSON."""
+    """A GTP program that answers each test with the stones of the test before (on one line,
+    or on a second line, which a note quotes), and writes every command to its stderr: the
+    staff see the private positions in its answers; the student sees none of them, in no page
+    and no JSON, nor how many words or lines it wrote after a private test."""
     tests = portal["course"].assignments["gomoku"].plan
     text = tests.path.read_text()
     positions: dict[int, str] = {}
@@ -326,7 +328,10 @@ def test_a_gtp_program_echoing_its_input_leaks_no_private_position(portal):
     sid = me.upload(ECHO.encode(), name="echo.py", assignment="gomoku").json()["id"]
     seen = me.graded(sid)
     staff = portal["instructor"].get(f"/s/{sid}").json()["full_feedback"]
-    assert all(p in staff for p in private)  # the program did pass them on
+    assert sum(p in staff for p in private) >= 3  # the program did pass them on (all but the last test's)
+    assert re.search(r"here 2 lines \('b', then 'b ", staff) and re.search(r"not \d+ words", staff)
+    assert "here more than one line" in seen["feedback"] and "not more;" in seen["feedback"]
+    assert not re.search(r"\d+ words|\d+ lines", seen["feedback"])
     for page in (me.get(f"/s/{sid}").text, me.html(f"/s/{sid}").text, me.get("/a/gomoku").text,
                  me.html("/a/gomoku").text, json.dumps(seen)):  # fmt: skip
         for p in private:

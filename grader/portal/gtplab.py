@@ -18,8 +18,9 @@ from ..files import read_lines
 from ..games import Game
 from ..limits import Limits
 from ..regression.regress import RegressSettings, StudentRegress, parse_regress, public_tests, regress_game
-from ..regression.runs import regress_submission, student_text
+from ..regression.runs import failed_board, regress_submission, student_text, student_view, test_line
 from ..runs.submissions import Submission
+from ..runs.text import fmt_total, plural
 
 
 @dataclass(frozen=True)
@@ -95,12 +96,13 @@ class GtpFeedback:
 
 
 def feedback(student: StudentRegress, tests: RegressionFile, filename: str) -> GtpFeedback:
-    """The report ``grader report --student`` shows for the program, for the student (private
-    tests as counts) and in full for staff; totals out of 100 as ``grader regress`` gives them."""
+    """What the student sees (``public_text``) and the staff's report (``grader report --full``);
+    totals out of 100 as ``grader regress`` gives them."""
     student.name = filename
     result = student.results[0] if student.results else None
     shown = [t for t in result.tests if tests.is_public(t.number)] if result else []
     public_total = sum(t.credit for t in shown if result is not None and result.counts(t))
+    public_symbols = "".join(t.symbol for t in shown)
     records: list[dict[str, Any]] = []
     for t in result.tests if result else []:
         board, _, token = t.board.partition(" ")
@@ -110,10 +112,34 @@ def feedback(student: StudentRegress, tests: RegressionFile, filename: str) -> G
         total=round(student.total, 2),
         max_total=100,
         symbols=result.symbols if result else "",
-        public_symbols="".join(t.symbol for t in shown),
+        public_symbols=public_symbols,
         public_total=public_total,
-        student_text=student_text(student, tests.game, {tests.name: tests.private}),
+        student_text=public_text(
+            student, tests, f"{filename}: public tests {fmt_total(public_total)}/{len(tests.public)}  {public_symbols}"
+        ),  # fmt: skip
         full_text=student_text(student, tests.game),
         records=json.dumps(records),
         stopped=student.note or None,
     )
+
+
+def public_text(student: StudentRegress, tests: RegressionFile, head: str) -> str:
+    """The student's feedback before release: ``head`` (the public tests' total), how many
+    private tests there are, then each public test as ``grader report --student`` shows it
+    (with the board of one judged wrong). Nothing of the private tests: no total, no symbol,
+    and what the program said after the first of them cut (``student_view``)."""
+    lines = [head]
+    if tests.private:
+        lines.append(f"{plural(len(tests.private), 'private test', 'private tests')}: results shown when the "
+                     "instructor releases them")  # fmt: skip
+    if student.problem:
+        lines.append(student.problem)
+    for result in student.results:
+        why, viewed = student_view(result, tests.private)
+        lines += [f"{result.file}: stopped {why}"] if why else []
+        for t in viewed:
+            if tests.is_public(t.number):
+                lines.append(test_line(t))
+                drawing = failed_board(t, tests.game)
+                lines += [drawing] if drawing else []
+    return "\n".join(lines)
