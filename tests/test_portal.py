@@ -869,8 +869,16 @@ def test_serve_without_the_extra_names_the_install_command(tmp_path):
             ("per_day: 3", "per_day: 3\n    private_results: deadline"),
             "assignments[0].private_results is deadline, but",
         ),
+        (("plan: gomoku.gtp", "plan: gomoku.plan"), "assignments[2].plan must be a regression file (.gtp) in the "
+                                                    "course folder, like lab2.gtp; got 'gomoku.plan'"),
+        (("plan: gomoku.gtp", "plan: missing.gtp"), "assignments[2].plan: no regression file 'missing.gtp' in the "
+                                                    "course folder: write it with 'grader plan regress'"),
+        (("plan: gomoku.gtp", "plan: ../gomoku.gtp"), "assignments[2].plan must be a regression file (.gtp) in the "
+                                                      "course folder"),
+        (("plan: gomoku.gtp", "plan: gomoku.gtp\n    seed: 3"), "assignments[2].seed: a GTP lab's tests are its "
+                                                               "regression file's: drop the seed"),
     ],
-)
+)  # fmt: skip
 def test_a_bad_course_yaml_is_one_line_naming_the_key(tmp_path, change, message):
     from click.testing import CliRunner
 
@@ -885,6 +893,28 @@ def test_a_bad_course_yaml_is_one_line_naming_the_key(tmp_path, change, message)
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: ") and "course.yaml: " in lines[0], result.output
     assert message in lines[0]
+
+
+def test_a_gtp_labs_regression_file_is_checked_at_the_start_and_its_changes_call_for_a_rerun(tmp_path):
+    """A malformed regression file stops the start in one line naming the file's line; a
+    changed one (a test fewer) changes the assignment's digest, so its submissions are rerun."""
+    from grader.errors import ConfigError
+
+    course = make_course(tmp_path / "course")
+    before = load_course(course)
+    lab = course / "gomoku.gtp"
+    text = lab.read_text()
+    lab.write_text(text.replace("#? [w E5]", "#? w E5"))
+    with pytest.raises(ConfigError, match=r"course.yaml: assignments\[2\].plan: gomoku.gtp:\d+: an expected answer"):
+        load_course(course)
+    cut = text[: text.index("boardsize 7", text.index("90 solve"))]  # tests 10-90: 100 left out
+    lab.write_text(cut)
+    after = load_course(course)
+    assert after.assignments["gomoku"].private_tests == before.assignments["gomoku"].private_tests - 1
+    assert after.plan_digest(after.assignments["gomoku"]) != before.plan_digest(before.assignments["gomoku"])
+    lab.write_text(text)
+    again = load_course(course)
+    assert again.plan_digest(again.assignments["gomoku"]) == before.plan_digest(before.assignments["gomoku"])
 
 
 def test_serve_makes_the_demo_course_and_prints_the_link(tmp_path):
