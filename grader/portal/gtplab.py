@@ -17,7 +17,14 @@ from ..errors import GraderError
 from ..files import read_lines
 from ..games import Game
 from ..limits import Limits
-from ..regression.regress import RegressSettings, StudentRegress, parse_regress, public_tests, regress_game
+from ..regression.regress import (
+    RegressResult,
+    RegressSettings,
+    StudentRegress,
+    parse_regress,
+    public_tests,
+    regress_game,
+)
 from ..regression.runs import failed_board, regress_submission, student_text, student_view, test_line
 from ..runs.submissions import Submission
 from ..runs.text import fmt_total, plural
@@ -99,27 +106,26 @@ def feedback(student: StudentRegress, tests: RegressionFile, filename: str) -> G
     """What the student sees (``public_text``) and the staff's report (``grader report --full``);
     totals out of 100 as ``grader regress`` gives them."""
     student.name = filename
-    result = student.results[0] if student.results else None
-    shown = [t for t in result.tests if tests.is_public(t.number)] if result else []
-    public_total = sum(t.credit for t in shown if result is not None and result.counts(t))
+    result = student.results[0] if student.results else RegressResult(filename, tests.name)  # none: no program
+    shown = [t for t in result.tests if tests.is_public(t.number)]
+    public_total = sum(t.credit for t in shown if result.counts(t))
     public_symbols = "".join(t.symbol for t in shown)
-    records: list[dict[str, Any]] = []
-    for t in result.tests if result else []:
+    records: list[dict[str, Any]] = []  # each test as the portal shows a private one once released
+    for t in result.tests:
         board, _, token = t.board.partition(" ")
         records.append({"index": t.number, "symbol": t.symbol, "credit": t.credit, "board": board, "token": token,
-                        "diagnosis": t.note, "command": t.command, "answer": t.answer})  # fmt: skip
+                        "diagnosis": t.note})  # fmt: skip
+    head = f"{filename}: public tests {fmt_total(public_total)}/{len(tests.public)}  {public_symbols}"
     return GtpFeedback(
         total=round(student.total, 2),
         max_total=100,
-        symbols=result.symbols if result else "",
+        symbols=result.symbols,
         public_symbols=public_symbols,
         public_total=public_total,
-        student_text=public_text(
-            student, tests, f"{filename}: public tests {fmt_total(public_total)}/{len(tests.public)}  {public_symbols}"
-        ),  # fmt: skip
+        student_text=public_text(student, tests, head),
         full_text=student_text(student, tests.game),
         records=json.dumps(records),
-        stopped=student.note or None,
+        stopped=result.stopped or student.problem,
     )
 
 
