@@ -243,17 +243,26 @@ def gradescope_of(course, folder: Path) -> tuple[str, dict]:
     return student.results[0].symbols, results
 
 
-@pytest.mark.parametrize("upload", ["solver.py", "wrong_winner.tar.gz", "starter.zip"])
+@pytest.mark.parametrize("upload", ["solver.py", "wrong_winner.tar.gz", "command.zip", "starter.zip"])
 def test_the_gomoku_lab_over_gtp_gives_the_verdicts_gradescope_gives(portal, upload, tmp_path):
-    """A GTP program, uploaded alone or as an archive of its folder, graded by the portal as
+    """A GTP program, uploaded alone or as an archive of its folder (its program the one
+    config.yaml's entry names, or the one its COMMAND file starts), graded by the portal as
     'grader gradescope' grades it on the assignment's regression file."""
     folder = tmp_path / "program"
     folder.mkdir()
     if upload == "solver.py":
         content = (GOMOKU / "solver.py").read_bytes()
         (folder / "solver.py").write_bytes(content)
-    elif upload == "wrong_winner.tar.gz":
-        content = gtp_archive(GOMOKU / "wrong_winner.py", GOMOKU / "solver.py")
+    elif upload in ("wrong_winner.tar.gz", "command.zip"):
+        if upload == "wrong_winner.tar.gz":
+            content = gtp_archive(GOMOKU / "wrong_winner.py", GOMOKU / "solver.py")
+        else:  # no Gomoku.py: the program is the one COMMAND starts
+            out = io.BytesIO()
+            with zipfile.ZipFile(out, "w") as zf:
+                for name in ("wrong_winner.py", "solver.py"):
+                    zf.write(GOMOKU / name, f"lab/{name}")
+                zf.writestr("lab/COMMAND", "python3 wrong_winner.py\n")
+            content = out.getvalue()
         (folder / "Gomoku.py").write_bytes((GOMOKU / "wrong_winner.py").read_bytes())
         (folder / "solver.py").write_bytes((GOMOKU / "solver.py").read_bytes())
     else:  # the course's starter code (numpy, four modules), zipped as 'zip -r starter.zip gomoku_lab'
@@ -278,7 +287,7 @@ def test_the_gomoku_lab_over_gtp_gives_the_verdicts_gradescope_gives(portal, upl
     for t in shown:  # each public test's line, as Gradescope's output shows it
         number = t["number"]
         assert re.search(rf"^  {re.escape(t['output'][0])} +{number} ", seen["feedback"], re.M), (t, seen["feedback"])
-    if upload == "wrong_winner.tar.gz":
+    if upload in ("wrong_winner.tar.gz", "command.zip"):
         assert "-" in symbols and "-" in seen["public_symbols"]  # the check would pass on any program otherwise
     else:  # the example's solver, and the starter code's: both solve every test
         assert symbols == "+" * 10

@@ -15,7 +15,7 @@ import zipfile
 
 import pytest
 
-from grader.portal.uploads import ArchiveLimits, UploadError, check_upload, unpack
+from grader.portal.uploads import ArchiveLimits, UploadError, check_upload, command_program, unpack
 
 PROGRAM = b"print('hello')\n"
 
@@ -171,3 +171,29 @@ def test_a_single_program_file_is_written_under_the_graders_name(tmp_path, name,
     assert sub.path == tmp_path / written and sub.single
     assert [p.name for p in tmp_path.iterdir()] == [written]
     assert os.access(sub.path, os.X_OK) == executable
+
+
+@pytest.mark.parametrize("command, message", [
+    ("python3 lab.py\nmore", "COMMAND must be one line, the command that starts your program in its folder"),
+    ("ls -l", "COMMAND names none of the archive's files: name your program's, like python3 Gomoku.py"),
+    ("no-such-program lab.py", "COMMAND: engine program 'no-such-program' is not an installed program"),
+    ("./missing", "COMMAND: engine program './missing' not found in the archive"),
+    ("python3 'lab.py", "COMMAND: engine command \"python3 'lab.py\": No closing quotation: fix its quotes"),
+])  # fmt: skip
+def test_a_gtp_programs_command_file_names_one_of_its_files(tmp_path, command, message):
+    archive = zip_of(("lab.py", PROGRAM), ("helper.py", PROGRAM), ("COMMAND", command.encode()))
+    with pytest.raises(UploadError) as refused:
+        check_upload("lab.zip", archive, gtp=True)
+    assert str(refused.value).startswith(message), str(refused.value)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_command_file_starts_a_gtp_program_and_is_refused_for_a_script_lab(tmp_path):
+    archive = zip_of(("lab/Gomoku.py", PROGRAM), ("lab/board.py", PROGRAM), ("lab/COMMAND", b"python3 Gomoku.py -q\n"))
+    check_upload("lab.zip", archive, gtp=True)
+    sub = unpack("lab.zip", archive, tmp_path)
+    assert sub.path == tmp_path / "Gomoku.py" and sub.folder == tmp_path
+    program = command_program(tmp_path)
+    assert program is not None and program.protocol == "gtp" and program.argv[1:] == ("{dir}/Gomoku.py", "-q")
+    with pytest.raises(UploadError, match="a COMMAND file names a GTP program's command, and this lab runs a script"):
+        check_upload("lab.zip", archive, gtp=False)

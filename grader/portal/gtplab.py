@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
+from ..engines.programs import ProtocolEngine
 from ..errors import GraderError
 from ..files import read_lines
 from ..games import Game
@@ -77,11 +78,12 @@ def digest(tests: RegressionFile, settings: RegressSettings) -> str:
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
 
 
-def grade_program(sub: Submission, tests: RegressionFile, settings: RegressSettings,
-                  private: list[Path]) -> StudentRegress:  # fmt: skip
-    """The student's program on the file, as ``grader gradescope`` runs it; the result names the
-    file by its name (never the course folder's path)."""
-    student = regress_submission(sub, [tests.path], tests.game, settings, private)
+def grade_program(sub: Submission, tests: RegressionFile, settings: RegressSettings, private: list[Path],
+                  program: ProtocolEngine | None = None) -> StudentRegress:  # fmt: skip
+    """The student's program (``program``: started by the command the student named) on the
+    file, as ``grader gradescope`` runs it; the result names the file by its name (never the
+    course folder's path)."""
+    student = regress_submission(sub, [tests.path], tests.game, settings, private, program)
     for result in student.results:
         result.file = tests.name
     return student

@@ -1,7 +1,8 @@
 """What a student may upload, and how it becomes a submission folder: one program file (a .py
 script, a file of a suffix config.yaml's ``commands:`` runs, or a ``#!`` script), or an archive
 (.zip, .tar.gz) of a program folder, whose program is found as ``grader grade`` finds a
-student's (its one script, or config.yaml's ``entry``). An archive is checked whole before a
+student's (its one script, or config.yaml's ``entry``), or, for a GTP lab, started by the
+command its COMMAND file names (as config.yaml's ``engines:`` name one). An archive is checked whole before a
 byte of it is written: no member outside the folder, no links, devices or FIFOs, not too many
 members, nor too many bytes unpacked. An uploaded name never becomes a path outside the
 submission's folder; each refusal is an UploadError, one line naming the problem and the fix."""
@@ -18,10 +19,12 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from ..engines.programs import ProtocolEngine
 from ..errors import GraderError
 from ..runs.submissions import Submission, find_submission_folder, is_script
 
 PROGRAM = "submission"  # a single file is written as submission.py (submission.SUFFIX; 'submission' for '#!')
+COMMAND_FILE = "COMMAND"  # an archive's one line naming how its GTP program starts: python3 Gomoku.py, ./engine
 ARCHIVES = (".zip", ".tar.gz", ".tgz")
 
 
@@ -78,11 +81,15 @@ def program_suffixes(commands: Collection[str]) -> set[str]:
 
 
 def check_upload(filename: str, content: bytes, commands: Collection[str] = (), entry: str | None = None,
-                 limits: ArchiveLimits = LIMITS) -> None:  # fmt: skip
+                 limits: ArchiveLimits = LIMITS, gtp: bool = False) -> None:  # fmt: skip
     """Refuse (UploadError) what could not be graded: a file that is no program, an archive
-    that breaks a rule or holds no one program to run. Nothing is written outside a temporary folder."""
+    that breaks a rule or holds no one program to run (``gtp``: a GTP lab's, which may name
+    its command). Nothing is written outside a temporary folder."""
     with tempfile.TemporaryDirectory(prefix="grader-upload-") as tmp:
         sub = unpack(filename, content, Path(tmp), commands, entry, limits)
+        if sub.folder is not None and (sub.folder / COMMAND_FILE).is_file() and not gtp:
+            raise UploadError(f"a {COMMAND_FILE} file names a GTP program's command, and this lab runs a script as "
+                              "grader grade does: leave it out of the archive")  # fmt: skip
         if sub.path is not None:
             return
         found = sorted(p.name for p in Path(tmp).iterdir() if is_script(p, program_suffixes(commands)))
@@ -124,7 +131,36 @@ def unpack(filename: str, content: bytes, folder: Path, commands: Collection[str
         target.chmod(0o755 if m.executable else 0o644)
     for d in [root, *(p for p in root.rglob("*") if p.is_dir())]:
         d.chmod(0o755)
+    program = command_program(root)
+    if program is not None and program.bundle is not None:
+        return Submission(PROGRAM, root / program.bundle.entry, folder=root)
     return find_submission_folder(root, set(commands), entry)
+
+
+def command_program(folder: Path) -> ProtocolEngine | None:
+    """The GTP program the COMMAND file of an unpacked archive starts in its folder, as
+    ``grader regress "COMMAND" FILE`` would (None: the archive has no COMMAND file)."""
+    path = folder / COMMAND_FILE
+    if not path.is_file():
+        return None
+    example = "like python3 Gomoku.py"
+    try:
+        lines = path.read_text(encoding="utf-8").strip().splitlines()
+    except (OSError, UnicodeDecodeError):
+        raise UploadError(
+            f"{COMMAND_FILE} is not text: write in it the command that starts your program, {example}"
+        ) from None
+    if len(lines) != 1:
+        raise UploadError(
+            f"{COMMAND_FILE} must be one line, the command that starts your program in its folder, {example}"
+        )
+    try:
+        program = ProtocolEngine.from_command(lines[0], "gtp", cwd=folder)
+    except GraderError as e:
+        raise UploadError(f"{COMMAND_FILE}: {str(e).replace(str(folder), 'the archive')}") from None
+    if program.bundle is None:
+        raise UploadError(f"{COMMAND_FILE} names none of the archive's files: name your program's, {example}")
+    return program
 
 
 def _program_suffix(filename: str, content: bytes, suffixes: set[str]) -> str:

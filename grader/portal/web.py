@@ -458,7 +458,8 @@ def upload(portal: Portal, request: Request, form: Any, user: User, assignment: 
         raise HTTPException(413, f"the upload is too large: at most {portal.course.upload_kb} KiB")
     name = display_name(file.filename)
     try:
-        uploads.check_upload(name, content, portal.course.config.commands, portal.course.config.entry)
+        uploads.check_upload(name, content, portal.course.config.commands, portal.course.config.entry,
+                             gtp=assignment.over_gtp)  # fmt: skip
         with portal.make.begin() as session:
             sub = submit(session, user, assignment, name, content)
     except DailyLimit as e:

@@ -25,7 +25,7 @@ from . import gtplab
 from .course import Assignment, Course
 from .models import FAILED, GRADED, Job, Submission, now
 from .queue import claim, finish, give_back
-from .uploads import unpack
+from .uploads import command_program, unpack
 
 log = logging.getLogger("grader.portal")
 
@@ -79,7 +79,8 @@ def grade_upload(
         sub = unpack(filename, content, Path(folder), course.config.commands, course.config.entry)
         if isinstance(assignment.plan, gtplab.RegressionFile):
             settings = gtplab.regress_settings(course.config, assignment.limits)
-            student = gtplab.grade_program(sub, assignment.plan, settings, course.private_files())
+            program = command_program(sub.folder) if sub.folder is not None else None
+            student = gtplab.grade_program(sub, assignment.plan, settings, course.private_files(), program)
             return gtplab.feedback(student, assignment.plan, filename)
         result = grade_submission(sub, assignment.plan, course.settings(assignment), private=course.private_files())
     return feedback(result, filename)

@@ -71,11 +71,13 @@ def student_program(sub: Submission) -> ProtocolEngine:
 
 
 def regress_submission(sub: Submission, files: Sequence[str | Path], game: Game,
-                       settings: RegressSettings | None = None, private: Sequence[str | Path] = ()) -> StudentRegress:  # fmt: skip
+                       settings: RegressSettings | None = None, private: Sequence[str | Path] = (),
+                       program: ProtocolEngine | None = None) -> StudentRegress:  # fmt: skip
     """One student's program on every file, here (a Gradescope container): what a class run
     gives that student, without a run folder, as strictly isolated (GraderError where the
     program could read the files or ``private``, config say). A student with no program to
-    run gets the reason as its ``problem`` and a total of 0."""
+    run gets the reason as its ``problem`` and a total of 0. ``program``: the command that
+    starts it in its folder, where the student named one (else its script, ``student_program``)."""
     settings = settings or RegressSettings()
     settings.check()
     settings.sandbox_mechanism(
@@ -85,7 +87,7 @@ def regress_submission(sub: Submission, files: Sequence[str | Path], game: Game,
     if sub.path is None:
         return student
     try:
-        program = student_program(sub)
+        program = program or student_program(sub)
     except GraderError as e:
         student.problem = str(e)
         return student
