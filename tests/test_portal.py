@@ -921,6 +921,7 @@ def test_a_gtp_labs_regression_file_is_checked_at_the_start_and_its_changes_call
     after = load_course(course)
     assert after.assignments["gomoku"].private_tests == before.assignments["gomoku"].private_tests - 1
     assert after.plan_digest(after.assignments["gomoku"]) != before.plan_digest(before.assignments["gomoku"])
+    assert after.assignments["gomoku"].max_points == 100 and after.assignments["othello"].max_points == 10
     lab.write_text(text)
     again = load_course(course)
     assert again.plan_digest(again.assignments["gomoku"]) == before.plan_digest(before.assignments["gomoku"])

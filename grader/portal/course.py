@@ -70,6 +70,11 @@ class Assignment:
         return sum(self.plan.is_public(i) for i in range(1, len(self.plan.positions) + 1))
 
     @property
+    def max_points(self) -> int:
+        """What a submission's total is out of: a test each of the plan's, 100 for a GTP lab (as grader regress)."""
+        return 100 if isinstance(self.plan, RegressionFile) else len(self.plan.positions)
+
+    @property
     def private_tests(self) -> int:
         total = len(self.plan.numbers) if isinstance(self.plan, RegressionFile) else len(self.plan.positions)
         return total - self.public_tests
