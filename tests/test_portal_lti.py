@@ -316,7 +316,7 @@ def test_deep_linking_returns_a_signed_response_for_the_assignment_picked(tool):
     teacher = Client(server.url)
     r = launch(teacher, platform, platform.claims("t-2", "Instructor", kind="LtiDeepLinkingRequest"))
     assert (r.status_code, r.headers["location"]) == (303, "/lti/pick")
-    assert set(teacher.get("/lti/pick").json()["assignments"]) == {"othello", "tictactoe"}
+    assert set(teacher.get("/lti/pick").json()["assignments"]) == {"othello", "tictactoe", "gomoku"}
     page = teacher.http.post("/lti/pick", data={"assignment": "othello", "csrf": teacher.csrf},
                              headers={"Accept": "text/html"})  # fmt: skip
     assert page.status_code == 200

@@ -9,12 +9,14 @@ from .options import echo, fail_cleanly
 
 
 @click.command(
-    help="""Start the course portal: students upload scripts in a browser and see their public
-    tests' feedback as soon as they are graded; the instructor sees the class table.
+    help="""Start the course portal: students upload scripts (a GTP program for the Gomoku lab; a
+    file, or a .zip or .tar.gz of its folder) in a browser and see their public tests'
+    feedback as soon as they are graded; the instructor sees the class table.
 
     COURSE is a folder with a course.yaml (its assignments: game, plan, limits, submissions
-    per day, deadlines) and the plan files and roster it names. Without COURSE, a demo course
-    (the Othello endgame and tic-tac-toe labs, three students) is made in ./grader-demo-course.
+    per day, deadlines) and the plan files, regression files and roster it names. Without
+    COURSE, a demo course (the Othello endgame, tic-tac-toe and Gomoku over GTP labs, three
+    students) is made in ./grader-demo-course.
     The database is SQLite in the course's .portal/ folder unless --database names another.
     Prints the address and a one-time sign-in link for the course's first instructor.
     Needs the portal extra: pip install "grader[portal]".

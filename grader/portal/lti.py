@@ -265,7 +265,7 @@ def deep_linking_response(session: Session, course: Course, platform: Platform, 
         "title": chosen.title,
         "url": f"{tool_url(course.lti, base)}/lti/launch",
         "custom": {"assignment": chosen.name},
-        "lineItem": {"scoreMaximum": len(chosen.plan.positions), "label": chosen.title, "resourceId": chosen.name},
+        "lineItem": {"scoreMaximum": chosen.max_points, "label": chosen.title, "resourceId": chosen.name},
     }
     issued = int(time.time())
     claims: dict[str, Any] = {

@@ -34,7 +34,7 @@ from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import GraderError
-from . import accounts, exports
+from . import accounts, exports, uploads
 from .course import Assignment, Course
 from .models import (
     FAILED,
@@ -457,9 +457,9 @@ def upload(portal: Portal, request: Request, form: Any, user: User, assignment: 
     if len(content) > limit:
         raise HTTPException(413, f"the upload is too large: at most {portal.course.upload_kb} KiB")
     name = display_name(file.filename)
-    if not name.lower().endswith(".py"):
-        raise HTTPException(400, f"upload the lab's Python script (a .py file), not {name!r}")
     try:
+        uploads.check_upload(name, content, portal.course.config.commands, portal.course.config.entry,
+                             gtp=assignment.over_gtp)  # fmt: skip
         with portal.make.begin() as session:
             sub = submit(session, user, assignment, name, content)
     except DailyLimit as e:
@@ -670,6 +670,9 @@ def _download_rows(portal: Portal, request: Request) -> tuple[Assignment, list[e
     graded on a plan changed since (their tests are not the plan's: rerun them first)."""
     need_staff_download(portal, request)
     assignment = _find_assignment(portal, request.path_params["name"])
+    if assignment.over_gtp:
+        raise HTTPException(409, f"{assignment.title} is a GTP lab: the portal does not write its Gradescope JSON "
+                                 "or run folder yet (grader regress of the programs writes the run folder)")  # fmt: skip
     with portal.make() as session:
         rows = exports.counted(session, assignment)
     older = exports.on_older_plans(rows, portal.course.plan_digest(assignment))

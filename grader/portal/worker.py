@@ -1,6 +1,7 @@
 """Workers: threads of the server process that claim jobs from the queue and grade each
 submission with the call ``grader grade`` makes (``grade_submission``, on the assignment's
-plan and the settings ``grader.settings`` resolves), then keep what each reader may see."""
+plan and the settings ``grader.settings`` resolves; a GTP lab's with the call ``grader
+gradescope`` makes, ``gtplab.grade_program``), then keep what each reader may see."""
 
 from __future__ import annotations
 
@@ -19,14 +20,14 @@ from ..errors import GraderError
 from ..grading import report
 from ..grading.results import ScriptResult
 from ..grading.run import grade_submission
-from ..runs.submissions import Submission as GradedScript
 from ..runs.text import fmt_total, plural
+from . import gtplab
 from .course import Assignment, Course
 from .models import FAILED, GRADED, Job, Submission, now
 from .queue import claim, finish, give_back
+from .uploads import command_program, unpack
 
 log = logging.getLogger("grader.portal")
-SCRIPT_NAME = "submission.py"  # every upload is graded under this name: an uploaded file name is never a path
 
 
 @dataclass(frozen=True)
@@ -67,16 +68,21 @@ def feedback(result: ScriptResult, filename: str) -> Feedback:
                     student, full, json.dumps([t.record() for t in result.tests]), result.stopped)  # fmt: skip
 
 
-def grade_upload(course: Course, assignment: Assignment, filename: str, content: bytes) -> Feedback:
-    """Grade an upload as ``grader grade`` grades a script: written as submission.py alone in a
-    fresh folder, the course's files kept out of the script's reach."""
+def grade_upload(
+    course: Course, assignment: Assignment, filename: str, content: bytes
+) -> Feedback | gtplab.GtpFeedback:
+    """Grade an upload as ``grader grade`` grades a student's script (``grader gradescope`` a GTP
+    program): unpacked alone in a fresh folder (``uploads.unpack``: a single file as
+    submission.py, never under its own name), the course's files kept out of its reach."""
     with tempfile.TemporaryDirectory(prefix="grader-portal-") as folder:
-        path = Path(folder) / SCRIPT_NAME
-        path.write_bytes(content)
         os.chmod(folder, 0o755)
-        os.chmod(path, 0o644)
-        result = grade_submission(GradedScript("submission", path, single=True), assignment.plan,
-                                  course.settings(assignment), private=course.private_files())  # fmt: skip
+        sub = unpack(filename, content, Path(folder), course.config.commands, course.config.entry)
+        if isinstance(assignment.plan, gtplab.RegressionFile):
+            settings = gtplab.regress_settings(course.config, assignment.limits)
+            program = command_program(sub.folder) if sub.folder is not None else None
+            student = gtplab.grade_program(sub, assignment.plan, settings, course.private_files(), program)
+            return gtplab.feedback(student, assignment.plan, filename)
+        result = grade_submission(sub, assignment.plan, course.settings(assignment), private=course.private_files())
     return feedback(result, filename)
 
 
@@ -128,7 +134,7 @@ class Workers:
         try:
             if assignment is None:
                 raise GraderError(f"the course has no assignment {name!r} any more")
-            found: Feedback | None = grade_upload(self.course, assignment, filename, content)
+            found: Feedback | gtplab.GtpFeedback | None = grade_upload(self.course, assignment, filename, content)
             error = None
         except GraderError as e:  # the grader's or the course's problem, never the student's: not counted
             found, error = None, str(e)
