@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -42,10 +43,16 @@ from .options import echo, fail_cleanly, json_option
     show_default=True,
     help="How many of the most similar pairs to show.",
 )
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes that fingerprint the files (default: the number of cores).",
+)
 @click.option("--fmt", default="simple", show_default=True, help="The table's format (tabulate's: github, grid...).")
 @fail_cleanly
 def similar_command(folders: tuple[str, ...], base: tuple[str, ...], archive: tuple[str, ...], html_file: str | None,
-                    json_file: str | None, top: int, fmt: str) -> None:  # fmt: skip
+                    json_file: str | None, top: int, jobs: int | None, fmt: str) -> None:  # fmt: skip
     """Compare every pair of the submissions in FOLDER (a source file or a sub-folder per
     student), and each with the --archive folders' submissions, and rank the pairs by how
     similar their code is (copydetect's fingerprints: identifiers, comments and whitespace do
@@ -57,7 +64,7 @@ def similar_command(folders: tuple[str, ...], base: tuple[str, ...], archive: tu
       grader similar class/ --base starter/ --html similar.html
       grader similar class/ --archive terms/2024 --archive terms/2025 --json similar.json
     """
-    report = similar(list(folders), list(archive), list(base), top)
+    report = similar(list(folders), list(archive), list(base), top, jobs or os.cpu_count() or 1)
     echo(report_table(report, fmt))
     archived = sum(s.archive for s in report.submissions)
     echo(f"{len(report.submissions) - archived} submissions, {archived} archived, {report.compared} pairs compared "

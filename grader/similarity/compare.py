@@ -3,13 +3,16 @@ and drops comments and whitespace; winnowed k-grams of the rest), and every pair
 
 A pair's similarity is copydetect's: the share of a file's fingerprinted tokens that also
 appear in the other file, the larger of the two shares, over the pair's most similar files.
-The starter code's k-grams are left out of every file's fingerprints before any comparison."""
+The starter code's k-grams are left out of every file's fingerprints before any comparison.
+Every pair's share of common fingerprints is counted at once (a sparse matrix product); the
+pairs most likely to be similar by that count are then compared by copydetect, passage by passage."""
 
 from __future__ import annotations
 
-import heapq
+import functools
 import io
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,7 @@ SOURCE_SUFFIXES = frozenset(
 NOISE = 25  # copydetect's default: a match is at least 25 characters of tokenized code
 GUARANTEE = 25  # copydetect's default: a match this long is always found (winnowing window 1)
 TOP = 50  # pairs kept with their similar passages
+PER_TASK = 16  # files a fingerprinting process is given at a time
 
 _INSTALL = "grader similar needs copydetect: pip install -e '.[similarity]'"
 
@@ -222,11 +226,56 @@ def _compare(left: Submission, right: Submission, prints: dict[tuple[str, str], 
     return PairResult(left.name, right.name, matches[0].similarity, tuple(matches), right.archive)
 
 
+def _candidates(ordered: list[Submission], current: int, prints: dict[tuple[str, str], Any],
+                limit: int) -> list[tuple[int, int]]:  # fmt: skip
+    """The ``limit`` pairs (i, j) of ``ordered`` (its first ``current`` the class, then the archive)
+    most likely to be similar, by the share of fingerprints their files have in common (the
+    estimate of copydetect's share that winnowing is built for), counted for every pair at once
+    as a product of sparse matrices; pairs sharing no fingerprint are left out."""
+    import numpy as np
+    from scipy import sparse
+
+    owner, hashes = [], []
+    for k, s in enumerate(ordered):
+        for f in s.files:
+            fingerprint = prints.get((s.name, f.relative))
+            owner.append(k)
+            hashes.append(
+                np.fromiter(fingerprint.hashes, np.int64) if fingerprint is not None else np.empty(0, np.int64)
+            )
+    sizes = np.array([len(h) for h in hashes])
+    if not sizes.sum():
+        return []
+    _, column = np.unique(np.concatenate(hashes), return_inverse=True)
+    rows = np.repeat(np.arange(len(hashes)), sizes)
+    matrix = sparse.csr_matrix((np.ones(len(rows), np.float32), (rows, column)), shape=(len(hashes), column.max() + 1))
+    owner_array = np.array(owner)
+    class_files = int(np.searchsorted(owner_array, current))
+    shared = (matrix[:class_files] @ matrix.T).toarray()
+    estimate = shared / np.maximum(np.minimum.outer(sizes[:class_files], sizes), 1)
+    starts = np.flatnonzero(np.r_[True, owner_array[1:] != owner_array[:-1]])
+    by_pair = np.maximum.reduceat(np.maximum.reduceat(estimate, starts[:current], axis=0), starts, axis=1)
+    by_pair[np.tril_indices(current, m=len(ordered))] = 0  # each pair of the class once; a student not with themself
+    order = np.argsort(-by_pair, axis=None, kind="stable")[:limit]
+    return [(int(i), int(j)) for i, j in zip(*np.unravel_index(order, by_pair.shape)) if by_pair[i, j] > 0]
+
+
+def _fingerprints(files: list[SourceFile], boilerplate: Any, jobs: int) -> list[Any]:
+    """The files' fingerprints, in ``jobs`` processes when there are many (Pygments' tokenizer,
+    in pure Python, takes most of a comparison's time)."""
+    fingerprint = functools.partial(_fingerprint, boilerplate=boilerplate, window=GUARANTEE - NOISE + 1)
+    if jobs < 2 or len(files) < 4 * PER_TASK:
+        return [fingerprint(f) for f in files]
+    with ProcessPoolExecutor(jobs) as pool:
+        return list(pool.map(fingerprint, files, chunksize=PER_TASK))
+
+
 def compare_submissions(
-    submissions: list[Submission], base: list[str | Path] | None = None, top: int = TOP
+    submissions: list[Submission], base: list[str | Path] | None = None, top: int = TOP, jobs: int = 1
 ) -> SimilarityReport:
     """Compare every pair of the class's submissions, and each of them with every archived one
-    (archived ones are not compared with each other); keep the ``top`` most similar pairs."""
+    (archived ones are not compared with each other); keep the ``top`` most similar pairs.
+    ``jobs``: processes that fingerprint the files."""
     try:
         import copydetect  # noqa: F401
     except ImportError:
@@ -237,35 +286,28 @@ def compare_submissions(
         twice = sorted({n for n in names if names.count(n) > 1})
         raise GraderError(f"two submissions are named {twice[0]!r}: rename one, or give their folders apart")
     boilerplate, base_files = _base_hashes(list(base or []))
-    window = GUARANTEE - NOISE + 1
-    prints = {}
-    for s in submissions:
-        for f in s.files:
-            prints[(s.name, f.relative)] = _fingerprint(f, boilerplate, window)
+    keys = [(s.name, f) for s in submissions for f in s.files]
+    prints = dict(zip(((name, f.relative) for name, f in keys), _fingerprints([f for _, f in keys], boilerplate, jobs)))
     current = [s for s in submissions if not s.archive]
     archived = [s for s in submissions if s.archive]
-    best: list[tuple[float, int, PairResult]] = []  # a min-heap of the top pairs
-    compared = 0
-    for i, left in enumerate(current):
-        for right in current[i + 1 :] + archived:
-            compared += 1
-            pair = _compare(left, right, prints)
-            if pair is None:
-                continue
-            entry = (pair.similarity, -compared, pair)
-            if len(best) < top:
-                heapq.heappush(best, entry)
-            elif entry[:2] > best[0][:2]:
-                heapq.heapreplace(best, entry)
-    pairs = [entry[2] for entry in sorted(best, key=lambda e: (-e[0], -e[1]))]
+    ordered = current + archived
+    compared = len(current) * (len(current) - 1) // 2 + len(current) * len(archived)
+    best: list[tuple[float, int, PairResult]] = []
+    for n, (i, j) in enumerate(_candidates(ordered, len(current), prints, max(3 * top, top + 50))):
+        pair = _compare(ordered[i], ordered[j], prints)
+        if pair is not None:
+            best.append((pair.similarity, -n, pair))
+    best = sorted(best, key=lambda e: (-e[0], -e[1]))[:top]
+    pairs = [entry[2] for entry in best]
     texts = {(s.name, f.relative): f.text for s in submissions for f in s.files}
     return SimilarityReport(submissions, pairs, compared, base_files, time.monotonic() - started, texts=texts)
 
 
 def similar(folders: list[str | Path], archive: list[str | Path] | None = None, base: list[str | Path] | None = None,
-            top: int = TOP) -> SimilarityReport:  # fmt: skip
+            top: int = TOP, jobs: int = 1) -> SimilarityReport:  # fmt: skip
     """``grader similar``: the class in ``folders`` ranked, with the ``archive`` folders'
-    submissions and the starter code ``base`` left out of every match."""
+    submissions and the starter code ``base`` left out of every match; ``jobs`` processes
+    fingerprint the files."""
     archive = list(archive or [])
     qualify = len(folders) + len(archive) > 1
     submissions = find_submissions(list(folders), qualify=qualify)
@@ -277,4 +319,4 @@ def similar(folders: list[str | Path], archive: list[str | Path] | None = None, 
     submissions += find_submissions(archive, archive=True, qualify=qualify)
     if top < 1:
         raise GraderError(f"--top {top}: give 1 or more pairs to show")
-    return compare_submissions(submissions, base, top)
+    return compare_submissions(submissions, base, top, jobs)
