@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "boards": ("plans", "boards", "Write random test boards reached by legal play."),
     "check": ("check", "check", "The presubmission check: can the grader read this script's output?"),
     "doctor": ("doctor", "doctor", "What isolation this machine offers, with a real attack to prove it."),
+    "export": ("export", "export_group", "Write a run's grades as the CSV Canvas or Moodle imports."),
     "grade": ("grading", "grade", "Grade scripts, or a class, on the lab's 100 tests (+ M Q T m s - t)."),
     "gradescope": ("grading", "gradescope_command", "Grade the submission in a Gradescope autograder."),
     "plan": ("plans", "plan_group", "Make plan files: a test set, and its public half for students."),
