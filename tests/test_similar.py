@@ -134,3 +134,19 @@ def test_two_folders_with_the_same_name_are_refused(tmp_path):
     result = CliRunner().invoke(main, ["similar", str(tmp_path / "a" / "class"), str(tmp_path / "b" / "class")])
     assert result.exit_code == 1
     assert result.output == "Error: two submissions are named 'class/x': rename one, or give their folders apart\n"
+
+
+def test_the_pairs_compared_in_full_are_those_that_rank(tmp_path):
+    """With --top 1 only the likeliest pairs (by their shared fingerprints) are compared passage by
+    passage: the ranking's head is the same as when every pair of the 66 is."""
+    scripts = [NEGAMAX, GREEDY, RANDOM, STARTER + GREEDY]
+    students = {f"s{i:02d}.py": disguise(scripts[i % 4]) + "\n# " + "x" * i for i in range(12)}
+    students["s99.py"] = NEGAMAX
+    folder = write_class(tmp_path, students)
+    every = similar([folder], top=100)
+    assert every.compared == 78 and len(every.pairs) == 78
+    for top in (1, 5):
+        head = similar([folder], top=top)
+        assert [(p.left, p.right, p.similarity) for p in head.pairs] == [
+            (p.left, p.right, p.similarity) for p in every.pairs[:top]
+        ]

@@ -9,8 +9,6 @@ pairs most likely to be similar by that count are then compared by copydetect, p
 
 from __future__ import annotations
 
-import functools
-import io
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -26,7 +24,8 @@ SOURCE_SUFFIXES = frozenset(
 NOISE = 25  # copydetect's default: a match is at least 25 characters of tokenized code
 GUARANTEE = 25  # copydetect's default: a match this long is always found (winnowing window 1)
 TOP = 50  # pairs kept with their similar passages
-PER_TASK = 16  # files a fingerprinting process is given at a time
+WINDOW = GUARANTEE - NOISE + 1  # winnowing's window
+PER_TASK = 16  # files a tokenizing process is given at a time
 
 _INSTALL = "grader similar needs copydetect: pip install -e '.[similarity]'"
 
@@ -158,22 +157,60 @@ def find_submissions(folders: list[str | Path], archive: bool = False, qualify: 
     return found
 
 
-def _fingerprint(source: SourceFile, boilerplate: Any, window: int) -> Any:
-    """copydetect's fingerprint of a file, or None when it is too short to hold one."""
-    from copydetect.detector import CodeFingerprint
+@dataclass
+class _Fingerprint:
+    """What copydetect's ``compare_files`` reads of its CodeFingerprint, made from text tokenized
+    in another process: the tokenized text, its offsets into the file's text, the k-gram hashes
+    and where each one is, and how many tokens they cover."""
 
-    try:
-        fingerprint = CodeFingerprint(source.relative, NOISE, window, boilerplate, fp=io.StringIO(source.text))
-    except (ValueError, IndexError):  # fewer tokens than one k-gram
+    k: int
+    filtered_code: str
+    offsets: Any
+    hashes: set[Any]
+    hash_idx: dict[Any, list[int]]
+    token_coverage: float
+
+
+def _tokenized(source: SourceFile) -> tuple[str, Any]:
+    """copydetect's tokenized text of a file (identifiers as letters, no comments or whitespace)
+    and its offsets into the file's text: the slow part (Pygments, in pure Python)."""
+    from copydetect.utils import filter_code
+
+    code, offsets = filter_code(source.text, source.relative)
+    return code, offsets
+
+
+def _hashes(tokens: tuple[str, Any], boilerplate: Any) -> Any:
+    """The file's winnowed k-gram hashes (unique, sorted), the starter code's left out."""
+    import numpy as np
+    from copydetect.utils import hashed_kgrams, winnow
+
+    code = tokens[0]
+    if len(code) < NOISE:
+        return np.empty(0, np.int64)
+    hashes = winnow(hashed_kgrams(code, NOISE), WINDOW, remove_duplicates=True)[0]
+    return np.setdiff1d(hashes, boilerplate, assume_unique=True) if len(boilerplate) else hashes
+
+
+def _fingerprint(tokens: tuple[str, Any], boilerplate: Any) -> _Fingerprint | None:
+    """copydetect's fingerprint of a tokenized file, or None when it holds no k-gram."""
+    from copydetect.utils import get_document_fingerprints, get_token_coverage
+
+    code, offsets = tokens
+    if len(code) < NOISE:
         return None
-    return fingerprint if fingerprint.hashes else None
+    hashes, where = get_document_fingerprints(code, NOISE, WINDOW, boilerplate)
+    if not hashes:
+        return None
+    return _Fingerprint(NOISE, code, offsets, hashes, where, get_token_coverage(where, NOISE, len(code)))
 
 
 def _base_hashes(base: list[str | Path]) -> tuple[Any, int]:
     """Every k-gram hash of the starter code (unique, sorted), and the count of its files."""
     import numpy as np
+    from copydetect.utils import hashed_kgrams
 
-    hashes: list[Any] = []
+    hashes: list[Any] = [np.empty(0, np.int64)]
     files = 0
     for arg in base:
         path = Path(arg)
@@ -181,10 +218,10 @@ def _base_hashes(base: list[str | Path]) -> tuple[Any, int]:
             raise GraderError(f"--base '{path}' does not exist: give the starter code's file or folder")
         for source in _source_files(path):
             files += 1
-            fingerprint = _fingerprint(source, None, 1)
-            if fingerprint is not None:
-                hashes.extend(fingerprint.hashes)
-    return np.unique(np.array(hashes, dtype=np.int64)), files
+            code = _tokenized(source)[0]
+            if len(code) >= NOISE:
+                hashes.append(hashed_kgrams(code, NOISE))
+    return np.unique(np.concatenate(hashes)), files
 
 
 def _spans(slices: Any) -> tuple[tuple[int, int], ...]:
@@ -210,7 +247,9 @@ def _match(left: SourceFile, right: SourceFile, a: Any, b: Any) -> FileMatch | N
                      _spans(slices_a), _spans(slices_b))  # fmt: skip
 
 
-def _compare(left: Submission, right: Submission, prints: dict[tuple[str, str], Any]) -> PairResult | None:
+def _compare(left: Submission, right: Submission, prints: Any) -> PairResult | None:
+    """Every file of ``left`` with every file of ``right``, passage by passage (``prints``: each
+    file's fingerprint by (submission, file), or None)."""
     matches = []
     for lf in left.files:
         a = prints.get((left.name, lf.relative))
@@ -226,7 +265,7 @@ def _compare(left: Submission, right: Submission, prints: dict[tuple[str, str], 
     return PairResult(left.name, right.name, matches[0].similarity, tuple(matches), right.archive)
 
 
-def _candidates(ordered: list[Submission], current: int, prints: dict[tuple[str, str], Any],
+def _candidates(ordered: list[Submission], current: int, hashes: dict[tuple[str, str], Any],
                 limit: int) -> list[tuple[int, int]]:  # fmt: skip
     """The ``limit`` pairs (i, j) of ``ordered`` (its first ``current`` the class, then the archive)
     most likely to be similar, by the share of fingerprints their files have in common (the
@@ -235,20 +274,14 @@ def _candidates(ordered: list[Submission], current: int, prints: dict[tuple[str,
     import numpy as np
     from scipy import sparse
 
-    owner, hashes = [], []
-    for k, s in enumerate(ordered):
-        for f in s.files:
-            fingerprint = prints.get((s.name, f.relative))
-            owner.append(k)
-            hashes.append(
-                np.fromiter(fingerprint.hashes, np.int64) if fingerprint is not None else np.empty(0, np.int64)
-            )
-    sizes = np.array([len(h) for h in hashes])
+    owner = [k for k, s in enumerate(ordered) for _ in s.files]
+    arrays = [hashes[(s.name, f.relative)] for s in ordered for f in s.files]
+    sizes = np.array([len(h) for h in arrays])
     if not sizes.sum():
         return []
-    _, column = np.unique(np.concatenate(hashes), return_inverse=True)
-    rows = np.repeat(np.arange(len(hashes)), sizes)
-    matrix = sparse.csr_matrix((np.ones(len(rows), np.float32), (rows, column)), shape=(len(hashes), column.max() + 1))
+    _, column = np.unique(np.concatenate(arrays), return_inverse=True)
+    rows = np.repeat(np.arange(len(arrays)), sizes)
+    matrix = sparse.csr_matrix((np.ones(len(rows), np.float32), (rows, column)), shape=(len(arrays), column.max() + 1))
     owner_array = np.array(owner)
     class_files = int(np.searchsorted(owner_array, current))
     shared = (matrix[:class_files] @ matrix.T).toarray()
@@ -260,14 +293,29 @@ def _candidates(ordered: list[Submission], current: int, prints: dict[tuple[str,
     return [(int(i), int(j)) for i, j in zip(*np.unravel_index(order, by_pair.shape)) if by_pair[i, j] > 0]
 
 
-def _fingerprints(files: list[SourceFile], boilerplate: Any, jobs: int) -> list[Any]:
-    """The files' fingerprints, in ``jobs`` processes when there are many (Pygments' tokenizer,
-    in pure Python, takes most of a comparison's time)."""
-    fingerprint = functools.partial(_fingerprint, boilerplate=boilerplate, window=GUARANTEE - NOISE + 1)
+def _tokenize_all(files: list[SourceFile], jobs: int) -> list[tuple[str, Any]]:
+    """Each file's tokenized text and offsets, in ``jobs`` processes when there are many. Only
+    the tokens cross between processes: the hashes are taken here, as Python's string hashes
+    differ from one process to another."""
     if jobs < 2 or len(files) < 4 * PER_TASK:
-        return [fingerprint(f) for f in files]
+        return [_tokenized(f) for f in files]
     with ProcessPoolExecutor(jobs) as pool:
-        return list(pool.map(fingerprint, files, chunksize=PER_TASK))
+        return list(pool.map(_tokenized, files, chunksize=PER_TASK))
+
+
+class _Prints(dict[tuple[str, str], Any]):
+    """The fingerprints of the files compared in full, made when first asked for."""
+
+    def __init__(self, tokens: dict[tuple[str, str], tuple[str, Any]], boilerplate: Any):
+        super().__init__()
+        self.tokens, self.boilerplate = tokens, boilerplate
+
+    def __missing__(self, key: tuple[str, str]) -> _Fingerprint | None:
+        self[key] = found = _fingerprint(self.tokens[key], self.boilerplate)
+        return found
+
+    def get(self, key: tuple[str, str], default: Any = None) -> Any:  # type: ignore[override]
+        return self[key]
 
 
 def compare_submissions(
@@ -286,14 +334,16 @@ def compare_submissions(
         twice = sorted({n for n in names if names.count(n) > 1})
         raise GraderError(f"two submissions are named {twice[0]!r}: rename one, or give their folders apart")
     boilerplate, base_files = _base_hashes(list(base or []))
-    keys = [(s.name, f) for s in submissions for f in s.files]
-    prints = dict(zip(((name, f.relative) for name, f in keys), _fingerprints([f for _, f in keys], boilerplate, jobs)))
+    keys = [(s.name, f.relative) for s in submissions for f in s.files]
+    tokens = dict(zip(keys, _tokenize_all([f for s in submissions for f in s.files], jobs)))
+    hashes = {key: _hashes(tokens[key], boilerplate) for key in keys}
+    prints = _Prints(tokens, boilerplate)
     current = [s for s in submissions if not s.archive]
     archived = [s for s in submissions if s.archive]
     ordered = current + archived
     compared = len(current) * (len(current) - 1) // 2 + len(current) * len(archived)
     best: list[tuple[float, int, PairResult]] = []
-    for n, (i, j) in enumerate(_candidates(ordered, len(current), prints, max(3 * top, top + 50))):
+    for n, (i, j) in enumerate(_candidates(ordered, len(current), hashes, max(3 * top, top + 50))):
         pair = _compare(ordered[i], ordered[j], prints)
         if pair is not None:
             best.append((pair.similarity, -n, pair))
