@@ -11,6 +11,7 @@ from grader.cli import main
 from grader.runs.lms import CANVAS_IDS, read_roster
 
 from test_class import klass  # noqa: F401  (a fixture)
+from test_formats import engine, near_end
 from test_regress_runs import make_class
 
 CANVAS_ROSTER = (
@@ -74,6 +75,22 @@ def test_a_regression_class_goes_to_moodle_with_feedback(tmp_path):
         ["Dave", "Poe", "S4", "dave@school.edu", "0", "0/100"],
     ]
     assert "Warning: 'carol' is not in the roster" in result.output
+
+
+def test_a_graded_gauntlet_goes_to_moodle_by_username(tmp_path):
+    first, second, reference = engine(tmp_path, "first"), engine(tmp_path, "first_b"), engine(tmp_path, "illegal")
+    (tmp_path / "o.txt").write_text(near_end(3) + "\n")
+    result = CliRunner().invoke(main, ["tournament", str(first), str(second), "--format", "gauntlet", "--opponents",
+                                       str(reference), "--grade", "--openings", str(tmp_path / "o.txt"),
+                                       "--out", str(tmp_path / "t")])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    run = grades(tmp_path / "t")
+    result = CliRunner().invoke(main, ["export", "moodle", str(tmp_path / "t"), "--assignment", "Gauntlet"])
+    assert result.exit_code == 0, result.output
+    assert rows(result.output) == [
+        ["Username", "Gauntlet", "Gauntlet feedback"],
+        *([name, run[name]["total"], f"{run[name]['total']}/100"] for name in ("first", "first_b")),
+    ]
 
 
 def test_moodle_without_a_roster_names_students_by_username_and_says_what_is_not_final(tmp_path):
