@@ -56,7 +56,10 @@ _NAMES = {
     "Limits": (".limits", "Limits"),
     "Proof": (".prove", "Proof"),
     "prove": (".prove", "prove"),
+    "export_grades": (".runs.lms", "export_grades"),
     "Submission": (".runs.submissions", "Submission"),
+    "SimilarityReport": (".similarity.compare", "SimilarityReport"),
+    "similar": (".similarity.compare", "similar"),
     "Stop": (".stop", "Stop"),
     "TournamentResult": (".tournaments.results", "TournamentResult"),
     "TournamentSettings": (".tournaments.settings", "TournamentSettings"),
@@ -79,7 +82,9 @@ if TYPE_CHECKING:  # for type checkers only: at run time each name comes from _N
     from .grading.runfolder import RunFolder
     from .limits import Limits
     from .prove import Proof, prove
+    from .runs.lms import export_grades
     from .runs.submissions import Submission
+    from .similarity.compare import SimilarityReport, similar
     from .stop import Stop
     from .tournaments.results import TournamentResult
     from .tournaments.settings import TournamentSettings
@@ -117,8 +122,8 @@ sys.modules[__name__].__class__ = _Library
 __all__ = [
     "PASS", "Analysis", "BoardEntry", "BoardError", "BoardFileError", "ClassRun", "Config", "ConfigError",
     "ExactSolver", "Executor", "Game", "GraderError", "GraderWarning", "Limits", "LineCheck", "LocalExecutor",
-    "Plan", "Position", "Proof", "RunFolder", "RunFolderError", "RunSettings", "SYMBOL_TABLE", "ScriptResult", "Settings", "Stop",
+    "Plan", "Position", "Proof", "RunFolder", "RunFolderError", "RunSettings", "SYMBOL_TABLE", "ScriptResult", "Settings", "SimilarityReport", "Stop",
     "Submission", "TestResult", "TournamentResult", "TournamentSettings", "Verdict", "available_games",
-    "get_game", "grade", "grade_class", "grade_submission", "load_config", "load_plan", "prove", "read_boards",
-    "run_tournament", "solve", "standard_plan", "write_exports", "__version__",
+    "export_grades", "get_game", "grade", "grade_class", "grade_submission", "load_config", "load_plan", "prove", "read_boards",
+    "run_tournament", "similar", "solve", "standard_plan", "write_exports", "__version__",
 ]  # fmt: skip

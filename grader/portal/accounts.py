@@ -40,7 +40,9 @@ class RosterEntry:
 
 def read_roster(text: str, source: str = "roster") -> list[RosterEntry]:
     """The people of a roster CSV: a header row with an e-mail column (Email, E-mail, SIS Login
-    ID), a name column (Name, Student, or First Name and Last Name) and an optional Role."""
+    ID, Moodle's Email address), a name column (Name, Student, or First Name and Last Name or
+    Surname) and an optional Role. Canvas's gradebook export is read as it is: its 'Points
+    Possible' row and its test student are left out."""
     rows = list(csv.reader(io.StringIO(text.lstrip("\ufeff"))))
     if not rows:
         raise GraderError(f"{source}: empty: give a header row (Email,Name) and a row per student")
@@ -49,11 +51,14 @@ def read_roster(text: str, source: str = "roster") -> list[RosterEntry]:
     if email is None:
         raise GraderError(f"{source}: no e-mail column in the header {rows[0]}: name one Email")
     name = next((header.index(c) for c in NAME_COLUMNS if c in header), None)
-    first, last = (header.index(c) if c in header else None for c in ("first name", "last name"))
+    first = header.index("first name") if "first name" in header else None
+    last = next((header.index(c) for c in ("last name", "surname") if c in header), None)
     role = header.index("role") if "role" in header else None
     out = []
     for n, row in enumerate(rows[1:], 2):
-        if not any(cell.strip() for cell in row):
+        if not any(cell.strip() for cell in row) or row[0].strip().startswith("Points Possible"):
+            continue
+        if row[0].strip() == "Student, Test":  # the student Canvas adds to see a course as one
             continue
         cells = row + [""] * (len(header) - len(row))
         address = cells[email].strip().lower()
