@@ -16,7 +16,9 @@ from grader.limits import Limits
 from test_security import python_for, works
 
 ROOT = os.geteuid() == 0 and cgroups.Cgroup.find_base() is not None and sandbox.native_launcher() is not None
-pytestmark = pytest.mark.skipif(not ROOT, reason="a resident sandbox needs root, writable pids cgroups and the C launcher")
+pytestmark = pytest.mark.skipif(
+    not ROOT, reason="a resident sandbox needs root, writable pids cgroups and the C launcher"
+)
 LIMITS = Limits(wall_seconds=20, processes=20, memory_mb=500, output_bytes=2**20)
 
 # Leaves all it can for the next run: a daemon in a session of its own, files in /tmp, in
@@ -141,7 +143,9 @@ def test_the_next_run_of_a_slot_finds_nothing_the_last_one_left(tmp_path):
     python = python_for("bwrap")
 
     def first(uid):
-        return runner.run([python, leave], LIMITS, sandbox=isolation.Sandbox("bwrap", uid), script_dir=str(tmp_path / "first"))
+        return runner.run(
+            [python, leave], LIMITS, sandbox=isolation.Sandbox("bwrap", uid), script_dir=str(tmp_path / "first")
+        )
 
     def second(uid):
         return runner.run([python, look, str(tmp_path / "first")], LIMITS, sandbox=isolation.Sandbox("bwrap", uid),
@@ -164,13 +168,36 @@ def test_the_next_run_of_a_slot_finds_nothing_the_last_one_left(tmp_path):
     assert int(got["ignored"], 16) == (1 << signal.SIGPIPE - 1) | (1 << signal.SIGXFSZ - 1)  # Python's own, no SIGTERM
 
 
+def test_a_run_the_sandbox_cannot_clean_up_after_leaves_the_next_run_a_new_sandbox(tmp_path):
+    """Folders nested deeper than the server empties (it keeps its memory small) end that
+    sandbox: the next run gets a new one, clean."""
+    deep = script(tmp_path / "deep", "deep.py", "import os\nos.chdir('/tmp')\nfor _ in range(300):\n"
+                  "    os.mkdir('d')\n    os.chdir('d')\nopen('bottom.txt', 'w').write('left')\n")  # fmt: skip
+    python = python_for("bwrap")
+
+    def first(uid):
+        return runner.run(
+            [python, deep], LIMITS, sandbox=isolation.Sandbox("bwrap", uid), script_dir=str(tmp_path / "deep")
+        )
+
+    def second(uid):
+        return runner.run(["/bin/ls", "/tmp"], LIMITS, sandbox=isolation.Sandbox("bwrap", uid))
+
+    (left, box1), (seen, box2) = slot_runs(first, second)
+    assert left.exit_code == 0, left
+    assert seen.exit_code == 0 and "d" not in seen.stdout_tail.split(), seen
+    assert box1 is not None and box2 is not None and box1 != box2
+
+
 def test_a_script_cannot_reach_the_server_and_the_slot_goes_on(tmp_path):
     attack = script(tmp_path / "attack", "attack.py", ATTACK)
     look = script(tmp_path / "look", "look.py", LOOK)
     python = python_for("bwrap")
 
     def first(uid):
-        return runner.run([python, attack], LIMITS, sandbox=isolation.Sandbox("bwrap", uid), script_dir=str(tmp_path / "attack"))
+        return runner.run(
+            [python, attack], LIMITS, sandbox=isolation.Sandbox("bwrap", uid), script_dir=str(tmp_path / "attack")
+        )
 
     def second(uid):
         return runner.run([python, look, "/nowhere"], LIMITS, sandbox=isolation.Sandbox("bwrap", uid),

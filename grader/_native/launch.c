@@ -37,8 +37,8 @@
  * own steps is told on its stderr, exit status 127, as inside a sandbox before); once told "go" it waits for it (reaping the orphans it leaves on the
  * way), kills every other process of the sandbox, answers "exit STATUS UTIME_US STIME_US", then
  * unmounts the views (and removes what it made for them) and empties /tmp, /dev/shm and the work folder (restoring their owners,
- * modes and extended attributes) before it reads the next request. It says "ready" first;
- * end-of-file on FD ends the sandbox.
+ * modes and extended attributes) and says "ready" again (first at its start). A cleanup that
+ * fails ends the sandbox instead: never a run in a dirty one. End-of-file on FD ends it too.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -322,11 +322,13 @@ static int mount_view(const char *path) {
     return -1;
 }
 
+#define MAX_DEPTH 256 /* folders deeper than this fail the cleanup (the server's memory stays small) */
+
 /* Remove everything in the folder open at dirfd (closed here) that is on the file system dev:
  * never a mount point (the work folder under /tmp), nor the folders holding one. Returns how
- * many entries could not be removed. A tree too deep for the fds or the stack fails the
- * cleanup, and with it the sandbox: the slot starts a new one. */
-static int empty_dir(int dirfd, dev_t dev) {
+ * many entries could not be removed. A tree deeper than MAX_DEPTH fails the cleanup, and with
+ * it the sandbox: the slot starts a new one, whose tmpfs are new. */
+static int empty_dir(int dirfd, dev_t dev, int depth) {
     DIR *d = fdopendir(dirfd);
     if (d == NULL) {
         close(dirfd);
@@ -342,8 +344,8 @@ static int empty_dir(int dirfd, dev_t dev) {
         } else if (st.st_dev != dev) {
             continue; /* a mount point */
         } else if (S_ISDIR(st.st_mode)) {
-            int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            int inside = sub < 0 ? 1 : empty_dir(sub, dev);
+            int sub = depth == MAX_DEPTH ? -1 : openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            int inside = sub < 0 ? 1 : empty_dir(sub, dev, depth + 1);
             if (inside == 0 && unlinkat(dirfd, e->d_name, AT_REMOVEDIR) != 0 && errno != ENOTEMPTY) failed++;
             failed += inside;
         } else if (unlinkat(dirfd, e->d_name, 0) != 0) {
@@ -358,7 +360,7 @@ static int empty_dir(int dirfd, dev_t dev) {
 static int clean_folder(const char *dir, const struct stat *as) {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return -1;
-    int failed = empty_dir(fd, as->st_dev) != 0;
+    int failed = empty_dir(fd, as->st_dev, 0) != 0;
     if (lchown(dir, as->st_uid, as->st_gid) != 0 || chmod(dir, as->st_mode & 07777) != 0) failed = 1;
     char names[8192];
     ssize_t n = llistxattr(dir, names, sizeof names);
@@ -416,8 +418,8 @@ static int serve(int sock) {
     int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
     if (fd >= 0 && write(fd, "-1000", 5) != 5) { /* some containers refuse it: the cap still holds */ }
     if (fd >= 0) close(fd);
-    if (send_reply(sock, "ready", -1) != 0) return 1;
     for (;;) {
+        if (send_reply(sock, "ready", -1) != 0) return 1; /* first, and after each cleanup */
         int fds[3];
         ssize_t n = read_request(sock, buf, fds);
         if (n <= 0) return n == 0 ? 0 : 1;

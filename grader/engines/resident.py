@@ -92,6 +92,7 @@ class Resident:
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
         self.residents: set[int] = set()
+        self.pending = False  # a run ended: the server's "ready" (its cleanup done) is still to be read
         self.fresh = True  # started since the slot's process cap was last set
         self._start()
 
@@ -116,7 +117,7 @@ class Resident:
             ready = ours.recv(64)
         except OSError:
             ready = b""
-        if ready != b"ready":
+        if ready != b"ready":  # said first, and after each run's cleanup
             said = self._said(": ")
             self.close()
             raise GraderError(f"the resident sandbox did not start{said}")
@@ -155,6 +156,19 @@ class Resident:
         """True while the sandbox runs."""
         return self.proc is not None and self.proc.poll() is None and self.sock is not None
 
+    def settled(self) -> bool:
+        """True once the sandbox has cleaned up after its last run and waits for the next; False
+        (it is closed) when the cleanup failed or it died meanwhile."""
+        if not self.alive():
+            return False
+        if self.pending:
+            try:
+                self._ask(None, [])  # "ready"
+            except Broken:
+                return False
+            self.pending = False
+        return True
+
     def start(self, options: Sequence[str], argv: Sequence[str], stdin: bool) -> tuple[Started, BinaryIO | None]:
         """Start ``argv`` with the launcher's ``options`` in the sandbox, stdin a pipe
         (``stdin``: its writing end returned too) or at end-of-file. Raises OSError where the
@@ -165,6 +179,7 @@ class Resident:
         request = "\0".join([*options, "--", *argv]).encode()
         try:
             reply, fds = self._ask(request, [in_r, out_w, err_w])
+            self.pending = True
         except BaseException:
             for fd in (out_r, err_r, in_w):
                 if fd >= 0:
@@ -266,7 +281,7 @@ def for_this_thread(sandbox: Sandbox, space: int | None, cgroup: Cgroup) -> Resi
     """The calling job slot's resident sandbox for ``sandbox``'s uid and a work folder of
     ``space`` bytes: the one it has, else a new one (the old one closed)."""
     current: Resident | None = getattr(_local, "resident", None)
-    if current is not None and current.alive() and (current.uid, current.space) == (sandbox.uid, space):
+    if current is not None and (current.uid, current.space) == (sandbox.uid, space) and current.settled():
         return current
     if current is not None:
         current.close()
