@@ -34,7 +34,7 @@ import socket
 import subprocess
 import threading
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import BinaryIO, Sequence
 
 from ..errors import GraderError
@@ -66,7 +66,7 @@ class Started:
     pidfd: int
     stdout: BinaryIO
     stderr: BinaryIO
-    returncode: int | None = field(default=None)
+    returncode: int | None = None
 
 
 def usable(sandbox: Sandbox, cgroup: Cgroup | None) -> bool:
@@ -106,6 +106,7 @@ class Resident:
             )  # fmt: skip
         except OSError as e:
             ours.close()
+            shutil.rmtree(self.workdir, ignore_errors=True)
             raise GraderError(f"the resident sandbox could not be started: {e.strerror}") from None
         finally:
             theirs.close()
@@ -169,37 +170,33 @@ class Resident:
             self.pending = False
         return True
 
-    def start(self, options: Sequence[str], argv: Sequence[str], stdin: bool) -> tuple[Started, BinaryIO | None]:
-        """Start ``argv`` with the launcher's ``options`` in the sandbox, stdin a pipe
-        (``stdin``: its writing end returned too) or at end-of-file. Raises OSError where the
-        server could not start it, Broken where the server is gone."""
+    def start(self, options: Sequence[str], argv: Sequence[str]) -> Started:
+        """Start ``argv`` with the launcher's ``options`` in the sandbox, stdin at end-of-file.
+        Raises OSError where the server could not start it, Broken where the server is gone."""
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        in_r, in_w = os.pipe() if stdin else (os.open(os.devnull, os.O_RDONLY), -1)
+        null = os.open(os.devnull, os.O_RDONLY)
         request = "\0".join([*options, "--", *argv]).encode()
         try:
-            reply, fds = self._ask(request, [in_r, out_w, err_w])
+            reply, fds = self._ask(request, [null, out_w, err_w])
             self.pending = True
         except BaseException:
-            for fd in (out_r, err_r, in_w):
-                if fd >= 0:
-                    os.close(fd)
+            os.close(out_r)
+            os.close(err_r)
             raise
         finally:
-            for fd in (in_r, out_w, err_w):
+            for fd in (null, out_w, err_w):
                 os.close(fd)
         if reply != "run" or not fds:
-            for fd in (out_r, err_r, in_w, *fds):
-                if fd >= 0:
-                    os.close(fd)
+            for fd in (out_r, err_r, *fds):
+                os.close(fd)
             step, _, number = reply.removeprefix("fail ").partition(":")
             code = int(number) if number.isdigit() else 0
             raise OSError(code, f"the sandbox could not start it ({step}: {os.strerror(code)})")
         pidfd = fds[0]
         pid = _pid_of(pidfd)
         self._send(b"go")
-        started = Started(pid, pidfd, open(out_r, "rb", buffering=0), open(err_r, "rb", buffering=0))
-        return started, (open(in_w, "wb", buffering=0) if in_w >= 0 else None)
+        return Started(pid, pidfd, open(out_r, "rb", buffering=0), open(err_r, "rb", buffering=0))
 
     def finish(self, started: Started) -> tuple[int, float]:
         """Wait for the server's word on ``started`` (killed already): its wait status and CPU

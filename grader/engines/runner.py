@@ -13,7 +13,9 @@ everything the script started is killed: its process group, its cgroup, and any 
 left behind (the grader is a child subreaper, so orphans become its children and are reaped).
 
 The script is started by spawn.py (through the launcher, never a fork of the grader), in its
-job slot's cgroups (cgroups.py), in a work folder named after this grader (leftovers.py).
+job slot's cgroups (cgroups.py), in a work folder named after this grader (leftovers.py); under
+bwrap as root, by its job slot's resident sandbox (resident.py), which serves the slot's runs
+one after the other.
 """
 
 from __future__ import annotations
@@ -268,7 +270,7 @@ class Run:
             proc: subprocess.Popen | resident.Started
             if self.box is not None:
                 options = resident.options(self.argv, self.workdir, resource_limits, self.sandbox, self.script_dir)
-                proc, _ = self.box.start(options, self.argv, stdin=False)
+                proc = self.box.start(options, self.argv)
             else:
                 proc = start(self.argv, self.workdir, resource_limits, self.sandbox, stdin=False, cgroup=cgroup,
                              join=self.fair.folders if self.fair else ())  # fmt: skip
