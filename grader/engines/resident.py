@@ -103,6 +103,7 @@ class Resident:
             self.proc = subprocess.Popen(
                 self._command(theirs.fileno()), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE, pass_fds=(theirs.fileno(),), start_new_session=True,
+                env={"PATH": "/usr/bin:/bin"},  # none of the grader's: each run brings its script's
             )  # fmt: skip
         except OSError as e:
             ours.close()
