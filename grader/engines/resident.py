@@ -177,7 +177,7 @@ class Resident:
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         null = os.open(os.devnull, os.O_RDONLY)
-        request = "\0".join([*options, "--", *argv]).encode()
+        request = b"\0".join(map(os.fsencode, [*options, "--", *argv]))  # a file's name may not be UTF-8
         try:
             reply, fds = self._ask(request, [null, out_w, err_w])
             self.pending = True
