@@ -1,14 +1,18 @@
-"""Workers: threads of the server process that claim jobs from the queue and grade each
-submission with the call ``grader grade`` makes (``grade_submission``, on the assignment's
-plan and the settings ``grader.settings`` resolves), then keep what each reader may see."""
+"""Workers: threads (of the server, or of ``grader worker`` on other machines) that claim jobs
+from the queue and grade each submission with the call ``grader grade`` makes
+(``grade_submission``, on the assignment's plan and the settings ``grader.settings``
+resolves), then keep what each reader may see, if their lease on the job still holds."""
 
 from __future__ import annotations
 
 import json
 import logging
 import os
+import socket
 import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,8 +25,8 @@ from ..grading.run import grade_submission
 from ..runs.submissions import Submission as GradedScript
 from ..runs.text import fmt_total, plural
 from .course import Assignment, Course
-from .models import FAILED, GRADED, Job, Submission, now
-from .queue import claim, finish, give_back
+from .models import FAILED, GRADED, Submission, now
+from .queue import LEASE_SECONDS, Lease, claim, finish, give_back, renew
 
 log = logging.getLogger("grader.portal")
 SCRIPT_NAME = "submission.py"  # every upload is graded under this name: an uploaded file name is never a path
@@ -80,10 +84,13 @@ def grade_upload(course: Course, assignment: Assignment, filename: str, content:
 
 
 class Workers:
-    """``count`` threads grading from the queue until ``stop``; ``wake`` after an upload."""
+    """``count`` threads grading from the queue until ``stop``; ``wake`` after an upload. Each
+    job is held by a lease of ``lease`` seconds, renewed while it is graded."""
 
-    def __init__(self, course: Course, make: sessionmaker[Session], count: int = 1, name: str = "portal"):
-        self.course, self.make, self.name = course, make, name
+    def __init__(self, course: Course, make: sessionmaker[Session], count: int = 1, name: str | None = None,
+                 lease: float = LEASE_SECONDS):  # fmt: skip
+        self.course, self.make, self.lease = course, make, lease
+        self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.wake = threading.Event()
         self.stopping = threading.Event()
         self.threads = [threading.Thread(target=self._loop, args=(i,), name=f"grader-worker-{i}", daemon=True)
@@ -94,12 +101,13 @@ class Workers:
             t.start()
 
     def stop(self) -> None:
-        """Stop claiming; a grading under way ends with the process (its job is queued again at the next start)."""
+        """Stop claiming; a grading under way ends with the process (its lease expires, and
+        another worker claims the job)."""
         self.stopping.set()
         self.wake.set()
 
     def _loop(self, i: int) -> None:
-        me = f"{self.name}-{os.getpid()}-{i}"
+        me = f"{self.name}-{i}"
         while not self.stopping.is_set():
             try:
                 worked = self.work_once(me)
@@ -111,32 +119,35 @@ class Workers:
                 self.wake.clear()
 
     def work_once(self, me: str) -> bool:
-        """Claim one job and grade it; False when the queue was empty."""
+        """Claim one job and grade it, renewing its lease meanwhile; False when the queue was
+        empty. The result is written only if the lease still holds (else another worker grades it)."""
         with self.make.begin() as session:
-            job = claim(session, me)
-            if job is None:
+            lease = claim(session, me, self.lease)
+            if lease is None:
                 return False
-            job_id, sub_id = job.id, job.submission_id
-            sub = session.get(Submission, sub_id)
+            sub = session.get(Submission, lease.submission_id)
             assert sub is not None
             filename, content, name = sub.filename, sub.content, sub.assignment
             rerun = sub.change_reason is not None
         assignment = self.course.assignments.get(name)
-        try:
-            if assignment is None:
-                raise GraderError(f"the course has no assignment {name!r} any more")
-            found: Feedback | None = grade_upload(self.course, assignment, filename, content)
-            error = None
-        except GraderError as e:  # the grader's or the course's problem, never the student's: not counted
-            found, error = None, str(e)
-        except Exception as e:  # a bug of the grader's: the student is not charged for it either
-            log.exception("grading %s", sub_id)
-            found, error = None, f"the grader failed: {type(e).__name__}: {e}"
+        with self._renewing(lease):
+            try:
+                if assignment is None:
+                    raise GraderError(f"the course has no assignment {name!r} any more")
+                found: Feedback | None = grade_upload(self.course, assignment, filename, content)
+                error = None
+            except GraderError as e:  # the grader's or the course's problem, never the student's: not counted
+                found, error = None, str(e)
+            except Exception as e:  # a bug of the grader's: the student is not charged for it either
+                log.exception("grading %s", lease.submission_id)
+                found, error = None, f"the grader failed: {type(e).__name__}: {e}"
         with self.make.begin() as session:
-            sub = session.get(Submission, sub_id)
-            job = session.get(Job, job_id)
+            if not finish(session, lease):
+                log.warning("%s lost its lease on %s: another worker grades it", me, lease.submission_id)
+                return True
+            sub = session.get(Submission, lease.submission_id)
             assert sub is not None
-            sub.graded_at = now()
+            sub.graded_at, sub.graded_by = now(), me
             if found is not None:
                 sub.status = GRADED
                 sub.plan_digest = self.course.plan_digest(assignment) if assignment is not None else None
@@ -147,6 +158,26 @@ class Workers:
                 sub.status, sub.error = FAILED, error
                 if not rerun:  # a rerun took none of the student's uploads
                     give_back(session, sub)
-            if job is not None:
-                finish(session, job)
         return True
+
+    @contextmanager
+    def _renewing(self, lease: Lease) -> Iterator[None]:
+        """Renew ``lease`` every third of its length while the block runs."""
+        done = threading.Event()
+
+        def keep() -> None:
+            while not done.wait(self.lease / 3):
+                try:
+                    with self.make.begin() as session:
+                        if not renew(session, lease, self.lease):
+                            return  # lost: finish() will write nothing
+                except Exception:  # the database gone for a moment: the next renewal may reach it
+                    log.exception("renewing the lease on %s", lease.submission_id)
+
+        thread = threading.Thread(target=keep, name="grader-lease", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
