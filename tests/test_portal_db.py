@@ -26,7 +26,17 @@ from grader.grading.run import grade  # noqa: E402
 from grader.portal import accounts, queue  # noqa: E402
 from grader.portal.course import load_course, make_demo_course  # noqa: E402
 from grader.portal.db import connect, sessions, upgrade  # noqa: E402
-from grader.portal.models import FAILED, GRADED, RUNNING, STUDENT, Extension, Job, Submission, User  # noqa: E402
+from grader.portal.models import (  # noqa: E402
+    FAILED,
+    GRADED,
+    RUNNING,
+    STUDENT,
+    Extension,
+    Job,
+    SignInFailure,
+    Submission,
+    User,
+)
 from grader.portal.web import _student_view  # noqa: E402
 from grader.portal.worker import Workers  # noqa: E402
 
@@ -368,3 +378,25 @@ def test_an_extension_moves_the_deadlines_and_the_late_flags(db):
         assert queue.mark_late(s, student, lab) == 1
     with make() as s:
         assert s.get(Submission, sid).late == 0 and queue.deadlines(s, student, lab).extra_days == 3
+
+
+def test_the_sign_in_limit_is_shared_by_every_server_process(db, url):
+    """Failures counted through one engine (one server process) block through another, and
+    only those within the window count."""
+    make, _, _ = db
+    other = connect(url)
+    make_other = sessions(other)
+    limit = accounts.SignInLimit(failures=5, seconds=900)
+    with make.begin() as s:
+        s.add(SignInFailure(email="s1@example.edu", at=datetime.datetime.now(datetime.timezone.utc)
+                            - datetime.timedelta(seconds=901)))  # fmt: skip
+    for n, maker in enumerate([make, make_other, make, make_other, make]):
+        with maker.begin() as s:
+            assert not limit.blocked(s, "s1@example.edu"), n
+            limit.failed(s, " S1@example.edu")
+    for maker in (make, make_other):
+        with maker.begin() as s:
+            assert limit.blocked(s, "s1@example.edu") and not limit.blocked(s, "s2@example.edu")
+    with make() as s:
+        assert len(s.scalars(select(SignInFailure)).all()) == 5  # the old one forgotten
+    other.dispose()
