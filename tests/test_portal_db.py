@@ -29,6 +29,7 @@ from grader.portal.db import connect, sessions, upgrade  # noqa: E402
 from grader.portal.models import (  # noqa: E402
     FAILED,
     GRADED,
+    QUEUED,
     RUNNING,
     STUDENT,
     Extension,
@@ -281,7 +282,7 @@ def test_a_worker_that_lost_its_lease_writes_nothing(db, monkeypatch):
     slow = Workers(course, make, name="slow")
     taken: list = []
 
-    def lose_it(course_, assignment, filename, content):  # the grading during which the lease is lost
+    def lose_it(course_, assignment, filename, content, executor):  # the grading during which the lease is lost
         _expire(make, taken[0])
         with make.begin() as s:
             taken.append(queue.claim(s, "other"))
@@ -400,3 +401,20 @@ def test_the_sign_in_limit_is_shared_by_every_server_process(db, url):
     with make() as s:
         assert len(s.scalars(select(SignInFailure)).all()) == 5  # the old one forgotten
     other.dispose()
+
+
+def test_a_released_job_is_queued_at_once_and_a_lost_lease_releases_nothing(db):
+    """A grading cut short on the grader's side (its cluster gone) gives the job back at once."""
+    make, course, student = db
+    with make.begin() as s:
+        sid = queue.submit(s, student, course.assignments["othello"], "a.py", b"print(19)\n").id
+    with make.begin() as s:
+        first = queue.claim(s, "cut-short")
+    with make.begin() as s:
+        assert queue.release(s, first)
+        assert s.get(Submission, sid).status == QUEUED
+    with make.begin() as s:
+        second = queue.claim(s, "next")
+        assert second.submission_id == sid
+        assert not queue.release(s, first)  # no longer its job
+        assert s.get(Job, second.job_id).lease_token == second.token

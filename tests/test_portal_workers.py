@@ -5,6 +5,7 @@ on the wrong database or course."""
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import signal
@@ -189,3 +190,46 @@ def test_a_worker_of_another_course_is_refused(tmp_path):
                               "server serves\n")  # fmt: skip
     code, out = _worker(str(served))
     assert code == 2 and "Missing option '--database'" in out
+
+
+@pytest.mark.slow
+def test_a_server_on_a_dask_cluster_grades_there_as_grade_does(tmp_path):
+    """grader serve --cluster tcp://...: each submission's tests run on the cluster's workers
+    (each test's record names the worker's machine; a local run's names none), with the
+    verdicts grade gives."""
+    pytest.importorskip("distributed", reason='a cluster needs the cluster extra: pip install -e ".[cluster]"')
+    import socket
+
+    from test_cluster import Processes
+
+    procs = Processes()
+    server = None
+    try:
+        procs.worker()
+        procs.client(1).close()  # a worker is up
+        course = make_course(tmp_path / "course")
+        server = Server(course, tmp_path, None, "--cluster", procs.address)
+        assert f"Grading on the Dask cluster at {procs.address}" in "".join(server.lines)
+        me = Client(server.url)
+        me.sign_in(server.link)
+        seen = me.graded(me.upload(NEGAMAX, name="negamax.py").json()["id"])
+        expected = library_result(load_course(course), NEGAMAX)
+        assert seen["status"] == "graded" and seen["symbols"] == expected.symbols and seen["total"] == expected.total
+    finally:
+        if server:
+            server.stop()
+        procs.close()
+    make = sessions(connect(f"sqlite:///{course / '.portal' / 'portal.sqlite3'}"))
+    with make() as s:
+        (records,) = s.scalars(select(Submission.records)).all()
+    assert {r["host"] for r in json.loads(records)} == {socket.gethostname()}
+
+
+def test_a_worker_whose_cluster_cannot_be_reached_says_so(tmp_path):
+    from grader.portal.server import prepare
+
+    course = make_course(tmp_path / "course")
+    url = f"sqlite:///{tmp_path / 'portal.sqlite3'}"
+    prepare(course, url)
+    code, out = _worker(str(course), "--database", url, "--cluster", "tcp://nowhere")
+    assert code == 1 and out.startswith("Error: ") and out.count("\n") == 1 and "tcp://nowhere" in out, out

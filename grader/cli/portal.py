@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..portal import check_extra
-from .options import echo, fail_cleanly
+from .options import cluster_option, echo, fail_cleanly
 
 LEASE = 60.0  # as grader.portal.queue.LEASE_SECONDS, which the CLI does not import before check_extra
 
@@ -33,6 +33,7 @@ lease_option = click.option(
       grader serve course/ --port 8080
       grader serve course/ --database postgresql://grader@/portal --host 0.0.0.0
       grader serve course/ --database postgresql://grader@db/portal --workers 0
+      grader serve course/ --cluster tcp://scheduler:8786 --workers 8
     """,
 )
 @click.argument("course", required=False, type=click.Path(file_okay=False))
@@ -43,8 +44,10 @@ lease_option = click.option(
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(0, 64),
               help="Submissions graded at once (each with config.yaml's jobs); 0: pages only.")  # fmt: skip
 @lease_option
+@cluster_option
 @fail_cleanly
-def serve(course: str | None, database: str | None, host: str, port: int, workers: int, lease: float) -> None:
+def serve(course: str | None, database: str | None, host: str, port: int, workers: int, lease: float,
+          cluster: str | None) -> None:  # fmt: skip
     check_extra()
     from ..portal.server import Started
     from ..portal.server import serve as run  # the extra's packages: loaded once known to be installed
@@ -53,10 +56,12 @@ def serve(course: str | None, database: str | None, host: str, port: int, worker
         echo(f"Course: {started.course.title} ({started.course.folder}), database {started.database}")
         if not started.workers:
             echo("No workers here: grader worker --database URL COURSE grades the uploads")
+        elif started.cluster:
+            echo(f"Grading on the Dask cluster at {started.cluster}")
         echo(f"Portal at {started.url} (Ctrl-C stops it)")
         echo(f"One-time sign-in link for {started.instructor}: {started.instructor_link}")
 
-    run(course, database, host, port, workers, on_ready=ready, lease=lease)
+    run(course, database, host, port, workers, on_ready=ready, lease=lease, cluster=cluster)
 
 
 @click.command(
@@ -73,6 +78,7 @@ def serve(course: str | None, database: str | None, host: str, port: int, worker
     Examples:
       grader worker --database postgresql://grader@db/portal course/
       grader worker --database postgresql://grader@db/portal course/ --workers 4
+      grader worker --database postgresql://grader@db/portal course/ --cluster tcp://scheduler:8786
     """,
 )
 @click.argument("course", required=False, default=".", type=click.Path(file_okay=False))
@@ -81,13 +87,15 @@ def serve(course: str | None, database: str | None, host: str, port: int, worker
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Submissions graded at once (each with config.yaml's jobs).")  # fmt: skip
 @lease_option
+@cluster_option
 @fail_cleanly
-def worker(course: str, database: str, workers: int, lease: float) -> None:
+def worker(course: str, database: str, workers: int, lease: float, cluster: str | None) -> None:
     check_extra()
     from ..portal.server import WorkersStarted, work
 
     def ready(started: WorkersStarted) -> None:
         echo(f"Course: {started.course.title} ({started.course.folder}), database {started.database}")
-        echo(f"Worker {started.name}: {started.workers} grading at once (Ctrl-C stops it)")
+        where = f"on the Dask cluster at {started.cluster}" if started.cluster else "here"
+        echo(f"Worker {started.name}: {started.workers} grading at once, {where} (Ctrl-C stops it)")
 
-    work(course, database, workers, lease, on_ready=ready)
+    work(course, database, workers, lease, on_ready=ready, cluster=cluster)

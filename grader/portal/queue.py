@@ -170,6 +170,19 @@ def finish(session: Session, lease: Lease) -> bool:
     return getattr(done, "rowcount", 0) == 1
 
 
+def release(session: Session, lease: Lease) -> bool:
+    """Give the job back to the queue at once (its grading was cut short by the grader's side,
+    not the script's: a cluster's scheduler gone); False when the lease was lost already."""
+    done = session.execute(
+        update(Job).where(Job.id == lease.job_id, Job.lease_token == lease.token)
+        .values(state=QUEUED, claimed_by=None, claimed_at=None, lease_token=None, lease_until=None)
+    )  # fmt: skip
+    if getattr(done, "rowcount", 0) != 1:
+        return False
+    session.execute(update(Submission).where(Submission.id == lease.submission_id).values(status=QUEUED))
+    return True
+
+
 def waiting(session: Session) -> int:
     """Jobs waiting to be claimed."""
     return session.scalar(select(func.count()).select_from(Job).where(Job.state == QUEUED)) or 0

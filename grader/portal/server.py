@@ -38,6 +38,7 @@ class Started:
     instructor_link: str
     database: str
     workers: int
+    cluster: str | None  # the Dask scheduler its workers grade on; None: this machine
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class WorkersStarted:
     database: str
     workers: int
     name: str
+    cluster: str | None
 
 
 def prepare(folder: str | Path | None, database: str | None) -> tuple[Course, Portal, str, str]:
@@ -69,15 +71,17 @@ def prepare(folder: str | Path | None, database: str | None) -> tuple[Course, Po
 
 def serve(folder: str | Path | None = None, database: str | None = None, host: str = "127.0.0.1", port: int = 8000,
           workers: int = 1, on_ready: Callable[[Started], None] | None = None,
-          lease: float = LEASE_SECONDS) -> None:  # fmt: skip
+          lease: float = LEASE_SECONDS, cluster: str | None = None) -> None:  # fmt: skip
     """Run the portal until interrupted (Ctrl-C, SIGTERM), with ``workers`` grading threads (0:
-    pages only, ``grader worker`` grades). ``on_ready`` hears where it listens and the
-    instructor's one-time sign-in link once the port is open."""
+    pages only, ``grader worker`` grades), their tests on the Dask cluster at ``cluster`` (else
+    course config's cluster.address, else this machine). ``on_ready`` hears where it listens
+    and the instructor's one-time sign-in link once the port is open."""
     course, portal, url, key = prepare(folder, database)
     if not course.instructors:
         raise GraderError(f"{course.folder / 'course.yaml'}: no instructors: add 'instructors: [you@example.edu]'")
     if workers:
-        portal.workers = Workers(course, portal.make, workers, lease=lease)
+        portal.workers = Workers(course, portal.make, workers, lease=lease,
+                                 cluster=cluster or course.config.cluster.address)  # fmt: skip
     try:
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -90,7 +94,8 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
         instructor = accounts.ensure_user(session, course.instructors[0].lower(), course.instructors[0].split("@")[0],
                                           INSTRUCTOR)  # fmt: skip
         token = accounts.new_signin_token(session, instructor)
-    started = Started(course, base + "/", instructor.email, f"{base}/link/{token}", hide_password(url), workers)
+    started = Started(course, base + "/", instructor.email, f"{base}/link/{token}", hide_password(url), workers,
+                      portal.workers.cluster if portal.workers else None)  # fmt: skip
     app = create_app(portal, key)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
     if on_ready:
@@ -116,16 +121,17 @@ def worker_sessions(folder: str | Path, database: str) -> tuple[Course, sessionm
 
 
 def work(folder: str | Path, database: str, workers: int = 1, lease: float = LEASE_SECONDS,
-         on_ready: Callable[[WorkersStarted], None] | None = None, stop: threading.Event | None = None) -> None:  # fmt: skip
-    """Grade from the queue of a portal's database with ``workers`` threads until ``stop`` is
-    set or Ctrl-C; a grading under way then is claimed again by another worker once its lease
-    expires."""
+         on_ready: Callable[[WorkersStarted], None] | None = None, stop: threading.Event | None = None,
+         cluster: str | None = None) -> None:  # fmt: skip
+    """Grade from the queue of a portal's database with ``workers`` threads (their tests on the
+    Dask cluster at ``cluster``, as ``serve``'s) until ``stop`` is set or Ctrl-C; a grading
+    under way then is claimed again by another worker once its lease expires."""
     course, make = worker_sessions(folder, database)
-    pool = Workers(course, make, workers, lease=lease)
+    pool = Workers(course, make, workers, lease=lease, cluster=cluster or course.config.cluster.address)
     stop = stop or threading.Event()
     pool.start()
     if on_ready:
-        on_ready(WorkersStarted(course, hide_password(database), workers, pool.name))
+        on_ready(WorkersStarted(course, hide_password(database), workers, pool.name, pool.cluster))
     try:
         while not stop.wait(1.0):
             pass
@@ -133,3 +139,4 @@ def work(folder: str | Path, database: str, workers: int = 1, lease: float = LEA
         pass
     finally:
         pool.stop()
+        pool.close()

@@ -19,14 +19,16 @@ from pathlib import Path
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import GraderError
+from ..execution.executor import Executor
 from ..grading import report
 from ..grading.results import ScriptResult
 from ..grading.run import grade_submission
 from ..runs.submissions import Submission as GradedScript
 from ..runs.text import fmt_total, plural
+from ..stop import Stop
 from .course import Assignment, Course
 from .models import FAILED, GRADED, Submission, now
-from .queue import LEASE_SECONDS, Lease, claim, finish, give_back, renew
+from .queue import LEASE_SECONDS, Lease, claim, finish, give_back, release, renew
 
 log = logging.getLogger("grader.portal")
 SCRIPT_NAME = "submission.py"  # every upload is graded under this name: an uploaded file name is never a path
@@ -70,27 +72,38 @@ def feedback(result: ScriptResult, filename: str) -> Feedback:
                     student, full, json.dumps([t.record() for t in result.tests]), result.stopped)  # fmt: skip
 
 
-def grade_upload(course: Course, assignment: Assignment, filename: str, content: bytes) -> Feedback:
+def grade_upload(course: Course, assignment: Assignment, filename: str, content: bytes,
+                 executor: Executor | None = None) -> Feedback:  # fmt: skip
     """Grade an upload as ``grader grade`` grades a script: written as submission.py alone in a
-    fresh folder, the course's files kept out of the script's reach."""
+    fresh folder, the course's files kept out of the script's reach; its tests on ``executor``
+    (a Dask cluster's, as ``grade --cluster``), else on this machine."""
     with tempfile.TemporaryDirectory(prefix="grader-portal-") as folder:
         path = Path(folder) / SCRIPT_NAME
         path.write_bytes(content)
         os.chmod(folder, 0o755)
         os.chmod(path, 0o644)
         result = grade_submission(GradedScript("submission", path, single=True), assignment.plan,
-                                  course.settings(assignment), private=course.private_files())  # fmt: skip
+                                  course.settings(assignment), executor, private=course.private_files())  # fmt: skip
     return feedback(result, filename)
 
 
 class Workers:
     """``count`` threads grading from the queue until ``stop``; ``wake`` after an upload. Each
-    job is held by a lease of ``lease`` seconds, renewed while it is graded."""
+    job is held by a lease of ``lease`` seconds, renewed while it is graded. With ``cluster``
+    (a Dask scheduler's address), each thread grades on the cluster through a client of its
+    own, connected here (so an unreachable scheduler is an error at the start)."""
 
     def __init__(self, course: Course, make: sessionmaker[Session], count: int = 1, name: str | None = None,
-                 lease: float = LEASE_SECONDS):  # fmt: skip
-        self.course, self.make, self.lease = course, make, lease
+                 lease: float = LEASE_SECONDS, cluster: str | None = None):  # fmt: skip
+        self.course, self.make, self.lease, self.cluster = course, make, lease, cluster
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
+        self.executors: list[Executor | None] = [None] * count
+        try:
+            for i in range(count if cluster else 0):
+                self.executors[i] = self._connect()
+        except BaseException:
+            self.close()
+            raise
         self.wake = threading.Event()
         self.stopping = threading.Event()
         self.threads = [threading.Thread(target=self._loop, args=(i,), name=f"grader-worker-{i}", daemon=True)
@@ -106,19 +119,34 @@ class Workers:
         self.stopping.set()
         self.wake.set()
 
+    def close(self) -> None:
+        """Close the cluster's clients (once the threads stopped grading)."""
+        for ex in self.executors:
+            if ex is not None:
+                ex.close()
+
+    def _connect(self) -> Executor:
+        from ..execution.cluster import DaskExecutor  # distributed: only with --cluster (the cluster extra)
+
+        assert self.cluster is not None
+        return DaskExecutor.connect(self.cluster, self.course.config.cluster, Stop())
+
     def _loop(self, i: int) -> None:
         me = f"{self.name}-{i}"
         while not self.stopping.is_set():
             try:
-                worked = self.work_once(me)
-            except Exception:  # a database gone for a moment: try again, never end the thread
+                if self.cluster and getattr(self.executors[i], "lost", None):  # the scheduler went away: again
+                    self.executors[i].close()  # type: ignore[union-attr]
+                    self.executors[i] = self._connect()
+                worked = self.work_once(me, self.executors[i])
+            except Exception:  # a database or a scheduler gone for a moment: try again, never end the thread
                 log.exception("worker %s", me)
                 worked = False
             if not worked:
                 self.wake.wait(1.0)
                 self.wake.clear()
 
-    def work_once(self, me: str) -> bool:
+    def work_once(self, me: str, executor: Executor | None = None) -> bool:
         """Claim one job and grade it, renewing its lease meanwhile; False when the queue was
         empty. The result is written only if the lease still holds (else another worker grades it)."""
         with self.make.begin() as session:
@@ -134,13 +162,18 @@ class Workers:
             try:
                 if assignment is None:
                     raise GraderError(f"the course has no assignment {name!r} any more")
-                found: Feedback | None = grade_upload(self.course, assignment, filename, content)
+                found: Feedback | None = grade_upload(self.course, assignment, filename, content, executor)
                 error = None
             except GraderError as e:  # the grader's or the course's problem, never the student's: not counted
                 found, error = None, str(e)
             except Exception as e:  # a bug of the grader's: the student is not charged for it either
                 log.exception("grading %s", lease.submission_id)
                 found, error = None, f"the grader failed: {type(e).__name__}: {e}"
+        if getattr(executor, "lost", None):  # the cluster went away mid-grade: some tests never ran
+            log.warning("%s: %s; %s is queued again", me, getattr(executor, "lost"), lease.submission_id)
+            with self.make.begin() as session:
+                release(session, lease)
+            return True
         with self.make.begin() as session:
             if not finish(session, lease):
                 log.warning("%s lost its lease on %s: another worker grades it", me, lease.submission_id)
