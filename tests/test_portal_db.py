@@ -301,7 +301,7 @@ def test_a_worker_that_lost_its_lease_writes_nothing(db, monkeypatch):
     monkeypatch.undo()
     with make() as s:
         sub = s.get(Submission, sid)
-        assert sub.status == RUNNING and sub.error is None  # not FAILED: the other worker's to write
+        assert sub.status == RUNNING and sub.error is None and sub.gradings == 0  # the other worker's to write
         assert s.get(Job, taken[1].job_id).lease_token == taken[1].token
         assert queue.used_today(s, student, "othello") == 1  # not given back
     assert Workers(course, make).work_once("other-again") is False  # held by "other", whose lease is young
@@ -325,7 +325,12 @@ def test_a_worker_grades_as_grade_does_and_a_grader_error_is_not_counted(db):
     expected = grade(script, lab.plan, course.settings(lab))
     with make() as s:
         done = s.get(Submission, good)
-        assert done.status == GRADED and done.symbols == expected.symbols and done.total == expected.total
+        assert (
+            done.status == GRADED
+            and done.symbols == expected.symbols
+            and done.total == expected.total
+            and done.gradings == 1
+        )
         failed = s.get(Submission, lost_id)
         assert failed.status == FAILED and "no assignment 'gone'" in failed.error
         assert queue.used_today(s, student, "gone") == 0  # given back

@@ -88,6 +88,7 @@ class Submission(Base):
     change_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)  # a grader error: not the student's fault
     graded_by: Mapped[str | None] = mapped_column(String(100), nullable=True)  # the worker that held its lease
+    gradings: Mapped[int] = mapped_column(Integer, default=0)  # results written: 1, and 1 more for each rerun
 
 
 class DailyCount(Base):

@@ -180,7 +180,7 @@ class Workers:
                 return True
             sub = session.get(Submission, lease.submission_id)
             assert sub is not None
-            sub.graded_at, sub.graded_by = now(), me
+            sub.graded_at, sub.graded_by, sub.gradings = now(), me, (sub.gradings or 0) + 1
             if found is not None:
                 sub.status = GRADED
                 sub.plan_digest = self.course.plan_digest(assignment) if assignment is not None else None

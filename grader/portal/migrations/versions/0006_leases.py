@@ -1,7 +1,7 @@
 """Leases: a claimed job is held by its worker's token until an expiry the worker keeps
-renewing (a job whose lease expired is claimed again), and a submission names the worker
-that graded it; failed sign-ins kept in the database, so every server process of a course
-shares the limit.
+renewing (a job whose lease expired is claimed again); a submission names the worker that
+graded it and counts the results written for it; failed sign-ins kept in the database, so
+every server process of a course shares the limit.
 
 Revision ID: 0006
 Revises: 0005
@@ -24,6 +24,7 @@ def upgrade() -> None:
         table.add_column(sa.Column("lease_until", sa.DateTime(timezone=True), nullable=True))
     with op.batch_alter_table("submissions") as table:
         table.add_column(sa.Column("graded_by", sa.String(100), nullable=True))
+        table.add_column(sa.Column("gradings", sa.Integer, nullable=False, server_default="0"))
     # a job left running by a server of before leases has no lease to expire: queued again, as that server would have
     op.execute("UPDATE jobs SET state = 'queued', claimed_by = NULL, claimed_at = NULL WHERE state = 'running'")
     op.execute("UPDATE submissions SET status = 'queued' WHERE id IN (SELECT submission_id FROM jobs)")
@@ -38,6 +39,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_table("signin_failures")
     with op.batch_alter_table("submissions") as table:
+        table.drop_column("gradings")
         table.drop_column("graded_by")
     with op.batch_alter_table("jobs") as table:
         table.drop_column("lease_until")
