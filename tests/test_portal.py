@@ -14,6 +14,8 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import tarfile
+import tempfile
 import textwrap
 import threading
 import time
@@ -35,6 +37,7 @@ from grader.portal.course import load_course, make_demo_course  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 NEGAMAX = ROOT / "submissions" / "negamax.py"
+GOMOKU = ROOT / "submissions" / "gomoku"
 WRONG = ROOT / "submissions" / "wrong_score.py"
 STUDENTS = [(f"s{i}@example.edu", f"Student {i}") for i in range(1, 7)]
 UPLOAD_KB = 16
@@ -42,8 +45,10 @@ GRADED_WITHIN = 180  # seconds: a loaded machine grades 10 boards in far less
 
 
 def make_course(folder: Path, per_day: int = 3) -> Path:
-    """The demo course with a roster of six students, a small upload limit and ``per_day`` uploads."""
+    """The demo course with a roster of six students, a small upload limit and ``per_day``
+    uploads; its config.yaml names the program an upload holding several runs (Gomoku.py)."""
     make_demo_course(folder)
+    (folder / "config.yaml").write_text("entry: Gomoku.py\n")
     (folder / "roster.csv").write_text("Email,Name\n" + "".join(f"{e},{n}\n" for e, n in STUDENTS))
     text = (folder / "course.yaml").read_text()
     text = text.replace("upload_kb: 256", f"upload_kb: {UPLOAD_KB}").replace("per_day: 10", f"per_day: {per_day}", 1)
@@ -211,6 +216,161 @@ def test_the_tictactoe_lab_is_graded_as_grade_grades_it(portal):
     assert staff["symbols"] == expected.symbols and staff["total"] == expected.total < expected.max_total
     plan = portal["course"].assignments["tictactoe"].plan
     assert seen["public_symbols"] == "".join(t.symbol for t in expected.tests if plan.is_public(t.index))
+
+
+def gtp_archive(program: Path, *helpers: Path) -> bytes:
+    """A .tar.gz of a program folder as a student packs it (tar czf lab.tar.gz lab): the program as
+    Gomoku.py (the course's config.yaml names it), its helpers beside it."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tf:
+        tf.add(program, "lab/Gomoku.py")
+        for helper in helpers:
+            tf.add(helper, f"lab/{helper.name}")
+    return out.getvalue()
+
+
+def gradescope_of(course, folder: Path) -> tuple[str, dict]:
+    """What 'grader gradescope --game gomoku --plan gomoku.gtp' gives the program in ``folder``:
+    each test's symbol (from the grading call it makes) and its results.json."""
+    from grader.labs import gradescope_results
+    from grader.regression.runs import regress_submission
+    from grader.runs.submissions import find_submission_folder
+
+    a = course.assignments["gomoku"]
+    sub = find_submission_folder(folder, set(), course.config.entry)
+    student = regress_submission(sub, [a.plan.path], a.plan.game)
+    results = gradescope_results(folder, course.config, game_name="gomoku", plan_name=str(a.plan.path))
+    return student.results[0].symbols, results
+
+
+@pytest.mark.parametrize("upload", ["solver.py", "wrong_winner.tar.gz", "command.zip", "starter.zip"])
+def test_the_gomoku_lab_over_gtp_gives_the_verdicts_gradescope_gives(portal, upload, tmp_path):
+    """A GTP program, uploaded alone or as an archive of its folder (its program the one
+    config.yaml's entry names, or the one its COMMAND file starts), graded by the portal as
+    'grader gradescope' grades it on the assignment's regression file."""
+    folder = tmp_path / "program"
+    folder.mkdir()
+    if upload == "solver.py":
+        content = (GOMOKU / "solver.py").read_bytes()
+        (folder / "solver.py").write_bytes(content)
+    elif upload in ("wrong_winner.tar.gz", "command.zip"):
+        if upload == "wrong_winner.tar.gz":
+            content = gtp_archive(GOMOKU / "wrong_winner.py", GOMOKU / "solver.py")
+        else:  # no Gomoku.py: the program is the one COMMAND starts
+            out = io.BytesIO()
+            with zipfile.ZipFile(out, "w") as zf:
+                for name in ("wrong_winner.py", "solver.py"):
+                    zf.write(GOMOKU / name, f"lab/{name}")
+                zf.writestr("lab/COMMAND", "python3 wrong_winner.py\n")
+            content = out.getvalue()
+        (folder / "Gomoku.py").write_bytes((GOMOKU / "wrong_winner.py").read_bytes())
+        (folder / "solver.py").write_bytes((GOMOKU / "solver.py").read_bytes())
+    else:  # the course's starter code (numpy, four modules), zipped as 'zip -r starter.zip gomoku_lab'
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+            for f in sorted((ROOT / "tests" / "gomoku_lab").glob("*.py")):
+                zf.write(f, f"gomoku_lab/{f.name}")
+                (folder / f.name).write_bytes(f.read_bytes())
+        content = out.getvalue()
+    me = portal["students"]["s2@example.edu"]
+    r = me.upload(content, name=upload, assignment="gomoku")
+    assert r.status_code == 201, r.text
+    seen = me.graded(r.json()["id"])
+    symbols, results = gradescope_of(portal["course"], folder)
+    tests = portal["course"].assignments["gomoku"].plan
+    staff = portal["instructor"].get(f"/s/{seen['id']}").json()
+    assert staff["symbols"] == symbols and staff["total"] == results["score"] and staff["max_total"] == 100
+    public = "".join(sym for n, sym in zip(tests.numbers, symbols) if tests.is_public(n))
+    assert seen["public_symbols"] == public and seen["public_tests"] == 4 and seen["private_tests"] == 6
+    shown = [t for t in results["tests"] if "private test" not in t["name"]]
+    assert len(shown) == 4
+    for t in shown:  # each public test's line, as Gradescope's output shows it
+        number = t["number"]
+        assert re.search(rf"^  {re.escape(t['output'][0])} +{number} ", seen["feedback"], re.M), (t, seen["feedback"])
+    if upload in ("wrong_winner.tar.gz", "command.zip"):
+        assert "-" in symbols and "-" in seen["public_symbols"]  # the check would pass on any program otherwise
+    else:  # the example's solver, and the starter code's: both solve every test
+        assert symbols == "+" * 10
+
+
+ECHO = """\
+import sys
+said, before = [], []
+for line in sys.stdin:
+    words = line.split()
+    if not words:
+        continue
+    print(line, end="", file=sys.stderr, flush=True)
+    number = words.pop(0) if words[0].isdigit() else ""  # GTP: '10 solve' is answered '=10 ...'
+    if words[0] == "play":
+        said += words[1:]
+        print(f"={number}\\n", flush=True)
+    elif words[0] == "solve":  # the stones of the test before: its position, on one line or two
+        two = int(number) // 10 % 3 == 1
+        print(f"={number} " + ("b\\n" if two else "") + " ".join(before) + "\\n", flush=True)
+        said, before = [], said
+    else:
+        print(f"={number}\\n", flush=True)
+"""
+
+
+def test_a_gtp_program_echoing_its_input_leaks_no_private_position(portal):
+    """A GTP program that answers each test with the stones of the test before (on one line,
+    or on a second line, which a note quotes), and writes every command to its stderr: the
+    staff see the private positions in its answers; the student sees none of them, in no page
+    and no JSON, nor how many words or lines it wrote after a private test."""
+    tests = portal["course"].assignments["gomoku"].plan
+    text = tests.path.read_text()
+    positions: dict[int, str] = {}
+    stones: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("play "):
+            stones.append(line[5:])
+        elif line.split()[1:2] == ["solve"]:
+            positions[int(line.split()[0])] = " ".join(stones)
+            stones = []
+    public = [positions[n] for n in tests.public]
+    private = [" ".join(positions[n].split()[:10]) for n in tests.private]  # its first 5 stones: test_line shows 6
+    private = [p for p in private if not any(q.startswith(p) for q in public)]  # those no public test starts with
+    assert len(private) >= 4
+    me = portal["students"]["s5@example.edu"]
+    sid = me.upload(ECHO.encode(), name="echo.py", assignment="gomoku").json()["id"]
+    seen = me.graded(sid)
+    staff = portal["instructor"].get(f"/s/{sid}").json()["full_feedback"]
+    assert sum(p in staff for p in private) >= 3  # the program did pass them on (all but the last test's)
+    assert re.search(r"here 2 lines \('b', then 'b ", staff) and re.search(r"not \d+ words", staff)
+    assert "here more than one line" in seen["feedback"] and "not more;" in seen["feedback"]
+    assert not re.search(r"\d+ words|\d+ lines", seen["feedback"])
+    for page in (me.get(f"/s/{sid}").text, me.html(f"/s/{sid}").text, me.get("/a/gomoku").text,
+                 me.html("/a/gomoku").text, json.dumps(seen)):  # fmt: skip
+        for p in private:
+            assert p not in page and p.replace(" ", "") not in page
+
+
+def test_a_hostile_archive_is_refused_at_upload_and_nothing_lands_outside(portal, tmp_path):
+    """A zip whose member climbs out of its folder: refused at once in one line (400), not
+    queued, not counted; no file of that name anywhere around the course."""
+    me = portal["students"]["s6@example.edu"]
+    before = me.get("/a/gomoku").json()
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        zf.writestr("Gomoku.py", "print(1)\n")
+        zf.writestr("../../../escaped-by-upload.py", "print(2)\n")
+    r = me.upload(out.getvalue(), name="lab.zip", assignment="gomoku")
+    assert r.status_code == 400
+    assert r.json()["error"] == ("the archive's member '../../../escaped-by-upload.py' climbs out of the folder "
+                                 "with '..': pack only the program's folder, by relative paths")  # fmt: skip
+    page = me.html("/a/gomoku")
+    assert page.status_code == 200
+    after = me.get("/a/gomoku").json()
+    assert len(after["submissions"]) == len(before["submissions"]) and after["left_today"] == before["left_today"]
+    course = portal["course"].folder
+    assert not any(list(root.rglob("escaped-by-upload.py")) for root in (course, portal["tmp"]))
+    tmp = Path(tempfile.gettempdir())  # where the portal checks an upload: three folders up is /
+    assert not list(tmp.glob("*escaped-by-upload.py")) and not list(tmp.glob("*/escaped-by-upload.py"))
+    assert not Path("/escaped-by-upload.py").exists()
+    r = me.upload(b"my notes", name="notes.txt", assignment="gomoku")
+    assert r.status_code == 400 and "not a program the lab runs" in r.json()["error"]
 
 
 def test_a_student_sees_earlier_submissions_and_uploads_left_today(portal, graded_pair):
@@ -718,8 +878,16 @@ def test_serve_without_the_extra_names_the_install_command(tmp_path):
             ("per_day: 3", "per_day: 3\n    private_results: deadline"),
             "assignments[0].private_results is deadline, but",
         ),
+        (("plan: gomoku.gtp", "plan: gomoku.plan"), "assignments[2].plan must be a regression file (.gtp) in the "
+                                                    "course folder, like lab2.gtp; got 'gomoku.plan'"),
+        (("plan: gomoku.gtp", "plan: missing.gtp"), "assignments[2].plan: no regression file 'missing.gtp' in the "
+                                                    "course folder: write it with 'grader plan regress'"),
+        (("plan: gomoku.gtp", "plan: ../gomoku.gtp"), "assignments[2].plan must be a regression file (.gtp) in the "
+                                                      "course folder"),
+        (("plan: gomoku.gtp", "plan: gomoku.gtp\n    seed: 3"), "assignments[2].seed: a GTP lab's tests are its "
+                                                               "regression file's: drop the seed"),
     ],
-)
+)  # fmt: skip
 def test_a_bad_course_yaml_is_one_line_naming_the_key(tmp_path, change, message):
     from click.testing import CliRunner
 
@@ -736,6 +904,29 @@ def test_a_bad_course_yaml_is_one_line_naming_the_key(tmp_path, change, message)
     assert message in lines[0]
 
 
+def test_a_gtp_labs_regression_file_is_checked_at_the_start_and_its_changes_call_for_a_rerun(tmp_path):
+    """A malformed regression file stops the start in one line naming the file's line; a
+    changed one (a test fewer) changes the assignment's digest, so its submissions are rerun."""
+    from grader.errors import ConfigError
+
+    course = make_course(tmp_path / "course")
+    before = load_course(course)
+    lab = course / "gomoku.gtp"
+    text = lab.read_text()
+    lab.write_text(text.replace("#? [w E5]", "#? w E5"))
+    with pytest.raises(ConfigError, match=r"course.yaml: assignments\[2\].plan: gomoku.gtp:\d+: an expected answer"):
+        load_course(course)
+    cut = text[: text.index("boardsize 7", text.index("90 solve"))]  # tests 10-90: 100 left out
+    lab.write_text(cut)
+    after = load_course(course)
+    assert after.assignments["gomoku"].private_tests == before.assignments["gomoku"].private_tests - 1
+    assert after.plan_digest(after.assignments["gomoku"]) != before.plan_digest(before.assignments["gomoku"])
+    assert after.assignments["gomoku"].max_points == 100 and after.assignments["othello"].max_points == 10
+    lab.write_text(text)
+    again = load_course(course)
+    assert again.plan_digest(again.assignments["gomoku"]) == before.plan_digest(before.assignments["gomoku"])
+
+
 def test_serve_makes_the_demo_course_and_prints_the_link(tmp_path):
     server = Server(None, tmp_path)
     try:
@@ -747,7 +938,31 @@ def test_serve_makes_the_demo_course_and_prints_the_link(tmp_path):
         me.sign_in(server.link)
         table = me.get("/class").json()
         assert [s["email"] for s in table["students"]] == ["ada@example.edu", "alan@example.edu", "grace@example.edu"]
-        assert set(table["assignments"]) == {"othello", "tictactoe"}
+        assert set(table["assignments"]) == {"othello", "tictactoe", "gomoku"}
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow  # three labs graded end to end, tic-tac-toe's 100 tests among them: 10-20 s
+def test_the_demo_students_upload_to_each_lab_of_the_demo_course(tmp_path):
+    server = Server(None, tmp_path)
+    try:
+        staff = Client(server.url)
+        staff.sign_in(server.link)
+        links = {e["email"]: e["link"] for e in staff.post("/class/links").json()["links"]}
+        uploads = {"ada@example.edu": ("othello", NEGAMAX),
+                   "alan@example.edu": ("tictactoe", ROOT / "submissions" / "tictactoe" / "minimax.py"),
+                   "grace@example.edu": ("gomoku", GOMOKU / "solver.py")}  # fmt: skip
+        for email, (lab, program) in uploads.items():
+            me = Client(server.url)
+            me.sign_in(links[email])
+            seen = me.graded(me.upload(program, name=program.name, assignment=lab).json()["id"])
+            assert seen["status"] == "graded" and set(seen["public_symbols"]) == {"+"}, seen
+            assert seen["public_tests"] == len(seen["public_symbols"]) > 0 and seen["private_tests"] > 0
+        table = staff.get("/class").json()
+        for row in table["students"]:
+            lab = uploads[row["email"]][0]
+            assert row["assignments"][lab]["total"] == row["assignments"][lab]["max_total"], row
     finally:
         server.stop()
 

@@ -126,9 +126,14 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(url):
         "audit_log",
         "extensions",
         "signin_failures",
+        "lti_keys",
+        "lti_logins",
+        "lti_identities",
+        "lti_links",
+        "lti_scores",
     } <= tables
     with engine.connect() as c:
-        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0006",)]
+        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0007",)]
     engine.dispose()
 
 
@@ -158,7 +163,7 @@ def test_a_job_running_before_leases_is_queued_again_by_their_migration(url):
     """A server of before leases requeued its running jobs at start; a job it left running has
     no lease to expire, so the migration that brings leases queues it."""
     engine = connect(url)
-    upgrade(engine, "0005")
+    upgrade(engine, "0006")
     with engine.begin() as c:
         c.execute(
             text("INSERT INTO users (email, name, role, created_at) VALUES ('a@x.org', 'A', 'student', '2026-01-01')")

@@ -21,7 +21,6 @@ pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip instal
 
 from click.testing import CliRunner  # noqa: E402
 from sqlalchemy import select, text  # noqa: E402
-from test_portal_db import postgres  # noqa: E402, F401  (the fixture)
 
 from grader.cli import main  # noqa: E402
 from grader.portal.course import load_course  # noqa: E402
@@ -30,6 +29,7 @@ from grader.portal.models import GRADED, Job, Submission, User  # noqa: E402
 from grader.portal.queue import used_today  # noqa: E402
 
 from test_portal import NEGAMAX, Client, Server, library_result, make_course  # noqa: E402
+from test_portal_db import postgres  # noqa: E402, F401  (the fixture)
 
 WITHIN = 120  # seconds: how long a record may take to say what the test waits for, on a loaded machine
 
@@ -169,7 +169,7 @@ def test_a_worker_on_a_database_behind_says_to_upgrade_it(tmp_path):
     upgrade(connect(url), "0005")
     code, out = _worker(str(course), "--database", url)
     assert code == 1
-    assert out == ("Error: the database is at revision 0005, this grader needs 0006: start this grader's grader "
+    assert out == ("Error: the database is at revision 0005, this grader needs 0007: start this grader's grader "
                    "serve on it once (it upgrades the tables)\n")  # fmt: skip
 
 

@@ -441,17 +441,20 @@ for line in sys.stdin:
 
 
 @pytest.mark.parametrize(
-    "answer, shown_answer, verdict",
+    "answer, shown_answer, verdict, shown_verdict",
     [
-        ("'w B3 ' + '/'.join(seen)", "w B3 ~", "an answer is a winner and at most a move, not 3 words"),
-        ("'w ' + '/'.join(seen)[:11]", "w ?", "w is right, but its move is not a point"),
+        ("'w B3 ' + '/'.join(seen)", "w B3 ~", "an answer is a winner and at most a move, not 3 words",
+         "an answer is a winner and at most a move, not more;"),
+        ("'w ' + '/'.join(seen)[:11]", "w ?", "w is right, but its move is not a point",
+         "w is right, but its move is not a point"),
     ],
-)
-def test_a_program_cannot_show_a_private_position_in_a_later_public_test(tmp_path, answer, shown_answer, verdict):
+)  # fmt: skip
+def test_a_program_cannot_show_a_private_position_in_a_later_public_test(tmp_path, answer, shown_answer, verdict,
+                                                                         shown_verdict):  # fmt: skip
     """A program puts the stones of private test 10 in its answer to public test 20 (as more
     words, or as a move of 11 characters) and in its stderr as it crashes there: the student
-    sees of the answer only a winner and a point, and no stderr (both came after the private
-    test); the instructor sees everything."""
+    sees of the answer only a winner and a point, no stderr, and not how many words it wrote
+    (all came after the private test); the instructor sees everything."""
     (tmp_path / "class").mkdir()
     (tmp_path / "class" / "mallory.py").write_text(SMUGGLER.replace("ANSWER", answer))
     course = course_file(tmp_path).read_text().replace("40 solve", "10 solve").replace("120 solve", "20 solve")
@@ -462,7 +465,8 @@ def test_a_program_cannot_show_a_private_position_in_a_later_public_test(tmp_pat
     full = CliRunner().invoke(main, ["report", str(tmp_path / "run"), "--student", "mallory", "--full"]).output
     private_stones = "BA7/WB7"  # the first stones of test 10's position
     assert private_stones in full and verdict in full, full
-    assert f"20 solve          -> {shown_answer} " in shown and verdict in shown, shown
+    assert f"20 solve          -> {shown_answer} " in shown and shown_verdict in shown, shown
+    assert "3 words" not in shown
     assert private_stones not in shown and "stones:" not in shown, shown
     assert "and 1 private tests: + 1" in shown
 

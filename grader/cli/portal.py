@@ -16,12 +16,14 @@ lease_option = click.option(
 
 
 @click.command(
-    help="""Start the course portal: students upload scripts in a browser and see their public
-    tests' feedback as soon as they are graded; the instructor sees the class table.
+    help="""Start the course portal: students upload scripts (a GTP program for the Gomoku lab; a
+    file, or a .zip or .tar.gz of its folder) in a browser and see their public tests'
+    feedback as soon as they are graded; the instructor sees the class table.
 
     COURSE is a folder with a course.yaml (its assignments: game, plan, limits, submissions
-    per day, deadlines) and the plan files and roster it names. Without COURSE, a demo course
-    (the Othello endgame and tic-tac-toe labs, three students) is made in ./grader-demo-course.
+    per day, deadlines) and the plan files, regression files and roster it names. Without
+    COURSE, a demo course (the Othello endgame, tic-tac-toe and Gomoku over GTP labs, three
+    students) is made in ./grader-demo-course.
     The database is SQLite in the course's .portal/ folder unless --database names another.
     Prints the address and a one-time sign-in link for the course's first instructor.
     With --workers 0 it serves pages only: grader worker grades, on this machine or others.
@@ -45,9 +47,11 @@ lease_option = click.option(
               help="Submissions graded at once (each with config.yaml's jobs); 0: pages only.")  # fmt: skip
 @lease_option
 @cluster_option
+@click.option("--rotate-lti-key", is_flag=True,
+              help="Retire the LTI tool's signing key and make a new one (the old stays in its JWKS for 7 days).")  # fmt: skip
 @fail_cleanly
 def serve(course: str | None, database: str | None, host: str, port: int, workers: int, lease: float,
-          cluster: str | None) -> None:  # fmt: skip
+          cluster: str | None, rotate_lti_key: bool) -> None:  # fmt: skip
     check_extra()
     from ..portal.server import Started
     from ..portal.server import serve as run  # the extra's packages: loaded once known to be installed
@@ -60,8 +64,12 @@ def serve(course: str | None, database: str | None, host: str, port: int, worker
             echo(f"Grading on the Dask cluster at {started.cluster}")
         echo(f"Portal at {started.url} (Ctrl-C stops it)")
         echo(f"One-time sign-in link for {started.instructor}: {started.instructor_link}")
+        if started.lti_kid:
+            echo(f"LTI 1.3 tool: login {started.url}lti/login, launch {started.url}lti/launch, "
+                 f"JWKS {started.url}lti/jwks (key {started.lti_kid})")  # fmt: skip
 
-    run(course, database, host, port, workers, on_ready=ready, lease=lease, cluster=cluster)
+    run(course, database, host, port, workers, on_ready=ready, lease=lease, cluster=cluster,
+        rotate_lti_key=rotate_lti_key)  # fmt: skip
 
 
 @click.command(

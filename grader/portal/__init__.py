@@ -10,7 +10,18 @@ import importlib.util
 
 from ..errors import GraderError
 
-EXTRA = ("starlette", "uvicorn", "jinja2", "sqlalchemy", "alembic", "argon2", "itsdangerous", "python_multipart")
+EXTRA = (
+    "starlette",
+    "uvicorn",
+    "jinja2",
+    "sqlalchemy",
+    "alembic",
+    "argon2",
+    "itsdangerous",
+    "python_multipart",
+    "jwt",
+    "cryptography",
+)
 
 
 def check_extra() -> None:

@@ -17,9 +17,13 @@ import yaml
 from ..config import SCHEMA, Config, load_config
 from ..errors import ConfigError, GraderError
 from ..files import SHARE
+from ..games import Game
 from ..grading.plans import Plan, load_any_plan, new_plan, write_plan_file
 from ..grading.results import Settings
 from ..limits import Limits
+from ..regression.regress import regress_plan
+from .gtplab import RegressionFile, digest, load_regression, regress_settings
+from .lti_config import LtiSettings, parse_lti
 
 COURSE_FILE = "course.yaml"
 NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")  # an assignment's name: in URLs, never in paths
@@ -28,11 +32,12 @@ UPLOAD_KB = 256  # the largest upload by default
 
 @dataclass(frozen=True)
 class Assignment:
-    """One lab students submit to: its game, plan (public and private tests), limits, deadlines."""
+    """One lab students submit to: its game, plan (public and private tests; a GTP lab's: its
+    regression file), limits, deadlines."""
 
     name: str
     title: str
-    plan: Plan
+    plan: Plan | RegressionFile
     limits: Limits | None = None  # None: the plan's, else config.yaml's
     per_day: int | None = None  # uploads a student may make a day (UTC); None: no limit
     deadline: dt.datetime | None = None  # soft: later uploads are marked late
@@ -54,12 +59,25 @@ class Assignment:
         return released
 
     @property
+    def over_gtp(self) -> bool:
+        """Whether students upload a GTP program, run on the regression file (else a script, on the plan)."""
+        return isinstance(self.plan, RegressionFile)
+
+    @property
     def public_tests(self) -> int:
+        if isinstance(self.plan, RegressionFile):
+            return len(self.plan.public)
         return sum(self.plan.is_public(i) for i in range(1, len(self.plan.positions) + 1))
 
     @property
+    def max_points(self) -> int:
+        """What a submission's total is out of: a test each of the plan's, 100 for a GTP lab (as grader regress)."""
+        return 100 if isinstance(self.plan, RegressionFile) else len(self.plan.positions)
+
+    @property
     def private_tests(self) -> int:
-        return len(self.plan.positions) - self.public_tests
+        total = len(self.plan.numbers) if isinstance(self.plan, RegressionFile) else len(self.plan.positions)
+        return total - self.public_tests
 
 
 @dataclass(frozen=True)
@@ -74,6 +92,7 @@ class Course:
     roster: Path | None = None
     upload_kb: int = UPLOAD_KB
     config: Config = dataclasses.field(default_factory=Config)
+    lti: LtiSettings | None = None  # the platforms (LMSs) the portal is an LTI 1.3 tool of
 
     @property
     def upload_bytes(self) -> int:
@@ -82,12 +101,16 @@ class Course:
     def settings(self, assignment: Assignment) -> Settings:
         """The grading settings of ``assignment`` as ``grader grade`` resolves them
         (``Settings.resolve``): its limits, then the plan's, then config.yaml's."""
+        assert isinstance(assignment.plan, Plan), "a GTP lab's settings are regress_settings'"
         given: dict[str, Any] = {"limits": assignment.limits} if assignment.limits is not None else {}
         return Settings.resolve(self.config, assignment.plan.game, assignment.plan, **given)
 
     def plan_digest(self, assignment: Assignment) -> str:
-        """What grading ``assignment`` depends on (its boards, public tests, scoring, limits), as
-        a SHA-256: a submission graded under another digest was graded on a plan since changed."""
+        """What grading ``assignment`` depends on (its boards, public tests, scoring, limits; a
+        GTP lab's file and credits), as a SHA-256: a submission graded under another digest was
+        graded on a plan since changed."""
+        if isinstance(assignment.plan, RegressionFile):
+            return digest(assignment.plan, regress_settings(self.config, assignment.limits))
         settings = self.settings(assignment).to_json()
         plan = assignment.plan
         what = {"boards": [f"{q.board_string()} {q.token}" for q in plan.positions],
@@ -126,7 +149,7 @@ def load_course(folder: str | Path) -> Course:
         raise ConfigError(f"{path}: {e}") from None
 
 
-_KEYS = ("title", "instructors", "roster", "upload_kb", "assignments")
+_KEYS = ("title", "instructors", "roster", "upload_kb", "assignments", "lti")
 _ASSIGNMENT_KEYS = ("name", "title", "game", "plan", "seed", "limits", "per_day", "deadline", "hard_deadline",
                     "private_results", "private_boards")  # fmt: skip
 PRIVATE_RESULTS = ("release", "deadline")
@@ -157,7 +180,8 @@ def _course(root: Path, data: Any, config: Config) -> Course:
         if a.name in assignments:
             raise ValueError(f"assignments[{i}].name: {a.name!r} is used twice: give each assignment its own name")
         assignments[a.name] = a
-    return Course(root, title, assignments, tuple(instructors), roster, upload_kb, config)
+    lti = parse_lti(data["lti"]) if data.get("lti") is not None else None
+    return Course(root, title, assignments, tuple(instructors), roster, upload_kb, config, lti)
 
 
 def _assignment(root: Path, item: Any, where: str, config: Config) -> Assignment:
@@ -171,28 +195,14 @@ def _assignment(root: Path, item: Any, where: str, config: Config) -> Assignment
         )
     game_name = SCHEMA["game"](f"{where}.game", item.get("game", config.game))
     game = config.get_game(game_name)
-    if game.lab_protocol == "gtp":
-        raise ValueError(f"{where}.game: {game.title} programs speak GTP, which the portal does not grade yet")
     plan_name = item.get("plan", "standard")
-    if not isinstance(plan_name, str):
-        raise ValueError(f"{where}.plan must be a plan file in the course folder or a plan name; got {plan_name!r}")
-    seed = item.get("seed")
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
-        raise ValueError(f"{where}.seed must be a whole number, 0 or more, like 7; got {seed!r}")
-    plan_path = root / plan_name
-    try:
-        if plan_path.suffix == ".plan" or plan_path.is_file():
-            if not plan_path.is_file():
-                raise GraderError(f"no plan file '{plan_name}' in the course folder: write it with 'grader plan new'")
-            plan = load_any_plan(str(plan_path), game)
-        else:
-            if seed is None:
-                raise GraderError("a named plan needs a 'seed' (the same boards at every start)")
-            plan = load_any_plan(plan_name, game, seed)
-    except GraderError as e:
-        raise ValueError(f"{where}.plan: {e}") from None
-    if plan.kind == "public":
-        raise ValueError(f"{where}.plan: '{plan_name}' is a public plan: give the full plan it came from")
+    plan: Plan | RegressionFile
+    if game.lab_protocol == "gtp":
+        if item.get("seed") is not None:
+            raise ValueError(f"{where}.seed: a GTP lab's tests are its regression file's: drop the seed")
+        plan = _regression(root, plan_name, where, config, game_name)
+    else:
+        plan = _plan(root, item, where, game, plan_name)
     limits = SCHEMA["limits"](f"{where}.limits", item["limits"]) if item.get("limits") is not None else None
     per_day = item.get("per_day")
     if per_day is not None and (not isinstance(per_day, int) or isinstance(per_day, bool) or per_day < 1):
@@ -214,6 +224,41 @@ def _assignment(root: Path, item: Any, where: str, config: Config) -> Assignment
     if not isinstance(boards, bool):
         raise ValueError(f"{where}.private_boards must be true or false; got {boards!r}")
     return Assignment(name, title, plan, limits, per_day, deadline, hard, shown, boards)
+
+
+def _plan(root: Path, item: dict, where: str, game: Game, plan_name: Any) -> Plan:
+    """The assignment's plan: a plan file of the course folder, or a named plan with its seed."""
+    if not isinstance(plan_name, str):
+        raise ValueError(f"{where}.plan must be a plan file in the course folder or a plan name; got {plan_name!r}")
+    seed = item.get("seed")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
+        raise ValueError(f"{where}.seed must be a whole number, 0 or more, like 7; got {seed!r}")
+    plan_path = root / plan_name
+    try:
+        if plan_path.suffix == ".plan" or plan_path.is_file():
+            if not plan_path.is_file():
+                raise GraderError(f"no plan file '{plan_name}' in the course folder: write it with 'grader plan new'")
+            plan = load_any_plan(str(plan_path), game)
+        else:
+            if seed is None:
+                raise GraderError("a named plan needs a 'seed' (the same boards at every start)")
+            plan = load_any_plan(plan_name, game, seed)
+    except GraderError as e:
+        raise ValueError(f"{where}.plan: {e}") from None
+    if plan.kind == "public":
+        raise ValueError(f"{where}.plan: '{plan_name}' is a public plan: give the full plan it came from")
+    return plan
+
+
+def _regression(root: Path, file_name: Any, where: str, config: Config, game_name: str) -> RegressionFile:
+    """A GTP lab's tests: a regression file of the course folder (``grader plan regress`` writes one)."""
+    if not isinstance(file_name, str) or not file_name.endswith(".gtp") or "/" in file_name or "\\" in file_name:
+        raise ValueError(f"{where}.plan must be a regression file (.gtp) in the course folder, like lab2.gtp; "
+                         f"got {file_name!r}")  # fmt: skip
+    try:
+        return load_regression(root / file_name, config, game_name)
+    except GraderError as e:
+        raise ValueError(f"{where}.plan: {e}") from None
 
 
 def _known(data: dict, keys: tuple[str, ...], prefix: str) -> None:
@@ -247,6 +292,7 @@ def _when(value: Any, key: str) -> dt.datetime | None:
 # --- the demo course ---------------------------------------------------------------------
 
 DEMO_FOLDER = "grader-demo-course"
+DEMO_GOMOKU_EMPTIES = "6-10"  # the demo's Gomoku positions: 2 for each count of empty points, solved at once
 DEMO_INSTRUCTOR = "instructor@example.edu"
 DEMO_STUDENTS = (("ada@example.edu", "Ada Lovelace"), ("alan@example.edu", "Alan Turing"),
                  ("grace@example.edu", "Grace Hopper"))  # fmt: skip
@@ -254,8 +300,9 @@ DEMO_STUDENTS = (("ada@example.edu", "Ada Lovelace"), ("alan@example.edu", "Alan
 
 def make_demo_course(folder: str | Path) -> Path:
     """A course folder made from the bundled fixtures (kept as it is when it exists): the
-    Othello endgame lab on the 10 fixed boards (4 public) and the tic-tac-toe lab, a roster
-    of three students, an instructor."""
+    Othello endgame lab on the 10 fixed boards (4 public), the tic-tac-toe lab, the Gomoku
+    lab over GTP (a regression file of 10 solve tests, 4 public, as 'grader plan regress'
+    writes it), a roster of three students, an instructor."""
     root = Path(folder)
     if (root / COURSE_FILE).is_file():
         return root
@@ -265,6 +312,8 @@ def make_demo_course(folder: str | Path) -> Path:
         write_plan_file(othello, root / "othello-endgame.plan")
         ttt = new_plan(Config(game="tictactoe"), "tictactoe", seed=1, public=3).plan
         write_plan_file(ttt, root / "tictactoe.plan")
+        (root / "gomoku.gtp").write_text(regress_plan(Config(game="gomoku"), "gomoku", empties=DEMO_GOMOKU_EMPTIES,
+                                                      public=4, seed=1).text(), encoding="utf-8")  # fmt: skip
         (root / "roster.csv").write_text(
             "Email,Name\n" + "".join(f"{email},{name}\n" for email, name in DEMO_STUDENTS), encoding="utf-8"
         )
@@ -291,5 +340,10 @@ assignments:
     title: Tic-tac-toe lab
     game: tictactoe
     plan: tictactoe.plan
+    per_day: 10
+  - name: gomoku
+    title: Gomoku lab over GTP
+    game: gomoku
+    plan: gomoku.gtp
     per_day: 10
 """

@@ -7,6 +7,7 @@ graded again."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
@@ -22,16 +23,16 @@ from sqlalchemy.orm import Session
 
 from ..grading import gradescope
 from ..grading.exports import write_exports
+from ..grading.plans import Plan
 from ..grading.results import ScriptResult, TestResult
 from ..grading.runfolder import RunFolder
 from ..runs.seals import keys_dir
-from ..runs.submissions import Submission as GradedScript
 from .course import Assignment, Course
 from .models import STUDENT, Submission, User
 from .queue import countable
+from .uploads import unpack
 
 CHUNK = 1 << 20  # bytes read from a file at a time into the zip
-SCRIPT_NAME = "submission.py"  # each script's name in the zip, as the workers grade it
 
 
 def safe_name(email: str) -> str:
@@ -80,6 +81,7 @@ def tests_of(c: Counted, assignment: Assignment) -> list[TestResult]:
 
 def script_result(c: Counted, assignment: Assignment) -> ScriptResult:
     """The submission's result as ``grader grade`` gave it, rebuilt from its recorded tests."""
+    assert isinstance(assignment.plan, Plan), "a plan lab's (the portal refuses a GTP lab's downloads)"
     tests = tests_of(c, assignment)
     return ScriptResult(c.filename, assignment.plan, tests, sum(t.run.wall_seconds for t in tests), c.stopped,
                         name=c.email)  # fmt: skip
@@ -96,17 +98,19 @@ def gradescope_json(assignment: Assignment, rows: list[Counted]) -> dict[str, An
 
 
 def write_run_folder(root: Path, course: Course, assignment: Assignment, rows: list[Counted]) -> RunFolder:
-    """The run folder ``grade class`` writes for these submissions, at ``root/run`` (each script
-    as ``root/submissions/EMAIL/submission.py``, where run.json names it)."""
+    """The run folder ``grade class`` writes for these submissions, at ``root/run`` (each upload
+    unpacked in ``root/submissions/EMAIL/`` as the workers grade it: a single script as
+    submission.py; run.json names it)."""
     plan, settings = assignment.plan, course.settings(assignment)
+    assert isinstance(plan, Plan), "a plan lab's (the portal refuses a GTP lab's downloads)"
     folder = RunFolder.create(root / "run", plan, settings)
     folder.meta["backend_used"] = plan.game.backend(settings.backend)
     subs = []
     for c in rows:
-        path = root / "submissions" / safe_name(c.email) / SCRIPT_NAME  # an uploaded file name is never a path
-        path.parent.mkdir(parents=True)
-        path.write_bytes(c.content)
-        subs.append(GradedScript(c.email, path, single=True))
+        path = root / "submissions" / safe_name(c.email)  # an uploaded file name is never a path
+        path.mkdir(parents=True)
+        sub = unpack(c.filename, c.content, path, course.config.commands, course.config.entry)
+        subs.append(dataclasses.replace(sub, name=c.email))
     digests = folder.register(subs, {c.email: c.sha256 for c in rows})
     for c in rows:
         tests = tests_of(c, assignment)

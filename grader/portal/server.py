@@ -17,9 +17,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import GraderError
-from . import accounts
+from . import accounts, lti_pages
 from .course import DEMO_FOLDER, Course, load_course, make_demo_course
 from .db import check_current, connect, default_url, hide_password, secret_key, sessions, upgrade
+from .lti_grades import GradeSync
+from .lti_keys import rotate, signing_key
 from .models import INSTRUCTOR, Meta
 from .queue import LEASE_SECONDS
 from .web import Portal, create_app
@@ -39,6 +41,7 @@ class Started:
     database: str
     workers: int
     cluster: str | None  # the Dask scheduler its workers grade on; None: this machine
+    lti_kid: str | None = None  # the LTI tool's signing key, when the course is a tool of platforms
 
 
 @dataclass(frozen=True)
@@ -71,17 +74,28 @@ def prepare(folder: str | Path | None, database: str | None) -> tuple[Course, Po
 
 def serve(folder: str | Path | None = None, database: str | None = None, host: str = "127.0.0.1", port: int = 8000,
           workers: int = 1, on_ready: Callable[[Started], None] | None = None,
-          lease: float = LEASE_SECONDS, cluster: str | None = None) -> None:  # fmt: skip
+          lease: float = LEASE_SECONDS, cluster: str | None = None, rotate_lti_key: bool = False) -> None:  # fmt: skip
     """Run the portal until interrupted (Ctrl-C, SIGTERM), with ``workers`` grading threads (0:
     pages only, ``grader worker`` grades), their tests on the Dask cluster at ``cluster`` (else
     course config's cluster.address, else this machine). ``on_ready`` hears where it listens
-    and the instructor's one-time sign-in link once the port is open."""
+    and the instructor's one-time sign-in link once the port is open. A course with ``lti:``
+    is an LTI 1.3 tool too (its key made at the first start, or anew with ``rotate_lti_key``)."""
     course, portal, url, key = prepare(folder, database)
     if not course.instructors:
         raise GraderError(f"{course.folder / 'course.yaml'}: no instructors: add 'instructors: [you@example.edu]'")
+    extra, kid, on_graded = [], None, None
+    if course.lti is not None:
+        with portal.make.begin() as session:
+            kid = (rotate(session) if rotate_lti_key else signing_key(session)).kid
+        grades = GradeSync(course, portal.make)
+        portal.on_release, on_graded = grades.released, grades.graded
+        extra = lti_pages.routes(portal, grades)
+        grades.kick()  # the scores a stopped server left to send
+    elif rotate_lti_key:
+        raise GraderError(f"{course.folder / 'course.yaml'}: no 'lti:' key: the course is no LTI tool, it has no key")
     if workers:
         portal.workers = Workers(course, portal.make, workers, lease=lease,
-                                 cluster=cluster or course.config.cluster.address)  # fmt: skip
+                                 cluster=cluster or course.config.cluster.address, on_graded=on_graded)  # fmt: skip
     try:
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -95,8 +109,8 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
                                           INSTRUCTOR)  # fmt: skip
         token = accounts.new_signin_token(session, instructor)
     started = Started(course, base + "/", instructor.email, f"{base}/link/{token}", hide_password(url), workers,
-                      portal.workers.cluster if portal.workers else None)  # fmt: skip
-    app = create_app(portal, key)
+                      portal.workers.cluster if portal.workers else None, kid)  # fmt: skip
+    app = create_app(portal, key, extra)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
     if on_ready:
         on_ready(started)

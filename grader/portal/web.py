@@ -13,7 +13,7 @@ import io
 import json
 import secrets
 import unicodedata
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,13 +28,13 @@ from starlette.middleware import Middleware
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import GraderError
-from . import accounts, exports
+from . import accounts, exports, uploads
 from .course import Assignment, Course
 from .models import (
     FAILED,
@@ -77,7 +77,9 @@ class SecurityHeaders:
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+                given = message.get("headers", [])
+                names = {name.lower() for name, _ in given}  # a page may narrow its own policy (an LTI form post)
+                message["headers"] = [*given, *(h for h in SECURITY_HEADERS if h[0] not in names)]
             await send(message)
 
         await self.app(scope, receive, with_headers)
@@ -168,6 +170,7 @@ class Portal:
     make: sessionmaker[Session]
     workers: Workers | None = None
     signin_limit: accounts.SignInLimit = field(default_factory=accounts.SignInLimit)
+    on_release: Callable[[str], object] | None = None  # told the assignment whose private results were released
 
 
 TEMPLATES = Jinja2Templates(directory=str(HERE / "templates"))
@@ -180,8 +183,8 @@ def _when(value: Any) -> str:
 TEMPLATES.env.filters["when"] = _when
 
 
-def create_app(portal: Portal, secret_key: str) -> Starlette:
-    """The portal's ASGI application."""
+def create_app(portal: Portal, secret_key: str, extra: Sequence[BaseRoute] = ()) -> Starlette:
+    """The portal's ASGI application, with the ``extra`` routes (the LTI tool's) beside its own."""
     routes = [
         Route("/", _endpoint(portal, home)),
         Route("/signin", _endpoint(portal, signin), methods=["GET", "POST"]),
@@ -199,6 +202,7 @@ def create_app(portal: Portal, secret_key: str) -> Starlette:
         Route("/class.csv", _endpoint(portal, gradebook)),
         Route("/class/{name}/gradescope.json", _endpoint(portal, gradescope_download)),
         Route("/class/{name}/run.zip", _endpoint(portal, run_download)),
+        *extra,
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     middleware = [
@@ -305,7 +309,7 @@ def need_staff(portal: Portal, request: Request) -> User:
     return user
 
 
-def _start_session(request: Request, user: User) -> None:
+def start_session(request: Request, user: User) -> None:
     request.session.clear()  # a new session at sign-in: a token planted before it is worth nothing
     request.session["uid"] = user.id
     csrf_token(request)
@@ -373,7 +377,7 @@ def signin(portal: Portal, request: Request, form: Any) -> Response:
         if user is None:
             return page(request, "signin.html", {"error": "wrong e-mail or password (or no password set yet: "
                                                           "use your sign-in link)"}, 401)  # fmt: skip
-        _start_session(request, user)
+        start_session(request, user)
         return _after_signin(request, user)
     return page(request, "signin.html", {"error": None})
 
@@ -396,7 +400,7 @@ def link(portal: Portal, request: Request, form: Any) -> Response:
             raise HTTPException(
                 400, "this sign-in link was used already or has expired: ask your instructor for a new one"
             )
-        _start_session(request, user)
+        start_session(request, user)
         return _after_signin(request, user)
     return page(request, "link.html", {"token": token})
 
@@ -456,9 +460,9 @@ def upload(portal: Portal, request: Request, form: Any, user: User, assignment: 
     if len(content) > limit:
         raise HTTPException(413, f"the upload is too large: at most {portal.course.upload_kb} KiB")
     name = display_name(file.filename)
-    if not name.lower().endswith(".py"):
-        raise HTTPException(400, f"upload the lab's Python script (a .py file), not {name!r}")
     try:
+        uploads.check_upload(name, content, portal.course.config.commands, portal.course.config.entry,
+                             gtp=assignment.over_gtp)  # fmt: skip
         with portal.make.begin() as session:
             sub = submit(session, user, assignment, name, content)
     except DailyLimit as e:
@@ -557,7 +561,7 @@ def submission_page(portal: Portal, request: Request, form: Any) -> Response:
 def class_page(portal: Portal, request: Request, form: Any) -> Response:
     """The class table: each student's counted submission (their latest graded), its symbols and total."""
     user = need_staff(portal, request)
-    return page(request, "class.html", class_table(portal), user=user)
+    return page(request, "class.html", class_table(portal), user=user, lti=portal.course.lti is not None)
 
 
 def class_table(portal: Portal) -> dict[str, Any]:
@@ -619,9 +623,12 @@ def release(portal: Portal, request: Request, form: Any) -> Response:
     form = checked_form(request, form)
     assignment = _find_assignment(portal, str(form.get("assignment", "")))
     with portal.make.begin() as session:
-        if session.get(Release, assignment.name) is None:
+        released = session.get(Release, assignment.name) is None
+        if released:
             session.add(Release(assignment=assignment.name, released_by=user.id))
             _audit(session, user, "release", assignment.name)
+    if released and portal.on_release is not None:
+        portal.on_release(assignment.name)  # the scores with their private tests, to the platforms
     return JSONResponse({"released": assignment.name}) if wants_json(request) else RedirectResponse("/class", 303)
 
 
@@ -666,6 +673,9 @@ def _download_rows(portal: Portal, request: Request) -> tuple[Assignment, list[e
     graded on a plan changed since (their tests are not the plan's: rerun them first)."""
     need_staff_download(portal, request)
     assignment = _find_assignment(portal, request.path_params["name"])
+    if assignment.over_gtp:
+        raise HTTPException(409, f"{assignment.title} is a GTP lab: the portal does not write its Gradescope JSON "
+                                 "or run folder yet (grader regress of the programs writes the run folder)")  # fmt: skip
     with portal.make() as session:
         rows = exports.counted(session, assignment)
     older = exports.on_older_plans(rows, portal.course.plan_digest(assignment))

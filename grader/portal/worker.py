@@ -1,7 +1,8 @@
 """Workers: threads (of the server, or of ``grader worker`` on other machines) that claim jobs
 from the queue and grade each submission with the call ``grader grade`` makes
 (``grade_submission``, on the assignment's plan and the settings ``grader.settings``
-resolves), then keep what each reader may see, if their lease on the job still holds."""
+resolves; a GTP lab's with the call ``grader gradescope`` makes, ``gtplab.grade_program``),
+then keep what each reader may see, if their lease on the job still holds."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -23,15 +25,15 @@ from ..execution.executor import Executor
 from ..grading import report
 from ..grading.results import ScriptResult
 from ..grading.run import grade_submission
-from ..runs.submissions import Submission as GradedScript
 from ..runs.text import fmt_total, plural
 from ..stop import Stop
+from . import gtplab
 from .course import Assignment, Course
 from .models import FAILED, GRADED, Submission, now
 from .queue import LEASE_SECONDS, Lease, claim, finish, give_back, release, renew
+from .uploads import command_program, unpack
 
 log = logging.getLogger("grader.portal")
-SCRIPT_NAME = "submission.py"  # every upload is graded under this name: an uploaded file name is never a path
 
 
 @dataclass(frozen=True)
@@ -73,17 +75,21 @@ def feedback(result: ScriptResult, filename: str) -> Feedback:
 
 
 def grade_upload(course: Course, assignment: Assignment, filename: str, content: bytes,
-                 executor: Executor | None = None) -> Feedback:  # fmt: skip
-    """Grade an upload as ``grader grade`` grades a script: written as submission.py alone in a
-    fresh folder, the course's files kept out of the script's reach; its tests on ``executor``
-    (a Dask cluster's, as ``grade --cluster``), else on this machine."""
+                 executor: Executor | None = None) -> Feedback | gtplab.GtpFeedback:  # fmt: skip
+    """Grade an upload as ``grader grade`` grades a student's script (``grader gradescope`` a GTP
+    program): unpacked alone in a fresh folder (``uploads.unpack``: a single file as
+    submission.py, never under its own name), the course's files kept out of its reach; a
+    script's tests on ``executor`` (a Dask cluster's, as ``grade --cluster``), else here."""
     with tempfile.TemporaryDirectory(prefix="grader-portal-") as folder:
-        path = Path(folder) / SCRIPT_NAME
-        path.write_bytes(content)
         os.chmod(folder, 0o755)
-        os.chmod(path, 0o644)
-        result = grade_submission(GradedScript("submission", path, single=True), assignment.plan,
-                                  course.settings(assignment), executor, private=course.private_files())  # fmt: skip
+        sub = unpack(filename, content, Path(folder), course.config.commands, course.config.entry)
+        if isinstance(assignment.plan, gtplab.RegressionFile):
+            settings = gtplab.regress_settings(course.config, assignment.limits)
+            program = command_program(sub.folder) if sub.folder is not None else None
+            student = gtplab.grade_program(sub, assignment.plan, settings, course.private_files(), program)
+            return gtplab.feedback(student, assignment.plan, filename)
+        result = grade_submission(sub, assignment.plan, course.settings(assignment), executor,
+                                  private=course.private_files())  # fmt: skip
     return feedback(result, filename)
 
 
@@ -94,9 +100,11 @@ class Workers:
     own, connected here (so an unreachable scheduler is an error at the start)."""
 
     def __init__(self, course: Course, make: sessionmaker[Session], count: int = 1, name: str | None = None,
-                 lease: float = LEASE_SECONDS, cluster: str | None = None):  # fmt: skip
+                 lease: float = LEASE_SECONDS, cluster: str | None = None,
+                 on_graded: Callable[[str], object] | None = None):  # fmt: skip
         self.course, self.make, self.lease, self.cluster = course, make, lease, cluster
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
+        self.on_graded = on_graded  # told each submission graded (the LTI tool sends its score)
         self.executors: list[Executor | None] = [None] * count
         try:
             for i in range(count if cluster else 0):
@@ -162,7 +170,9 @@ class Workers:
             try:
                 if assignment is None:
                     raise GraderError(f"the course has no assignment {name!r} any more")
-                found: Feedback | None = grade_upload(self.course, assignment, filename, content, executor)
+                found: Feedback | gtplab.GtpFeedback | None = grade_upload(
+                    self.course, assignment, filename, content, executor
+                )
                 error = None
             except GraderError as e:  # the grader's or the course's problem, never the student's: not counted
                 found, error = None, str(e)
@@ -191,6 +201,8 @@ class Workers:
                 sub.status, sub.error = FAILED, error
                 if not rerun:  # a rerun took none of the student's uploads
                     give_back(session, sub)
+        if found is not None and self.on_graded is not None:
+            self.on_graded(lease.submission_id)
         return True
 
     @contextmanager

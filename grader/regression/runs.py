@@ -71,11 +71,13 @@ def student_program(sub: Submission) -> ProtocolEngine:
 
 
 def regress_submission(sub: Submission, files: Sequence[str | Path], game: Game,
-                       settings: RegressSettings | None = None, private: Sequence[str | Path] = ()) -> StudentRegress:  # fmt: skip
+                       settings: RegressSettings | None = None, private: Sequence[str | Path] = (),
+                       program: ProtocolEngine | None = None) -> StudentRegress:  # fmt: skip
     """One student's program on every file, here (a Gradescope container): what a class run
     gives that student, without a run folder, as strictly isolated (GraderError where the
     program could read the files or ``private``, config say). A student with no program to
-    run gets the reason as its ``problem`` and a total of 0."""
+    run gets the reason as its ``problem`` and a total of 0. ``program``: the command that
+    starts it in its folder, where the student named one (else its script, ``student_program``)."""
     settings = settings or RegressSettings()
     settings.check()
     settings.sandbox_mechanism(
@@ -85,7 +87,7 @@ def regress_submission(sub: Submission, files: Sequence[str | Path], game: Game,
     if sub.path is None:
         return student
     try:
-        program = student_program(sub)
+        program = program or student_program(sub)
     except GraderError as e:
         student.problem = str(e)
         return student
@@ -372,13 +374,14 @@ def student_view(result: RegressResult, private: Collection[int]) -> tuple[str |
     """How the run ended early as its student may read it (student_stop), and its tests:
     those it never reached after ending in a private test say only that. After a private
     test, what the program chose to say is cut to what was judged: an answer to a winner
-    and a point (_judged_words), no stderr: the program had the private position, and
-    anything more it wrote could carry it to a student."""
+    and a point (_judged_words), a note without the answer's lines or how many words it had
+    (_judged_note), no stderr: the program had the private position, and anything more it
+    wrote could carry it to a student."""
     why = student_stop(result, private)
     first = next((i for i, t in enumerate(result.tests) if t.number in private), len(result.tests))
     if first == len(result.tests):
         return why, result.tests
-    tests = [replace(t, answer=_judged_words(t.answer), note=_no_stderr(t.note)) if i > first else t
+    tests = [replace(t, answer=_judged_words(t.answer), note=_judged_note(t.note)) if i > first else t
              for i, t in enumerate(result.tests)]  # fmt: skip
     if why != PRIVATE_STOP:
         return (_no_stderr(why) if why and _first_not_run(result) > first else why), tests
@@ -398,6 +401,17 @@ def _judged_words(answer: str | None) -> str | None:
     words = answer.split()
     shown = [w if _ANSWER_WORD.fullmatch(w) else "?" for w in words[:2]]
     return " ".join(shown) + (" ~" if len(words) > 2 else "")
+
+
+_MANY_LINES = re.compile(r"^the answer is everything up to the blank line, here \d+ lines \(.*\): (answer on one line)")
+_MANY_WORDS = re.compile(r", not \d+ words")
+
+
+def _judged_note(note: str) -> str:
+    """A verdict's note without what the program chose: the lines of an answer of several
+    (quoted), how many lines or words it had, the end of its stderr."""
+    note = _MANY_LINES.sub(r"the answer is everything up to the blank line, here more than one line: \1", note)
+    return _MANY_WORDS.sub(", not more", _no_stderr(note))
 
 
 def _no_stderr(text: str) -> str:

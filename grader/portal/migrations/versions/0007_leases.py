@@ -3,8 +3,8 @@ renewing (a job whose lease expired is claimed again); a submission names the wo
 graded it and counts the results written for it; failed sign-ins kept in the database, so
 every server process of a course shares the limit.
 
-Revision ID: 0006
-Revises: 0005
+Revision ID: 0007
+Revises: 0006
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0006"
-down_revision = "0005"
+revision = "0007"
+down_revision = "0006"
 branch_labels = None
 depends_on = None
 

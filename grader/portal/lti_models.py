@@ -1,0 +1,84 @@
+"""The tables of the LTI 1.3 tool: its own signing keys, the logins begun (state and nonce,
+each spent once), who each platform's users are here, which assignment each resource link
+opens, and every score sent back to a platform's gradebook."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from .models import Base, now
+
+PENDING, SENT, FAILED = "pending", "sent", "failed"  # a score's state
+
+
+class LtiKey(Base):
+    """The tool's RSA key (PEM): the newest signs; the retired ones stay in the JWKS a while."""
+
+    __tablename__ = "lti_keys"
+    kid: Mapped[str] = mapped_column(String(64), primary_key=True)
+    private_pem: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    retired_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class LtiLogin(Base):
+    """An OIDC login the tool began: the launch must bring back its state and nonce, once."""
+
+    __tablename__ = "lti_logins"
+    state: Mapped[str] = mapped_column(String(64), primary_key=True)
+    nonce: Mapped[str] = mapped_column(String(64), unique=True)
+    issuer: Mapped[str] = mapped_column(String(300))
+    client_id: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class LtiIdentity(Base):
+    """A platform's user (its ``sub``) as a user of the portal."""
+
+    __tablename__ = "lti_identities"
+    __table_args__ = (UniqueConstraint("issuer", "sub"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    issuer: Mapped[str] = mapped_column(String(300))
+    sub: Mapped[str] = mapped_column(String(255))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+
+
+class LtiLink(Base):
+    """A resource link of a platform's course: the assignment it opens and its gradebook column
+    (the AGS line item), as the last launch through it said."""
+
+    __tablename__ = "lti_links"
+    __table_args__ = (UniqueConstraint("issuer", "resource_link_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    issuer: Mapped[str] = mapped_column(String(300))
+    client_id: Mapped[str] = mapped_column(String(200))
+    resource_link_id: Mapped[str] = mapped_column(String(255))
+    assignment: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)
+    lineitem: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class LtiScore(Base):
+    """A score to send, or sent, to a line item: what was sent, each try counted, the last error kept."""
+
+    __tablename__ = "lti_scores"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    submission_id: Mapped[str] = mapped_column(ForeignKey("submissions.id"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    assignment: Mapped[str] = mapped_column(String(40))
+    issuer: Mapped[str] = mapped_column(String(300))
+    client_id: Mapped[str] = mapped_column(String(200))
+    lineitem: Mapped[str] = mapped_column(Text)
+    user_sub: Mapped[str] = mapped_column(String(255))
+    score_given: Mapped[float | None] = mapped_column(nullable=True)  # None: graded, private results not out yet
+    score_maximum: Mapped[int] = mapped_column(Integer)
+    reason: Mapped[str] = mapped_column(String(40))  # graded, release, again (staff)
+    status: Mapped[str] = mapped_column(String(16), default=PENDING, index=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    next_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    sent_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -1,0 +1,505 @@
+"""The portal as an LTI 1.3 tool, against a test platform the test runs: a real HTTP server with
+its own RSA key, JWKS, OIDC authorization endpoint (answering with a form_post of a signed
+id_token, as a platform does), OAuth 2 token endpoint (checking the tool's signed assertion by
+the tool's JWKS) and AGS line item score endpoint recording what it receives. The portal is
+``grader serve`` in its own process; the messages follow the IMS reference implementation's."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import secrets
+import shutil
+import socket
+import threading
+import time
+import urllib.parse
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+httpx = pytest.importorskip("httpx", reason="the portal's tests need httpx (pip install -e '.[test]')")
+pytest.importorskip("starlette", reason='the portal needs its extra: pip install -e ".[portal]"')
+jwt = pytest.importorskip("jwt", reason='the LTI tool needs PyJWT: pip install -e ".[portal]"')
+
+from click.testing import CliRunner  # noqa: E402
+from cryptography.hazmat.primitives.asymmetric import rsa  # noqa: E402
+from jwt.algorithms import RSAAlgorithm  # noqa: E402
+from sqlalchemy import select, update  # noqa: E402
+
+from grader.cli import main  # noqa: E402
+from grader.errors import ConfigError  # noqa: E402
+from grader.portal import lti_keys  # noqa: E402
+from grader.portal.course import load_course, make_demo_course  # noqa: E402
+from grader.portal.db import connect, sessions, upgrade  # noqa: E402
+from grader.portal.lti import role_of  # noqa: E402
+from grader.portal.lti_grades import MAX_ATTEMPTS, GradeSync  # noqa: E402
+from grader.portal.lti_models import LtiIdentity, LtiLink, LtiScore  # noqa: E402
+from grader.portal.models import GRADED, STUDENT, Submission, User, now  # noqa: E402
+
+from test_portal import Client, Server  # noqa: E402
+from test_portal_db import postgres  # noqa: E402,F401 (a fixture: the PostgreSQL server that url needs)
+from test_portal_db import url as database_url  # noqa: E402,F401,F811 (a fixture: a database of each kind)
+
+ROOT = Path(__file__).resolve().parent.parent
+MINIMAX = ROOT / "submissions" / "tictactoe" / "minimax.py"
+LTI = "https://purl.imsglobal.org/spec/lti/claim/"
+DL = "https://purl.imsglobal.org/spec/lti-dl/claim/"
+AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+ROLE = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
+CLIENT_ID, DEPLOYMENT = "grader-tool-1", "1:deploy"
+WITHIN = 120  # seconds: a score is sent within a few once graded
+
+
+def _key() -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+class Platform:
+    """A platform (an LMS) over real HTTP: its key and JWKS, the authorization endpoint of the
+    OIDC login, the token endpoint, and line items that record the scores posted to them."""
+
+    def __init__(self) -> None:
+        self.key, self.kid = _key(), "platform-key-1"
+        self.messages: dict[str, dict] = {}  # lti_message_hint -> what to launch, and how to sign it
+        self.tokens: list[dict] = []  # each token request's verified assertion
+        self.scores: list[dict] = []  # each score received: the line item, the token, the JSON
+        self.fail_scores = 0  # answer 500 to this many score posts first
+        self.tool_jwks = ""
+        self.issued: set[str] = set()
+        self.returned: list[dict] = []  # each deep-linking response posted back by a browser
+        platform = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                url = urllib.parse.urlsplit(self.path)
+                if url.path == "/jwks":
+                    jwk = json.loads(RSAAlgorithm.to_jwk(platform.key.public_key()))
+                    return self._answer(200, json.dumps({"keys": [{**jwk, "kid": platform.kid, "alg": "RS256"}]}))
+                if url.path == "/auth":
+                    return self._answer(*platform.authorize(dict(urllib.parse.parse_qsl(url.query))), "text/html")
+                self._answer(204 if url.path == "/favicon.ico" else 404, "")  # a browser asks for the icon
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length", 0))).decode()
+                if self.path == "/token":
+                    return self._answer(*platform.token(dict(urllib.parse.parse_qsl(body))))
+                if self.path == "/deep-link-return":
+                    platform.returned.append(dict(urllib.parse.parse_qsl(body)))
+                    return self._answer(200, "<p id=linked>Linked</p>", "text/html")
+                m = re.fullmatch(r"/lineitems/(\w+)/scores", self.path)
+                if m:
+                    return self._answer(*platform.score(m.group(1), self.headers, body))
+                self._answer(404, "{}")
+
+            def _answer(self, status: int, text: str, kind: str = "application/json") -> None:
+                data = text.encode()
+                self.send_response(status)
+                self.send_header("content-type", kind)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def registration(self) -> str:
+        return (f"lti:\n  platforms:\n    - issuer: {self.url}\n      client_id: {CLIENT_ID}\n"
+                f"      deployment_ids: ['{DEPLOYMENT}']\n      auth_login_url: {self.url}/auth\n"
+                f"      token_url: {self.url}/token\n      jwks_url: {self.url}/jwks\n")  # fmt: skip
+
+    def claims(self, sub: str, role: str, kind: str = "LtiResourceLinkRequest", **more) -> dict:
+        """A launch's claims as the IMS reference implementation sends them."""
+        claims = {
+            "sub": sub,
+            "name": f"User {sub}",
+            "email": f"{sub}@platform.example",
+            LTI + "message_type": kind,
+            LTI + "version": "1.3.0",
+            LTI + "deployment_id": DEPLOYMENT,
+            LTI + "target_link_uri": "",
+            LTI + "roles": [ROLE + role],
+            LTI + "context": {"id": "course-1", "label": "GS", "title": "Game search"},
+        }
+        if kind == "LtiResourceLinkRequest":
+            claims[LTI + "resource_link"] = {"id": "link-1", "title": "Tic-tac-toe lab"}
+            claims[LTI + "custom"] = {"assignment": "tictactoe"}
+            claims[AGS] = {"scope": ["https://purl.imsglobal.org/spec/lti-ags/scope/score"],
+                           "lineitem": f"{self.url}/lineitems/7"}  # fmt: skip
+        else:
+            claims[DL + "deep_linking_settings"] = {"deep_link_return_url": f"{self.url}/deep-link-return",
+                                                    "accept_types": ["ltiResourceLink"], "data": "opaque-42"}  # fmt: skip
+        return {**claims, **more}
+
+    def authorize(self, query: dict) -> tuple[int, str]:
+        """The OIDC authorization endpoint: the id_token for the message hinted, posted back by a form."""
+        assert query["scope"] == "openid" and query["response_type"] == "id_token"
+        assert query["response_mode"] == "form_post" and query["prompt"] == "none"
+        assert query["client_id"] == CLIENT_ID and query["redirect_uri"].endswith("/lti/launch")
+        asked = self.messages[query["lti_message_hint"]]
+        issued = int(time.time()) + asked.get("shift", 0)
+        claims = {"iss": self.url, "aud": asked.get("aud", CLIENT_ID), "iat": issued, "exp": issued + 300,
+                  "nonce": asked.get("nonce", query["nonce"]), **asked["claims"], **asked.get("extra", {})}  # fmt: skip
+        token = jwt.encode(claims, asked.get("key", self.key), algorithm="RS256",
+                           headers={"kid": asked.get("kid", self.kid)})  # fmt: skip
+        return 200, (f'<form method="post" action="{html.escape(query["redirect_uri"])}">'
+                     f'<input name="id_token" value="{token}"><input name="state" value="{html.escape(query["state"])}">'
+                     "</form><script>document.forms[0].submit()</script>")  # fmt: skip
+
+    def token(self, form: dict) -> tuple[int, str]:
+        """The token endpoint: the tool's assertion checked by the tool's own JWKS."""
+        assert form["grant_type"] == "client_credentials"
+        assert form["client_assertion_type"] == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+        keys = jwt.PyJWKClient(self.tool_jwks)
+        claims = jwt.decode(form["client_assertion"], keys.get_signing_key_from_jwt(form["client_assertion"]).key,
+                            algorithms=["RS256"], audience=f"{self.url}/token", issuer=CLIENT_ID)  # fmt: skip
+        assert claims["sub"] == CLIENT_ID and claims["jti"]
+        token = secrets.token_hex(8)
+        self.issued.add(token)
+        self.tokens.append({"scope": form["scope"], "claims": claims})
+        return 200, json.dumps(
+            {"access_token": token, "token_type": "Bearer", "expires_in": 3600, "scope": form["scope"]}
+        )
+
+    def score(self, item: str, headers, body: str) -> tuple[int, str]:
+        if self.fail_scores > 0:
+            self.fail_scores -= 1
+            return 500, '{"error": "the gradebook is down for a moment"}'
+        bearer = headers.get("authorization", "").removeprefix("Bearer ")
+        if bearer not in self.issued:
+            return 401, '{"error": "bad token"}'
+        assert headers.get("content-type") == "application/vnd.ims.lis.v1.score+json"
+        self.scores.append({"lineitem": item, "score": json.loads(body)})
+        return 200, "{}"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def launch(client: Client, platform: Platform, claims: dict, **signing) -> httpx.Response:
+    """The browser's part of a launch: the tool's login initiation, the platform's authorization
+    page, its form posted to the tool (the tool's answer, redirects not followed)."""
+    hint = secrets.token_hex(6)
+    platform.messages[hint] = {"claims": claims, **signing}
+    r = client.http.get("/lti/login", params={"iss": platform.url, "login_hint": claims["sub"],
+                                              "target_link_uri": client.url + "/lti/launch",
+                                              "lti_message_hint": hint, "client_id": CLIENT_ID})  # fmt: skip
+    assert r.status_code == 302, r.text
+    form = httpx.get(r.headers["location"]).text
+    fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', form))
+    action = html.unescape(re.search(r'action="([^"]+)"', form).group(1))
+    return post_launch(client, action, fields)
+
+
+def post_launch(client: Client, action: str, fields: dict) -> httpx.Response:
+    return client.http.post(action, data=fields, headers={"Accept": "text/html"})
+
+
+@pytest.fixture(scope="module")
+def tool(tmp_path_factory):
+    """A test platform and the portal registered on it."""
+    tmp = tmp_path_factory.mktemp("lti")
+    platform = Platform()
+    course = make_demo_course(tmp / "course")
+    (course / "course.yaml").write_text((course / "course.yaml").read_text() + platform.registration())
+    server = Server(course, tmp)
+    platform.tool_jwks = server.url + "/lti/jwks"
+    yield {"platform": platform, "server": server}
+    server.stop()
+    platform.stop()
+
+
+def _wait(what, seconds: float = WITHIN):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = what()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError("not within the time allowed")
+
+
+@pytest.mark.slow
+def test_a_launch_signs_a_student_in_and_their_score_reaches_the_platform(tool):
+    platform, server = tool["platform"], tool["server"]
+    teacher = Client(server.url)
+    assert launch(teacher, platform, platform.claims("t-1", "Instructor")).status_code == 303
+    student = Client(server.url)
+    r = launch(student, platform, platform.claims("s-1", "Learner", name="Ada Lovelace"))
+    assert (r.status_code, r.headers["location"]) == (303, "/a/tictactoe")
+    me = student.get("/").json()["user"]
+    assert (me["name"], me["email"], me["role"]) == ("Ada Lovelace", "s-1@platform.example", "student")
+    platform.fail_scores = 1  # the first score post fails: it is retried, and the try recorded
+    sid = student.upload(MINIMAX, name="minimax.py", assignment="tictactoe").json()["id"]
+    assert student.graded(sid)["status"] == "graded"
+    first = _wait(lambda: platform.scores)[0]
+    assert first["lineitem"] == "7"
+    assert first["score"]["userId"] == "s-1" and first["score"]["gradingProgress"] == "PendingManual"
+    assert "scoreGiven" not in first["score"]  # the private results are not out: no score to show yet
+    teacher.get("/class")
+    graded = teacher.get(f"/s/{sid}").json()
+    assert teacher.post("/class/release", {"assignment": "tictactoe"}).status_code == 200
+    final = _wait(lambda: platform.scores[1:])[0]["score"]
+    assert (final["scoreGiven"], final["scoreMaximum"], final["gradingProgress"]) == (
+        graded["total"], graded["max_total"], "FullyGraded")  # fmt: skip
+    assert platform.tokens[0]["scope"] == "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+    sent = teacher.get("/class/lti").json()["scores"]
+    assert [(s["reason"], s["status"]) for s in sent] == [("release", "sent"), ("graded", "sent")]
+    assert sent[1]["attempts"] == 2 and "500" in sent[1]["error"]
+    assert student.get("/class/lti").status_code == 404  # staff only
+
+
+def _refused(tool, **signing) -> httpx.Response:
+    platform, server = tool["platform"], tool["server"]
+    return launch(Client(server.url), platform, platform.claims("s-9", "Learner"), **signing)
+
+
+@pytest.mark.parametrize(
+    "signing, says",
+    [
+        ({"key": _key()}, "signature does not verify"),  # forged: another key under the platform's kid
+        ({"shift": -1000}, "has expired"),
+        ({"aud": "another-tool"}, "meant for another tool"),
+        ({"key": _key(), "kid": "nobody-knows"}, "kid 'nobody-knows'"),
+        ({"nonce": "not-the-one"}, "nonce is not the one issued with its state"),
+        ({"extra": {"iss": "https://elsewhere.example"}}, "issuer is not"),
+        ({"extra": {LTI + "deployment_id": "9:other"}}, "deployment '9:other' is not among"),
+        ({"extra": {LTI + "version": "1.1"}}, "LTI version '1.1' is not 1.3.0"),
+        ({"extra": {LTI + "message_type": "LtiSubmissionReviewRequest"}}, "message type 'LtiSubmissionReviewRequest'"),
+        ({"extra": {"azp": "someone-else"}}, "authorized party (azp)"),
+    ],
+    ids=[
+        "forged",
+        "expired",
+        "wrong-audience",
+        "unknown-kid",
+        "wrong-nonce",
+        "wrong-issuer",
+        "wrong-deployment",
+        "wrong-version",
+        "wrong-message-type",
+        "wrong-azp",
+    ],
+)
+def test_a_bad_launch_is_refused_with_a_clear_page(tool, signing, says):
+    r = _refused(tool, **signing)
+    assert r.status_code == 401
+    shown = html.unescape(r.text)
+    assert "LTI launch refused" in shown and says in shown
+    assert "Traceback" not in r.text
+
+
+def test_a_replayed_launch_is_refused(tool):
+    platform, server = tool["platform"], tool["server"]
+    client = Client(server.url)
+    hint = secrets.token_hex(6)
+    platform.messages[hint] = {"claims": platform.claims("s-2", "Learner")}
+    r = client.http.get("/lti/login", params={"iss": platform.url, "login_hint": "s-2", "lti_message_hint": hint})
+    form = httpx.get(r.headers["location"]).text
+    fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', form))
+    action = html.unescape(re.search(r'action="([^"]+)"', form).group(1))
+    assert post_launch(client, action, fields).status_code == 303
+    again = post_launch(Client(server.url), action, fields)
+    assert again.status_code == 401 and "used already" in html.unescape(again.text)
+
+
+def test_deep_linking_returns_a_signed_response_for_the_assignment_picked(tool):
+    platform, server = tool["platform"], tool["server"]
+    teacher = Client(server.url)
+    r = launch(teacher, platform, platform.claims("t-2", "Instructor", kind="LtiDeepLinkingRequest"))
+    assert (r.status_code, r.headers["location"]) == (303, "/lti/pick")
+    assert set(teacher.get("/lti/pick").json()["assignments"]) == {"othello", "tictactoe", "gomoku"}
+    page = teacher.http.post("/lti/pick", data={"assignment": "othello", "csrf": teacher.csrf},
+                             headers={"Accept": "text/html"})  # fmt: skip
+    assert page.status_code == 200
+    assert f'action="{platform.url}/deep-link-return"' in page.text
+    assert f"form-action 'self' {platform.url}" in page.headers["content-security-policy"]
+    token = re.search(r'name="JWT" value="([^"]+)"', page.text).group(1)
+    keys = jwt.PyJWKClient(server.url + "/lti/jwks")
+    claims = jwt.decode(token, keys.get_signing_key_from_jwt(token).key, algorithms=["RS256"], audience=platform.url,
+                        issuer=CLIENT_ID)  # fmt: skip
+    assert claims[LTI + "message_type"] == "LtiDeepLinkingResponse" and claims[LTI + "version"] == "1.3.0"
+    assert claims[LTI + "deployment_id"] == DEPLOYMENT and claims[DL + "data"] == "opaque-42"
+    (item,) = claims[DL + "content_items"]
+    assert item["type"] == "ltiResourceLink" and item["custom"] == {"assignment": "othello"}
+    assert item["url"] == server.url + "/lti/launch" and item["lineItem"]["scoreMaximum"] == 10
+    assert 'href="/class/lti"' in teacher.html("/class").text  # the scores sent, for staff
+
+
+def test_a_student_cannot_answer_a_deep_linking_request(tool):
+    platform, server = tool["platform"], tool["server"]
+    r = launch(Client(server.url), platform, platform.claims("s-3", "Learner", kind="LtiDeepLinkingRequest"))
+    assert r.status_code == 401 and "only the course's instructors and TAs" in html.unescape(r.text)
+
+
+def test_an_unregistered_platform_is_refused_at_login(tool):
+    r = Client(tool["server"].url).http.get("/lti/login", params={"iss": "https://elsewhere.example", "login_hint": "x"},
+                                            headers={"Accept": "text/html"})  # fmt: skip
+    assert r.status_code == 400 and "is not registered: add it to lti.platforms in course.yaml" in html.unescape(r.text)
+
+
+@pytest.mark.parametrize(
+    "roles, role",
+    [
+        ([ROLE + "Learner"], "student"),
+        ([ROLE + "Instructor"], "instructor"),
+        (["http://purl.imsglobal.org/vocab/lis/v2/membership/Instructor#TeachingAssistant", ROLE + "Instructor"], "ta"),
+        (["http://purl.imsglobal.org/vocab/lis/v2/institution/person#Instructor"], "student"),  # not the course's role
+        ([], "student"),
+    ],
+)
+def test_a_launchs_roles_give_the_portals_role(roles, role):
+    assert role_of(roles) == role
+
+
+@pytest.mark.parametrize(
+    "lti, says",
+    [
+        ("lti: {platforms: []}", "'lti.platforms' must be a list of registrations"),
+        ("lti: {platforms: [{issuer: https://canvas.instructure.com}]}", "give client_id, deployment_ids"),
+        ("lti: {url: ftp://x, platforms: []}", "'lti.url' must be an https:// address"),
+        ("lti: {secret: 1}", "unknown key 'lti.secret'"),
+    ],
+)
+def test_a_bad_registration_is_refused_in_one_line(tmp_path, lti, says):
+    course = make_demo_course(tmp_path / "course")
+    (course / "course.yaml").write_text((course / "course.yaml").read_text() + lti + "\n")
+    with pytest.raises(ConfigError, match=re.escape(says)):
+        load_course(course)
+    result = CliRunner().invoke(main, ["serve", str(course)])
+    assert result.exit_code == 1
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith("Error: ") and "course.yaml: " in line and says in line
+
+
+def test_rotating_the_key_of_a_course_without_lti_is_one_line(tmp_path):
+    course = make_demo_course(tmp_path / "course")
+    result = CliRunner().invoke(main, ["serve", str(course), "--rotate-lti-key"])
+    assert result.exit_code == 1
+    assert (
+        result.output
+        == f"Error: {course.resolve() / 'course.yaml'}: no 'lti:' key: the course is no LTI tool, it has no key\n"
+    )
+
+
+def test_rotating_the_tools_key_keeps_the_old_one_in_its_jwks(tmp_path):
+    engine = connect(f"sqlite:///{tmp_path / 'portal.sqlite3'}")
+    upgrade(engine)
+    make = sessions(engine)
+    with make.begin() as session:
+        first = lti_keys.signing_key(session)
+        assert lti_keys.signing_key(session) == first  # made once, then kept
+    with make.begin() as session:
+        second = lti_keys.rotate(session)
+        assert lti_keys.signing_key(session) == second != first
+        assert [k["kid"] for k in lti_keys.jwks(session)["keys"]] == [second.kid, first.kid]
+    engine.dispose()
+
+
+@pytest.mark.slow
+def test_a_score_the_platform_never_takes_ends_failed_for_staff_and_the_grade_stays(database_url, tmp_path):  # noqa: F811
+    """On SQLite and PostgreSQL: a platform that cannot be reached gets MAX_ATTEMPTS tries, each
+    counted, then the score is marked failed with the error; the submission keeps its grade,
+    and sending it again records a new score to send."""
+    gone = socket.socket()
+    gone.bind(("127.0.0.1", 0))
+    port = gone.getsockname()[1]
+    gone.close()  # nothing listens there: every try is refused
+    where = f"http://127.0.0.1:{port}"
+    folder = make_demo_course(tmp_path / "course")
+    (folder / "course.yaml").write_text((folder / "course.yaml").read_text() + (
+        f"lti:\n  platforms:\n    - {{issuer: {where}, client_id: c, deployment_ids: [d], auth_login_url: {where}/auth,"
+        f" token_url: {where}/token, jwks_url: {where}/jwks}}\n"))  # fmt: skip
+    engine = connect(database_url)
+    upgrade(engine)
+    make = sessions(engine)
+    with make.begin() as s:
+        student = User(email="s@example.edu", name="S", role=STUDENT)
+        s.add(student)
+        s.flush()
+        s.add(LtiIdentity(issuer=where, sub="s-1", user_id=student.id))
+        s.add(LtiLink(issuer=where, client_id="c", resource_link_id="l", assignment="tictactoe",
+                      lineitem=f"{where}/lineitems/1"))  # fmt: skip
+        s.add(Submission(id="a" * 32, user_id=student.id, assignment="tictactoe", filename="lab.py", size=1,
+                         sha256="0" * 64, content=b"x", status=GRADED, total=3.0, max_total=9))  # fmt: skip
+    grades = GradeSync(load_course(folder), make)
+    try:
+        assert grades.graded("a" * 32) == 1
+
+        def failed():
+            with make.begin() as s:  # no waiting out the back-off: each retry is made due at once
+                s.execute(update(LtiScore).where(LtiScore.status == "pending").values(next_at=now()))
+                found = s.scalars(select(LtiScore)).all()
+            grades.wake.set()
+            return found if found[0].status == "failed" else None
+
+        (score,) = _wait(failed, 60)
+        assert score.attempts == MAX_ATTEMPTS and f"cannot reach {where}/token" in score.last_error
+        assert score.score_given is None and score.score_maximum == 9  # graded, the private results not out
+        with make() as s:
+            sub = s.get(Submission, "a" * 32)
+            assert (sub.status, sub.total) == (GRADED, 3.0)
+        assert grades.again(score.id)
+        with make() as s:
+            again = s.scalars(select(LtiScore).order_by(LtiScore.id)).all()[1]
+            assert (again.reason, again.status) == ("again", "pending")  # tried again with back-off, until failed
+    finally:
+        grades.stop()
+        engine.dispose()
+
+
+@pytest.fixture
+def chromium():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright")
+    from test_portal_browser import CHROMIUMS
+
+    binary = next((p for p in map(shutil.which, CHROMIUMS) if p), None)
+    if binary is None:
+        pytest.skip("no Chromium installed (apt-get install chromium)")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=binary, args=["--no-sandbox", "--disable-gpu"])
+        yield browser
+        browser.close()
+
+
+@pytest.mark.slow  # a browser and a server: several seconds
+def test_in_a_browser_deep_linking_posts_the_signed_response_back_to_the_platform(tool, chromium):
+    """The whole round in Chromium: the login, the platform's form posted to the launch, the
+    pick page, and the tool's answer posted back to the platform by its own script (the
+    page's Content-Security-Policy lets the form go to the platform, and nowhere else)."""
+    platform, server = tool["platform"], tool["server"]
+    hint = secrets.token_hex(6)
+    platform.messages[hint] = {"claims": platform.claims("t-9", "Instructor", kind="LtiDeepLinkingRequest")}
+    page = chromium.new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)  # a CSP violation too
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    query = urllib.parse.urlencode({"iss": platform.url, "login_hint": "t-9", "lti_message_hint": hint})
+    page.goto(f"{server.url}/lti/login?{query}")
+    page.wait_for_url(f"{server.url}/lti/pick")
+    page.check("input[value=tictactoe]")
+    page.click("#pick")
+    page.wait_for_url(f"{platform.url}/deep-link-return")
+    assert page.inner_text("#linked") == "Linked"
+    (posted,) = platform.returned
+    keys = jwt.PyJWKClient(server.url + "/lti/jwks")
+    claims = jwt.decode(posted["JWT"], keys.get_signing_key_from_jwt(posted["JWT"]).key, algorithms=["RS256"],
+                        audience=platform.url, issuer=CLIENT_ID)  # fmt: skip
+    assert claims[DL + "content_items"][0]["custom"] == {"assignment": "tictactoe"}
+    assert problems == []
+
+
+def test_serve_prints_the_tools_urls_and_the_key_its_jwks_serves(tool):
+    server = tool["server"]
+    line = _wait(lambda: next((x for x in list(server.lines) if x.startswith("LTI 1.3 tool: ")), None), 30)
+    (kid,) = [k["kid"] for k in httpx.get(server.url + "/lti/jwks").json()["keys"]]
+    assert line.strip() == (f"LTI 1.3 tool: login {server.url}/lti/login, launch {server.url}/lti/launch, "
+                            f"JWKS {server.url}/lti/jwks (key {kid})")  # fmt: skip
