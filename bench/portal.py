@@ -1,33 +1,47 @@
-"""Portal benchmark: a deadline rush of simulated students over real HTTP against a real
-``grader serve`` process, then ``grader grade`` on the same scripts on the same cores.
+"""Portal benchmark: the deadline rush of issue 36 over real HTTP, with a server and a worker
+killed (SIGKILL) in its middle and restarted, then ``grader grade`` of the same scripts.
 
-Run: python bench/portal.py [--students 30] [--per-student 2] [--window 60] [--workers 1]
+Run: python bench/portal.py                     (the issue's rush: 300 students x 3 over 300 s)
+     python bench/portal.py --students 20 --per-student 2 --window 30   (a quick run)
 
-The demo course's Othello lab (10 tests, 4 public) in a temporary folder, each student with
-its one-time sign-in link; each student uploads ``--per-student`` scripts (negamax.py and
-wrong_score.py in turn) at random moments over ``--window`` seconds, and polls its
-submission's page until it is graded, while a reader asks the pages that do not grade (the
-assignment page, the class table) as fast as it can. Printed: per submission, the time from
-upload to public feedback (median, p95); the pages' response times (median, p95); the
-portal's throughput (submissions graded per minute from the first upload to the last
-feedback) against ``grade_class`` of the same scripts (one student a script) on the same
-cores (with --window 0, every upload at once, the two compare; over a window the portal
-waits for the uploads); and the server's peak memory (its VmHWM). The issue's full rush is
---students 300 --per-student 3 --window 300.
+The demo course's Othello lab (10 tests, 4 public) in a temporary folder; a ``grader serve
+--workers 0`` process serves the pages and ``--worker-processes`` ``grader worker``
+processes grade from the same SQLite database. Each simulated student signs in with its
+one-time link (real HTTP, real sign-in) and uploads the lab
+``--per-student`` times (negamax.py and wrong_score.py in turn) at random moments over
+``--window`` seconds, polling its submission until graded; a reader asks the pages that do
+not grade (the assignment page, the home page, the class table) meanwhile. At ``--kill-at``
+of the window the server and one worker are killed with SIGKILL and started again (the
+server on the same port: the students' session cookies still hold); a student whose upload
+got no answer uploads again, as a person would.
+
+Printed: per submission, the time from upload to public feedback (median, p95, polled every
+--poll seconds); the pages' response times (median, p95; the target is p95 < 200 ms) and
+how many were refused while the server was down; the portal's throughput (graded a minute,
+from the first upload to the last feedback) against ``grader grade`` (``grade_class``) of
+the same scripts on the same cores (with --window 0, every upload at once, the two compare;
+over a window the portal waits for the uploads); the peak memory of the server and of the
+workers (VmHWM, with their scripts'); and the exactly-once check against the database and
+the upload receipts: every receipt graded, each submission's result written once (its
+``gradings``), no job left, no upload counted twice.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import re
 import shutil
+import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -40,21 +54,93 @@ SCRIPTS = [ROOT / "submissions" / "negamax.py", ROOT / "submissions" / "wrong_sc
 
 
 def p95(values: list[float]) -> float:
-    return sorted(values)[max(0, round(0.95 * len(values)) - 1)]
+    return sorted(values)[max(0, round(0.95 * len(values)) - 1)] if values else float("nan")
 
 
-def start_server(course: Path, cwd: Path, workers: int) -> tuple[subprocess.Popen, str, str]:
-    proc = subprocess.Popen([sys.executable, "-m", "grader", "serve", str(course), "--port", "0", "--workers", str(workers)],
-                            cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
-    lines = []
-    for line in proc.stdout:
-        lines.append(line)
-        m = re.match(r"One-time sign-in link for \S+: (http://\S+)", line)
-        if m:
-            url = re.search(r"Portal at (http://\S+)/", "".join(lines)).group(1)
-            threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
-            return proc, url, m.group(1)
-    raise SystemExit("the server did not start:\n" + "".join(lines))
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def peak_memory_mb(pid: int) -> float:
+    """The process's peak resident memory (VmHWM) with its children's (ps: their RSS now)."""
+    try:
+        own = next(int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                   if line.startswith("VmHWM:"))  # fmt: skip
+    except (OSError, StopIteration):
+        return float("nan")
+    found = subprocess.run(["ps", "-o", "rss=", "--ppid", str(pid)], capture_output=True, text=True).stdout.split()
+    return (own + sum(int(x) for x in found)) / 1024
+
+
+@dataclass
+class Processes:
+    """The server and the workers: started, killed, started again."""
+
+    course: Path
+    cwd: Path
+    database: str
+    port: int
+    lease: float
+    server: subprocess.Popen | None = None
+    workers: list[subprocess.Popen] = field(default_factory=list)
+    peaks: dict[str, float] = field(default_factory=dict)
+    link: str = ""
+
+    def start_server(self) -> None:
+        self.server = subprocess.Popen(
+            [sys.executable, "-m", "grader", "serve", str(self.course), "--port", str(self.port), "--workers", "0",
+             "--database", self.database], cwd=self.cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        lines = []
+        assert self.server.stdout is not None
+        for line in self.server.stdout:
+            lines.append(line)
+            m = re.match(r"One-time sign-in link for \S+: (http://\S+)", line)
+            if m:
+                self.link = m.group(1)
+                threading.Thread(target=lambda out=self.server.stdout: [None for _ in out], daemon=True).start()
+                return
+        raise SystemExit("the server did not start:\n" + "".join(lines))
+
+    def start_worker(self) -> subprocess.Popen:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "grader", "worker", str(self.course), "--database", self.database,
+             "--lease", str(self.lease)], cwd=self.cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith("Worker "):
+                threading.Thread(target=lambda out=proc.stdout: [None for _ in out], daemon=True).start()
+                self.workers.append(proc)
+                return proc
+        raise SystemExit("a worker did not start")
+
+    def note_memory(self) -> None:
+        if self.server is not None:
+            self.peaks["server"] = max(self.peaks.get("server", 0.0), peak_memory_mb(self.server.pid))
+        for w in self.workers:
+            self.peaks["worker"] = max(self.peaks.get("worker", 0.0), peak_memory_mb(w.pid))
+
+    def kill_and_restart(self) -> None:
+        """SIGKILL the server and the first worker, then start both again."""
+        self.note_memory()
+        assert self.server is not None
+        self.server.kill()
+        self.server.wait()
+        doomed = self.workers.pop(0)
+        doomed.kill()
+        doomed.wait()
+        self.start_server()
+        self.start_worker()
+
+    def stop(self) -> None:
+        self.note_memory()
+        for proc in [self.server, *self.workers]:
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+                proc.wait(60)
 
 
 def sign_in(url: str, link: str) -> httpx.Client:
@@ -66,103 +152,192 @@ def sign_in(url: str, link: str) -> httpx.Client:
     return c
 
 
-def peak_memory_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+@dataclass
+class Tally:
+    """What the simulated clients saw."""
+
+    feedback: list[float] = field(default_factory=list)
+    pages: dict[str, list[float]] = field(default_factory=dict)  # path -> response times
+    receipts: list[str] = field(default_factory=list)
+    unanswered: int = 0  # uploads whose answer the killed server never sent (uploaded again)
+    refused_pages: int = 0  # page requests that failed while the server was down
+    last_feedback: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def retrying(call, tally: Tally | None = None):  # type: ignore[no-untyped-def]
+    """``call()`` again until the server answers (it may be down between its kill and restart)."""
+    while True:
+        try:
+            return call()
+        except httpx.TransportError:
+            if tally is not None:
+                with tally.lock:
+                    tally.refused_pages += 1
+            time.sleep(0.2)
+
+
+def student(c: httpx.Client, moments: list[float], t0: float, poll: float, tally: Tally) -> None:
+    for k, at in enumerate(moments):
+        time.sleep(max(0.0, t0 + at - time.monotonic()))
+        script = SCRIPTS[k % 2]
+        start = time.monotonic()
+        while True:
+            try:
+                r = c.post("/a/othello", files={"script": (script.name, script.read_bytes())})
+                break
+            except httpx.ConnectError:  # the server is down: not sent, try again once it is back
+                time.sleep(0.5)
+            except httpx.TransportError:  # the server was killed with the upload in flight: upload again
+                with tally.lock:
+                    tally.unanswered += 1
+                time.sleep(0.5)
+        r.raise_for_status()
+        sid = r.json()["id"]
+        with tally.lock:
+            tally.receipts.append(sid)
+        while retrying(lambda: c.get(f"/s/{sid}")).json()["status"] not in ("graded", "failed"):
+            time.sleep(poll)
+        with tally.lock:
+            tally.feedback.append(time.monotonic() - start)
+            tally.last_feedback = time.monotonic()
+
+
+def reader(student_c: httpx.Client, instructor: httpx.Client, done: threading.Event, tally: Tally) -> None:
+    while not done.is_set():
+        for c, path in ((student_c, "/a/othello"), (student_c, "/"), (instructor, "/class")):
+            start = time.monotonic()
+            try:
+                c.get(path).raise_for_status()
+            except httpx.TransportError:
+                with tally.lock:
+                    tally.refused_pages += 1
+                time.sleep(0.2)
+                continue
+            with tally.lock:
+                tally.pages.setdefault(path, []).append(time.monotonic() - start)
+        time.sleep(0.05)
+
+
+def exactly_once(database: Path, receipts: list[str]) -> list[str]:
+    """What the database says against the receipts: problems found (none: exactly once)."""
+    problems = []
+    with sqlite3.connect(database) as db:
+        rows = {sid: (status, n) for sid, status, n in db.execute("SELECT id, status, gradings FROM submissions")}
+        jobs = db.execute("SELECT count(*) FROM jobs").fetchone()[0]
+        counted = db.execute("SELECT coalesce(sum(count), 0) FROM daily_counts").fetchone()[0]
+    if len(set(receipts)) != len(receipts):
+        problems.append("a receipt was given twice")
+    for sid in receipts:
+        if sid not in rows:
+            problems.append(f"receipt {sid}: no such submission (lost)")
+        elif rows[sid] != ("graded", 1):
+            problems.append(f"receipt {sid}: {rows[sid][0]}, its result written {rows[sid][1]} times")
+    extra = set(rows) - set(receipts)
+    for sid in extra:  # an upload the killed server took without answering: still graded once
+        if rows[sid] != ("graded", 1):
+            problems.append(f"upload {sid} (no receipt): {rows[sid][0]}, its result written {rows[sid][1]} times")
+    if jobs:
+        problems.append(f"{jobs} jobs left in the queue")
+    if counted != len(rows):
+        problems.append(f"{counted} uploads counted for {len(rows)} submissions")
+    return problems
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--students", type=int, default=30)
-    ap.add_argument("--per-student", type=int, default=2)
-    ap.add_argument("--window", type=float, default=60.0, help="Seconds over which the uploads are spread.")
-    ap.add_argument("--workers", type=int, default=1, help="The server's --workers.")
+    ap.add_argument("--students", type=int, default=300)
+    ap.add_argument("--per-student", type=int, default=3)
+    ap.add_argument("--window", type=float, default=300.0, help="Seconds over which the uploads are spread.")
+    ap.add_argument("--worker-processes", type=int, default=os.cpu_count() or 1,
+                    help="grader worker processes, one grading thread each (default: the cores).")  # fmt: skip
+    ap.add_argument("--kill-at", type=float, default=0.5,
+                    help="When to SIGKILL the server and a worker, as a fraction of the window (0: never).")  # fmt: skip
+    ap.add_argument("--lease", type=float, default=10.0, help="The workers' --lease (seconds).")
+    ap.add_argument("--poll", type=float, default=1.0, help="Seconds between a student's looks at its submission.")
+    ap.add_argument("--no-grade", action="store_true", help="Skip the grader grade comparison.")
     args = ap.parse_args()
+    load = os.getloadavg()[0]  # the machine's load before the bench: it is shared
     tmp = Path(tempfile.mkdtemp(prefix="grader-bench-portal-"))
+    procs: Processes | None = None
     try:
         course = make_demo_course(tmp / "course")
         emails = [f"s{i}@example.edu" for i in range(args.students)]
         (course / "roster.csv").write_text("Email,Name\n" + "".join(f"{e},{e}\n" for e in emails))
-        text = (course / "course.yaml").read_text().replace("per_day: 10", f"per_day: {args.per_student + 1}")
-        (course / "course.yaml").write_text(text)
-        server, url, link = start_server(course, tmp, args.workers)
-        try:
-            instructor = sign_in(url, link)
-            links = instructor.post("/class/links").json()["links"]
-            clients = [sign_in(url, entry["link"]) for entry in links]
-            feedback: list[float] = []
-            pages: list[float] = []
-            lock = threading.Lock()
-            done = threading.Event()
-            rand = random.Random(1)
-            plan = [(rand.uniform(0, args.window), c, SCRIPTS[k % 2]) for c in clients for k in range(args.per_student)]
-
-            def student(at: float, c: httpx.Client, script: Path, t0: float) -> None:
-                time.sleep(max(0.0, t0 + at - time.monotonic()))
-                start = time.monotonic()
-                r = c.post("/a/othello", files={"script": (script.name, script.read_bytes())})
-                r.raise_for_status()
-                sid = r.json()["id"]
-                while c.get(f"/s/{sid}").json()["status"] not in ("graded", "failed"):
-                    time.sleep(0.2)
-                with lock:
-                    feedback.append(time.monotonic() - start)
-
-            def reader() -> None:
-                c = clients[0]
-                while not done.is_set():
-                    for path in ("/a/othello", "/"):
-                        start = time.monotonic()
-                        c.get(path).raise_for_status()
-                        with lock:
-                            pages.append(time.monotonic() - start)
-                    staff_start = time.monotonic()
-                    instructor.get("/class").raise_for_status()
-                    with lock:
-                        pages.append(time.monotonic() - staff_start)
-                    time.sleep(0.05)
-
-            t0 = time.monotonic()
-            threads = [threading.Thread(target=student, args=(at, c, s, t0)) for at, c, s in plan]
-            watcher = threading.Thread(target=reader)
-            watcher.start()
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            done.set()
-            watcher.join()
-            elapsed = time.monotonic() - t0
-            memory = peak_memory_mb(server.pid)
-        finally:
-            server.terminate()
-            server.wait(30)
-        n = len(feedback)
+        per_day = 2 * args.per_student  # room for an upload sent again after the kill
+        (course / "course.yaml").write_text((course / "course.yaml").read_text().replace("per_day: 10",
+                                                                                         f"per_day: {per_day}"))  # fmt: skip
+        database = tmp / "portal.sqlite3"
+        procs = Processes(course, tmp, f"sqlite:///{database}", free_port(), args.lease)
+        procs.start_server()
+        url = f"http://127.0.0.1:{procs.port}"
+        for _ in range(args.worker_processes):
+            procs.start_worker()
+        instructor = sign_in(url, procs.link)
+        links = instructor.post("/class/links").json()["links"]
+        clients = [sign_in(url, entry["link"]) for entry in links]
+        rand = random.Random(1)
+        plans = [sorted(rand.uniform(0, args.window) for _ in range(args.per_student)) for _ in clients]
+        tally, done = Tally(), threading.Event()
+        t0 = time.monotonic()
+        threads = [threading.Thread(target=student, args=(c, m, t0, args.poll, tally)) for c, m in zip(clients, plans)]
+        watcher = threading.Thread(target=reader, args=(clients[0], instructor, done, tally))
+        watcher.start()
+        for t in threads:
+            t.start()
+        killed_at = None
+        if args.kill_at > 0:
+            time.sleep(max(0.0, t0 + args.kill_at * args.window - time.monotonic()))
+            killed_at = time.monotonic() - t0
+            procs.kill_and_restart()
+        while any(t.is_alive() for t in threads):
+            procs.note_memory()
+            time.sleep(1.0)
+        done.set()
+        watcher.join()
+        procs.stop()
+        first = min(m[0] for m in plans)
+        busy = tally.last_feedback - t0 - first
+        n = len(tally.feedback)
         print(f"{args.students} students x {args.per_student} uploads over {args.window:g} s, "
-              f"--workers {args.workers}: {n} graded in {elapsed:.1f} s")  # fmt: skip
-        print(f"upload to feedback: median {statistics.median(feedback):.2f} s, p95 {p95(feedback):.2f} s")
-        print(f"pages that do not grade ({len(pages)} requests): median {1000 * statistics.median(pages):.0f} ms, "
-              f"p95 {1000 * p95(pages):.0f} ms")  # fmt: skip
-        print(f"server's peak memory: {memory:.0f} MB")
-        # The same scripts graded by grade_class on the same cores (one student a script).
-        klass = tmp / "class"
-        klass.mkdir()
-        for i, (_, _, script) in enumerate(plan):
-            shutil.copy(script, klass / f"s{i:04d}.py")
-        loaded = load_course(course)
-        lab = loaded.assignments["othello"]
-        start = time.monotonic()
-        grade_class([klass], lab.plan, loaded.settings(lab), out=tmp / "run", exports=False)
-        alone = time.monotonic() - start
-        busy = elapsed - min(at for at, _, _ in plan)  # from the first upload to the last feedback
+              f"{args.worker_processes} worker processes, SQLite, {os.cpu_count()} cores "
+              f"(load average before: {load:.1f}): {n} graded, the last {busy + first:.1f} s in")  # fmt: skip
+        if killed_at is not None:
+            print(f"SIGKILL of the server and a worker at {killed_at:.1f} s, both started again; "
+                  f"{tally.unanswered} uploads unanswered by the killed server, sent again")  # fmt: skip
+        print(f"upload to public feedback: median {statistics.median(tally.feedback):.2f} s, "
+              f"p95 {p95(tally.feedback):.2f} s (polled every {args.poll:g} s)")  # fmt: skip
+        pages = [t for times in tally.pages.values() for t in times]
+        each = ", ".join(f"{path} {1000 * p95(times):.0f}" for path, times in tally.pages.items())
+        print(f"pages that do not grade ({len(pages)} answered): median {1000 * statistics.median(pages):.0f} ms, "
+              f"p95 {1000 * p95(pages):.0f} ms (target < 200 ms; p95 of each: {each}); "
+              f"{tally.refused_pages} requests refused while the server was down")  # fmt: skip
+        print(f"peak memory: server {procs.peaks.get('server', float('nan')):.0f} MB, "
+              f"a worker with its scripts {procs.peaks.get('worker', float('nan')):.0f} MB")  # fmt: skip
+        problems = exactly_once(database, tally.receipts)
         print(
-            f"throughput: the portal {60 * n / busy:.0f} a minute, grade_class of the same {n} scripts "
-            f"{60 * n / alone:.0f} a minute ({alone:.1f} s): {100 * alone / busy:.0f}%"
-            + ("" if args.window == 0 else " (uploads spread over the window: --window 0 compares throughputs)")
+            f"exactly once: {len(tally.receipts)} receipts, "
+            + ("every one graded once, nothing lost or doubled" if not problems else "; ".join(problems[:10]))
         )
+        if not args.no_grade:
+            klass = tmp / "class"
+            klass.mkdir()
+            for i, script in enumerate(SCRIPTS[k % 2] for m in plans for k in range(len(m))):
+                shutil.copy(script, klass / f"s{i:04d}.py")
+            loaded = load_course(course)
+            lab = loaded.assignments["othello"]
+            start = time.monotonic()
+            grade_class([klass], lab.plan, loaded.settings(lab), out=tmp / "run", exports=False)
+            alone = time.monotonic() - start
+            print(f"throughput: the portal {60 * n / busy:.1f} a minute (first upload to last feedback), "
+                  f"grader grade of the same {n} scripts {60 * n / alone:.1f} a minute ({alone:.1f} s): "
+                  f"{100 * alone / busy:.0f}%"
+                  + ("" if args.window == 0 else " (uploads spread over the window: --window 0 compares throughputs)"))  # fmt: skip
+        if problems:
+            raise SystemExit(1)
     finally:
+        if procs is not None:
+            procs.stop()
         shutil.rmtree(tmp, ignore_errors=True)
 
 

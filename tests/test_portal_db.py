@@ -26,7 +26,18 @@ from grader.grading.run import grade  # noqa: E402
 from grader.portal import accounts, queue  # noqa: E402
 from grader.portal.course import load_course, make_demo_course  # noqa: E402
 from grader.portal.db import connect, sessions, upgrade  # noqa: E402
-from grader.portal.models import FAILED, GRADED, QUEUED, RUNNING, STUDENT, Extension, Job, Submission, User  # noqa: E402
+from grader.portal.models import (  # noqa: E402
+    FAILED,
+    GRADED,
+    QUEUED,
+    RUNNING,
+    STUDENT,
+    Extension,
+    Job,
+    SignInFailure,
+    Submission,
+    User,
+)
 from grader.portal.web import _student_view  # noqa: E402
 from grader.portal.worker import Workers  # noqa: E402
 
@@ -114,6 +125,7 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(url):
         "releases",
         "audit_log",
         "extensions",
+        "signin_failures",
         "lti_keys",
         "lti_logins",
         "lti_identities",
@@ -121,7 +133,7 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(url):
         "lti_scores",
     } <= tables
     with engine.connect() as c:
-        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0006",)]
+        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0007",)]
     engine.dispose()
 
 
@@ -144,6 +156,29 @@ def test_an_older_database_is_upgraded_keeping_its_rows(url):
         assert c.execute(text("SELECT email FROM users")).all() == [("a@x.org",)]
         assert "releases" in inspect(c).get_table_names()
         assert c.execute(text("SELECT id, status, stopped FROM submissions")).all() == [("s1", "graded", None)]
+    engine.dispose()
+
+
+def test_a_job_running_before_leases_is_queued_again_by_their_migration(url):
+    """A server of before leases requeued its running jobs at start; a job it left running has
+    no lease to expire, so the migration that brings leases queues it."""
+    engine = connect(url)
+    upgrade(engine, "0006")
+    with engine.begin() as c:
+        c.execute(
+            text("INSERT INTO users (email, name, role, created_at) VALUES ('a@x.org', 'A', 'student', '2026-01-01')")
+        )
+        (uid,) = c.execute(text("SELECT id FROM users")).one()
+        c.execute(text("INSERT INTO submissions (id, user_id, assignment, received_at, late, filename, size, sha256, "
+                       "content, status) VALUES ('s1', :u, 'lab', '2026-01-02', 0, 'a.py', 1, 'x', :b, 'running')"),
+                  {"u": uid, "b": b"1"})  # fmt: skip
+        c.execute(
+            text("INSERT INTO jobs (submission_id, state, claimed_by, attempts) VALUES ('s1', 'running', 'old', 1)")
+        )
+    upgrade(engine)
+    with engine.connect() as c:
+        assert c.execute(text("SELECT state, claimed_by, lease_token FROM jobs")).all() == [("queued", None, None)]
+        assert c.execute(text("SELECT status FROM submissions")).all() == [("queued",)]
     engine.dispose()
 
 
@@ -211,18 +246,70 @@ def test_a_sign_in_token_works_once(db):
         assert accounts.use_signin_token(s, token + "x") is None
 
 
-def test_a_job_left_running_is_queued_again(db):
+def _expire(make, lease) -> None:
+    """The lease's worker stopped renewing it long enough ago (killed, its machine gone)."""
+    with make.begin() as s:
+        s.get(Job, lease.job_id).lease_until = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(1)
+
+
+def test_a_job_whose_lease_expired_is_claimed_again_and_only_its_new_holder_writes(db):
     make, course, student = db
     with make.begin() as s:
         sid = queue.submit(s, student, course.assignments["othello"], "a.py", b"print(19)\n").id
     with make.begin() as s:
-        assert queue.claim(s, "killed").submission_id == sid
+        killed = queue.claim(s, "killed")
+        assert killed.submission_id == sid
     with make.begin() as s:
-        assert queue.claim(s, "other") is None  # running: nobody else takes it
-        assert queue.requeue_running(s) == 1
-        assert s.get(Submission, sid).status == QUEUED
+        assert queue.claim(s, "other") is None  # held: nobody else takes it
+        assert queue.renew(s, killed)
+    _expire(make, killed)
     with make.begin() as s:
-        assert queue.claim(s, "next").submission_id == sid
+        second = queue.claim(s, "next")
+        assert second.submission_id == sid and second.token != killed.token
+        assert s.get(Submission, sid).status == RUNNING and s.get(Job, second.job_id).attempts == 2
+    with make.begin() as s:
+        assert not queue.renew(s, killed)  # lost: the first worker cannot take it back
+        assert not queue.finish(s, killed)  # nor write its result
+    with make.begin() as s:
+        assert queue.claim(s, "third") is None  # the new holder's lease is young
+        assert queue.finish(s, second)
+    with make() as s:
+        assert s.scalars(select(Job)).all() == []
+
+
+def test_a_worker_that_lost_its_lease_writes_nothing(db, monkeypatch):
+    """A worker whose lease expired while it graded (a machine cut off) leaves the submission
+    to the worker that claimed it since: its result is not written, the upload not given back."""
+    make, course, student = db
+    lab = course.assignments["othello"]
+    with make.begin() as s:
+        sid = queue.submit(s, student, lab, "x.py", b"print(19)\n").id
+    slow = Workers(course, make, name="slow")
+    taken: list = []
+
+    def lose_it(course_, assignment, filename, content, executor):  # the grading during which the lease is lost
+        _expire(make, taken[0])
+        with make.begin() as s:
+            taken.append(queue.claim(s, "other"))
+        raise GraderError("graded by a machine cut off from the database")
+
+    real_claim = queue.claim
+
+    def remember(session, worker, seconds=queue.LEASE_SECONDS):
+        found = real_claim(session, worker, seconds)
+        taken.append(found)
+        return found
+
+    monkeypatch.setattr("grader.portal.worker.claim", remember)
+    monkeypatch.setattr("grader.portal.worker.grade_upload", lose_it)
+    assert slow.work_once("slow")
+    monkeypatch.undo()
+    with make() as s:
+        sub = s.get(Submission, sid)
+        assert sub.status == RUNNING and sub.error is None and sub.gradings == 0  # the other worker's to write
+        assert s.get(Job, taken[1].job_id).lease_token == taken[1].token
+        assert queue.used_today(s, student, "othello") == 1  # not given back
+    assert Workers(course, make).work_once("other-again") is False  # held by "other", whose lease is young
 
 
 def test_a_worker_grades_as_grade_does_and_a_grader_error_is_not_counted(db):
@@ -243,7 +330,12 @@ def test_a_worker_grades_as_grade_does_and_a_grader_error_is_not_counted(db):
     expected = grade(script, lab.plan, course.settings(lab))
     with make() as s:
         done = s.get(Submission, good)
-        assert done.status == GRADED and done.symbols == expected.symbols and done.total == expected.total
+        assert (
+            done.status == GRADED
+            and done.symbols == expected.symbols
+            and done.total == expected.total
+            and done.gradings == 1
+        )
         failed = s.get(Submission, lost_id)
         assert failed.status == FAILED and "no assignment 'gone'" in failed.error
         assert queue.used_today(s, student, "gone") == 0  # given back
@@ -297,3 +389,42 @@ def test_an_extension_moves_the_deadlines_and_the_late_flags(db):
         assert queue.mark_late(s, student, lab) == 1
     with make() as s:
         assert s.get(Submission, sid).late == 0 and queue.deadlines(s, student, lab).extra_days == 3
+
+
+def test_the_sign_in_limit_is_shared_by_every_server_process(db, url):
+    """Failures counted through one engine (one server process) block through another, and
+    only those within the window count."""
+    make, _, _ = db
+    other = connect(url)
+    make_other = sessions(other)
+    limit = accounts.SignInLimit(failures=5, seconds=900)
+    with make.begin() as s:
+        s.add(SignInFailure(email="s1@example.edu", at=datetime.datetime.now(datetime.timezone.utc)
+                            - datetime.timedelta(seconds=901)))  # fmt: skip
+    for n, maker in enumerate([make, make_other, make, make_other, make]):
+        with maker.begin() as s:
+            assert not limit.blocked(s, "s1@example.edu"), n
+            limit.failed(s, " S1@example.edu")
+    for maker in (make, make_other):
+        with maker.begin() as s:
+            assert limit.blocked(s, "s1@example.edu") and not limit.blocked(s, "s2@example.edu")
+    with make() as s:
+        assert len(s.scalars(select(SignInFailure)).all()) == 5  # the old one forgotten
+    other.dispose()
+
+
+def test_a_released_job_is_queued_at_once_and_a_lost_lease_releases_nothing(db):
+    """A grading cut short on the grader's side (its cluster gone) gives the job back at once."""
+    make, course, student = db
+    with make.begin() as s:
+        sid = queue.submit(s, student, course.assignments["othello"], "a.py", b"print(19)\n").id
+    with make.begin() as s:
+        first = queue.claim(s, "cut-short")
+    with make.begin() as s:
+        assert queue.release(s, first)
+        assert s.get(Submission, sid).status == QUEUED
+    with make.begin() as s:
+        second = queue.claim(s, "next")
+        assert second.submission_id == sid
+        assert not queue.release(s, first)  # no longer its job
+        assert s.get(Job, second.job_id).lease_token == second.token

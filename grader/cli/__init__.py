@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "rejudge": ("grading", "rejudge_command", "Judge a run's recorded answers again with today's rules."),
     "report": ("grading", "report_command", "Write a run folder's exports again, or one student's report."),
     "solve": ("solving", "solve", "Solve positions exactly: value, optimal moves, an optimal line."),
+    "worker": ("portal", "worker", "Grade a course portal's uploads from its database, on any machine."),
     "tournament": ("tournaments", "tournament",
                    "Tournaments between engine scripts: round-robin, gauntlet, Swiss, SPRT."),
 }  # fmt: skip

@@ -1,11 +1,18 @@
-"""``grader serve``: the course portal (grader/portal/, the ``portal`` extra)."""
+"""``grader serve`` and ``grader worker``: the course portal (grader/portal/, the ``portal`` extra)."""
 
 from __future__ import annotations
 
 import click
 
 from ..portal import check_extra
-from .options import echo, fail_cleanly
+from .options import cluster_option, echo, fail_cleanly
+
+LEASE = 60.0  # as grader.portal.queue.LEASE_SECONDS, which the CLI does not import before check_extra
+
+lease_option = click.option(
+    "--lease", default=LEASE, show_default=True, type=click.FloatRange(1, 3600), metavar="SECONDS",
+    help="How long a job stays a killed worker's before another claims it (renewed every third while grading).",
+)  # fmt: skip
 
 
 @click.command(
@@ -19,6 +26,7 @@ from .options import echo, fail_cleanly
     students) is made in ./grader-demo-course.
     The database is SQLite in the course's .portal/ folder unless --database names another.
     Prints the address and a one-time sign-in link for the course's first instructor.
+    With --workers 0 it serves pages only: grader worker grades, on this machine or others.
     Needs the portal extra: pip install "grader[portal]".
 
     \b
@@ -26,6 +34,8 @@ from .options import echo, fail_cleanly
       grader serve
       grader serve course/ --port 8080
       grader serve course/ --database postgresql://grader@/portal --host 0.0.0.0
+      grader serve course/ --database postgresql://grader@db/portal --workers 0
+      grader serve course/ --cluster tcp://scheduler:8786 --workers 8
     """,
 )
 @click.argument("course", required=False, type=click.Path(file_okay=False))
@@ -33,24 +43,67 @@ from .options import echo, fail_cleanly
               help="sqlite:///FILE or postgresql://USER@HOST/NAME (default: SQLite in COURSE/.portal/).")  # fmt: skip
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every interface).")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free one).")
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
-              help="Submissions graded at once (each with config.yaml's jobs).")  # fmt: skip
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(0, 64),
+              help="Submissions graded at once (each with config.yaml's jobs); 0: pages only.")  # fmt: skip
+@lease_option
+@cluster_option
 @click.option("--rotate-lti-key", is_flag=True,
               help="Retire the LTI tool's signing key and make a new one (the old stays in its JWKS for 7 days).")  # fmt: skip
 @fail_cleanly
-def serve(course: str | None, database: str | None, host: str, port: int, workers: int, rotate_lti_key: bool) -> None:
+def serve(course: str | None, database: str | None, host: str, port: int, workers: int, lease: float,
+          cluster: str | None, rotate_lti_key: bool) -> None:  # fmt: skip
     check_extra()
     from ..portal.server import Started
     from ..portal.server import serve as run  # the extra's packages: loaded once known to be installed
 
     def ready(started: Started) -> None:
         echo(f"Course: {started.course.title} ({started.course.folder}), database {started.database}")
-        if started.requeued:
-            echo(f"{started.requeued} submissions left running by the last server are queued again")
+        if not started.workers:
+            echo("No workers here: grader worker --database URL COURSE grades the uploads")
+        elif started.cluster:
+            echo(f"Grading on the Dask cluster at {started.cluster}")
         echo(f"Portal at {started.url} (Ctrl-C stops it)")
         echo(f"One-time sign-in link for {started.instructor}: {started.instructor_link}")
         if started.lti_kid:
             echo(f"LTI 1.3 tool: login {started.url}lti/login, launch {started.url}lti/launch, "
                  f"JWKS {started.url}lti/jwks (key {started.lti_kid})")  # fmt: skip
 
-    run(course, database, host, port, workers, on_ready=ready, rotate_lti_key=rotate_lti_key)
+    run(course, database, host, port, workers, on_ready=ready, lease=lease, cluster=cluster,
+        rotate_lti_key=rotate_lti_key)  # fmt: skip
+
+
+@click.command(
+    help="""Grade a portal's uploads from its database: workers on this machine or another,
+    claiming jobs from the same queue as the server's. A job a killed worker held is claimed
+    again once its lease expires, and only the holder of a job's lease writes its result, so
+    every submission is graded exactly once.
+
+    COURSE is the course folder the server serves (kept in git, so each machine has it;
+    default: the current folder). The database must be one a server of this grader made.
+    Needs the portal extra: pip install "grader[portal]".
+
+    \b
+    Examples:
+      grader worker --database postgresql://grader@db/portal course/
+      grader worker --database postgresql://grader@db/portal course/ --workers 4
+      grader worker --database postgresql://grader@db/portal course/ --cluster tcp://scheduler:8786
+    """,
+)
+@click.argument("course", required=False, default=".", type=click.Path(file_okay=False))
+@click.option("--database", required=True, metavar="URL",
+              help="The server's database: postgresql://USER@HOST/NAME, or sqlite:///FILE on the same machine.")  # fmt: skip
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Submissions graded at once (each with config.yaml's jobs).")  # fmt: skip
+@lease_option
+@cluster_option
+@fail_cleanly
+def worker(course: str, database: str, workers: int, lease: float, cluster: str | None) -> None:
+    check_extra()
+    from ..portal.server import WorkersStarted, work
+
+    def ready(started: WorkersStarted) -> None:
+        echo(f"Course: {started.course.title} ({started.course.folder}), database {started.database}")
+        where = f"on the Dask cluster at {started.cluster}" if started.cluster else "here"
+        echo(f"Worker {started.name}: {started.workers} grading at once, {where} (Ctrl-C stops it)")
+
+    work(course, database, workers, lease, on_ready=ready, cluster=cluster)

@@ -8,19 +8,16 @@ import datetime as dt
 import hashlib
 import io
 import secrets
-import threading
-import time
-from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from ..errors import GraderError
-from .models import INSTRUCTOR, ROLES, STUDENT, TA, SignInToken, User, now
+from .models import INSTRUCTOR, ROLES, STUDENT, TA, SignInFailure, SignInToken, User, now
 
 LINK_HOURS = 72  # a sign-in link works once, within this many hours
 PASSWORD_MIN = 10
@@ -158,27 +155,27 @@ def ensure_user(session: Session, email: str, name: str, role: str) -> User:
     return user
 
 
-@dataclass
+@dataclass(frozen=True)
 class SignInLimit:
     """At most ``failures`` failed sign-ins per e-mail address in ``seconds``: a guesser is
-    slowed to a few tries an hour (kept by this server process)."""
+    slowed to a few tries an hour. Counted in the database, so every server process of a
+    course shares the limit (a guesser gains nothing by reaching another)."""
 
     failures: int = 5
     seconds: float = 900.0
-    _seen: dict[str, deque[float]] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def blocked(self, email: str) -> bool:
-        with self._lock:
-            recent = self._recent(email)
-            return len(recent) >= self.failures
+    def blocked(self, session: Session, email: str) -> bool:
+        recent = (
+            select(func.count())
+            .select_from(SignInFailure)
+            .where(SignInFailure.email == email.strip().lower(), SignInFailure.at > self._since())
+        )
+        return (session.scalar(recent) or 0) >= self.failures
 
-    def failed(self, email: str) -> None:
-        with self._lock:
-            self._recent(email).append(time.monotonic())
+    def failed(self, session: Session, email: str) -> None:
+        """Count a failure (and forget those older than the window)."""
+        session.execute(delete(SignInFailure).where(SignInFailure.at <= self._since()))
+        session.add(SignInFailure(email=email.strip().lower(), at=now()))
 
-    def _recent(self, email: str) -> deque[float]:
-        found = self._seen.setdefault(email.strip().lower(), deque())
-        while found and found[0] < time.monotonic() - self.seconds:
-            found.popleft()
-        return found
+    def _since(self) -> dt.datetime:
+        return now() - dt.timedelta(seconds=self.seconds)

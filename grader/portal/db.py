@@ -10,6 +10,8 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event, select
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -81,6 +83,21 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, revision)
+
+
+def check_current(engine: Engine) -> None:
+    """GraderError, in one line, unless the tables are at the newest revision (a worker never
+    upgrades them: the server does, at its start)."""
+    config = AlembicConfig()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    head = ScriptDirectory.from_config(config).get_current_head()
+    with engine.connect() as connection:
+        current = MigrationContext.configure(connection).get_current_revision()
+    if current is None:
+        raise GraderError("the database has no portal tables: start grader serve on it first (it makes them)")
+    if current != head:
+        raise GraderError(f"the database is at revision {current}, this grader needs {head}: "
+                          "start this grader's grader serve on it once (it upgrades the tables)")  # fmt: skip
 
 
 def sessions(engine: Engine) -> sessionmaker[Session]:

@@ -87,6 +87,8 @@ class Submission(Base):
     previous_public_total: Mapped[float | None] = mapped_column(nullable=True)
     change_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)  # a grader error: not the student's fault
+    graded_by: Mapped[str | None] = mapped_column(String(100), nullable=True)  # the worker that held its lease
+    gradings: Mapped[int] = mapped_column(Integer, default=0)  # results written: 1, and 1 more for each rerun
 
 
 class DailyCount(Base):
@@ -102,7 +104,8 @@ class DailyCount(Base):
 
 
 class Job(Base):
-    """A submission waiting to be graded, or being graded (claimed by a worker)."""
+    """A submission waiting to be graded, or being graded: claimed by a worker, whose lease
+    (its token, until an expiry it keeps renewing) says it still holds the job."""
 
     __tablename__ = "jobs"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -111,6 +114,8 @@ class Job(Base):
     claimed_by: Mapped[str | None] = mapped_column(String(100), nullable=True)
     claimed_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
+    lease_token: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    lease_until: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
 class Release(Base):
@@ -142,3 +147,12 @@ class Extension(Base):
     days: Mapped[int] = mapped_column(Integer)
     granted_by: Mapped[int] = mapped_column(ForeignKey("users.id"))
     granted_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class SignInFailure(Base):
+    """A failed sign-in with a password, kept so that every server process shares the limit."""
+
+    __tablename__ = "signin_failures"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    email: Mapped[str] = mapped_column(String(320), index=True)
+    at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)

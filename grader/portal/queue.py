@@ -1,6 +1,9 @@
 """The queue of grading: a table in the portal's database, so a restart loses nothing and no
 other server is needed. A job is claimed in one statement (``FOR UPDATE SKIP LOCKED`` on
-PostgreSQL, where workers of several processes claim at once; SQLite writes one at a time)."""
+PostgreSQL, where workers of several processes claim at once; SQLite writes one at a time)
+with a lease: a token and an expiry its worker renews while it grades. A job whose lease
+expired (its worker killed, its machine gone) is claimed again by any worker, and a result is
+written only by the lease's holder, so each submission is graded exactly once."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement, and_, func, insert, or_, select, update
+from sqlalchemy import ColumnElement, and_, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -119,38 +122,65 @@ def submit(session: Session, user: User, assignment: Assignment, filename: str, 
     return sub
 
 
-def claim(session: Session, worker: str) -> Job | None:
-    """The oldest queued job, now this worker's; None when the queue is empty. One statement:
-    two workers never claim the same job."""
-    oldest = (
-        select(Job.id).where(Job.state == QUEUED).order_by(Job.id).limit(1).with_for_update(skip_locked=True)
-    ).scalar_subquery()
-    job_id = session.execute(
-        update(Job).where(Job.id == oldest, Job.state == QUEUED)
-        .values(state=RUNNING, claimed_by=worker, claimed_at=now(), attempts=Job.attempts + 1)
-        .returning(Job.id)
-    ).scalar()  # fmt: skip
-    if job_id is None:
+LEASE_SECONDS = 60.0  # how long a claimed job stays its worker's without a renewal
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A claimed job: its worker holds it while ``token`` is the job's and the lease is renewed."""
+
+    job_id: int
+    submission_id: str
+    token: str
+
+
+def claim(session: Session, worker: str, seconds: float = LEASE_SECONDS) -> Lease | None:
+    """The oldest job queued, or whose lease expired (its worker was killed, or its machine
+    lost), now this worker's for ``seconds``; None when there is none. One statement: two
+    workers never claim the same job (``SKIP LOCKED`` on PostgreSQL; SQLite writes one at a time)."""
+    moment, token = now(), secrets.token_hex(16)
+    free = or_(Job.state == QUEUED, and_(Job.state == RUNNING, Job.lease_until < moment))
+    oldest = select(Job.id).where(free).order_by(Job.id).limit(1).with_for_update(skip_locked=True).scalar_subquery()
+    found = session.execute(
+        update(Job).where(Job.id == oldest, free)
+        .values(state=RUNNING, claimed_by=worker, claimed_at=moment, attempts=Job.attempts + 1, lease_token=token,
+                lease_until=moment + dt.timedelta(seconds=seconds))
+        .returning(Job.id, Job.submission_id)
+    ).first()  # fmt: skip
+    if found is None:
         return None
-    session.execute(
-        update(Submission).where(Submission.id == select(Job.submission_id).where(Job.id == job_id).scalar_subquery())
-        .values(status=RUNNING)
+    session.execute(update(Submission).where(Submission.id == found.submission_id).values(status=RUNNING))
+    return Lease(found.id, found.submission_id, token)
+
+
+def renew(session: Session, lease: Lease, seconds: float = LEASE_SECONDS) -> bool:
+    """Keep the job for ``seconds`` more; False when the lease was lost (expired and claimed by another)."""
+    done = session.execute(
+        update(Job).where(Job.id == lease.job_id, Job.lease_token == lease.token)
+        .values(lease_until=now() + dt.timedelta(seconds=seconds))
     )  # fmt: skip
-    return session.get(Job, job_id)
+    return getattr(done, "rowcount", 0) == 1
 
 
-def finish(session: Session, job: Job) -> None:
-    """The job is done (its submission holds the result): off the queue."""
-    session.delete(job)
+def finish(session: Session, lease: Lease) -> bool:
+    """Take the job off the queue if this lease still holds it: True, and the caller writes the
+    result in the same transaction; False (write nothing) when another worker holds it now. The
+    row stays locked until the transaction ends, so nobody claims it in between."""
+    done = session.execute(delete(Job).where(Job.id == lease.job_id, Job.lease_token == lease.token))
+    return getattr(done, "rowcount", 0) == 1
 
 
-def requeue_running(session: Session) -> int:
-    """Jobs left running by a server that stopped (killed, restarted): queued again; how many."""
-    ids = list(session.scalars(select(Job.submission_id).where(Job.state == RUNNING)))
-    if ids:
-        session.execute(update(Job).where(Job.state == RUNNING).values(state=QUEUED, claimed_by=None, claimed_at=None))
-        session.execute(update(Submission).where(Submission.id.in_(ids)).values(status=QUEUED))
-    return len(ids)
+def release(session: Session, lease: Lease) -> bool:
+    """Give the job back to the queue at once (its grading was cut short by the grader's side,
+    not the script's: a cluster's scheduler gone); False when the lease was lost already."""
+    done = session.execute(
+        update(Job).where(Job.id == lease.job_id, Job.lease_token == lease.token)
+        .values(state=QUEUED, claimed_by=None, claimed_at=None, lease_token=None, lease_until=None)
+    )  # fmt: skip
+    if getattr(done, "rowcount", 0) != 1:
+        return False
+    session.execute(update(Submission).where(Submission.id == lease.submission_id).values(status=QUEUED))
+    return True
 
 
 def waiting(session: Session) -> int:

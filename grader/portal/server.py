@@ -1,26 +1,33 @@
 """Starting the portal: the course loaded, the database upgraded to the newest revision, the
-roster and instructors synced, jobs a stopped server left running queued again, then the
-workers and the web server (uvicorn) in this process."""
+roster and instructors synced, then the workers and the web server (uvicorn) in this process.
+Or workers alone (``grader worker``), on any machine that has the course folder, grading from
+the same database. Nothing is requeued at a start: a job a killed process held is claimed
+again once its lease expires, by whichever worker is free."""
 
 from __future__ import annotations
 
 import socket
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import uvicorn
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import GraderError
 from . import accounts, lti_pages
 from .course import DEMO_FOLDER, Course, load_course, make_demo_course
-from .db import connect, default_url, hide_password, secret_key, sessions, upgrade
+from .db import check_current, connect, default_url, hide_password, secret_key, sessions, upgrade
 from .lti_grades import GradeSync
 from .lti_keys import rotate, signing_key
-from .models import INSTRUCTOR
-from .queue import requeue_running
+from .models import INSTRUCTOR, Meta
+from .queue import LEASE_SECONDS
 from .web import Portal, create_app
 from .worker import Workers
+
+COURSE_KEY = "course"  # the Meta row naming the course a database serves
 
 
 @dataclass(frozen=True)
@@ -32,13 +39,25 @@ class Started:
     instructor: str
     instructor_link: str
     database: str
-    requeued: int
+    workers: int
+    cluster: str | None  # the Dask scheduler its workers grade on; None: this machine
     lti_kid: str | None = None  # the LTI tool's signing key, when the course is a tool of platforms
 
 
-def prepare(folder: str | Path | None, database: str | None) -> tuple[Course, Portal, str, str, int]:
+@dataclass(frozen=True)
+class WorkersStarted:
+    """What ``grader worker`` tells its user once its threads grade."""
+
+    course: Course
+    database: str
+    workers: int
+    name: str
+    cluster: str | None
+
+
+def prepare(folder: str | Path | None, database: str | None) -> tuple[Course, Portal, str, str]:
     """The course (the demo course, made in ./grader-demo-course, without ``folder``), its
-    database ready, roster synced: (course, portal, database URL, secret key, jobs requeued)."""
+    database ready, roster synced: (course, portal, database URL, secret key)."""
     course = load_course(make_demo_course(Path.cwd() / DEMO_FOLDER) if folder is None else folder)
     url = database or default_url(course.folder)
     engine = connect(url)
@@ -49,17 +68,19 @@ def prepare(folder: str | Path | None, database: str | None) -> tuple[Course, Po
             accounts.import_roster(session, accounts.roster_file(course.roster))
         for email in course.instructors:
             accounts.ensure_user(session, email.lower(), email.split("@")[0], INSTRUCTOR)
-        requeued = requeue_running(session)
-    return course, Portal(course, make), url, secret_key(make), requeued
+        session.merge(Meta(key=COURSE_KEY, value=course.title))
+    return course, Portal(course, make), url, secret_key(make)
 
 
 def serve(folder: str | Path | None = None, database: str | None = None, host: str = "127.0.0.1", port: int = 8000,
           workers: int = 1, on_ready: Callable[[Started], None] | None = None,
-          rotate_lti_key: bool = False) -> None:  # fmt: skip
-    """Run the portal until interrupted (Ctrl-C, SIGTERM). ``on_ready`` hears where it listens
+          lease: float = LEASE_SECONDS, cluster: str | None = None, rotate_lti_key: bool = False) -> None:  # fmt: skip
+    """Run the portal until interrupted (Ctrl-C, SIGTERM), with ``workers`` grading threads (0:
+    pages only, ``grader worker`` grades), their tests on the Dask cluster at ``cluster`` (else
+    course config's cluster.address, else this machine). ``on_ready`` hears where it listens
     and the instructor's one-time sign-in link once the port is open. A course with ``lti:``
     is an LTI 1.3 tool too (its key made at the first start, or anew with ``rotate_lti_key``)."""
-    course, portal, url, key, requeued = prepare(folder, database)
+    course, portal, url, key = prepare(folder, database)
     if not course.instructors:
         raise GraderError(f"{course.folder / 'course.yaml'}: no instructors: add 'instructors: [you@example.edu]'")
     extra, kid, on_graded = [], None, None
@@ -72,7 +93,9 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
         grades.kick()  # the scores a stopped server left to send
     elif rotate_lti_key:
         raise GraderError(f"{course.folder / 'course.yaml'}: no 'lti:' key: the course is no LTI tool, it has no key")
-    portal.workers = Workers(course, portal.make, workers, on_graded=on_graded)
+    if workers:
+        portal.workers = Workers(course, portal.make, workers, lease=lease,
+                                 cluster=cluster or course.config.cluster.address, on_graded=on_graded)  # fmt: skip
     try:
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -85,9 +108,49 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
         instructor = accounts.ensure_user(session, course.instructors[0].lower(), course.instructors[0].split("@")[0],
                                           INSTRUCTOR)  # fmt: skip
         token = accounts.new_signin_token(session, instructor)
-    started = Started(course, base + "/", instructor.email, f"{base}/link/{token}", hide_password(url), requeued, kid)
+    started = Started(course, base + "/", instructor.email, f"{base}/link/{token}", hide_password(url), workers,
+                      portal.workers.cluster if portal.workers else None, kid)  # fmt: skip
     app = create_app(portal, key, extra)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
     if on_ready:
         on_ready(started)
     server.run(sockets=[sock])
+
+
+def worker_sessions(folder: str | Path, database: str) -> tuple[Course, sessionmaker[Session]]:
+    """The course and the sessions of a database a server made for it: GraderError, in one
+    line, when the tables are not this grader's newest or the database serves another course."""
+    if not (Path(folder) / "course.yaml").is_file():
+        raise GraderError(f"no course.yaml in {str(folder)!r}: give the folder of the course the server serves")
+    course = load_course(folder)
+    engine = connect(database)
+    check_current(engine)
+    make = sessions(engine)
+    with make() as session:
+        served = session.scalar(select(Meta.value).where(Meta.key == COURSE_KEY))
+    if served is not None and served != course.title:
+        raise GraderError(f"the database serves the course {served!r}, not {course.title!r} of {course.folder}: "
+                          "give the folder of the course its server serves")  # fmt: skip
+    return course, make
+
+
+def work(folder: str | Path, database: str, workers: int = 1, lease: float = LEASE_SECONDS,
+         on_ready: Callable[[WorkersStarted], None] | None = None, stop: threading.Event | None = None,
+         cluster: str | None = None) -> None:  # fmt: skip
+    """Grade from the queue of a portal's database with ``workers`` threads (their tests on the
+    Dask cluster at ``cluster``, as ``serve``'s) until ``stop`` is set or Ctrl-C; a grading
+    under way then is claimed again by another worker once its lease expires."""
+    course, make = worker_sessions(folder, database)
+    pool = Workers(course, make, workers, lease=lease, cluster=cluster or course.config.cluster.address)
+    stop = stop or threading.Event()
+    pool.start()
+    if on_ready:
+        on_ready(WorkersStarted(course, hide_password(database), workers, pool.name, pool.cluster))
+    try:
+        while not stop.wait(1.0):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        pool.stop()
+        pool.close()

@@ -364,14 +364,17 @@ def signin(portal: Portal, request: Request, form: Any) -> Response:
     if request.method == "POST":
         form = checked_form(request, form)
         email = str(form.get("email", ""))
-        if portal.signin_limit.blocked(email):
+        with portal.make.begin() as session:
+            blocked = portal.signin_limit.blocked(session, email)
+        if blocked:
             minutes = round(portal.signin_limit.seconds / 60)
             raise HTTPException(429, f"too many failed sign-ins for this e-mail: try again in {minutes} minutes, "
                                      "or use a sign-in link")  # fmt: skip
         with portal.make.begin() as session:
             user = accounts.check_password(session, email, str(form.get("password", "")))
+            if user is None:
+                portal.signin_limit.failed(session, email)
         if user is None:
-            portal.signin_limit.failed(email)
             return page(request, "signin.html", {"error": "wrong e-mail or password (or no password set yet: "
                                                           "use your sign-in link)"}, 401)  # fmt: skip
         start_session(request, user)

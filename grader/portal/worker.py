@@ -1,15 +1,19 @@
-"""Workers: threads of the server process that claim jobs from the queue and grade each
-submission with the call ``grader grade`` makes (``grade_submission``, on the assignment's
-plan and the settings ``grader.settings`` resolves; a GTP lab's with the call ``grader
-gradescope`` makes, ``gtplab.grade_program``), then keep what each reader may see."""
+"""Workers: threads (of the server, or of ``grader worker`` on other machines) that claim jobs
+from the queue and grade each submission with the call ``grader grade`` makes
+(``grade_submission``, on the assignment's plan and the settings ``grader.settings``
+resolves; a GTP lab's with the call ``grader gradescope`` makes, ``gtplab.grade_program``),
+then keep what each reader may see, if their lease on the job still holds."""
 
 from __future__ import annotations
 
 import json
 import logging
 import os
+import socket
 import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -17,14 +21,16 @@ from typing import Callable
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import GraderError
+from ..execution.executor import Executor
 from ..grading import report
 from ..grading.results import ScriptResult
 from ..grading.run import grade_submission
 from ..runs.text import fmt_total, plural
+from ..stop import Stop
 from . import gtplab
 from .course import Assignment, Course
-from .models import FAILED, GRADED, Job, Submission, now
-from .queue import claim, finish, give_back
+from .models import FAILED, GRADED, Submission, now
+from .queue import LEASE_SECONDS, Lease, claim, finish, give_back, release, renew
 from .uploads import command_program, unpack
 
 log = logging.getLogger("grader.portal")
@@ -68,12 +74,12 @@ def feedback(result: ScriptResult, filename: str) -> Feedback:
                     student, full, json.dumps([t.record() for t in result.tests]), result.stopped)  # fmt: skip
 
 
-def grade_upload(
-    course: Course, assignment: Assignment, filename: str, content: bytes
-) -> Feedback | gtplab.GtpFeedback:
+def grade_upload(course: Course, assignment: Assignment, filename: str, content: bytes,
+                 executor: Executor | None = None) -> Feedback | gtplab.GtpFeedback:  # fmt: skip
     """Grade an upload as ``grader grade`` grades a student's script (``grader gradescope`` a GTP
     program): unpacked alone in a fresh folder (``uploads.unpack``: a single file as
-    submission.py, never under its own name), the course's files kept out of its reach."""
+    submission.py, never under its own name), the course's files kept out of its reach; a
+    script's tests on ``executor`` (a Dask cluster's, as ``grade --cluster``), else here."""
     with tempfile.TemporaryDirectory(prefix="grader-portal-") as folder:
         os.chmod(folder, 0o755)
         sub = unpack(filename, content, Path(folder), course.config.commands, course.config.entry)
@@ -82,17 +88,30 @@ def grade_upload(
             program = command_program(sub.folder) if sub.folder is not None else None
             student = gtplab.grade_program(sub, assignment.plan, settings, course.private_files(), program)
             return gtplab.feedback(student, assignment.plan, filename)
-        result = grade_submission(sub, assignment.plan, course.settings(assignment), private=course.private_files())
+        result = grade_submission(sub, assignment.plan, course.settings(assignment), executor,
+                                  private=course.private_files())  # fmt: skip
     return feedback(result, filename)
 
 
 class Workers:
-    """``count`` threads grading from the queue until ``stop``; ``wake`` after an upload."""
+    """``count`` threads grading from the queue until ``stop``; ``wake`` after an upload. Each
+    job is held by a lease of ``lease`` seconds, renewed while it is graded. With ``cluster``
+    (a Dask scheduler's address), each thread grades on the cluster through a client of its
+    own, connected here (so an unreachable scheduler is an error at the start)."""
 
-    def __init__(self, course: Course, make: sessionmaker[Session], count: int = 1, name: str = "portal",
+    def __init__(self, course: Course, make: sessionmaker[Session], count: int = 1, name: str | None = None,
+                 lease: float = LEASE_SECONDS, cluster: str | None = None,
                  on_graded: Callable[[str], object] | None = None):  # fmt: skip
-        self.course, self.make, self.name = course, make, name
+        self.course, self.make, self.lease, self.cluster = course, make, lease, cluster
+        self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.on_graded = on_graded  # told each submission graded (the LTI tool sends its score)
+        self.executors: list[Executor | None] = [None] * count
+        try:
+            for i in range(count if cluster else 0):
+                self.executors[i] = self._connect()
+        except BaseException:
+            self.close()
+            raise
         self.wake = threading.Event()
         self.stopping = threading.Event()
         self.threads = [threading.Thread(target=self._loop, args=(i,), name=f"grader-worker-{i}", daemon=True)
@@ -103,49 +122,75 @@ class Workers:
             t.start()
 
     def stop(self) -> None:
-        """Stop claiming; a grading under way ends with the process (its job is queued again at the next start)."""
+        """Stop claiming; a grading under way ends with the process (its lease expires, and
+        another worker claims the job)."""
         self.stopping.set()
         self.wake.set()
 
+    def close(self) -> None:
+        """Close the cluster's clients (once the threads stopped grading)."""
+        for ex in self.executors:
+            if ex is not None:
+                ex.close()
+
+    def _connect(self) -> Executor:
+        from ..execution.cluster import DaskExecutor  # distributed: only with --cluster (the cluster extra)
+
+        assert self.cluster is not None
+        return DaskExecutor.connect(self.cluster, self.course.config.cluster, Stop())
+
     def _loop(self, i: int) -> None:
-        me = f"{self.name}-{os.getpid()}-{i}"
+        me = f"{self.name}-{i}"
         while not self.stopping.is_set():
             try:
-                worked = self.work_once(me)
-            except Exception:  # a database gone for a moment: try again, never end the thread
+                if self.cluster and getattr(self.executors[i], "lost", None):  # the scheduler went away: again
+                    self.executors[i].close()  # type: ignore[union-attr]
+                    self.executors[i] = self._connect()
+                worked = self.work_once(me, self.executors[i])
+            except Exception:  # a database or a scheduler gone for a moment: try again, never end the thread
                 log.exception("worker %s", me)
                 worked = False
             if not worked:
                 self.wake.wait(1.0)
                 self.wake.clear()
 
-    def work_once(self, me: str) -> bool:
-        """Claim one job and grade it; False when the queue was empty."""
+    def work_once(self, me: str, executor: Executor | None = None) -> bool:
+        """Claim one job and grade it, renewing its lease meanwhile; False when the queue was
+        empty. The result is written only if the lease still holds (else another worker grades it)."""
         with self.make.begin() as session:
-            job = claim(session, me)
-            if job is None:
+            lease = claim(session, me, self.lease)
+            if lease is None:
                 return False
-            job_id, sub_id = job.id, job.submission_id
-            sub = session.get(Submission, sub_id)
+            sub = session.get(Submission, lease.submission_id)
             assert sub is not None
             filename, content, name = sub.filename, sub.content, sub.assignment
             rerun = sub.change_reason is not None
         assignment = self.course.assignments.get(name)
-        try:
-            if assignment is None:
-                raise GraderError(f"the course has no assignment {name!r} any more")
-            found: Feedback | gtplab.GtpFeedback | None = grade_upload(self.course, assignment, filename, content)
-            error = None
-        except GraderError as e:  # the grader's or the course's problem, never the student's: not counted
-            found, error = None, str(e)
-        except Exception as e:  # a bug of the grader's: the student is not charged for it either
-            log.exception("grading %s", sub_id)
-            found, error = None, f"the grader failed: {type(e).__name__}: {e}"
+        with self._renewing(lease):
+            try:
+                if assignment is None:
+                    raise GraderError(f"the course has no assignment {name!r} any more")
+                found: Feedback | gtplab.GtpFeedback | None = grade_upload(
+                    self.course, assignment, filename, content, executor
+                )
+                error = None
+            except GraderError as e:  # the grader's or the course's problem, never the student's: not counted
+                found, error = None, str(e)
+            except Exception as e:  # a bug of the grader's: the student is not charged for it either
+                log.exception("grading %s", lease.submission_id)
+                found, error = None, f"the grader failed: {type(e).__name__}: {e}"
+        if getattr(executor, "lost", None):  # the cluster went away mid-grade: some tests never ran
+            log.warning("%s: %s; %s is queued again", me, getattr(executor, "lost"), lease.submission_id)
+            with self.make.begin() as session:
+                release(session, lease)
+            return True
         with self.make.begin() as session:
-            sub = session.get(Submission, sub_id)
-            job = session.get(Job, job_id)
+            if not finish(session, lease):
+                log.warning("%s lost its lease on %s: another worker grades it", me, lease.submission_id)
+                return True
+            sub = session.get(Submission, lease.submission_id)
             assert sub is not None
-            sub.graded_at = now()
+            sub.graded_at, sub.graded_by, sub.gradings = now(), me, (sub.gradings or 0) + 1
             if found is not None:
                 sub.status = GRADED
                 sub.plan_digest = self.course.plan_digest(assignment) if assignment is not None else None
@@ -156,8 +201,28 @@ class Workers:
                 sub.status, sub.error = FAILED, error
                 if not rerun:  # a rerun took none of the student's uploads
                     give_back(session, sub)
-            if job is not None:
-                finish(session, job)
         if found is not None and self.on_graded is not None:
-            self.on_graded(sub_id)
+            self.on_graded(lease.submission_id)
         return True
+
+    @contextmanager
+    def _renewing(self, lease: Lease) -> Iterator[None]:
+        """Renew ``lease`` every third of its length while the block runs."""
+        done = threading.Event()
+
+        def keep() -> None:
+            while not done.wait(self.lease / 3):
+                try:
+                    with self.make.begin() as session:
+                        if not renew(session, lease, self.lease):
+                            return  # lost: finish() will write nothing
+                except Exception:  # the database gone for a moment: the next renewal may reach it
+                    log.exception("renewing the lease on %s", lease.submission_id)
+
+        thread = threading.Thread(target=keep, name="grader-lease", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
