@@ -4,6 +4,7 @@ without its CSRF token, an upload over the limit, a private test's board, markup
 
 from __future__ import annotations
 
+import csv
 import datetime
 import io
 import json
@@ -808,6 +809,62 @@ def test_an_extension_moves_a_students_deadlines_and_late_flag(tmp_path):
         server.stop()
 
 
+def policy_course(folder: Path, policy: str) -> Path:
+    """make_course's course, its Othello lab due 36 hours ago (closing in a day) with ``policy``'s
+    keys, and a budget of one late day."""
+    course = make_course(folder)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    deadline, hard = now - datetime.timedelta(hours=36), now + datetime.timedelta(days=1)
+    text = (course / "course.yaml").read_text().replace("upload_kb: 16", "upload_kb: 16\nlate_days: 1")
+    text = text.replace("per_day: 3", f"per_day: 3\n    deadline: {deadline:%Y-%m-%d %H:%M}\n"
+                                      f"    hard_deadline: {hard:%Y-%m-%d %H:%M}\n    {policy}", 1)  # fmt: skip
+    (course / "course.yaml").write_text(text)
+    return course
+
+
+@pytest.mark.slow  # a server of its own, two scripts graded: 5-10 s
+def test_the_late_policy_and_the_best_submission_everywhere_a_counted_one_is_used(tmp_path):
+    course = policy_course(tmp_path / "course", "late_penalty: 10%\n    counts: best")
+    server = Server(course, tmp_path)
+    try:
+        instructor = Client(server.url)
+        instructor.sign_in(server.link)
+        me = Client(server.url)
+        me.sign_in(instructor.post("/class/links", {"email": "s3@example.edu"}).json()["links"][0]["link"])
+        before = me.get("/a/othello").json()
+        assert before["late_days_left"] == 1 and before["counts"] == "best"
+        assert before["upload_now"] == {"days_late": 2, "late_days": 1, "penalty": 0.1}  # 36 hours: 2 started days
+        assert "An upload now is 2 days late: if it counts, it spends 1 late day and costs 10% of its total" in (
+            me.html("/a/othello").text
+        )
+        best = me.graded(me.upload(NEGAMAX).json()["id"])
+        me.graded(me.upload(WRONG).json()["id"])  # the latest, with a lower total: best counts the other
+        staff = instructor.get(f"/s/{best['id']}").json()
+        row = next(s for s in instructor.get("/class").json()["students"] if s["email"] == "s3@example.edu")
+        cell = row["assignments"]["othello"]
+        assert cell["submission"] == best["id"] and cell["total"] == staff["total"] and row["late_days_used"] == 1
+        assert (cell["days_late"], cell["late_days"], cell["penalty"]) == (2, 1, 0.1)
+        assert cell["score"] == round(staff["total"] * 0.9, 2)
+        assert cell["why"] == "2 days late: 1 day of late days spent, 10% penalty"
+        assert "2 days late: 1 day of late days spent, 10% penalty" in instructor.html("/class").text
+        sheet = list(csv.DictReader(io.StringIO(instructor.http.get("/class.csv").text)))
+        mine = next(r for r in sheet if r["email"] == "s3@example.edu")
+        expected = (str(staff["total"]), str(cell["score"]), "10%")
+        assert (mine["othello total"], mine["othello score"], mine["othello penalty"]) == expected
+        assert mine["othello why"] == cell["why"] and mine["late days used"] == "1"
+        page = me.get("/a/othello").json()
+        assert page["late_days_left"] == 0 and [s["counts"] for s in page["submissions"]] == [False, True]
+        assert page["upload_now"] == {"days_late": 2, "late_days": 1, "penalty": 0.1}  # its own late day again
+        scores = instructor.get("/class/othello/gradescope.json").json()["students"]
+        assert [s["submission"] for s in scores] == [best["id"]]
+        run = zipfile.ZipFile(io.BytesIO(instructor.http.get("/class/othello/run.zip").content))
+        assert run.read("othello/submissions/s3@example.edu/submission.py") == NEGAMAX.read_bytes()
+        rerun = instructor.post("/class/rerun", {"assignment": "othello", "email": "s3@example.edu"}).json()
+        assert [r["submission"] for r in rerun["rerun"]] == [best["id"]]
+    finally:
+        server.stop()
+
+
 def test_private_results_are_shown_once_released_without_their_boards(portal, graded_pair):
     me, instructor = portal["students"]["s1@example.edu"], portal["instructor"]
     sid = graded_pair["wrong_score.py"]["id"]
@@ -886,6 +943,19 @@ def test_serve_without_the_extra_names_the_install_command(tmp_path):
                                                       "course folder"),
         (("plan: gomoku.gtp", "plan: gomoku.gtp\n    seed: 3"), "assignments[2].seed: a GTP lab's tests are its "
                                                                "regression file's: drop the seed"),
+        (("upload_kb: 16", "upload_kb: 16\nlate_days: -1"), "'late_days' must be a whole number of days from 0"),
+        (("upload_kb: 16", "upload_kb: 16\nlate_days: two"), "'late_days' must be a whole number of days from 0"),
+        (("per_day: 3", "per_day: 3\n    late_days: 2"), "assignments[0].late_days must be true (late uploads"),
+        (
+            ("per_day: 3", "per_day: 3\n    deadline: 2026-12-18 23:59\n    late_penalty: 10"),
+            "assignments[0].late_penalty must be a percentage of the earned total taken per day late, from 0% to 100%",
+        ),
+        (
+            ("per_day: 3", "per_day: 3\n    deadline: 2026-12-18 23:59\n    late_penalty: 120%"),
+            "assignments[0].late_penalty must be a percentage",
+        ),
+        (("per_day: 3", "per_day: 3\n    late_penalty: 10%"), "assignments[0].late_penalty needs a deadline"),
+        (("per_day: 3", "per_day: 3\n    counts: first"), "assignments[0].counts must be latest (the last graded"),
     ],
 )  # fmt: skip
 def test_a_bad_course_yaml_is_one_line_naming_the_key(tmp_path, change, message):

@@ -34,7 +34,7 @@ from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import GraderError
-from . import accounts, exports, uploads
+from . import accounts, exports, policy, uploads
 from .course import Assignment, Course
 from .models import (
     FAILED,
@@ -50,7 +50,7 @@ from .models import (
     User,
     now,
 )
-from .queue import DailyLimit, Deadlines, countable, deadlines, mark_late, rerun, submit, used_today, waiting
+from .queue import DailyLimit, Deadlines, deadlines, mark_late, rerun, submit, used_today, waiting
 from .worker import Workers
 
 HERE = Path(__file__).resolve().parent
@@ -443,11 +443,25 @@ def assignment_page(portal: Portal, request: Request, form: Any) -> Response:
         used = used_today(session, user, assignment.name)
         mine = deadlines(session, user, assignment)
         shown = _shown(portal, session, assignment)
+        scores = {name: c.score for (_, name), c in policy.counted(session, portal.course, user).items()}
+    counts = scores.get(assignment.name)
+    views = [{**_student_view(s, assignment, shown), "counts": counts is not None and s.id == counts.submission}
+             for s in subs]  # fmt: skip
     data = {
         **_assignment_data(assignment, used, mine),
-        "submissions": [_student_view(s, assignment, shown) for s in subs],
+        **_late_data(portal.course, assignment, mine, scores),
+        "submissions": views,
     }
     return page(request, "assignment.html", data, user=user, upload_kb=portal.course.upload_kb)
+
+
+def _late_data(course: Course, assignment: Assignment, mine: Deadlines,
+               scores: Mapping[str, policy.Score]) -> dict[str, Any]:  # fmt: skip
+    """The student's late days left, and what an upload now would cost if it counted."""
+    cost = policy.upload_now(course, assignment, mine.deadline, scores, now())
+    return {"counts": assignment.counts, "late_penalty": assignment.late_penalty,
+            "late_days_left": policy.late_days_left(course, scores.values()), "uses_late_days": assignment.late_days,
+            "upload_now": {"days_late": cost.days_late, "late_days": cost.late_days, "penalty": cost.penalty}}  # fmt: skip
 
 
 def upload(portal: Portal, request: Request, form: Any, user: User, assignment: Assignment) -> Response:
@@ -559,33 +573,37 @@ def submission_page(portal: Portal, request: Request, form: Any) -> Response:
 
 
 def class_page(portal: Portal, request: Request, form: Any) -> Response:
-    """The class table: each student's counted submission (their latest graded), its symbols and total."""
+    """The class table: each student's counted submission (latest or best), its symbols, total,
+    late days spent and penalty, and each student's late days used."""
     user = need_staff(portal, request)
     return page(request, "class.html", class_table(portal), user=user, lti=portal.course.lti is not None)
+
+
+def _score_data(s: policy.Score) -> dict[str, Any]:
+    return {"days_late": s.days_late, "late_days": s.late_days, "penalty": s.penalty, "score": s.score,
+            "why": s.why}  # fmt: skip
 
 
 def class_table(portal: Portal) -> dict[str, Any]:
     names = list(portal.course.assignments)
     with portal.make() as session:
         students = session.scalars(select(User).where(User.role == STUDENT).order_by(User.name)).all()
-        graded = session.scalars(select(Submission).where(countable())
-                                 .order_by(Submission.received_at)).all()  # fmt: skip
+        counted = policy.counted(session, portal.course)
         queued = waiting(session)
         released = {r.assignment for r in session.scalars(select(Release)).all()}
-    latest: dict[tuple[int, str], Submission] = {}
-    for done in graded:
-        latest[(done.user_id, done.assignment)] = done
     rows = []
     for s in students:
         cells: dict[str, dict[str, Any] | None] = {}
         for name in names:
-            sub = latest.get((s.id, name))
-            cells[name] = None if sub is None else {"submission": sub.id, "symbols": sub.symbols, "total": sub.total,
-                                                    "max_total": sub.max_total, "late": bool(sub.late)}  # fmt: skip
-        rows.append({"name": s.name, "email": s.email, "assignments": cells})
+            c = counted.get((s.id, name))
+            cells[name] = None if c is None else {
+                "submission": c.submission.id, "symbols": c.submission.symbols, "total": c.submission.total,
+                "max_total": c.submission.max_total, "late": bool(c.submission.late), **_score_data(c.score)}  # fmt: skip
+        used = policy.late_days_used(c.score for (uid, _), c in counted.items() if uid == s.id)
+        rows.append({"name": s.name, "email": s.email, "assignments": cells, "late_days_used": used})
     titles = {n: a.title for n, a in portal.course.assignments.items()}
     return {"course": portal.course.title, "assignments": titles, "students": rows, "queue": queued,
-            "released": sorted(released)}  # fmt: skip
+            "released": sorted(released), "late_days": portal.course.late_days}  # fmt: skip
 
 
 def links(portal: Portal, request: Request, form: Any) -> Response:
@@ -642,20 +660,27 @@ def audit_page(portal: Portal, request: Request, form: Any) -> Response:
     return page(request, "audit.html", {"entries": entries}, user=user)
 
 
+GRADEBOOK_COLUMNS = ("total", "max", "symbols", "late", "late days", "penalty", "score", "why")
+
+
 def gradebook(portal: Portal, request: Request, form: Any) -> Response:
-    """The gradebook as CSV: a row per student, each assignment's counted total and symbols."""
+    """The gradebook as CSV: a row per student, each assignment's counted submission: its total
+    as graded, maximum, symbols, late flag, late days spent, penalty, score after it and why;
+    last, the late days the student used."""
     need_staff(portal, request)
     table = class_table(portal)
     out = io.StringIO()
     writer = csv.writer(out)
     names = list(table["assignments"])
-    writer.writerow(["name", "email"] + [f"{n} {what}" for n in names for what in ("total", "max", "symbols", "late")])
+    writer.writerow(["name", "email"] + [f"{n} {what}" for n in names for what in GRADEBOOK_COLUMNS]
+                    + ["late days used"])  # fmt: skip
     for s in table["students"]:
         cells = [s["name"], s["email"]]
         for n in names:
-            c = s["assignments"][n] or {}
-            cells += [c.get("total", ""), c.get("max_total", ""), c.get("symbols", ""), "yes" if c.get("late") else ""]
-        writer.writerow(cells)
+            c = s["assignments"][n]
+            cells += ([c["total"], c["max_total"], c["symbols"], "yes" if c["late"] else "", c["late_days"],
+                       f"{c['penalty']:.0%}", c["score"], c["why"]] if c else [""] * len(GRADEBOOK_COLUMNS))  # fmt: skip
+        writer.writerow([*cells, s["late_days_used"]])
     return PlainTextResponse(out.getvalue(), media_type="text/csv; charset=utf-8",
                              headers={"content-disposition": 'attachment; filename="gradebook.csv"'})  # fmt: skip
 
@@ -677,7 +702,7 @@ def _download_rows(portal: Portal, request: Request) -> tuple[Assignment, list[e
         raise HTTPException(409, f"{assignment.title} is a GTP lab: the portal does not write its Gradescope JSON "
                                  "or run folder yet (grader regress of the programs writes the run folder)")  # fmt: skip
     with portal.make() as session:
-        rows = exports.counted(session, assignment)
+        rows = exports.counted(session, portal.course, assignment)
     older = exports.on_older_plans(rows, portal.course.plan_digest(assignment))
     if older:
         raise HTTPException(409, f"{len(older)} counted submission(s) of {assignment.title} were graded on its "
@@ -711,14 +736,8 @@ def rerun_page(portal: Portal, request: Request, form: Any) -> Response:
     email = str(form.get("email") or "").strip().lower()
     digest = portal.course.plan_digest(assignment)
     with portal.make.begin() as session:
-        query = (select(Submission, User).join(User, User.id == Submission.user_id)
-                 .where(Submission.assignment == assignment.name, countable(), User.role == STUDENT)
-                 .order_by(Submission.received_at))  # fmt: skip
-        if email:
-            query = query.where(User.email == email)
-        counted: dict[str, Submission] = {}
-        for sub, owner in session.execute(query).all():
-            counted[owner.email] = sub
+        counted = {c.user.email: c.submission for (_, name), c in policy.counted(session, portal.course).items()
+                   if name == assignment.name and (not email or c.user.email == email)}  # fmt: skip
         if email and not counted:
             raise HTTPException(404, f"{email!r} has no graded submission of {assignment.title}")
         done = []
