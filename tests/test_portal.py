@@ -393,6 +393,36 @@ def test_the_class_table_shows_each_students_counted_submission(portal, graded_p
     assert all(s["assignments"]["othello"] is None for s in table["students"] if s["email"] != "s1@example.edu")
 
 
+def test_staff_see_a_students_history_and_the_queue_and_a_student_neither(portal, graded_pair):
+    me, instructor = portal["students"]["s1@example.edu"], portal["instructor"]
+    history = instructor.get("/class/othello/students/s1@example.edu").json()
+    rows = history["submissions"]
+    assert {graded_pair[n]["id"] for n in ("negamax.py", "wrong_score.py")} <= {r["id"] for r in rows}
+    assert [r["received_at"] for r in rows] == sorted((r["received_at"] for r in rows), reverse=True)
+    graded = [r for r in rows if r["status"] == "graded" or r["previous"]]
+    assert [r["counts"] for r in rows if r["counts"]] == [True] and graded[0]["counts"]  # the latest graded
+    staff = instructor.get(f"/s/{graded_pair['negamax.py']['id']}").json()
+    row = next(r for r in rows if r["id"] == staff["id"])
+    assert (row["symbols"], row["total"], row["late"], row["why"]) == (staff["symbols"], staff["total"], False, "")
+    assert history["student"] == {"name": "Student 1", "email": "s1@example.edu"}
+    page = instructor.html("/class/othello/students/s1@example.edu").text
+    assert staff["symbols"] in page and "Student 1" in page
+    assert instructor.get("/class/othello/students/nobody@example.edu").status_code == 404
+    assert instructor.get("/class/nope/students/s1@example.edu").status_code == 404
+    queue = instructor.get("/class/queue").json()
+    assert queue["queued"] + queue["running"] == len(queue["jobs"])
+    assert all(j["state"] in ("queued", "running") and (j["worker"] is not None) == (j["state"] == "running")
+               for j in queue["jobs"])  # fmt: skip
+    assert "Queue" in instructor.html("/class/queue").text
+    html = {"Accept": "text/html"}
+    for path in ("/class/queue", "/class/othello/students/s1@example.edu", "/class/othello/students/s2@example.edu"):
+        assert me.get(path).status_code == 404, path  # a student's own history included: it is the staff's page
+        r = me.http.get("/api" + path, headers=html)
+        assert r.status_code == 404 and r.headers["content-type"].startswith("application/json"), path
+        assert me.html(path).status_code == 404 and graded_pair["negamax.py"]["id"] not in me.html(path).text
+        assert Client(portal["server"].url).get(path).status_code == 401
+
+
 def test_a_student_cannot_reach_another_students_submission(portal, graded_pair):
     theirs = graded_pair["negamax.py"]["id"]
     other = portal["students"]["s2@example.edu"]
@@ -861,6 +891,47 @@ def test_the_late_policy_and_the_best_submission_everywhere_a_counted_one_is_use
         assert run.read("othello/submissions/s3@example.edu/submission.py") == NEGAMAX.read_bytes()
         rerun = instructor.post("/class/rerun", {"assignment": "othello", "email": "s3@example.edu"}).json()
         assert [r["submission"] for r in rerun["rerun"]] == [best["id"]]
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow  # a server of its own, grading a script that sleeps 2 s on each of 10 tests: 30-40 s
+def test_the_queue_shows_the_running_job_its_worker_and_the_one_waiting_and_the_history_every_submission(tmp_path):
+    course = policy_course(tmp_path / "course", "late_penalty: 10%")
+    sleeper = b"import time\ntime.sleep(2)\n"  # 20 s of grading at least: the one worker is busy meanwhile
+    server = Server(course, tmp_path)
+    try:
+        instructor = Client(server.url)
+        instructor.sign_in(server.link)
+        me = Client(server.url)
+        me.sign_in(instructor.post("/class/links", {"email": "s4@example.edu"}).json()["links"][0]["link"])
+        slow = me.upload(sleeper, name="sleeper.py").json()["id"]
+        deadline = time.monotonic() + GRADED_WITHIN
+        while not [j for j in instructor.get("/class/queue").json()["jobs"] if j["state"] == "running"]:
+            assert time.monotonic() < deadline, "the sleeper was never claimed"
+            time.sleep(0.2)
+        waiting = me.upload(NEGAMAX).json()["id"]
+        queue = instructor.get("/class/queue").json()
+        assert [(j["submission"], j["state"], j["student"]) for j in queue["jobs"]] == [
+            (slow, "running", "s4@example.edu"), (waiting, "queued", "s4@example.edu")]  # fmt: skip
+        running, queued = queue["jobs"]
+        assert running["worker"] and running["claimed_at"] and running["attempts"] == 1 and running["age_seconds"] >= 0
+        assert queued["worker"] is None and queued["claimed_at"] is None
+        assert (queue["queued"], queue["running"]) == (1, 1)
+        assert running["worker"] in instructor.html("/class/queue").text
+        me.graded(slow)
+        me.graded(waiting)
+        assert instructor.get("/class/queue").json() == {"queued": 0, "running": 0, "jobs": [], "csrf": instructor.csrf}
+        instructor.post("/class/rerun", {"assignment": "othello", "email": "s4@example.edu"})
+        me.graded(waiting)
+        history = instructor.get("/class/othello/students/s4@example.edu").json()
+        rows = history["submissions"]
+        assert [(r["id"], r["counts"], r["late"]) for r in rows] == [(waiting, True, True), (slow, False, True)]
+        assert rows[0]["previous"]["reason"] == "rerun by the instructor" and rows[1]["previous"] is None
+        assert all(r["why"] == "2 days late: 1 day of late days spent, 10% penalty" for r in rows)
+        assert rows[0]["score"] == round(rows[0]["total"] * 0.9, 2) and history["late_days_used"] == 1
+        page = instructor.html("/class/othello/students/s4@example.edu").text
+        assert "rerun by the instructor" in page and "sleeper.py" in page
     finally:
         server.stop()
 

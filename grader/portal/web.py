@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import datetime as dt
 import hmac
 import io
 import json
@@ -45,6 +46,7 @@ from .models import (
     STUDENT,
     AuditEntry,
     Extension,
+    Job,
     Release,
     Submission,
     User,
@@ -200,6 +202,8 @@ def create_app(portal: Portal, secret_key: str, extra: Sequence[BaseRoute] = ())
         Route("/class/rerun", _endpoint(portal, rerun_page), methods=["POST"]),
         Route("/class/extension", _endpoint(portal, extension), methods=["POST"]),
         Route("/class.csv", _endpoint(portal, gradebook)),
+        Route("/class/queue", _endpoint(portal, queue_page)),
+        Route("/class/{name}/students/{email}", _endpoint(portal, history_page)),
         Route("/class/{name}/gradescope.json", _endpoint(portal, gradescope_download)),
         Route("/class/{name}/run.zip", _endpoint(portal, run_download)),
         *extra,
@@ -604,6 +608,60 @@ def class_table(portal: Portal) -> dict[str, Any]:
     titles = {n: a.title for n, a in portal.course.assignments.items()}
     return {"course": portal.course.title, "assignments": titles, "students": rows, "queue": queued,
             "released": sorted(released), "late_days": portal.course.late_days}  # fmt: skip
+
+
+def history_page(portal: Portal, request: Request, form: Any) -> Response:
+    """Every submission of one student to an assignment, newest first, for staff: symbols,
+    totals, days late and what the late policy makes of each, reruns, errors; the counted one marked."""
+    user = need_staff(portal, request)
+    assignment = _find_assignment(portal, request.path_params["name"])
+    email = request.path_params["email"].strip().lower()
+    with portal.make() as session:
+        student = session.scalar(select(User).where(User.email == email, User.role == STUDENT))
+        if student is None:
+            raise HTTPException(404, f"no student {email!r} on the roster")
+        subs = session.scalars(select(Submission).where(Submission.user_id == student.id,
+                                                        Submission.assignment == assignment.name)
+                               .order_by(Submission.received_at.desc())).all()  # fmt: skip
+        mine = deadlines(session, student, assignment)
+        scores = {name: c.score for (_, name), c in policy.counted(session, portal.course, student).items()}
+    counted = scores.get(assignment.name)
+    others = policy.late_days_used(sc for name, sc in scores.items() if name != assignment.name)
+    left = max(0, (portal.course.late_days or 0) - others)
+    rows = []
+    for sub in subs:
+        scored = policy.score(assignment, policy.Candidate(sub.id, sub.received_at, sub.total), mine.deadline, left)
+        rows.append({**_staff_view(sub, assignment, None), "full_feedback": None, **_score_data(scored),
+                     "counts": counted is not None and counted.submission == sub.id})  # fmt: skip
+    data = {"assignment": assignment.name, "title": assignment.title, "counts": assignment.counts,
+            "student": {"name": student.name, "email": student.email}, "extension_days": mine.extra_days,
+            "deadline": mine.deadline.isoformat() if mine.deadline else None,
+            "late_days_used": policy.late_days_used(scores.values()), "late_days": portal.course.late_days,
+            "submissions": rows}  # fmt: skip
+    return page(request, "history.html", data, user=user)
+
+
+def queue_page(portal: Portal, request: Request, form: Any) -> Response:
+    """The grading queue for staff: each queued or running job, oldest first, with its age and
+    the worker that claimed it."""
+    user = need_staff(portal, request)
+    when = now()
+    with portal.make() as session:
+        found = session.execute(select(Job, Submission, User).join(Submission, Submission.id == Job.submission_id)
+                                .join(User, User.id == Submission.user_id).order_by(Job.id)).all()  # fmt: skip
+    jobs = [{"submission": sub.id, "student": owner.email, "assignment": sub.assignment, "state": job.state,
+             "received_at": sub.received_at.isoformat(), "age_seconds": round(_age(when, sub.received_at), 1),
+             "worker": job.claimed_by, "claimed_at": job.claimed_at.isoformat() if job.claimed_at else None,
+             "attempts": job.attempts, "rerun": sub.change_reason}
+            for job, sub, owner in found]  # fmt: skip
+    data = {"queued": sum(j["state"] == QUEUED for j in jobs), "running": sum(j["state"] == RUNNING for j in jobs),
+            "jobs": jobs}  # fmt: skip
+    return page(request, "queue.html", data, user=user)
+
+
+def _age(when: dt.datetime, since: dt.datetime) -> float:
+    """Seconds from ``since`` (naive: UTC, as SQLite gives it back) to ``when``."""
+    return (when - (since if since.tzinfo else since.replace(tzinfo=dt.timezone.utc))).total_seconds()
 
 
 def links(portal: Portal, request: Request, form: Any) -> Response:
