@@ -423,6 +423,38 @@ def test_staff_see_a_students_history_and_the_queue_and_a_student_neither(portal
         assert Client(portal["server"].url).get(path).status_code == 401
 
 
+def test_an_instructor_imports_a_roster_in_the_browser(portal):
+    me, instructor = portal["students"]["s1@example.edu"], portal["instructor"]
+    sheet = b"Student,SIS Login ID,Role\nStudent 6,s6@example.edu,Student\nTess Assistant,TA1@example.edu,TA\n"
+    files = {"roster": ("gradebook export.csv", sheet, "text/csv")}
+    assert me.post("/class/roster", files=files).status_code == 404  # instructors only
+    assert instructor.post("/class/roster", files=files, csrf=False).status_code == 403
+    r = instructor.post("/class/roster", files=files)
+    assert r.status_code == 200, r.text
+    assert {k: v for k, v in r.json().items() if k != "csrf"} == {"file": "gradebook export.csv", "people": 2,
+                                                                  "added": 1, "updated": 1}  # fmt: skip
+    log = instructor.get("/class/audit").json()["entries"]
+    assert log[-1]["action"] == "roster upload" and log[-1]["detail"] == "gradebook export.csv: 2 people, 1 added"
+    r = instructor.post("/class/roster", files=files)
+    assert r.json()["added"] == 0  # imported again: nothing new
+    assert "ta1@example.edu" not in [s["email"] for s in instructor.get("/class").json()["students"]]  # a TA
+    bad = {"roster": ("r.csv", b"Email,Name\ns9@example.edu,Nine\nnine-at-example,Nine\n", "text/csv")}
+    r = instructor.post("/class/roster", files=bad)
+    assert r.status_code == 400 and r.json()["error"] == (
+        "r.csv: line 3: 'nine-at-example' is not an e-mail address: give each person's address in the e-mail column"
+    )
+    assert "s9@example.edu" not in instructor.get("/class").text  # nothing of a bad file is imported
+    page = instructor.http.post("/class/roster", data={"csrf": instructor.csrf}, files=bad,
+                                headers={"Accept": "text/html"})  # fmt: skip
+    assert page.status_code == 400 and "line 3: &#39;nine-at-example&#39; is not an e-mail address" in page.text
+    latin = {"roster": ("r.csv", "Email,Name\nz@example.edu,Zoë\n".encode("latin-1"), "text/csv")}
+    r = instructor.post("/class/roster", files=latin)
+    assert r.status_code == 400 and r.json()["error"] == "r.csv: not UTF-8 text: export the roster as CSV (UTF-8)"
+    big = {"roster": ("r.csv", b"Email,Name\n" + b"x" * (UPLOAD_KB * 1024 + 70 * 1024), "text/csv")}
+    r = instructor.post("/class/roster", files=big)
+    assert r.status_code == 413 and "too large" in r.json()["error"]
+
+
 def test_a_student_cannot_reach_another_students_submission(portal, graded_pair):
     theirs = graded_pair["negamax.py"]["id"]
     other = portal["students"]["s2@example.edu"]
@@ -1167,8 +1199,14 @@ def test_a_roster_is_read_as_lms_gradebooks_export_it(csv, people):
     "csv, message",
     [
         ("Name\nAda\n", "roster: no e-mail column in the header ['Name']: name one Email"),
-        ("Email,Name\nnot-an-address,Ada\n", "roster: line 2: 'not-an-address' is not an e-mail address"),
-        ("Email,Role\na@x.org,dean\n", "roster: line 2: role 'dean' is not one of student, ta, instructor"),
+        (
+            "Email,Name\nnot-an-address,Ada\n",
+            "roster: line 2: 'not-an-address' is not an e-mail address: give each person's address in the e-mail column",
+        ),
+        (
+            "Email,Role\na@x.org,dean\n",
+            "roster: line 2: role 'dean' is not one of student, ta, instructor: write one of them",
+        ),
     ],
 )
 def test_a_bad_roster_is_one_line_naming_the_line(csv, message):

@@ -203,6 +203,7 @@ def create_app(portal: Portal, secret_key: str, extra: Sequence[BaseRoute] = ())
         Route("/class/extension", _endpoint(portal, extension), methods=["POST"]),
         Route("/class.csv", _endpoint(portal, gradebook)),
         Route("/class/queue", _endpoint(portal, queue_page)),
+        Route("/class/roster", _endpoint(portal, roster_upload), methods=["POST"]),
         Route("/class/{name}/students/{email}", _endpoint(portal, history_page)),
         Route("/class/{name}/gradescope.json", _endpoint(portal, gradescope_download)),
         Route("/class/{name}/run.zip", _endpoint(portal, run_download)),
@@ -608,6 +609,35 @@ def class_table(portal: Portal) -> dict[str, Any]:
     titles = {n: a.title for n, a in portal.course.assignments.items()}
     return {"course": portal.course.title, "assignments": titles, "students": rows, "queue": queued,
             "released": sorted(released), "late_days": portal.course.late_days}  # fmt: skip
+
+
+def roster_upload(portal: Portal, request: Request, form: Any) -> Response:
+    """Import a roster CSV uploaded (``roster`` field) as the roster file is read at each start:
+    people added, names and roles updated; instructors only, audited. Its size is bounded as
+    a script's is (before the body is read); a bad file answers one line naming the row and the fix."""
+    user = need_instructor(portal, request)
+    form = checked_form(request, form)
+    file = form.get("roster")
+    if not isinstance(file, UploadFile):
+        raise HTTPException(400, "choose the roster to upload (a CSV with a header row: Email,Name)")
+    limit = portal.course.upload_bytes
+    content = file.file.read(limit + 1)
+    if len(content) > limit:
+        raise HTTPException(413, f"the upload is too large: at most {portal.course.upload_kb} KiB")
+    name = display_name(file.filename)
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        raise HTTPException(400, f"{name}: not UTF-8 text: export the roster as CSV (UTF-8)") from None
+    try:
+        people = accounts.read_roster(text, name)
+        with portal.make.begin() as session:
+            added = accounts.import_roster(session, people)
+            _audit(session, user, "roster upload", f"{name}: {len(people)} people, {added} added")
+    except GraderError as e:
+        raise HTTPException(400, str(e)) from None
+    data = {"file": name, "people": len(people), "added": added, "updated": len(people) - added}
+    return page(request, "roster.html", data, user=user)
 
 
 def history_page(portal: Portal, request: Request, form: Any) -> Response:
