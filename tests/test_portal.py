@@ -1100,6 +1100,77 @@ def test_a_gtp_labs_regression_file_is_checked_at_the_start_and_its_changes_call
     assert again.plan_digest(again.assignments["gomoku"]) == before.plan_digest(before.assignments["gomoku"])
 
 
+def _sync(course: Path):
+    from click.testing import CliRunner
+
+    from grader.cli import main
+
+    return CliRunner().invoke(main, ["portal", "sync", str(course)])
+
+
+def _synced(course: Path) -> tuple[str | None, list[str]]:
+    """The course digest kept in the course's SQLite database, and the e-mails of its people."""
+    with sqlite3.connect(course / ".portal" / "portal.sqlite3") as db:
+        digest = db.execute("SELECT value FROM portal_meta WHERE key = 'course_digest'").fetchone()
+        return digest and digest[0], sorted(e for (e,) in db.execute("SELECT email FROM users"))
+
+
+def test_portal_sync_applies_course_yaml_and_a_bad_value_changes_nothing(tmp_path):
+    course = make_course(tmp_path / "course")
+    first = _sync(course)
+    assert first.exit_code == 0, first.output
+    assert first.output == (f"Synced Game search (demo course) ({course}): 2 assignments, 6 people on the roster "
+                            "(6 new); changed: running servers load it within a second\n")  # fmt: skip
+    assert _sync(course).output.endswith("(0 new); unchanged\n")
+    before = _synced(course)
+    with (course / "roster.csv").open("a") as f:
+        f.write("s7@example.edu,Student 7\n")
+    text = (course / "course.yaml").read_text()
+    (course / "course.yaml").write_text(text.replace("per_day: 3", "per_day: 0", 1))
+    bad = _sync(course)
+    assert bad.exit_code == 1 and bad.output.splitlines() == [
+        f"Error: {course / 'course.yaml'}: assignments[0].per_day must be a whole number, 1 or more, like 5, "
+        "or null (no limit); got 0"]  # fmt: skip
+    assert _synced(course) == before  # not even the roster's new student
+    (course / "course.yaml").write_text(text)
+    assert "(1 new); changed" in _sync(course).output
+    digest, people = _synced(course)
+    assert digest != before[0] and "s7@example.edu" in people
+
+
+@pytest.mark.slow  # a server of its own, a script graded twice: 10-15 s
+def test_a_running_server_follows_portal_sync_and_reruns_after_a_plan_change(tmp_path):
+    course = make_course(tmp_path / "course")
+    server = Server(course, tmp_path)
+    try:
+        instructor = Client(server.url)
+        instructor.sign_in(server.link)
+        me = Client(server.url)
+        me.sign_in(instructor.post("/class/links", {"email": "s2@example.edu"}).json()["links"][0]["link"])
+        sid = me.upload(WRONG).json()["id"]
+        before = me.graded(sid)
+        assert len(before["public_symbols"]) == 4
+        plan = new_plan(Config(), "othello", boards=SHARE / "fixtures" / "standard.txt", public=6).plan
+        write_plan_file(plan, course / "six-public.plan")
+        text = (course / "course.yaml").read_text().replace("plan: othello-endgame.plan", "plan: six-public.plan")
+        (course / "course.yaml").write_text(text.replace("title: Othello endgame lab", "title: Othello, synced"))
+        with (course / "roster.csv").open("a") as f:
+            f.write("s7@example.edu,Student 7\n")
+        assert _sync(course).exit_code == 0
+        deadline = time.monotonic() + 60
+        while me.get("/a/othello").json()["title"] != "Othello, synced":  # within a second, on a quiet machine
+            assert time.monotonic() < deadline, "the server never loaded the synced course"
+            time.sleep(0.2)
+        assert me.get("/a/othello").json()["public_tests"] == 6
+        assert "s7@example.edu" in [s["email"] for s in instructor.get("/class").json()["students"]]
+        r = instructor.post("/class/rerun", {"assignment": "othello"})
+        assert r.json()["rerun"] == [{"email": "s2@example.edu", "submission": sid, "reason": "the plan changed"}]
+        after = me.graded(sid)
+        assert len(after["public_symbols"]) == 6 and after["previous"]["public_symbols"] == before["public_symbols"]
+    finally:
+        server.stop()
+
+
 def test_serve_makes_the_demo_course_and_prints_the_link(tmp_path):
     server = Server(None, tmp_path)
     try:

@@ -13,6 +13,8 @@ import hmac
 import io
 import json
 import secrets
+import threading
+import time
 import unicodedata
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +38,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import GraderError
 from . import accounts, exports, policy, uploads
-from .course import Assignment, Course
+from .course import Assignment, Course, load_course
 from .models import (
     FAILED,
     GRADED,
@@ -53,6 +55,7 @@ from .models import (
     now,
 )
 from .queue import DailyLimit, Deadlines, deadlines, mark_late, rerun, submit, used_today, waiting
+from .sync import synced_digest
 from .worker import Workers
 
 HERE = Path(__file__).resolve().parent
@@ -164,15 +167,42 @@ async def _nothing() -> Message:
     return {"type": "http.disconnect"}
 
 
+REFRESH_SECONDS = 1.0  # how often at most a server asks the database whether the course was synced
+
+
 @dataclass
 class Portal:
-    """What the routes share: the course, the database's sessions, the workers."""
+    """What the routes share: the course, the database's sessions, the workers, and the digest
+    of the course as loaded (``grader portal sync`` changes the database's: see ``refresh``)."""
 
     course: Course
     make: sessionmaker[Session]
     workers: Workers | None = None
     signin_limit: accounts.SignInLimit = field(default_factory=accounts.SignInLimit)
     on_release: Callable[[str], object] | None = None  # told the assignment whose private results were released
+    digest: str | None = None
+    _checked: float = field(default=0.0, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+
+    def refresh(self) -> None:
+        """Load the course again when it was synced since it was loaded, asking the database at
+        most once a second (one request asks; the others go on meanwhile). A folder that no
+        longer loads (edited after its sync) leaves the course as it was until the next sync."""
+        if time.monotonic() - self._checked < REFRESH_SECONDS or not self._lock.acquire(blocking=False):
+            return
+        try:
+            self._checked = time.monotonic()
+            with self.make() as session:
+                synced = synced_digest(session)
+            if synced is None or synced == self.digest:
+                return
+            self.digest = synced
+            with contextlib.suppress(GraderError):
+                self.course = load_course(self.course.folder)
+                if self.workers is not None:
+                    self.workers.course = self.course
+        finally:
+            self._lock.release()
 
 
 TEMPLATES = Jinja2Templates(directory=str(HERE / "templates"))
@@ -250,6 +280,7 @@ def _endpoint(portal: Portal, handler: Handler) -> Callable[[Request], Awaitable
     async def endpoint(request: Request) -> Response:
         form = await request.form(max_files=1, max_fields=5) if request.method == "POST" else None
         try:
+            await run_in_threadpool(portal.refresh)
             return await run_in_threadpool(handler, portal, request, form)
         finally:
             if form is not None:
