@@ -17,13 +17,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from .course import Assignment, Course
 from .models import STUDENT, Extension, Submission, User
 from .queue import countable, moved
 
 DAY = dt.timedelta(days=1)
+# read only when used (a download's), while the session is open: the class table needs none of them
+LARGE = (Submission.content, Submission.records, Submission.full_text, Submission.student_text)
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,8 @@ def counted(session: Session, course: Course, user: User | None = None) -> dict[
     """Each student's counted submission of each assignment, by (user id, assignment name): of
     every student, or of ``user`` alone. A submission being rerun counts with its old result."""
     query = (select(Submission, User).join(User, User.id == Submission.user_id)
-             .where(countable(), User.role == STUDENT, Submission.assignment.in_(list(course.assignments))))  # fmt: skip
+             .where(countable(), User.role == STUDENT, Submission.assignment.in_(list(course.assignments)))
+             .options(*(defer(c) for c in LARGE)))  # fmt: skip
     extensions = select(Extension)
     if user is not None:
         query = query.where(User.id == user.id)
