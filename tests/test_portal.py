@@ -1116,7 +1116,7 @@ def test_portal_sync_applies_course_yaml_and_a_bad_value_changes_nothing(tmp_pat
     course = make_course(tmp_path / "course")
     first = _sync(course)
     assert first.exit_code == 0, first.output
-    assert first.output == (f"Synced Game search (demo course) ({course}): 2 assignments, 6 people on the roster "
+    assert first.output == (f"Synced Game search (demo course) ({course}): 3 assignments, 6 people on the roster "
                             "(6 new); changed: running servers load it within a second\n")  # fmt: skip
     assert _sync(course).output.endswith("(0 new); unchanged\n")
     before = _synced(course)
