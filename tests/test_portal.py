@@ -4,6 +4,7 @@ without its CSRF token, an upload over the limit, a private test's board, markup
 
 from __future__ import annotations
 
+import csv
 import datetime
 import io
 import json
@@ -390,6 +391,65 @@ def test_the_class_table_shows_each_students_counted_submission(portal, graded_p
     staff = portal["instructor"].get(f"/s/{latest['id']}").json()
     assert row["assignments"]["othello"]["symbols"] == staff["symbols"]
     assert all(s["assignments"]["othello"] is None for s in table["students"] if s["email"] != "s1@example.edu")
+
+
+def test_staff_see_a_students_history_and_the_queue_and_a_student_neither(portal, graded_pair):
+    me, instructor = portal["students"]["s1@example.edu"], portal["instructor"]
+    history = instructor.get("/class/othello/students/s1@example.edu").json()
+    rows = history["submissions"]
+    assert {graded_pair[n]["id"] for n in ("negamax.py", "wrong_score.py")} <= {r["id"] for r in rows}
+    assert [r["received_at"] for r in rows] == sorted((r["received_at"] for r in rows), reverse=True)
+    graded = [r for r in rows if r["status"] == "graded" or r["previous"]]
+    assert [r["counts"] for r in rows if r["counts"]] == [True] and graded[0]["counts"]  # the latest graded
+    staff = instructor.get(f"/s/{graded_pair['negamax.py']['id']}").json()
+    row = next(r for r in rows if r["id"] == staff["id"])
+    assert (row["symbols"], row["total"], row["late"], row["why"]) == (staff["symbols"], staff["total"], False, "")
+    assert history["student"] == {"name": "Student 1", "email": "s1@example.edu"}
+    page = instructor.html("/class/othello/students/s1@example.edu").text
+    assert staff["symbols"] in page and "Student 1" in page
+    assert instructor.get("/class/othello/students/nobody@example.edu").status_code == 404
+    assert instructor.get("/class/nope/students/s1@example.edu").status_code == 404
+    queue = instructor.get("/class/queue").json()
+    assert queue["queued"] + queue["running"] == len(queue["jobs"])
+    assert all(j["state"] in ("queued", "running") and (j["worker"] is not None) == (j["state"] == "running")
+               for j in queue["jobs"])  # fmt: skip
+    assert "Queue" in instructor.html("/class/queue").text
+    html = {"Accept": "text/html"}
+    for path in ("/class/queue", "/class/othello/students/s1@example.edu", "/class/othello/students/s2@example.edu"):
+        assert me.get(path).status_code == 404, path  # a student's own history included: it is the staff's page
+        r = me.http.get("/api" + path, headers=html)
+        assert r.status_code == 404 and r.headers["content-type"].startswith("application/json"), path
+        assert me.html(path).status_code == 404 and graded_pair["negamax.py"]["id"] not in me.html(path).text
+        assert Client(portal["server"].url).get(path).status_code == 401
+
+
+def test_an_instructor_imports_a_roster_in_the_browser(portal):
+    me, instructor = portal["students"]["s1@example.edu"], portal["instructor"]
+    sheet = b"Student,SIS Login ID,Role\nStudent 6,s6@example.edu,Student\nTess Assistant,TA1@example.edu,TA\n"
+    files = {"roster": ("gradebook export.csv", sheet, "text/csv")}
+    assert me.post("/class/roster", files=files).status_code == 404  # instructors only
+    assert instructor.post("/class/roster", files=files, csrf=False).status_code == 403
+    r = instructor.post("/class/roster", files=files)
+    assert r.status_code == 200, r.text
+    assert {k: v for k, v in r.json().items() if k != "csrf"} == {"file": "gradebook export.csv", "people": 2,
+                                                                  "added": 1, "updated": 1}  # fmt: skip
+    log = instructor.get("/class/audit").json()["entries"]
+    assert log[-1]["action"] == "roster upload" and log[-1]["detail"] == "gradebook export.csv: 2 people, 1 added"
+    r = instructor.post("/class/roster", files=files)
+    assert r.json()["added"] == 0  # imported again: nothing new
+    assert "ta1@example.edu" not in [s["email"] for s in instructor.get("/class").json()["students"]]  # a TA
+    bad = {"roster": ("r.csv", b"Email,Name\ns9@example.edu,Nine\nnine-at-example,Nine\n", "text/csv")}
+    r = instructor.post("/class/roster", files=bad)
+    assert r.status_code == 400 and r.json()["error"] == (
+        "r.csv: line 3: 'nine-at-example' is not an e-mail address: give each person's address in the e-mail column"
+    )
+    assert "s9@example.edu" not in instructor.get("/class").text  # nothing of a bad file is imported
+    page = instructor.http.post("/class/roster", data={"csrf": instructor.csrf}, files=bad,
+                                headers={"Accept": "text/html"})  # fmt: skip
+    assert page.status_code == 400 and "line 3: &#39;nine-at-example&#39; is not an e-mail address" in page.text
+    latin = {"roster": ("r.csv", "Email,Name\nz@example.edu,Zoë\n".encode("latin-1"), "text/csv")}
+    r = instructor.post("/class/roster", files=latin)
+    assert r.status_code == 400 and r.json()["error"] == "r.csv: not UTF-8 text: export the roster as CSV (UTF-8)"
 
 
 def test_a_student_cannot_reach_another_students_submission(portal, graded_pair):
@@ -808,6 +868,107 @@ def test_an_extension_moves_a_students_deadlines_and_late_flag(tmp_path):
         server.stop()
 
 
+def policy_course(folder: Path, policy: str) -> Path:
+    """make_course's course, its Othello lab due 36 hours ago (closing in a day) with ``policy``'s
+    keys, and a budget of one late day."""
+    course = make_course(folder)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    deadline, hard = now - datetime.timedelta(hours=36), now + datetime.timedelta(days=1)
+    text = (course / "course.yaml").read_text().replace("upload_kb: 16", "upload_kb: 16\nlate_days: 1")
+    text = text.replace("per_day: 3", f"per_day: 3\n    deadline: {deadline:%Y-%m-%d %H:%M}\n"
+                                      f"    hard_deadline: {hard:%Y-%m-%d %H:%M}\n    {policy}", 1)  # fmt: skip
+    (course / "course.yaml").write_text(text)
+    return course
+
+
+@pytest.mark.slow  # a server of its own, two scripts graded: 5-10 s
+def test_the_late_policy_and_the_best_submission_everywhere_a_counted_one_is_used(tmp_path):
+    course = policy_course(tmp_path / "course", "late_penalty: 10%\n    counts: best")
+    server = Server(course, tmp_path)
+    try:
+        instructor = Client(server.url)
+        instructor.sign_in(server.link)
+        me = Client(server.url)
+        me.sign_in(instructor.post("/class/links", {"email": "s3@example.edu"}).json()["links"][0]["link"])
+        before = me.get("/a/othello").json()
+        assert before["late_days_left"] == 1 and before["counts"] == "best"
+        assert before["upload_now"] == {"days_late": 2, "late_days": 1, "penalty": 0.1}  # 36 hours: 2 started days
+        assert "An upload now is 2 days late: if it counts, it spends 1 late day and costs 10% of its total" in (
+            me.html("/a/othello").text
+        )
+        first = me.graded(me.upload(NEGAMAX).json()["id"])
+        last = me.graded(me.upload(WRONG).json()["id"])  # the latest, its total lower on a machine not overloaded
+        totals = [instructor.get(f"/s/{s['id']}").json()["total"] for s in (first, last)]
+        best = first if totals[0] > totals[1] else last  # the same penalty on both: ties go to the latest
+        staff = instructor.get(f"/s/{best['id']}").json()
+        row = next(s for s in instructor.get("/class").json()["students"] if s["email"] == "s3@example.edu")
+        cell = row["assignments"]["othello"]
+        assert cell["submission"] == best["id"] and cell["total"] == staff["total"] and row["late_days_used"] == 1
+        assert (cell["days_late"], cell["late_days"], cell["penalty"]) == (2, 1, 0.1)
+        assert cell["score"] == round(staff["total"] * 0.9, 2)
+        assert cell["why"] == "2 days late: 1 day of late days spent, 10% penalty"
+        assert "2 days late: 1 day of late days spent, 10% penalty" in instructor.html("/class").text
+        sheet = list(csv.DictReader(io.StringIO(instructor.http.get("/class.csv").text)))
+        mine = next(r for r in sheet if r["email"] == "s3@example.edu")
+        expected = (str(staff["total"]), str(cell["score"]), "10%")
+        assert (mine["othello total"], mine["othello score"], mine["othello penalty"]) == expected
+        assert mine["othello why"] == cell["why"] and mine["late days used"] == "1"
+        page = me.get("/a/othello").json()
+        assert page["late_days_left"] == 0
+        assert [s["id"] for s in page["submissions"] if s["counts"]] == [best["id"]]
+        assert page["upload_now"] == {"days_late": 2, "late_days": 1, "penalty": 0.1}  # its own late day again
+        scores = instructor.get("/class/othello/gradescope.json").json()["students"]
+        assert [s["submission"] for s in scores] == [best["id"]]
+        run = zipfile.ZipFile(io.BytesIO(instructor.http.get("/class/othello/run.zip").content))
+        script = NEGAMAX if best is first else WRONG
+        assert run.read("othello/submissions/s3@example.edu/submission.py") == script.read_bytes()
+        rerun = instructor.post("/class/rerun", {"assignment": "othello", "email": "s3@example.edu"}).json()
+        assert [r["submission"] for r in rerun["rerun"]] == [best["id"]]
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow  # a server of its own, grading a script that sleeps 2 s on each of 10 tests: 30-40 s
+def test_the_queue_shows_the_running_job_its_worker_and_the_one_waiting_and_the_history_every_submission(tmp_path):
+    course = policy_course(tmp_path / "course", "late_penalty: 10%")
+    sleeper = b"import time\ntime.sleep(2)\n"  # 20 s of grading at least: the one worker is busy meanwhile
+    server = Server(course, tmp_path)
+    try:
+        instructor = Client(server.url)
+        instructor.sign_in(server.link)
+        me = Client(server.url)
+        me.sign_in(instructor.post("/class/links", {"email": "s4@example.edu"}).json()["links"][0]["link"])
+        slow = me.upload(sleeper, name="sleeper.py").json()["id"]
+        deadline = time.monotonic() + GRADED_WITHIN
+        while not [j for j in instructor.get("/class/queue").json()["jobs"] if j["state"] == "running"]:
+            assert time.monotonic() < deadline, "the sleeper was never claimed"
+            time.sleep(0.2)
+        waiting = me.upload(NEGAMAX).json()["id"]
+        queue = instructor.get("/class/queue").json()
+        assert [(j["submission"], j["state"], j["student"]) for j in queue["jobs"]] == [
+            (slow, "running", "s4@example.edu"), (waiting, "queued", "s4@example.edu")]  # fmt: skip
+        running, queued = queue["jobs"]
+        assert running["worker"] and running["claimed_at"] and running["attempts"] == 1 and running["age_seconds"] >= 0
+        assert queued["worker"] is None and queued["claimed_at"] is None
+        assert (queue["queued"], queue["running"]) == (1, 1)
+        assert running["worker"] in instructor.html("/class/queue").text
+        me.graded(slow)
+        me.graded(waiting)
+        assert instructor.get("/class/queue").json() == {"queued": 0, "running": 0, "jobs": [], "csrf": instructor.csrf}
+        instructor.post("/class/rerun", {"assignment": "othello", "email": "s4@example.edu"})
+        me.graded(waiting)
+        history = instructor.get("/class/othello/students/s4@example.edu").json()
+        rows = history["submissions"]
+        assert [(r["id"], r["counts"], r["late"]) for r in rows] == [(waiting, True, True), (slow, False, True)]
+        assert rows[0]["previous"]["reason"] == "rerun by the instructor" and rows[1]["previous"] is None
+        assert all(r["why"] == "2 days late: 1 day of late days spent, 10% penalty" for r in rows)
+        assert rows[0]["score"] == round(rows[0]["total"] * 0.9, 2) and history["late_days_used"] == 1
+        page = instructor.html("/class/othello/students/s4@example.edu").text
+        assert "rerun by the instructor" in page and "sleeper.py" in page
+    finally:
+        server.stop()
+
+
 def test_private_results_are_shown_once_released_without_their_boards(portal, graded_pair):
     me, instructor = portal["students"]["s1@example.edu"], portal["instructor"]
     sid = graded_pair["wrong_score.py"]["id"]
@@ -886,6 +1047,19 @@ def test_serve_without_the_extra_names_the_install_command(tmp_path):
                                                       "course folder"),
         (("plan: gomoku.gtp", "plan: gomoku.gtp\n    seed: 3"), "assignments[2].seed: a GTP lab's tests are its "
                                                                "regression file's: drop the seed"),
+        (("upload_kb: 16", "upload_kb: 16\nlate_days: -1"), "'late_days' must be a whole number of days from 0"),
+        (("upload_kb: 16", "upload_kb: 16\nlate_days: two"), "'late_days' must be a whole number of days from 0"),
+        (("per_day: 3", "per_day: 3\n    late_days: 2"), "assignments[0].late_days must be true (late uploads"),
+        (
+            ("per_day: 3", "per_day: 3\n    deadline: 2026-12-18 23:59\n    late_penalty: 10"),
+            "assignments[0].late_penalty must be a percentage of the earned total taken per day late, from 0% to 100%",
+        ),
+        (
+            ("per_day: 3", "per_day: 3\n    deadline: 2026-12-18 23:59\n    late_penalty: 120%"),
+            "assignments[0].late_penalty must be a percentage",
+        ),
+        (("per_day: 3", "per_day: 3\n    late_penalty: 10%"), "assignments[0].late_penalty needs a deadline"),
+        (("per_day: 3", "per_day: 3\n    counts: first"), "assignments[0].counts must be latest (the last graded"),
     ],
 )  # fmt: skip
 def test_a_bad_course_yaml_is_one_line_naming_the_key(tmp_path, change, message):
@@ -925,6 +1099,77 @@ def test_a_gtp_labs_regression_file_is_checked_at_the_start_and_its_changes_call
     lab.write_text(text)
     again = load_course(course)
     assert again.plan_digest(again.assignments["gomoku"]) == before.plan_digest(before.assignments["gomoku"])
+
+
+def _sync(course: Path):
+    from click.testing import CliRunner
+
+    from grader.cli import main
+
+    return CliRunner().invoke(main, ["portal", "sync", str(course)])
+
+
+def _synced(course: Path) -> tuple[str | None, list[str]]:
+    """The course digest kept in the course's SQLite database, and the e-mails of its people."""
+    with sqlite3.connect(course / ".portal" / "portal.sqlite3") as db:
+        digest = db.execute("SELECT value FROM portal_meta WHERE key = 'course_digest'").fetchone()
+        return digest and digest[0], sorted(e for (e,) in db.execute("SELECT email FROM users"))
+
+
+def test_portal_sync_applies_course_yaml_and_a_bad_value_changes_nothing(tmp_path):
+    course = make_course(tmp_path / "course")
+    first = _sync(course)
+    assert first.exit_code == 0, first.output
+    assert first.output == (f"Synced Game search (demo course) ({course}): 3 assignments, 6 people on the roster "
+                            "(6 new); changed: running servers load it within a second\n")  # fmt: skip
+    assert _sync(course).output.endswith("(0 new); unchanged\n")
+    before = _synced(course)
+    with (course / "roster.csv").open("a") as f:
+        f.write("s7@example.edu,Student 7\n")
+    text = (course / "course.yaml").read_text()
+    (course / "course.yaml").write_text(text.replace("per_day: 3", "per_day: 0", 1))
+    bad = _sync(course)
+    assert bad.exit_code == 1 and bad.output.splitlines() == [
+        f"Error: {course / 'course.yaml'}: assignments[0].per_day must be a whole number, 1 or more, like 5, "
+        "or null (no limit); got 0"]  # fmt: skip
+    assert _synced(course) == before  # not even the roster's new student
+    (course / "course.yaml").write_text(text)
+    assert "(1 new); changed" in _sync(course).output
+    digest, people = _synced(course)
+    assert digest != before[0] and "s7@example.edu" in people
+
+
+@pytest.mark.slow  # a server of its own, a script graded twice: 10-15 s
+def test_a_running_server_follows_portal_sync_and_reruns_after_a_plan_change(tmp_path):
+    course = make_course(tmp_path / "course")
+    server = Server(course, tmp_path)
+    try:
+        instructor = Client(server.url)
+        instructor.sign_in(server.link)
+        me = Client(server.url)
+        me.sign_in(instructor.post("/class/links", {"email": "s2@example.edu"}).json()["links"][0]["link"])
+        sid = me.upload(WRONG).json()["id"]
+        before = me.graded(sid)
+        assert len(before["public_symbols"]) == 4
+        plan = new_plan(Config(), "othello", boards=SHARE / "fixtures" / "standard.txt", public=6).plan
+        write_plan_file(plan, course / "six-public.plan")
+        text = (course / "course.yaml").read_text().replace("plan: othello-endgame.plan", "plan: six-public.plan")
+        (course / "course.yaml").write_text(text.replace("title: Othello endgame lab", "title: Othello, synced"))
+        with (course / "roster.csv").open("a") as f:
+            f.write("s7@example.edu,Student 7\n")
+        assert _sync(course).exit_code == 0
+        deadline = time.monotonic() + 60
+        while me.get("/a/othello").json()["title"] != "Othello, synced":  # within a second, on a quiet machine
+            assert time.monotonic() < deadline, "the server never loaded the synced course"
+            time.sleep(0.2)
+        assert me.get("/a/othello").json()["public_tests"] == 6
+        assert "s7@example.edu" in [s["email"] for s in instructor.get("/class").json()["students"]]
+        r = instructor.post("/class/rerun", {"assignment": "othello"})
+        assert r.json()["rerun"] == [{"email": "s2@example.edu", "submission": sid, "reason": "the plan changed"}]
+        after = me.graded(sid)
+        assert len(after["public_symbols"]) == 6 and after["previous"]["public_symbols"] == before["public_symbols"]
+    finally:
+        server.stop()
 
 
 def test_serve_makes_the_demo_course_and_prints_the_link(tmp_path):
@@ -1026,8 +1271,14 @@ def test_a_roster_is_read_as_lms_gradebooks_export_it(csv, people):
     "csv, message",
     [
         ("Name\nAda\n", "roster: no e-mail column in the header ['Name']: name one Email"),
-        ("Email,Name\nnot-an-address,Ada\n", "roster: line 2: 'not-an-address' is not an e-mail address"),
-        ("Email,Role\na@x.org,dean\n", "roster: line 2: role 'dean' is not one of student, ta, instructor"),
+        (
+            "Email,Name\nnot-an-address,Ada\n",
+            "roster: line 2: 'not-an-address' is not an e-mail address: give each person's address in the e-mail column",
+        ),
+        (
+            "Email,Role\na@x.org,dean\n",
+            "roster: line 2: role 'dean' is not one of student, ta, instructor: write one of them",
+        ),
     ],
 )
 def test_a_bad_roster_is_one_line_naming_the_line(csv, message):

@@ -1,10 +1,13 @@
 """The portal in a real browser: Playwright drives the Chromium apt installs (Playwright's own
 browser download is not reachable): a student signs in with their link, uploads a script,
-and sees its public tests' feedback appear without reloading (the page's own script)."""
+and sees its public tests' feedback appear without reloading (the page's own script); with
+JavaScript off, the upload and release forms work and the student sees the private results
+released; a rerun after a plan change (applied by grader portal sync) shows why it changed."""
 
 from __future__ import annotations
 
 import shutil
+import time
 
 import pytest
 
@@ -13,9 +16,21 @@ sync_api = pytest.importorskip(
     "playwright.sync_api", reason="the browser test needs playwright (pip install -e '.[test]')"
 )
 
+from grader.config import Config  # noqa: E402
+from grader.files import SHARE  # noqa: E402
+from grader.grading.plans import new_plan, write_plan_file  # noqa: E402
 from grader.portal.course import load_course  # noqa: E402
 
-from test_portal import NEGAMAX, Client, Server, library_result, make_course  # noqa: E402
+from test_portal import (  # noqa: E402
+    GRADED_WITHIN,
+    NEGAMAX,
+    WRONG,
+    Client,
+    Server,
+    _sync,
+    library_result,
+    make_course,
+)
 
 CHROMIUMS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
@@ -67,5 +82,95 @@ def test_a_student_signs_in_uploads_and_sees_the_feedback_appear(tmp_path, chrom
         assert receipt in page.inner_html("#submissions")
         assert "2 of 3 submissions left today" in page.inner_text("#left")
         assert problems == []
+    finally:
+        server.stop()
+
+
+def _signed_in(browser, link: str, javascript: bool = True):
+    """A page of a new browser context (its own cookies) signed in with the one-time ``link``."""
+    page = browser.new_context(java_script_enabled=javascript).new_page()
+    page.goto(link)
+    page.click("#signin")
+    return page
+
+
+def _until_graded(page, url: str) -> None:
+    """Reload the submission's page (as a person without JavaScript does) until it is graded."""
+    deadline = time.monotonic() + GRADED_WITHIN
+    while page.get_attribute("#submission", "data-status") in ("queued", "running"):
+        assert time.monotonic() < deadline, f"{url} not graded within {GRADED_WITHIN} s"
+        time.sleep(0.5)
+        page.goto(url)
+
+
+@pytest.mark.slow  # a browser, a server and a grading: 10-20 s
+def test_without_javascript_a_student_uploads_and_sees_private_results_once_the_instructor_releases_them(
+    tmp_path, chromium
+):
+    course = make_course(tmp_path / "course")
+    server = Server(course, tmp_path)
+    try:
+        instructor = _signed_in(chromium, server.link, javascript=False)
+        assert instructor.url == f"{server.url}/class"
+        instructor.fill("form[action='/class/links'] input[name=email]", "s1@example.edu")
+        instructor.click("text=Make one-time sign-in links")
+        link = instructor.inner_text("#links code")
+        student = _signed_in(chromium, link, javascript=False)
+        student.click("text=Othello endgame lab")
+        student.set_input_files("input[name=script]", str(WRONG))
+        student.click("#upload")  # a plain form post: no script on the page runs
+        student.wait_for_url(f"{server.url}/s/*")
+        url = student.url
+        _until_graded(student, url)
+        private = load_course(course).assignments["othello"].private_tests
+        assert f"The {private} private tests' results are shown once the instructor releases them." in (
+            student.inner_text("main")
+        )
+        assert student.locator("#private").count() == 0
+        instructor.goto(f"{server.url}/class")
+        instructor.click("text=Release the private results of Othello endgame lab")
+        assert "Othello endgame lab: released to the students." in instructor.inner_text("main")
+        student.goto(url)
+        assert "Private tests" in student.inner_text("main")
+        assert student.locator("#private tr").count() == private + 1  # its header and a row per test
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow  # a browser, a server and a submission graded twice: 15-25 s
+def test_an_instructor_reruns_after_a_plan_change_and_the_student_sees_why(tmp_path, chromium):
+    course = make_course(tmp_path / "course")
+    server = Server(course, tmp_path)
+    try:
+        instructor = _signed_in(chromium, server.link)
+        instructor.fill("form[action='/class/links'] input[name=email]", "s2@example.edu")
+        instructor.click("text=Make one-time sign-in links")
+        student = _signed_in(chromium, instructor.inner_text("#links code"))
+        student.click("text=Othello endgame lab")
+        student.set_input_files("input[name=script]", str(WRONG))
+        student.click("#upload")
+        student.wait_for_url(f"{server.url}/s/*")
+        url = student.url
+        student.locator("#public-symbols").wait_for(timeout=GRADED_WITHIN * 1000)
+        before = student.inner_text("#public-symbols")
+        assert len(before) == 4
+        plan = new_plan(Config(), "othello", boards=SHARE / "fixtures" / "standard.txt", public=6).plan
+        write_plan_file(plan, course / "six-public.plan")
+        text = (course / "course.yaml").read_text()
+        (course / "course.yaml").write_text(text.replace("plan: othello-endgame.plan", "plan: six-public.plan"))
+        assert _sync(course).exit_code == 0
+        deadline = time.monotonic() + 60
+        while "6 public tests" not in student.inner_text("main"):  # the server loads the synced course
+            assert time.monotonic() < deadline, "the server never loaded the synced course"
+            time.sleep(0.3)
+            student.goto(f"{server.url}/a/othello")
+        instructor.goto(f"{server.url}/class")
+        instructor.select_option("form[action='/class/rerun'] select[name=assignment]", "othello")
+        instructor.click("form[action='/class/rerun'] button")
+        student.goto(url)
+        student.locator("#submission[data-status=graded]").wait_for(timeout=GRADED_WITHIN * 1000)  # live update
+        assert len(student.inner_text("#public-symbols")) == 6
+        assert "Graded again: the plan changed. Before: public tests" in student.inner_text("#rerun")
+        assert before in student.inner_text("#rerun")
     finally:
         server.stop()

@@ -23,7 +23,7 @@ from sqlalchemy import inspect, select, text  # noqa: E402
 
 from grader.errors import GraderError  # noqa: E402
 from grader.grading.run import grade  # noqa: E402
-from grader.portal import accounts, queue  # noqa: E402
+from grader.portal import accounts, policy, queue  # noqa: E402
 from grader.portal.course import load_course, make_demo_course  # noqa: E402
 from grader.portal.db import connect, sessions, upgrade  # noqa: E402
 from grader.portal.models import (  # noqa: E402
@@ -428,3 +428,41 @@ def test_a_released_job_is_queued_at_once_and_a_lost_lease_releases_nothing(db):
         assert second.submission_id == sid
         assert not queue.release(s, first)  # no longer its job
         assert s.get(Job, second.job_id).lease_token == second.token
+
+
+def _graded(s, user: User, assignment: str, received: datetime.datetime, total: float, **more) -> str:
+    sid = secrets.token_urlsafe(16)
+    s.add(Submission(id=sid, user_id=user.id, assignment=assignment, received_at=received, filename="a.py", size=1,
+                     sha256="0" * 64, content=b"x", status=more.pop("status", GRADED), total=total, max_total=60,
+                     **more))  # fmt: skip
+    return sid
+
+
+def test_the_counted_submissions_follow_counts_late_days_and_extensions(db):
+    make, course, student = db
+    deadline = datetime.datetime(2026, 1, 10, 12, tzinfo=datetime.timezone.utc)
+    lab = dataclasses.replace(course.assignments["othello"], deadline=deadline, late_penalty=0.25, counts="best")
+    course = dataclasses.replace(course, late_days=1, assignments={**course.assignments, "othello": lab})
+    day = datetime.timedelta(days=1)
+    with make.begin() as s:
+        _graded(s, student, "othello", deadline - day, 40)
+        late = _graded(s, student, "othello", deadline + 1.5 * day, 60)  # 2 days: 1 late day, 25% off: 45
+        _graded(s, student, "othello", deadline + 2 * day, 0, status=FAILED)  # never counts
+        other = s.scalar(select(User).where(User.email == "s1@example.edu"))
+        rerunning = _graded(s, other, "othello", deadline - day, 10, status=QUEUED, change_reason=queue.BY_INSTRUCTOR)
+        _graded(s, other, "othello", deadline - 2 * day, 50)
+    with make() as s:
+        got = policy.counted(s, course)
+        mine = got[(student.id, "othello")]
+        assert mine.submission.id == late
+        assert (mine.score.late_days, mine.score.penalty, mine.score.score) == (1, 0.25, 45)
+        assert got[(other.id, "othello")].score.total == 50  # the best of 10 (being rerun) and 50
+        latest = dataclasses.replace(course, assignments={**course.assignments,
+                                                          "othello": dataclasses.replace(lab, counts="latest")})  # fmt: skip
+        assert policy.counted(s, latest)[(other.id, "othello")].submission.id == rerunning  # its old result stands
+        assert set(policy.counted(s, course, student)) == {(student.id, "othello")}
+    with make.begin() as s:
+        s.add(Extension(user_id=student.id, assignment="othello", days=2, granted_by=student.id))
+    with make() as s:
+        mine = policy.counted(s, course)[(student.id, "othello")]
+        assert mine.submission.id == late and (mine.score.days_late, mine.score.score) == (0, 60)

@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                 "Run GTP regression test files against a GTP program, or a class, judged by the solver."),
     "similar": ("similar", "similar_command", "Rank the pairs of a class's submissions by how similar their code is."),
     "serve": ("portal", "serve", "Start the course portal: students submit in a browser, graded at once."),
+    "portal": ("portal", "portal_group", "The course portal's course: apply course.yaml to a running portal."),
     "rejudge": ("grading", "rejudge_command", "Judge a run's recorded answers again with today's rules."),
     "report": ("grading", "report_command", "Write a run folder's exports again, or one student's report."),
     "solve": ("solving", "solve", "Solve positions exactly: value, optimal moves, an optimal line."),

@@ -1,4 +1,4 @@
-"""``grader serve`` and ``grader worker``: the course portal (grader/portal/, the ``portal`` extra)."""
+"""``grader serve``, ``grader worker`` and ``grader portal sync``: the course portal (grader/portal/, the ``portal`` extra)."""
 
 from __future__ import annotations
 
@@ -107,3 +107,49 @@ def worker(course: str, database: str, workers: int, lease: float, cluster: str 
         echo(f"Worker {started.name}: {started.workers} grading at once, {where} (Ctrl-C stops it)")
 
     work(course, database, workers, lease, on_ready=ready, cluster=cluster)
+
+
+@click.group("portal", help="""The course portal's course, applied without a restart.
+
+    \b
+    Examples:
+      grader portal sync course/
+    """)  # fmt: skip
+def portal_group() -> None:
+    pass
+
+
+@portal_group.command(
+    help="""Apply COURSE's course.yaml (its roster, instructors, assignments, plans, late policy)
+    to its portal's database: every server running on that database loads it again within a
+    second, without a restart. A bad value gives one line and changes nothing. A changed plan
+    makes the reruns of the class page say so, as after a restart. Without COURSE, the demo
+    course in ./grader-demo-course.
+
+    \b
+    Examples:
+      grader portal sync course/
+      grader portal sync course/ --database postgresql://grader@/portal
+    """,
+)
+@click.argument("course", required=False, type=click.Path(file_okay=False))
+@click.option("--database", default=None, metavar="URL",
+              help="The database its servers use (default: SQLite in COURSE/.portal/).")  # fmt: skip
+@fail_cleanly
+def sync(course: str | None, database: str | None) -> None:
+    check_extra()
+    from pathlib import Path
+
+    from ..errors import ConfigError
+    from ..portal.course import DEMO_FOLDER, load_course
+    from ..portal.db import default_url
+    from ..portal.sync import sync as apply_course
+
+    folder = Path(course) if course is not None else Path.cwd() / DEMO_FOLDER
+    if course is None and not folder.is_dir():
+        raise ConfigError(f"no demo course in ./{DEMO_FOLDER}: give COURSE, or make it with 'grader serve' first")
+    loaded = load_course(folder)  # checked before anything is made or written
+    done = apply_course(folder, database or default_url(loaded.folder))
+    change = "changed: running servers load it within a second" if done.changed else "unchanged"
+    echo(f"Synced {loaded.title} ({loaded.folder}): {len(loaded.assignments)} assignments, "
+         f"{done.people} people on the roster ({done.added} new); {change}")  # fmt: skip

@@ -60,7 +60,8 @@ def read_roster(text: str, source: str = "roster") -> list[RosterEntry]:
         cells = row + [""] * (len(header) - len(row))
         address = cells[email].strip().lower()
         if "@" not in address:
-            raise GraderError(f"{source}: line {n}: {cells[email]!r} is not an e-mail address")
+            raise GraderError(f"{source}: line {n}: {cells[email]!r} is not an e-mail address: "
+                              "give each person's address in the e-mail column")  # fmt: skip
         if name is not None:
             who = cells[name].strip()
         else:
@@ -68,7 +69,7 @@ def read_roster(text: str, source: str = "roster") -> list[RosterEntry]:
         said = cells[role].strip() if role is not None else STUDENT
         kind = ROLE_ALIASES.get(said.lower())
         if kind is None:
-            raise GraderError(f"{source}: line {n}: role {said!r} is not one of {', '.join(ROLES)}")
+            raise GraderError(f"{source}: line {n}: role {said!r} is not one of {', '.join(ROLES)}: write one of them")
         out.append(RosterEntry(address, who or address, kind))
     return out
 

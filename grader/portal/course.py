@@ -46,6 +46,9 @@ class Assignment:
         "release"  # when students see their private tests: on the instructor's release, or after the deadline
     )
     private_boards: bool = False  # with them, each private test's board and feedback (else its symbol and credit)
+    late_days: bool = True  # whether late uploads spend the course's late days (false: the assignment opts out)
+    late_penalty: float = 0.0  # the share of the earned total taken per day late (after late days), 0 to 1
+    counts: str = "latest"  # which graded submission counts: the latest, or the best (after penalties)
 
     @property
     def game(self) -> str:
@@ -93,6 +96,7 @@ class Course:
     upload_kb: int = UPLOAD_KB
     config: Config = dataclasses.field(default_factory=Config)
     lti: LtiSettings | None = None  # the platforms (LMSs) the portal is an LTI 1.3 tool of
+    late_days: int | None = None  # days late each student may spend over the course without penalty
 
     @property
     def upload_bytes(self) -> int:
@@ -149,10 +153,13 @@ def load_course(folder: str | Path) -> Course:
         raise ConfigError(f"{path}: {e}") from None
 
 
-_KEYS = ("title", "instructors", "roster", "upload_kb", "assignments", "lti")
+_KEYS = ("title", "instructors", "roster", "upload_kb", "late_days", "assignments", "lti")
 _ASSIGNMENT_KEYS = ("name", "title", "game", "plan", "seed", "limits", "per_day", "deadline", "hard_deadline",
-                    "private_results", "private_boards")  # fmt: skip
+                    "private_results", "private_boards", "late_days", "late_penalty", "counts")  # fmt: skip
 PRIVATE_RESULTS = ("release", "deadline")
+COUNTS = ("latest", "best")
+MAX_LATE_DAYS = 365
+PERCENT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
 
 
 def _course(root: Path, data: Any, config: Config) -> Course:
@@ -171,6 +178,11 @@ def _course(root: Path, data: Any, config: Config) -> Course:
     upload_kb = data.get("upload_kb", UPLOAD_KB)
     if not isinstance(upload_kb, int) or isinstance(upload_kb, bool) or not 1 <= upload_kb <= 65536:
         raise ValueError(f"'upload_kb' must be a whole number of KiB from 1 to 65536, like 256; got {upload_kb!r}")
+    late_days = data.get("late_days")
+    if late_days is not None and (not isinstance(late_days, int) or isinstance(late_days, bool)
+                                  or not 0 <= late_days <= MAX_LATE_DAYS):  # fmt: skip
+        raise ValueError(f"'late_days' must be a whole number of days from 0 to {MAX_LATE_DAYS}, like 3, "
+                         f"or null (none); got {late_days!r}")  # fmt: skip
     items = data.get("assignments")
     if not isinstance(items, list) or not items:
         raise ValueError("'assignments' must be a list of assignments, each with name, game and plan")
@@ -181,7 +193,7 @@ def _course(root: Path, data: Any, config: Config) -> Course:
             raise ValueError(f"assignments[{i}].name: {a.name!r} is used twice: give each assignment its own name")
         assignments[a.name] = a
     lti = parse_lti(data["lti"]) if data.get("lti") is not None else None
-    return Course(root, title, assignments, tuple(instructors), roster, upload_kb, config, lti)
+    return Course(root, title, assignments, tuple(instructors), roster, upload_kb, config, lti, late_days)
 
 
 def _assignment(root: Path, item: Any, where: str, config: Config) -> Assignment:
@@ -223,7 +235,27 @@ def _assignment(root: Path, item: Any, where: str, config: Config) -> Assignment
     boards = item.get("private_boards", False)
     if not isinstance(boards, bool):
         raise ValueError(f"{where}.private_boards must be true or false; got {boards!r}")
-    return Assignment(name, title, plan, limits, per_day, deadline, hard, shown, boards)
+    late_days = item.get("late_days", True)
+    if not isinstance(late_days, bool):
+        raise ValueError(f"{where}.late_days must be true (late uploads spend the course's late days) or false "
+                         f"(the assignment opts out); got {late_days!r}")  # fmt: skip
+    penalty = _percent(item.get("late_penalty", "0%"), f"{where}.late_penalty")
+    if penalty and deadline is None:
+        raise ValueError(f"{where}.late_penalty needs a deadline to count days late from: give the assignment one")
+    counts = item.get("counts", "latest")
+    if counts not in COUNTS:
+        raise ValueError(f"{where}.counts must be latest (the last graded submission counts) or best "
+                         f"(the highest total after penalties); got {counts!r}")  # fmt: skip
+    return Assignment(name, title, plan, limits, per_day, deadline, hard, shown, boards, late_days, penalty, counts)
+
+
+def _percent(value: Any, key: str) -> float:
+    """A share per day written as a percentage, like 10%: 0 to 1."""
+    found = PERCENT.match(value) if isinstance(value, str) else None
+    if found is None or float(found.group(1)) > 100:
+        raise ValueError(f"{key} must be a percentage of the earned total taken per day late, from 0% to 100%, "
+                         f"like 10%; got {value!r}")  # fmt: skip
+    return float(found.group(1)) / 100
 
 
 def _plan(root: Path, item: dict, where: str, game: Game, plan_name: Any) -> Plan:

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..grading import gradescope
@@ -27,9 +26,8 @@ from ..grading.plans import Plan
 from ..grading.results import ScriptResult, TestResult
 from ..grading.runfolder import RunFolder
 from ..runs.seals import keys_dir
+from . import policy
 from .course import Assignment, Course
-from .models import STUDENT, Submission, User
-from .queue import countable
 from .uploads import unpack
 
 CHUNK = 1 << 20  # bytes read from a file at a time into the zip
@@ -42,8 +40,8 @@ def safe_name(email: str) -> str:
 
 @dataclass(frozen=True)
 class Counted:
-    """A student's counted submission of an assignment (their latest graded one, its old result
-    while a rerun is under way), with its bytes."""
+    """A student's counted submission of an assignment (the latest or the best graded one, its
+    old result while a rerun is under way), with its bytes."""
 
     email: str
     name: str
@@ -56,18 +54,13 @@ class Counted:
     plan_digest: str | None  # the plan it was graded on (None: graded before the portal kept it)
 
 
-def counted(session: Session, assignment: Assignment) -> list[Counted]:
-    """Each student's counted submission of ``assignment``, by e-mail; students with none left out."""
-    rows = session.execute(
-        select(Submission, User).join(User, User.id == Submission.user_id)
-        .where(Submission.assignment == assignment.name, countable(), User.role == STUDENT)
-        .order_by(Submission.received_at)
-    ).all()  # fmt: skip
-    latest: dict[str, Counted] = {}
-    for sub, user in rows:
-        latest[user.email] = Counted(user.email, user.name, sub.id, sub.filename, sub.sha256, sub.content,
-                                     sub.records or "[]", sub.stopped, sub.plan_digest)  # fmt: skip
-    return [latest[e] for e in sorted(latest)]
+def counted(session: Session, course: Course, assignment: Assignment) -> list[Counted]:
+    """Each student's counted submission of ``assignment`` (``counts: latest`` or ``best``), by
+    e-mail; students with none left out."""
+    rows = [c for (_, name), c in policy.counted(session, course).items() if name == assignment.name]
+    return [Counted(c.user.email, c.user.name, c.submission.id, c.submission.filename, c.submission.sha256,
+                    c.submission.content, c.submission.records or "[]", c.submission.stopped,
+                    c.submission.plan_digest) for c in sorted(rows, key=lambda c: c.user.email)]  # fmt: skip
 
 
 def on_older_plans(rows: list[Counted], digest: str) -> list[str]:

@@ -79,12 +79,17 @@ class Deadlines:
     hard_deadline: dt.datetime | None
 
 
-def deadlines(session: Session, user: User, assignment: Assignment) -> Deadlines:
-    days = session.scalar(select(Extension.days).where(Extension.user_id == user.id,
-                                                       Extension.assignment == assignment.name)) or 0  # fmt: skip
+def moved(assignment: Assignment, days: int) -> Deadlines:
+    """The assignment's deadlines moved by an extension of ``days``."""
     extra = dt.timedelta(days=days)
     return Deadlines(days, assignment.deadline and assignment.deadline + extra,
                      assignment.hard_deadline and assignment.hard_deadline + extra)  # fmt: skip
+
+
+def deadlines(session: Session, user: User, assignment: Assignment) -> Deadlines:
+    days = session.scalar(select(Extension.days).where(Extension.user_id == user.id,
+                                                       Extension.assignment == assignment.name)) or 0  # fmt: skip
+    return moved(assignment, days)
 
 
 def mark_late(session: Session, user: User, assignment: Assignment) -> int:

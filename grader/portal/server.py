@@ -24,6 +24,7 @@ from .lti_grades import GradeSync
 from .lti_keys import rotate, signing_key
 from .models import INSTRUCTOR, Meta
 from .queue import LEASE_SECONDS
+from .sync import apply
 from .web import Portal, create_app
 from .worker import Workers
 
@@ -63,13 +64,10 @@ def prepare(folder: str | Path | None, database: str | None) -> tuple[Course, Po
     engine = connect(url)
     upgrade(engine)
     make = sessions(engine)
+    synced = apply(course, make)
     with make.begin() as session:
-        if course.roster is not None:
-            accounts.import_roster(session, accounts.roster_file(course.roster))
-        for email in course.instructors:
-            accounts.ensure_user(session, email.lower(), email.split("@")[0], INSTRUCTOR)
         session.merge(Meta(key=COURSE_KEY, value=course.title))
-    return course, Portal(course, make), url, secret_key(make)
+    return course, Portal(course, make, digest=synced.digest), url, secret_key(make)
 
 
 def serve(folder: str | Path | None = None, database: str | None = None, host: str = "127.0.0.1", port: int = 8000,

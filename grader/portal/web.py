@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import datetime as dt
 import hmac
 import io
 import json
 import secrets
+import threading
+import time
 import unicodedata
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,8 +37,8 @@ from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import GraderError
-from . import accounts, exports, uploads
-from .course import Assignment, Course
+from . import accounts, exports, policy, uploads
+from .course import Assignment, Course, load_course
 from .models import (
     FAILED,
     GRADED,
@@ -45,12 +48,14 @@ from .models import (
     STUDENT,
     AuditEntry,
     Extension,
+    Job,
     Release,
     Submission,
     User,
     now,
 )
-from .queue import DailyLimit, Deadlines, countable, deadlines, mark_late, rerun, submit, used_today, waiting
+from .queue import DailyLimit, Deadlines, deadlines, mark_late, rerun, submit, used_today, waiting
+from .sync import synced_digest
 from .worker import Workers
 
 HERE = Path(__file__).resolve().parent
@@ -162,15 +167,42 @@ async def _nothing() -> Message:
     return {"type": "http.disconnect"}
 
 
+REFRESH_SECONDS = 1.0  # how often at most a server asks the database whether the course was synced
+
+
 @dataclass
 class Portal:
-    """What the routes share: the course, the database's sessions, the workers."""
+    """What the routes share: the course, the database's sessions, the workers, and the digest
+    of the course as loaded (``grader portal sync`` changes the database's: see ``refresh``)."""
 
     course: Course
     make: sessionmaker[Session]
     workers: Workers | None = None
     signin_limit: accounts.SignInLimit = field(default_factory=accounts.SignInLimit)
     on_release: Callable[[str], object] | None = None  # told the assignment whose private results were released
+    digest: str | None = None
+    _checked: float = field(default=0.0, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+
+    def refresh(self) -> None:
+        """Load the course again when it was synced since it was loaded, asking the database at
+        most once a second (one request asks; the others go on meanwhile). A folder that no
+        longer loads (edited after its sync) leaves the course as it was until the next sync."""
+        if time.monotonic() - self._checked < REFRESH_SECONDS or not self._lock.acquire(blocking=False):
+            return
+        try:
+            self._checked = time.monotonic()
+            with self.make() as session:
+                synced = synced_digest(session)
+            if synced is None or synced == self.digest:
+                return
+            self.digest = synced
+            with contextlib.suppress(GraderError):
+                self.course = load_course(self.course.folder)
+                if self.workers is not None:
+                    self.workers.course = self.course
+        finally:
+            self._lock.release()
 
 
 TEMPLATES = Jinja2Templates(directory=str(HERE / "templates"))
@@ -200,6 +232,9 @@ def create_app(portal: Portal, secret_key: str, extra: Sequence[BaseRoute] = ())
         Route("/class/rerun", _endpoint(portal, rerun_page), methods=["POST"]),
         Route("/class/extension", _endpoint(portal, extension), methods=["POST"]),
         Route("/class.csv", _endpoint(portal, gradebook)),
+        Route("/class/queue", _endpoint(portal, queue_page)),
+        Route("/class/roster", _endpoint(portal, roster_upload), methods=["POST"]),
+        Route("/class/{name}/students/{email}", _endpoint(portal, history_page)),
         Route("/class/{name}/gradescope.json", _endpoint(portal, gradescope_download)),
         Route("/class/{name}/run.zip", _endpoint(portal, run_download)),
         *extra,
@@ -245,6 +280,7 @@ def _endpoint(portal: Portal, handler: Handler) -> Callable[[Request], Awaitable
     async def endpoint(request: Request) -> Response:
         form = await request.form(max_files=1, max_fields=5) if request.method == "POST" else None
         try:
+            await run_in_threadpool(portal.refresh)
             return await run_in_threadpool(handler, portal, request, form)
         finally:
             if form is not None:
@@ -443,11 +479,25 @@ def assignment_page(portal: Portal, request: Request, form: Any) -> Response:
         used = used_today(session, user, assignment.name)
         mine = deadlines(session, user, assignment)
         shown = _shown(portal, session, assignment)
+        scores = {name: c.score for (_, name), c in policy.counted(session, portal.course, user).items()}
+    counts = scores.get(assignment.name)
+    views = [{**_student_view(s, assignment, shown), "counts": counts is not None and s.id == counts.submission}
+             for s in subs]  # fmt: skip
     data = {
         **_assignment_data(assignment, used, mine),
-        "submissions": [_student_view(s, assignment, shown) for s in subs],
+        **_late_data(portal.course, assignment, mine, scores),
+        "submissions": views,
     }
     return page(request, "assignment.html", data, user=user, upload_kb=portal.course.upload_kb)
+
+
+def _late_data(course: Course, assignment: Assignment, mine: Deadlines,
+               scores: Mapping[str, policy.Score]) -> dict[str, Any]:  # fmt: skip
+    """The student's late days left, and what an upload now would cost if it counted."""
+    cost = policy.upload_now(course, assignment, mine.deadline, scores, now())
+    return {"counts": assignment.counts, "late_penalty": assignment.late_penalty,
+            "late_days_left": policy.late_days_left(course, scores.values()), "uses_late_days": assignment.late_days,
+            "upload_now": {"days_late": cost.days_late, "late_days": cost.late_days, "penalty": cost.penalty}}  # fmt: skip
 
 
 def upload(portal: Portal, request: Request, form: Any, user: User, assignment: Assignment) -> Response:
@@ -559,33 +609,120 @@ def submission_page(portal: Portal, request: Request, form: Any) -> Response:
 
 
 def class_page(portal: Portal, request: Request, form: Any) -> Response:
-    """The class table: each student's counted submission (their latest graded), its symbols and total."""
+    """The class table: each student's counted submission (latest or best), its symbols, total,
+    late days spent and penalty, and each student's late days used."""
     user = need_staff(portal, request)
     return page(request, "class.html", class_table(portal), user=user, lti=portal.course.lti is not None)
+
+
+def _score_data(s: policy.Score) -> dict[str, Any]:
+    return {"days_late": s.days_late, "late_days": s.late_days, "penalty": s.penalty, "score": s.score,
+            "why": s.why}  # fmt: skip
 
 
 def class_table(portal: Portal) -> dict[str, Any]:
     names = list(portal.course.assignments)
     with portal.make() as session:
         students = session.scalars(select(User).where(User.role == STUDENT).order_by(User.name)).all()
-        graded = session.scalars(select(Submission).where(countable())
-                                 .order_by(Submission.received_at)).all()  # fmt: skip
+        counted = policy.counted(session, portal.course)
         queued = waiting(session)
         released = {r.assignment for r in session.scalars(select(Release)).all()}
-    latest: dict[tuple[int, str], Submission] = {}
-    for done in graded:
-        latest[(done.user_id, done.assignment)] = done
     rows = []
     for s in students:
         cells: dict[str, dict[str, Any] | None] = {}
         for name in names:
-            sub = latest.get((s.id, name))
-            cells[name] = None if sub is None else {"submission": sub.id, "symbols": sub.symbols, "total": sub.total,
-                                                    "max_total": sub.max_total, "late": bool(sub.late)}  # fmt: skip
-        rows.append({"name": s.name, "email": s.email, "assignments": cells})
+            c = counted.get((s.id, name))
+            cells[name] = None if c is None else {
+                "submission": c.submission.id, "symbols": c.submission.symbols, "total": c.submission.total,
+                "max_total": c.submission.max_total, "late": bool(c.submission.late), **_score_data(c.score)}  # fmt: skip
+        used = policy.late_days_used(c.score for (uid, _), c in counted.items() if uid == s.id)
+        rows.append({"name": s.name, "email": s.email, "assignments": cells, "late_days_used": used})
     titles = {n: a.title for n, a in portal.course.assignments.items()}
     return {"course": portal.course.title, "assignments": titles, "students": rows, "queue": queued,
-            "released": sorted(released)}  # fmt: skip
+            "released": sorted(released), "late_days": portal.course.late_days}  # fmt: skip
+
+
+def roster_upload(portal: Portal, request: Request, form: Any) -> Response:
+    """Import a roster CSV uploaded (``roster`` field) as the roster file is read at each start:
+    people added, names and roles updated; instructors only, audited. Its size is bounded as
+    a script's is (before the body is read); a bad file answers one line naming the row and the fix."""
+    user = need_instructor(portal, request)
+    form = checked_form(request, form)
+    file = form.get("roster")
+    if not isinstance(file, UploadFile):
+        raise HTTPException(400, "choose the roster to upload (a CSV with a header row: Email,Name)")
+    limit = portal.course.upload_bytes
+    content = file.file.read(limit + 1)
+    if len(content) > limit:
+        raise HTTPException(413, f"the upload is too large: at most {portal.course.upload_kb} KiB")
+    name = display_name(file.filename)
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        raise HTTPException(400, f"{name}: not UTF-8 text: export the roster as CSV (UTF-8)") from None
+    try:
+        people = accounts.read_roster(text, name)
+        with portal.make.begin() as session:
+            added = accounts.import_roster(session, people)
+            _audit(session, user, "roster upload", f"{name}: {len(people)} people, {added} added")
+    except GraderError as e:
+        raise HTTPException(400, str(e)) from None
+    data = {"file": name, "people": len(people), "added": added, "updated": len(people) - added}
+    return page(request, "roster.html", data, user=user)
+
+
+def history_page(portal: Portal, request: Request, form: Any) -> Response:
+    """Every submission of one student to an assignment, newest first, for staff: symbols,
+    totals, days late and what the late policy makes of each, reruns, errors; the counted one marked."""
+    user = need_staff(portal, request)
+    assignment = _find_assignment(portal, request.path_params["name"])
+    email = request.path_params["email"].strip().lower()
+    with portal.make() as session:
+        student = session.scalar(select(User).where(User.email == email, User.role == STUDENT))
+        if student is None:
+            raise HTTPException(404, f"no student {email!r} on the roster")
+        subs = session.scalars(select(Submission).where(Submission.user_id == student.id,
+                                                        Submission.assignment == assignment.name)
+                               .order_by(Submission.received_at.desc())).all()  # fmt: skip
+        mine = deadlines(session, student, assignment)
+        scores = {name: c.score for (_, name), c in policy.counted(session, portal.course, student).items()}
+    counted = scores.get(assignment.name)
+    others = policy.late_days_used(sc for name, sc in scores.items() if name != assignment.name)
+    left = max(0, (portal.course.late_days or 0) - others)
+    rows = []
+    for sub in subs:
+        scored = policy.score(assignment, policy.Candidate(sub.id, sub.received_at, sub.total), mine.deadline, left)
+        rows.append({**_staff_view(sub, assignment, None), "full_feedback": None, **_score_data(scored),
+                     "counts": counted is not None and counted.submission == sub.id})  # fmt: skip
+    data = {"assignment": assignment.name, "title": assignment.title, "counts": assignment.counts,
+            "student": {"name": student.name, "email": student.email}, "extension_days": mine.extra_days,
+            "deadline": mine.deadline.isoformat() if mine.deadline else None,
+            "late_days_used": policy.late_days_used(scores.values()), "late_days": portal.course.late_days,
+            "submissions": rows}  # fmt: skip
+    return page(request, "history.html", data, user=user)
+
+
+def queue_page(portal: Portal, request: Request, form: Any) -> Response:
+    """The grading queue for staff: each queued or running job, oldest first, with its age and
+    the worker that claimed it."""
+    user = need_staff(portal, request)
+    when = now()
+    with portal.make() as session:
+        found = session.execute(select(Job, Submission, User).join(Submission, Submission.id == Job.submission_id)
+                                .join(User, User.id == Submission.user_id).order_by(Job.id)).all()  # fmt: skip
+    jobs = [{"submission": sub.id, "student": owner.email, "assignment": sub.assignment, "state": job.state,
+             "received_at": sub.received_at.isoformat(), "age_seconds": round(_age(when, sub.received_at), 1),
+             "worker": job.claimed_by, "claimed_at": job.claimed_at.isoformat() if job.claimed_at else None,
+             "attempts": job.attempts, "rerun": sub.change_reason}
+            for job, sub, owner in found]  # fmt: skip
+    data = {"queued": sum(j["state"] == QUEUED for j in jobs), "running": sum(j["state"] == RUNNING for j in jobs),
+            "jobs": jobs}  # fmt: skip
+    return page(request, "queue.html", data, user=user)
+
+
+def _age(when: dt.datetime, since: dt.datetime) -> float:
+    """Seconds from ``since`` (naive: UTC, as SQLite gives it back) to ``when``."""
+    return (when - (since if since.tzinfo else since.replace(tzinfo=dt.timezone.utc))).total_seconds()
 
 
 def links(portal: Portal, request: Request, form: Any) -> Response:
@@ -642,20 +779,27 @@ def audit_page(portal: Portal, request: Request, form: Any) -> Response:
     return page(request, "audit.html", {"entries": entries}, user=user)
 
 
+GRADEBOOK_COLUMNS = ("total", "max", "symbols", "late", "late days", "penalty", "score", "why")
+
+
 def gradebook(portal: Portal, request: Request, form: Any) -> Response:
-    """The gradebook as CSV: a row per student, each assignment's counted total and symbols."""
+    """The gradebook as CSV: a row per student, each assignment's counted submission: its total
+    as graded, maximum, symbols, late flag, late days spent, penalty, score after it and why;
+    last, the late days the student used."""
     need_staff(portal, request)
     table = class_table(portal)
     out = io.StringIO()
     writer = csv.writer(out)
     names = list(table["assignments"])
-    writer.writerow(["name", "email"] + [f"{n} {what}" for n in names for what in ("total", "max", "symbols", "late")])
+    writer.writerow(["name", "email"] + [f"{n} {what}" for n in names for what in GRADEBOOK_COLUMNS]
+                    + ["late days used"])  # fmt: skip
     for s in table["students"]:
         cells = [s["name"], s["email"]]
         for n in names:
-            c = s["assignments"][n] or {}
-            cells += [c.get("total", ""), c.get("max_total", ""), c.get("symbols", ""), "yes" if c.get("late") else ""]
-        writer.writerow(cells)
+            c = s["assignments"][n]
+            cells += ([c["total"], c["max_total"], c["symbols"], "yes" if c["late"] else "", c["late_days"],
+                       f"{c['penalty']:.0%}", c["score"], c["why"]] if c else [""] * len(GRADEBOOK_COLUMNS))  # fmt: skip
+        writer.writerow([*cells, s["late_days_used"]])
     return PlainTextResponse(out.getvalue(), media_type="text/csv; charset=utf-8",
                              headers={"content-disposition": 'attachment; filename="gradebook.csv"'})  # fmt: skip
 
@@ -677,7 +821,7 @@ def _download_rows(portal: Portal, request: Request) -> tuple[Assignment, list[e
         raise HTTPException(409, f"{assignment.title} is a GTP lab: the portal does not write its Gradescope JSON "
                                  "or run folder yet (grader regress of the programs writes the run folder)")  # fmt: skip
     with portal.make() as session:
-        rows = exports.counted(session, assignment)
+        rows = exports.counted(session, portal.course, assignment)
     older = exports.on_older_plans(rows, portal.course.plan_digest(assignment))
     if older:
         raise HTTPException(409, f"{len(older)} counted submission(s) of {assignment.title} were graded on its "
@@ -711,14 +855,8 @@ def rerun_page(portal: Portal, request: Request, form: Any) -> Response:
     email = str(form.get("email") or "").strip().lower()
     digest = portal.course.plan_digest(assignment)
     with portal.make.begin() as session:
-        query = (select(Submission, User).join(User, User.id == Submission.user_id)
-                 .where(Submission.assignment == assignment.name, countable(), User.role == STUDENT)
-                 .order_by(Submission.received_at))  # fmt: skip
-        if email:
-            query = query.where(User.email == email)
-        counted: dict[str, Submission] = {}
-        for sub, owner in session.execute(query).all():
-            counted[owner.email] = sub
+        counted = {c.user.email: c.submission for (_, name), c in policy.counted(session, portal.course).items()
+                   if name == assignment.name and (not email or c.user.email == email)}  # fmt: skip
         if email and not counted:
             raise HTTPException(404, f"{email!r} has no graded submission of {assignment.title}")
         done = []
