@@ -234,3 +234,21 @@ def test_a_run_whose_sandbox_dies_fails_with_a_record_and_the_slot_starts_a_new_
     assert failed.describe().startswith("could not be run to its end: the resident sandbox did not answer")
     assert "started" in failed.stdout_tail
     assert ok.exit_code == 0 and ok.stdout_tail == "again\n" and box is not None, ok
+
+
+def test_a_launcher_that_cannot_serve_leaves_the_runs_to_a_bwrap_each(tmp_path, monkeypatch):
+    """A grader-launch built from an older launch.c (no --serve: it prints its usage and exits)
+    fails no run: the slot's runs take a bwrap each, and the resident is not asked again."""
+    old = tmp_path / "old-launch"
+    old.write_text("#!/bin/sh\necho 'grader-launch: usage' >&2\nexit 2\n")
+    old.chmod(0o755)
+    monkeypatch.setattr(resident, "native_launcher", lambda: str(old))
+    monkeypatch.setattr(resident, "_failed", [])
+
+    def echo(uid):
+        return runner.run(["/bin/echo", "served"], LIMITS, sandbox=isolation.Sandbox("bwrap", uid))
+
+    (first, box1), (second, box2) = slot_runs(echo, echo)
+    assert first.exit_code == 0 and first.stdout_tail == "served\n", first
+    assert second.exit_code == 0 and box1 is None and box2 is None
+    assert len(resident._failed) == 1 and "usage" in resident._failed[0]

@@ -69,12 +69,17 @@ class Started:
     returncode: int | None = None
 
 
+_failed: list[str] = []  # why a resident sandbox could not start in this process: runs then take a bwrap each
+
+
 def usable(sandbox: Sandbox, cgroup: Cgroup | None) -> bool:
     """Whether a run of ``sandbox`` on this job slot (``cgroup``: its cgroups) can use a
-    resident sandbox: bwrap as root, scripts as the slot's uid, the C launcher built, and the
-    slot's thread in every cgroup its scripts belong in (so that they are born there)."""
+    resident sandbox: bwrap as root, scripts as the slot's uid, the C launcher built (and able
+    to serve: one that could not start a resident sandbox is not asked again), and the slot's
+    thread in every cgroup its scripts belong in (so that they are born there)."""
     return (
-        sandbox.mechanism == "bwrap"
+        not _failed
+        and sandbox.mechanism == "bwrap"
         and sandbox.uid is not None
         and os.geteuid() == 0
         and native_launcher() is not None
@@ -285,7 +290,11 @@ def for_this_thread(sandbox: Sandbox, space: int | None, cgroup: Cgroup) -> Resi
         current.close()
         _local.resident = None
     assert sandbox.uid is not None
-    _local.resident = Resident(sandbox.uid, space, cgroup)
+    try:
+        _local.resident = Resident(sandbox.uid, space, cgroup)
+    except GraderError as e:
+        _failed.append(str(e))  # a launcher built from an older launch.c, say: a bwrap per run from now on
+        raise
     return _local.resident
 
 

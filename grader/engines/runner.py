@@ -194,7 +194,9 @@ def run(
     cgroup = Cgroup.for_this_thread(limits.processes, limits.memory_mb)
     if resident.usable(sandbox, cgroup) and (fairness.for_this_thread() or not fairness.bases()):
         assert cgroup is not None
-        return _run_resident(list(command), limits, on_stdout, sandbox, stop, script_dir, cgroup)
+        done = _run_resident(list(command), limits, on_stdout, sandbox, stop, script_dir, cgroup)
+        if done is not None:
+            return done
     adopt = sandbox.mechanism in ("none", "uid")
     if adopt:
         adopt_orphans(True)
@@ -233,12 +235,13 @@ def run(
 
 
 def _run_resident(command: list[str], limits: Limits, on_stdout: Callable[[bytes], None] | None, sandbox: Sandbox,
-                  stop: Stop, script_dir: str | None, cgroup: Cgroup) -> RunResult:  # fmt: skip
-    """``run`` in the job slot's resident sandbox (resident.py), started here if it has none."""
+                  stop: Stop, script_dir: str | None, cgroup: Cgroup) -> RunResult | None:  # fmt: skip
+    """``run`` in the job slot's resident sandbox (resident.py), started here if it has none;
+    None when none can start (the run then takes a bwrap of its own, as every later one does)."""
     try:
         box = resident.for_this_thread(sandbox, limits.output_bytes, cgroup)
-    except GraderError as e:
-        return RunResult(None, False, 0.0, 0.0, start_error=f"could not be started: {e}")
+    except GraderError:
+        return None
     if box.fresh:  # its processes now count as the slot's own: the script still gets limits.processes
         box.fresh = False
         Cgroup.for_this_thread(limits.processes, limits.memory_mb)
