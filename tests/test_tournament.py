@@ -163,7 +163,9 @@ def test_on_illegal_random_plays_on(tmp_path):
 
 def test_last_integer_printed_before_the_time_limit_counts(tmp_path):
     eng = engines(tmp_path, "first", "slow")
-    game = play(Game("g", "p", 1, "slow", "first", near_the_end(3)), eng, settings(limit=2))  # time to print, loaded or not
+    game = play(
+        Game("g", "p", 1, "slow", "first", near_the_end(3)), eng, settings(limit=2)
+    )  # time to print, loaded or not
     assert game.reason == "normal" and game.timeouts["black"] >= 1 and game.timeouts["white"] == 0
     replay(game.moves)
 
