@@ -337,6 +337,7 @@ def test_a_bad_number_says_what_is_wanted(run, args, message):
     assert result.output.splitlines()[-1] == f"Error: {message}"
 
 
+@pytest.mark.slow
 def test_grade_prints_the_seed_and_uses_config(run, tmp_path):
     (tmp_path / "config.yaml").write_text("seed: 4242\nlimits:\n  wall_seconds: 5\njobs: 2\n")
     result = run("grade", ROOT / "submissions" / "rule_of_thumb.py")

@@ -610,6 +610,7 @@ def test_the_gomoku_examples_are_gtp_programs_by_their_builtin_name(tmp_path):
     assert len(games) == 2 and all(g["reason"] == "normal" for g in games), games
 
 
+@pytest.mark.slow
 def test_a_gtp_tournament_on_9x9_writes_psq_records_that_replay_to_its_results(tmp_path):
     from grader.config import Config
     from grader.games import psq

@@ -129,7 +129,9 @@ def test_a_moves_quick_proof_is_its_brute_force_value(size, k, overline):
     assert proofs >= 10
 
 
-@pytest.mark.parametrize("number", sorted(COURSE_HARD))
+@pytest.mark.parametrize(
+    "number", [n if i == 0 else pytest.param(n, marks=pytest.mark.slow) for i, n in enumerate(sorted(COURSE_HARD))]
+)  # a few CPU seconds each: one in the fast set
 def test_the_course_positions_winning_moves_are_listed_by_threats(number):
     """Where the negamax cannot settle a move within the budget, a threat proof lists the course's
     winning moves at once: C5 (the file's answer) and C2 among them; not every move is proven."""

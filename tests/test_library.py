@@ -79,6 +79,7 @@ def test_two_runs_at_once_in_one_process():
     assert set(results["wrong_score"].symbols) <= {"Q", "s", "-"} and results["wrong_score"].total < 10
 
 
+@pytest.mark.slow
 def test_library_calls_match_the_cli(tmp_path):
     analysis = solve(HANDOUT_BOARD, "x", all_values=True)
     assert (analysis.value, analysis.optimal_moves, analysis.move_values) == (18, [51], {7: -1, 14: -1, 51: 18})

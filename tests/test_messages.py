@@ -66,6 +66,7 @@ def test_a_lab_script_given_as_an_nboard_engine_is_told_to_drop_the_prefix(tmp_p
     assert "give it without &#x27;nboard:&#x27;" in (tmp_path / "t" / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_an_othello_script_in_a_gomoku_tournament_is_told_its_game(tmp_path):
     shutil.copy(ROOT / "submissions" / "negamax.py", tmp_path / "lab.py")
     result = tournament(

@@ -134,6 +134,7 @@ def test_native_matches_python_on_thousands_of_positions():
             assert (c.value(pos), c.optimal_moves(pos)) == expected, (scoring, pos.board_string(), pos.token)
 
 
+@pytest.mark.slow
 def test_solve_and_optimal_moves_match_python():
     """Solver.solve (value and optimal moves in one search; the moves None once the table knows
     the value) and Solver.optimal_moves (a test of each move against a given value)."""
@@ -172,6 +173,7 @@ def transform(bits: int, sym) -> int:
     return out
 
 
+@pytest.mark.slow
 def test_native_agrees_with_itself_at_13_to_16_empties():
     """Beyond the Python solver's reach: the 8 symmetric images of each board, each with a fresh
     table (so a different search order and different table contents), and the value from the
@@ -276,6 +278,7 @@ def test_windows_keep_the_fail_soft_contract():
     assert exact.search(p, o, -1000, 1000) == v  # windows beyond the scores are fine
 
 
+@pytest.mark.slow
 def test_windows_at_20_empties():
     """The root's iterative deepening, selective pass and aspiration start at 20 empties: the
     fail-soft contract there, each window on a fresh table (no answer carried over)."""

@@ -767,6 +767,7 @@ def test_an_instructor_reruns_a_students_counted_submission(portal, graded_pair)
     assert missing.status_code == 404 and "no graded submission" in missing.json()["error"]
 
 
+@pytest.mark.slow
 def test_after_a_plan_change_every_counted_submission_is_rerun_and_says_why(tmp_path):
     course = make_course(tmp_path / "course")
     server = Server(course, tmp_path)

@@ -185,6 +185,7 @@ def private_strings(plan):
     return out
 
 
+@pytest.mark.slow
 def test_student_facing_outputs_show_no_private_board_or_answer(course):
     plan = read_plan_file("lab.plan")
     graded = run_cli("grade", "class", "--plan", "lab.plan", "--out", "run")
@@ -256,6 +257,7 @@ def test_timeout_shows_partial_output_of_public_tests_only(course):
         assert "thinking" not in tests[i]["output"]
 
 
+@pytest.mark.slow
 def test_instructor_may_ask_for_full_detail(course):
     graded = run_cli("grade", "class", "--plan", "lab.plan", "--out", "run")
     assert graded.exit_code == 0, graded.output
@@ -269,6 +271,7 @@ def test_instructor_may_ask_for_full_detail(course):
     assert not any(b in run_cli("report", "run", "--student", "bob").output for b in hidden)
 
 
+@pytest.mark.slow
 def test_student_not_in_the_run(course):
     assert run_cli("grade", "class", "--plan", "lab.plan", "--out", "run").exit_code == 0
     one_line_error(run_cli("report", "run", "--student", "zed"), "no student 'zed'", "alice, bob, carol")

@@ -114,6 +114,7 @@ def test_rejudge_bad_folder(tmp_path):
     assert done.exit_code != 0 and "not a run folder" in done.output and "Traceback" not in done.output
 
 
+@pytest.mark.slow
 def test_rejudge_of_a_killed_stop_on_error_run_leaves_a_gap_incomplete(tmp_path, monkeypatch):
     """Killed (SIGKILL) with tests 1, 2 and 4 recorded, 3 still running, 4 an error: a
     rejudge must not stop the student at test 4, since test 3 was never judged."""

@@ -33,6 +33,7 @@ def five_second_plan(tmp_path, monkeypatch):
     return load_any_plan("p.plan")
 
 
+@pytest.mark.slow
 def test_a_time_limit_given_equal_to_the_default_beats_the_plan_from_the_cli(five_second_plan, tmp_path):
     """The plan says 5 s, --time-limit 10 (the default's value) is given: the run is at 10 s,
     so a script answering after 6 s is not stopped (it was, when the plan was applied twice)."""
@@ -89,6 +90,7 @@ def test_a_plans_limits_do_not_take_what_config_yaml_leaves_out_of_the_given(fiv
     assert (got.limits.wall_seconds, got.limits.memory_mb) == (2, 512)
 
 
+@pytest.mark.slow
 def test_the_library_grades_at_the_given_limit_over_the_plans(five_second_plan, tmp_path):
     """grade() from Python with settings resolved on a plan of 5 s and 10 s given: not stopped at 5 s."""
     (tmp_path / "late.py").write_text(LATE)

@@ -174,6 +174,7 @@ def graded():
     }
 
 
+@pytest.mark.slow
 def test_the_perfect_example_gets_full_marks(graded):
     _, results = graded
     assert results["minimax"].symbols == "+" * 100
@@ -278,6 +279,7 @@ def test_the_perfect_example_never_loses():
     assert 50 < proof.sides[0].asked < 300 and 100 < proof.sides[1].asked < 600
 
 
+@pytest.mark.slow
 def test_the_perfect_example_never_loses_from_a_midgame():
     """The quick suite's version of the proof above (the slow set proves the whole tree)."""
     start = GAME.parse("x...o....", "x")

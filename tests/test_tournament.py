@@ -113,6 +113,7 @@ def lowest_square_ends_early(seed: int) -> str:
             return opening
 
 
+@pytest.mark.slow
 def test_full_game_by_the_rules_both_scorings(tmp_path):
     eng = engines(tmp_path, "first")
     eng["first2"] = Engine("first2", eng["first"].path)
@@ -154,6 +155,7 @@ def test_forfeits(tmp_path, kind, problem):
         assert "engine broke" in event["stderr_tail"]
 
 
+@pytest.mark.slow
 def test_on_illegal_random_plays_on(tmp_path):
     eng = engines(tmp_path, "first", "illegal")
     game = play(Game("g", "p", 1, "illegal", "first", ""), eng, settings(on_illegal="random"))
@@ -161,6 +163,7 @@ def test_on_illegal_random_plays_on(tmp_path):
     replay(game.moves)
 
 
+@pytest.mark.slow
 def test_last_integer_printed_before_the_time_limit_counts(tmp_path):
     eng = engines(tmp_path, "first", "slow")
     game = play(
