@@ -356,6 +356,7 @@ def test_gradescope_without_a_script(tmp_path):
 # --- found in review ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_line_cut_short_does_not_swallow_the_next(klass):
     run_cli("grade", "class", "--boards", "b.txt", "--out", "run")
     lines = (klass / "run" / "tests.jsonl").read_text().splitlines()

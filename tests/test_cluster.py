@@ -521,6 +521,7 @@ def test_a_worker_thread_serves_a_new_run_after_a_stopped_one():
     assert "adjudicated" in {g.reason for _, g in outcome["second"]}
 
 
+@pytest.mark.slow
 def test_a_regression_class_on_cluster_equals_local(cluster, tmp_path):
     """GTP programs on regression files, on the cluster's worker processes: the same verdicts
     and notes as here, each file's record naming the worker's machine."""

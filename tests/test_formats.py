@@ -225,6 +225,7 @@ def test_gauntlet_grade_end_to_end(tmp_path):
     assert "grade /100" in result.output
 
 
+@pytest.mark.slow
 def test_sprt_resume_counts_pairs_in_the_order_they_ended(tmp_path):
     """Pairs that ended out of schedule order: p2..p8 won by 'first' (H1 at the 7th pair),
     then p1 lost, after the decision (played, not counted). A resume counts them as they
@@ -302,6 +303,7 @@ def reference_result(board_x, moves, tok):
     return x - o + (empty if x > o else -empty if o > x else 0)
 
 
+@pytest.mark.slow
 def test_ggf_records_replay_to_their_results(tmp_path):
     # A pass near the end, a forfeit ('illegal'), a crash: every record replays to its RE.
     eng = [engine(tmp_path, n) for n in ("first", "first_b", "illegal")]

@@ -349,6 +349,7 @@ def test_a_worker_grades_as_grade_does_and_a_grader_error_is_not_counted(db):
     assert [p["board"] for p in boards] == [t.position.board_string() for t in private]
 
 
+@pytest.mark.slow
 def test_the_server_grades_uploads_on_postgresql(postgres, tmp_path):
     """grader serve --database postgresql://...: an upload graded as grade grades it."""
     from test_portal import NEGAMAX, Client, Server, library_result, make_course

@@ -234,6 +234,7 @@ def test_check_names_what_keeps_a_gtp_answer_from_being_read(tmp_path, answer, f
     assert "The answers can be read on every test checked." in out.output
 
 
+@pytest.mark.slow
 def test_check_runs_the_first_tests_of_a_public_file_and_refuses_the_full_one(tmp_path):
     CliRunner().invoke(main, ["plan", "regress", "--empties", "4-9", "--per-level", "1", "--public", "5",
                               "--seed", "5", "--out", str(tmp_path / "lab.gtp")])  # fmt: skip

@@ -171,6 +171,7 @@ def test_in_a_namespace_a_script_writes_at_most_output_bytes_in_each_folder(mech
 
 @pytest.mark.skipif(os.geteuid() != 0 or not os.access("/sys/fs/cgroup/memory", os.W_OK) or NO_PIDS_CGROUP,
                     reason="needs root and writable pids and memory cgroups (v1)")  # fmt: skip
+@pytest.mark.slow
 def test_a_scripts_processes_together_get_at_most_memory_mb(tmp_path):
     """Four children of 150 MiB each stay under RLIMIT_AS (per process) but not under the
     memory cgroup's 300 MiB for them all: the kernel kills one, never the grader, and the

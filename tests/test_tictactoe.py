@@ -302,6 +302,7 @@ def test_a_losing_script_gets_a_replayable_lost_game(script, side, tmp_path):
     assert sorted(first["best_moves"]) == sorted(m for m, v in values.items() if v == max(values.values()))
 
 
+@pytest.mark.slow
 def test_a_script_that_answers_differently_is_not_deterministic(tmp_path):
     script = tmp_path / "moody.py"
     script.write_text("import os, sys\nb = sys.argv[1]\nfree = [i for i, c in enumerate(b) if c == '.']\n"

@@ -283,6 +283,7 @@ def _match(black, white, opening) -> float:
     return 1.0 if d > 0 else 0.0 if d < 0 else 0.5
 
 
+@pytest.mark.slow
 def test_greedy_beats_random_over_many_games():
     """Most flips scores about 0.61 against random (400 games); 0.55 is 2.5 standard deviations below."""
     greedy, rnd = _load("greedy").choose, _load("random_mover").choose
