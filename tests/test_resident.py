@@ -158,8 +158,11 @@ def test_the_next_run_of_a_slot_finds_nothing_the_last_one_left(tmp_path):
     assert box1 == box2 is not None  # one sandbox served both
     got = json.loads(seen.stdout_tail)
     assert len(got["pids"]) == 2 and 1 in got["pids"], got  # the server and itself: no daemon
-    # in /tmp the folders holding its own work folder and its own view: no file, no earlier view
-    assert sorted(got["tmp"]) == sorted({Path(got["cwd"]).parts[2], tmp_path.parts[2]}), got
+    # in /tmp the folders holding its own work folder, its own view, and what the sandbox shows of
+    # the host from /tmp (the launcher and Python, when installed there): no file, no earlier view
+    shown = [Path(p).resolve() for p in (python, sandbox.native_launcher() or "/")]
+    allowed = {Path(got["cwd"]).parts[2], tmp_path.parts[2]} | {p.parts[2] for p in shown if p.parts[1:2] == ("tmp",)}
+    assert "left.txt" not in got["tmp"] and set(got["tmp"]) <= allowed, got
     assert got["shm"] == [] and got["sysv"] == [] and got["queue"] == -1
     assert not got["earlier"]  # the first run's folder is not in view, not even its name
     assert got["files"] == [] and got["mode"] == "0o1777" and got["attributes"] == []  # a sized folder: root's
