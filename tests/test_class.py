@@ -336,6 +336,7 @@ def test_gradescope_crashing_submission_still_gets_results(tmp_path):
     assert data["tests"][0]["visibility"] == "after_due_date"
 
 
+@pytest.mark.slow
 def test_gradescope_hostile_submission_still_gets_results(tmp_path):
     (tmp_path / "config.yaml").write_text("limits:\n  wall_seconds: 1\n  processes: 20\n")
     data = gradescope(tmp_path, {"bomb.py": Path(__file__).parent / "hostile" / "fork_bomb.py"},

@@ -547,6 +547,7 @@ def test_a_regression_class_on_cluster_equals_local(cluster, tmp_path):
     assert {r.host for s in local.students for r in s.results} == {None}
 
 
+@pytest.mark.slow
 def test_cli_regress_on_a_local_cluster(tmp_path):
     from test_regress_runs import make_class as make_regress_class
 

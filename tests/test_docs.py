@@ -273,6 +273,7 @@ MISSING = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(bool(MISSING), reason=f"{', '.join(MISSING)} not installed: pip install -e '.[docs]'")
 def test_the_site_builds_with_mkdocs_strict(tmp_path):
     """Every page, link, anchor, command page and API name resolves: a warning fails the build."""

@@ -344,6 +344,7 @@ def no_cgroups(monkeypatch):
     return fairness.support()
 
 
+@pytest.mark.slow
 def test_without_cgroups_doctor_and_a_class_say_what_is_not_enforced(no_cgroups, tmp_path, monkeypatch):
     assert not no_cgroups.complete
     monkeypatch.chdir(tmp_path)

@@ -162,6 +162,7 @@ def test_sprt_stops_at_the_game_limit_undecided():
     assert planner.summary().to_json()["pentanomial"] == [0, 0, 0, 3, 0]  # a: a win and a draw each pair
 
 
+@pytest.mark.slow
 def test_sprt_end_to_end_with_real_engines(tmp_path):
     # 'crash' forfeits every game: 'first' wins every pair, H1 at the 7th pair (as above).
     result = run_tournament([engine(tmp_path, "first"), engine(tmp_path, "crash")], settings=settings(),
@@ -377,6 +378,7 @@ def test_cli_openings_from_an_earlier_tournaments_ggf_cut_to_plies(tmp_path):
 # --- resume and plugins -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_swiss_with_tictactoe_stops_early_and_resumes(tmp_path):
     names = ["builtin:minimax", "builtin:first_empty", "builtin:can_lose"]
     out = tmp_path / "t"

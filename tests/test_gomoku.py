@@ -329,6 +329,7 @@ def test_a_refused_setup_move_does_not_change_the_position_judged(tmp_path):
         assert "the program refused 'play W C3' before this test" in test.note, test
 
 
+@pytest.mark.slow
 def test_a_win_in_one_on_an_open_board_is_judged_by_the_solver_at_once(tmp_path):
     """41 empty points and a win in one: the grader searches only what the verdict needs (the
     value, the answer's move), not every move's value, so its small budget is enough."""

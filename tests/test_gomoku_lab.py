@@ -273,6 +273,7 @@ def test_the_solutions_kept_beside_the_file_are_read_by_the_next_run(tmp_path):
 # --- plan regress: the budget regress judges with -------------------------------------------------
 
 
+@pytest.mark.slow
 def test_plan_regress_leaves_out_what_the_budget_cannot_settle_and_says_so(tmp_path, monkeypatch):
     """One budget (regress.solve_seconds) for plan regress and regress: a position of 40 empty
     points is beyond 0.1 s on any machine, one of 4 within it."""

@@ -102,6 +102,7 @@ def test_a_flag_fall_says_what_the_engine_had_and_used(tmp_path):
     ), result.output
 
 
+@pytest.mark.slow
 def test_resume_after_an_engine_changed_says_its_games_were_set_aside(tmp_path):
     for name in ("first", "second"):
         shutil.copy(ENGINE, tmp_path / f"{name}.py")

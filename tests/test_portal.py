@@ -809,6 +809,7 @@ def test_after_a_plan_change_every_counted_submission_is_rerun_and_says_why(tmp_
         server.stop()
 
 
+@pytest.mark.slow
 def test_an_extension_moves_a_students_deadlines_and_late_flag(tmp_path):
     course = make_course(tmp_path / "course")
     now = datetime.datetime.now(datetime.timezone.utc)

@@ -57,6 +57,7 @@ def test_old_run_gets_the_crash_rule(old_run):
     assert grades(old_run) == {"alice": "2", "bob": "0", "carol": "0"}
 
 
+@pytest.mark.slow
 def test_rejudged_grades_match_grading_the_same_scripts_today(old_run, tmp_path):
     """A second route: today's grader running scripts that do what bob's and carol's did."""
     done = rejudge(old_run)

@@ -291,6 +291,7 @@ def test_class_with_attackers_as_root(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_class_with_attackers_as_a_normal_user(tmp_path):
     """The grader run by an unprivileged user (uid 1000 in a user namespace of its own)."""
     if shutil.which("unshare") is None or subprocess.run(["unshare", "--user", "--map-user=1000", "true"]).returncode:
@@ -315,6 +316,7 @@ def test_class_with_attackers_as_a_normal_user(tmp_path):
     check_true_grades(tmp_path / run, done.stdout)
 
 
+@pytest.mark.slow
 def test_without_isolation_the_seals_expose_the_forger(tmp_path):
     """With 'isolation: none' the forger does rewrite the records, but no forged grade is
     ever exported: the changed records fail their seal, are named, and are run again.

@@ -417,6 +417,7 @@ def test_elo_from_the_points_when_a_pair_is_incomplete():
     assert a.points == 4.5 and a.elo == pytest.approx(elo(4.5 / 5))
 
 
+@pytest.mark.slow
 def test_resume_replays_the_games_of_a_changed_engine(tmp_path):
     for name in ("first", "first_b"):
         shutil.copy(ENGINE, tmp_path / f"{name}.py")
@@ -451,6 +452,7 @@ def test_more_random_openings_than_there_are_ends_at_all_of_them():
     assert sorted(random_openings(3, 2, 10**9)) == sorted(all_two) and len(all_two) == 12
 
 
+@pytest.mark.slow
 def test_resume_names_the_games_that_fail_their_seal(tmp_path):
     shutil.copy(ENGINE, tmp_path / "first.py")
     shutil.copy(ENGINE, tmp_path / "second.py")
