@@ -178,7 +178,10 @@ def test_output_flood_is_cut_at_the_limit(outcomes):
 def test_fork_bomb_is_bounded(outcomes):
     if ROOT_WITHOUT_CGROUP:
         pytest.skip("as root without a writable pids cgroup, nothing can bound processes")
-    assert 1 <= outcomes["fork_bomb"].peak <= BASE.processes
+    # Counted by command line from outside, the peak may catch one process more than the cap
+    # holds at once: a process of the slot's previous run still being reaped, or the sandbox's
+    # own, which names the script. tests/test_slots.py checks the cap itself, exactly.
+    assert 1 <= outcomes["fork_bomb"].peak <= BASE.processes + 1
 
 
 def test_the_script_sees_nothing_of_the_grader(outcomes):
