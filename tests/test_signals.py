@@ -18,6 +18,8 @@ import pytest
 
 from conftest import FFO_FILE, HANDOUT_BOARD, ROOT
 
+pytestmark = pytest.mark.slow  # each waits on a real solve to be stopped mid-way: seconds apiece
+
 GREEDY = ROOT / "submissions" / "greedy.py"  # answers any position at once: the solver is what takes time
 DEEP = next(line for line in FFO_FILE.read_text().splitlines() if line.startswith("39|")).split("|")
 DEEP_BOARD = DEEP[1].lower().replace("-", ".")
