@@ -732,6 +732,55 @@ def test_staff_download_the_run_folder_grade_class_writes_as_a_zip(portal, grade
     assert report.returncode == 0 and "s1@example.edu" in report.stdout, report.stderr
 
 
+@pytest.mark.slow  # grades the program twice more: as grader gradescope and as grader regress
+def test_staff_download_a_gtp_labs_results_as_gradescope_and_regress_write_them(portal, tmp_path, monkeypatch):
+    """The Gomoku lab's Gradescope JSON is what 'grader gradescope' writes for the counted
+    program, and its run.zip the run folder 'grader regress' writes for the class."""
+    from grader.portal.gtplab import regress_settings
+    from grader.regression.runs import RegressFolder, regress_class
+
+    course, instructor = portal["course"], portal["instructor"]
+    a = course.assignments["gomoku"]
+    me = portal["students"]["s5@example.edu"]
+    r = me.upload(gtp_archive(GOMOKU / "wrong_winner.py", GOMOKU / "solver.py"), name="lab.tar.gz", assignment="gomoku")
+    assert me.graded(r.json()["id"])["status"] == "graded"
+    program = tmp_path / "class" / "s5@example.edu"
+    program.mkdir(parents=True)
+    (program / "Gomoku.py").write_bytes((GOMOKU / "wrong_winner.py").read_bytes())
+    (program / "solver.py").write_bytes((GOMOKU / "solver.py").read_bytes())
+    symbols, expected = gradescope_of(course, program)
+    expected = json.loads(json.dumps(expected).replace(str(a.plan.path), a.plan.name))  # the portal names no path
+    r = instructor.http.get("/class/gomoku/gradescope.json")
+    assert r.status_code == 200 and "attachment" in r.headers["content-disposition"], r.text
+    got = next(s for s in r.json()["students"] if s["email"] == "s5@example.edu")["results"]
+    assert "-" in symbols and got["tests"] and got["tests"] == expected["tests"]
+    assert {k: v for k, v in got.items() if k != "execution_time"} == {
+        k: v for k, v in expected.items() if k != "execution_time"}  # fmt: skip
+    with instructor.http.stream("GET", "/class/gomoku/run.zip") as r:
+        assert r.status_code == 200 and r.headers["content-type"] == "application/zip"
+        body = b"".join(r.iter_bytes())
+    with zipfile.ZipFile(io.BytesIO(body)) as zf:
+        zf.extractall(tmp_path / "zip")
+    top = tmp_path / "zip" / "gomoku"
+    theirs = regress_class([tmp_path / "class"], [a.plan.path], a.plan.game, regress_settings(course.config, a.limits),
+                           out=tmp_path / "theirs", entry=course.config.entry)  # fmt: skip
+    assert sorted(p.name for p in (top / "run").iterdir()) == sorted(p.name for p in theirs.folder.path.iterdir())
+    monkeypatch.setenv("GRADER_KEYS", str(top / "keys"))  # the run's key came in the zip
+    ours = {s.name: s for s in RegressFolder.open(top / "run").results()}
+    (expected_student,) = theirs.students
+    mine = ours["s5@example.edu"]
+    assert [(x.file, x.symbols, x.total) for x in mine.results] == [
+        (a.plan.name, x.symbols, x.total) for x in expected_student.results]  # fmt: skip
+    assert mine.results[0].symbols == symbols
+    grades = (top / "run" / "grades.csv").read_text().splitlines()
+    assert grades[0] == (theirs.folder.path / "grades.csv").read_text().splitlines()[0].replace(
+        str(a.plan.path), a.plan.name
+    )
+    report = subprocess.run([sys.executable, "-m", "grader", "report", str(top / "run")], capture_output=True,
+                            text=True, env={**os.environ, "GRADER_KEYS": str(top / "keys")})  # fmt: skip
+    assert report.returncode == 0 and "s5@example.edu" in report.stdout, report.stderr
+
+
 def test_an_instructor_reruns_a_students_counted_submission(portal, graded_pair):
     me, instructor = portal["students"]["s1@example.edu"], portal["instructor"]
     sid = graded_pair["wrong_score.py"]["id"]  # s1's counted submission: the latest graded

@@ -11,7 +11,6 @@ import csv
 import datetime as dt
 import hmac
 import io
-import json
 import secrets
 import threading
 import time
@@ -37,7 +36,7 @@ from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import GraderError
-from . import accounts, exports, policy, uploads
+from . import accounts, exports, gtplab, policy, uploads
 from .course import Assignment, Course, load_course
 from .models import (
     FAILED,
@@ -563,7 +562,7 @@ def _student_view(sub: Submission, assignment: Assignment | None, shown: bool = 
         view["previous"] = previous
     if shown and assignment is not None and sub.status == GRADED and sub.records:
         keys = ("index", "symbol", "credit") + (("board", "token", "diagnosis") if assignment.private_boards else ())
-        view["private"] = [{k: r[k] for k in keys} for r in json.loads(sub.records)
+        view["private"] = [{k: r[k] for k in keys} for r in gtplab.test_records(sub.records)
                            if not assignment.plan.is_public(r["index"])]  # fmt: skip
         view.update(symbols=sub.symbols, total=sub.total, max_total=sub.max_total)
     return view
@@ -817,11 +816,12 @@ def _download_rows(portal: Portal, request: Request) -> tuple[Assignment, list[e
     graded on a plan changed since (their tests are not the plan's: rerun them first)."""
     need_staff_download(portal, request)
     assignment = _find_assignment(portal, request.path_params["name"])
-    if assignment.over_gtp:
-        raise HTTPException(409, f"{assignment.title} is a GTP lab: the portal does not write its Gradescope JSON "
-                                 "or run folder yet (grader regress of the programs writes the run folder)")  # fmt: skip
     with portal.make() as session:
         rows = exports.counted(session, portal.course, assignment)
+    unkept = exports.not_kept(rows) if assignment.over_gtp else []
+    if unkept:
+        raise HTTPException(409, f"{len(unkept)} counted program(s) of {assignment.title} were graded before the "
+                                 "portal kept whole results: rerun them first (the class page's Rerun)")  # fmt: skip
     older = exports.on_older_plans(rows, portal.course.plan_digest(assignment))
     if older:
         raise HTTPException(409, f"{len(older)} counted submission(s) of {assignment.title} were graded on its "
