@@ -72,7 +72,7 @@ class Server:
             if not line:
                 break
             self.lines.append(line)
-            m = re.match(r"One-time sign-in link for (\S+): (http://\S+)", line)
+            m = re.match(r"One-time sign-in link for (\S+): (https?://\S+)", line)
             if m:
                 self.link = m.group(2)
                 self.url = re.search(r"Portal at (http://\S+)/", "".join(self.lines)).group(1)
@@ -450,6 +450,83 @@ def test_an_instructor_imports_a_roster_in_the_browser(portal):
     latin = {"roster": ("r.csv", "Email,Name\nz@example.edu,Zoë\n".encode("latin-1"), "text/csv")}
     r = instructor.post("/class/roster", files=latin)
     assert r.status_code == 400 and r.json()["error"] == "r.csv: not UTF-8 text: export the roster as CSV (UTF-8)"
+
+
+def test_a_roster_cannot_change_its_uploaders_own_role(portal):
+    """An instructor's roster making themselves a student (so the course could lose its last
+    instructor) is refused whole, and they stay an instructor."""
+    instructor, me = portal["instructor"], portal["course"].instructors[0]
+    sheet = f"Email,Name,Role\ns5@example.edu,Student Five,TA\n{me.upper()},Me,Student\n".encode()
+    r = instructor.post("/class/roster", files={"roster": ("r.csv", sheet, "text/csv")})
+    assert r.status_code == 400 and r.json()["error"] == (
+        f"the roster makes you ({me.lower()}) a student: a roster cannot change its uploader's own role; "
+        "give your row the role instructor"
+    )
+    assert instructor.get("/class/audit").status_code == 200  # still staff
+    assert "s5@example.edu" in [s["email"] for s in instructor.get("/class").json()["students"]]  # nothing written
+    same = f"Email,Name,Role\n{me},{me.split('@')[0]},Instructor\n".encode()
+    assert instructor.post("/class/roster", files={"roster": ("r.csv", same, "text/csv")}).status_code == 200
+
+
+def test_changing_a_password_needs_the_current_one(portal):
+    """A stolen session cannot lock the owner out: a password once set is changed only with it
+    (a wrong one counts against the sign-in limit, as a wrong sign-in does)."""
+    me = portal["students"]["s4@example.edu"]
+    assert me.post("/password", {"password": "first password 1"}).json() == {"password_set": True}  # none before
+    r = me.post("/password", {"password": "thief's password"})
+    assert r.status_code == 403 and r.json()["error"] == "give your current password ('current') to change it"
+    r = me.post("/password", {"current": "a guess at it", "password": "thief's password"})
+    assert r.status_code == 403 and r.json()["error"] == "the current password is wrong: give the one you sign in with"
+    assert me.post("/password", {"current": "first password 1", "password": "second password 2"}).status_code == 200
+    owner = Client(portal["server"].url)
+    owner.get("/signin")
+    assert owner.post("/signin", {"email": "s4@example.edu", "password": "second password 2"}).status_code == 200
+    page = me.html("/").text
+    assert 'name="current"' in page and 'autocomplete="current-password"' in page
+
+
+def _cookie(r: httpx.Response) -> list[str]:
+    """The session cookie's attributes as Set-Cookie gives them (its value left out), lower case."""
+    (header,) = [h for h in r.headers.get_list("set-cookie") if h.startswith("grader_session=")]
+    return sorted(part.strip().lower() for part in header.split(";")[1:])
+
+
+def test_the_session_cookie_is_httponly_lax_and_secure_behind_a_tls_proxy(portal):
+    """Over http: HttpOnly, SameSite=Lax, not Secure; through a proxy uvicorn trusts (this
+    machine, by default) that says X-Forwarded-Proto: https, Secure too."""
+    url = portal["server"].url
+    plain = _cookie(httpx.get(url + "/signin"))
+    assert "httponly" in plain and "samesite=lax" in plain and "secure" not in plain
+    proxied = _cookie(httpx.get(url + "/signin", headers={"X-Forwarded-Proto": "https"}))
+    assert "httponly" in proxied and "samesite=lax" in proxied and "secure" in proxied
+
+
+@pytest.mark.slow  # two servers of their own
+def test_the_session_cookie_is_secure_at_an_https_public_url_and_an_untrusted_proxy_is_ignored(tmp_path):
+    course = make_course(tmp_path / "course")
+    public = Server(course, tmp_path, None, "--workers", "0", "--public-url", "https://grader.example.edu/")
+    try:
+        assert public.link.startswith("https://grader.example.edu/link/")
+        assert f"Portal at {public.url}/, reached at https://grader.example.edu/ " in "".join(public.lines)
+        assert "secure" in _cookie(httpx.get(public.url + "/signin"))  # the proxy's https is not needed to say so
+    finally:
+        public.stop()
+    untrusting = Server(course, tmp_path, None, "--workers", "0", "--forwarded-allow-ips", "10.9.9.9")
+    try:
+        said = _cookie(httpx.get(untrusting.url + "/signin", headers={"X-Forwarded-Proto": "https"}))
+        assert "secure" not in said and "httponly" in said  # this machine is no trusted proxy here
+    finally:
+        untrusting.stop()
+
+
+def test_a_public_url_that_is_no_http_address_is_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from grader.cli import main
+
+    result = CliRunner().invoke(main, ["serve", str(tmp_path), "--public-url", "grader.example.edu"])
+    assert (result.exit_code, result.output) == (
+        1, "Error: --public-url 'grader.example.edu' is no http(s) address: give https://HOST[/PATH]\n")  # fmt: skip
 
 
 def test_a_student_cannot_reach_another_students_submission(portal, graded_pair):
