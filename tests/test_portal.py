@@ -468,6 +468,7 @@ def test_a_roster_cannot_change_its_uploaders_own_role(portal):
     assert instructor.post("/class/roster", files={"roster": ("r.csv", same, "text/csv")}).status_code == 200
 
 
+@pytest.mark.slow  # five argon2 hashings: over a second on a loaded machine
 def test_changing_a_password_needs_the_current_one(portal):
     """A stolen session cannot lock the owner out: a password once set is changed only with it
     (a wrong one counts against the sign-in limit, as a wrong sign-in does)."""
