@@ -44,7 +44,7 @@ attempts_option = click.option(
       grader serve course/ --database postgresql://grader@/portal --host 0.0.0.0
       grader serve course/ --database postgresql://grader@db/portal --workers 0
       grader serve course/ --cluster tcp://scheduler:8786 --workers 8
-      grader serve course/ --public-url https://grader.example.edu
+      grader serve course/ --public-url https://portal.example.edu
     """,
 )
 @click.argument("course", required=False, type=click.Path(file_okay=False))
