@@ -72,7 +72,7 @@ class Server:
             if not line:
                 break
             self.lines.append(line)
-            m = re.match(r"One-time sign-in link for (\S+): (http://\S+)", line)
+            m = re.match(r"One-time sign-in link for (\S+): (https?://\S+)", line)
             if m:
                 self.link = m.group(2)
                 self.url = re.search(r"Portal at (http://\S+)/", "".join(self.lines)).group(1)
@@ -452,6 +452,84 @@ def test_an_instructor_imports_a_roster_in_the_browser(portal):
     assert r.status_code == 400 and r.json()["error"] == "r.csv: not UTF-8 text: export the roster as CSV (UTF-8)"
 
 
+def test_a_roster_cannot_change_its_uploaders_own_role(portal):
+    """An instructor's roster making themselves a student (so the course could lose its last
+    instructor) is refused whole, and they stay an instructor."""
+    instructor, me = portal["instructor"], portal["course"].instructors[0]
+    sheet = f"Email,Name,Role\ns5@example.edu,Student Five,TA\n{me.upper()},Me,Student\n".encode()
+    r = instructor.post("/class/roster", files={"roster": ("r.csv", sheet, "text/csv")})
+    assert r.status_code == 400 and r.json()["error"] == (
+        f"the roster makes you ({me.lower()}) a student: a roster cannot change its uploader's own role; "
+        "give your row the role instructor"
+    )
+    assert instructor.get("/class/audit").status_code == 200  # still staff
+    assert "s5@example.edu" in [s["email"] for s in instructor.get("/class").json()["students"]]  # nothing written
+    same = f"Email,Name,Role\n{me},{me.split('@')[0]},Instructor\n".encode()
+    assert instructor.post("/class/roster", files={"roster": ("r.csv", same, "text/csv")}).status_code == 200
+
+
+@pytest.mark.slow  # five argon2 hashings: over a second on a loaded machine
+def test_changing_a_password_needs_the_current_one(portal):
+    """A stolen session cannot lock the owner out: a password once set is changed only with it
+    (a wrong one counts against the sign-in limit, as a wrong sign-in does)."""
+    me = portal["students"]["s4@example.edu"]
+    assert me.post("/password", {"password": "first password 1"}).json() == {"password_set": True}  # none before
+    r = me.post("/password", {"password": "thief's password"})
+    assert r.status_code == 403 and r.json()["error"] == "give your current password ('current') to change it"
+    r = me.post("/password", {"current": "a guess at it", "password": "thief's password"})
+    assert r.status_code == 403 and r.json()["error"] == "the current password is wrong: give the one you sign in with"
+    assert me.post("/password", {"current": "first password 1", "password": "second password 2"}).status_code == 200
+    owner = Client(portal["server"].url)
+    owner.get("/signin")
+    assert owner.post("/signin", {"email": "s4@example.edu", "password": "second password 2"}).status_code == 200
+    page = me.html("/").text
+    assert 'name="current"' in page and 'autocomplete="current-password"' in page
+
+
+def _cookie(r: httpx.Response) -> list[str]:
+    """The session cookie's attributes as Set-Cookie gives them (its value left out), lower case."""
+    (header,) = [h for h in r.headers.get_list("set-cookie") if h.startswith("grader_session=")]
+    return sorted(part.strip().lower() for part in header.split(";")[1:])
+
+
+def test_the_session_cookie_is_httponly_lax_and_secure_behind_a_tls_proxy(portal):
+    """Over http: HttpOnly, SameSite=Lax, not Secure; through a proxy uvicorn trusts (this
+    machine, by default) that says X-Forwarded-Proto: https, Secure too."""
+    url = portal["server"].url
+    plain = _cookie(httpx.get(url + "/signin"))
+    assert "httponly" in plain and "samesite=lax" in plain and "secure" not in plain
+    proxied = _cookie(httpx.get(url + "/signin", headers={"X-Forwarded-Proto": "https"}))
+    assert "httponly" in proxied and "samesite=lax" in proxied and "secure" in proxied
+
+
+@pytest.mark.slow  # two servers of their own
+def test_the_session_cookie_is_secure_at_an_https_public_url_and_an_untrusted_proxy_is_ignored(tmp_path):
+    course = make_course(tmp_path / "course")
+    public = Server(course, tmp_path, None, "--workers", "0", "--public-url", "https://grader.example.edu/")
+    try:
+        assert public.link.startswith("https://grader.example.edu/link/")
+        assert f"Portal at {public.url}/, reached at https://grader.example.edu/ " in "".join(public.lines)
+        assert "secure" in _cookie(httpx.get(public.url + "/signin"))  # the proxy's https is not needed to say so
+    finally:
+        public.stop()
+    untrusting = Server(course, tmp_path, None, "--workers", "0", "--forwarded-allow-ips", "10.9.9.9")
+    try:
+        said = _cookie(httpx.get(untrusting.url + "/signin", headers={"X-Forwarded-Proto": "https"}))
+        assert "secure" not in said and "httponly" in said  # this machine is no trusted proxy here
+    finally:
+        untrusting.stop()
+
+
+def test_a_public_url_that_is_no_http_address_is_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from grader.cli import main
+
+    result = CliRunner().invoke(main, ["serve", str(tmp_path), "--public-url", "grader.example.edu"])
+    assert (result.exit_code, result.output) == (
+        1, "Error: --public-url 'grader.example.edu' is no http(s) address: give https://HOST[/PATH]\n")  # fmt: skip
+
+
 def test_a_student_cannot_reach_another_students_submission(portal, graded_pair):
     theirs = graded_pair["negamax.py"]["id"]
     other = portal["students"]["s2@example.edu"]
@@ -730,6 +808,55 @@ def test_staff_download_the_run_folder_grade_class_writes_as_a_zip(portal, grade
     report = subprocess.run([sys.executable, "-m", "grader", "report", str(top / "run")], capture_output=True,
                             text=True, env={**os.environ, "GRADER_KEYS": str(top / "keys")})  # fmt: skip
     assert report.returncode == 0 and "s1@example.edu" in report.stdout, report.stderr
+
+
+@pytest.mark.slow  # grades the program twice more: as grader gradescope and as grader regress
+def test_staff_download_a_gtp_labs_results_as_gradescope_and_regress_write_them(portal, tmp_path, monkeypatch):
+    """The Gomoku lab's Gradescope JSON is what 'grader gradescope' writes for the counted
+    program, and its run.zip the run folder 'grader regress' writes for the class."""
+    from grader.portal.gtplab import regress_settings
+    from grader.regression.runs import RegressFolder, regress_class
+
+    course, instructor = portal["course"], portal["instructor"]
+    a = course.assignments["gomoku"]
+    me = portal["students"]["s5@example.edu"]
+    r = me.upload(gtp_archive(GOMOKU / "wrong_winner.py", GOMOKU / "solver.py"), name="lab.tar.gz", assignment="gomoku")
+    assert me.graded(r.json()["id"])["status"] == "graded"
+    program = tmp_path / "class" / "s5@example.edu"
+    program.mkdir(parents=True)
+    (program / "Gomoku.py").write_bytes((GOMOKU / "wrong_winner.py").read_bytes())
+    (program / "solver.py").write_bytes((GOMOKU / "solver.py").read_bytes())
+    symbols, expected = gradescope_of(course, program)
+    expected = json.loads(json.dumps(expected).replace(str(a.plan.path), a.plan.name))  # the portal names no path
+    r = instructor.http.get("/class/gomoku/gradescope.json")
+    assert r.status_code == 200 and "attachment" in r.headers["content-disposition"], r.text
+    got = next(s for s in r.json()["students"] if s["email"] == "s5@example.edu")["results"]
+    assert "-" in symbols and got["tests"] and got["tests"] == expected["tests"]
+    assert {k: v for k, v in got.items() if k != "execution_time"} == {
+        k: v for k, v in expected.items() if k != "execution_time"}  # fmt: skip
+    with instructor.http.stream("GET", "/class/gomoku/run.zip") as r:
+        assert r.status_code == 200 and r.headers["content-type"] == "application/zip"
+        body = b"".join(r.iter_bytes())
+    with zipfile.ZipFile(io.BytesIO(body)) as zf:
+        zf.extractall(tmp_path / "zip")
+    top = tmp_path / "zip" / "gomoku"
+    theirs = regress_class([tmp_path / "class"], [a.plan.path], a.plan.game, regress_settings(course.config, a.limits),
+                           out=tmp_path / "theirs", entry=course.config.entry)  # fmt: skip
+    assert sorted(p.name for p in (top / "run").iterdir()) == sorted(p.name for p in theirs.folder.path.iterdir())
+    monkeypatch.setenv("GRADER_KEYS", str(top / "keys"))  # the run's key came in the zip
+    ours = {s.name: s for s in RegressFolder.open(top / "run").results()}
+    (expected_student,) = theirs.students
+    mine = ours["s5@example.edu"]
+    assert [(x.file, x.symbols, x.total) for x in mine.results] == [
+        (a.plan.name, x.symbols, x.total) for x in expected_student.results]  # fmt: skip
+    assert mine.results[0].symbols == symbols
+    grades = (top / "run" / "grades.csv").read_text().splitlines()
+    assert grades[0] == (theirs.folder.path / "grades.csv").read_text().splitlines()[0].replace(
+        str(a.plan.path), a.plan.name
+    )
+    report = subprocess.run([sys.executable, "-m", "grader", "report", str(top / "run")], capture_output=True,
+                            text=True, env={**os.environ, "GRADER_KEYS": str(top / "keys")})  # fmt: skip
+    assert report.returncode == 0 and "s5@example.edu" in report.stdout, report.stderr
 
 
 def test_an_instructor_reruns_a_students_counted_submission(portal, graded_pair):

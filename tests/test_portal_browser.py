@@ -2,7 +2,8 @@
 browser download is not reachable): a student signs in with their link, uploads a script,
 and sees its public tests' feedback appear without reloading (the page's own script); with
 JavaScript off, the upload and release forms work and the student sees the private results
-released; a rerun after a plan change (applied by grader portal sync) shows why it changed."""
+released; a rerun after a plan change (applied by grader portal sync) shows why it changed; a
+password is changed only with the current one."""
 
 from __future__ import annotations
 
@@ -172,5 +173,41 @@ def test_an_instructor_reruns_after_a_plan_change_and_the_student_sees_why(tmp_p
         assert len(student.inner_text("#public-symbols")) == 6
         assert "Graded again: the plan changed. Before: public tests" in student.inner_text("#rerun")
         assert before in student.inner_text("#rerun")
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow  # a browser and a server: several seconds
+def test_in_a_browser_a_password_is_changed_only_with_the_current_one(tmp_path, chromium):
+    """The home page's form, without JavaScript: a first password needs no current one; once
+    set, the form asks for it, a wrong one is refused, and the right one changes it."""
+    course = make_course(tmp_path / "course")
+    server = Server(course, tmp_path, None, "--workers", "0")
+    try:
+        instructor = Client(server.url)
+        instructor.sign_in(server.link)
+        link = instructor.post("/class/links", {"email": "s1@example.edu"}).json()["links"][0]["link"]
+        context = chromium.new_context(java_script_enabled=False)
+        page = context.new_page()
+        page.goto(link)
+        page.click("#signin")
+        assert page.locator("input[name=current]").count() == 0  # none set yet: none asked
+        page.fill("input[name=password]", "first password 1")
+        page.click("button:has-text('Set password')")
+        assert "You have a password." in page.content()
+        page.fill("input[name=current]", "not the password")
+        page.fill("input[name=password]", "thief's password")
+        page.click("button:has-text('Set password')")
+        assert page.inner_text("#error") == "the current password is wrong: give the one you sign in with"
+        page.goto(server.url + "/")
+        page.fill("input[name=current]", "first password 1")
+        page.fill("input[name=password]", "second password 2")
+        page.click("button:has-text('Set password')")
+        page.click("button:has-text('Sign out')")
+        page.fill("input[name=email]", "s1@example.edu")
+        page.fill("input[name=password]", "second password 2")
+        page.click("button:has-text('Sign in')")
+        assert page.url == server.url + "/" and "You have a password." in page.content()
+        context.close()
     finally:
         server.stop()

@@ -257,6 +257,45 @@ def test_a_launch_signs_a_student_in_and_their_score_reaches_the_platform(tool):
     assert student.get("/class/lti").status_code == 404  # staff only
 
 
+@pytest.mark.slow
+def test_scores_graded_by_a_remote_worker_reach_the_platform_after_a_rerun_and_a_release(tmp_path):
+    """grader serve --workers 0 and a grader worker process grading: the worker records and
+    sends the score of each grading (the first, and the rerun's), the server the release's."""
+    from test_portal_workers import Worker
+
+    platform = Platform()
+    course = make_demo_course(tmp_path / "course")
+    (course / "course.yaml").write_text((course / "course.yaml").read_text() + platform.registration())
+    server = Server(course, tmp_path, None, "--workers", "0")
+    platform.tool_jwks = server.url + "/lti/jwks"
+    worker = Worker(course, f"sqlite:///{course / '.portal' / 'portal.sqlite3'}")
+    try:
+        teacher = Client(server.url)
+        teacher.sign_in(server.link)
+        student = Client(server.url)
+        assert launch(student, platform, platform.claims("s-7", "Learner")).status_code == 303
+        student.get("/")  # the session's CSRF token
+        sid = student.upload(MINIMAX, name="minimax.py", assignment="tictactoe").json()["id"]
+        assert student.graded(sid)["status"] == "graded"
+        first = _wait(lambda: platform.scores)[0]["score"]
+        assert first["userId"] == "s-7" and first["gradingProgress"] == "PendingManual"
+        r = teacher.post("/class/rerun", {"assignment": "tictactoe", "email": "s-7@platform.example"})
+        assert r.json()["rerun"][0]["submission"] == sid
+        again = _wait(lambda: platform.scores[1:])[0]["score"]
+        assert again["userId"] == "s-7" and again["gradingProgress"] == "PendingManual"
+        assert teacher.post("/class/release", {"assignment": "tictactoe"}).status_code == 200
+        final = _wait(lambda: platform.scores[2:])[0]["score"]
+        graded = teacher.get(f"/s/{sid}").json()
+        assert (final["scoreGiven"], final["gradingProgress"]) == (graded["total"], "FullyGraded")
+        sent = teacher.get("/class/lti").json()["scores"]
+        assert [(x["reason"], x["status"]) for x in sent] == [("release", "sent"), ("graded", "sent"),
+                                                            ("graded", "sent")]  # fmt: skip
+    finally:
+        worker.stop()
+        server.stop()
+        platform.stop()
+
+
 def _refused(tool, **signing) -> httpx.Response:
     platform, server = tool["platform"], tool["server"]
     return launch(Client(server.url), platform, platform.claims("s-9", "Learner"), **signing)
@@ -297,18 +336,50 @@ def test_a_bad_launch_is_refused_with_a_clear_page(tool, signing, says):
     assert "Traceback" not in r.text
 
 
+def _login(client: Client, platform: Platform, sub: str, **headers) -> tuple[httpx.Response, str, dict]:
+    """A login begun by ``client``: the tool's answer, and the platform's form (its action and fields)."""
+    hint = secrets.token_hex(6)
+    platform.messages[hint] = {"claims": platform.claims(sub, "Learner")}
+    r = client.http.get("/lti/login", params={"iss": platform.url, "login_hint": sub, "lti_message_hint": hint},
+                        headers=headers)  # fmt: skip
+    form = httpx.get(r.headers["location"]).text
+    fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', form))
+    return r, html.unescape(re.search(r'action="([^"]+)"', form).group(1)), fields
+
+
 def test_a_replayed_launch_is_refused(tool):
     platform, server = tool["platform"], tool["server"]
     client = Client(server.url)
-    hint = secrets.token_hex(6)
-    platform.messages[hint] = {"claims": platform.claims("s-2", "Learner")}
-    r = client.http.get("/lti/login", params={"iss": platform.url, "login_hint": "s-2", "lti_message_hint": hint})
-    form = httpx.get(r.headers["location"]).text
-    fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', form))
-    action = html.unescape(re.search(r'action="([^"]+)"', form).group(1))
+    _, action, fields = _login(client, platform, "s-2")
     assert post_launch(client, action, fields).status_code == 303
-    again = post_launch(Client(server.url), action, fields)
+    again = post_launch(client, action, fields)
     assert again.status_code == 401 and "used already" in html.unescape(again.text)
+
+
+def test_a_launch_is_refused_in_another_browser_than_its_login(tool):
+    """The launch's state must come back with the state cookie of the browser that began the
+    login: a launch (or a login link) carried to another browser signs nobody in there, and
+    its state stays unspent for the browser that began it."""
+    platform, server = tool["platform"], tool["server"]
+    mine, other = Client(server.url), Client(server.url)
+    r, action, fields = _login(mine, platform, "s-4")
+    (cookie,) = r.headers.get_list("set-cookie")
+    name = f"lti-state-{fields['state']}"
+    assert cookie.startswith(f"{name}={fields['state']};")
+    flags = sorted(part.strip().lower() for part in cookie.split(";")[1:])
+    assert "httponly" in flags and "path=/lti/" in flags and "samesite=lax" in flags and "secure" not in flags
+    refused = post_launch(other, action, fields)
+    assert refused.status_code == 401 and "another browser than the one that began its login" in html.unescape(
+        refused.text
+    )
+    assert other.get("/").status_code == 303  # not signed in
+    other.http.cookies.set("lti-state-x", "x")
+    forged = post_launch(other, action, fields | {"state": "x"})
+    assert forged.status_code == 401 and "not one this tool issued" in html.unescape(forged.text)
+    assert post_launch(mine, action, fields).status_code == 303  # the browser that began it launches
+    tls, _, _ = _login(Client(server.url), platform, "s-5", **{"X-Forwarded-Proto": "https"})
+    flags = sorted(part.strip().lower() for part in tls.headers["set-cookie"].split(";")[1:])
+    assert "secure" in flags and "samesite=none" in flags  # the platform's cross-site POST carries it over https
 
 
 def test_deep_linking_returns_a_signed_response_for_the_assignment_picked(tool):

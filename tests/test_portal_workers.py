@@ -151,6 +151,85 @@ def test_a_worker_killed_mid_grade_leaves_its_job_to_another_graded_once(databas
         assert used_today(s, s.get(User, s.get(Submission, sid).user_id), "othello") == 1
 
 
+@pytest.mark.slow
+def test_a_submission_whose_worker_dies_each_time_is_failed_after_three_and_says_so(database, tmp_path):
+    """A worker process SIGKILLed while it grades the submission, three times (as a script that
+    exhausts the machine gets its worker killed): the next worker fails it instead of claiming
+    it a fourth time, the student and staff read why, and the upload is given back."""
+    course = make_course(tmp_path / "course")
+    (course / "config.yaml").write_text("isolation: none\n")  # the script must see the test's file
+    go = tmp_path / "go"  # never made while a worker runs: each grading waits until its worker is killed
+    server = Server(course, tmp_path, database, "--workers", "0")
+    make = sessions(connect(database))
+    workers: list[Worker] = []
+    try:
+        staff = Client(server.url)
+        staff.sign_in(server.link)
+        me = Client(server.url)
+        me.sign_in(staff.post("/class/links", {"email": "s1@example.edu"}).json()["links"][0]["link"])
+        sid = me.upload(WAITS.format(go=str(go)).encode(), name="waits.py").json()["id"]
+        for attempt in (1, 2, 3):
+            workers.append(Worker(course, database, "--lease", "1"))
+            held = _until(make, lambda s: s.scalar(select(Job).where(
+                Job.submission_id == sid, Job.state == "running", Job.claimed_by.startswith(workers[-1].name + "-"))))  # fmt: skip
+            assert held.attempts == attempt
+            workers[-1].stop(signal.SIGKILL)
+        workers.append(Worker(course, database, "--lease", "1"))
+        failed = _until(make, lambda s: s.scalar(select(Submission).where(Submission.id == sid,
+                                                                          Submission.status == "failed")))  # fmt: skip
+        mine, theirs = me.get(f"/s/{sid}").json(), staff.get(f"/s/{sid}").json()
+        assert mine["status"] == "failed" and mine["feedback"].startswith("the grader stopped 3 times on this")
+        assert theirs["error"] == failed.error == mine["feedback"]
+        assert me.get("/a/othello").json()["left_today"] == 3  # not counted
+        assert failed.gradings == 0 and failed.graded_by is None  # no worker wrote a result
+    finally:
+        go.write_text("")  # the scripts of the killed workers end
+        server.stop()
+        for w in workers:
+            w.stop()
+    with make() as s:
+        assert s.scalars(select(Job)).all() == []
+        assert used_today(s, s.get(User, s.get(Submission, sid).user_id), "othello") == 0
+
+
+@pytest.mark.slow
+def test_the_sign_in_limit_holds_across_two_servers_racing(database, tmp_path):
+    """Twenty wrong passwords at once, half to each of two server processes on one database:
+    five are checked, the others refused unchecked, and then the right one is refused too."""
+    course = make_course(tmp_path / "course")
+    servers = [Server(course, tmp_path, database, "--workers", "0") for _ in range(2)]
+    try:
+        owner = Client(servers[0].url)
+        owner.sign_in(servers[0].link)
+        assert owner.post("/password", {"password": "the right password"}).status_code == 200
+        email = owner.get("/").json()["user"]["email"]
+        guessers = []
+        for i in range(20):
+            guesser = Client(servers[i % 2].url)
+            guesser.get("/signin")
+            guessers.append(guesser)
+        codes: list[int] = []
+        start = threading.Barrier(len(guessers))
+
+        def guess(guesser: Client, i: int) -> None:
+            start.wait()
+            codes.append(guesser.post("/signin", {"email": email, "password": f"guess {i}"}).status_code)
+
+        threads = [threading.Thread(target=guess, args=(g, i)) for i, g in enumerate(guessers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(codes) == [401] * 5 + [429] * 15
+        for server in servers:
+            late = Client(server.url)
+            late.get("/signin")
+            assert late.post("/signin", {"email": email, "password": "the right password"}).status_code == 429
+    finally:
+        for server in servers:
+            server.stop()
+
+
 def _worker(*args: str) -> tuple[int, str]:
     result = CliRunner().invoke(main, ["worker", *args])
     return result.exit_code, result.output

@@ -15,6 +15,14 @@ lease_option = click.option(
 )  # fmt: skip
 
 
+ATTEMPTS = 3  # as grader.portal.queue.MAX_ATTEMPTS
+
+attempts_option = click.option(
+    "--attempts", default=ATTEMPTS, show_default=True, type=click.IntRange(1, 100), metavar="N",
+    help="A job whose worker died on it (killed, lost) N times is failed, saying so, not claimed again.",
+)  # fmt: skip
+
+
 @click.command(
     help="""Start the course portal: students upload scripts (a GTP program for the Gomoku lab; a
     file, or a .zip or .tar.gz of its folder) in a browser and see their public tests'
@@ -36,6 +44,7 @@ lease_option = click.option(
       grader serve course/ --database postgresql://grader@/portal --host 0.0.0.0
       grader serve course/ --database postgresql://grader@db/portal --workers 0
       grader serve course/ --cluster tcp://scheduler:8786 --workers 8
+      grader serve course/ --public-url https://portal.example.edu
     """,
 )
 @click.argument("course", required=False, type=click.Path(file_okay=False))
@@ -46,12 +55,20 @@ lease_option = click.option(
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(0, 64),
               help="Submissions graded at once (each with config.yaml's jobs); 0: pages only.")  # fmt: skip
 @lease_option
+@attempts_option
 @cluster_option
+@click.option("--public-url", default=None, metavar="URL",
+              help="The address people reach the portal at, through a proxy (https://...: the session cookie is "
+                   "Secure); links it prints and hands out use it.")  # fmt: skip
+@click.option("--forwarded-allow-ips", default=None, metavar="IPS",
+              help="Proxies whose X-Forwarded-Proto (https: Secure cookies) and X-Forwarded-For are trusted, "
+                   "comma-separated, * for any (uvicorn's; default: $FORWARDED_ALLOW_IPS, else 127.0.0.1,::1).")  # fmt: skip
 @click.option("--rotate-lti-key", is_flag=True,
               help="Retire the LTI tool's signing key and make a new one (the old stays in its JWKS for 7 days).")  # fmt: skip
 @fail_cleanly
 def serve(course: str | None, database: str | None, host: str, port: int, workers: int, lease: float,
-          cluster: str | None, rotate_lti_key: bool) -> None:  # fmt: skip
+          attempts: int, cluster: str | None, public_url: str | None, forwarded_allow_ips: str | None,
+          rotate_lti_key: bool) -> None:  # fmt: skip
     check_extra()
     from ..portal.server import Started
     from ..portal.server import serve as run  # the extra's packages: loaded once known to be installed
@@ -62,14 +79,16 @@ def serve(course: str | None, database: str | None, host: str, port: int, worker
             echo("No workers here: grader worker --database URL COURSE grades the uploads")
         elif started.cluster:
             echo(f"Grading on the Dask cluster at {started.cluster}")
-        echo(f"Portal at {started.url} (Ctrl-C stops it)")
+        public = f", reached at {started.public_url}/" if started.public_url else ""
+        echo(f"Portal at {started.url}{public} (Ctrl-C stops it)")
         echo(f"One-time sign-in link for {started.instructor}: {started.instructor_link}")
         if started.lti_kid:
             echo(f"LTI 1.3 tool: login {started.url}lti/login, launch {started.url}lti/launch, "
                  f"JWKS {started.url}lti/jwks (key {started.lti_kid})")  # fmt: skip
 
     run(course, database, host, port, workers, on_ready=ready, lease=lease, cluster=cluster,
-        rotate_lti_key=rotate_lti_key)  # fmt: skip
+        rotate_lti_key=rotate_lti_key, attempts=attempts, public_url=public_url,
+        forwarded_allow_ips=forwarded_allow_ips)  # fmt: skip
 
 
 @click.command(
@@ -95,9 +114,10 @@ def serve(course: str | None, database: str | None, host: str, port: int, worker
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Submissions graded at once (each with config.yaml's jobs).")  # fmt: skip
 @lease_option
+@attempts_option
 @cluster_option
 @fail_cleanly
-def worker(course: str, database: str, workers: int, lease: float, cluster: str | None) -> None:
+def worker(course: str, database: str, workers: int, lease: float, attempts: int, cluster: str | None) -> None:
     check_extra()
     from ..portal.server import WorkersStarted, work
 
@@ -106,7 +126,7 @@ def worker(course: str, database: str, workers: int, lease: float, cluster: str 
         where = f"on the Dask cluster at {started.cluster}" if started.cluster else "here"
         echo(f"Worker {started.name}: {started.workers} grading at once, {where} (Ctrl-C stops it)")
 
-    work(course, database, workers, lease, on_ready=ready, cluster=cluster)
+    work(course, database, workers, lease, on_ready=ready, cluster=cluster, attempts=attempts)
 
 
 @click.group("portal", help="""The course portal's course, applied without a restart.

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import delete, func, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import delete, func, select, text, update
+from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import GraderError
 from .models import INSTRUCTOR, ROLES, STUDENT, TA, SignInFailure, SignInToken, User, now
@@ -74,16 +74,22 @@ def read_roster(text: str, source: str = "roster") -> list[RosterEntry]:
     return out
 
 
-def import_roster(session: Session, entries: list[RosterEntry]) -> int:
-    """Add the people not there yet, and update names and roles of those who are; the count added."""
+def import_roster(session: Session, entries: list[RosterEntry], uploader: User | None = None) -> int:
+    """Add the people not there yet, and update names and roles of those who are; the count
+    added. GraderError (the caller's transaction then writes nothing) when the roster would
+    change the role of its ``uploader`` (an instructor uploading it in the portal): so the
+    uploader stays an instructor, and the course is never left without one."""
     added = 0
     for entry in entries:
         user = session.scalar(select(User).where(User.email == entry.email))
         if user is None:
             session.add(User(email=entry.email, name=entry.name, role=entry.role))
             added += 1
-        else:
-            user.name, user.role = entry.name, entry.role
+            continue
+        if uploader is not None and user.id == uploader.id and entry.role != user.role:
+            raise GraderError(f"the roster makes you ({user.email}) a {entry.role}: a roster cannot change its "
+                              f"uploader's own role; give your row the role {user.role}")  # fmt: skip
+        user.name, user.role = entry.name, entry.role
     session.flush()
     return added
 
@@ -156,27 +162,56 @@ def ensure_user(session: Session, email: str, name: str, role: str) -> User:
     return user
 
 
+class TooManyFailures(GraderError):
+    """A sign-in refused unchecked: the address has used up its failures for now."""
+
+
 @dataclass(frozen=True)
 class SignInLimit:
     """At most ``failures`` failed sign-ins per e-mail address in ``seconds``: a guesser is
     slowed to a few tries an hour. Counted in the database, so every server process of a
-    course shares the limit (a guesser gains nothing by reaching another)."""
+    course shares the limit (a guesser gains nothing by reaching another), and each try is
+    counted before its password is checked, so tries racing through several processes get
+    no more checks than the limit either."""
 
     failures: int = 5
     seconds: float = 900.0
 
-    def blocked(self, session: Session, email: str) -> bool:
-        recent = (
-            select(func.count())
-            .select_from(SignInFailure)
-            .where(SignInFailure.email == email.strip().lower(), SignInFailure.at > self._since())
-        )
-        return (session.scalar(recent) or 0) >= self.failures
-
-    def failed(self, session: Session, email: str) -> None:
-        """Count a failure (and forget those older than the window)."""
+    def take(self, session: Session, email: str) -> int:
+        """Count a try as a failure before it is checked (``forgive`` takes it back once it
+        succeeds): the row's id; TooManyFailures when the address has none left. The count
+        and the row are one step: SQLite's transactions take the write lock as they begin,
+        PostgreSQL's take a lock on the address first."""
+        address = email.strip().lower()
+        if session.get_bind().dialect.name == "postgresql":
+            session.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:a, 0))"), {"a": address})
         session.execute(delete(SignInFailure).where(SignInFailure.at <= self._since()))
-        session.add(SignInFailure(email=email.strip().lower(), at=now()))
+        recent = select(func.count()).select_from(SignInFailure).where(SignInFailure.email == address)
+        if (session.scalar(recent) or 0) >= self.failures:
+            raise TooManyFailures(f"too many failed sign-ins for this e-mail: try again in "
+                                  f"{round(self.seconds / 60)} minutes, or use a sign-in link")  # fmt: skip
+        row = SignInFailure(email=address, at=now())
+        session.add(row)
+        session.flush()
+        return row.id
+
+    def forgive(self, session: Session, taken: int) -> None:
+        """A try that succeeded is no failure."""
+        session.execute(delete(SignInFailure).where(SignInFailure.id == taken))
 
     def _since(self) -> dt.datetime:
         return now() - dt.timedelta(seconds=self.seconds)
+
+
+def attempt_signin(make: sessionmaker[Session], limit: SignInLimit, email: str, password: str) -> User | None:
+    """The user with this e-mail and password, else None; TooManyFailures, checking nothing,
+    when the address has used up its tries. The try is counted (committed) before the slow
+    password check, and forgiven after it if it succeeds."""
+    with make.begin() as session:
+        taken = limit.take(session, email)
+    with make() as session:
+        user = check_password(session, email, password)
+    if user is not None:
+        with make.begin() as session:
+            limit.forgive(session, taken)
+    return user

@@ -1,9 +1,10 @@
 """An assignment's results for the instructor, as the grader's commands write them: Gradescope's
 results.json for each student's counted submission (``grader gradescope``'s), and the run folder
-``grader grade class`` writes (run.json, tests.jsonl, plan.plan, its four exports), streamed as a
-zip with the scripts and the run's key beside it (keys/RUN_ID.key: copied into ``$GRADER_KEYS``,
-``grader report`` reads the folder). Both are rebuilt from the tests the portal recorded: nothing is
-graded again."""
+``grader grade class`` writes (run.json, tests.jsonl, plan.plan, its four exports; a GTP lab's:
+the one ``grader regress`` writes for a class, regress.json, results.jsonl and its four exports),
+streamed as a zip with the scripts and the run's key beside it (keys/RUN_ID.key: copied into
+``$GRADER_KEYS``, ``grader report`` reads the folder). Both are rebuilt from the results the portal
+recorded: nothing is graded again."""
 
 from __future__ import annotations
 
@@ -25,8 +26,13 @@ from ..grading.exports import write_exports
 from ..grading.plans import Plan
 from ..grading.results import ScriptResult, TestResult
 from ..grading.runfolder import RunFolder
+from ..regression.gradescope import regress_results_json
+from ..regression.regress import StudentRegress
+from ..regression.runs import RegressFolder, write_regress_exports
+from ..runs.folders import RecordFolder
 from ..runs.seals import keys_dir
-from . import policy
+from ..runs.submissions import Submission
+from . import gtplab, policy
 from .course import Assignment, Course
 from .uploads import unpack
 
@@ -74,36 +80,61 @@ def tests_of(c: Counted, assignment: Assignment) -> list[TestResult]:
 
 def script_result(c: Counted, assignment: Assignment) -> ScriptResult:
     """The submission's result as ``grader grade`` gave it, rebuilt from its recorded tests."""
-    assert isinstance(assignment.plan, Plan), "a plan lab's (the portal refuses a GTP lab's downloads)"
+    assert isinstance(assignment.plan, Plan), "a plan lab's"
     tests = tests_of(c, assignment)
     return ScriptResult(c.filename, assignment.plan, tests, sum(t.run.wall_seconds for t in tests), c.stopped,
                         name=c.email)  # fmt: skip
 
 
+def not_kept(rows: list[Counted]) -> list[str]:
+    """The students whose counted GTP program was graded before the portal kept its whole result."""
+    return [c.email for c in rows if gtplab.recorded_student(c.records) is None]
+
+
+def student_regress(c: Counted) -> StudentRegress:
+    """A GTP program's result as ``grader gradescope`` gave it, named by the student's e-mail."""
+    student = gtplab.recorded_student(c.records)
+    assert student is not None, "kept (the portal refuses the downloads of results it did not keep)"
+    student.name = c.email
+    return student
+
+
 def gradescope_json(assignment: Assignment, rows: list[Counted]) -> dict[str, Any]:
-    """Each student's results.json, as ``grader gradescope`` writes it for their counted submission."""
+    """Each student's results.json, as ``grader gradescope`` writes it for their counted
+    submission (a GTP lab's: on the assignment's regression file)."""
     students = []
     for c in rows:
-        result = script_result(c, assignment)
-        students.append({"email": c.email, "name": c.name, "submission": c.submission,
-                         "results": gradescope.results_json(result, result.seconds)})  # fmt: skip
+        if isinstance(assignment.plan, gtplab.RegressionFile):
+            student = student_regress(c)
+            results = regress_results_json(student, [assignment.plan.public], gtplab.seconds(student))
+        else:
+            result = script_result(c, assignment)
+            results = gradescope.results_json(result, result.seconds)
+        students.append({"email": c.email, "name": c.name, "submission": c.submission, "results": results})
     return {"assignment": assignment.name, "title": assignment.title, "students": students}
 
 
-def write_run_folder(root: Path, course: Course, assignment: Assignment, rows: list[Counted]) -> RunFolder:
-    """The run folder ``grade class`` writes for these submissions, at ``root/run`` (each upload
-    unpacked in ``root/submissions/EMAIL/`` as the workers grade it: a single script as
-    submission.py; run.json names it)."""
-    plan, settings = assignment.plan, course.settings(assignment)
-    assert isinstance(plan, Plan), "a plan lab's (the portal refuses a GTP lab's downloads)"
-    folder = RunFolder.create(root / "run", plan, settings)
-    folder.meta["backend_used"] = plan.game.backend(settings.backend)
+def _unpacked(root: Path, course: Course, rows: list[Counted]) -> list[Submission]:
+    """Each upload unpacked in ``root/submissions/EMAIL/`` as the workers unpack it (a single
+    script as submission.py), named by the student's e-mail."""
     subs = []
     for c in rows:
         path = root / "submissions" / safe_name(c.email)  # an uploaded file name is never a path
         path.mkdir(parents=True)
         sub = unpack(c.filename, c.content, path, course.config.commands, course.config.entry)
         subs.append(dataclasses.replace(sub, name=c.email))
+    return subs
+
+
+def write_run_folder(root: Path, course: Course, assignment: Assignment, rows: list[Counted]) -> RecordFolder:
+    """The run folder ``grade class`` writes for these submissions (a GTP lab's: the one
+    ``grader regress`` writes for a class), at ``root/run``, the uploads beside it."""
+    if isinstance(assignment.plan, gtplab.RegressionFile):
+        return _regress_folder(root, course, assignment.plan, assignment, rows)
+    plan, settings = assignment.plan, course.settings(assignment)
+    folder = RunFolder.create(root / "run", plan, settings)
+    folder.meta["backend_used"] = plan.game.backend(settings.backend)
+    subs = _unpacked(root, course, rows)
     digests = folder.register(subs, {c.email: c.sha256 for c in rows})
     for c in rows:
         tests = tests_of(c, assignment)
@@ -111,6 +142,20 @@ def write_run_folder(root: Path, course: Course, assignment: Assignment, rows: l
             folder.append(c.email, digests[c.email], test)
         folder.set_stopped(c.email, c.stopped, len(tests))
     write_exports(folder.path, folder.results())
+    return folder
+
+
+def _regress_folder(root: Path, course: Course, tests: gtplab.RegressionFile, assignment: Assignment,
+                    rows: list[Counted]) -> RegressFolder:  # fmt: skip
+    settings = gtplab.regress_settings(course.config, assignment.limits)
+    folder = RegressFolder.create(root / "run", tests.game, [(tests.name, tests.text + "\n")], settings)
+    students = {c.email: student_regress(c) for c in rows}
+    subs = [dataclasses.replace(sub, problem=students[sub.name].problem) for sub in _unpacked(root, course, rows)]
+    digests = folder.register(subs, {c.email: c.sha256 for c in rows})
+    for email, student in students.items():
+        for result in student.results:
+            folder.append(email, digests[email], 0, result)
+    write_regress_exports(folder.path, folder.results(), folder.file_names, tests.game)
     return folder
 
 

@@ -118,6 +118,7 @@ def feedback(student: StudentRegress, tests: RegressionFile, filename: str) -> G
         records.append({"index": t.number, "symbol": t.symbol, "credit": t.credit, "board": board, "token": token,
                         "diagnosis": t.note})  # fmt: skip
     head = f"{filename}: public tests {fmt_total(public_total)}/{len(tests.public)}  {public_symbols}"
+    kept = {"tests": records, "student": student.to_json()}  # the whole result: for the downloads
     return GtpFeedback(
         total=round(student.total, 2),
         max_total=100,
@@ -126,9 +127,32 @@ def feedback(student: StudentRegress, tests: RegressionFile, filename: str) -> G
         public_total=public_total,
         student_text=public_text(student, tests, head),
         full_text=student_text(student, tests.game),
-        records=json.dumps(records),
+        records=json.dumps(kept),
         stopped=result.stopped or student.problem,
     )
+
+
+def test_records(records: str) -> list[dict[str, Any]]:
+    """Each test's record as a page shows a released private test (a GTP lab's records keep
+    them beside the whole result; a plan lab's, and a GTP lab's graded before, are that list)."""
+    data = json.loads(records)
+    return list(data["tests"]) if isinstance(data, dict) else list(data)
+
+
+def recorded_student(records: str) -> StudentRegress | None:
+    """The program's whole result as graded (``StudentRegress``), None for a submission graded
+    before the portal kept it."""
+    data = json.loads(records)
+    if not isinstance(data, dict) or "student" not in data:
+        return None
+    found = data["student"]
+    return StudentRegress(found["name"], found["program"], [RegressResult.from_json(r) for r in found["files"]],
+                          found["problem"])  # fmt: skip
+
+
+def seconds(student: StudentRegress) -> float:
+    """The time its tests took, as Gradescope's execution_time counts it."""
+    return sum(t.seconds for r in student.results for t in r.tests)
 
 
 def public_text(student: StudentRegress, tests: RegressionFile, head: str) -> str:

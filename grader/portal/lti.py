@@ -85,9 +85,21 @@ def tool_url(settings: LtiSettings, request_base: str) -> str:
     return settings.url or request_base.rstrip("/")
 
 
-def login(session: Session, settings: LtiSettings, params: dict[str, str], base: str) -> str:
+STATE_COOKIE = "lti-state-"  # and the state: the cookie that binds a login to the browser that began it
+
+
+@dataclass(frozen=True)
+class Login:
+    """A login begun: where to send the browser, and the state it must bring back in its cookie too."""
+
+    url: str
+    state: str
+
+
+def login(session: Session, settings: LtiSettings, params: dict[str, str], base: str) -> Login:
     """The OIDC login initiation: the address of the platform's authorization endpoint to send
-    the browser to, with a state and a nonce recorded here for the launch to bring back."""
+    the browser to, with a state and a nonce recorded here for the launch to bring back (the
+    state also in a cookie of the browser's: ``STATE_COOKIE``)."""
     issuer, hint = params.get("iss", ""), params.get("login_hint", "")
     if not issuer or not hint:
         raise LaunchRefused("a login initiation needs 'iss' and 'login_hint': start the tool from the course's page")
@@ -112,17 +124,24 @@ def login(session: Session, settings: LtiSettings, params: dict[str, str], base:
     if params.get("lti_message_hint"):
         query["lti_message_hint"] = params["lti_message_hint"]
     sep = "&" if urlsplit(platform.auth_login_url).query else "?"
-    return platform.auth_login_url + sep + urlencode(query)
+    return Login(platform.auth_login_url + sep + urlencode(query), state)
 
 
-def launch(session: Session, course: Course, keys: PlatformKeys, id_token: str, state: str) -> Launch:
+def launch(session: Session, course: Course, keys: PlatformKeys, id_token: str, state: str,
+           state_cookie: str | None) -> Launch:  # fmt: skip
     """Check a launch in full and act on it: the user made or updated and the resource link
-    mapped; LaunchRefused saying which check failed."""
+    mapped; LaunchRefused saying which check failed. ``state_cookie`` is the browser's cookie
+    for this state: a launch posted by another browser than the one that began the login (a
+    replay, a login link planted on someone) has none."""
     settings = course.lti
     if settings is None:
         raise LaunchRefused("this course takes no LTI launches: add lti.platforms to course.yaml")
     if not id_token or not state:
         raise LaunchRefused("the launch carries no id_token or state: start the tool from the course's page")
+    if state_cookie != state:
+        raise LaunchRefused("the launch came back to another browser than the one that began its login (it has "
+                            "no cookie of its state): launch again from the course; if the course opens the tool "
+                            "in a frame and the browser blocks its cookies there, open it in a new window")  # fmt: skip
     begun = session.get(LtiLogin, state)
     if begun is None:
         raise LaunchRefused("the launch's state is not one this tool issued: start the tool from the course's page")

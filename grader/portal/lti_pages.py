@@ -21,7 +21,7 @@ from .lti_keys import jwks
 from .lti_models import FAILED as SEND_FAILED
 from .lti_models import LtiScore
 from .models import User
-from .web import CSP, Portal, checked_form, need_staff, page, start_session, wants_json
+from .web import CSP, Portal, checked_form, https, need_staff, page, start_session, wants_json
 
 DEEP_LINK = "lti_deep_link"  # the session's key for the deep-linking request an instructor answers
 SCORES_SHOWN = 500
@@ -35,16 +35,22 @@ def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
         params = {k: str(v) for k, v in (form or request.query_params).items()}
         try:
             with portal.make.begin() as session:
-                target = lti.login(session, portal.course.lti, params, str(request.base_url))
+                begun = lti.login(session, portal.course.lti, params, str(request.base_url))
         except lti.LaunchRefused as e:
             raise HTTPException(400, str(e)) from None
-        return RedirectResponse(target, 302)
+        response = RedirectResponse(begun.url, 302)
+        # the launch is a platform's cross-site POST: over https, only a SameSite=None cookie goes with it
+        secure = request.url.scheme == "https" or https(portal.public_url) or https(portal.course.lti.url)
+        response.set_cookie(lti.STATE_COOKIE + begun.state, begun.state, max_age=lti.LOGIN_MINUTES * 60,
+                            path="/lti/", secure=secure, httponly=True, samesite="none" if secure else "lax")  # fmt: skip
+        return response
 
     def launch(request: Request, form: Any) -> Response:
         try:
             with portal.make.begin() as session:
-                done = lti.launch(session, portal.course, keys, str(form.get("id_token", "")),
-                                  str(form.get("state", "")))  # fmt: skip
+                state = str(form.get("state", ""))
+                done = lti.launch(session, portal.course, keys, str(form.get("id_token", "")), state,
+                                  request.cookies.get(lti.STATE_COOKIE + state))  # fmt: skip
                 user = session.get(User, done.user_id)
         except lti.LaunchRefused as e:
             raise HTTPException(401, f"LTI launch refused: {e}") from None

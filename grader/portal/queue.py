@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from ..errors import GraderError
 from .course import Assignment
-from .models import GRADED, QUEUED, RUNNING, DailyCount, Extension, Job, Submission, User, now
+from .models import FAILED, GRADED, QUEUED, RUNNING, DailyCount, Extension, Job, Submission, User, now
 
 
 class DailyLimit(GraderError):
@@ -139,10 +139,44 @@ class Lease:
     token: str
 
 
-def claim(session: Session, worker: str, seconds: float = LEASE_SECONDS) -> Lease | None:
+MAX_ATTEMPTS = 3  # claims of a job whose worker never came back (killed, lost) before the job is failed
+
+
+def stopped_text(attempts: int) -> str:
+    """What the student and staff read of a submission its workers stopped on ``attempts`` times."""
+    return (f"the grader stopped {attempts} times on this submission (its worker was killed or lost while "
+            "grading it each time): it is not graded again, and it does not count against today's "
+            "submissions; if it uses much memory or many processes, make it use fewer and submit it again")  # fmt: skip
+
+
+def fail_stuck(session: Session, attempts: int = MAX_ATTEMPTS) -> list[str]:
+    """Fail each job claimed ``attempts`` times whose last lease expired too (its worker died on
+    it each time, as a submission that exhausts the machine makes it): off the queue, its
+    submission failed with ``stopped_text``, its upload given back; the submissions' ids."""
+    stuck = session.scalars(
+        select(Job).where(Job.state == RUNNING, Job.lease_until < now(), Job.attempts >= attempts)
+        .order_by(Job.id).with_for_update(skip_locked=True)
+    ).all()  # fmt: skip
+    failed = []
+    for job in stuck:
+        sub = session.get(Submission, job.submission_id)
+        assert sub is not None
+        sub.status, sub.error = FAILED, stopped_text(job.attempts)
+        sub.student_text = sub.error
+        if sub.change_reason is None:  # a rerun took none of the student's uploads
+            give_back(session, sub)
+        session.delete(job)
+        failed.append(sub.id)
+    session.flush()
+    return failed
+
+
+def claim(session: Session, worker: str, seconds: float = LEASE_SECONDS, attempts: int = MAX_ATTEMPTS) -> Lease | None:
     """The oldest job queued, or whose lease expired (its worker was killed, or its machine
     lost), now this worker's for ``seconds``; None when there is none. One statement: two
-    workers never claim the same job (``SKIP LOCKED`` on PostgreSQL; SQLite writes one at a time)."""
+    workers never claim the same job (``SKIP LOCKED`` on PostgreSQL; SQLite writes one at a time).
+    A job whose worker died on it ``attempts`` times is failed first (``fail_stuck``), never claimed."""
+    fail_stuck(session, attempts)
     moment, token = now(), secrets.token_hex(16)
     free = or_(Job.state == QUEUED, and_(Job.state == RUNNING, Job.lease_until < moment))
     oldest = select(Job.id).where(free).order_by(Job.id).limit(1).with_for_update(skip_locked=True).scalar_subquery()

@@ -23,7 +23,7 @@ from .db import check_current, connect, default_url, hide_password, secret_key, 
 from .lti_grades import GradeSync
 from .lti_keys import rotate, signing_key
 from .models import INSTRUCTOR, Meta
-from .queue import LEASE_SECONDS
+from .queue import LEASE_SECONDS, MAX_ATTEMPTS
 from .sync import apply
 from .web import Portal, create_app
 from .worker import Workers
@@ -43,6 +43,7 @@ class Started:
     workers: int
     cluster: str | None  # the Dask scheduler its workers grade on; None: this machine
     lti_kid: str | None = None  # the LTI tool's signing key, when the course is a tool of platforms
+    public_url: str | None = None  # the address people reach it at, through a proxy (the link's)
 
 
 @dataclass(frozen=True)
@@ -72,13 +73,21 @@ def prepare(folder: str | Path | None, database: str | None) -> tuple[Course, Po
 
 def serve(folder: str | Path | None = None, database: str | None = None, host: str = "127.0.0.1", port: int = 8000,
           workers: int = 1, on_ready: Callable[[Started], None] | None = None,
-          lease: float = LEASE_SECONDS, cluster: str | None = None, rotate_lti_key: bool = False) -> None:  # fmt: skip
+          lease: float = LEASE_SECONDS, cluster: str | None = None, rotate_lti_key: bool = False,
+          attempts: int = MAX_ATTEMPTS, public_url: str | None = None,
+          forwarded_allow_ips: str | None = None) -> None:  # fmt: skip
     """Run the portal until interrupted (Ctrl-C, SIGTERM), with ``workers`` grading threads (0:
     pages only, ``grader worker`` grades), their tests on the Dask cluster at ``cluster`` (else
     course config's cluster.address, else this machine). ``on_ready`` hears where it listens
     and the instructor's one-time sign-in link once the port is open. A course with ``lti:``
-    is an LTI 1.3 tool too (its key made at the first start, or anew with ``rotate_lti_key``)."""
+    is an LTI 1.3 tool too (its key made at the first start, or anew with ``rotate_lti_key``).
+    ``public_url`` is the address people reach it at through a proxy (https: the session
+    cookie is Secure); ``forwarded_allow_ips`` the proxies whose X-Forwarded-Proto and -For
+    it trusts (uvicorn's setting: default $FORWARDED_ALLOW_IPS, else this machine)."""
+    if public_url is not None and not public_url.lower().startswith(("http://", "https://")):
+        raise GraderError(f"--public-url {public_url!r} is no http(s) address: give https://HOST[/PATH]")
     course, portal, url, key = prepare(folder, database)
+    portal.public_url = public_url.rstrip("/") if public_url else None
     if not course.instructors:
         raise GraderError(f"{course.folder / 'course.yaml'}: no instructors: add 'instructors: [you@example.edu]'")
     extra, kid, on_graded = [], None, None
@@ -92,7 +101,7 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
     elif rotate_lti_key:
         raise GraderError(f"{course.folder / 'course.yaml'}: no 'lti:' key: the course is no LTI tool, it has no key")
     if workers:
-        portal.workers = Workers(course, portal.make, workers, lease=lease,
+        portal.workers = Workers(course, portal.make, workers, lease=lease, attempts=attempts,
                                  cluster=cluster or course.config.cluster.address, on_graded=on_graded)  # fmt: skip
     try:
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
@@ -106,10 +115,12 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
         instructor = accounts.ensure_user(session, course.instructors[0].lower(), course.instructors[0].split("@")[0],
                                           INSTRUCTOR)  # fmt: skip
         token = accounts.new_signin_token(session, instructor)
-    started = Started(course, base + "/", instructor.email, f"{base}/link/{token}", hide_password(url), workers,
-                      portal.workers.cluster if portal.workers else None, kid)  # fmt: skip
+    started = Started(course, base + "/", instructor.email, f"{portal.public_url or base}/link/{token}",
+                      hide_password(url), workers, portal.workers.cluster if portal.workers else None, kid,
+                      portal.public_url)  # fmt: skip
     app = create_app(portal, key, extra)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+                                           proxy_headers=True, forwarded_allow_ips=forwarded_allow_ips))  # fmt: skip
     if on_ready:
         on_ready(started)
     server.run(sockets=[sock])
@@ -134,12 +145,14 @@ def worker_sessions(folder: str | Path, database: str) -> tuple[Course, sessionm
 
 def work(folder: str | Path, database: str, workers: int = 1, lease: float = LEASE_SECONDS,
          on_ready: Callable[[WorkersStarted], None] | None = None, stop: threading.Event | None = None,
-         cluster: str | None = None) -> None:  # fmt: skip
+         cluster: str | None = None, attempts: int = MAX_ATTEMPTS) -> None:  # fmt: skip
     """Grade from the queue of a portal's database with ``workers`` threads (their tests on the
     Dask cluster at ``cluster``, as ``serve``'s) until ``stop`` is set or Ctrl-C; a grading
     under way then is claimed again by another worker once its lease expires."""
     course, make = worker_sessions(folder, database)
-    pool = Workers(course, make, workers, lease=lease, cluster=cluster or course.config.cluster.address)
+    grades = GradeSync(course, make) if course.lti is not None else None  # scores sent from here, as a server's
+    pool = Workers(course, make, workers, lease=lease, cluster=cluster or course.config.cluster.address,
+                   attempts=attempts, on_graded=grades.graded if grades else None)  # fmt: skip
     stop = stop or threading.Event()
     pool.start()
     if on_ready:
@@ -152,3 +165,5 @@ def work(folder: str | Path, database: str, workers: int = 1, lease: float = LEA
     finally:
         pool.stop()
         pool.close()
+        if grades is not None:
+            grades.stop()

@@ -11,7 +11,6 @@ import csv
 import datetime as dt
 import hmac
 import io
-import json
 import secrets
 import threading
 import time
@@ -37,7 +36,7 @@ from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import GraderError
-from . import accounts, exports, policy, uploads
+from . import accounts, exports, gtplab, policy, uploads
 from .course import Assignment, Course, load_course
 from .models import (
     FAILED,
@@ -114,6 +113,27 @@ class ApiPaths:
         await self.app(scope, receive, send)
 
 
+SESSION_COOKIE = "grader_session"
+SESSION_DAYS = 14
+
+
+class Sessions:
+    """The signed session cookie (Starlette's): HttpOnly, SameSite=Lax, and Secure when the
+    request came over https (directly, or through a proxy that uvicorn trusts, by its
+    X-Forwarded-Proto) or the portal's public address is https (``always_secure``)."""
+
+    def __init__(self, app: ASGIApp, secret_key: str, always_secure: bool = False):
+        def made(secure: bool) -> SessionMiddleware:
+            return SessionMiddleware(app, secret_key=secret_key, session_cookie=SESSION_COOKIE, same_site="lax",
+                                     max_age=SESSION_DAYS * 24 * 3600, https_only=secure)  # fmt: skip
+
+        self.plain, self.secure, self.always_secure = made(False), made(True), always_secure
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        secure = self.always_secure or scope.get("scheme") in ("https", "wss")
+        await (self.secure if secure else self.plain)(scope, receive, send)
+
+
 class _TooLarge(Exception):
     pass
 
@@ -180,6 +200,7 @@ class Portal:
     workers: Workers | None = None
     signin_limit: accounts.SignInLimit = field(default_factory=accounts.SignInLimit)
     on_release: Callable[[str], object] | None = None  # told the assignment whose private results were released
+    public_url: str | None = None  # the address people reach it at (behind a proxy), if not the request's
     digest: str | None = None
     _checked: float = field(default=0.0, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
@@ -203,6 +224,15 @@ class Portal:
                     self.workers.course = self.course
         finally:
             self._lock.release()
+
+
+def https(url: str | None) -> bool:
+    return url is not None and url.lower().startswith("https://")
+
+
+def base_url(portal: Portal, request: Request) -> str:
+    """The portal's address, for links it hands out: its public address, else the request's."""
+    return (portal.public_url or str(request.base_url)).rstrip("/")
 
 
 TEMPLATES = Jinja2Templates(directory=str(HERE / "templates"))
@@ -244,13 +274,7 @@ def create_app(portal: Portal, secret_key: str, extra: Sequence[BaseRoute] = ())
         Middleware(SecurityHeaders),
         Middleware(ApiPaths),
         Middleware(BodyLimit, limit=portal.course.upload_bytes + FORM_ROOM),
-        Middleware(
-            SessionMiddleware,
-            secret_key=secret_key,
-            session_cookie="grader_session",
-            same_site="lax",
-            max_age=14 * 24 * 3600,
-        ),  # fmt: skip
+        Middleware(Sessions, secret_key=secret_key, always_secure=https(portal.public_url)),
     ]
 
     async def error(request: Request, exc: Exception) -> Response:
@@ -399,17 +423,11 @@ def _assignment_data(a: Assignment, used: int, mine: Deadlines | None = None) ->
 def signin(portal: Portal, request: Request, form: Any) -> Response:
     if request.method == "POST":
         form = checked_form(request, form)
-        email = str(form.get("email", ""))
-        with portal.make.begin() as session:
-            blocked = portal.signin_limit.blocked(session, email)
-        if blocked:
-            minutes = round(portal.signin_limit.seconds / 60)
-            raise HTTPException(429, f"too many failed sign-ins for this e-mail: try again in {minutes} minutes, "
-                                     "or use a sign-in link")  # fmt: skip
-        with portal.make.begin() as session:
-            user = accounts.check_password(session, email, str(form.get("password", "")))
-            if user is None:
-                portal.signin_limit.failed(session, email)
+        try:
+            user = accounts.attempt_signin(portal.make, portal.signin_limit, str(form.get("email", "")),
+                                           str(form.get("password", "")))  # fmt: skip
+        except accounts.TooManyFailures as e:
+            raise HTTPException(429, str(e)) from None
         if user is None:
             return page(request, "signin.html", {"error": "wrong e-mail or password (or no password set yet: "
                                                           "use your sign-in link)"}, 401)  # fmt: skip
@@ -448,8 +466,12 @@ def signout(portal: Portal, request: Request, form: Any) -> Response:
 
 
 def password(portal: Portal, request: Request, form: Any) -> Response:
+    """Set a password (``password``); one already set is changed only with it (``current``):
+    a stolen session cannot lock its owner out. A wrong ``current`` counts as a failed sign-in."""
     user = need_user(portal, request)
     form = checked_form(request, form)
+    if user.password_hash:
+        _check_current(portal, user, str(form.get("current", "")))
     with portal.make.begin() as session:
         me = session.get(User, user.id)
         assert me is not None
@@ -458,6 +480,18 @@ def password(portal: Portal, request: Request, form: Any) -> Response:
         except GraderError as e:
             raise HTTPException(400, str(e)) from None
     return JSONResponse({"password_set": True}) if wants_json(request) else RedirectResponse("/", 303)
+
+
+def _check_current(portal: Portal, user: User, current: str) -> None:
+    """HTTPException unless ``current`` is the user's password (403), within the sign-in limit (429)."""
+    if not current:
+        raise HTTPException(403, "give your current password ('current') to change it")
+    try:
+        ok = accounts.attempt_signin(portal.make, portal.signin_limit, user.email, current) is not None
+    except accounts.TooManyFailures as e:
+        raise HTTPException(429, str(e)) from None
+    if not ok:
+        raise HTTPException(403, "the current password is wrong: give the one you sign in with")
 
 
 def _find_assignment(portal: Portal, name: str) -> Assignment:
@@ -563,7 +597,7 @@ def _student_view(sub: Submission, assignment: Assignment | None, shown: bool = 
         view["previous"] = previous
     if shown and assignment is not None and sub.status == GRADED and sub.records:
         keys = ("index", "symbol", "credit") + (("board", "token", "diagnosis") if assignment.private_boards else ())
-        view["private"] = [{k: r[k] for k in keys} for r in json.loads(sub.records)
+        view["private"] = [{k: r[k] for k in keys} for r in gtplab.test_records(sub.records)
                            if not assignment.plan.is_public(r["index"])]  # fmt: skip
         view.update(symbols=sub.symbols, total=sub.total, max_total=sub.max_total)
     return view
@@ -663,7 +697,7 @@ def roster_upload(portal: Portal, request: Request, form: Any) -> Response:
     try:
         people = accounts.read_roster(text, name)
         with portal.make.begin() as session:
-            added = accounts.import_roster(session, people)
+            added = accounts.import_roster(session, people, user)
             _audit(session, user, "roster upload", f"{name}: {len(people)} people, {added} added")
     except GraderError as e:
         raise HTTPException(400, str(e)) from None
@@ -730,7 +764,7 @@ def links(portal: Portal, request: Request, form: Any) -> Response:
     user = need_instructor(portal, request)
     form = checked_form(request, form)
     email = str(form.get("email") or "").strip().lower()
-    base = str(request.base_url).rstrip("/")
+    base = base_url(portal, request)
     with portal.make.begin() as session:
         query = select(User).where(User.role == STUDENT).order_by(User.name)
         if email:
@@ -817,11 +851,12 @@ def _download_rows(portal: Portal, request: Request) -> tuple[Assignment, list[e
     graded on a plan changed since (their tests are not the plan's: rerun them first)."""
     need_staff_download(portal, request)
     assignment = _find_assignment(portal, request.path_params["name"])
-    if assignment.over_gtp:
-        raise HTTPException(409, f"{assignment.title} is a GTP lab: the portal does not write its Gradescope JSON "
-                                 "or run folder yet (grader regress of the programs writes the run folder)")  # fmt: skip
     with portal.make() as session:
         rows = exports.counted(session, portal.course, assignment)
+    unkept = exports.not_kept(rows) if assignment.over_gtp else []
+    if unkept:
+        raise HTTPException(409, f"{len(unkept)} counted program(s) of {assignment.title} were graded before the "
+                                 "portal kept whole results: rerun them first (the class page's Rerun)")  # fmt: skip
     older = exports.on_older_plans(rows, portal.course.plan_digest(assignment))
     if older:
         raise HTTPException(409, f"{len(older)} counted submission(s) of {assignment.title} were graded on its "

@@ -30,7 +30,7 @@ from ..stop import Stop
 from . import gtplab
 from .course import Assignment, Course
 from .models import FAILED, GRADED, Submission, now
-from .queue import LEASE_SECONDS, Lease, claim, finish, give_back, release, renew
+from .queue import LEASE_SECONDS, MAX_ATTEMPTS, Lease, claim, finish, give_back, release, renew
 from .uploads import command_program, unpack
 
 log = logging.getLogger("grader.portal")
@@ -95,14 +95,16 @@ def grade_upload(course: Course, assignment: Assignment, filename: str, content:
 
 class Workers:
     """``count`` threads grading from the queue until ``stop``; ``wake`` after an upload. Each
-    job is held by a lease of ``lease`` seconds, renewed while it is graded. With ``cluster``
+    job is held by a lease of ``lease`` seconds, renewed while it is graded; one claimed
+    ``attempts`` times whose worker died each time is failed, not claimed again. With ``cluster``
     (a Dask scheduler's address), each thread grades on the cluster through a client of its
     own, connected here (so an unreachable scheduler is an error at the start)."""
 
     def __init__(self, course: Course, make: sessionmaker[Session], count: int = 1, name: str | None = None,
                  lease: float = LEASE_SECONDS, cluster: str | None = None,
-                 on_graded: Callable[[str], object] | None = None):  # fmt: skip
+                 on_graded: Callable[[str], object] | None = None, attempts: int = MAX_ATTEMPTS):  # fmt: skip
         self.course, self.make, self.lease, self.cluster = course, make, lease, cluster
+        self.attempts = attempts  # claims of a job whose worker died on each before it is failed
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.on_graded = on_graded  # told each submission graded (the LTI tool sends its score)
         self.executors: list[Executor | None] = [None] * count
@@ -158,7 +160,7 @@ class Workers:
         """Claim one job and grade it, renewing its lease meanwhile; False when the queue was
         empty. The result is written only if the lease still holds (else another worker grades it)."""
         with self.make.begin() as session:
-            lease = claim(session, me, self.lease)
+            lease = claim(session, me, self.lease, self.attempts)
             if lease is None:
                 return False
             sub = session.get(Submission, lease.submission_id)
