@@ -37,6 +37,7 @@ from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import GraderError
+from ..runs import lms
 from . import accounts, exports, policy, uploads
 from .course import Assignment, Course, load_course
 from .models import (
@@ -237,6 +238,8 @@ def create_app(portal: Portal, secret_key: str, extra: Sequence[BaseRoute] = ())
         Route("/class/{name}/students/{email}", _endpoint(portal, history_page)),
         Route("/class/{name}/gradescope.json", _endpoint(portal, gradescope_download)),
         Route("/class/{name}/run.zip", _endpoint(portal, run_download)),
+        Route("/class/{name}/canvas.csv", _endpoint(portal, canvas_download), methods=["POST"]),
+        Route("/class/{name}/moodle.csv", _endpoint(portal, moodle_download), methods=["GET", "POST"]),
         *extra,
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
@@ -843,6 +846,65 @@ def run_download(portal: Portal, request: Request, form: Any) -> Response:
     disposition = f'attachment; filename="{assignment.name}-run.zip"'
     return StreamingResponse(exports.run_zip(portal.course, assignment, rows), media_type="application/zip",
                              headers={"content-disposition": disposition})  # fmt: skip
+
+
+def _uploaded_text(portal: Portal, form: Any, field: str) -> tuple[str, str] | None:
+    """The text of the CSV uploaded in ``field`` and its name as shown; None when none was chosen."""
+    file = form.get(field)
+    if not isinstance(file, UploadFile) or not file.filename:
+        return None
+    content = file.file.read(portal.course.upload_bytes + 1)
+    name = display_name(file.filename)
+    if len(content) > portal.course.upload_bytes:
+        raise HTTPException(413, f"the upload is too large: at most {portal.course.upload_kb} KiB")
+    try:
+        return content.decode("utf-8"), name
+    except UnicodeDecodeError:
+        raise HTTPException(400, f"{name}: not UTF-8 text: export the gradebook as CSV (UTF-8)") from None
+
+
+def lms_download(portal: Portal, request: Request, form: Any, to: str) -> Response:
+    """An assignment's grades after the late policy as the CSV Canvas or Moodle imports (staff):
+    with a POST, the LMS's gradebook export as ``roster``, the grade's ``column`` and, for
+    Canvas, ``part=notes`` for the notes CSV beside the import. As JSON: both CSVs, and the
+    students the roster does not name or whose grade is not final."""
+    need_staff_download(portal, request)
+    assignment = _find_assignment(portal, request.path_params["name"])
+    roster, column, part = None, None, "grades"
+    if form is not None:
+        form = checked_form(request, form)
+        column = str(form.get("column") or "").strip() or None
+        part = str(form.get("part") or "grades")
+        uploaded = _uploaded_text(portal, form, "roster")
+        try:
+            roster = lms.read_roster(*uploaded) if uploaded is not None else None
+        except GraderError as e:
+            raise HTTPException(400, str(e)) from None
+    try:
+        with portal.make() as session:
+            made = exports.lms_export(session, portal.course, assignment, to, roster, column)
+    except GraderError as e:
+        raise HTTPException(400, str(e)) from None
+    if wants_json(request):
+        return JSONResponse({"assignment": assignment.name, "lms": to, "column": made.column, "csv": made.csv,
+                             "notes": made.notes, "unmatched": made.unmatched,
+                             "not_final": [{"email": g.name, "why": g.note} for g in made.not_final],
+                             "csrf": csrf_token(request)})  # fmt: skip
+    notes = part == "notes" and made.notes is not None
+    filename = f"{assignment.name}-{to}{'-notes' if notes else ''}.csv"
+    return PlainTextResponse(made.notes if notes and made.notes is not None else made.csv,
+                             media_type="text/csv; charset=utf-8",
+                             headers={"content-disposition": f'attachment; filename="{filename}"'})  # fmt: skip
+
+
+def canvas_download(portal: Portal, request: Request, form: Any) -> Response:
+    """Canvas's gradebook import of an assignment, from Canvas's gradebook export posted as ``roster``."""
+    return lms_download(portal, request, form, "canvas")
+
+
+def moodle_download(portal: Portal, request: Request, form: Any) -> Response:
+    """Moodle's grade import of an assignment: students by e-mail address, or by a Moodle roster posted."""
+    return lms_download(portal, request, form, "moodle")
 
 
 def rerun_page(portal: Portal, request: Request, form: Any) -> Response:
