@@ -630,6 +630,9 @@ def class_table(portal: Portal) -> dict[str, Any]:
         counted = policy.counted(session, portal.course)
         queued = waiting(session)
         released = {r.assignment for r in session.scalars(select(Release)).all()}
+    scores: dict[int, list[policy.Score]] = {}
+    for (uid, _), one in counted.items():
+        scores.setdefault(uid, []).append(one.score)
     rows = []
     for s in students:
         cells: dict[str, dict[str, Any] | None] = {}
@@ -638,7 +641,7 @@ def class_table(portal: Portal) -> dict[str, Any]:
             cells[name] = None if c is None else {
                 "submission": c.submission.id, "symbols": c.submission.symbols, "total": c.submission.total,
                 "max_total": c.submission.max_total, "late": bool(c.submission.late), **_score_data(c.score)}  # fmt: skip
-        used = policy.late_days_used(c.score for (uid, _), c in counted.items() if uid == s.id)
+        used = policy.late_days_used(scores.get(s.id, ()))
         rows.append({"name": s.name, "email": s.email, "assignments": cells, "late_days_used": used})
     titles = {n: a.title for n, a in portal.course.assignments.items()}
     return {"course": portal.course.title, "assignments": titles, "students": rows, "queue": queued,
