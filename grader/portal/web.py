@@ -40,6 +40,7 @@ from ..errors import GraderError
 from ..runs import lms
 from . import accounts, exports, policy, uploads
 from .course import Assignment, Course, load_course
+from .db import reading
 from .models import (
     FAILED,
     GRADED,
@@ -182,8 +183,12 @@ class Portal:
     signin_limit: accounts.SignInLimit = field(default_factory=accounts.SignInLimit)
     on_release: Callable[[str], object] | None = None  # told the assignment whose private results were released
     digest: str | None = None
+    read: sessionmaker[Session] = field(init=False)  # sessions for reading only: a page's wait for no writer
     _checked: float = field(default=0.0, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+
+    def __post_init__(self) -> None:
+        self.read = reading(self.make)
 
     def refresh(self) -> None:
         """Load the course again when it was synced since it was loaded, asking the database at
@@ -193,7 +198,7 @@ class Portal:
             return
         try:
             self._checked = time.monotonic()
-            with self.make() as session:
+            with self.read() as session:
                 synced = synced_digest(session)
             if synced is None or synced == self.digest:
                 return
@@ -330,7 +335,7 @@ def signed_in(portal: Portal, request: Request) -> User | None:
     uid = request.session.get("uid")
     if not isinstance(uid, int):
         return None
-    with portal.make() as session:
+    with portal.read() as session:
         return session.get(User, uid)
 
 
@@ -370,7 +375,7 @@ def home(portal: Portal, request: Request, form: Any) -> Response:
         return RedirectResponse("/signin", 303)
     if user.staff and not wants_json(request):
         return RedirectResponse("/class", 303)
-    with portal.make() as session:
+    with portal.read() as session:
         items = [_assignment_data(a, used_today(session, user, a.name), deadlines(session, user, a))
                  for a in portal.course.assignments.values()]  # fmt: skip
     data = {"course": portal.course.title, "user": _user_data(user), "assignments": items}
@@ -475,7 +480,7 @@ def assignment_page(portal: Portal, request: Request, form: Any) -> Response:
     assignment = _find_assignment(portal, request.path_params["name"])
     if request.method == "POST":
         return upload(portal, request, form, user, assignment)
-    with portal.make() as session:
+    with portal.read() as session:
         subs = session.scalars(select(Submission).where(Submission.user_id == user.id,
                                                         Submission.assignment == assignment.name)
                                .order_by(Submission.received_at.desc())).all()  # fmt: skip
@@ -599,7 +604,7 @@ def _staff_view(sub: Submission, assignment: Assignment | None, owner: User | No
 
 def submission_page(portal: Portal, request: Request, form: Any) -> Response:
     user = need_user(portal, request)
-    with portal.make() as session:
+    with portal.read() as session:
         sub = session.get(Submission, request.path_params["sid"])
         if sub is None or (sub.user_id != user.id and not user.staff):
             raise HTTPException(404, "no such submission")  # another's answers as one that does not exist
@@ -625,7 +630,7 @@ def _score_data(s: policy.Score) -> dict[str, Any]:
 
 def class_table(portal: Portal) -> dict[str, Any]:
     names = list(portal.course.assignments)
-    with portal.make() as session:
+    with portal.read() as session:
         students = session.scalars(select(User).where(User.role == STUDENT).order_by(User.name)).all()
         counted = policy.counted(session, portal.course)
         queued = waiting(session)
@@ -683,7 +688,7 @@ def history_page(portal: Portal, request: Request, form: Any) -> Response:
     user = need_staff(portal, request)
     assignment = _find_assignment(portal, request.path_params["name"])
     email = request.path_params["email"].strip().lower()
-    with portal.make() as session:
+    with portal.read() as session:
         student = session.scalar(select(User).where(User.email == email, User.role == STUDENT))
         if student is None:
             raise HTTPException(404, f"no student {email!r} on the roster")
@@ -713,7 +718,7 @@ def queue_page(portal: Portal, request: Request, form: Any) -> Response:
     the worker that claimed it."""
     user = need_staff(portal, request)
     when = now()
-    with portal.make() as session:
+    with portal.read() as session:
         found = session.execute(select(Job, Submission, User).join(Submission, Submission.id == Job.submission_id)
                                 .join(User, User.id == Submission.user_id).order_by(Job.id)).all()  # fmt: skip
     jobs = [{"submission": sub.id, "student": owner.email, "assignment": sub.assignment, "state": job.state,
@@ -778,7 +783,7 @@ def release(portal: Portal, request: Request, form: Any) -> Response:
 def audit_page(portal: Portal, request: Request, form: Any) -> Response:
     """The audit log: who released results, reran submissions, granted extensions and made sign-in links, and when."""
     user = need_staff(portal, request)
-    with portal.make() as session:
+    with portal.read() as session:
         rows = session.execute(select(AuditEntry, User).join(User, User.id == AuditEntry.user_id)
                                .order_by(AuditEntry.id)).all()  # fmt: skip
     entries = [{"at": e.at.isoformat(), "by": u.email, "action": e.action, "detail": e.detail} for e, u in rows]
@@ -826,7 +831,7 @@ def _download_rows(portal: Portal, request: Request) -> tuple[Assignment, list[e
     if assignment.over_gtp:
         raise HTTPException(409, f"{assignment.title} is a GTP lab: the portal does not write its Gradescope JSON "
                                  "or run folder yet (grader regress of the programs writes the run folder)")  # fmt: skip
-    with portal.make() as session:
+    with portal.read() as session:
         rows = exports.counted(session, portal.course, assignment)
     older = exports.on_older_plans(rows, portal.course.plan_digest(assignment))
     if older:
@@ -884,7 +889,7 @@ def lms_download(portal: Portal, request: Request, form: Any, to: str) -> Respon
         except GraderError as e:
             raise HTTPException(400, str(e)) from None
     try:
-        with portal.make() as session:
+        with portal.read() as session:
             made = exports.lms_export(session, portal.course, assignment, to, roster, column)
     except GraderError as e:
         raise HTTPException(400, str(e)) from None
