@@ -84,6 +84,7 @@ class Processes:
     database: str
     port: int
     lease: float
+    nice: int = 10
     server: subprocess.Popen | None = None
     workers: list[subprocess.Popen] = field(default_factory=list)
     peaks: dict[str, float] = field(default_factory=dict)
@@ -108,7 +109,7 @@ class Processes:
     def start_worker(self) -> subprocess.Popen:
         proc = subprocess.Popen(
             [sys.executable, "-m", "grader", "worker", str(self.course), "--database", self.database,
-             "--lease", str(self.lease)], cwd=self.cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+             "--lease", str(self.lease), "--nice", str(self.nice)], cwd=self.cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )  # fmt: skip
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -272,6 +273,9 @@ def main() -> None:
                     help="When to SIGKILL the server and a worker, as a fraction of the window (0: never).")  # fmt: skip
     ap.add_argument("--lease", type=float, default=10.0, help="The workers' --lease (seconds).")
     ap.add_argument("--poll", type=float, default=1.0, help="Seconds between a student's looks at its submission.")
+    ap.add_argument(
+        "--nice", type=int, default=10, help="The workers' --nice (their grading's CPU weight below the pages')."
+    )
     ap.add_argument("--no-grade", action="store_true", help="Skip the grader grade comparison.")
     args = ap.parse_args()
     load = os.getloadavg()[0]  # the machine's load before the bench: it is shared
@@ -285,7 +289,7 @@ def main() -> None:
         (course / "course.yaml").write_text((course / "course.yaml").read_text().replace("per_day: 10",
                                                                                          f"per_day: {per_day}"))  # fmt: skip
         database = tmp / "portal.sqlite3"
-        procs = Processes(course, tmp, f"sqlite:///{database}", free_port(), args.lease)
+        procs = Processes(course, tmp, f"sqlite:///{database}", free_port(), args.lease, args.nice)
         procs.start_server()
         url = f"http://127.0.0.1:{procs.port}"
         for _ in range(args.worker_processes):
@@ -317,7 +321,7 @@ def main() -> None:
         busy = tally.last_feedback - t0 - first
         n = len(tally.feedback)
         print(f"{args.students} students x {args.per_student} uploads over {args.window:g} s, "
-              f"{args.worker_processes} worker processes, SQLite, {os.cpu_count()} cores "
+              f"{args.worker_processes} worker processes at nice {args.nice}, SQLite, {os.cpu_count()} cores "
               f"(load average before: {load:.1f}): {n} graded, the last {busy + first:.1f} s in")  # fmt: skip
         if killed_at is not None:
             print(f"SIGKILL of the server and a worker at {killed_at:.1f} s, both started again; "

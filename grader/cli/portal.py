@@ -9,6 +9,12 @@ from .options import cluster_option, echo, fail_cleanly
 
 LEASE = 60.0  # as grader.portal.queue.LEASE_SECONDS, which the CLI does not import before check_extra
 
+NICE = 10  # as grader.portal.worker.GRADING_NICE
+nice_option = click.option(
+    "--nice", default=NICE, show_default=True, type=click.IntRange(0, 19), metavar="N",
+    help="The grading threads' nice value (Linux): their CPU weight below the pages' so that pages "
+         "answer first in a rush (0: the same weight; 10: a tenth).",
+)  # fmt: skip
 lease_option = click.option(
     "--lease", default=LEASE, show_default=True, type=click.FloatRange(1, 3600), metavar="SECONDS",
     help="How long a job stays a killed worker's before another claims it (renewed every third while grading).",
@@ -46,11 +52,12 @@ lease_option = click.option(
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(0, 64),
               help="Submissions graded at once (each with config.yaml's jobs); 0: pages only.")  # fmt: skip
 @lease_option
+@nice_option
 @cluster_option
 @click.option("--rotate-lti-key", is_flag=True,
               help="Retire the LTI tool's signing key and make a new one (the old stays in its JWKS for 7 days).")  # fmt: skip
 @fail_cleanly
-def serve(course: str | None, database: str | None, host: str, port: int, workers: int, lease: float,
+def serve(course: str | None, database: str | None, host: str, port: int, workers: int, lease: float, nice: int,
           cluster: str | None, rotate_lti_key: bool) -> None:  # fmt: skip
     check_extra()
     from ..portal.server import Started
@@ -69,7 +76,7 @@ def serve(course: str | None, database: str | None, host: str, port: int, worker
                  f"JWKS {started.url}lti/jwks (key {started.lti_kid})")  # fmt: skip
 
     run(course, database, host, port, workers, on_ready=ready, lease=lease, cluster=cluster,
-        rotate_lti_key=rotate_lti_key)  # fmt: skip
+        rotate_lti_key=rotate_lti_key, nice=nice)  # fmt: skip
 
 
 @click.command(
@@ -95,9 +102,10 @@ def serve(course: str | None, database: str | None, host: str, port: int, worker
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Submissions graded at once (each with config.yaml's jobs).")  # fmt: skip
 @lease_option
+@nice_option
 @cluster_option
 @fail_cleanly
-def worker(course: str, database: str, workers: int, lease: float, cluster: str | None) -> None:
+def worker(course: str, database: str, workers: int, lease: float, nice: int, cluster: str | None) -> None:
     check_extra()
     from ..portal.server import WorkersStarted, work
 
@@ -106,7 +114,7 @@ def worker(course: str, database: str, workers: int, lease: float, cluster: str 
         where = f"on the Dask cluster at {started.cluster}" if started.cluster else "here"
         echo(f"Worker {started.name}: {started.workers} grading at once, {where} (Ctrl-C stops it)")
 
-    work(course, database, workers, lease, on_ready=ready, cluster=cluster)
+    work(course, database, workers, lease, on_ready=ready, cluster=cluster, nice=nice)
 
 
 @click.group("portal", help="""The course portal's course, applied without a restart.

@@ -26,7 +26,7 @@ from .models import INSTRUCTOR, Meta
 from .queue import LEASE_SECONDS
 from .sync import apply
 from .web import Portal, create_app
-from .worker import Workers
+from .worker import GRADING_NICE, Workers
 
 COURSE_KEY = "course"  # the Meta row naming the course a database serves
 
@@ -72,12 +72,14 @@ def prepare(folder: str | Path | None, database: str | None) -> tuple[Course, Po
 
 def serve(folder: str | Path | None = None, database: str | None = None, host: str = "127.0.0.1", port: int = 8000,
           workers: int = 1, on_ready: Callable[[Started], None] | None = None,
-          lease: float = LEASE_SECONDS, cluster: str | None = None, rotate_lti_key: bool = False) -> None:  # fmt: skip
+          lease: float = LEASE_SECONDS, cluster: str | None = None, rotate_lti_key: bool = False,
+          nice: int = GRADING_NICE) -> None:  # fmt: skip
     """Run the portal until interrupted (Ctrl-C, SIGTERM), with ``workers`` grading threads (0:
     pages only, ``grader worker`` grades), their tests on the Dask cluster at ``cluster`` (else
     course config's cluster.address, else this machine). ``on_ready`` hears where it listens
     and the instructor's one-time sign-in link once the port is open. A course with ``lti:``
-    is an LTI 1.3 tool too (its key made at the first start, or anew with ``rotate_lti_key``)."""
+    is an LTI 1.3 tool too (its key made at the first start, or anew with ``rotate_lti_key``).
+    The grading threads run at ``nice`` (``Workers``)."""
     course, portal, url, key = prepare(folder, database)
     if not course.instructors:
         raise GraderError(f"{course.folder / 'course.yaml'}: no instructors: add 'instructors: [you@example.edu]'")
@@ -92,7 +94,7 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
     elif rotate_lti_key:
         raise GraderError(f"{course.folder / 'course.yaml'}: no 'lti:' key: the course is no LTI tool, it has no key")
     if workers:
-        portal.workers = Workers(course, portal.make, workers, lease=lease,
+        portal.workers = Workers(course, portal.make, workers, lease=lease, nice=nice,
                                  cluster=cluster or course.config.cluster.address, on_graded=on_graded)  # fmt: skip
     try:
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
@@ -134,12 +136,12 @@ def worker_sessions(folder: str | Path, database: str) -> tuple[Course, sessionm
 
 def work(folder: str | Path, database: str, workers: int = 1, lease: float = LEASE_SECONDS,
          on_ready: Callable[[WorkersStarted], None] | None = None, stop: threading.Event | None = None,
-         cluster: str | None = None) -> None:  # fmt: skip
-    """Grade from the queue of a portal's database with ``workers`` threads (their tests on the
-    Dask cluster at ``cluster``, as ``serve``'s) until ``stop`` is set or Ctrl-C; a grading
-    under way then is claimed again by another worker once its lease expires."""
+         cluster: str | None = None, nice: int = GRADING_NICE) -> None:  # fmt: skip
+    """Grade from the queue of a portal's database with ``workers`` threads at ``nice`` (their
+    tests on the Dask cluster at ``cluster``, as ``serve``'s) until ``stop`` is set or Ctrl-C; a
+    grading under way then is claimed again by another worker once its lease expires."""
     course, make = worker_sessions(folder, database)
-    pool = Workers(course, make, workers, lease=lease, cluster=cluster or course.config.cluster.address)
+    pool = Workers(course, make, workers, lease=lease, cluster=cluster or course.config.cluster.address, nice=nice)
     stop = stop or threading.Event()
     pool.start()
     if on_ready:
