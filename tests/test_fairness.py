@@ -151,6 +151,30 @@ def test_job_slots_get_their_own_cores_and_equal_quotas():
     assert fairness.slot_cores(cores, None, None) == ((), 4.0)  # not a job slot
 
 
+@needs_cgroups
+def test_a_tree_started_by_a_portal_grading_thread_weighs_what_the_thread_does():
+    from grader.portal.worker import GRADING_NICE, grade_below_pages
+
+    seen: dict[str, object] = {}
+
+    def grading() -> None:
+        grade_below_pages()
+        seen["nice"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        made = fairness.take()
+        assert made is not None
+        seen["shares"] = (made.v1["cpu"] / "cpu.shares").read_text().strip()
+        made.release()
+
+    worker = threading.Thread(target=grading)
+    worker.start()
+    worker.join()
+    assert seen == {"nice": GRADING_NICE, "shares": str(round(1024 / 1.25**GRADING_NICE))}  # the kernel's 110
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == 0  # the pages' threads keep theirs
+    made = fairness.take()
+    assert made is not None and (made.v1["cpu"] / "cpu.shares").read_text().strip() == "1024"
+    made.release()
+
+
 def test_a_v2_cgroup_freezes_a_process_tree(tmp_path):
     """cgroup v2's freezer (cgroup.freeze), where a cgroup2 hierarchy is writable: a real
     busy process in a v2 cgroup of this test's stops using CPU once frozen."""

@@ -25,7 +25,7 @@ from grader.errors import GraderError  # noqa: E402
 from grader.grading.run import grade  # noqa: E402
 from grader.portal import accounts, policy, queue  # noqa: E402
 from grader.portal.course import load_course, make_demo_course  # noqa: E402
-from grader.portal.db import connect, sessions, upgrade  # noqa: E402
+from grader.portal.db import connect, reading, sessions, upgrade  # noqa: E402
 from grader.portal.models import (  # noqa: E402
     FAILED,
     GRADED,
@@ -488,3 +488,49 @@ def test_the_counted_submissions_follow_counts_late_days_and_extensions(db):
     with make() as s:
         mine = policy.counted(s, course)[(student.id, "othello")]
         assert mine.submission.id == late and (mine.score.days_late, mine.score.score) == (0, 60)
+
+
+def test_a_page_reads_while_a_grader_holds_the_write_lock(db):
+    """A page's session (``reading``) waits for no writer: a grader niced below the pages may
+    hold the write lock a long while on a busy machine. A session that writes waits for it."""
+    make, course, student = db
+    read = reading(make)
+    holding, release_it = threading.Event(), threading.Event()
+
+    def writer() -> None:
+        with make.begin() as s:
+            queue.submit(s, student, course.assignments["othello"], "lab.py", b"print(1)\n")
+            holding.set()
+            release_it.wait(30)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        assert holding.wait(30)
+        done = threading.Event()
+        found: list[int] = []
+
+        def page() -> None:
+            with read() as s:
+                found.append(len(s.scalars(select(User)).all()))
+            done.set()
+
+        threading.Thread(target=page, daemon=True).start()
+        assert done.wait(20), "the read waited for the writer"  # a write lock waits on SQLite, never a read
+        assert found == [8]
+        waited = threading.Event()
+
+        def may_write() -> None:
+            with make() as s:
+                s.scalars(select(User)).all()
+            waited.set()
+
+        other = threading.Thread(target=may_write)
+        other.start()
+        if make.kw["bind"].dialect.name == "sqlite":
+            assert not waited.wait(0.5)  # a session that may write takes the lock first: it waits
+    finally:
+        release_it.set()
+        t.join()
+    other.join(30)
+    assert waited.is_set()

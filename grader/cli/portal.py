@@ -9,6 +9,12 @@ from .options import cluster_option, echo, fail_cleanly
 
 LEASE = 60.0  # as grader.portal.queue.LEASE_SECONDS, which the CLI does not import before check_extra
 
+NICE = 10  # as grader.portal.worker.GRADING_NICE
+nice_option = click.option(
+    "--nice", default=NICE, show_default=True, type=click.IntRange(0, 19), metavar="N",
+    help="The grading threads' nice value (Linux): their CPU weight below the pages' so that pages "
+         "answer first in a rush (0: the same weight; 10: a tenth).",
+)  # fmt: skip
 lease_option = click.option(
     "--lease", default=LEASE, show_default=True, type=click.FloatRange(1, 3600), metavar="SECONDS",
     help="How long a job stays a killed worker's before another claims it (renewed every third while grading).",
@@ -56,6 +62,7 @@ attempts_option = click.option(
               help="Submissions graded at once (each with config.yaml's jobs); 0: pages only.")  # fmt: skip
 @lease_option
 @attempts_option
+@nice_option
 @cluster_option
 @click.option("--public-url", default=None, metavar="URL",
               help="The address people reach the portal at, through a proxy (https://...: the session cookie is "
@@ -67,7 +74,7 @@ attempts_option = click.option(
               help="Retire the LTI tool's signing key and make a new one (the old stays in its JWKS for 7 days).")  # fmt: skip
 @fail_cleanly
 def serve(course: str | None, database: str | None, host: str, port: int, workers: int, lease: float,
-          attempts: int, cluster: str | None, public_url: str | None, forwarded_allow_ips: str | None,
+          attempts: int, nice: int, cluster: str | None, public_url: str | None, forwarded_allow_ips: str | None,
           rotate_lti_key: bool) -> None:  # fmt: skip
     check_extra()
     from ..portal.server import Started
@@ -88,7 +95,7 @@ def serve(course: str | None, database: str | None, host: str, port: int, worker
 
     run(course, database, host, port, workers, on_ready=ready, lease=lease, cluster=cluster,
         rotate_lti_key=rotate_lti_key, attempts=attempts, public_url=public_url,
-        forwarded_allow_ips=forwarded_allow_ips)  # fmt: skip
+        forwarded_allow_ips=forwarded_allow_ips, nice=nice)  # fmt: skip
 
 
 @click.command(
@@ -115,9 +122,11 @@ def serve(course: str | None, database: str | None, host: str, port: int, worker
               help="Submissions graded at once (each with config.yaml's jobs).")  # fmt: skip
 @lease_option
 @attempts_option
+@nice_option
 @cluster_option
 @fail_cleanly
-def worker(course: str, database: str, workers: int, lease: float, attempts: int, cluster: str | None) -> None:
+def worker(course: str, database: str, workers: int, lease: float, attempts: int, nice: int,
+           cluster: str | None) -> None:  # fmt: skip
     check_extra()
     from ..portal.server import WorkersStarted, work
 
@@ -126,7 +135,7 @@ def worker(course: str, database: str, workers: int, lease: float, attempts: int
         where = f"on the Dask cluster at {started.cluster}" if started.cluster else "here"
         echo(f"Worker {started.name}: {started.workers} grading at once, {where} (Ctrl-C stops it)")
 
-    work(course, database, workers, lease, on_ready=ready, cluster=cluster, attempts=attempts)
+    work(course, database, workers, lease, on_ready=ready, cluster=cluster, attempts=attempts, nice=nice)
 
 
 @click.group("portal", help="""The course portal's course, applied without a restart.

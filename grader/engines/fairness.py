@@ -238,12 +238,13 @@ class FairCgroup:
         """Pin to ``cores`` (all the grader's if empty) with ``quota`` cores' worth of time,
         writable for ``uid`` (the slot's uid, which joins them after it takes over: 'uid')."""
         quota_us = max(1000, round(quota * PERIOD_US))
+        weight = _starter_weight()
         if "cpu" in self.v1:
-            _write(self.v1["cpu"] / "cpu.shares", "1024")
+            _write(self.v1["cpu"] / "cpu.shares", str(max(2, min(262144, round(1024 * weight)))))
             _write(self.v1["cpu"] / "cpu.cfs_period_us", str(PERIOD_US))
             _write(self.v1["cpu"] / "cpu.cfs_quota_us", str(quota_us))
         elif self.v2 and "cpu" in self._v2_controllers:
-            _write(self.v2 / "cpu.weight", "100")
+            _write(self.v2 / "cpu.weight", str(max(1, min(10000, round(100 * weight)))))
             _write(self.v2 / "cpu.max", f"{quota_us} {PERIOD_US}")
         everywhere = _hierarchies().cores
         cpus = ",".join(map(str, cores or everywhere))
@@ -362,6 +363,18 @@ class FairCgroup:
                     if not folder.exists():
                         break
                     time.sleep(0.01)
+
+
+def _starter_weight() -> float:
+    """The CPU weight of the calling thread's nice value against nice 0's (the kernel's: 1.25
+    times less per step): a tree's cgroup weighs what its starter does, so that a grader run
+    below other work (the portal's grading, niced below its pages) keeps its scripts below it
+    too, where a cgroup of the default weight would lift them back to nice 0's."""
+    try:
+        nice = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())  # Linux: the thread's own
+    except (AttributeError, OSError):
+        return 1.0
+    return float(1.25**-nice)
 
 
 def _write(path: Path, text: str) -> bool:

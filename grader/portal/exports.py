@@ -1,9 +1,10 @@
 """An assignment's results for the instructor, as the grader's commands write them: Gradescope's
-results.json for each student's counted submission (``grader gradescope``'s), and the run folder
+results.json for each student's counted submission (``grader gradescope``'s), the run folder
 ``grader grade class`` writes (run.json, tests.jsonl, plan.plan, its four exports; a GTP lab's:
 the one ``grader regress`` writes for a class, regress.json, results.jsonl and its four exports),
 streamed as a zip with the scripts and the run's key beside it (keys/RUN_ID.key: copied into
-``$GRADER_KEYS``, ``grader report`` reads the folder). Both are rebuilt from the results the portal
+``$GRADER_KEYS``, ``grader report`` reads the folder), and the CSV Canvas or Moodle imports
+(``grader export``'s), its grades after the late policy. All are rebuilt from what the portal
 recorded: nothing is graded again."""
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ..errors import GraderError
 from ..grading import gradescope
 from ..grading.exports import write_exports
 from ..grading.plans import Plan
@@ -29,11 +32,14 @@ from ..grading.runfolder import RunFolder
 from ..regression.gradescope import regress_results_json
 from ..regression.regress import StudentRegress
 from ..regression.runs import RegressFolder, write_regress_exports
+from ..runs import lms
 from ..runs.folders import RecordFolder
 from ..runs.seals import keys_dir
 from ..runs.submissions import Submission
 from . import gtplab, policy
-from .course import Assignment, Course
+from .course import Assignment, Course, load_course
+from .db import DB_FILE, check_current, connect, sessions
+from .models import QUEUED, RUNNING, Extension
 from .uploads import unpack
 
 CHUNK = 1 << 20  # bytes read from a file at a time into the zip
@@ -194,3 +200,89 @@ def run_zip(course: Course, assignment: Assignment, rows: list[Counted]) -> Iter
                         dst.write(block)
                         yield out.take()
         yield out.take()
+
+
+def late_policy(score: policy.Score, extension: int) -> str:
+    """How the late policy made a grade: on time, or days late, late days spent and the penalty
+    (with the total as graded when a penalty took part of it); an extension if one was granted."""
+    text = score.why or "on time"
+    if score.penalty and score.total is not None:
+        text += f" (graded {score.total:g})"
+    if extension:
+        text += f"; deadline extended by {extension} day" + ("" if extension == 1 else "s")
+    return text
+
+
+def lms_grades(session: Session, course: Course, assignment: Assignment) -> list[lms.RunGrade]:
+    """Each student's counted submission of ``assignment`` as an LMS grade, by e-mail: its score
+    after the late policy (late days, penalty, the student's extension), how the policy made it,
+    and, not final, one graded on a plan changed since or being rerun."""
+    found = session.execute(select(Extension.user_id, Extension.days).where(Extension.assignment == assignment.name))
+    days = {uid: n for uid, n in found}
+    digest = course.plan_digest(assignment)
+    out = []
+    for c in sorted((c for (_, name), c in policy.counted(session, course).items() if name == assignment.name),
+                    key=lambda c: c.user.email):  # fmt: skip
+        s, sub = c.score, c.submission
+        note = ("being rerun: its new result is not in yet" if sub.status in (QUEUED, RUNNING)
+                else "graded on the plan before it changed: rerun it" if sub.plan_digest not in (None, digest)
+                else "")  # fmt: skip
+        out.append(lms.RunGrade(c.user.email, s.score or 0.0, float(s.max_total or 0), not note, note,
+                                late_policy(s, days.get(c.user.id, 0)), s.total or 0.0))  # fmt: skip
+    return out
+
+
+@dataclass(frozen=True)
+class LmsGrades:
+    """An assignment's grades as the CSV an LMS imports; for Canvas, the notes CSV beside it."""
+
+    system: str  # canvas or moodle
+    column: str
+    csv: str
+    notes: str | None
+    unmatched: list[str]  # students of the portal the roster does not name (or names twice)
+    not_final: list[lms.RunGrade]
+
+
+def lms_export(session: Session, course: Course, assignment: Assignment, to: str,
+               roster: lms.Roster | None = None, column: str | None = None) -> LmsGrades:  # fmt: skip
+    """``assignment``'s grades after the late policy as the CSV Canvas or Moodle (``to``)
+    imports, in the column ``column`` (default: its title). Canvas needs ``roster``, its
+    gradebook export (it finds students by its IDs); Moodle finds them by e-mail address
+    without one."""
+    name = column or assignment.title
+    if roster is not None and roster.lms != to:
+        raise GraderError(f"the roster is {roster.lms.capitalize()}'s: give the gradebook {to.capitalize()} exported")
+    grades = lms_grades(session, course, assignment)
+    if to == "canvas":
+        if roster is None:
+            raise GraderError(
+                "Canvas finds students by its IDs: give its gradebook export (Grades > Export) as the roster"
+            )
+        made = lms.canvas_csv(grades, roster, name)
+        return LmsGrades(to, name, made.text, lms.canvas_notes(grades, roster, name), made.unmatched, made.incomplete)
+    made = lms.moodle_csv(grades, roster, name, ident="Email address")
+    return LmsGrades(to, name, made.text, None, made.unmatched, made.incomplete)
+
+
+def export_course_grades(folder: str | Path, to: str, assignment: str, database: str | None = None,
+                         roster: str | Path | None = None, column: str | None = None) -> LmsGrades:  # fmt: skip
+    """``grader export canvas|moodle --portal COURSE``: ``lms_export`` of the course's
+    database (``database``, default its SQLite in COURSE/.portal/), which is only read."""
+    course = load_course(folder)
+    found = course.assignments.get(assignment)
+    if found is None:
+        raise GraderError(f"the course has no assignment {assignment!r}: give one of {', '.join(course.assignments)}")
+    if database is None:
+        path = course.folder / ".portal" / DB_FILE
+        if not path.is_file():
+            raise GraderError(f"no portal database at {path}: give --database URL, or start grader serve on the course")
+        database = f"sqlite:///{path}"
+    read = lms.roster_file(roster) if roster is not None else None
+    engine = connect(database)
+    try:
+        check_current(engine)
+        with sessions(engine)() as session:
+            return lms_export(session, course, found, to, read, column)
+    finally:
+        engine.dispose()

@@ -104,7 +104,7 @@ def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
             if not text.isdigit() or not grades.again(int(text)):
                 raise HTTPException(404, f"no score {text!r} to send again")
             return JSONResponse({"sending": int(text)}) if wants_json(request) else RedirectResponse("/class/lti", 303)
-        with portal.make() as session:
+        with portal.read() as session:
             rows = session.execute(select(LtiScore, User).join(User, User.id == LtiScore.user_id)
                                    .order_by(LtiScore.id.desc()).limit(SCORES_SHOWN)).all()  # fmt: skip
         items = [{"id": s.id, "student": u.email, "assignment": s.assignment, "submission": s.submission_id,

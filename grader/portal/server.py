@@ -26,7 +26,7 @@ from .models import INSTRUCTOR, Meta
 from .queue import LEASE_SECONDS, MAX_ATTEMPTS
 from .sync import apply
 from .web import Portal, create_app
-from .worker import Workers
+from .worker import GRADING_NICE, Workers
 
 COURSE_KEY = "course"  # the Meta row naming the course a database serves
 
@@ -75,7 +75,7 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
           workers: int = 1, on_ready: Callable[[Started], None] | None = None,
           lease: float = LEASE_SECONDS, cluster: str | None = None, rotate_lti_key: bool = False,
           attempts: int = MAX_ATTEMPTS, public_url: str | None = None,
-          forwarded_allow_ips: str | None = None) -> None:  # fmt: skip
+          forwarded_allow_ips: str | None = None, nice: int = GRADING_NICE) -> None:  # fmt: skip
     """Run the portal until interrupted (Ctrl-C, SIGTERM), with ``workers`` grading threads (0:
     pages only, ``grader worker`` grades), their tests on the Dask cluster at ``cluster`` (else
     course config's cluster.address, else this machine). ``on_ready`` hears where it listens
@@ -83,7 +83,8 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
     is an LTI 1.3 tool too (its key made at the first start, or anew with ``rotate_lti_key``).
     ``public_url`` is the address people reach it at through a proxy (https: the session
     cookie is Secure); ``forwarded_allow_ips`` the proxies whose X-Forwarded-Proto and -For
-    it trusts (uvicorn's setting: default $FORWARDED_ALLOW_IPS, else this machine)."""
+    it trusts (uvicorn's setting: default $FORWARDED_ALLOW_IPS, else this machine). The grading
+    threads run at ``nice`` (``Workers``)."""
     if public_url is not None and not public_url.lower().startswith(("http://", "https://")):
         raise GraderError(f"--public-url {public_url!r} is no http(s) address: give https://HOST[/PATH]")
     course, portal, url, key = prepare(folder, database)
@@ -101,7 +102,7 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
     elif rotate_lti_key:
         raise GraderError(f"{course.folder / 'course.yaml'}: no 'lti:' key: the course is no LTI tool, it has no key")
     if workers:
-        portal.workers = Workers(course, portal.make, workers, lease=lease, attempts=attempts,
+        portal.workers = Workers(course, portal.make, workers, lease=lease, attempts=attempts, nice=nice,
                                  cluster=cluster or course.config.cluster.address, on_graded=on_graded)  # fmt: skip
     try:
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
@@ -145,14 +146,14 @@ def worker_sessions(folder: str | Path, database: str) -> tuple[Course, sessionm
 
 def work(folder: str | Path, database: str, workers: int = 1, lease: float = LEASE_SECONDS,
          on_ready: Callable[[WorkersStarted], None] | None = None, stop: threading.Event | None = None,
-         cluster: str | None = None, attempts: int = MAX_ATTEMPTS) -> None:  # fmt: skip
-    """Grade from the queue of a portal's database with ``workers`` threads (their tests on the
-    Dask cluster at ``cluster``, as ``serve``'s) until ``stop`` is set or Ctrl-C; a grading
-    under way then is claimed again by another worker once its lease expires."""
+         cluster: str | None = None, attempts: int = MAX_ATTEMPTS, nice: int = GRADING_NICE) -> None:  # fmt: skip
+    """Grade from the queue of a portal's database with ``workers`` threads at ``nice`` (their
+    tests on the Dask cluster at ``cluster``, as ``serve``'s) until ``stop`` is set or Ctrl-C; a
+    grading under way then is claimed again by another worker once its lease expires."""
     course, make = worker_sessions(folder, database)
     grades = GradeSync(course, make) if course.lti is not None else None  # scores sent from here, as a server's
     pool = Workers(course, make, workers, lease=lease, cluster=cluster or course.config.cluster.address,
-                   attempts=attempts, on_graded=grades.graded if grades else None)  # fmt: skip
+                   attempts=attempts, nice=nice, on_graded=grades.graded if grades else None)  # fmt: skip
     stop = stop or threading.Event()
     pool.start()
     if on_ready:

@@ -36,8 +36,10 @@ from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import GraderError
+from ..runs import lms
 from . import accounts, exports, gtplab, policy, uploads
 from .course import Assignment, Course, load_course
+from .db import reading
 from .models import (
     FAILED,
     GRADED,
@@ -202,8 +204,12 @@ class Portal:
     on_release: Callable[[str], object] | None = None  # told the assignment whose private results were released
     public_url: str | None = None  # the address people reach it at (behind a proxy), if not the request's
     digest: str | None = None
+    read: sessionmaker[Session] = field(init=False)  # sessions for reading only: a page's wait for no writer
     _checked: float = field(default=0.0, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+
+    def __post_init__(self) -> None:
+        self.read = reading(self.make)
 
     def refresh(self) -> None:
         """Load the course again when it was synced since it was loaded, asking the database at
@@ -213,7 +219,7 @@ class Portal:
             return
         try:
             self._checked = time.monotonic()
-            with self.make() as session:
+            with self.read() as session:
                 synced = synced_digest(session)
             if synced is None or synced == self.digest:
                 return
@@ -267,6 +273,8 @@ def create_app(portal: Portal, secret_key: str, extra: Sequence[BaseRoute] = ())
         Route("/class/{name}/students/{email}", _endpoint(portal, history_page)),
         Route("/class/{name}/gradescope.json", _endpoint(portal, gradescope_download)),
         Route("/class/{name}/run.zip", _endpoint(portal, run_download)),
+        Route("/class/{name}/canvas.csv", _endpoint(portal, canvas_download), methods=["POST"]),
+        Route("/class/{name}/moodle.csv", _endpoint(portal, moodle_download), methods=["GET", "POST"]),
         *extra,
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
@@ -351,7 +359,7 @@ def signed_in(portal: Portal, request: Request) -> User | None:
     uid = request.session.get("uid")
     if not isinstance(uid, int):
         return None
-    with portal.make() as session:
+    with portal.read() as session:
         return session.get(User, uid)
 
 
@@ -391,7 +399,7 @@ def home(portal: Portal, request: Request, form: Any) -> Response:
         return RedirectResponse("/signin", 303)
     if user.staff and not wants_json(request):
         return RedirectResponse("/class", 303)
-    with portal.make() as session:
+    with portal.read() as session:
         items = [_assignment_data(a, used_today(session, user, a.name), deadlines(session, user, a))
                  for a in portal.course.assignments.values()]  # fmt: skip
     data = {"course": portal.course.title, "user": _user_data(user), "assignments": items}
@@ -506,7 +514,7 @@ def assignment_page(portal: Portal, request: Request, form: Any) -> Response:
     assignment = _find_assignment(portal, request.path_params["name"])
     if request.method == "POST":
         return upload(portal, request, form, user, assignment)
-    with portal.make() as session:
+    with portal.read() as session:
         subs = session.scalars(select(Submission).where(Submission.user_id == user.id,
                                                         Submission.assignment == assignment.name)
                                .order_by(Submission.received_at.desc())).all()  # fmt: skip
@@ -630,7 +638,7 @@ def _staff_view(sub: Submission, assignment: Assignment | None, owner: User | No
 
 def submission_page(portal: Portal, request: Request, form: Any) -> Response:
     user = need_user(portal, request)
-    with portal.make() as session:
+    with portal.read() as session:
         sub = session.get(Submission, request.path_params["sid"])
         if sub is None or (sub.user_id != user.id and not user.staff):
             raise HTTPException(404, "no such submission")  # another's answers as one that does not exist
@@ -656,11 +664,14 @@ def _score_data(s: policy.Score) -> dict[str, Any]:
 
 def class_table(portal: Portal) -> dict[str, Any]:
     names = list(portal.course.assignments)
-    with portal.make() as session:
+    with portal.read() as session:
         students = session.scalars(select(User).where(User.role == STUDENT).order_by(User.name)).all()
         counted = policy.counted(session, portal.course)
         queued = waiting(session)
         released = {r.assignment for r in session.scalars(select(Release)).all()}
+    scores: dict[int, list[policy.Score]] = {}
+    for (uid, _), one in counted.items():
+        scores.setdefault(uid, []).append(one.score)
     rows = []
     for s in students:
         cells: dict[str, dict[str, Any] | None] = {}
@@ -669,7 +680,7 @@ def class_table(portal: Portal) -> dict[str, Any]:
             cells[name] = None if c is None else {
                 "submission": c.submission.id, "symbols": c.submission.symbols, "total": c.submission.total,
                 "max_total": c.submission.max_total, "late": bool(c.submission.late), **_score_data(c.score)}  # fmt: skip
-        used = policy.late_days_used(c.score for (uid, _), c in counted.items() if uid == s.id)
+        used = policy.late_days_used(scores.get(s.id, ()))
         rows.append({"name": s.name, "email": s.email, "assignments": cells, "late_days_used": used})
     titles = {n: a.title for n, a in portal.course.assignments.items()}
     return {"course": portal.course.title, "assignments": titles, "students": rows, "queue": queued,
@@ -711,7 +722,7 @@ def history_page(portal: Portal, request: Request, form: Any) -> Response:
     user = need_staff(portal, request)
     assignment = _find_assignment(portal, request.path_params["name"])
     email = request.path_params["email"].strip().lower()
-    with portal.make() as session:
+    with portal.read() as session:
         student = session.scalar(select(User).where(User.email == email, User.role == STUDENT))
         if student is None:
             raise HTTPException(404, f"no student {email!r} on the roster")
@@ -741,7 +752,7 @@ def queue_page(portal: Portal, request: Request, form: Any) -> Response:
     the worker that claimed it."""
     user = need_staff(portal, request)
     when = now()
-    with portal.make() as session:
+    with portal.read() as session:
         found = session.execute(select(Job, Submission, User).join(Submission, Submission.id == Job.submission_id)
                                 .join(User, User.id == Submission.user_id).order_by(Job.id)).all()  # fmt: skip
     jobs = [{"submission": sub.id, "student": owner.email, "assignment": sub.assignment, "state": job.state,
@@ -806,7 +817,7 @@ def release(portal: Portal, request: Request, form: Any) -> Response:
 def audit_page(portal: Portal, request: Request, form: Any) -> Response:
     """The audit log: who released results, reran submissions, granted extensions and made sign-in links, and when."""
     user = need_staff(portal, request)
-    with portal.make() as session:
+    with portal.read() as session:
         rows = session.execute(select(AuditEntry, User).join(User, User.id == AuditEntry.user_id)
                                .order_by(AuditEntry.id)).all()  # fmt: skip
     entries = [{"at": e.at.isoformat(), "by": u.email, "action": e.action, "detail": e.detail} for e, u in rows]
@@ -851,7 +862,7 @@ def _download_rows(portal: Portal, request: Request) -> tuple[Assignment, list[e
     graded on a plan changed since (their tests are not the plan's: rerun them first)."""
     need_staff_download(portal, request)
     assignment = _find_assignment(portal, request.path_params["name"])
-    with portal.make() as session:
+    with portal.read() as session:
         rows = exports.counted(session, portal.course, assignment)
     unkept = exports.not_kept(rows) if assignment.over_gtp else []
     if unkept:
@@ -878,6 +889,65 @@ def run_download(portal: Portal, request: Request, form: Any) -> Response:
     disposition = f'attachment; filename="{assignment.name}-run.zip"'
     return StreamingResponse(exports.run_zip(portal.course, assignment, rows), media_type="application/zip",
                              headers={"content-disposition": disposition})  # fmt: skip
+
+
+def _uploaded_text(portal: Portal, form: Any, field: str) -> tuple[str, str] | None:
+    """The text of the CSV uploaded in ``field`` and its name as shown; None when none was chosen."""
+    file = form.get(field)
+    if not isinstance(file, UploadFile) or not file.filename:
+        return None
+    content = file.file.read(portal.course.upload_bytes + 1)
+    name = display_name(file.filename)
+    if len(content) > portal.course.upload_bytes:
+        raise HTTPException(413, f"the upload is too large: at most {portal.course.upload_kb} KiB")
+    try:
+        return content.decode("utf-8"), name
+    except UnicodeDecodeError:
+        raise HTTPException(400, f"{name}: not UTF-8 text: export the gradebook as CSV (UTF-8)") from None
+
+
+def lms_download(portal: Portal, request: Request, form: Any, to: str) -> Response:
+    """An assignment's grades after the late policy as the CSV Canvas or Moodle imports (staff):
+    with a POST, the LMS's gradebook export as ``roster``, the grade's ``column`` and, for
+    Canvas, ``part=notes`` for the notes CSV beside the import. As JSON: both CSVs, and the
+    students the roster does not name or whose grade is not final."""
+    need_staff_download(portal, request)
+    assignment = _find_assignment(portal, request.path_params["name"])
+    roster, column, part = None, None, "grades"
+    if form is not None:
+        form = checked_form(request, form)
+        column = str(form.get("column") or "").strip() or None
+        part = str(form.get("part") or "grades")
+        uploaded = _uploaded_text(portal, form, "roster")
+        try:
+            roster = lms.read_roster(*uploaded) if uploaded is not None else None
+        except GraderError as e:
+            raise HTTPException(400, str(e)) from None
+    try:
+        with portal.read() as session:
+            made = exports.lms_export(session, portal.course, assignment, to, roster, column)
+    except GraderError as e:
+        raise HTTPException(400, str(e)) from None
+    if wants_json(request):
+        return JSONResponse({"assignment": assignment.name, "lms": to, "column": made.column, "csv": made.csv,
+                             "notes": made.notes, "unmatched": made.unmatched,
+                             "not_final": [{"email": g.name, "why": g.note} for g in made.not_final],
+                             "csrf": csrf_token(request)})  # fmt: skip
+    notes = part == "notes" and made.notes is not None
+    filename = f"{assignment.name}-{to}{'-notes' if notes else ''}.csv"
+    return PlainTextResponse(made.notes if notes and made.notes is not None else made.csv,
+                             media_type="text/csv; charset=utf-8",
+                             headers={"content-disposition": f'attachment; filename="{filename}"'})  # fmt: skip
+
+
+def canvas_download(portal: Portal, request: Request, form: Any) -> Response:
+    """Canvas's gradebook import of an assignment, from Canvas's gradebook export posted as ``roster``."""
+    return lms_download(portal, request, form, "canvas")
+
+
+def moodle_download(portal: Portal, request: Request, form: Any) -> Response:
+    """Moodle's grade import of an assignment: students by e-mail address, or by a Moodle roster posted."""
+    return lms_download(portal, request, form, "moodle")
 
 
 def rerun_page(portal: Portal, request: Request, form: Any) -> Response:

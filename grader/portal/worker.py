@@ -34,6 +34,18 @@ from .queue import LEASE_SECONDS, MAX_ATTEMPTS, Lease, claim, finish, give_back,
 from .uploads import command_program, unpack
 
 log = logging.getLogger("grader.portal")
+GRADING_NICE = 10  # a grading thread's nice value by default: its CPU weight a tenth of the pages' (nice 0)
+
+
+def grade_below_pages(nice: int = GRADING_NICE) -> None:
+    """Lower the calling thread's CPU priority to ``nice`` (Linux: a thread's own), so that in
+    a rush the pages answer first; the tests' scripts it starts inherit it, in their fair-CPU
+    cgroups too (``grader.engines.fairness`` weighs a cgroup by its starter's nice value)."""
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, max(os.getpriority(os.PRIO_PROCESS, tid), nice))
+    except (AttributeError, OSError):  # not Linux, or not allowed: grading keeps the pages' priority
+        pass
 
 
 @dataclass(frozen=True)
@@ -96,14 +108,16 @@ def grade_upload(course: Course, assignment: Assignment, filename: str, content:
 class Workers:
     """``count`` threads grading from the queue until ``stop``; ``wake`` after an upload. Each
     job is held by a lease of ``lease`` seconds, renewed while it is graded; one claimed
-    ``attempts`` times whose worker died each time is failed, not claimed again. With ``cluster``
+    ``attempts`` times whose worker died each time is failed, not claimed again. The threads run
+    at ``nice`` (``grade_below_pages``: 0 keeps the pages' priority). With ``cluster``
     (a Dask scheduler's address), each thread grades on the cluster through a client of its
     own, connected here (so an unreachable scheduler is an error at the start)."""
 
     def __init__(self, course: Course, make: sessionmaker[Session], count: int = 1, name: str | None = None,
                  lease: float = LEASE_SECONDS, cluster: str | None = None,
-                 on_graded: Callable[[str], object] | None = None, attempts: int = MAX_ATTEMPTS):  # fmt: skip
-        self.course, self.make, self.lease, self.cluster = course, make, lease, cluster
+                 on_graded: Callable[[str], object] | None = None, attempts: int = MAX_ATTEMPTS,
+                 nice: int = GRADING_NICE):  # fmt: skip
+        self.course, self.make, self.lease, self.cluster, self.nice = course, make, lease, cluster, nice
         self.attempts = attempts  # claims of a job whose worker died on each before it is failed
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.on_graded = on_graded  # told each submission graded (the LTI tool sends its score)
@@ -143,6 +157,7 @@ class Workers:
 
     def _loop(self, i: int) -> None:
         me = f"{self.name}-{i}"
+        grade_below_pages(self.nice)
         while not self.stopping.is_set():
             try:
                 if self.cluster and getattr(self.executors[i], "lost", None):  # the scheduler went away: again

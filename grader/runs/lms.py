@@ -33,6 +33,8 @@ class RunGrade:
     max: float
     complete: bool
     note: str
+    policy: str = ""  # how a late policy made the total (the portal's: days late, late days, penalty)
+    graded: float | None = None  # the total before that policy (None: no policy applied)
 
 
 @dataclass(frozen=True)
@@ -154,11 +156,16 @@ def _points(grades: list[RunGrade]) -> float:
 
 
 def _match(roster: Roster, grades: list[RunGrade]) -> tuple[dict[int, RunGrade], list[str]]:
-    """Each roster student's grade (by row), and the run's names no student answers to."""
+    """Each roster student's grade (by row), and the run's names no student answers to. A name
+    that is an e-mail address no student answers to is tried by its user part (a Canvas SIS
+    Login ID is often the login alone)."""
     found: dict[int, RunGrade] = {}
     unmatched = []
     for g in grades:
-        rows = [i for i, s in enumerate(roster.students) if g.name.strip().lower() in s.keys]
+        name = g.name.strip().lower()
+        rows = [i for i, s in enumerate(roster.students) if name in s.keys]
+        if not rows and "@" in name:
+            rows = [i for i, s in enumerate(roster.students) if name.split("@", 1)[0] in s.keys]
         if len(rows) != 1:
             unmatched.append(g.name)
         else:
@@ -185,14 +192,34 @@ def canvas_csv(grades: list[RunGrade], roster: Roster, assignment: str) -> LmsEx
     return LmsExport(out.getvalue(), unmatched, [g for g in found.values() if not g.complete])
 
 
-def moodle_csv(grades: list[RunGrade], roster: Roster | None, assignment: str) -> LmsExport:
+NOTES = ("as graded", "grade", "late policy", "not final")
+
+
+def canvas_notes(grades: list[RunGrade], roster: Roster, assignment: str) -> str:
+    """Beside Canvas's import, a CSV for the instructor (not for Canvas: its importer makes every
+    column it does not know an assignment, and writes one titled as a custom column, Notes among
+    them, over that column's cells): per roster student with a grade, the total as graded, the
+    grade exported, how the late policy made it, and why it is not final."""
+    found, _ = _match(roster, grades)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([*CANVAS_IDS, *(f"{assignment} {what}" for what in NOTES)])
+    for i, g in sorted(found.items()):
+        graded = g.total if g.graded is None else g.graded
+        writer.writerow([*(safe_cell(c) for c in roster.students[i].columns), _number(graded), _number(g.total),
+                         safe_cell(g.policy), "" if g.complete else safe_cell(g.note or "incomplete")])  # fmt: skip
+    return out.getvalue()
+
+
+def moodle_csv(grades: list[RunGrade], roster: Roster | None, assignment: str, ident: str = "Username") -> LmsExport:
     """Moodle's grade import: the student's columns (map 'Email address' to the e-mail address;
-    without a roster, one 'Username' column with the run's names), the grade, and a feedback
-    column saying why a grade is not final."""
+    without a roster, one ``ident`` column with the run's names: map it to the username, or
+    to the e-mail address), the grade, and a feedback column: the total out of the maximum, how
+    a late policy made it, and why a grade is not final."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     if roster is None:
-        writer.writerow(["Username", assignment, f"{assignment} feedback"])
+        writer.writerow([ident, assignment, f"{assignment} feedback"])
         for g in grades:
             writer.writerow([safe_cell(g.name), _number(g.total), safe_cell(_feedback(g))])
         return LmsExport(out.getvalue(), [], [g for g in grades if not g.complete])
@@ -206,7 +233,8 @@ def moodle_csv(grades: list[RunGrade], roster: Roster | None, assignment: str) -
 
 
 def _feedback(g: RunGrade) -> str:
-    return f"{_number(g.total)}/{_number(g.max)}" + ("" if g.complete else f"; not final: {g.note or 'incomplete'}")
+    return (f"{_number(g.total)}/{_number(g.max)}" + (f"; {g.policy}" if g.policy else "")
+            + ("" if g.complete else f"; not final: {g.note or 'incomplete'}"))  # fmt: skip
 
 
 def export_grades(folder: str | Path, lms: str, roster: str | Path | None = None,

@@ -1,0 +1,226 @@
+"""A portal assignment's grades to Canvas and Moodle (grader/portal/exports.py, grader export
+--portal, the class page's downloads): each student's counted submission, latest or best, with
+the course's late days, penalty and extensions applied, checked against the same rules worked
+out here by hand, and a column (Moodle's feedback, Canvas's notes CSV) saying so per student."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import math
+import secrets
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
+
+from grader.cli import main  # noqa: E402
+from grader.portal.course import make_demo_course  # noqa: E402
+from grader.portal.db import default_url  # noqa: E402
+from grader.portal.sync import sync  # noqa: E402
+from grader.runs.lms import CANVAS_IDS  # noqa: E402
+
+UTC = dt.timezone.utc
+OTHELLO_DUE = dt.datetime(2026, 3, 2, 23, 59, tzinfo=UTC)
+TICTACTOE_DUE = dt.datetime(2026, 3, 9, 23, 59, tzinfo=UTC)
+HOUR = dt.timedelta(hours=1)
+RATES = {"othello": 0.10, "tictactoe": 0.25}
+DUE = {"othello": OTHELLO_DUE, "tictactoe": TICTACTOE_DUE}
+COUNTS = {"othello": "best", "tictactoe": "latest"}
+BUDGET = 1  # the course's late days
+STUDENTS = {"ann@uni.edu": "Ann Lee", "ben@uni.edu": "Ben Roe", "cat@uni.edu": "Cat Poe", "dan@uni.edu": "Dan Fox",
+            "eve@uni.edu": "Eve Kim"}  # fmt: skip
+EXTENSIONS = {("cat@uni.edu", "othello"): 2}
+# (student, assignment, hours after the deadline, total out of 60 / 10): the class's graded submissions
+SUBMISSIONS = [
+    ("ann@uni.edu", "othello", -5, 50.0),  # on time
+    ("ben@uni.edu", "othello", -2, 30.0),  # on time, lower than ...
+    ("ben@uni.edu", "othello", 30, 40.0),  # ... 2 days late: 1 late day, 10%: 36 > 30, the best
+    ("cat@uni.edu", "othello", 30, 45.0),  # late by the deadline, on time by her extension of 2 days
+    ("dan@uni.edu", "othello", 80, 50.0),  # 4 days late: 1 late day, 30%: 35
+    ("dan@uni.edu", "tictactoe", 1, 10.0),  # late days all spent on Othello (due first): 25%
+    ("eve@uni.edu", "tictactoe", -3, 10.0),  # on time, full marks, but ...
+    ("eve@uni.edu", "tictactoe", 20, 8.0),  # ... the latest counts: 1 day late, her late day: 8
+]
+
+
+def by_hand() -> dict[tuple[str, str], tuple[float, float, str]]:
+    """Each student's counted (total as graded, grade) per assignment, by the rules worked out
+    again here: days late per started day from the extended deadline, late days spent in the
+    order of the deadlines before a penalty of the rate per day, best or latest."""
+    out = {}
+    for email in STUDENTS:
+        left = BUDGET
+        for name in ("othello", "tictactoe"):
+            due = DUE[name] + dt.timedelta(days=EXTENSIONS.get((email, name), 0))
+            mine = [(hours, total) for who, a, hours, total in SUBMISSIONS if who == email and a == name]
+            scored = []
+            for hours, total in mine:
+                late = max(0, math.ceil((DUE[name] + hours * HOUR - due) / dt.timedelta(days=1)))
+                spent = min(late, left)
+                penalty = min(1.0, (late - spent) * RATES[name])
+                scored.append((round(total * (1 - penalty), 2), total, spent, late))
+            if not scored:
+                continue
+            chosen = max(scored, key=lambda s: s[0]) if COUNTS[name] == "best" else scored[-1]
+            left -= chosen[2]
+            out[(email, name)] = (chosen[1], chosen[0], f"{chosen[3]} late")
+    return out
+
+
+def make_class(folder: Path) -> Path:
+    """The demo course with this class's roster, deadlines and late policy, its database made by
+    grader portal sync and the submissions above written in it as the workers write them."""
+    make_demo_course(folder)
+    (folder / "roster.csv").write_text("Email,Name\n" + "".join(f"{e},{n}\n" for e, n in STUDENTS.items()))
+    text = (folder / "course.yaml").read_text().replace("upload_kb: 256", f"upload_kb: 256\nlate_days: {BUDGET}")
+    for name, title in (("othello", "Othello endgame lab"), ("tictactoe", "Tic-tac-toe lab")):
+        text = text.replace(f"    title: {title}\n", f"    title: {title}\n    deadline: {DUE[name]:%Y-%m-%d %H:%M}\n"
+                            f"    late_penalty: {RATES[name]:.0%}\n    counts: {COUNTS[name]}\n")  # fmt: skip
+    (folder / "course.yaml").write_text(text)
+    sync(folder, default_url(folder))
+    db = sqlite3.connect(folder / ".portal" / "portal.sqlite3")
+    ids = dict(db.execute("SELECT email, id FROM users"))
+    for (email, name), days in EXTENSIONS.items():
+        db.execute("INSERT INTO extensions (user_id, assignment, days, granted_by, granted_at) VALUES (?, ?, ?, ?, ?)",
+                   (ids[email], name, days, ids["instructor@example.edu"], "2026-03-01 00:00:00"))  # fmt: skip
+    for email, name, hours, total in SUBMISSIONS:
+        when = (DUE[name] + hours * HOUR).strftime("%Y-%m-%d %H:%M:%S.000000")
+        db.execute(
+            "INSERT INTO submissions (id, user_id, assignment, received_at, late, filename, size, sha256, content, "
+            "status, total, max_total, gradings) VALUES (?, ?, ?, ?, ?, 'lab.py', 1, '', x'00', 'graded', ?, ?, 1)",
+            (secrets.token_urlsafe(16), ids[email], name, when, int(hours > 0), total,
+             60 if name == "othello" else 10),
+        )  # fmt: skip
+    db.commit()
+    db.close()
+    return folder
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Path:
+    return make_class(tmp_path_factory.mktemp("lms") / "course")
+
+
+def table(text: str) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(text)))
+
+
+def number(x: float) -> str:
+    return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+CANVAS_ROSTER = (
+    "Student,ID,SIS User ID,SIS Login ID,Section,Othello endgame lab (77),Current Score,Final Score\n"
+    "    Points Possible,,,,,60,(read only),(read only)\n"
+    '"Lee, Ann",11,S1,ann,Sec 1,,,\n'
+    '"Roe, Ben",12,S2,ben@uni.edu,Sec 1,,,\n'
+    '"Poe, Cat",13,S3,cat,Sec 2,,,\n'
+    '"Fox, Dan",14,S4,dan,Sec 2,,,\n'
+    '"Kim, Eve",15,S5,eve,Sec 2,,,\n'
+    '"Student, Test",16,,test_student,Sec 1,,,\n'
+)
+
+
+@pytest.mark.parametrize("name", ["othello", "tictactoe"])
+def test_moodle_gets_each_counted_grade_after_the_late_policy_and_feedback_saying_so(course, name):
+    expected = by_hand()
+    result = CliRunner().invoke(main, ["export", "moodle", "--portal", str(course), "--assignment", name])
+    assert result.exit_code == 0, result.output
+    got = table(result.output)
+    title = {"othello": "Othello endgame lab", "tictactoe": "Tic-tac-toe lab"}[name]
+    assert got[0] == ["Email address", title, f"{title} feedback"]
+    rows = {r[0]: r[1:] for r in got[1:]}
+    assert set(rows) == {e for e, a in expected if a == name}
+    for email, (grade, feedback) in rows.items():
+        total, score, late = expected[(email, name)]
+        assert grade == number(score), email
+        assert feedback.startswith(f"{number(score)}/{60 if name == 'othello' else 10}; "), feedback
+        assert (late == "0 late") == ("on time" in feedback), feedback
+    if name == "othello":
+        assert rows["ben@uni.edu"][1] == "36/60; 2 days late: 1 day of late days spent, 10% penalty (graded 40)"
+        assert rows["cat@uni.edu"][1] == "45/60; on time; deadline extended by 2 days"
+        assert rows["dan@uni.edu"][1] == "35/60; 4 days late: 1 day of late days spent, 30% penalty (graded 50)"
+    else:
+        assert rows["eve@uni.edu"][1] == "8/10; 1 day late: 1 day of late days spent"  # latest, not her best
+        assert rows["dan@uni.edu"][1] == "7.5/10; 1 day late: 25% penalty (graded 10)"
+
+
+def test_canvas_gets_the_grades_and_a_notes_csv_beside_them(course, tmp_path):
+    expected = by_hand()
+    (tmp_path / "gradebook.csv").write_text(CANVAS_ROSTER)
+    out = tmp_path / "othello.csv"
+    result = CliRunner().invoke(main, ["export", "canvas", "--portal", str(course), "--assignment", "othello",
+                                       "--roster", str(tmp_path / "gradebook.csv"), "--column",
+                                       "Othello endgame lab (77)", "--out", str(out)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert f"Wrote {out}" in result.output and f"Wrote {tmp_path / 'othello-notes.csv'}" in result.output
+    got = table(out.read_text())
+    assert got[0] == [*CANVAS_IDS, "Othello endgame lab (77)"]  # nothing Canvas would read as another assignment
+    assert got[1] == ["Points Possible", "", "", "", "", "60"]
+    grades = {r[3]: r[5] for r in got[2:]}
+    assert grades == {"ann": number(expected[("ann@uni.edu", "othello")][1]), "ben@uni.edu": "36", "cat": "45",
+                      "dan": "35", "eve": ""}  # fmt: skip
+    notes = {r[3]: r[5:] for r in table((tmp_path / "othello-notes.csv").read_text())[1:]}
+    assert notes["ben@uni.edu"] == ["40", "36", "2 days late: 1 day of late days spent, 10% penalty (graded 40)", ""]
+    assert notes["ann"] == ["50", "50", "on time", ""]
+    assert "eve" not in notes  # no Othello submission
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["moodle"], "Error: give a run folder or --portal COURSE (one of them)"),
+        (["moodle", "--portal", "{course}"], "Error: --portal exports one assignment: give --assignment NAME"),
+        (["moodle", "--portal", "{course}", "--assignment", "chess"], "Error: the course has no assignment 'chess': "
+                                                                       "give one of othello, tictactoe, gomoku"),
+        (["canvas", "--portal", "{course}", "--assignment", "othello", "--roster", "{moodle}"],
+         "Error: the roster is Moodle's: give the gradebook Canvas exported"),
+        (["moodle", "--portal", "{empty}", "--assignment", "othello"], "Error: no portal database at"),
+    ],
+)  # fmt: skip
+def test_a_portal_export_that_cannot_be_made_is_one_line(course, tmp_path, args, message):
+    (tmp_path / "moodle.csv").write_text("First name,Last name,Email address\nAnn,Lee,ann@uni.edu\n")
+    if "{empty}" in args:
+        make_demo_course(tmp_path / "empty")  # a course never served: no database
+    given = [a.format(course=course, moodle=tmp_path / "moodle.csv", empty=tmp_path / "empty") for a in args]
+    result = CliRunner().invoke(main, ["export", *given])
+    assert result.exit_code == 1 and result.output.startswith(message), result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+@pytest.mark.slow  # a server of its own: 3-6 s
+def test_the_class_page_and_its_json_give_the_exports_to_staff_only(course, tmp_path):
+    from test_portal import Client, Server
+
+    server = Server(course, tmp_path)
+    try:
+        staff = Client(server.url)
+        staff.sign_in(server.link)
+        cli = CliRunner().invoke(main, ["export", "moodle", "--portal", str(course), "--assignment", "othello"])
+        moodle = staff.get("/api/class/othello/moodle.csv").json()
+        assert moodle["csv"] == cli.output and moodle["notes"] is None and moodle["not_final"] == []
+        assert staff.html("/class/othello/moodle.csv").text == cli.output
+        form = staff.html("/class").text
+        assert 'action="/class/othello/canvas.csv"' in form and 'href="/class/othello/moodle.csv"' in form
+        roster = {"roster": ("gradebook.csv", CANVAS_ROSTER.encode(), "text/csv")}
+        canvas = staff.post("/class/othello/canvas.csv", {"column": "Othello endgame lab (77)"}, files=roster).json()
+        assert table(canvas["csv"])[0] == [*CANVAS_IDS, "Othello endgame lab (77)"]
+        assert {r[3]: r[5] for r in table(canvas["csv"])[2:]}["ben@uni.edu"] == "36"
+        notes = staff.http.post("/class/othello/canvas.csv", data={"csrf": staff.csrf, "part": "notes"}, files=roster,
+                                headers={"Accept": "text/html"})  # fmt: skip
+        assert notes.status_code == 200 and notes.text == canvas["notes"].replace(" (77)", "")
+        assert 'filename="othello-canvas-notes.csv"' in notes.headers["content-disposition"]
+        assert staff.post("/class/othello/canvas.csv", files=roster, csrf=False).status_code == 403
+        missing = staff.post("/class/othello/canvas.csv")
+        assert missing.status_code == 400 and "Canvas finds students by its IDs" in missing.json()["error"]
+        student = Client(server.url)
+        student.sign_in(staff.post("/class/links", {"email": "ben@uni.edu"}).json()["links"][0]["link"])
+        assert student.get("/class/othello/moodle.csv").status_code == 403
+        assert student.post("/class/othello/canvas.csv", files=roster).status_code == 403
+    finally:
+        server.stop()
