@@ -137,6 +137,7 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(url):
         "arena_tests",
         "arena_games",
         "game_jobs",
+        "api_tokens",
     } <= tables
     with engine.connect() as c:
         assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0008",)]

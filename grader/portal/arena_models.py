@@ -10,6 +10,7 @@ they play, and the queue of game jobs the workers claim.
 - ``ArenaGame``: one game (who played whom with which colours, the opening, moves, clocks,
   evaluations, result); ``status`` queued, running (``lease_token`` the job's lease playing
   it; its moves written as they come) or done.
+- ``ApiToken``: a user's token for the API (the command line's ``grader arena``), hashed.
 - ``GameJob``: a job of the game queue, claimed with a lease exactly as a grading ``Job``
   (``queue.claim_game``): ``check`` (one version's check game) or ``games`` (the games whose
   ``job_id`` it is: a pair, each opening with both colours). A job whose worker died is
@@ -149,3 +150,15 @@ class GameJob(Base):
     lease_token: Mapped[str | None] = mapped_column(String(32), nullable=True)
     lease_until: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class ApiToken(Base):
+    """A user's token for the portal's API (``Authorization: Bearer TOKEN``, as ``grader arena
+    test --portal`` sends it): only its SHA-256 is kept, shown once when made."""
+
+    __tablename__ = "api_tokens"
+    digest: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    label: Mapped[str] = mapped_column(String(60), default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

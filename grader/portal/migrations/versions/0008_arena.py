@@ -1,4 +1,5 @@
-"""The arena: engines and their versions, SPRT tests, their games, and the queue of game jobs.
+"""The arena: engines and their versions, SPRT tests, their games, the queue of game jobs, and
+users' API tokens (hashed).
 
 Revision ID: 0008
 Revises: 0007
@@ -116,8 +117,16 @@ def upgrade() -> None:
         sa.Column("started_at", WHEN, nullable=True),
         sa.Column("finished_at", WHEN, nullable=True),
     )
+    op.create_table(
+        "api_tokens",
+        sa.Column("digest", sa.String(64), primary_key=True),
+        sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id"), nullable=False, index=True),
+        sa.Column("label", sa.String(60), nullable=False),
+        sa.Column("created_at", WHEN, nullable=False),
+        sa.Column("used_at", WHEN, nullable=True),
+    )
 
 
 def downgrade() -> None:
-    for table in ("arena_games", "game_jobs", "arena_tests", "engine_versions", "arena_engines"):
+    for table in ("api_tokens", "arena_games", "game_jobs", "arena_tests", "engine_versions", "arena_engines"):
         op.drop_table(table)
