@@ -1,0 +1,282 @@
+"""The arena on the portal: engines uploaded with versions, each checked by a real game against
+a bundled engine; SPRT tests queued as pairs, counted once each and stopped by the SPRT; games
+shown live and downloaded as GGF; an author's engines out of another's reach; a worker process
+killed mid-game whose pair another worker plays and counts once (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import io
+import json
+import signal
+import tarfile
+
+import pytest
+
+pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
+
+from sqlalchemy import func, select  # noqa: E402
+
+from grader.files import bundled  # noqa: E402
+from grader.games import get_game, ggf  # noqa: E402
+from grader.portal import accounts, arena, queue  # noqa: E402
+from grader.portal.arena_models import (  # noqa: E402
+    DONE,
+    H1,
+    LIMIT,
+    OK,
+    ArenaGame,
+    ArenaTest,
+    EngineVersion,
+    GameJob,
+)
+from grader.portal.db import connect, sessions, upgrade  # noqa: E402
+from grader.portal.models import User  # noqa: E402
+from grader.tournaments.games import GameRecord  # noqa: E402
+
+from test_portal import Client, Server, make_course  # noqa: E402
+from test_portal_db import postgres  # noqa: E402, F401  (the fixture)
+from test_portal_workers import Worker, _until, database  # noqa: E402, F401  (a fixture)
+
+
+def nboard_archive(script: str | bytes, name: str = "player.py") -> bytes:
+    """A .tar.gz of an NBoard engine as an author packs it: the bundled NBoard adapter, a move
+    script (a bundled one by name, or its text), and the COMMAND that starts them."""
+    text = bundled("submissions", script + ".py").read_bytes() if isinstance(script, str) else script
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tf:
+        for member, data in (("engine/engine.py", bundled("nboard", "engine.py").read_bytes()),
+                             (f"engine/{name}", text), ("engine/COMMAND", f"python3 engine.py {name}\n".encode())):  # fmt: skip
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+# --- the library, on SQLite ----------------------------------------------------------------
+
+
+@pytest.fixture
+def db(tmp_path):
+    """(sessionmaker, an author, two checked versions of their engine) on a migrated SQLite database."""
+    engine = connect(f"sqlite:///{tmp_path / 'portal.sqlite3'}")
+    upgrade(engine)
+    make = sessions(engine)
+    with make.begin() as s:
+        accounts.import_roster(
+            s, [accounts.RosterEntry("a@example.edu", "A"), accounts.RosterEntry("b@example.edu", "B")]
+        )
+        author = s.scalar(select(User).where(User.email == "a@example.edu"))
+        mine = arena.new_engine(s, author, "mine", "nboard", "othello")
+        versions = []
+        for n in (1, 2):
+            v = EngineVersion(engine_id=mine.id, number=n, filename="e.tar.gz", size=1, sha256="0" * 64, content=b"x",
+                              status=OK)  # fmt: skip
+            s.add(v)
+            s.flush()
+            versions.append(v.id)
+    yield make, author, versions
+    engine.dispose()
+
+
+def _play_pair(make, lease, new_id: int, new_scores: tuple[float, float]) -> None:
+    """Write a claimed pair's results as a worker does: the new version scoring ``new_scores``."""
+    with make.begin() as s:
+        assert queue.finish_game(s, lease)
+        games = list(s.scalars(select(ArenaGame).where(ArenaGame.job_id == lease.job_id).order_by(ArenaGame.id)))
+        for g, score in zip(games, new_scores):
+            black = score if g.black_id == new_id else 1 - score
+            result = {1.0: "1-0", 0.0: "0-1"}.get(black, "1/2-1/2")
+            arena.write_record(g, GameRecord(f"g{g.id}", "p", 1, "b", "w", g.opening, result=result, reason="normal"))
+        arena.count_pair(s, s.get(ArenaTest, games[0].test_id), games)
+
+
+def test_a_tests_pairs_are_counted_once_each_and_the_sprt_ends_it(db):
+    make, author, (v1, v2) = db
+    with make.begin() as s:
+        test = arena.new_test(s, s.get(User, author.id), arena.TestRequest(new=v2, base=v1, elo1=200, max_games=400))
+        tid = test.id
+        assert queue.waiting_games(s) == arena.PAIRS_AHEAD  # a window of pairs, not the whole test
+        colours = s.execute(select(ArenaGame.black_id, ArenaGame.white_id).where(ArenaGame.pair == 1)).all()
+        assert sorted(colours) == sorted([(v2, v1), (v1, v2)])  # each opening with both colours
+    with make.begin() as s:
+        stale = queue.claim_game(s, "dead")
+    played = 0
+    while True:
+        with make.begin() as s:
+            lease = queue.claim_game(s, "w")
+        _play_pair(make, lease, v2, (1.0, 1.0))
+        played += 1
+        with make() as s:
+            test = s.get(ArenaTest, tid)
+            if test.status != "running":
+                break
+    assert test.status == H1 and test.ww == played and test.wins == 2 * played and played < 10
+    with make() as s:
+        assert queue.waiting_games(s) == 0  # the pairs not begun are cancelled
+        assert arena.CANCELLED in set(s.scalars(select(ArenaGame.status).where(ArenaGame.test_id == tid)))
+    _play_pair(make, stale, v2, (0.0, 0.0))  # a pair under way at the decision ends: played, not counted
+    with make() as s:
+        test = s.get(ArenaTest, tid)
+        assert (test.ww, test.losses, test.ll) == (played, 0, 0)
+
+
+def test_what_the_arena_refuses_says_why_and_how_to_fix_it(db):
+    make, author, (v1, v2) = db
+    with make.begin() as s:
+        me, other = s.get(User, author.id), s.scalar(select(User).where(User.email == "b@example.edu"))
+        with pytest.raises(arena.ArenaError, match="use 1 to 40 letters"):
+            arena.new_engine(s, me, "../x", "nboard", "othello")
+        with pytest.raises(arena.ArenaError, match="you have an engine named 'mine' already"):
+            arena.new_engine(s, me, "mine", "nboard", "othello")
+        with pytest.raises(arena.ArenaError, match="unknown protocol 'uci'"):
+            arena.new_engine(s, me, "x", "uci", "othello")
+        with pytest.raises(arena.ArenaError, match="you can test only your own engines' versions"):
+            arena.new_test(s, other, arena.TestRequest(new=v2, base=v1))
+        s.get(EngineVersion, v1).status = "failed"
+        with pytest.raises(arena.ArenaError, match=r"mine v1 has not passed its check \(failed\)"):
+            arena.new_test(s, me, arena.TestRequest(new=v2, base=v1))
+        s.get(EngineVersion, v1).status = OK
+        with pytest.raises(Exception, match="SPRT needs ELO0 < ELO1"):
+            arena.new_test(s, me, arena.TestRequest(new=v2, base=v1, elo0=5, elo1=5))
+
+
+# --- end to end: a server, its workers, real engines ----------------------------------------
+
+CRASHES = b"import sys\nsys.exit(3)\n"
+
+
+@pytest.mark.slow  # a server of its own, three checks and a test of 10-20 games: 20-40 s
+def test_an_author_uploads_versions_and_a_test_decides_live(tmp_path):
+    course = make_course(tmp_path / "course")
+    server = Server(course, tmp_path, None, "--workers", "2")
+    try:
+        me = Client(server.url)
+        me.sign_in(server.link)
+        r = me.post("/arena", {"name": "mine", "protocol": "nboard", "game": "othello"})
+        assert r.status_code == 201, r.text
+        eid = r.json()["id"]
+        for label, content, name in (("random", nboard_archive("random_mover"), "v1.tar.gz"),
+                                     ("negamax", nboard_archive("negamax"), "v2.tar.gz"),
+                                     ("crashes", CRASHES, "crash.py")):  # fmt: skip
+            r = me.post(f"/arena/e/{eid}/versions", {"label": label}, files={"file": (name, content)})
+            assert r.status_code == 201, r.text
+        versions = _until_json(me, f"/arena/e/{eid}", lambda d: all(v["status"] != "checking" for v in d["versions"]))
+        by_label = {v["label"]: v for v in versions["versions"]}
+        assert by_label["random"]["status"] == by_label["negamax"]["status"] == "ok"
+        assert "played a whole legal game" in by_label["negamax"]["message"]
+        assert by_label["crashes"]["status"] == "failed"
+        assert by_label["crashes"]["message"].startswith("it lost its check game by forfeit: ")
+        ask = {"new": by_label["negamax"]["id"], "base": by_label["random"]["id"], "tc": "10+0.1", "elo1": "200",
+               "max_games": "60"}  # fmt: skip
+        assert me.post(f"/arena/e/{eid}/tests", ask, csrf=False).status_code == 403
+        r = me.post(f"/arena/e/{eid}/tests", ask)
+        assert r.status_code == 201, r.text
+        tid = r.json()["id"]
+        done = _until_json(me, f"/arena/t/{tid}", lambda d: d["status"] != "running")
+        assert done["status"] == "H1" and done["llr"] >= done["upper"] and done["games"] < 60
+        assert done["wins"] + done["draws"] + done["losses"] == done["games"] == 2 * sum(done["pentanomial"])
+        assert done["elo"] is not None and done["elo_error"] is not None
+        tests = me.get(f"/arena/e/{eid}").json()["tests"]
+        assert [t["id"] for t in tests] == [tid] and tests[0]["status"] == "H1"
+        first = next(g for g in done["list"] if g["status"] == "done")
+        game = me.get(f"/arena/g/{first['id']}").json()
+        rules = get_game("othello")
+        assert game["moves"] and game["result"] in ("1-0", "0-1", "1/2-1/2")
+        engine_moves = [m for m in game["played"] if not m["opening"]]
+        assert engine_moves and all(m["clock"] is not None for m in engine_moves)
+        replay = me.get(f"/arena/g/{first['id']}", params={"ply": 1}).json()
+        pos = rules.replay(rules.parse_transcript(game["moves"])[:1])
+        assert "".join(replay["board"]) == pos.board_string()
+        assert "board" in me.html(f"/arena/g/{first['id']}").text
+        one = me.http.get(f"/arena/g/{first['id']}/game.ggf")
+        records = ggf.parse_records(one.text)
+        assert one.status_code == 200 and len(records) == 1 and records[0][1]["PB"] == first["black"]
+        every = ggf.parse_records(me.http.get(f"/arena/t/{tid}/games.ggf").text)
+        assert len(every) == len([g for g in done["list"] if g["status"] == "done"])
+        # another student sees none of it, and controls none of it
+        links = me.post("/class/links").json()["links"]
+        other = Client(server.url)
+        other.sign_in(links[0]["link"])
+        assert other.get("/arena").json()["engines"] == []
+        for path in (f"/arena/e/{eid}", f"/arena/t/{tid}", f"/arena/g/{first['id']}", f"/arena/t/{tid}/games.ggf"):
+            assert other.get(path).status_code == 404, path
+        r = other.post(f"/arena/e/{eid}/versions", files={"file": ("x.py", CRASHES)})
+        assert r.status_code == 404
+    finally:
+        server.stop()
+
+
+def _until_json(client: Client, path: str, done, seconds: float = 240) -> dict:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        data = client.get(path).json()
+        if done(data):
+            return data
+        time.sleep(0.3)
+    raise AssertionError(f"{path} never got there: {data}")
+
+
+WAITS = """import os, time, random
+exec(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "moves.py")).read())
+_choose = choose
+
+
+def choose(board, token):
+    while os.path.exists({armed!r}) and not os.path.exists({go!r}):  # armed by the test, until it says go
+        time.sleep(0.05)
+    return _choose(board, token)
+"""
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_game_leaves_its_pair_to_another_counted_once(database, tmp_path):  # noqa: F811
+    """SIGKILL a worker process while its engine waits mid-game: once the lease expires another
+    worker plays the pair again from the start and counts it; the test counts two games."""
+    course = make_course(tmp_path / "course")
+    (course / "config.yaml").write_text("isolation: none\n")  # the engine must see the test's files
+    armed, go = tmp_path / "armed", tmp_path / "go"
+    waits = nboard_archive(WAITS.format(armed=str(armed), go=str(go)).encode(), "waits.py")
+    with tarfile.open(fileobj=io.BytesIO(waits)) as tf:  # the waiting script plays random_mover's moves
+        members = {m.name: tf.extractfile(m).read() for m in tf.getmembers()}
+    members["engine/moves.py"] = bundled("submissions", "random_mover.py").read_bytes()
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tf:
+        for member, data in members.items():
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    server = Server(course, tmp_path, database, "--workers", "0")
+    make = sessions(connect(database))
+    first = second = None
+    try:
+        me = Client(server.url)
+        me.sign_in(server.link)
+        eid = me.post("/arena", {"name": "mine", "protocol": "nboard", "game": "othello"}).json()["id"]
+        ids = [me.post(f"/arena/e/{eid}/versions", files={"file": (n, c)}).json()["id"]
+               for n, c in (("v1.tar.gz", nboard_archive("random_mover")), ("v2.tar.gz", out.getvalue()))]  # fmt: skip
+        first = Worker(course, database, "--lease", "2")
+        _until(make, lambda s: s.scalar(select(func.count()).select_from(EngineVersion)
+                                        .where(EngineVersion.status == OK)) == 2)  # fmt: skip
+        armed.write_text("")
+        tid = me.post(f"/arena/e/{eid}/tests", {"new": ids[1], "base": ids[0], "max_games": "2"}).json()["id"]
+        held = _until(make, lambda s: s.scalar(select(ArenaGame).where(ArenaGame.status == "running")))
+        assert held.played_by.startswith(first.name + "-")
+        first.stop(signal.SIGKILL)
+        go.write_text("")
+        second = Worker(course, database, "--lease", "2")
+        test = _until(
+            make, lambda s: s.scalar(select(ArenaTest).where(ArenaTest.id == tid, ArenaTest.status != "running"))
+        )
+    finally:
+        server.stop()
+        for w in (first, second):
+            if w:
+                w.stop()
+    assert test.status == LIMIT and test.wins + test.draws + test.losses == 2  # the pair, counted once
+    with make() as s:
+        games = s.scalars(select(ArenaGame).where(ArenaGame.test_id == tid)).all()
+        assert len(games) == 2 and all(g.status == DONE and g.played_by.startswith(second.name + "-") for g in games)
+        assert [j.attempts for j in s.scalars(select(GameJob).where(GameJob.kind == "games"))] == [2]
+        assert all(json.loads(g.record)["moves"] == g.moves for g in games)
