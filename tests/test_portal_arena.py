@@ -14,8 +14,10 @@ import pytest
 
 pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
 
+from click.testing import CliRunner  # noqa: E402
 from sqlalchemy import func, select  # noqa: E402
 
+from grader.cli import main  # noqa: E402
 from grader.files import bundled  # noqa: E402
 from grader.games import get_game, ggf  # noqa: E402
 from grader.portal import accounts, arena, queue  # noqa: E402
@@ -166,13 +168,26 @@ def test_an_author_uploads_versions_and_a_test_decides_live(tmp_path):
         assert "played a whole legal game" in by_label["negamax"]["message"]
         assert by_label["crashes"]["status"] == "failed"
         assert by_label["crashes"]["message"].startswith("it lost its check game by forfeit: ")
-        ask = {"new": by_label["negamax"]["id"], "base": by_label["random"]["id"], "tc": "10+0.1", "elo1": "200",
-               "max_games": "60"}  # fmt: skip
+        ask = {"new": by_label["negamax"]["id"], "base": by_label["random"]["id"]}
         assert me.post(f"/arena/e/{eid}/tests", ask, csrf=False).status_code == 403
-        r = me.post(f"/arena/e/{eid}/tests", ask)
-        assert r.status_code == 201, r.text
-        tid = r.json()["id"]
-        done = _until_json(me, f"/arena/t/{tid}", lambda d: d["status"] != "running")
+        token = me.post("/arena/token", {"label": "cli"}).json()["token"]
+        bad = CliRunner().invoke(
+            main, ["arena", "test", "--portal", server.url, "--token", "grader_x", "mine", "2", "1"]
+        )
+        assert bad.exit_code == 1 and bad.output.startswith("Error: the portal refused: sign in first")
+        # the command line starts the test with the token (no cookie, no CSRF token) and follows it
+        args = ["arena", "test", "--portal", server.url, "--token", token, "mine", "2", "1", "--tc", "10+0.1",
+                "--sprt", "0", "200", "--max-games", "60", "--wait"]  # fmt: skip
+        ran = CliRunner().invoke(main, args)
+        assert ran.exit_code == 0, ran.output
+        lines = ran.output.splitlines()
+        assert lines[0].startswith(f"Test of mine v2 against v1 started: {server.url}/arena/t/")
+        tid = lines[0].rsplit("/", 1)[1]
+        assert lines[-1].startswith("H1: ")
+        done = me.get(f"/arena/t/{tid}").json()
+        assert lines[-1] == (f"H1: {done['games']} games, W-D-L {done['wins']}-{done['draws']}-{done['losses']}, "
+                             f"LLR {done['llr']:g} ({done['lower']:g}, {done['upper']:g}), "
+                             f"Elo {done['elo']:g} +/- {done['elo_error']:g}")  # fmt: skip
         assert done["status"] == "H1" and done["llr"] >= done["upper"] and done["games"] < 60
         assert done["wins"] + done["draws"] + done["losses"] == done["games"] == 2 * sum(done["pentanomial"])
         assert done["elo"] is not None and done["elo_error"] is not None

@@ -27,7 +27,7 @@ from ..games import available as available_games
 from ..games import get_game, ggf
 from ..tournaments.games import GameRecord
 from ..tournaments.openings import read_openings
-from . import arena
+from . import accounts, arena
 from .arena_models import CHECKING, PROTOCOLS, ArenaEngine, ArenaGame, ArenaTest, EngineVersion
 from .models import QUEUED, RUNNING, User
 from .web import Portal, checked_form, display_name, need_user, page, wants_json
@@ -39,6 +39,7 @@ def routes(portal: Portal) -> list[BaseRoute]:
     """The arena's routes, for ``create_app``'s ``extra``."""
     pages: list[tuple[str, Callable[[Portal, Request, Any], Response], list[str]]] = [
         ("/arena", engines_page, ["GET", "POST"]),
+        ("/arena/token", api_token, ["POST"]),
         ("/arena/e/{eid:int}", engine_page, ["GET"]),
         ("/arena/e/{eid:int}/versions", upload_version, ["POST"]),
         ("/arena/e/{eid:int}/tests", start_test, ["POST"]),
@@ -139,6 +140,15 @@ def engines_page(portal: Portal, request: Request, form: Any) -> Response:
     return page(request, "arena.html", data, user=user)
 
 
+def api_token(portal: Portal, request: Request, form: Any) -> Response:
+    """A new API token of the user's (for ``grader arena test --portal``), shown this once."""
+    user = need_user(portal, request)
+    checked_form(request, form)
+    with portal.make.begin() as session:
+        token = accounts.new_api_token(session, user, str(form.get("label", "")).strip())
+    return page(request, "arena_token.html", {"token": token}, 201, user=user)
+
+
 def engine_page(portal: Portal, request: Request, form: Any) -> Response:
     """An engine: its versions (each check's outcome), its tests newest first, and the forms."""
     user = need_user(portal, request)
@@ -215,8 +225,8 @@ def start_test(portal: Portal, request: Request, form: Any) -> Response:
     checked_form(request, form)
     try:
         tc = parse_tc(str(form.get("tc", "") or "").strip() or "{:g}+{:g}".format(*arena.DEFAULT_TC))
-    except GraderError as e:
-        raise _refused(e) from None
+    except ValueError as e:
+        raise HTTPException(400, str(e)) from None
     d = arena.DEFAULT_SPRT
     ask = arena.TestRequest(new=_number(form, "new", 0, int), base=_number(form, "base", 0, int), tc=tc,
                             elo0=_number(form, "elo0", d.elo0), elo1=_number(form, "elo1", d.elo1),

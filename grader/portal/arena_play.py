@@ -76,6 +76,7 @@ class ArenaPlayer:
         try:
             rules = get_game(game)
             settings = arena.game_settings(course, game, None)
+            settings.sandbox_mechanism(course.private_files())  # as grading: refused where nothing isolates
             with tempfile.TemporaryDirectory(prefix="grader-arena-") as folder:
                 spec = arena.build(*upload, Path(folder), course)
             if isinstance(spec, Script):
@@ -121,6 +122,7 @@ class ArenaPlayer:
             tc = (games[0].tc_seconds, games[0].tc_increment or 0.0) if games[0].tc_seconds else None
         try:
             settings = arena.game_settings(course, game, tc)
+            settings.sandbox_mechanism(course.private_files())
             specs = {}
             for vid, upload in uploads.items():
                 with tempfile.TemporaryDirectory(prefix="grader-arena-") as folder:
