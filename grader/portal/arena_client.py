@@ -42,7 +42,7 @@ class TestState:
 
     def line(self) -> str:
         """'H1: 14 games, W-D-L 12-1-1, LLR 3.02 (-2.94, 2.94), Elo 180.2 +/- 95.0'."""
-        elo = "Elo not yet" if self.elo is None else f"Elo {self.elo:g}" + (
+        elo = "Elo not finite" if self.elo is None else f"Elo {self.elo:g}" + (
             f" +/- {self.elo_error:g}" if self.elo_error is not None else "")  # fmt: skip
         return (f"{self.status}: {self.games} games, W-D-L {self.wins}-{self.draws}-{self.losses}, "
                 f"LLR {self.llr:g} ({self.lower:g}, {self.upper:g}), {elo}")  # fmt: skip

@@ -8,16 +8,20 @@ transaction that marks the job done, so a game replayed after its worker died co
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import tempfile
 import time
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from ..engines.programs import ProtocolEngine
 from ..engines.protocol import EnginePool
 from ..engines.scripts import Script, Stage
 from ..errors import GraderError
@@ -25,18 +29,44 @@ from ..execution.executor import Worker
 from ..games import get_game
 from ..stop import Stop
 from ..tournaments.games import GameRecord, play_game
+from ..tournaments.settings import TournamentSettings
 from . import arena
 from .arena_models import CHECK, FAILED, OK, ArenaEngine, ArenaGame, ArenaTest, EngineVersion, GameJob
 from .course import Course
 from .models import RUNNING, now
-from .queue import GameLease, finish_game
+from .queue import GameLease, claim_game, finish_game
 
 log = logging.getLogger("grader.portal")
 LIVE_SECONDS = 0.5  # a game's moves reach the database at most this often while it is played
 BUNDLED = "bundled"  # the check game's opponent, by name
+KEPT_SPECS = 32  # engines kept unpacked by a worker thread (then it forgets them all)
 ERROR = "error"  # a test ended by the grader's own problem (its settings, its machine)
 
 GamesDone = Callable[[Session, list[ArenaGame]], object]  # told, in the transaction, of a job's games written
+
+
+Upload = tuple[str, str, bytes, "str | None"]  # an engine's protocol, file name, bytes, command
+
+
+@dataclass(frozen=True)
+class CheckJob:
+    """A version's check, as claimed."""
+
+    version_id: int
+    name: str
+    upload: Upload
+    game: str
+
+
+@dataclass(frozen=True)
+class PairJob:
+    """A job's games as claimed: their records to play (by game id), the engines' uploads by name."""
+
+    test_id: str | None
+    planned: list[tuple[int, GameRecord]]
+    uploads: dict[str, Upload]
+    game: str
+    tc: tuple[float, float] | None
 
 
 class ArenaPlayer:
@@ -47,6 +77,30 @@ class ArenaPlayer:
         self.pool = EnginePool()
         self.kept: frozenset[str] = frozenset()  # the digests of the engines the pool may hold
         self.on_games = on_games  # a ladder's code, told of the games it queued once they are written
+        self.specs: dict[tuple[str, str], Script | ProtocolEngine] = {}  # (upload's digest, protocol) -> engine
+        self.settings: dict[tuple[int, str, tuple[float, float] | None], TournamentSettings] = {}
+
+    def _settings(self, course: Course, game: str, tc: tuple[float, float] | None) -> TournamentSettings:
+        """The settings of a game, made and their sandbox checked once per course loaded (as grading: refused
+        where nothing isolates the engines)."""
+        key = (id(course), game, tc)
+        if key not in self.settings:
+            settings = arena.game_settings(course, game, tc)
+            settings.sandbox_mechanism(course.private_files())
+            self.settings = {k: v for k, v in self.settings.items() if k[0] == id(course)}
+            self.settings[key] = settings
+        return self.settings[key]
+
+    def _spec(self, course: Course, protocol: str, filename: str, content: bytes,
+              command: str | None) -> Script | ProtocolEngine:  # fmt: skip
+        """What a game plays of an upload: unpacked once, then kept (the next games read no archive)."""
+        key = (hashlib.sha256(content).hexdigest() + (command or ""), protocol + filename)
+        if key not in self.specs:
+            if len(self.specs) >= KEPT_SPECS:
+                self.specs.clear()
+            with tempfile.TemporaryDirectory(prefix="grader-arena-") as folder:
+                self.specs[key] = arena.build(protocol, filename, content, command, Path(folder), course)
+        return self.specs[key]
 
     def close(self) -> None:
         """Stop the kept engines and give back the slot's uid and staged files."""
@@ -54,34 +108,46 @@ class ArenaPlayer:
         self.worker.release()
         self.worker.stage.close()
 
-    def play(self, make: sessionmaker[Session], course: Course, lease: GameLease, me: str) -> None:
-        if lease.kind == CHECK:
-            self._check(make, course, lease)
-        else:
-            self._games(make, course, lease, me)
+    def play_next(self, make: sessionmaker[Session], course: Course, me: str, seconds: float,
+                  renewing: Callable[[GameLease], AbstractContextManager[object]]) -> bool:  # fmt: skip
+        """Claim the next game job (for ``seconds``, renewed by ``renewing`` while it is
+        played) and play it; False when there was none. The claim and the games' start are one
+        transaction (on SQLite, each commit waits for the disk)."""
+        with make.begin() as session:
+            lease = claim_game(session, me, seconds)
+            if lease is None:
+                return False
+            job = self._check_job(session, lease) if lease.kind == CHECK else self._pair_job(session, lease, me)
+        if job is not None:
+            with renewing(lease):
+                if isinstance(job, CheckJob):
+                    self._check(make, course, lease, job)
+                else:
+                    self._games(make, course, lease, job, me)
+        return True
 
-    def _check(self, make: sessionmaker[Session], course: Course, lease: GameLease) -> None:
+    def _check_job(self, session: Session, lease: GameLease) -> CheckJob:
+        job = session.get(GameJob, lease.job_id)
+        assert job is not None and job.version_id is not None
+        version = session.get(EngineVersion, job.version_id)
+        assert version is not None
+        engine = session.get(ArenaEngine, version.engine_id)
+        assert engine is not None
+        upload = (engine.protocol, version.filename, version.content, version.command)
+        return CheckJob(version.id, arena.version_name(engine, version), upload, engine.game)
+
+    def _check(self, make: sessionmaker[Session], course: Course, lease: GameLease, job: CheckJob) -> None:
         """Play a version's check game against the bundled engine; write whether it passed."""
-        with make() as session:
-            job = session.get(GameJob, lease.job_id)
-            assert job is not None and job.version_id is not None
-            version = session.get(EngineVersion, job.version_id)
-            assert version is not None
-            engine = session.get(ArenaEngine, version.engine_id)
-            assert engine is not None
-            name = arena.version_name(engine, version)
-            upload = (engine.protocol, version.filename, version.content, version.command)
-            game = engine.game
         record: GameRecord | None = None
+        name = job.name
         try:
-            rules = get_game(game)
-            settings = arena.game_settings(course, game, None)
-            settings.sandbox_mechanism(course.private_files())  # as grading: refused where nothing isolates
-            with tempfile.TemporaryDirectory(prefix="grader-arena-") as folder:
-                spec = arena.build(*upload, Path(folder), course)
+            rules = get_game(job.game)
+            settings = self._settings(course, job.game, None)
+            spec = self._spec(course, *job.upload)
             if isinstance(spec, Script):
                 spec.command(settings)
-            record = GameRecord(id=f"check{version.id}", pair="check", round=1, black=name, white=BUNDLED, opening="")
+            record = GameRecord(id=f"check{job.version_id}", pair="check", round=1, black=name, white=BUNDLED,
+                                opening="")  # fmt: skip
             play_game(record, {name: spec, BUNDLED: arena.check_opponent(rules)}, settings, self.worker)
             passed = record.forfeit != name
             message = check_message(record, name)
@@ -90,43 +156,44 @@ class ArenaPlayer:
         with make.begin() as session:
             if not finish_game(session, lease):
                 return
-            version = session.get(EngineVersion, version.id)
+            version = session.get(EngineVersion, job.version_id)
             assert version is not None
             version.status, version.message, version.checked_at = (OK if passed else FAILED), message, now()
             version.check_game = json.dumps(record.to_json()) if record is not None else None
 
-    def _games(self, make: sessionmaker[Session], course: Course, lease: GameLease, me: str) -> None:
-        """Play a job's games in order, from their start (a job claimed again is replayed whole)."""
-        with make.begin() as session:
-            games = list(session.scalars(select(ArenaGame).where(ArenaGame.job_id == lease.job_id)
-                                         .order_by(ArenaGame.id)))  # fmt: skip
-            test = session.get(ArenaTest, games[0].test_id) if games and games[0].test_id else None
-            if not games or (test is not None and test.status != RUNNING):  # ended before its pair began
-                if finish_game(session, lease):
-                    for g in games:
-                        g.status = arena.CANCELLED
-                return
-            versions = {v: session.get(EngineVersion, v) for g in games for v in (g.black_id, g.white_id)}
-            names, uploads, game = {}, {}, ""
-            for vid, version in versions.items():
-                assert version is not None
-                engine = session.get(ArenaEngine, version.engine_id)
-                assert engine is not None
-                names[vid] = f"{arena.version_name(engine, version)} #{vid}"
-                uploads[vid] = (engine.protocol, version.filename, version.content, version.command)
-                game = engine.game
-            for g in games:
-                g.status, g.lease_token, g.played_by, g.started_at = RUNNING, lease.token, me, now()
-                g.moves, g.clocks, g.evals, g.result, g.reason, g.record = "", "[]", "[]", "", "", None
-            planned = [(g.id, arena.game_record(g, names)) for g in games]
-            tc = (games[0].tc_seconds, games[0].tc_increment or 0.0) if games[0].tc_seconds else None
+    def _pair_job(self, session: Session, lease: GameLease, me: str) -> PairJob | None:
+        """The job's games, marked running under its lease from their start (a job claimed
+        again is replayed whole); None when its test ended before they began (cancelled)."""
+        games = list(session.scalars(select(ArenaGame).where(ArenaGame.job_id == lease.job_id)
+                                     .order_by(ArenaGame.id)))  # fmt: skip
+        test = session.get(ArenaTest, games[0].test_id) if games and games[0].test_id else None
+        if not games or (test is not None and test.status != RUNNING):
+            if finish_game(session, lease):
+                for g in games:
+                    g.status = arena.CANCELLED
+            return None
+        names, uploads, game = {}, {}, ""
+        for vid in dict.fromkeys(v for g in games for v in (g.black_id, g.white_id)):
+            version = session.get(EngineVersion, vid)
+            assert version is not None
+            engine = session.get(ArenaEngine, version.engine_id)
+            assert engine is not None
+            names[vid] = f"{arena.version_name(engine, version)} #{vid}"
+            uploads[vid] = (engine.protocol, version.filename, version.content, version.command)
+            game = engine.game
+        for g in games:
+            g.status, g.lease_token, g.played_by, g.started_at = RUNNING, lease.token, me, now()
+            g.moves, g.clocks, g.evals, g.result, g.reason, g.record = "", "[]", "[]", "", "", None
+        tc = (games[0].tc_seconds, games[0].tc_increment or 0.0) if games[0].tc_seconds else None
+        return PairJob(test.id if test is not None else None, [(g.id, arena.game_record(g, names)) for g in games],
+                       {names[v]: u for v, u in uploads.items()}, game, tc)  # fmt: skip
+
+    def _games(self, make: sessionmaker[Session], course: Course, lease: GameLease, job: PairJob, me: str) -> None:
+        """Play the job's games in order; write them, and count them, if the lease still holds."""
+        planned = job.planned
         try:
-            settings = arena.game_settings(course, game, tc)
-            settings.sandbox_mechanism(course.private_files())
-            specs = {}
-            for vid, upload in uploads.items():
-                with tempfile.TemporaryDirectory(prefix="grader-arena-") as folder:
-                    specs[names[vid]] = arena.build(*upload, Path(folder), course)
+            settings = self._settings(course, job.game, job.tc)
+            specs = {name: self._spec(course, *upload) for name, upload in job.uploads.items()}
             digests = frozenset(s.digest for s in specs.values())
             if digests != self.kept:  # other engines now: the kept processes are of no more use
                 self.pool.close()
@@ -136,8 +203,8 @@ class ArenaPlayer:
         except GraderError as e:  # the course's settings or this machine, not the engines: the test cannot go on
             log.warning("%s: arena job %d: %s", me, lease.job_id, e)
             with make.begin() as session:
-                if finish_game(session, lease) and test is not None:
-                    found = session.get(ArenaTest, test.id)
+                if finish_game(session, lease) and job.test_id is not None:
+                    found = session.get(ArenaTest, job.test_id)
                     if found is not None and found.status == RUNNING:
                         arena.stop_test(session, found, ERROR)
             return
@@ -151,8 +218,8 @@ class ArenaPlayer:
                 assert row is not None
                 arena.write_record(row, record)
                 rows.append(row)
-            if test is not None:
-                found = session.get(ArenaTest, test.id)
+            if job.test_id is not None:
+                found = session.get(ArenaTest, job.test_id)
                 assert found is not None
                 arena.count_pair(session, found, rows)
             elif self.on_games is not None:
@@ -174,7 +241,7 @@ def check_message(record: GameRecord, name: str) -> str:
 def live(make: sessionmaker[Session], game_id: int, token: str) -> Callable[[GameRecord], None]:
     """What ``play_game`` calls after each move: the moves, clocks and evaluations written to
     the game's row at most every LIVE_SECONDS, while ``token`` is its job's lease."""
-    last = [0.0]
+    last = [time.monotonic()]  # the first write after LIVE_SECONDS: a game over sooner is written once, at its end
 
     def write(record: GameRecord) -> None:
         moment = time.monotonic()

@@ -13,13 +13,15 @@ import socket
 import tempfile
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from ..engines.cgroups import dedicate_this_thread
+from ..engines.fairness import assign_slot
 from ..errors import GraderError
 from ..execution.executor import Executor
 from ..grading import report
@@ -31,7 +33,7 @@ from . import gtplab
 from .arena_play import ArenaPlayer, GamesDone
 from .course import Assignment, Course
 from .models import FAILED, GRADED, Submission, now
-from .queue import LEASE_SECONDS, claim, claim_game, finish, give_back, release, renew, renew_game
+from .queue import LEASE_SECONDS, GameLease, claim, finish, give_back, release, renew, renew_game
 from .uploads import command_program, unpack
 
 log = logging.getLogger("grader.portal")
@@ -143,6 +145,8 @@ class Workers:
 
     def _loop(self, i: int) -> None:
         me = f"{self.name}-{i}"
+        dedicate_this_thread()  # its engines' processes in cgroups of their own, pinned to the slot's cores,
+        assign_slot(i, len(self.threads))  # as a tournament's job slots run theirs
         player = ArenaPlayer(i, self.on_games)
         try:
             while not self.stopping.is_set():
@@ -163,13 +167,11 @@ class Workers:
     def play_once(self, me: str, player: ArenaPlayer) -> bool:
         """Claim one game job of the arena (gradings first: ``work_once`` found none) and play
         it, renewing its lease meanwhile; False when there was none."""
-        with self.make.begin() as session:
-            lease = claim_game(session, me, self.lease)
-        if lease is None:
-            return False
-        with self._renewing(lambda session: renew_game(session, lease, self.lease), f"arena job {lease.job_id}"):
-            player.play(self.make, self.course, lease, me)
-        return True
+
+        def renewing(lease: GameLease) -> AbstractContextManager[None]:
+            return self._renewing(lambda session: renew_game(session, lease, self.lease), f"arena job {lease.job_id}")
+
+        return player.play_next(self.make, self.course, me, self.lease, renewing)
 
     def work_once(self, me: str, executor: Executor | None = None) -> bool:
         """Claim one job and grade it, renewing its lease meanwhile; False when the queue was
