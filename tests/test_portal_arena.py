@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import signal
 import tarfile
 
@@ -294,3 +295,52 @@ def test_a_worker_killed_mid_game_leaves_its_pair_to_another_counted_once(databa
         assert len(games) == 2 and all(g.status == DONE and g.played_by.startswith(second.name + "-") for g in games)
         assert [j.attempts for j in s.scalars(select(GameJob).where(GameJob.kind == "games"))] == [2]
         assert all(json.loads(g.record)["moves"] == g.moves for g in games)
+
+
+@pytest.mark.slow  # a browser, a server, two checks and a test of 10-20 games: 20-40 s
+def test_an_author_submits_a_version_in_the_browser_and_watches_the_test_decide(tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (pip install -e '.[test]')")
+    from test_portal_browser import CHROMIUMS
+
+    binary = next((p for p in map(shutil.which, CHROMIUMS) if p), None)
+    if binary is None:
+        pytest.skip("no Chromium installed (apt-get install chromium)")
+    for name in ("random_mover", "negamax"):
+        (tmp_path / f"{name}.tar.gz").write_bytes(nboard_archive(name))
+    course = make_course(tmp_path / "course")
+    server = Server(course, tmp_path, None, "--workers", "2")
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=binary, args=["--no-sandbox", "--disable-gpu"])
+            page = browser.new_page()
+            problems: list[str] = []
+            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)  # a CSP violation too
+            page.on("pageerror", lambda e: problems.append(str(e)))
+            page.goto(server.link)
+            page.click("#signin")
+            page.goto(server.url + "/arena")
+            page.fill("input[name=name]", "mine")
+            page.click("#new-engine button")
+            page.wait_for_url(f"{server.url}/arena/e/*")
+            for name in ("random_mover", "negamax"):
+                page.set_input_files("#upload input[name=file]", str(tmp_path / f"{name}.tar.gz"))
+                page.fill("#upload input[name=label]", name)
+                page.click("#upload button")
+                page.wait_for_load_state()
+            page.locator("#new-test").wait_for(timeout=120_000)  # both checked: the page reloaded itself
+            assert page.locator("#versions .check-ok").count() == 2
+            page.select_option("#new-test select[name=new]", label="v2")
+            page.select_option("#new-test select[name=base]", label="v1")
+            page.fill("#new-test input[name=elo1]", "200")
+            page.fill("#new-test input[name=max_games]", "60")
+            page.click("#new-test button")
+            page.wait_for_url(f"{server.url}/arena/t/*")
+            page.locator("#status:text-is('H1')").wait_for(timeout=240_000)  # the page reloads itself until then
+            assert int(page.inner_text("#games")) >= 2
+            page.click("#test-games a >> nth=0")
+            page.wait_for_url(f"{server.url}/arena/g/*")
+            assert page.locator("#board td.cell-x").count() > 0 and page.locator("#moves tr").count() > 1
+            browser.close()
+        assert problems == []
+    finally:
+        server.stop()
