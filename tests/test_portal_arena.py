@@ -36,7 +36,7 @@ from grader.portal.db import connect, sessions, upgrade  # noqa: E402
 from grader.portal.models import User  # noqa: E402
 from grader.tournaments.games import GameRecord  # noqa: E402
 
-from test_portal import Client, Server, make_course  # noqa: E402
+from test_portal import ROOT, Client, Server, make_course  # noqa: E402
 from test_portal_db import postgres  # noqa: E402, F401  (the fixture)
 from test_portal_workers import Worker, _until, database  # noqa: E402, F401  (a fixture)
 
@@ -344,3 +344,33 @@ def test_an_author_submits_a_version_in_the_browser_and_watches_the_test_decide(
         assert problems == []
     finally:
         server.stop()
+
+
+@pytest.mark.slow  # three check games over GTP on the portal's worker threads: 3-6 s
+def test_gtp_gomoku_versions_are_checked_and_a_failing_one_says_why(db, tmp_path):
+    from grader.portal.course import load_course, make_demo_course
+    from grader.portal.worker import Workers
+
+    make, author, _ = db
+    course = load_course(make_demo_course(tmp_path / "course"))
+    gomoku = ROOT / "submissions" / "gomoku"
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tf:
+        for name in ("random_player.py", "solver.py"):
+            tf.add(gomoku / name, f"player/{name}")
+    with make.begin() as s:
+        engine = arena.new_engine(s, s.get(User, author.id), "five", "gtp", "gomoku")
+        uploads = [("solver.py", (gomoku / "solver.py").read_bytes(), None),
+                   ("random_player.py", (gomoku / "random_player.py").read_bytes(), None),  # needs solver.py
+                   ("player.tar.gz", out.getvalue(), "python3 random_player.py")]  # fmt: skip
+        ids = [arena.new_version(s, course, engine, name, data, command).id for name, data, command in uploads]
+    pool = Workers(course, make, 2)
+    pool.start()
+    try:
+        checked = _until(make, lambda s: all(s.get(EngineVersion, i).status != "checking" for i in ids) and
+                         [(v.status, v.message) for v in (s.get(EngineVersion, i) for i in ids)])  # fmt: skip
+    finally:
+        pool.stop()
+    assert [status for status, _ in checked] == ["ok", "failed", "ok"]
+    assert checked[0][1].startswith("it played a whole legal game as black against the bundled engine: ")
+    assert checked[1][1].endswith("the last line it wrote to stderr: ModuleNotFoundError: No module named 'solver'")
