@@ -177,8 +177,10 @@ def test_an_author_uploads_versions_and_a_test_decides_live(tmp_path):
         )
         assert bad.exit_code == 1 and bad.output.startswith("Error: the portal refused: sign in first")
         # the command line starts the test with the token (no cookie, no CSRF token) and follows it
+        book = tmp_path / "book.txt"
+        book.write_text("# two openings, each played with both colours\nf5d6c3\nf5f6e6\n")
         args = ["arena", "test", "--portal", server.url, "--token", token, "mine", "2", "1", "--tc", "10+0.1",
-                "--sprt", "0", "200", "--max-games", "60", "--wait"]  # fmt: skip
+                "--sprt", "0", "200", "--max-games", "60", "--openings", str(book), "--wait"]  # fmt: skip
         ran = CliRunner().invoke(main, args)
         assert ran.exit_code == 0, ran.output
         lines = ran.output.splitlines()
@@ -191,6 +193,7 @@ def test_an_author_uploads_versions_and_a_test_decides_live(tmp_path):
         assert done["status"] == "H1" and done["llr"] >= done["upper"] and done["games"] < 60
         assert done["wins"] + done["draws"] + done["losses"] == done["games"] == 2 * sum(done["pentanomial"])
         assert (done["elo"] is None) == (done["elo_error"] is None)  # None: not finite (every pair won)
+        assert done["openings"] == "book.txt" and {g["opening"] for g in done["list"]} == {"f5d6c3", "f5f6e6"}
         tests = me.get(f"/arena/e/{eid}").json()["tests"]
         assert [t["id"] for t in tests] == [tid] and tests[0]["status"] == "H1"
         first = next(g for g in done["list"] if g["status"] == "done")

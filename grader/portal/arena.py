@@ -20,8 +20,10 @@ from ..engines.programs import ProtocolEngine
 from ..engines.registry import get_protocol
 from ..engines.scripts import Script
 from ..errors import GraderError
+from ..files import bundled
 from ..games import Game as GameRules
 from ..games import get_game
+from ..tournaments.engines import protocol_engine
 from ..tournaments.formats import SprtSettings
 from ..tournaments.games import GameRecord
 from ..tournaments.openings import OPENING_PLIES, random_openings
@@ -148,9 +150,6 @@ CHECK_OPPONENTS = {"nboard": "random_mover", "gtp": "random_player"}  # the bund
 def check_opponent(rules: GameRules) -> Script | ProtocolEngine:
     """The bundled engine a version's check game is played against: the game's random example
     (Othello's behind the NBoard adapter; Gomoku's over GTP; others as scripts)."""
-    from ..files import bundled
-    from ..tournaments.engines import protocol_engine
-
     if rules.lab_protocol:
         name = CHECK_OPPONENTS[rules.lab_protocol]
         return protocol_engine(f"builtin:{rules.lab_protocol}:{name}", rules.lab_protocol, game=rules)
@@ -276,9 +275,9 @@ def count_pair(session: Session, test: ArenaTest, games: list[ArenaGame]) -> Non
         black_score = {"1-0": 1.0, "0-1": 0.0}.get(g.result, 0.5)
         score = black_score if g.black_id == test.new_id else 1 - black_score
         scores.append(score)
-        test.wins += score == 1.0
-        test.draws += score == 0.5
-        test.losses += score == 0.0
+        test.wins += int(score == 1.0)
+        test.draws += int(score == 0.5)
+        test.losses += int(score == 0.0)
     counts = penta(test).add(*scores).counts
     test.ll, test.ld, test.dd, test.wd, test.ww = counts
     found = state(test)

@@ -6,6 +6,7 @@ instructor controls them too); an open engine is seen by every signed-in user.""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import tempfile
@@ -242,7 +243,7 @@ def start_test(portal: Portal, request: Request, form: Any) -> Response:
                 raise HTTPException(400, f"choose the new version among {engine.name}'s")
             openings = _openings(form, get_game(engine.game))
             if openings:
-                ask = arena.TestRequest(**{**vars(ask), "openings": tuple(openings[1]), "openings_name": openings[0]})
+                ask = dataclasses.replace(ask, openings=tuple(openings[1]), openings_name=openings[0])
             test = arena.new_test(session, user, ask)
             tid = test.id
     except GraderError as e:
