@@ -1,7 +1,7 @@
 """Arena benchmark: an SPRT test's games per hour on the portal's workers against ``grader
 tournament --sprt`` of the same engines on the same cores, and the harness's cost per move in each.
 
-Run: python bench/arena.py [--games 200] [--workers 2] [--tc 10+0.1] [--isolation auto] [--repeat 3]
+Run: python bench/arena.py [--games 60] [--workers 2] [--tc 10+0.1] [--isolation auto] [--repeat 7]
 Two versions of an NBoard engine (the bundled greedy and random_mover behind the bundled
 NBoard adapter, uploaded as an author uploads them: an archive and its COMMAND) play an SPRT
 test whose bounds nothing decides early, to --games games, on a temporary course's SQLite
@@ -140,11 +140,11 @@ def figures(run: dict, slots: int) -> tuple[float, float, int, float]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--games", type=int, default=200)
+    ap.add_argument("--games", type=int, default=60)
     ap.add_argument("--workers", type=int, default=2, help="the arena's worker threads; the tournament's --jobs")
     ap.add_argument("--tc", default="10+0.1")
     ap.add_argument("--isolation", default="auto")
-    ap.add_argument("--repeat", type=int, default=3, help="rounds of both, one after the other (a shared machine's "
+    ap.add_argument("--repeat", type=int, default=7, help="rounds of both, one after the other (a shared machine's "
                     "load changes: the median round's figures are given)")  # fmt: skip
     args = ap.parse_args()
     tc = parse_tc(args.tc)
