@@ -48,7 +48,7 @@ from .arena_models import (
     GameJob,
 )
 from .course import Course
-from .models import QUEUED, RUNNING, User, now
+from .models import INSTRUCTOR, QUEUED, RUNNING, User, now
 from .uploads import UploadError, check_upload, command_program, is_archive, unpack, unpack_files
 
 CANCELLED = "cancelled"  # a queued game of a test that ended before it was played
@@ -73,7 +73,7 @@ def can_see(user: User, engine: ArenaEngine) -> bool:
 
 def can_control(user: User, engine: ArenaEngine) -> bool:
     """An author controls their engines (uploads, tests); an instructor the course's."""
-    return engine.owner_id == user.id or user.role == "instructor"
+    return engine.owner_id == user.id or user.role == INSTRUCTOR
 
 
 def new_engine(session: Session, owner: User, name: str, protocol: str, game: str, open_: bool = False) -> ArenaEngine:
