@@ -77,23 +77,29 @@ class ArenaPlayer:
         self.pool = EnginePool()
         self.kept: frozenset[str] = frozenset()  # the digests of the engines the pool may hold
         self.on_games = on_games  # a ladder's code, told of the games it queued once they are written
+        # what this thread made for the course as loaded (a course synced anew starts them afresh)
+        self.course: Course | None = None
         self.specs: dict[tuple[str, str], Script | ProtocolEngine] = {}  # (upload's digest, protocol) -> engine
-        self.settings: dict[tuple[int, str, tuple[float, float] | None], TournamentSettings] = {}
+        self.settings: dict[tuple[str, tuple[float, float] | None], TournamentSettings] = {}
+
+    def _for(self, course: Course) -> None:
+        if course is not self.course:
+            self.course, self.specs, self.settings = course, {}, {}
 
     def _settings(self, course: Course, game: str, tc: tuple[float, float] | None) -> TournamentSettings:
-        """The settings of a game, made and their sandbox checked once per course loaded (as grading: refused
-        where nothing isolates the engines)."""
-        key = (id(course), game, tc)
-        if key not in self.settings:
+        """The settings of a game, made and their sandbox checked once per course loaded (as
+        grading: refused where nothing isolates the engines)."""
+        self._for(course)
+        if (game, tc) not in self.settings:
             settings = arena.game_settings(course, game, tc)
             settings.sandbox_mechanism(course.private_files())
-            self.settings = {k: v for k, v in self.settings.items() if k[0] == id(course)}
-            self.settings[key] = settings
-        return self.settings[key]
+            self.settings[game, tc] = settings
+        return self.settings[game, tc]
 
     def _spec(self, course: Course, protocol: str, filename: str, content: bytes,
               command: str | None) -> Script | ProtocolEngine:  # fmt: skip
         """What a game plays of an upload: unpacked once, then kept (the next games read no archive)."""
+        self._for(course)
         key = (hashlib.sha256(content).hexdigest() + (command or ""), protocol + filename)
         if key not in self.specs:
             if len(self.specs) >= KEPT_SPECS:
