@@ -27,6 +27,7 @@ from grader.portal.arena_models import (  # noqa: E402
     H1,
     LIMIT,
     OK,
+    ArenaEngine,
     ArenaGame,
     ArenaTest,
     EngineVersion,
@@ -143,6 +144,26 @@ def test_what_the_arena_refuses_says_why_and_how_to_fix_it(db):
             arena.new_test(s, me, arena.TestRequest(new=v2, base=v1, elo0=5, elo1=5))
 
 
+@pytest.mark.parametrize(
+    "role, owner, open_, sees, controls",
+    [("student", True, False, True, True), ("student", False, False, False, False),
+     ("student", False, True, True, False), ("ta", False, False, True, False),
+     ("instructor", False, False, True, True)],
+)  # fmt: skip
+def test_an_author_reaches_their_engines_and_the_staff_the_courses(role, owner, open_, sees, controls):
+    user = User(id=1, email="u@example.edu", name="U", role=role)
+    engine = ArenaEngine(owner_id=1 if owner else 2, name="e", protocol="nboard", game="othello", open=int(open_))
+    assert (arena.can_see(user, engine), arena.can_control(user, engine)) == (sees, controls)
+
+
+def test_grader_arena_test_says_when_the_portal_cannot_be_reached():
+    args = ["arena", "test", "--portal", "http://127.0.0.1:9", "--token", "grader_x", "mine", "2", "1"]
+    ran = CliRunner().invoke(main, args)
+    assert ran.exit_code == 1
+    assert ran.output.startswith("Error: cannot reach the portal at http://127.0.0.1:9: ")
+    assert ran.output.endswith(": is grader serve running there?\n")
+
+
 # --- end to end: a server, its workers, real engines ----------------------------------------
 
 CRASHES = b"import sys\nsys.exit(3)\n"
@@ -220,6 +241,11 @@ def test_an_author_uploads_versions_and_a_test_decides_live(tmp_path):
             assert other.get(path).status_code == 404, path
         r = other.post(f"/arena/e/{eid}/versions", files={"file": ("x.py", CRASHES)})
         assert r.status_code == 404
+        assert other.post(f"/arena/t/{tid}/stop").status_code == 404
+        missing = CliRunner().invoke(
+            main, ["arena", "test", "--portal", server.url, "--token", token, "mine", "9", "1"]
+        )
+        assert missing.output == "Error: mine has no version 9 (it has v1, v2, v3): upload it on the portal first\n"
     finally:
         server.stop()
 
