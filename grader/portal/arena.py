@@ -16,6 +16,7 @@ from pathlib import Path
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from ..engines import available_protocols
 from ..engines.programs import ProtocolEngine
 from ..engines.registry import get_protocol
 from ..engines.scripts import Script
@@ -38,7 +39,6 @@ from .arena_models import (
     H1,
     LIMIT,
     OK,
-    PROTOCOLS,
     STOPPED,
     TEST_PRIORITY,
     ArenaEngine,
@@ -81,8 +81,9 @@ def new_engine(session: Session, owner: User, name: str, protocol: str, game: st
     if not NAME.fullmatch(name):
         raise ArenaError(f"engine name {name[:60]!r}: use 1 to 40 letters, digits, '_', '.', '-', starting with "
                          "a letter or digit")  # fmt: skip
-    if protocol not in PROTOCOLS:
-        raise ArenaError(f"unknown protocol {protocol!r}: choose one of {', '.join(PROTOCOLS)}")
+    known = available_protocols()
+    if protocol not in known:
+        raise ArenaError(f"unknown protocol {protocol!r}: choose one of {', '.join(sorted(known))}")
     rules = get_game(game)  # GraderError naming the known games
     if not get_protocol(protocol).plays(rules):
         raise ArenaError(f"{protocol} engines do not play {rules.title}: choose another protocol or game")

@@ -35,7 +35,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from .models import QUEUED, RUNNING, Base, now
 
-PROTOCOLS = ("script", "nboard", "gtp")  # how an engine plays: a graded script, or a program of a protocol
 CHECKING, OK, FAILED = "checking", "ok", "failed"  # a version's check
 DONE = "done"  # a game, and a game job: QUEUED, RUNNING, then DONE
 CHECK, GAMES = "check", "games"  # a game job's kind
@@ -50,7 +49,7 @@ class ArenaEngine(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     owner_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
     name: Mapped[str] = mapped_column(String(60))
-    protocol: Mapped[str] = mapped_column(String(16))  # one of PROTOCOLS
+    protocol: Mapped[str] = mapped_column(String(16))  # a protocol of the registry: script, nboard, gtp, ...
     game: Mapped[str] = mapped_column(String(40))  # a game's name or variant spec (othello, gomoku:size=9)
     open: Mapped[int] = mapped_column(Integer, default=0)  # 1: every signed-in user sees it (an open ladder)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)

@@ -22,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from ..engines import available_protocols
 from ..errors import GraderError
 from ..games import Game as GameRules
 from ..games import available as available_games
@@ -29,7 +30,7 @@ from ..games import get_game, ggf
 from ..tournaments.games import GameRecord
 from ..tournaments.openings import read_openings
 from . import accounts, arena
-from .arena_models import CHECKING, PROTOCOLS, ArenaEngine, ArenaGame, ArenaTest, EngineVersion
+from .arena_models import CHECKING, ArenaEngine, ArenaGame, ArenaTest, EngineVersion
 from .models import QUEUED, RUNNING, User
 from .web import Portal, checked_form, display_name, need_user, page, wants_json
 
@@ -137,7 +138,7 @@ def engines_page(portal: Portal, request: Request, form: Any) -> Response:
     for e in engines:
         e["latest"] = e["versions"][0] if e["versions"] else None
         del e["versions"]
-    data = {"engines": engines, "protocols": list(PROTOCOLS), "games": sorted(available_games())}
+    data = {"engines": engines, "protocols": sorted(available_protocols()), "games": sorted(available_games())}
     return page(request, "arena.html", data, user=user)
 
 
