@@ -22,8 +22,9 @@ idle. Its own table (with its engines, options, and a ``ladder_id`` column it ad
 ``arena_games``) lives beside these; it queues ``GameJob(kind=GAMES, priority=LADDER_PRIORITY)``
 jobs with their ``ArenaGame`` rows (``test_id`` None), a pair at a time when ``queue.waiting_games``
 is zero, between the engines' latest ``ok`` versions, and reads the results of the ``done``
-games. A worker plays a job's games with ``arena.play_job``; when they are written, the ladder's
-code is told the job finished (``arena.on_games_done``).
+games. A worker thread plays a job's games (``arena_play.ArenaPlayer``, ``play_game`` for each
+game in order, under the game's ``tc_seconds``/``tc_increment``); once they are written, in that
+transaction, it calls the ``on_games(session, games)`` its ``Workers`` were given (the ladder's code).
 """
 
 from __future__ import annotations
