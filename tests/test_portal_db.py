@@ -19,11 +19,12 @@ import pytest
 
 pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
 
-from sqlalchemy import inspect, select, text  # noqa: E402
+from sqlalchemy import inspect, select, text, update  # noqa: E402
 
 from grader.errors import GraderError  # noqa: E402
 from grader.grading.run import grade  # noqa: E402
 from grader.portal import accounts, policy, queue  # noqa: E402
+from grader.portal.arena_models import DONE, GAMES, LADDER_PRIORITY, TEST_PRIORITY, GameJob  # noqa: E402
 from grader.portal.course import load_course, make_demo_course  # noqa: E402
 from grader.portal.db import connect, reading, sessions, upgrade  # noqa: E402
 from grader.portal.models import (  # noqa: E402
@@ -131,9 +132,15 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(url):
         "lti_identities",
         "lti_links",
         "lti_scores",
+        "arena_engines",
+        "engine_versions",
+        "arena_tests",
+        "arena_games",
+        "game_jobs",
+        "api_tokens",
     } <= tables
     with engine.connect() as c:
-        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0007",)]
+        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0008",)]
     engine.dispose()
 
 
@@ -295,6 +302,30 @@ def test_a_job_whose_workers_died_on_it_attempts_times_is_failed_not_claimed(db)
         assert (sub.status, sub.error, sub.student_text) == ("failed", queue.stopped_text(3), queue.stopped_text(3))
         assert sub.error.startswith("the grader stopped 3 times on this submission")
         assert s.scalars(select(Job)).all() == [] and queue.used_today(s, student, "othello") == 0
+
+
+def test_game_jobs_are_claimed_by_priority_and_a_dead_workers_job_once_more(db):
+    make, _course, _student = db
+    with make.begin() as s:
+        s.add_all([GameJob(kind=GAMES, priority=LADDER_PRIORITY, state=QUEUED, attempts=0),
+                   GameJob(kind=GAMES, priority=TEST_PRIORITY, state=QUEUED, attempts=0)])  # fmt: skip
+    with make.begin() as s:
+        test_job = queue.claim_game(s, "killed")
+        assert s.get(GameJob, test_job.job_id).priority == TEST_PRIORITY  # a test's games before a ladder's
+        assert queue.waiting_games(s) == 1
+    with make.begin() as s:
+        s.execute(update(GameJob).where(GameJob.id == test_job.job_id)
+                  .values(lease_until=datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=1)))  # fmt: skip
+    with make.begin() as s:
+        again = queue.claim_game(s, "next")
+        assert again.job_id == test_job.job_id and s.get(GameJob, again.job_id).attempts == 2
+    with make.begin() as s:
+        assert not queue.renew_game(s, test_job) and not queue.finish_game(s, test_job)  # the dead one writes nothing
+        assert queue.finish_game(s, again)
+        assert not queue.finish_game(s, again)  # once
+    with make.begin() as s:
+        assert s.get(GameJob, again.job_id).state == DONE
+        assert queue.claim_game(s, "last").job_id != again.job_id
 
 
 def test_a_worker_that_lost_its_lease_writes_nothing(db, monkeypatch):

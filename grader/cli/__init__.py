@@ -17,6 +17,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 # Each command: its module in grader/cli/, the command there, and the line 'grader --help' shows.
 COMMANDS: dict[str, tuple[str, str, str]] = {
+    "arena": ("arena", "arena_group", "Start SPRT tests of your engines on a running course portal."),
     "boards": ("plans", "boards", "Write random test boards reached by legal play."),
     "check": ("check", "check", "The presubmission check: can the grader read this script's output?"),
     "doctor": ("doctor", "doctor", "What isolation this machine offers, with a real attack to prove it."),

@@ -17,6 +17,7 @@ from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import GraderError
+from .arena_models import ApiToken
 from .models import INSTRUCTOR, ROLES, STUDENT, TA, SignInFailure, SignInToken, User, now
 
 LINK_HOURS = 72  # a sign-in link works once, within this many hours
@@ -125,6 +126,27 @@ def use_signin_token(session: Session, token: str) -> User | None:
     )
     if getattr(done, "rowcount", 0) != 1:
         return None
+    return session.get(User, found.user_id)
+
+
+API_TOKEN_PREFIX = "grader_"  # an API token's start, so that one pasted in the wrong place is recognised
+
+
+def new_api_token(session: Session, user: User, label: str = "") -> str:
+    """A token for the portal's API (``Authorization: Bearer TOKEN``), shown once: only its
+    digest is stored."""
+    token = API_TOKEN_PREFIX + secrets.token_urlsafe(32)
+    session.add(ApiToken(digest=_digest(token), user_id=user.id, label=label[:60]))
+    session.flush()
+    return token
+
+
+def api_user(session: Session, token: str) -> User | None:
+    """The user of an API token (its use noted); None for a token nobody holds."""
+    found = session.get(ApiToken, _digest(token))
+    if found is None:
+        return None
+    found.used_at = now()
     return session.get(User, found.user_id)
 
 

@@ -11,12 +11,14 @@ import datetime as dt
 import hashlib
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import ColumnElement, and_, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..errors import GraderError
+from .arena_models import DONE, GameJob
 from .course import Assignment
 from .models import FAILED, GRADED, QUEUED, RUNNING, DailyCount, Extension, Job, Submission, User, now
 
@@ -178,18 +180,76 @@ def claim(session: Session, worker: str, seconds: float = LEASE_SECONDS, attempt
     A job whose worker died on it ``attempts`` times is failed first (``fail_stuck``), never claimed."""
     fail_stuck(session, attempts)
     moment, token = now(), secrets.token_hex(16)
-    free = or_(Job.state == QUEUED, and_(Job.state == RUNNING, Job.lease_until < moment))
+    free = _free(Job, moment)
     oldest = select(Job.id).where(free).order_by(Job.id).limit(1).with_for_update(skip_locked=True).scalar_subquery()
     found = session.execute(
-        update(Job).where(Job.id == oldest, free)
-        .values(state=RUNNING, claimed_by=worker, claimed_at=moment, attempts=Job.attempts + 1, lease_token=token,
-                lease_until=moment + dt.timedelta(seconds=seconds))
+        update(Job).where(Job.id == oldest, free).values(_claimed(Job, worker, moment, token, seconds))
         .returning(Job.id, Job.submission_id)
     ).first()  # fmt: skip
     if found is None:
         return None
     session.execute(update(Submission).where(Submission.id == found.submission_id).values(status=RUNNING))
     return Lease(found.id, found.submission_id, token)
+
+
+def _free(table: type[Job] | type[GameJob], moment: dt.datetime) -> ColumnElement[bool]:
+    """A job nobody holds: queued, or running under a lease that expired."""
+    return or_(table.state == QUEUED, and_(table.state == RUNNING, table.lease_until < moment))
+
+
+def _claimed(table: type[Job] | type[GameJob], worker: str, moment: dt.datetime, token: str,
+             seconds: float) -> dict[str, Any]:  # fmt: skip
+    """A claimed job's new values: running, under the lease ``token`` for ``seconds``."""
+    return dict(state=RUNNING, claimed_by=worker, claimed_at=moment, attempts=table.attempts + 1, lease_token=token,
+                lease_until=moment + dt.timedelta(seconds=seconds))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class GameLease:
+    """A claimed game job (``kind`` check or games), held as a grading job's ``Lease``."""
+
+    job_id: int
+    kind: str
+    token: str
+
+
+def claim_game(session: Session, worker: str, seconds: float = LEASE_SECONDS) -> GameLease | None:
+    """The game job of highest priority (then the oldest) queued or whose lease expired, now
+    this worker's for ``seconds``: as ``claim``, in one statement. A job claimed again after its
+    worker died has its games played again from their start."""
+    moment, token = now(), secrets.token_hex(16)
+    free = _free(GameJob, moment)
+    first = (select(GameJob.id).where(free).order_by(GameJob.priority.desc(), GameJob.id).limit(1)
+             .with_for_update(skip_locked=True).scalar_subquery())  # fmt: skip
+    found = session.execute(
+        update(GameJob).where(GameJob.id == first, free).values(_claimed(GameJob, worker, moment, token, seconds))
+        .returning(GameJob.id, GameJob.kind)
+    ).first()  # fmt: skip
+    return None if found is None else GameLease(found.id, found.kind, token)
+
+
+def renew_game(session: Session, lease: GameLease, seconds: float = LEASE_SECONDS) -> bool:
+    """Keep the game job for ``seconds`` more; False when the lease was lost."""
+    done = session.execute(
+        update(GameJob).where(GameJob.id == lease.job_id, GameJob.lease_token == lease.token)
+        .values(lease_until=now() + dt.timedelta(seconds=seconds))
+    )  # fmt: skip
+    return getattr(done, "rowcount", 0) == 1
+
+
+def finish_game(session: Session, lease: GameLease) -> bool:
+    """Mark the game job done if this lease still holds it: True, and the caller writes its
+    games in the same transaction; False (write nothing) when another worker holds it now."""
+    done = session.execute(
+        update(GameJob).where(GameJob.id == lease.job_id, GameJob.lease_token == lease.token, GameJob.state == RUNNING)
+        .values(state=DONE, lease_until=None)
+    )  # fmt: skip
+    return getattr(done, "rowcount", 0) == 1
+
+
+def waiting_games(session: Session) -> int:
+    """Game jobs waiting to be claimed (a ladder queues its games when there are none)."""
+    return session.scalar(select(func.count()).select_from(GameJob).where(GameJob.state == QUEUED)) or 0
 
 
 def renew(session: Session, lease: Lease, seconds: float = LEASE_SECONDS) -> bool:

@@ -111,6 +111,16 @@ def unpack(filename: str, content: bytes, folder: Path, commands: Collection[str
         path.write_bytes(content)
         path.chmod(0o755 if path.suffix == "" else 0o644)
         return Submission(PROGRAM, path, single=True)
+    root = unpack_files(filename, content, folder, limits)
+    program = command_program(root)
+    if program is not None and program.bundle is not None:
+        return Submission(PROGRAM, root / program.bundle.entry, folder=root)
+    return find_submission_folder(root, set(commands), entry)
+
+
+def unpack_files(filename: str, content: bytes, folder: Path, limits: ArchiveLimits = LIMITS) -> Path:
+    """Write the archive's files into the empty ``folder`` under their own names (its one top
+    folder, if it has nothing else, taken away); the folder, resolved."""
     members = _checked(filename, content, limits)
     top = {m.path.parts[0] for m in members}
     strip = len(top) == 1 and all(m.is_dir or len(m.path.parts) > 1 for m in members)  # 'zip -r lab.zip lab'
@@ -131,35 +141,36 @@ def unpack(filename: str, content: bytes, folder: Path, commands: Collection[str
         target.chmod(0o755 if m.executable else 0o644)
     for d in [root, *(p for p in root.rglob("*") if p.is_dir())]:
         d.chmod(0o755)
-    program = command_program(root)
-    if program is not None and program.bundle is not None:
-        return Submission(PROGRAM, root / program.bundle.entry, folder=root)
-    return find_submission_folder(root, set(commands), entry)
+    return root
 
 
-def command_program(folder: Path) -> ProtocolEngine | None:
-    """The GTP program the COMMAND file of an unpacked archive starts in its folder, as
-    ``grader regress "COMMAND" FILE`` would (None: the archive has no COMMAND file)."""
+def command_program(folder: Path, protocol: str = "gtp", command: str | None = None) -> ProtocolEngine | None:
+    """The program of ``protocol`` (GTP, NBoard) that ``command``, else the COMMAND file of an
+    unpacked archive, starts in its folder, as ``grader regress "COMMAND" FILE`` would (None:
+    no command given and no COMMAND file)."""
     path = folder / COMMAND_FILE
-    if not path.is_file():
-        return None
     example = "like python3 Gomoku.py"
+    where = "the command" if command is not None else COMMAND_FILE
+    if command is None:
+        if not path.is_file():
+            return None
+        try:
+            lines = path.read_text(encoding="utf-8").strip().splitlines()
+        except (OSError, UnicodeDecodeError):
+            raise UploadError(
+                f"{COMMAND_FILE} is not text: write in it the command that starts your program, {example}"
+            ) from None
+        if len(lines) != 1:
+            raise UploadError(
+                f"{COMMAND_FILE} must be one line, the command that starts your program in its folder, {example}"
+            )
+        command = lines[0]
     try:
-        lines = path.read_text(encoding="utf-8").strip().splitlines()
-    except (OSError, UnicodeDecodeError):
-        raise UploadError(
-            f"{COMMAND_FILE} is not text: write in it the command that starts your program, {example}"
-        ) from None
-    if len(lines) != 1:
-        raise UploadError(
-            f"{COMMAND_FILE} must be one line, the command that starts your program in its folder, {example}"
-        )
-    try:
-        program = ProtocolEngine.from_command(lines[0], "gtp", cwd=folder)
+        program = ProtocolEngine.from_command(command, protocol, cwd=folder)
     except GraderError as e:
-        raise UploadError(f"{COMMAND_FILE}: {str(e).replace(str(folder), 'the archive')}") from None
+        raise UploadError(f"{where}: {str(e).replace(str(folder), 'the archive')}") from None
     if program.bundle is None:
-        raise UploadError(f"{COMMAND_FILE} names none of the archive's files: name your program's, {example}")
+        raise UploadError(f"{where} names none of the archive's files: name your program's, {example}")
     return program
 
 

@@ -347,7 +347,11 @@ def page(request: Request, template: str, data: Mapping[str, Any], status: int =
 
 
 def checked_form(request: Request, form: Any) -> Any:
-    """The form posted, once its CSRF token (field ``csrf`` or header X-CSRF-Token) is the session's."""
+    """The form posted, once its CSRF token (field ``csrf`` or header X-CSRF-Token) is the
+    session's. A request with an API token needs none: it is answered as the token's user
+    only (``signed_in``), and no browser adds that header to a forged request."""
+    if bearer(request) is not None:
+        return form
     sent = form.get("csrf") or request.headers.get("x-csrf-token") or ""
     mine = request.session.get("csrf")
     if not isinstance(sent, str) or not isinstance(mine, str) or not hmac.compare_digest(sent, mine):
@@ -355,7 +359,19 @@ def checked_form(request: Request, form: Any) -> Any:
     return form
 
 
+def bearer(request: Request) -> str | None:
+    """The API token of ``Authorization: Bearer TOKEN``, if the request carries one."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else None
+
+
 def signed_in(portal: Portal, request: Request) -> User | None:
+    """The user of the session's cookie; or, for a request with an API token, the token's
+    user (None for an unknown token: the cookie is not looked at)."""
+    token = bearer(request)
+    if token is not None:
+        with portal.make.begin() as session:
+            return accounts.api_user(session, token)
     uid = request.session.get("uid")
     if not isinstance(uid, int):
         return None

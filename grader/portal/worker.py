@@ -13,13 +13,15 @@ import socket
 import tempfile
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from ..engines.cgroups import dedicate_this_thread
+from ..engines.fairness import assign_slot
 from ..errors import GraderError
 from ..execution.executor import Executor
 from ..grading import report
@@ -28,9 +30,10 @@ from ..grading.run import grade_submission
 from ..runs.text import fmt_total, plural
 from ..stop import Stop
 from . import gtplab
+from .arena_play import ArenaPlayer, GamesDone
 from .course import Assignment, Course
 from .models import FAILED, GRADED, Submission, now
-from .queue import LEASE_SECONDS, MAX_ATTEMPTS, Lease, claim, finish, give_back, release, renew
+from .queue import LEASE_SECONDS, MAX_ATTEMPTS, GameLease, claim, finish, give_back, release, renew, renew_game
 from .uploads import command_program, unpack
 
 log = logging.getLogger("grader.portal")
@@ -116,11 +119,12 @@ class Workers:
     def __init__(self, course: Course, make: sessionmaker[Session], count: int = 1, name: str | None = None,
                  lease: float = LEASE_SECONDS, cluster: str | None = None,
                  on_graded: Callable[[str], object] | None = None, attempts: int = MAX_ATTEMPTS,
-                 nice: int = GRADING_NICE):  # fmt: skip
+                 nice: int = GRADING_NICE, on_games: GamesDone | None = None):  # fmt: skip
         self.course, self.make, self.lease, self.cluster, self.nice = course, make, lease, cluster, nice
         self.attempts = attempts  # claims of a job whose worker died on each before it is failed
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.on_graded = on_graded  # told each submission graded (the LTI tool sends its score)
+        self.on_games = on_games  # told of a job's games written that no test queued (a ladder's)
         self.executors: list[Executor | None] = [None] * count
         try:
             for i in range(count if cluster else 0):
@@ -158,18 +162,33 @@ class Workers:
     def _loop(self, i: int) -> None:
         me = f"{self.name}-{i}"
         grade_below_pages(self.nice)
-        while not self.stopping.is_set():
-            try:
-                if self.cluster and getattr(self.executors[i], "lost", None):  # the scheduler went away: again
-                    self.executors[i].close()  # type: ignore[union-attr]
-                    self.executors[i] = self._connect()
-                worked = self.work_once(me, self.executors[i])
-            except Exception:  # a database or a scheduler gone for a moment: try again, never end the thread
-                log.exception("worker %s", me)
-                worked = False
-            if not worked:
-                self.wake.wait(1.0)
-                self.wake.clear()
+        dedicate_this_thread()  # its engines' processes in cgroups of their own, pinned to the slot's cores,
+        assign_slot(i, len(self.threads))  # as a tournament's job slots run theirs
+        player = ArenaPlayer(i, self.on_games)
+        try:
+            while not self.stopping.is_set():
+                try:
+                    if self.cluster and getattr(self.executors[i], "lost", None):  # the scheduler went away: again
+                        self.executors[i].close()  # type: ignore[union-attr]
+                        self.executors[i] = self._connect()
+                    worked = self.work_once(me, self.executors[i]) or self.play_once(me, player)
+                except Exception:  # a database or a scheduler gone for a moment: try again, never end the thread
+                    log.exception("worker %s", me)
+                    worked = False
+                if not worked:
+                    self.wake.wait(1.0)
+                    self.wake.clear()
+        finally:
+            player.close()
+
+    def play_once(self, me: str, player: ArenaPlayer) -> bool:
+        """Claim one game job of the arena (gradings first: ``work_once`` found none) and play
+        it, renewing its lease meanwhile; False when there was none."""
+
+        def renewing(lease: GameLease) -> AbstractContextManager[None]:
+            return self._renewing(lambda session: renew_game(session, lease, self.lease), f"arena job {lease.job_id}")
+
+        return player.play_next(self.make, self.course, me, self.lease, renewing)
 
     def work_once(self, me: str, executor: Executor | None = None) -> bool:
         """Claim one job and grade it, renewing its lease meanwhile; False when the queue was
@@ -183,7 +202,7 @@ class Workers:
             filename, content, name = sub.filename, sub.content, sub.assignment
             rerun = sub.change_reason is not None
         assignment = self.course.assignments.get(name)
-        with self._renewing(lease):
+        with self._renewing(lambda session: renew(session, lease, self.lease), lease.submission_id):
             try:
                 if assignment is None:
                     raise GraderError(f"the course has no assignment {name!r} any more")
@@ -223,18 +242,19 @@ class Workers:
         return True
 
     @contextmanager
-    def _renewing(self, lease: Lease) -> Iterator[None]:
-        """Renew ``lease`` every third of its length while the block runs."""
+    def _renewing(self, renewed: Callable[[Session], bool], what: str) -> Iterator[None]:
+        """Renew a lease (``renewed`` in a transaction: False once it is lost) every third of
+        its length while the block runs."""
         done = threading.Event()
 
         def keep() -> None:
             while not done.wait(self.lease / 3):
                 try:
                     with self.make.begin() as session:
-                        if not renew(session, lease, self.lease):
+                        if not renewed(session):
                             return  # lost: finish() will write nothing
                 except Exception:  # the database gone for a moment: the next renewal may reach it
-                    log.exception("renewing the lease on %s", lease.submission_id)
+                    log.exception("renewing the lease on %s", what)
 
         thread = threading.Thread(target=keep, name="grader-lease", daemon=True)
         thread.start()

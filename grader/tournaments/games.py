@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..engines.programs import ProtocolEngine
 from ..engines.protocol import EnginePool, Player, Turn
@@ -97,11 +97,13 @@ class GameRecord:
 
 
 def play_game(game: GameRecord, engines: dict[str, Script | ProtocolEngine], settings: TournamentSettings,
-              worker: Worker, pool: EnginePool | None = None) -> GameRecord:  # fmt: skip
+              worker: Worker, pool: EnginePool | None = None,
+              on_move: Callable[[GameRecord], None] | None = None) -> GameRecord:  # fmt: skip
     """Play ``game`` (from its opening) to the end with the ``engines`` (by name); returns it
     filled in. Protocol engines come from ``pool`` when one waits there and go back to it
-    after a clean game; any other is stopped at the end, whatever happens. Raises Stopped
-    when the run is stopped."""
+    after a clean game; any other is stopped at the end, whatever happens. ``on_move`` sees
+    the record after each move played (its ``moves`` so far, clocks, evaluations). Raises
+    Stopped when the run is stopped."""
     rules = settings.rules
     game.scripts = {game.black: engines[game.black].digest, game.white: engines[game.white].digest}
     game.host = worker.host
@@ -119,7 +121,7 @@ def play_game(game: GameRecord, engines: dict[str, Script | ProtocolEngine], set
                 _with_fix(game, engines[names[token]], settings, worker)
                 break
         else:
-            final = _play_moves(game, players, names, settings, worker)
+            final = _play_moves(game, players, names, settings, worker, on_move)
             if game.forfeit and not game.events[-1]["timed_out"]:
                 _with_fix(game, engines[game.forfeit], settings, worker)
         clean = True
@@ -133,7 +135,7 @@ CPU_CLOCK_WALL = 3.0  # on a CPU-time clock, the wall seconds a move may take pe
 
 
 def _play_moves(game: GameRecord, players: dict[str, Player], names: dict[str, str], settings: TournamentSettings,
-                worker: Worker) -> Position:  # fmt: skip
+                worker: Worker, on_move: Callable[[GameRecord], None] | None = None) -> Position:  # fmt: skip
     """The moves of a game (each engine's turn, on its clock), adjudication and forfeits;
     returns the last position."""
     rules, rule, tc = settings.rules, settings.rule, settings.tc
@@ -203,6 +205,9 @@ def _play_moves(game: GameRecord, players: dict[str, Player], names: dict[str, s
         moves.append(move)
         plies.append(move)
         pos = pos.play(move)
+        if on_move is not None:
+            game.moves = rules.transcript(moves)
+            on_move(game)
     game.moves = rules.transcript(moves)
     game.black_pieces, game.white_pieces = rules.pieces(pos)
     return pos

@@ -1,0 +1,177 @@
+"""Arena benchmark: an SPRT test's games per hour on the portal's workers against ``grader
+tournament --sprt`` of the same engines on the same cores, and the harness's cost per move in each.
+
+Run: python bench/arena.py [--games 60] [--workers 2] [--tc 10+0.1] [--isolation auto] [--repeat 7]
+Two versions of an NBoard engine (the bundled greedy and random_mover behind the bundled
+NBoard adapter, uploaded as an author uploads them: an archive and its COMMAND) play an SPRT
+test whose bounds nothing decides early, to --games games, on a temporary course's SQLite
+database, by ``--workers`` worker threads as ``grader serve`` starts them (their checks played
+first, not timed). Then ``run_tournament`` plays the same engines from the same folders, with the
+same openings, format sprt, the same bounds and game limit, at --jobs = --workers. Games per
+hour: games / wall seconds from the test's start to its end (the tournament's: the call).
+Harness cost per move: (wall seconds x slots - the engines' own move times) / engine moves,
+i.e. the slots' time not spent waiting for an engine's answer (claiming, writing moves and
+results, starting processes); the line after it is the arena's minus the command line's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import shutil
+import statistics
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+from sqlalchemy import select
+
+from grader import TournamentSettings, run_tournament
+from grader.config import Config, parse_tc
+from grader.files import bundled
+from grader.games import get_game
+from grader.portal import accounts, arena
+from grader.portal.arena_models import ArenaGame, ArenaTest, EngineVersion
+from grader.portal.course import load_course, make_demo_course
+from grader.portal.db import connect, sessions, upgrade
+from grader.portal.models import User
+from grader.portal.uploads import command_program, unpack_files
+from grader.portal.worker import Workers
+from grader.tournaments.engines import Engine
+from grader.tournaments.formats import Format, SprtSettings
+from grader.tournaments.games import GameRecord
+
+ENGINES = ("greedy", "random_mover")
+BOUNDS = (-1.0, 1.0)  # a test this narrow between these two does not decide within a few hundred games
+WIDE = (0.0, 5.0)
+
+
+def archive(script: str) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tf:
+        for member, data in (("engine.py", bundled("nboard", "engine.py").read_bytes()),
+                             (f"{script}.py", bundled("submissions", f"{script}.py").read_bytes()),
+                             ("COMMAND", f"python3 engine.py {script}.py\n".encode())):  # fmt: skip
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def engine_time(records: list[GameRecord]) -> tuple[float, int]:
+    """The engines' own seconds (question to answer, as the harness timed them) and their moves."""
+    times = [t[0] for r in records for t in r.move_times if t and t[0] is not None]
+    return sum(times), len(times)
+
+
+def arena_run(work: Path, games: int, workers: int, tc: tuple[float, float], isolation: str) -> dict:
+    course_dir = make_demo_course(work / "course")
+    (course_dir / "config.yaml").write_text(f"isolation: {isolation}\n")
+    course = load_course(course_dir)
+    db = connect(f"sqlite:///{work / 'portal.sqlite3'}")
+    upgrade(db)
+    make = sessions(db)
+    with make.begin() as s:
+        accounts.import_roster(s, [accounts.RosterEntry("author@example.edu", "Author")])
+        author = s.scalar(select(User))
+        engine = arena.new_engine(s, author, "bench", "nboard", "othello")
+        ids = [arena.new_version(s, course, engine, f"{name}.tar.gz", archive(name)).id for name in ENGINES]
+    pool = Workers(course, make, workers)
+    pool.start()
+    try:
+        while True:
+            with make() as s:
+                statuses = [s.get(EngineVersion, v).status for v in ids]
+            if "checking" not in statuses:
+                break
+            time.sleep(0.2)
+        if statuses != ["ok", "ok"]:
+            raise SystemExit(f"the versions' checks failed: {statuses}")
+        with make.begin() as s:
+            ask = arena.TestRequest(new=ids[0], base=ids[1], tc=tc, elo0=BOUNDS[0], elo1=BOUNDS[1], max_games=games,
+                                    seed=1)  # fmt: skip
+            tid = arena.new_test(s, s.get(User, author.id), ask).id
+        start = time.perf_counter()
+        pool.wake.set()
+        while True:
+            with make() as s:
+                test = s.get(ArenaTest, tid)
+                if test.status != "running":
+                    break
+            time.sleep(0.05)
+        wall = time.perf_counter() - start
+    finally:
+        pool.stop()
+    with make() as s:
+        rows = s.scalars(select(ArenaGame).where(ArenaGame.test_id == tid, ArenaGame.status == "done")).all()
+        records = [GameRecord.from_json(json.loads(g.record)) for g in rows]
+        openings = json.loads(s.get(ArenaTest, tid).openings)
+        counted = test.wins + test.draws + test.losses
+    return {"wall": wall, "games": len(records), "counted": counted, "status": test.status, "records": records,
+            "openings": openings, "course": course}  # fmt: skip
+
+
+def tournament_run(work: Path, games: int, jobs: int, tc: tuple[float, float], isolation: str,
+                   openings: list[str]) -> dict:  # fmt: skip
+    engines = []
+    for name in ENGINES:
+        folder = work / name
+        folder.mkdir()
+        root = unpack_files(f"{name}.tar.gz", archive(name), folder)
+        program = command_program(root, "nboard")
+        assert program is not None
+        engines.append(Engine(name, protocol=program))
+    settings = TournamentSettings.resolve(Config(isolation=isolation), get_game("othello"), tc=tc, jobs=jobs)
+    fmt = Format("sprt", sprt=SprtSettings(BOUNDS[0], BOUNDS[1], games))
+    start = time.perf_counter()
+    result = run_tournament(engines, settings=settings, format=fmt, openings=openings, out=work / "tournament")
+    wall = time.perf_counter() - start
+    return {"wall": wall, "games": len(result.games), "records": result.games}
+
+
+def figures(run: dict, slots: int) -> tuple[float, float, int, float]:
+    """Games per hour, the harness's ms per move, the engine moves, the engines' own seconds."""
+    engine_s, moves = engine_time(run["records"])
+    cost = (run["wall"] * slots - engine_s) / moves * 1000 if moves else float("nan")
+    return run["games"] / run["wall"] * 3600, cost, moves, engine_s
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", type=int, default=60)
+    ap.add_argument("--workers", type=int, default=2, help="the arena's worker threads; the tournament's --jobs")
+    ap.add_argument("--tc", default="10+0.1")
+    ap.add_argument("--isolation", default="auto")
+    ap.add_argument("--repeat", type=int, default=7, help="rounds of both, one after the other (a shared machine's "
+                    "load changes: the median round's figures are given)")  # fmt: skip
+    args = ap.parse_args()
+    tc = parse_tc(args.tc)
+    print(f"{' vs '.join(ENGINES)} (NBoard adapter), {args.tc}, {args.workers} slots, isolation {args.isolation}, "
+          f"{args.games} games a run")  # fmt: skip
+    ratios, costs = [], []
+    for r in range(args.repeat):
+        work = Path(tempfile.mkdtemp(prefix="grader-bench-arena-"))
+        try:
+            a = arena_run(work / "arena", args.games, args.workers, tc, args.isolation)
+            t = tournament_run(work, args.games, args.workers, tc, args.isolation, a["openings"])
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        fa, ft = figures(a, args.workers), figures(t, args.workers)
+        for name, run, f in (("arena (portal workers)", a, fa), ("grader tournament --sprt", t, ft)):
+            print(f"round {r + 1}: {name:26s} {run['games']:4d} games in {run['wall']:6.1f} s: {f[0]:8.0f} games/hour; "
+                  f"harness {f[1]:6.2f} ms/move ({f[2]} engine moves, engines' own {f[3]:.1f} s)")  # fmt: skip
+        if a["counted"] != a["games"]:
+            print(f"round {r + 1}: the arena counted {a['counted']} of its {a['games']} games (test {a['status']})")
+        ratios.append(fa[0] / ft[0] * 100)
+        costs.append(fa[1] - ft[1])
+    print(f"arena / tournament games per hour, median of {args.repeat}: {statistics.median(ratios):.1f}% "
+          f"(rounds: {', '.join(f'{x:.1f}%' for x in ratios)}; target >= 90%)")  # fmt: skip
+    print(f"harness per move, arena - tournament, median: {statistics.median(costs):+.2f} ms "
+          f"(rounds: {', '.join(f'{x:+.2f}' for x in costs)}; target within 0.5 ms)")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

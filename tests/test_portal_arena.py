@@ -1,0 +1,405 @@
+"""The arena on the portal: engines uploaded with versions, each checked by a real game against
+a bundled engine; SPRT tests queued as pairs, counted once each and stopped by the SPRT; games
+shown live and downloaded as GGF; an author's engines out of another's reach; a worker process
+killed mid-game whose pair another worker plays and counts once (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import signal
+import tarfile
+
+import pytest
+
+pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
+
+from click.testing import CliRunner  # noqa: E402
+from sqlalchemy import func, select  # noqa: E402
+
+from grader.cli import main  # noqa: E402
+from grader.files import bundled  # noqa: E402
+from grader.games import get_game, ggf  # noqa: E402
+from grader.portal import accounts, arena, queue  # noqa: E402
+from grader.portal.arena_models import (  # noqa: E402
+    DONE,
+    H1,
+    LIMIT,
+    OK,
+    ArenaEngine,
+    ArenaGame,
+    ArenaTest,
+    EngineVersion,
+    GameJob,
+)
+from grader.portal.db import connect, sessions, upgrade  # noqa: E402
+from grader.portal.models import User  # noqa: E402
+from grader.tournaments.games import GameRecord  # noqa: E402
+
+from test_portal import ROOT, Client, Server, make_course  # noqa: E402
+from test_portal_db import postgres  # noqa: E402, F401  (the fixture)
+from test_portal_workers import Worker, _until, database  # noqa: E402, F401  (a fixture)
+
+
+def nboard_archive(script: str | bytes, name: str = "player.py") -> bytes:
+    """A .tar.gz of an NBoard engine as an author packs it: the bundled NBoard adapter, a move
+    script (a bundled one by name, or its text), and the COMMAND that starts them."""
+    text = bundled("submissions", script + ".py").read_bytes() if isinstance(script, str) else script
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tf:
+        for member, data in (("engine/engine.py", bundled("nboard", "engine.py").read_bytes()),
+                             (f"engine/{name}", text), ("engine/COMMAND", f"python3 engine.py {name}\n".encode())):  # fmt: skip
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+# --- the library, on SQLite ----------------------------------------------------------------
+
+
+@pytest.fixture
+def db(tmp_path):
+    """(sessionmaker, an author, two checked versions of their engine) on a migrated SQLite database."""
+    engine = connect(f"sqlite:///{tmp_path / 'portal.sqlite3'}")
+    upgrade(engine)
+    make = sessions(engine)
+    with make.begin() as s:
+        accounts.import_roster(
+            s, [accounts.RosterEntry("a@example.edu", "A"), accounts.RosterEntry("b@example.edu", "B")]
+        )
+        author = s.scalar(select(User).where(User.email == "a@example.edu"))
+        mine = arena.new_engine(s, author, "mine", "nboard", "othello")
+        versions = []
+        for n in (1, 2):
+            v = EngineVersion(engine_id=mine.id, number=n, filename="e.tar.gz", size=1, sha256="0" * 64, content=b"x",
+                              status=OK)  # fmt: skip
+            s.add(v)
+            s.flush()
+            versions.append(v.id)
+    yield make, author, versions
+    engine.dispose()
+
+
+def _play_pair(make, lease, new_id: int, new_scores: tuple[float, float]) -> None:
+    """Write a claimed pair's results as a worker does: the new version scoring ``new_scores``."""
+    with make.begin() as s:
+        assert queue.finish_game(s, lease)
+        games = list(s.scalars(select(ArenaGame).where(ArenaGame.job_id == lease.job_id).order_by(ArenaGame.id)))
+        for g, score in zip(games, new_scores):
+            black = score if g.black_id == new_id else 1 - score
+            result = {1.0: "1-0", 0.0: "0-1"}.get(black, "1/2-1/2")
+            arena.write_record(g, GameRecord(f"g{g.id}", "p", 1, "b", "w", g.opening, result=result, reason="normal"))
+        arena.count_pair(s, s.get(ArenaTest, games[0].test_id), games)
+
+
+def test_a_tests_pairs_are_counted_once_each_and_the_sprt_ends_it(db):
+    make, author, (v1, v2) = db
+    with make.begin() as s:
+        test = arena.new_test(s, s.get(User, author.id), arena.TestRequest(new=v2, base=v1, elo1=200, max_games=400))
+        tid = test.id
+        assert queue.waiting_games(s) == arena.PAIRS_AHEAD  # a window of pairs, not the whole test
+        colours = s.execute(select(ArenaGame.black_id, ArenaGame.white_id).where(ArenaGame.pair == 1)).all()
+        assert sorted(colours) == sorted([(v2, v1), (v1, v2)])  # each opening with both colours
+    with make.begin() as s:
+        stale = queue.claim_game(s, "dead")
+    played = 0
+    while True:
+        with make.begin() as s:
+            lease = queue.claim_game(s, "w")
+        _play_pair(make, lease, v2, (1.0, 1.0))
+        played += 1
+        with make() as s:
+            test = s.get(ArenaTest, tid)
+            if test.status != "running":
+                break
+    assert test.status == H1 and test.ww == played and test.wins == 2 * played and played < 10
+    with make() as s:
+        assert queue.waiting_games(s) == 0  # the pairs not begun are cancelled
+        assert arena.CANCELLED in set(s.scalars(select(ArenaGame.status).where(ArenaGame.test_id == tid)))
+    _play_pair(make, stale, v2, (0.0, 0.0))  # a pair under way at the decision ends: played, not counted
+    with make() as s:
+        test = s.get(ArenaTest, tid)
+        assert (test.ww, test.losses, test.ll) == (played, 0, 0)
+
+
+def test_what_the_arena_refuses_says_why_and_how_to_fix_it(db):
+    make, author, (v1, v2) = db
+    with make.begin() as s:
+        me, other = s.get(User, author.id), s.scalar(select(User).where(User.email == "b@example.edu"))
+        with pytest.raises(arena.ArenaError, match="use 1 to 40 letters"):
+            arena.new_engine(s, me, "../x", "nboard", "othello")
+        with pytest.raises(arena.ArenaError, match="you have an engine named 'mine' already"):
+            arena.new_engine(s, me, "mine", "nboard", "othello")
+        with pytest.raises(arena.ArenaError, match="unknown protocol 'uci'"):
+            arena.new_engine(s, me, "x", "uci", "othello")
+        with pytest.raises(arena.ArenaError, match="you can test only your own engines' versions"):
+            arena.new_test(s, other, arena.TestRequest(new=v2, base=v1))
+        s.get(EngineVersion, v1).status = "failed"
+        with pytest.raises(arena.ArenaError, match=r"mine v1 has not passed its check \(failed\)"):
+            arena.new_test(s, me, arena.TestRequest(new=v2, base=v1))
+        s.get(EngineVersion, v1).status = OK
+        with pytest.raises(Exception, match="SPRT needs ELO0 < ELO1"):
+            arena.new_test(s, me, arena.TestRequest(new=v2, base=v1, elo0=5, elo1=5))
+
+
+@pytest.mark.parametrize(
+    "role, owner, open_, sees, controls",
+    [("student", True, False, True, True), ("student", False, False, False, False),
+     ("student", False, True, True, False), ("ta", False, False, True, False),
+     ("instructor", False, False, True, True)],
+)  # fmt: skip
+def test_an_author_reaches_their_engines_and_the_staff_the_courses(role, owner, open_, sees, controls):
+    user = User(id=1, email="u@example.edu", name="U", role=role)
+    engine = ArenaEngine(owner_id=1 if owner else 2, name="e", protocol="nboard", game="othello", open=int(open_))
+    assert (arena.can_see(user, engine), arena.can_control(user, engine)) == (sees, controls)
+
+
+def test_grader_arena_test_says_when_the_portal_cannot_be_reached():
+    args = ["arena", "test", "--portal", "http://127.0.0.1:9", "--token", "grader_x", "mine", "2", "1"]
+    ran = CliRunner().invoke(main, args)
+    assert ran.exit_code == 1
+    assert ran.output.startswith("Error: cannot reach the portal at http://127.0.0.1:9: ")
+    assert ran.output.endswith(": is grader serve running there?\n")
+
+
+# --- end to end: a server, its workers, real engines ----------------------------------------
+
+CRASHES = b"import sys\nsys.exit(3)\n"
+
+
+@pytest.mark.slow  # a server of its own, three checks and a test of 10-20 games: 20-40 s
+def test_an_author_uploads_versions_and_a_test_decides_live(tmp_path):
+    course = make_course(tmp_path / "course")
+    server = Server(course, tmp_path, None, "--workers", "2")
+    try:
+        me = Client(server.url)
+        me.sign_in(server.link)
+        r = me.post("/arena", {"name": "mine", "protocol": "nboard", "game": "othello"})
+        assert r.status_code == 201, r.text
+        eid = r.json()["id"]
+        for label, content, name in (("random", nboard_archive("random_mover"), "v1.tar.gz"),
+                                     ("negamax", nboard_archive("negamax"), "v2.tar.gz"),
+                                     ("crashes", CRASHES, "crash.py")):  # fmt: skip
+            r = me.post(f"/arena/e/{eid}/versions", {"label": label}, files={"file": (name, content)})
+            assert r.status_code == 201, r.text
+        versions = _until_json(me, f"/arena/e/{eid}", lambda d: all(v["status"] != "checking" for v in d["versions"]))
+        by_label = {v["label"]: v for v in versions["versions"]}
+        assert by_label["random"]["status"] == by_label["negamax"]["status"] == "ok"
+        assert "played a whole legal game" in by_label["negamax"]["message"]
+        assert by_label["crashes"]["status"] == "failed"
+        assert by_label["crashes"]["message"].startswith("it lost its check game by forfeit: ")
+        ask = {"new": by_label["negamax"]["id"], "base": by_label["random"]["id"]}
+        assert me.post(f"/arena/e/{eid}/tests", ask, csrf=False).status_code == 403
+        token = me.post("/arena/token", {"label": "cli"}).json()["token"]
+        bad = CliRunner().invoke(
+            main, ["arena", "test", "--portal", server.url, "--token", "grader_x", "mine", "2", "1"]
+        )
+        assert bad.exit_code == 1 and bad.output.startswith("Error: the portal refused: sign in first")
+        # the command line starts the test with the token (no cookie, no CSRF token) and follows it
+        book = tmp_path / "book.txt"
+        book.write_text("# two openings, each played with both colours\nf5d6c3\nf5f6e6\n")
+        args = ["arena", "test", "--portal", server.url, "--token", token, "mine", "2", "1", "--tc", "10+0.1",
+                "--sprt", "0", "200", "--max-games", "60", "--openings", str(book), "--wait"]  # fmt: skip
+        ran = CliRunner().invoke(main, args)
+        assert ran.exit_code == 0, ran.output
+        lines = ran.output.splitlines()
+        assert lines[0].startswith(f"Test of mine v2 against v1 started: {server.url}/arena/t/")
+        tid = lines[0].rsplit("/", 1)[1]
+        assert lines[-1].startswith("H1: ")
+        done = me.get(f"/arena/t/{tid}").json()
+        assert lines[-1].startswith(f"H1: {done['games']} games, W-D-L {done['wins']}-{done['draws']}-{done['losses']}, "
+                                    f"LLR {done['llr']:g} ({done['lower']:g}, {done['upper']:g}), Elo ")  # fmt: skip
+        assert done["status"] == "H1" and done["llr"] >= done["upper"] and done["games"] < 60
+        assert done["wins"] + done["draws"] + done["losses"] == done["games"] == 2 * sum(done["pentanomial"])
+        assert (done["elo"] is None) == (done["elo_error"] is None)  # None: not finite (every pair won)
+        assert done["openings"] == "book.txt" and {g["opening"] for g in done["list"]} == {"f5d6c3", "f5f6e6"}
+        tests = me.get(f"/arena/e/{eid}").json()["tests"]
+        assert [t["id"] for t in tests] == [tid] and tests[0]["status"] == "H1"
+        first = next(g for g in done["list"] if g["status"] == "done")
+        game = me.get(f"/arena/g/{first['id']}").json()
+        rules = get_game("othello")
+        assert game["moves"] and game["result"] in ("1-0", "0-1", "1/2-1/2")
+        engine_moves = [m for m in game["played"] if not m["opening"]]
+        assert engine_moves and all(m["clock"] is not None for m in engine_moves)
+        replay = me.get(f"/arena/g/{first['id']}", params={"ply": 1}).json()
+        pos = rules.replay(rules.parse_transcript(game["moves"])[:1])
+        assert "".join(replay["board"]) == pos.board_string()
+        assert "board" in me.html(f"/arena/g/{first['id']}").text
+        one = me.http.get(f"/arena/g/{first['id']}/game.ggf")
+        records = ggf.parse_records(one.text)
+        assert one.status_code == 200 and len(records) == 1 and records[0][1]["PB"] == first["black"]
+        every = ggf.parse_records(me.http.get(f"/arena/t/{tid}/games.ggf").text)
+        assert len(every) == len([g for g in done["list"] if g["status"] == "done"])
+        # another student sees none of it, and controls none of it
+        links = me.post("/class/links").json()["links"]
+        other = Client(server.url)
+        other.sign_in(links[0]["link"])
+        assert other.get("/arena").json()["engines"] == []
+        for path in (f"/arena/e/{eid}", f"/arena/t/{tid}", f"/arena/g/{first['id']}", f"/arena/t/{tid}/games.ggf"):
+            assert other.get(path).status_code == 404, path
+        r = other.post(f"/arena/e/{eid}/versions", files={"file": ("x.py", CRASHES)})
+        assert r.status_code == 404
+        assert other.post(f"/arena/t/{tid}/stop").status_code == 404
+        missing = CliRunner().invoke(
+            main, ["arena", "test", "--portal", server.url, "--token", token, "mine", "9", "1"]
+        )
+        assert missing.output == "Error: mine has no version 9 (it has v1, v2, v3): upload it on the portal first\n"
+    finally:
+        server.stop()
+
+
+def _until_json(client: Client, path: str, done, seconds: float = 240) -> dict:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        data = client.get(path).json()
+        if done(data):
+            return data
+        time.sleep(0.3)
+    raise AssertionError(f"{path} never got there: {data}")
+
+
+WAITS = """import os, time, random
+exec(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "moves.py")).read())
+_choose = choose
+
+
+def choose(board, token):
+    while os.path.exists({armed!r}) and not os.path.exists({go!r}):  # armed by the test, until it says go
+        time.sleep(0.05)
+    return _choose(board, token)
+"""
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_game_leaves_its_pair_to_another_counted_once(database, tmp_path):  # noqa: F811
+    """SIGKILL a worker process while its engine waits mid-game: once the lease expires another
+    worker plays the pair again from the start and counts it; the test counts two games."""
+    course = make_course(tmp_path / "course")
+    (course / "config.yaml").write_text("isolation: none\n")  # the engine must see the test's files
+    armed, go = tmp_path / "armed", tmp_path / "go"
+    waits = nboard_archive(WAITS.format(armed=str(armed), go=str(go)).encode(), "waits.py")
+    with tarfile.open(fileobj=io.BytesIO(waits)) as tf:  # the waiting script plays random_mover's moves
+        members = {m.name: tf.extractfile(m).read() for m in tf.getmembers()}
+    members["engine/moves.py"] = bundled("submissions", "random_mover.py").read_bytes()
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tf:
+        for member, data in members.items():
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    server = Server(course, tmp_path, database, "--workers", "0")
+    make = sessions(connect(database))
+    first = second = None
+    try:
+        me = Client(server.url)
+        me.sign_in(server.link)
+        eid = me.post("/arena", {"name": "mine", "protocol": "nboard", "game": "othello"}).json()["id"]
+        ids = [me.post(f"/arena/e/{eid}/versions", files={"file": (n, c)}).json()["id"]
+               for n, c in (("v1.tar.gz", nboard_archive("random_mover")), ("v2.tar.gz", out.getvalue()))]  # fmt: skip
+        first = Worker(course, database, "--lease", "2")
+        _until(make, lambda s: s.scalar(select(func.count()).select_from(EngineVersion)
+                                        .where(EngineVersion.status == OK)) == 2)  # fmt: skip
+        armed.write_text("")
+        tid = me.post(f"/arena/e/{eid}/tests", {"new": ids[1], "base": ids[0], "max_games": "2"}).json()["id"]
+        held = _until(make, lambda s: s.scalar(select(ArenaGame).where(ArenaGame.status == "running")))
+        assert held.played_by.startswith(first.name + "-")
+        first.stop(signal.SIGKILL)
+        go.write_text("")
+        second = Worker(course, database, "--lease", "2")
+        test = _until(
+            make, lambda s: s.scalar(select(ArenaTest).where(ArenaTest.id == tid, ArenaTest.status != "running"))
+        )
+    finally:
+        server.stop()
+        for w in (first, second):
+            if w:
+                w.stop()
+    assert test.status == LIMIT and test.wins + test.draws + test.losses == 2  # the pair, counted once
+    with make() as s:
+        games = s.scalars(select(ArenaGame).where(ArenaGame.test_id == tid)).all()
+        assert len(games) == 2 and all(g.status == DONE and g.played_by.startswith(second.name + "-") for g in games)
+        assert [j.attempts for j in s.scalars(select(GameJob).where(GameJob.kind == "games"))] == [2]
+        assert all(json.loads(g.record)["moves"] == g.moves for g in games)
+
+
+@pytest.mark.slow  # a browser, a server, two checks and a test of 10-20 games: 20-40 s
+def test_an_author_submits_a_version_in_the_browser_and_watches_the_test_decide(tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (pip install -e '.[test]')")
+    from test_portal_browser import CHROMIUMS
+
+    binary = next((p for p in map(shutil.which, CHROMIUMS) if p), None)
+    if binary is None:
+        pytest.skip("no Chromium installed (apt-get install chromium)")
+    for name in ("random_mover", "negamax"):
+        (tmp_path / f"{name}.tar.gz").write_bytes(nboard_archive(name))
+    course = make_course(tmp_path / "course")
+    server = Server(course, tmp_path, None, "--workers", "2")
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=binary, args=["--no-sandbox", "--disable-gpu"])
+            page = browser.new_page()
+            problems: list[str] = []
+            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)  # a CSP violation too
+            page.on("pageerror", lambda e: problems.append(str(e)))
+            page.goto(server.link)
+            page.click("#signin")
+            page.goto(server.url + "/arena")
+            page.fill("input[name=name]", "mine")
+            page.click("#new-engine button")
+            page.wait_for_url(f"{server.url}/arena/e/*")
+            for name in ("random_mover", "negamax"):
+                page.set_input_files("#upload input[name=file]", str(tmp_path / f"{name}.tar.gz"))
+                page.fill("#upload input[name=label]", name)
+                page.click("#upload button")
+                page.wait_for_load_state()
+            page.locator("#new-test").wait_for(timeout=120_000)  # both checked: the page reloaded itself
+            assert page.locator("#versions .check-ok").count() == 2
+            page.select_option("#new-test select[name=new]", label="v2")
+            page.select_option("#new-test select[name=base]", label="v1")
+            page.fill("#new-test input[name=elo1]", "200")
+            page.fill("#new-test input[name=max_games]", "60")
+            page.click("#new-test button")
+            page.wait_for_url(f"{server.url}/arena/t/*")
+            page.locator("#status:text-is('H1')").wait_for(timeout=240_000)  # the page reloads itself until then
+            assert int(page.inner_text("#games")) >= 2
+            page.click("#test-games a >> nth=0")
+            page.wait_for_url(f"{server.url}/arena/g/*")
+            assert page.locator("#board td.cell-x").count() > 0 and page.locator("#moves tr").count() > 1
+            browser.close()
+        assert problems == []
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow  # three check games over GTP on the portal's worker threads: 3-6 s
+def test_gtp_gomoku_versions_are_checked_and_a_failing_one_says_why(db, tmp_path):
+    from grader.portal.course import load_course, make_demo_course
+    from grader.portal.worker import Workers
+
+    make, author, _ = db
+    course = load_course(make_demo_course(tmp_path / "course"))
+    gomoku = ROOT / "submissions" / "gomoku"
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tf:
+        for name in ("random_player.py", "solver.py"):
+            tf.add(gomoku / name, f"player/{name}")
+    with make.begin() as s:
+        engine = arena.new_engine(s, s.get(User, author.id), "five", "gtp", "gomoku")
+        uploads = [("solver.py", (gomoku / "solver.py").read_bytes(), None),
+                   ("random_player.py", (gomoku / "random_player.py").read_bytes(), None),  # needs solver.py
+                   ("player.tar.gz", out.getvalue(), "python3 random_player.py")]  # fmt: skip
+        ids = [arena.new_version(s, course, engine, name, data, command).id for name, data, command in uploads]
+    pool = Workers(course, make, 2)
+    pool.start()
+    try:
+        checked = _until(make, lambda s: all(s.get(EngineVersion, i).status != "checking" for i in ids) and
+                         [(v.status, v.message) for v in (s.get(EngineVersion, i) for i in ids)])  # fmt: skip
+    finally:
+        pool.stop()
+    assert [status for status, _ in checked] == ["ok", "failed", "ok"]
+    assert checked[0][1].startswith("it played a whole legal game as black against the bundled engine: ")
+    assert checked[1][1].endswith("the last line it wrote to stderr: ModuleNotFoundError: No module named 'solver'")
