@@ -17,7 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import GraderError
-from . import accounts, arena_pages, lti_pages
+from . import accounts, arena_pages, ladder_pages, lti_pages
 from .course import DEMO_FOLDER, Course, load_course, make_demo_course
 from .db import check_current, connect, default_url, hide_password, secret_key, sessions, upgrade
 from .lti_grades import GradeSync
@@ -108,7 +108,7 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
         token = accounts.new_signin_token(session, instructor)
     started = Started(course, base + "/", instructor.email, f"{base}/link/{token}", hide_password(url), workers,
                       portal.workers.cluster if portal.workers else None, kid)  # fmt: skip
-    app = create_app(portal, key, extra)
+    app = create_app(portal, key, [*extra, *ladder_pages.routes(portal)])
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
     if on_ready:
         on_ready(started)

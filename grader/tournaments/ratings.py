@@ -22,8 +22,11 @@ Z95 = 1.959963984540054
 class Scored(Protocol):
     """A game as ratings and crosstables need it: who played each colour, and the score."""
 
-    black: str
-    white: str
+    @property
+    def black(self) -> str: ...
+
+    @property
+    def white(self) -> str: ...
 
     @property
     def black_score(self) -> float: ...  # 1, 1/2 or 0 for black
