@@ -6,6 +6,8 @@ server are at the end (slow)."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import shutil
 import time
@@ -328,3 +330,84 @@ def test_real_engines_play_a_ladder_on_the_workers_while_they_idle(tmp_path, lad
     rated = {names[r.engine]: r for r in done.ratings}
     assert all(r.elo is not None and r.error is not None for r in rated.values())
     assert rated["minimax"].points >= rated["first_empty"].points
+
+
+def seed(make, course, ladder_name: str, emails: list[str]) -> list[str]:
+    """Each of ``emails`` enters a checked engine; each beats the next in three pairs. Their version keys."""
+    ladder = course.ladders[ladder_name]
+    with make.begin() as s:
+        versions = []
+        for email in emails:
+            person = user(s, email)
+            ladders.enter(s, course, ladder, person, engine_of(s, person, checked=1).id)
+            versions.append(ladders.standing(s, ladder).entries[-1].engine)
+        for a, b in zip(versions, versions[1:]):
+            for _ in range(3):
+                for black, white, result in ((a, b, "1-0"), (b, a, "0-1")):
+                    game = ArenaGame(black_id=int(black[1:]), white_id=int(white[1:]), opening="f5", status=DONE)
+                    s.add(game)
+                    s.flush()
+                    finish(s, game, result)
+                    s.add(LadderGame(game_id=game.id, ladder=ladder.name))
+    return versions
+
+
+@pytest.mark.slow  # a server of its own: 5-10 s
+def test_the_ladder_pages_over_http_for_staff_and_students(tmp_path, ladder_course):
+    from grader.portal.sync import apply
+
+    from test_portal import Client, Server
+
+    folder = ladder_course(tmp_path / "course")
+    (folder / "roster.csv").write_text("Email,Name\n" + "".join(f"s{i}@example.edu,Student {i}\n" for i in range(5)))
+    (folder / "course.yaml").write_text((folder / "course.yaml").read_text() + "roster: roster.csv\n")
+    url = f"sqlite:///{tmp_path / 'portal.sqlite3'}"
+    engine = connect(url)
+    upgrade(engine)
+    make, course = sessions(engine), load_course(folder)
+    apply(course, make)
+    seed(make, course, "duel", [f"s{i}@example.edu" for i in range(4)])
+    with make.begin() as s:
+        spare = engine_of(s, user(s, "s4@example.edu"), "spare").id
+    server = Server(folder, tmp_path, url, "--workers", "0")
+    try:
+        prof = Client(server.url)
+        prof.sign_in(server.link)
+        links = prof.post("/class/links", {"email": "s4@example.edu"}).json()["links"]
+        student = Client(server.url)
+        student.sign_in(links[0]["link"])
+        assert student.get("/api/ladders").json()["ladders"][0]["name"] == "duel"
+        entered = student.post("/api/ladder/duel/enter", {"engine": str(spare)}).json()
+        seen = student.get("/api/ladder/duel").json()
+        assert [r["rank"] for r in seen["rows"]] == [1, 2, 3, 4, 5] and seen["rows"][-1]["mine"]
+        assert seen["rows"][-1]["name"] == entered["alias"] and seen["rows"][-1]["elo"] is None  # not rated yet
+        assert seen["deadline"] is None and "Student" not in str(seen["rows"])
+        cross = student.get("/api/ladder/duel/crosstable").json()
+        assert cross["rows"][0]["points"] == [None, 6.0, None, None, None]  # 1st beat 2nd in all six games
+        first = seen["rows"][0]["entry"]
+        games = student.get(f"/api/ladder/duel/entry/{first}").json()["games"]
+        assert len(games) == 6 and {g["result"] for g in games} == {"won"} and all(g["page"] is None for g in games)
+        assert {g["opponent"] for g in games} == {seen["rows"][1]["name"]}
+        assert student.post("/api/ladder/duel/deadline", {}).status_code == 404  # staff only
+        assert student.get("/api/ladder/duel/entry/999").status_code == 404
+        assert prof.get(f"/api/ladder/duel/entry/{first}").json()["games"][0]["page"].startswith("/arena/games/")
+        started = prof.post("/api/ladder/duel/deadline", {}).json()
+        assert started == {"deadline": "duel", "games": 5 * 4 // 2 * 4}  # 5 checked entries, 4 games a pair
+        again = prof.post("/api/ladder/duel/deadline", {})
+        assert again.status_code == 400 and "already" in again.json()["error"]
+        with make.begin() as s:
+            for g in s.scalars(select(ArenaGame).join(LadderGame, LadderGame.game_id == ArenaGame.id)
+                               .where(LadderGame.stage == DEADLINE)):  # fmt: skip
+                finish(s, g, "1-0", 40, 24)  # black wins 40-24: every engine holds half of its games' pieces
+        deadline = prof.get("/api/ladder/duel").json()["deadline"]
+        assert deadline["played"] == deadline["planned"] == 40
+        grade = grade_by_share(0.5, course.config.tournament.grade)
+        assert [(g["name"], g["share"], g["grade"]) for g in deadline["grades"]] == [
+            (f"Student {i}", 50.0, grade) for i in range(5)
+        ]
+        rows = list(csv.DictReader(io.StringIO(prof.get("/ladder/duel/grades.csv").text)))
+        assert [(r["name"], r["total"], r["complete"]) for r in rows] == [(f"Student {i}", f"{grade:g}", "yes")
+                                                                         for i in range(5)]  # fmt: skip
+    finally:
+        server.stop()
+        engine.dispose()
