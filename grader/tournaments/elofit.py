@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from operator import mul
 from typing import Iterable, Sequence
 
 from .ratings import Z95, Scored
@@ -213,45 +214,49 @@ def _errors(n_engines: int, pairs: list[tuple[int, int, float, float]], elo: lis
     _, hess = _gradient_hessian(n_engines, pairs, elo)
     if anchor is not None:
         keep = [i for i in range(n_engines) if i != anchor]
-        inverse = _inverse([[hess[i][j] for j in keep] for i in keep])
-        variances = dict(zip(keep, (inverse[k][k] for k in range(len(keep)))))
+        variances = dict(zip(keep, _inverse_diagonal([[hess[i][j] for j in keep] for i in keep])))
         return [math.sqrt(max(variances.get(i, 0.0), 0.0)) for i in range(n_engines)]
     k = 1 / n_engines
-    inverse = _inverse([[h + k for h in row] for row in hess])
-    return [math.sqrt(max(inverse[i][i] - k, 0.0)) for i in range(n_engines)]
+    diagonal = _inverse_diagonal([[h + k for h in row] for row in hess])
+    return [math.sqrt(max(d - k, 0.0)) for d in diagonal]
 
 
 def _cholesky(a: list[list[float]]) -> list[list[float]]:
-    """L with L L^T = a, for a symmetric positive definite a."""
+    """The rows of L with L L^T = a, for a symmetric positive definite a."""
     n = len(a)
     low = [[0.0] * n for _ in range(n)]
     for i in range(n):
-        for j in range(i + 1):
-            s = a[i][j] - sum(low[i][k] * low[j][k] for k in range(j))
-            if i == j:
-                low[i][i] = math.sqrt(max(s, 1e-300))
-            else:
-                low[i][j] = s / low[j][j]
+        li, ai = low[i], a[i]
+        for j in range(i):
+            lj = low[j]
+            li[j] = (ai[j] - sum(map(mul, li[:j], lj[:j]))) / lj[j]
+        li[i] = math.sqrt(max(ai[i] - sum(map(mul, li[:i], li[:i])), 1e-300))
     return low
 
 
-def _solve_cholesky(low: list[list[float]], b: list[float]) -> list[float]:
+def _solve(a: list[list[float]], b: list[float]) -> list[float]:
+    """x with a x = b (a symmetric positive definite)."""
+    low = _cholesky(a)
     n = len(b)
     y = [0.0] * n
     for i in range(n):
-        y[i] = (b[i] - sum(low[i][k] * y[k] for k in range(i))) / low[i][i]
+        y[i] = (b[i] - sum(map(mul, low[i][:i], y[:i]))) / low[i][i]
+    up = [list(column) for column in zip(*low)]  # L^T by rows
     x = [0.0] * n
     for i in reversed(range(n)):
-        x[i] = (y[i] - sum(low[k][i] * x[k] for k in range(i + 1, n))) / low[i][i]
+        x[i] = (y[i] - sum(map(mul, up[i][i + 1 :], x[i + 1 :]))) / low[i][i]
     return x
 
 
-def _solve(a: list[list[float]], b: list[float]) -> list[float]:
-    return _solve_cholesky(_cholesky(a), b)
-
-
-def _inverse(a: list[list[float]]) -> list[list[float]]:
+def _inverse_diagonal(a: list[list[float]]) -> list[float]:
+    """The diagonal of a^-1 (a symmetric positive definite): a^-1 = M^T M for M = L^-1, so its
+    j-th entry is the sum of squares of M's column j, found from L by forward substitution."""
     low = _cholesky(a)
     n = len(a)
-    columns = [_solve_cholesky(low, [1.0 if i == j else 0.0 for i in range(n)]) for j in range(n)]
-    return [[columns[j][i] for j in range(n)] for i in range(n)]
+    out = []
+    for j in range(n):
+        x = [1 / low[j][j]]  # column j of M from row j down
+        for i in range(j + 1, n):
+            x.append(-sum(map(mul, low[i][j:i], x)) / low[i][i])
+        out.append(sum(v * v for v in x))
+    return out
