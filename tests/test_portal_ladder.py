@@ -229,6 +229,21 @@ def test_ratings_and_what_staff_and_students_see(db):
     assert [r.rank for r in outsider.table.rows] == [1, 2] and outsider.table.hidden == 3
 
 
+def test_only_the_games_between_the_versions_playing_now_are_rated(db):
+    make, course = db
+    latest = entered(make, course, 2)  # each engine has two versions: the first is replaced
+    with make.begin() as s:
+        for black, white, result in [(latest[0] - 1, latest[1], "1-0")] * 3 + [(latest[0], latest[1], "1/2-1/2")] * 2:
+            game = ArenaGame(black_id=black, white_id=white, opening="f5", status=DONE)
+            s.add(game)
+            s.flush()
+            finish(s, game, result)
+            s.add(LadderGame(game_id=game.id, ladder="duel"))
+        found = ladders.standing(s, course.ladders["duel"])
+    assert [(r.engine, r.games, r.elo) for r in found.ratings] == [(f"v{v}", 2, 0.0) for v in latest]
+    assert len(found.games) == 5  # an entry's page still lists the old version's games
+
+
 def test_the_deadline_tournament_freezes_the_final_versions_and_grades_by_share(db):
     make, course = db
     latest = entered(make, course, 3)

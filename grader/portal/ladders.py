@@ -126,7 +126,8 @@ class Standing:
 
 def standing(session: Session, ladder: Ladder, stage: str = LADDER) -> Standing:
     """Every entry with the engine that plays for it now, the ladder's finished games of
-    ``stage`` (oldest first) and the ratings of every version from all of them."""
+    ``stage`` (oldest first), and the ratings of the versions playing now from all their games
+    against each other (an older version's games leave the fit: it stays the size of the class)."""
     rows = session.execute(
         select(LadderEntry, User.name).join(User, User.id == LadderEntry.user_id)
         .where(LadderEntry.ladder == ladder.name).order_by(LadderEntry.id)
@@ -140,7 +141,9 @@ def standing(session: Session, ladder: Ladder, stage: str = LADDER) -> Standing:
         aliases[str(entry.user_id)] = entry.alias
         ids[key] = entry.id
     games = _games(session, ladder, stage)
-    return Standing(ladder, entries, aliases, ids, games, fit_ratings(games, [e.engine for e in entries]))
+    current = {e.engine for e in entries}
+    among = [g for g in games if g.black in current and g.white in current]
+    return Standing(ladder, entries, aliases, ids, games, fit_ratings(among, [e.engine for e in entries]))
 
 
 def _latest_versions(session: Session, engine_ids: list[int]) -> dict[int, int]:
