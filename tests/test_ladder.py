@@ -111,11 +111,13 @@ def test_engines_no_games_link_to_the_rest_have_no_rating_yet():
 @given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4), st.sampled_from([0.0, 0.5, 1.0])), min_size=1, max_size=60),
        st.sampled_from([0.5, 2.0]))  # fmt: skip
 def test_the_fit_meets_its_likelihood_equations(results, prior):
-    # At the maximum every engine's expected points (games and virtual draws) equal its points.
+    # At the maximum every engine's expected points (games and virtual draws) equal its points;
+    # two engines that met draw prior/2 (1/k + 1/m) virtual games, k and m their opponents.
     played = [G(f"e{a}", f"e{b}", s) for a, b, s in results if a != b]
     fitted = by_name(fit_ratings(played, prior=prior))
     rated = {e: r.elo for e, r in fitted.items() if r.elo is not None}
     met = {frozenset((g.black, g.white)) for g in played}
+    opponents = {e: sum(e in pair for pair in met) for e in fitted}
     for e in rated:
         expected = actual = 0.0
         for g in played:
@@ -126,26 +128,42 @@ def test_the_fit_meets_its_likelihood_equations(results, prior):
         for pair in met:
             if e in pair and all(x in rated for x in pair):
                 (other,) = pair - {e}
-                expected += prior / (1 + 10 ** ((rated[other] - rated[e]) / 400))
-                actual += prior / 2
+                draws = prior / 2 * (1 / opponents[e] + 1 / opponents[other])
+                expected += draws / (1 + 10 ** ((rated[other] - rated[e]) / 400))
+                actual += draws / 2
         assert expected == pytest.approx(actual, abs=1e-6)
 
 
-def test_simulated_games_recover_known_elos_within_their_error_bars():
-    true = {"a": -300, "b": -120, "c": 0, "d": 40, "e": 250}
-    rand, played = random.Random(7), []
+def simulated(true, per_pair, seed):
+    """``per_pair`` games between every two engines, drawn from their ``true`` Elos: a quarter
+    of them drawn where the score allows, the mean score the model's."""
+    rand, played = random.Random(seed), []
     for x in true:
         for y in true:
-            for _ in range(40 if x != y else 0):  # draws: a quarter of the games, the mean score as the model's
+            for _ in range(per_pair if x != y else 0):
                 p = 1 / (1 + 10 ** ((true[y] - true[x]) / 400))
                 draw = min(0.25, 2 * p, 2 * (1 - p))
                 u = rand.random()
                 played.append(G(x, y, 1.0 if u < p - draw / 2 else 0.5 if u < p + draw / 2 else 0.0))
-    fitted = by_name(fit_ratings(played, prior=0))
+    return played
+
+
+def test_simulated_games_recover_known_elos_within_their_error_bars():
+    true = {"a": -300, "b": -120, "c": 0, "d": 40, "e": 250}
+    fitted = by_name(fit_ratings(simulated(true, 40, 7), prior=0))
     centre = sum(true.values()) / len(true)
     for e, t in true.items():
         assert abs(fitted[e].elo - (t - centre)) < 3 * fitted[e].error, e
     assert [r.engine for r in sorted(fitted.values(), key=lambda r: r.elo)] == list(true)
+
+
+def test_the_prior_fades_however_many_opponents_an_engine_meets():
+    # 30 engines, one game each way between every two: virtual draws on every pair would
+    # outweigh the games; shared out over an engine's opponents they are two games of its 58.
+    true = {f"e{i}": -435 + 30 * i for i in range(30)}
+    fitted = by_name(fit_ratings(simulated(true, 1, 3)))
+    z = [abs(fitted[e].elo - t) / fitted[e].error for e, t in true.items()]
+    assert max(z) < 3.5 and sum(z) / len(z) < 1.2
 
 
 # --- the planner ----------------------------------------------------------------------------------

@@ -7,10 +7,13 @@ loss, as Ordo counts it. Every game is one observation (the error bars treat gam
 independent, as Ordo and BayesElo do; a tournament's pentanomial error in ``ratings`` is wider
 or narrower as the openings make the pairs' two games alike or not).
 
-- The prior: every two engines that met also drew ``prior`` virtual games (BayesElo's prior of
-  virtual draws, 2 there and here), so an engine that won or lost all its games still gets a
-  finite rating and error bar: 10 wins out of 10 rate as 11 points out of 12. ``prior=0`` is the
-  plain maximum likelihood, where such an engine has no finite rating (ValueError).
+- The prior: virtual draws, as BayesElo's prior (2 there and here). Each engine draws about
+  ``prior`` virtual games in all, shared out over the opponents it met: two engines that met,
+  of k and m opponents each, draw prior/2 (1/k + 1/m) virtual games. So an engine that won or
+  lost all its games still gets a finite rating and error bar (two engines, 10 wins out of 10:
+  rated as 11 points out of 12), and the pull towards the others fades as games come in,
+  however many opponents an engine meets once. ``prior=0`` is the plain maximum likelihood,
+  where such an engine has no finite rating (ValueError).
 - The anchor: ratings are only defined up to a shift. By default their mean is 0 (BayesElo's
   and Ordo's default, Ordo's at 2300); or a named engine is rated 0 (Ordo's ``-a``), whose
   error is then 0 and every other error is relative to it.
@@ -33,7 +36,7 @@ from typing import Iterable, Sequence
 
 from .ratings import Z95, Scored
 
-PRIOR_DRAWS = 2.0  # virtual draws between every two engines that met (BayesElo's default prior)
+PRIOR_DRAWS = 2.0  # virtual draws of each engine, shared out over its opponents (BayesElo's default prior)
 C = math.log(10) / 400  # d ln(odds) / d Elo
 TOLERANCE = 1e-9  # Elo: the fit stops when no rating moves more than this
 MAX_STEPS = 100
@@ -70,14 +73,13 @@ def fit_ratings(games: Iterable[Scored], engines: Sequence[str] = (), *, prior: 
     (``prior=0`` only) an engine whose results have no finite rating."""
     if prior < 0:
         raise ValueError(f"the prior is a number of virtual draws, at least 0; got {prior:g}")
-    names = list(dict.fromkeys(engines))
+    names = dict.fromkeys(engines)  # in order: those given, then the others as they first play
     n_games: dict[tuple[str, str], float] = defaultdict(float)  # (a, b) with a < b -> games
     points: dict[tuple[str, str], float] = defaultdict(float)  # (a, b) -> a's points against b
     totals: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
     for g in games:
-        for e in (g.black, g.white):
-            if e not in names:
-                names.append(e)
+        names.setdefault(g.black)
+        names.setdefault(g.white)
         a, b = sorted((g.black, g.white))
         score = g.black_score if a == g.black else 1 - g.black_score
         n_games[(a, b)] += 1
@@ -88,10 +90,17 @@ def fit_ratings(games: Iterable[Scored], engines: Sequence[str] = (), *, prior: 
         totals[g.white][1] += 1 - g.black_score
     if anchor is not None and anchor not in names:
         raise ValueError(f"the anchor {anchor!r} is not among the engines: name one of them, or anchor the mean")
-    group = _group(names, n_games, anchor)
+    group = _group(list(names), n_games, anchor)
     index = {e: i for i, e in enumerate(group)}
-    pairs = [(index[a], index[b], n + prior, points[(a, b)] + prior / 2)
-             for (a, b), n in n_games.items() if a in index]  # fmt: skip
+    met: dict[str, int] = defaultdict(int)  # opponents each engine met
+    for a, b in n_games:
+        met[a] += 1
+        met[b] += 1
+    pairs = []
+    for (a, b), n in n_games.items():
+        if a in index:
+            draws = prior / 2 * (1 / met[a] + 1 / met[b])
+            pairs.append((index[a], index[b], n + draws, points[(a, b)] + draws / 2))
     if prior == 0:
         _check_finite(group, n_games, points)
     elo = _fit(len(group), pairs) if len(group) > 1 else [0.0] * len(group)
