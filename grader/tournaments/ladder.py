@@ -83,19 +83,20 @@ def plan_pairs(engines: Sequence[str], games: Iterable[Scored], ratings: Mapping
         return 0.0 if ra is None or rb is None else abs(ra - rb) / CLOSE_ELO
 
     index = {e: i for i, e in enumerate(names)}
+    rand = rng("ladder", seed)
     candidates = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+    rand.shuffle(candidates)  # the first of equal pairs in the seed's order is taken
+    keys = {p: frozenset(p) for p in candidates}
+    gaps = {p: gap(*p) for p in candidates}
     plan = []
     for _ in range(count):
-        a, b = min(candidates, key=lambda p: (
-            met[frozenset(p)] // 2 + gap(*p) + LOAD_WEIGHT * (load[p[0]] + load[p[1]]),
-            rng("ladder", seed, *p, met[frozenset(p)]).random(),
-        ))  # fmt: skip
+        a, b = min(candidates, key=lambda p: met[keys[p]] // 2 + gaps[p] + LOAD_WEIGHT * (load[p[0]] + load[p[1]]))
         key = frozenset((a, b))
         played = met[key] // 2
         if blacks[a] != blacks[b]:
             first, second = (a, b) if blacks[a] < blacks[b] else (b, a)
         else:
-            first, second = (a, b) if rng("colours", seed, a, b, played).random() < 0.5 else (b, a)
+            first, second = (a, b) if rand.random() < 0.5 else (b, a)
         low, high = sorted((a, b), key=index.__getitem__)
         start = rng("opening", seed, low, high).randrange(len(openings))
         plan.append(PlannedPair(first, second, openings[(start + played) % len(openings)]))
