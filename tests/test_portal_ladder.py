@@ -22,6 +22,7 @@ from sqlalchemy import select, update  # noqa: E402
 from grader.config import Config  # noqa: E402
 from grader.errors import ConfigError, GraderError  # noqa: E402
 from grader.files import SHARE  # noqa: E402
+from grader.games import ggf  # noqa: E402
 from grader.grading.plans import new_plan, write_plan_file  # noqa: E402
 from grader.portal import accounts, ladders  # noqa: E402
 from grader.portal.arena_models import (  # noqa: E402
@@ -403,6 +404,9 @@ def test_the_ladder_pages_over_http_for_staff_and_students(tmp_path, ladder_cour
         games = student.get(f"/api/ladder/duel/entry/{first}").json()["games"]
         assert len(games) == 6 and {g["result"] for g in games} == {"won"} and all(g["page"] is None for g in games)
         assert {g["opponent"] for g in games} == {seen["rows"][1]["name"]}
+        records = ggf.parse_records(student.get("/ladder/duel/games.ggf").text)
+        assert len(records) == 18 and "Student" not in str(records)
+        assert {records[0][1]["PB"], records[0][1]["PW"]} == {seen["rows"][0]["name"], seen["rows"][1]["name"]}
         assert student.post("/api/ladder/duel/deadline", {}).status_code == 404  # staff only
         assert student.get("/api/ladder/duel/entry/999").status_code == 404
         assert prof.get(f"/api/ladder/duel/entry/{first}").json()["games"][0]["page"].startswith("/arena/games/")

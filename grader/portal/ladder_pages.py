@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import BaseRoute, Route
 
 from ..errors import GraderError
-from ..games import get_game
+from ..games import get_game, ggf
 from ..tournaments import ladder as rules
 from ..tournaments.grades import grades_csv
 from ..tournaments.ratings import Z95
@@ -58,6 +58,7 @@ def routes(portal: Portal) -> list[BaseRoute]:
             "rows": [_row_data(seen, r) for r in seen.table.rows],
             "hidden": seen.table.hidden,
             "games": len(seen.standing.games),
+            "ggf": ggf.supports(get_game(ladder.game)),
             "entered": any(r.mine for r in seen.table.rows),
             "engines": mine,
             "deadline": deadline,
@@ -115,7 +116,7 @@ def routes(portal: Portal) -> list[BaseRoute]:
             opponent = g.white if black else g.black
             score = g.black_score if black else 1 - g.black_score
             games.append({"id": g.id, "colour": "black" if black else "white",
-                          "opponent": seen.name_of(opponent) or "an entry not shown",
+                          "opponent": seen.name_of(opponent) or ladders.HIDDEN,
                           "result": {1.0: "won", 0.5: "drew", 0.0: "lost"}[score], "opening": g.opening,
                           "finished": g.finished, "page": GAME_PAGE.format(id=g.id) if linked else None})  # fmt: skip
         data = {"ladder": _ladder_data(ladder), "entry": _row_data(seen, row), "games": games}
@@ -149,6 +150,17 @@ def routes(portal: Portal) -> list[BaseRoute]:
         return PlainTextResponse(grades_csv(named), media_type="text/csv",
                                  headers={"content-disposition": f'attachment; filename="{ladder.name}-grades.csv"'})  # fmt: skip
 
+    def games_ggf(request: Request, form: Any) -> Response:
+        user = need_user(portal, request)
+        ladder = find(request)
+        try:
+            with portal.make.begin() as session:
+                text = ladders.games_ggf(session, ladder, user)
+        except GraderError as e:
+            raise HTTPException(404, str(e)) from None
+        return Response(text, media_type="application/x-ggf",
+                        headers={"content-disposition": f'attachment; filename="{ladder.name}.ggf"'})  # fmt: skip
+
     def route(path: str, handler: Callable[[Request, Any], Response], methods: tuple[str, ...] = ("GET",)) -> Route:
         return Route(path, _endpoint(portal, handler), methods=list(methods))
 
@@ -160,6 +172,7 @@ def routes(portal: Portal) -> list[BaseRoute]:
         route("/ladder/{name}/entry/{entry:int}", entry),
         route("/ladder/{name}/deadline", deadline, ("POST",)),
         route("/ladder/{name}/grades.csv", grades),
+        route("/ladder/{name}/games.ggf", games_ggf),
     ]
 
 

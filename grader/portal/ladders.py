@@ -23,7 +23,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..errors import GraderError
-from ..games import get_game
+from ..games import get_game, ggf
 from ..tournaments import ladder as rules
 from ..tournaments import ratings
 from ..tournaments.elofit import Rating, fit_ratings
@@ -49,6 +49,7 @@ from .queue import waiting_games
 
 OPENINGS = 100  # random openings a ladder draws from (fewer if the game has fewer)
 RECENT = 20  # games shown on an entry's page
+HIDDEN = "an entry not shown"  # a player whose entry the reader does not see
 
 
 def find(course: Course, name: str) -> Ladder:
@@ -309,3 +310,24 @@ def view(session: Session, ladder: Ladder, user: User) -> View:
     by_key = {e.engine: e.participant for e in now_.entries}
     shown = {by_key[r.engine]: r.name for r in table.rows}
     return View(now_, table, owners, shown)
+
+
+def games_ggf(session: Session, ladder: Ladder, user: User) -> str:
+    """Every finished game of the ladder as one GGF text (Othello's), its players named as the
+    ladder's table names them for ``user`` ('an entry not shown' for the others). GraderError
+    for a game GGF cannot hold."""
+    rules = get_game(ladder.game)
+    if not ggf.supports(rules):
+        raise GraderError(f"GGF holds Othello games only, not {rules.title}'s")
+    seen = view(session, ladder, user)
+    ids = [g.id for g in seen.standing.games]
+    rows = session.scalars(select(ArenaGame).where(ArenaGame.id.in_(ids)).order_by(ArenaGame.finished_at, ArenaGame.id))
+    records = []
+    for row in rows:
+        if row.record is None:
+            continue
+        record = GameRecord.from_json(json.loads(row.record))
+        record.black = seen.name_of(version_key(row.black_id)) or HIDDEN
+        record.white = seen.name_of(version_key(row.white_id)) or HIDDEN
+        records.append(record)
+    return ggf.write_games(records, rules, state(session, ladder).created_at.isoformat())
