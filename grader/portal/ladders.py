@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..errors import GraderError
@@ -60,12 +61,17 @@ def find(course: Course, name: str) -> Ladder:
 
 
 def state(session: Session, ladder: Ladder) -> LadderState:
-    """The ladder's row, made at its first use (with the random key its aliases are drawn from)."""
+    """The ladder's row, made at its first use (with the random key its aliases are drawn from;
+    two requests making it at once: the second takes the first's)."""
     found = session.get(LadderState, ladder.name)
     if found is None:
-        found = LadderState(name=ladder.name, alias_key=secrets.token_hex(16), created_at=now())
-        session.add(found)
-        session.flush()
+        try:
+            with session.begin_nested():
+                session.add(LadderState(name=ladder.name, alias_key=secrets.token_hex(16), created_at=now()))
+        except IntegrityError:
+            pass
+        found = session.get(LadderState, ladder.name)
+        assert found is not None
     return found
 
 
