@@ -424,6 +424,16 @@ def test_the_ladder_pages_over_http_for_staff_and_students(tmp_path, ladder_cour
         assert [(g["name"], g["share"], g["grade"]) for g in deadline["grades"]] == [
             (f"Student {i}", 50.0, grade) for i in range(5)
         ]
+        html = prof.html("/ladder/duel").text
+        assert "Started " in html and "40 of 40 games played" in html and "Student 4" in html
+        for path in ("/ladder/duel", "/ladder/duel/crosstable", f"/ladder/duel/entry/{first}", "/ladders"):
+            page = student.html(path)
+            main = page.text.split("<main>", 1)[1]  # the header names the reader
+            assert (
+                page.status_code == 200
+                and "Student" not in main
+                and (path == "/ladders" or seen["rows"][0]["name"] in main)
+            )
         rows = list(csv.DictReader(io.StringIO(prof.get("/ladder/duel/grades.csv").text)))
         assert [(r["name"], r["total"], r["complete"]) for r in rows] == [(f"Student {i}", f"{grade:g}", "yes")
                                                                          for i in range(5)]  # fmt: skip
