@@ -7,6 +7,7 @@ server are at the end (slow)."""
 from __future__ import annotations
 
 import csv
+import datetime
 import io
 import json
 import shutil
@@ -276,6 +277,27 @@ def test_the_deadline_tournament_freezes_the_final_versions_and_grades_by_share(
         assert g.share == pytest.approx(shares[int(g.engine[1:])])
         assert g.grade == grade_by_share(g.share, thresholds)
     assert found.names == {f"v{latest[i]}": f"Student {i}" for i in range(3)}
+
+
+def test_the_deadline_tournament_starts_by_itself_at_the_assignments_deadline_with_the_versions_of_then(
+    db, tmp_path, ladder_course
+):
+    make, _ = db
+    folder = ladder_course(tmp_path / "late")
+    text = (folder / "course.yaml").read_text().replace("    ladder:", "    deadline: 2020-01-01 12:00\n    ladder:")
+    (folder / "course.yaml").write_text(text)
+    course = load_course(folder)
+    latest = entered(make, course, 3)
+    with make.begin() as s:
+        s.execute(
+            update(EngineVersion).values(uploaded_at=datetime.datetime(2019, 12, 31, tzinfo=datetime.timezone.utc))
+        )
+        late = s.get(EngineVersion, latest[0])
+        late.uploaded_at = datetime.datetime(2020, 1, 1, 12, 1, tzinfo=datetime.timezone.utc)  # a minute late
+        assert ladders.schedule_idle(s, course) == 6  # the tournament's 6 pairs, not a ladder pair
+        found = ladders.state(s, course.ladders["duel"])
+        assert json.loads(found.deadline_versions) == [latest[0] - 1, latest[1], latest[2]]
+        assert ladders.schedule_idle(s, course) == 0
 
 
 def test_a_ladder_needs_two_checked_entries_for_its_deadline(db):

@@ -24,7 +24,7 @@ from ..tournaments.grades import grades_csv
 from ..tournaments.ratings import Z95
 from . import ladders
 from .arena_models import ArenaEngine
-from .course import Ladder
+from .course import Course, Ladder
 from .models import INSTRUCTOR, User
 from .web import Portal, checked_form, need_staff, need_user, page, wants_json
 
@@ -40,7 +40,7 @@ def routes(portal: Portal) -> list[BaseRoute]:
 
     def index(request: Request, form: Any) -> Response:
         user = need_user(portal, request)
-        items = [_ladder_data(x) for x in portal.course.ladders.values()]
+        items = [_ladder_data(portal.course, x) for x in portal.course.ladders.values()]
         return page(request, "ladders.html", {"ladders": items}, user=user)
 
     def table(request: Request, form: Any) -> Response:
@@ -54,7 +54,7 @@ def routes(portal: Portal) -> list[BaseRoute]:
             mine = [{"id": e.id, "name": e.name} for e in engines if get_game(e.game).name == game]
             deadline = _deadline_data(ladders.deadline_state(session, portal.course, ladder)) if user.staff else None
         data = {
-            "ladder": _ladder_data(ladder),
+            "ladder": _ladder_data(portal.course, ladder),
             "rows": [_row_data(seen, r) for r in seen.table.rows],
             "hidden": seen.table.hidden,
             "games": len(seen.standing.games),
@@ -97,7 +97,12 @@ def routes(portal: Portal) -> list[BaseRoute]:
         rows = [{"name": r.name, "rank": r.rank, "mine": r.mine,
                  "points": [None if o == r.engine else cross[r.engine][o] for o in engines]}
                 for r in seen.table.rows]  # fmt: skip
-        data = {"ladder": _ladder_data(ladder), "names": names, "rows": rows, "hidden": seen.table.hidden}
+        data = {
+            "ladder": _ladder_data(portal.course, ladder),
+            "names": names,
+            "rows": rows,
+            "hidden": seen.table.hidden,
+        }
         return page(request, "ladder_crosstable.html", data, user=user)
 
     def entry(request: Request, form: Any) -> Response:
@@ -119,7 +124,7 @@ def routes(portal: Portal) -> list[BaseRoute]:
                           "opponent": seen.name_of(opponent) or ladders.HIDDEN,
                           "result": {1.0: "won", 0.5: "drew", 0.0: "lost"}[score], "opening": g.opening,
                           "finished": g.finished, "page": GAME_PAGE.format(id=g.id) if linked else None})  # fmt: skip
-        data = {"ladder": _ladder_data(ladder), "entry": _row_data(seen, row), "games": games}
+        data = {"ladder": _ladder_data(portal.course, ladder), "entry": _row_data(seen, row), "games": games}
         return page(request, "ladder_entry.html", data, user=user)
 
     def deadline(request: Request, form: Any) -> Response:
@@ -191,8 +196,9 @@ def _endpoint(portal: Portal, handler: Callable[[Request, Any], Response]) -> Ca
     return endpoint
 
 
-def _ladder_data(ladder: Ladder) -> dict[str, Any]:
-    return {"name": ladder.name, "title": ladder.title, "game": ladder.game, "assignment": ladder.assignment,
+def _ladder_data(course: Course, ladder: Ladder) -> dict[str, Any]:
+    cutoff = ladders.deadline(course, ladder)
+    return {"deadline": cutoff.isoformat() if cutoff else None,"name": ladder.name, "title": ladder.title, "game": ladder.game, "assignment": ladder.assignment,
             "anonymous": ladder.anonymous, "top": ladder.top, "deadline_games": ladder.deadline_games,
             "tc": f"{ladder.tc[0]:g}+{ladder.tc[1]:g}"}  # fmt: skip
 

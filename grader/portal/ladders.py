@@ -6,12 +6,16 @@ rules (the planner, ratings, aliases, what a student may see) are
 A participant enters one of their arena engines of the ladder's game; its latest checked
 version plays. When no game job waits, each ladder queues one pair (two games on one opening,
 colours swapped) as a game job of the lowest priority, so SPRT tests go first. Once the
-instructor starts the deadline tournament, the ladder plans no more pairs: the final versions
-are frozen and play a round-robin of ``deadline_games`` games a pair, graded by share of the
-pieces as ``grader tournament --grade`` grades (config.yaml's tournament.grade)."""
+instructor starts the deadline tournament, or the assignment's hard deadline (else its
+deadline) passes, the ladder plans no more pairs: each entry's final version (uploaded by the
+deadline, when it passed) is frozen, and they play a round-robin of ``deadline_games`` games
+a pair, graded by share of the pieces as ``grader tournament --grade`` grades (config.yaml's
+tournament.grade)."""
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import functools
 import hashlib
 import json
@@ -131,15 +135,16 @@ class Standing:
     ratings: list[Rating]
 
 
-def standing(session: Session, ladder: Ladder, stage: str = LADDER) -> Standing:
-    """Every entry with the engine that plays for it now, the ladder's finished games of
-    ``stage`` (oldest first), and the ratings of the versions playing now from all their games
-    against each other (an older version's games leave the fit: it stays the size of the class)."""
+def standing(session: Session, ladder: Ladder, stage: str = LADDER, before: dt.datetime | None = None) -> Standing:
+    """Every entry with the engine that plays for it now (``before``: its latest checked version
+    uploaded by then), the ladder's finished games of ``stage`` (oldest first), and the ratings
+    of those versions from all their games against each other (an older version's games leave
+    the fit: it stays the size of the class)."""
     rows = session.execute(
         select(LadderEntry, User.name).join(User, User.id == LadderEntry.user_id)
         .where(LadderEntry.ladder == ladder.name).order_by(LadderEntry.id)
     ).all()  # fmt: skip
-    latest = _latest_versions(session, [entry.engine_id for entry, _ in rows])
+    latest = _latest_versions(session, [entry.engine_id for entry, _ in rows], before)
     entries, aliases, ids = [], {}, {}
     for entry, name in rows:
         version = latest.get(entry.engine_id)
@@ -153,12 +158,14 @@ def standing(session: Session, ladder: Ladder, stage: str = LADDER) -> Standing:
     return Standing(ladder, entries, aliases, ids, games, fit_ratings(among, [e.engine for e in entries]))
 
 
-def _latest_versions(session: Session, engine_ids: list[int]) -> dict[int, int]:
-    """Engine id -> its newest version that passed its check."""
-    found = session.execute(
-        select(EngineVersion.engine_id, EngineVersion.id)
-        .where(EngineVersion.engine_id.in_(engine_ids), EngineVersion.status == OK).order_by(EngineVersion.number)
-    ).all()  # fmt: skip
+def _latest_versions(session: Session, engine_ids: list[int], before: dt.datetime | None = None) -> dict[int, int]:
+    """Engine id -> its newest version that passed its check (``before``: uploaded by then)."""
+    chosen = select(EngineVersion.engine_id, EngineVersion.id).where(
+        EngineVersion.engine_id.in_(engine_ids), EngineVersion.status == OK
+    )
+    if before is not None:
+        chosen = chosen.where(EngineVersion.uploaded_at <= before)
+    found = session.execute(chosen.order_by(EngineVersion.number)).all()
     return {engine: version for engine, version in found}
 
 
@@ -187,6 +194,11 @@ def schedule_idle(session: Session, course: Course) -> int:
     queued = 0
     for ladder in course.ladders.values():
         if state(session, ladder).deadline_at is not None:
+            continue
+        cutoff = deadline(course, ladder)
+        if cutoff is not None and now() > cutoff:
+            with contextlib.suppress(GraderError):  # fewer than two entries: no tournament to play
+                queued += start_deadline(session, ladder, before=cutoff) // 2
             continue
         now_ = standing(session, ladder)
         engines = [e.engine for e in now_.entries if e.engine.startswith("v")]
@@ -225,15 +237,23 @@ def _queue_pair(session: Session, ladder: Ladder, games: Any, opening: str, stag
         session.add(LadderGame(game_id=game.id, ladder=ladder.name, stage=stage))
 
 
-def start_deadline(session: Session, ladder: Ladder) -> int:
-    """Freeze each entry's latest checked version and queue the deadline round-robin between
-    them (``deadline_games`` a pair, two to an opening); how many games were queued."""
+def deadline(course: Course, ladder: Ladder) -> dt.datetime | None:
+    """When an assignment's ladder starts its deadline tournament by itself: at the assignment's
+    hard deadline, else its deadline (None: an open ladder, or an assignment without one)."""
+    assignment = course.assignments.get(ladder.assignment or "")
+    return None if assignment is None else assignment.hard_deadline or assignment.deadline
+
+
+def start_deadline(session: Session, ladder: Ladder, before: dt.datetime | None = None) -> int:
+    """Freeze each entry's latest checked version (``before``: uploaded by then) and queue the
+    deadline round-robin between them (``deadline_games`` a pair, two to an opening); how many
+    games were queued."""
     found = state(session, ladder)
     if found.deadline_at is not None:
         raise GraderError(
             f"the deadline tournament of {ladder.title} started at {found.deadline_at:%Y-%m-%d %H:%M} UTC already"
         )
-    entries = [e.engine for e in standing(session, ladder).entries if e.engine.startswith("v")]
+    entries = [e.engine for e in standing(session, ladder, before=before).entries if e.engine.startswith("v")]
     if len(entries) < 2:
         raise GraderError(f"the deadline tournament needs two entries with a checked engine; {ladder.title} has "
                           f"{len(entries)}")  # fmt: skip
