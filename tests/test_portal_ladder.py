@@ -431,7 +431,7 @@ def test_the_ladder_pages_over_http_for_staff_and_students(tmp_path, ladder_cour
         assert {records[0][1]["PB"], records[0][1]["PW"]} == {seen["rows"][0]["name"], seen["rows"][1]["name"]}
         assert student.post("/api/ladder/duel/deadline", {}).status_code == 404  # staff only
         assert student.get("/api/ladder/duel/entry/999").status_code == 404
-        assert prof.get(f"/api/ladder/duel/entry/{first}").json()["games"][0]["page"].startswith("/arena/games/")
+        assert prof.get(f"/api/ladder/duel/entry/{first}").json()["games"][0]["page"].startswith("/arena/g/")
         started = prof.post("/api/ladder/duel/deadline", {}).json()
         assert started == {"deadline": "duel", "games": 5 * 4 // 2 * 4}  # 5 checked entries, 4 games a pair
         again = prof.post("/api/ladder/duel/deadline", {})

@@ -28,7 +28,7 @@ from .course import Course, Ladder
 from .models import INSTRUCTOR, User
 from .web import Portal, checked_form, need_staff, need_user, page, wants_json
 
-GAME_PAGE = "/arena/games/{id}"  # the arena's page of a game
+GAME_PAGE = "/arena/g/{id}"  # the arena's page of a game (it shows the engines' names)
 
 
 def routes(portal: Portal) -> list[BaseRoute]:
@@ -114,7 +114,7 @@ def routes(portal: Portal) -> list[BaseRoute]:
         row = seen.entry_of(number)
         if row is None:
             raise HTTPException(404, "no such entry in this ladder")
-        linked = user.staff or not ladder.anonymous
+        linked = user.staff or (row.mine and not ladder.anonymous)  # the arena shows a game to its engines' owners
         games = []
         for g in rules.recent_games(seen.standing.games, row.engine, ladders.RECENT):
             black = g.black == row.engine

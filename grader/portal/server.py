@@ -81,7 +81,7 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
     course, portal, url, key = prepare(folder, database)
     if not course.instructors:
         raise GraderError(f"{course.folder / 'course.yaml'}: no instructors: add 'instructors: [you@example.edu]'")
-    extra, kid, on_graded = arena_pages.routes(portal), None, None
+    extra, kid, on_graded = [*arena_pages.routes(portal), *ladder_pages.routes(portal)], None, None
     if course.lti is not None:
         with portal.make.begin() as session:
             kid = (rotate(session) if rotate_lti_key else signing_key(session)).kid
@@ -108,7 +108,7 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
         token = accounts.new_signin_token(session, instructor)
     started = Started(course, base + "/", instructor.email, f"{base}/link/{token}", hide_password(url), workers,
                       portal.workers.cluster if portal.workers else None, kid)  # fmt: skip
-    app = create_app(portal, key, [*extra, *ladder_pages.routes(portal)])
+    app = create_app(portal, key, extra)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
     if on_ready:
         on_ready(started)
