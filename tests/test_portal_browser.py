@@ -17,10 +17,15 @@ sync_api = pytest.importorskip(
     "playwright.sync_api", reason="the browser test needs playwright (pip install -e '.[test]')"
 )
 
+from test_portal_ladder import seed  # noqa: E402
+
 from grader.config import Config  # noqa: E402
 from grader.files import SHARE  # noqa: E402
 from grader.grading.plans import new_plan, write_plan_file  # noqa: E402
+from grader.portal import ladders  # noqa: E402
 from grader.portal.course import load_course  # noqa: E402
+from grader.portal.db import connect, sessions, upgrade  # noqa: E402
+from grader.portal.sync import apply  # noqa: E402
 
 from test_portal import (  # noqa: E402
     GRADED_WITHIN,
@@ -209,5 +214,55 @@ def test_in_a_browser_a_password_is_changed_only_with_the_current_one(tmp_path, 
         page.click("button:has-text('Sign in')")
         assert page.url == server.url + "/" and "You have a password." in page.content()
         context.close()
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow  # a browser and a server: 5-10 s
+def test_a_student_sees_the_ladder_with_aliases(tmp_path, chromium):
+    course = make_course(tmp_path / "course")
+    text = (course / "course.yaml").read_text()
+    (course / "course.yaml").write_text(text.replace("plan: othello-endgame.plan\n", "plan: othello-endgame.plan\n"
+                                                     "    ladder: {anonymous: true, top: 2}\n", 1))  # fmt: skip
+    url = f"sqlite:///{tmp_path / 'portal.sqlite3'}"
+    engine = connect(url)
+    upgrade(engine)
+    make, loaded = sessions(engine), load_course(course)
+    apply(loaded, make)
+    ladder = loaded.ladders["othello"]
+    seed(make, loaded, "othello", [f"s{i}@example.edu" for i in range(1, 7)])  # Student 1 best, then 2, ...
+    with make() as s:
+        entries = ladders.standing(s, ladder)
+    aliases = {e.name: entries.aliases[e.participant] for e in entries.entries}
+    engine.dispose()
+    server = Server(course, tmp_path, url, "--workers", "0")
+    try:
+        instructor = Client(server.url)
+        instructor.sign_in(server.link)
+        staff_rows = instructor.get("/api/ladder/othello").json()["rows"]
+        assert [r["name"] for r in staff_rows] == [f"Student {i}" for i in range(1, 7)]  # staff: the names
+        link = instructor.post("/class/links", {"email": "s6@example.edu"}).json()["links"][0]["link"]
+        page = _signed_in(chromium, link)
+        problems: list[str] = []
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+        page.click("text=Ladders")
+        page.click("text=Othello endgame lab")
+        rows = page.locator("#ladder tr")
+        shown = [rows.nth(i).inner_text().split("\t") for i in range(1, rows.count())]
+        assert [r[0] for r in shown] == ["1", "2", "4", "5", "6"]  # the top 2, and 2 above their own
+        assert [r[1] for r in shown] == [aliases[f"Student {i}"] for i in (1, 2, 4, 5)] + [
+            f"{aliases['Student 6']} (you)"
+        ]
+        assert "Student" not in page.inner_text("main")
+        assert "1 more entry is not shown" in page.inner_text("#hidden")
+        assert shown[0][2].startswith("+") and shown[-1][2].startswith("-") and shown[0][3].isdigit()  # Elo, ±95%
+        page.click(f"text={aliases['Student 5']}")
+        assert "Student" not in page.inner_text("main") and page.locator("#recent tr").count() == 13
+        page.go_back()
+        page.click("text=Crosstable")
+        assert page.locator("#crosstable th").nth(1).inner_text() == aliases["Student 1"]
+        assert "Student" not in page.inner_text("main")
+        assert problems == []
     finally:
         server.stop()

@@ -137,10 +137,13 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(url):
         "arena_tests",
         "arena_games",
         "game_jobs",
+        "ladders",
+        "ladder_entries",
+        "ladder_games",
         "api_tokens",
     } <= tables
     with engine.connect() as c:
-        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0008",)]
+        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0009",)]
     engine.dispose()
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from ..config import SCHEMA, Config, load_config
+from ..config import SCHEMA, Config, load_config, parse_tc
 from ..errors import ConfigError, GraderError
 from ..files import SHARE
 from ..games import Game
@@ -83,6 +83,27 @@ class Assignment:
         return total - self.public_tests
 
 
+LADDER_TC = (10.0, 0.1)  # a ladder's game clock unless the course or config.yaml gives one
+DEADLINE_GAMES = 20  # games each two final versions play in a ladder's deadline tournament, unless the course says
+
+
+@dataclass(frozen=True)
+class Ladder:
+    """A ladder: an assignment's (``assignment``, its name; the assignment's students enter) or
+    an open one (``assignment`` None: every signed-in user may enter an engine). ``anonymous``:
+    students see aliases; ``top``: students see only the top entries and those around their
+    own; ``deadline_games``: games each two final versions play in the deadline tournament."""
+
+    name: str
+    title: str
+    game: str
+    assignment: str | None = None
+    anonymous: bool = False
+    top: int | None = None
+    deadline_games: int = DEADLINE_GAMES
+    tc: tuple[float, float] = LADDER_TC
+
+
 @dataclass(frozen=True)
 class Course:
     """A course folder: its title, assignments (in file order), roster, instructors and the
@@ -97,6 +118,7 @@ class Course:
     config: Config = dataclasses.field(default_factory=Config)
     lti: LtiSettings | None = None  # the platforms (LMSs) the portal is an LTI 1.3 tool of
     late_days: int | None = None  # days late each student may spend over the course without penalty
+    ladders: dict[str, Ladder] = dataclasses.field(default_factory=dict)  # by name: the assignments' and open ones
 
     @property
     def upload_bytes(self) -> int:
@@ -153,9 +175,11 @@ def load_course(folder: str | Path) -> Course:
         raise ConfigError(f"{path}: {e}") from None
 
 
-_KEYS = ("title", "instructors", "roster", "upload_kb", "late_days", "assignments", "lti")
+_KEYS = ("title", "instructors", "roster", "upload_kb", "late_days", "assignments", "lti", "ladders")
 _ASSIGNMENT_KEYS = ("name", "title", "game", "plan", "seed", "limits", "per_day", "deadline", "hard_deadline",
-                    "private_results", "private_boards", "late_days", "late_penalty", "counts")  # fmt: skip
+                    "private_results", "private_boards", "late_days", "late_penalty", "counts", "ladder")  # fmt: skip
+_LADDER_KEYS = ("anonymous", "top", "deadline_games", "tc")
+_OPEN_LADDER_KEYS = ("name", "title", "game", *_LADDER_KEYS)
 PRIVATE_RESULTS = ("release", "deadline")
 COUNTS = ("latest", "best")
 MAX_LATE_DAYS = 365
@@ -187,13 +211,71 @@ def _course(root: Path, data: Any, config: Config) -> Course:
     if not isinstance(items, list) or not items:
         raise ValueError("'assignments' must be a list of assignments, each with name, game and plan")
     assignments: dict[str, Assignment] = {}
+    ladders: dict[str, Ladder] = {}
     for i, item in enumerate(items):
         a = _assignment(root, item, f"assignments[{i}]", config)
         if a.name in assignments:
             raise ValueError(f"assignments[{i}].name: {a.name!r} is used twice: give each assignment its own name")
         assignments[a.name] = a
+        if item.get("ladder") not in (None, False):
+            ladders[a.name] = _ladder(item["ladder"], f"assignments[{i}].ladder", config, a.name, a.title, a.game,
+                                      a.name)  # fmt: skip
+    ladders.update(_open_ladders(data.get("ladders"), config, ladders))
     lti = parse_lti(data["lti"]) if data.get("lti") is not None else None
-    return Course(root, title, assignments, tuple(instructors), roster, upload_kb, config, lti, late_days)
+    return Course(root, title, assignments, tuple(instructors), roster, upload_kb, config, lti, late_days, ladders)
+
+
+def _open_ladders(items: Any, config: Config, taken: dict[str, Ladder]) -> dict[str, Ladder]:
+    """The course's open ladders (``ladders:``), each named apart from the assignments' ladders."""
+    if items is None:
+        return {}
+    if not isinstance(items, list):
+        raise ValueError("'ladders' must be a list of open ladders, each with name and game, like "
+                         "[{name: open-othello, game: othello}]")  # fmt: skip
+    out: dict[str, Ladder] = {}
+    for i, item in enumerate(items):
+        where = f"ladders[{i}]"
+        if not isinstance(item, dict):
+            raise ValueError(f"{where} must be 'key: value' lines (name, game, anonymous, top, deadline_games, tc)")
+        _known(item, _OPEN_LADDER_KEYS, f"{where}.")
+        name = item.get("name")
+        if not isinstance(name, str) or not NAME.match(name):
+            raise ValueError(f"{where}.name must be lower-case letters, digits, - or _ (up to 40), like open-othello; "
+                             f"got {name!r}")  # fmt: skip
+        if name in taken or name in out:
+            raise ValueError(f"{where}.name: a ladder {name!r} exists already: give each ladder its own name")
+        game = SCHEMA["game"](f"{where}.game", item.get("game", config.game))
+        options = {k: v for k, v in item.items() if k in _LADDER_KEYS}
+        out[name] = _ladder(options, where, config, name, _text(item.get("title", name), f"{where}.title"), game, None)
+    return out
+
+
+def _ladder(value: Any, where: str, config: Config, name: str, title: str, game: str,
+            assignment: str | None) -> Ladder:  # fmt: skip
+    """A ladder's options: ``true`` (the defaults) or a mapping of anonymous, top, deadline_games, tc."""
+    if value is True:
+        value = {}
+    if not isinstance(value, dict):
+        raise ValueError(f"{where} must be true or 'key: value' lines ({', '.join(_LADDER_KEYS)}); got {value!r}")
+    _known(value, _LADDER_KEYS, f"{where}.")
+    anonymous = value.get("anonymous", False)
+    if not isinstance(anonymous, bool):
+        raise ValueError(f"{where}.anonymous must be true (students see aliases) or false; got {anonymous!r}")
+    top = value.get("top")
+    if top is not None and (not isinstance(top, int) or isinstance(top, bool) or top < 1):
+        raise ValueError(f"{where}.top must be a whole number, 1 or more (students see the top N and the entries "
+                         f"around their own), or null (all); got {top!r}")  # fmt: skip
+    games = value.get("deadline_games", DEADLINE_GAMES)
+    if not isinstance(games, int) or isinstance(games, bool) or games < 2 or games % 2:
+        raise ValueError(f"{where}.deadline_games must be an even number, 2 or more (two games to an opening), "
+                         f"like 20; got {games!r}")  # fmt: skip
+    tc = value.get("tc", config.tournament.tc) or LADDER_TC
+    if not isinstance(tc, tuple):
+        try:
+            tc = parse_tc(str(tc) if isinstance(tc, (str, int, float)) and not isinstance(tc, bool) else "")
+        except ValueError as e:
+            raise ValueError(f"{where}.tc: {e}") from None
+    return Ladder(name, title, game, assignment, anonymous, top, games, tc)
 
 
 def _assignment(root: Path, item: Any, where: str, config: Config) -> Assignment:

@@ -17,7 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import GraderError
-from . import accounts, arena_pages, lti_pages
+from . import accounts, arena_pages, ladder_pages, lti_pages
 from .course import DEMO_FOLDER, Course, load_course, make_demo_course
 from .db import check_current, connect, default_url, hide_password, secret_key, sessions, upgrade
 from .lti_grades import GradeSync
@@ -91,7 +91,7 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
     portal.public_url = public_url.rstrip("/") if public_url else None
     if not course.instructors:
         raise GraderError(f"{course.folder / 'course.yaml'}: no instructors: add 'instructors: [you@example.edu]'")
-    extra, kid, on_graded = arena_pages.routes(portal), None, None
+    extra, kid, on_graded = [*arena_pages.routes(portal), *ladder_pages.routes(portal)], None, None
     if course.lti is not None:
         with portal.make.begin() as session:
             kid = (rotate(session) if rotate_lti_key else signing_key(session)).kid

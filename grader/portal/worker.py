@@ -29,7 +29,7 @@ from ..grading.results import ScriptResult
 from ..grading.run import grade_submission
 from ..runs.text import fmt_total, plural
 from ..stop import Stop
-from . import gtplab
+from . import gtplab, ladders
 from .arena_play import ArenaPlayer, GamesDone
 from .course import Assignment, Course
 from .models import FAILED, GRADED, Submission, now
@@ -171,7 +171,7 @@ class Workers:
                     if self.cluster and getattr(self.executors[i], "lost", None):  # the scheduler went away: again
                         self.executors[i].close()  # type: ignore[union-attr]
                         self.executors[i] = self._connect()
-                    worked = self.work_once(me, self.executors[i]) or self.play_once(me, player)
+                    worked = self.work_once(me, self.executors[i]) or self.play_once(me, player) or self.plan_ladders()
                 except Exception:  # a database or a scheduler gone for a moment: try again, never end the thread
                     log.exception("worker %s", me)
                     worked = False
@@ -189,6 +189,14 @@ class Workers:
             return self._renewing(lambda session: renew_game(session, lease, self.lease), f"arena job {lease.job_id}")
 
         return player.play_next(self.make, self.course, me, self.lease, renewing)
+
+    def plan_ladders(self) -> bool:
+        """With nothing to grade or play: the course's ladders queue their next pairs (when no game
+        job waits); whether any was queued."""
+        if not self.course.ladders:
+            return False
+        with self.make.begin() as session:
+            return ladders.schedule_idle(session, self.course) > 0
 
     def work_once(self, me: str, executor: Executor | None = None) -> bool:
         """Claim one job and grade it, renewing its lease meanwhile; False when the queue was

@@ -9,6 +9,7 @@ from typing import Sequence
 
 from ..errors import GraderError
 from ..runs.text import fmt_total, safe_cell
+from .ratings import Standing
 from .results import TournamentResult
 
 
@@ -39,16 +40,22 @@ def share_grades(result: TournamentResult, thresholds: Sequence[tuple[float, flo
     order given; incomplete when an engine's games were not all played."""
     if result.format.kind != "gauntlet":
         raise GraderError("--grade grades a gauntlet: give --format gauntlet --opponents REFERENCE...")
-    rows = {s.engine: s for s in result.standings}
     per_engine = 2 * result.format.rounds * len(result.format.opponents)
+    graded = [e.name for e in result.engines if e.name not in result.format.opponents]
+    return grades_of(result.standings, graded, per_engine, thresholds)
+
+
+def grades_of(standings: Sequence[Standing], engines: Sequence[str], per_engine: int,
+              thresholds: Sequence[tuple[float, float]]) -> list[ShareGrade]:  # fmt: skip
+    """Grades of ``engines`` (in that order) by their share of the pieces in ``standings``;
+    incomplete when an engine played fewer than ``per_engine`` games."""
+    rows = {s.engine: s for s in standings}
     out = []
-    for e in result.engines:
-        if e.name in result.format.opponents:
-            continue
-        s = rows[e.name]
+    for name in engines:
+        s = rows[name]
         complete = s.games == per_engine
         note = "" if complete else f"{s.games} of {per_engine} games played"
-        out.append(ShareGrade(e.name, s.games, s.share, grade_by_share(s.share, thresholds), complete, note))
+        out.append(ShareGrade(name, s.games, s.share, grade_by_share(s.share, thresholds), complete, note))
     return out
 
 

@@ -19,14 +19,21 @@ from typing import Iterable, Protocol
 Z95 = 1.959963984540054
 
 
-class GameLike(Protocol):
-    pair: str  # games of one pair (same opening, colours swapped) share it
-    black: str
-    white: str
+class Scored(Protocol):
+    """A game as ratings and crosstables need it: who played each colour, and the score."""
+
+    @property
+    def black(self) -> str: ...
+
+    @property
+    def white(self) -> str: ...
 
     @property
     def black_score(self) -> float: ...  # 1, 1/2 or 0 for black
 
+
+class GameLike(Scored, Protocol):
+    pair: str  # games of one pair (same opening, colours swapped) share it
     margin: int  # final score from black's view, under the tournament's scoring
     reason: str  # normal | forfeit | adjudicated
     forfeit: str | None  # the engine that forfeited
@@ -132,7 +139,7 @@ def _elo_or_bound(row: Standing) -> float:
     return math.inf if row.games and row.points == row.games else -math.inf
 
 
-def crosstable(games: Iterable[GameLike], engines: list[str]) -> dict[str, dict[str, float | None]]:
+def crosstable(games: Iterable[Scored], engines: list[str]) -> dict[str, dict[str, float | None]]:
     """Points each engine scored against each other engine; None for a pair that never met."""
     table: dict[str, dict[str, float | None]] = {e: {o: None for o in engines if o != e} for e in engines}
     for g in games:

@@ -1,0 +1,464 @@
+"""Ladders on the portal: course.yaml's ladder options, entries and their aliases, the pairs
+queued while the game queue is idle, what staff and students see, and the deadline
+tournament's grades; on a real SQLite database migrated as the server migrates it. The
+browser's view is tests/test_portal_browser.py's; real engines playing a ladder on a running
+server are at the end (slow)."""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import io
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
+
+from sqlalchemy import select, update  # noqa: E402
+
+from grader.config import Config  # noqa: E402
+from grader.errors import ConfigError, GraderError  # noqa: E402
+from grader.files import SHARE  # noqa: E402
+from grader.games import ggf  # noqa: E402
+from grader.grading.plans import new_plan, write_plan_file  # noqa: E402
+from grader.portal import accounts, ladders  # noqa: E402
+from grader.portal.arena_models import (  # noqa: E402
+    DONE,
+    LADDER_PRIORITY,
+    OK,
+    TEST_PRIORITY,
+    ArenaEngine,
+    ArenaGame,
+    EngineVersion,
+    GameJob,
+)
+from grader.portal.course import LADDER_TC, load_course  # noqa: E402
+from grader.portal.db import connect, sessions, upgrade  # noqa: E402
+from grader.portal.ladder_models import DEADLINE, LadderGame  # noqa: E402
+from grader.portal.models import INSTRUCTOR, RUNNING, User  # noqa: E402
+from grader.tournaments.games import GameRecord  # noqa: E402
+from grader.tournaments.grades import grade_by_share  # noqa: E402
+
+COURSE_YAML = """\
+title: Ladders
+instructors: [prof@example.edu]
+assignments:
+  - name: duel
+    title: Othello duel
+    game: othello
+    plan: othello-endgame.plan
+    ladder: {anonymous: true, top: 2, deadline_games: 4, tc: 5+0.05}
+"""
+
+
+@pytest.fixture(scope="module")
+def plan_file(tmp_path_factory) -> Path:
+    """The demo course's Othello plan (its 10 fixed boards), made once for the module."""
+    path = tmp_path_factory.mktemp("plan") / "othello-endgame.plan"
+    write_plan_file(new_plan(Config(), "othello", boards=SHARE / "fixtures" / "standard.txt", public=4).plan, path)
+    return path
+
+
+@pytest.fixture
+def ladder_course(plan_file):
+    def make(folder: Path, extra: str = "") -> Path:
+        """A course of one Othello assignment with an anonymous ladder (top 2, 4 deadline games a pair)."""
+        folder.mkdir()
+        shutil.copy(plan_file, folder / plan_file.name)
+        (folder / "course.yaml").write_text(COURSE_YAML + extra)
+        return folder
+
+    return make
+
+
+def test_course_yaml_gives_assignment_ladders_and_open_ones(tmp_path, ladder_course):
+    course = load_course(ladder_course(tmp_path / "c", "ladders:\n  - {name: open-ttt, game: tictactoe}\n"))
+    duel, open_ = course.ladders["duel"], course.ladders["open-ttt"]
+    assert (duel.assignment, duel.anonymous, duel.top, duel.deadline_games, duel.tc) == ("duel", True, 2, 4, (5, 0.05))
+    assert (open_.assignment, open_.game, open_.anonymous, open_.top, open_.tc) == (None, "tictactoe", False, None,
+                                                                                   LADDER_TC)  # fmt: skip
+    assert list(course.ladders) == ["duel", "open-ttt"]
+
+
+@pytest.mark.parametrize("change,message", [
+    ("deadline_games: 4", "assignments[0].ladder.deadline_games must be an even number, 2 or more (two games to an "
+                          "opening), like 20; got 3"),
+    ("top: 2", "assignments[0].ladder.top must be a whole number, 1 or more (students see the top N and the entries "
+               "around their own), or null (all); got 0"),
+    ("anonymous: true", "assignments[0].ladder.anonymous must be true (students see aliases) or false; got 'yes'"),
+    ("tc: 5+0.05", "assignments[0].ladder.tc: a time control is SECONDS[+INCREMENT], like 60+0.5"),
+    ("top: 2,", "unknown key 'assignments[0].ladder.rounds'; known keys: assignments[0].ladder.anonymous"),
+])  # fmt: skip
+def test_a_bad_ladder_option_is_one_line_naming_the_key(tmp_path, ladder_course, change, message):
+    folder = ladder_course(tmp_path / "c")
+    bad = {"deadline_games: 4": "deadline_games: 3", "top: 2": "top: 0", "anonymous: true": "anonymous: yes",
+           "tc: 5+0.05": "tc: fast", "top: 2,": "top: 2, rounds: 3,"}[change]  # fmt: skip
+    text = (folder / "course.yaml").read_text()
+    (folder / "course.yaml").write_text(text.replace(change, bad.replace("yes", "'yes'"), 1))
+    with pytest.raises(ConfigError) as e:
+        load_course(folder)
+    assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_an_open_ladder_may_not_take_an_assignments_ladders_name(tmp_path, ladder_course):
+    with pytest.raises(ConfigError, match=r"ladders\[0\].name: a ladder 'duel' exists already"):
+        load_course(ladder_course(tmp_path / "c", "ladders:\n  - {name: duel, game: othello}\n"))
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory, plan_file):
+    """A migrated SQLite database with users s0..s5 and an instructor, made once for the module."""
+    path = tmp_path_factory.mktemp("db") / "portal.sqlite3"
+    engine = connect(f"sqlite:///{path}")
+    upgrade(engine)
+    with sessions(engine).begin() as s:
+        accounts.import_roster(s, [accounts.RosterEntry(f"s{i}@example.edu", f"Student {i}") for i in range(6)])
+        accounts.ensure_user(s, "prof@example.edu", "Prof", INSTRUCTOR)
+    engine.dispose()
+    return path
+
+
+@pytest.fixture
+def db(tmp_path, template, ladder_course):
+    """(sessionmaker, course) on a copy of the template database."""
+    shutil.copy(template, tmp_path / "portal.sqlite3")
+    engine = connect(f"sqlite:///{tmp_path / 'portal.sqlite3'}")
+    yield sessions(engine), load_course(ladder_course(tmp_path / "course"))
+    engine.dispose()
+
+
+def user(s, email: str) -> User:
+    return s.scalar(select(User).where(User.email == email))
+
+
+def engine_of(s, owner: User, name: str = "bot", game: str = "othello", checked: int = 1) -> ArenaEngine:
+    """An arena engine of ``owner`` with ``checked`` versions that passed their check."""
+    engine = ArenaEngine(owner_id=owner.id, name=name, protocol="script", game=game, open=0)
+    s.add(engine)
+    s.flush()
+    for n in range(1, checked + 1):
+        s.add(EngineVersion(engine_id=engine.id, number=n, filename="bot.py", size=1, sha256="0", content=b"x",
+                            status=OK))  # fmt: skip
+    s.flush()
+    return engine
+
+
+def entered(make, course, count: int) -> list[int]:
+    """``count`` students each enter an engine in the duel ladder; their latest versions' ids."""
+    ladder = course.ladders["duel"]
+    with make.begin() as s:
+        out = []
+        for i in range(count):
+            engine = engine_of(s, user(s, f"s{i}@example.edu"), checked=2)
+            ladders.enter(s, course, ladder, user(s, f"s{i}@example.edu"), engine.id)
+            out.append(max(s.scalars(select(EngineVersion.id).where(EngineVersion.engine_id == engine.id))))
+        return out
+
+
+def test_entering_keeps_an_alias_for_good_and_refuses_others_engines_and_games(db):
+    make, course = db
+    ladder = course.ladders["duel"]
+    with make.begin() as s:
+        s0, s1 = user(s, "s0@example.edu"), user(s, "s1@example.edu")
+        mine, theirs = engine_of(s, s0), engine_of(s, s1)
+        tictactoe = engine_of(s, s0, "ttt", game="tictactoe")
+        first = ladders.enter(s, course, ladder, s0, mine.id).alias
+        with pytest.raises(GraderError, match="enter one of your own engines"):
+            ladders.enter(s, course, ladder, s0, theirs.id)
+        with pytest.raises(GraderError, match="the ladder plays othello, and the engine 'ttt' plays tictactoe"):
+            ladders.enter(s, course, ladder, s0, tictactoe.id)
+        other = engine_of(s, s0, "bot2")
+        assert ladders.enter(s, course, ladder, s0, other.id).alias == first  # a new engine, the same alias
+        assert ladders.enter(s, course, ladder, s1, theirs.id).alias != first
+
+
+def test_the_idle_queue_gets_a_pair_of_the_latest_versions_and_a_busy_one_none(db):
+    make, course = db
+    latest = entered(make, course, 3)
+    with make.begin() as s:
+        assert ladders.schedule_idle(s, course) == 1
+        assert ladders.schedule_idle(s, course) == 0  # a game job waits: the queue is not idle
+        (job,) = s.scalars(select(GameJob)).all()
+        games = s.scalars(select(ArenaGame).where(ArenaGame.job_id == job.id).order_by(ArenaGame.id)).all()
+        assert job.priority == LADDER_PRIORITY and len(games) == 2
+        assert (games[0].black_id, games[0].white_id) == (games[1].white_id, games[1].black_id)
+        assert games[0].opening == games[1].opening and {games[0].black_id, games[0].white_id} <= set(latest)
+        assert (games[0].tc_seconds, games[0].tc_increment) == (5, 0.05)
+        first = {games[0].black_id, games[0].white_id}
+        job.state = RUNNING  # claimed: the queue is idle again
+    with make.begin() as s:
+        assert ladders.schedule_idle(s, course) == 1
+        job2 = s.scalars(select(GameJob).where(GameJob.state != RUNNING)).one()
+        g = s.scalars(select(ArenaGame).where(ArenaGame.job_id == job2.id)).first()
+        assert {g.black_id, g.white_id} != first  # the pair being played counts as met
+
+
+def finish(s, game: ArenaGame, result: str, black_pieces: int = 40, white_pieces: int = 24) -> None:
+    record = GameRecord(id=f"g{game.id}", pair=f"p{game.pair}", round=1, black=f"b{game.black_id}",
+                        white=f"w{game.white_id}", opening=game.opening, result=result, reason="normal",
+                        black_pieces=black_pieces, white_pieces=white_pieces)  # fmt: skip
+    game.status, game.result, game.record = DONE, result, json.dumps(record.to_json())
+
+
+def test_ratings_and_what_staff_and_students_see(db):
+    make, course = db
+    latest = entered(make, course, 5)  # s0 best ... s4 worst
+    ladder = course.ladders["duel"]
+    with make.begin() as s:
+        for i in range(4):
+            for k in range(3):
+                for black, white, result in ((latest[i], latest[i + 1], "1-0"), (latest[i + 1], latest[i], "0-1")):
+                    game = ArenaGame(black_id=black, white_id=white, opening="f5", status=DONE)
+                    s.add(game)
+                    s.flush()
+                    finish(s, game, result if k else "1/2-1/2")
+                    s.add(LadderGame(game_id=game.id, ladder="duel"))
+        staff = ladders.view(s, ladder, user(s, "prof@example.edu"))
+        student = ladders.view(s, ladder, user(s, "s3@example.edu"))
+        aliases = {e.participant: a for e, a in zip(staff.standing.entries, staff.standing.aliases.values())}
+    assert [r.name for r in staff.table.rows] == [f"Student {i}" for i in range(5)]
+    elos = [r.rating.elo for r in staff.table.rows]
+    assert elos == sorted(elos, reverse=True) and abs(sum(elos)) < 1e-6
+    assert [r.rank for r in student.table.rows] == [1, 2, 3, 4, 5]  # top 2, and 2 around rank 4
+    assert student.table.rows[3].mine and "Student" not in " ".join(r.name for r in student.table.rows)
+    assert [r.name for r in student.table.rows] == list(aliases.values())
+    with make.begin() as s:
+        outsider = ladders.view(s, ladder, user(s, "s5@example.edu"))
+    assert [r.rank for r in outsider.table.rows] == [1, 2] and outsider.table.hidden == 3
+
+
+def test_only_the_games_between_the_versions_playing_now_are_rated(db):
+    make, course = db
+    latest = entered(make, course, 2)  # each engine has two versions: the first is replaced
+    with make.begin() as s:
+        for black, white, result in [(latest[0] - 1, latest[1], "1-0")] * 3 + [(latest[0], latest[1], "1/2-1/2")] * 2:
+            game = ArenaGame(black_id=black, white_id=white, opening="f5", status=DONE)
+            s.add(game)
+            s.flush()
+            finish(s, game, result)
+            s.add(LadderGame(game_id=game.id, ladder="duel"))
+        found = ladders.standing(s, course.ladders["duel"])
+    assert [(r.engine, r.games, r.elo) for r in found.ratings] == [(f"v{v}", 2, 0.0) for v in latest]
+    assert len(found.games) == 5  # an entry's page still lists the old version's games
+
+
+def test_the_deadline_tournament_freezes_the_final_versions_and_grades_by_share(db):
+    make, course = db
+    latest = entered(make, course, 3)
+    ladder = course.ladders["duel"]
+    with make.begin() as s:
+        assert ladders.start_deadline(s, ladder) == 12  # 3 pairs of engines, 4 games each
+        with pytest.raises(GraderError, match="started at .* already"):
+            ladders.start_deadline(s, ladder)
+        assert ladders.schedule_idle(s, course) == 0  # the ladder plans no more
+        jobs = s.scalars(select(GameJob)).all()
+        assert len(jobs) == 6 and {j.priority for j in jobs} == {TEST_PRIORITY}
+        games = s.scalars(select(ArenaGame).join(LadderGame, LadderGame.game_id == ArenaGame.id)
+                          .where(LadderGame.stage == DEADLINE)).all()  # fmt: skip
+        assert {(g.black_id, g.white_id) for g in games} == {(a, b) for a in latest for b in latest if a != b}
+        for g in games:  # black wins 40-24, except the best engine wins 50-14 whatever its colour
+            best_black, best_white = g.black_id == latest[0], g.white_id == latest[0]
+            finish(
+                s,
+                g,
+                "0-1" if best_white else "1-0",
+                *((14, 50) if best_white else (50, 14) if best_black else (40, 24)),
+            )
+        found = ladders.deadline_state(s, course, ladder)
+    assert found.played == found.planned == 12
+    shares = {latest[0]: 400 / 512, latest[1]: (80 + 48 + 56) / 512, latest[2]: (80 + 48 + 56) / 512}
+    thresholds = course.config.tournament.grade
+    assert [(g.engine, g.games, g.complete) for g in found.grades] == [(f"v{v}", 8, True) for v in latest]
+    for g in found.grades:
+        assert g.share == pytest.approx(shares[int(g.engine[1:])])
+        assert g.grade == grade_by_share(g.share, thresholds)
+    assert found.names == {f"v{latest[i]}": f"Student {i}" for i in range(3)}
+
+
+def test_the_deadline_tournament_starts_by_itself_at_the_assignments_deadline_with_the_versions_of_then(
+    db, tmp_path, ladder_course
+):
+    make, _ = db
+    folder = ladder_course(tmp_path / "late")
+    text = (folder / "course.yaml").read_text().replace("    ladder:", "    deadline: 2020-01-01 12:00\n    ladder:")
+    (folder / "course.yaml").write_text(text)
+    course = load_course(folder)
+    latest = entered(make, course, 3)
+    with make.begin() as s:
+        s.execute(
+            update(EngineVersion).values(uploaded_at=datetime.datetime(2019, 12, 31, tzinfo=datetime.timezone.utc))
+        )
+        late = s.get(EngineVersion, latest[0])
+        late.uploaded_at = datetime.datetime(2020, 1, 1, 12, 1, tzinfo=datetime.timezone.utc)  # a minute late
+        assert ladders.schedule_idle(s, course) == 6  # the tournament's 6 pairs, not a ladder pair
+        found = ladders.state(s, course.ladders["duel"])
+        assert json.loads(found.deadline_versions) == [latest[0] - 1, latest[1], latest[2]]
+        assert ladders.schedule_idle(s, course) == 0
+
+
+def test_a_ladder_needs_two_checked_entries_for_its_deadline(db):
+    make, course = db
+    entered(make, course, 1)
+    with make.begin() as s:
+        with pytest.raises(GraderError, match="needs two entries with a checked engine; Othello duel has 1"):
+            ladders.start_deadline(s, course.ladders["duel"])
+        s.execute(update(EngineVersion).values(status="failed"))
+        assert ladders.schedule_idle(s, course) == 0
+
+
+TICTACTOE = Path(__file__).resolve().parent.parent / "grader" / "share" / "submissions" / "tictactoe"
+
+
+@pytest.mark.slow  # real engines play a ladder on the portal's worker threads: 20-40 s
+def test_real_engines_play_a_ladder_on_the_workers_while_they_idle(tmp_path, ladder_course):
+    from grader.portal import arena
+    from grader.portal.worker import Workers
+
+    folder = ladder_course(tmp_path / "course", "ladders:\n  - {name: ttt, game: tictactoe, tc: 20+0.5}\n")
+    engine = connect(f"sqlite:///{tmp_path / 'portal.sqlite3'}")
+    upgrade(engine)
+    make, course = sessions(engine), load_course(folder)
+    scripts = ("minimax", "can_lose", "first_empty")
+    with make.begin() as s:
+        accounts.import_roster(s, [accounts.RosterEntry(f"{n}@example.edu", n) for n in scripts])
+        for n in scripts:
+            owner = user(s, f"{n}@example.edu")
+            bot = arena.new_engine(s, owner, n, "script", "tictactoe")
+            arena.new_version(s, course, bot, f"{n}.py", (TICTACTOE / f"{n}.py").read_bytes())
+            ladders.enter(s, course, course.ladders["ttt"], owner, bot.id)
+    workers = Workers(course, make, count=2)
+    workers.start()
+    try:
+        deadline = time.monotonic() + 240
+        while True:
+            with make() as s:
+                done = ladders.standing(s, course.ladders["ttt"])
+            if len(done.games) >= 12:
+                break
+            assert time.monotonic() < deadline, f"only {len(done.games)} ladder games played in 240 s"
+            time.sleep(0.5)
+    finally:
+        workers.stop()
+        for t in workers.threads:
+            t.join(timeout=60)
+        workers.close()
+    with make() as s:
+        versions = {v.id: v for v in s.scalars(select(EngineVersion))}
+        assert {v.status for v in versions.values()} == {OK}  # each checked by its game against the bundled engine
+        rows = s.scalars(select(ArenaGame).join(LadderGame, LadderGame.game_id == ArenaGame.id)
+                         .where(ArenaGame.status == DONE).order_by(ArenaGame.id)).all()  # fmt: skip
+    by_job: dict[int, list[ArenaGame]] = {}
+    for g in rows:
+        by_job.setdefault(g.job_id, []).append(g)
+    pairs = [p for p in by_job.values() if len(p) == 2]
+    assert len(pairs) >= 6
+    for first, second in pairs:  # one opening, each engine black once, under the ladder's clock
+        assert (first.black_id, first.white_id) == (
+            second.white_id,
+            second.black_id,
+        ) and first.opening == second.opening
+        assert first.tc_seconds == 20 and json.loads(first.record)["reason"] in ("normal", "adjudicated")
+    met = {frozenset((p[0].black_id, p[0].white_id)) for p in pairs}
+    assert len(met) == 3  # every two entries met before any met twice more often
+    names = {f"v{v.id}": s for v in versions.values() for s in scripts if v.filename == f"{s}.py"}
+    rated = {names[r.engine]: r for r in done.ratings}
+    assert all(r.elo is not None and r.error is not None for r in rated.values())
+    assert rated["minimax"].points >= rated["first_empty"].points
+
+
+def seed(make, course, ladder_name: str, emails: list[str]) -> list[str]:
+    """Each of ``emails`` enters a checked engine; each beats the next in three pairs. Their version keys."""
+    ladder = course.ladders[ladder_name]
+    with make.begin() as s:
+        versions = []
+        for email in emails:
+            person = user(s, email)
+            ladders.enter(s, course, ladder, person, engine_of(s, person, checked=1).id)
+            versions.append(ladders.standing(s, ladder).entries[-1].engine)
+        for a, b in zip(versions, versions[1:]):
+            for _ in range(3):
+                for black, white, result in ((a, b, "1-0"), (b, a, "0-1")):
+                    game = ArenaGame(black_id=int(black[1:]), white_id=int(white[1:]), opening="f5", status=DONE)
+                    s.add(game)
+                    s.flush()
+                    finish(s, game, result)
+                    s.add(LadderGame(game_id=game.id, ladder=ladder.name))
+    return versions
+
+
+@pytest.mark.slow  # a server of its own: 5-10 s
+def test_the_ladder_pages_over_http_for_staff_and_students(tmp_path, ladder_course):
+    from grader.portal.sync import apply
+
+    from test_portal import Client, Server
+
+    folder = ladder_course(tmp_path / "course")
+    (folder / "roster.csv").write_text("Email,Name\n" + "".join(f"s{i}@example.edu,Student {i}\n" for i in range(5)))
+    (folder / "course.yaml").write_text((folder / "course.yaml").read_text() + "roster: roster.csv\n")
+    url = f"sqlite:///{tmp_path / 'portal.sqlite3'}"
+    engine = connect(url)
+    upgrade(engine)
+    make, course = sessions(engine), load_course(folder)
+    apply(course, make)
+    seed(make, course, "duel", [f"s{i}@example.edu" for i in range(4)])
+    with make.begin() as s:
+        spare = engine_of(s, user(s, "s4@example.edu"), "spare").id
+    server = Server(folder, tmp_path, url, "--workers", "0")
+    try:
+        prof = Client(server.url)
+        prof.sign_in(server.link)
+        links = prof.post("/class/links", {"email": "s4@example.edu"}).json()["links"]
+        student = Client(server.url)
+        student.sign_in(links[0]["link"])
+        assert student.get("/api/ladders").json()["ladders"][0]["name"] == "duel"
+        entered = student.post("/api/ladder/duel/enter", {"engine": str(spare)}).json()
+        seen = student.get("/api/ladder/duel").json()
+        assert [r["rank"] for r in seen["rows"]] == [1, 2, 3, 4, 5] and seen["rows"][-1]["mine"]
+        assert seen["rows"][-1]["name"] == entered["alias"] and seen["rows"][-1]["elo"] is None  # not rated yet
+        assert seen["deadline"] is None and "Student" not in str(seen["rows"])
+        cross = student.get("/api/ladder/duel/crosstable").json()
+        assert cross["rows"][0]["points"] == [None, 6.0, None, None, None]  # 1st beat 2nd in all six games
+        first = seen["rows"][0]["entry"]
+        games = student.get(f"/api/ladder/duel/entry/{first}").json()["games"]
+        assert len(games) == 6 and {g["result"] for g in games} == {"won"} and all(g["page"] is None for g in games)
+        assert {g["opponent"] for g in games} == {seen["rows"][1]["name"]}
+        records = ggf.parse_records(student.get("/ladder/duel/games.ggf").text)
+        assert len(records) == 18 and "Student" not in str(records)
+        assert {records[0][1]["PB"], records[0][1]["PW"]} == {seen["rows"][0]["name"], seen["rows"][1]["name"]}
+        assert student.post("/api/ladder/duel/deadline", {}).status_code == 404  # staff only
+        assert student.get("/api/ladder/duel/entry/999").status_code == 404
+        assert prof.get(f"/api/ladder/duel/entry/{first}").json()["games"][0]["page"].startswith("/arena/g/")
+        started = prof.post("/api/ladder/duel/deadline", {}).json()
+        assert started == {"deadline": "duel", "games": 5 * 4 // 2 * 4}  # 5 checked entries, 4 games a pair
+        again = prof.post("/api/ladder/duel/deadline", {})
+        assert again.status_code == 400 and "already" in again.json()["error"]
+        with make.begin() as s:
+            for g in s.scalars(select(ArenaGame).join(LadderGame, LadderGame.game_id == ArenaGame.id)
+                               .where(LadderGame.stage == DEADLINE)):  # fmt: skip
+                finish(s, g, "1-0", 40, 24)  # black wins 40-24: every engine holds half of its games' pieces
+        deadline = prof.get("/api/ladder/duel").json()["deadline"]
+        assert deadline["played"] == deadline["planned"] == 40
+        grade = grade_by_share(0.5, course.config.tournament.grade)
+        assert [(g["name"], g["share"], g["grade"]) for g in deadline["grades"]] == [
+            (f"Student {i}", 50.0, grade) for i in range(5)
+        ]
+        html = prof.html("/ladder/duel").text
+        assert "Started " in html and "40 of 40 games played" in html and "Student 4" in html
+        for path in ("/ladder/duel", "/ladder/duel/crosstable", f"/ladder/duel/entry/{first}", "/ladders"):
+            page = student.html(path)
+            main = page.text.split("<main>", 1)[1]  # the header names the reader
+            assert (
+                page.status_code == 200
+                and "Student" not in main
+                and (path == "/ladders" or seen["rows"][0]["name"] in main)
+            )
+        rows = list(csv.DictReader(io.StringIO(prof.get("/ladder/duel/grades.csv").text)))
+        assert [(r["name"], r["total"], r["complete"]) for r in rows] == [(f"Student {i}", f"{grade:g}", "yes")
+                                                                         for i in range(5)]  # fmt: skip
+    finally:
+        server.stop()
+        engine.dispose()
