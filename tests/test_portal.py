@@ -1417,3 +1417,40 @@ def test_a_bad_roster_is_one_line_naming_the_line(csv, message):
     with pytest.raises(GraderError) as e:
         read_roster(csv)
     assert str(e.value) == message
+
+
+@pytest.mark.slow  # a server of its own, three scripts graded: 10-20 s
+def test_staff_see_an_assignments_similar_submissions_and_a_student_does_not(tmp_path):
+    pytest.importorskip("copydetect", reason="the similarity report needs copydetect: pip install -e '.[similarity]'")
+    course = make_course(tmp_path / "course")
+    server = Server(course, tmp_path)
+    try:
+        instructor = Client(server.url)
+        instructor.sign_in(server.link)
+        students = {}
+        for email in ("s4@example.edu", "s5@example.edu", "s6@example.edu"):
+            students[email] = Client(server.url)
+            students[email].sign_in(instructor.post("/class/links", {"email": email}).json()["links"][0]["link"])
+        renamed = NEGAMAX.read_text().replace("board", "grid").replace("score", "value").encode()
+        for email, script in (("s4@example.edu", NEGAMAX.read_bytes()), ("s5@example.edu", renamed),
+                              ("s6@example.edu", WRONG.read_bytes())):  # fmt: skip
+            me = students[email]
+            assert me.graded(me.upload(script).json()["id"])["status"] == "graded"
+        data = instructor.get("/class/othello/similar").json()
+        assert "pairs" in data, data
+        top = data["pairs"][0]
+        assert (top["left"], top["right"]) == ("s4@example.edu", "s5@example.edu") and top["similarity"] > 0.9
+        assert data["compared"] == 3
+        page = instructor.html("/class/othello/similar")
+        assert page.status_code == 200 and "s5@example.edu" in page.text and "<mark>" in page.text
+        assert "copied" not in page.text.lower() and "Similar submissions: Othello endgame lab" in page.text
+        assert "style-src 'sha256-" in page.headers["content-security-policy"]
+        assert "/class/othello/similar" in instructor.html("/class").text
+        for r in (students["s4@example.edu"].html("/class/othello/similar"),
+                  students["s4@example.edu"].get("/api/class/othello/similar")):  # fmt: skip
+            assert r.status_code == 403 and "s5@example.edu" not in r.text
+        assert Client(server.url).get("/class/othello/similar").status_code == 401
+        none = instructor.get("/class/tictactoe/similar")
+        assert none.status_code == 409 and "0 counted submission(s): a report needs two or more" in none.text
+    finally:
+        server.stop()

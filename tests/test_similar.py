@@ -150,3 +150,56 @@ def test_the_pairs_compared_in_full_are_those_that_rank(tmp_path):
         assert [(p.left, p.right, p.similarity) for p in head.pairs] == [
             (p.left, p.right, p.similarity) for p in every.pairs[:top]
         ]
+
+
+def portal_assignment(tmp_path, similarity: str):
+    """The demo course's Othello lab with course.yaml's ``similarity:`` line, loaded as the portal loads it."""
+    pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
+    from grader.portal.course import load_course, make_demo_course
+
+    folder = make_demo_course(tmp_path / "course")
+    text = (folder / "course.yaml").read_text()
+    (folder / "course.yaml").write_text(text.replace("    per_day: 10\n", f"    per_day: 10\n    {similarity}\n", 1))
+    course = load_course(folder)
+    return course, course.assignments["othello"]
+
+
+def counted(email: str, filename: str, content: str):
+    from grader.portal.exports import Counted
+
+    return Counted(email, email, f"id-{email}", filename, "", content.encode(), "[]", None, None)
+
+
+def test_the_portal_ranks_an_assignments_counted_submissions_by_email_with_its_base_and_archive(tmp_path):
+    from grader.portal.similar import similarity_report
+
+    (tmp_path / "course" / "starter").mkdir(parents=True)
+    (tmp_path / "course" / "starter" / "lab.py").write_text(STARTER)
+    (tmp_path / "course" / "fall25").mkdir()
+    (tmp_path / "course" / "fall25" / "old.py").write_text(disguise(RANDOM))
+    course, assignment = portal_assignment(tmp_path, "similarity: {base: starter, archive: [fall25]}")
+    rows = [counted("ann@uni.edu", "lab.py", NEGAMAX), counted("ben@uni.edu", "negamax.py", disguise(NEGAMAX)),
+            counted("cat@uni.edu", "mine.py", STARTER + "\n\ndef best(values):\n    return sorted(set(values))[-1]\n"), counted("dan@uni.edu", "lab.py", RANDOM),
+            counted("eve@uni.edu", "x.py", STARTER + "\n\nprint(19)\n")]  # fmt: skip
+    report = similarity_report(course, assignment, rows)
+    similar_pairs = {(p.left, p.right) for p in report.pairs if p.similarity > 0.9}
+    assert similar_pairs == {("ann@uni.edu", "ben@uni.edu"), ("dan@uni.edu", "fall25/old")}
+    assert report.base_files == 1 and report.compared == 10 + 5
+    assert all(("cat@uni.edu", "eve@uni.edu") != (p.left, p.right) for p in report.pairs)  # only the starter shared
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("similarity: {base: nowhere.py}", "assignments[0].similarity.base: 'nowhere.py' is no file or folder in"),
+        ("similarity: {archive: roster.csv}", "assignments[0].similarity.archive: 'roster.csv' is no folder in"),
+        ("similarity: {bases: x}", "unknown key 'assignments[0].similarity.bases'"),
+        ("similarity: starter", "assignments[0].similarity must be 'key: value' lines (base, archive)"),
+    ],
+)
+def test_a_bad_similarity_key_is_one_line(tmp_path, line, message):
+    from grader.errors import GraderError
+
+    with pytest.raises(GraderError) as e:
+        portal_assignment(tmp_path, line)
+    assert message in str(e.value) and "\n" not in str(e.value)

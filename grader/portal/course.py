@@ -49,6 +49,8 @@ class Assignment:
     late_days: bool = True  # whether late uploads spend the course's late days (false: the assignment opts out)
     late_penalty: float = 0.0  # the share of the earned total taken per day late (after late days), 0 to 1
     counts: str = "latest"  # which graded submission counts: the latest, or the best (after penalties)
+    similar_base: tuple[Path, ...] = ()  # starter code left out of the similarity report's matches
+    similar_archive: tuple[Path, ...] = ()  # earlier terms' submissions (a folder each) compared with the class
 
     @property
     def game(self) -> str:
@@ -177,7 +179,8 @@ def load_course(folder: str | Path) -> Course:
 
 _KEYS = ("title", "instructors", "roster", "upload_kb", "late_days", "assignments", "lti", "ladders")
 _ASSIGNMENT_KEYS = ("name", "title", "game", "plan", "seed", "limits", "per_day", "deadline", "hard_deadline",
-                    "private_results", "private_boards", "late_days", "late_penalty", "counts", "ladder")  # fmt: skip
+                    "private_results", "private_boards", "late_days", "late_penalty", "counts", "ladder",
+                    "similarity")  # fmt: skip
 _LADDER_KEYS = ("anonymous", "top", "deadline_games", "tc")
 _OPEN_LADDER_KEYS = ("name", "title", "game", *_LADDER_KEYS)
 PRIVATE_RESULTS = ("release", "deadline")
@@ -328,7 +331,33 @@ def _assignment(root: Path, item: Any, where: str, config: Config) -> Assignment
     if counts not in COUNTS:
         raise ValueError(f"{where}.counts must be latest (the last graded submission counts) or best "
                          f"(the highest total after penalties); got {counts!r}")  # fmt: skip
-    return Assignment(name, title, plan, limits, per_day, deadline, hard, shown, boards, late_days, penalty, counts)
+    base, archive = _similarity(root, item.get("similarity"), f"{where}.similarity")
+    return Assignment(name, title, plan, limits, per_day, deadline, hard, shown, boards, late_days, penalty, counts,
+                      base, archive)  # fmt: skip
+
+
+def _similarity(root: Path, value: Any, where: str) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """The similarity report's starter code (``base``: files or folders) and earlier terms'
+    submissions (``archive``: folders), each a path in the course folder or a list of them."""
+    if value is None:
+        return (), ()
+    if not isinstance(value, dict):
+        raise ValueError(f"{where} must be 'key: value' lines (base, archive), like {{base: starter/}}; got {value!r}")
+    _known(value, ("base", "archive"), f"{where}.")
+
+    def paths(key: str, folders: bool) -> tuple[Path, ...]:
+        given = value.get(key) or []
+        given = [given] if isinstance(given, str) else given
+        kind = "folder" if folders else "file or folder"
+        if not isinstance(given, list) or not all(isinstance(g, str) for g in given):
+            raise ValueError(f"{where}.{key} must be a {kind} of the course folder or a list of them; got {given!r}")
+        found = tuple(root / g for g in given)
+        for g, path in zip(given, found):
+            if not (path.is_dir() if folders else path.exists()):
+                raise ValueError(f"{where}.{key}: {g!r} is no {kind} in {root}: give one there, or drop it")
+        return found
+
+    return paths("base", False), paths("archive", True)
 
 
 def _percent(value: Any, key: str) -> float:

@@ -120,7 +120,7 @@ def gradescope_json(assignment: Assignment, rows: list[Counted]) -> dict[str, An
     return {"assignment": assignment.name, "title": assignment.title, "students": students}
 
 
-def _unpacked(root: Path, course: Course, rows: list[Counted]) -> list[Submission]:
+def unpacked(root: Path, course: Course, rows: list[Counted]) -> list[Submission]:
     """Each upload unpacked in ``root/submissions/EMAIL/`` as the workers unpack it (a single
     script as submission.py), named by the student's e-mail."""
     subs = []
@@ -140,7 +140,7 @@ def write_run_folder(root: Path, course: Course, assignment: Assignment, rows: l
     plan, settings = assignment.plan, course.settings(assignment)
     folder = RunFolder.create(root / "run", plan, settings)
     folder.meta["backend_used"] = plan.game.backend(settings.backend)
-    subs = _unpacked(root, course, rows)
+    subs = unpacked(root, course, rows)
     digests = folder.register(subs, {c.email: c.sha256 for c in rows})
     for c in rows:
         tests = tests_of(c, assignment)
@@ -156,7 +156,7 @@ def _regress_folder(root: Path, course: Course, tests: gtplab.RegressionFile, as
     settings = gtplab.regress_settings(course.config, assignment.limits)
     folder = RegressFolder.create(root / "run", tests.game, [(tests.name, tests.text + "\n")], settings)
     students = {c.email: student_regress(c) for c in rows}
-    subs = [dataclasses.replace(sub, problem=students[sub.name].problem) for sub in _unpacked(root, course, rows)]
+    subs = [dataclasses.replace(sub, problem=students[sub.name].problem) for sub in unpacked(root, course, rows)]
     digests = folder.register(subs, {c.email: c.sha256 for c in rows})
     for email, student in students.items():
         for result in student.results:

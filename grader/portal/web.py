@@ -29,7 +29,14 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
@@ -37,7 +44,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import GraderError
 from ..runs import lms
-from . import accounts, exports, gtplab, policy, uploads
+from ..similarity import report_html, report_json
+from . import accounts, exports, gtplab, policy, similar, uploads
 from .course import Assignment, Course, load_course
 from .db import reading
 from .models import (
@@ -275,6 +283,7 @@ def create_app(portal: Portal, secret_key: str, extra: Sequence[BaseRoute] = ())
         Route("/class/{name}/run.zip", _endpoint(portal, run_download)),
         Route("/class/{name}/canvas.csv", _endpoint(portal, canvas_download), methods=["POST"]),
         Route("/class/{name}/moodle.csv", _endpoint(portal, moodle_download), methods=["GET", "POST"]),
+        Route("/class/{name}/similar", _endpoint(portal, similar_page)),
         *extra,
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
@@ -897,6 +906,23 @@ def gradescope_download(portal: Portal, request: Request, form: Any) -> Response
     data = exports.gradescope_json(assignment, rows)
     disposition = f'attachment; filename="{assignment.name}-gradescope.json"'
     return JSONResponse(data, headers={"content-disposition": disposition})
+
+
+def similar_page(portal: Portal, request: Request, form: Any) -> Response:
+    """The assignment's similarity report (staff): its counted submissions' pairs ranked, each
+    pair's similar passages side by side (``grader similar``'s page; JSON: its --json)."""
+    need_staff_download(portal, request)
+    assignment = _find_assignment(portal, request.path_params["name"])
+    with portal.read() as session:
+        rows = exports.counted(session, portal.course, assignment)
+    try:
+        found = similar.similarity_report(portal.course, assignment, rows)
+    except GraderError as e:
+        raise HTTPException(409, str(e)) from None
+    if wants_json(request):
+        return Response(report_json(found), media_type="application/json")
+    html = report_html(found, f"Similar submissions: {assignment.title}")
+    return HTMLResponse(html, headers={"content-security-policy": similar.CSP})
 
 
 def run_download(portal: Portal, request: Request, form: Any) -> Response:

@@ -15,7 +15,7 @@ CAVEAT = (
     "but short shared idioms and what the lab's statement gives also match."
 )
 
-_CSS = """
+STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1400px; color: #222; padding: 0 1em; }
 h1 { margin-bottom: .2em; } .meta, .caveat { color: #555; margin-top: 0; }
 table.rank { border-collapse: collapse; margin: 1em 0; }
@@ -96,7 +96,7 @@ def report_html(report: SimilarityReport, title: str = "Similar submissions") ->
     return "\n".join([
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
+        f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{escape(title)}</h1>",
         f'<p class="meta">{escape(meta)}</p>',
         f'<p class="caveat">{escape(CAVEAT)}</p>',
