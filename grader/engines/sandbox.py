@@ -76,7 +76,7 @@ def native_launcher() -> str | None:
     return str(NATIVE_LAUNCHER) if os.access(NATIVE_LAUNCHER, os.X_OK) else None
 
 
-def _visible(command: Sequence[str], script_dir: str | None, cwd: str | None = None, *files: str) -> list[str]:
+def visible_paths(command: Sequence[str], script_dir: str | None, cwd: str | None = None, *files: str) -> list[str]:
     """What a sandboxed script sees beyond the system folders, read-only: its own folder (and
     ``cwd``, an engine's working folder), the interpreter's install (only its bin, lib and
     pyvenv.cfg: never a whole project folder) and ``files``."""
@@ -124,7 +124,7 @@ def wrap(
     drop = [SETPRIV, *_uid_flags(sandbox.uid), *_DROP, "--"]
     if nproc and sandbox.uid is not None:  # set by root on itself, then kept through setpriv's switch
         drop = [PRLIMIT, f"--nproc={nproc}", *drop]
-    visible = _visible(command, script_dir, cwd)
+    visible = visible_paths(command, script_dir, cwd)
     if sandbox.mechanism == "unshare":
         user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
         return [
@@ -136,7 +136,7 @@ def wrap(
     # to the slot's uid in one exec, instead of _INIT and setpriv (and prlimit) in three
     init = native_launcher()
     if init is not None:
-        visible = _visible(command, script_dir, cwd, init)
+        visible = visible_paths(command, script_dir, cwd, init)
     binds: list[str] = []
     for d in _SYSTEM_DIRS:
         if os.path.islink(d):
