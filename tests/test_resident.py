@@ -5,6 +5,7 @@ whose sandbox died fails that run with a record and starts a new one."""
 import json
 import os
 import signal
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -255,3 +256,53 @@ def test_a_launcher_that_cannot_serve_leaves_the_runs_to_a_bwrap_each(tmp_path, 
     assert first.exit_code == 0 and first.stdout_tail == "served\n", first
     assert second.exit_code == 0 and box1 is None and box2 is None
     assert len(resident._failed) == 1 and "usage" in resident._failed[0]
+
+
+# Says where it runs and what it can reach by absolute path, as JSON.
+WHERE = textwrap.dedent("""
+    import json, os, sys
+    print(json.dumps({"python": sys.executable, "cwd": os.getcwd(), "files": os.listdir(os.getcwd()),
+                      "script": "import json" in open(__file__).read()}))
+""")
+
+
+@pytest.mark.parametrize(
+    ("served", "tmp_inside"),
+    [(True, True), (True, False), (False, True)],
+    ids=["resident-work-folder-under-it", "resident-work-folder-elsewhere", "bwrap-per-run-work-folder-under-it"],
+)
+def test_an_install_under_a_folder_only_root_may_enter_runs_scripts(tmp_path, monkeypatch, served, tmp_inside):
+    """A grader installed in a virtual environment under a folder only root may enter (pytest's
+    /tmp/pytest-of-root, root's home: 0700), its launcher and Python in there, runs a script of
+    a folder there too, in a work folder there too (TMPDIR): every folder above them that the
+    sandbox makes lets the slot's uid through (the CI of a fresh clone had every exec refused)."""
+    import venv
+
+    assert tmp_path.parts[1] == "tmp"  # the sandbox's own /tmp hides the host's
+    private = tmp_path / "private"
+    env = private / "venv"
+    venv.EnvBuilder(symlinks=True).create(env)
+    launcher = env / "lib" / "grader" / "grader-launch"  # where a wheel installs it, below the venv
+    launcher.parent.mkdir(parents=True)
+    launcher.write_bytes(Path(sandbox.native_launcher() or "").read_bytes())
+    launcher.chmod(0o755)
+    private.chmod(0o700)
+    monkeypatch.setattr(resident, "native_launcher", lambda: str(launcher))
+    monkeypatch.setattr(sandbox, "native_launcher", lambda: str(launcher))
+    monkeypatch.setattr(resident, "_failed", [] if served else ["not asked in this test"])
+    if tmp_inside:
+        (private / "tmp").mkdir()
+        (private / "tmp").chmod(0o1777)
+        monkeypatch.setattr(tempfile, "tempdir", str(private / "tmp"))
+    where = script(private / "submission", "where.py", WHERE)
+
+    def first(uid):
+        return runner.run([str(env / "bin" / "python"), where], LIMITS, sandbox=isolation.Sandbox("bwrap", uid),
+                          script_dir=str(private / "submission"))  # fmt: skip
+
+    ((ran, box),) = slot_runs(first)
+    assert (box is not None) == served  # the resident sandbox ran it, or a bwrap of its own
+    assert ran.exit_code == 0, ran
+    got = json.loads(ran.stdout_tail)
+    assert got["script"] and got["files"] == [], got
+    assert got["cwd"].startswith(str(private / "tmp")) == tmp_inside, got

@@ -147,13 +147,17 @@ class Resident:
             if self.space
             else ["--bind", self.workdir, self.workdir]
         )
-        for d in _parents([launcher], self.workdir):  # bwrap would copy a parent's mode (/root: 0700)
+        binds += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", *sized, "--tmpfs", "/tmp"]
+        # The folders above the launcher and the work folder, after /tmp's tmpfs (which would hide
+        # those under /tmp): a folder bwrap makes for a mount is root's alone (0700), and the
+        # slot's uid could not reach the views the server mounts below it (a grader installed
+        # under pytest's /tmp/pytest-of-root, say: every exec refused).
+        for d in _parents([launcher], self.workdir):
             binds += ["--perms", "0755", "--dir", d]
         caps = ["--cap-drop", "ALL", *(arg for cap in _CAPS for arg in ("--cap-add", cap))]
         return [
             tool, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--as-pid-1", *caps, *binds,
-            "--proc", "/proc", "--dev", "/dev", "--perms", "1777", *sized, "--tmpfs", "/tmp",
             "--perms", "0700", "--dir", "/.grader", "--ro-bind", "/", HOST,
             "--ro-bind", launcher, launcher, *own, "--chdir", "/",
             launcher, "--serve", str(fd), "--host", HOST, "--work", self.workdir,
