@@ -46,6 +46,7 @@ from .leftovers import process_id as _process_id
 from .sandbox import Sandbox, wrap
 from .spawn import (
     adopt_orphans,
+    end_namespace,
     end_uid,
     kill_group,
     nproc,
@@ -390,7 +391,13 @@ class Run:
 
     def _kill_everything(self, proc: subprocess.Popen | resident.Started, cgroup: Cgroup | None) -> None:
         """Kill the script's group, cgroup and orphans, leaving the script itself unreaped:
-        while its zombie holds its pid, the group id cannot be reused by another process."""
+        while its zombie holds its pid, the group id cannot be reused by another process. A
+        sandbox of its own (bwrap, unshare) is ended from inside first, so that it reaps its
+        namespace itself."""
+        if self.box is None and self.sandbox.mechanism in ("bwrap", "unshare"):
+            if self.fair is not None:
+                self.fair.thaw()  # a frozen namespace dies only once thawed
+            end_namespace(proc.pid)
         kill_group(proc.pid, cgroup, self.fair)
         try:
             os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # dead, not yet reaped
