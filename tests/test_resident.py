@@ -4,6 +4,7 @@ whose sandbox died fails that run with a record and starts a new one."""
 
 import json
 import os
+import shutil
 import signal
 import tempfile
 import textwrap
@@ -306,3 +307,36 @@ def test_an_install_under_a_folder_only_root_may_enter_runs_scripts(tmp_path, mo
     got = json.loads(ran.stdout_tail)
     assert got["script"] and got["files"] == [], got
     assert got["cwd"].startswith(str(private / "tmp")) == tmp_inside, got
+
+
+def test_a_view_stays_mounted_for_the_runs_that_ask_for_it_and_no_other(tmp_path):
+    """The server keeps a run's views mounted for the next run that asks for the same: a folder
+    removed and made again under its name is shown anew, and a run of another folder sees
+    neither the views it did not ask for nor their names."""
+    shows = "import os, sys\nprint(open(sys.argv[1]).read(), os.path.exists(sys.argv[2]), flush=True)\n"
+    a, b = tmp_path / "a", tmp_path / "b"
+    script(a, "shows.py", shows)
+    script(b, "shows.py", shows)
+    (a / "note.txt").write_text("first")
+    (b / "note.txt").write_text("other")
+    python = python_for("bwrap")
+
+    def of(folder, elsewhere):
+        def step(uid):
+            if folder == a and (a / "note.txt").read_text() == "first" and step.replace:
+                shutil.rmtree(a)  # made again under its name: another folder for the kernel
+                script(a, "shows.py", shows)
+                (a / "note.txt").write_text("again")
+            return runner.run([python, str(folder / "shows.py"), str(folder / "note.txt"), str(elsewhere)], LIMITS,
+                              sandbox=isolation.Sandbox("bwrap", uid), script_dir=str(folder))  # fmt: skip
+
+        step.replace = False
+        return step
+
+    again = of(a, b)
+    again.replace = True
+    runs = slot_runs(of(a, b), of(a, b), again, of(b, a))
+    assert [r.stdout_tail for r, _ in runs] == ["first False\n", "first False\n", "again False\n", "other False\n"], (
+        runs
+    )
+    assert len({box for _, box in runs}) == 1  # one sandbox served them all

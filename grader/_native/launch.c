@@ -36,9 +36,12 @@
  * "run" with a pidfd of it (or "fail STEP:ERRNO" where it could not; a failure of the process's
  * own steps is told on its stderr, exit status 127, as inside a sandbox before); once told "go" it waits for it (reaping the orphans it leaves on the
  * way), kills every other process of the sandbox, answers "exit STATUS UTIME_US STIME_US", then
- * unmounts the views (and removes what it made for them) and empties /tmp, /dev/shm and the work folder (restoring their owners,
- * modes and extended attributes) and says "ready" again (first at its start). A cleanup that
- * fails ends the sandbox instead: never a run in a dirty one. End-of-file on FD ends it too.
+ * empties /tmp, /dev/shm and the work folder (restoring their owners, modes and extended
+ * attributes) and says "ready" again (first at its start). A cleanup that fails ends the
+ * sandbox instead: never a run in a dirty one. End-of-file on FD ends it too. The views stay
+ * mounted for the next request: it unmounts those it does not ask for (and removes what was
+ * made for them) before it mounts its own, so a run sees its own views and no other's, not
+ * even their names, and a slot that runs the same scripts again mounts nothing.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -273,7 +276,7 @@ static ssize_t read_request(int sock, char *buf, int fds[3]) {
 }
 
 #define MAX_MADE 1024
-static char *made[MAX_MADE]; /* what make_mount_point made for this run's views, in order */
+static char *made[MAX_MADE]; /* what make_mount_point made for the views mounted, in order */
 static int nmade;
 
 static int made_here(const char *p) {
@@ -283,7 +286,7 @@ static int made_here(const char *p) {
 }
 
 /* mkdir -p PATH inside the sandbox, its last part a file when the host's is one; what it makes
- * is removed after the run (the next run sees no trace of this one's views, not even names). */
+ * is removed once no view needs it (a run sees no trace of another run's views, not even names). */
 static int make_mount_point(const char *path, int is_dir) {
     char p[4096];
     if (snprintf(p, sizeof p, "%s", path) >= (int)sizeof p) return -1;
@@ -307,19 +310,88 @@ static int make_mount_point(const char *path, int is_dir) {
         }
 }
 
-/* Bind PATH of the host read-only at PATH. */
+/* The views mounted now, each with the host's file it shows (its device and inode when mounted):
+ * they stay for the next run that asks for them, whose request then costs no mount (a mount
+ * and an unmount cost a grace period of the kernel's RCU each, milliseconds under load). */
+struct view {
+    char *path;
+    dev_t dev;
+    ino_t ino;
+};
+static struct view mounted[MAX_VIEWS];
+static int nmounted;
+
+/* Where PATH of the host is seen from inside (under the host's root); -1 if too long. */
+static int host_path(char *out, size_t size, const char *path) {
+    return snprintf(out, size, "%s%s", host_root, path) >= (int)size ? -1 : 0;
+}
+
+/* Bind PATH of the host read-only at PATH, unless it is mounted already and still the host's
+ * same file (a folder removed and made again under the same name is mounted again). */
 static int mount_view(const char *path) {
     char source[4096];
     struct stat st;
-    if (snprintf(source, sizeof source, "%s%s", host_root, path) >= (int)sizeof source) return -1;
-    if (stat(source, &st) != 0) return -1;
+    if (host_path(source, sizeof source, path) != 0 || stat(source, &st) != 0) return -1;
+    for (int k = 0; k < nmounted; k++)
+        if (strcmp(mounted[k].path, path) == 0 && mounted[k].dev == st.st_dev && mounted[k].ino == st.st_ino) return 0;
+    if (nmounted == MAX_VIEWS) {
+        errno = E2BIG;
+        return -1;
+    }
     if (make_mount_point(path, S_ISDIR(st.st_mode)) != 0) return -1;
     if (mount(source, path, NULL, MS_BIND | MS_REC, NULL) != 0) return -1;
-    if (mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) == 0) return 0;
-    int e = errno;
-    umount2(path, MNT_DETACH);
-    errno = e;
-    return -1;
+    if (mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0) {
+        int e = errno;
+        umount2(path, MNT_DETACH);
+        errno = e;
+        return -1;
+    }
+    if ((mounted[nmounted].path = strdup(path)) == NULL) {
+        umount2(path, MNT_DETACH);
+        return -1;
+    }
+    mounted[nmounted].dev = st.st_dev;
+    mounted[nmounted].ino = st.st_ino;
+    nmounted++;
+    return 0;
+}
+
+/* Whether PATH is one of the N views WANTED, or a folder above one. */
+static int holds_a_view(const char *path, char **wanted, int n) {
+    size_t len = strlen(path);
+    for (int k = 0; k < n; k++)
+        if (strncmp(wanted[k], path, len) == 0 && (wanted[k][len] == '\0' || wanted[k][len] == '/')) return 1;
+    return 0;
+}
+
+/* Unmount every view but the N WANTED whose host file is still the one mounted (the last ones
+ * first), then remove what was made for the views and holds none of WANTED: the run to come
+ * sees no trace of another run's views, not even their names. Returns -1 on a failure. */
+static int keep_views(char **wanted, int n) {
+    char source[4096];
+    struct stat st;
+    for (int k = nmounted - 1; k >= 0; k--) {
+        int keep = 0;
+        for (int w = 0; !keep && w < n; w++)
+            keep = strcmp(mounted[k].path, wanted[w]) == 0 && host_path(source, sizeof source, wanted[w]) == 0 &&
+                   stat(source, &st) == 0 && st.st_dev == mounted[k].dev && st.st_ino == mounted[k].ino;
+        if (keep) continue;
+        if (umount2(mounted[k].path, MNT_DETACH) != 0) return -1;
+        free(mounted[k].path);
+        memmove(&mounted[k], &mounted[k + 1], (size_t)(--nmounted - k) * sizeof *mounted);
+    }
+    int kept = 0;
+    for (int k = 0; k < nmade; k++) { /* made in order, parents first: removed children first */
+        int m = nmade - 1 - k;
+        if (holds_a_view(made[m], wanted, n)) continue;
+        if (rmdir(made[m]) != 0 && (errno != ENOTDIR || unlink(made[m]) != 0)) return -1;
+        free(made[m]);
+        made[m] = NULL;
+    }
+    for (int k = 0; k < nmade; k++)
+        if (made[k] != NULL) made[kept++] = made[k];
+    nmade = kept;
+    return 0;
 }
 
 #define MAX_DEPTH 256 /* folders deeper than this fail the cleanup (the server's memory stays small) */
@@ -410,7 +482,7 @@ static void child(int argc, char **argv, int fds[3]) {
 static int serve(int sock) {
     static char buf[MAX_REQUEST];
     char *argv[MAX_REQUEST / 2];
-    const char *views[MAX_VIEWS];
+    char *views[MAX_VIEWS];
     for (int k = 0; k < 3; k++)
         if (lstat(cleaned[k], &cleaned_as[k]) != 0) return 1;
     umask(022);
@@ -437,13 +509,15 @@ static int serve(int sock) {
                 if (nviews == MAX_VIEWS) {
                     errno = E2BIG;
                     step = "view";
-                } else if (mount_view(argv[k + 1]) != 0) {
-                    step = "view";
                 } else {
                     views[nviews++] = argv[k + 1];
                 }
                 k++;
             }
+        /* another run's views go (a failure ends the sandbox: never a run beside them) */
+        if (step == NULL && keep_views(views, nviews) != 0) return 1;
+        for (int k = 0; step == NULL && k < nviews; k++)
+            if (mount_view(views[k]) != 0) step = "view";
         pid_t pid = -1;
         if (step == NULL && (pid = fork()) < 0) step = "fork";
         if (pid == 0) child(argc, argv, fds);
@@ -480,13 +554,7 @@ static int serve(int sock) {
                      (long long)usage.ru_stime.tv_sec * 1000000 + usage.ru_stime.tv_usec);
             if (send_reply(sock, reply, -1) != 0) return 1;
         }
-        while (nviews > 0)
-            if (umount2(views[--nviews], MNT_DETACH) != 0) return 1;
-        while (nmade > 0) {
-            char *p = made[--nmade];
-            if (rmdir(p) != 0 && (errno != ENOTDIR || unlink(p) != 0)) return 1;
-            free(p);
-        }
+        /* the views stay mounted (read-only: nothing of this run in them) for the next request */
         for (int k = 0; k < 3; k++)
             if (clean_folder(cleaned[k], &cleaned_as[k]) != 0) return 1; /* never a run in a dirty sandbox */
     }
