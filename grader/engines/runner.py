@@ -403,12 +403,15 @@ class Run:
             os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # dead, not yet reaped
         except ChildProcessError:
             pass
+        ours = self.box is None  # a resident sandbox's script is its server's child, its orphans too: none to sweep
         give_up = time.monotonic() + 1.0
         for _ in range(2):  # again for any process forked while the first kill was going on
-            sweep_orphans()
+            if ours:
+                sweep_orphans()
             _signal(-proc.pid, signal.SIGKILL)
             while cgroup and cgroup.kill() and time.monotonic() < give_up:
-                sweep_orphans()
+                if ours:
+                    sweep_orphans()
                 time.sleep(0.002)
 
     def _clean_up(self, proc: subprocess.Popen | resident.Started, cgroup: Cgroup | None) -> tuple[int, float]:
@@ -425,7 +428,7 @@ class Run:
         else:
             status, usage = reap(proc.pid)
             cpu = usage.ru_utime + usage.ru_stime
-        sweep_orphans()
+            sweep_orphans()
         proc.stdout.close()  # type: ignore[union-attr]
         proc.stderr.close()  # type: ignore[union-attr]
         proc.returncode = os.waitstatus_to_exitcode(status)
