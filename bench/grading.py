@@ -15,9 +15,10 @@ spawn from the grader's own process (after the runs: its solver tables and impor
 test's limits, in one folder), by a whole runner.run (a work folder made and removed, limits,
 cleanup; then on a job slot's thread, as a test's run: its cgroups joined once, its work
 folders reused), and by subprocess.run with a preexec_fn, as the grader started scripts before
-(a full fork of the grader). Then how fast the grader reads a flood of output: a script
-printing 48 MB of score lines (under the 64 MiB cap) read by the grader, against a bare loop
-reading the same script's pipe.
+(a full fork of the grader); as root where bwrap works, a whole runner.run under bwrap on a job
+slot (its resident sandbox) and off one (a bwrap per run). Then how fast the grader reads a
+flood of output: a script printing 48 MB of score lines (under the 64 MiB cap) read by the
+grader, against a bare loop reading the same script's pipe.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import time
 from pathlib import Path
 
 from grader import Limits, LocalExecutor, Plan, Settings, grade, standard_plan
-from grader.engines import runner, spawn
+from grader.engines import isolation, resident, runner, spawn
 from grader.engines.parse import parse_output
 from grader.engines.sandbox import Sandbox
 from grader.grading.judge import Answer, judge
@@ -121,7 +122,31 @@ def spawn_costs() -> str:
         f"    bare subprocess.run {bare:.2f} ms; the grader's start {ours:.2f} ms ({ours / bare:.2f}x); "
         f"a whole runner.run {whole:.2f} ms ({slot[0]:.2f} ms on a job slot, as a test's); "
         f"subprocess.run with a preexec_fn (the fork before) {forked:.2f} ms"
+        f"{bwrap_costs()}"
     )
+
+
+def bwrap_costs() -> str:
+    """As root where bwrap works: a whole runner.run of /bin/true under bwrap as a slot's uid, on
+    a job slot (its resident sandbox, reused) and off one (a bwrap per run); '' elsewhere."""
+    if os.geteuid() != 0 or isolation.problem("bwrap", sys.executable) is not None:
+        return ""
+    uid = isolation.claim_uid()
+    sandbox, limits = Sandbox("bwrap", uid), Limits(wall_seconds=5, processes=10)
+    slot: list[float] = []
+
+    def in_a_slot() -> None:
+        runner.dedicate_this_thread()
+        runner.run(["/bin/true"], limits, sandbox=sandbox)  # its sandbox started
+        slot.append(median_ms(lambda: runner.run(["/bin/true"], limits, sandbox=sandbox)))
+        resident.close_this_thread()
+
+    thread = threading.Thread(target=in_a_slot)
+    thread.start()
+    thread.join()
+    per_run = median_ms(lambda: runner.run(["/bin/true"], limits, sandbox=sandbox), 50)
+    isolation.release_uid(uid)
+    return f"\n    under bwrap, a whole runner.run: {slot[0]:.2f} ms on a job slot (its resident sandbox), {per_run:.2f} ms off one (a bwrap per run)"
 
 
 def main() -> int:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -86,18 +87,20 @@ def moves_of(result):
             pos = pos.play(sq)
 
 
-def interleaved_script_path(result, python: str, isolation: str) -> tuple[float, float, int]:
+def interleaved_script_path(result, python: str, isolation: str) -> tuple[float, float, int, float]:
     """Every engine move of ``result`` run twice in turn (the order turned each move): bare, as
     bare_loop runs it, and through the harness's script path (a ScriptPlayer's turn on a job
-    slot of an executor, under ``isolation``): seconds of each in all, and moves. Move by move,
-    a load that comes and goes on a shared machine falls on both alike; the tournament's own
-    bookkeeping per move (clocks, records) is not in it."""
+    slot of an executor, under ``isolation``): seconds of each in all, moves, and the median of
+    the moves' differences (harness - bare; a load spike on one side of a move moves the mean,
+    not the median). Move by move, a load that comes and goes on a shared machine falls on both
+    alike; the tournament's own bookkeeping per move (clocks, records) is not in it."""
     work = tempfile.mkdtemp(prefix="bare-")
     env = script_env(work)
     settings = TournamentSettings(limits=Limits(wall_seconds=10), jobs=1, isolation=isolation)
     scripts: dict[str, Script] = {}
     bare = ours = 0.0
     moves = 0
+    differences = []
     with LocalExecutor(1) as executor:
         for path, pos in moves_of(result):
             script = scripts.setdefault(path, Script.from_path(path))
@@ -106,19 +109,22 @@ def interleaved_script_path(result, python: str, isolation: str) -> tuple[float,
                 player = worker.cached(("bench", script.digest), lambda: ScriptPlayer(script, settings, worker))
                 return player.turn(pos, pos, [], 10.0)
 
+            took = {}
             for side in ("bare", "harness") if moves % 2 == 0 else ("harness", "bare"):
                 start = time.perf_counter()
                 if side == "bare":
                     subprocess.run([python, path, pos.board_string(), pos.token], capture_output=True, check=False,
                                    env=env, cwd=work)  # fmt: skip
-                    bare += time.perf_counter() - start
                 else:
                     executor.submit(moves, turn)
                     for _ in executor.results():
                         pass
-                    ours += time.perf_counter() - start
+                took[side] = time.perf_counter() - start
+            bare += took["bare"]
+            ours += took["harness"]
+            differences.append(took["harness"] - took["bare"])
             moves += 1
-    return bare, ours, moves
+    return bare, ours, moves, statistics.median(differences)
 
 
 def bare_nboard_loop(result, python: str) -> tuple[float, int]:
@@ -208,11 +214,11 @@ def main() -> int:
     script_cost = (wall * args.jobs - bare) / moves * 1000
     path_costs = {}
     for isolation in (args.isolation, "none"):
-        bare, ours, n = interleaved_script_path(result, sys.executable, isolation)
+        bare, ours, n, median = interleaved_script_path(result, sys.executable, isolation)
         path_costs[isolation] = (ours - bare) / n * 1000
         print(f"script path, move by move beside the bare loop, isolation {isolation}: bare {bare / n * 1000:.1f} ms, "
               f"harness {ours / n * 1000:.1f} ms a move ({ours / bare:.2f}x): {path_costs[isolation]:.1f} ms "
-              "of harness a move")  # fmt: skip
+              f"of harness a move (median of the moves' {median * 1000:.1f} ms)")  # fmt: skip
 
     # persistent NBoard engines: the same harness cost, then many games
     nboard = [Engine(n, protocol=protocol_engine(f"builtin:nboard:{n}", depth=1)) for n in ("greedy", "random_mover")]

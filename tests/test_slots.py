@@ -178,3 +178,36 @@ def test_a_slots_script_starts_exactly_limits_processes_beside_the_slots_thread(
         lambda: runner.run([sys.executable, str(script)], Limits(wall_seconds=20, processes=processes))
     )
     assert f"started {processes - 1}" in result.stdout_tail, result
+
+
+@pytest.mark.skipif(not ROOT_CGROUPS, reason="needs root and writable pids and memory cgroups (v1)")
+def test_a_sandbox_killed_at_its_limit_leaves_nothing_charged_to_its_slot(tmp_path, monkeypatch):
+    """A bwrap of its own killed at the wall limit reaps its namespace itself: no zombie of it
+    is left to the system's init (which in some containers reaps late), charged to the slot's
+    pids cgroup, for which the next script's cap would be raised (a fork bomb got 31 and 32
+    processes at a cap of 30 that way in tests/test_hostile.py)."""
+    if works("bwrap"):
+        pytest.skip(f"bwrap cannot work here: {works('bwrap')}")
+    from grader.engines import resident
+
+    monkeypatch.setattr(resident, "_failed", ["a bwrap per run in this test"])
+    (tmp_path / "waits").mkdir(mode=0o755)
+    script = tmp_path / "waits" / "waits.py"
+    script.write_text(
+        "import os, time\nfor _ in range(5):\n    os.fork()\nprint('forked', flush=True)\ntime.sleep(60)\n"
+    )
+    uid = isolation.claim_uid()
+    charged: list[int] = []
+
+    def run_then_count() -> runner.RunResult:
+        result = runner.run([python_for("bwrap"), str(script)], Limits(wall_seconds=0.5, processes=40),
+                            sandbox=isolation.Sandbox("bwrap", uid), script_dir=str(script.parent))  # fmt: skip
+        charged.append(cgroups.Cgroup._local.cgroup._settle())  # what the next run's cap would make room for
+        return result
+
+    try:
+        result = in_a_job_slot(run_then_count)
+    finally:
+        isolation.release_uid(uid)
+    assert result.timed_out, result
+    assert charged == [0]

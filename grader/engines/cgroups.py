@@ -81,6 +81,7 @@ class Cgroup:
         self.owner: threading.Thread | None = None  # the thread whose scripts it holds
         self.memory_mb: int | None = None  # the memory cap now
         self.inside: set[str] = set()  # controllers whose cgroup the owner thread is in (its scripts are born there)
+        self.residents: set[int] = set()  # the slot's resident sandbox's processes: counted as its own, never killed
 
     @property
     def path(self) -> Path:
@@ -112,7 +113,7 @@ class Cgroup:
             cgroup._enter()
         stuck = cgroup._settle()
         try:  # what else is charged there counts against pids.max: the script may start ``processes``
-            (cgroup.path / "pids.max").write_text(str(processes + cgroup._threads() + stuck) if processes else "max")
+            (cgroup.path / "pids.max").write_text(str(processes + cgroup._own() + stuck) if processes else "max")
         except OSError:
             pass
         cgroup._limit_memory(memory_mb)
@@ -131,7 +132,7 @@ class Cgroup:
         deadline = time.monotonic() + SETTLE_SECONDS
         while True:
             try:
-                stuck = int((self.path / "pids.current").read_text()) - self._threads()
+                stuck = int((self.path / "pids.current").read_text()) - self._own()
             except (OSError, ValueError):
                 return 0
             if stuck <= 0 or time.monotonic() > deadline:
@@ -139,14 +140,15 @@ class Cgroup:
             self.kill()
             time.sleep(0.005)
 
-    def _threads(self) -> int:
-        """How many of the grader's threads are in the pids cgroup."""
+    def _own(self) -> int:
+        """How many of the grader's threads, and processes of the slot's resident sandbox, are in the pids cgroup."""
         if "pids" not in self.inside:
             return 0
         try:
-            return len(set((self.path / "tasks").read_text().split()) & set(os.listdir("/proc/self/task")))
+            tasks = set((self.path / "tasks").read_text().split())
         except OSError:
-            return 1
+            return 1 + len(self.residents)
+        return len(tasks & ({*os.listdir("/proc/self/task"), *map(str, self.residents)}))
 
     def _limit_memory(self, memory_mb: int | None) -> None:
         """Cap the memory cgroup at ``memory_mb``, swap included where the kernel counts it
@@ -188,7 +190,7 @@ class Cgroup:
         with cls._lock:
             free = [c for c in cls._all if c.owner is not None and not c.owner.is_alive() and not c.procs()]
             if free:
-                free[0].owner = me
+                free[0].owner, free[0].residents = me, set()  # the ended thread's sandbox ended with it
                 return free[0]
             name = f"grader-ns{grader_id()}-{next(cls._counter)}"
             cgroup = cls({})
@@ -233,8 +235,9 @@ class Cgroup:
             return cls._bases
 
     def kill(self) -> bool:
-        """SIGKILL every process in the cgroup (never the grader); True if there were any."""
-        others = [p for p in self.procs() if p != os.getpid()]
+        """SIGKILL every process in the cgroup (never the grader, nor the slot's resident sandbox);
+        True if there were any."""
+        others = [p for p in self.procs() if p != os.getpid() and p not in self.residents]
         for pid in others:
             kill(pid)
         return bool(others)

@@ -13,7 +13,9 @@ everything the script started is killed: its process group, its cgroup, and any 
 left behind (the grader is a child subreaper, so orphans become its children and are reaped).
 
 The script is started by spawn.py (through the launcher, never a fork of the grader), in its
-job slot's cgroups (cgroups.py), in a work folder named after this grader (leftovers.py).
+job slot's cgroups (cgroups.py), in a work folder named after this grader (leftovers.py); under
+bwrap as root, by its job slot's resident sandbox (resident.py), which serves the slot's runs
+one after the other.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import Callable, Sequence
 from ..errors import GraderError
 from ..limits import Limits
 from ..stop import Stop
-from . import fairness
+from . import fairness, resident
 from .cgroups import Cgroup, dedicate_this_thread
 from .fairness import FairCgroup
 from .leftovers import WorkFolders, work_folder
@@ -44,6 +46,7 @@ from .leftovers import process_id as _process_id
 from .sandbox import Sandbox, wrap
 from .spawn import (
     adopt_orphans,
+    end_namespace,
     end_uid,
     kill_group,
     nproc,
@@ -93,6 +96,7 @@ class RunResult:
     cpu_limited: bool = False  # stopped at limits.cpu_seconds
     limit_note: str | None = None  # the limit a crash most likely ran into, in words
     host: str | None = None  # the cluster worker's machine that ran it; None: this machine
+    sandbox_error: str | None = None  # why its job slot's resident sandbox failed it mid-run
 
     @property
     def signal(self) -> int | None:
@@ -108,7 +112,7 @@ class RunResult:
     def crashed(self) -> bool:
         """Ended on its own with a failure: could not start, a non-zero exit, or a signal the
         grader did not send."""
-        if self.start_error is not None:
+        if self.start_error is not None or self.sandbox_error is not None:
             return True
         return not self.stopped_by_grader and self.exit_code not in (0, None)
 
@@ -116,6 +120,8 @@ class RunResult:
         """How the run ended, in words ('' for a clean exit)."""
         if self.start_error:
             return self.start_error
+        if self.sandbox_error:
+            return f"could not be run to its end: {self.sandbox_error} (its job slot starts a new sandbox)"
         if self.interrupted:
             return "was interrupted"
         if self.output_limited:
@@ -186,6 +192,12 @@ def run(
     stop = stop or Stop()
     if stop.is_set():
         return RunResult(None, False, 0.0, 0.0, interrupted=True)
+    cgroup = Cgroup.for_this_thread(limits.processes, limits.memory_mb)
+    if resident.usable(sandbox, cgroup) and (fairness.for_this_thread() or not fairness.bases()):
+        assert cgroup is not None
+        done = _run_resident(list(command), limits, on_stdout, sandbox, stop, script_dir, cgroup)
+        if done is not None:
+            return done
     adopt = sandbox.mechanism in ("none", "uid")
     if adopt:
         adopt_orphans(True)
@@ -201,7 +213,6 @@ def run(
         if sandbox.uid is not None:
             for path in [workdir, *(str(p) for p in Path(workdir).rglob("*"))]:
                 os.lchown(path, sandbox.uid, sandbox.uid)
-        cgroup = Cgroup.for_this_thread(limits.processes, limits.memory_mb)
         processes = None if cgroup else limits.processes  # a cgroup caps processes
         argv = wrap(sandbox, command, workdir, script_dir, processes, space=limits.output_bytes)
         # a job slot's thread is in its slot's CPU cgroups already; a script started elsewhere joins its own
@@ -224,13 +235,29 @@ def run(
             adopt_orphans(False)
 
 
+def _run_resident(command: list[str], limits: Limits, on_stdout: Callable[[bytes], None] | None, sandbox: Sandbox,
+                  stop: Stop, script_dir: str | None, cgroup: Cgroup) -> RunResult | None:  # fmt: skip
+    """``run`` in the job slot's resident sandbox (resident.py), started here if it has none;
+    None when none can start (the run then takes a bwrap of its own, as every later one does)."""
+    try:
+        box = resident.for_this_thread(sandbox, limits.output_bytes, cgroup)
+    except GraderError:
+        return None
+    if box.fresh:  # its processes now count as the slot's own: the script still gets limits.processes
+        box.fresh = False
+        Cgroup.for_this_thread(limits.processes, limits.memory_mb)
+    return Run(command, limits, on_stdout, box.workdir, stop, sandbox, cgroup, box=box, script_dir=script_dir).result()
+
+
 class Run:
     """One run: start, pump output until the end or a limit, then clean up everything."""
 
     def __init__(self, argv: list[str], limits: Limits, on_stdout, workdir: str, stop: Stop, sandbox: Sandbox,
-                 cgroup: Cgroup | None, fair: FairCgroup | None = None):  # fmt: skip
+                 cgroup: Cgroup | None, fair: FairCgroup | None = None, box: resident.Resident | None = None,
+                 script_dir: str | None = None):  # fmt: skip
         self.argv, self.limits, self.on_stdout, self.workdir, self.stop = argv, limits, on_stdout, workdir, stop
-        self.sandbox, self.cgroup, self.fair = sandbox, cgroup, fair
+        self.sandbox, self.cgroup, self.fair, self.box, self.script_dir = sandbox, cgroup, fair, box, script_dir
+        self.broken: str | None = None  # why the resident sandbox failed the run
         self.out_tail, self.err_tail = bytearray(), bytearray()
         self.stdout_bytes = 0
         self.output_limited = False
@@ -244,8 +271,15 @@ class Run:
         began = time.monotonic()
         try:
             kills = cgroup.oom_kills() if cgroup else 0
-            proc = start(self.argv, self.workdir, resource_limits, self.sandbox, stdin=False, cgroup=cgroup,
-                         join=self.fair.folders if self.fair else ())  # fmt: skip
+            proc: subprocess.Popen | resident.Started
+            if self.box is not None:
+                options = resident.options(self.argv, self.workdir, resource_limits, self.sandbox, self.script_dir)
+                proc = self.box.start(options, self.argv)
+            else:
+                proc = start(self.argv, self.workdir, resource_limits, self.sandbox, stdin=False, cgroup=cgroup,
+                             join=self.fair.folders if self.fair else ())  # fmt: skip
+        except resident.Broken as e:
+            return RunResult(None, False, 0.0, 0.0, start_error=f"could not be started: {e}")
         except (OSError, subprocess.SubprocessError) as e:
             reason = getattr(e, "strerror", None) or str(e)
             return RunResult(None, False, 0.0, 0.0, start_error=f"could not be started: {self.argv[0]!r}: {reason}")
@@ -258,14 +292,18 @@ class Run:
                 kill_group(proc.pid, cgroup, fair)
             timed_out = self._pump(proc, cgroup, began + limits.wall_seconds)
         finally:
-            status, usage = self._clean_up(proc, cgroup)
+            status, cpu = self._clean_up(proc, cgroup)
         wall = (self.ended or time.monotonic()) - began  # the script's own time, not our cleanup
+        if self.broken is not None:
+            return RunResult(None, timed_out, wall, self.cpu_at_kill, self.out_tail.decode("utf-8", "replace"),
+                             self.err_tail.decode("utf-8", "replace"), stdout_bytes=self.stdout_bytes,
+                             sandbox_error=self.broken)  # fmt: skip
         exit_code = os.waitstatus_to_exitcode(status)
-        if self.sandbox.mechanism in ("bwrap", "unshare") and 128 < exit_code < 128 + 65:
+        if self.box is None and self.sandbox.mechanism in ("bwrap", "unshare") and 128 < exit_code < 128 + 65:
             exit_code = 128 - exit_code  # the namespace's first process exits 128+N when the script dies of signal N
         # A sandbox's first process killed before it reaps the script loses the script's usage
         # from its own: the tree's usage read just before the kill keeps it.
-        cpu = max(usage.ru_utime + usage.ru_stime, self.cpu_at_kill)
+        cpu = max(cpu, self.cpu_at_kill)
         # SIGXCPU comes from RLIMIT_CPU (the grader never sends it; a script that sends it to
         # itself gains nothing a clean exit would not give); past its hard limit a second later
         # the kernel sends SIGKILL, told from the grader's own kills by the CPU time used.
@@ -294,10 +332,10 @@ class Run:
             limit_note=_limit_note(exit_code, stderr, limits, out_of_memory) if exit_code else None,
         )
 
-    def _pump(self, proc: subprocess.Popen, cgroup: Cgroup | None, deadline: float) -> bool:
+    def _pump(self, proc: subprocess.Popen | resident.Started, cgroup: Cgroup | None, deadline: float) -> bool:
         """Read output until the script and its pipes are done; True if it hit the wall limit."""
         sel = selectors.DefaultSelector()
-        pidfd = os.pidfd_open(proc.pid)
+        pidfd = os.dup(proc.pidfd) if isinstance(proc, resident.Started) else os.pidfd_open(proc.pid)
         try:
             _widen(proc.stdout.fileno())  # type: ignore[union-attr]
             sel.register(proc.stdout, selectors.EVENT_READ, "out")  # type: ignore[arg-type]
@@ -351,32 +389,50 @@ class Run:
                     return False
         return True
 
-    def _kill_everything(self, proc: subprocess.Popen, cgroup: Cgroup | None) -> None:
+    def _kill_everything(self, proc: subprocess.Popen | resident.Started, cgroup: Cgroup | None) -> None:
         """Kill the script's group, cgroup and orphans, leaving the script itself unreaped:
-        while its zombie holds its pid, the group id cannot be reused by another process."""
+        while its zombie holds its pid, the group id cannot be reused by another process. A
+        sandbox of its own (bwrap, unshare) is ended from inside first, so that it reaps its
+        namespace itself."""
+        if self.box is None and self.sandbox.mechanism in ("bwrap", "unshare"):
+            if self.fair is not None:
+                self.fair.thaw()  # a frozen namespace dies only once thawed
+            end_namespace(proc.pid)
         kill_group(proc.pid, cgroup, self.fair)
         try:
             os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # dead, not yet reaped
         except ChildProcessError:
             pass
+        ours = self.box is None  # a resident sandbox's script is its server's child, its orphans too: none to sweep
         give_up = time.monotonic() + 1.0
         for _ in range(2):  # again for any process forked while the first kill was going on
-            sweep_orphans()
+            if ours:
+                sweep_orphans()
             _signal(-proc.pid, signal.SIGKILL)
             while cgroup and cgroup.kill() and time.monotonic() < give_up:
-                sweep_orphans()
+                if ours:
+                    sweep_orphans()
                 time.sleep(0.002)
 
-    def _clean_up(self, proc: subprocess.Popen, cgroup: Cgroup | None):
-        """Kill everything the script started, then reap it. Returns (status, rusage)."""
+    def _clean_up(self, proc: subprocess.Popen | resident.Started, cgroup: Cgroup | None) -> tuple[int, float]:
+        """Kill everything the script started, then reap it (a resident sandbox's script: the
+        sandbox's word on it; ``broken`` set where none came). Returns (wait status, CPU seconds)."""
         self._kill_everything(proc, cgroup)
         self.stop.unwatch(proc.pid)  # before the reap: once reaped, its pid may be reused
-        status, usage = reap(proc.pid)
-        sweep_orphans()
+        if isinstance(proc, resident.Started):
+            assert self.box is not None
+            try:
+                status, cpu = self.box.finish(proc)
+            except resident.Broken as e:
+                self.broken, status, cpu = str(e), 0, 0.0
+        else:
+            status, usage = reap(proc.pid)
+            cpu = usage.ru_utime + usage.ru_stime
+            sweep_orphans()
         proc.stdout.close()  # type: ignore[union-attr]
         proc.stderr.close()  # type: ignore[union-attr]
         proc.returncode = os.waitstatus_to_exitcode(status)
-        return status, usage
+        return status, cpu
 
 
 class Ended(Exception):
@@ -587,7 +643,7 @@ class Session(Run):
                 proc.stdin.close()  # type: ignore[union-attr]
             except OSError:
                 pass
-            status, usage = self._clean_up(proc, self.cgroup)
+            status, cpu = self._clean_up(proc, self.cgroup)
             if self._pidfd >= 0:
                 os.close(self._pidfd)
             exit_code = os.waitstatus_to_exitcode(status)
@@ -600,7 +656,7 @@ class Session(Run):
                 exit_code=exit_code,
                 timed_out=False,
                 wall_seconds=self.ended - self.started,
-                cpu_seconds=max(usage.ru_utime + usage.ru_stime, self.cpu_at_kill),
+                cpu_seconds=max(cpu, self.cpu_at_kill),
                 stdout_tail=self.out_tail.decode("utf-8", "replace"),
                 stderr_tail=stderr,
                 output_limited=self.output_limited,

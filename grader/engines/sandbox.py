@@ -76,30 +76,42 @@ def native_launcher() -> str | None:
     return str(NATIVE_LAUNCHER) if os.access(NATIVE_LAUNCHER, os.X_OK) else None
 
 
-def _visible(command: Sequence[str], script_dir: str | None, cwd: str | None = None, *files: str) -> list[str]:
+def visible_paths(command: Sequence[str], script_dir: str | None, cwd: str | None = None, *files: str) -> list[str]:
     """What a sandboxed script sees beyond the system folders, read-only: its own folder (and
     ``cwd``, an engine's working folder), the interpreter's install (only its bin, lib and
     pyvenv.cfg: never a whole project folder) and ``files``."""
     wanted = {d for d in (script_dir, cwd, *files) if d}
-    for prefix in {sys.prefix, sys.base_prefix}:
-        wanted |= {os.path.join(prefix, p) for p in ("bin", "lib", "lib64", "pyvenv.cfg")}
     # the program, and the folder of each file its command names (a protocol engine's script, say)
     wanted |= {str(Path(c).resolve().parent) for c in command[:1] if os.path.isabs(c) and os.path.exists(c)}
     # a Python interpreter's install and packages (a virtual environment's, its base's); never
     # asked of a program among the script's own files
     own = [os.path.realpath(d) + "/" for d in (script_dir, cwd) if d]
-    if command and os.path.isabs(command[0]) and is_python(command[0]):
-        if not any(os.path.realpath(command[0]).startswith(d) for d in own):
-            found = find_interpreter(command[0])
-            wanted |= set(found.folders) if found is not None else set()
+    python = command[0] if command and os.path.isabs(command[0]) and is_python(command[0]) else None
+    if python is not None and any(os.path.realpath(python).startswith(d) for d in own):
+        python = None
     wanted |= {str(Path(c).resolve().parent) for c in command[1:] if os.path.isabs(c) and os.path.isfile(c)}
-    covered = [d for d in _SYSTEM_DIRS if os.path.exists(d)]
+    real = {os.path.realpath(d) for d in wanted if d and os.path.exists(d)} | set(_installed(python))
     out: list[str] = []
-    for d in sorted((d for d in wanted if d and os.path.exists(d)), key=len):  # parents first
-        real = os.path.realpath(d)
-        if not any(real == c or real.startswith(c.rstrip("/") + "/") for c in covered + out):
-            out.append(real)
+    inside = [d + "/" for d in _SYSTEM_DIRS]  # seen whole already (a missing one: nothing under it exists)
+    for d in sorted(real, key=len):  # parents first
+        if not any(d.startswith(c) for c in inside) and d not in _SYSTEM_DIRS:
+            out.append(d)
+            inside.append(d.rstrip("/") + "/")
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _installed(python: str | None) -> tuple[str, ...]:
+    """The real paths of the folders of the grader's own interpreter and of ``python`` (its
+    bin, lib and pyvenv.cfg, a virtual environment's base's too) that exist: an install, the
+    same for every run of this process (each run's would cost a dozen realpath calls, some
+    milliseconds under load)."""
+    wanted: set[str] = set()
+    for prefix in {sys.prefix, sys.base_prefix}:
+        wanted |= {os.path.join(prefix, p) for p in ("bin", "lib", "lib64", "pyvenv.cfg")}
+    found = find_interpreter(python) if python is not None else None
+    wanted |= set(found.folders) if found is not None else set()
+    return tuple(os.path.realpath(d) for d in wanted if d and os.path.exists(d))
 
 
 def wrap(
@@ -124,7 +136,7 @@ def wrap(
     drop = [SETPRIV, *_uid_flags(sandbox.uid), *_DROP, "--"]
     if nproc and sandbox.uid is not None:  # set by root on itself, then kept through setpriv's switch
         drop = [PRLIMIT, f"--nproc={nproc}", *drop]
-    visible = _visible(command, script_dir, cwd)
+    visible = visible_paths(command, script_dir, cwd)
     if sandbox.mechanism == "unshare":
         user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
         return [
@@ -136,7 +148,7 @@ def wrap(
     # to the slot's uid in one exec, instead of _INIT and setpriv (and prlimit) in three
     init = native_launcher()
     if init is not None:
-        visible = _visible(command, script_dir, cwd, init)
+        visible = visible_paths(command, script_dir, cwd, init)
     binds: list[str] = []
     for d in _SYSTEM_DIRS:
         if os.path.islink(d):

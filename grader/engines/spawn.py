@@ -22,6 +22,7 @@ import functools
 import math
 import os
 import resource
+import select
 import signal
 import subprocess
 import sys
@@ -39,6 +40,7 @@ from .sandbox import Sandbox, kill_uid, native_launcher, seccomp_for
 _PASS_THROUGH = ("PATH", "LANG", "LC_ALL", "JAVA_HOME", "SYSTEMROOT")
 MARK = "GRADER_SCRIPT"  # in every script's environment: how the orphan sweep knows a script's stray
 _PYTHON = Path(__file__).resolve().with_name("launch.py")
+NAMESPACE_SECONDS = 1.0  # the most a sandbox whose namespace was killed is given to reap it and end
 
 
 def launcher() -> list[str]:
@@ -290,6 +292,28 @@ def _owner(pid: int) -> int | None:
         return os.stat(f"/proc/{pid}").st_uid
     except OSError:
         return None
+
+
+def end_namespace(pid: int, seconds: float = NAMESPACE_SECONDS) -> None:
+    """End the PID namespace of the sandbox process ``pid`` (bwrap's, unshare's) from inside:
+    SIGKILL its first process, the sandbox's child (the kernel kills the rest of the namespace
+    with it), and give the sandbox, which reaps that process, ``seconds`` to end by itself.
+    Killed first, the sandbox would leave it to the system's init, which in some containers
+    reaps it late: until then a zombie charged to the slot's pids cgroup, for which the next
+    script's process cap was raised (a fork bomb then got one process more when it was reaped)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            firsts = [int(p) for p in f.read().split()]
+        pidfd = os.pidfd_open(pid)
+    except OSError:
+        return  # ended already
+    try:
+        for first in firsts:
+            kill(first, signal.SIGKILL)
+        if firsts:
+            select.select([pidfd], [], [], seconds)
+    finally:
+        os.close(pidfd)
 
 
 def kill_group(pid: int, cgroup: Cgroup | None, fair: FairCgroup | None = None) -> None:

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..engines.fairness import assign_slot
 from ..engines.isolation import Sandbox, choose, claim_uid, release_uid
+from ..engines.resident import close_this_thread
 from ..engines.runner import dedicate_this_thread
 from ..engines.scripts import RunSettings, Stage
 from ..stop import Stop, Stopped
@@ -151,8 +152,21 @@ class LocalExecutor(Executor):
         self._slots = itertools.count()
         self._stage = Stage()
         self._workers: list[Worker] = []
+        self._queued = 0  # tasks submitted and not yet started
+        self._queue_lock = threading.Lock()
 
     def _run(self, task: Task) -> Any:
+        with self._queue_lock:
+            self._queued -= 1
+        try:
+            return self._run_here(task)
+        finally:
+            with self._queue_lock:
+                draining = self.jobs > 1 and self._queued == 0
+            if draining:  # nothing left for this slot now: it gives back its resident sandbox
+                close_this_thread()
+
+    def _run_here(self, task: Task) -> Any:
         worker = getattr(self._local, "worker", None)
         if worker is None:
             worker = self._local.worker = Worker(next(self._slots), self.stop, self._stage)
@@ -163,6 +177,8 @@ class LocalExecutor(Executor):
         return task(worker)
 
     def submit(self, key: Any, task: Task) -> None:
+        with self._queue_lock:
+            self._queued += 1
         fut = self._pool.submit(self._run, task)
         self._futures[fut] = key
         fut.add_done_callback(self._finished.put)
@@ -171,6 +187,8 @@ class LocalExecutor(Executor):
         keys, dropped = set(keys), set()
         for fut, key in list(self._futures.items()):
             if key in keys and fut.cancel():
+                with self._queue_lock:
+                    self._queued -= 1
                 del self._futures[fut]
                 dropped.add(key)
         return dropped
