@@ -426,6 +426,12 @@ def test_the_ladder_pages_over_http_for_staff_and_students(tmp_path, ladder_cour
         games = student.get(f"/api/ladder/duel/entry/{first}").json()["games"]
         assert len(games) == 6 and {g["result"] for g in games} == {"won"} and all(g["page"] is None for g in games)
         assert {g["opponent"] for g in games} == {seen["rows"][1]["name"]}
+        player = Client(server.url)  # s0, whose engine played these games: the arena's page would name its opponent
+        player.sign_in(prof.post("/class/links", {"email": "s0@example.edu"}).json()["links"][0]["link"])
+        assert [g["mine"] for g in player.get("/api/ladder/duel").json()["rows"][:1]] == [True]
+        for path in (f"/api/arena/g/{games[0]['id']}", f"/arena/g/{games[0]['id']}/game.ggf"):
+            assert player.get(path).status_code == 404, path
+            assert prof.get(path).status_code == 200, path
         records = ggf.parse_records(student.get("/ladder/duel/games.ggf").text)
         assert len(records) == 18 and "Student" not in str(records)
         assert {records[0][1]["PB"], records[0][1]["PW"]} == {seen["rows"][0]["name"], seen["rows"][1]["name"]}
