@@ -142,6 +142,11 @@ def test_what_the_arena_refuses_says_why_and_how_to_fix_it(db):
         s.get(EngineVersion, v1).status = OK
         with pytest.raises(Exception, match="SPRT needs ELO0 < ELO1"):
             arena.new_test(s, me, arena.TestRequest(new=v2, base=v1, elo0=5, elo1=5))
+        # a game limit without bound drew max_games/2 random openings on the request's thread (Gomoku's:
+        # 50,000 in 5 s) and made a test that never stops: refused at once
+        with pytest.raises(arena.ArenaError, match=r"^a test plays at most 20000 games; got 100000000: give a "):
+            arena.new_test(s, me, arena.TestRequest(new=v2, base=v1, max_games=10**8))
+        assert s.scalar(select(func.count()).select_from(ArenaTest)) == 0
 
 
 @pytest.mark.parametrize(

@@ -57,6 +57,7 @@ CHECK_PRIORITY = 20  # an author waits for their version's check: before tests' 
 PAIRS_AHEAD = 8  # pairs of a test queued or being played at once (more as they end)
 DEFAULT_SPRT = SprtSettings(elo0=0.0, elo1=10.0, max_games=400)  # alpha, beta, model: grader tournament --sprt's
 DEFAULT_TC = (10.0, 0.1)
+MAX_GAMES = 20_000  # a test's game limit at most (its random openings are drawn when it starts)
 
 
 class ArenaError(GraderError):
@@ -206,6 +207,9 @@ def new_test(session: Session, owner: User, ask: TestRequest) -> ArenaTest:
                          "test versions of one game")  # fmt: skip
     settings = SprtSettings(ask.elo0, ask.elo1, ask.max_games, ask.alpha, ask.beta)
     settings.check()  # GraderError naming the bound
+    if ask.max_games > MAX_GAMES:
+        raise ArenaError(f"a test plays at most {MAX_GAMES} games; got {ask.max_games}: give a game limit of "
+                         f"{MAX_GAMES} or fewer")  # fmt: skip
     base_s, inc = ask.tc
     if not (0 < base_s <= 3600 and 0 <= inc <= 60):
         raise ArenaError(f"time control {base_s:g}+{inc:g}: give 0 < seconds <= 3600 and 0 <= increment <= 60")
