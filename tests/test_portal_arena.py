@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import io
 import json
+import secrets
 import shutil
 import signal
 import tarfile
+import threading
+import time
 
 import pytest
 
 pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
 
 from click.testing import CliRunner  # noqa: E402
-from sqlalchemy import func, select  # noqa: E402
+from sqlalchemy import func, select, text  # noqa: E402
 
 from grader.cli import main  # noqa: E402
 from grader.files import bundled  # noqa: E402
@@ -65,6 +68,12 @@ def db(tmp_path):
     engine = connect(f"sqlite:///{tmp_path / 'portal.sqlite3'}")
     upgrade(engine)
     make = sessions(engine)
+    yield (make, *_author_and_versions(make))
+    engine.dispose()
+
+
+def _author_and_versions(make) -> tuple[User, list[int]]:
+    """An author (of users a@ and b@) and two checked versions of their engine 'mine'."""
     with make.begin() as s:
         accounts.import_roster(
             s, [accounts.RosterEntry("a@example.edu", "A"), accounts.RosterEntry("b@example.edu", "B")]
@@ -78,20 +87,24 @@ def db(tmp_path):
             s.add(v)
             s.flush()
             versions.append(v.id)
-    yield make, author, versions
-    engine.dispose()
+    return author, versions
 
 
 def _play_pair(make, lease, new_id: int, new_scores: tuple[float, float]) -> None:
     """Write a claimed pair's results as a worker does: the new version scoring ``new_scores``."""
     with make.begin() as s:
-        assert queue.finish_game(s, lease)
-        games = list(s.scalars(select(ArenaGame).where(ArenaGame.job_id == lease.job_id).order_by(ArenaGame.id)))
-        for g, score in zip(games, new_scores):
-            black = score if g.black_id == new_id else 1 - score
-            result = {1.0: "1-0", 0.0: "0-1"}.get(black, "1/2-1/2")
-            arena.write_record(g, GameRecord(f"g{g.id}", "p", 1, "b", "w", g.opening, result=result, reason="normal"))
-        arena.count_pair(s, s.get(ArenaTest, games[0].test_id), games)
+        _count_pair(s, lease, new_id, new_scores)
+
+
+def _count_pair(s, lease, new_id: int, new_scores: tuple[float, float]) -> None:
+    """``_play_pair``'s writes in the session ``s``, not committed."""
+    assert queue.finish_game(s, lease)
+    games = list(s.scalars(select(ArenaGame).where(ArenaGame.job_id == lease.job_id).order_by(ArenaGame.id)))
+    for g, score in zip(games, new_scores):
+        black = score if g.black_id == new_id else 1 - score
+        result = {1.0: "1-0", 0.0: "0-1"}.get(black, "1/2-1/2")
+        arena.write_record(g, GameRecord(f"g{g.id}", "p", 1, "b", "w", g.opening, result=result, reason="normal"))
+    arena.count_pair(s, s.get(ArenaTest, games[0].test_id), games)
 
 
 def test_a_tests_pairs_are_counted_once_each_and_the_sprt_ends_it(db):
@@ -122,6 +135,48 @@ def test_a_tests_pairs_are_counted_once_each_and_the_sprt_ends_it(db):
     with make() as s:
         test = s.get(ArenaTest, tid)
         assert (test.ww, test.losses, test.ll) == (played, 0, 0)
+
+
+@pytest.mark.slow  # a PostgreSQL server of its own: 3-6 s
+def test_two_workers_counting_two_pairs_of_a_test_at_once_count_both(postgres):  # noqa: F811
+    """Worker B reads the test while worker A's count of another pair is not committed: B
+    waits for A's (the test's row locked) rather than writing its count over A's."""
+    name = "t_" + secrets.token_hex(6)
+    admin = connect(postgres.format(db="postgres")).execution_options(isolation_level="AUTOCOMMIT")
+    with admin.connect() as c:
+        c.execute(text(f"CREATE DATABASE {name}"))
+    engine = connect(postgres.format(db=name))
+    try:
+        upgrade(engine)
+        make = sessions(engine)
+        author, (v1, v2) = _author_and_versions(make)
+        with make.begin() as s:
+            tid = arena.new_test(s, s.get(User, author.id), arena.TestRequest(new=v2, base=v1)).id
+        leases = []
+        for worker in ("a", "b"):
+            with make.begin() as s:
+                leases.append(queue.claim_game(s, worker))
+        first = make()
+        first.begin()
+        _count_pair(first, leases[0], v2, (1.0, 1.0))  # A's count, not committed yet
+        second = threading.Thread(target=lambda: _play_pair(make, leases[1], v2, (1.0, 1.0)))
+        second.start()
+        with admin.connect() as c:  # B reaches the row A holds, and waits
+            waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            for _ in range(600):
+                if c.execute(text(waiting)).scalar():
+                    break
+                time.sleep(0.1)
+        first.commit()
+        first.close()
+        second.join(60)
+        with make() as s:
+            test = s.get(ArenaTest, tid)
+            assert (test.ww, test.wins, test.losses) == (2, 4, 0)
+            assert test.pairs_queued == arena.PAIRS_AHEAD + 2  # each count queued a pair of its own
+    finally:
+        engine.dispose()
+        admin.dispose()
 
 
 def test_what_the_arena_refuses_says_why_and_how_to_fix_it(db):

@@ -272,7 +272,11 @@ def stop_test(session: Session, test: ArenaTest, status: str = STOPPED) -> None:
 
 def count_pair(session: Session, test: ArenaTest, games: list[ArenaGame]) -> None:
     """Count a finished pair of a running test: W/D/L, the pentanomial, the LLR; the test ends
-    when the SPRT decides or its game limit is reached, else one more pair is queued."""
+    when the SPRT decides or its game limit is reached, else one more pair is queued. The
+    test's row is read anew under a lock: workers counting two pairs at once (PostgreSQL)
+    count one after the other, not each over the same old counts."""
+    session.flush()  # a change not yet written would be lost to the refresh
+    session.refresh(test, with_for_update=True)
     if test.status != RUNNING:
         return  # ended meanwhile: played, not counted
     scores = []
