@@ -10,7 +10,9 @@ import csv
 import datetime
 import io
 import json
+import secrets
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -18,7 +20,7 @@ import pytest
 
 pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
 
-from sqlalchemy import select, update  # noqa: E402
+from sqlalchemy import select, text, update  # noqa: E402
 
 from grader.config import Config  # noqa: E402
 from grader.errors import ConfigError, GraderError  # noqa: E402
@@ -42,6 +44,8 @@ from grader.portal.ladder_models import DEADLINE, LadderGame  # noqa: E402
 from grader.portal.models import INSTRUCTOR, RUNNING, User  # noqa: E402
 from grader.tournaments.games import GameRecord  # noqa: E402
 from grader.tournaments.grades import grade_by_share  # noqa: E402
+
+from test_portal_db import postgres  # noqa: E402, F401  (the fixture)
 
 COURSE_YAML = """\
 title: Ladders
@@ -308,6 +312,54 @@ def test_a_ladder_needs_two_checked_entries_for_its_deadline(db):
             ladders.start_deadline(s, course.ladders["duel"])
         s.execute(update(EngineVersion).values(status="failed"))
         assert ladders.schedule_idle(s, course) == 0
+
+
+@pytest.mark.slow  # a PostgreSQL server of its own: 3-6 s
+def test_a_deadline_tournament_started_twice_at_once_is_queued_once(postgres, ladder_course, tmp_path):  # noqa: F811
+    """Two workers (or a worker and the instructor) starting the deadline at once on PostgreSQL:
+    the second waits for the first's and is refused, rather than queueing the round-robin again."""
+    name = "t_" + secrets.token_hex(6)
+    admin = connect(postgres.format(db="postgres")).execution_options(isolation_level="AUTOCOMMIT")
+    with admin.connect() as c:
+        c.execute(text(f"CREATE DATABASE {name}"))
+    engine = connect(postgres.format(db=name))
+    try:
+        upgrade(engine)
+        make, course = sessions(engine), load_course(ladder_course(tmp_path / "course"))
+        with make.begin() as s:
+            accounts.import_roster(s, [accounts.RosterEntry(f"s{i}@example.edu", f"Student {i}") for i in range(3)])
+        entered(make, course, 3)
+        ladder = course.ladders["duel"]
+        with make.begin() as s:
+            ladders.state(s, ladder)  # the ladder's row, as its first page made it
+        first = make()
+        first.begin()
+        assert ladders.start_deadline(first, ladder) == 3 * 4 // 2 * 2  # not committed yet
+        refused: list[str] = []
+
+        def second() -> None:
+            try:
+                with make.begin() as s:
+                    ladders.start_deadline(s, ladder)
+            except GraderError as e:
+                refused.append(str(e))
+
+        thread = threading.Thread(target=second)
+        thread.start()
+        with admin.connect() as c:  # the second waits for the ladder's row the first holds (or ends: the bug)
+            waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            while thread.is_alive() and not c.execute(text(waiting)).scalar():
+                time.sleep(0.05)
+        first.commit()
+        first.close()
+        thread.join(60)
+        assert len(refused) == 1 and "started at" in refused[0] and "already" in refused[0]
+        with make() as s:
+            queued = s.scalars(select(LadderGame).where(LadderGame.stage == DEADLINE)).all()
+            assert len(queued) == 12
+    finally:
+        engine.dispose()
+        admin.dispose()
 
 
 TICTACTOE = Path(__file__).resolve().parent.parent / "grader" / "share" / "submissions" / "tictactoe"

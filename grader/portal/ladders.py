@@ -247,8 +247,11 @@ def deadline(course: Course, ladder: Ladder) -> dt.datetime | None:
 def start_deadline(session: Session, ladder: Ladder, before: dt.datetime | None = None) -> int:
     """Freeze each entry's latest checked version (``before``: uploaded by then) and queue the
     deadline round-robin between them (``deadline_games`` a pair, two to an opening); how many
-    games were queued."""
+    games were queued. The ladder's row is read anew under a lock: of two starts at once (the
+    workers at the deadline, the instructor), the second waits for the first's and is refused."""
     found = state(session, ladder)
+    session.flush()  # a change not yet written would be lost to the refresh
+    session.refresh(found, with_for_update=True)
     if found.deadline_at is not None:
         raise GraderError(
             f"the deadline tournament of {ladder.title} started at {found.deadline_at:%Y-%m-%d %H:%M} UTC already"
