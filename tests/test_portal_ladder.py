@@ -362,6 +362,49 @@ def test_a_deadline_tournament_started_twice_at_once_is_queued_once(postgres, la
         admin.dispose()
 
 
+@pytest.mark.slow  # a PostgreSQL server of its own: 3-6 s
+def test_two_idle_workers_planning_at_once_queue_one_pair(postgres, ladder_course, tmp_path):  # noqa: F811
+    """Two idle workers planning the ladder at once on PostgreSQL: the second waits for the
+    first's plan and, a pair now waiting, queues none (not the same pair on the same opening again)."""
+    name = "t_" + secrets.token_hex(6)
+    admin = connect(postgres.format(db="postgres")).execution_options(isolation_level="AUTOCOMMIT")
+    with admin.connect() as c:
+        c.execute(text(f"CREATE DATABASE {name}"))
+    engine = connect(postgres.format(db=name))
+    try:
+        upgrade(engine)
+        make, course = sessions(engine), load_course(ladder_course(tmp_path / "course"))
+        with make.begin() as s:
+            accounts.import_roster(s, [accounts.RosterEntry(f"s{i}@example.edu", f"Student {i}") for i in range(2)])
+        entered(make, course, 2)
+        with make.begin() as s:
+            ladders.state(s, course.ladders["duel"])  # the ladder's row, as its first page made it
+        first = make()
+        first.begin()
+        assert ladders.schedule_idle(first, course) == 1  # not committed yet
+        planned: list[int] = []
+        thread = threading.Thread(target=lambda: planned.append(_schedule(make, course)))
+        thread.start()
+        with admin.connect() as c:  # the second waits for the ladder's row the first holds (or ends: the bug)
+            waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            while thread.is_alive() and not c.execute(text(waiting)).scalar():
+                time.sleep(0.05)
+        first.commit()
+        first.close()
+        thread.join(60)
+        assert planned == [0]
+        with make() as s:
+            assert len(s.scalars(select(GameJob)).all()) == 1
+    finally:
+        engine.dispose()
+        admin.dispose()
+
+
+def _schedule(make, course) -> int:
+    with make.begin() as s:
+        return ladders.schedule_idle(s, course)
+
+
 TICTACTOE = Path(__file__).resolve().parent.parent / "grader" / "share" / "submissions" / "tictactoe"
 
 

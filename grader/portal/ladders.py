@@ -188,7 +188,11 @@ def openings(ladder: Ladder) -> tuple[str, ...]:
 
 def schedule_idle(session: Session, course: Course) -> int:
     """When no game job waits, a pair queued for each ladder that can pair two engines (none
-    after its deadline tournament started); how many were queued."""
+    after its deadline tournament started); how many were queued. The ladders' rows are read
+    under a lock first: of two workers planning at once (PostgreSQL), the second waits and
+    sees the first's pairs waiting, rather than queueing the same pair again."""
+    for ladder in course.ladders.values():
+        session.refresh(state(session, ladder), with_for_update=True)
     if waiting_games(session):
         return 0
     queued = 0
