@@ -469,6 +469,17 @@ def test_an_api_token_is_good_for_the_arenas_api_only(portal):
         signed.close()
 
 
+def test_an_arena_id_too_large_for_the_database_is_one_line_not_a_server_error(portal):
+    """An id past what a table holds (SQLite: OverflowError) answers 404 or 400 in one line."""
+    me, huge = portal["students"]["s2@example.edu"], "9" * 25
+    for path in (f"/api/arena/e/{huge}", f"/api/arena/g/{huge}", f"/api/arena/g/{huge}/game.ggf"):
+        r = me.get(path)
+        assert r.status_code == 404 and "larger than any id" in r.json()["error"], path
+    eid = me.post("/api/arena", {"name": "huge", "protocol": "nboard", "game": "othello"}).json()["id"]
+    r = me.post(f"/api/arena/e/{eid}/tests", {"new": huge, "base": "1"})
+    assert r.status_code == 400 and r.json()["error"].startswith(f"new '{huge}' is too large a number"), r.text
+
+
 def test_a_roster_cannot_change_its_uploaders_own_role(portal):
     """An instructor's roster making themselves a student (so the course could lose its last
     instructor) is refused whole, and they stay an instructor."""

@@ -34,7 +34,7 @@ from .arena_models import CHECKING, ArenaEngine, ArenaGame, ArenaTest, EngineVer
 from .course import Course
 from .ladder_models import LadderGame
 from .models import QUEUED, RUNNING, User
-from .web import Portal, checked_form, display_name, need_user, page, wants_json
+from .web import MAX_ID, Portal, checked_form, display_name, need_user, page, wants_json
 
 FIELDS = 12  # a form's fields at most (a test's: versions, clock, bounds, game limit, openings)
 
@@ -62,6 +62,8 @@ def _endpoint(
     """As the portal's routes: the form read here (one file at most), the handler on a thread."""
 
     async def endpoint(request: Request) -> Response:
+        if any(isinstance(v, int) and v > MAX_ID for v in request.path_params.values()):
+            raise HTTPException(404, "no such page: the number in its address is larger than any id")
         form = await request.form(max_files=1, max_fields=FIELDS) if request.method == "POST" else None
         try:
             await run_in_threadpool(portal.refresh)
@@ -216,9 +218,12 @@ def _number(form: Any, key: str, default: float, kind: type = float) -> Any:
     if not text:
         return default
     try:
-        return kind(text)
+        value = kind(text)
     except ValueError:
         raise HTTPException(400, f"{key} {text[:40]!r} is not a number: give one, as {default!r}") from None
+    if abs(value) > MAX_ID:
+        raise HTTPException(400, f"{key} {text[:40]!r} is too large a number: give one, as {default!r}")
+    return value
 
 
 def start_test(portal: Portal, request: Request, form: Any) -> Response:
@@ -432,7 +437,7 @@ def game_page(portal: Portal, request: Request, form: Any) -> Response:
     ply = request.query_params.get("ply")
     with portal.make() as session:
         game, name = _game(session, portal.course, user, request.path_params["gid"])
-        data = game_data(session, game, name, int(ply) if ply and ply.isdigit() else None)
+        data = game_data(session, game, name, int(ply) if ply and ply.isdigit() and len(ply) < 10 else None)
     return page(request, "arena_game.html", data, user=user)
 
 

@@ -333,6 +333,9 @@ def _endpoint(portal: Portal, handler: Handler) -> Callable[[Request], Awaitable
 # --- helpers ------------------------------------------------------------------------------
 
 
+MAX_ID = 2**63 - 1  # the largest id a table holds (SQLite's INTEGER, PostgreSQL's BIGINT)
+
+
 def wants_json(request: Request) -> bool:
     return "application/json" in request.headers.get("accept", "")
 
