@@ -29,6 +29,7 @@ from grader.games import ggf  # noqa: E402
 from grader.grading.plans import new_plan, write_plan_file  # noqa: E402
 from grader.portal import accounts, ladders  # noqa: E402
 from grader.portal.arena_models import (  # noqa: E402
+    CHECKING,
     DONE,
     LADDER_PRIORITY,
     OK,
@@ -302,6 +303,27 @@ def test_the_deadline_tournament_starts_by_itself_at_the_assignments_deadline_wi
         found = ladders.state(s, course.ladders["duel"])
         assert json.loads(found.deadline_versions) == [latest[0] - 1, latest[1], latest[2]]
         assert ladders.schedule_idle(s, course) == 0
+
+
+def test_the_deadline_tournament_waits_for_the_check_of_a_version_uploaded_in_time(db, tmp_path, ladder_course):
+    """A version uploaded before the deadline whose check is still running then is the one that
+    plays once checked: the tournament does not start without it (nor freeze the one before)."""
+    make, _ = db
+    folder = ladder_course(tmp_path / "late")
+    text = (folder / "course.yaml").read_text().replace("    ladder:", "    deadline: 2020-01-01 12:00\n    ladder:")
+    (folder / "course.yaml").write_text(text)
+    course = load_course(folder)
+    latest = entered(make, course, 2)
+    with make.begin() as s:
+        s.execute(
+            update(EngineVersion).values(uploaded_at=datetime.datetime(2019, 12, 31, tzinfo=datetime.timezone.utc))
+        )
+        s.get(EngineVersion, latest[0]).status = CHECKING  # uploaded the day before, its check not over yet
+        assert ladders.schedule_idle(s, course) == 0
+        assert ladders.state(s, course.ladders["duel"]).deadline_at is None
+        s.get(EngineVersion, latest[0]).status = OK
+        assert ladders.schedule_idle(s, course) == 2  # the tournament's 2 pairs
+        assert json.loads(ladders.state(s, course.ladders["duel"]).deadline_versions) == latest
 
 
 def test_a_ladder_needs_two_checked_entries_for_its_deadline(db):

@@ -37,6 +37,7 @@ from ..tournaments.games import GameRecord
 from ..tournaments.grades import ShareGrade, grades_of
 from ..tournaments.openings import OPENING_PLIES, random_openings
 from .arena_models import (
+    CHECKING,
     DONE,
     GAMES,
     LADDER_PRIORITY,
@@ -201,6 +202,8 @@ def schedule_idle(session: Session, course: Course) -> int:
             continue
         cutoff = deadline(course, ladder)
         if cutoff is not None and now() > cutoff:
+            if _checking(session, ladder, cutoff):
+                continue  # a version uploaded in time plays once checked (the instructor may start it meanwhile)
             with contextlib.suppress(GraderError):  # fewer than two entries: no tournament to play
                 queued += start_deadline(session, ladder, before=cutoff) // 2
             continue
@@ -213,6 +216,15 @@ def schedule_idle(session: Session, course: Course) -> int:
             _queue_pair(session, ladder, pair.games, pair.opening, LADDER, LADDER_PRIORITY)
             queued += 1
     return queued
+
+
+def _checking(session: Session, ladder: Ladder, before: dt.datetime) -> bool:
+    """Whether an entered engine has a version uploaded by ``before`` whose check is not over."""
+    engines = select(LadderEntry.engine_id).where(LadderEntry.ladder == ladder.name)
+    found = session.scalar(select(EngineVersion.id).where(EngineVersion.engine_id.in_(engines),
+                                                          EngineVersion.status == CHECKING,
+                                                          EngineVersion.uploaded_at <= before).limit(1))  # fmt: skip
+    return found is not None
 
 
 def _running_pairs(session: Session, ladder: Ladder) -> list[tuple[str, str]]:
