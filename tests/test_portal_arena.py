@@ -179,6 +179,35 @@ def test_two_workers_counting_two_pairs_of_a_test_at_once_count_both(postgres): 
         admin.dispose()
 
 
+def test_a_game_job_its_workers_died_on_three_times_is_ended_not_claimed_again(db):
+    """A hostile engine that kills its worker each time (a check's game, a test's pair) is not
+    handed to the next worker for ever: the claim after the third ends the job, fails the check
+    or ends the test (error), and the other jobs go on."""
+    make, author, (v1, v2) = db
+    with make.begin() as s:
+        tid = arena.new_test(s, s.get(User, author.id), arena.TestRequest(new=v2, base=v1)).id
+        s.get(EngineVersion, v2).status = "checking"
+        s.add(GameJob(kind=arena.CHECK, version_id=v2, priority=arena.CHECK_PRIORITY, state="queued", attempts=0))
+    for kind in ("check", "games"):
+        claimed = set()
+        for _ in range(queue.MAX_ATTEMPTS):  # each worker dies: its lease expires at once
+            with make.begin() as s:
+                lease = queue.claim_game(s, "dies", seconds=-1)
+                assert lease.kind == kind
+                claimed.add(lease.job_id)
+        assert len(claimed) == 1
+        with make.begin() as s:
+            nxt = queue.claim_game(s, "next", seconds=60)
+            assert nxt is None or nxt.job_id not in claimed
+    with make() as s:
+        version, test = s.get(EngineVersion, v2), s.get(ArenaTest, tid)
+        assert version.status == "failed" and version.message.startswith("the arena stopped 3 times on this job")
+        assert test.status == "error" and (test.wins, test.losses, test.draws) == (0, 0, 0)
+        games = s.scalars(select(ArenaGame).where(ArenaGame.test_id == tid)).all()
+        assert {g.status for g in games} - {arena.CANCELLED} <= {"running"}  # the pair "next" holds plays on
+        assert s.scalar(select(func.count()).select_from(GameJob).where(GameJob.state == "queued")) == 0
+
+
 def test_what_the_arena_refuses_says_why_and_how_to_fix_it(db):
     make, author, (v1, v2) = db
     with make.begin() as s:

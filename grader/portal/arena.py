@@ -57,6 +57,7 @@ CHECK_PRIORITY = 20  # an author waits for their version's check: before tests' 
 PAIRS_AHEAD = 8  # pairs of a test queued or being played at once (more as they end)
 DEFAULT_SPRT = SprtSettings(elo0=0.0, elo1=10.0, max_games=400)  # alpha, beta, model: grader tournament --sprt's
 DEFAULT_TC = (10.0, 0.1)
+ERROR = "error"  # a test ended by the grader's own problem (its settings, its machine, its workers dying)
 MAX_GAMES = 20_000  # a test's game limit at most (its random openings are drawn when it starts)
 
 

@@ -36,6 +36,7 @@ from ..tournaments.formats import fixed_schedule
 from ..tournaments.games import GameRecord
 from ..tournaments.grades import ShareGrade, grades_of
 from ..tournaments.openings import OPENING_PLIES, random_openings
+from . import arena
 from .arena_models import (
     CHECKING,
     DONE,
@@ -231,7 +232,7 @@ def _running_pairs(session: Session, ladder: Ladder) -> list[tuple[str, str]]:
     """The ladder's pairs queued or being played: (black first, white first)."""
     found = session.execute(
         select(ArenaGame.job_id, ArenaGame.black_id, ArenaGame.white_id).join(LadderGame, LadderGame.game_id == ArenaGame.id)
-        .where(LadderGame.ladder == ladder.name, LadderGame.stage == LADDER, ArenaGame.status != DONE)
+        .where(LadderGame.ladder == ladder.name, LadderGame.stage == LADDER, ArenaGame.status.not_in((DONE, arena.CANCELLED)))
         .order_by(ArenaGame.id)
     ).all()  # fmt: skip
     first: dict[int | None, tuple[str, str]] = {}
