@@ -326,6 +326,24 @@ def test_the_deadline_tournament_waits_for_the_check_of_a_version_uploaded_in_ti
         assert json.loads(ladders.state(s, course.ladders["duel"]).deadline_versions) == latest
 
 
+def test_the_instructors_start_after_the_deadline_takes_the_versions_uploaded_by_it(db, tmp_path, ladder_course):
+    """The workers busy with tests at the deadline plan nothing; the instructor starting the
+    tournament then does not let in a version uploaded after the deadline."""
+    make, _ = db
+    folder = ladder_course(tmp_path / "late")
+    text = (folder / "course.yaml").read_text().replace("    ladder:", "    deadline: 2020-01-01 12:00\n    ladder:")
+    (folder / "course.yaml").write_text(text)
+    course = load_course(folder)
+    latest = entered(make, course, 2)
+    with make.begin() as s:
+        s.execute(
+            update(EngineVersion).values(uploaded_at=datetime.datetime(2019, 12, 31, tzinfo=datetime.timezone.utc))
+        )
+        s.get(EngineVersion, latest[0]).uploaded_at = datetime.datetime(2020, 1, 2, tzinfo=datetime.timezone.utc)
+        assert ladders.start_now(s, course, course.ladders["duel"]) == 4
+        assert json.loads(ladders.state(s, course.ladders["duel"]).deadline_versions) == [latest[0] - 1, latest[1]]
+
+
 def test_a_ladder_needs_two_checked_entries_for_its_deadline(db):
     make, course = db
     entered(make, course, 1)

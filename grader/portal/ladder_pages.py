@@ -135,7 +135,7 @@ def routes(portal: Portal) -> list[BaseRoute]:
         checked_form(request, form)
         try:
             with portal.make.begin() as session:
-                queued = ladders.start_deadline(session, ladder)
+                queued = ladders.start_now(session, portal.course, ladder)
         except GraderError as e:
             raise HTTPException(400, str(e)) from None
         if portal.workers is not None:

@@ -285,6 +285,13 @@ def start_deadline(session: Session, ladder: Ladder, before: dt.datetime | None 
     return len(schedule)
 
 
+def start_now(session: Session, course: Course, ladder: Ladder) -> int:
+    """The instructor's start of the deadline tournament: with each entry's latest checked
+    version, uploaded by the deadline once it passed (as the workers' start takes them)."""
+    cutoff = deadline(course, ladder)
+    return start_deadline(session, ladder, before=cutoff if cutoff is not None and now() > cutoff else None)
+
+
 @dataclass(frozen=True)
 class DeadlineState:
     """The deadline tournament: games played of all, and each final version's grade so far."""
