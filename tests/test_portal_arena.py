@@ -208,6 +208,22 @@ def test_a_game_job_its_workers_died_on_three_times_is_ended_not_claimed_again(d
         assert s.scalar(select(func.count()).select_from(GameJob).where(GameJob.state == "queued")) == 0
 
 
+def test_a_test_with_an_odd_game_limit_ends_at_its_last_pair(db):
+    """max_games 5: two pairs fit, the fifth game never (games are played in pairs); the test
+    ends at its limit once they are counted, rather than run on with nothing queued."""
+    make, author, (v1, v2) = db
+    with make.begin() as s:
+        tid = arena.new_test(s, s.get(User, author.id), arena.TestRequest(new=v2, base=v1, max_games=5)).id
+        assert queue.waiting_games(s) == 2
+    for _ in range(2):
+        with make.begin() as s:
+            lease = queue.claim_game(s, "w")
+        _play_pair(make, lease, v2, (1.0, 0.0))  # even: the SPRT decides nothing
+    with make() as s:
+        test = s.get(ArenaTest, tid)
+        assert (test.status, test.wins, test.losses, queue.waiting_games(s)) == (LIMIT, 2, 2, 0)
+
+
 def test_what_the_arena_refuses_says_why_and_how_to_fix_it(db):
     make, author, (v1, v2) = db
     with make.begin() as s:

@@ -294,7 +294,7 @@ def count_pair(session: Session, test: ArenaTest, games: list[ArenaGame]) -> Non
     test.llr = found.llr
     if found.decision is not None:
         stop_test(session, test, H1 if found.decision == "H1" else H0)
-    elif sum(counts) * 2 >= test.max_games:
+    elif (sum(counts) + 1) * 2 > test.max_games:  # no pair more fits (an odd limit: the last game unplayed)
         stop_test(session, test, LIMIT)
     else:
         queue_pairs(session, test, 1)
