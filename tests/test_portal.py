@@ -452,6 +452,34 @@ def test_an_instructor_imports_a_roster_in_the_browser(portal):
     assert r.status_code == 400 and r.json()["error"] == "r.csv: not UTF-8 text: export the roster as CSV (UTF-8)"
 
 
+def test_an_api_token_is_good_for_the_arenas_api_only(portal):
+    """A token made for ``grader arena test`` does not sign an instructor's other requests (sign-in
+    links for the class, the roster, exports) nor make more tokens: a leaked one reaches no further."""
+    instructor = portal["instructor"]
+    token = instructor.post("/arena/token", {"label": "cli"}).json()["token"]
+    signed = httpx.Client(base_url=portal["server"].url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    try:
+        assert signed.get("/api/arena").status_code == 200  # what the command line asks
+        for method, path in (("POST", "/api/class/links"), ("GET", "/api/class"), ("GET", "/api/class.csv"),
+                             ("POST", "/api/arena/token"), ("GET", "/api/")):  # fmt: skip
+            r = signed.request(method, path, data={"email": "s1@example.edu", "label": "more"})
+            assert r.status_code == 403 and "/link/" not in r.text and "grader_" not in r.text, (path, r.text)
+            assert r.json()["error"].startswith("an API token signs the arena's requests only"), path
+    finally:
+        signed.close()
+
+
+def test_an_arena_id_too_large_for_the_database_is_one_line_not_a_server_error(portal):
+    """An id past what a table holds (SQLite: OverflowError) answers 404 or 400 in one line."""
+    me, huge = portal["students"]["s2@example.edu"], "9" * 25
+    for path in (f"/api/arena/e/{huge}", f"/api/arena/g/{huge}", f"/api/arena/g/{huge}/game.ggf"):
+        r = me.get(path)
+        assert r.status_code == 404 and "larger than any id" in r.json()["error"], path
+    eid = me.post("/api/arena", {"name": "huge", "protocol": "nboard", "game": "othello"}).json()["id"]
+    r = me.post(f"/api/arena/e/{eid}/tests", {"new": huge, "base": "1"})
+    assert r.status_code == 400 and r.json()["error"].startswith(f"new '{huge}' is too large a number"), r.text
+
+
 def test_a_roster_cannot_change_its_uploaders_own_role(portal):
     """An instructor's roster making themselves a student (so the course could lose its last
     instructor) is refused whole, and they stay an instructor."""

@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import io
 import json
+import secrets
 import shutil
 import signal
 import tarfile
+import threading
+import time
 
 import pytest
 
 pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
 
 from click.testing import CliRunner  # noqa: E402
-from sqlalchemy import func, select  # noqa: E402
+from sqlalchemy import func, select, text  # noqa: E402
 
 from grader.cli import main  # noqa: E402
 from grader.files import bundled  # noqa: E402
@@ -65,6 +68,12 @@ def db(tmp_path):
     engine = connect(f"sqlite:///{tmp_path / 'portal.sqlite3'}")
     upgrade(engine)
     make = sessions(engine)
+    yield (make, *_author_and_versions(make))
+    engine.dispose()
+
+
+def _author_and_versions(make) -> tuple[User, list[int]]:
+    """An author (of users a@ and b@) and two checked versions of their engine 'mine'."""
     with make.begin() as s:
         accounts.import_roster(
             s, [accounts.RosterEntry("a@example.edu", "A"), accounts.RosterEntry("b@example.edu", "B")]
@@ -78,20 +87,24 @@ def db(tmp_path):
             s.add(v)
             s.flush()
             versions.append(v.id)
-    yield make, author, versions
-    engine.dispose()
+    return author, versions
 
 
 def _play_pair(make, lease, new_id: int, new_scores: tuple[float, float]) -> None:
     """Write a claimed pair's results as a worker does: the new version scoring ``new_scores``."""
     with make.begin() as s:
-        assert queue.finish_game(s, lease)
-        games = list(s.scalars(select(ArenaGame).where(ArenaGame.job_id == lease.job_id).order_by(ArenaGame.id)))
-        for g, score in zip(games, new_scores):
-            black = score if g.black_id == new_id else 1 - score
-            result = {1.0: "1-0", 0.0: "0-1"}.get(black, "1/2-1/2")
-            arena.write_record(g, GameRecord(f"g{g.id}", "p", 1, "b", "w", g.opening, result=result, reason="normal"))
-        arena.count_pair(s, s.get(ArenaTest, games[0].test_id), games)
+        _count_pair(s, lease, new_id, new_scores)
+
+
+def _count_pair(s, lease, new_id: int, new_scores: tuple[float, float]) -> None:
+    """``_play_pair``'s writes in the session ``s``, not committed."""
+    assert queue.finish_game(s, lease)
+    games = list(s.scalars(select(ArenaGame).where(ArenaGame.job_id == lease.job_id).order_by(ArenaGame.id)))
+    for g, score in zip(games, new_scores):
+        black = score if g.black_id == new_id else 1 - score
+        result = {1.0: "1-0", 0.0: "0-1"}.get(black, "1/2-1/2")
+        arena.write_record(g, GameRecord(f"g{g.id}", "p", 1, "b", "w", g.opening, result=result, reason="normal"))
+    arena.count_pair(s, s.get(ArenaTest, games[0].test_id), games)
 
 
 def test_a_tests_pairs_are_counted_once_each_and_the_sprt_ends_it(db):
@@ -124,6 +137,93 @@ def test_a_tests_pairs_are_counted_once_each_and_the_sprt_ends_it(db):
         assert (test.ww, test.losses, test.ll) == (played, 0, 0)
 
 
+@pytest.mark.slow  # a PostgreSQL server of its own: 3-6 s
+def test_two_workers_counting_two_pairs_of_a_test_at_once_count_both(postgres):  # noqa: F811
+    """Worker B reads the test while worker A's count of another pair is not committed: B
+    waits for A's (the test's row locked) rather than writing its count over A's."""
+    name = "t_" + secrets.token_hex(6)
+    admin = connect(postgres.format(db="postgres")).execution_options(isolation_level="AUTOCOMMIT")
+    with admin.connect() as c:
+        c.execute(text(f"CREATE DATABASE {name}"))
+    engine = connect(postgres.format(db=name))
+    try:
+        upgrade(engine)
+        make = sessions(engine)
+        author, (v1, v2) = _author_and_versions(make)
+        with make.begin() as s:
+            tid = arena.new_test(s, s.get(User, author.id), arena.TestRequest(new=v2, base=v1)).id
+        leases = []
+        for worker in ("a", "b"):
+            with make.begin() as s:
+                leases.append(queue.claim_game(s, worker))
+        first = make()
+        first.begin()
+        _count_pair(first, leases[0], v2, (1.0, 1.0))  # A's count, not committed yet
+        second = threading.Thread(target=lambda: _play_pair(make, leases[1], v2, (1.0, 1.0)))
+        second.start()
+        with admin.connect() as c:  # B reaches the row A holds, and waits
+            waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            for _ in range(600):
+                if c.execute(text(waiting)).scalar():
+                    break
+                time.sleep(0.1)
+        first.commit()
+        first.close()
+        second.join(60)
+        with make() as s:
+            test = s.get(ArenaTest, tid)
+            assert (test.ww, test.wins, test.losses) == (2, 4, 0)
+            assert test.pairs_queued == arena.PAIRS_AHEAD + 2  # each count queued a pair of its own
+    finally:
+        engine.dispose()
+        admin.dispose()
+
+
+def test_a_game_job_its_workers_died_on_three_times_is_ended_not_claimed_again(db):
+    """A hostile engine that kills its worker each time (a check's game, a test's pair) is not
+    handed to the next worker for ever: the claim after the third ends the job, fails the check
+    or ends the test (error), and the other jobs go on."""
+    make, author, (v1, v2) = db
+    with make.begin() as s:
+        tid = arena.new_test(s, s.get(User, author.id), arena.TestRequest(new=v2, base=v1)).id
+        s.get(EngineVersion, v2).status = "checking"
+        s.add(GameJob(kind=arena.CHECK, version_id=v2, priority=arena.CHECK_PRIORITY, state="queued", attempts=0))
+    for kind in ("check", "games"):
+        claimed = set()
+        for _ in range(queue.MAX_ATTEMPTS):  # each worker dies: its lease expires at once
+            with make.begin() as s:
+                lease = queue.claim_game(s, "dies", seconds=-1)
+                assert lease.kind == kind
+                claimed.add(lease.job_id)
+        assert len(claimed) == 1
+        with make.begin() as s:
+            nxt = queue.claim_game(s, "next", seconds=60)
+            assert nxt is None or nxt.job_id not in claimed
+    with make() as s:
+        version, test = s.get(EngineVersion, v2), s.get(ArenaTest, tid)
+        assert version.status == "failed" and version.message.startswith("the arena stopped 3 times on this job")
+        assert test.status == "error" and (test.wins, test.losses, test.draws) == (0, 0, 0)
+        games = s.scalars(select(ArenaGame).where(ArenaGame.test_id == tid)).all()
+        assert {g.status for g in games} - {arena.CANCELLED} <= {"running"}  # the pair "next" holds plays on
+        assert s.scalar(select(func.count()).select_from(GameJob).where(GameJob.state == "queued")) == 0
+
+
+def test_a_test_with_an_odd_game_limit_ends_at_its_last_pair(db):
+    """max_games 5: two pairs fit, the fifth game never (games are played in pairs); the test
+    ends at its limit once they are counted, rather than run on with nothing queued."""
+    make, author, (v1, v2) = db
+    with make.begin() as s:
+        tid = arena.new_test(s, s.get(User, author.id), arena.TestRequest(new=v2, base=v1, max_games=5)).id
+        assert queue.waiting_games(s) == 2
+    for _ in range(2):
+        with make.begin() as s:
+            lease = queue.claim_game(s, "w")
+        _play_pair(make, lease, v2, (1.0, 0.0))  # even: the SPRT decides nothing
+    with make() as s:
+        test = s.get(ArenaTest, tid)
+        assert (test.status, test.wins, test.losses, queue.waiting_games(s)) == (LIMIT, 2, 2, 0)
+
+
 def test_what_the_arena_refuses_says_why_and_how_to_fix_it(db):
     make, author, (v1, v2) = db
     with make.begin() as s:
@@ -142,6 +242,11 @@ def test_what_the_arena_refuses_says_why_and_how_to_fix_it(db):
         s.get(EngineVersion, v1).status = OK
         with pytest.raises(Exception, match="SPRT needs ELO0 < ELO1"):
             arena.new_test(s, me, arena.TestRequest(new=v2, base=v1, elo0=5, elo1=5))
+        # a game limit without bound drew max_games/2 random openings on the request's thread (Gomoku's:
+        # 50,000 in 5 s) and made a test that never stops: refused at once
+        with pytest.raises(arena.ArenaError, match=r"^a test plays at most 20000 games; got 100000000: give a "):
+            arena.new_test(s, me, arena.TestRequest(new=v2, base=v1, max_games=10**8))
+        assert s.scalar(select(func.count()).select_from(ArenaTest)) == 0
 
 
 @pytest.mark.parametrize(
@@ -230,8 +335,12 @@ def test_an_author_uploads_versions_and_a_test_decides_live(tmp_path):
         one = me.http.get(f"/arena/g/{first['id']}/game.ggf")
         records = ggf.parse_records(one.text)
         assert one.status_code == 200 and len(records) == 1 and records[0][1]["PB"] == first["black"]
+        # a pair another worker was playing when the test decided ends after it (kept, not counted)
+        settled = _until_json(me, f"/arena/t/{tid}", lambda d: all(g["status"] not in ("queued", "running")
+                                                                  for g in d["list"]))  # fmt: skip
+        assert settled["games"] == done["games"]
         every = ggf.parse_records(me.http.get(f"/arena/t/{tid}/games.ggf").text)
-        assert len(every) == len([g for g in done["list"] if g["status"] == "done"])
+        assert len(every) == len([g for g in settled["list"] if g["status"] == "done"])
         # another student sees none of it, and controls none of it
         links = me.post("/class/links").json()["links"]
         other = Client(server.url)

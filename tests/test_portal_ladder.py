@@ -10,7 +10,9 @@ import csv
 import datetime
 import io
 import json
+import secrets
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -18,7 +20,7 @@ import pytest
 
 pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
 
-from sqlalchemy import select, update  # noqa: E402
+from sqlalchemy import select, text, update  # noqa: E402
 
 from grader.config import Config  # noqa: E402
 from grader.errors import ConfigError, GraderError  # noqa: E402
@@ -27,6 +29,7 @@ from grader.games import ggf  # noqa: E402
 from grader.grading.plans import new_plan, write_plan_file  # noqa: E402
 from grader.portal import accounts, ladders  # noqa: E402
 from grader.portal.arena_models import (  # noqa: E402
+    CHECKING,
     DONE,
     LADDER_PRIORITY,
     OK,
@@ -42,6 +45,8 @@ from grader.portal.ladder_models import DEADLINE, LadderGame  # noqa: E402
 from grader.portal.models import INSTRUCTOR, RUNNING, User  # noqa: E402
 from grader.tournaments.games import GameRecord  # noqa: E402
 from grader.tournaments.grades import grade_by_share  # noqa: E402
+
+from test_portal_db import postgres  # noqa: E402, F401  (the fixture)
 
 COURSE_YAML = """\
 title: Ladders
@@ -300,6 +305,45 @@ def test_the_deadline_tournament_starts_by_itself_at_the_assignments_deadline_wi
         assert ladders.schedule_idle(s, course) == 0
 
 
+def test_the_deadline_tournament_waits_for_the_check_of_a_version_uploaded_in_time(db, tmp_path, ladder_course):
+    """A version uploaded before the deadline whose check is still running then is the one that
+    plays once checked: the tournament does not start without it (nor freeze the one before)."""
+    make, _ = db
+    folder = ladder_course(tmp_path / "late")
+    text = (folder / "course.yaml").read_text().replace("    ladder:", "    deadline: 2020-01-01 12:00\n    ladder:")
+    (folder / "course.yaml").write_text(text)
+    course = load_course(folder)
+    latest = entered(make, course, 2)
+    with make.begin() as s:
+        s.execute(
+            update(EngineVersion).values(uploaded_at=datetime.datetime(2019, 12, 31, tzinfo=datetime.timezone.utc))
+        )
+        s.get(EngineVersion, latest[0]).status = CHECKING  # uploaded the day before, its check not over yet
+        assert ladders.schedule_idle(s, course) == 0
+        assert ladders.state(s, course.ladders["duel"]).deadline_at is None
+        s.get(EngineVersion, latest[0]).status = OK
+        assert ladders.schedule_idle(s, course) == 2  # the tournament's 2 pairs
+        assert json.loads(ladders.state(s, course.ladders["duel"]).deadline_versions) == latest
+
+
+def test_the_instructors_start_after_the_deadline_takes_the_versions_uploaded_by_it(db, tmp_path, ladder_course):
+    """The workers busy with tests at the deadline plan nothing; the instructor starting the
+    tournament then does not let in a version uploaded after the deadline."""
+    make, _ = db
+    folder = ladder_course(tmp_path / "late")
+    text = (folder / "course.yaml").read_text().replace("    ladder:", "    deadline: 2020-01-01 12:00\n    ladder:")
+    (folder / "course.yaml").write_text(text)
+    course = load_course(folder)
+    latest = entered(make, course, 2)
+    with make.begin() as s:
+        s.execute(
+            update(EngineVersion).values(uploaded_at=datetime.datetime(2019, 12, 31, tzinfo=datetime.timezone.utc))
+        )
+        s.get(EngineVersion, latest[0]).uploaded_at = datetime.datetime(2020, 1, 2, tzinfo=datetime.timezone.utc)
+        assert ladders.start_now(s, course, course.ladders["duel"]) == 4
+        assert json.loads(ladders.state(s, course.ladders["duel"]).deadline_versions) == [latest[0] - 1, latest[1]]
+
+
 def test_a_ladder_needs_two_checked_entries_for_its_deadline(db):
     make, course = db
     entered(make, course, 1)
@@ -308,6 +352,97 @@ def test_a_ladder_needs_two_checked_entries_for_its_deadline(db):
             ladders.start_deadline(s, course.ladders["duel"])
         s.execute(update(EngineVersion).values(status="failed"))
         assert ladders.schedule_idle(s, course) == 0
+
+
+@pytest.mark.slow  # a PostgreSQL server of its own: 3-6 s
+def test_a_deadline_tournament_started_twice_at_once_is_queued_once(postgres, ladder_course, tmp_path):  # noqa: F811
+    """Two workers (or a worker and the instructor) starting the deadline at once on PostgreSQL:
+    the second waits for the first's and is refused, rather than queueing the round-robin again."""
+    name = "t_" + secrets.token_hex(6)
+    admin = connect(postgres.format(db="postgres")).execution_options(isolation_level="AUTOCOMMIT")
+    with admin.connect() as c:
+        c.execute(text(f"CREATE DATABASE {name}"))
+    engine = connect(postgres.format(db=name))
+    try:
+        upgrade(engine)
+        make, course = sessions(engine), load_course(ladder_course(tmp_path / "course"))
+        with make.begin() as s:
+            accounts.import_roster(s, [accounts.RosterEntry(f"s{i}@example.edu", f"Student {i}") for i in range(3)])
+        entered(make, course, 3)
+        ladder = course.ladders["duel"]
+        with make.begin() as s:
+            ladders.state(s, ladder)  # the ladder's row, as its first page made it
+        first = make()
+        first.begin()
+        assert ladders.start_deadline(first, ladder) == 3 * 4 // 2 * 2  # not committed yet
+        refused: list[str] = []
+
+        def second() -> None:
+            try:
+                with make.begin() as s:
+                    ladders.start_deadline(s, ladder)
+            except GraderError as e:
+                refused.append(str(e))
+
+        thread = threading.Thread(target=second)
+        thread.start()
+        with admin.connect() as c:  # the second waits for the ladder's row the first holds (or ends: the bug)
+            waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            while thread.is_alive() and not c.execute(text(waiting)).scalar():
+                time.sleep(0.05)
+        first.commit()
+        first.close()
+        thread.join(60)
+        assert len(refused) == 1 and "started at" in refused[0] and "already" in refused[0]
+        with make() as s:
+            queued = s.scalars(select(LadderGame).where(LadderGame.stage == DEADLINE)).all()
+            assert len(queued) == 12
+    finally:
+        engine.dispose()
+        admin.dispose()
+
+
+@pytest.mark.slow  # a PostgreSQL server of its own: 3-6 s
+def test_two_idle_workers_planning_at_once_queue_one_pair(postgres, ladder_course, tmp_path):  # noqa: F811
+    """Two idle workers planning the ladder at once on PostgreSQL: the second waits for the
+    first's plan and, a pair now waiting, queues none (not the same pair on the same opening again)."""
+    name = "t_" + secrets.token_hex(6)
+    admin = connect(postgres.format(db="postgres")).execution_options(isolation_level="AUTOCOMMIT")
+    with admin.connect() as c:
+        c.execute(text(f"CREATE DATABASE {name}"))
+    engine = connect(postgres.format(db=name))
+    try:
+        upgrade(engine)
+        make, course = sessions(engine), load_course(ladder_course(tmp_path / "course"))
+        with make.begin() as s:
+            accounts.import_roster(s, [accounts.RosterEntry(f"s{i}@example.edu", f"Student {i}") for i in range(2)])
+        entered(make, course, 2)
+        with make.begin() as s:
+            ladders.state(s, course.ladders["duel"])  # the ladder's row, as its first page made it
+        first = make()
+        first.begin()
+        assert ladders.schedule_idle(first, course) == 1  # not committed yet
+        planned: list[int] = []
+        thread = threading.Thread(target=lambda: planned.append(_schedule(make, course)))
+        thread.start()
+        with admin.connect() as c:  # the second waits for the ladder's row the first holds (or ends: the bug)
+            waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            while thread.is_alive() and not c.execute(text(waiting)).scalar():
+                time.sleep(0.05)
+        first.commit()
+        first.close()
+        thread.join(60)
+        assert planned == [0]
+        with make() as s:
+            assert len(s.scalars(select(GameJob)).all()) == 1
+    finally:
+        engine.dispose()
+        admin.dispose()
+
+
+def _schedule(make, course) -> int:
+    with make.begin() as s:
+        return ladders.schedule_idle(s, course)
 
 
 TICTACTOE = Path(__file__).resolve().parent.parent / "grader" / "share" / "submissions" / "tictactoe"
@@ -426,6 +561,12 @@ def test_the_ladder_pages_over_http_for_staff_and_students(tmp_path, ladder_cour
         games = student.get(f"/api/ladder/duel/entry/{first}").json()["games"]
         assert len(games) == 6 and {g["result"] for g in games} == {"won"} and all(g["page"] is None for g in games)
         assert {g["opponent"] for g in games} == {seen["rows"][1]["name"]}
+        player = Client(server.url)  # s0, whose engine played these games: the arena's page would name its opponent
+        player.sign_in(prof.post("/class/links", {"email": "s0@example.edu"}).json()["links"][0]["link"])
+        assert [g["mine"] for g in player.get("/api/ladder/duel").json()["rows"][:1]] == [True]
+        for path in (f"/api/arena/g/{games[0]['id']}", f"/arena/g/{games[0]['id']}/game.ggf"):
+            assert player.get(path).status_code == 404, path
+            assert prof.get(path).status_code == 200, path
         records = ggf.parse_records(student.get("/ladder/duel/games.ggf").text)
         assert len(records) == 18 and "Student" not in str(records)
         assert {records[0][1]["PB"], records[0][1]["PW"]} == {seen["rows"][0]["name"], seen["rows"][1]["name"]}

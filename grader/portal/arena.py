@@ -57,6 +57,8 @@ CHECK_PRIORITY = 20  # an author waits for their version's check: before tests' 
 PAIRS_AHEAD = 8  # pairs of a test queued or being played at once (more as they end)
 DEFAULT_SPRT = SprtSettings(elo0=0.0, elo1=10.0, max_games=400)  # alpha, beta, model: grader tournament --sprt's
 DEFAULT_TC = (10.0, 0.1)
+ERROR = "error"  # a test ended by the grader's own problem (its settings, its machine, its workers dying)
+MAX_GAMES = 20_000  # a test's game limit at most (its random openings are drawn when it starts)
 
 
 class ArenaError(GraderError):
@@ -206,6 +208,9 @@ def new_test(session: Session, owner: User, ask: TestRequest) -> ArenaTest:
                          "test versions of one game")  # fmt: skip
     settings = SprtSettings(ask.elo0, ask.elo1, ask.max_games, ask.alpha, ask.beta)
     settings.check()  # GraderError naming the bound
+    if ask.max_games > MAX_GAMES:
+        raise ArenaError(f"a test plays at most {MAX_GAMES} games; got {ask.max_games}: give a game limit of "
+                         f"{MAX_GAMES} or fewer")  # fmt: skip
     base_s, inc = ask.tc
     if not (0 < base_s <= 3600 and 0 <= inc <= 60):
         raise ArenaError(f"time control {base_s:g}+{inc:g}: give 0 < seconds <= 3600 and 0 <= increment <= 60")
@@ -268,7 +273,11 @@ def stop_test(session: Session, test: ArenaTest, status: str = STOPPED) -> None:
 
 def count_pair(session: Session, test: ArenaTest, games: list[ArenaGame]) -> None:
     """Count a finished pair of a running test: W/D/L, the pentanomial, the LLR; the test ends
-    when the SPRT decides or its game limit is reached, else one more pair is queued."""
+    when the SPRT decides or its game limit is reached, else one more pair is queued. The
+    test's row is read anew under a lock: workers counting two pairs at once (PostgreSQL)
+    count one after the other, not each over the same old counts."""
+    session.flush()  # a change not yet written would be lost to the refresh
+    session.refresh(test, with_for_update=True)
     if test.status != RUNNING:
         return  # ended meanwhile: played, not counted
     scores = []
@@ -285,7 +294,7 @@ def count_pair(session: Session, test: ArenaTest, games: list[ArenaGame]) -> Non
     test.llr = found.llr
     if found.decision is not None:
         stop_test(session, test, H1 if found.decision == "H1" else H0)
-    elif sum(counts) * 2 >= test.max_games:
+    elif (sum(counts) + 1) * 2 > test.max_games:  # no pair more fits (an odd limit: the last game unplayed)
         stop_test(session, test, LIMIT)
     else:
         queue_pairs(session, test, 1)

@@ -31,8 +31,10 @@ from ..tournaments.games import GameRecord
 from ..tournaments.openings import read_openings
 from . import accounts, arena
 from .arena_models import CHECKING, ArenaEngine, ArenaGame, ArenaTest, EngineVersion
+from .course import Course
+from .ladder_models import LadderGame
 from .models import QUEUED, RUNNING, User
-from .web import Portal, checked_form, display_name, need_user, page, wants_json
+from .web import MAX_ID, Portal, checked_form, display_name, need_user, page, wants_json
 
 FIELDS = 12  # a form's fields at most (a test's: versions, clock, bounds, game limit, openings)
 
@@ -60,6 +62,8 @@ def _endpoint(
     """As the portal's routes: the form read here (one file at most), the handler on a thread."""
 
     async def endpoint(request: Request) -> Response:
+        if any(isinstance(v, int) and v > MAX_ID for v in request.path_params.values()):
+            raise HTTPException(404, "no such page: the number in its address is larger than any id")
         form = await request.form(max_files=1, max_fields=FIELDS) if request.method == "POST" else None
         try:
             await run_in_threadpool(portal.refresh)
@@ -214,9 +218,12 @@ def _number(form: Any, key: str, default: float, kind: type = float) -> Any:
     if not text:
         return default
     try:
-        return kind(text)
+        value = kind(text)
     except ValueError:
         raise HTTPException(400, f"{key} {text[:40]!r} is not a number: give one, as {default!r}") from None
+    if abs(value) > MAX_ID:
+        raise HTTPException(400, f"{key} {text[:40]!r} is too large a number: give one, as {default!r}")
+    return value
 
 
 def start_test(portal: Portal, request: Request, form: Any) -> Response:
@@ -376,16 +383,27 @@ def test_ggf(portal: Portal, request: Request, form: Any) -> Response:
 # --- games ----------------------------------------------------------------------------------
 
 
-def _game(session: Session, user: User, gid: int) -> tuple[ArenaGame, str]:
-    """The game and its game's name, if the user sees one of its engines."""
+def _game(session: Session, course: Course, user: User, gid: int) -> tuple[ArenaGame, str]:
+    """The game and its game's name, if the user sees one of its engines (both, for a game of
+    an anonymous ladder: the page names the engines, which the ladder's aliases hide)."""
     game = session.get(ArenaGame, gid)
     if game is not None:
+        seen = []
         for vid in (game.black_id, game.white_id):
             v = session.get(EngineVersion, vid)
             e = session.get(ArenaEngine, v.engine_id) if v is not None else None
             if e is not None and arena.can_see(user, e):
-                return game, e.game
+                seen.append(e)
+        if seen and (len(seen) == 2 or not _anonymous(session, course, game.id)):
+            return game, seen[0].game
     raise HTTPException(404, "no such game")
+
+
+def _anonymous(session: Session, course: Course, gid: int) -> bool:
+    """Whether the game is one of an anonymous ladder's (or of a ladder the course no longer has)."""
+    name = session.scalar(select(LadderGame.ladder).where(LadderGame.game_id == gid))
+    ladder = course.ladders.get(name) if name is not None else None
+    return name is not None and (ladder is None or ladder.anonymous)
 
 
 def game_data(session: Session, game: ArenaGame, name: str, ply: int | None) -> dict[str, Any]:
@@ -418,15 +436,15 @@ def game_page(portal: Portal, request: Request, form: Any) -> Response:
     user = need_user(portal, request)
     ply = request.query_params.get("ply")
     with portal.make() as session:
-        game, name = _game(session, user, request.path_params["gid"])
-        data = game_data(session, game, name, int(ply) if ply and ply.isdigit() else None)
+        game, name = _game(session, portal.course, user, request.path_params["gid"])
+        data = game_data(session, game, name, int(ply) if ply and ply.isdigit() and len(ply) < 10 else None)
     return page(request, "arena_game.html", data, user=user)
 
 
 def game_ggf(portal: Portal, request: Request, form: Any) -> Response:
     user = need_user(portal, request)
     with portal.make() as session:
-        game, name = _game(session, user, request.path_params["gid"])
+        game, name = _game(session, portal.course, user, request.path_params["gid"])
         rules = _ggf_game(name)
         records = _records(session, [game])
     if not records:

@@ -40,7 +40,6 @@ log = logging.getLogger("grader.portal")
 LIVE_SECONDS = 0.5  # a game's moves reach the database at most this often while it is played
 BUNDLED = "bundled"  # the check game's opponent, by name
 KEPT_SPECS = 32  # engines kept unpacked by a worker thread (then it forgets them all)
-ERROR = "error"  # a test ended by the grader's own problem (its settings, its machine)
 
 GamesDone = Callable[[Session, list[ArenaGame]], object]  # told, in the transaction, of a job's games written
 
@@ -212,7 +211,7 @@ class ArenaPlayer:
                 if finish_game(session, lease) and job.test_id is not None:
                     found = session.get(ArenaTest, job.test_id)
                     if found is not None and found.status == RUNNING:
-                        arena.stop_test(session, found, ERROR)
+                        arena.stop_test(session, found, arena.ERROR)
             return
         with make.begin() as session:
             if not finish_game(session, lease):

@@ -26,7 +26,7 @@ from . import ladders
 from .arena_models import ArenaEngine
 from .course import Course, Ladder
 from .models import INSTRUCTOR, User
-from .web import Portal, checked_form, need_staff, need_user, page, wants_json
+from .web import MAX_ID, Portal, checked_form, need_staff, need_user, page, wants_json
 
 GAME_PAGE = "/arena/g/{id}"  # the arena's page of a game (it shows the engines' names)
 
@@ -70,7 +70,7 @@ def routes(portal: Portal) -> list[BaseRoute]:
         ladder = find(request)
         form = checked_form(request, form)
         text = str(form.get("engine", ""))
-        if not text.isdigit():
+        if not text.isdigit() or int(text[:30]) > MAX_ID:
             raise HTTPException(400, "choose the engine to enter (the form's 'engine' field)")
         try:
             with portal.make.begin() as session:
@@ -135,7 +135,7 @@ def routes(portal: Portal) -> list[BaseRoute]:
         checked_form(request, form)
         try:
             with portal.make.begin() as session:
-                queued = ladders.start_deadline(session, ladder)
+                queued = ladders.start_now(session, portal.course, ladder)
         except GraderError as e:
             raise HTTPException(400, str(e)) from None
         if portal.workers is not None:

@@ -36,7 +36,9 @@ from ..tournaments.formats import fixed_schedule
 from ..tournaments.games import GameRecord
 from ..tournaments.grades import ShareGrade, grades_of
 from ..tournaments.openings import OPENING_PLIES, random_openings
+from . import arena
 from .arena_models import (
+    CHECKING,
     DONE,
     GAMES,
     LADDER_PRIORITY,
@@ -188,7 +190,11 @@ def openings(ladder: Ladder) -> tuple[str, ...]:
 
 def schedule_idle(session: Session, course: Course) -> int:
     """When no game job waits, a pair queued for each ladder that can pair two engines (none
-    after its deadline tournament started); how many were queued."""
+    after its deadline tournament started); how many were queued. The ladders' rows are read
+    under a lock first: of two workers planning at once (PostgreSQL), the second waits and
+    sees the first's pairs waiting, rather than queueing the same pair again."""
+    for ladder in course.ladders.values():
+        session.refresh(state(session, ladder), with_for_update=True)
     if waiting_games(session):
         return 0
     queued = 0
@@ -197,6 +203,8 @@ def schedule_idle(session: Session, course: Course) -> int:
             continue
         cutoff = deadline(course, ladder)
         if cutoff is not None and now() > cutoff:
+            if _checking(session, ladder, cutoff):
+                continue  # a version uploaded in time plays once checked (the instructor may start it meanwhile)
             with contextlib.suppress(GraderError):  # fewer than two entries: no tournament to play
                 queued += start_deadline(session, ladder, before=cutoff) // 2
             continue
@@ -211,11 +219,20 @@ def schedule_idle(session: Session, course: Course) -> int:
     return queued
 
 
+def _checking(session: Session, ladder: Ladder, before: dt.datetime) -> bool:
+    """Whether an entered engine has a version uploaded by ``before`` whose check is not over."""
+    engines = select(LadderEntry.engine_id).where(LadderEntry.ladder == ladder.name)
+    found = session.scalar(select(EngineVersion.id).where(EngineVersion.engine_id.in_(engines),
+                                                          EngineVersion.status == CHECKING,
+                                                          EngineVersion.uploaded_at <= before).limit(1))  # fmt: skip
+    return found is not None
+
+
 def _running_pairs(session: Session, ladder: Ladder) -> list[tuple[str, str]]:
     """The ladder's pairs queued or being played: (black first, white first)."""
     found = session.execute(
         select(ArenaGame.job_id, ArenaGame.black_id, ArenaGame.white_id).join(LadderGame, LadderGame.game_id == ArenaGame.id)
-        .where(LadderGame.ladder == ladder.name, LadderGame.stage == LADDER, ArenaGame.status != DONE)
+        .where(LadderGame.ladder == ladder.name, LadderGame.stage == LADDER, ArenaGame.status.not_in((DONE, arena.CANCELLED)))
         .order_by(ArenaGame.id)
     ).all()  # fmt: skip
     first: dict[int | None, tuple[str, str]] = {}
@@ -247,8 +264,11 @@ def deadline(course: Course, ladder: Ladder) -> dt.datetime | None:
 def start_deadline(session: Session, ladder: Ladder, before: dt.datetime | None = None) -> int:
     """Freeze each entry's latest checked version (``before``: uploaded by then) and queue the
     deadline round-robin between them (``deadline_games`` a pair, two to an opening); how many
-    games were queued."""
+    games were queued. The ladder's row is read anew under a lock: of two starts at once (the
+    workers at the deadline, the instructor), the second waits for the first's and is refused."""
     found = state(session, ladder)
+    session.flush()  # a change not yet written would be lost to the refresh
+    session.refresh(found, with_for_update=True)
     if found.deadline_at is not None:
         raise GraderError(
             f"the deadline tournament of {ladder.title} started at {found.deadline_at:%Y-%m-%d %H:%M} UTC already"
@@ -263,6 +283,13 @@ def start_deadline(session: Session, ladder: Ladder, before: dt.datetime | None 
         _queue_pair(session, ladder, [(black, white), second[:2]], opening, DEADLINE, TEST_PRIORITY)
     found.deadline_at, found.deadline_versions = now(), json.dumps([int(e[1:]) for e in entries])
     return len(schedule)
+
+
+def start_now(session: Session, course: Course, ladder: Ladder) -> int:
+    """The instructor's start of the deadline tournament: with each entry's latest checked
+    version, uploaded by the deadline once it passed (as the workers' start takes them)."""
+    cutoff = deadline(course, ladder)
+    return start_deadline(session, ladder, before=cutoff if cutoff is not None and now() > cutoff else None)
 
 
 @dataclass(frozen=True)

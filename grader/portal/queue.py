@@ -18,7 +18,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..errors import GraderError
-from .arena_models import DONE, GameJob
+from . import arena
+from .arena_models import CHECK, DONE, ArenaGame, ArenaTest, EngineVersion, GameJob
+from .arena_models import FAILED as CHECK_FAILED
 from .course import Assignment
 from .models import FAILED, GRADED, QUEUED, RUNNING, DailyCount, Extension, Job, Submission, User, now
 
@@ -213,10 +215,40 @@ class GameLease:
     token: str
 
 
-def claim_game(session: Session, worker: str, seconds: float = LEASE_SECONDS) -> GameLease | None:
+def fail_stuck_games(session: Session, attempts: int = MAX_ATTEMPTS) -> list[int]:
+    """End each game job claimed ``attempts`` times whose last lease expired too (its worker
+    died on it each time, as an engine that exhausts the machine makes it): a check fails its
+    version with ``stopped_text``, a test's pair ends its test (``error``), a ladder's games
+    are cancelled. The jobs' ids."""
+    stuck = session.scalars(
+        select(GameJob).where(GameJob.state == RUNNING, GameJob.lease_until < now(), GameJob.attempts >= attempts)
+        .order_by(GameJob.id).with_for_update(skip_locked=True)
+    ).all()  # fmt: skip
+    for job in stuck:
+        job.state, job.lease_token, job.lease_until = DONE, None, None
+        said = (f"the arena stopped {job.attempts} times on this job (its worker was killed or lost while playing "
+                "it each time): it is not played again; if the engine uses much memory or many processes, make it "
+                "use fewer and upload it again")  # fmt: skip
+        version = session.get(EngineVersion, job.version_id) if job.kind == CHECK else None
+        if version is not None:
+            version.status, version.message, version.checked_at = CHECK_FAILED, said, now()
+        games = session.scalars(select(ArenaGame).where(ArenaGame.job_id == job.id)).all()
+        for g in games:
+            g.status, g.lease_token, g.cause = arena.CANCELLED, None, said
+        test = session.get(ArenaTest, games[0].test_id) if games and games[0].test_id else None
+        if test is not None and test.status == RUNNING:
+            arena.stop_test(session, test, arena.ERROR)
+    session.flush()
+    return [job.id for job in stuck]
+
+
+def claim_game(session: Session, worker: str, seconds: float = LEASE_SECONDS,
+               attempts: int = MAX_ATTEMPTS) -> GameLease | None:  # fmt: skip
     """The game job of highest priority (then the oldest) queued or whose lease expired, now
     this worker's for ``seconds``: as ``claim``, in one statement. A job claimed again after its
-    worker died has its games played again from their start."""
+    worker died has its games played again from their start; one its workers died on
+    ``attempts`` times is ended first (``fail_stuck_games``), never claimed."""
+    fail_stuck_games(session, attempts)
     moment, token = now(), secrets.token_hex(16)
     free = _free(GameJob, moment)
     first = (select(GameJob.id).where(free).order_by(GameJob.priority.desc(), GameJob.id).limit(1)

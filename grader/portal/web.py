@@ -333,6 +333,9 @@ def _endpoint(portal: Portal, handler: Handler) -> Callable[[Request], Awaitable
 # --- helpers ------------------------------------------------------------------------------
 
 
+MAX_ID = 2**63 - 1  # the largest id a table holds (SQLite's INTEGER, PostgreSQL's BIGINT)
+
+
 def wants_json(request: Request) -> bool:
     return "application/json" in request.headers.get("accept", "")
 
@@ -374,11 +377,21 @@ def bearer(request: Request) -> str | None:
     return token.strip() if scheme.lower() == "bearer" else None
 
 
+def token_path(path: str) -> bool:
+    """Whether an API token signs a request for ``path`` (after /api): the arena's, which
+    ``grader arena test`` asks, but not /arena/token (a token making tokens)."""
+    return (path == "/arena" or path.startswith("/arena/")) and path != "/arena/token"
+
+
 def signed_in(portal: Portal, request: Request) -> User | None:
     """The user of the session's cookie; or, for a request with an API token, the token's
-    user (None for an unknown token: the cookie is not looked at)."""
+    user (None for an unknown token: the cookie is not looked at). HTTPException 403 for a
+    token on a path outside the arena's."""
     token = bearer(request)
     if token is not None:
+        if not token_path(request.url.path):
+            raise HTTPException(403, "an API token signs the arena's requests only (grader arena test): "
+                                     "sign in with your link or password for this page")  # fmt: skip
         with portal.make.begin() as session:
             return accounts.api_user(session, token)
     uid = request.session.get("uid")
