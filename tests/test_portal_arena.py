@@ -512,3 +512,29 @@ def test_gtp_gomoku_versions_are_checked_and_a_failing_one_says_why(db, tmp_path
     assert [status for status, _ in checked] == ["ok", "failed", "ok"]
     assert checked[0][1].startswith("it played a whole legal game as black against the bundled engine: ")
     assert checked[1][1].endswith("the last line it wrote to stderr: ModuleNotFoundError: No module named 'solver'")
+
+
+def test_an_author_uploads_at_most_the_days_versions(db, tmp_path, monkeypatch):
+    """Each version is kept and checked by a game: past VERSIONS_PER_DAY in 24 hours over all an
+    author's engines, an upload is refused (one line); a version older than a day no longer counts."""
+    import datetime as dt
+
+    from grader.portal.course import load_course, make_demo_course
+    from grader.portal.uploads import UploadError
+
+    make, author, (v1, _v2) = db
+    course = load_course(make_demo_course(tmp_path / "course"))
+    script = (ROOT / "grader" / "share" / "submissions" / "tictactoe" / "minimax.py").read_bytes()
+    monkeypatch.setattr(arena, "VERSIONS_PER_DAY", 2)
+    with make.begin() as s:
+        bot = arena.new_engine(s, s.get(User, author.id), "ttt", "script", "tictactoe")
+        with pytest.raises(
+            UploadError, match=r"^you have uploaded 2 versions in the last 24 hours: upload this one la"
+        ):
+            arena.new_version(s, course, bot, "minimax.py", script)
+        s.get(EngineVersion, v1).uploaded_at = arena.now() - dt.timedelta(days=1, minutes=1)
+    with make.begin() as s:
+        bot = s.scalar(select(ArenaEngine).where(ArenaEngine.name == "ttt"))
+        assert arena.new_version(s, course, bot, "minimax.py", script).number == 1
+        with pytest.raises(UploadError, match="you have uploaded 2 versions"):
+            arena.new_version(s, course, bot, "minimax.py", script)

@@ -5,6 +5,7 @@ web request or a worker does in one transaction; ArenaError, one line, for what 
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import re
@@ -122,10 +123,20 @@ def build(protocol: str, filename: str, content: bytes, command: str | None, fol
     return found
 
 
+VERSIONS_PER_DAY = 50  # versions an author may upload in 24 hours, over all their engines: each is kept and checked
+
+
 def new_version(session: Session, course: Course, engine: ArenaEngine, filename: str, content: bytes,
                 command: str | None = None, label: str = "") -> EngineVersion:  # fmt: skip
     """A new version of ``engine`` from an upload: refused now (UploadError) when it cannot
-    even be unpacked and started as its protocol starts it; otherwise queued for its check."""
+    even be unpacked and started as its protocol starts it, or when its author has uploaded
+    ``VERSIONS_PER_DAY`` in the last 24 hours; otherwise queued for its check."""
+    since = now() - dt.timedelta(days=1)
+    recent = session.scalar(select(func.count(EngineVersion.id)).join(ArenaEngine, EngineVersion.engine_id == ArenaEngine.id)
+                            .where(ArenaEngine.owner_id == engine.owner_id, EngineVersion.uploaded_at > since))  # fmt: skip
+    if (recent or 0) >= VERSIONS_PER_DAY:
+        raise UploadError(f"you have uploaded {VERSIONS_PER_DAY} versions in the last 24 hours: "
+                          "upload this one later, or test the ones you have")  # fmt: skip
     if engine.protocol == "script":
         check_upload(filename, content, course.config.commands, course.config.entry)
     with tempfile.TemporaryDirectory(prefix="grader-arena-") as folder:
