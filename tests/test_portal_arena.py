@@ -24,7 +24,7 @@ from sqlalchemy import func, select, text  # noqa: E402
 from grader.cli import main  # noqa: E402
 from grader.files import bundled  # noqa: E402
 from grader.games import get_game, ggf  # noqa: E402
-from grader.portal import accounts, arena, queue  # noqa: E402
+from grader.portal import accounts, arena, arena_play, queue  # noqa: E402
 from grader.portal.arena_models import (  # noqa: E402
     DONE,
     H1,
@@ -538,3 +538,76 @@ def test_an_author_uploads_at_most_the_days_versions(db, tmp_path, monkeypatch):
         assert arena.new_version(s, course, bot, "minimax.py", script).number == 1
         with pytest.raises(UploadError, match="you have uploaded 2 versions"):
             arena.new_version(s, course, bot, "minimax.py", script)
+
+
+def running_game(make, email: str) -> tuple[int, str, list[str]]:
+    """A game of a new test between two checked versions of ``email``'s engine, marked running
+    as a worker's claim marks it: (its id, its lease token, its opening's moves then legal ones)."""
+    with make.begin() as s:
+        me = s.scalar(select(User).where(User.email == email))
+        mine = arena.new_engine(s, me, "mine", "nboard", "othello")
+        ids = []
+        for n in (1, 2):
+            v = EngineVersion(engine_id=mine.id, number=n, filename="e.tar.gz", size=1, sha256="0" * 64, content=b"x",
+                              status=OK)  # fmt: skip
+            s.add(v)
+            s.flush()
+            ids.append(v.id)
+        arena.new_test(s, me, arena.TestRequest(new=ids[1], base=ids[0]))
+        lease = queue.claim_game(s, "w")
+        game = s.scalars(select(ArenaGame).where(ArenaGame.job_id == lease.job_id).order_by(ArenaGame.id)).first()
+        game.status, game.lease_token = "running", lease.token
+        rules = get_game("othello")
+        pos, moves = rules.opening_start(game.opening)
+        pos = rules.replay(moves, pos)
+        for _ in range(8):
+            moves.append(pos.moves()[0])
+            pos = pos.play(moves[-1])
+        return game.id, lease.token, [rules.transcript(moves[: k + 1]) for k in range(len(moves))]
+
+
+@pytest.mark.slow  # a browser and a server: 5-10 s
+def test_a_running_games_page_shows_new_moves_and_its_end_without_reloading(tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (pip install -e '.[test]')")
+    from test_portal_browser import CHROMIUMS
+
+    binary = next((p for p in map(shutil.which, CHROMIUMS) if p), None)
+    if binary is None:
+        pytest.skip("no Chromium installed (apt-get install chromium)")
+    url = f"sqlite:///{tmp_path / 'portal.sqlite3'}"
+    server = Server(make_course(tmp_path / "course"), tmp_path, url, "--workers", "0")
+    engine = connect(url)
+    make = sessions(engine)
+    try:
+        with make() as s:
+            email = s.scalar(select(User.email).where(User.role == "instructor"))
+        gid, token, lines = running_game(make, email)
+        write = arena_play.live(make, gid, token)
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=binary, args=["--no-sandbox", "--disable-gpu"])
+            page = browser.new_page()
+            problems: list[str] = []
+            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: problems.append(str(e)))
+            page.goto(server.link)
+            page.click("#signin")
+            page.goto(f"{server.url}/arena/g/{gid}")
+            shown = page.locator("#moves tr").count() - 1
+            page.evaluate("window.notReloaded = true")
+            for n, line in enumerate(lines[shown:], shown + 1):
+                time.sleep(arena_play.LIVE_SECONDS)  # each move written, as a worker writes one this late
+                write(GameRecord(f"g{gid}", "p1", 1, "b", "w", "", moves=line))
+                page.locator(f"#moves tr >> nth={n}").wait_for(timeout=30_000)
+            with make.begin() as s:
+                game = s.get(ArenaGame, gid)
+                arena.write_record(game, GameRecord(f"g{gid}", "p1", 1, "b", "w", "", moves=lines[-1], result="1-0",
+                                                    reason="normal"))  # fmt: skip
+            page.locator("#game-status:has-text('done')").wait_for(timeout=30_000)
+            assert page.evaluate("window.notReloaded") is True  # the same page all along
+            assert page.locator("#moves tr").count() == len(lines) + 1
+            assert page.get_attribute("#game", "data-settled") == "true"
+            browser.close()
+        assert problems == []
+    finally:
+        server.stop()
+        engine.dispose()

@@ -22,17 +22,23 @@ document.addEventListener("DOMContentLoaded", () => {
 });
 
 // Live update of an arena page (an engine's checks, a test, a game): while it is not settled,
-// ask for its JSON every second and reload the page once its "live" value changes.
+// ask for the page every second and, once its section's "live" value changes, put the new
+// section in place of the old one (no reload: a move or a finished game appears where it is).
+// Without JavaScript, a reload shows the same.
 document.addEventListener("DOMContentLoaded", () => {
-  const section = document.querySelector("[data-live]");
-  if (!section || section.dataset.settled === "true") return;
-  const shown = section.dataset.live;
+  const first = document.querySelector("section[data-live]");
+  if (!first || first.dataset.settled === "true") return;
+  const id = first.id;
   const poll = async () => {
+    const shown = document.getElementById(id);
     try {
-      const answer = await fetch(location.href, { headers: { Accept: "application/json" }, credentials: "same-origin" });
-      if (answer.ok && (await answer.json()).live !== shown) {
-        location.reload();
-        return;
+      const answer = await fetch(location.href, { headers: { Accept: "text/html" }, credentials: "same-origin" });
+      if (answer.ok) {
+        const fresh = new DOMParser().parseFromString(await answer.text(), "text/html").getElementById(id);
+        if (fresh && fresh.dataset.live !== shown.dataset.live) {
+          shown.replaceWith(document.adoptNode(fresh));
+          if (fresh.dataset.settled === "true") return;
+        }
       }
     } catch (e) {
       // the server restarting: try again
