@@ -384,9 +384,11 @@ def choose(board, token):
 
 
 @pytest.mark.slow
-def test_a_worker_killed_mid_game_leaves_its_pair_to_another_counted_once(database, tmp_path):  # noqa: F811
+@pytest.mark.parametrize("attempts", [3, 1])
+def test_a_worker_killed_mid_game_leaves_its_pair_to_another_counted_once(database, tmp_path, attempts):  # noqa: F811
     """SIGKILL a worker process while its engine waits mid-game: once the lease expires another
-    worker plays the pair again from the start and counts it; the test counts two games."""
+    worker plays the pair again from the start and counts it; the test counts two games. With
+    ``--attempts 1`` the next worker fails the job instead, and the test ends saying why."""
     course = make_course(tmp_path / "course")
     (course / "config.yaml").write_text("isolation: none\n")  # the engine must see the test's files
     armed, go = tmp_path / "armed", tmp_path / "go"
@@ -409,7 +411,8 @@ def test_a_worker_killed_mid_game_leaves_its_pair_to_another_counted_once(databa
         eid = me.post("/arena", {"name": "mine", "protocol": "nboard", "game": "othello"}).json()["id"]
         ids = [me.post(f"/arena/e/{eid}/versions", files={"file": (n, c)}).json()["id"]
                for n, c in (("v1.tar.gz", nboard_archive("random_mover")), ("v2.tar.gz", out.getvalue()))]  # fmt: skip
-        first = Worker(course, database, "--lease", "2")
+        options = ("--lease", "2", "--attempts", str(attempts))
+        first = Worker(course, database, *options)
         _until(make, lambda s: s.scalar(select(func.count()).select_from(EngineVersion)
                                         .where(EngineVersion.status == OK)) == 2)  # fmt: skip
         armed.write_text("")
@@ -418,15 +421,21 @@ def test_a_worker_killed_mid_game_leaves_its_pair_to_another_counted_once(databa
         assert held.played_by.startswith(first.name + "-")
         first.stop(signal.SIGKILL)
         go.write_text("")
-        second = Worker(course, database, "--lease", "2")
+        second = Worker(course, database, *options)
         test = _until(
             make, lambda s: s.scalar(select(ArenaTest).where(ArenaTest.id == tid, ArenaTest.status != "running"))
         )
+        shown = me.get(f"/arena/t/{tid}").json()
     finally:
         server.stop()
         for w in (first, second):
             if w:
                 w.stop()
+    if attempts == 1:  # the job its worker died on once: failed, its test told, nothing counted
+        assert test.status == arena.ERROR and test.wins + test.draws + test.losses == 0
+        assert shown["status"] == "error" and [g["status"] for g in shown["list"]] == ["failed", "failed"]
+        assert shown["list"][0]["failed"] == arena.stopped_text(1)
+        return
     assert test.status == LIMIT and test.wins + test.draws + test.losses == 2  # the pair, counted once
     with make() as s:
         games = s.scalars(select(ArenaGame).where(ArenaGame.test_id == tid)).all()
@@ -611,3 +620,24 @@ def test_a_running_games_page_shows_new_moves_and_its_end_without_reloading(tmp_
     finally:
         server.stop()
         engine.dispose()
+
+
+def test_a_game_job_its_workers_died_on_attempts_times_is_failed_and_its_test_told(db):
+    make, author, (v1, v2) = db
+    with make.begin() as s:
+        tid = arena.new_test(s, s.get(User, author.id), arena.TestRequest(new=v2, base=v1)).id
+    for _ in range(2):  # claimed, its lease expired at once: as a worker killed on it
+        with make.begin() as s:
+            job = queue.claim_game(s, "dead", seconds=0).job_id
+    with make.begin() as s:
+        assert arena.fail_stuck(s, 3) == []  # twice: claimed again
+        assert queue.claim_game(s, "dead", seconds=0).job_id == job
+    with make.begin() as s:
+        assert arena.fail_stuck(s, 3) == [job]
+    with make() as s:
+        test = s.get(ArenaTest, tid)
+        games = s.scalars(select(ArenaGame).where(ArenaGame.job_id == job)).all()
+        assert test.status == arena.ERROR and queue.waiting_games(s) == 0  # its other pairs cancelled
+        assert [g.status for g in games] == ["failed", "failed"]
+        assert games[0].cause == arena.stopped_text(3) and "stopped 3 times" in games[0].cause
+        assert s.get(GameJob, job).state == DONE

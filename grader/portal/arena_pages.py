@@ -30,7 +30,7 @@ from ..games import get_game, ggf
 from ..tournaments.games import GameRecord
 from ..tournaments.openings import read_openings
 from . import accounts, arena
-from .arena_models import CHECKING, ArenaEngine, ArenaGame, ArenaTest, EngineVersion
+from .arena_models import CHECKING, FAILED, ArenaEngine, ArenaGame, ArenaTest, EngineVersion
 from .course import Course
 from .ladder_models import LadderGame
 from .models import QUEUED, RUNNING, User
@@ -320,7 +320,8 @@ def test_data(session: Session, test: ArenaTest, engine: ArenaEngine, user: User
 
 def _game_row(g: ArenaGame, names: dict[int, str]) -> dict[str, Any]:
     return {"id": g.id, "pair": g.pair, "black": names.get(g.black_id, ""), "white": names.get(g.white_id, ""),
-            "status": g.status, "result": g.result, "reason": g.reason, "opening": g.opening}  # fmt: skip
+            "status": g.status, "result": g.result, "reason": g.reason, "opening": g.opening,
+            "failed": g.cause if g.status == FAILED else None}  # fmt: skip
 
 
 def test_page(portal: Portal, request: Request, form: Any) -> Response:

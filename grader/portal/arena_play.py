@@ -31,10 +31,11 @@ from ..stop import Stop
 from ..tournaments.games import GameRecord, play_game
 from ..tournaments.settings import TournamentSettings
 from . import arena
+from .arena import ERROR
 from .arena_models import CHECK, FAILED, OK, ArenaEngine, ArenaGame, ArenaTest, EngineVersion, GameJob
 from .course import Course
 from .models import RUNNING, now
-from .queue import GameLease, claim_game, finish_game
+from .queue import MAX_ATTEMPTS, GameLease, claim_game, finish_game
 
 log = logging.getLogger("grader.portal")
 LIVE_SECONDS = 0.5  # a game's moves reach the database at most this often while it is played
@@ -114,11 +115,14 @@ class ArenaPlayer:
         self.worker.stage.close()
 
     def play_next(self, make: sessionmaker[Session], course: Course, me: str, seconds: float,
-                  renewing: Callable[[GameLease], AbstractContextManager[object]]) -> bool:  # fmt: skip
+                  renewing: Callable[[GameLease], AbstractContextManager[object]],
+                  attempts: int = MAX_ATTEMPTS) -> bool:  # fmt: skip
         """Claim the next game job (for ``seconds``, renewed by ``renewing`` while it is
         played) and play it; False when there was none. The claim and the games' start are one
-        transaction (on SQLite, each commit waits for the disk)."""
+        transaction (on SQLite, each commit waits for the disk). A job whose worker died on it
+        ``attempts`` times is failed first (``arena.fail_stuck``), never claimed."""
         with make.begin() as session:
+            arena.fail_stuck(session, attempts)
             lease = claim_game(session, me, seconds)
             if lease is None:
                 return False
