@@ -301,7 +301,7 @@ def test_an_author_uploads_versions_and_a_test_decides_live(tmp_path):
         bad = CliRunner().invoke(
             main, ["arena", "test", "--portal", server.url, "--token", "grader_x", "mine", "2", "1"]
         )
-        assert bad.exit_code == 1 and bad.output.startswith("Error: the portal refused: sign in first")
+        assert bad.exit_code == 1 and bad.output.startswith("Error: the portal refused: the API token is unknown")
         # the command line starts the test with the token (no cookie, no CSRF token) and follows it
         book = tmp_path / "book.txt"
         book.write_text("# two openings, each played with both colours\nf5d6c3\nf5f6e6\n")
@@ -355,6 +355,16 @@ def test_an_author_uploads_versions_and_a_test_decides_live(tmp_path):
             main, ["arena", "test", "--portal", server.url, "--token", token, "mine", "9", "1"]
         )
         assert missing.output == "Error: mine has no version 9 (it has v1, v2, v3): upload it on the portal first\n"
+        # the author's tokens listed (one, used), revoked, and refused from then on
+        (listed,) = me.get("/arena").json()["tokens"]
+        assert listed["label"] == "cli" and listed["used_at"] is not None
+        assert other.post(f"/arena/token/{listed['id']}/revoke").status_code == 404  # not theirs
+        assert me.post(f"/arena/token/{listed['id']}/revoke").json() == {"revoked": listed["id"]}
+        assert me.get("/arena").json()["tokens"] == []
+        revoked = CliRunner().invoke(
+            main, ["arena", "test", "--portal", server.url, "--token", token, "mine", "2", "1"]
+        )
+        assert revoked.exit_code == 1 and "the API token is unknown or was revoked" in revoked.output
     finally:
         server.stop()
 

@@ -44,6 +44,7 @@ def routes(portal: Portal) -> list[BaseRoute]:
     pages: list[tuple[str, Callable[[Portal, Request, Any], Response], list[str]]] = [
         ("/arena", engines_page, ["GET", "POST"]),
         ("/arena/token", api_token, ["POST"]),
+        ("/arena/token/{token_id}/revoke", revoke_token, ["POST"]),
         ("/arena/e/{eid:int}", engine_page, ["GET"]),
         ("/arena/e/{eid:int}/versions", upload_version, ["POST"]),
         ("/arena/e/{eid:int}/tests", start_test, ["POST"]),
@@ -139,10 +140,14 @@ def engines_page(portal: Portal, request: Request, form: Any) -> Response:
         return _done(request, f"/arena/e/{eid}", {"id": eid})
     with portal.make() as session:
         engines = [_engine_data(session, user, e) for e in _visible(session, user)]
+        tokens = [{"id": accounts.api_token_id(t), "label": t.label, "created_at": t.created_at.isoformat(),
+                   "used_at": t.used_at.isoformat() if t.used_at else None}
+                  for t in accounts.api_tokens(session, user)]  # fmt: skip
     for e in engines:
         e["latest"] = e["versions"][0] if e["versions"] else None
         del e["versions"]
-    data = {"engines": engines, "protocols": sorted(available_protocols()), "games": sorted(available_games())}
+    data = {"engines": engines, "protocols": sorted(available_protocols()), "games": sorted(available_games()),
+            "tokens": tokens}  # fmt: skip
     return page(request, "arena.html", data, user=user)
 
 
@@ -153,6 +158,17 @@ def api_token(portal: Portal, request: Request, form: Any) -> Response:
     with portal.make.begin() as session:
         token = accounts.new_api_token(session, user, str(form.get("label", "")).strip())
     return page(request, "arena_token.html", {"token": token}, 201, user=user)
+
+
+def revoke_token(portal: Portal, request: Request, form: Any) -> Response:
+    """Revoke one of the user's API tokens: a request with it is refused from now on."""
+    user = need_user(portal, request)
+    checked_form(request, form)
+    token_id = request.path_params["token_id"]
+    with portal.make.begin() as session:
+        if not accounts.revoke_api_token(session, user, token_id):
+            raise HTTPException(404, "no such token of yours: the list on /arena names them")
+    return _done(request, "/arena", {"revoked": token_id})
 
 
 def engine_page(portal: Portal, request: Request, form: Any) -> Response:
