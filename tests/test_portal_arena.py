@@ -484,7 +484,7 @@ def test_an_author_submits_a_version_in_the_browser_and_watches_the_test_decide(
                 page.fill("#upload input[name=label]", name)
                 page.click("#upload button")
                 page.wait_for_load_state()
-            page.locator("#new-test").wait_for(timeout=120_000)  # both checked: the page reloaded itself
+            page.locator("#new-test").wait_for(timeout=120_000)  # both checked: the page put the form in place itself
             assert page.locator("#versions .check-ok").count() == 2
             page.select_option("#new-test select[name=new]", label="v2")
             page.select_option("#new-test select[name=base]", label="v1")
@@ -492,7 +492,7 @@ def test_an_author_submits_a_version_in_the_browser_and_watches_the_test_decide(
             page.fill("#new-test input[name=max_games]", "60")
             page.click("#new-test button")
             page.wait_for_url(f"{server.url}/arena/t/*")
-            page.locator("#status:text-is('H1')").wait_for(timeout=240_000)  # the page reloads itself until then
+            page.locator("#status:text-is('H1')").wait_for(timeout=240_000)  # the page updates itself until then
             assert int(page.inner_text("#games")) >= 2
             page.click("#test-games a >> nth=0")
             page.wait_for_url(f"{server.url}/arena/g/*")
