@@ -35,7 +35,6 @@ from .arena_models import (
     CHECK,
     CHECKING,
     DONE,
-    FAILED,
     GAMES,
     H0,
     H1,
@@ -51,11 +50,9 @@ from .arena_models import (
 )
 from .course import Course
 from .models import INSTRUCTOR, QUEUED, RUNNING, User, now
-from .queue import stuck
 from .uploads import UploadError, check_upload, command_program, is_archive, unpack, unpack_files
 
 CANCELLED = "cancelled"  # a queued game of a test that ended before it was played
-ERROR = "error"  # a test ended by the grader's own problem (its settings, its machine, workers dying)
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 CHECK_PRIORITY = 20  # an author waits for their version's check: before tests' games
 PAIRS_AHEAD = 8  # pairs of a test queued or being played at once (more as they end)
@@ -273,36 +270,6 @@ def penta(test: ArenaTest) -> Pentanomial:
 def state(test: ArenaTest) -> SprtResult:
     """The test's SPRT state now (LLR, bounds, Elo estimate and interval)."""
     return sprt(penta(test), test.elo0, test.elo1, test.alpha, test.beta, test.model)
-
-
-def stopped_text(attempts: int) -> str:
-    """What the author reads of a game job its workers stopped on ``attempts`` times."""
-    return (f"the arena's workers stopped {attempts} times on this job (each was killed or lost while playing "
-            "it): it is not played again; if an engine uses much memory or many processes, make it use fewer "
-            "and upload it again")  # fmt: skip
-
-
-def fail_stuck(session: Session, attempts: int) -> list[int]:
-    """Fail each game job whose worker died on it ``attempts`` times, as ``queue.fail_stuck``
-    fails grading jobs: a check fails its version; the games fail, and so does their running
-    test (ERROR), each with ``stopped_text``. The jobs' ids."""
-    failed = []
-    for job in stuck(session, GameJob, attempts):
-        why = stopped_text(job.attempts)
-        job.state, job.lease_until = DONE, None
-        if job.kind == CHECK:
-            version = session.get(EngineVersion, job.version_id)
-            if version is not None and version.status == CHECKING:
-                version.status, version.message, version.checked_at = FAILED, why, now()
-        games = session.scalars(select(ArenaGame).where(ArenaGame.job_id == job.id)).all()
-        for g in games:
-            g.status, g.cause, g.lease_token, g.finished_at = FAILED, why, None, now()
-        test = session.get(ArenaTest, games[0].test_id) if games and games[0].test_id else None
-        if test is not None and test.status == RUNNING:
-            stop_test(session, test, ERROR)
-        failed.append(job.id)
-    session.flush()
-    return failed
 
 
 def stop_test(session: Session, test: ArenaTest, status: str = STOPPED) -> None:

@@ -9,8 +9,7 @@ they play, and the queue of game jobs the workers claim.
 - ``ArenaTest``: "version B against version A", its settings, and its running SPRT state.
 - ``ArenaGame``: one game (who played whom with which colours, the opening, moves, clocks,
   evaluations, result); ``status`` queued, running (``lease_token`` the job's lease playing
-  it; its moves written as they come), done, or failed (its job's workers died on it each
-  time: ``cause`` says so).
+  it; its moves written as they come) or done.
 - ``ApiToken``: a user's token for the API (the command line's ``grader arena``), hashed.
 - ``GameJob``: a job of the game queue, claimed with a lease exactly as a grading ``Job``
   (``queue.claim_game``): ``check`` (one version's check game) or ``games`` (the games whose

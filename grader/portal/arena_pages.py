@@ -30,7 +30,7 @@ from ..games import get_game, ggf
 from ..tournaments.games import GameRecord
 from ..tournaments.openings import read_openings
 from . import accounts, arena
-from .arena_models import CHECKING, FAILED, ArenaEngine, ArenaGame, ArenaTest, EngineVersion
+from .arena_models import CHECKING, ArenaEngine, ArenaGame, ArenaTest, EngineVersion
 from .course import Course
 from .ladder_models import LadderGame
 from .models import QUEUED, RUNNING, User
@@ -312,15 +312,18 @@ def _names(session: Session, ids: set[int]) -> dict[int, str]:
 
 
 def test_data(session: Session, test: ArenaTest, engine: ArenaEngine, user: User) -> dict[str, Any]:
-    """A test's state: its settings, W/D/L, pentanomial, LLR and bounds, Elo and error, games."""
+    """A test's state: its settings, W/D/L, pentanomial, LLR and bounds, Elo and error, games;
+    ``why`` a test ended as error by workers dying on its pair says so (the pair's cause)."""
     found = arena.state(test)
     names = _names(session, {test.new_id, test.base_id})
     games = session.scalars(select(ArenaGame).where(ArenaGame.test_id == test.id, ArenaGame.status != arena.CANCELLED)
                             .order_by(ArenaGame.pair, ArenaGame.id)).all()  # fmt: skip
     lo, hi = found.interval
     error = None if lo is None or hi is None else round((hi - lo) / 2, 1)
+    why = session.scalar(select(ArenaGame.cause).where(ArenaGame.test_id == test.id, ArenaGame.status == arena.CANCELLED,
+                                                       ArenaGame.cause.is_not(None)).limit(1))  # fmt: skip
     return {"id": test.id, "engine": engine.id, "engine_name": engine.name, "new": names[test.new_id],
-            "base": names[test.base_id], "status": test.status, "game": test.game,
+            "base": names[test.base_id], "status": test.status, "why": why, "game": test.game,
             "tc": f"{test.tc_seconds:g}+{test.tc_increment:g}", "openings": test.openings_name,
             "elo0": test.elo0, "elo1": test.elo1, "alpha": test.alpha, "beta": test.beta, "model": test.model,
             "max_games": test.max_games, "games": 2 * sum(arena.penta(test).counts), "wins": test.wins,
@@ -336,8 +339,7 @@ def test_data(session: Session, test: ArenaTest, engine: ArenaEngine, user: User
 
 def _game_row(g: ArenaGame, names: dict[int, str]) -> dict[str, Any]:
     return {"id": g.id, "pair": g.pair, "black": names.get(g.black_id, ""), "white": names.get(g.white_id, ""),
-            "status": g.status, "result": g.result, "reason": g.reason, "opening": g.opening,
-            "failed": g.cause if g.status == FAILED else None}  # fmt: skip
+            "status": g.status, "result": g.result, "reason": g.reason, "opening": g.opening}  # fmt: skip
 
 
 def test_page(portal: Portal, request: Request, form: Any) -> Response:

@@ -31,7 +31,6 @@ from ..stop import Stop
 from ..tournaments.games import GameRecord, play_game
 from ..tournaments.settings import TournamentSettings
 from . import arena
-from .arena import ERROR
 from .arena_models import CHECK, FAILED, OK, ArenaEngine, ArenaGame, ArenaTest, EngineVersion, GameJob
 from .course import Course
 from .models import RUNNING, now
@@ -120,10 +119,9 @@ class ArenaPlayer:
         """Claim the next game job (for ``seconds``, renewed by ``renewing`` while it is
         played) and play it; False when there was none. The claim and the games' start are one
         transaction (on SQLite, each commit waits for the disk). A job whose worker died on it
-        ``attempts`` times is failed first (``arena.fail_stuck``), never claimed."""
+        ``attempts`` times (the worker's ``--attempts``) is ended first, never claimed."""
         with make.begin() as session:
-            arena.fail_stuck(session, attempts)
-            lease = claim_game(session, me, seconds)
+            lease = claim_game(session, me, seconds, attempts)
             if lease is None:
                 return False
             job = self._check_job(session, lease) if lease.kind == CHECK else self._pair_job(session, lease, me)

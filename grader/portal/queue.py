@@ -225,11 +225,8 @@ def fail_stuck_games(session: Session, attempts: int = MAX_ATTEMPTS) -> list[int
     died on it each time, as an engine that exhausts the machine makes it): a check fails its
     version with ``stopped_text``, a test's pair ends its test (``error``), a ladder's games
     are cancelled. The jobs' ids."""
-    stuck = session.scalars(
-        select(GameJob).where(GameJob.state == RUNNING, GameJob.lease_until < now(), GameJob.attempts >= attempts)
-        .order_by(GameJob.id).with_for_update(skip_locked=True)
-    ).all()  # fmt: skip
-    for job in stuck:
+    ended = stuck(session, GameJob, attempts)
+    for job in ended:
         job.state, job.lease_token, job.lease_until = DONE, None, None
         said = (f"the arena stopped {job.attempts} times on this job (its worker was killed or lost while playing "
                 "it each time): it is not played again; if the engine uses much memory or many processes, make it "
@@ -244,7 +241,7 @@ def fail_stuck_games(session: Session, attempts: int = MAX_ATTEMPTS) -> list[int
         if test is not None and test.status == RUNNING:
             arena.stop_test(session, test, arena.ERROR)
     session.flush()
-    return [job.id for job in stuck]
+    return [job.id for job in ended]
 
 
 def claim_game(session: Session, worker: str, seconds: float = LEASE_SECONDS,
