@@ -12,6 +12,15 @@ hour: games / wall seconds from the test's start to its end (the tournament's: t
 Harness cost per move: (wall seconds x slots - the engines' own move times) / engine moves,
 i.e. the slots' time not spent waiting for an engine's answer (claiming, writing moves and
 results, starting processes); the line after it is the arena's minus the command line's.
+
+The live game page (--part live, or all): ``grader serve --workers 0`` as its own process on
+a SQLite database; a game of a test marked running as a worker's claim marks it, its moves
+written by the worker's own writer (``arena_play.live``, which writes at most every
+LIVE_SECONDS) one every --move-seconds; --watchers HTTP clients (not browsers: httpx
+threads) follow the page as static/live.js does, asking for its HTML every second from a
+random start. The delay of a move: when a client's page first holds it minus when it was
+played; the median and 90th percentile over every client and move are printed (target:
+median within 1 s).
 """
 
 from __future__ import annotations
@@ -19,20 +28,27 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import random
+import re
 import shutil
 import statistics
+import subprocess
+import sys
 import tarfile
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
+import httpx
 from sqlalchemy import select
 
 from grader import TournamentSettings, run_tournament
 from grader.config import Config, parse_tc
 from grader.files import bundled
 from grader.games import get_game
-from grader.portal import accounts, arena
+from grader.portal import accounts, arena, arena_play, queue
 from grader.portal.arena_models import ArenaGame, ArenaTest, EngineVersion
 from grader.portal.course import load_course, make_demo_course
 from grader.portal.db import connect, sessions, upgrade
@@ -138,6 +154,100 @@ def figures(run: dict, slots: int) -> tuple[float, float, int, float]:
     return run["games"] / run["wall"] * 3600, cost, moves, engine_s
 
 
+def running_game(make: Any, email: str) -> tuple[int, str, list[str]]:
+    """A game of a new test between two checked versions of ``email``'s engine, marked running
+    as a worker's claim marks it: its id, its lease token, and growing transcripts of it."""
+    with make.begin() as s:
+        me = s.scalar(select(User).where(User.email == email))
+        engine = arena.new_engine(s, me, "live", "nboard", "othello")
+        ids = []
+        for n in (1, 2):
+            v = EngineVersion(engine_id=engine.id, number=n, filename="e.tar.gz", size=1, sha256="0" * 64,
+                              content=b"x", status="ok")  # fmt: skip
+            s.add(v)
+            s.flush()
+            ids.append(v.id)
+        arena.new_test(s, me, arena.TestRequest(new=ids[1], base=ids[0], seed=1))
+        lease = queue.claim_game(s, "bench")
+        assert lease is not None
+        game = s.scalars(select(ArenaGame).where(ArenaGame.job_id == lease.job_id).order_by(ArenaGame.id)).first()
+        assert game is not None
+        game.status, game.lease_token = "running", lease.token
+        rules = get_game("othello")
+        pos, moves = rules.opening_start(game.opening)
+        opening = len(moves)
+        pos = rules.replay(moves, pos)
+        while pos.moves():
+            moves.append(pos.moves()[0])
+            pos = pos.play(moves[-1])
+        return game.id, lease.token, [rules.transcript(moves[:k]) for k in range(opening + 1, len(moves) + 1)]
+
+
+PLY = re.compile(r'<td><a href="\?ply=(\d+)">')
+
+
+def live_run(work: Path, watchers: int, move_seconds: float) -> list[float]:
+    """Each watcher's delay, in seconds, for each move of a game played live."""
+    course = make_demo_course(work / "course")
+    database = f"sqlite:///{work / 'portal.sqlite3'}"
+    server = subprocess.Popen([sys.executable, "-m", "grader", "serve", str(course), "--port", "0", "--workers", "0",
+                               "--database", database], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    try:
+        said = ""
+        while (m := re.search(r"One-time sign-in link for \S+: (\S+)", said)) is None:
+            line = server.stdout.readline() if server.stdout else ""
+            if not line:
+                raise SystemExit("grader serve did not start:\n" + said)
+            said += line
+        link = m.group(1)
+        url = re.sub(r"^(https?://[^/]+).*", r"\1", link)
+        threading.Thread(target=lambda: [None for _ in server.stdout or ()], daemon=True).start()
+        make = sessions(connect(database))
+        with make() as s:
+            email = s.scalar(select(User.email).where(User.role == "instructor"))
+        gid, token, lines = running_game(make, email)
+        first = httpx.Client(headers={"Accept": "application/json"}, timeout=30)
+        csrf = first.get(link).json()["csrf"]  # the link's page: its form's token; its POST signs in
+        first.post(link, data={"csrf": csrf}).raise_for_status()
+        page = f"{url}/arena/g/{gid}"
+        played: dict[int, float] = {}
+        seen: list[dict[int, float]] = [{} for _ in range(watchers)]
+        over = threading.Event()
+
+        def watch(k: int) -> None:
+            with httpx.Client(cookies=first.cookies, headers={"Accept": "text/html"}, timeout=30) as c:
+                time.sleep(random.random())
+                while not over.is_set():
+                    asked = time.monotonic()
+                    text = c.get(page).text
+                    at = time.monotonic()
+                    for ply in map(int, PLY.findall(text)):
+                        seen[k].setdefault(ply, at)
+                    time.sleep(max(0.0, 1.0 - (at - asked)))
+
+        threads = [threading.Thread(target=watch, args=(k,)) for k in range(watchers)]
+        for t in threads:
+            t.start()
+        time.sleep(1.5)
+        write = arena_play.live(make, gid, token)
+        for line in lines:
+            played[len(line) // 2] = time.monotonic()
+            write(GameRecord(f"g{gid}", "p1", 1, "b", "w", "", moves=line))
+            time.sleep(move_seconds)
+        with make.begin() as s:
+            game = s.get(ArenaGame, gid)
+            arena.write_record(game, GameRecord(f"g{gid}", "p1", 1, "b", "w", "", moves=lines[-1], result="1-0",
+                                                reason="normal"))  # fmt: skip
+        time.sleep(2.5)
+        over.set()
+        for t in threads:
+            t.join()
+    finally:
+        server.terminate()
+        server.wait()
+    return [w[ply] - at for w in seen for ply, at in played.items() if ply in w]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--games", type=int, default=60)
@@ -146,7 +256,23 @@ def main() -> int:
     ap.add_argument("--isolation", default="auto")
     ap.add_argument("--repeat", type=int, default=7, help="rounds of both, one after the other (a shared machine's "
                     "load changes: the median round's figures are given)")  # fmt: skip
+    ap.add_argument("--part", choices=("all", "speed", "live"), default="all",
+                    help="speed: games per hour and harness cost; live: the live game page's delay")  # fmt: skip
+    ap.add_argument("--watchers", type=int, default=20, help="HTTP clients following the live game page")
+    ap.add_argument("--move-seconds", type=float, default=0.2, help="seconds between the live game's moves")
     args = ap.parse_args()
+    if args.part != "speed":
+        work = Path(tempfile.mkdtemp(prefix="grader-bench-live-"))
+        try:
+            delays = sorted(live_run(work, args.watchers, args.move_seconds))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        print(f"live game page, {args.watchers} HTTP clients following it as static/live.js does, a move every "
+              f"{args.move_seconds:g} s: a move shown after {statistics.median(delays):.2f} s median, "
+              f"{delays[int(0.9 * (len(delays) - 1))]:.2f} s 90th percentile ({len(delays)} sightings; "
+              f"target: median within 1 s)")  # fmt: skip
+        if args.part == "live":
+            return 0
     tc = parse_tc(args.tc)
     print(f"{' vs '.join(ENGINES)} (NBoard adapter), {args.tc}, {args.workers} slots, isolation {args.isolation}, "
           f"{args.games} games a run")  # fmt: skip

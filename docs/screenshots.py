@@ -1,7 +1,9 @@
 """Screenshots of the course portal's main pages, for the README and docs/guides/portal.md:
 a student's assignment page and submission page (public feedback, private results released)
-and the instructor's class table, taken in Chromium (Playwright) from a demo course served by
-``grader serve`` in a temporary folder.
+and the instructor's class table; and of the arena's: an SPRT test decided by the portal's
+workers (two versions of an NBoard engine, uploaded in the browser) and an open ladder
+three students and the instructor entered. Taken in Chromium (Playwright) from a demo course
+(with a ladder added) served by ``grader serve`` in a temporary folder.
 
 Usage: python docs/screenshots.py [OUT]    (OUT: docs/images by default; rerunnable)
 Needs the portal and test extras and a Chromium (apt-get install chromium).
@@ -9,10 +11,12 @@ Needs the portal and test extras and a Chromium (apt-get install chromium).
 
 from __future__ import annotations
 
+import io
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -23,6 +27,10 @@ ROOT = Path(__file__).resolve().parent.parent
 CHROMIUMS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 VIEWPORT = {"width": 1000, "height": 720}
 MAX_BYTES = 150 * 1024  # each image, as the README wants them
+LADDER = "ladders:\n  - {name: open, title: Open Othello ladder, game: othello, tc: 2+0.05}\n"
+# the ladder's players: the demo students' and the instructor's engines (bundled move scripts)
+PLAYERS = {"ada@example.edu": "greedy", "alan@example.edu": "random_mover", "grace@example.edu": "random_mover",
+           "": "greedy"}  # fmt: skip
 
 
 def serve(course: Path, cwd: Path) -> tuple[subprocess.Popen, str, str]:
@@ -46,6 +54,36 @@ def signed_in(browser, link: str) -> Page:
     return page
 
 
+def nboard_archive(script: str, folder: Path) -> Path:
+    """A .tar.gz of an NBoard engine as an author packs one: the bundled NBoard adapter, a
+    bundled move script, and the COMMAND that starts them."""
+    from grader.files import bundled
+
+    path = folder / f"{script}.tar.gz"
+    with tarfile.open(path, "w:gz") as tf:
+        for member, data in (("engine.py", bundled("nboard", "engine.py").read_bytes()),
+                             (f"{script}.py", bundled("submissions", f"{script}.py").read_bytes()),
+                             ("COMMAND", f"python3 engine.py {script}.py\n".encode())):  # fmt: skip
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return path
+
+
+def new_engine(page: Page, url: str, name: str, archives: list[Path]) -> None:
+    """An engine of the signed-in user, with a version of each archive, all checked."""
+    page.goto(f"{url}/arena")
+    page.fill("#new-engine input[name=name]", name)
+    page.click("#new-engine button")
+    page.wait_for_url(f"{url}/arena/e/*")
+    for archive in archives:
+        page.set_input_files("#upload input[name=file]", str(archive))
+        page.fill("#upload input[name=label]", archive.name.split(".")[0])
+        page.click("#upload button")
+        page.wait_for_load_state()
+    page.locator("#engine[data-settled=true]").wait_for(timeout=300_000)
+
+
 def shoot(page: Page, path: Path) -> None:
     page.screenshot(path=str(path))
     size = path.stat().st_size
@@ -63,6 +101,7 @@ def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="grader-screenshots-") as tmp:
         course = make_demo_course(Path(tmp) / "course")
+        (course / "course.yaml").write_text((course / "course.yaml").read_text() + LADDER)
         proc, url, link = serve(course, Path(tmp))
         try:
             with sync_playwright() as p:
@@ -87,6 +126,7 @@ def main(out: Path) -> None:
                 shoot(student, out / "portal-submission.png")
                 instructor.goto(f"{url}/class")
                 shoot(instructor, out / "portal-class.png")
+                arena_pages(browser, instructor, url, Path(tmp), out)
                 browser.close()
         finally:
             proc.terminate()
@@ -95,6 +135,41 @@ def main(out: Path) -> None:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 time.sleep(0.1)
+
+
+def arena_pages(browser, instructor: Page, url: str, tmp: Path, out: Path) -> None:
+    """The arena's test page once its SPRT decided, and the open ladder after some rounds."""
+    archives = {name: nboard_archive(name, tmp) for name in set(PLAYERS.values())}
+    new_engine(instructor, url, "demo", [archives["random_mover"], archives["greedy"]])
+    instructor.select_option("#new-test select[name=new]", label="v2")
+    instructor.select_option("#new-test select[name=base]", label="v1")
+    instructor.fill("#new-test input[name=tc]", "2+0.05")
+    instructor.fill("#new-test input[name=elo1]", "200")
+    instructor.fill("#new-test input[name=max_games]", "40")
+    instructor.click("#new-test button")
+    instructor.wait_for_url(f"{url}/arena/t/*")
+    instructor.locator("#test[data-settled=true]").wait_for(timeout=600_000)  # the page updates itself
+    shoot(instructor, out / "arena-test.png")
+    for email, script in PLAYERS.items():
+        if email:
+            instructor.goto(f"{url}/class")
+            instructor.fill("form[action='/class/links'] input[name=email]", email)
+            instructor.click("text=Make one-time sign-in links")
+            player = signed_in(browser, instructor.inner_text("#links code"))
+        else:
+            player = instructor
+        new_engine(player, url, script.replace("_", "-"), [archives[script]])
+        player.goto(f"{url}/ladder/open")
+        player.click("#enter")
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:  # until every entry is rated
+        instructor.goto(f"{url}/ladder/open")
+        if "not rated yet" not in instructor.inner_text("#ladder"):
+            break
+        time.sleep(5)
+    time.sleep(10)
+    instructor.goto(f"{url}/ladder/open")
+    shoot(instructor, out / "arena-ladder.png")
 
 
 if __name__ == "__main__":

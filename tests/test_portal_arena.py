@@ -24,7 +24,7 @@ from sqlalchemy import func, select, text  # noqa: E402
 from grader.cli import main  # noqa: E402
 from grader.files import bundled  # noqa: E402
 from grader.games import get_game, ggf  # noqa: E402
-from grader.portal import accounts, arena, queue  # noqa: E402
+from grader.portal import accounts, arena, arena_play, queue  # noqa: E402
 from grader.portal.arena_models import (  # noqa: E402
     DONE,
     H1,
@@ -301,7 +301,7 @@ def test_an_author_uploads_versions_and_a_test_decides_live(tmp_path):
         bad = CliRunner().invoke(
             main, ["arena", "test", "--portal", server.url, "--token", "grader_x", "mine", "2", "1"]
         )
-        assert bad.exit_code == 1 and bad.output.startswith("Error: the portal refused: sign in first")
+        assert bad.exit_code == 1 and bad.output.startswith("Error: the portal refused: the API token is unknown")
         # the command line starts the test with the token (no cookie, no CSRF token) and follows it
         book = tmp_path / "book.txt"
         book.write_text("# two openings, each played with both colours\nf5d6c3\nf5f6e6\n")
@@ -355,6 +355,16 @@ def test_an_author_uploads_versions_and_a_test_decides_live(tmp_path):
             main, ["arena", "test", "--portal", server.url, "--token", token, "mine", "9", "1"]
         )
         assert missing.output == "Error: mine has no version 9 (it has v1, v2, v3): upload it on the portal first\n"
+        # the author's tokens listed (one, used), revoked, and refused from then on
+        (listed,) = me.get("/arena").json()["tokens"]
+        assert listed["label"] == "cli" and listed["used_at"] is not None
+        assert other.post(f"/arena/token/{listed['id']}/revoke").status_code == 404  # not theirs
+        assert me.post(f"/arena/token/{listed['id']}/revoke").json() == {"revoked": listed["id"]}
+        assert me.get("/arena").json()["tokens"] == []
+        revoked = CliRunner().invoke(
+            main, ["arena", "test", "--portal", server.url, "--token", token, "mine", "2", "1"]
+        )
+        assert revoked.exit_code == 1 and "the API token is unknown or was revoked" in revoked.output
     finally:
         server.stop()
 
@@ -384,9 +394,11 @@ def choose(board, token):
 
 
 @pytest.mark.slow
-def test_a_worker_killed_mid_game_leaves_its_pair_to_another_counted_once(database, tmp_path):  # noqa: F811
+@pytest.mark.parametrize("attempts", [3, 1])
+def test_a_worker_killed_mid_game_leaves_its_pair_to_another_counted_once(database, tmp_path, attempts):  # noqa: F811
     """SIGKILL a worker process while its engine waits mid-game: once the lease expires another
-    worker plays the pair again from the start and counts it; the test counts two games."""
+    worker plays the pair again from the start and counts it; the test counts two games. With
+    ``--attempts 1`` the next worker fails the job instead, and the test ends saying why."""
     course = make_course(tmp_path / "course")
     (course / "config.yaml").write_text("isolation: none\n")  # the engine must see the test's files
     armed, go = tmp_path / "armed", tmp_path / "go"
@@ -409,7 +421,8 @@ def test_a_worker_killed_mid_game_leaves_its_pair_to_another_counted_once(databa
         eid = me.post("/arena", {"name": "mine", "protocol": "nboard", "game": "othello"}).json()["id"]
         ids = [me.post(f"/arena/e/{eid}/versions", files={"file": (n, c)}).json()["id"]
                for n, c in (("v1.tar.gz", nboard_archive("random_mover")), ("v2.tar.gz", out.getvalue()))]  # fmt: skip
-        first = Worker(course, database, "--lease", "2")
+        options = ("--lease", "2", "--attempts", str(attempts))
+        first = Worker(course, database, *options)
         _until(make, lambda s: s.scalar(select(func.count()).select_from(EngineVersion)
                                         .where(EngineVersion.status == OK)) == 2)  # fmt: skip
         armed.write_text("")
@@ -418,15 +431,20 @@ def test_a_worker_killed_mid_game_leaves_its_pair_to_another_counted_once(databa
         assert held.played_by.startswith(first.name + "-")
         first.stop(signal.SIGKILL)
         go.write_text("")
-        second = Worker(course, database, "--lease", "2")
+        second = Worker(course, database, *options)
         test = _until(
             make, lambda s: s.scalar(select(ArenaTest).where(ArenaTest.id == tid, ArenaTest.status != "running"))
         )
+        shown = me.get(f"/arena/t/{tid}").json()
     finally:
         server.stop()
         for w in (first, second):
             if w:
                 w.stop()
+    if attempts == 1:  # the job its worker died on once: failed, its test told, nothing counted
+        assert test.status == arena.ERROR and test.wins + test.draws + test.losses == 0
+        assert shown["status"] == "error" and shown["why"].startswith("the arena stopped 1 times on this job")
+        return
     assert test.status == LIMIT and test.wins + test.draws + test.losses == 2  # the pair, counted once
     with make() as s:
         games = s.scalars(select(ArenaGame).where(ArenaGame.test_id == tid)).all()
@@ -465,7 +483,7 @@ def test_an_author_submits_a_version_in_the_browser_and_watches_the_test_decide(
                 page.fill("#upload input[name=label]", name)
                 page.click("#upload button")
                 page.wait_for_load_state()
-            page.locator("#new-test").wait_for(timeout=120_000)  # both checked: the page reloaded itself
+            page.locator("#new-test").wait_for(timeout=120_000)  # both checked: the page put the form in place itself
             assert page.locator("#versions .check-ok").count() == 2
             page.select_option("#new-test select[name=new]", label="v2")
             page.select_option("#new-test select[name=base]", label="v1")
@@ -473,7 +491,7 @@ def test_an_author_submits_a_version_in_the_browser_and_watches_the_test_decide(
             page.fill("#new-test input[name=max_games]", "60")
             page.click("#new-test button")
             page.wait_for_url(f"{server.url}/arena/t/*")
-            page.locator("#status:text-is('H1')").wait_for(timeout=240_000)  # the page reloads itself until then
+            page.locator("#status:text-is('H1')").wait_for(timeout=240_000)  # the page updates itself until then
             assert int(page.inner_text("#games")) >= 2
             page.click("#test-games a >> nth=0")
             page.wait_for_url(f"{server.url}/arena/g/*")
@@ -538,3 +556,76 @@ def test_an_author_uploads_at_most_the_days_versions(db, tmp_path, monkeypatch):
         assert arena.new_version(s, course, bot, "minimax.py", script).number == 1
         with pytest.raises(UploadError, match="you have uploaded 2 versions"):
             arena.new_version(s, course, bot, "minimax.py", script)
+
+
+def running_game(make, email: str) -> tuple[int, str, list[str]]:
+    """A game of a new test between two checked versions of ``email``'s engine, marked running
+    as a worker's claim marks it: (its id, its lease token, its opening's moves then legal ones)."""
+    with make.begin() as s:
+        me = s.scalar(select(User).where(User.email == email))
+        mine = arena.new_engine(s, me, "mine", "nboard", "othello")
+        ids = []
+        for n in (1, 2):
+            v = EngineVersion(engine_id=mine.id, number=n, filename="e.tar.gz", size=1, sha256="0" * 64, content=b"x",
+                              status=OK)  # fmt: skip
+            s.add(v)
+            s.flush()
+            ids.append(v.id)
+        arena.new_test(s, me, arena.TestRequest(new=ids[1], base=ids[0]))
+        lease = queue.claim_game(s, "w")
+        game = s.scalars(select(ArenaGame).where(ArenaGame.job_id == lease.job_id).order_by(ArenaGame.id)).first()
+        game.status, game.lease_token = "running", lease.token
+        rules = get_game("othello")
+        pos, moves = rules.opening_start(game.opening)
+        pos = rules.replay(moves, pos)
+        for _ in range(8):
+            moves.append(pos.moves()[0])
+            pos = pos.play(moves[-1])
+        return game.id, lease.token, [rules.transcript(moves[: k + 1]) for k in range(len(moves))]
+
+
+@pytest.mark.slow  # a browser and a server: 5-10 s
+def test_a_running_games_page_shows_new_moves_and_its_end_without_reloading(tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (pip install -e '.[test]')")
+    from test_portal_browser import CHROMIUMS
+
+    binary = next((p for p in map(shutil.which, CHROMIUMS) if p), None)
+    if binary is None:
+        pytest.skip("no Chromium installed (apt-get install chromium)")
+    url = f"sqlite:///{tmp_path / 'portal.sqlite3'}"
+    server = Server(make_course(tmp_path / "course"), tmp_path, url, "--workers", "0")
+    engine = connect(url)
+    make = sessions(engine)
+    try:
+        with make() as s:
+            email = s.scalar(select(User.email).where(User.role == "instructor"))
+        gid, token, lines = running_game(make, email)
+        write = arena_play.live(make, gid, token)
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=binary, args=["--no-sandbox", "--disable-gpu"])
+            page = browser.new_page()
+            problems: list[str] = []
+            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: problems.append(str(e)))
+            page.goto(server.link)
+            page.click("#signin")
+            page.goto(f"{server.url}/arena/g/{gid}")
+            shown = page.locator("#moves tr").count() - 1
+            page.evaluate("window.notReloaded = true")
+            for n, line in enumerate(lines[shown:], shown + 1):
+                time.sleep(arena_play.LIVE_SECONDS)  # each move written, as a worker writes one this late
+                write(GameRecord(f"g{gid}", "p1", 1, "b", "w", "", moves=line))
+                page.locator(f"#moves tr >> nth={n}").wait_for(timeout=30_000)
+            with make.begin() as s:
+                game = s.get(ArenaGame, gid)
+                arena.write_record(game, GameRecord(f"g{gid}", "p1", 1, "b", "w", "", moves=lines[-1], result="1-0",
+                                                    reason="normal"))  # fmt: skip
+            page.locator("#game-status:has-text('done')").wait_for(timeout=30_000)
+            assert page.evaluate("window.notReloaded") is True  # the same page all along
+            assert page.locator("#moves tr").count() == len(lines) + 1
+            assert page.get_attribute("#game", "data-settled") == "true"
+            browser.close()
+        assert problems == []
+    finally:
+        server.stop()
+        engine.dispose()

@@ -141,6 +141,28 @@ def new_api_token(session: Session, user: User, label: str = "") -> str:
     return token
 
 
+def api_token_id(token: ApiToken) -> str:
+    """How pages name a token: its digest's start (the token itself is never kept)."""
+    return token.digest[:16]
+
+
+def api_tokens(session: Session, user: User) -> list[ApiToken]:
+    """The user's API tokens, newest first."""
+    return list(session.scalars(select(ApiToken).where(ApiToken.user_id == user.id)
+                                .order_by(ApiToken.created_at.desc(), ApiToken.digest)))  # fmt: skip
+
+
+def revoke_api_token(session: Session, user: User, token_id: str) -> bool:
+    """Forget the user's token named ``token_id`` (``api_token_id``): a request with it is refused
+    from now on. False when the user has no such token."""
+    for token in api_tokens(session, user):
+        if api_token_id(token) == token_id:
+            session.delete(token)
+            session.flush()
+            return True
+    return False
+
+
 def api_user(session: Session, token: str) -> User | None:
     """The user of an API token (its use noted); None for a token nobody holds."""
     found = session.get(ApiToken, _digest(token))

@@ -44,6 +44,7 @@ def routes(portal: Portal) -> list[BaseRoute]:
     pages: list[tuple[str, Callable[[Portal, Request, Any], Response], list[str]]] = [
         ("/arena", engines_page, ["GET", "POST"]),
         ("/arena/token", api_token, ["POST"]),
+        ("/arena/token/{token_id}/revoke", revoke_token, ["POST"]),
         ("/arena/e/{eid:int}", engine_page, ["GET"]),
         ("/arena/e/{eid:int}/versions", upload_version, ["POST"]),
         ("/arena/e/{eid:int}/tests", start_test, ["POST"]),
@@ -139,10 +140,14 @@ def engines_page(portal: Portal, request: Request, form: Any) -> Response:
         return _done(request, f"/arena/e/{eid}", {"id": eid})
     with portal.make() as session:
         engines = [_engine_data(session, user, e) for e in _visible(session, user)]
+        tokens = [{"id": accounts.api_token_id(t), "label": t.label, "created_at": t.created_at.isoformat(),
+                   "used_at": t.used_at.isoformat() if t.used_at else None}
+                  for t in accounts.api_tokens(session, user)]  # fmt: skip
     for e in engines:
         e["latest"] = e["versions"][0] if e["versions"] else None
         del e["versions"]
-    data = {"engines": engines, "protocols": sorted(available_protocols()), "games": sorted(available_games())}
+    data = {"engines": engines, "protocols": sorted(available_protocols()), "games": sorted(available_games()),
+            "tokens": tokens}  # fmt: skip
     return page(request, "arena.html", data, user=user)
 
 
@@ -153,6 +158,17 @@ def api_token(portal: Portal, request: Request, form: Any) -> Response:
     with portal.make.begin() as session:
         token = accounts.new_api_token(session, user, str(form.get("label", "")).strip())
     return page(request, "arena_token.html", {"token": token}, 201, user=user)
+
+
+def revoke_token(portal: Portal, request: Request, form: Any) -> Response:
+    """Revoke one of the user's API tokens: a request with it is refused from now on."""
+    user = need_user(portal, request)
+    checked_form(request, form)
+    token_id = request.path_params["token_id"]
+    with portal.make.begin() as session:
+        if not accounts.revoke_api_token(session, user, token_id):
+            raise HTTPException(404, "no such token of yours: the list on /arena names them")
+    return _done(request, "/arena", {"revoked": token_id})
 
 
 def engine_page(portal: Portal, request: Request, form: Any) -> Response:
@@ -296,15 +312,18 @@ def _names(session: Session, ids: set[int]) -> dict[int, str]:
 
 
 def test_data(session: Session, test: ArenaTest, engine: ArenaEngine, user: User) -> dict[str, Any]:
-    """A test's state: its settings, W/D/L, pentanomial, LLR and bounds, Elo and error, games."""
+    """A test's state: its settings, W/D/L, pentanomial, LLR and bounds, Elo and error, games;
+    ``why`` a test ended as error by workers dying on its pair says so (the pair's cause)."""
     found = arena.state(test)
     names = _names(session, {test.new_id, test.base_id})
     games = session.scalars(select(ArenaGame).where(ArenaGame.test_id == test.id, ArenaGame.status != arena.CANCELLED)
                             .order_by(ArenaGame.pair, ArenaGame.id)).all()  # fmt: skip
     lo, hi = found.interval
     error = None if lo is None or hi is None else round((hi - lo) / 2, 1)
+    why = session.scalar(select(ArenaGame.cause).where(ArenaGame.test_id == test.id, ArenaGame.status == arena.CANCELLED,
+                                                       ArenaGame.cause.is_not(None)).limit(1))  # fmt: skip
     return {"id": test.id, "engine": engine.id, "engine_name": engine.name, "new": names[test.new_id],
-            "base": names[test.base_id], "status": test.status, "game": test.game,
+            "base": names[test.base_id], "status": test.status, "why": why, "game": test.game,
             "tc": f"{test.tc_seconds:g}+{test.tc_increment:g}", "openings": test.openings_name,
             "elo0": test.elo0, "elo1": test.elo1, "alpha": test.alpha, "beta": test.beta, "model": test.model,
             "max_games": test.max_games, "games": 2 * sum(arena.penta(test).counts), "wins": test.wins,

@@ -34,7 +34,7 @@ from . import arena
 from .arena_models import CHECK, FAILED, OK, ArenaEngine, ArenaGame, ArenaTest, EngineVersion, GameJob
 from .course import Course
 from .models import RUNNING, now
-from .queue import GameLease, claim_game, finish_game
+from .queue import MAX_ATTEMPTS, GameLease, claim_game, finish_game
 
 log = logging.getLogger("grader.portal")
 LIVE_SECONDS = 0.5  # a game's moves reach the database at most this often while it is played
@@ -114,12 +114,14 @@ class ArenaPlayer:
         self.worker.stage.close()
 
     def play_next(self, make: sessionmaker[Session], course: Course, me: str, seconds: float,
-                  renewing: Callable[[GameLease], AbstractContextManager[object]]) -> bool:  # fmt: skip
+                  renewing: Callable[[GameLease], AbstractContextManager[object]],
+                  attempts: int = MAX_ATTEMPTS) -> bool:  # fmt: skip
         """Claim the next game job (for ``seconds``, renewed by ``renewing`` while it is
         played) and play it; False when there was none. The claim and the games' start are one
-        transaction (on SQLite, each commit waits for the disk)."""
+        transaction (on SQLite, each commit waits for the disk). A job whose worker died on it
+        ``attempts`` times (the worker's ``--attempts``) is ended first, never claimed."""
         with make.begin() as session:
-            lease = claim_game(session, me, seconds)
+            lease = claim_game(session, me, seconds, attempts)
             if lease is None:
                 return False
             job = self._check_job(session, lease) if lease.kind == CHECK else self._pair_job(session, lease, me)

@@ -157,12 +157,8 @@ def fail_stuck(session: Session, attempts: int = MAX_ATTEMPTS) -> list[str]:
     """Fail each job claimed ``attempts`` times whose last lease expired too (its worker died on
     it each time, as a submission that exhausts the machine makes it): off the queue, its
     submission failed with ``stopped_text``, its upload given back; the submissions' ids."""
-    stuck = session.scalars(
-        select(Job).where(Job.state == RUNNING, Job.lease_until < now(), Job.attempts >= attempts)
-        .order_by(Job.id).with_for_update(skip_locked=True)
-    ).all()  # fmt: skip
     failed = []
-    for job in stuck:
+    for job in stuck(session, Job, attempts):
         sub = session.get(Submission, job.submission_id)
         assert sub is not None
         sub.status, sub.error = FAILED, stopped_text(job.attempts)
@@ -173,6 +169,15 @@ def fail_stuck(session: Session, attempts: int = MAX_ATTEMPTS) -> list[str]:
         failed.append(sub.id)
     session.flush()
     return failed
+
+
+def stuck(session: Session, table: type[Job] | type[GameJob], attempts: int) -> list[Any]:
+    """The jobs of ``table`` (grading or game jobs) claimed ``attempts`` times whose last lease
+    expired too: their worker died on each claim. Locked for the caller, who fails them."""
+    return list(session.scalars(
+        select(table).where(table.state == RUNNING, table.lease_until < now(), table.attempts >= attempts)
+        .order_by(table.id).with_for_update(skip_locked=True)
+    ))  # fmt: skip
 
 
 def claim(session: Session, worker: str, seconds: float = LEASE_SECONDS, attempts: int = MAX_ATTEMPTS) -> Lease | None:
@@ -220,11 +225,8 @@ def fail_stuck_games(session: Session, attempts: int = MAX_ATTEMPTS) -> list[int
     died on it each time, as an engine that exhausts the machine makes it): a check fails its
     version with ``stopped_text``, a test's pair ends its test (``error``), a ladder's games
     are cancelled. The jobs' ids."""
-    stuck = session.scalars(
-        select(GameJob).where(GameJob.state == RUNNING, GameJob.lease_until < now(), GameJob.attempts >= attempts)
-        .order_by(GameJob.id).with_for_update(skip_locked=True)
-    ).all()  # fmt: skip
-    for job in stuck:
+    ended = stuck(session, GameJob, attempts)
+    for job in ended:
         job.state, job.lease_token, job.lease_until = DONE, None, None
         said = (f"the arena stopped {job.attempts} times on this job (its worker was killed or lost while playing "
                 "it each time): it is not played again; if the engine uses much memory or many processes, make it "
@@ -239,7 +241,7 @@ def fail_stuck_games(session: Session, attempts: int = MAX_ATTEMPTS) -> list[int
         if test is not None and test.status == RUNNING:
             arena.stop_test(session, test, arena.ERROR)
     session.flush()
-    return [job.id for job in stuck]
+    return [job.id for job in ended]
 
 
 def claim_game(session: Session, worker: str, seconds: float = LEASE_SECONDS,

@@ -188,7 +188,7 @@ class Workers:
         def renewing(lease: GameLease) -> AbstractContextManager[None]:
             return self._renewing(lambda session: renew_game(session, lease, self.lease), f"arena job {lease.job_id}")
 
-        return player.play_next(self.make, self.course, me, self.lease, renewing)
+        return player.play_next(self.make, self.course, me, self.lease, renewing, self.attempts)
 
     def plan_ladders(self) -> bool:
         """With nothing to grade or play: the course's ladders queue their next pairs (when no game

@@ -21,18 +21,24 @@ document.addEventListener("DOMContentLoaded", () => {
   setTimeout(poll, 1000);
 });
 
-// Live update of an arena page (an engine's checks, a test, a game): while it is not settled,
-// ask for its JSON every second and reload the page once its "live" value changes.
+// Live update of an arena page (an engine's checks, a test, a game): while its section is not
+// settled, ask for the page every second and put each part marked data-live whose value
+// changed (the section; on an engine's page, the form that starts a test too) in place of the
+// old one: no reload, so a move or a finished game appears where it is. Without JavaScript,
+// a reload shows the same.
 document.addEventListener("DOMContentLoaded", () => {
-  const section = document.querySelector("[data-live]");
-  if (!section || section.dataset.settled === "true") return;
-  const shown = section.dataset.live;
+  const first = document.querySelector("section[data-live]");
+  if (!first || first.dataset.settled === "true") return;
   const poll = async () => {
     try {
-      const answer = await fetch(location.href, { headers: { Accept: "application/json" }, credentials: "same-origin" });
-      if (answer.ok && (await answer.json()).live !== shown) {
-        location.reload();
-        return;
+      const answer = await fetch(location.href, { headers: { Accept: "text/html" }, credentials: "same-origin" });
+      if (answer.ok) {
+        const fresh = new DOMParser().parseFromString(await answer.text(), "text/html");
+        for (const shown of document.querySelectorAll("[data-live][id]")) {
+          const part = fresh.getElementById(shown.id);
+          if (part && part.dataset.live !== shown.dataset.live) shown.replaceWith(document.adoptNode(part));
+        }
+        if (fresh.getElementById(first.id)?.dataset.settled === "true") return;
       }
     } catch (e) {
       // the server restarting: try again
