@@ -26,8 +26,9 @@ CSP = ("default-src 'none'; style-src 'sha256-" + base64.b64encode(hashlib.sha25
 
 def similarity_report(course: Course, assignment: Assignment, rows: list[Counted], top: int = TOP) -> SimilarityReport:
     """The counted submissions ``rows`` of ``assignment`` ranked by similarity, named by e-mail."""
-    if len(rows) < 2 and not assignment.similar_archive:
-        raise GraderError(f"{assignment.title} has {len(rows)} counted submission(s): a report needs two or more")
+    if len(rows) < (1 if assignment.similar_archive else 2):
+        raise GraderError(f"{assignment.title} has {len(rows)} counted submission(s): a report needs two or more "
+                          "(one with an archive)")  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="grader-similar-") as tmp:
         unpacked(Path(tmp), course, rows)
         emails = {safe_name(c.email): c.email for c in rows}
