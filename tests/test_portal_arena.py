@@ -13,6 +13,7 @@ import signal
 import tarfile
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -629,3 +630,33 @@ def test_a_running_games_page_shows_new_moves_and_its_end_without_reloading(tmp_
     finally:
         server.stop()
         engine.dispose()
+
+
+@pytest.mark.slow  # GRhino plays a whole check game over GTP on a worker thread: 2-10 s
+@pytest.mark.skipif(
+    not Path("/usr/games/gtp-rhino").is_file(), reason="GRhino is not installed: apt-get install grhino"
+)
+def test_grhino_over_gtp_is_an_othello_version_checked_by_a_whole_game(db, tmp_path):
+    from grader.portal.course import load_course, make_demo_course
+    from grader.portal.worker import Workers
+
+    make, author, _ = db
+    course = load_course(make_demo_course(tmp_path / "course"))
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tf:  # a real engine of a package, started by the archive's script
+        for name, data in (("COMMAND", b"sh run.sh\n"), ("run.sh", b"exec /usr/games/gtp-rhino\n")):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    with make.begin() as s:
+        engine = arena.new_engine(s, s.get(User, author.id), "rhino", "gtp", "othello")
+        vid = arena.new_version(s, course, engine, "rhino.tar.gz", out.getvalue()).id
+    pool = Workers(course, make, 1)
+    pool.start()
+    try:
+        status, message = _until(make, lambda s: s.get(EngineVersion, vid).status != "checking" and
+                                 (s.get(EngineVersion, vid).status, s.get(EngineVersion, vid).message))  # fmt: skip
+    finally:
+        pool.stop()
+    assert status == "ok", message
+    assert message.startswith("it played a whole legal game as black against the bundled engine: ")
