@@ -10,13 +10,12 @@ import dataclasses
 import hashlib
 import json
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -34,7 +33,7 @@ from .arena_models import CHECKING, ArenaEngine, ArenaGame, ArenaTest, EngineVer
 from .course import Course
 from .ladder_models import LadderGame
 from .models import QUEUED, RUNNING, User
-from .web import MAX_ID, Portal, checked_form, display_name, need_user, page, wants_json
+from .web import MAX_ID, Portal, checked_form, display_name, endpoint, need_user, page, wants_json
 
 FIELDS = 12  # a form's fields at most (a test's: versions, clock, bounds, game limit, openings)
 
@@ -54,26 +53,9 @@ def routes(portal: Portal) -> list[BaseRoute]:
         ("/arena/g/{gid:int}", game_page, ["GET"]),
         ("/arena/g/{gid:int}/game.ggf", game_ggf, ["GET"]),
     ]
-    return [Route(path, _endpoint(portal, handler), methods=methods) for path, handler, methods in pages]
-
-
-def _endpoint(
-    portal: Portal, handler: Callable[[Portal, Request, Any], Response]
-) -> Callable[[Request], Awaitable[Response]]:
-    """As the portal's routes: the form read here (one file at most), the handler on a thread."""
-
-    async def endpoint(request: Request) -> Response:
-        if any(isinstance(v, int) and v > MAX_ID for v in request.path_params.values()):
-            raise HTTPException(404, "no such page: the number in its address is larger than any id")
-        form = await request.form(max_files=1, max_fields=FIELDS) if request.method == "POST" else None
-        try:
-            await run_in_threadpool(portal.refresh)
-            return await run_in_threadpool(handler, portal, request, form)
-        finally:
-            if form is not None:
-                await form.close()
-
-    return endpoint
+    return [
+        Route(path, endpoint(portal, handler, max_fields=FIELDS), methods=methods) for path, handler, methods in pages
+    ]
 
 
 def _live(parts: list[str]) -> str:

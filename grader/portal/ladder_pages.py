@@ -7,11 +7,10 @@ their own when the course says so."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import select
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
@@ -26,7 +25,7 @@ from . import ladders
 from .arena_models import ArenaEngine
 from .course import Course, Ladder
 from .models import INSTRUCTOR, User
-from .web import MAX_ID, Portal, checked_form, need_staff, need_user, page, wants_json
+from .web import MAX_ID, Portal, checked_form, endpoint, need_staff, need_user, page, wants_json
 
 GAME_PAGE = "/arena/g/{id}"  # the arena's page of a game (it shows the engines' names)
 
@@ -167,7 +166,7 @@ def routes(portal: Portal) -> list[BaseRoute]:
                         headers={"content-disposition": f'attachment; filename="{ladder.name}.ggf"'})  # fmt: skip
 
     def route(path: str, handler: Callable[[Request, Any], Response], methods: tuple[str, ...] = ("GET",)) -> Route:
-        return Route(path, _endpoint(portal, handler), methods=list(methods))
+        return Route(path, endpoint(portal, lambda _, r, f: handler(r, f), max_files=0), methods=list(methods))
 
     return [
         route("/ladders", index),
@@ -179,21 +178,6 @@ def routes(portal: Portal) -> list[BaseRoute]:
         route("/ladder/{name}/grades.csv", grades),
         route("/ladder/{name}/games.ggf", games_ggf),
     ]
-
-
-def _endpoint(portal: Portal, handler: Callable[[Request, Any], Response]) -> Callable[[Request], Awaitable[Response]]:
-    """As web's routes: the form read here (no file), the course refreshed, the handler on a thread of the pool."""
-
-    async def endpoint(request: Request) -> Response:
-        form = await request.form(max_files=0, max_fields=5) if request.method == "POST" else None
-        try:
-            await run_in_threadpool(portal.refresh)
-            return await run_in_threadpool(handler, request, form)
-        finally:
-            if form is not None:
-                await form.close()
-
-    return endpoint
 
 
 def _ladder_data(course: Course, ladder: Ladder) -> dict[str, Any]:

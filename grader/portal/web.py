@@ -262,28 +262,28 @@ TEMPLATES.env.filters["when"] = _when
 def create_app(portal: Portal, secret_key: str, extra: Sequence[BaseRoute] = ()) -> Starlette:
     """The portal's ASGI application, with the ``extra`` routes (the LTI tool's) beside its own."""
     routes = [
-        Route("/", _endpoint(portal, home)),
-        Route("/signin", _endpoint(portal, signin), methods=["GET", "POST"]),
-        Route("/link/{token}", _endpoint(portal, link), methods=["GET", "POST"]),
-        Route("/signout", _endpoint(portal, signout), methods=["POST"]),
-        Route("/password", _endpoint(portal, password), methods=["POST"]),
-        Route("/a/{name}", _endpoint(portal, assignment_page), methods=["GET", "POST"]),
-        Route("/s/{sid}", _endpoint(portal, submission_page)),
-        Route("/class", _endpoint(portal, class_page)),
-        Route("/class/links", _endpoint(portal, links), methods=["POST"]),
-        Route("/class/release", _endpoint(portal, release), methods=["POST"]),
-        Route("/class/audit", _endpoint(portal, audit_page)),
-        Route("/class/rerun", _endpoint(portal, rerun_page), methods=["POST"]),
-        Route("/class/extension", _endpoint(portal, extension), methods=["POST"]),
-        Route("/class.csv", _endpoint(portal, gradebook)),
-        Route("/class/queue", _endpoint(portal, queue_page)),
-        Route("/class/roster", _endpoint(portal, roster_upload), methods=["POST"]),
-        Route("/class/{name}/students/{email}", _endpoint(portal, history_page)),
-        Route("/class/{name}/gradescope.json", _endpoint(portal, gradescope_download)),
-        Route("/class/{name}/run.zip", _endpoint(portal, run_download)),
-        Route("/class/{name}/canvas.csv", _endpoint(portal, canvas_download), methods=["POST"]),
-        Route("/class/{name}/moodle.csv", _endpoint(portal, moodle_download), methods=["GET", "POST"]),
-        Route("/class/{name}/similar", _endpoint(portal, similar_page)),
+        Route("/", endpoint(portal, home)),
+        Route("/signin", endpoint(portal, signin), methods=["GET", "POST"]),
+        Route("/link/{token}", endpoint(portal, link), methods=["GET", "POST"]),
+        Route("/signout", endpoint(portal, signout), methods=["POST"]),
+        Route("/password", endpoint(portal, password), methods=["POST"]),
+        Route("/a/{name}", endpoint(portal, assignment_page), methods=["GET", "POST"]),
+        Route("/s/{sid}", endpoint(portal, submission_page)),
+        Route("/class", endpoint(portal, class_page)),
+        Route("/class/links", endpoint(portal, links), methods=["POST"]),
+        Route("/class/release", endpoint(portal, release), methods=["POST"]),
+        Route("/class/audit", endpoint(portal, audit_page)),
+        Route("/class/rerun", endpoint(portal, rerun_page), methods=["POST"]),
+        Route("/class/extension", endpoint(portal, extension), methods=["POST"]),
+        Route("/class.csv", endpoint(portal, gradebook)),
+        Route("/class/queue", endpoint(portal, queue_page)),
+        Route("/class/roster", endpoint(portal, roster_upload), methods=["POST"]),
+        Route("/class/{name}/students/{email}", endpoint(portal, history_page)),
+        Route("/class/{name}/gradescope.json", endpoint(portal, gradescope_download)),
+        Route("/class/{name}/run.zip", endpoint(portal, run_download)),
+        Route("/class/{name}/canvas.csv", endpoint(portal, canvas_download), methods=["POST"]),
+        Route("/class/{name}/moodle.csv", endpoint(portal, moodle_download), methods=["GET", "POST"]),
+        Route("/class/{name}/similar", endpoint(portal, similar_page)),
         *extra,
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
@@ -314,12 +314,17 @@ def create_app(portal: Portal, secret_key: str, extra: Sequence[BaseRoute] = ())
 Handler = Callable[[Portal, Request, Any], Response]
 
 
-def _endpoint(portal: Portal, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
-    """The route: a POST's form read here (one file at most), then the handler on a thread of
-    the pool, so that its database work never holds up the other requests."""
+def endpoint(
+    portal: Portal, handler: Handler, max_fields: int = 5, max_files: int = 1
+) -> Callable[[Request], Awaitable[Response]]:
+    """The route: a number in its path too large for any id a 404, a POST's form read here,
+    then the handler on a thread of the pool, so that its database work never holds up the
+    other requests."""
 
-    async def endpoint(request: Request) -> Response:
-        form = await request.form(max_files=1, max_fields=5) if request.method == "POST" else None
+    async def run(request: Request) -> Response:
+        if any(isinstance(v, int) and v > MAX_ID for v in request.path_params.values()):
+            raise HTTPException(404, "no such page: the number in its address is larger than any id")
+        form = await request.form(max_files=max_files, max_fields=max_fields) if request.method == "POST" else None
         try:
             await run_in_threadpool(portal.refresh)
             return await run_in_threadpool(handler, portal, request, form)
@@ -327,7 +332,7 @@ def _endpoint(portal: Portal, handler: Handler) -> Callable[[Request], Awaitable
             if form is not None:
                 await form.close()
 
-    return endpoint
+    return run
 
 
 # --- helpers ------------------------------------------------------------------------------
