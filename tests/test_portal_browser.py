@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from typing import Any
 
 import pytest
 
@@ -68,7 +69,7 @@ def test_a_student_signs_in_uploads_and_sees_the_feedback_appear(tmp_path, chrom
         page.on("pageerror", lambda e: problems.append(str(e)))
         page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
         page.goto(link)
-        page.click("#signin")
+        submit(page, "#signin")
         page.click("text=Othello endgame lab")
         assert "3 of 3 submissions left today" in page.inner_text("#left")
         page.set_input_files("input[name=script]", str(script))
@@ -96,7 +97,7 @@ def _signed_in(browser, link: str, javascript: bool = True):
     """A page of a new browser context (its own cookies) signed in with the one-time ``link``."""
     page = browser.new_context(java_script_enabled=javascript).new_page()
     page.goto(link)
-    page.click("#signin")
+    submit(page, "#signin")
     return page
 
 
@@ -182,6 +183,13 @@ def test_an_instructor_reruns_after_a_plan_change_and_the_student_sees_why(tmp_p
         server.stop()
 
 
+def submit(page: Any, selector: str) -> None:
+    """Click a form's button and wait until the page it leads to has loaded (a click alone
+    returns once the navigation has begun, when the page may still be empty)."""
+    with page.expect_navigation():
+        page.click(selector)
+
+
 @pytest.mark.slow  # a browser and a server: several seconds
 def test_in_a_browser_a_password_is_changed_only_with_the_current_one(tmp_path, chromium):
     """The home page's form, without JavaScript: a first password needs no current one; once
@@ -195,23 +203,23 @@ def test_in_a_browser_a_password_is_changed_only_with_the_current_one(tmp_path, 
         context = chromium.new_context(java_script_enabled=False)
         page = context.new_page()
         page.goto(link)
-        page.click("#signin")
+        submit(page, "#signin")
         assert page.locator("input[name=current]").count() == 0  # none set yet: none asked
         page.fill("input[name=password]", "first password 1")
-        page.click("button:has-text('Set password')")
+        submit(page, "button:has-text('Set password')")
         assert "You have a password." in page.content()
         page.fill("input[name=current]", "not the password")
         page.fill("input[name=password]", "thief's password")
-        page.click("button:has-text('Set password')")
+        submit(page, "button:has-text('Set password')")
         assert page.inner_text("#error") == "the current password is wrong: give the one you sign in with"
         page.goto(server.url + "/")
         page.fill("input[name=current]", "first password 1")
         page.fill("input[name=password]", "second password 2")
-        page.click("button:has-text('Set password')")
-        page.click("button:has-text('Sign out')")
+        submit(page, "button:has-text('Set password')")
+        submit(page, "button:has-text('Sign out')")
         page.fill("input[name=email]", "s1@example.edu")
         page.fill("input[name=password]", "second password 2")
-        page.click("button:has-text('Sign in')")
+        submit(page, "button:has-text('Sign in')")
         assert page.url == server.url + "/" and "You have a password." in page.content()
         context.close()
     finally:
