@@ -4,6 +4,7 @@ without its CSRF token, an upload over the limit, a private test's board, markup
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime
 import io
@@ -573,6 +574,16 @@ def test_a_student_cannot_reach_another_students_submission(portal, graded_pair)
     assert other.post("/class/links").status_code == 404
     anonymous = Client(portal["server"].url)
     assert anonymous.get(f"/s/{theirs}").status_code == 401
+    assert other.get(f"/s/{theirs}/events").status_code == 404  # its page's live status too
+    assert anonymous.get(f"/s/{theirs}/events").status_code == 401
+
+
+def test_a_submissions_page_is_told_its_status_by_server_sent_events(portal, graded_pair):
+    """The live update's stream (static/live.js listens to it): a graded submission's says so and ends."""
+    sid = graded_pair["wrong_score.py"]["id"]
+    r = portal["students"]["s1@example.edu"].get(f"/s/{sid}/events")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+    assert r.text == "retry: 1000\ndata: graded\n\n"
 
 
 def test_a_private_tests_board_never_reaches_a_student(portal):
@@ -1367,6 +1378,33 @@ def test_the_demo_students_upload_to_each_lab_of_the_demo_course(tmp_path):
             assert row["assignments"][lab]["total"] == row["assignments"][lab]["max_total"], row
     finally:
         server.stop()
+
+
+@pytest.mark.slow  # a server of its own, stopped
+def test_a_server_stops_on_sigterm_with_pages_still_listening(tmp_path):
+    """A page's event stream never ends while its submission waits: a stopping server ends it
+    (uvicorn would wait for it forever) and exits by itself, its exit code its own."""
+    course = make_course(tmp_path / "course")
+    server = Server(course, tmp_path, None, "--workers", "0")  # nothing grades: the submission waits
+    me = Client(server.url)
+    me.sign_in(server.link)
+    sid = me.upload(NEGAMAX, name="negamax.py").json()["id"]
+    seen: list[str] = []
+
+    def listen() -> None:
+        with contextlib.suppress(httpx.HTTPError), me.http.stream("GET", f"/s/{sid}/events", timeout=None) as r:
+            seen.extend(r.iter_lines())
+
+    listener = threading.Thread(target=listen)
+    listener.start()
+    deadline = time.monotonic() + 30
+    while "data: queued" not in seen and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "data: queued" in seen
+    server.proc.send_signal(signal.SIGTERM)
+    assert server.proc.wait(60) == 0, "".join(server.lines)  # not killed: it ended the stream itself
+    listener.join(30)
+    assert not listener.is_alive()
 
 
 @pytest.mark.slow

@@ -93,9 +93,13 @@ def serve(course: str | None, database: str | None, host: str, port: int, worker
             echo(f"LTI 1.3 tool: login {started.url}lti/login, launch {started.url}lti/launch, "
                  f"JWKS {started.url}lti/jwks (key {started.lti_kid})")  # fmt: skip
 
-    run(course, database, host, port, workers, on_ready=ready, lease=lease, cluster=cluster,
-        rotate_lti_key=rotate_lti_key, attempts=attempts, public_url=public_url,
-        forwarded_allow_ips=forwarded_allow_ips, nice=nice)  # fmt: skip
+    try:
+        run(course, database, host, port, workers, on_ready=ready, lease=lease, cluster=cluster,
+            rotate_lti_key=rotate_lti_key, attempts=attempts, public_url=public_url,
+            forwarded_allow_ips=forwarded_allow_ips, nice=nice)  # fmt: skip
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM, passed on by uvicorn once it has stopped
+        pass
+    echo("Portal stopped.")
 
 
 @click.command(

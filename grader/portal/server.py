@@ -20,6 +20,7 @@ from ..errors import GraderError
 from . import accounts, arena_pages, ladder_pages, lti_pages
 from .course import DEMO_FOLDER, Course, load_course, make_demo_course
 from .db import check_current, connect, default_url, hide_password, secret_key, sessions, upgrade
+from .live import Watch
 from .lti_grades import GradeSync
 from .lti_keys import rotate, signing_key
 from .models import INSTRUCTOR, Meta
@@ -120,11 +121,24 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
                       hide_password(url), workers, portal.workers.cluster if portal.workers else None, kid,
                       portal.public_url)  # fmt: skip
     app = create_app(portal, key, extra)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
-                                           proxy_headers=True, forwarded_allow_ips=forwarded_allow_ips))  # fmt: skip
+    server = _Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+                                           proxy_headers=True, forwarded_allow_ips=forwarded_allow_ips),
+                    portal.watch)  # fmt: skip
     if on_ready:
         on_ready(started)
     server.run(sockets=[sock])
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, ending the pages' event streams as it stops (it waits for open responses)."""
+
+    def __init__(self, config: uvicorn.Config, watch: Watch):
+        super().__init__(config)
+        self.watch = watch
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.watch.stop()
+        await super().shutdown(sockets)
 
 
 def worker_sessions(folder: str | Path, database: str) -> tuple[Course, sessionmaker[Session]]:

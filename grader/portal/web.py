@@ -48,6 +48,7 @@ from ..similarity import report_html, report_json
 from . import accounts, exports, gtplab, policy, similar, uploads
 from .course import Assignment, Course, load_course
 from .db import reading
+from .live import Watch
 from .models import (
     FAILED,
     GRADED,
@@ -213,11 +214,13 @@ class Portal:
     public_url: str | None = None  # the address people reach it at (behind a proxy), if not the request's
     digest: str | None = None
     read: sessionmaker[Session] = field(init=False)  # sessions for reading only: a page's wait for no writer
+    watch: Watch = field(init=False)  # the submissions whose pages wait for their grade
     _checked: float = field(default=0.0, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def __post_init__(self) -> None:
         self.read = reading(self.make)
+        self.watch = Watch(self.read)
 
     def refresh(self) -> None:
         """Load the course again when it was synced since it was loaded, asking the database at
@@ -269,6 +272,7 @@ def create_app(portal: Portal, secret_key: str, extra: Sequence[BaseRoute] = ())
         Route("/password", endpoint(portal, password), methods=["POST"]),
         Route("/a/{name}", endpoint(portal, assignment_page), methods=["GET", "POST"]),
         Route("/s/{sid}", endpoint(portal, submission_page)),
+        Route("/s/{sid}/events", endpoint(portal, submission_events)),
         Route("/class", endpoint(portal, class_page)),
         Route("/class/links", endpoint(portal, links), methods=["POST"]),
         Route("/class/release", endpoint(portal, release), methods=["POST"]),
@@ -681,18 +685,33 @@ def _staff_view(sub: Submission, assignment: Assignment | None, owner: User | No
     }  # fmt: skip
 
 
+def _visible_submission(session: Session, user: User, sid: str) -> Submission:
+    sub = session.get(Submission, sid)
+    if sub is None or (sub.user_id != user.id and not user.staff):
+        raise HTTPException(404, "no such submission")  # another's answers as one that does not exist
+    return sub
+
+
 def submission_page(portal: Portal, request: Request, form: Any) -> Response:
     user = need_user(portal, request)
     with portal.read() as session:
-        sub = session.get(Submission, request.path_params["sid"])
-        if sub is None or (sub.user_id != user.id and not user.staff):
-            raise HTTPException(404, "no such submission")  # another's answers as one that does not exist
+        sub = _visible_submission(session, user, request.path_params["sid"])
         owner = session.get(User, sub.user_id)
         assignment = portal.course.assignments.get(sub.assignment)
         shown = _shown(portal, session, assignment)
     data = _staff_view(sub, assignment, owner) if user.staff else _student_view(sub, assignment, shown)
     return page(request, "submission.html", data, user=user, staff=user.staff,
                 title=assignment.title if assignment else sub.assignment)  # fmt: skip
+
+
+def submission_events(portal: Portal, request: Request, form: Any) -> Response:
+    """The submission's status as server-sent events (``text/event-stream``): its page's live
+    update, one line ``data: STATUS`` now and at each change until the status is final."""
+    user = need_user(portal, request)
+    with portal.read() as session:
+        sub = _visible_submission(session, user, request.path_params["sid"])
+    return StreamingResponse(portal.watch.events(sub.id, sub.status), media_type="text/event-stream",
+                             headers={"cache-control": "no-store", "x-accel-buffering": "no"})  # fmt: skip
 
 
 def class_page(portal: Portal, request: Request, form: Any) -> Response:

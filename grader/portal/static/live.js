@@ -1,24 +1,19 @@
-// Live update of a submission's page: while it waits or is graded, ask for its JSON every
-// second and reload the page once the status changes (without JavaScript, a reload shows it).
+// Live update of a submission's page: while it waits or is graded, listen to its status
+// (server-sent events: the browser connects again by itself if the server restarts) and reload
+// the page once the status changes (without JavaScript, a reload shows it).
 "use strict";
 document.addEventListener("DOMContentLoaded", () => {
   const section = document.getElementById("submission");
   if (!section) return;
   const shown = section.dataset.status;
   if (shown !== "queued" && shown !== "running") return;
-  const poll = async () => {
-    try {
-      const answer = await fetch(location.href, { headers: { Accept: "application/json" }, credentials: "same-origin" });
-      if (answer.ok && (await answer.json()).status !== shown) {
-        location.reload();
-        return;
-      }
-    } catch (e) {
-      // the server restarting: try again
+  const events = new EventSource(location.pathname + "/events");
+  events.onmessage = (message) => {
+    if (message.data !== shown) {
+      events.close();
+      location.reload();
     }
-    setTimeout(poll, 1000);
   };
-  setTimeout(poll, 1000);
 });
 
 // Live update of an arena page (an engine's checks, a test, a game): while its section is not
