@@ -29,13 +29,19 @@ import pytest
 httpx = pytest.importorskip("httpx", reason="the portal's tests need httpx (pip install -e '.[test]')")
 pytest.importorskip("starlette", reason='the portal needs its extra: pip install -e ".[portal]"')
 
+from sqlalchemy import select  # noqa: E402
+
 from grader.config import Config  # noqa: E402
+from grader.errors import GraderError  # noqa: E402
 from grader.files import SHARE  # noqa: E402
 from grader.grading import gradescope, report  # noqa: E402
 from grader.grading.plans import new_plan, write_plan_file  # noqa: E402
 from grader.grading.run import grade, grade_class  # noqa: E402
 from grader.grading.runfolder import RunFolder  # noqa: E402
+from grader.portal import accounts  # noqa: E402
 from grader.portal.course import load_course, make_demo_course  # noqa: E402
+from grader.portal.db import connect, sessions, upgrade  # noqa: E402
+from grader.portal.models import User  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 NEGAMAX = ROOT / "submissions" / "negamax.py"
@@ -495,6 +501,26 @@ def test_a_roster_cannot_change_its_uploaders_own_role(portal):
     assert "s5@example.edu" in [s["email"] for s in instructor.get("/class").json()["students"]]  # nothing written
     same = f"Email,Name,Role\n{me},{me.split('@')[0]},Instructor\n".encode()
     assert instructor.post("/class/roster", files={"roster": ("r.csv", same, "text/csv")}).status_code == 200
+
+
+def test_a_roster_cannot_demote_an_instructor_course_yaml_names(tmp_path):
+    """course.yaml's instructors keep their role: a roster making one of them a student (the
+    uploader being another instructor) is refused whole; only course.yaml changes it."""
+    engine = connect(f"sqlite:///{tmp_path / 'portal.sqlite3'}")
+    upgrade(engine)
+    make = sessions(engine)
+    yaml_names = ("head@example.edu", "second@example.edu")
+    with make.begin() as s:
+        accounts.import_roster(s, [accounts.RosterEntry(e, e, "instructor") for e in yaml_names])
+    sheet = accounts.read_roster("Email,Name,Role\nnew@example.edu,New,Student\nSECOND@example.edu,Two,Student\n")
+    with pytest.raises(GraderError) as e, make.begin() as s:
+        head = s.scalar(select(User).where(User.email == "head@example.edu"))
+        accounts.import_roster(s, sheet, head, yaml_names)
+    assert str(e.value) == ("the roster makes second@example.edu a student, but course.yaml names them an "
+                            "instructor: give their row the role instructor, or change course.yaml")  # fmt: skip
+    with make() as s:
+        assert {u.email: u.role for u in s.scalars(select(User))} == dict.fromkeys(yaml_names, "instructor")
+    engine.dispose()
 
 
 @pytest.mark.slow  # five argon2 hashings: over a second on a loaded machine
@@ -1477,7 +1503,6 @@ def test_a_roster_is_read_as_lms_gradebooks_export_it(csv, people):
     ],
 )
 def test_a_bad_roster_is_one_line_naming_the_line(csv, message):
-    from grader.errors import GraderError
     from grader.portal.accounts import read_roster
 
     with pytest.raises(GraderError) as e:

@@ -8,6 +8,7 @@ import datetime as dt
 import hashlib
 import io
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,22 +76,28 @@ def read_roster(text: str, source: str = "roster") -> list[RosterEntry]:
     return out
 
 
-def import_roster(session: Session, entries: list[RosterEntry], uploader: User | None = None) -> int:
+def import_roster(session: Session, entries: list[RosterEntry], uploader: User | None = None,
+                  instructors: Sequence[str] = ()) -> int:  # fmt: skip
     """Add the people not there yet, and update names and roles of those who are; the count
     added. GraderError (the caller's transaction then writes nothing) when the roster would
-    change the role of its ``uploader`` (an instructor uploading it in the portal): so the
-    uploader stays an instructor, and the course is never left without one."""
+    change the role of its ``uploader`` (an instructor uploading it in the portal), so the
+    course is never left without one, or of one of the course's ``instructors`` (course.yaml
+    makes them so: it alone changes that)."""
+    kept = {email.lower() for email in instructors}
     added = 0
     for entry in entries:
         user = session.scalar(select(User).where(User.email == entry.email))
+        if uploader is not None and user is not None and user.id == uploader.id and entry.role != user.role:
+            raise GraderError(f"the roster makes you ({user.email}) a {entry.role}: a roster cannot change its "
+                              f"uploader's own role; give your row the role {user.role}")  # fmt: skip
+        if entry.email in kept and entry.role != INSTRUCTOR:
+            raise GraderError(f"the roster makes {entry.email} a {entry.role}, but course.yaml names them an "
+                              f"instructor: give their row the role {INSTRUCTOR}, or change course.yaml")  # fmt: skip
         if user is None:
             session.add(User(email=entry.email, name=entry.name, role=entry.role))
             added += 1
-            continue
-        if uploader is not None and user.id == uploader.id and entry.role != user.role:
-            raise GraderError(f"the roster makes you ({user.email}) a {entry.role}: a roster cannot change its "
-                              f"uploader's own role; give your row the role {user.role}")  # fmt: skip
-        user.name, user.role = entry.name, entry.role
+        else:
+            user.name, user.role = entry.name, entry.role
     session.flush()
     return added
 

@@ -305,10 +305,12 @@ def finish(session: Session, lease: Lease) -> bool:
 
 def release(session: Session, lease: Lease) -> bool:
     """Give the job back to the queue at once (its grading was cut short by the grader's side,
-    not the script's: a cluster's scheduler gone); False when the lease was lost already."""
+    not the script's: a cluster's scheduler gone), the claim not counted among its attempts;
+    False when the lease was lost already."""
     done = session.execute(
         update(Job).where(Job.id == lease.job_id, Job.lease_token == lease.token)
-        .values(state=QUEUED, claimed_by=None, claimed_at=None, lease_token=None, lease_until=None)
+        .values(state=QUEUED, claimed_by=None, claimed_at=None, lease_token=None, lease_until=None,
+                attempts=Job.attempts - 1)
     )  # fmt: skip
     if getattr(done, "rowcount", 0) != 1:
         return False

@@ -772,7 +772,7 @@ def roster_upload(portal: Portal, request: Request, form: Any) -> Response:
     try:
         people = accounts.read_roster(text, name)
         with portal.make.begin() as session:
-            added = accounts.import_roster(session, people, user)
+            added = accounts.import_roster(session, people, user, portal.course.instructors)
             _audit(session, user, "roster upload", f"{name}: {len(people)} people, {added} added")
     except GraderError as e:
         raise HTTPException(400, str(e)) from None
