@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from grader.cli import main
-from grader.runs.lms import CANVAS_IDS, read_roster
+from grader.runs.lms import CANVAS_IDS, RunGrade, canvas_csv, read_roster
 
 from test_class import klass  # noqa: F401  (a fixture)
 from test_formats import engine, near_end
@@ -56,6 +56,23 @@ def test_a_class_run_goes_to_canvas_with_its_points_possible_row(klass):  # noqa
     ]
     assert "Wrote lab5.csv" in result.output
     assert "Warning: 'carol' is not in the roster (or is twice): their grade is not in the CSV" in result.output
+
+
+def test_an_address_is_tried_by_its_login_only_where_that_login_is_nobody_elses():
+    """Canvas's SIS Login ID 'alice' answers to alice@school.edu, but not when another address
+    of the run has that login too (two people of two schools), nor for a student whose own
+    address took their row already."""
+    roster = read_roster(CANVAS_ROSTER)
+
+    def graded(*names: str) -> tuple[list[list[str]], list[str]]:
+        export = canvas_csv([RunGrade(n, 5.0 + k, 10.0, True, "") for k, n in enumerate(names)], roster, "Lab")
+        return [(r[3], r[5]) for r in rows(export.text)[2:]], export.unmatched
+
+    assert graded("alice@school.edu", "dan@x.org") == ([("alice", "5"), ("bob@school.edu", ""), ("dan", "6")], [])
+    assert graded("alice@school.edu", "alice@elsewhere.org") == (
+        [("alice", ""), ("bob@school.edu", ""), ("dan", "")], ["alice@school.edu", "alice@elsewhere.org"])  # fmt: skip
+    assert graded("alice", "alice@elsewhere.org") == (
+        [("alice", "5"), ("bob@school.edu", ""), ("dan", "")], ["alice@elsewhere.org"])  # fmt: skip
 
 
 def test_a_regression_class_goes_to_moodle_with_feedback(tmp_path):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -158,18 +159,31 @@ def _points(grades: list[RunGrade]) -> float:
 def _match(roster: Roster, grades: list[RunGrade]) -> tuple[dict[int, RunGrade], list[str]]:
     """Each roster student's grade (by row), and the run's names no student answers to. A name
     that is an e-mail address no student answers to is tried by its user part (a Canvas SIS
-    Login ID is often the login alone)."""
+    Login ID is often the login alone), where no other name of the run has that user part and
+    no other grade took that student."""
+
+    def rows(key: str) -> list[int]:
+        return [i for i, s in enumerate(roster.students) if key in s.keys]
+
+    names = [g.name.strip().lower() for g in grades]
+    users = Counter(n.split("@", 1)[0] for n in names if "@" in n)
     found: dict[int, RunGrade] = {}
+    tried: list[tuple[RunGrade, str]] = []
     unmatched = []
-    for g in grades:
-        name = g.name.strip().lower()
-        rows = [i for i, s in enumerate(roster.students) if name in s.keys]
-        if not rows and "@" in name:
-            rows = [i for i, s in enumerate(roster.students) if name.split("@", 1)[0] in s.keys]
-        if len(rows) != 1:
-            unmatched.append(g.name)
+    for g, name in zip(grades, names):
+        exact = rows(name)
+        if len(exact) == 1:
+            found[exact[0]] = g
+        elif not exact and "@" in name and users[name.split("@", 1)[0]] == 1:
+            tried.append((g, name.split("@", 1)[0]))
         else:
-            found[rows[0]] = g
+            unmatched.append(g.name)
+    for g, user in tried:
+        by_user = rows(user)
+        if len(by_user) == 1 and by_user[0] not in found:
+            found[by_user[0]] = g
+        else:
+            unmatched.append(g.name)
     return found, unmatched
 
 
