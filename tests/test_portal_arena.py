@@ -5,6 +5,7 @@ killed mid-game whose pair another worker plays and counts once (SQLite and Post
 
 from __future__ import annotations
 
+import datetime
 import io
 import json
 import secrets
@@ -225,6 +226,18 @@ def test_a_test_with_an_odd_game_limit_ends_at_its_last_pair(db):
         assert (test.status, test.wins, test.losses, queue.waiting_games(s)) == (LIMIT, 2, 2, 0)
 
 
+def test_an_api_token_works_for_its_days_then_is_refused(db):
+    make, author, _ = db
+    with make.begin() as s:
+        token = accounts.new_api_token(s, s.get(User, author.id), "laptop")
+    for age, works in ((accounts.API_TOKEN_DAYS - 1, True), (accounts.API_TOKEN_DAYS, False)):
+        with make.begin() as s:
+            (made,) = accounts.api_tokens(s, s.get(User, author.id))
+            made.created_at = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=age, seconds=1)
+        with make.begin() as s:
+            assert (accounts.api_user(s, token) is not None) == works, age
+
+
 def test_what_the_arena_refuses_says_why_and_how_to_fix_it(db):
     make, author, (v1, v2) = db
     with make.begin() as s:
@@ -365,7 +378,7 @@ def test_an_author_uploads_versions_and_a_test_decides_live(tmp_path):
         revoked = CliRunner().invoke(
             main, ["arena", "test", "--portal", server.url, "--token", token, "mine", "2", "1"]
         )
-        assert revoked.exit_code == 1 and "the API token is unknown or was revoked" in revoked.output
+        assert revoked.exit_code == 1 and "the API token is unknown, revoked or expired" in revoked.output
     finally:
         server.stop()
 

@@ -137,6 +137,7 @@ def use_signin_token(session: Session, token: str) -> User | None:
 
 
 API_TOKEN_PREFIX = "grader_"  # an API token's start, so that one pasted in the wrong place is recognised
+API_TOKEN_DAYS = 90  # how long an API token works
 
 
 def new_api_token(session: Session, user: User, label: str = "") -> str:
@@ -170,10 +171,15 @@ def revoke_api_token(session: Session, user: User, token_id: str) -> bool:
     return False
 
 
+def api_token_expires(token: ApiToken) -> dt.datetime:
+    """When a token stops working: API_TOKEN_DAYS after it was made (make a new one then)."""
+    return _aware(token.created_at) + dt.timedelta(days=API_TOKEN_DAYS)
+
+
 def api_user(session: Session, token: str) -> User | None:
-    """The user of an API token (its use noted); None for a token nobody holds."""
+    """The user of an API token (its use noted); None for a token nobody holds or one expired."""
     found = session.get(ApiToken, _digest(token))
-    if found is None:
+    if found is None or api_token_expires(found) <= now():
         return None
     found.used_at = now()
     return session.get(User, found.user_id)

@@ -123,13 +123,14 @@ def engines_page(portal: Portal, request: Request, form: Any) -> Response:
     with portal.make() as session:
         engines = [_engine_data(session, user, e) for e in _visible(session, user)]
         tokens = [{"id": accounts.api_token_id(t), "label": t.label, "created_at": t.created_at.isoformat(),
-                   "used_at": t.used_at.isoformat() if t.used_at else None}
+                   "used_at": t.used_at.isoformat() if t.used_at else None,
+                   "expires_at": accounts.api_token_expires(t).isoformat()}
                   for t in accounts.api_tokens(session, user)]  # fmt: skip
     for e in engines:
         e["latest"] = e["versions"][0] if e["versions"] else None
         del e["versions"]
     data = {"engines": engines, "protocols": sorted(available_protocols()), "games": sorted(available_games()),
-            "tokens": tokens}  # fmt: skip
+            "tokens": tokens, "token_days": accounts.API_TOKEN_DAYS}  # fmt: skip
     return page(request, "arena.html", data, user=user)
 
 

@@ -413,7 +413,9 @@ def signed_in(portal: Portal, request: Request) -> User | None:
 def need_user(portal: Portal, request: Request) -> User:
     user = signed_in(portal, request)
     if user is None and bearer(request) is not None:
-        raise HTTPException(401, "the API token is unknown or was revoked: make a new one on the portal's /arena page")
+        raise HTTPException(
+            401, "the API token is unknown, revoked or expired: make a new one on the portal's /arena page"
+        )
     if user is None:
         raise HTTPException(401, "sign in first: use your sign-in link, or your e-mail and password at /signin")
     return user
