@@ -267,6 +267,8 @@ def test_the_deadline_tournament_freezes_the_final_versions_and_grades_by_share(
         games = s.scalars(select(ArenaGame).join(LadderGame, LadderGame.game_id == ArenaGame.id)
                           .where(LadderGame.stage == DEADLINE)).all()  # fmt: skip
         assert {(g.black_id, g.white_id) for g in games} == {(a, b) for a in latest for b in latest if a != b}
+        waiting = ladders.deadline_state(s, course, ladder)
+        assert (waiting.unfinished, waiting.over) == (12, False)
         for g in games:  # black wins 40-24, except the best engine wins 50-14 whatever its colour
             best_black, best_white = g.black_id == latest[0], g.white_id == latest[0]
             finish(
@@ -276,7 +278,7 @@ def test_the_deadline_tournament_freezes_the_final_versions_and_grades_by_share(
                 *((14, 50) if best_white else (50, 14) if best_black else (40, 24)),
             )
         found = ladders.deadline_state(s, course, ladder)
-    assert found.played == found.planned == 12
+    assert found.played == found.planned == 12 and (found.unfinished, found.over) == (0, True)
     shares = {latest[0]: 400 / 512, latest[1]: (80 + 48 + 56) / 512, latest[2]: (80 + 48 + 56) / 512}
     thresholds = course.config.tournament.grade
     assert [(g.engine, g.games, g.complete) for g in found.grades] == [(f"v{v}", 8, True) for v in latest]
@@ -674,7 +676,9 @@ def test_grader_arena_reaches_the_ladders_with_the_rights_of_the_tokens_user(tmp
         assert "Student" not in said and "Deadline" not in said
         # each refusal, over HTTP and as the command line's one line
         signed = {"Authorization": f"Bearer {tokens['student']}", "Accept": "application/json"}
-        assert "Student" not in httpx.get(f"{server.url}/api/ladder/duel", headers=signed).text
+        for path in ("", "/crosstable", f"/entry/{seen['rows'][0]['entry']}", "/games.ggf"):
+            r = httpx.get(f"{server.url}/api/ladder/duel{path}", headers=signed)
+            assert r.status_code == 200 and "Student" not in r.text, path
         r = httpx.post(f"{server.url}/api/ladder/duel/deadline", headers=signed)
         assert (
             r.status_code == 403
