@@ -2,6 +2,8 @@
 tournament --sprt`` of the same engines on the same cores, and the harness's cost per move in each.
 
 Run: python bench/arena.py [--games 60] [--workers 2] [--tc 10+0.1] [--isolation auto] [--repeat 7]
+     python bench/arena.py --part live [--watchers 20] [--browsers 20] [--watch browsers|http|both]
+                           [--move-seconds 0.2]
 Two versions of an NBoard engine (the bundled greedy and random_mover behind the bundled
 NBoard adapter, uploaded as an author uploads them: an archive and its COMMAND) play an SPRT
 test whose bounds nothing decides early, to --games games, on a temporary course's SQLite
@@ -16,11 +18,20 @@ results, starting processes); the line after it is the arena's minus the command
 The live game page (--part live, or all): ``grader serve --workers 0`` as its own process on
 a SQLite database; a game of a test marked running as a worker's claim marks it, its moves
 written by the worker's own writer (``arena_play.live``, which writes at most every
-LIVE_SECONDS) one every --move-seconds; --watchers HTTP clients (not browsers: httpx
-threads) follow the page as static/live.js does, asking for its HTML every second from a
-random start. The delay of a move: when a client's page first holds it minus when it was
-played; the median and 90th percentile over every client and move are printed (target:
-median within 1 s).
+LIVE_SECONDS) one every --move-seconds. --watchers pages of headless Chromium (/usr/bin/chromium
+through Playwright) watch the game's page with JavaScript on (static/live.js polls it every
+second and puts the changed section in place): --browsers Chromium processes, the pages
+dealt out among them, each page in a context of its own (its own cookies and cache, as a
+browser of its own), signed in as the instructor, with Chromium's throttling of background
+pages off (each page is one a person looks at). A MutationObserver in each page notes when its
+DOM first holds each ply (``performance.timeOrigin + performance.now()``, milliseconds of the
+Unix epoch on the page's clock); the page's clock is set against this process's
+``time.time()`` by the round trip of Playwright's evaluate (the shortest of ten: its half is
+the error). A move's delay: when a page's DOM shows it minus when it was handed to the writer
+(``time.time()``: the engine played it then). The median and 95th percentile over every page
+and move are printed (target: median within 1 s), with the load average before and after.
+--watch http (or both) adds the older figure: as many HTTP clients (httpx threads, no
+browser) asking for the page's HTML every second from a random start, as live.js does.
 """
 
 from __future__ import annotations
@@ -28,6 +39,8 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
+import os
 import random
 import re
 import shutil
@@ -184,68 +197,180 @@ def running_game(make: Any, email: str) -> tuple[int, str, list[str]]:
 
 
 PLY = re.compile(r'<td><a href="\?ply=(\d+)">')
+# the plies each page's DOM shows, the moment it first shows each (ms since the Unix epoch, the page's clock)
+OBSERVER = """
+window.__seen = {};
+document.addEventListener("DOMContentLoaded", () => {
+  const note = () => {
+    const at = performance.timeOrigin + performance.now();
+    for (const a of document.querySelectorAll('#moves td > a[href^="?ply="]')) {
+      const ply = a.getAttribute("href").slice(5);
+      if (!(ply in window.__seen)) window.__seen[ply] = at;
+    }
+  };
+  note();
+  new MutationObserver(note).observe(document.body, { childList: true, subtree: true });
+});
+"""
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-timer-throttling",
+                  "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows"]  # fmt: skip
 
 
-def live_run(work: Path, watchers: int, move_seconds: float) -> list[float]:
-    """Each watcher's delay, in seconds, for each move of a game played live."""
-    course = make_demo_course(work / "course")
-    database = f"sqlite:///{work / 'portal.sqlite3'}"
-    server = subprocess.Popen([sys.executable, "-m", "grader", "serve", str(course), "--port", "0", "--workers", "0",
-                               "--database", database], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
-    try:
+class LiveGame:
+    """``grader serve --workers 0`` on a fresh SQLite database in ``work``, signed in as its
+    instructor, with a game marked running whose moves ``play`` writes as a worker does."""
+
+    def __init__(self, work: Path):
+        course = make_demo_course(work / "course")
+        database = f"sqlite:///{work / 'portal.sqlite3'}"
+        self.server = subprocess.Popen([sys.executable, "-m", "grader", "serve", str(course), "--port", "0",
+                                        "--workers", "0", "--database", database],
+                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
         said = ""
         while (m := re.search(r"One-time sign-in link for \S+: (\S+)", said)) is None:
-            line = server.stdout.readline() if server.stdout else ""
+            line = self.server.stdout.readline() if self.server.stdout else ""
             if not line:
+                self.server.wait()
                 raise SystemExit("grader serve did not start:\n" + said)
             said += line
         link = m.group(1)
-        url = re.sub(r"^(https?://[^/]+).*", r"\1", link)
-        threading.Thread(target=lambda: [None for _ in server.stdout or ()], daemon=True).start()
-        make = sessions(connect(database))
-        with make() as s:
+        self.url = re.sub(r"^(https?://[^/]+).*", r"\1", link)
+        threading.Thread(target=lambda: [None for _ in self.server.stdout or ()], daemon=True).start()
+        self.make = sessions(connect(database))
+        with self.make() as s:
             email = s.scalar(select(User.email).where(User.role == "instructor"))
-        gid, token, lines = running_game(make, email)
-        first = httpx.Client(headers={"Accept": "application/json"}, timeout=30)
-        csrf = first.get(link).json()["csrf"]  # the link's page: its form's token; its POST signs in
-        first.post(link, data={"csrf": csrf}).raise_for_status()
-        page = f"{url}/arena/g/{gid}"
+        self.gid, self.token, self.lines = running_game(self.make, email)
+        self.page = f"{self.url}/arena/g/{self.gid}"
+        with httpx.Client(headers={"Accept": "application/json"}, timeout=30) as first:
+            csrf = first.get(link).json()["csrf"]  # the link's page: its form's token; its POST signs in
+            first.post(link, data={"csrf": csrf}).raise_for_status()
+            self.cookies = dict(first.cookies)
+
+    def play(self, move_seconds: float) -> dict[int, float]:
+        """Each move handed to the worker's writer, one every ``move_seconds``, then the game's
+        end; when each ply was played (``time.time()``)."""
         played: dict[int, float] = {}
-        seen: list[dict[int, float]] = [{} for _ in range(watchers)]
-        over = threading.Event()
-
-        def watch(k: int) -> None:
-            with httpx.Client(cookies=first.cookies, headers={"Accept": "text/html"}, timeout=30) as c:
-                time.sleep(random.random())
-                while not over.is_set():
-                    asked = time.monotonic()
-                    text = c.get(page).text
-                    at = time.monotonic()
-                    for ply in map(int, PLY.findall(text)):
-                        seen[k].setdefault(ply, at)
-                    time.sleep(max(0.0, 1.0 - (at - asked)))
-
-        threads = [threading.Thread(target=watch, args=(k,)) for k in range(watchers)]
-        for t in threads:
-            t.start()
-        time.sleep(1.5)
-        write = arena_play.live(make, gid, token)
-        for line in lines:
-            played[len(line) // 2] = time.monotonic()
-            write(GameRecord(f"g{gid}", "p1", 1, "b", "w", "", moves=line))
+        write = arena_play.live(self.make, self.gid, self.token)
+        for line in self.lines:
+            played[len(line) // 2] = time.time()
+            write(GameRecord(f"g{self.gid}", "p1", 1, "b", "w", "", moves=line))
             time.sleep(move_seconds)
-        with make.begin() as s:
-            game = s.get(ArenaGame, gid)
-            arena.write_record(game, GameRecord(f"g{gid}", "p1", 1, "b", "w", "", moves=lines[-1], result="1-0",
-                                                reason="normal"))  # fmt: skip
-        time.sleep(2.5)
-        over.set()
-        for t in threads:
-            t.join()
-    finally:
-        server.terminate()
-        server.wait()
+        with self.make.begin() as s:
+            game = s.get(ArenaGame, self.gid)
+            arena.write_record(game, GameRecord(f"g{self.gid}", "p1", 1, "b", "w", "", moves=self.lines[-1],
+                                                result="1-0", reason="normal"))  # fmt: skip
+        return played
+
+    def stop(self) -> None:
+        self.server.terminate()
+        self.server.wait()
+
+
+def watched_over_http(game: LiveGame, watchers: int, move_seconds: float) -> list[float]:
+    """Each HTTP client's delay, in seconds, for each move: clients asking for the page's HTML every second."""
+    seen: list[dict[int, float]] = [{} for _ in range(watchers)]
+    over = threading.Event()
+
+    def watch(k: int) -> None:
+        with httpx.Client(cookies=game.cookies, headers={"Accept": "text/html"}, timeout=30) as c:
+            time.sleep(random.random())
+            while not over.is_set():
+                asked = time.time()
+                text = c.get(game.page).text
+                at = time.time()
+                for ply in map(int, PLY.findall(text)):
+                    seen[k].setdefault(ply, at)
+                time.sleep(max(0.0, 1.0 - (at - asked)))
+
+    threads = [threading.Thread(target=watch, args=(k,)) for k in range(watchers)]
+    for t in threads:
+        t.start()
+    time.sleep(1.5)
+    played = game.play(move_seconds)
+    time.sleep(2.5)
+    over.set()
+    for t in threads:
+        t.join()
     return [w[ply] - at for w in seen for ply, at in played.items() if ply in w]
+
+
+def clock_offset(page: Any) -> tuple[float, float]:
+    """The page's clock (performance.timeOrigin + performance.now()) minus ``time.time()``, in
+    seconds, from the shortest of ten round trips of an evaluate; and that round trip (the
+    offset is right within half of it)."""
+    best = (0.0, float("inf"))
+    for _ in range(10):
+        before = time.time()
+        at = page.evaluate("performance.timeOrigin + performance.now()") / 1000
+        after = time.time()
+        if after - before < best[1]:
+            best = (at - (before + after) / 2, after - before)
+    return best
+
+
+def watched_in_browsers(game: LiveGame, watchers: int, browsers: int, move_seconds: float) -> tuple[list[float], float]:
+    """Each page's delay, in seconds, for each move, and the largest clock error (half a round
+    trip): ``watchers`` pages of ``browsers`` headless Chromium processes, JavaScript on."""
+    from playwright.sync_api import sync_playwright
+
+    binary = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+    if binary is None:
+        raise SystemExit("no Chromium: apt-get install chromium")
+    with sync_playwright() as pw:
+        launched = [pw.chromium.launch(executable_path=binary, args=CHROMIUM_FLAGS) for _ in range(browsers)]
+        pages = []
+        for k in range(watchers):
+            context = launched[k % browsers].new_context()
+            context.add_cookies([{"name": n, "value": v, "url": game.url} for n, v in game.cookies.items()])
+            context.add_init_script(OBSERVER)
+            page = context.new_page()
+            page.goto(game.page)
+            pages.append(page)
+        hidden = sum(page.evaluate("document.visibilityState") != "visible" for page in pages)
+        if hidden:
+            print(f"({hidden} of the {watchers} pages are not visible: Chromium may throttle their timers)")
+        offsets = [clock_offset(page) for page in pages]
+        time.sleep(1.5)
+        played = game.play(move_seconds)
+        time.sleep(2.5)
+        seen = [page.evaluate("window.__seen") for page in pages]
+        for browser in launched:
+            browser.close()
+    delays = [w[str(ply)] / 1000 - offset - at for w, (offset, _) in zip(seen, offsets)
+              for ply, at in played.items() if str(ply) in w]  # fmt: skip
+    return delays, max(trip for _, trip in offsets) / 2
+
+
+def summary(delays: list[float]) -> str:
+    """'0.74 s median, 1.18 s 95th percentile (1120 sightings)'."""
+    ranked = sorted(delays)
+    p95 = ranked[max(0, math.ceil(0.95 * len(ranked)) - 1)]
+    return f"{statistics.median(ranked):.2f} s median, {p95:.2f} s 95th percentile ({len(ranked)} sightings)"
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def live_part(watch: str, watchers: int, browsers: int, move_seconds: float) -> None:
+    """The live game page's figures: in browsers, over HTTP, or both (a game each)."""
+    for how in ("browsers", "http") if watch == "both" else (watch,):
+        work = Path(tempfile.mkdtemp(prefix="grader-bench-live-"))
+        before = load()
+        game = LiveGame(work)
+        try:
+            if how == "browsers":
+                delays, error = watched_in_browsers(game, watchers, browsers, move_seconds)
+                who = (f"{watchers} Chromium pages (JavaScript on, static/live.js) in {browsers} browser "
+                       f"process{'es' if browsers > 1 else ''}, clocks matched within {error * 1000:.1f} ms")  # fmt: skip
+            else:
+                delays = watched_over_http(game, watchers, move_seconds)
+                who = f"{watchers} HTTP clients (no browser) asking for the page every second as static/live.js does"
+        finally:
+            game.stop()
+            shutil.rmtree(work, ignore_errors=True)
+        print(f"live game page, {who}, a move every {move_seconds:g} s: a move shown after {summary(delays)}; "
+              f"target: median within 1 s (load average {before} before, {load()} after)")  # fmt: skip
 
 
 def main() -> int:
@@ -258,19 +383,14 @@ def main() -> int:
                     "load changes: the median round's figures are given)")  # fmt: skip
     ap.add_argument("--part", choices=("all", "speed", "live"), default="all",
                     help="speed: games per hour and harness cost; live: the live game page's delay")  # fmt: skip
-    ap.add_argument("--watchers", type=int, default=20, help="HTTP clients following the live game page")
+    ap.add_argument("--watchers", type=int, default=20, help="pages (or HTTP clients) following the live game page")
+    ap.add_argument("--browsers", type=int, default=20, help="Chromium processes the pages are dealt out among")
+    ap.add_argument("--watch", choices=("browsers", "http", "both"), default="browsers",
+                    help="who follows the live game page: headless Chromium pages, HTTP clients, or both")  # fmt: skip
     ap.add_argument("--move-seconds", type=float, default=0.2, help="seconds between the live game's moves")
     args = ap.parse_args()
     if args.part != "speed":
-        work = Path(tempfile.mkdtemp(prefix="grader-bench-live-"))
-        try:
-            delays = sorted(live_run(work, args.watchers, args.move_seconds))
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-        print(f"live game page, {args.watchers} HTTP clients following it as static/live.js does, a move every "
-              f"{args.move_seconds:g} s: a move shown after {statistics.median(delays):.2f} s median, "
-              f"{delays[int(0.9 * (len(delays) - 1))]:.2f} s 90th percentile ({len(delays)} sightings; "
-              f"target: median within 1 s)")  # fmt: skip
+        live_part(args.watch, args.watchers, min(args.browsers, args.watchers), args.move_seconds)
         if args.part == "live":
             return 0
     tc = parse_tc(args.tc)

@@ -459,19 +459,20 @@ def test_an_instructor_imports_a_roster_in_the_browser(portal):
     assert r.status_code == 400 and r.json()["error"] == "r.csv: not UTF-8 text: export the roster as CSV (UTF-8)"
 
 
-def test_an_api_token_is_good_for_the_arenas_api_only(portal):
-    """A token made for ``grader arena test`` does not sign an instructor's other requests (sign-in
+def test_an_api_token_is_good_for_the_arenas_and_the_ladders_api_only(portal):
+    """A token made for ``grader arena`` does not sign an instructor's other requests (sign-in
     links for the class, the roster, exports) nor make more tokens: a leaked one reaches no further."""
     instructor = portal["instructor"]
     token = instructor.post("/arena/token", {"label": "cli"}).json()["token"]
     signed = httpx.Client(base_url=portal["server"].url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
     try:
-        assert signed.get("/api/arena").status_code == 200  # what the command line asks
+        for path in ("/api/arena", "/api/ladders"):  # what the command line asks
+            assert signed.get(path).status_code == 200, path
         for method, path in (("POST", "/api/class/links"), ("GET", "/api/class"), ("GET", "/api/class.csv"),
                              ("POST", "/api/arena/token"), ("GET", "/api/")):  # fmt: skip
             r = signed.request(method, path, data={"email": "s1@example.edu", "label": "more"})
             assert r.status_code == 403 and "/link/" not in r.text and "grader_" not in r.text, (path, r.text)
-            assert r.json()["error"].startswith("an API token signs the arena's requests only"), path
+            assert r.json()["error"].startswith("an API token signs the arena's and the ladders' requests only"), path
     finally:
         signed.close()
 

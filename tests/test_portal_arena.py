@@ -275,8 +275,10 @@ def test_an_author_reaches_their_engines_and_the_staff_the_courses(role, owner, 
     assert (arena.can_see(user, engine), arena.can_control(user, engine)) == (sees, controls)
 
 
-def test_grader_arena_test_says_when_the_portal_cannot_be_reached():
-    args = ["arena", "test", "--portal", "http://127.0.0.1:9", "--token", "grader_x", "mine", "2", "1"]
+@pytest.mark.parametrize("command", [["test", "mine", "2", "1"], ["ladders"], ["ladder", "duel"],
+                                     ["enter", "duel", "mine"], ["deadline", "duel", "--wait"]])  # fmt: skip
+def test_grader_arena_says_when_the_portal_cannot_be_reached(command):
+    args = ["arena", *command, "--portal", "http://127.0.0.1:9", "--token", "grader_x"]
     ran = CliRunner().invoke(main, args)
     assert ran.exit_code == 1
     assert ran.output.startswith("Error: cannot reach the portal at http://127.0.0.1:9: ")

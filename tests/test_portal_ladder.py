@@ -10,12 +10,14 @@ import csv
 import datetime
 import io
 import json
+import re
 import secrets
 import shutil
 import threading
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
@@ -44,7 +46,7 @@ from grader.portal.db import connect, sessions, upgrade  # noqa: E402
 from grader.portal.ladder_models import DEADLINE, LadderGame  # noqa: E402
 from grader.portal.models import INSTRUCTOR, RUNNING, User  # noqa: E402
 from grader.tournaments.games import GameRecord  # noqa: E402
-from grader.tournaments.grades import grade_by_share  # noqa: E402
+from grader.tournaments.grades import ShareGrade, grade_by_share  # noqa: E402
 
 from test_portal_db import postgres  # noqa: E402, F401  (the fixture)
 
@@ -265,6 +267,8 @@ def test_the_deadline_tournament_freezes_the_final_versions_and_grades_by_share(
         games = s.scalars(select(ArenaGame).join(LadderGame, LadderGame.game_id == ArenaGame.id)
                           .where(LadderGame.stage == DEADLINE)).all()  # fmt: skip
         assert {(g.black_id, g.white_id) for g in games} == {(a, b) for a in latest for b in latest if a != b}
+        waiting = ladders.deadline_state(s, course, ladder)
+        assert (waiting.unfinished, waiting.over) == (12, False)
         for g in games:  # black wins 40-24, except the best engine wins 50-14 whatever its colour
             best_black, best_white = g.black_id == latest[0], g.white_id == latest[0]
             finish(
@@ -274,7 +278,7 @@ def test_the_deadline_tournament_freezes_the_final_versions_and_grades_by_share(
                 *((14, 50) if best_white else (50, 14) if best_black else (40, 24)),
             )
         found = ladders.deadline_state(s, course, ladder)
-    assert found.played == found.planned == 12
+    assert found.played == found.planned == 12 and (found.unfinished, found.over) == (0, True)
     shares = {latest[0]: 400 / 512, latest[1]: (80 + 48 + 56) / 512, latest[2]: (80 + 48 + 56) / 512}
     thresholds = course.config.tournament.grade
     assert [(g.engine, g.games, g.complete) for g in found.grades] == [(f"v{v}", 8, True) for v in latest]
@@ -570,7 +574,8 @@ def test_the_ladder_pages_over_http_for_staff_and_students(tmp_path, ladder_cour
         records = ggf.parse_records(student.get("/ladder/duel/games.ggf").text)
         assert len(records) == 18 and "Student" not in str(records)
         assert {records[0][1]["PB"], records[0][1]["PW"]} == {seen["rows"][0]["name"], seen["rows"][1]["name"]}
-        assert student.post("/api/ladder/duel/deadline", {}).status_code == 404  # staff only
+        refused = student.post("/api/ladder/duel/deadline", {})
+        assert refused.status_code == 403 and refused.json()["error"].startswith("only an instructor starts")
         assert student.get("/api/ladder/duel/entry/999").status_code == 404
         assert prof.get(f"/api/ladder/duel/entry/{first}").json()["games"][0]["page"].startswith("/arena/g/")
         started = prof.post("/api/ladder/duel/deadline", {}).json()
@@ -601,5 +606,123 @@ def test_the_ladder_pages_over_http_for_staff_and_students(tmp_path, ladder_cour
         assert [(r["name"], r["total"], r["complete"]) for r in rows] == [(f"Student {i}", f"{grade:g}", "yes")
                                                                          for i in range(5)]  # fmt: skip
     finally:
+        server.stop()
+        engine.dispose()
+
+
+@pytest.mark.slow  # a server of its own, a deadline tournament followed: 8-15 s
+def test_grader_arena_reaches_the_ladders_with_the_rights_of_the_tokens_user(tmp_path, ladder_course):
+    """``grader arena ladders / ladder / enter / deadline`` against a running portal: a student's
+    token sees aliases, the top 2 and the rows around their own, enters their engine and is
+    refused the deadline tournament; the instructor's starts it, follows it and prints the grades."""
+    from click.testing import CliRunner
+
+    from grader.cli import main
+    from grader.portal.sync import apply
+    from grader.tournaments.tables import share_grades_table
+
+    from test_portal import Client, Server
+
+    folder = ladder_course(tmp_path / "course")
+    (folder / "roster.csv").write_text("Email,Name\n" + "".join(f"s{i}@example.edu,Student {i}\n" for i in range(7)))
+    (folder / "course.yaml").write_text((folder / "course.yaml").read_text() + "roster: roster.csv\n")
+    url = f"sqlite:///{tmp_path / 'portal.sqlite3'}"
+    engine = connect(url)
+    upgrade(engine)
+    make, course = sessions(engine), load_course(folder)
+    apply(course, make)
+    seed(make, course, "duel", [f"s{i}@example.edu" for i in range(6)])
+    with make.begin() as s:
+        mine = engine_of(s, user(s, "s6@example.edu"), "mine")  # v1 checked
+        s.add(EngineVersion(engine_id=mine.id, number=2, filename="bot.py", size=1, sha256="0", content=b"x",
+                            status=CHECKING))  # fmt: skip
+    server = Server(folder, tmp_path, url, "--workers", "0")
+    finisher: threading.Thread | None = None
+    try:
+        prof = Client(server.url)
+        prof.sign_in(server.link)
+        student = Client(server.url)
+        student.sign_in(prof.post("/class/links", {"email": "s6@example.edu"}).json()["links"][0]["link"])
+        tokens = {"prof": prof.post("/arena/token", {"label": "cli"}).json()["token"],
+                  "student": student.post("/arena/token", {"label": "cli"}).json()["token"]}  # fmt: skip
+
+        def arena(who: str, *args: str) -> tuple[int, str]:
+            ran = CliRunner().invoke(main, ["arena", *args, "--portal", server.url, "--token", tokens.get(who, who)])
+            return ran.exit_code, ran.output
+
+        code, said = arena("student", "ladders")
+        assert code == 0 and said.splitlines()[2].split() == [
+            "duel", "Othello", "duel", "othello", "5+0.05", "aliases,", "top", "2", "and", "around", "their", "own"
+        ]  # fmt: skip
+        assert arena("student", "enter", "duel", "mine", "2") == (
+            1, "Error: mine v2 is still being checked: a ladder plays an engine's latest version that passed its check\n"
+        )  # fmt: skip
+        code, said = arena("student", "enter", "duel", "mine", "1")
+        seen = student.get("/api/ladder/duel").json()
+        alias = seen["rows"][-1]["name"]
+        assert (code, said) == (0, f"mine entered in the ladder duel: its v1 plays; students see it as {alias}\n")
+        # the student's table: the page's rows (aliases; top 2, then 5th to 7th), no names, nothing of the deadline
+        code, said = arena("student", "ladder", "duel")
+        lines = said.splitlines()
+        assert code == 0 and lines[0] == "Othello duel: ladder of othello at 5+0.05 a game, 30 games so far"
+        assert (
+            [line.split()[0] for line in lines[3:-1]]
+            == ["1", "2", "5", "6", "7"]
+            == [str(r["rank"]) for r in seen["rows"]]
+        )
+        assert all(r["name"] in line for r, line in zip(seen["rows"], lines[3:-1]))
+        assert lines[-2].split() == ["7", *alias.split(), "(you)", "not", "rated", "yet", "0", "0"]
+        assert lines[-1] == "2 more entries are not shown: you see the top 2 and the entries around your own"
+        assert "Student" not in said and "Deadline" not in said
+        # each refusal, over HTTP and as the command line's one line
+        signed = {"Authorization": f"Bearer {tokens['student']}", "Accept": "application/json"}
+        for path in ("", "/crosstable", f"/entry/{seen['rows'][0]['entry']}", "/games.ggf"):
+            r = httpx.get(f"{server.url}/api/ladder/duel{path}", headers=signed)
+            assert r.status_code == 200 and "Student" not in r.text, path
+        r = httpx.post(f"{server.url}/api/ladder/duel/deadline", headers=signed)
+        assert (
+            r.status_code == 403
+            and r.json()["error"] == "only an instructor starts the deadline tournament of Othello duel"
+        )
+        assert httpx.get(f"{server.url}/api/ladder/duel/grades.csv", headers=signed).status_code == 404  # staff only
+        assert httpx.get(f"{server.url}/api/class", headers=signed).status_code == 403  # not a ladder's path
+        assert arena("student", "deadline", "duel") == (
+            1, "Error: the portal refused: only an instructor starts the deadline tournament of Othello duel\n"
+        )  # fmt: skip
+        assert arena("student", "ladder", "nope") == (
+            1, "Error: the portal refused: no ladder 'nope' in this course: grader arena ladders lists the course's ladders\n"
+        )  # fmt: skip
+        code, said = arena("grader_x", "ladders")
+        assert code == 1 and said.startswith("Error: the portal refused: the API token is unknown or was revoked")
+        # the instructor sees the names, starts the deadline tournament and follows it to its grades
+        code, said = arena("prof", "ladder", "duel")
+        assert code == 0 and all(f"Student {i}" in said for i in range(7))
+        assert said.endswith("Deadline tournament: not started\n")
+
+        def finish_the_deadline_games() -> None:
+            """The workers' part (the server has none): each deadline game won by black 40-24, once queued."""
+            for _ in range(300):
+                with make.begin() as s:
+                    games = s.scalars(select(ArenaGame).join(LadderGame, LadderGame.game_id == ArenaGame.id)
+                                      .where(LadderGame.stage == DEADLINE)).all()  # fmt: skip
+                    for g in games:
+                        finish(s, g, "1-0", 40, 24)
+                if games:
+                    return
+                time.sleep(0.1)
+
+        finisher = threading.Thread(target=finish_the_deadline_games)
+        finisher.start()
+        code, said = arena("prof", "deadline", "duel", "--wait")
+        lines = said.splitlines()
+        assert code == 0 and lines[0] == "Deadline tournament of duel started: 84 games queued"  # 7 entries, 4 a pair
+        assert re.fullmatch(r"started \d{4}-\d\d-\d\d \d\d:\d\d UTC: 0 of 84 games played", lines[1])
+        assert lines[-11] == lines[1].replace(": 0 of", ": 84 of")
+        grade = grade_by_share(0.5, course.config.tournament.grade)
+        expected = [ShareGrade(f"Student {i}", 24, 0.5, grade, True) for i in range(7)]
+        assert said.endswith("\n\n" + share_grades_table(expected) + "\n")
+    finally:
+        if finisher is not None:
+            finisher.join()
         server.stop()
         engine.dispose()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 import click
 
@@ -12,9 +13,23 @@ from .options import echo, fail_cleanly
 POLL_SECONDS = 2.0
 
 
-@click.group("arena", help="The arena of a running course portal: SPRT tests of your engines' versions.")
+@click.group("arena", help="The arena of a running course portal: SPRT tests of your engines' versions, and the "
+             "course's ladders.")  # fmt: skip
 def arena_group() -> None:
     pass
+
+
+def portal_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """--portal and --token (or GRADER_PORTAL and GRADER_TOKEN): every command's."""
+    fn = click.option("--token", required=True, envvar="GRADER_TOKEN", metavar="TOKEN",
+                      help="Your API token (or GRADER_TOKEN), made on the portal's /arena page.")(fn)  # fmt: skip
+    return click.option("--portal", "url", required=True, envvar="GRADER_PORTAL", metavar="URL",
+                        help="The portal's address (or GRADER_PORTAL), like http://localhost:8000.")(fn)  # fmt: skip
+
+
+def fmt_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--fmt", default="simple", show_default=True,
+                        help="The table's format (tabulate's: github, grid...).")(fn)  # fmt: skip
 
 
 @arena_group.command(
@@ -33,10 +48,7 @@ def arena_group() -> None:
 @click.argument("engine")
 @click.argument("new", type=click.IntRange(min=1))
 @click.argument("base", type=click.IntRange(min=1))
-@click.option("--portal", "url", required=True, envvar="GRADER_PORTAL", metavar="URL",
-              help="The portal's address (or GRADER_PORTAL), like http://localhost:8000.")  # fmt: skip
-@click.option("--token", required=True, envvar="GRADER_TOKEN", metavar="TOKEN",
-              help="Your API token (or GRADER_TOKEN), made on the portal's /arena page.")  # fmt: skip
+@portal_options
 @click.option("--tc", default="10+0.1", show_default=True, metavar="SECONDS+INC", help="The game clock.")
 @click.option("--sprt", nargs=2, type=float, default=(0.0, 10.0), show_default=True, metavar="ELO0 ELO1",
               help="The SPRT's hypotheses (normalized Elo), as grader tournament --sprt.")  # fmt: skip
@@ -67,3 +79,102 @@ def test(engine: str, new: int, base: int, url: str, token: str, tc: str, sprt: 
             break
         time.sleep(POLL_SECONDS)
         state = client.state(state.id)
+
+
+@arena_group.command(
+    "ladders",
+    help="""The course's ladders on a running portal, with the options the course set.
+
+    \b
+    Example:
+      grader arena ladders --portal http://localhost:8000 --token grader_...
+    """,
+)
+@portal_options
+@fmt_option
+@fail_cleanly
+def ladders(url: str, token: str, fmt: str) -> None:
+    from ..portal.arena_client import ArenaClient, ladders_table
+
+    found = ArenaClient(url, token).ladders()
+    echo(ladders_table(found, fmt) if found else "This course has no ladders.")
+
+
+@arena_group.command(
+    "ladder",
+    help="""The ladder NAME's table as its page shows it to you: ratings with their 95% error bars;
+    for a student, aliases and the top N and the entries around their own when the course says so;
+    for the staff, the deadline tournament's state too.
+
+    \b
+    Example:
+      grader arena ladder --portal http://localhost:8000 --token grader_... duel
+    """,
+)
+@click.argument("name")
+@portal_options
+@fmt_option
+@fail_cleanly
+def ladder(name: str, url: str, token: str, fmt: str) -> None:
+    from ..portal.arena_client import ArenaClient
+
+    found = ArenaClient(url, token).ladder(name)
+    echo(found.text(fmt))
+    if found.deadline is not None:
+        echo(f"Deadline tournament: {found.deadline.line()}")
+
+
+@arena_group.command(
+    "enter",
+    help="""Enter your engine ENGINE in the ladder NAME (or play with it in place of the one you
+    entered), as the ladder page's form does: its latest version that passed its check plays.
+    VERSION (a number: 3 for v3) checks that it is that version.
+
+    \b
+    Examples:
+      grader arena enter --portal http://localhost:8000 --token grader_... duel mine
+      GRADER_TOKEN=grader_... grader arena enter --portal URL duel mine 3
+    """,
+)
+@click.argument("name")
+@click.argument("engine")
+@click.argument("version", type=click.IntRange(min=1), required=False)
+@portal_options
+@fail_cleanly
+def enter(name: str, engine: str, version: int | None, url: str, token: str) -> None:
+    from ..portal.arena_client import ArenaClient
+
+    echo(ArenaClient(url, token).enter(name, engine, version).line())
+
+
+@arena_group.command(
+    "deadline",
+    help="""Start the deadline tournament of the ladder NAME (an instructor's token): each entry's
+    latest checked version (uploaded by the deadline, once it passed) plays the others, and the
+    ladder stops. With --wait, follow it, a line each time its games played change, and print
+    the grades as grader tournament --grade does.
+
+    \b
+    Example:
+      grader arena deadline --portal http://localhost:8000 --token grader_... duel --wait
+    """,
+)
+@click.argument("name")
+@portal_options
+@click.option("--wait", is_flag=True, help="Follow it until its games are played, then print the grades.")
+@fmt_option
+@fail_cleanly
+def deadline(name: str, url: str, token: str, wait: bool, fmt: str) -> None:
+    from ..portal.arena_client import ArenaClient
+    from ..tournaments.tables import share_grades_table
+
+    client = ArenaClient(url, token)
+    echo(f"Deadline tournament of {name} started: {client.start_deadline(name)} games queued")
+    if not wait:
+        return
+    last = None
+    for last in client.follow_deadline(name, POLL_SECONDS):
+        echo(last.line())
+    if last is not None:
+        echo()
+        echo(share_grades_table(last.grades, fmt))

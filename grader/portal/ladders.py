@@ -23,7 +23,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -51,7 +51,7 @@ from .arena_models import (
 )
 from .course import Course, Ladder
 from .ladder_models import DEADLINE, LADDER, LadderEntry, LadderGame, LadderState
-from .models import QUEUED, User, now
+from .models import QUEUED, RUNNING, User, now
 from .queue import waiting_games
 
 OPENINGS = 100  # random openings a ladder draws from (fewer if the game has fewer)
@@ -294,13 +294,20 @@ def start_now(session: Session, course: Course, ladder: Ladder) -> int:
 
 @dataclass(frozen=True)
 class DeadlineState:
-    """The deadline tournament: games played of all, and each final version's grade so far."""
+    """The deadline tournament: games played of all, those still queued or being played, and
+    each final version's grade so far."""
 
     started: str | None
     played: int
     planned: int
     grades: list[ShareGrade]
     names: dict[str, str]  # version key -> the participant's name
+    unfinished: int = 0
+
+    @property
+    def over(self) -> bool:
+        """Started, and no game of it waits or is being played (a game its workers kept dying on is cancelled)."""
+        return self.started is not None and self.unfinished == 0
 
 
 def deadline_state(session: Session, course: Course, ladder: Ladder) -> DeadlineState:
@@ -326,7 +333,11 @@ def deadline_state(session: Session, course: Course, ladder: Ladder) -> Deadline
     ).all()  # fmt: skip
     names = {version_key(v): name for v, name in owners}
     planned = per_engine * len(versions) // 2
-    return DeadlineState(found.deadline_at.isoformat(), len(records), planned, grades, names)
+    unfinished = session.scalar(
+        select(func.count()).select_from(ArenaGame).join(LadderGame, LadderGame.game_id == ArenaGame.id)
+        .where(LadderGame.ladder == ladder.name, LadderGame.stage == DEADLINE, ArenaGame.status.in_((QUEUED, RUNNING)))
+    )  # fmt: skip
+    return DeadlineState(found.deadline_at.isoformat(), len(records), planned, grades, names, unfinished or 0)
 
 
 @dataclass(frozen=True)

@@ -386,20 +386,24 @@ def bearer(request: Request) -> str | None:
     return token.strip() if scheme.lower() == "bearer" else None
 
 
+TOKEN_PATHS = ("/arena", "/ladders", "/ladder")  # and what is under them: the paths ``grader arena`` asks
+
+
 def token_path(path: str) -> bool:
-    """Whether an API token signs a request for ``path`` (after /api): the arena's, which
-    ``grader arena test`` asks, but not /arena/token (a token making tokens)."""
-    return (path == "/arena" or path.startswith("/arena/")) and path != "/arena/token"
+    """Whether an API token signs a request for ``path`` (after /api): the arena's and the
+    ladders', which ``grader arena`` asks, but not /arena/token (a token making tokens)."""
+    under = any(path == p or path.startswith(p + "/") for p in TOKEN_PATHS)
+    return under and path != "/arena/token"
 
 
 def signed_in(portal: Portal, request: Request) -> User | None:
     """The user of the session's cookie; or, for a request with an API token, the token's
     user (None for an unknown token: the cookie is not looked at). HTTPException 403 for a
-    token on a path outside the arena's."""
+    token on a path outside the arena's and the ladders'."""
     token = bearer(request)
     if token is not None:
         if not token_path(request.url.path):
-            raise HTTPException(403, "an API token signs the arena's requests only (grader arena test): "
+            raise HTTPException(403, "an API token signs the arena's and the ladders' requests only (grader arena): "
                                      "sign in with your link or password for this page")  # fmt: skip
         with portal.make.begin() as session:
             return accounts.api_user(session, token)
