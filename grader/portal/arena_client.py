@@ -83,12 +83,13 @@ class ArenaClient:
                 return json.loads(answer.read())
         except urllib.error.HTTPError as e:
             try:
-                said = json.loads(e.read()).get("error") or e.reason
+                said = json.loads(e.read()).get("error")
             except (ValueError, AttributeError):
-                said = e.reason
-            if e.code == 401:
-                said = f"{said} (the portal does not know this API token: make one on its /arena page)"
-            elif e.code == 404 and missing:
+                said = None
+            if said is None and e.code == 401:
+                said = f"{e.reason} (the portal does not know this API token: make one on its /arena page)"
+            said = said or e.reason
+            if e.code == 404 and missing:
                 said = f"{said}: {missing}"
             raise GraderError(f"the portal refused: {said}") from None
         except (urllib.error.URLError, OSError) as e:
