@@ -26,7 +26,7 @@ from sqlalchemy import func, select, text  # noqa: E402
 from grader.cli import main  # noqa: E402
 from grader.files import bundled  # noqa: E402
 from grader.games import get_game, ggf  # noqa: E402
-from grader.portal import accounts, arena, arena_play, queue  # noqa: E402
+from grader.portal import accounts, arena, arena_pages, arena_play, queue  # noqa: E402
 from grader.portal.arena_models import (  # noqa: E402
     DONE,
     H1,
@@ -179,6 +179,31 @@ def test_two_workers_counting_two_pairs_of_a_test_at_once_count_both(postgres): 
     finally:
         engine.dispose()
         admin.dispose()
+
+
+def test_a_test_of_an_open_engine_names_its_authors_private_one_to_nobody_else(db):
+    """A test of an open engine's version against a version of its author's private engine:
+    everyone sees the test and its games, only the author and the staff the private one's name."""
+    make, author, (v1, _) = db
+    with make.begin() as s:
+        me = s.get(User, author.id)
+        shown = arena.new_engine(s, me, "shown", "nboard", "othello", open_=True)
+        version = EngineVersion(engine_id=shown.id, number=1, filename="e.tar.gz", size=1, sha256="0" * 64,
+                                content=b"x", status=OK)  # fmt: skip
+        s.add(version)
+        s.flush()
+        test = arena.new_test(s, me, arena.TestRequest(new=version.id, base=v1, max_games=4))
+        tid, eid = test.id, shown.id
+    with make() as s:
+        test, engine = s.get(ArenaTest, tid), s.get(ArenaEngine, eid)
+        game = s.scalars(select(ArenaGame).where(ArenaGame.test_id == tid)).first()
+        for email, base in (("a@example.edu", "mine v1"), ("b@example.edu", arena_pages.PRIVATE)):
+            reader = s.scalar(select(User).where(User.email == email))
+            data = arena_pages.test_data(s, test, engine, reader)
+            assert (data["new"], data["base"]) == ("shown v1", base)
+            assert {row["black"] for row in data["list"]} == {"shown v1", base}
+            seen = arena_pages.game_data(s, game, "othello", None, reader)
+            assert {seen["black"], seen["white"]} == {"shown v1", base}
 
 
 def test_a_game_job_its_workers_died_on_three_times_is_ended_not_claimed_again(db):

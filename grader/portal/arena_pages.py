@@ -285,20 +285,34 @@ def _test(session: Session, user: User, tid: str) -> tuple[ArenaTest, ArenaEngin
     return test, engine
 
 
-def _names(session: Session, ids: set[int]) -> dict[int, str]:
+PRIVATE = "a private engine"  # how a test names a version of an engine its reader may not see
+
+
+def _names(session: Session, ids: set[int], reader: User | None = None) -> dict[int, str]:
+    """The versions' names (``engine vN``); for a ``reader``, those of engines they may not see
+    as PRIVATE (a test of an open engine against its author's private one)."""
     out = {}
     for vid in ids:
         v = session.get(EngineVersion, vid)
         e = session.get(ArenaEngine, v.engine_id) if v is not None else None
-        out[vid] = arena.version_name(e, v) if v is not None and e is not None else f"version {vid}"
+        if v is None or e is None:
+            out[vid] = f"version {vid}"
+        else:
+            out[vid] = PRIVATE if reader is not None and not arena.can_see(reader, e) else arena.version_name(e, v)
     return out
+
+
+def _reader(game: ArenaGame, user: User) -> User | None:
+    """Whose sight a game's names follow: a test's reader; a ladder's games name their entries
+    as the ladder does (an anonymous ladder's only to who sees both)."""
+    return user if game.test_id is not None else None
 
 
 def test_data(session: Session, test: ArenaTest, engine: ArenaEngine, user: User) -> dict[str, Any]:
     """A test's state: its settings, W/D/L, pentanomial, LLR and bounds, Elo and error, games;
     ``why`` a test ended as error by workers dying on its pair says so (the pair's cause)."""
     found = arena.state(test)
-    names = _names(session, {test.new_id, test.base_id})
+    names = _names(session, {test.new_id, test.base_id}, user)
     games = session.scalars(select(ArenaGame).where(ArenaGame.test_id == test.id, ArenaGame.status != arena.CANCELLED)
                             .order_by(ArenaGame.pair, ArenaGame.id)).all()  # fmt: skip
     lo, hi = found.interval
@@ -346,8 +360,8 @@ def stop_test(portal: Portal, request: Request, form: Any) -> Response:
     return _done(request, f"/arena/t/{tid}", {"id": tid, "status": status})
 
 
-def _records(session: Session, games: list[ArenaGame]) -> list[GameRecord]:
-    names = _names(session, {v for g in games for v in (g.black_id, g.white_id)})
+def _records(session: Session, games: list[ArenaGame], reader: User | None) -> list[GameRecord]:
+    names = _names(session, {v for g in games for v in (g.black_id, g.white_id)}, reader)
     out = []
     for g in games:
         if g.record is None:
@@ -378,7 +392,7 @@ def test_ggf(portal: Portal, request: Request, form: Any) -> Response:
         rules = _ggf_game(test.game)
         games = session.scalars(select(ArenaGame).where(ArenaGame.test_id == test.id)
                                 .order_by(ArenaGame.pair, ArenaGame.id)).all()  # fmt: skip
-        records = _records(session, list(games))
+        records = _records(session, list(games), user)
     return _ggf(ggf.write_games(records, rules, test.created_at.isoformat()), f"test-{test.id}.ggf")
 
 
@@ -408,11 +422,11 @@ def _anonymous(session: Session, course: Course, gid: int) -> bool:
     return name is not None and (ladder is None or ladder.anonymous)
 
 
-def game_data(session: Session, game: ArenaGame, name: str, ply: int | None) -> dict[str, Any]:
+def game_data(session: Session, game: ArenaGame, name: str, ply: int | None, user: User) -> dict[str, Any]:
     """A game as its page shows it: the moves so far, each engine move's clock and evaluation,
     and the board after ``ply`` moves (None: the last)."""
     rules = get_game(name)
-    names = _names(session, {game.black_id, game.white_id})
+    names = _names(session, {game.black_id, game.white_id}, _reader(game, user))
     start, opening = rules.opening_start(game.opening)
     moves = rules.parse_transcript(game.moves) if game.moves else list(opening)
     shown = len(moves) if ply is None else max(0, min(ply, len(moves)))
@@ -439,7 +453,7 @@ def game_page(portal: Portal, request: Request, form: Any) -> Response:
     ply = request.query_params.get("ply")
     with portal.make() as session:
         game, name = _game(session, portal.course, user, request.path_params["gid"])
-        data = game_data(session, game, name, int(ply) if ply and ply.isdigit() and len(ply) < 10 else None)
+        data = game_data(session, game, name, int(ply) if ply and ply.isdigit() and len(ply) < 10 else None, user)
     return page(request, "arena_game.html", data, user=user)
 
 
@@ -448,7 +462,7 @@ def game_ggf(portal: Portal, request: Request, form: Any) -> Response:
     with portal.make() as session:
         game, name = _game(session, portal.course, user, request.path_params["gid"])
         rules = _ggf_game(name)
-        records = _records(session, [game])
+        records = _records(session, [game], _reader(game, user))
     if not records:
         raise HTTPException(404, "the game is not finished: its GGF is ready once it ends")
     created = game.finished_at.isoformat() if game.finished_at else ""
