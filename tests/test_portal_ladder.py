@@ -529,21 +529,30 @@ def seed(make, course, ladder_name: str, emails: list[str]) -> list[str]:
     return versions
 
 
-@pytest.mark.slow  # a server of its own: 5-10 s
-def test_the_ladder_pages_over_http_for_staff_and_students(tmp_path, ladder_course):
+def roster_course(ladder_course, tmp_path: Path, students: int, entered: int):
+    """A ladder course of ``students`` (s0@...), its migrated SQLite database synced, the first
+    ``entered`` students' engines in the duel ladder: (folder, url, engine, sessions, course)."""
     from grader.portal.sync import apply
 
-    from test_portal import Client, Server
-
     folder = ladder_course(tmp_path / "course")
-    (folder / "roster.csv").write_text("Email,Name\n" + "".join(f"s{i}@example.edu,Student {i}\n" for i in range(5)))
+    (folder / "roster.csv").write_text(
+        "Email,Name\n" + "".join(f"s{i}@example.edu,Student {i}\n" for i in range(students))
+    )
     (folder / "course.yaml").write_text((folder / "course.yaml").read_text() + "roster: roster.csv\n")
     url = f"sqlite:///{tmp_path / 'portal.sqlite3'}"
     engine = connect(url)
     upgrade(engine)
     make, course = sessions(engine), load_course(folder)
     apply(course, make)
-    seed(make, course, "duel", [f"s{i}@example.edu" for i in range(4)])
+    seed(make, course, "duel", [f"s{i}@example.edu" for i in range(entered)])
+    return folder, url, engine, make, course
+
+
+@pytest.mark.slow  # a server of its own: 5-10 s
+def test_the_ladder_pages_over_http_for_staff_and_students(tmp_path, ladder_course):
+    from test_portal import Client, Server
+
+    folder, url, engine, make, course = roster_course(ladder_course, tmp_path, students=5, entered=4)
     with make.begin() as s:
         spare = engine_of(s, user(s, "s4@example.edu"), "spare").id
     server = Server(folder, tmp_path, url, "--workers", "0")
@@ -618,20 +627,11 @@ def test_grader_arena_reaches_the_ladders_with_the_rights_of_the_tokens_user(tmp
     from click.testing import CliRunner
 
     from grader.cli import main
-    from grader.portal.sync import apply
     from grader.tournaments.tables import share_grades_table
 
     from test_portal import Client, Server
 
-    folder = ladder_course(tmp_path / "course")
-    (folder / "roster.csv").write_text("Email,Name\n" + "".join(f"s{i}@example.edu,Student {i}\n" for i in range(7)))
-    (folder / "course.yaml").write_text((folder / "course.yaml").read_text() + "roster: roster.csv\n")
-    url = f"sqlite:///{tmp_path / 'portal.sqlite3'}"
-    engine = connect(url)
-    upgrade(engine)
-    make, course = sessions(engine), load_course(folder)
-    apply(course, make)
-    seed(make, course, "duel", [f"s{i}@example.edu" for i in range(6)])
+    folder, url, engine, make, course = roster_course(ladder_course, tmp_path, students=7, entered=6)
     with make.begin() as s:
         mine = engine_of(s, user(s, "s6@example.edu"), "mine")  # v1 checked
         s.add(EngineVersion(engine_id=mine.id, number=2, filename="bot.py", size=1, sha256="0", content=b"x",
