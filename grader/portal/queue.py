@@ -264,11 +264,7 @@ def claim_game(session: Session, worker: str, seconds: float = LEASE_SECONDS,
 
 def renew_game(session: Session, lease: GameLease, seconds: float = LEASE_SECONDS) -> bool:
     """Keep the game job for ``seconds`` more; False when the lease was lost."""
-    done = session.execute(
-        update(GameJob).where(GameJob.id == lease.job_id, GameJob.lease_token == lease.token)
-        .values(lease_until=now() + dt.timedelta(seconds=seconds))
-    )  # fmt: skip
-    return getattr(done, "rowcount", 0) == 1
+    return _renewed(session, GameJob, lease.job_id, lease.token, seconds)
 
 
 def finish_game(session: Session, lease: GameLease) -> bool:
@@ -288,8 +284,12 @@ def waiting_games(session: Session) -> int:
 
 def renew(session: Session, lease: Lease, seconds: float = LEASE_SECONDS) -> bool:
     """Keep the job for ``seconds`` more; False when the lease was lost (expired and claimed by another)."""
+    return _renewed(session, Job, lease.job_id, lease.token, seconds)
+
+
+def _renewed(session: Session, table: type[Job] | type[GameJob], job_id: int, token: str, seconds: float) -> bool:
     done = session.execute(
-        update(Job).where(Job.id == lease.job_id, Job.lease_token == lease.token)
+        update(table).where(table.id == job_id, table.lease_token == token)
         .values(lease_until=now() + dt.timedelta(seconds=seconds))
     )  # fmt: skip
     return getattr(done, "rowcount", 0) == 1
