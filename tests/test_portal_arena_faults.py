@@ -1,0 +1,130 @@
+"""The arena's faults, for real: a portal killed (SIGKILL) while a test's games are played and
+started again on the same database and port, whose test goes on to its end with every pair
+counted once; and a hostile NBoard engine uploaded as a version, which in a real game on a
+worker tries to read its opponent's files, process and moves, the database and the course,
+and to kill its opponent, and gets none of it."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import secrets
+import signal
+import socket
+import sqlite3
+import tarfile
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
+
+from sqlalchemy import func, select  # noqa: E402
+
+from grader.files import bundled  # noqa: E402
+from grader.portal.arena_models import DONE, LIMIT, OK, ArenaGame, ArenaTest, EngineVersion, GameJob  # noqa: E402
+from grader.portal.db import connect, sessions  # noqa: E402
+
+from test_portal import Client, Server, make_course  # noqa: E402
+from test_portal_arena import nboard_archive  # noqa: E402
+from test_portal_db import postgres  # noqa: E402, F401  (the fixture)
+from test_portal_workers import _until, database  # noqa: E402, F401  (a fixture)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _versions(me: Client, make, uploads: list[tuple[str, bytes]], engine: str = "mine") -> list[int]:
+    """A new engine of ``me``'s with a version of each upload (name, bytes), once all passed their checks."""
+    r = me.post("/arena", {"name": engine, "protocol": "nboard", "game": "othello"})
+    assert r.status_code == 201, r.text
+    eid = r.json()["id"]
+    ids = []
+    for name, content in uploads:
+        r = me.post(f"/arena/e/{eid}/versions", files={"file": (name, content)})
+        assert r.status_code == 201, r.text
+        ids.append(r.json()["id"])
+    checked = _until(make, lambda s: all(s.get(EngineVersion, i).status != "checking" for i in ids)
+                     and [(s.get(EngineVersion, i).status, s.get(EngineVersion, i).message) for i in ids])  # fmt: skip
+    assert all(status == OK for status, _ in checked), checked
+    return ids
+
+
+# --- a test survives a restart of the portal ------------------------------------------------
+
+
+@pytest.mark.slow  # two starts of a server and a test of 16 games at 2+0.05: 30-60 s per database
+def test_a_test_survives_a_restart_of_the_portal(database, tmp_path):  # noqa: F811
+    """SIGKILL ``grader serve`` (its worker threads and their engines with it) while a test has
+    pairs counted and pairs being played; started again on the same database and port, its
+    workers play the held pairs again once their leases expire, and the test ends at its limit
+    with every pair counted once: the counts are the games' rows."""
+    course = make_course(tmp_path / "course")
+    options = ("--workers", "2", "--lease", "3", "--port", str(_free_port()))
+    server = Server(course, tmp_path, database, *options)
+    engine = connect(database)
+    make = sessions(engine)
+    try:
+        me = Client(server.url)
+        me.sign_in(server.link)
+        base, new = _versions(me, make, [("v1.tar.gz", nboard_archive("random_mover")),
+                                         ("v2.tar.gz", nboard_archive("greedy"))])  # fmt: skip
+        # elo1 10 cannot be decided in 8 pairs: the test ends at its limit, every pair played counted
+        ask = {"new": new, "base": base, "tc": "2+0.05", "max_games": "16"}
+        r = me.post(f"/arena/e/{_engine_of(make, new)}/tests", ask)
+        assert r.status_code in (200, 201), r.text
+        tid = r.json()["id"]
+
+        def mid_test(s):
+            test = s.get(ArenaTest, tid)
+            running = s.scalar(select(func.count()).select_from(ArenaGame)
+                               .where(ArenaGame.test_id == tid, ArenaGame.status == "running"))  # fmt: skip
+            return test.wins + test.draws + test.losses >= 2 and running >= 1 and (test.wins + test.draws + test.losses)
+
+        counted_before = _until(make, mid_test, seconds=240)
+        server.stop(signal.SIGKILL)
+        with make() as s:
+            held = s.scalars(select(GameJob).where(GameJob.kind == "games", GameJob.state == "running")).all()
+            assert held, "no pair was under way when the portal was killed"
+        server = Server(course, tmp_path, database, *options)  # the same database and port
+        assert server.url.endswith(":" + options[-1])
+        me = Client(server.url)
+        me.sign_in(server.link)
+        _until(make, lambda s: s.get(ArenaTest, tid).status != "running", seconds=300)
+        shown = me.get(f"/arena/t/{tid}").json()
+    finally:
+        server.stop()
+    with make() as s:
+        test = s.get(ArenaTest, tid)
+        games = s.scalars(select(ArenaGame).where(ArenaGame.test_id == tid).order_by(ArenaGame.pair, ArenaGame.id)).all()
+        jobs = s.scalars(select(GameJob).where(GameJob.kind == "games")).all()
+    engine.dispose()
+    assert test.status == LIMIT and test.pairs_queued == 8
+    assert 2 <= counted_before < 16
+    # every game played once to its end; no job left queued or running
+    assert len(games) == 16 and all(g.status == DONE for g in games), Counter(g.status for g in games)
+    assert {j.state for j in jobs} == {DONE} and len(jobs) == 8
+    assert any(j.attempts == 2 for j in jobs)  # a pair the killed portal held, played again
+    assert all(json.loads(g.record)["moves"] == g.moves and g.result for g in games)
+    # W/D/L and the pentanomial are the games' rows, each pair counted once
+    scores: dict[int, list[float]] = {}
+    for g in games:
+        black = {"1-0": 1.0, "0-1": 0.0}.get(g.result, 0.5)
+        scores.setdefault(g.pair, []).append(black if g.black_id == new else 1 - black)
+    assert sorted(scores) == list(range(1, 9)) and all(len(v) == 2 for v in scores.values())
+    flat = [x for v in scores.values() for x in v]
+    assert (test.wins, test.draws, test.losses) == (flat.count(1.0), flat.count(0.5), flat.count(0.0))
+    penta = Counter(sum(v) for v in scores.values())
+    assert [test.ll, test.ld, test.dd, test.wd, test.ww] == [penta[k] for k in (0.0, 0.5, 1.0, 1.5, 2.0)]
+    assert shown["status"] == LIMIT and shown["games"] == 16 and shown["pentanomial"] == [test.ll, test.ld, test.dd,
+                                                                                         test.wd, test.ww]  # fmt: skip
+
+
+def _engine_of(make, version: int) -> int:
+    with make() as s:
+        return s.get(EngineVersion, version).engine_id
