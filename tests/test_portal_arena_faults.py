@@ -6,14 +6,11 @@ and to kill its opponent, and gets none of it."""
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import secrets
 import signal
 import socket
 import sqlite3
-import tarfile
 from collections import Counter
 from pathlib import Path
 
@@ -23,7 +20,6 @@ pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip instal
 
 from sqlalchemy import func, select  # noqa: E402
 
-from grader.files import bundled  # noqa: E402
 from grader.portal.arena_models import DONE, LIMIT, OK, ArenaGame, ArenaTest, EngineVersion, GameJob  # noqa: E402
 from grader.portal.db import connect, sessions  # noqa: E402
 
@@ -101,7 +97,9 @@ def test_a_test_survives_a_restart_of_the_portal(database, tmp_path):  # noqa: F
         server.stop()
     with make() as s:
         test = s.get(ArenaTest, tid)
-        games = s.scalars(select(ArenaGame).where(ArenaGame.test_id == tid).order_by(ArenaGame.pair, ArenaGame.id)).all()
+        games = s.scalars(
+            select(ArenaGame).where(ArenaGame.test_id == tid).order_by(ArenaGame.pair, ArenaGame.id)
+        ).all()
         jobs = s.scalars(select(GameJob).where(GameJob.kind == "games")).all()
     engine.dispose()
     assert test.status == LIMIT and test.pairs_queued == 8
@@ -128,3 +126,92 @@ def test_a_test_survives_a_restart_of_the_portal(database, tmp_path):  # noqa: F
 def _engine_of(make, version: int) -> int:
     with make() as s:
         return s.get(EngineVersion, version).engine_id
+
+
+# --- a malicious engine gets nothing more than a graded script ---------------------------------
+
+# The opponent: random legal moves, a secret in its files, and (started again by itself, once)
+# in its command line and environment too, where a process that can see it would read it.
+VICTIM = """import os, random, sys
+SECRET = "{secret}"
+if os.environ.get("VICTIM_SECRET") != SECRET:
+    os.execve(sys.executable, [sys.executable, *sys.argv, "arena-victim", SECRET],
+              dict(os.environ, VICTIM_SECRET=SECRET))
+
+
+def choose(board, token):
+    flips = sys.modules["__main__"].flips
+    moves = [sq for sq in range(64) if board[sq] == "." and flips(board, sq, token)]
+    return random.choice(moves) if moves else None
+"""
+PROBES = ["stage", "tmp", "database", "course", "portal", "opponent", "cmdline", "environ", "fd", "stdout", "stdin",
+          "memory", "kill", "watch"]  # fmt: skip
+
+
+def _probes(record: dict) -> list[list[str]]:
+    """The attacker's status lines in a game's record, one list for each game it began."""
+    spied: list[list[str]] = []
+    for line in (line for a in record["analysis"] for line in a["lines"] if line.startswith("status ")):
+        if line.startswith("status probe stage ") or not spied:
+            spied.append([])
+        spied[-1].append(line)
+    return spied
+
+
+@pytest.mark.slow  # a server, two checks and a pair at 10+0.1: 15-30 s
+def test_a_hostile_engine_reaches_nothing_of_its_opponent_the_database_or_the_course(tmp_path):
+    """tests/attacks/arena_spy.py, uploaded as a version and tested against a version holding a
+    secret, under the isolation ``grader serve`` uses by default: on the worker, in its check
+    game and in both games of the pair, it finds none of the opponent's files, process (nor its
+    output, its input, its memory), the database, the course or the portal, and kills nothing:
+    both games end by the rules, the secret is in nothing it wrote, the database is intact."""
+    course = make_course(tmp_path / "course")
+    path = tmp_path / "portal.sqlite3"
+    url = f"sqlite:///{path}"
+    server = Server(course, tmp_path, url, "--workers", "1")
+    engine = connect(url)
+    make = sessions(engine)
+    secret = "s3cr3t-" + secrets.token_hex(16)
+    victim_upload = nboard_archive(VICTIM.format(secret=secret).encode())
+    spy = (Path(__file__).parent / "attacks" / "arena_spy.py").read_text()
+    for placeholder, value in (
+        ("DATABASE", str(path)),
+        ("COURSE", str(course)),
+        ("PORT", server.url.rsplit(":", 1)[1]),
+    ):
+        spy = spy.replace(f'"ARENA-SPY-{placeholder}"', repr(value))
+    try:
+        me = Client(server.url)
+        me.sign_in(server.link)
+        # the victim first: the worker has its files staged when it checks the spy
+        (victim,) = _versions(me, make, [("victim.tar.gz", victim_upload)], "victim")
+        (spy_id,) = _versions(me, make, [("spy.tar.gz", nboard_archive(spy.encode()))], "spy")
+        ask = {"new": spy_id, "base": victim, "tc": "10+0.1", "max_games": "2"}
+        r = me.post(f"/arena/e/{_engine_of(make, spy_id)}/tests", ask)
+        assert r.status_code in (200, 201), r.text
+        tid = r.json()["id"]
+        _until(make, lambda s: s.get(ArenaTest, tid).status != "running", seconds=240)
+    finally:
+        server.stop()
+    with make() as s:
+        test = s.get(ArenaTest, tid)
+        games = s.scalars(select(ArenaGame).where(ArenaGame.test_id == tid).order_by(ArenaGame.id)).all()
+        versions = {v.id: v for v in s.scalars(select(EngineVersion))}
+    engine.dispose()
+    records = [json.loads(g.record) for g in games]
+    check = json.loads(versions[spy_id].check_game)
+    # the opponent survived: both games played to their end by the rules, nobody forfeited
+    assert test.status == LIMIT and len(games) == 2 and all(g.status == DONE for g in games)
+    assert [(r["reason"], r["forfeit"], r["events"]) for r in records] == [("normal", None, [])] * 2
+    # every probe ran, in its check game and at the start of both games, and got nothing
+    spied = [*_probes(check), *(p for r in records for p in _probes(r))]
+    assert len(spied) == 3, spied
+    for lines in spied:
+        assert [line.split()[2] for line in lines if line.startswith("status probe ")] == PROBES, lines
+        assert all(line.split()[3] == "none" for line in lines), lines
+    # the secret is in nothing it wrote nor in any record; the database is intact
+    written = json.dumps([records, check, [g.moves for g in games], [v.message for v in versions.values()]])
+    assert secret not in written and "status leak" not in written
+    assert versions[victim].content == victim_upload
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
