@@ -7,10 +7,12 @@ and to kill its opponent, and gets none of it."""
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import signal
 import socket
 import sqlite3
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -33,6 +35,19 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _processes(marker: str) -> list[str]:
+    """The command lines of the live processes that hold ``marker`` (a zombie's is empty)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            line = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in line:
+            found.append(line)
+    return found
 
 
 def _versions(me: Client, make, uploads: list[tuple[str, bytes]], engine: str = "mine") -> list[int]:
@@ -83,6 +98,9 @@ def test_a_test_survives_a_restart_of_the_portal(database, tmp_path):  # noqa: F
             return test.wins + test.draws + test.losses >= 2 and running >= 1 and (test.wins + test.draws + test.losses)
 
         counted_before = _until(make, mid_test, seconds=240)
+        # its engines' folders are named after it (leftovers.grader_id: NAMESPACE-PID-STARTTIME)
+        killed = f"-{os.stat('/proc/self/ns/pid').st_ino}-{server.proc.pid}-"
+        assert _processes(killed), "the portal's engines are not named after it"
         server.stop(signal.SIGKILL)
         with make() as s:
             held = s.scalars(select(GameJob).where(GameJob.kind == "games", GameJob.state == "running")).all()
@@ -93,6 +111,12 @@ def test_a_test_survives_a_restart_of_the_portal(database, tmp_path):  # noqa: F
         me.sign_in(server.link)
         _until(make, lambda s: s.get(ArenaTest, tid).status != "running", seconds=300)
         shown = me.get(f"/arena/t/{tid}").json()
+        # the killed portal's engines (frozen off move, they outlive it) were ended by the new one
+        for _ in range(600):
+            if not _processes(killed):
+                break
+            time.sleep(0.1)
+        assert _processes(killed) == []
     finally:
         server.stop()
     with make() as s:
