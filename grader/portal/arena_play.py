@@ -3,8 +3,9 @@ under the course's tournament settings (limits, sandbox): a version's check game
 a test. Each thread keeps its job slot (``Worker``: its sandbox uid, its staged files) and a
 pool of engine processes that played cleanly, for the next game of the same engines (as
 ``grader tournament`` keeps them). A game's moves are written as they come, at most every
-``LIVE_SECONDS`` and only under the job's lease; its result only by the lease's holder, in the
-transaction that marks the job done, so a game replayed after its worker died counts once."""
+``LIVE_SECONDS`` (a move that comes sooner, by a timer once they have passed) and only under
+the job's lease; its result only by the lease's holder, in the transaction that marks the job
+done, so a game replayed after its worker died counts once."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import hashlib
 import json
 import logging
 import tempfile
+import threading
 import time
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -248,21 +250,51 @@ def check_message(record: GameRecord, name: str) -> str:
 
 def live(make: sessionmaker[Session], game_id: int, token: str) -> Callable[[GameRecord], None]:
     """What ``play_game`` calls after each move: the moves, clocks and evaluations written to
-    the game's row at most every LIVE_SECONDS, while ``token`` is its job's lease."""
-    last = [time.monotonic()]  # the first write after LIVE_SECONDS: a game over sooner is written once, at its end
+    the game's row at most every LIVE_SECONDS, while ``token`` is its job's lease. A move that
+    comes sooner is written LIVE_SECONDS after the last write (a timer's), unless a later one is
+    written first: the last move shows within LIVE_SECONDS even if no other move follows."""
+    return LiveGame(make, game_id, token).moved
 
-    def write(record: GameRecord) -> None:
-        moment = time.monotonic()
-        if moment - last[0] < LIVE_SECONDS:
-            return
-        last[0] = moment
+
+class LiveGame:
+    """A running game's row kept up to date with its moves (``live``)."""
+
+    def __init__(self, make: sessionmaker[Session], game_id: int, token: str):
+        self.make, self.game_id, self.token = make, game_id, token
+        self.last = time.monotonic()  # the first write after LIVE_SECONDS: a game over sooner is written at its end
+        self.pending: dict[str, str] | None = None  # the newest values not written yet
+        self.timer: threading.Timer | None = None
+        self.lock = threading.Lock()
+
+    def moved(self, record: GameRecord) -> None:
+        """Write the record's moves now, or once LIVE_SECONDS have passed since the last write."""
+        values = dict(moves=record.moves, clocks=json.dumps(record.clocks), evals=json.dumps(record.evals))
+        with self.lock:
+            wait = self.last + LIVE_SECONDS - time.monotonic()
+            if wait > 0:
+                self.pending = values
+                if self.timer is None:
+                    self.timer = threading.Timer(wait, self._flush)
+                    self.timer.daemon = True
+                    self.timer.start()
+                return
+            self.last, self.pending = time.monotonic(), None
+        self._write(values)
+
+    def _flush(self) -> None:
+        with self.lock:
+            values, self.pending, self.timer = self.pending, None, None
+            if values is None:  # written already, with a later move
+                return
+            self.last = time.monotonic()
+        self._write(values)
+
+    def _write(self, values: dict[str, str]) -> None:
         try:
-            with make.begin() as session:
+            with self.make.begin() as session:
                 session.execute(
-                    update(ArenaGame).where(ArenaGame.id == game_id, ArenaGame.lease_token == token)
-                    .values(moves=record.moves, clocks=json.dumps(record.clocks), evals=json.dumps(record.evals))
+                    update(ArenaGame).where(ArenaGame.id == self.game_id, ArenaGame.lease_token == self.token)
+                    .values(**values)
                 )  # fmt: skip
-        except Exception:  # the database busy for a moment: the next move writes it
-            log.exception("writing game %d's moves", game_id)
-
-    return write
+        except Exception:  # the database busy for a moment: the next move, or the game's end, writes it
+            log.exception("writing game %d's moves", self.game_id)
