@@ -168,7 +168,7 @@ def choose(board, token):
     moves = [sq for sq in range(64) if board[sq] == "." and flips(board, sq, token)]
     return random.choice(moves) if moves else None
 """
-PROBES = ["stage", "tmp", "database", "course", "portal", "opponent", "cmdline", "environ", "fd", "stdout", "stdin",
+PROBES = ["stage", "inherited", "tmp", "database", "course", "portal", "opponent", "cmdline", "environ", "fd", "stdout", "stdin",
           "memory", "kill", "watch"]  # fmt: skip
 
 
@@ -233,6 +233,7 @@ def test_a_hostile_engine_reaches_nothing_of_its_opponent_the_database_or_the_co
     for lines in spied:
         assert [line.split()[2] for line in lines if line.startswith("status probe ")] == PROBES, lines
         assert all(line.split()[3] == "none" for line in lines), lines
+        assert int(lines[-1].split("(")[1].split()[0]) > 0  # its watching thread ran
     # the secret is in nothing it wrote nor in any record; the database is intact
     written = json.dumps([records, check, [g.moves for g in games], [v.message for v in versions.values()]])
     assert secret not in written and "status leak" not in written

@@ -1,8 +1,9 @@
 """Attacker: an arena engine's move script (for the bundled NBoard adapter, engine.py) that,
-while it plays legal random moves on a worker, tries to read its opponent's staged files, the
-portal's database and course folder, and its opponent's process (command line, environment,
-open files, output pipe, memory), to write to the opponent's input and kill it, and to reach
-the portal; a thread of its own watches /proc the whole time for the opponent's process.
+while it plays legal random moves on a worker, tries to read its opponent's staged files, files
+the grader left open in its process, the portal's database and course folder, and its
+opponent's process (command line, environment, open files, output pipe, memory), to write to
+the opponent's input and kill it, and to reach the portal; a thread of its own watches /proc
+the whole time for the opponent's process.
 
 At the first move of each game it prints what it got as NBoard status lines, which the game's
 record keeps: ``status probe NAME got ...`` or ``status probe NAME none ...``, and
@@ -81,6 +82,19 @@ def probe(name, attempt):
         return None
     say("status probe %s %s" % (name, "got %s" % got if got else "none"))
     return got
+
+
+def inherited():
+    """Files the grader left open in its process (a database's, a socket)."""
+    got = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink("/proc/self/fd/" + fd)
+        except OSError:
+            continue
+        if int(fd) > 2 and not (target + "/").startswith("/proc/"):  # not a listing of its own (its watcher's)
+            got.append("%s:%s" % (fd, target[:40]))
+    return got and " ".join(got)
 
 
 def stage():
@@ -191,6 +205,7 @@ def memory(pid):
 def spy():
     """Every attempt, once per game."""
     probe("stage", stage)
+    probe("inherited", inherited)
     probe("tmp", tmp)
     probe("database", database)
     probe("course", course)
