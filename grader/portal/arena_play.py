@@ -251,8 +251,8 @@ def check_message(record: GameRecord, name: str) -> str:
 def live(make: sessionmaker[Session], game_id: int, token: str) -> Callable[[GameRecord], None]:
     """What ``play_game`` calls after each move: the moves, clocks and evaluations written to
     the game's row at most every LIVE_SECONDS, while ``token`` is its job's lease. A move that
-    comes sooner is written LIVE_SECONDS after the last write (a timer's), unless a later one is
-    written first: the last move shows within LIVE_SECONDS even if no other move follows."""
+    comes sooner is written by the next move that may write, or by a timer LIVE_SECONDS after
+    it, whichever comes first: every move shows within LIVE_SECONDS, even the last one."""
     return LiveGame(make, game_id, token).moved
 
 
@@ -263,30 +263,32 @@ class LiveGame:
         self.make, self.game_id, self.token = make, game_id, token
         self.last = time.monotonic()  # the first write after LIVE_SECONDS: a game over sooner is written at its end
         self.pending: dict[str, str] | None = None  # the newest values not written yet
-        self.timer: threading.Timer | None = None
+        self.timer: threading.Timer | None = None  # writes them LIVE_SECONDS after the first of them came
         self.lock = threading.Lock()
 
     def moved(self, record: GameRecord) -> None:
-        """Write the record's moves now, or once LIVE_SECONDS have passed since the last write."""
+        """Write the record's moves now if LIVE_SECONDS have passed since the last write, else later."""
         values = dict(moves=record.moves, clocks=json.dumps(record.clocks), evals=json.dumps(record.evals))
         with self.lock:
-            wait = self.last + LIVE_SECONDS - time.monotonic()
-            if wait > 0:
+            if time.monotonic() - self.last < LIVE_SECONDS:
                 self.pending = values
-                if self.timer is None:
-                    self.timer = threading.Timer(wait, self._flush)
+                if self.timer is None:  # at least LIVE_SECONDS after the last write, as this move is
+                    self.timer = threading.Timer(LIVE_SECONDS, self._flush)
                     self.timer.daemon = True
                     self.timer.start()
                 return
-            self.last, self.pending = time.monotonic(), None
+            if self.timer is not None:
+                self.timer.cancel()
+            self.last, self.pending, self.timer = time.monotonic(), None, None
         self._write(values)
 
     def _flush(self) -> None:
         with self.lock:
+            if self.timer is None or threading.current_thread() is not self.timer:
+                return  # cancelled: a move wrote them (and perhaps began another wait)
             values, self.pending, self.timer = self.pending, None, None
-            if values is None:  # written already, with a later move
-                return
             self.last = time.monotonic()
+        assert values is not None
         self._write(values)
 
     def _write(self, values: dict[str, str]) -> None:
