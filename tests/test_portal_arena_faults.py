@@ -69,12 +69,13 @@ def _versions(me: Client, make, uploads: list[tuple[str, bytes]], engine: str = 
 # --- a test survives a restart of the portal ------------------------------------------------
 
 
-@pytest.mark.slow  # two starts of a server and a test of 16 games at 2+0.05: 30-60 s per database
+@pytest.mark.slow  # two starts of a server and a test of 16 games at 2+0.05: 10-30 s per database
 def test_a_test_survives_a_restart_of_the_portal(database, tmp_path):  # noqa: F811
-    """SIGKILL ``grader serve`` (its worker threads and their engines with it) while a test has
-    pairs counted and pairs being played; started again on the same database and port, its
-    workers play the held pairs again once their leases expire, and the test ends at its limit
-    with every pair counted once: the counts are the games' rows."""
+    """SIGKILL ``grader serve`` (its worker threads with it) while a test has pairs counted and
+    pairs being played; started again on the same database and port, its workers play the held
+    pairs again once their leases expire, and the test ends at its limit with every pair counted
+    once: the counts are the games' rows. The killed portal's engines, frozen off move (they
+    outlive it), are ended by the new one."""
     course = make_course(tmp_path / "course")
     options = ("--workers", "2", "--lease", "3", "--port", str(_free_port()))
     server = Server(course, tmp_path, database, *options)
@@ -91,11 +92,13 @@ def test_a_test_survives_a_restart_of_the_portal(database, tmp_path):  # noqa: F
         assert r.status_code in (200, 201), r.text
         tid = r.json()["id"]
 
-        def mid_test(s):
+        def mid_test(s) -> int | None:
+            """The games counted, once some are and some are being played."""
             test = s.get(ArenaTest, tid)
+            counted = test.wins + test.draws + test.losses
             running = s.scalar(select(func.count()).select_from(ArenaGame)
                                .where(ArenaGame.test_id == tid, ArenaGame.status == "running"))  # fmt: skip
-            return test.wins + test.draws + test.losses >= 2 and running >= 1 and (test.wins + test.draws + test.losses)
+            return counted if counted >= 2 and running else None
 
         counted_before = _until(make, mid_test, seconds=240)
         # its engines' folders are named after it (leftovers.grader_id: NAMESPACE-PID-STARTTIME)
@@ -111,21 +114,21 @@ def test_a_test_survives_a_restart_of_the_portal(database, tmp_path):  # noqa: F
         me.sign_in(server.link)
         _until(make, lambda s: s.get(ArenaTest, tid).status != "running", seconds=300)
         shown = me.get(f"/arena/t/{tid}").json()
-        # the killed portal's engines (frozen off move, they outlive it) were ended by the new one
+        # the killed portal's engines were ended by the new one (its sweep of dead graders' cgroups)
         for _ in range(600):
             if not _processes(killed):
                 break
             time.sleep(0.1)
         assert _processes(killed) == []
+        with make() as s:
+            test = s.get(ArenaTest, tid)
+            games = s.scalars(
+                select(ArenaGame).where(ArenaGame.test_id == tid).order_by(ArenaGame.pair, ArenaGame.id)
+            ).all()
+            jobs = s.scalars(select(GameJob).where(GameJob.kind == "games")).all()
     finally:
         server.stop()
-    with make() as s:
-        test = s.get(ArenaTest, tid)
-        games = s.scalars(
-            select(ArenaGame).where(ArenaGame.test_id == tid).order_by(ArenaGame.pair, ArenaGame.id)
-        ).all()
-        jobs = s.scalars(select(GameJob).where(GameJob.kind == "games")).all()
-    engine.dispose()
+        engine.dispose()
     assert test.status == LIMIT and test.pairs_queued == 8
     assert 2 <= counted_before < 16
     # every game played once to its end; no job left queued or running
@@ -182,7 +185,7 @@ def _probes(record: dict) -> list[list[str]]:
     return spied
 
 
-@pytest.mark.slow  # a server, two checks and a pair at 10+0.1: 15-30 s
+@pytest.mark.slow  # a server, two checks and a pair at 10+0.1: 5-15 s
 def test_a_hostile_engine_reaches_nothing_of_its_opponent_the_database_or_the_course(tmp_path):
     """tests/attacks/arena_spy.py, uploaded as a version and tested against a version holding a
     secret, under the isolation ``grader serve`` uses by default: on the worker, in its check
@@ -215,13 +218,13 @@ def test_a_hostile_engine_reaches_nothing_of_its_opponent_the_database_or_the_co
         assert r.status_code in (200, 201), r.text
         tid = r.json()["id"]
         _until(make, lambda s: s.get(ArenaTest, tid).status != "running", seconds=240)
+        with make() as s:
+            test = s.get(ArenaTest, tid)
+            games = s.scalars(select(ArenaGame).where(ArenaGame.test_id == tid).order_by(ArenaGame.id)).all()
+            versions = {v.id: v for v in s.scalars(select(EngineVersion))}
     finally:
         server.stop()
-    with make() as s:
-        test = s.get(ArenaTest, tid)
-        games = s.scalars(select(ArenaGame).where(ArenaGame.test_id == tid).order_by(ArenaGame.id)).all()
-        versions = {v.id: v for v in s.scalars(select(EngineVersion))}
-    engine.dispose()
+        engine.dispose()
     records = [json.loads(g.record) for g in games]
     check = json.loads(versions[spy_id].check_game)
     # the opponent survived: both games played to their end by the rules, nobody forfeited
