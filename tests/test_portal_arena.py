@@ -700,3 +700,30 @@ def test_grhino_over_gtp_is_an_othello_version_checked_by_a_whole_game(db, tmp_p
         pool.stop()
     assert status == "ok", message
     assert message.startswith("it played a whole legal game as black against the bundled engine: ")
+
+
+def test_a_running_games_last_move_reaches_its_row_with_no_move_after_it(db, monkeypatch):
+    """Moves faster than LIVE_SECONDS are written at most once per LIVE_SECONDS, and the last
+    of them once LIVE_SECONDS have passed, though no other move comes to write it (an engine
+    thinking long, or the game over while its pair's other game is played)."""
+    from sqlalchemy import event
+
+    make, _, _ = db
+    monkeypatch.setattr(arena_play, "LIVE_SECONDS", 0.1)
+    gid, token, lines = running_game(make, "b@example.edu")
+    writes: list[str] = []
+    event.listen(make.kw["bind"], "before_cursor_execute",
+                 lambda conn, cursor, sql, *rest: writes.append(sql) if sql.startswith("UPDATE arena_games") else None)  # fmt: skip
+    write = arena_play.live(make, gid, token)
+    started = time.monotonic()
+    for line in lines:  # a burst of moves, sooner than LIVE_SECONDS after the game's start
+        write(GameRecord(f"g{gid}", "p1", 1, "b", "w", "", moves=line))
+    burst = time.monotonic() - started
+    for _ in range(200):
+        with make() as s:
+            if s.get(ArenaGame, gid).moves == lines[-1]:
+                break
+        time.sleep(0.05)
+    with make() as s:
+        assert s.get(ArenaGame, gid).moves == lines[-1]
+    assert 1 <= len(writes) <= 2 + burst / arena_play.LIVE_SECONDS  # one write per LIVE_SECONDS at most

@@ -3,8 +3,9 @@ under the course's tournament settings (limits, sandbox): a version's check game
 a test. Each thread keeps its job slot (``Worker``: its sandbox uid, its staged files) and a
 pool of engine processes that played cleanly, for the next game of the same engines (as
 ``grader tournament`` keeps them). A game's moves are written as they come, at most every
-``LIVE_SECONDS`` and only under the job's lease; its result only by the lease's holder, in the
-transaction that marks the job done, so a game replayed after its worker died counts once."""
+``LIVE_SECONDS`` (a move that comes sooner, by a timer once they have passed) and only under
+the job's lease; its result only by the lease's holder, in the transaction that marks the job
+done, so a game replayed after its worker died counts once."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import hashlib
 import json
 import logging
 import tempfile
+import threading
 import time
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -248,21 +250,53 @@ def check_message(record: GameRecord, name: str) -> str:
 
 def live(make: sessionmaker[Session], game_id: int, token: str) -> Callable[[GameRecord], None]:
     """What ``play_game`` calls after each move: the moves, clocks and evaluations written to
-    the game's row at most every LIVE_SECONDS, while ``token`` is its job's lease."""
-    last = [time.monotonic()]  # the first write after LIVE_SECONDS: a game over sooner is written once, at its end
+    the game's row at most every LIVE_SECONDS, while ``token`` is its job's lease. A move that
+    comes sooner is written by the next move that may write, or by a timer LIVE_SECONDS after
+    it, whichever comes first: every move shows within LIVE_SECONDS, even the last one."""
+    return LiveGame(make, game_id, token).moved
 
-    def write(record: GameRecord) -> None:
-        moment = time.monotonic()
-        if moment - last[0] < LIVE_SECONDS:
-            return
-        last[0] = moment
+
+class LiveGame:
+    """A running game's row kept up to date with its moves (``live``)."""
+
+    def __init__(self, make: sessionmaker[Session], game_id: int, token: str):
+        self.make, self.game_id, self.token = make, game_id, token
+        self.last = time.monotonic()  # the first write after LIVE_SECONDS: a game over sooner is written at its end
+        self.pending: dict[str, str] | None = None  # the newest values not written yet
+        self.timer: threading.Timer | None = None  # writes them LIVE_SECONDS after the first of them came
+        self.lock = threading.Lock()
+
+    def moved(self, record: GameRecord) -> None:
+        """Write the record's moves now if LIVE_SECONDS have passed since the last write, else later."""
+        values = dict(moves=record.moves, clocks=json.dumps(record.clocks), evals=json.dumps(record.evals))
+        with self.lock:
+            if time.monotonic() - self.last < LIVE_SECONDS:
+                self.pending = values
+                if self.timer is None:  # at least LIVE_SECONDS after the last write, as this move is
+                    self.timer = threading.Timer(LIVE_SECONDS, self._flush)
+                    self.timer.daemon = True
+                    self.timer.start()
+                return
+            if self.timer is not None:
+                self.timer.cancel()
+            self.last, self.pending, self.timer = time.monotonic(), None, None
+        self._write(values)
+
+    def _flush(self) -> None:
+        with self.lock:
+            if self.timer is None or threading.current_thread() is not self.timer:
+                return  # cancelled: a move wrote them (and perhaps began another wait)
+            values, self.pending, self.timer = self.pending, None, None
+            self.last = time.monotonic()
+        assert values is not None
+        self._write(values)
+
+    def _write(self, values: dict[str, str]) -> None:
         try:
-            with make.begin() as session:
+            with self.make.begin() as session:
                 session.execute(
-                    update(ArenaGame).where(ArenaGame.id == game_id, ArenaGame.lease_token == token)
-                    .values(moves=record.moves, clocks=json.dumps(record.clocks), evals=json.dumps(record.evals))
+                    update(ArenaGame).where(ArenaGame.id == self.game_id, ArenaGame.lease_token == self.token)
+                    .values(**values)
                 )  # fmt: skip
-        except Exception:  # the database busy for a moment: the next move writes it
-            log.exception("writing game %d's moves", game_id)
-
-    return write
+        except Exception:  # the database busy for a moment: the next move, or the game's end, writes it
+            log.exception("writing game %d's moves", self.game_id)
