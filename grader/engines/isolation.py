@@ -12,8 +12,8 @@
     none     the limits only
 
 Whenever the grader runs as root, scripts run as an unprivileged uid of their job slot (never
-root), whatever the mechanism: the slot's uid is claimed for the life of the process, so no
-other grader on the machine shares it.
+root) under every mechanism but ``none`` (the limits only: as the grader's own user): the
+slot's uid is claimed for the life of the process, so no other grader on the machine shares it.
 """
 
 from __future__ import annotations
