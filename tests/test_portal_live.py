@@ -15,7 +15,7 @@ from sqlalchemy import event, update  # noqa: E402
 
 from grader.portal import accounts  # noqa: E402
 from grader.portal.db import connect, reading, sessions, upgrade  # noqa: E402
-from grader.portal.live import Watch  # noqa: E402
+from grader.portal.live import BUSY_RETRY_MS, MAX_STREAMS, Watch  # noqa: E402
 from grader.portal.models import FAILED, GRADED, QUEUED, RUNNING, Submission, User  # noqa: E402
 
 TICK = 0.05
@@ -46,10 +46,10 @@ def set_status(make, sid: str, status: str) -> None:
         s.execute(update(Submission).where(Submission.id == sid).values(status=status))
 
 
-async def collect(watch: Watch, sid: str, status: str, on_first=None) -> list[str]:
+async def collect(watch: Watch, sid: str, status: str, on_first=None, who: int = 1) -> list[str]:
     """The data lines of one page's stream, to its end (``on_first`` run after the first)."""
     seen = []
-    async for chunk in watch.events(sid, status):
+    async for chunk in watch.events(sid, status, who):
         seen += [line.removeprefix("data: ") for line in chunk.splitlines() if line.startswith("data: ")]
         if on_first is not None and len(seen) == 1:
             await asyncio.to_thread(on_first)
@@ -92,7 +92,8 @@ def test_the_server_asks_once_a_tick_for_all_the_watched_submissions(db):
     watch = Watch(reading(make), TICK)
 
     async def pages() -> list[list[str]]:
-        waiting = [asyncio.create_task(collect(watch, sid, QUEUED)) for sid in ids for _ in range(2)]
+        waiting = [asyncio.create_task(collect(watch, sid, QUEUED, who=2 * n + k))  # 200 people's pages
+                   for n, sid in enumerate(ids) for k in range(2)]  # fmt: skip
         await asyncio.sleep(10 * TICK)
         asked = len(queries)
         await asyncio.to_thread(lambda: [set_status(make, sid, GRADED) for sid in ids])
@@ -102,3 +103,22 @@ def test_the_server_asks_once_a_tick_for_all_the_watched_submissions(db):
 
     assert asyncio.run(asyncio.wait_for(pages(), 60)) == [[QUEUED, GRADED]] * 200
     assert not watch._waiting  # every page's waiter gone with its stream
+
+
+def test_a_user_holds_at_most_max_streams_and_one_more_is_told_to_come_back_later(db):
+    engine, make = db
+    (sid,) = add_submissions(make, 1)
+    watch = Watch(reading(make), TICK)
+
+    async def pages() -> tuple[list[list[str]], list[str], list[str]]:
+        mine = [asyncio.create_task(collect(watch, sid, QUEUED)) for _ in range(MAX_STREAMS)]
+        await asyncio.sleep(3 * TICK)
+        refused = [chunk async for chunk in watch.events(sid, QUEUED, 1)]
+        other = asyncio.create_task(collect(watch, sid, QUEUED, who=2))  # another user's page is not refused
+        await asyncio.sleep(3 * TICK)
+        await asyncio.to_thread(set_status, make, sid, GRADED)
+        return await asyncio.gather(*mine), refused, await other
+
+    mine, refused, other = asyncio.run(asyncio.wait_for(pages(), 30))
+    assert mine == [[QUEUED, GRADED]] * MAX_STREAMS and other == [QUEUED, GRADED]
+    assert refused == [f"retry: {BUSY_RETRY_MS}\n: too many pages open\n\n"]

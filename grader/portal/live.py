@@ -19,6 +19,8 @@ TICK = 0.5  # seconds between the database's looks at the watched submissions
 KEEPALIVE = 15.0  # seconds between comments on a quiet stream (a proxy closes an idle one)
 RETRY_MS = 1000  # how soon a browser connects again when the stream breaks (a server restart)
 CHUNK = 500  # submissions asked in one query at most
+MAX_STREAMS = 20  # a user's streams open at once (each holds a connection)
+BUSY_RETRY_MS = 30_000  # how soon a stream refused for that comes back
 STOPPING = "stopping"  # what a waiting stream is told when its server stops (no status)
 
 
@@ -35,6 +37,7 @@ class Watch:
         self._waiting: dict[str, list[_Waiter]] = {}
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
+        self._streams: dict[int, int] = {}  # streams open, by user
 
     def stop(self) -> None:
         """End every stream (the server is stopping: it would wait for them); browsers connect
@@ -63,21 +66,31 @@ class Watch:
             else:
                 self._waiting.pop(sid, None)
 
-    async def events(self, sid: str, status: str) -> AsyncIterator[str]:
+    async def events(self, sid: str, status: str, who: int) -> AsyncIterator[str]:
         """The stream of one page: the status now, then each new one until it is final (a
         comment every KEEPALIVE seconds meanwhile); ``gone`` if the submission is deleted. It
-        ends when the server stops."""
-        yield f"retry: {RETRY_MS}\ndata: {status}\n\n"
-        while status in (QUEUED, RUNNING):
-            try:
-                now = await asyncio.wait_for(self.changed(sid, status), KEEPALIVE)
-            except TimeoutError:
-                yield ": still " + status + "\n\n"
-                continue
-            if now == STOPPING:
-                return
-            status = now or "gone"
-            yield f"data: {status}\n\n"
+        ends when the server stops. A user (``who``) holds at most MAX_STREAMS at once: one
+        more is told to come back in BUSY_RETRY_MS and ends (its page still reloads by hand)."""
+        if self._streams.get(who, 0) >= MAX_STREAMS:
+            yield f"retry: {BUSY_RETRY_MS}\n: too many pages open\n\n"
+            return
+        self._streams[who] = self._streams.get(who, 0) + 1
+        try:
+            yield f"retry: {RETRY_MS}\ndata: {status}\n\n"
+            while status in (QUEUED, RUNNING):
+                try:
+                    now = await asyncio.wait_for(self.changed(sid, status), KEEPALIVE)
+                except TimeoutError:
+                    yield ": still " + status + "\n\n"
+                    continue
+                if now == STOPPING:
+                    return
+                status = now or "gone"
+                yield f"data: {status}\n\n"
+        finally:
+            self._streams[who] -= 1
+            if not self._streams[who]:
+                del self._streams[who]
 
     async def _run(self) -> None:
         while self._waiting:

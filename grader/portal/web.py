@@ -716,7 +716,7 @@ def submission_events(portal: Portal, request: Request, form: Any) -> Response:
     user = need_user(portal, request)
     with portal.read() as session:
         sub = _visible_submission(session, user, request.path_params["sid"])
-    return StreamingResponse(portal.watch.events(sub.id, sub.status), media_type="text/event-stream",
+    return StreamingResponse(portal.watch.events(sub.id, sub.status, user.id), media_type="text/event-stream",
                              headers={"cache-control": "no-store", "x-accel-buffering": "no"})  # fmt: skip
 
 
