@@ -1,10 +1,12 @@
-"""The submission pages' live update (grader.portal.live): a page waiting for its grade is told
-each change of its submission's status by server-sent events, and the server asks the database
-once a tick for all the watched submissions, however many pages watch."""
+"""How fast pages reach people: a page waiting for its grade is told each change of its
+submission's status by server-sent events (grader.portal.live), the server asking the database
+once a tick for all the watched submissions, however many pages watch; and the server's
+connections send each answer at once (TCP_NODELAY)."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 
 import pytest
@@ -17,6 +19,7 @@ from grader.portal import accounts  # noqa: E402
 from grader.portal.db import connect, reading, sessions, upgrade  # noqa: E402
 from grader.portal.live import BUSY_RETRY_MS, MAX_STREAMS, Watch  # noqa: E402
 from grader.portal.models import FAILED, GRADED, QUEUED, RUNNING, Submission, User  # noqa: E402
+from grader.portal.server import listening_socket  # noqa: E402
 
 TICK = 0.05
 
@@ -122,3 +125,25 @@ def test_a_user_holds_at_most_max_streams_and_one_more_is_told_to_come_back_late
     mine, refused, other = asyncio.run(asyncio.wait_for(pages(), 30))
     assert mine == [[QUEUED, GRADED]] * MAX_STREAMS and other == [QUEUED, GRADED]
     assert refused == [f"retry: {BUSY_RETRY_MS}\n: too many pages open\n\n"]
+
+
+def test_the_servers_connections_send_each_answer_without_waiting_for_an_ack():
+    """asyncio sets TCP_NODELAY only on sockets made as TCP's by name: on the server's socket
+    each accepted connection has it (Nagle's algorithm held a keep-alive answer some 40 ms)."""
+    sock = listening_socket("127.0.0.1", 0)
+
+    async def accepted() -> int:
+        told: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            told.set_result(writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(on_connect, sock=sock)
+        async with server:
+            _, writer = await asyncio.open_connection(*sock.getsockname())
+            value = await asyncio.wait_for(told, 30)
+            writer.close()
+        return value
+
+    assert asyncio.run(accepted()) != 0

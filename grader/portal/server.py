@@ -105,12 +105,7 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
     if workers:
         portal.workers = Workers(course, portal.make, workers, lease=lease, attempts=attempts, nice=nice,
                                  cluster=cluster or course.config.cluster.address, on_graded=on_graded)  # fmt: skip
-    try:
-        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-    except OSError as e:
-        raise GraderError(f"cannot listen on {host}:{port}: {e.strerror}: give another --port") from None
+    sock = listening_socket(host, port)
     shown = "localhost" if host in ("0.0.0.0", "::") else (f"[{host}]" if ":" in host else host)
     base = f"http://{shown}:{sock.getsockname()[1]}"
     with portal.make.begin() as session:
@@ -127,6 +122,19 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
     if on_ready:
         on_ready(started)
     server.run(sockets=[sock])
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """The server's socket, bound. Made as TCP's by name (IPPROTO_TCP), so that asyncio sets
+    TCP_NODELAY on each connection it accepts: with Nagle's algorithm on, a keep-alive request
+    answered right after another waited some 40 ms for the client's delayed ACK."""
+    try:
+        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as e:
+        raise GraderError(f"cannot listen on {host}:{port}: {e.strerror}: give another --port") from None
+    return sock
 
 
 class _Server(uvicorn.Server):
