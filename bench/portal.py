@@ -11,8 +11,8 @@ one-time link (real HTTP, real sign-in) and uploads the lab
 ``--per-student`` times (negamax.py and wrong_score.py in turn) at random moments over
 ``--window`` seconds; as a browser does, it opens the receipt's page, listens to its
 submission's events (``/s/ID/events``, the live update) until graded, and reloads the page;
-a reader asks the pages that do
-not grade (the assignment page, the home page, the class table as JSON and HTML) meanwhile. At ``--kill-at``
+a reader asks the pages that do not grade (the assignment page, the home page, the class table
+as JSON and HTML) meanwhile, a round every ``--read-every`` seconds. At ``--kill-at``
 of the window the server and one worker are killed with SIGKILL and started again (the
 server on the same port: the students' session cookies still hold); a student whose upload
 got no answer uploads again, as a person would.
@@ -239,8 +239,12 @@ READS = [  # (kind, whose, path, headers): what the reader asks in turn
 ]
 
 
-def reader(student_c: httpx.Client, instructor: httpx.Client, done: threading.Event, tally: Tally) -> None:
+def reader(student_c: httpx.Client, instructor: httpx.Client, every: float, done: threading.Event,
+           tally: Tally) -> None:  # fmt: skip
+    """The pages that do not grade, each asked once every ``every`` seconds (a student and the
+    instructor clicking through them), until ``done``."""
     while not done.is_set():
+        started = time.monotonic()
         for kind, whose, path, headers in READS:
             c = student_c if whose == "student" else instructor
             start = time.monotonic()
@@ -253,7 +257,7 @@ def reader(student_c: httpx.Client, instructor: httpx.Client, done: threading.Ev
                 continue
             with tally.lock:
                 tally.pages.setdefault(kind, []).append(time.monotonic() - start)
-        time.sleep(0.05)
+        done.wait(max(0.0, started + every - time.monotonic()))
 
 
 def exactly_once(database: Path, receipts: list[str]) -> list[str]:
@@ -291,6 +295,8 @@ def main() -> None:
     ap.add_argument("--kill-at", type=float, default=0.5,
                     help="When to SIGKILL the server and a worker, as a fraction of the window (0: never).")  # fmt: skip
     ap.add_argument("--lease", type=float, default=10.0, help="The workers' --lease (seconds).")
+    ap.add_argument("--read-every", type=float, default=1.0,
+                    help="Seconds between the reader's rounds of the pages that do not grade (0: back to back).")  # fmt: skip
     ap.add_argument(
         "--nice", type=int, default=10, help="The workers' --nice (their grading's CPU weight below the pages')."
     )
@@ -320,7 +326,7 @@ def main() -> None:
         tally, done = Tally(), threading.Event()
         t0 = time.monotonic()
         threads = [threading.Thread(target=student, args=(c, m, t0, tally)) for c, m in zip(clients, plans)]
-        watcher = threading.Thread(target=reader, args=(clients[0], instructor, done, tally))
+        watcher = threading.Thread(target=reader, args=(clients[0], instructor, args.read_every, done, tally))
         watcher.start()
         for t in threads:
             t.start()

@@ -182,8 +182,9 @@ def routes(portal: Portal) -> list[BaseRoute]:
 
 def _ladder_data(course: Course, ladder: Ladder) -> dict[str, Any]:
     cutoff = ladders.deadline(course, ladder)
-    return {"deadline": cutoff.isoformat() if cutoff else None,"name": ladder.name, "title": ladder.title, "game": ladder.game, "assignment": ladder.assignment,
+    return {"name": ladder.name, "title": ladder.title, "game": ladder.game, "assignment": ladder.assignment,
             "anonymous": ladder.anonymous, "top": ladder.top, "deadline_games": ladder.deadline_games,
+            "deadline": cutoff.isoformat() if cutoff else None,
             "tc": f"{ladder.tc[0]:g}+{ladder.tc[1]:g}"}  # fmt: skip
 
 
