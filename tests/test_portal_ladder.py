@@ -726,6 +726,11 @@ def test_grader_arena_reaches_the_ladders_with_the_rights_of_the_tokens_user(tmp
         grade = grade_by_share(0.5, course.config.tournament.grade)
         expected = [ShareGrade(f"Student {i}", 24, 0.5, grade, True) for i in range(7)]
         assert said.endswith("\n\n" + share_grades_table(expected) + "\n")
+        code, again = arena("prof", "deadline", "duel", "--wait")  # following it again: not started twice
+        assert code == 0 and again.splitlines()[0] == "Deadline tournament of duel started already: following it"
+        assert again.endswith("\n\n" + share_grades_table(expected) + "\n")
+        code, said = arena("prof", "deadline", "duel")
+        assert code == 1 and "already" in said and said.count("\n") == 1
     finally:
         if finisher is not None:
             finisher.join()

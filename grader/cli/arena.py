@@ -151,8 +151,8 @@ def enter(name: str, engine: str, version: int | None, url: str, token: str) -> 
     "deadline",
     help="""Start the deadline tournament of the ladder NAME (an instructor's token): each entry's
     latest checked version (uploaded by the deadline, once it passed) plays the others, and the
-    ladder stops. With --wait, follow it, a line each time its games played change, and print
-    the grades as grader tournament --grade does.
+    ladder stops. With --wait, follow it (one started already too), a line each time its games
+    played change, and print the grades as grader tournament --grade does.
 
     \b
     Example:
@@ -169,7 +169,11 @@ def deadline(name: str, url: str, token: str, wait: bool, fmt: str) -> None:
     from ..tournaments.tables import share_grades_table
 
     client = ArenaClient(url, token)
-    echo(f"Deadline tournament of {name} started: {client.start_deadline(name)} games queued")
+    found = client.ladder(name).deadline if wait else None  # None: not staff (refused at the start)
+    if found is not None and found.started is not None:
+        echo(f"Deadline tournament of {name} started already: following it")
+    else:
+        echo(f"Deadline tournament of {name} started: {client.start_deadline(name)} games queued")
     if not wait:
         return
     last = None
