@@ -81,15 +81,21 @@ def _author_and_versions(make) -> tuple[User, list[int]]:
             s, [accounts.RosterEntry("a@example.edu", "A"), accounts.RosterEntry("b@example.edu", "B")]
         )
         author = s.scalar(select(User).where(User.email == "a@example.edu"))
-        mine = arena.new_engine(s, author, "mine", "nboard", "othello")
-        versions = []
-        for n in (1, 2):
-            v = EngineVersion(engine_id=mine.id, number=n, filename="e.tar.gz", size=1, sha256="0" * 64, content=b"x",
-                              status=OK)  # fmt: skip
-            s.add(v)
-            s.flush()
-            versions.append(v.id)
+        versions = checked_versions(s, author, "mine", 2)
     return author, versions
+
+
+def checked_versions(s, owner: User, name: str, count: int, open_: bool = False) -> list[int]:
+    """A new NBoard engine of ``owner``'s with ``count`` versions that passed their check: their ids."""
+    engine = arena.new_engine(s, owner, name, "nboard", "othello", open_)
+    ids = []
+    for n in range(1, count + 1):
+        v = EngineVersion(engine_id=engine.id, number=n, filename="e.tar.gz", size=1, sha256="0" * 64, content=b"x",
+                          status=OK)  # fmt: skip
+        s.add(v)
+        s.flush()
+        ids.append(v.id)
+    return ids
 
 
 def _play_pair(make, lease, new_id: int, new_scores: tuple[float, float]) -> None:
@@ -187,13 +193,9 @@ def test_a_test_of_an_open_engine_names_its_authors_private_one_to_nobody_else(d
     make, author, (v1, _) = db
     with make.begin() as s:
         me = s.get(User, author.id)
-        shown = arena.new_engine(s, me, "shown", "nboard", "othello", open_=True)
-        version = EngineVersion(engine_id=shown.id, number=1, filename="e.tar.gz", size=1, sha256="0" * 64,
-                                content=b"x", status=OK)  # fmt: skip
-        s.add(version)
-        s.flush()
-        test = arena.new_test(s, me, arena.TestRequest(new=version.id, base=v1, max_games=4))
-        tid, eid = test.id, shown.id
+        (shown,) = checked_versions(s, me, "shown", 1, open_=True)
+        test = arena.new_test(s, me, arena.TestRequest(new=shown, base=v1, max_games=4))
+        tid, eid = test.id, s.get(EngineVersion, shown).engine_id
     with make() as s:
         test, engine = s.get(ArenaTest, tid), s.get(ArenaEngine, eid)
         game = s.scalars(select(ArenaGame).where(ArenaGame.test_id == tid)).first()
@@ -604,14 +606,7 @@ def running_game(make, email: str) -> tuple[int, str, list[str]]:
     as a worker's claim marks it: (its id, its lease token, its opening's moves then legal ones)."""
     with make.begin() as s:
         me = s.scalar(select(User).where(User.email == email))
-        mine = arena.new_engine(s, me, "mine", "nboard", "othello")
-        ids = []
-        for n in (1, 2):
-            v = EngineVersion(engine_id=mine.id, number=n, filename="e.tar.gz", size=1, sha256="0" * 64, content=b"x",
-                              status=OK)  # fmt: skip
-            s.add(v)
-            s.flush()
-            ids.append(v.id)
+        ids = checked_versions(s, me, "mine", 2)
         arena.new_test(s, me, arena.TestRequest(new=ids[1], base=ids[0]))
         lease = queue.claim_game(s, "w")
         game = s.scalars(select(ArenaGame).where(ArenaGame.job_id == lease.job_id).order_by(ArenaGame.id)).first()
