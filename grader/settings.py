@@ -60,6 +60,11 @@ def given(**options: Any) -> dict[str, Any]:
     return out
 
 
+def jobs(config: Config) -> int:
+    """The job slots config.yaml asks for: its ``jobs``, else one per core."""
+    return config.jobs or os.cpu_count() or 1
+
+
 def run_layer(config: Config) -> dict[str, Any]:
     """config.yaml's values of what every mode shares (``RunSettings``): limits, isolation,
     python, commands, jobs, backend, fair_cpu. A value left out there (None) is the built-in default."""
@@ -68,7 +73,7 @@ def run_layer(config: Config) -> dict[str, Any]:
         "isolation": config.isolation,
         "python": course_python(config.python) if config.python else sys.executable,
         "commands": dict(config.commands),
-        "jobs": config.jobs or os.cpu_count() or 1,
+        "jobs": jobs(config),
         "backend": config.backend,
         "fair_cpu": config.fair_cpu,
     }

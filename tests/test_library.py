@@ -51,6 +51,35 @@ def test_an_executor_given_serves_one_run_after_another():
         assert comparable(first) == comparable(second) and second.total == 10 and second.complete
 
 
+def test_runs_on_lanes_of_one_executor_at_once_get_their_own_results_and_stops():
+    """A portal worker's grading threads share one executor's job slots, a lane each: two runs
+    at once each get all their own tests and nothing of the other's; a lane stopped stops its
+    run only; closing a lane leaves the slots to the next."""
+    fresh = grade(NEGAMAX, PLAN, Settings(jobs=2))
+    wrong = grade(ROOT / "submissions" / "wrong_score.py", PLAN, Settings(jobs=2))
+    with LocalExecutor(2) as ex:
+        stopped = ex.lane()
+        stopped.stop.set("interrupted (Ctrl-C)")
+        found: dict = {}
+
+        def run(name, script, lane):
+            with lane:
+                found[name] = grade(script, PLAN, Settings(jobs=2), executor=lane)
+
+        threads = [threading.Thread(target=run, args=args) for args in
+                   [("negamax", NEGAMAX, ex.lane()), ("wrong", ROOT / "submissions" / "wrong_score.py", ex.lane()),
+                    ("stopped", NEGAMAX, stopped)]]  # fmt: skip
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        with ex.lane() as lane:
+            after = grade(NEGAMAX, PLAN, Settings(jobs=2), executor=lane)
+    assert comparable(found["negamax"]) == comparable(fresh) == comparable(after) and after.total == 10
+    assert comparable(found["wrong"]) == comparable(wrong) and found["wrong"].total < 10
+    assert found["stopped"].tests == [] and found["stopped"].stopped == "interrupted (Ctrl-C)"
+
+
 def test_job_slot_uids_are_given_back():
     """As root each job slot runs scripts as a uid of its own: a long-lived process gives them
     back after each run (there are 1000)."""

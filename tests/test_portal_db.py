@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,8 @@ pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip instal
 from sqlalchemy import inspect, select, text, update  # noqa: E402
 
 from grader.errors import GraderError  # noqa: E402
-from grader.grading.run import grade  # noqa: E402
+from grader.execution.executor import Lane, using  # noqa: E402
+from grader.grading.run import grade, grade_submission  # noqa: E402
 from grader.portal import accounts, policy, queue  # noqa: E402
 from grader.portal.arena_models import DONE, GAMES, LADDER_PRIORITY, TEST_PRIORITY, GameJob  # noqa: E402
 from grader.portal.course import load_course, make_demo_course  # noqa: E402
@@ -43,6 +45,7 @@ from grader.portal.web import _student_view  # noqa: E402
 from grader.portal.worker import Workers  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+NEGAMAX = ROOT / "submissions" / "negamax.py"
 
 
 def _postgres_bin() -> str | None:
@@ -364,6 +367,51 @@ def test_a_worker_that_lost_its_lease_writes_nothing(db, monkeypatch):
         assert s.get(Job, taken[1].job_id).lease_token == taken[1].token
         assert queue.used_today(s, student, "othello") == 1  # not given back
     assert Workers(course, make).work_once("other-again") is False  # held by "other", whose lease is young
+
+
+def test_a_workers_uploads_share_its_job_slots_and_a_failed_grading_stops_its_own_lane_only(db, monkeypatch):
+    """The grading threads grade upload after upload on lanes of one executor (its job slots
+    and their sandboxes kept); a grading that fails inside its run stops its lane (as Ctrl-C
+    stops a run's executor), and only its lane: the next upload is graded in full."""
+    make, course, student = db
+    lab = course.assignments["othello"]
+    with make.begin() as s:
+        ids = [queue.submit(s, student, lab, f"n{i}.py", NEGAMAX.read_bytes()).id for i in range(3)]
+    used: list = []
+
+    def grading(sub, plan, settings, executor=None, **options):
+        used.append(executor)
+        if len(used) == 2:  # a bug of the grader's in the middle of the second upload's run
+            with using(executor, settings.jobs):
+                raise RuntimeError("a bug in the run")
+        return grade_submission(sub, plan, settings, executor, **options)
+
+    monkeypatch.setattr("grader.portal.worker.grade_submission", grading)
+    workers = Workers(course, make)
+    workers.start()
+    try:
+        deadline = time.monotonic() + 120
+        while len(used) < 3 or queue_left(make):
+            assert time.monotonic() < deadline, "the worker did not grade the three uploads"
+            time.sleep(0.1)
+    finally:
+        workers.stop()
+        workers.threads[0].join(60)
+        workers.close()
+    expected = grade(NEGAMAX, lab.plan, course.settings(lab))
+    with make() as s:
+        first, failed, third = (s.get(Submission, sid) for sid in ids)
+        assert (first.status, failed.status, third.status) == (GRADED, FAILED, GRADED)
+        assert "a bug in the run" in failed.error
+        assert third.symbols == first.symbols == expected.symbols and third.total == expected.total == 10
+    assert workers.shared is not None and workers.shared.slots.keep_sandboxes
+    assert all(isinstance(lane, Lane) and lane.slots is workers.shared.slots for lane in used)
+    assert used[1].stop.is_set() and not used[2].stop.is_set()
+
+
+def queue_left(make) -> int:
+    with make() as s:
+        return len(s.scalars(select(Job)).all())
 
 
 def test_a_worker_grades_as_grade_does_and_a_grader_error_is_not_counted(db):

@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from grader import Settings, load_plan
 from grader.engines import cgroups, isolation, resident, runner, sandbox
+from grader.execution.executor import LocalExecutor
+from grader.grading.run import grade
 from grader.limits import Limits
 
 from test_security import python_for, works
@@ -21,6 +24,8 @@ ROOT = os.geteuid() == 0 and cgroups.Cgroup.find_base() is not None and sandbox.
 pytestmark = pytest.mark.skipif(
     not ROOT, reason="a resident sandbox needs root, writable pids cgroups and the C launcher"
 )
+NEGAMAX = Path(__file__).resolve().parents[1] / "submissions" / "negamax.py"
+PLAN = load_plan(NEGAMAX.parents[1] / "fixtures" / "standard.txt")  # the 10 fixed boards
 LIMITS = Limits(wall_seconds=20, processes=20, memory_mb=500, output_bytes=2**20)
 
 # Leaves all it can for the next run: a daemon in a session of its own, files in /tmp, in
@@ -340,3 +345,37 @@ def test_a_view_stays_mounted_for_the_runs_that_ask_for_it_and_no_other(tmp_path
         runs
     )
     assert len({box for _, box in runs}) == 1  # one sandbox served them all
+
+
+def bwraps_of_this_process() -> set[int]:
+    """The pids of the bwrap processes this process started that still run (the residents)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            name, rest = (entry / "stat").read_text().rsplit(")", 1)
+        except (OSError, ValueError):
+            continue
+        if name.endswith("(bwrap") and int(rest.split()[1]) == os.getpid():
+            found.add(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_an_executor_kept_open_keeps_its_slots_sandboxes_from_one_run_to_the_next(keep):
+    """A portal worker grades upload after upload on lanes of one executor (keep_sandboxes):
+    each slot's resident sandbox serves every run and ends when the executor closes. A run's
+    own executor gives a slot's back once nothing is queued for it."""
+    settings = Settings(jobs=2, isolation="bwrap")
+    with LocalExecutor(2, keep_sandboxes=keep) as executor:
+        with executor.lane() as lane:
+            first = grade(NEGAMAX, PLAN, settings, executor=lane)
+        after_first = bwraps_of_this_process()
+        with executor.lane() as lane:
+            second = grade(NEGAMAX, PLAN, settings, executor=lane)
+        after_second = bwraps_of_this_process()
+    assert first.total == second.total == 10 and second.symbols == first.symbols
+    if keep:
+        assert len(after_first) == 2 and after_second == after_first, (after_first, after_second)
+    else:
+        assert after_first == after_second == set()
+    assert bwraps_of_this_process() == set()  # closed with the executor

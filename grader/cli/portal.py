@@ -58,8 +58,9 @@ attempts_option = click.option(
               help="sqlite:///FILE or postgresql://USER@HOST/NAME (default: SQLite in COURSE/.portal/).")  # fmt: skip
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every interface).")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free one).")
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(0, 64),
-              help="Submissions graded at once (each with config.yaml's jobs); 0: pages only.")  # fmt: skip
+@click.option("--workers", default=2, show_default=True, type=click.IntRange(0, 64),
+              help="Submissions graded at once, their tests sharing config.yaml's jobs job slots (with two, the "
+                   "next one's tests fill the slots the last tests of one leave idle); 0: pages only.")  # fmt: skip
 @lease_option
 @attempts_option
 @nice_option
@@ -122,8 +123,9 @@ def serve(course: str | None, database: str | None, host: str, port: int, worker
 @click.argument("course", required=False, default=".", type=click.Path(file_okay=False))
 @click.option("--database", required=True, metavar="URL",
               help="The server's database: postgresql://USER@HOST/NAME, or sqlite:///FILE on the same machine.")  # fmt: skip
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
-              help="Submissions graded at once (each with config.yaml's jobs).")  # fmt: skip
+@click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64),
+              help="Submissions graded at once, their tests sharing config.yaml's jobs job slots (with two, the "
+                   "next one's tests fill the slots the last tests of one leave idle).")  # fmt: skip
 @lease_option
 @attempts_option
 @nice_option

@@ -18,7 +18,7 @@ import os
 import queue
 import threading
 from abc import ABC, abstractmethod
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, Callable, Iterable, Iterator
 
 from ..engines.fairness import assign_slot
@@ -139,56 +139,102 @@ def using(executor: Executor | None, jobs: int, stop: Stop | None = None) -> Ite
         raise
 
 
-class LocalExecutor(Executor):
-    """Tasks on ``jobs`` threads of this process; each thread is one worker (one job slot)."""
+class JobSlots:
+    """The job slots of a LocalExecutor and its lanes: ``jobs`` threads of this process, each
+    one ``Worker`` (its uid, cgroups, resident sandbox and cached values), running the tasks
+    of every run on them first come, first served. A slot with nothing queued gives back its
+    resident sandbox (``grader.engines.resident``), unless ``keep_sandboxes``: slots kept open
+    for run after run (a portal worker's, across uploads) keep them until they close, as a
+    class's run keeps them from one student to the next."""
 
-    def __init__(self, jobs: int, stop: Stop | None = None):
-        super().__init__(stop)
-        self.jobs = max(1, jobs)
+    def __init__(self, jobs: int, keep_sandboxes: bool = False):
+        self.jobs, self.keep_sandboxes = max(1, jobs), keep_sandboxes
         self._pool = ThreadPoolExecutor(self.jobs, thread_name_prefix="grader-job")
-        self._futures: dict[Future, Any] = {}
-        self._finished: queue.SimpleQueue[Future] = queue.SimpleQueue()
         self._local = threading.local()
-        self._slots = itertools.count()
-        self._stage = Stage()
+        self._numbers = itertools.count()
         self._workers: list[Worker] = []
         self._queued = 0  # tasks submitted and not yet started
-        self._queue_lock = threading.Lock()
+        self._lock = threading.Lock()
 
-    def _run(self, task: Task) -> Any:
-        with self._queue_lock:
+    def submit(self, task: Task, stop: Stop, stage: Stage) -> Future:
+        """Queue ``task`` of the run stopped by ``stop`` whose scripts ``stage`` holds."""
+        with self._lock:
+            self._queued += 1
+        return self._pool.submit(self._run, task, stop, stage)
+
+    def cancel(self, fut: Future) -> bool:
+        """Drop a queued task; False if it has started."""
+        if not fut.cancel():
+            return False
+        with self._lock:
+            self._queued -= 1
+        return True
+
+    def _run(self, task: Task, stop: Stop, stage: Stage) -> Any:
+        with self._lock:
             self._queued -= 1
         try:
-            return self._run_here(task)
+            worker = self._worker(stop, stage)
+            stop.check()
+            return task(worker)
         finally:
-            with self._queue_lock:
-                draining = self.jobs > 1 and self._queued == 0
+            with self._lock:
+                draining = self.jobs > 1 and self._queued == 0 and not self.keep_sandboxes
             if draining:  # nothing left for this slot now: it gives back its resident sandbox
                 close_this_thread()
 
-    def _run_here(self, task: Task) -> Any:
+    def _worker(self, stop: Stop, stage: Stage) -> Worker:
+        """This slot's Worker, serving the run of ``stop`` and ``stage`` now."""
         worker = getattr(self._local, "worker", None)
         if worker is None:
-            worker = self._local.worker = Worker(next(self._slots), self.stop, self._stage)
-            self._workers.append(worker)
+            worker = self._local.worker = Worker(next(self._numbers), stop, stage)
+            with self._lock:
+                self._workers.append(worker)
             dedicate_this_thread()
             assign_slot(worker.slot, self.jobs)  # its programs pinned to the slot's cores
-        self.stop.check()
-        return task(worker)
+        worker.stop, worker.stage = stop, stage
+        return worker
+
+    def close(self) -> None:
+        """End the threads once their tasks are done (queued ones are dropped); give back the uids."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        for worker in self._workers:
+            worker.release()
+        self._workers.clear()
+
+
+class LocalExecutor(Executor):
+    """Tasks on ``jobs`` threads of this process; each thread is one worker (one job slot).
+    ``lane()`` gives another run the same slots at the same time, with results of its own."""
+
+    def __init__(self, jobs: int, stop: Stop | None = None, keep_sandboxes: bool = False):
+        super().__init__(stop)
+        self._begin(JobSlots(jobs, keep_sandboxes))
+
+    def _begin(self, slots: JobSlots) -> None:
+        self.slots = slots
+        self._futures: dict[Future, Any] = {}
+        self._finished: queue.SimpleQueue[Future] = queue.SimpleQueue()
+        self._stage = Stage()
+
+    @property
+    def jobs(self) -> int:
+        return self.slots.jobs
+
+    def lane(self) -> Lane:
+        """A run's own view of these job slots, beside this executor's runs and other lanes':
+        its Stop, staged scripts and results are its own; its tasks queue with theirs."""
+        return Lane(self.slots)
 
     def submit(self, key: Any, task: Task) -> None:
-        with self._queue_lock:
-            self._queued += 1
-        fut = self._pool.submit(self._run, task)
+        fut = self.slots.submit(task, self.stop, self._stage)
         self._futures[fut] = key
         fut.add_done_callback(self._finished.put)
 
     def cancel(self, keys: Iterable[Any]) -> set[Any]:
         keys, dropped = set(keys), set()
         for fut, key in list(self._futures.items()):
-            if key in keys and fut.cancel():
-                with self._queue_lock:
-                    self._queued -= 1
+            if key in keys and self.slots.cancel(fut):
                 del self._futures[fut]
                 dropped.add(key)
         return dropped
@@ -216,8 +262,19 @@ class LocalExecutor(Executor):
             yield key, fut.result()
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self.slots.close()
         self._stage.close()
-        for worker in self._workers:
-            worker.release()
-        self._workers.clear()
+
+
+class Lane(LocalExecutor):
+    """One run on job slots shared with others (``LocalExecutor.lane``). Closing it waits for
+    its tasks still running and removes its staged scripts; the slots stay open."""
+
+    def __init__(self, slots: JobSlots):
+        Executor.__init__(self)
+        self._begin(slots)
+
+    def close(self) -> None:
+        self.cancel(self._keys())
+        wait(list(self._futures))
+        self._stage.close()

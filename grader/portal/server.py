@@ -73,7 +73,7 @@ def prepare(folder: str | Path | None, database: str | None) -> tuple[Course, Po
 
 
 def serve(folder: str | Path | None = None, database: str | None = None, host: str = "127.0.0.1", port: int = 8000,
-          workers: int = 1, on_ready: Callable[[Started], None] | None = None,
+          workers: int = 2, on_ready: Callable[[Started], None] | None = None,
           lease: float = LEASE_SECONDS, cluster: str | None = None, rotate_lti_key: bool = False,
           attempts: int = MAX_ATTEMPTS, public_url: str | None = None,
           forwarded_allow_ips: str | None = None, nice: int = GRADING_NICE) -> None:  # fmt: skip
@@ -166,7 +166,7 @@ def worker_sessions(folder: str | Path, database: str) -> tuple[Course, sessionm
     return course, make
 
 
-def work(folder: str | Path, database: str, workers: int = 1, lease: float = LEASE_SECONDS,
+def work(folder: str | Path, database: str, workers: int = 2, lease: float = LEASE_SECONDS,
          on_ready: Callable[[WorkersStarted], None] | None = None, stop: threading.Event | None = None,
          cluster: str | None = None, attempts: int = MAX_ATTEMPTS, nice: int = GRADING_NICE) -> None:  # fmt: skip
     """Grade from the queue of a portal's database with ``workers`` threads at ``nice`` (their

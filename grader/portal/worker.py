@@ -23,11 +23,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from ..engines.cgroups import dedicate_this_thread
 from ..engines.fairness import assign_slot
 from ..errors import GraderError
-from ..execution.executor import Executor
+from ..execution.executor import Executor, LocalExecutor
 from ..grading import report
 from ..grading.results import ScriptResult
 from ..grading.run import grade_submission
 from ..runs.text import fmt_total, plural
+from ..settings import jobs
 from ..stop import Stop
 from . import gtplab, ladders
 from .arena_play import ArenaPlayer, GamesDone
@@ -112,9 +113,14 @@ class Workers:
     """``count`` threads grading from the queue until ``stop``; ``wake`` after an upload. Each
     job is held by a lease of ``lease`` seconds, renewed while it is graded; one claimed
     ``attempts`` times whose worker died each time is failed, not claimed again. The threads run
-    at ``nice`` (``grade_below_pages``: 0 keeps the pages' priority). With ``cluster``
-    (a Dask scheduler's address), each thread grades on the cluster through a client of its
-    own, connected here (so an unreachable scheduler is an error at the start)."""
+    at ``nice`` (``grade_below_pages``: 0 keeps the pages' priority). The threads grade on one
+    set of config.yaml's job slots, a lane each (``LocalExecutor.lane``): the tests of an
+    upload queue behind those of the uploads already under way, so that while one upload's
+    last test runs, the next one's fill the other slots; the slots keep their sandboxes from
+    one upload to the next, as ``grade class`` keeps them from one student to the next. With
+    ``cluster`` (a Dask scheduler's address), each thread grades on the cluster through a
+    client of its own instead, connected here (so an unreachable scheduler is an error at
+    the start)."""
 
     def __init__(self, course: Course, make: sessionmaker[Session], count: int = 1, name: str | None = None,
                  lease: float = LEASE_SECONDS, cluster: str | None = None,
@@ -126,6 +132,7 @@ class Workers:
         self.on_graded = on_graded  # told each submission graded (the LTI tool sends its score)
         self.on_games = on_games  # told of a job's games written that no test queued (a ladder's)
         self.executors: list[Executor | None] = [None] * count
+        self.shared = None if cluster else LocalExecutor(jobs(course.config), keep_sandboxes=True)
         try:
             for i in range(count if cluster else 0):
                 self.executors[i] = self._connect()
@@ -148,10 +155,20 @@ class Workers:
         self.wake.set()
 
     def close(self) -> None:
-        """Close the cluster's clients (once the threads stopped grading)."""
-        for ex in self.executors:
+        """Close the job slots and the cluster's clients (once the threads stopped grading)."""
+        for ex in [*self.executors, self.shared]:
             if ex is not None:
                 ex.close()
+
+    def _usable(self, executor: Executor | None) -> Executor:
+        """The cluster's client ``executor`` if a grading can run on it, else a new one (the old
+        closed): its scheduler gone, or its Stop set by a grading that failed (every later
+        run on it would stop at once)."""
+        if executor is not None and not (getattr(executor, "lost", None) or executor.stop.is_set()):
+            return executor
+        if executor is not None:
+            executor.close()
+        return self._connect()
 
     def _connect(self) -> Executor:
         from ..execution.cluster import DaskExecutor  # distributed: only with --cluster (the cluster extra)
@@ -168,9 +185,8 @@ class Workers:
         try:
             while not self.stopping.is_set():
                 try:
-                    if self.cluster and getattr(self.executors[i], "lost", None):  # the scheduler went away: again
-                        self.executors[i].close()  # type: ignore[union-attr]
-                        self.executors[i] = self._connect()
+                    if self.cluster:
+                        self.executors[i] = self._usable(self.executors[i])
                     worked = self.work_once(me, self.executors[i]) or self.play_once(me, player) or self.plan_ladders()
                 except Exception:  # a database or a scheduler gone for a moment: try again, never end the thread
                     log.exception("worker %s", me)
@@ -214,9 +230,10 @@ class Workers:
             try:
                 if assignment is None:
                     raise GraderError(f"the course has no assignment {name!r} any more")
-                found: Feedback | gtplab.GtpFeedback | None = grade_upload(
-                    self.course, assignment, filename, content, executor
-                )
+                with self._lane(executor) as on:
+                    found: Feedback | gtplab.GtpFeedback | None = grade_upload(
+                        self.course, assignment, filename, content, on
+                    )
                 error = None
             except GraderError as e:  # the grader's or the course's problem, never the student's: not counted
                 found, error = None, str(e)
@@ -248,6 +265,17 @@ class Workers:
         if found is not None and self.on_graded is not None:
             self.on_graded(lease.submission_id)
         return True
+
+    @contextmanager
+    def _lane(self, executor: Executor | None) -> Iterator[Executor]:
+        """Where a grading runs: on ``executor`` (a cluster's client), else on a lane of the
+        job slots, closed after it (its staged copy of the upload removed)."""
+        if executor is not None:
+            yield executor
+            return
+        assert self.shared is not None  # no cluster
+        with self.shared.lane() as lane:
+            yield lane
 
     @contextmanager
     def _renewing(self, renewed: Callable[[Session], bool], what: str) -> Iterator[None]:
