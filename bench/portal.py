@@ -6,7 +6,8 @@ Run: python bench/portal.py                     (the issue's rush: 300 students 
 
 The demo course's Othello lab (10 tests, 4 public) in a temporary folder; a ``grader serve
 --workers 0`` process serves the pages and ``--worker-processes`` ``grader worker``
-processes grade from the same SQLite database. Each simulated student signs in with its
+processes (one by default, of ``--worker-threads`` grading threads sharing its job slots)
+grade from the same SQLite database. Each simulated student signs in with its
 one-time link (real HTTP, real sign-in) and uploads the lab
 ``--per-student`` times (negamax.py and wrong_score.py in turn) at random moments over
 ``--window`` seconds; as a browser does, it opens the receipt's page, listens to its
@@ -23,7 +24,8 @@ p50 and p95 of each kind (the students' submission pages among them), and
 how many were refused while the server was down; the portal's throughput (graded a minute,
 from the first upload to the last feedback) against ``grader grade`` (``grade_class``) of
 the same scripts on the same cores (with --window 0, every upload at once, the two compare;
-over a window the portal waits for the uploads); the peak memory of the server and of the
+over a window the portal waits for the uploads); the CPU time of the rush (the server's, the
+simulated clients', the rest); the peak memory of the server and of the
 workers (VmHWM, with their scripts'); and the exactly-once check against the database and
 the upload receipts: every receipt graded, each submission's result written once (its
 ``gradings``), no job left, no upload counted twice.
@@ -66,6 +68,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def cpu_seconds(pid: int) -> float:
+    """The process's own CPU time so far (user and system, its children's left out)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_cpu_seconds() -> float:
+    """CPU time the machine spent busy so far, on all its cores (/proc/stat: all but idle and iowait)."""
+    ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def peak_memory_mb(pid: int) -> float:
     """The process's peak resident memory (VmHWM) with its children's (ps: their RSS now)."""
     try:
@@ -87,9 +104,11 @@ class Processes:
     port: int
     lease: float
     nice: int = 10
+    threads: int = 2  # each worker's grading threads (its --workers)
     server: subprocess.Popen | None = None
     workers: list[subprocess.Popen] = field(default_factory=list)
     peaks: dict[str, float] = field(default_factory=dict)
+    server_cpu: float = 0.0  # CPU seconds of the servers stopped or killed so far
     link: str = ""
 
     def start_server(self) -> None:
@@ -111,7 +130,7 @@ class Processes:
     def start_worker(self) -> subprocess.Popen:
         proc = subprocess.Popen(
             [sys.executable, "-m", "grader", "worker", str(self.course), "--database", self.database,
-             "--lease", str(self.lease), "--nice", str(self.nice)], cwd=self.cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+             "--lease", str(self.lease), "--nice", str(self.nice), "--workers", str(self.threads)], cwd=self.cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )  # fmt: skip
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -131,6 +150,7 @@ class Processes:
         """SIGKILL the server and the first worker, then start both again."""
         self.note_memory()
         assert self.server is not None
+        self.server_cpu += cpu_seconds(self.server.pid)
         self.server.kill()
         self.server.wait()
         doomed = self.workers.pop(0)
@@ -141,6 +161,8 @@ class Processes:
 
     def stop(self) -> None:
         self.note_memory()
+        if self.server is not None and self.server.poll() is None:
+            self.server_cpu += cpu_seconds(self.server.pid)
         for proc in [self.server, *self.workers]:
             if proc is not None and proc.poll() is None:
                 proc.terminate()
@@ -290,8 +312,9 @@ def main() -> None:
     ap.add_argument("--students", type=int, default=300)
     ap.add_argument("--per-student", type=int, default=3)
     ap.add_argument("--window", type=float, default=300.0, help="Seconds over which the uploads are spread.")
-    ap.add_argument("--worker-processes", type=int, default=os.cpu_count() or 1,
-                    help="grader worker processes, one grading thread each (default: the cores).")  # fmt: skip
+    ap.add_argument("--worker-processes", type=int, default=1, help="grader worker processes.")
+    ap.add_argument("--worker-threads", type=int, default=2,
+                    help="Each worker's grading threads (its --workers), sharing its job slots.")  # fmt: skip
     ap.add_argument("--kill-at", type=float, default=0.5,
                     help="When to SIGKILL the server and a worker, as a fraction of the window (0: never).")  # fmt: skip
     ap.add_argument("--lease", type=float, default=10.0, help="The workers' --lease (seconds).")
@@ -313,7 +336,8 @@ def main() -> None:
         (course / "course.yaml").write_text((course / "course.yaml").read_text().replace("per_day: 10",
                                                                                          f"per_day: {per_day}"))  # fmt: skip
         database = tmp / "portal.sqlite3"
-        procs = Processes(course, tmp, f"sqlite:///{database}", free_port(), args.lease, args.nice)
+        procs = Processes(course, tmp, f"sqlite:///{database}", free_port(), args.lease, args.nice,
+                          args.worker_threads)  # fmt: skip
         procs.start_server()
         url = f"http://127.0.0.1:{procs.port}"
         for _ in range(args.worker_processes):
@@ -324,7 +348,7 @@ def main() -> None:
         rand = random.Random(1)
         plans = [sorted(rand.uniform(0, args.window) for _ in range(args.per_student)) for _ in clients]
         tally, done = Tally(), threading.Event()
-        t0 = time.monotonic()
+        t0, machine0, clients0 = time.monotonic(), machine_cpu_seconds(), time.process_time()
         threads = [threading.Thread(target=student, args=(c, m, t0, tally)) for c, m in zip(clients, plans)]
         watcher = threading.Thread(target=reader, args=(clients[0], instructor, args.read_every, done, tally))
         watcher.start()
@@ -340,12 +364,13 @@ def main() -> None:
             time.sleep(1.0)
         done.set()
         watcher.join()
+        machine, clients = machine_cpu_seconds() - machine0, time.process_time() - clients0
         procs.stop()
         first = min(m[0] for m in plans)
         busy = tally.last_feedback - t0 - first
         n = len(tally.feedback)
         print(f"{args.students} students x {args.per_student} uploads over {args.window:g} s, "
-              f"{args.worker_processes} worker processes at nice {args.nice}, SQLite, {os.cpu_count()} cores "
+              f"{args.worker_processes} worker processes of {args.worker_threads} grading threads at nice {args.nice}, SQLite, {os.cpu_count()} cores "
               f"(load average before: {load:.1f}): {n} graded, the last {busy + first:.1f} s in")  # fmt: skip
         if killed_at is not None:
             print(f"SIGKILL of the server and a worker at {killed_at:.1f} s, both started again; "
@@ -359,6 +384,9 @@ def main() -> None:
         for kind, times in sorted(tally.pages.items()):
             print(f"  {kind}: {len(times)} answered, p50 {1000 * statistics.median(times):.0f} ms, "
                   f"p95 {1000 * p95(times):.0f} ms")  # fmt: skip
+        print(f"CPU over the rush: {machine:.0f} s on {os.cpu_count()} cores in {time.monotonic() - t0:.0f} s; "
+              f"the server {procs.server_cpu:.0f} s, the simulated clients {clients:.0f} s, "
+              f"the rest (the workers, their scripts, anything else) {machine - procs.server_cpu - clients:.0f} s")  # fmt: skip
         print(f"load average after the rush: {os.getloadavg()[0]:.1f} (the machine's, with whatever else ran on it)")
         print(f"peak memory: server {procs.peaks.get('server', float('nan')):.0f} MB, "
               f"a worker with its scripts {procs.peaks.get('worker', float('nan')):.0f} MB")  # fmt: skip
