@@ -4,6 +4,7 @@ touch each other (no process-wide state)."""
 import json
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from grader import (
     solve,
 )
 from grader.engines import sandbox
+from grader.execution.executor import SLOTS_CLOSED
 from grader.settings import run_layer
 
 from conftest import HANDOUT_BOARD, ROOT
@@ -78,6 +80,29 @@ def test_runs_on_lanes_of_one_executor_at_once_get_their_own_results_and_stops()
     assert comparable(found["negamax"]) == comparable(fresh) == comparable(after) and after.total == 10
     assert comparable(found["wrong"]) == comparable(wrong) and found["wrong"].total < 10
     assert found["stopped"].tests == [] and found["stopped"].stopped == "interrupted (Ctrl-C)"
+
+
+def test_a_run_whose_job_slots_close_under_it_is_stopped_not_complete():
+    """Slots closed (a portal worker stopping) while a lane's task runs and another is queued:
+    the queued one is dropped and the lane's run is stopped, never taken as complete."""
+    ex = LocalExecutor(1)
+    lane, probe = ex.lane(), ex.lane()
+    gate = threading.Event()
+    lane.submit("running", lambda worker: gate.wait(60) and "finished")
+    lane.submit("queued", lambda worker: "ran")
+    closer = threading.Thread(target=ex.close)
+    closer.start()
+    while True:  # the slots take tasks until they begin to close (the queued ones dropped then)
+        try:
+            probe.submit("probe", lambda worker: None)
+        except RuntimeError:
+            break
+        time.sleep(0.01)
+    gate.set()
+    closer.join()
+    assert list(lane.results()) == [("running", "finished")]
+    assert lane.stop.is_set() and lane.stop.reason == SLOTS_CLOSED
+    lane.close()
 
 
 def test_job_slot_uids_are_given_back():

@@ -409,6 +409,57 @@ def test_a_workers_uploads_share_its_job_slots_and_a_failed_grading_stops_its_ow
     assert used[1].stop.is_set() and not used[2].stop.is_set()
 
 
+def test_a_worker_closed_mid_grade_gives_its_job_back_at_once(db):
+    """Closing a worker (Ctrl-C or SIGTERM on ``grader worker`` or ``serve``) stops the grading
+    under way: its scripts killed, its job queued again at once, not counted among its
+    attempts, nothing written as graded; the job slots closed."""
+    make, course, student = db
+    lab = course.assignments["othello"]
+    with make.begin() as s:
+        sid = queue.submit(s, student, lab, "slow.py", b"import time\ntime.sleep(120)\n").id
+    workers = Workers(course, make)
+    workers.start()
+    deadline = time.monotonic() + 120
+    while status(make, sid) != RUNNING:  # claimed
+        assert time.monotonic() < deadline, "the worker did not start grading"
+        time.sleep(0.05)
+    workers.close()
+    workers.threads[0].join(60)
+    assert not workers.threads[0].is_alive()
+    with make() as s:
+        sub = s.get(Submission, sid)
+        job = s.scalars(select(Job)).one()
+        assert (sub.status, sub.gradings, sub.total) == (QUEUED, 0, None)
+        assert (job.state, job.attempts, job.lease_token) == (QUEUED, 0, None)
+        assert queue.used_today(s, student, "othello") == 1
+    with pytest.raises(RuntimeError):
+        workers.shared.lane().submit("after", lambda worker: None)
+
+
+def test_a_sync_that_changes_the_job_slots_grades_the_next_upload_on_new_ones(db):
+    make, course, student = db
+    lab = course.assignments["othello"]
+    with make.begin() as s:
+        ids = [queue.submit(s, student, lab, f"n{i}.py", NEGAMAX.read_bytes()).id for i in range(2)]
+    workers = Workers(course, make)
+    first = workers.shared
+    assert workers.work_once("test")
+    (course.folder / "config.yaml").write_text(f"jobs: {first.jobs + 1}\n")
+    workers.course = load_course(course.folder)  # as Portal.refresh does after a sync
+    assert workers.work_once("test")
+    assert workers.shared.jobs == first.jobs + 1
+    with pytest.raises(RuntimeError):  # the old slots closed after their last grading
+        first.lane().submit("after", lambda worker: None)
+    workers.close()
+    with make() as s:
+        assert [s.get(Submission, sid).total for sid in ids] == [10, 10]
+
+
+def status(make, sid: str) -> str:
+    with make() as s:
+        return s.get(Submission, sid).status
+
+
 def queue_left(make) -> int:
     with make() as s:
         return len(s.scalars(select(Job)).all())

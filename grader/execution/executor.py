@@ -18,7 +18,7 @@ import os
 import queue
 import threading
 from abc import ABC, abstractmethod
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Iterable, Iterator
 
 from ..engines.fairness import assign_slot
@@ -67,6 +67,7 @@ class Worker:
 
 
 Task = Callable[[Worker], Any]
+SLOTS_CLOSED = "stopped: its job slots were closed"
 
 
 def interrupt_reason(error: BaseException) -> str:
@@ -257,6 +258,8 @@ class LocalExecutor(Executor):
                     continue
                 fut = done[0]
             key = self._futures.pop(fut, None)
+            if key is not None and fut.cancelled():  # not by cancel(): its slots closed under the run
+                self.stop.set(SLOTS_CLOSED)
             if key is None or fut.cancelled() or isinstance(fut.exception(), Stopped):
                 continue  # dropped by cancel(), or stopped
             yield key, fut.result()
@@ -276,5 +279,7 @@ class Lane(LocalExecutor):
 
     def close(self) -> None:
         self.cancel(self._keys())
-        wait(list(self._futures))
+        while not all(fut.done() for fut in self._futures):  # polled, as results() does: no wait()
+            with contextlib.suppress(queue.Empty):
+                self._finished.get(timeout=0.5)
         self._stage.close()

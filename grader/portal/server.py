@@ -171,7 +171,7 @@ def work(folder: str | Path, database: str, workers: int = 2, lease: float = LEA
          cluster: str | None = None, attempts: int = MAX_ATTEMPTS, nice: int = GRADING_NICE) -> None:  # fmt: skip
     """Grade from the queue of a portal's database with ``workers`` threads at ``nice`` (their
     tests on the Dask cluster at ``cluster``, as ``serve``'s) until ``stop`` is set or Ctrl-C; a
-    grading under way then is claimed again by another worker once its lease expires."""
+    grading under way then is stopped and its job queued again at once (``Workers.close``)."""
     course, make = worker_sessions(folder, database)
     grades = GradeSync(course, make) if course.lti is not None else None  # scores sent from here, as a server's
     pool = Workers(course, make, workers, lease=lease, cluster=cluster or course.config.cluster.address,

@@ -6,6 +6,7 @@ id that does not exist does."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import csv
 import datetime as dt
@@ -309,8 +310,8 @@ def create_app(portal: Portal, secret_key: str, extra: Sequence[BaseRoute] = ())
         try:
             yield
         finally:
-            if portal.workers is not None:
-                portal.workers.stop()
+            if portal.workers is not None:  # the gradings under way stopped and queued again
+                await asyncio.to_thread(portal.workers.close)
 
     return Starlette(routes=routes, middleware=middleware, exception_handlers={HTTPException: error}, lifespan=lifespan)
 

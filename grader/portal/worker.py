@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from ..engines.cgroups import dedicate_this_thread
 from ..engines.fairness import assign_slot
 from ..errors import GraderError
-from ..execution.executor import Executor, LocalExecutor
+from ..execution.executor import Executor, Lane, LocalExecutor
 from ..grading import report
 from ..grading.results import ScriptResult
 from ..grading.run import grade_submission
@@ -38,6 +38,8 @@ from .queue import LEASE_SECONDS, MAX_ATTEMPTS, GameLease, claim, finish, give_b
 from .uploads import command_program, unpack
 
 log = logging.getLogger("grader.portal")
+CLOSE_SECONDS = 60.0  # how long closing waits for the gradings it stopped to give their jobs back
+STOPPING = "the worker stopped"
 GRADING_NICE = 10  # a grading thread's nice value by default: its CPU weight a tenth of the pages' (nice 0)
 
 
@@ -131,6 +133,14 @@ class Workers:
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.on_graded = on_graded  # told each submission graded (the LTI tool sends its score)
         self.on_games = on_games  # told of a job's games written that no test queued (a ladder's)
+        self.wake = threading.Event()
+        self.stopping = threading.Event()
+        self.threads = [threading.Thread(target=self._loop, args=(i,), name=f"grader-worker-{i}", daemon=True)
+                        for i in range(count)]  # fmt: skip
+        self._lock = threading.Condition()
+        self._gradings = 0  # claimed and not yet written
+        self._lanes: dict[Lane, LocalExecutor] = {}  # the gradings on job slots, and whose slots
+        self._retired: list[LocalExecutor] = []  # slots a sync replaced, closed once their gradings end
         self.executors: list[Executor | None] = [None] * count
         self.shared = None if cluster else LocalExecutor(jobs(course.config), keep_sandboxes=True)
         try:
@@ -139,24 +149,27 @@ class Workers:
         except BaseException:
             self.close()
             raise
-        self.wake = threading.Event()
-        self.stopping = threading.Event()
-        self.threads = [threading.Thread(target=self._loop, args=(i,), name=f"grader-worker-{i}", daemon=True)
-                        for i in range(count)]  # fmt: skip
 
     def start(self) -> None:
         for t in self.threads:
             t.start()
 
     def stop(self) -> None:
-        """Stop claiming; a grading under way ends with the process (its lease expires, and
-        another worker claims the job)."""
+        """Stop claiming (``close`` also stops the gradings under way)."""
         self.stopping.set()
         self.wake.set()
 
-    def close(self) -> None:
-        """Close the job slots and the cluster's clients (once the threads stopped grading)."""
-        for ex in [*self.executors, self.shared]:
+    def close(self, wait: float = CLOSE_SECONDS) -> None:
+        """Stop claiming and stop the gradings under way: their scripts are killed and their jobs
+        given back to the queue at once (not counted among their attempts); once they are (for
+        at most ``wait`` seconds), close the job slots and the cluster's clients."""
+        self.stop()
+        with self._lock:
+            for ex in [*self._lanes, *self.executors]:
+                if ex is not None:
+                    ex.stop.set(STOPPING)
+            self._lock.wait_for(lambda: self._gradings == 0, wait)
+        for ex in [*self.executors, self.shared, *self._retired]:
             if ex is not None:
                 ex.close()
 
@@ -217,65 +230,97 @@ class Workers:
     def work_once(self, me: str, executor: Executor | None = None) -> bool:
         """Claim one job and grade it, renewing its lease meanwhile; False when the queue was
         empty. The result is written only if the lease still holds (else another worker grades it)."""
-        with self.make.begin() as session:
-            lease = claim(session, me, self.lease, self.attempts)
-            if lease is None:
-                return False
-            sub = session.get(Submission, lease.submission_id)
-            assert sub is not None
-            filename, content, name = sub.filename, sub.content, sub.assignment
-            rerun = sub.change_reason is not None
-        assignment = self.course.assignments.get(name)
-        with self._renewing(lambda session: renew(session, lease, self.lease), lease.submission_id):
-            try:
-                if assignment is None:
-                    raise GraderError(f"the course has no assignment {name!r} any more")
-                with self._lane(executor) as on:
-                    found: Feedback | gtplab.GtpFeedback | None = grade_upload(
-                        self.course, assignment, filename, content, on
-                    )
-                error = None
-            except GraderError as e:  # the grader's or the course's problem, never the student's: not counted
-                found, error = None, str(e)
-            except Exception as e:  # a bug of the grader's: the student is not charged for it either
-                log.exception("grading %s", lease.submission_id)
-                found, error = None, f"the grader failed: {type(e).__name__}: {e}"
-        if getattr(executor, "lost", None):  # the cluster went away mid-grade: some tests never ran
-            log.warning("%s: %s; %s is queued again", me, getattr(executor, "lost"), lease.submission_id)
+        with self._under_way():  # close() waits for a claim until its result or release is written
             with self.make.begin() as session:
-                release(session, lease)
-            return True
-        with self.make.begin() as session:
-            if not finish(session, lease):
-                log.warning("%s lost its lease on %s: another worker grades it", me, lease.submission_id)
+                lease = claim(session, me, self.lease, self.attempts)
+                if lease is None:
+                    return False
+                sub = session.get(Submission, lease.submission_id)
+                assert sub is not None
+                filename, content, name = sub.filename, sub.content, sub.assignment
+                rerun = sub.change_reason is not None
+            assignment = self.course.assignments.get(name)
+            with self._renewing(lambda session: renew(session, lease, self.lease), lease.submission_id):
+                try:
+                    if assignment is None:
+                        raise GraderError(f"the course has no assignment {name!r} any more")
+                    with self._lane(executor) as on:
+                        found: Feedback | gtplab.GtpFeedback | None = grade_upload(
+                            self.course, assignment, filename, content, on
+                        )
+                    error = None
+                except GraderError as e:  # the grader's or the course's problem, never the student's: not counted
+                    found, error = None, str(e)
+                except Exception as e:  # a bug of the grader's: the student is not charged for it either
+                    log.exception("grading %s", lease.submission_id)
+                    found, error = None, f"the grader failed: {type(e).__name__}: {e}"
+            if getattr(executor, "lost", None) or (self.stopping.is_set() and (found is None or found.stopped)):
+                # the cluster went away mid-grade, or this worker stops: some tests never ran
+                why = getattr(executor, "lost", None) or STOPPING
+                log.warning("%s: %s; %s is queued again", me, why, lease.submission_id)
+                with self.make.begin() as session:
+                    release(session, lease)
                 return True
-            sub = session.get(Submission, lease.submission_id)
-            assert sub is not None
-            sub.graded_at, sub.graded_by, sub.gradings = now(), me, (sub.gradings or 0) + 1
-            if found is not None:
-                sub.status = GRADED
-                sub.plan_digest = self.course.plan_digest(assignment) if assignment is not None else None
-                for field in ("total", "max_total", "symbols", "public_symbols", "public_total", "student_text",
-                              "full_text", "records", "stopped"):  # fmt: skip
-                    setattr(sub, field, getattr(found, field))
-            else:
-                sub.status, sub.error = FAILED, error
-                if not rerun:  # a rerun took none of the student's uploads
-                    give_back(session, sub)
-        if found is not None and self.on_graded is not None:
-            self.on_graded(lease.submission_id)
-        return True
+            with self.make.begin() as session:
+                if not finish(session, lease):
+                    log.warning("%s lost its lease on %s: another worker grades it", me, lease.submission_id)
+                    return True
+                sub = session.get(Submission, lease.submission_id)
+                assert sub is not None
+                sub.graded_at, sub.graded_by, sub.gradings = now(), me, (sub.gradings or 0) + 1
+                if found is not None:
+                    sub.status = GRADED
+                    sub.plan_digest = self.course.plan_digest(assignment) if assignment is not None else None
+                    for field in ("total", "max_total", "symbols", "public_symbols", "public_total", "student_text",
+                                  "full_text", "records", "stopped"):  # fmt: skip
+                        setattr(sub, field, getattr(found, field))
+                else:
+                    sub.status, sub.error = FAILED, error
+                    if not rerun:  # a rerun took none of the student's uploads
+                        give_back(session, sub)
+            if found is not None and self.on_graded is not None:
+                self.on_graded(lease.submission_id)
+            return True
+
+    @contextmanager
+    def _under_way(self) -> Iterator[None]:
+        """A claim and its grading, until the result (or the release) is written: ``close`` waits for it."""
+        with self._lock:
+            self._gradings += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._gradings -= 1
+                self._lock.notify_all()
 
     @contextmanager
     def _lane(self, executor: Executor | None) -> Iterator[Executor]:
         """Where a grading runs: on ``executor`` (a cluster's client), else on a lane of the
-        job slots, closed after it (its staged copy of the upload removed)."""
+        job slots, closed after it (its staged copy of the upload removed). A sync that
+        changed config.yaml's ``jobs`` gets new slots; the old ones close after their last grading."""
         if executor is not None:
             yield executor
             return
         assert self.shared is not None  # no cluster
-        with self.shared.lane() as lane:
-            yield lane
+        with self._lock:
+            if self.shared.jobs != jobs(self.course.config):
+                self._retired.append(self.shared)
+                self.shared = LocalExecutor(jobs(self.course.config), keep_sandboxes=True)
+            lane = self.shared.lane()
+            self._lanes[lane] = self.shared
+            if self.stopping.is_set():  # claimed as close() began: given back at once
+                lane.stop.set(STOPPING)
+        try:
+            with lane:
+                yield lane
+        finally:
+            with self._lock:
+                del self._lanes[lane]
+                idle = [ex for ex in self._retired if ex not in self._lanes.values()]
+                self._retired = [ex for ex in self._retired if ex not in idle]
+            for ex in idle:
+                ex.close()
 
     @contextmanager
     def _renewing(self, renewed: Callable[[Session], bool], what: str) -> Iterator[None]:
