@@ -186,7 +186,6 @@ def work(folder: str | Path, database: str, workers: int = 2, lease: float = LEA
     except KeyboardInterrupt:
         pass
     finally:
-        pool.stop()
         pool.close()
         if grades is not None:
             grades.stop()

@@ -200,7 +200,9 @@ class Workers:
                 try:
                     if self.cluster:
                         self.executors[i] = self._usable(self.executors[i])
-                    worked = self.work_once(me, self.executors[i]) or self.play_once(me, player) or self.plan_ladders()
+                    with self._under_way():  # close() waits for a claim until its result or release is written
+                        worked = self.work_once(me, self.executors[i])
+                    worked = worked or self.play_once(me, player) or self.plan_ladders()
                 except Exception:  # a database or a scheduler gone for a moment: try again, never end the thread
                     log.exception("worker %s", me)
                     worked = False
@@ -230,57 +232,56 @@ class Workers:
     def work_once(self, me: str, executor: Executor | None = None) -> bool:
         """Claim one job and grade it, renewing its lease meanwhile; False when the queue was
         empty. The result is written only if the lease still holds (else another worker grades it)."""
-        with self._under_way():  # close() waits for a claim until its result or release is written
+        with self.make.begin() as session:
+            lease = claim(session, me, self.lease, self.attempts)
+            if lease is None:
+                return False
+            sub = session.get(Submission, lease.submission_id)
+            assert sub is not None
+            filename, content, name = sub.filename, sub.content, sub.assignment
+            rerun = sub.change_reason is not None
+        assignment = self.course.assignments.get(name)
+        with self._renewing(lambda session: renew(session, lease, self.lease), lease.submission_id):
+            try:
+                if assignment is None:
+                    raise GraderError(f"the course has no assignment {name!r} any more")
+                with self._lane(executor) as on:
+                    found: Feedback | gtplab.GtpFeedback | None = grade_upload(
+                        self.course, assignment, filename, content, on
+                    )
+                error = None
+            except GraderError as e:  # the grader's or the course's problem, never the student's: not counted
+                found, error = None, str(e)
+            except Exception as e:  # a bug of the grader's: the student is not charged for it either
+                log.exception("grading %s", lease.submission_id)
+                found, error = None, f"the grader failed: {type(e).__name__}: {e}"
+        if getattr(executor, "lost", None) or (self.stopping.is_set() and (found is None or found.stopped)):
+            # the cluster went away mid-grade, or this worker stops: some tests never ran
+            why = getattr(executor, "lost", None) or STOPPING
+            log.warning("%s: %s; %s is queued again", me, why, lease.submission_id)
             with self.make.begin() as session:
-                lease = claim(session, me, self.lease, self.attempts)
-                if lease is None:
-                    return False
-                sub = session.get(Submission, lease.submission_id)
-                assert sub is not None
-                filename, content, name = sub.filename, sub.content, sub.assignment
-                rerun = sub.change_reason is not None
-            assignment = self.course.assignments.get(name)
-            with self._renewing(lambda session: renew(session, lease, self.lease), lease.submission_id):
-                try:
-                    if assignment is None:
-                        raise GraderError(f"the course has no assignment {name!r} any more")
-                    with self._lane(executor) as on:
-                        found: Feedback | gtplab.GtpFeedback | None = grade_upload(
-                            self.course, assignment, filename, content, on
-                        )
-                    error = None
-                except GraderError as e:  # the grader's or the course's problem, never the student's: not counted
-                    found, error = None, str(e)
-                except Exception as e:  # a bug of the grader's: the student is not charged for it either
-                    log.exception("grading %s", lease.submission_id)
-                    found, error = None, f"the grader failed: {type(e).__name__}: {e}"
-            if getattr(executor, "lost", None) or (self.stopping.is_set() and (found is None or found.stopped)):
-                # the cluster went away mid-grade, or this worker stops: some tests never ran
-                why = getattr(executor, "lost", None) or STOPPING
-                log.warning("%s: %s; %s is queued again", me, why, lease.submission_id)
-                with self.make.begin() as session:
-                    release(session, lease)
-                return True
-            with self.make.begin() as session:
-                if not finish(session, lease):
-                    log.warning("%s lost its lease on %s: another worker grades it", me, lease.submission_id)
-                    return True
-                sub = session.get(Submission, lease.submission_id)
-                assert sub is not None
-                sub.graded_at, sub.graded_by, sub.gradings = now(), me, (sub.gradings or 0) + 1
-                if found is not None:
-                    sub.status = GRADED
-                    sub.plan_digest = self.course.plan_digest(assignment) if assignment is not None else None
-                    for field in ("total", "max_total", "symbols", "public_symbols", "public_total", "student_text",
-                                  "full_text", "records", "stopped"):  # fmt: skip
-                        setattr(sub, field, getattr(found, field))
-                else:
-                    sub.status, sub.error = FAILED, error
-                    if not rerun:  # a rerun took none of the student's uploads
-                        give_back(session, sub)
-            if found is not None and self.on_graded is not None:
-                self.on_graded(lease.submission_id)
+                release(session, lease)
             return True
+        with self.make.begin() as session:
+            if not finish(session, lease):
+                log.warning("%s lost its lease on %s: another worker grades it", me, lease.submission_id)
+                return True
+            sub = session.get(Submission, lease.submission_id)
+            assert sub is not None
+            sub.graded_at, sub.graded_by, sub.gradings = now(), me, (sub.gradings or 0) + 1
+            if found is not None:
+                sub.status = GRADED
+                sub.plan_digest = self.course.plan_digest(assignment) if assignment is not None else None
+                for field in ("total", "max_total", "symbols", "public_symbols", "public_total", "student_text",
+                              "full_text", "records", "stopped"):  # fmt: skip
+                    setattr(sub, field, getattr(found, field))
+            else:
+                sub.status, sub.error = FAILED, error
+                if not rerun:  # a rerun took none of the student's uploads
+                    give_back(session, sub)
+        if found is not None and self.on_graded is not None:
+            self.on_graded(lease.submission_id)
+        return True
 
     @contextmanager
     def _under_way(self) -> Iterator[None]:
