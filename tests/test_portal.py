@@ -325,8 +325,9 @@ for line in sys.stdin:
 def test_a_gtp_program_echoing_its_input_leaks_no_private_position(portal):
     """A GTP program that answers each test with the stones of the test before (on one line,
     or on a second line, which a note quotes), and writes every command to its stderr: the
-    staff see the private positions in its answers; the student sees none of them, in no page
-    and no JSON, nor how many words or lines it wrote after a private test."""
+    staff see the private positions in the answers of the private tests' program; the student
+    sees none of them, in no page and no JSON: the public tests' program, told no private
+    test, is shown as it answered."""
     tests = portal["course"].assignments["gomoku"].plan
     text = tests.path.read_text()
     positions: dict[int, str] = {}
@@ -345,10 +346,8 @@ def test_a_gtp_program_echoing_its_input_leaks_no_private_position(portal):
     sid = me.upload(ECHO.encode(), name="echo.py", assignment="gomoku").json()["id"]
     seen = me.graded(sid)
     staff = portal["instructor"].get(f"/s/{sid}").json()["full_feedback"]
-    assert sum(p in staff for p in private) >= 3  # the program did pass them on (all but the last test's)
-    assert re.search(r"here 2 lines \('b', then 'b ", staff) and re.search(r"not \d+ words", staff)
-    assert "here more than one line" in seen["feedback"] and "not more;" in seen["feedback"]
-    assert not re.search(r"\d+ words|\d+ lines", seen["feedback"])
+    assert any(p in staff for p in private)  # the private tests' program did pass them on
+    assert re.search(r"here 2 lines \('b', then 'b ", staff) and re.search(r"here 2 lines", seen["feedback"])
     for page in (me.get(f"/s/{sid}").text, me.html(f"/s/{sid}").text, me.get("/a/gomoku").text,
                  me.html("/a/gomoku").text, json.dumps(seen)):  # fmt: skip
         for p in private:

@@ -374,17 +374,18 @@ def test_rejudge_keeps_a_success_that_reads_like_an_error(tmp_path):
 
 
 def test_gradescope_tells_nothing_of_a_private_test_the_program_ended_in(tmp_path):
-    """crash.py dies at its first solve, private test 40: the public test 120 it never reached
-    and the summary say only that it ended in a private test, not where or why (its stderr)."""
+    """crash.py dies at its first command: private test 40 says only its verdict, and the
+    public test 120, run by a program of its own that was told no private test, says why
+    that program ended (its stderr), never where the private tests' program did."""
     full = course_file(tmp_path)
     full.write_text("# grader: public tests 120\n" + full.read_text())
     data = gradescope(tmp_path, (EXAMPLES / "crash.py").read_text(), str(full))
     tests = {t["number"]: t for t in data["tests"]}
     assert tests["40"]["output"] == "t (0)" and tests["40"]["visibility"] == "after_published"
-    assert "not run: the program had ended in a private test" in tests["120"]["output"]
-    assert "stopped early (in a private test)" in data["output"]
+    assert "No module named 'solver'" in tests["120"]["output"]
+    assert "private" not in tests["120"]["output"] and "(in a private test)" not in data["output"]
     shown = json.dumps([data["output"], *(t["output"] for t in data["tests"])])
-    assert "Error" not in shown and "line" not in shown and "play" not in shown
+    assert "line" not in shown and "play" not in shown
 
 
 def test_a_students_report_of_a_regression_run_counts_the_private_tests_only(tmp_path):

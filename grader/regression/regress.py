@@ -222,6 +222,8 @@ class RegressResult:
     ended: str | None = None  # how the program ended, when it did before the file did
     host: str | None = None  # the cluster worker's machine that ran it (None: this machine)
     count: str = "all"  # the tests that count: all, or solve-genmove (``RegressSettings.count``)
+    apart: bool = False  # the private tests ran in a program of their own (``run_regress(apart=True)``)
+    private_stopped: str | None = None  # apart: why the private tests' program ended before its last test
 
     def counts(self, t: RegressTest) -> bool:
         """Whether ``t`` counts: not expected to fail, and (solve-genmove) a 'solve' or 'genmove'."""
@@ -254,7 +256,7 @@ class RegressResult:
         """A result written by ``to_json`` (KeyError or TypeError when it is damaged)."""
         tests = [RegressTest(**{k: t[k] for k in _TEST_FIELDS if k in t}) for t in data["tests"]]
         return cls(data["program"], data["file"], tests, data.get("stopped"), data.get("ended"), data.get("host"),
-                   data.get("count", "all"))  # fmt: skip
+                   data.get("count", "all"), data.get("apart", False), data.get("private_stopped"))  # fmt: skip
 
 
 class _Shadow:
@@ -361,29 +363,82 @@ class RegressSettings(RunSettings):
 def run_regress(program: ProtocolEngine, path: str | Path, game: Game, settings: RegressSettings | None = None,
                 executor: Executor | None = None, stop: Stop | None = None,
                 on_test: Callable[[RegressTest], None] | None = None, commands: list[Command] | None = None,
-                solutions: Solutions | None = None) -> RegressResult:  # fmt: skip
+                solutions: Solutions | None = None, apart: bool = False) -> RegressResult:  # fmt: skip
     """Run the regression file at ``path`` (or ``commands``, ``path`` then only naming them)
     against ``program`` (a GTP program, started once for the file, or for each test with
     ``settings.per_test``) and judge each test. A test the program did not reach (it had
     ended) counts 0. The file's positions are solved first (``solve_file``) into
-    ``solutions``, by default those kept beside the file, kept there again after."""
+    ``solutions``, by default those kept beside the file, kept there again after.
+
+    ``apart``: the tests the file keeps private (``private_tests``) run in a program of their
+    own, after the public ones (``split_apart``), so that nothing a student sees before the
+    private results are released comes from a program that was told a private position."""
     settings = settings or RegressSettings()
+    text = None
     if commands is None:
-        commands = parse_regress("\n".join(read_lines(path, "regression file")), str(path), game)
-    result = RegressResult(program.origin.replace(PYTHON, settings.python), str(path))
+        text = "\n".join(read_lines(path, "regression file"))
+        commands = parse_regress(text, str(path), game)
+    private = private_tests(text, commands) if apart and text is not None and not settings.per_test else frozenset()
+    origin = program.origin.replace(PYTHON, settings.python)
+    lists = split_apart(commands, private, game) if private else [commands]
+    results = [RegressResult(origin, str(path)) for _ in lists]
     with using(executor, 1, stop) as ex:
         if solutions is None:
             solutions = Solutions.load(path, settings.solve_seconds)
             solve_file(commands, game, solutions, ex.stop)
             solutions.save(path)
+        run_solutions = solutions
 
-        def task(worker: Worker) -> RegressResult:
-            return run_commands(program, commands, game, settings, worker, result, on_test, solutions)
+        def task(worker: Worker) -> None:
+            for listed, result in zip(lists, results):  # the public tests' program first, then the private's
+                run_commands(program, listed, game, settings, worker, result, on_test, run_solutions)
 
         ex.submit("file", task)
         for _ in ex.results():
             pass
-    return result
+    return results[0] if not private else _merged(results[0], results[1], commands)
+
+
+def split_apart(commands: list[Command], private: frozenset[int], game: Game) -> list[list[Command]]:
+    """The file's commands as two programs get them: the public tests, each with the commands
+    since the test before it, then the private tests likewise. Where a test's block of
+    commands goes on from a game the other program was told, it starts with the commands that
+    bring its own program there (the file's last 'timelimit', then 'boardsize', 'clear_board'
+    and the stones as the grader follows the file; not the move a 'genmove' of the other
+    program chose, which no other program may learn); a block that starts with 'boardsize'
+    sets its own game up. Commands after the last test are left out."""
+    shadow = _Shadow(game)
+    lists: tuple[list[Command], list[Command]] = ([], [])
+    block: list[Command] = []
+    timelimit: str | None = None
+    told: list[str | None] = [None, None]  # the timelimit each program was last told
+    last: int | None = None  # the list that took the last block
+    for c in commands:
+        block.append(c)
+        if c.number is None:
+            continue
+        side = int(c.number in private)
+        first = block[0].text.split()[:1]
+        if last is not None and last != side:
+            sets_time = any(b.text.split()[:1] == ["timelimit"] for b in block)
+            sync = [timelimit] if timelimit is not None and told[side] != timelimit and not sets_time else []
+            sync += [] if first == ["boardsize"] else shadow.setup()
+            lists[side].extend(Command(block[0].line, text) for text in sync if text)
+        lists[side].extend(block)
+        for b in block:
+            if b.text.split()[:1] == ["timelimit"]:
+                timelimit = b.text
+            shadow.command(b.text, "")
+        told[side], last, block = timelimit, side, []
+    return [lists[0], lists[1]]
+
+
+def _merged(public: RegressResult, private: RegressResult, commands: list[Command]) -> RegressResult:
+    """The two programs' results of a run with its private tests apart, as one, in the file's order."""
+    order = {c.number: i for i, c in enumerate(commands) if c.number is not None}
+    tests = sorted([*public.tests, *private.tests], key=lambda t: order.get(t.number, 0))
+    return replace(public, tests=tests, ended=public.ended or private.ended, apart=True,
+                   private_stopped=private.stopped)  # fmt: skip
 
 
 def solve_file(commands: list[Command], game: Game, solutions: Solutions, stop: Stop) -> int:

@@ -77,7 +77,8 @@ def regress_submission(sub: Submission, files: Sequence[str | Path], game: Game,
     gives that student, without a run folder, as strictly isolated (GraderError where the
     program could read the files or ``private``, config say). A student with no program to
     run gets the reason as its ``problem`` and a total of 0. ``program``: the command that
-    starts it in its folder, where the student named one (else its script, ``student_program``)."""
+    starts it in its folder, where the student named one (else its script, ``student_program``).
+    The tests a file keeps private run in a program of their own (``run_regress``'s ``apart``)."""
     settings = settings or RegressSettings()
     settings.check()
     settings.sandbox_mechanism(
@@ -91,7 +92,7 @@ def regress_submission(sub: Submission, files: Sequence[str | Path], game: Game,
     except GraderError as e:
         student.problem = str(e)
         return student
-    student.results = [run_regress(program, f, game, settings) for f in files]
+    student.results = [run_regress(program, f, game, settings, apart=True) for f in files]
     return student
 
 
@@ -362,7 +363,12 @@ def student_stop(result: RegressResult, private: Collection[int]) -> str | None:
         near = last if ended_in_last else result.tests[k]
     if near is None or near.number in private:
         return PRIVATE_STOP
-    return re.sub(r"^at (start-up, before )?line \d+ \((.*?)\):", r"at \1'\2':", result.stopped)
+    return _unnumbered(result.stopped)
+
+
+def _unnumbered(stopped: str) -> str:
+    """Where a run stopped without its line number, which would count the lines kept private before it."""
+    return re.sub(r"^at (start-up, before )?line \d+ \((.*?)\):", r"at \1'\2':", stopped)
 
 
 def _first_not_run(result: RegressResult) -> int:
@@ -377,6 +383,14 @@ def student_view(result: RegressResult, private: Collection[int]) -> tuple[str |
     and a point (_judged_words), a note without the answer's lines or how many words it had
     (_judged_note), no stderr: the program had the private position, and anything more it
     wrote could carry it to a student."""
+    if result.apart and private:  # the public tests' program was told no private test: all it said may be shown
+        return (_unnumbered(result.stopped) if result.stopped else None), result.tests
+    if result.apart:
+        stops = [
+            *([result.stopped] if result.stopped else []),
+            *([f"(the private tests' program) {result.private_stopped}"] if result.private_stopped else []),
+        ]
+        return ("; ".join(stops) or None), result.tests
     why = student_stop(result, private)
     first = next((i for i, t in enumerate(result.tests) if t.number in private), len(result.tests))
     if first == len(result.tests):
