@@ -61,13 +61,16 @@ from grader import TournamentSettings, run_tournament
 from grader.config import Config, parse_tc
 from grader.files import bundled
 from grader.games import get_game
-from grader.portal import accounts, arena, arena_play, queue
-from grader.portal.arena_models import ArenaGame, ArenaTest, EngineVersion
-from grader.portal.course import load_course, make_demo_course
-from grader.portal.db import connect, sessions, upgrade
-from grader.portal.models import User
+from grader.portal.accounts import accounts
+from grader.portal.arena import arena
+from grader.portal.arena import leases as game_leases
+from grader.portal.arena import play as arena_play
+from grader.portal.course.course import load_course, make_demo_course
+from grader.portal.database.arena import ArenaGame, ArenaTest, EngineVersion
+from grader.portal.database.db import connect, sessions, upgrade
+from grader.portal.database.models import User
+from grader.portal.jobs.workers import Workers
 from grader.portal.uploads import command_program, unpack_files
-from grader.portal.worker import Workers
 from grader.tournaments.engines import Engine
 from grader.tournaments.formats import Format, SprtSettings
 from grader.tournaments.games import GameRecord
@@ -181,7 +184,7 @@ def running_game(make: Any, email: str) -> tuple[int, str, list[str]]:
             s.flush()
             ids.append(v.id)
         arena.new_test(s, me, arena.TestRequest(new=ids[1], base=ids[0], seed=1))
-        lease = queue.claim_game(s, "bench")
+        lease = game_leases.claim_game(s, "bench")
         assert lease is not None
         game = s.scalars(select(ArenaGame).where(ArenaGame.job_id == lease.job_id).order_by(ArenaGame.id)).first()
         assert game is not None

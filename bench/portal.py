@@ -52,7 +52,7 @@ from pathlib import Path
 import httpx
 
 from grader.grading.run import grade_class
-from grader.portal.course import load_course, make_demo_course
+from grader.portal.course.course import load_course, make_demo_course
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = [ROOT / "submissions" / "negamax.py", ROOT / "submissions" / "wrong_score.py"]

@@ -29,9 +29,9 @@ from pathlib import Path
 
 from portal import ROOT, free_port, p95, sign_in
 
-from grader.portal.course import load_course, make_demo_course
-from grader.portal.sync import sync
-from grader.portal.worker import grade_upload
+from grader.portal.course.course import load_course, make_demo_course
+from grader.portal.course.sync import sync
+from grader.portal.jobs.workers import grade_upload
 
 
 def cpu_seconds(pid: int) -> float:

@@ -93,7 +93,7 @@ def shoot(page: Page, path: Path) -> None:
 
 
 def main(out: Path) -> None:
-    from grader.portal.course import make_demo_course
+    from grader.portal.course.course import make_demo_course
 
     chromium = next((p for p in map(shutil.which, CHROMIUMS) if p), None)
     if chromium is None:

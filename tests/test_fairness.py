@@ -153,7 +153,7 @@ def test_job_slots_get_their_own_cores_and_equal_quotas():
 
 @needs_cgroups
 def test_a_tree_started_by_a_portal_grading_thread_weighs_what_the_thread_does():
-    from grader.portal.worker import GRADING_NICE, grade_below_pages
+    from grader.portal.jobs.workers import GRADING_NICE, grade_below_pages
 
     seen: dict[str, object] = {}
 

@@ -38,10 +38,10 @@ from grader.grading import gradescope, report  # noqa: E402
 from grader.grading.plans import new_plan, write_plan_file  # noqa: E402
 from grader.grading.run import grade, grade_class  # noqa: E402
 from grader.grading.runfolder import RunFolder  # noqa: E402
-from grader.portal import accounts  # noqa: E402
-from grader.portal.course import load_course, make_demo_course  # noqa: E402
-from grader.portal.db import connect, sessions, upgrade  # noqa: E402
-from grader.portal.models import User  # noqa: E402
+from grader.portal.accounts import accounts  # noqa: E402
+from grader.portal.course.course import load_course, make_demo_course  # noqa: E402
+from grader.portal.database.db import connect, sessions, upgrade  # noqa: E402
+from grader.portal.database.models import User  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 NEGAMAX = ROOT / "submissions" / "negamax.py"
@@ -879,7 +879,7 @@ def test_staff_download_the_run_folder_grade_class_writes_as_a_zip(portal, grade
 def test_staff_download_a_gtp_labs_results_as_gradescope_and_regress_write_them(portal, tmp_path, monkeypatch):
     """The Gomoku lab's Gradescope JSON is what 'grader gradescope' writes for the counted
     program, and its run.zip the run folder 'grader regress' writes for the class."""
-    from grader.portal.gtplab import regress_settings
+    from grader.portal.course.gtplab import regress_settings
     from grader.regression.runs import RegressFolder, regress_class
 
     course, instructor = portal["course"], portal["instructor"]
@@ -1483,7 +1483,7 @@ def test_the_portal_modules_are_not_imported_by_the_rest():
     ],
 )
 def test_a_roster_is_read_as_lms_gradebooks_export_it(csv, people):
-    from grader.portal.accounts import read_roster
+    from grader.portal.accounts.accounts import read_roster
 
     assert [(p.email, p.name, p.role) for p in read_roster(csv)] == people
 
@@ -1503,7 +1503,7 @@ def test_a_roster_is_read_as_lms_gradebooks_export_it(csv, people):
     ],
 )
 def test_a_bad_roster_is_one_line_naming_the_line(csv, message):
-    from grader.portal.accounts import read_roster
+    from grader.portal.accounts.accounts import read_roster
 
     with pytest.raises(GraderError) as e:
         read_roster(csv)

@@ -26,8 +26,11 @@ from sqlalchemy import func, select, text  # noqa: E402
 from grader.cli import main  # noqa: E402
 from grader.files import bundled  # noqa: E402
 from grader.games import get_game, ggf  # noqa: E402
-from grader.portal import accounts, arena, arena_pages, arena_play, queue  # noqa: E402
-from grader.portal.arena_models import (  # noqa: E402
+from grader.portal.accounts import accounts  # noqa: E402
+from grader.portal.arena import arena  # noqa: E402
+from grader.portal.arena import leases as game_leases  # noqa: E402
+from grader.portal.arena import play as arena_play  # noqa: E402
+from grader.portal.database.arena import (  # noqa: E402
     DONE,
     H1,
     LIMIT,
@@ -38,8 +41,9 @@ from grader.portal.arena_models import (  # noqa: E402
     EngineVersion,
     GameJob,
 )
-from grader.portal.db import connect, sessions, upgrade  # noqa: E402
-from grader.portal.models import User  # noqa: E402
+from grader.portal.database.db import connect, sessions, upgrade  # noqa: E402
+from grader.portal.database.models import User  # noqa: E402
+from grader.portal.pages import arena as arena_pages  # noqa: E402
 from grader.tournaments.games import GameRecord  # noqa: E402
 
 from test_portal import ROOT, Client, Server, make_course  # noqa: E402
@@ -106,7 +110,7 @@ def _play_pair(make, lease, new_id: int, new_scores: tuple[float, float]) -> Non
 
 def _count_pair(s, lease, new_id: int, new_scores: tuple[float, float]) -> None:
     """``_play_pair``'s writes in the session ``s``, not committed."""
-    assert queue.finish_game(s, lease)
+    assert game_leases.finish_game(s, lease)
     games = list(s.scalars(select(ArenaGame).where(ArenaGame.job_id == lease.job_id).order_by(ArenaGame.id)))
     for g, score in zip(games, new_scores):
         black = score if g.black_id == new_id else 1 - score
@@ -120,15 +124,15 @@ def test_a_tests_pairs_are_counted_once_each_and_the_sprt_ends_it(db):
     with make.begin() as s:
         test = arena.new_test(s, s.get(User, author.id), arena.TestRequest(new=v2, base=v1, elo1=200, max_games=400))
         tid = test.id
-        assert queue.waiting_games(s) == arena.PAIRS_AHEAD  # a window of pairs, not the whole test
+        assert game_leases.waiting_games(s) == arena.PAIRS_AHEAD  # a window of pairs, not the whole test
         colours = s.execute(select(ArenaGame.black_id, ArenaGame.white_id).where(ArenaGame.pair == 1)).all()
         assert sorted(colours) == sorted([(v2, v1), (v1, v2)])  # each opening with both colours
     with make.begin() as s:
-        stale = queue.claim_game(s, "dead")
+        stale = game_leases.claim_game(s, "dead")
     played = 0
     while True:
         with make.begin() as s:
-            lease = queue.claim_game(s, "w")
+            lease = game_leases.claim_game(s, "w")
         _play_pair(make, lease, v2, (1.0, 1.0))
         played += 1
         with make() as s:
@@ -137,7 +141,7 @@ def test_a_tests_pairs_are_counted_once_each_and_the_sprt_ends_it(db):
                 break
     assert test.status == H1 and test.ww == played and test.wins == 2 * played and played < 10
     with make() as s:
-        assert queue.waiting_games(s) == 0  # the pairs not begun are cancelled
+        assert game_leases.waiting_games(s) == 0  # the pairs not begun are cancelled
         assert arena.CANCELLED in set(s.scalars(select(ArenaGame.status).where(ArenaGame.test_id == tid)))
     _play_pair(make, stale, v2, (0.0, 0.0))  # a pair under way at the decision ends: played, not counted
     with make() as s:
@@ -163,7 +167,7 @@ def test_two_workers_counting_two_pairs_of_a_test_at_once_count_both(postgres): 
         leases = []
         for worker in ("a", "b"):
             with make.begin() as s:
-                leases.append(queue.claim_game(s, worker))
+                leases.append(game_leases.claim_game(s, worker))
         first = make()
         first.begin()
         _count_pair(first, leases[0], v2, (1.0, 1.0))  # A's count, not committed yet
@@ -219,14 +223,14 @@ def test_a_game_job_its_workers_died_on_three_times_is_ended_not_claimed_again(d
         s.add(GameJob(kind=arena.CHECK, version_id=v2, priority=arena.CHECK_PRIORITY, state="queued", attempts=0))
     for kind in ("check", "games"):
         claimed = set()
-        for _ in range(queue.MAX_ATTEMPTS):  # each worker dies: its lease expires at once
+        for _ in range(game_leases.MAX_ATTEMPTS):  # each worker dies: its lease expires at once
             with make.begin() as s:
-                lease = queue.claim_game(s, "dies", seconds=-1)
+                lease = game_leases.claim_game(s, "dies", seconds=-1)
                 assert lease.kind == kind
                 claimed.add(lease.job_id)
         assert len(claimed) == 1
         with make.begin() as s:
-            nxt = queue.claim_game(s, "next", seconds=60)
+            nxt = game_leases.claim_game(s, "next", seconds=60)
             assert nxt is None or nxt.job_id not in claimed
     with make() as s:
         version, test = s.get(EngineVersion, v2), s.get(ArenaTest, tid)
@@ -243,14 +247,14 @@ def test_a_test_with_an_odd_game_limit_ends_at_its_last_pair(db):
     make, author, (v1, v2) = db
     with make.begin() as s:
         tid = arena.new_test(s, s.get(User, author.id), arena.TestRequest(new=v2, base=v1, max_games=5)).id
-        assert queue.waiting_games(s) == 2
+        assert game_leases.waiting_games(s) == 2
     for _ in range(2):
         with make.begin() as s:
-            lease = queue.claim_game(s, "w")
+            lease = game_leases.claim_game(s, "w")
         _play_pair(make, lease, v2, (1.0, 0.0))  # even: the SPRT decides nothing
     with make() as s:
         test = s.get(ArenaTest, tid)
-        assert (test.status, test.wins, test.losses, queue.waiting_games(s)) == (LIMIT, 2, 2, 0)
+        assert (test.status, test.wins, test.losses, game_leases.waiting_games(s)) == (LIMIT, 2, 2, 0)
 
 
 def test_an_api_token_works_for_its_days_then_is_refused(db):
@@ -547,8 +551,8 @@ def test_an_author_submits_a_version_in_the_browser_and_watches_the_test_decide(
 
 @pytest.mark.slow  # three check games over GTP on the portal's worker threads: 3-6 s
 def test_gtp_gomoku_versions_are_checked_and_a_failing_one_says_why(db, tmp_path):
-    from grader.portal.course import load_course, make_demo_course
-    from grader.portal.worker import Workers
+    from grader.portal.course.course import load_course, make_demo_course
+    from grader.portal.jobs.workers import Workers
 
     make, author, _ = db
     course = load_course(make_demo_course(tmp_path / "course"))
@@ -580,7 +584,7 @@ def test_an_author_uploads_at_most_the_days_versions(db, tmp_path, monkeypatch):
     author's engines, an upload is refused (one line); a version older than a day no longer counts."""
     import datetime as dt
 
-    from grader.portal.course import load_course, make_demo_course
+    from grader.portal.course.course import load_course, make_demo_course
     from grader.portal.uploads import UploadError
 
     make, author, (v1, _v2) = db
@@ -608,7 +612,7 @@ def running_game(make, email: str) -> tuple[int, str, list[str]]:
         me = s.scalar(select(User).where(User.email == email))
         ids = checked_versions(s, me, "mine", 2)
         arena.new_test(s, me, arena.TestRequest(new=ids[1], base=ids[0]))
-        lease = queue.claim_game(s, "w")
+        lease = game_leases.claim_game(s, "w")
         game = s.scalars(select(ArenaGame).where(ArenaGame.job_id == lease.job_id).order_by(ArenaGame.id)).first()
         game.status, game.lease_token = "running", lease.token
         rules = get_game("othello")
@@ -672,8 +676,8 @@ def test_a_running_games_page_shows_new_moves_and_its_end_without_reloading(tmp_
     not Path("/usr/games/gtp-rhino").is_file(), reason="GRhino is not installed: apt-get install grhino"
 )
 def test_grhino_over_gtp_is_an_othello_version_checked_by_a_whole_game(db, tmp_path):
-    from grader.portal.course import load_course, make_demo_course
-    from grader.portal.worker import Workers
+    from grader.portal.course.course import load_course, make_demo_course
+    from grader.portal.jobs.workers import Workers
 
     make, author, _ = db
     course = load_course(make_demo_course(tmp_path / "course"))

@@ -22,8 +22,8 @@ pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip instal
 
 from sqlalchemy import func, select  # noqa: E402
 
-from grader.portal.arena_models import DONE, LIMIT, OK, ArenaGame, ArenaTest, EngineVersion, GameJob  # noqa: E402
-from grader.portal.db import connect, sessions  # noqa: E402
+from grader.portal.database.arena import DONE, LIMIT, OK, ArenaGame, ArenaTest, EngineVersion, GameJob  # noqa: E402
+from grader.portal.database.db import connect, sessions  # noqa: E402
 
 from test_portal import Client, Server, make_course  # noqa: E402
 from test_portal_arena import nboard_archive  # noqa: E402

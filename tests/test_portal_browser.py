@@ -23,10 +23,10 @@ from test_portal_ladder import seed  # noqa: E402
 from grader.config import Config  # noqa: E402
 from grader.files import SHARE  # noqa: E402
 from grader.grading.plans import new_plan, write_plan_file  # noqa: E402
-from grader.portal import ladders  # noqa: E402
-from grader.portal.course import load_course  # noqa: E402
-from grader.portal.db import connect, sessions, upgrade  # noqa: E402
-from grader.portal.sync import apply  # noqa: E402
+from grader.portal.course.course import load_course  # noqa: E402
+from grader.portal.course.sync import apply  # noqa: E402
+from grader.portal.database.db import connect, sessions, upgrade  # noqa: E402
+from grader.portal.ladders import ladders  # noqa: E402
 
 from test_portal import (  # noqa: E402
     GRADED_WITHIN,

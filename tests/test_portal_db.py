@@ -25,11 +25,14 @@ from sqlalchemy import inspect, select, text, update  # noqa: E402
 from grader.errors import GraderError  # noqa: E402
 from grader.execution.executor import Lane, using  # noqa: E402
 from grader.grading.run import grade, grade_submission  # noqa: E402
-from grader.portal import accounts, policy, queue  # noqa: E402
-from grader.portal.arena_models import DONE, GAMES, LADDER_PRIORITY, TEST_PRIORITY, GameJob  # noqa: E402
-from grader.portal.course import load_course, make_demo_course  # noqa: E402
-from grader.portal.db import connect, reading, sessions, upgrade  # noqa: E402
-from grader.portal.models import (  # noqa: E402
+from grader.portal.accounts import accounts  # noqa: E402
+from grader.portal.arena import leases as game_leases  # noqa: E402
+from grader.portal.course import policy  # noqa: E402
+from grader.portal.course.course import load_course, make_demo_course  # noqa: E402
+from grader.portal.course.deadlines import deadlines, mark_late  # noqa: E402
+from grader.portal.database.arena import DONE, GAMES, LADDER_PRIORITY, TEST_PRIORITY, GameJob  # noqa: E402
+from grader.portal.database.db import connect, reading, sessions, upgrade  # noqa: E402
+from grader.portal.database.models import (  # noqa: E402
     FAILED,
     GRADED,
     QUEUED,
@@ -41,8 +44,9 @@ from grader.portal.models import (  # noqa: E402
     Submission,
     User,
 )
-from grader.portal.web import _student_view  # noqa: E402
-from grader.portal.worker import Workers  # noqa: E402
+from grader.portal.jobs import queue  # noqa: E402
+from grader.portal.jobs.workers import Workers  # noqa: E402
+from grader.portal.pages.assignments import student_view  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 NEGAMAX = ROOT / "submissions" / "negamax.py"
@@ -316,22 +320,24 @@ def test_game_jobs_are_claimed_by_priority_and_a_dead_workers_job_once_more(db):
         s.add_all([GameJob(kind=GAMES, priority=LADDER_PRIORITY, state=QUEUED, attempts=0),
                    GameJob(kind=GAMES, priority=TEST_PRIORITY, state=QUEUED, attempts=0)])  # fmt: skip
     with make.begin() as s:
-        test_job = queue.claim_game(s, "killed")
+        test_job = game_leases.claim_game(s, "killed")
         assert s.get(GameJob, test_job.job_id).priority == TEST_PRIORITY  # a test's games before a ladder's
-        assert queue.waiting_games(s) == 1
+        assert game_leases.waiting_games(s) == 1
     with make.begin() as s:
         s.execute(update(GameJob).where(GameJob.id == test_job.job_id)
                   .values(lease_until=datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=1)))  # fmt: skip
     with make.begin() as s:
-        again = queue.claim_game(s, "next")
+        again = game_leases.claim_game(s, "next")
         assert again.job_id == test_job.job_id and s.get(GameJob, again.job_id).attempts == 2
     with make.begin() as s:
-        assert not queue.renew_game(s, test_job) and not queue.finish_game(s, test_job)  # the dead one writes nothing
-        assert queue.finish_game(s, again)
-        assert not queue.finish_game(s, again)  # once
+        assert not game_leases.renew_game(s, test_job) and not game_leases.finish_game(
+            s, test_job
+        )  # the dead one writes nothing
+        assert game_leases.finish_game(s, again)
+        assert not game_leases.finish_game(s, again)  # once
     with make.begin() as s:
         assert s.get(GameJob, again.job_id).state == DONE
-        assert queue.claim_game(s, "last").job_id != again.job_id
+        assert game_leases.claim_game(s, "last").job_id != again.job_id
 
 
 def test_a_worker_that_lost_its_lease_writes_nothing(db, monkeypatch):
@@ -357,8 +363,8 @@ def test_a_worker_that_lost_its_lease_writes_nothing(db, monkeypatch):
         taken.append(found)
         return found
 
-    monkeypatch.setattr("grader.portal.worker.claim", remember)
-    monkeypatch.setattr("grader.portal.worker.grade_upload", lose_it)
+    monkeypatch.setattr("grader.portal.jobs.workers.claim", remember)
+    monkeypatch.setattr("grader.portal.jobs.workers.grade_upload", lose_it)
     assert slow.work_once("slow")
     monkeypatch.undo()
     with make() as s:
@@ -386,7 +392,7 @@ def test_a_workers_uploads_share_its_job_slots_and_a_failed_grading_stops_its_ow
                 raise RuntimeError("a bug in the run")
         return grade_submission(sub, plan, settings, executor, **options)
 
-    monkeypatch.setattr("grader.portal.worker.grade_submission", grading)
+    monkeypatch.setattr("grader.portal.jobs.grading.grade_submission", grading)
     workers = Workers(course, make)
     workers.start()
     try:
@@ -495,10 +501,10 @@ def test_a_worker_grades_as_grade_does_and_a_grader_error_is_not_counted(db):
         assert s.scalars(select(Job)).all() == []
         assert student.role == STUDENT
     private = [t for t in expected.tests if not lab.plan.is_public(t.index)]
-    hidden = _student_view(done, lab, shown=True)["private"]
+    hidden = student_view(done, lab, shown=True)["private"]
     assert [(p["index"], p["symbol"]) for p in hidden] == [(t.index, t.symbol) for t in private]
-    assert all("board" not in p for p in hidden) and "private" not in _student_view(done, lab, shown=False)
-    boards = _student_view(done, dataclasses.replace(lab, private_boards=True), shown=True)["private"]
+    assert all("board" not in p for p in hidden) and "private" not in student_view(done, lab, shown=False)
+    boards = student_view(done, dataclasses.replace(lab, private_boards=True), shown=True)["private"]
     assert [p["board"] for p in boards] == [t.position.board_string() for t in private]
 
 
@@ -540,9 +546,9 @@ def test_an_extension_moves_the_deadlines_and_the_late_flags(db):
     with make.begin() as s:
         assert s.get(Submission, sid).late == 1
         s.get(Extension, (student.id, lab.name)).days = 3
-        assert queue.mark_late(s, student, lab) == 1
+        assert mark_late(s, student, lab) == 1
     with make() as s:
-        assert s.get(Submission, sid).late == 0 and queue.deadlines(s, student, lab).extra_days == 3
+        assert s.get(Submission, sid).late == 0 and deadlines(s, student, lab).extra_days == 3
 
 
 def test_the_sign_in_limit_is_shared_by_every_server_process(db, url):

@@ -29,8 +29,9 @@ from grader.errors import ConfigError, GraderError  # noqa: E402
 from grader.files import SHARE  # noqa: E402
 from grader.games import ggf  # noqa: E402
 from grader.grading.plans import new_plan, write_plan_file  # noqa: E402
-from grader.portal import accounts, ladders  # noqa: E402
-from grader.portal.arena_models import (  # noqa: E402
+from grader.portal.accounts import accounts  # noqa: E402
+from grader.portal.course.course import LADDER_TC, load_course  # noqa: E402
+from grader.portal.database.arena import (  # noqa: E402
     CHECKING,
     DONE,
     LADDER_PRIORITY,
@@ -41,10 +42,10 @@ from grader.portal.arena_models import (  # noqa: E402
     EngineVersion,
     GameJob,
 )
-from grader.portal.course import LADDER_TC, load_course  # noqa: E402
-from grader.portal.db import connect, sessions, upgrade  # noqa: E402
-from grader.portal.ladder_models import DEADLINE, LadderGame  # noqa: E402
-from grader.portal.models import INSTRUCTOR, RUNNING, User  # noqa: E402
+from grader.portal.database.db import connect, sessions, upgrade  # noqa: E402
+from grader.portal.database.ladders import DEADLINE, LadderGame  # noqa: E402
+from grader.portal.database.models import INSTRUCTOR, RUNNING, User  # noqa: E402
+from grader.portal.ladders import ladders  # noqa: E402
 from grader.tournaments.games import GameRecord  # noqa: E402
 from grader.tournaments.grades import ShareGrade, grade_by_share  # noqa: E402
 
@@ -454,8 +455,8 @@ TICTACTOE = Path(__file__).resolve().parent.parent / "grader" / "share" / "submi
 
 @pytest.mark.slow  # real engines play a ladder on the portal's worker threads: 20-40 s
 def test_real_engines_play_a_ladder_on_the_workers_while_they_idle(tmp_path, ladder_course):
-    from grader.portal import arena
-    from grader.portal.worker import Workers
+    from grader.portal.arena import arena
+    from grader.portal.jobs.workers import Workers
 
     folder = ladder_course(tmp_path / "course", "ladders:\n  - {name: ttt, game: tictactoe, tc: 20+0.5}\n")
     engine = connect(f"sqlite:///{tmp_path / 'portal.sqlite3'}")
@@ -532,7 +533,7 @@ def seed(make, course, ladder_name: str, emails: list[str]) -> list[str]:
 def roster_course(ladder_course, tmp_path: Path, students: int, entered: int):
     """A ladder course of ``students`` (s0@...), its migrated SQLite database synced, the first
     ``entered`` students' engines in the duel ladder: (folder, url, engine, sessions, course)."""
-    from grader.portal.sync import apply
+    from grader.portal.course.sync import apply
 
     folder = ladder_course(tmp_path / "course")
     (folder / "roster.csv").write_text(

@@ -1,5 +1,5 @@
 """How fast pages reach people: a page waiting for its grade is told each change of its
-submission's status by server-sent events (grader.portal.live), the server asking the database
+submission's status by server-sent events (grader.portal.web.live), the server asking the database
 once a tick for all the watched submissions, however many pages watch; and the server's
 connections send each answer at once (TCP_NODELAY)."""
 
@@ -15,11 +15,11 @@ pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip instal
 
 from sqlalchemy import event, update  # noqa: E402
 
-from grader.portal import accounts  # noqa: E402
-from grader.portal.db import connect, reading, sessions, upgrade  # noqa: E402
-from grader.portal.live import BUSY_RETRY_MS, MAX_STREAMS, Watch  # noqa: E402
-from grader.portal.models import FAILED, GRADED, QUEUED, RUNNING, Submission, User  # noqa: E402
+from grader.portal.accounts import accounts  # noqa: E402
+from grader.portal.database.db import connect, reading, sessions, upgrade  # noqa: E402
+from grader.portal.database.models import FAILED, GRADED, QUEUED, RUNNING, Submission, User  # noqa: E402
 from grader.portal.server import listening_socket  # noqa: E402
+from grader.portal.web.live import BUSY_RETRY_MS, MAX_STREAMS, Watch  # noqa: E402
 
 TICK = 0.05
 

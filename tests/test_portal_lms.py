@@ -1,4 +1,4 @@
-"""A portal assignment's grades to Canvas and Moodle (grader/portal/exports.py, grader export
+"""A portal assignment's grades to Canvas and Moodle (grader/portal/course/exports.py, grader export
 --portal, the class page's downloads): each student's counted submission, latest or best, with
 the course's late days, penalty and extensions applied, checked against the same rules worked
 out here by hand, and a column (Moodle's feedback, Canvas's notes CSV) saying so per student."""
@@ -19,9 +19,9 @@ from click.testing import CliRunner
 pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
 
 from grader.cli import main  # noqa: E402
-from grader.portal.course import make_demo_course  # noqa: E402
-from grader.portal.db import default_url  # noqa: E402
-from grader.portal.sync import sync  # noqa: E402
+from grader.portal.course.course import make_demo_course  # noqa: E402
+from grader.portal.course.sync import sync  # noqa: E402
+from grader.portal.database.db import default_url  # noqa: E402
 from grader.runs.lms import CANVAS_IDS  # noqa: E402
 
 UTC = dt.timezone.utc

@@ -32,13 +32,13 @@ from sqlalchemy import select, update  # noqa: E402
 
 from grader.cli import main  # noqa: E402
 from grader.errors import ConfigError  # noqa: E402
-from grader.portal import lti_keys  # noqa: E402
-from grader.portal.course import load_course, make_demo_course  # noqa: E402
-from grader.portal.db import connect, sessions, upgrade  # noqa: E402
-from grader.portal.lti import role_of  # noqa: E402
-from grader.portal.lti_grades import MAX_ATTEMPTS, GradeSync  # noqa: E402
-from grader.portal.lti_models import LtiIdentity, LtiLink, LtiScore  # noqa: E402
-from grader.portal.models import GRADED, STUDENT, Submission, User, now  # noqa: E402
+from grader.portal.course.course import load_course, make_demo_course  # noqa: E402
+from grader.portal.database.db import connect, sessions, upgrade  # noqa: E402
+from grader.portal.database.lti import LtiIdentity, LtiLink, LtiScore  # noqa: E402
+from grader.portal.database.models import GRADED, STUDENT, Submission, User, now  # noqa: E402
+from grader.portal.lti import keys as lti_keys  # noqa: E402
+from grader.portal.lti.grades import MAX_ATTEMPTS, GradeSync  # noqa: E402
+from grader.portal.lti.launch import role_of  # noqa: E402
 
 from test_portal import Client, Server  # noqa: E402
 from test_portal_db import postgres  # noqa: E402,F401 (a fixture: the PostgreSQL server that url needs)

@@ -1,4 +1,4 @@
-"""The portal's late policy and which submission counts (grader/portal/policy.py): days late
+"""The portal's late policy and which submission counts (grader/portal/course/policy.py): days late
 per started day from the student's deadline, late days spent before a penalty, the penalty
 capped at the whole total, an assignment opting out, latest against best (ties: the latest),
 the budget spent in the order of the deadlines, and what an upload now would cost."""
@@ -12,9 +12,9 @@ import pytest
 
 pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
 
-from grader.portal import policy  # noqa: E402
-from grader.portal.course import Course, load_course, make_demo_course  # noqa: E402
-from grader.portal.policy import Candidate  # noqa: E402
+from grader.portal.course import policy  # noqa: E402
+from grader.portal.course.course import Course, load_course, make_demo_course  # noqa: E402
+from grader.portal.course.policy import Candidate  # noqa: E402
 
 DEADLINE = dt.datetime(2026, 12, 18, 23, 59, tzinfo=dt.timezone.utc)
 HOUR = dt.timedelta(hours=1)

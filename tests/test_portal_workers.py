@@ -23,10 +23,10 @@ from click.testing import CliRunner  # noqa: E402
 from sqlalchemy import select, text  # noqa: E402
 
 from grader.cli import main  # noqa: E402
-from grader.portal.course import load_course  # noqa: E402
-from grader.portal.db import connect, sessions, upgrade  # noqa: E402
-from grader.portal.models import GRADED, Job, Submission, User  # noqa: E402
-from grader.portal.queue import used_today  # noqa: E402
+from grader.portal.course.course import load_course  # noqa: E402
+from grader.portal.database.db import connect, sessions, upgrade  # noqa: E402
+from grader.portal.database.models import GRADED, Job, Submission, User  # noqa: E402
+from grader.portal.jobs.queue import used_today  # noqa: E402
 
 from test_portal import NEGAMAX, Client, Server, library_result, make_course  # noqa: E402
 from test_portal_db import postgres  # noqa: E402, F401  (the fixture)

@@ -155,7 +155,7 @@ def test_the_pairs_compared_in_full_are_those_that_rank(tmp_path):
 def portal_assignment(tmp_path, similarity: str):
     """The demo course's Othello lab with course.yaml's ``similarity:`` line, loaded as the portal loads it."""
     pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
-    from grader.portal.course import load_course, make_demo_course
+    from grader.portal.course.course import load_course, make_demo_course
 
     folder = make_demo_course(tmp_path / "course")
     text = (folder / "course.yaml").read_text()
@@ -165,13 +165,13 @@ def portal_assignment(tmp_path, similarity: str):
 
 
 def counted(email: str, filename: str, content: str):
-    from grader.portal.exports import Counted
+    from grader.portal.course.exports import Counted
 
     return Counted(email, email, f"id-{email}", filename, "", content.encode(), "[]", None, None)
 
 
 def test_the_portal_ranks_an_assignments_counted_submissions_by_email_with_its_base_and_archive(tmp_path):
-    from grader.portal.similar import similarity_report
+    from grader.portal.course.similar import similarity_report
 
     (tmp_path / "course" / "starter").mkdir(parents=True)
     (tmp_path / "course" / "starter" / "lab.py").write_text(STARTER)

@@ -62,7 +62,7 @@ def fmt_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 @fail_cleanly
 def test(engine: str, new: int, base: int, url: str, token: str, tc: str, sprt: tuple[float, float], alpha: float,
          beta: float, max_games: int, openings: Path | None, wait: bool) -> None:  # fmt: skip
-    from ..portal.arena_client import ArenaClient
+    from ..portal.arena.client import ArenaClient
 
     client = ArenaClient(url, token)
     fields = {"tc": tc, "elo0": f"{sprt[0]:g}", "elo1": f"{sprt[1]:g}", "alpha": f"{alpha:g}", "beta": f"{beta:g}",
@@ -94,7 +94,7 @@ def test(engine: str, new: int, base: int, url: str, token: str, tc: str, sprt: 
 @fmt_option
 @fail_cleanly
 def ladders(url: str, token: str, fmt: str) -> None:
-    from ..portal.arena_client import ArenaClient, ladders_table
+    from ..portal.arena.client import ArenaClient, ladders_table
 
     found = ArenaClient(url, token).ladders()
     echo(ladders_table(found, fmt) if found else "This course has no ladders.")
@@ -116,7 +116,7 @@ def ladders(url: str, token: str, fmt: str) -> None:
 @fmt_option
 @fail_cleanly
 def ladder(name: str, url: str, token: str, fmt: str) -> None:
-    from ..portal.arena_client import ArenaClient
+    from ..portal.arena.client import ArenaClient
 
     found = ArenaClient(url, token).ladder(name)
     echo(found.text(fmt))
@@ -142,7 +142,7 @@ def ladder(name: str, url: str, token: str, fmt: str) -> None:
 @portal_options
 @fail_cleanly
 def enter(name: str, engine: str, version: int | None, url: str, token: str) -> None:
-    from ..portal.arena_client import ArenaClient
+    from ..portal.arena.client import ArenaClient
 
     echo(ArenaClient(url, token).enter(name, engine, version).line())
 
@@ -165,7 +165,7 @@ def enter(name: str, engine: str, version: int | None, url: str, token: str) -> 
 @fmt_option
 @fail_cleanly
 def deadline(name: str, url: str, token: str, wait: bool, fmt: str) -> None:
-    from ..portal.arena_client import ArenaClient
+    from ..portal.arena.client import ArenaClient
     from ..tournaments.tables import share_grades_table
 
     client = ArenaClient(url, token)

@@ -63,7 +63,7 @@ def _write(lms: str, folder: str | None, course: str | None, roster: str | None,
         from ..portal import check_extra
 
         check_extra()
-        from ..portal.exports import export_course_grades
+        from ..portal.course.exports import export_course_grades
 
         made = export_course_grades(course, lms, assignment, database, roster, column)
         text, unmatched, incomplete, note_text = made.csv, made.unmatched, made.not_final, made.notes

@@ -7,9 +7,9 @@ import click
 from ..portal import check_extra
 from .options import cluster_option, echo, fail_cleanly
 
-LEASE = 60.0  # as grader.portal.queue.LEASE_SECONDS, which the CLI does not import before check_extra
+LEASE = 60.0  # as grader.portal.database.leases.LEASE_SECONDS, which the CLI does not import before check_extra
 
-NICE = 10  # as grader.portal.worker.GRADING_NICE
+NICE = 10  # as grader.portal.jobs.workers.GRADING_NICE
 nice_option = click.option(
     "--nice", default=NICE, show_default=True, type=click.IntRange(0, 19), metavar="N",
     help="The grading threads' nice value (Linux): their CPU weight below the pages' so that pages "
@@ -21,7 +21,7 @@ lease_option = click.option(
 )  # fmt: skip
 
 
-ATTEMPTS = 3  # as grader.portal.queue.MAX_ATTEMPTS
+ATTEMPTS = 3  # as grader.portal.database.leases.MAX_ATTEMPTS
 
 attempts_option = click.option(
     "--attempts", default=ATTEMPTS, show_default=True, type=click.IntRange(1, 100), metavar="N",
@@ -176,9 +176,9 @@ def sync(course: str | None, database: str | None) -> None:
     from pathlib import Path
 
     from ..errors import ConfigError
-    from ..portal.course import DEMO_FOLDER, load_course
-    from ..portal.db import default_url
-    from ..portal.sync import sync as apply_course
+    from ..portal.course.course import DEMO_FOLDER, load_course
+    from ..portal.course.sync import sync as apply_course
+    from ..portal.database.db import default_url
 
     folder = Path(course) if course is not None else Path.cwd() / DEMO_FOLDER
     if course is None and not folder.is_dir():

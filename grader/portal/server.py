@@ -17,17 +17,18 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import GraderError
-from . import accounts, arena_pages, ladder_pages, lti_pages
-from .course import DEMO_FOLDER, Course, load_course, make_demo_course
-from .db import check_current, connect, default_url, hide_password, secret_key, sessions, upgrade
-from .live import Watch
-from .lti_grades import GradeSync
-from .lti_keys import rotate, signing_key
-from .models import INSTRUCTOR, Meta
-from .queue import LEASE_SECONDS, MAX_ATTEMPTS
-from .sync import apply
-from .web import Portal, create_app
-from .worker import GRADING_NICE, Workers
+from .accounts import accounts
+from .app import create_app
+from .course.course import DEMO_FOLDER, Course, load_course, make_demo_course
+from .course.sync import apply
+from .database.db import check_current, connect, default_url, hide_password, secret_key, sessions, upgrade
+from .database.leases import LEASE_SECONDS, MAX_ATTEMPTS
+from .database.models import INSTRUCTOR, Meta
+from .jobs.workers import GRADING_NICE, Workers
+from .lti.grades import GradeSync
+from .lti.keys import rotate, signing_key
+from .web.live import Watch
+from .web.portal import Portal
 
 COURSE_KEY = "course"  # the Meta row naming the course a database serves
 
@@ -92,13 +93,12 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
     portal.public_url = public_url.rstrip("/") if public_url else None
     if not course.instructors:
         raise GraderError(f"{course.folder / 'course.yaml'}: no instructors: add 'instructors: [you@example.edu]'")
-    extra, kid, on_graded = [*arena_pages.routes(portal), *ladder_pages.routes(portal)], None, None
+    kid, grades, on_graded = None, None, None
     if course.lti is not None:
         with portal.make.begin() as session:
             kid = (rotate(session) if rotate_lti_key else signing_key(session)).kid
         grades = GradeSync(course, portal.make)
         portal.on_release, on_graded = grades.released, grades.graded
-        extra += lti_pages.routes(portal, grades)
         grades.kick()  # the scores a stopped server left to send
     elif rotate_lti_key:
         raise GraderError(f"{course.folder / 'course.yaml'}: no 'lti:' key: the course is no LTI tool, it has no key")
@@ -115,7 +115,7 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
     started = Started(course, base + "/", instructor.email, f"{portal.public_url or base}/link/{token}",
                       hide_password(url), workers, portal.workers.cluster if portal.workers else None, kid,
                       portal.public_url)  # fmt: skip
-    app = create_app(portal, key, extra)
+    app = create_app(portal, key, grades)
     server = _Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                                            proxy_headers=True, forwarded_allow_ips=forwarded_allow_ips),
                     portal.watch)  # fmt: skip

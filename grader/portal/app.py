@@ -1,0 +1,60 @@
+"""The portal's ASGI application: every area's pages (``grader.portal.pages``) behind the
+middleware (``grader.portal.web``), the static files, and the workers started and stopped
+with it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount
+from starlette.staticfiles import StaticFiles
+
+from .lti.grades import GradeSync
+from .pages import accounts, arena, assignments, downloads, ladders, lti, staff
+from .web.middleware import FORM_ROOM, ApiPaths, BodyLimit, SecurityHeaders, Sessions
+from .web.portal import Portal, https
+from .web.routes import STATIC, page
+
+
+def create_app(portal: Portal, secret_key: str, grades: GradeSync | None = None) -> Starlette:
+    """The portal's ASGI application: each area's routes, the LTI tool's too when the course is
+    one (``grades`` sends its scores to the platforms), then the static files."""
+    routes = [
+        *accounts.routes(portal),
+        *assignments.routes(portal),
+        *staff.routes(portal),
+        *downloads.routes(portal),
+        *arena.routes(portal),
+        *ladders.routes(portal),
+        *(lti.routes(portal, grades) if grades is not None else ()),
+        Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
+    ]
+    middleware = [
+        Middleware(SecurityHeaders),
+        Middleware(ApiPaths),
+        Middleware(BodyLimit, limit=portal.course.upload_bytes + FORM_ROOM),
+        Middleware(Sessions, secret_key=secret_key, always_secure=https(portal.public_url)),
+    ]
+
+    async def error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        return page(request, "error.html", {"error": exc.detail}, exc.status_code)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if portal.workers is not None:
+            portal.workers.start()
+        try:
+            yield
+        finally:
+            if portal.workers is not None:  # the gradings under way stopped and queued again
+                await asyncio.to_thread(portal.workers.close)
+
+    return Starlette(routes=routes, middleware=middleware, exception_handlers={HTTPException: error}, lifespan=lifespan)

@@ -1,0 +1,187 @@
+"""A course's late policy and which submission counts, derived from what the database records
+(submissions, extensions) and course.yaml, never stored: a changed course.yaml, an extension
+or a rerun is followed at once.
+
+Days late are counted from the student's (extended) deadline, per started day. Late days (the
+course's ``late_days``, a budget per student) are spent automatically, whole days, before a
+penalty applies: on the student's counted submissions in the order of their deadlines. The
+rest of the days cost the assignment's ``late_penalty`` of the earned total each, at most all
+of it. An assignment counts a student's latest graded submission, or their best (the highest
+total after penalties; ties: the latest)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import ColumnElement, and_, or_, select
+from sqlalchemy.orm import Session, defer
+
+from ..database.models import GRADED, QUEUED, RUNNING, STUDENT, Extension, Submission, User
+from .course import Assignment, Course
+from .deadlines import moved
+
+DAY = dt.timedelta(days=1)
+# read only when used (a download's), while the session is open: the class table needs none of them
+LARGE = (Submission.content, Submission.records, Submission.full_text, Submission.student_text)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A graded submission that may count: its id, when it arrived, its total as graded."""
+
+    id: str
+    received_at: dt.datetime
+    total: float | None
+    max_total: int | None = None
+
+
+@dataclass(frozen=True)
+class Score:
+    """A submission's total before and after the late policy, and why they differ."""
+
+    submission: str
+    total: float | None  # as graded
+    max_total: int | None
+    days_late: int
+    late_days: int  # of the course's budget spent on it
+    penalty: float  # the share of the total taken, 0 to 1
+
+    @property
+    def score(self) -> float | None:
+        """The total after the penalty."""
+        return None if self.total is None else round(self.total * (1 - self.penalty), 2)
+
+    @property
+    def why(self) -> str:
+        """Why the score differs from the total (empty when on time)."""
+        if not self.days_late:
+            return ""
+        costs = ([f"{_days(self.late_days)} of late days spent"] if self.late_days else []) + (
+            [f"{self.penalty:.0%} penalty"] if self.penalty else []
+        )
+        late = f"{_days(self.days_late)} late"
+        return f"{late}: {', '.join(costs)}" if costs else late
+
+
+def _days(n: int) -> str:
+    return f"{n} day" if n == 1 else f"{n} days"
+
+
+def days_late(received: dt.datetime, deadline: dt.datetime | None) -> int:
+    """Days late, per started day (a second late is a day); 0 on time or with no deadline."""
+    if deadline is None:
+        return 0
+    return max(0, math.ceil((_aware(received) - deadline) / DAY))
+
+
+def charge(assignment: Assignment, late: int, left: int) -> tuple[int, float]:
+    """(late days spent, share of the total taken) for ``late`` days late with ``left`` late days left."""
+    spent = min(late, left) if assignment.late_days else 0
+    return spent, min(1.0, (late - spent) * assignment.late_penalty)
+
+
+def score(assignment: Assignment, c: Candidate, deadline: dt.datetime | None, left: int) -> Score:
+    late = days_late(c.received_at, deadline)
+    spent, penalty = charge(assignment, late, left)
+    return Score(c.id, c.total, c.max_total, late, spent, penalty)
+
+
+def _aware(when: dt.datetime) -> dt.datetime:
+    return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
+
+
+def standing(course: Course, candidates: Mapping[str, Sequence[Candidate]],
+             deadlines: Mapping[str, dt.datetime | None]) -> dict[str, Score]:  # fmt: skip
+    """One student's counted submission of each assignment (by name) they have graded ones in,
+    scored: ``candidates`` by assignment, ``deadlines`` their own (extended) ones. Late days are
+    spent in the order of the deadlines (the course file's order between equal ones)."""
+    left = course.late_days or 0
+    order = sorted(course.assignments.values(),
+                   key=lambda a: (deadlines.get(a.name) is None, deadlines.get(a.name) or dt.datetime.min))  # fmt: skip
+    out: dict[str, Score] = {}
+    for a in order:
+        subs = sorted(candidates.get(a.name, ()), key=lambda c: _aware(c.received_at))
+        if not subs:
+            continue
+        scored = [score(a, c, deadlines.get(a.name), left) for c in subs]
+        if a.counts == "best":
+            best = max(range(len(scored)), key=lambda i: (scored[i].score is not None, scored[i].score or 0.0, i))
+            chosen = scored[best]
+        else:
+            chosen = scored[-1]
+        out[a.name] = chosen
+        left -= chosen.late_days
+    return out
+
+
+def late_days_used(scores: Iterable[Score]) -> int:
+    return sum(s.late_days for s in scores)
+
+
+@dataclass(frozen=True)
+class Counted:
+    """A student's counted submission of an assignment, scored by the late policy."""
+
+    user: User
+    submission: Submission
+    score: Score
+
+
+def counted(session: Session, course: Course, user: User | None = None) -> dict[tuple[int, str], Counted]:
+    """Each student's counted submission of each assignment, by (user id, assignment name): of
+    every student, or of ``user`` alone. A submission being rerun counts with its old result."""
+    query = (select(Submission, User).join(User, User.id == Submission.user_id)
+             .where(countable(), User.role == STUDENT, Submission.assignment.in_(list(course.assignments)))
+             .options(*(defer(c) for c in LARGE)))  # fmt: skip
+    extensions = select(Extension)
+    if user is not None:
+        query = query.where(User.id == user.id)
+        extensions = extensions.where(Extension.user_id == user.id)
+    days = {(e.user_id, e.assignment): e.days for e in session.scalars(extensions)}
+    subs: dict[int, dict[str, list[Submission]]] = {}
+    people: dict[int, User] = {}
+    for sub, owner in session.execute(query).all():
+        people[owner.id] = owner
+        subs.setdefault(owner.id, {}).setdefault(sub.assignment, []).append(sub)
+    out: dict[tuple[int, str], Counted] = {}
+    for uid, mine in subs.items():
+        by_id = {s.id: s for group in mine.values() for s in group}
+        candidates = {name: [Candidate(s.id, s.received_at, s.total, s.max_total) for s in group]
+                      for name, group in mine.items()}  # fmt: skip
+        limits = {a.name: moved(a, days.get((uid, a.name), 0)).deadline for a in course.assignments.values()}
+        for name, s in standing(course, candidates, limits).items():
+            out[(uid, name)] = Counted(people[uid], by_id[s.submission], s)
+    return out
+
+
+@dataclass(frozen=True)
+class LateUpload:
+    """What an upload now would cost a student: days late, late days spent, the share taken."""
+
+    days_late: int
+    late_days: int
+    penalty: float
+
+
+def late_days_left(course: Course, scores: Iterable[Score]) -> int | None:
+    """The student's late days left (None: the course gives none)."""
+    return None if course.late_days is None else max(0, course.late_days - late_days_used(scores))
+
+
+def upload_now(course: Course, assignment: Assignment, deadline: dt.datetime | None,
+               scores: Mapping[str, Score], when: dt.datetime) -> LateUpload:  # fmt: skip
+    """What an upload at ``when`` would cost if it counted: the late days its assignment's counted
+    submission spends now are the student's again to spend on it."""
+    others = late_days_used(s for name, s in scores.items() if name != assignment.name)
+    late = days_late(when, deadline)
+    spent, penalty = charge(assignment, late, max(0, (course.late_days or 0) - others))
+    return LateUpload(late, spent, penalty)
+
+
+def countable() -> ColumnElement[bool]:
+    """A submission that may count: graded, or graded and being rerun (its old result stands meanwhile)."""
+    rerunning = and_(Submission.change_reason.is_not(None), Submission.status.in_((QUEUED, RUNNING)))
+    return or_(Submission.status == GRADED, rerunning)

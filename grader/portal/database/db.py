@@ -1,0 +1,126 @@
+"""The database: SQLite in the course folder by default (WAL, so pages read while a worker
+writes), PostgreSQL through psycopg 3 with ``--database postgresql://...``; its tables made
+by the Alembic migrations (``upgrade``, run at every start)."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config as AlembicConfig
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, create_engine, event, select
+from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+from ...errors import GraderError
+from .models import Meta
+
+DB_FILE = "portal.sqlite3"
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+def default_url(course_folder: Path) -> str:
+    """SQLite in the course folder's .portal/ (left out of git by the .gitignore written there)."""
+    state = course_folder / ".portal"
+    state.mkdir(exist_ok=True)
+    (state / ".gitignore").write_text("*\n", encoding="utf-8")
+    return f"sqlite:///{state / DB_FILE}"
+
+
+def connect(url: str) -> Engine:
+    """An engine for ``url`` (sqlite:///FILE or postgresql://...): GraderError, in one line, for
+    a URL that cannot be used."""
+    if url.startswith(("postgresql://", "postgres://")):
+        url = "postgresql+psycopg://" + url.split("://", 1)[1]  # psycopg 3, not SQLAlchemy's default psycopg2
+    try:
+        if url.startswith("sqlite"):
+            engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+            event.listen(engine, "connect", _sqlite_pragmas)
+            event.listen(engine, "begin", _begin)
+        else:
+            engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+        with engine.connect():
+            pass
+    except (ArgumentError, OperationalError, ImportError) as e:
+        cause = str(getattr(e, "orig", None) or e).strip().splitlines()[0]
+        raise GraderError(f"cannot open the database {hide_password(url)}: {cause} "
+                          "(give sqlite:///FILE or postgresql://USER@HOST/NAME)") from None  # fmt: skip
+    return engine
+
+
+def _sqlite_pragmas(connection: Any, _record: Any) -> None:
+    connection.isolation_level = None  # transactions begun by _begin_immediate, not by the driver
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+READS = "grader_reads"  # the execution option of ``reading``'s sessions
+
+
+def _begin(connection: Any) -> None:
+    """Each SQLite transaction takes the write lock when it begins: one that read and then
+    writes (a daily count, a claim) never fails because another wrote in between; others wait
+    (busy_timeout) instead. A session for reading only (``reading``) begins deferred: in WAL it
+    reads a snapshot and waits for no writer, so a page is never held up behind a grader's
+    write (nor sleeps in SQLite's busy handler, 1 to 100 ms a try)."""
+    connection.exec_driver_sql("BEGIN" if connection.get_execution_options().get(READS) else "BEGIN IMMEDIATE")
+
+
+def hide_password(url: str) -> str:
+    head, sep, tail = url.rpartition("@")
+    if not sep or ":" not in head.split("://", 1)[-1]:
+        return url
+    scheme, _, user = head.partition("://")
+    return f"{scheme}://{user.split(':')[0]}:***@{tail}"
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Bring the tables to the newest revision (Alembic's ``upgrade head``), or to ``revision``."""
+    config = AlembicConfig()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
+
+
+def check_current(engine: Engine) -> None:
+    """GraderError, in one line, unless the tables are at the newest revision (a worker never
+    upgrades them: the server does, at its start)."""
+    config = AlembicConfig()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    head = ScriptDirectory.from_config(config).get_current_head()
+    with engine.connect() as connection:
+        current = MigrationContext.configure(connection).get_current_revision()
+    if current is None:
+        raise GraderError("the database has no portal tables: start grader serve on it first (it makes them)")
+    if current != head:
+        raise GraderError(f"the database is at revision {current}, this grader needs {head}: "
+                          "start this grader's grader serve on it once (it upgrades the tables)")  # fmt: skip
+
+
+def sessions(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+def reading(make: sessionmaker[Session]) -> sessionmaker[Session]:
+    """Sessions on ``make``'s database for reading only (a page's): on SQLite they begin
+    deferred (``_begin``); elsewhere they are ``make``'s."""
+    return sessionmaker(make.kw["bind"].execution_options(**{READS: True}), expire_on_commit=False)
+
+
+def secret_key(make: sessionmaker[Session]) -> str:
+    """The key that signs session cookies: made once, kept in the database (so every server
+    process of a course shares it, and a restart keeps people signed in)."""
+    with make.begin() as session:
+        found = session.scalar(select(Meta.value).where(Meta.key == "secret_key"))
+        if found is None:
+            found = secrets.token_urlsafe(48)
+            session.add(Meta(key="secret_key", value=found))
+        return found

@@ -1,0 +1,267 @@
+"""Grades sent back to the platforms (IMS Assignment and Grade Services 2.0): when a
+submission becomes a student's counted one (graded, graded again after a rerun) and when its
+private results are released, its score is recorded for each line item the student's
+platform gave, then sent by a thread of the server: an OAuth 2 client-credentials token got
+with a signed JWT assertion, then the score POSTed to the line item's /scores. Every try is
+counted and its error kept; a failure never touches the grade, and staff see it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import secrets
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+import jwt
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from ..course.course import Course
+from ..course.lti import Platform
+from ..course.policy import countable
+from ..database.lti import FAILED as SEND_FAILED
+from ..database.lti import PENDING, SENT, LtiIdentity, LtiLink, LtiScore
+from ..database.models import Release, Submission, now
+from .keys import signing_key
+
+log = logging.getLogger("grader.portal")
+SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
+MAX_ATTEMPTS = 5  # then the score is marked failed, for staff to send again
+LEASE_SECONDS = 60  # a score being sent is not taken by another sender for this long
+HTTP_SECONDS = 15
+
+
+class SendError(Exception):
+    """A platform refused or could not be reached: the text kept on the score's row."""
+
+    def __init__(self, text: str, status: int | None = None):
+        super().__init__(text)
+        self.status = status  # the HTTP status of a refusal
+
+
+@dataclass
+class _Token:
+    value: str
+    until: float
+
+
+class GradeSync:
+    """Scores recorded in the database and sent by one thread per server process."""
+
+    def __init__(self, course: Course, make: sessionmaker[Session]):
+        self.course, self.make = course, make
+        self.wake = threading.Event()
+        self.stopping = threading.Event()
+        self._tokens: dict[tuple[str, str], _Token] = {}
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    # --- recording what to send ---------------------------------------------------------
+
+    def graded(self, submission_id: str) -> int:
+        """After a grading: the submission's score for each line item, if it is its student's
+        counted submission now; the number recorded."""
+        with self.make.begin() as session:
+            sub = session.get(Submission, submission_id)
+            if sub is None or self._counted(session, sub.user_id, sub.assignment) is not sub:
+                return 0
+            made = self._record(session, sub, "graded")
+        self.kick()
+        return made
+
+    def released(self, assignment: str) -> int:
+        """After a release: every student's counted score of ``assignment``, now with its private tests."""
+        made = 0
+        with self.make.begin() as session:
+            rows = session.scalars(select(Submission).where(Submission.assignment == assignment, countable())
+                                   .order_by(Submission.received_at)).all()  # fmt: skip
+            latest = {sub.user_id: sub for sub in rows}
+            for sub in latest.values():
+                made += self._record(session, sub, "release")
+        self.kick()
+        return made
+
+    def again(self, score_id: int) -> bool:
+        """Send a failed score once more (staff): a new row, with the score as it is now."""
+        with self.make.begin() as session:
+            old = session.get(LtiScore, score_id)
+            if old is None:
+                return False
+            sub = self._counted(session, old.user_id, old.assignment)
+            made = self._record(session, sub, "again") if sub is not None else 0
+        self.kick()
+        return made > 0
+
+    def _counted(self, session: Session, user_id: int, assignment: str) -> Submission | None:
+        return session.scalars(select(Submission).where(Submission.user_id == user_id,
+                                                        Submission.assignment == assignment, countable())
+                               .order_by(Submission.received_at.desc()).limit(1)).first()  # fmt: skip
+
+    def _record(self, session: Session, sub: Submission, reason: str) -> int:
+        assignment = self.course.assignments.get(sub.assignment)
+        if assignment is None or sub.total is None or sub.max_total is None:
+            return 0
+        shown = assignment.private_shown(session.get(Release, assignment.name) is not None, now())
+        made = 0
+        links = session.scalars(select(LtiLink).where(LtiLink.assignment == sub.assignment,
+                                                      LtiLink.lineitem.is_not(None))).all()  # fmt: skip
+        for link in links:
+            who = session.scalar(select(LtiIdentity).where(LtiIdentity.issuer == link.issuer,
+                                                           LtiIdentity.user_id == sub.user_id))  # fmt: skip
+            if who is None or link.lineitem is None:
+                continue  # the student never launched from this platform: it does not know them
+            session.add(LtiScore(submission_id=sub.id, user_id=sub.user_id, assignment=sub.assignment,
+                                 issuer=link.issuer, client_id=link.client_id, lineitem=link.lineitem,
+                                 user_sub=who.sub, score_given=sub.total if shown else None,
+                                 score_maximum=sub.max_total, reason=reason, status=PENDING, attempts=0,
+                                 created_at=now(), next_at=now()))  # fmt: skip
+            made += 1
+        return made
+
+    # --- sending ----------------------------------------------------------------------
+
+    def kick(self) -> None:
+        """Start the sender thread if it is not running, and wake it."""
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="grader-lti-scores", daemon=True)
+                self._thread.start()
+        self.wake.set()
+
+    def stop(self) -> None:
+        """End the sender thread (what is left to send stays recorded, sent at the next start)."""
+        self.stopping.set()
+        self.wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                wait = self.send_due()
+            except Exception:  # the database gone for a moment: try again later, never end the thread
+                log.exception("sending scores")
+                wait = 5.0
+            self.wake.wait(wait)
+            self.wake.clear()
+
+    def send_due(self) -> float:
+        """Send every score that is due; the seconds until the next one is (60 when none waits)."""
+        while True:
+            with self.make.begin() as session:
+                row = session.scalars(select(LtiScore).where(LtiScore.status == PENDING, LtiScore.next_at <= now())
+                                      .order_by(LtiScore.id).limit(1)).first()  # fmt: skip
+                if row is None:
+                    later = session.scalar(select(LtiScore.next_at).where(LtiScore.status == PENDING)
+                                           .order_by(LtiScore.next_at).limit(1))  # fmt: skip
+                    if later is None:
+                        return 60.0
+                    later = later if later.tzinfo else later.replace(tzinfo=dt.timezone.utc)
+                    return max(0.1, min(60.0, (later - now()).total_seconds()))
+                score_id, attempts = row.id, row.attempts + 1  # read before the update, which refreshes ``row``
+                taken = session.execute(update(LtiScore).where(LtiScore.id == score_id, LtiScore.status == PENDING,
+                                                               LtiScore.attempts == attempts - 1)
+                                        .values(attempts=attempts,
+                                                next_at=now() + dt.timedelta(seconds=LEASE_SECONDS)))  # fmt: skip
+                if getattr(taken, "rowcount", 0) != 1:
+                    continue  # another server's sender took it
+                message = _score_message(row)
+                platform = self._platform(row.issuer, row.client_id)
+                lineitem = row.lineitem
+            error = None
+            try:
+                if platform is None:
+                    raise SendError(f"the platform {row.issuer} is no longer registered in course.yaml")
+                self._send(platform, lineitem, message)
+            except SendError as e:
+                error = str(e)
+            with self.make.begin() as session:
+                done = session.get(LtiScore, score_id)
+                assert done is not None
+                if error is None:
+                    done.status, done.sent_at = SENT, now()  # an earlier try's error stays: the retries are seen
+                else:
+                    done.last_error = error
+                    if attempts >= MAX_ATTEMPTS:
+                        done.status = SEND_FAILED
+                    else:
+                        done.next_at = now() + dt.timedelta(seconds=2**attempts)
+
+    def _platform(self, issuer: str, client_id: str) -> Platform | None:
+        return self.course.lti.find(issuer, client_id) if self.course.lti else None
+
+    def _send(self, platform: Platform, lineitem: str, message: dict[str, Any]) -> None:
+        token = self._token(platform)
+        parts = urllib.parse.urlsplit(lineitem)
+        url = urllib.parse.urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/scores"))
+        try:
+            _http(url, json.dumps(message).encode(), {"Content-Type": SCORE_TYPE, "Authorization": f"Bearer {token}"})
+        except SendError as e:
+            if e.status == 401:  # the token was revoked or expired early: the next try gets a new one
+                self._tokens.pop((platform.token_url, platform.client_id), None)
+            raise
+
+    def _token(self, platform: Platform) -> str:
+        """An access token for the score scope (kept until a minute before it expires)."""
+        key = (platform.token_url, platform.client_id)
+        found = self._tokens.get(key)
+        if found is not None and found.until > time.time():
+            return found.value
+        with self.make.begin() as session:
+            signing = signing_key(session)
+        issued = int(time.time())
+        assertion = jwt.encode({"iss": platform.client_id, "sub": platform.client_id, "aud": platform.token_url,
+                                "iat": issued, "exp": issued + 300, "jti": secrets.token_urlsafe(16)},
+                               signing.private_pem, algorithm="RS256", headers={"kid": signing.kid})  # fmt: skip
+        body = urllib.parse.urlencode({
+            "grant_type": "client_credentials",
+            "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+            "client_assertion": assertion,
+            "scope": SCORE_SCOPE,
+        }).encode()  # fmt: skip
+        answer = _http(platform.token_url, body, {"Content-Type": "application/x-www-form-urlencoded"})
+        try:
+            data = json.loads(answer)
+            value = str(data["access_token"])
+            lifetime = float(data.get("expires_in", 3600))
+        except (ValueError, KeyError, TypeError):
+            raise SendError(f"the token endpoint {platform.token_url} answered no access_token") from None
+        self._tokens[key] = _Token(value, time.time() + lifetime - 60)
+        return value
+
+
+def _score_message(row: LtiScore) -> dict[str, Any]:
+    """The AGS score: the counted total once the private results are out, else graded pending
+    them (no score given, so the platform shows none too early)."""
+    message: dict[str, Any] = {
+        "userId": row.user_sub,
+        "scoreMaximum": row.score_maximum,
+        "activityProgress": "Completed",
+        "gradingProgress": "FullyGraded" if row.score_given is not None else "PendingManual",
+        "timestamp": now().isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+    }
+    if row.score_given is not None:
+        message["scoreGiven"] = row.score_given
+    else:
+        message["comment"] = "graded: the score is sent when the private results are released"
+    return message
+
+
+def _http(url: str, body: bytes, headers: dict[str, str]) -> bytes:
+    request = urllib.request.Request(url, data=body, headers={**headers, "Accept": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=HTTP_SECONDS) as answer:  # noqa: S310 (the course's URLs)
+            return bytes(answer.read())
+    except urllib.error.HTTPError as e:
+        detail = e.read(300).decode("utf-8", "replace").strip()
+        raise SendError(f"{url} answered {e.code} {e.reason}" + (f": {detail}" if detail else ""), e.code) from None
+    except (urllib.error.URLError, OSError) as e:
+        raise SendError(f"cannot reach {url}: {getattr(e, 'reason', e)}") from None

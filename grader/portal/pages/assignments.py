@@ -1,0 +1,249 @@
+"""A student's pages: their assignments (home), an assignment with its upload form and their
+submissions, a submission's receipt and feedback (live until graded). A student reaches only
+their own submissions: another's id answers 404, as an id that does not exist does."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import (
+    JSONResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import BaseRoute, Route
+
+from ...errors import GraderError
+from ..course import policy
+from ..course.course import Assignment, Course
+from ..course.deadlines import Deadlines, deadlines
+from ..course.gtplab import test_records
+from ..database.models import (
+    FAILED,
+    GRADED,
+    QUEUED,
+    RUNNING,
+    Release,
+    Submission,
+    User,
+    now,
+)
+from ..jobs.queue import DailyLimit, submit, used_today
+from ..uploads import check_upload
+from ..web.portal import Portal
+from ..web.routes import (
+    checked_form,
+    csrf_token,
+    display_name,
+    endpoint,
+    find_assignment,
+    need_user,
+    page,
+    signed_in,
+    wants_json,
+)
+from .accounts import user_data
+
+
+def routes(portal: Portal) -> list[BaseRoute]:
+    """A student's assignments, uploads and submissions."""
+    return [
+        Route("/", endpoint(portal, home)),
+        Route("/a/{name}", endpoint(portal, assignment_page), methods=["GET", "POST"]),
+        Route("/s/{sid}", endpoint(portal, submission_page)),
+        Route("/s/{sid}/events", endpoint(portal, submission_events)),
+    ]
+
+
+def home(portal: Portal, request: Request, form: Any) -> Response:
+    user = signed_in(portal, request)
+    if user is None:
+        return RedirectResponse("/signin", 303)
+    if user.staff and not wants_json(request):
+        return RedirectResponse("/class", 303)
+    with portal.read() as session:
+        items = [_assignment_data(a, used_today(session, user, a.name), deadlines(session, user, a))
+                 for a in portal.course.assignments.values()]  # fmt: skip
+    data = {"course": portal.course.title, "user": user_data(user), "assignments": items}
+    return page(request, "home.html", data, user=user)
+
+
+def _assignment_data(a: Assignment, used: int, mine: Deadlines | None = None) -> dict[str, Any]:
+    """An assignment as a person sees it: with ``mine``, a student's own deadlines (their extension's)."""
+    deadline = mine.deadline if mine else a.deadline
+    hard = mine.hard_deadline if mine else a.hard_deadline
+    return {
+        "name": a.name,
+        "title": a.title,
+        "game": a.game,
+        "public_tests": a.public_tests,
+        "private_tests": a.private_tests,
+        "per_day": a.per_day,
+        "left_today": None if a.per_day is None else max(0, a.per_day - used),
+        "deadline": deadline.isoformat() if deadline else None,
+        "hard_deadline": hard.isoformat() if hard else None,
+        "extension_days": mine.extra_days if mine else 0,
+    }
+
+
+def assignment_page(portal: Portal, request: Request, form: Any) -> Response:
+    user = need_user(portal, request)
+    assignment = find_assignment(portal, request.path_params["name"])
+    if request.method == "POST":
+        return upload(portal, request, form, user, assignment)
+    with portal.read() as session:
+        subs = session.scalars(select(Submission).where(Submission.user_id == user.id,
+                                                        Submission.assignment == assignment.name)
+                               .order_by(Submission.received_at.desc())).all()  # fmt: skip
+        used = used_today(session, user, assignment.name)
+        mine = deadlines(session, user, assignment)
+        shown = _shown(portal, session, assignment)
+        scores = {name: c.score for (_, name), c in policy.counted(session, portal.course, user).items()}
+    counts = scores.get(assignment.name)
+    views = [{**student_view(s, assignment, shown), "counts": counts is not None and s.id == counts.submission}
+             for s in subs]  # fmt: skip
+    data = {
+        **_assignment_data(assignment, used, mine),
+        **_late_data(portal.course, assignment, mine, scores),
+        "submissions": views,
+    }
+    return page(request, "assignment.html", data, user=user, upload_kb=portal.course.upload_kb)
+
+
+def _late_data(course: Course, assignment: Assignment, mine: Deadlines,
+               scores: Mapping[str, policy.Score]) -> dict[str, Any]:  # fmt: skip
+    """The student's late days left, and what an upload now would cost if it counted."""
+    cost = policy.upload_now(course, assignment, mine.deadline, scores, now())
+    return {"counts": assignment.counts, "late_penalty": assignment.late_penalty,
+            "late_days_left": policy.late_days_left(course, scores.values()), "uses_late_days": assignment.late_days,
+            "upload_now": {"days_late": cost.days_late, "late_days": cost.late_days, "penalty": cost.penalty}}  # fmt: skip
+
+
+def upload(portal: Portal, request: Request, form: Any, user: User, assignment: Assignment) -> Response:
+    limit = portal.course.upload_bytes
+    form = checked_form(request, form)
+    file = form.get("script")
+    if not isinstance(file, UploadFile):
+        raise HTTPException(400, "choose the script to upload (the form's 'script' field)")
+    content = file.file.read(limit + 1)
+    if len(content) > limit:
+        raise HTTPException(413, f"the upload is too large: at most {portal.course.upload_kb} KiB")
+    name = display_name(file.filename)
+    try:
+        check_upload(name, content, portal.course.config.commands, portal.course.config.entry,
+                             gtp=assignment.over_gtp)  # fmt: skip
+        with portal.make.begin() as session:
+            sub = submit(session, user, assignment, name, content)
+    except DailyLimit as e:
+        raise HTTPException(429, str(e)) from None
+    except GraderError as e:
+        raise HTTPException(400, str(e)) from None
+    if portal.workers is not None:
+        portal.workers.wake.set()
+    if wants_json(request):
+        return JSONResponse({**student_view(sub, assignment), "csrf": csrf_token(request)}, 201)
+    return RedirectResponse(f"/s/{sub.id}", 303)
+
+
+STATUS_TEXT = {
+    QUEUED: "received, waiting to be graded",
+    RUNNING: "being graded",
+    GRADED: "graded",
+    FAILED: "could not be graded (not your fault): it does not count against today's submissions; submit it again",
+}
+
+
+def student_view(sub: Submission, assignment: Assignment | None, shown: bool = False) -> dict[str, Any]:
+    """What a student may see of their submission: the receipt and their public tests; once
+    the private results are shown (``shown``), each private test's symbol and credit, with
+    its board and diagnosis only where the course shows private boards."""
+    view = {
+        "id": sub.id,
+        "assignment": sub.assignment,
+        "filename": sub.filename,
+        "received_at": sub.received_at.isoformat(),
+        "late": bool(sub.late),
+        "size": sub.size,
+        "sha256": sub.sha256,
+        "status": sub.status,
+        "status_text": STATUS_TEXT.get(sub.status, sub.status),
+        "public_symbols": sub.public_symbols,
+        "public_total": sub.public_total,
+        "public_tests": assignment.public_tests if assignment else None,
+        "private_tests": assignment.private_tests if assignment else None,
+        "feedback": sub.student_text,
+        "private_shown": shown,
+    }
+    if sub.change_reason is not None:  # rerun: the result it replaced, beside the new one, and why
+        previous: dict[str, Any] = {"reason": sub.change_reason, "public_symbols": sub.previous_public_symbols,
+                                    "public_total": sub.previous_public_total}  # fmt: skip
+        if shown:
+            previous.update(symbols=sub.previous_symbols, total=sub.previous_total, max_total=sub.previous_max_total)
+        view["previous"] = previous
+    if shown and assignment is not None and sub.status == GRADED and sub.records:
+        keys = ("index", "symbol", "credit") + (("board", "token", "diagnosis") if assignment.private_boards else ())
+        view["private"] = [{k: r[k] for k in keys} for r in test_records(sub.records)
+                           if not assignment.plan.is_public(r["index"])]  # fmt: skip
+        view.update(symbols=sub.symbols, total=sub.total, max_total=sub.max_total)
+    return view
+
+
+def _shown(portal: Portal, session: Session, assignment: Assignment | None) -> bool:
+    """Whether students see this assignment's private results now."""
+    if assignment is None:
+        return False
+    released = session.get(Release, assignment.name) is not None
+    return assignment.private_shown(released, now())
+
+
+def staff_view(sub: Submission, assignment: Assignment | None, owner: User | None) -> dict[str, Any]:
+    return {
+        **student_view(sub, assignment),
+        "student": {"name": owner.name, "email": owner.email} if owner else None,
+        "symbols": sub.symbols,
+        "total": sub.total,
+        "max_total": sub.max_total,
+        "private": None,
+        "full_feedback": sub.full_text,
+        "error": sub.error,
+        "previous": None if sub.change_reason is None else {
+            "reason": sub.change_reason, "public_symbols": sub.previous_public_symbols,
+            "public_total": sub.previous_public_total, "symbols": sub.previous_symbols,
+            "total": sub.previous_total, "max_total": sub.previous_max_total},
+    }  # fmt: skip
+
+
+def _visible_submission(session: Session, user: User, sid: str) -> Submission:
+    sub = session.get(Submission, sid)
+    if sub is None or (sub.user_id != user.id and not user.staff):
+        raise HTTPException(404, "no such submission")  # another's answers as one that does not exist
+    return sub
+
+
+def submission_page(portal: Portal, request: Request, form: Any) -> Response:
+    user = need_user(portal, request)
+    with portal.read() as session:
+        sub = _visible_submission(session, user, request.path_params["sid"])
+        owner = session.get(User, sub.user_id)
+        assignment = portal.course.assignments.get(sub.assignment)
+        shown = _shown(portal, session, assignment)
+    data = staff_view(sub, assignment, owner) if user.staff else student_view(sub, assignment, shown)
+    return page(request, "submission.html", data, user=user, staff=user.staff,
+                title=assignment.title if assignment else sub.assignment)  # fmt: skip
+
+
+def submission_events(portal: Portal, request: Request, form: Any) -> Response:
+    """The submission's status as server-sent events (``text/event-stream``): its page's live
+    update, one line ``data: STATUS`` now and at each change until the status is final."""
+    user = need_user(portal, request)
+    with portal.read() as session:
+        sub = _visible_submission(session, user, request.path_params["sid"])
+    return StreamingResponse(portal.watch.events(sub.id, sub.status, user.id), media_type="text/event-stream",
+                             headers={"cache-control": "no-store", "x-accel-buffering": "no"})  # fmt: skip

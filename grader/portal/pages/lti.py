@@ -1,0 +1,144 @@
+"""The LTI 1.3 tool's routes: the OIDC login initiation, the launch, the tool's JWKS, the page
+where an instructor picks the assignment a deep link opens (answered to the platform by an
+auto-posted form), and the staff's page of the scores sent back to the platforms."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+from sqlalchemy import select
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from ..database.lti import FAILED as SEND_FAILED
+from ..database.lti import LtiScore
+from ..database.models import User
+from ..lti import launch as lti
+from ..lti.grades import GradeSync
+from ..lti.keys import jwks
+from ..web.middleware import CSP
+from ..web.portal import Portal, https
+from ..web.routes import checked_form, need_staff, page, start_session, wants_json
+
+DEEP_LINK = "lti_deep_link"  # the session's key for the deep-linking request an instructor answers
+SCORES_SHOWN = 500
+
+
+def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
+    keys = lti.PlatformKeys()
+
+    def login(request: Request, form: Any) -> Response:
+        assert portal.course.lti is not None
+        params = {k: str(v) for k, v in (form or request.query_params).items()}
+        try:
+            with portal.make.begin() as session:
+                begun = lti.login(session, portal.course.lti, params, str(request.base_url))
+        except lti.LaunchRefused as e:
+            raise HTTPException(400, str(e)) from None
+        response = RedirectResponse(begun.url, 302)
+        # the launch is a platform's cross-site POST: over https, only a SameSite=None cookie goes with it
+        secure = request.url.scheme == "https" or https(portal.public_url) or https(portal.course.lti.url)
+        response.set_cookie(lti.STATE_COOKIE + begun.state, begun.state, max_age=lti.LOGIN_MINUTES * 60,
+                            path="/lti/", secure=secure, httponly=True, samesite="none" if secure else "lax")  # fmt: skip
+        return response
+
+    def launch(request: Request, form: Any) -> Response:
+        try:
+            with portal.make.begin() as session:
+                state = str(form.get("state", ""))
+                done = lti.launch(session, portal.course, keys, str(form.get("id_token", "")), state,
+                                  request.cookies.get(lti.STATE_COOKIE + state))  # fmt: skip
+                user = session.get(User, done.user_id)
+        except lti.LaunchRefused as e:
+            raise HTTPException(401, f"LTI launch refused: {e}") from None
+        assert user is not None
+        start_session(request, user)
+        if done.deep_linking is not None:
+            request.session[DEEP_LINK] = {"issuer": done.platform.issuer, "client_id": done.platform.client_id,
+                                          "deployment_id": done.deployment_id, "settings": done.deep_linking}  # fmt: skip
+            return RedirectResponse("/lti/pick", 303)
+        return RedirectResponse(f"/a/{done.assignment}" if done.assignment else "/", 303)
+
+    def tool_jwks(request: Request, form: Any) -> Response:
+        with portal.make.begin() as session:
+            return JSONResponse(jwks(session))
+
+    def pick(request: Request, form: Any) -> Response:
+        user = need_staff(portal, request)
+        asked = request.session.get(DEEP_LINK)
+        if not isinstance(asked, dict):
+            raise HTTPException(400, "no deep-linking request to answer: add the tool to the course from the platform")
+        choices = {n: a.title for n, a in portal.course.assignments.items()}
+        if request.method == "GET":
+            return page(request, "lti_pick.html", {"assignments": choices}, user=user)
+        form = checked_form(request, form)
+        name = str(form.get("assignment", ""))
+        if name not in choices:
+            raise HTTPException(400, f"no assignment {name!r} in this course: pick one of {', '.join(choices)}")
+        platform = portal.course.lti.find(asked["issuer"], asked["client_id"]) if portal.course.lti else None
+        if platform is None:
+            raise HTTPException(400, f"the platform {asked['issuer']!r} is no longer registered in course.yaml")
+        with portal.make.begin() as session:
+            token = lti.deep_linking_response(session, portal.course, platform, asked["deployment_id"],
+                                              asked["settings"], name, str(request.base_url))  # fmt: skip
+        request.session.pop(DEEP_LINK, None)
+        back = str(asked["settings"]["deep_link_return_url"])
+        data = {"return_url": back, "jwt": token, "assignment": name}
+        if wants_json(request):
+            return JSONResponse(data)
+        response = page(request, "lti_post.html", data, user=user)
+        there = urlsplit(back)
+        response.headers["content-security-policy"] = CSP.replace(
+            "form-action 'self'", f"form-action 'self' {there.scheme}://{there.netloc}"
+        )  # the form goes to the platform: only there
+        return response
+
+    def scores(request: Request, form: Any) -> Response:
+        user = need_staff(portal, request)
+        if request.method == "POST":
+            form = checked_form(request, form)
+            text = str(form.get("score", ""))
+            if not text.isdigit() or not grades.again(int(text)):
+                raise HTTPException(404, f"no score {text!r} to send again")
+            return JSONResponse({"sending": int(text)}) if wants_json(request) else RedirectResponse("/class/lti", 303)
+        with portal.read() as session:
+            rows = session.execute(select(LtiScore, User).join(User, User.id == LtiScore.user_id)
+                                   .order_by(LtiScore.id.desc()).limit(SCORES_SHOWN)).all()  # fmt: skip
+        items = [{"id": s.id, "student": u.email, "assignment": s.assignment, "submission": s.submission_id,
+                  "platform": s.issuer, "score_given": s.score_given, "score_maximum": s.score_maximum,
+                  "reason": s.reason, "status": s.status, "attempts": s.attempts, "error": s.last_error,
+                  "created_at": s.created_at.isoformat(), "sent_at": s.sent_at.isoformat() if s.sent_at else None,
+                  "failed": s.status == SEND_FAILED}
+                 for s, u in rows]  # fmt: skip
+        return page(request, "lti_scores.html", {"scores": items}, user=user)
+
+    def route(path: str, handler: Callable[[Request, Any], Response], methods: list[str]) -> Route:
+        return Route(path, _endpoint(handler), methods=methods)
+
+    return [
+        route("/lti/login", login, ["GET", "POST"]),
+        route("/lti/launch", launch, ["POST"]),
+        route("/lti/jwks", tool_jwks, ["GET"]),
+        route("/lti/pick", pick, ["GET", "POST"]),
+        route("/class/lti", scores, ["GET", "POST"]),
+    ]
+
+
+def _endpoint(handler: Callable[[Request, Any], Response]) -> Callable[[Request], Awaitable[Response]]:
+    """As web's routes: the form read here (no file; a login initiation posts up to 8 fields),
+    the handler on a thread of the pool."""
+
+    async def endpoint(request: Request) -> Response:
+        form = await request.form(max_files=0, max_fields=20) if request.method == "POST" else None
+        try:
+            return await run_in_threadpool(handler, request, form)
+        finally:
+            if form is not None:
+                await form.close()
+
+    return endpoint

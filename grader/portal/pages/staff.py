@@ -1,0 +1,273 @@
+"""The staff's pages of the class: the class table and its gradebook CSV, a student's
+history on an assignment, the grading queue, the audit log; for instructors, releasing
+private results, reruns and extensions (audited)."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+from typing import Any
+
+from sqlalchemy import select
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import (
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+)
+from starlette.routing import BaseRoute, Route
+
+from ..course import policy
+from ..course.deadlines import deadlines, mark_late
+from ..database.models import (
+    QUEUED,
+    RUNNING,
+    STUDENT,
+    AuditEntry,
+    Extension,
+    Job,
+    Release,
+    Submission,
+    User,
+    now,
+)
+from ..jobs.queue import rerun, waiting
+from ..web.portal import Portal
+from ..web.routes import (
+    audit,
+    checked_form,
+    csrf_token,
+    endpoint,
+    find_assignment,
+    need_instructor,
+    need_staff,
+    page,
+    wants_json,
+)
+from .assignments import staff_view
+
+
+def routes(portal: Portal) -> list[BaseRoute]:
+    """The class table and what staff do from it."""
+    return [
+        Route("/class", endpoint(portal, class_page)),
+        Route("/class/release", endpoint(portal, release), methods=["POST"]),
+        Route("/class/audit", endpoint(portal, audit_page)),
+        Route("/class/rerun", endpoint(portal, rerun_page), methods=["POST"]),
+        Route("/class/extension", endpoint(portal, extension), methods=["POST"]),
+        Route("/class.csv", endpoint(portal, gradebook)),
+        Route("/class/queue", endpoint(portal, queue_page)),
+        Route("/class/{name}/students/{email}", endpoint(portal, history_page)),
+    ]
+
+
+def class_page(portal: Portal, request: Request, form: Any) -> Response:
+    """The class table: each student's counted submission (latest or best), its symbols, total,
+    late days spent and penalty, and each student's late days used."""
+    user = need_staff(portal, request)
+    return page(request, "class.html", class_table(portal), user=user, lti=portal.course.lti is not None)
+
+
+def _score_data(s: policy.Score) -> dict[str, Any]:
+    return {"days_late": s.days_late, "late_days": s.late_days, "penalty": s.penalty, "score": s.score,
+            "why": s.why}  # fmt: skip
+
+
+def class_table(portal: Portal) -> dict[str, Any]:
+    names = list(portal.course.assignments)
+    with portal.read() as session:
+        students = session.scalars(select(User).where(User.role == STUDENT).order_by(User.name)).all()
+        counted = policy.counted(session, portal.course)
+        queued = waiting(session)
+        released = {r.assignment for r in session.scalars(select(Release)).all()}
+    scores: dict[int, list[policy.Score]] = {}
+    for (uid, _), one in counted.items():
+        scores.setdefault(uid, []).append(one.score)
+    rows = []
+    for s in students:
+        cells: dict[str, dict[str, Any] | None] = {}
+        for name in names:
+            c = counted.get((s.id, name))
+            cells[name] = None if c is None else {
+                "submission": c.submission.id, "symbols": c.submission.symbols, "total": c.submission.total,
+                "max_total": c.submission.max_total, "late": bool(c.submission.late), **_score_data(c.score)}  # fmt: skip
+        used = policy.late_days_used(scores.get(s.id, ()))
+        rows.append({"name": s.name, "email": s.email, "assignments": cells, "late_days_used": used})
+    titles = {n: a.title for n, a in portal.course.assignments.items()}
+    return {"course": portal.course.title, "assignments": titles, "students": rows, "queue": queued,
+            "released": sorted(released), "late_days": portal.course.late_days}  # fmt: skip
+
+
+def history_page(portal: Portal, request: Request, form: Any) -> Response:
+    """Every submission of one student to an assignment, newest first, for staff: symbols,
+    totals, days late and what the late policy makes of each, reruns, errors; the counted one marked."""
+    user = need_staff(portal, request)
+    assignment = find_assignment(portal, request.path_params["name"])
+    email = request.path_params["email"].strip().lower()
+    with portal.read() as session:
+        student = session.scalar(select(User).where(User.email == email, User.role == STUDENT))
+        if student is None:
+            raise HTTPException(404, f"no student {email!r} on the roster")
+        subs = session.scalars(select(Submission).where(Submission.user_id == student.id,
+                                                        Submission.assignment == assignment.name)
+                               .order_by(Submission.received_at.desc())).all()  # fmt: skip
+        mine = deadlines(session, student, assignment)
+        scores = {name: c.score for (_, name), c in policy.counted(session, portal.course, student).items()}
+    counted = scores.get(assignment.name)
+    others = policy.late_days_used(sc for name, sc in scores.items() if name != assignment.name)
+    left = max(0, (portal.course.late_days or 0) - others)
+    rows = []
+    for sub in subs:
+        scored = policy.score(assignment, policy.Candidate(sub.id, sub.received_at, sub.total), mine.deadline, left)
+        rows.append({**staff_view(sub, assignment, None), "full_feedback": None, **_score_data(scored),
+                     "counts": counted is not None and counted.submission == sub.id})  # fmt: skip
+    data = {"assignment": assignment.name, "title": assignment.title, "counts": assignment.counts,
+            "student": {"name": student.name, "email": student.email}, "extension_days": mine.extra_days,
+            "deadline": mine.deadline.isoformat() if mine.deadline else None,
+            "late_days_used": policy.late_days_used(scores.values()), "late_days": portal.course.late_days,
+            "submissions": rows}  # fmt: skip
+    return page(request, "history.html", data, user=user)
+
+
+def queue_page(portal: Portal, request: Request, form: Any) -> Response:
+    """The grading queue for staff: each queued or running job, oldest first, with its age and
+    the worker that claimed it."""
+    user = need_staff(portal, request)
+    when = now()
+    with portal.read() as session:
+        found = session.execute(select(Job, Submission, User).join(Submission, Submission.id == Job.submission_id)
+                                .join(User, User.id == Submission.user_id).order_by(Job.id)).all()  # fmt: skip
+    jobs = [{"submission": sub.id, "student": owner.email, "assignment": sub.assignment, "state": job.state,
+             "received_at": sub.received_at.isoformat(), "age_seconds": round(_age(when, sub.received_at), 1),
+             "worker": job.claimed_by, "claimed_at": job.claimed_at.isoformat() if job.claimed_at else None,
+             "attempts": job.attempts, "rerun": sub.change_reason}
+            for job, sub, owner in found]  # fmt: skip
+    data = {"queued": sum(j["state"] == QUEUED for j in jobs), "running": sum(j["state"] == RUNNING for j in jobs),
+            "jobs": jobs}  # fmt: skip
+    return page(request, "queue.html", data, user=user)
+
+
+def _age(when: dt.datetime, since: dt.datetime) -> float:
+    """Seconds from ``since`` (naive: UTC, as SQLite gives it back) to ``when``."""
+    return (when - (since if since.tzinfo else since.replace(tzinfo=dt.timezone.utc))).total_seconds()
+
+
+def release(portal: Portal, request: Request, form: Any) -> Response:
+    """Release an assignment's private results to its students (instructors only; audited)."""
+    user = need_instructor(portal, request)
+    form = checked_form(request, form)
+    assignment = find_assignment(portal, str(form.get("assignment", "")))
+    with portal.make.begin() as session:
+        released = session.get(Release, assignment.name) is None
+        if released:
+            session.add(Release(assignment=assignment.name, released_by=user.id))
+            audit(session, user, "release", assignment.name)
+    if released and portal.on_release is not None:
+        portal.on_release(assignment.name)  # the scores with their private tests, to the platforms
+    return JSONResponse({"released": assignment.name}) if wants_json(request) else RedirectResponse("/class", 303)
+
+
+def audit_page(portal: Portal, request: Request, form: Any) -> Response:
+    """The audit log: who released results, reran submissions, granted extensions and made sign-in links, and when."""
+    user = need_staff(portal, request)
+    with portal.read() as session:
+        rows = session.execute(select(AuditEntry, User).join(User, User.id == AuditEntry.user_id)
+                               .order_by(AuditEntry.id)).all()  # fmt: skip
+    entries = [{"at": e.at.isoformat(), "by": u.email, "action": e.action, "detail": e.detail} for e, u in rows]
+    return page(request, "audit.html", {"entries": entries}, user=user)
+
+
+GRADEBOOK_COLUMNS = ("total", "max", "symbols", "late", "late days", "penalty", "score", "why")
+
+
+def gradebook(portal: Portal, request: Request, form: Any) -> Response:
+    """The gradebook as CSV: a row per student, each assignment's counted submission: its total
+    as graded, maximum, symbols, late flag, late days spent, penalty, score after it and why;
+    last, the late days the student used."""
+    need_staff(portal, request)
+    table = class_table(portal)
+    out = io.StringIO()
+    writer = csv.writer(out)
+    names = list(table["assignments"])
+    writer.writerow(["name", "email"] + [f"{n} {what}" for n in names for what in GRADEBOOK_COLUMNS]
+                    + ["late days used"])  # fmt: skip
+    for s in table["students"]:
+        cells = [s["name"], s["email"]]
+        for n in names:
+            c = s["assignments"][n]
+            cells += ([c["total"], c["max_total"], c["symbols"], "yes" if c["late"] else "", c["late_days"],
+                       f"{c['penalty']:.0%}", c["score"], c["why"]] if c else [""] * len(GRADEBOOK_COLUMNS))  # fmt: skip
+        writer.writerow([*cells, s["late_days_used"]])
+    return PlainTextResponse(out.getvalue(), media_type="text/csv; charset=utf-8",
+                             headers={"content-disposition": 'attachment; filename="gradebook.csv"'})  # fmt: skip
+
+
+def rerun_page(portal: Portal, request: Request, form: Any) -> Response:
+    """Rerun the counted submission of the student ``email`` names, or of every student, of the
+    ``assignment`` named (instructors only; audited): the old result is kept beside the new one,
+    with why it changed (the plan changed since, or the instructor reran it)."""
+    user = need_instructor(portal, request)
+    form = checked_form(request, form)
+    assignment = find_assignment(portal, str(form.get("assignment", "")))
+    email = str(form.get("email") or "").strip().lower()
+    digest = portal.course.plan_digest(assignment)
+    with portal.make.begin() as session:
+        counted = {c.user.email: c.submission for (_, name), c in policy.counted(session, portal.course).items()
+                   if name == assignment.name and (not email or c.user.email == email)}  # fmt: skip
+        if email and not counted:
+            raise HTTPException(404, f"{email!r} has no graded submission of {assignment.title}")
+        done = []
+        for who in sorted(counted):
+            reason = rerun(session, counted[who], digest)
+            if reason is not None:
+                done.append({"email": who, "submission": counted[who].id, "reason": reason})
+        audit(
+            session,
+            user,
+            "rerun",
+            f"{assignment.name}: " + (", ".join(f"{d['email']} ({d['reason']})" for d in done) or "nothing to rerun"),
+        )
+    if portal.workers is not None:
+        portal.workers.wake.set()
+    if wants_json(request):
+        return JSONResponse({"assignment": assignment.name, "rerun": done, "csrf": csrf_token(request)})
+    return RedirectResponse("/class", 303)
+
+
+MAX_EXTENSION_DAYS = 365
+
+
+def extension(portal: Portal, request: Request, form: Any) -> Response:
+    """Grant the student ``email`` names ``days`` extra days on the ``assignment`` named: their
+    deadline and hard deadline move by as much (0 takes an extension back), and the late flag of
+    their submissions follows; instructors only, audited."""
+    user = need_instructor(portal, request)
+    form = checked_form(request, form)
+    assignment = find_assignment(portal, str(form.get("assignment", "")))
+    email = str(form.get("email") or "").strip().lower()
+    text = str(form.get("days", "")).strip()
+    if not text.isdigit() or int(text) > MAX_EXTENSION_DAYS:
+        raise HTTPException(400, f"days must be a whole number from 0 to {MAX_EXTENSION_DAYS}, not {text!r}")
+    days = int(text)
+    with portal.make.begin() as session:
+        student = session.scalar(select(User).where(User.email == email, User.role == STUDENT))
+        if student is None:
+            raise HTTPException(404, f"no student {email!r} on the roster")
+        found = session.get(Extension, (student.id, assignment.name))
+        if found is None:
+            session.add(Extension(user_id=student.id, assignment=assignment.name, days=days, granted_by=user.id))
+        else:
+            found.days, found.granted_by, found.granted_at = days, user.id, now()
+        session.flush()
+        mine = deadlines(session, student, assignment)
+        mark_late(session, student, assignment)  # the submissions made already follow the new deadline
+        audit(session, user, "extension", f"{assignment.name}: {email} {days} day(s)")
+    if wants_json(request):
+        data = {"assignment": assignment.name, "email": email, "extension_days": days,
+                "deadline": mine.deadline.isoformat() if mine.deadline else None,
+                "hard_deadline": mine.hard_deadline.isoformat() if mine.hard_deadline else None}  # fmt: skip
+        return JSONResponse({**data, "csrf": csrf_token(request)})
+    return RedirectResponse("/class", 303)

@@ -1,0 +1,146 @@
+"""The middleware every request passes: the security headers (a Content-Security-Policy on
+every page), ``/api/...`` answered as JSON, the signed session cookie, and the size limit on
+a request's body, enforced before the body is read."""
+
+from __future__ import annotations
+
+from starlette.middleware.sessions import SessionMiddleware
+from starlette.responses import (
+    JSONResponse,
+    Response,
+)
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+FORM_ROOM = 64 * 1024  # what a request may carry besides the uploaded file: fields, multipart headers
+
+
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+       "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")  # fmt: skip
+
+
+SECURITY_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),  # a sign-in link's token never leaves in a Referer
+    (b"x-frame-options", b"DENY"),
+]
+
+
+class SecurityHeaders:
+    """Every response carries the Content-Security-Policy and its companions."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                given = message.get("headers", [])
+                names = {name.lower() for name, _ in given}  # a page may narrow its own policy (an LTI form post)
+                message["headers"] = [*given, *(h for h in SECURITY_HEADERS if h[0] not in names)]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+API = "/api"
+
+
+class ApiPaths:
+    """Every page also at ``/api/...``: the path without its prefix, answered as JSON (the
+    request's Accept header set to application/json whatever the client sent)."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if path == API or path.startswith(API + "/"):
+            rest = path[len(API) :] or "/"
+            headers = [(k, v) for k, v in scope["headers"] if k != b"accept"]
+            scope = {
+                **scope,
+                "path": rest,
+                "raw_path": rest.encode(),
+                "headers": [*headers, (b"accept", b"application/json")],
+            }
+        await self.app(scope, receive, send)
+
+
+SESSION_COOKIE = "grader_session"
+
+
+SESSION_DAYS = 14
+
+
+class Sessions:
+    """The signed session cookie (Starlette's): HttpOnly, SameSite=Lax, and Secure when the
+    request came over https (directly, or through a proxy that uvicorn trusts, by its
+    X-Forwarded-Proto) or the portal's public address is https (``always_secure``)."""
+
+    def __init__(self, app: ASGIApp, secret_key: str, always_secure: bool = False):
+        def made(secure: bool) -> SessionMiddleware:
+            return SessionMiddleware(app, secret_key=secret_key, session_cookie=SESSION_COOKIE, same_site="lax",
+                                     max_age=SESSION_DAYS * 24 * 3600, https_only=secure)  # fmt: skip
+
+        self.plain, self.secure, self.always_secure = made(False), made(True), always_secure
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        secure = self.always_secure or scope.get("scheme") in ("https", "wss")
+        await (self.secure if secure else self.plain)(scope, receive, send)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class BodyLimit:
+    """Refuse a request body over ``limit`` bytes: at once by its Content-Length (nothing of the
+    body is read), else as soon as the bytes received pass it (a chunked upload)."""
+
+    def __init__(self, app: ASGIApp, limit: int):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.limit):
+            return await self._refuse(scope, send)
+        seen = 0
+        started = False
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise _TooLarge
+            return message
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, watched)
+        except _TooLarge:
+            if not started:
+                await self._refuse(scope, send)
+
+    async def _refuse(self, scope: Scope, send: Send) -> None:
+        kb = (self.limit - FORM_ROOM) // 1024
+        text = f"the upload is too large: at most {kb} KiB"
+        accept = dict(scope["headers"]).get(b"accept", b"")
+        response: Response = (JSONResponse({"error": text}, 413) if b"application/json" in accept
+                              else Response(text + "\n", 413, media_type="text/plain"))  # fmt: skip
+        response.headers["connection"] = "close"
+        await response(scope, _nothing, send)
+
+
+async def _nothing() -> Message:
+    return {"type": "http.disconnect"}

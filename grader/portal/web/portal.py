@@ -1,0 +1,74 @@
+"""What every route shares (``Portal``): the course, the database's sessions, the workers, the
+sign-in limit and the pages waiting for a grade; the course loaded again once it is synced."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sqlalchemy.orm import Session, sessionmaker
+from starlette.requests import Request
+
+from ...errors import GraderError
+from ..accounts import accounts
+from ..course.course import Course, load_course
+from ..course.sync import synced_digest
+from ..database.db import reading
+from ..jobs.workers import Workers
+from .live import Watch
+
+REFRESH_SECONDS = 1.0  # how often at most a server asks the database whether the course was synced
+
+
+@dataclass
+class Portal:
+    """What the routes share: the course, the database's sessions, the workers, and the digest
+    of the course as loaded (``grader portal sync`` changes the database's: see ``refresh``)."""
+
+    course: Course
+    make: sessionmaker[Session]
+    workers: Workers | None = None
+    signin_limit: accounts.SignInLimit = field(default_factory=accounts.SignInLimit)
+    on_release: Callable[[str], object] | None = None  # told the assignment whose private results were released
+    public_url: str | None = None  # the address people reach it at (behind a proxy), if not the request's
+    digest: str | None = None
+    read: sessionmaker[Session] = field(init=False)  # sessions for reading only: a page's wait for no writer
+    watch: Watch = field(init=False)  # the submissions whose pages wait for their grade
+    _checked: float = field(default=0.0, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+
+    def __post_init__(self) -> None:
+        self.read = reading(self.make)
+        self.watch = Watch(self.read)
+
+    def refresh(self) -> None:
+        """Load the course again when it was synced since it was loaded, asking the database at
+        most once a second (one request asks; the others go on meanwhile). A folder that no
+        longer loads (edited after its sync) leaves the course as it was until the next sync."""
+        if time.monotonic() - self._checked < REFRESH_SECONDS or not self._lock.acquire(blocking=False):
+            return
+        try:
+            self._checked = time.monotonic()
+            with self.read() as session:
+                synced = synced_digest(session)
+            if synced is None or synced == self.digest:
+                return
+            self.digest = synced
+            with contextlib.suppress(GraderError):
+                self.course = load_course(self.course.folder)
+                if self.workers is not None:
+                    self.workers.course = self.course
+        finally:
+            self._lock.release()
+
+
+def https(url: str | None) -> bool:
+    return url is not None and url.lower().startswith("https://")
+
+
+def base_url(portal: Portal, request: Request) -> str:
+    """The portal's address, for links it hands out: its public address, else the request's."""
+    return (portal.public_url or str(request.base_url)).rstrip("/")

@@ -1,0 +1,196 @@
+"""The route wrapper the pages share: a handler run on the thread pool with the POST's form read
+(``endpoint``), pages rendered on the server (Jinja2, autoescaped) that also answer JSON to
+``Accept: application/json`` (``page``), the CSRF token every form carries, who is signed in
+(the session's cookie, or an API token for the arena's requests) and what they may reach."""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import unicodedata
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import (
+    JSONResponse,
+    Response,
+)
+from starlette.templating import Jinja2Templates
+
+from ..accounts import accounts
+from ..course.course import Assignment
+from ..database.models import (
+    INSTRUCTOR,
+    AuditEntry,
+    User,
+)
+from .portal import Portal
+
+HERE = Path(__file__).resolve().parent
+
+
+TEMPLATES = Jinja2Templates(directory=str(HERE / "templates"))
+STATIC = HERE / "static"
+
+
+def _when(value: Any) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S UTC") if value is not None else ""
+
+
+TEMPLATES.env.filters["when"] = _when
+
+
+Handler = Callable[[Portal, Request, Any], Response]
+
+
+def endpoint(
+    portal: Portal, handler: Handler, max_fields: int = 5, max_files: int = 1
+) -> Callable[[Request], Awaitable[Response]]:
+    """The route: a number in its path too large for any id a 404, a POST's form read here,
+    then the handler on a thread of the pool, so that its database work never holds up the
+    other requests."""
+
+    async def run(request: Request) -> Response:
+        if any(isinstance(v, int) and v > MAX_ID for v in request.path_params.values()):
+            raise HTTPException(404, "no such page: the number in its address is larger than any id")
+        form = await request.form(max_files=max_files, max_fields=max_fields) if request.method == "POST" else None
+        try:
+            await run_in_threadpool(portal.refresh)
+            return await run_in_threadpool(handler, portal, request, form)
+        finally:
+            if form is not None:
+                await form.close()
+
+    return run
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+MAX_ID = 2**63 - 1  # the largest id a table holds (SQLite's INTEGER, PostgreSQL's BIGINT)
+
+
+def wants_json(request: Request) -> bool:
+    return "application/json" in request.headers.get("accept", "")
+
+
+def csrf_token(request: Request) -> str:
+    token = request.session.get("csrf")
+    if not isinstance(token, str):
+        token = secrets.token_urlsafe(32)
+        request.session["csrf"] = token
+    return token
+
+
+def page(request: Request, template: str, data: Mapping[str, Any], status: int = 200, **context: Any) -> Response:
+    """The page as HTML, or its ``data`` as JSON when the client asks for it."""
+    token = csrf_token(request)
+    if wants_json(request):
+        return JSONResponse({**data, "csrf": token}, status)
+    user = context.pop("user", None)
+    return TEMPLATES.TemplateResponse(request, template, {"data": data, "csrf": token, "me": user, **context},
+                                      status_code=status)  # fmt: skip
+
+
+def checked_form(request: Request, form: Any) -> Any:
+    """The form posted, once its CSRF token (field ``csrf`` or header X-CSRF-Token) is the
+    session's. A request with an API token needs none: it is answered as the token's user
+    only (``signed_in``), and no browser adds that header to a forged request."""
+    if bearer(request) is not None:
+        return form
+    sent = form.get("csrf") or request.headers.get("x-csrf-token") or ""
+    mine = request.session.get("csrf")
+    if not isinstance(sent, str) or not isinstance(mine, str) or not hmac.compare_digest(sent, mine):
+        raise HTTPException(403, "the form's CSRF token is missing or wrong: reload the page and send the form again")
+    return form
+
+
+def bearer(request: Request) -> str | None:
+    """The API token of ``Authorization: Bearer TOKEN``, if the request carries one."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else None
+
+
+TOKEN_PATHS = ("/arena", "/ladders", "/ladder")  # and what is under them: the paths ``grader arena`` asks
+
+
+def token_path(path: str) -> bool:
+    """Whether an API token signs a request for ``path`` (after /api): the arena's and the
+    ladders', which ``grader arena`` asks, but not /arena/token (a token making tokens)."""
+    under = any(path == p or path.startswith(p + "/") for p in TOKEN_PATHS)
+    return under and path != "/arena/token"
+
+
+def signed_in(portal: Portal, request: Request) -> User | None:
+    """The user of the session's cookie; or, for a request with an API token, the token's
+    user (None for an unknown token: the cookie is not looked at). HTTPException 403 for a
+    token on a path outside the arena's and the ladders'."""
+    token = bearer(request)
+    if token is not None:
+        if not token_path(request.url.path):
+            raise HTTPException(403, "an API token signs the arena's and the ladders' requests only (grader arena): "
+                                     "sign in with your link or password for this page")  # fmt: skip
+        with portal.make.begin() as session:
+            return accounts.api_user(session, token)
+    uid = request.session.get("uid")
+    if not isinstance(uid, int):
+        return None
+    with portal.read() as session:
+        return session.get(User, uid)
+
+
+def need_user(portal: Portal, request: Request) -> User:
+    user = signed_in(portal, request)
+    if user is None and bearer(request) is not None:
+        raise HTTPException(
+            401, "the API token is unknown, revoked or expired: make a new one on the portal's /arena page"
+        )
+    if user is None:
+        raise HTTPException(401, "sign in first: use your sign-in link, or your e-mail and password at /signin")
+    return user
+
+
+def need_staff(portal: Portal, request: Request) -> User:
+    user = need_user(portal, request)
+    if not user.staff:
+        raise HTTPException(404, "no such page")  # as for a page that does not exist: nothing to learn here
+    return user
+
+
+def start_session(request: Request, user: User) -> None:
+    request.session.clear()  # a new session at sign-in: a token planted before it is worth nothing
+    request.session["uid"] = user.id
+    csrf_token(request)
+
+
+def display_name(name: str | None) -> str:
+    """An uploaded file's name as shown (never a path): its last part, without control characters, 100 at most."""
+    base = (name or "").replace("\\", "/").rsplit("/", 1)[-1]
+    clean = "".join(c for c in base if unicodedata.category(c)[0] != "C").strip()
+    return clean[:100] or "script"
+
+
+# --- pages --------------------------------------------------------------------------------
+
+
+def find_assignment(portal: Portal, name: str) -> Assignment:
+    found = portal.course.assignments.get(name)
+    if found is None:
+        raise HTTPException(404, f"no assignment {name!r} in this course")
+    return found
+
+
+def audit(session: Session, user: User, action: str, detail: str) -> None:
+    session.add(AuditEntry(user_id=user.id, action=action, detail=detail))
+
+
+def need_instructor(portal: Portal, request: Request) -> User:
+    user = need_staff(portal, request)
+    if user.role != INSTRUCTOR:
+        raise HTTPException(404, "no such page")
+    return user
