@@ -17,8 +17,8 @@ from grader.games.gomoku import GOMOKU
 from grader.grading.plans import Plan
 from grader.grading.results import Settings
 from grader.grading.run import grade_submission
-from grader.portal import gtplab
-from grader.portal.worker import feedback
+from grader.portal.course import gtplab
+from grader.portal.jobs.grading import feedback, grade_program, gtp_feedback
 from grader.regression.regress import parse_regress, split_apart
 from grader.runs.submissions import find_submission_folder
 
@@ -39,7 +39,7 @@ def regression_file(path: Path, private_last: str) -> Path:
     return path
 
 
-def gtp_feedback(tmp_path: Path, name: str, private_last: str, per_test: bool = False) -> str:
+def recaller_feedback(tmp_path: Path, name: str, private_last: str, per_test: bool = False) -> str:
     """The student's feedback on the recalling program, graded as the portal grades it."""
     folder = tmp_path / name
     (folder / "sub").mkdir(parents=True)
@@ -47,8 +47,8 @@ def gtp_feedback(tmp_path: Path, name: str, private_last: str, per_test: bool = 
     config = parse_config({"regress": {"per_test": per_test, "solve_seconds": 0.1}}, "config.yaml")  # the regex judges
     tests = gtplab.load_regression(regression_file(folder / "lab.gtp", private_last), config, "gomoku")
     sub = find_submission_folder(folder / "sub", set(config.commands), config.entry)
-    student = gtplab.grade_program(sub, tests, gtplab.regress_settings(config, None), [])
-    return gtplab.feedback(student, tests, "Gomoku.py").student_text
+    student = grade_program(sub, tests, gtplab.regress_settings(config, None), [])
+    return gtp_feedback(student, tests, "Gomoku.py").student_text
 
 
 @pytest.mark.parametrize("per_test", [False, True], ids=["one-program-a-side", "a-program-a-test"])
@@ -56,7 +56,10 @@ def test_a_gtp_programs_public_feedback_never_depends_on_a_private_position(tmp_
     """The program answers each test with the last stone of the position before: run on two
     files that differ only in their private tests, the public feedback is the same, byte for
     byte, and shows none of the private stones."""
-    first, second = gtp_feedback(tmp_path, "one", "F2", per_test), gtp_feedback(tmp_path, "two", "B3", per_test)
+    first, second = (
+        recaller_feedback(tmp_path, "one", "F2", per_test),
+        recaller_feedback(tmp_path, "two", "B3", per_test),
+    )
     assert first == second
     assert "F2" not in first and "B3" not in first
     assert "-> w A1" in first  # each public test's answer names only public tests' stones (the first: none)
