@@ -61,7 +61,7 @@ from grader import TournamentSettings, run_tournament
 from grader.config import Config, parse_tc
 from grader.files import bundled
 from grader.games import get_game
-from grader.portal.accounts import accounts
+from grader.portal.accounts.roster import RosterEntry, import_roster
 from grader.portal.arena import arena
 from grader.portal.arena import leases as game_leases
 from grader.portal.arena import play as arena_play
@@ -106,7 +106,7 @@ def arena_run(work: Path, games: int, workers: int, tc: tuple[float, float], iso
     upgrade(db)
     make = sessions(db)
     with make.begin() as s:
-        accounts.import_roster(s, [accounts.RosterEntry("author@example.edu", "Author")])
+        import_roster(s, [RosterEntry("author@example.edu", "Author")])
         author = s.scalar(select(User))
         engine = arena.new_engine(s, author, "bench", "nboard", "othello")
         ids = [arena.new_version(s, course, engine, f"{name}.tar.gz", archive(name)).id for name in ENGINES]

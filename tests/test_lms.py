@@ -163,7 +163,7 @@ def test_the_rosters_lms_and_students():
 def test_the_portal_imports_canvas_and_moodle_rosters():
     pytest.importorskip("sqlalchemy")
     pytest.importorskip("argon2")
-    from grader.portal.accounts.accounts import read_roster as portal_roster
+    from grader.portal.accounts.roster import read_roster as portal_roster
 
     canvas = CANVAS_ROSTER.replace("alice,Sec", "alice@school.edu,Sec").replace("dan,Sec", "dan@school.edu,Sec")
     assert [(e.email, e.name) for e in portal_roster(canvas)] == [

@@ -38,7 +38,7 @@ from grader.grading import gradescope, report  # noqa: E402
 from grader.grading.plans import new_plan, write_plan_file  # noqa: E402
 from grader.grading.run import grade, grade_class  # noqa: E402
 from grader.grading.runfolder import RunFolder  # noqa: E402
-from grader.portal.accounts import accounts  # noqa: E402
+from grader.portal.accounts.roster import RosterEntry, import_roster, read_roster  # noqa: E402
 from grader.portal.course.course import load_course, make_demo_course  # noqa: E402
 from grader.portal.database.db import connect, sessions, upgrade  # noqa: E402
 from grader.portal.database.models import User  # noqa: E402
@@ -511,11 +511,11 @@ def test_a_roster_cannot_demote_an_instructor_course_yaml_names(tmp_path):
     make = sessions(engine)
     yaml_names = ("head@example.edu", "second@example.edu")
     with make.begin() as s:
-        accounts.import_roster(s, [accounts.RosterEntry(e, e, "instructor") for e in yaml_names])
-    sheet = accounts.read_roster("Email,Name,Role\nnew@example.edu,New,Student\nSECOND@example.edu,Two,Student\n")
+        import_roster(s, [RosterEntry(e, e, "instructor") for e in yaml_names])
+    sheet = read_roster("Email,Name,Role\nnew@example.edu,New,Student\nSECOND@example.edu,Two,Student\n")
     with pytest.raises(GraderError) as e, make.begin() as s:
         head = s.scalar(select(User).where(User.email == "head@example.edu"))
-        accounts.import_roster(s, sheet, head, yaml_names)
+        import_roster(s, sheet, head, yaml_names)
     assert str(e.value) == ("the roster makes second@example.edu a student, but course.yaml names them an "
                             "instructor: give their row the role instructor, or change course.yaml")  # fmt: skip
     with make() as s:
@@ -1483,7 +1483,7 @@ def test_the_portal_modules_are_not_imported_by_the_rest():
     ],
 )
 def test_a_roster_is_read_as_lms_gradebooks_export_it(csv, people):
-    from grader.portal.accounts.accounts import read_roster
+    from grader.portal.accounts.roster import read_roster
 
     assert [(p.email, p.name, p.role) for p in read_roster(csv)] == people
 
@@ -1503,7 +1503,7 @@ def test_a_roster_is_read_as_lms_gradebooks_export_it(csv, people):
     ],
 )
 def test_a_bad_roster_is_one_line_naming_the_line(csv, message):
-    from grader.portal.accounts.accounts import read_roster
+    from grader.portal.accounts.roster import read_roster
 
     with pytest.raises(GraderError) as e:
         read_roster(csv)

@@ -26,7 +26,8 @@ from sqlalchemy import func, select, text  # noqa: E402
 from grader.cli import main  # noqa: E402
 from grader.files import bundled  # noqa: E402
 from grader.games import get_game, ggf  # noqa: E402
-from grader.portal.accounts import accounts  # noqa: E402
+from grader.portal.accounts.roster import RosterEntry, import_roster  # noqa: E402
+from grader.portal.accounts.tokens import API_TOKEN_DAYS, api_tokens, api_user, new_api_token  # noqa: E402
 from grader.portal.arena import arena  # noqa: E402
 from grader.portal.arena import leases as game_leases  # noqa: E402
 from grader.portal.arena import play as arena_play  # noqa: E402
@@ -81,9 +82,7 @@ def db(tmp_path):
 def _author_and_versions(make) -> tuple[User, list[int]]:
     """An author (of users a@ and b@) and two checked versions of their engine 'mine'."""
     with make.begin() as s:
-        accounts.import_roster(
-            s, [accounts.RosterEntry("a@example.edu", "A"), accounts.RosterEntry("b@example.edu", "B")]
-        )
+        import_roster(s, [RosterEntry("a@example.edu", "A"), RosterEntry("b@example.edu", "B")])
         author = s.scalar(select(User).where(User.email == "a@example.edu"))
         versions = checked_versions(s, author, "mine", 2)
     return author, versions
@@ -260,13 +259,13 @@ def test_a_test_with_an_odd_game_limit_ends_at_its_last_pair(db):
 def test_an_api_token_works_for_its_days_then_is_refused(db):
     make, author, _ = db
     with make.begin() as s:
-        token = accounts.new_api_token(s, s.get(User, author.id), "laptop")
-    for age, works in ((accounts.API_TOKEN_DAYS - 1, True), (accounts.API_TOKEN_DAYS, False)):
+        token = new_api_token(s, s.get(User, author.id), "laptop")
+    for age, works in ((API_TOKEN_DAYS - 1, True), (API_TOKEN_DAYS, False)):
         with make.begin() as s:
-            (made,) = accounts.api_tokens(s, s.get(User, author.id))
+            (made,) = api_tokens(s, s.get(User, author.id))
             made.created_at = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=age, seconds=1)
         with make.begin() as s:
-            assert (accounts.api_user(s, token) is not None) == works, age
+            assert (api_user(s, token) is not None) == works, age
 
 
 def test_what_the_arena_refuses_says_why_and_how_to_fix_it(db):

@@ -25,7 +25,8 @@ from sqlalchemy import inspect, select, text, update  # noqa: E402
 from grader.errors import GraderError  # noqa: E402
 from grader.execution.executor import Lane, using  # noqa: E402
 from grader.grading.run import grade, grade_submission  # noqa: E402
-from grader.portal.accounts import accounts  # noqa: E402
+from grader.portal.accounts.roster import RosterEntry, import_roster  # noqa: E402
+from grader.portal.accounts.signin import SignInLimit, TooManyFailures, new_signin_token, use_signin_token  # noqa: E402
 from grader.portal.arena import leases as game_leases  # noqa: E402
 from grader.portal.course import policy  # noqa: E402
 from grader.portal.course.course import load_course, make_demo_course  # noqa: E402
@@ -111,7 +112,7 @@ def db(url, tmp_path):
     make = sessions(engine)
     course = load_course(make_demo_course(tmp_path / "course"))
     with make.begin() as s:
-        accounts.import_roster(s, [accounts.RosterEntry(f"s{i}@example.edu", f"S {i}") for i in range(8)])
+        import_roster(s, [RosterEntry(f"s{i}@example.edu", f"S {i}") for i in range(8)])
         student = s.scalar(select(User).where(User.email == "s0@example.edu"))
     yield make, course, student
     engine.dispose()
@@ -255,12 +256,12 @@ def test_the_daily_limit_holds_under_racing_uploads(db):
 def test_a_sign_in_token_works_once(db):
     make, _, student = db
     with make.begin() as s:
-        token = accounts.new_signin_token(s, s.get(User, student.id))
+        token = new_signin_token(s, s.get(User, student.id))
     with make.begin() as s:
-        assert accounts.use_signin_token(s, token).email == "s0@example.edu"
+        assert use_signin_token(s, token).email == "s0@example.edu"
     with make.begin() as s:
-        assert accounts.use_signin_token(s, token) is None
-        assert accounts.use_signin_token(s, token + "x") is None
+        assert use_signin_token(s, token) is None
+        assert use_signin_token(s, token + "x") is None
 
 
 def _expire(make, lease) -> None:
@@ -557,7 +558,7 @@ def test_the_sign_in_limit_is_shared_by_every_server_process(db, url):
     make, _, _ = db
     other = connect(url)
     make_other = sessions(other)
-    limit = accounts.SignInLimit(failures=5, seconds=900)
+    limit = SignInLimit(failures=5, seconds=900)
     with make.begin() as s:
         s.add(SignInFailure(email="s1@example.edu", at=datetime.datetime.now(datetime.timezone.utc)
                             - datetime.timedelta(seconds=901)))  # fmt: skip
@@ -567,7 +568,7 @@ def test_the_sign_in_limit_is_shared_by_every_server_process(db, url):
     with make.begin() as s:
         limit.forgive(s, limit.take(s, "s2@example.edu"))  # a try that succeeded is no failure
     for maker in (make, make_other):
-        with pytest.raises(accounts.TooManyFailures, match="too many failed sign-ins"), maker.begin() as s:
+        with pytest.raises(TooManyFailures, match="too many failed sign-ins"), maker.begin() as s:
             limit.take(s, "s1@example.edu")
     with make() as s:
         assert len(s.scalars(select(SignInFailure)).all()) == 5  # the old one forgotten, the forgiven one gone

@@ -29,7 +29,7 @@ from grader.errors import ConfigError, GraderError  # noqa: E402
 from grader.files import SHARE  # noqa: E402
 from grader.games import ggf  # noqa: E402
 from grader.grading.plans import new_plan, write_plan_file  # noqa: E402
-from grader.portal.accounts import accounts  # noqa: E402
+from grader.portal.accounts.roster import RosterEntry, ensure_user, import_roster  # noqa: E402
 from grader.portal.course.course import LADDER_TC, load_course  # noqa: E402
 from grader.portal.database.arena import (  # noqa: E402
     CHECKING,
@@ -124,8 +124,8 @@ def template(tmp_path_factory, plan_file):
     engine = connect(f"sqlite:///{path}")
     upgrade(engine)
     with sessions(engine).begin() as s:
-        accounts.import_roster(s, [accounts.RosterEntry(f"s{i}@example.edu", f"Student {i}") for i in range(6)])
-        accounts.ensure_user(s, "prof@example.edu", "Prof", INSTRUCTOR)
+        import_roster(s, [RosterEntry(f"s{i}@example.edu", f"Student {i}") for i in range(6)])
+        ensure_user(s, "prof@example.edu", "Prof", INSTRUCTOR)
     engine.dispose()
     return path
 
@@ -372,7 +372,7 @@ def test_a_deadline_tournament_started_twice_at_once_is_queued_once(postgres, la
         upgrade(engine)
         make, course = sessions(engine), load_course(ladder_course(tmp_path / "course"))
         with make.begin() as s:
-            accounts.import_roster(s, [accounts.RosterEntry(f"s{i}@example.edu", f"Student {i}") for i in range(3)])
+            import_roster(s, [RosterEntry(f"s{i}@example.edu", f"Student {i}") for i in range(3)])
         entered(make, course, 3)
         ladder = course.ladders["duel"]
         with make.begin() as s:
@@ -420,7 +420,7 @@ def test_two_idle_workers_planning_at_once_queue_one_pair(postgres, ladder_cours
         upgrade(engine)
         make, course = sessions(engine), load_course(ladder_course(tmp_path / "course"))
         with make.begin() as s:
-            accounts.import_roster(s, [accounts.RosterEntry(f"s{i}@example.edu", f"Student {i}") for i in range(2)])
+            import_roster(s, [RosterEntry(f"s{i}@example.edu", f"Student {i}") for i in range(2)])
         entered(make, course, 2)
         with make.begin() as s:
             ladders.state(s, course.ladders["duel"])  # the ladder's row, as its first page made it
@@ -464,7 +464,7 @@ def test_real_engines_play_a_ladder_on_the_workers_while_they_idle(tmp_path, lad
     make, course = sessions(engine), load_course(folder)
     scripts = ("minimax", "can_lose", "first_empty")
     with make.begin() as s:
-        accounts.import_roster(s, [accounts.RosterEntry(f"{n}@example.edu", n) for n in scripts])
+        import_roster(s, [RosterEntry(f"{n}@example.edu", n) for n in scripts])
         for n in scripts:
             owner = user(s, f"{n}@example.edu")
             bot = arena.new_engine(s, owner, n, "script", "tictactoe")

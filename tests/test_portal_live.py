@@ -15,7 +15,7 @@ pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip instal
 
 from sqlalchemy import event, update  # noqa: E402
 
-from grader.portal.accounts import accounts  # noqa: E402
+from grader.portal.accounts.roster import RosterEntry, import_roster  # noqa: E402
 from grader.portal.database.db import connect, reading, sessions, upgrade  # noqa: E402
 from grader.portal.database.models import FAILED, GRADED, QUEUED, RUNNING, Submission, User  # noqa: E402
 from grader.portal.server import listening_socket  # noqa: E402
@@ -30,7 +30,7 @@ def db(tmp_path):
     upgrade(engine)
     make = sessions(engine)
     with make.begin() as s:
-        accounts.import_roster(s, [accounts.RosterEntry("a@example.edu", "A")])
+        import_roster(s, [RosterEntry("a@example.edu", "A")])
     yield engine, make
     engine.dispose()
 

@@ -17,7 +17,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import GraderError
-from .accounts import accounts
+from .accounts.roster import ensure_user
+from .accounts.signin import new_signin_token
 from .app import create_app
 from .course.course import DEMO_FOLDER, Course, load_course, make_demo_course
 from .course.sync import apply
@@ -109,9 +110,9 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
     shown = "localhost" if host in ("0.0.0.0", "::") else (f"[{host}]" if ":" in host else host)
     base = f"http://{shown}:{sock.getsockname()[1]}"
     with portal.make.begin() as session:
-        instructor = accounts.ensure_user(session, course.instructors[0].lower(), course.instructors[0].split("@")[0],
+        instructor = ensure_user(session, course.instructors[0].lower(), course.instructors[0].split("@")[0],
                                           INSTRUCTOR)  # fmt: skip
-        token = accounts.new_signin_token(session, instructor)
+        token = new_signin_token(session, instructor)
     started = Started(course, base + "/", instructor.email, f"{portal.public_url or base}/link/{token}",
                       hide_password(url), workers, portal.workers.cluster if portal.workers else None, kid,
                       portal.public_url)  # fmt: skip

@@ -15,7 +15,7 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..accounts import accounts
+from ..accounts.roster import ensure_user, import_roster, roster_file
 from ..database.db import connect, sessions, upgrade
 from ..database.models import INSTRUCTOR, Meta
 from .course import COURSE_FILE, Course, load_course
@@ -53,12 +53,12 @@ class Synced:
 def apply(course: Course, make: sessionmaker[Session]) -> Synced:
     """Import the roster (people added, names and roles updated) and the instructors, and keep
     the course's digest, in one transaction; a bad roster raises before anything is written."""
-    people = accounts.roster_file(course.roster) if course.roster is not None else []
+    people = roster_file(course.roster) if course.roster is not None else []
     digest = course_digest(course)
     with make.begin() as session:
-        added = accounts.import_roster(session, people)
+        added = import_roster(session, people)
         for email in course.instructors:
-            accounts.ensure_user(session, email.lower(), email.split("@")[0], INSTRUCTOR)
+            ensure_user(session, email.lower(), email.split("@")[0], INSTRUCTOR)
         found = session.get(Meta, DIGEST_KEY)
         changed = found is None or found.value != digest
         if found is None:

@@ -17,6 +17,11 @@ def now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
 
 
+def aware(when: dt.datetime) -> dt.datetime:
+    """A time read back from the database, with its zone (UTC): SQLite returns times without it."""
+    return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
+
+
 class Base(DeclarativeBase):
     pass
 

@@ -18,7 +18,9 @@ from starlette.responses import (
 from starlette.routing import BaseRoute, Route
 
 from ...errors import GraderError
-from ..accounts import accounts
+from ..accounts.passwords import set_password
+from ..accounts.roster import import_roster, read_roster
+from ..accounts.signin import TooManyFailures, attempt_signin, new_signin_token, use_signin_token
 from ..database.models import (
     STUDENT,
     User,
@@ -58,9 +60,9 @@ def signin(portal: Portal, request: Request, form: Any) -> Response:
     if request.method == "POST":
         form = checked_form(request, form)
         try:
-            user = accounts.attempt_signin(portal.make, portal.signin_limit, str(form.get("email", "")),
+            user = attempt_signin(portal.make, portal.signin_limit, str(form.get("email", "")),
                                            str(form.get("password", "")))  # fmt: skip
-        except accounts.TooManyFailures as e:
+        except TooManyFailures as e:
             raise HTTPException(429, str(e)) from None
         if user is None:
             return page(request, "signin.html", {"error": "wrong e-mail or password (or no password set yet: "
@@ -83,7 +85,7 @@ def link(portal: Portal, request: Request, form: Any) -> Response:
     if request.method == "POST":
         checked_form(request, form)
         with portal.make.begin() as session:
-            user = accounts.use_signin_token(session, token)
+            user = use_signin_token(session, token)
         if user is None:
             raise HTTPException(
                 400, "this sign-in link was used already or has expired: ask your instructor for a new one"
@@ -110,7 +112,7 @@ def password(portal: Portal, request: Request, form: Any) -> Response:
         me = session.get(User, user.id)
         assert me is not None
         try:
-            accounts.set_password(me, str(form.get("password", "")))
+            set_password(me, str(form.get("password", "")))
         except GraderError as e:
             raise HTTPException(400, str(e)) from None
     return JSONResponse({"password_set": True}) if wants_json(request) else RedirectResponse("/", 303)
@@ -121,8 +123,8 @@ def _check_current(portal: Portal, user: User, current: str) -> None:
     if not current:
         raise HTTPException(403, "give your current password ('current') to change it")
     try:
-        ok = accounts.attempt_signin(portal.make, portal.signin_limit, user.email, current) is not None
-    except accounts.TooManyFailures as e:
+        ok = attempt_signin(portal.make, portal.signin_limit, user.email, current) is not None
+    except TooManyFailures as e:
         raise HTTPException(429, str(e)) from None
     if not ok:
         raise HTTPException(403, "the current password is wrong: give the one you sign in with")
@@ -147,9 +149,9 @@ def roster_upload(portal: Portal, request: Request, form: Any) -> Response:
     except UnicodeDecodeError:
         raise HTTPException(400, f"{name}: not UTF-8 text: export the roster as CSV (UTF-8)") from None
     try:
-        people = accounts.read_roster(text, name)
+        people = read_roster(text, name)
         with portal.make.begin() as session:
-            added = accounts.import_roster(session, people, user, portal.course.instructors)
+            added = import_roster(session, people, user, portal.course.instructors)
             audit(session, user, "roster upload", f"{name}: {len(people)} people, {added} added")
     except GraderError as e:
         raise HTTPException(400, str(e)) from None
@@ -167,7 +169,7 @@ def links(portal: Portal, request: Request, form: Any) -> Response:
         query = select(User).where(User.role == STUDENT).order_by(User.name)
         if email:
             query = query.where(User.email == email)
-        made = [{"name": s.name, "email": s.email, "link": f"{base}/link/{accounts.new_signin_token(session, s)}"}
+        made = [{"name": s.name, "email": s.email, "link": f"{base}/link/{new_signin_token(session, s)}"}
                 for s in session.scalars(query).all()]  # fmt: skip
         audit(session, user, "sign-in links", ", ".join(m["email"] for m in made))
     if email and not made:

@@ -28,7 +28,14 @@ from ...games import available as available_games
 from ...games import get_game, ggf
 from ...tournaments.games import GameRecord
 from ...tournaments.openings import read_openings
-from ..accounts import accounts
+from ..accounts.tokens import (
+    API_TOKEN_DAYS,
+    api_token_expires,
+    api_token_id,
+    api_tokens,
+    new_api_token,
+    revoke_api_token,
+)
 from ..arena import arena
 from ..course.course import Course
 from ..database.arena import CHECKING, ArenaEngine, ArenaGame, ArenaTest, EngineVersion
@@ -124,15 +131,15 @@ def engines_page(portal: Portal, request: Request, form: Any) -> Response:
         return _done(request, f"/arena/e/{eid}", {"id": eid})
     with portal.make() as session:
         engines = [_engine_data(session, user, e) for e in _visible(session, user)]
-        tokens = [{"id": accounts.api_token_id(t), "label": t.label, "created_at": t.created_at.isoformat(),
+        tokens = [{"id": api_token_id(t), "label": t.label, "created_at": t.created_at.isoformat(),
                    "used_at": t.used_at.isoformat() if t.used_at else None,
-                   "expires_at": accounts.api_token_expires(t).isoformat()}
-                  for t in accounts.api_tokens(session, user)]  # fmt: skip
+                   "expires_at": api_token_expires(t).isoformat()}
+                  for t in api_tokens(session, user)]  # fmt: skip
     for e in engines:
         e["latest"] = e["versions"][0] if e["versions"] else None
         del e["versions"]
     data = {"engines": engines, "protocols": sorted(available_protocols()), "games": sorted(available_games()),
-            "tokens": tokens, "token_days": accounts.API_TOKEN_DAYS}  # fmt: skip
+            "tokens": tokens, "token_days": API_TOKEN_DAYS}  # fmt: skip
     return page(request, "arena.html", data, user=user)
 
 
@@ -141,7 +148,7 @@ def api_token(portal: Portal, request: Request, form: Any) -> Response:
     user = need_user(portal, request)
     checked_form(request, form)
     with portal.make.begin() as session:
-        token = accounts.new_api_token(session, user, str(form.get("label", "")).strip())
+        token = new_api_token(session, user, str(form.get("label", "")).strip())
     return page(request, "arena_token.html", {"token": token}, 201, user=user)
 
 
@@ -151,7 +158,7 @@ def revoke_token(portal: Portal, request: Request, form: Any) -> Response:
     checked_form(request, form)
     token_id = request.path_params["token_id"]
     with portal.make.begin() as session:
-        if not accounts.revoke_api_token(session, user, token_id):
+        if not revoke_api_token(session, user, token_id):
             raise HTTPException(404, "no such token of yours: the list on /arena names them")
     return _done(request, "/arena", {"revoked": token_id})
 

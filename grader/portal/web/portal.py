@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.requests import Request
 
 from ...errors import GraderError
-from ..accounts import accounts
+from ..accounts.signin import SignInLimit
 from ..course.course import Course, load_course
 from ..course.sync import synced_digest
 from ..database.db import reading
@@ -31,7 +31,7 @@ class Portal:
     course: Course
     make: sessionmaker[Session]
     workers: Workers | None = None
-    signin_limit: accounts.SignInLimit = field(default_factory=accounts.SignInLimit)
+    signin_limit: SignInLimit = field(default_factory=SignInLimit)
     on_release: Callable[[str], object] | None = None  # told the assignment whose private results were released
     public_url: str | None = None  # the address people reach it at (behind a proxy), if not the request's
     digest: str | None = None

@@ -22,7 +22,7 @@ from starlette.responses import (
 )
 from starlette.templating import Jinja2Templates
 
-from ..accounts import accounts
+from ..accounts.tokens import api_user
 from ..course.course import Assignment
 from ..database.models import (
     INSTRUCTOR,
@@ -136,7 +136,7 @@ def signed_in(portal: Portal, request: Request) -> User | None:
             raise HTTPException(403, "an API token signs the arena's and the ladders' requests only (grader arena): "
                                      "sign in with your link or password for this page")  # fmt: skip
         with portal.make.begin() as session:
-            return accounts.api_user(session, token)
+            return api_user(session, token)
     uid = request.session.get("uid")
     if not isinstance(uid, int):
         return None

@@ -1,0 +1,98 @@
+"""Signing in: one-time sign-in links, and a password's sign-in under the limit of failed
+tries per address (``SignInLimit``), counted in the database that every server shares."""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from dataclasses import dataclass
+
+from sqlalchemy import delete, func, select, text, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from ...errors import GraderError
+from ..database.models import SignInFailure, SignInToken, User, aware, now
+from .passwords import check_password
+from .tokens import token_digest
+
+LINK_HOURS = 72  # a sign-in link works once, within this many hours
+
+
+def new_signin_token(session: Session, user: User) -> str:
+    """A token for a one-time sign-in link (only its digest is stored)."""
+    token = secrets.token_urlsafe(32)
+    session.add(
+        SignInToken(digest=token_digest(token), user_id=user.id, expires_at=now() + dt.timedelta(hours=LINK_HOURS))
+    )
+    session.flush()
+    return token
+
+
+def use_signin_token(session: Session, token: str) -> User | None:
+    """The user of a link not used yet and not expired, marking it used in one statement (two
+    requests racing with one link: one wins); None otherwise."""
+    digest = token_digest(token)
+    found = session.get(SignInToken, digest)
+    if found is None or aware(found.expires_at) < now():
+        return None
+    done = session.execute(
+        update(SignInToken).where(SignInToken.digest == digest, SignInToken.used_at.is_(None)).values(used_at=now())
+    )
+    if getattr(done, "rowcount", 0) != 1:
+        return None
+    return session.get(User, found.user_id)
+
+
+class TooManyFailures(GraderError):
+    """A sign-in refused unchecked: the address has used up its failures for now."""
+
+
+@dataclass(frozen=True)
+class SignInLimit:
+    """At most ``failures`` failed sign-ins per e-mail address in ``seconds``: a guesser is
+    slowed to a few tries an hour. Counted in the database, so every server process of a
+    course shares the limit (a guesser gains nothing by reaching another), and each try is
+    counted before its password is checked, so tries racing through several processes get
+    no more checks than the limit either."""
+
+    failures: int = 5
+    seconds: float = 900.0
+
+    def take(self, session: Session, email: str) -> int:
+        """Count a try as a failure before it is checked (``forgive`` takes it back once it
+        succeeds): the row's id; TooManyFailures when the address has none left. The count
+        and the row are one step: SQLite's transactions take the write lock as they begin,
+        PostgreSQL's take a lock on the address first."""
+        address = email.strip().lower()
+        if session.get_bind().dialect.name == "postgresql":
+            session.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:a, 0))"), {"a": address})
+        session.execute(delete(SignInFailure).where(SignInFailure.at <= self._since()))
+        recent = select(func.count()).select_from(SignInFailure).where(SignInFailure.email == address)
+        if (session.scalar(recent) or 0) >= self.failures:
+            raise TooManyFailures(f"too many failed sign-ins for this e-mail: try again in "
+                                  f"{round(self.seconds / 60)} minutes, or use a sign-in link")  # fmt: skip
+        row = SignInFailure(email=address, at=now())
+        session.add(row)
+        session.flush()
+        return row.id
+
+    def forgive(self, session: Session, taken: int) -> None:
+        """A try that succeeded is no failure."""
+        session.execute(delete(SignInFailure).where(SignInFailure.id == taken))
+
+    def _since(self) -> dt.datetime:
+        return now() - dt.timedelta(seconds=self.seconds)
+
+
+def attempt_signin(make: sessionmaker[Session], limit: SignInLimit, email: str, password: str) -> User | None:
+    """The user with this e-mail and password, else None; TooManyFailures, checking nothing,
+    when the address has used up its tries. The try is counted (committed) before the slow
+    password check, and forgiven after it if it succeeds."""
+    with make.begin() as session:
+        taken = limit.take(session, email)
+    with make() as session:
+        user = check_password(session, email, password)
+    if user is not None:
+        with make.begin() as session:
+            limit.forgive(session, taken)
+    return user
