@@ -30,7 +30,10 @@ from pathlib import Path
 
 from grader.engines.programs import PYTHON, ProtocolEngine
 from grader.games.gomoku import GOMOKU
-from grader.regression.regress import Command, RegressSettings, parse_regress, run_regress, solve_file, write_regress
+from grader.regression.format import Command, parse_regress, write_regress
+from grader.regression.judge import solve_file
+from grader.regression.regress import run_regress
+from grader.regression.results import RegressSettings
 from grader.regression.solutions import SUFFIX, Solutions
 from grader.stop import Stop, Stopped
 

@@ -22,7 +22,7 @@ from .runs.submissions import find_submission_folder
 # check' on Othello loads no regression, no Gradescope results and no report table before its
 # script starts. Both modes are below this module: an import here runs down, never round.
 if TYPE_CHECKING:  # the type new_tests returns for a GTP lab, from the pipeline it imports when it runs
-    from .regression.regress import RegressPlan
+    from .regression.plans import RegressPlan
 
 
 class Checked(Protocol):
@@ -44,7 +44,7 @@ def lab_game(config: Config, name: str | None = None, files: Sequence[str | Path
     game = config.get_game(name)
     if not over_gtp(game):
         return game
-    from .regression.regress import regress_game
+    from .regression.plans import regress_game
 
     return regress_game(name, config, files)
 
@@ -57,7 +57,7 @@ def check_program(program: str | Path, config: Config, game_name: str | None = N
     game = lab_game(config, game_name, [plan_name] if plan_name else [])
     if over_gtp(game):
         from .regression.check import check_gtp
-        from .regression.regress import RegressSettings
+        from .regression.results import RegressSettings
 
         return check_gtp(program, game, plan_name, RegressSettings.resolve(config), config.entry)
     from .grading.check import check
@@ -83,8 +83,10 @@ def gradescope_results(submission: str | Path, config: Config, *, game_name: str
         raise GraderError(f"submission folder '{submission}' not found: give --submission DIR")
     sub = find_submission_folder(Path(submission), set(config.commands), config.entry)
     if plan is None:
+        from .regression.format import public_tests
         from .regression.gradescope import regress_results_json
-        from .regression.regress import RegressSettings, public_tests, regress_game
+        from .regression.plans import regress_game
+        from .regression.results import RegressSettings
         from .regression.runs import regress_submission
 
         assert plan_name is not None
@@ -107,7 +109,7 @@ def new_tests(config: Config, game_name: str | None = None, *, seed: int | None 
     regression file's (``regress_plan``, which takes the seed, the empties and the public count)."""
     game = config.get_game(game_name)
     if over_gtp(game):
-        from .regression.regress import regress_plan
+        from .regression.plans import regress_plan
 
         if boards or plan_name or time_limit or scoring:
             raise OptionError(f"{game.title}'s tests are a GTP regression file: drop --boards, --plan, --time-limit "

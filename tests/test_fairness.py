@@ -25,8 +25,8 @@ from grader.cli import main
 from grader.config import ConfigError, load_config
 from grader.engines import fairness, isolation, runner
 from grader.engines.programs import PYTHON, ProtocolEngine
-from grader.engines.runner import LINE_BYTES, Session
 from grader.engines.sandbox import Sandbox, claim_uid, release_uid
+from grader.engines.sessions import LINE_BYTES, Session
 from grader.errors import GraderError
 from grader.limits import Limits
 from grader.stop import Stop
@@ -424,7 +424,7 @@ def test_a_protocol_line_is_cut_at_line_bytes_and_the_next_is_read_whole(tmp_pat
             biggest = max(biggest, len(session._buf))
         assert line == "y" * LINE_BYTES
         assert session.read_line(until) == "after"
-        assert biggest <= LINE_BYTES + runner._READ
+        assert biggest <= LINE_BYTES + runner.READ_BYTES
     finally:
         session.close()
 

@@ -15,7 +15,10 @@ from grader.errors import BoardError, GraderError
 from grader.games import get_game
 from grader.games.gomoku import GOMOKU, Gomoku
 from grader.limits import Limits
-from grader.regression.regress import Command, RegressSettings, make_regress, parse_regress, run_regress, write_regress
+from grader.regression.format import Command, parse_regress, write_regress
+from grader.regression.plans import make_regress
+from grader.regression.regress import run_regress
+from grader.regression.results import RegressSettings
 
 from reference_gomoku import value as brute_value
 from reference_gomoku import winner as brute_winner
@@ -588,7 +591,7 @@ def test_config_gomoku_size_and_overline_reach_plan_regress_and_regress(tmp_path
     assert out.exit_code == 0 and "2 solve tests of Gomoku 9x9" in out.output, out.output
     assert "boardsize 9" in (tmp_path / "n.gtp").read_text()
     from grader.config import load_config
-    from grader.regression.regress import regress_game
+    from grader.regression.plans import regress_game
 
     assert regress_game(None, load_config(config)).name == "gomoku:size=9,overline=false"
     assert regress_game("gomoku:size=11", load_config(config)).name == "gomoku:size=11,overline=false"

@@ -20,8 +20,10 @@ from grader.engines.interpreters import find_interpreter
 from grader.engines.programs import PYTHON, ProtocolEngine
 from grader.games.gomoku import GOMOKU
 from grader.limits import Limits
+from grader.regression.format import parse_regress, public_tests
 from grader.regression.gradescope import regress_results_json
-from grader.regression.regress import RegressSettings, StudentRegress, parse_regress, public_tests, run_regress
+from grader.regression.regress import run_regress
+from grader.regression.results import RegressSettings, StudentRegress
 from grader.regression.solutions import Solutions
 
 from reference_gomoku import value as brute_value

@@ -11,7 +11,8 @@ from grader.engines.programs import PYTHON, ProtocolEngine
 from grader.games.gomoku import GOMOKU, Gomoku
 from grader.games.gomoku_threats import ThreatSearch, Windows
 from grader.limits import Limits
-from grader.regression.regress import RegressSettings, run_regress
+from grader.regression.regress import run_regress
+from grader.regression.results import RegressSettings
 from grader.regression.solutions import Solution, Solutions, key
 
 from reference_gomoku import value as brute_value

@@ -275,7 +275,10 @@ def test_a_regress_run_is_set_up_alike_from_the_library_and_the_cli(tmp_path, mo
     from grader.config import load_config
     from grader.engines.programs import PYTHON, ProtocolEngine
     from grader.games import get_game
-    from grader.regression.regress import RegressSettings, make_regress, run_regress, write_regress
+    from grader.regression.format import write_regress
+    from grader.regression.plans import make_regress
+    from grader.regression.regress import run_regress
+    from grader.regression.results import RegressSettings
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "config.yaml").write_text("limits:\n  wall_seconds: 3\n")
@@ -367,7 +370,7 @@ def test_a_regression_plan_is_the_same_from_the_library_and_the_cli(tmp_path, mo
 
     from grader.cli import main
     from grader.config import Config, load_config
-    from grader.regression.regress import regress_plan
+    from grader.regression.plans import regress_plan
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "config.yaml").write_text("seed: 5\ngame: othello\n")
@@ -456,7 +459,7 @@ def test_solve_refuses_and_chooses_its_solver_alike_from_the_library_and_the_cli
 def test_config_yaml_sets_regress_defaults_that_options_override(tmp_path):
     from grader.config import load_config
     from grader.errors import GraderError
-    from grader.regression.regress import RegressSettings
+    from grader.regression.results import RegressSettings
 
     (tmp_path / "c.yaml").write_text("regress:\n  unknown_credit: 0.5\n  per_test: true\n")
     config = load_config(str(tmp_path / "c.yaml"))

@@ -19,7 +19,8 @@ from grader.grading.results import Settings
 from grader.grading.run import grade_submission
 from grader.portal.course import gtplab
 from grader.portal.jobs.grading import feedback, grade_program, gtp_feedback
-from grader.regression.regress import parse_regress, split_apart
+from grader.regression.format import parse_regress
+from grader.regression.regress import split_apart
 from grader.runs.submissions import find_submission_folder
 
 from conftest import ROOT

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from grader.cli import main
 from grader.errors import GraderWarning
 from grader.games.gomoku import GOMOKU
-from grader.regression.regress import parse_regress, public_tests, run_regress
+from grader.regression.format import parse_regress, public_tests
+from grader.regression.regress import run_regress
 from grader.regression.runs import RegressFolder, regress_class, rejudge_regress
 from grader.runs import folders
 from grader.stop import Stop
@@ -306,7 +307,8 @@ def test_a_regression_file_names_its_game_and_is_played_by_those_rules(tmp_path)
     """A file written for exact five says so; run without --game it is judged by those rules,
     whatever config.yaml says; files of different games are refused in one line."""
     from grader.errors import GraderError
-    from grader.regression.regress import file_game, regress_game, regress_plan
+    from grader.regression.format import file_game
+    from grader.regression.plans import regress_game, regress_plan
 
     plan = regress_plan(None, "gomoku:overline=false", empties="5-5", per_level=1, seed=2)
     (tmp_path / "exact.gtp").write_text(plan.text())

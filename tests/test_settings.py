@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from grader import Config, Limits, Settings, TournamentSettings, get_game, grade, load_config
 from grader.cli import main
 from grader.grading.plans import load_any_plan, plan_rules
-from grader.regression.regress import RegressSettings
+from grader.regression.results import RegressSettings
 
 from conftest import HANDOUT_BOARD
 

@@ -11,7 +11,7 @@ from ..errors import GraderError, PlanError
 from ..files import check_output_file, parse_range
 from ..grading.plans import PUBLIC, SPEED_PER_LEVEL, read_plan_file, write_plan_file
 from ..labs import new_tests
-from ..regression.regress import EMPTIES, PER_LEVEL, REGRESS_GAME, TIMELIMIT, RegressPlan, regress_plan
+from ..regression.plans import EMPTIES, PER_LEVEL, REGRESS_GAME, TIMELIMIT, RegressPlan, regress_plan
 from ..runs.seeds import choose_seed
 from ..runs.text import plural
 from .options import (

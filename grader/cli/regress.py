@@ -12,17 +12,10 @@ from ..config import COUNTS, load_config
 from ..engines.interpreters import find_interpreter
 from ..engines.programs import PYTHON, ProtocolEngine
 from ..files import check_output_file, read_lines, write_json
-from ..regression.regress import (
-    REGRESS_GAME,
-    REGRESS_SYMBOLS,
-    RegressSettings,
-    RegressTest,
-    StudentRegress,
-    capped_timelimits,
-    parse_regress,
-    regress_game,
-    run_regress,
-)
+from ..regression.format import capped_timelimits, parse_regress
+from ..regression.plans import REGRESS_GAME, regress_game
+from ..regression.regress import run_regress
+from ..regression.results import REGRESS_SYMBOLS, RegressSettings, RegressTest, StudentRegress
 from ..regression.runs import RegressFolder, RegressRun, failed_board, regress_class, regress_table, test_line
 from ..runs.folders import check_new_folder
 from ..stop import Stop, exit_status

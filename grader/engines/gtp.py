@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from ..errors import BoardError
 from ..games import PASS, Game, Position
 from .protocol import Answer, ProtocolError, Silent
-from .runner import Ended, Session
-from .sessions import SessionProtocol
+from .sessions import Ended, Session, SessionProtocol
 
 
 class GtpError(ProtocolError):

@@ -26,8 +26,7 @@ from ..errors import BoardError
 from ..games import PASS, Game, Position
 from ..games.ggf import game_in_progress
 from .protocol import Answer, ProtocolError, Silent
-from .runner import Ended, Session
-from .sessions import SessionProtocol
+from .sessions import Ended, Session, SessionProtocol
 
 VERSION = 2
 KEEP_LINES = 20  # analysis lines kept per move

@@ -12,16 +12,10 @@ from ..files import read_lines
 from ..games import Game
 from ..runs.submissions import Submission, find_submission_folder
 from ..runs.text import plural
-from .regress import (
-    Command,
-    RegressResult,
-    RegressSettings,
-    RegressTest,
-    make_regress,
-    parse_regress,
-    private_tests,
-    run_regress,
-)
+from .format import Command, parse_regress, private_tests
+from .plans import make_regress
+from .regress import run_regress
+from .results import RegressResult, RegressSettings, RegressTest
 from .runs import student_program, test_line
 
 COUNT = 5  # tests of a public file checked

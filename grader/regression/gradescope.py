@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..runs.text import fmt_credit
-from .regress import StudentRegress
+from .results import StudentRegress
 from .runs import private_counts, student_view, test_line
 
 

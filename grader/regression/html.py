@@ -8,7 +8,8 @@ from html import escape
 from ..games import Game
 from ..runs.html import MAX_BOARDS, page
 from ..runs.text import fmt_credit, plural
-from .regress import REGRESS_SYMBOLS, RegressTest, StudentRegress, answered_move, position_of
+from .judge import answered_move, position_of
+from .results import REGRESS_SYMBOLS, RegressTest, StudentRegress
 
 _REGRESS_CLASS = {"+": "ok", "W": "half", "u": "low", "v": "low", "-": "bad", "t": "bad"}
 

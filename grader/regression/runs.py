@@ -35,27 +35,12 @@ from ..runs.folders import ClassResults, StudentFolder, default_path
 from ..runs.submissions import Submission, find_submissions
 from ..runs.text import safe_cell, xml_text
 from ..stop import Stop
+from .format import Command, capped_timelimits, parse_regress, public_tests
 from .html import regress_report_html
-from .regress import (
-    ENDED,
-    REGRESS_SYMBOLS,
-    STDERR_ENDS,
-    Command,
-    RegressResult,
-    RegressSettings,
-    RegressTest,
-    StudentRegress,
-    answered_move,
-    capped_timelimits,
-    parse_regress,
-    position_of,
-    public_tests,
-    regress_game,
-    rejudge_test,
-    run_commands,
-    run_regress,
-    solve_file,
-)
+from .judge import answered_move, position_of, rejudge_test, solve_file
+from .plans import regress_game
+from .regress import ENDED, STDERR_ENDS, run_commands, run_regress
+from .results import REGRESS_SYMBOLS, RegressResult, RegressSettings, RegressTest, StudentRegress
 from .solutions import Solutions
 
 

@@ -21,7 +21,7 @@ from ...games import Game
 from ...grading.plans import Plan, load_any_plan, new_plan, write_plan_file
 from ...grading.results import Settings
 from ...limits import Limits
-from ...regression.regress import regress_plan
+from ...regression.plans import regress_plan
 from .gtplab import RegressionFile, digest, load_regression, regress_settings
 from .lti import LtiSettings, parse_lti
 

@@ -30,7 +30,7 @@ from ...grading.plans import Plan
 from ...grading.results import ScriptResult, TestResult
 from ...grading.runfolder import RunFolder
 from ...regression.gradescope import regress_results_json
-from ...regression.regress import StudentRegress
+from ...regression.results import StudentRegress
 from ...regression.runs import RegressFolder, write_regress_exports
 from ...runs import lms
 from ...runs.folders import RecordFolder

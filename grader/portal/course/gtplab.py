@@ -16,14 +16,9 @@ from ...errors import GraderError
 from ...files import read_lines
 from ...games import Game
 from ...limits import Limits
-from ...regression.regress import (
-    RegressResult,
-    RegressSettings,
-    StudentRegress,
-    parse_regress,
-    public_tests,
-    regress_game,
-)
+from ...regression.format import parse_regress, public_tests
+from ...regression.plans import regress_game
+from ...regression.results import RegressResult, RegressSettings, StudentRegress
 
 
 @dataclass(frozen=True)

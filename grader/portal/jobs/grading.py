@@ -20,7 +20,7 @@ from ...execution.executor import Executor
 from ...grading import report
 from ...grading.results import ScriptResult
 from ...grading.run import grade_submission
-from ...regression.regress import RegressResult, RegressSettings, StudentRegress
+from ...regression.results import RegressResult, RegressSettings, StudentRegress
 from ...regression.runs import failed_board, regress_submission, student_text, student_view, test_line
 from ...runs.submissions import Submission
 from ...runs.text import fmt_total, plural
