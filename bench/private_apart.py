@@ -52,7 +52,8 @@ def main() -> int:
                 started = time.perf_counter()
                 run_regress(program, lab, GOMOKU, chosen, apart=apart)
                 times[way].append(time.perf_counter() - started)
-        print(f"{PROGRAM.name} on {plan.size} tests ({args.public} public), {args.runs} runs each")
+        tests = sum(c.number is not None for c in plan.commands())
+        print(f"{PROGRAM.name} on {tests} tests ({args.public} public), {args.runs} runs each")
         for way, seconds in times.items():
             print(f"  {way:26} median {statistics.median(seconds):.2f} s, fastest {min(seconds):.2f} s")
     return 0
