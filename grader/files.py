@@ -89,9 +89,14 @@ def check_output_file(path: str | Path, make_parent: bool = False) -> None:
         raise GraderError(f"cannot write '{p}': permission denied")
 
 
-def write_json(path: str | Path, data: object) -> None:
-    """Write ``data`` as indented JSON; a write error is a one-line GraderError."""
+def write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` (UTF-8); a write error is a one-line GraderError."""
     try:
-        Path(path).write_text(json.dumps(data, indent=1), encoding="utf-8")
+        Path(path).write_text(text, encoding="utf-8")
     except OSError as e:
         raise GraderError(f"cannot write '{path}': {e.strerror}") from None
+
+
+def write_json(path: str | Path, data: object) -> None:
+    """Write ``data`` as indented JSON; a write error is a one-line GraderError."""
+    write_text(path, json.dumps(data, indent=1))

@@ -9,7 +9,6 @@ import datetime
 import io
 import json
 import secrets
-import shutil
 import signal
 import tarfile
 import threading
@@ -48,8 +47,7 @@ from grader.portal.pages import arena as arena_pages  # noqa: E402
 from grader.tournaments.games import GameRecord  # noqa: E402
 
 from test_portal import ROOT, Client, Server, make_course  # noqa: E402
-from test_portal_db import postgres  # noqa: E402, F401  (the fixture)
-from test_portal_workers import Worker, _until, database  # noqa: E402, F401  (a fixture)
+from test_portal_workers import Worker, _until  # noqa: E402
 
 
 def nboard_archive(script: str | bytes, name: str = "player.py") -> bytes:
@@ -500,49 +498,40 @@ def test_a_worker_killed_mid_game_leaves_its_pair_to_another_counted_once(databa
 
 
 @pytest.mark.slow  # a browser, a server, two checks and a test of 10-20 games: 20-40 s
-def test_an_author_submits_a_version_in_the_browser_and_watches_the_test_decide(tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (pip install -e '.[test]')")
-    from test_portal_browser import CHROMIUMS
-
-    binary = next((p for p in map(shutil.which, CHROMIUMS) if p), None)
-    if binary is None:
-        pytest.skip("no Chromium installed (apt-get install chromium)")
+def test_an_author_submits_a_version_in_the_browser_and_watches_the_test_decide(tmp_path, chromium):
     for name in ("random_mover", "negamax"):
         (tmp_path / f"{name}.tar.gz").write_bytes(nboard_archive(name))
     course = make_course(tmp_path / "course")
     server = Server(course, tmp_path, None, "--workers", "2")
     try:
-        with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=binary, args=["--no-sandbox", "--disable-gpu"])
-            page = browser.new_page()
-            problems: list[str] = []
-            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)  # a CSP violation too
-            page.on("pageerror", lambda e: problems.append(str(e)))
-            page.goto(server.link)
-            page.click("#signin")
-            page.goto(server.url + "/arena")
-            page.fill("input[name=name]", "mine")
-            page.click("#new-engine button")
-            page.wait_for_url(f"{server.url}/arena/e/*")
-            for name in ("random_mover", "negamax"):
-                page.set_input_files("#upload input[name=file]", str(tmp_path / f"{name}.tar.gz"))
-                page.fill("#upload input[name=label]", name)
-                page.click("#upload button")
-                page.wait_for_load_state()
-            page.locator("#new-test").wait_for(timeout=120_000)  # both checked: the page put the form in place itself
-            assert page.locator("#versions .check-ok").count() == 2
-            page.select_option("#new-test select[name=new]", label="v2")
-            page.select_option("#new-test select[name=base]", label="v1")
-            page.fill("#new-test input[name=elo1]", "200")
-            page.fill("#new-test input[name=max_games]", "60")
-            page.click("#new-test button")
-            page.wait_for_url(f"{server.url}/arena/t/*")
-            page.locator("#status:text-is('H1')").wait_for(timeout=240_000)  # the page updates itself until then
-            assert int(page.inner_text("#games")) >= 2
-            page.click("#test-games a >> nth=0")
-            page.wait_for_url(f"{server.url}/arena/g/*")
-            assert page.locator("#board td.cell-x").count() > 0 and page.locator("#moves tr").count() > 1
-            browser.close()
+        page = chromium.new_page()
+        problems: list[str] = []
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)  # a CSP violation too
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(server.link)
+        page.click("#signin")
+        page.goto(server.url + "/arena")
+        page.fill("input[name=name]", "mine")
+        page.click("#new-engine button")
+        page.wait_for_url(f"{server.url}/arena/e/*")
+        for name in ("random_mover", "negamax"):
+            page.set_input_files("#upload input[name=file]", str(tmp_path / f"{name}.tar.gz"))
+            page.fill("#upload input[name=label]", name)
+            page.click("#upload button")
+            page.wait_for_load_state()
+        page.locator("#new-test").wait_for(timeout=120_000)  # both checked: the page put the form in place itself
+        assert page.locator("#versions .check-ok").count() == 2
+        page.select_option("#new-test select[name=new]", label="v2")
+        page.select_option("#new-test select[name=base]", label="v1")
+        page.fill("#new-test input[name=elo1]", "200")
+        page.fill("#new-test input[name=max_games]", "60")
+        page.click("#new-test button")
+        page.wait_for_url(f"{server.url}/arena/t/*")
+        page.locator("#status:text-is('H1')").wait_for(timeout=240_000)  # the page updates itself until then
+        assert int(page.inner_text("#games")) >= 2
+        page.click("#test-games a >> nth=0")
+        page.wait_for_url(f"{server.url}/arena/g/*")
+        assert page.locator("#board td.cell-x").count() > 0 and page.locator("#moves tr").count() > 1
         assert problems == []
     finally:
         server.stop()
@@ -624,13 +613,7 @@ def running_game(make, email: str) -> tuple[int, str, list[str]]:
 
 
 @pytest.mark.slow  # a browser and a server: 5-10 s
-def test_a_running_games_page_shows_new_moves_and_its_end_without_reloading(tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (pip install -e '.[test]')")
-    from test_portal_browser import CHROMIUMS
-
-    binary = next((p for p in map(shutil.which, CHROMIUMS) if p), None)
-    if binary is None:
-        pytest.skip("no Chromium installed (apt-get install chromium)")
+def test_a_running_games_page_shows_new_moves_and_its_end_without_reloading(tmp_path, chromium):
     url = f"sqlite:///{tmp_path / 'portal.sqlite3'}"
     server = Server(make_course(tmp_path / "course"), tmp_path, url, "--workers", "0")
     engine = connect(url)
@@ -640,30 +623,27 @@ def test_a_running_games_page_shows_new_moves_and_its_end_without_reloading(tmp_
             email = s.scalar(select(User.email).where(User.role == "instructor"))
         gid, token, lines = running_game(make, email)
         write = arena_play.live(make, gid, token)
-        with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=binary, args=["--no-sandbox", "--disable-gpu"])
-            page = browser.new_page()
-            problems: list[str] = []
-            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: problems.append(str(e)))
-            page.goto(server.link)
-            page.click("#signin")
-            page.goto(f"{server.url}/arena/g/{gid}")
-            shown = page.locator("#moves tr").count() - 1
-            page.evaluate("window.notReloaded = true")
-            for n, line in enumerate(lines[shown:], shown + 1):
-                time.sleep(arena_play.LIVE_SECONDS)  # each move written, as a worker writes one this late
-                write(GameRecord(f"g{gid}", "p1", 1, "b", "w", "", moves=line))
-                page.locator(f"#moves tr >> nth={n}").wait_for(timeout=30_000)
-            with make.begin() as s:
-                game = s.get(ArenaGame, gid)
-                arena.write_record(game, GameRecord(f"g{gid}", "p1", 1, "b", "w", "", moves=lines[-1], result="1-0",
-                                                    reason="normal"))  # fmt: skip
-            page.locator("#game-status:has-text('done')").wait_for(timeout=30_000)
-            assert page.evaluate("window.notReloaded") is True  # the same page all along
-            assert page.locator("#moves tr").count() == len(lines) + 1
-            assert page.get_attribute("#game", "data-settled") == "true"
-            browser.close()
+        page = chromium.new_page()
+        problems: list[str] = []
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(server.link)
+        page.click("#signin")
+        page.goto(f"{server.url}/arena/g/{gid}")
+        shown = page.locator("#moves tr").count() - 1
+        page.evaluate("window.notReloaded = true")
+        for n, line in enumerate(lines[shown:], shown + 1):
+            time.sleep(arena_play.LIVE_SECONDS)  # each move written, as a worker writes one this late
+            write(GameRecord(f"g{gid}", "p1", 1, "b", "w", "", moves=line))
+            page.locator(f"#moves tr >> nth={n}").wait_for(timeout=30_000)
+        with make.begin() as s:
+            game = s.get(ArenaGame, gid)
+            arena.write_record(game, GameRecord(f"g{gid}", "p1", 1, "b", "w", "", moves=lines[-1], result="1-0",
+                                                reason="normal"))  # fmt: skip
+        page.locator("#game-status:has-text('done')").wait_for(timeout=30_000)
+        assert page.evaluate("window.notReloaded") is True  # the same page all along
+        assert page.locator("#moves tr").count() == len(lines) + 1
+        assert page.get_attribute("#game", "data-settled") == "true"
         assert problems == []
     finally:
         server.stop()

@@ -7,7 +7,6 @@ password is changed only with the current one."""
 
 from __future__ import annotations
 
-import shutil
 import time
 from typing import Any
 
@@ -38,19 +37,6 @@ from test_portal import (  # noqa: E402
     library_result,
     make_course,
 )
-
-CHROMIUMS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-
-
-@pytest.fixture
-def chromium():
-    binary = next((p for p in map(shutil.which, CHROMIUMS) if p), None)
-    if binary is None:
-        pytest.skip("no Chromium installed (apt-get install chromium)")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=binary, args=["--no-sandbox", "--disable-gpu"])
-        yield browser
-        browser.close()
 
 
 @pytest.mark.slow  # a browser, a server and two gradings: 10-20 s

@@ -6,12 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import glob
-import os
 import secrets
-import shutil
-import subprocess
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -53,61 +48,10 @@ ROOT = Path(__file__).resolve().parent.parent
 NEGAMAX = ROOT / "submissions" / "negamax.py"
 
 
-def _postgres_bin() -> str | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-    return str(Path(found[-1]).parent) if found else shutil.which("initdb") and str(Path(shutil.which("initdb")).parent)
-
-
-@pytest.fixture(scope="module")
-def postgres():
-    """A PostgreSQL server of this module's own, on a Unix socket in its own temporary folder
-    (run as the postgres user when the tests run as root: initdb refuses root); its base URL."""
-    pytest.importorskip("psycopg", reason='PostgreSQL is reached through psycopg 3: pip install -e ".[portal]"')
-    where = _postgres_bin()
-    if where is None:
-        pytest.skip("PostgreSQL is not installed (apt-get install postgresql): its half of these tests cannot run")
-    folder = tempfile.mkdtemp(prefix="grader-test-pg-")
-    as_user: list[str] = []
-    if os.geteuid() == 0:
-        shutil.chown(folder, "postgres", "postgres")
-        as_user = ["runuser", "-u", "postgres", "--"]
-    data = os.path.join(folder, "data")
-    run = lambda *args: subprocess.run([*as_user, *args], capture_output=True, text=True, timeout=120)  # noqa: E731
-    made = run(f"{where}/initdb", "-D", data, "-A", "trust", "-U", "grader", "-N")
-    if made.returncode != 0:
-        shutil.rmtree(folder, ignore_errors=True)
-        pytest.fail(f"initdb failed: {made.stderr[-2000:]}")
-    started = run(f"{where}/pg_ctl", "-D", data, "-l", os.path.join(folder, "log"), "-w", "-o",
-                  f"-k {folder} -c listen_addresses='' -c fsync=off -c max_connections=100", "start")  # fmt: skip
-    if started.returncode != 0:
-        log = Path(folder, "log").read_text() if Path(folder, "log").exists() else ""
-        shutil.rmtree(folder, ignore_errors=True)
-        pytest.fail(f"PostgreSQL did not start: {started.stderr[-1000:]} {log[-2000:]}")
-    try:
-        yield f"postgresql://grader@/{{db}}?host={folder}"
-    finally:
-        run(f"{where}/pg_ctl", "-D", data, "-m", "immediate", "stop")
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request, tmp_path):
-    """A new, empty database of each kind."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'portal.sqlite3'}"
-    base = request.getfixturevalue("postgres")
-    name = "t_" + secrets.token_hex(6)
-    admin = connect(base.format(db="postgres")).execution_options(isolation_level="AUTOCOMMIT")
-    with admin.connect() as c:
-        c.execute(text(f"CREATE DATABASE {name}"))
-    admin.dispose()
-    return base.format(db=name)
-
-
 @pytest.fixture
-def db(url, tmp_path):
+def db(database, tmp_path):
     """(sessionmaker, course, a student) on a migrated database, the demo course's Othello lab unlimited."""
-    engine = connect(url)
+    engine = connect(database)
     upgrade(engine)
     make = sessions(engine)
     course = load_course(make_demo_course(tmp_path / "course"))
@@ -118,8 +62,8 @@ def db(url, tmp_path):
     engine.dispose()
 
 
-def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(url):
-    engine = connect(url)
+def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(database):
+    engine = connect(database)
     upgrade(engine)
     upgrade(engine)  # every start runs it
     tables = set(inspect(engine).get_table_names())
@@ -155,8 +99,8 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(url):
     engine.dispose()
 
 
-def test_an_older_database_is_upgraded_keeping_its_rows(url):
-    engine = connect(url)
+def test_an_older_database_is_upgraded_keeping_its_rows(database):
+    engine = connect(database)
     upgrade(engine, "0001")
     with engine.begin() as c:
         assert "releases" not in inspect(c).get_table_names()
@@ -177,10 +121,10 @@ def test_an_older_database_is_upgraded_keeping_its_rows(url):
     engine.dispose()
 
 
-def test_a_job_running_before_leases_is_queued_again_by_their_migration(url):
+def test_a_job_running_before_leases_is_queued_again_by_their_migration(database):
     """A server of before leases requeued its running jobs at start; a job it left running has
     no lease to expire, so the migration that brings leases queues it."""
-    engine = connect(url)
+    engine = connect(database)
     upgrade(engine, "0006")
     with engine.begin() as c:
         c.execute(
@@ -552,11 +496,11 @@ def test_an_extension_moves_the_deadlines_and_the_late_flags(db):
         assert s.get(Submission, sid).late == 0 and deadlines(s, student, lab).extra_days == 3
 
 
-def test_the_sign_in_limit_is_shared_by_every_server_process(db, url):
+def test_the_sign_in_limit_is_shared_by_every_server_process(db, database):
     """Failures counted through one engine (one server process) block through another, and
     only those within the window count."""
     make, _, _ = db
-    other = connect(url)
+    other = connect(database)
     make_other = sessions(other)
     limit = SignInLimit(failures=5, seconds=900)
     with make.begin() as s:

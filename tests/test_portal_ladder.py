@@ -49,8 +49,6 @@ from grader.portal.ladders import ladders  # noqa: E402
 from grader.tournaments.games import GameRecord  # noqa: E402
 from grader.tournaments.grades import ShareGrade, grade_by_share  # noqa: E402
 
-from test_portal_db import postgres  # noqa: E402, F401  (the fixture)
-
 COURSE_YAML = """\
 title: Ladders
 instructors: [prof@example.edu]

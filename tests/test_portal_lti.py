@@ -10,7 +10,6 @@ import html
 import json
 import re
 import secrets
-import shutil
 import socket
 import threading
 import time
@@ -41,8 +40,6 @@ from grader.portal.lti.grades import MAX_ATTEMPTS, GradeSync  # noqa: E402
 from grader.portal.lti.launch import role_of  # noqa: E402
 
 from test_portal import Client, Server  # noqa: E402
-from test_portal_db import postgres  # noqa: E402,F401 (a fixture: the PostgreSQL server that url needs)
-from test_portal_db import url as database_url  # noqa: E402,F401,F811 (a fixture: a database of each kind)
 
 ROOT = Path(__file__).resolve().parent.parent
 MINIMAX = ROOT / "submissions" / "tictactoe" / "minimax.py"
@@ -476,7 +473,7 @@ def test_rotating_the_tools_key_keeps_the_old_one_in_its_jwks(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_score_the_platform_never_takes_ends_failed_for_staff_and_the_grade_stays(database_url, tmp_path):  # noqa: F811
+def test_a_score_the_platform_never_takes_ends_failed_for_staff_and_the_grade_stays(database, tmp_path):
     """On SQLite and PostgreSQL: a platform that cannot be reached gets MAX_ATTEMPTS tries, each
     counted, then the score is marked failed with the error; the submission keeps its grade,
     and sending it again records a new score to send."""
@@ -489,7 +486,7 @@ def test_a_score_the_platform_never_takes_ends_failed_for_staff_and_the_grade_st
     (folder / "course.yaml").write_text((folder / "course.yaml").read_text() + (
         f"lti:\n  platforms:\n    - {{issuer: {where}, client_id: c, deployment_ids: [d], auth_login_url: {where}/auth,"
         f" token_url: {where}/token, jwks_url: {where}/jwks}}\n"))  # fmt: skip
-    engine = connect(database_url)
+    engine = connect(database)
     upgrade(engine)
     make = sessions(engine)
     with make.begin() as s:
@@ -525,20 +522,6 @@ def test_a_score_the_platform_never_takes_ends_failed_for_staff_and_the_grade_st
     finally:
         grades.stop()
         engine.dispose()
-
-
-@pytest.fixture
-def chromium():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright")
-    from test_portal_browser import CHROMIUMS
-
-    binary = next((p for p in map(shutil.which, CHROMIUMS) if p), None)
-    if binary is None:
-        pytest.skip("no Chromium installed (apt-get install chromium)")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=binary, args=["--no-sandbox", "--disable-gpu"])
-        yield browser
-        browser.close()
 
 
 @pytest.mark.slow  # a browser and a server: several seconds

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 import signal
 import subprocess
 import sys
@@ -20,7 +19,7 @@ import pytest
 pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
 
 from click.testing import CliRunner  # noqa: E402
-from sqlalchemy import select, text  # noqa: E402
+from sqlalchemy import select  # noqa: E402
 
 from grader.cli import main  # noqa: E402
 from grader.portal.course.course import load_course  # noqa: E402
@@ -29,23 +28,8 @@ from grader.portal.database.models import GRADED, Job, Submission, User  # noqa:
 from grader.portal.jobs.queue import used_today  # noqa: E402
 
 from test_portal import NEGAMAX, Client, Server, library_result, make_course  # noqa: E402
-from test_portal_db import postgres  # noqa: E402, F401  (the fixture)
 
 WITHIN = 120  # seconds: how long a record may take to say what the test waits for, on a loaded machine
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database(request, tmp_path):
-    """The URL of a new, empty database of each kind."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'shared.sqlite3'}"
-    base = request.getfixturevalue("postgres")
-    name = "t_" + secrets.token_hex(6)
-    admin = connect(base.format(db="postgres")).execution_options(isolation_level="AUTOCOMMIT")
-    with admin.connect() as c:
-        c.execute(text(f"CREATE DATABASE {name}"))
-    admin.dispose()
-    return base.format(db=name)
 
 
 class Worker:

@@ -267,10 +267,18 @@ def seed_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]
     return decorate
 
 
-def jobs_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """--jobs: ``what`` runs at once ('Games at once')."""
+def jobs_option(
+    what: str, default: str = "config, else the number of cores"
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--jobs: ``what`` runs at once ('Games at once'), ``default`` when not given."""
     return click.option("--jobs", type=click.IntRange(min=1), default=None,
-                        help=f"{what} (default: config, else the number of cores).")  # fmt: skip
+                        help=f"{what} (default: {default}).")  # fmt: skip
+
+
+def fmt_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """--fmt: the format of a printed table (tabulate's)."""
+    return click.option("--fmt", default="simple", show_default=True,
+                        help="The table's format (tabulate's: github, grid...).")(fn)  # fmt: skip
 
 
 def time_limit_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
