@@ -330,4 +330,8 @@ def test_a_results_file_in_a_folder_the_user_may_not_enter_is_one_line(tmp_path)
                                "--json", "locked/x.json"], cwd=tmp_path, capture_output=True, text=True)  # fmt: skip
     finally:
         locked.chmod(0o700)
-    assert (done.returncode, done.stdout, done.stderr) == (1, "", "Error: cannot write 'locked/x.json': Permission denied\n")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        1,
+        "",
+        "Error: cannot write 'locked/x.json': Permission denied\n",
+    )

@@ -223,7 +223,7 @@ def test_a_solve_signalled_at_any_point_is_interrupted_when_the_signal_was_not_i
 TTT_MINIMAX = ROOT / "submissions" / "tictactoe" / "minimax.py"
 QUICK_GTP = "boardsize 7\n10 solve\n#? [unknown]\n"
 COMMANDS = {  # every long command, on work of a second or so
-    "prove": ["prove", str(TTT_MINIMAX), "--game", "tictactoe", "--jobs", "1"],
+    "prove": ["prove", str(TTT_MINIMAX), "--game", "tictactoe", "--from", "xoxo.....", "x", "--as", "x", "--jobs", "1"],
     "grade": ["grade", str(GREEDY), "--boards", "b.txt", "--jobs", "1"],
     "class": ["grade", "class", "--boards", "b.txt", "--jobs", "1", "--out", "run"],
     "tournament": ["tournament", str(GREEDY), str(ROOT / "submissions" / "random_mover.py"), "--rounds", "1",
