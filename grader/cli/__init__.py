@@ -7,10 +7,11 @@ imported when the command runs (or its help is asked for), so that ``grader --he
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import click
 
-from ..stop import STARTING
+from ..stop import STARTING, exit_status, interrupt_reason
 from ..version import __version__
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -58,6 +59,17 @@ class _Commands(click.Group):
             raise SystemExit(130) from None
         command.short_help = short_help
         return command
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """The command; a KeyboardInterrupt it left (a signal before its run began or after it
+        ended, or in a command that is no run) is one line and exit status 130 or 143, never
+        click's bare 'Aborted!'."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as e:
+            reason = interrupt_reason(e)
+            click.echo(f"I{reason[1:]}.", err=True)
+            raise SystemExit(exit_status(reason)) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]

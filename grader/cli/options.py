@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
-import signal
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -19,7 +18,7 @@ from ..errors import GraderError, GraderWarning, OptionError
 from ..games import BACKENDS, Game, available
 from ..grading.plans import Plan, plan_for
 from ..runs.text import plural
-from ..stop import Stop, on_signals
+from ..stop import Stop, answering_signals, on_signals, signal_point
 
 _UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
@@ -38,13 +37,14 @@ def echo(message: Any = "", **kwargs: Any) -> None:
 
 def fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Library errors become click's one-line 'Error: ...' (exit 1); library warnings one
-    'Warning: ...' line on stderr; SIGTERM stops a run the way Ctrl-C does."""
+    'Warning: ...' line on stderr; SIGINT and SIGTERM are a KeyboardInterrupt outside a run
+    (``answering_signals``; the group makes it one line) and stop a run inside one."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        previous = signal.signal(signal.SIGTERM, _sigterm) if _main_thread() else None
         try:
-            with warnings.catch_warnings():
+            with answering_signals(), warnings.catch_warnings():
+                signal_point("command")
                 warnings.simplefilter("always", GraderWarning)
                 warnings.showwarning = _show_warning
                 return fn(*args, **kwargs)
@@ -52,9 +52,6 @@ def fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
             raise click.UsageError(printable(str(e)), click.get_current_context(silent=True)) from None
         except GraderError as e:
             raise click.ClickException(printable(str(e))) from None
-        finally:
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
 
     return wrapper
 
@@ -69,16 +66,6 @@ def stoppable(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*args, stop=stop, **kwargs)
 
     return wrapper
-
-
-def _main_thread() -> bool:
-    import threading
-
-    return threading.current_thread() is threading.main_thread()
-
-
-def _sigterm(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt("SIGTERM")
 
 
 def _show_warning(message: Any, category: type, *args: Any, **kwargs: Any) -> None:

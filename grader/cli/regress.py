@@ -120,6 +120,7 @@ def regress(args: tuple[str, ...], unknown_credit: float | None, unverified_cred
     if out or cluster:
         raise click.UsageError("--out and --cluster are for a class (a folder as PROGRAM); one program runs here")
     command = shlex.join([PYTHON, program]) if program.endswith(".py") and Path(program).is_file() else program
+    settings.check()
     engine = ProtocolEngine.from_command(command, "gtp")
     results = []
     parsed = [capped_timelimits(parse_regress("\n".join(read_lines(f, "regression file")), f, game),

@@ -13,7 +13,7 @@ from alembic.config import Config as AlembicConfig
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event, select
-from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.exc import ArgumentError, DatabaseError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ...errors import GraderError
@@ -45,10 +45,11 @@ def connect(url: str) -> Engine:
             engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
         with engine.connect():
             pass
-    except (ArgumentError, OperationalError, ImportError) as e:
+    except (ArgumentError, DatabaseError, ImportError) as e:  # DatabaseError: 'file is not a database' too
         cause = str(getattr(e, "orig", None) or e).strip().splitlines()[0]
-        raise GraderError(f"cannot open the database {hide_password(url)}: {cause} "
-                          "(give sqlite:///FILE or postgresql://USER@HOST/NAME)") from None  # fmt: skip
+        fix = ("give the portal's database file, or a new file's name to make one" if "not a database" in cause
+               else "give sqlite:///FILE or postgresql://USER@HOST/NAME")  # fmt: skip
+        raise GraderError(f"cannot open the database {hide_password(url)}: {cause} ({fix})") from None
     return engine
 
 
