@@ -43,6 +43,12 @@ def use_signin_token(session: Session, token: str) -> User | None:
     return session.get(User, found.user_id)
 
 
+def forget_links(session: Session, user: User) -> int:
+    """Cancel the user's sign-in links not used yet (their password changed): the count."""
+    done = session.execute(delete(SignInToken).where(SignInToken.user_id == user.id, SignInToken.used_at.is_(None)))
+    return int(getattr(done, "rowcount", 0) or 0)
+
+
 class TooManyFailures(GraderError):
     """A sign-in refused unchecked: the address has used up its failures for now."""
 

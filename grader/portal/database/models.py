@@ -1,5 +1,5 @@
-"""The portal's tables (SQLAlchemy 2): people, sign-in links, API tokens, submissions with their results,
-uploads counted per day, and the queue of grading jobs. migrations/ creates them (Alembic)."""
+"""The portal's tables (SQLAlchemy 2): people, their sessions, sign-in links, API tokens, submissions with
+their results, uploads counted per day, and the queue of grading jobs. migrations/ creates them (Alembic)."""
 
 from __future__ import annotations
 
@@ -56,6 +56,21 @@ class SignInToken(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
     expires_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
     used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class WebSession(Base):
+    """A browser signed in: its cookie holds a random id, of which only the SHA-256 is kept, so
+    a session ends for every copy of the cookie once its row is gone (signing out, a password
+    changed, idle too long, 14 days old, ended by its user or an instructor)."""
+
+    __tablename__ = "web_sessions"
+    digest: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    last_seen_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    client: Mapped[str] = mapped_column(String(64), default="")  # the address it signed in from
+    last_client: Mapped[str] = mapped_column(String(64), default="")  # the address it was last seen from
+    user_agent: Mapped[str] = mapped_column(String(200), default="")  # the browser's, at sign-in
 
 
 class Submission(Base):

@@ -1,6 +1,6 @@
 """The middleware every request passes: the security headers (a Content-Security-Policy on
-every page), ``/api/...`` answered as JSON, the signed session cookie, and the size limit on
-a request's body, enforced before the body is read."""
+every page), ``/api/...`` answered as JSON, the signed cookie carrying the session's id, and
+the size limit on a request's body, enforced before the body is read."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from starlette.responses import (
     Response,
 )
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..accounts.sessions import SESSION_DAYS
 
 FORM_ROOM = 64 * 1024  # what a request may carry besides the uploaded file: fields, multipart headers
 
@@ -73,11 +75,9 @@ class ApiPaths:
 SESSION_COOKIE = "grader_session"
 
 
-SESSION_DAYS = 14
-
-
 class Sessions:
-    """The signed session cookie (Starlette's): HttpOnly, SameSite=Lax, and Secure when the
+    """The signed cookie (Starlette's) carrying the session's id (its row: ``accounts.sessions``)
+    and the CSRF token: HttpOnly, SameSite=Lax, and Secure when the
     request came over https (directly, or through a proxy that uvicorn trusts, by its
     X-Forwarded-Proto) or the portal's public address is https (``always_secure``)."""
 
