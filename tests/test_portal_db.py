@@ -151,7 +151,7 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(url):
         "api_tokens",
     } <= tables
     with engine.connect() as c:
-        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0009",)]
+        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0010",)]
     engine.dispose()
 
 
