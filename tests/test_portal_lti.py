@@ -107,10 +107,16 @@ class Platform:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
-    def registration(self) -> str:
-        return (f"lti:\n  platforms:\n    - issuer: {self.url}\n      client_id: {CLIENT_ID}\n"
+    def registration(self, trust_emails: bool = False) -> str:
+        """course.yaml's ``lti:`` key registering the tool on this platform alone."""
+        return "lti:\n  platforms:\n" + self.entry(trust_emails)
+
+    def entry(self, trust_emails: bool = False) -> str:
+        """This platform's item of ``lti.platforms`` (its e-mails trusted or not)."""
+        return (f"    - issuer: {self.url}\n      client_id: {CLIENT_ID}\n"
                 f"      deployment_ids: ['{DEPLOYMENT}']\n      auth_login_url: {self.url}/auth\n"
-                f"      token_url: {self.url}/token\n      jwks_url: {self.url}/jwks\n")  # fmt: skip
+                f"      token_url: {self.url}/token\n      jwks_url: {self.url}/jwks\n"
+                + ("      trust_emails: true\n" if trust_emails else ""))  # fmt: skip
 
     def claims(self, sub: str, role: str, kind: str = "LtiResourceLinkRequest", **more) -> dict:
         """A launch's claims as the IMS reference implementation sends them."""
@@ -200,13 +206,25 @@ def post_launch(client: Client, action: str, fields: dict) -> httpx.Response:
     return client.http.post(action, data=fields, headers={"Accept": "text/html"})
 
 
+STAFF = ("t-1", "t-2", "t-9")  # the platform users the tests launch as instructors
+
+
+def add_to_roster(course: Path, rows: list[tuple[str, str, str]]) -> None:
+    """The demo course's roster with a Role column and ``rows`` (e-mail, name, role) added."""
+    lines = (course / "roster.csv").read_text().splitlines()
+    text = lines[0] + ",Role\n" + "".join(f"{line},student\n" for line in lines[1:] if line)
+    (course / "roster.csv").write_text(text + "".join(f"{e},{n},{r}\n" for e, n, r in rows))
+
+
 @pytest.fixture(scope="module")
 def tool(tmp_path_factory):
-    """A test platform and the portal registered on it."""
+    """A test platform whose e-mails the course trusts (as a Canvas whose addresses the school
+    sets), and the portal registered on it; its instructors on the roster."""
     tmp = tmp_path_factory.mktemp("lti")
     platform = Platform()
     course = make_demo_course(tmp / "course")
-    (course / "course.yaml").write_text((course / "course.yaml").read_text() + platform.registration())
+    (course / "course.yaml").write_text((course / "course.yaml").read_text() + platform.registration(True))
+    add_to_roster(course, [(f"{t}@platform.example", f"Teacher {t}", "instructor") for t in STAFF])
     server = Server(course, tmp)
     platform.tool_jwks = server.url + "/lti/jwks"
     yield {"platform": platform, "server": server}
@@ -262,7 +280,7 @@ def test_scores_graded_by_a_remote_worker_reach_the_platform_after_a_rerun_and_a
 
     platform = Platform()
     course = make_demo_course(tmp_path / "course")
-    (course / "course.yaml").write_text((course / "course.yaml").read_text() + platform.registration())
+    (course / "course.yaml").write_text((course / "course.yaml").read_text() + platform.registration(True))
     server = Server(course, tmp_path, None, "--workers", "0")
     platform.tool_jwks = server.url + "/lti/jwks"
     worker = Worker(course, f"sqlite:///{course / '.portal' / 'portal.sqlite3'}")
@@ -435,6 +453,11 @@ def test_a_launchs_roles_give_the_portals_role(roles, role):
         ("lti: {platforms: [{issuer: https://canvas.instructure.com}]}", "give client_id, deployment_ids"),
         ("lti: {url: ftp://x, platforms: []}", "'lti.url' must be an https:// address"),
         ("lti: {secret: 1}", "unknown key 'lti.secret'"),
+        (
+            "lti: {platforms: [{issuer: i, client_id: c, deployment_ids: [d], auth_login_url: https://a, token_url: "
+            "https://a, jwks_url: https://a, trust_emails: 'yes'}]}",
+            "'lti.platforms[0].trust_emails' must be true or false",
+        ),
     ],
 )
 def test_a_bad_registration_is_refused_in_one_line(tmp_path, lti, says):

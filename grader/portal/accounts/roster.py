@@ -88,10 +88,10 @@ def import_roster(session: Session, entries: list[RosterEntry], uploader: User |
             raise GraderError(f"the roster makes {entry.email} a {entry.role}, but course.yaml names them an "
                               f"instructor: give their row the role {INSTRUCTOR}, or change course.yaml")  # fmt: skip
         if user is None:
-            session.add(User(email=entry.email, name=entry.name, role=entry.role))
+            session.add(User(email=entry.email, name=entry.name, role=entry.role, rostered=True))
             added += 1
         else:
-            user.name, user.role = entry.name, entry.role
+            user.name, user.role, user.rostered = entry.name, entry.role, True
     session.flush()
     return added
 
@@ -104,11 +104,12 @@ def roster_file(path: Path) -> list[RosterEntry]:
 
 
 def ensure_user(session: Session, email: str, name: str, role: str) -> User:
+    """The user of ``email`` with ``role`` (course.yaml's instructors): made, or given the role."""
     user = session.scalar(select(User).where(User.email == email))
     if user is None:
-        user = User(email=email, name=name, role=role)
+        user = User(email=email, name=name, role=role, rostered=True)
         session.add(user)
         session.flush()
-    elif user.role != role:
-        user.role = role
+    else:
+        user.role, user.rostered = role, True
     return user

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import DateTime, ForeignKey, Integer, LargeBinary, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, LargeBinary, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 STUDENT, TA, INSTRUCTOR = "student", "ta", "instructor"
@@ -42,6 +42,8 @@ class User(Base):
     role: Mapped[str] = mapped_column(String(16))
     password_hash: Mapped[str | None] = mapped_column(String(200), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    # the roster or course.yaml gave the name and role (an LTI launch never rewrites them; else a launch made the user)
+    rostered: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     @property
     def staff(self) -> bool:
