@@ -188,3 +188,79 @@ def sync(course: str | None, database: str | None) -> None:
     change = "changed: running servers load it within a second" if done.changed else "unchanged"
     echo(f"Synced {loaded.title} ({loaded.folder}): {len(loaded.assignments)} assignments, "
          f"{done.people} people on the roster ({done.added} new); {change}")  # fmt: skip
+
+
+def _database_of(course: str | None, database: str | None) -> str:
+    """--database, else the SQLite database of COURSE's .portal/ (the demo course's without COURSE)."""
+    from pathlib import Path
+
+    from ..errors import ConfigError
+    from ..portal.course.course import DEMO_FOLDER
+    from ..portal.database.db import DB_FILE
+
+    if database is not None:
+        return database
+    folder = Path(course) if course is not None else Path.cwd() / DEMO_FOLDER
+    found = folder / ".portal" / DB_FILE
+    if not found.is_file():
+        raise ConfigError(f"no portal database in {folder / '.portal'}: give the COURSE folder its server serves, "
+                          "or --database URL")  # fmt: skip
+    return f"sqlite:///{found}"
+
+
+@portal_group.command(
+    help="""Back up COURSE's portal database to FILE: every upload, grade, extension, release,
+    audit row, arena version, ladder game and LTI key, with the revision of its tables. Taken
+    while the portal serves and grades (one snapshot of every table, that holds nobody up).
+    The file restores into an empty SQLite or PostgreSQL database alike (grader portal
+    restore), so it also moves a course from one to the other. FILE is written whole or not
+    at all.
+
+    \b
+    Examples:
+      grader portal backup course/ --out portal-backup.jsonl.gz
+      grader portal backup course/ --database postgresql://grader@db/portal --out /backups/portal-$(date +%F).jsonl.gz
+    """,
+)
+@click.argument("course", required=False, type=click.Path(file_okay=False))
+@click.option("--out", required=True, type=click.Path(dir_okay=False), metavar="FILE", help="The backup to write.")
+@click.option("--database", default=None, metavar="URL",
+              help="The database its servers use (default: SQLite in COURSE/.portal/).")  # fmt: skip
+@fail_cleanly
+def backup(course: str | None, out: str, database: str | None) -> None:
+    check_extra()
+    from ..portal.database.backup import backup as take
+    from ..runs.text import plural
+
+    done = take(_database_of(course, database), out)
+    counts = done.rows
+    echo(f"Backed up {plural(counts.get('submissions', 0), 'upload', 'uploads')}, {plural(counts.get('users', 0), 'person', 'people')} "
+         f"and {plural(sum(counts.values()), 'row', 'rows')} in {plural(len(counts), 'table', 'tables')} (revision {done.revision}) "
+         f"to {done.path} ({done.size / 1e6:.1f} MB)")  # fmt: skip
+
+
+@portal_group.command(
+    help="""Restore a backup of grader portal backup into the empty database URL: its tables
+    made, every row written, and the tables upgraded to this grader's newest revision, all in
+    one transaction (all done, or nothing). A database that has tables is refused, and so is a
+    backup of a newer grader. Then start grader serve COURSE --database URL on it.
+
+    \b
+    Examples:
+      grader portal restore portal-backup.jsonl.gz --database sqlite:///course/.portal/portal.sqlite3
+      grader portal restore portal-backup.jsonl.gz --database postgresql://grader@db/portal
+    """,
+)
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--database", required=True, metavar="URL",
+              help="An empty database: sqlite:///FILE (made if missing) or postgresql://USER@HOST/NAME (createdb NAME).")  # fmt: skip
+@fail_cleanly
+def restore(file: str, database: str) -> None:
+    check_extra()
+    from ..portal.database.backup import restore as put_back
+    from ..runs.text import plural
+
+    done = put_back(file, database)
+    upgraded = f", upgraded to {done.head}" if done.head != done.revision else ""
+    echo(f"Restored {plural(done.rows.get('submissions', 0), 'upload', 'uploads')} and {plural(sum(done.rows.values()), 'row', 'rows')} "
+         f"into {done.database} (revision {done.revision}{upgraded})")  # fmt: skip
