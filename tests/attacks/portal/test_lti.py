@@ -18,8 +18,6 @@ from grader.portal.course.course import DEMO_INSTRUCTOR, DEMO_STUDENTS, make_dem
 from grader.portal.database.db import connect, upgrade  # noqa: E402
 
 from test_portal import Client, Server  # noqa: E402
-from test_portal_db import postgres  # noqa: E402,F401 (a fixture: the PostgreSQL server that url needs)
-from test_portal_db import url as database_url  # noqa: E402,F401 (a fixture: a database of each kind)
 from test_portal_lti import Platform, add_to_roster, launch  # noqa: E402
 
 TA = "ta@example.edu"
@@ -115,10 +113,10 @@ def test_an_instructor_launch_of_someone_off_the_roster_is_a_student(lms):
         assert outsider.get("/class").status_code == 404
 
 
-def test_the_migration_marks_the_users_no_launch_made_as_rostered(database_url):  # noqa: F811
+def test_the_migration_marks_the_users_no_launch_made_as_rostered(database):
     """On SQLite and PostgreSQL: users of before 0010 whom no launch linked came from the roster
     or course.yaml (their names and roles a launch keeps); a launch's own are not."""
-    engine = connect(database_url)
+    engine = connect(database)
     upgrade(engine, "0009")
     with engine.begin() as c:
         for email in ("roster@x.org", "launched@x.org"):

@@ -20,7 +20,6 @@ from grader.portal.database.db import connect, sessions  # noqa: E402
 from grader.portal.database.models import AuditEntry, User, WebSession  # noqa: E402
 
 from test_portal import NEGAMAX, Client, Server, make_course  # noqa: E402
-from test_portal_db import postgres  # noqa: E402, F401  (the fixture)
 
 IDLE_HOURS = 2  # the course's session_idle_hours here
 
