@@ -152,6 +152,45 @@ def chromium():
         browser.close()
 
 
+# The course portal served for a test module's tests (tests/portal_server.py).
+
+
+@pytest.fixture(scope="module")
+def portal(tmp_path_factory):
+    """One server for the module's tests: the course, the server, the instructor and each student's client."""
+    from grader.portal.course.course import load_course
+
+    from portal_server import Client, Server, make_course
+
+    tmp = tmp_path_factory.mktemp("portal")
+    course = make_course(tmp / "course")
+    server = Server(course, tmp)
+    instructor = Client(server.url)
+    instructor.sign_in(server.link)
+    links = instructor.post("/class/links").json()["links"]
+    students = {}
+    for entry in links:
+        c = Client(server.url)
+        c.sign_in(entry["link"])
+        students[entry["email"]] = c
+    yield {"course": load_course(course), "server": server, "instructor": instructor, "students": students, "tmp": tmp}
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def graded_pair(portal):
+    """negamax.py and wrong_score.py, each uploaded by student 1 and graded by the portal."""
+    from portal_server import NEGAMAX, WRONG
+
+    me = portal["students"]["s1@example.edu"]
+    out = {}
+    for script in (NEGAMAX, WRONG):
+        r = me.upload(script, name=script.name)
+        assert r.status_code == 201, r.text
+        out[script.name] = me.graded(r.json()["id"])
+    return out
+
+
 def _git_status() -> str | None:
     """The checkout's ``git status`` (None outside a git checkout or without git)."""
     if shutil.which("git") is None or not (ROOT / ".git").exists():

@@ -46,7 +46,7 @@ from grader.portal.database.models import User  # noqa: E402
 from grader.portal.pages import arena as arena_pages  # noqa: E402
 from grader.tournaments.games import GameRecord  # noqa: E402
 
-from test_portal import ROOT, Client, Server, make_course  # noqa: E402
+from portal_server import ROOT, Client, Server, make_course  # noqa: E402
 from test_portal_workers import Worker, _until  # noqa: E402
 
 

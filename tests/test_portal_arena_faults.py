@@ -25,7 +25,7 @@ from sqlalchemy import func, select  # noqa: E402
 from grader.portal.database.arena import DONE, LIMIT, OK, ArenaGame, ArenaTest, EngineVersion, GameJob  # noqa: E402
 from grader.portal.database.db import connect, sessions  # noqa: E402
 
-from test_portal import Client, Server, make_course  # noqa: E402
+from portal_server import Client, Server, make_course  # noqa: E402
 from test_portal_arena import nboard_archive  # noqa: E402
 from test_portal_workers import _until  # noqa: E402
 

@@ -27,7 +27,7 @@ from grader.portal.course.sync import apply  # noqa: E402
 from grader.portal.database.db import connect, sessions, upgrade  # noqa: E402
 from grader.portal.ladders import ladders  # noqa: E402
 
-from test_portal import (  # noqa: E402
+from portal_server import (  # noqa: E402
     GRADED_WITHIN,
     NEGAMAX,
     WRONG,

@@ -457,7 +457,7 @@ def test_a_worker_grades_as_grade_does_and_a_grader_error_is_not_counted(db):
 @pytest.mark.slow
 def test_the_server_grades_uploads_on_postgresql(postgres, tmp_path):
     """grader serve --database postgresql://...: an upload graded as grade grades it."""
-    from test_portal import NEGAMAX, Client, Server, library_result, make_course
+    from portal_server import NEGAMAX, Client, Server, library_result, make_course
 
     name = "t_" + secrets.token_hex(6)
     admin = connect(postgres.format(db="postgres")).execution_options(isolation_level="AUTOCOMMIT")

@@ -549,7 +549,7 @@ def roster_course(ladder_course, tmp_path: Path, students: int, entered: int):
 
 @pytest.mark.slow  # a server of its own: 5-10 s
 def test_the_ladder_pages_over_http_for_staff_and_students(tmp_path, ladder_course):
-    from test_portal import Client, Server
+    from portal_server import Client, Server
 
     folder, url, engine, make, course = roster_course(ladder_course, tmp_path, students=5, entered=4)
     with make.begin() as s:
@@ -628,7 +628,7 @@ def test_grader_arena_reaches_the_ladders_with_the_rights_of_the_tokens_user(tmp
     from grader.cli import main
     from grader.tournaments.tables import share_grades_table
 
-    from test_portal import Client, Server
+    from portal_server import Client, Server
 
     folder, url, engine, make, course = roster_course(ladder_course, tmp_path, students=7, entered=6)
     with make.begin() as s:

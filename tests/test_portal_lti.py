@@ -39,7 +39,7 @@ from grader.portal.lti import keys as lti_keys  # noqa: E402
 from grader.portal.lti.grades import MAX_ATTEMPTS, GradeSync  # noqa: E402
 from grader.portal.lti.launch import role_of  # noqa: E402
 
-from test_portal import Client, Server  # noqa: E402
+from portal_server import Client, Server  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 MINIMAX = ROOT / "submissions" / "tictactoe" / "minimax.py"

@@ -27,7 +27,7 @@ from grader.portal.database.db import connect, sessions, upgrade  # noqa: E402
 from grader.portal.database.models import GRADED, Job, Submission, User  # noqa: E402
 from grader.portal.jobs.queue import used_today  # noqa: E402
 
-from test_portal import NEGAMAX, Client, Server, library_result, make_course  # noqa: E402
+from portal_server import NEGAMAX, Client, Server, library_result, make_course  # noqa: E402
 
 WITHIN = 120  # seconds: how long a record may take to say what the test waits for, on a loaded machine
 

@@ -17,7 +17,7 @@ from sqlalchemy import text  # noqa: E402
 from grader.portal.course.course import DEMO_INSTRUCTOR, DEMO_STUDENTS, make_demo_course  # noqa: E402
 from grader.portal.database.db import connect, upgrade  # noqa: E402
 
-from test_portal import Client, Server  # noqa: E402
+from portal_server import Client, Server  # noqa: E402
 from test_portal_lti import Platform, add_to_roster, launch  # noqa: E402
 
 TA = "ta@example.edu"

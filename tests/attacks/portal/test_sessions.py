@@ -19,7 +19,7 @@ from sqlalchemy import select, text, update  # noqa: E402
 from grader.portal.database.db import connect, sessions  # noqa: E402
 from grader.portal.database.models import AuditEntry, User, WebSession  # noqa: E402
 
-from test_portal import NEGAMAX, Client, Server, make_course  # noqa: E402
+from portal_server import NEGAMAX, Client, Server, make_course  # noqa: E402
 
 IDLE_HOURS = 2  # the course's session_idle_hours here
 
