@@ -356,3 +356,18 @@ def test_a_plan_of_a_newer_format_says_so(run, tmp_path):
                    f"p.plan: a plan file of format 'grader-plan 99', newer than the 'grader-plan 1' this grader "
                    f"({__version__}) reads: a newer grader wrote it and reads it (pip install -U grader), or make the "
                    "plan again with this one ('grader plan new')")  # fmt: skip
+
+
+@pytest.mark.parametrize("given", ["option", "config"])
+def test_jobs_beyond_what_the_machine_can_run_are_capped_saying_so(run, tmp_path, given):
+    """--jobs 99999999 had been accepted, and shown as the jobs of the run."""
+    most = 4 * (os.cpu_count() or 1)
+    if given == "config":
+        (tmp_path / "config.yaml").write_text("jobs: 99999999\n")
+    result = run("grade", NEGAMAX, "--boards", "b.txt", *(["--jobs", "99999999"] if given == "option" else []))
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    named = "--jobs" if given == "option" else "config.yaml's jobs:"
+    assert lines[0] == (f"Warning: {named} 99,999,999 is more than this machine can run at once "
+                        f"({os.cpu_count()} cores, 4 programs each): {most} jobs run at once")  # fmt: skip
+    assert f", {most} jobs, " in lines[1]

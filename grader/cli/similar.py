@@ -9,7 +9,7 @@ import click
 
 from ..similarity import report_html, report_json, report_table, similar
 from ..similarity.compare import TOP
-from .options import echo, fail_cleanly, json_option
+from .options import capped_jobs, echo, fail_cleanly, json_option
 
 
 @click.command("similar")
@@ -47,7 +47,8 @@ from .options import echo, fail_cleanly, json_option
     "--jobs",
     type=click.IntRange(min=1),
     default=None,
-    help="Processes that fingerprint the files (default: the number of cores).",
+    callback=capped_jobs,
+    help="Processes that fingerprint the files (default: the number of cores; at most 4 per core).",
 )
 @click.option("--fmt", default="simple", show_default=True, help="The table's format (tabulate's: github, grid...).")
 @fail_cleanly
