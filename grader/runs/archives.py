@@ -237,6 +237,12 @@ def _check_member(path: PurePosixPath, size: int, limits: ArchiveLimits) -> None
                           "leave it out of the archive")  # fmt: skip
 
 
+def archive_name(path: Path) -> str:
+    """The archive's name without its suffix ('lab5' of lab5.tar.gz): the student's folder."""
+    suffix = next((s for s in ARCHIVES if path.name.lower().endswith(s)), "")
+    return path.name[: len(path.name) - len(suffix)] or "submission"
+
+
 def read_archive(path: str | Path, limits: ArchiveLimits = LIMITS) -> bytes:
     """The bytes of the archive file at ``path``: ArchiveError for one that cannot be read, or
     is larger than everything it may unpack to."""
@@ -258,8 +264,7 @@ def unpacked(path: str | Path, limits: ArchiveLimits = LIMITS) -> Iterator[Path]
     content = read_archive(p, limits)
     work = Path(work_folder("grader-archive-"))
     try:
-        name = p.name[: -len(next(s for s in ARCHIVES if p.name.lower().endswith(s)))] or "submission"
-        folder = work / name
+        folder = work / archive_name(p)
         folder.mkdir()
         yield unpack_files(p.name, content, folder, limits)
     finally:
