@@ -353,13 +353,14 @@ def test_regress_with_its_arguments_swapped_says_so(tmp_path, monkeypatch, args,
     (SOLVER.read_text(), 0, "  1 tests counted (every test), 100.0/100 (+:1)"),
     ("import sys\nfor line in sys.stdin:\n    print('= draw', end='\\n\\n', flush=True)\n", 0,
      "  1 tests counted (every test), 0.0/100 (v:1)"),
-])  # fmt: skip
+], ids=["crashes", "answers-errors", "right", "wrong"])  # fmt: skip
 def test_regress_exits_as_grade_does(tmp_path, monkeypatch, program, status, last):
     """One rule for both (docs/commands/index.md): 0 for a program judged, whatever its score;
     1 when it could not be judged at all (grade: no test printed a legal move). A program that
     crashed on every test had exited 0 at 0/100."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "f.gtp").write_text(ONE_SOLVE)
+    (tmp_path / "config.yaml").write_text("regress:\n  solve_seconds: 0.5\n")  # 'draw' unsettled at once: 'v'
     (tmp_path / "p.py").write_text(program)
     got = CliRunner().invoke(main, ["regress", "p.py", "f.gtp"])
     assert got.exit_code == status, got.output
