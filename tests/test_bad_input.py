@@ -335,3 +335,39 @@ def test_a_results_file_in_a_folder_the_user_may_not_enter_is_one_line(tmp_path)
         "",
         "Error: cannot write 'locked/x.json': Permission denied\n",
     )
+
+
+@pytest.mark.parametrize("host", ["999.1.1.1", "nosuchhost.invalid"])
+def test_serve_on_an_address_that_is_not_this_machines_names_the_host(run, host):
+    """The advice was 'give another --port'."""
+    pytest.importorskip("starlette")
+    result = run("serve", "--host", host, "--port", "0", "--workers", "0")
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith(f"Error: cannot listen on {host}:0: "), result.output
+    assert result.output.endswith(": give another --host (an address of this machine: 127.0.0.1, 0.0.0.0)\n")
+
+
+def test_a_plan_of_a_newer_format_says_so(run, tmp_path):
+    assert run("plan", "new", "--out", "p.plan").exit_code == 0
+    (tmp_path / "p.plan").write_text((tmp_path / "p.plan").read_text().replace("grader-plan 1", "grader-plan 99"))
+    from grader.version import __version__
+
+    one_line_error(run("grade", NEGAMAX, "--plan", "p.plan"),
+                   f"p.plan: a plan file of format 'grader-plan 99', newer than the 'grader-plan 1' this grader "
+                   f"({__version__}) reads: a newer grader wrote it and reads it (pip install -U grader), or make the "
+                   "plan again with this one ('grader plan new')")  # fmt: skip
+
+
+@pytest.mark.parametrize("given", ["option", "config"])
+def test_jobs_beyond_what_the_machine_can_run_are_capped_saying_so(run, tmp_path, given):
+    """--jobs 99999999 had been accepted, and shown as the jobs of the run."""
+    most = 4 * (os.cpu_count() or 1)
+    if given == "config":
+        (tmp_path / "config.yaml").write_text("jobs: 99999999\n")
+    result = run("grade", NEGAMAX, "--boards", "b.txt", *(["--jobs", "99999999"] if given == "option" else []))
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    named = "--jobs" if given == "option" else "config.yaml's jobs:"
+    assert lines[0] == (f"Warning: {named} 99,999,999 is more than this machine can run at once "
+                        f"({os.cpu_count()} cores, 4 programs each): {most} jobs run at once")  # fmt: skip
+    assert f", {most} jobs, " in lines[1]

@@ -285,3 +285,18 @@ def test_the_site_builds_with_mkdocs_strict(tmp_path):
     assert "--stop-on-error" in page and "grader grade [OPTIONS]" in page  # rendered from the click help
     api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text()
     assert 'id="grader.grade"' in api and "Run every test of" in api  # rendered from the docstring
+
+
+def test_the_readmes_example_output_agrees_with_its_command():
+    """The README showed 'seed 7' under a command that draws a new seed each run (issue 51):
+    the first command, the screen's heading and the screen itself name the same seed."""
+    text = (ROOT / "README.md").read_text()
+    command = re.search(r"```sh\n[^\n]*&& (grader grade [^#\n]*?)\s*#", text).group(1)
+    heading = re.search(r"## One screen: what `([^`]*)` shows", text).group(1)
+    screen = re.search(r"## One screen:.*?```\n(.*?)```", text, re.S).group(1)
+    assert command == heading, (command, heading)
+    shown = set(re.findall(r"seed (\d+)", screen))
+    given = re.search(r"--seed (\d+)", command)
+    assert given is not None and shown == {given.group(1)}, (command, shown)
+    for page in ("index.md", "getting-started.md"):
+        assert command in (DOCS / page).read_text(), page

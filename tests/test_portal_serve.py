@@ -284,3 +284,25 @@ def test_the_portal_modules_are_not_imported_by_the_rest():
             " or m.startswith('grader.portal.')))")  # fmt: skip
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr
+
+
+@pytest.mark.slow  # three servers of their own
+def test_a_second_server_on_the_same_sqlite_database_says_so(tmp_path):
+    """Allowed (several servers may share a database), but it had started without a word."""
+    first = Server(None, tmp_path, None, "--workers", "0")
+    try:
+        assert not any(line.startswith("Warning:") for line in first.lines), first.lines
+        second = Server(None, tmp_path, None, "--workers", "0")
+        try:
+            assert second.lines[0] == (f"Warning: another grader serve (process {first.proc.pid}) is running on this "
+                                       "SQLite database: both serve the course now (stop it if this one was to "
+                                       "replace it)\n")  # fmt: skip
+        finally:
+            second.stop()
+    finally:
+        first.stop()
+    again = Server(None, tmp_path, None, "--workers", "0")  # the first gone: its mark went with it
+    try:
+        assert not any(line.startswith("Warning:") for line in again.lines), again.lines
+    finally:
+        again.stop()

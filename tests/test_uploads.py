@@ -197,3 +197,48 @@ def test_a_command_file_starts_a_gtp_program_and_is_refused_for_a_script_lab(tmp
     assert program is not None and program.protocol == "gtp" and program.argv[1:] == ("{dir}/Gomoku.py", "-q")
     with pytest.raises(UploadError, match="a COMMAND file names a GTP program's command, and this lab runs a script"):
         check_upload("lab.zip", archive, gtp=False)
+
+
+# --- grader grade sub.zip: the same unpacking as an upload's (issue 51) -----------------------
+
+
+def test_grader_grade_grades_an_archive_of_a_folder_as_the_portal_unpacks_it(tmp_path, monkeypatch):
+    """It had said 'make it executable or add a command template for .zip', while the portal
+    took the same archive."""
+    from click.testing import CliRunner
+
+    from grader.cli import main
+
+    from conftest import HANDOUT_BOARD, ROOT
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "b.txt").write_text(f"{HANDOUT_BOARD} x\n")
+    negamax, greedy = (
+        (ROOT / "submissions" / "negamax.py").read_bytes(),
+        (ROOT / "submissions" / "greedy.py").read_bytes(),
+    )
+    (tmp_path / "lab5.zip").write_bytes(zip_of(("lab5/negamax.py", negamax), ("lab5/notes.txt", b"my notes\n")))
+    info = tarfile.TarInfo("negamax.py")
+    (tmp_path / "lab5.tar.gz").write_bytes(tar_of((info, negamax)))
+    (tmp_path / "two.zip").write_bytes(zip_of(("negamax.py", negamax), ("greedy.py", greedy)))
+    (tmp_path / "out.zip").write_bytes(zip_of(("../negamax.py", negamax)))
+    grade = lambda *args: CliRunner().invoke(main, ["grade", *args, "--boards", "b.txt"])  # noqa: E731
+    for archive in ("lab5.zip", "lab5.tar.gz"):
+        got = grade(archive)
+        assert got.exit_code == 0, got.output
+        assert got.output.startswith(f"Grading {archive}: 1 tests")
+        assert "1/1" in got.output and "All tests perfect." in got.output
+    got = grade("two.zip")
+    assert (got.exit_code, got.output) == (
+        1, "Error: two.zip: 2 scripts in the archive (greedy.py, negamax.py): set 'entry' in config.yaml to the one "
+           "to run\n")  # fmt: skip
+    (tmp_path / "config.yaml").write_text("entry: greedy.py\n")
+    assert grade("two.zip").exit_code == 0
+    with pytest.raises(UploadError) as refused:  # the portal's refusal, word for word
+        check_upload("out.zip", (tmp_path / "out.zip").read_bytes())
+    assert grade("out.zip").output == f"Error: {refused.value}\n"
+    got = grade("lab5.zip", "two.zip")  # a class
+    assert got.exit_code == 1
+    assert got.output == ("Error: 'lab5.zip' is an archive: grader grade unpacks one alone (grader grade lab5.zip, as "
+                          "the portal does an upload); in a class, unpack it into the class's folder\n")  # fmt: skip
+    assert not [p for p in tmp_path.iterdir() if p.is_dir()]  # nothing unpacked here

@@ -17,6 +17,7 @@ from ..engines.scripts import RunSettings
 from ..errors import GraderError, GraderWarning, OptionError
 from ..games import BACKENDS, Game, available
 from ..grading.plans import Plan, plan_for
+from ..limits import JOBS_PER_CORE, cap_jobs
 from ..runs.text import plural
 from ..stop import Stop, answering_signals, on_signals, signal_point
 
@@ -254,12 +255,22 @@ def seed_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]
     return decorate
 
 
+def capped_jobs(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    """--jobs at most what this machine can run at once (``max_jobs``), a line saying so when more."""
+    if value is None:
+        return None
+    capped, said = cap_jobs(value, "--jobs")
+    if said:
+        echo(f"Warning: {said}", err=True)
+    return capped
+
+
 def jobs_option(
     what: str, default: str = "config, else the number of cores"
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """--jobs: ``what`` runs at once ('Games at once'), ``default`` when not given."""
-    return click.option("--jobs", type=click.IntRange(min=1), default=None,
-                        help=f"{what} (default: {default}).")  # fmt: skip
+    """--jobs: ``what`` runs at once ('Games at once'), ``default`` when not given, capped (``capped_jobs``)."""
+    return click.option("--jobs", type=click.IntRange(min=1), default=None, callback=capped_jobs,
+                        help=f"{what} (default: {default}; at most {JOBS_PER_CORE} per core).")  # fmt: skip
 
 
 def fmt_option(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -64,6 +64,8 @@ def similar_command(folders: tuple[str, ...], base: tuple[str, ...], archive: tu
             check_output_file(path)
     report = similar(list(folders), list(archive), list(base), top, jobs or os.cpu_count() or 1)
     echo(report_table(report, fmt))
+    if report.not_text:
+        echo(f"Left out, not source text: {', '.join(report.not_text)}")
     archived = sum(s.archive for s in report.submissions)
     echo(f"{len(report.submissions) - archived} submissions, {archived} archived, {report.compared} pairs compared "
          f"in {report.seconds:.1f} s")  # fmt: skip
