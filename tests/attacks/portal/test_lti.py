@@ -131,3 +131,14 @@ def test_the_migration_marks_the_users_no_launch_made_as_rostered(database_url):
         rows = c.execute(text("SELECT email, rostered FROM users ORDER BY email")).all()
     assert [(e, bool(r)) for e, r in rows] == [("launched@x.org", False), ("roster@x.org", True)]
     engine.dispose()
+
+
+def test_a_launch_made_accounts_name_is_shown_without_invisible_characters(lms):
+    """The platform names its user with a right-to-left override and a zero-width space: the
+    account the launch makes is named without them, in the user's pages and the staff's."""
+    platform, student = lms["untrusted"], Client(lms["server"].url)
+    claims = platform.claims("named-1", "Learner", name="Eve\u202enilam\u200b")
+    assert launch(student, platform, claims).status_code == 303
+    assert me(student)["name"] == "Evenilam"
+    page = html.unescape(lms["instructor"].html("/class").text)
+    assert "Evenilam" in page and "\u202e" not in page and "\u200b" not in page
