@@ -158,23 +158,12 @@ def chromium():
 @pytest.fixture(scope="module")
 def portal(tmp_path_factory):
     """One server for the module's tests: the course, the server, the instructor and each student's client."""
-    from grader.portal.course.course import load_course
-
-    from portal_server import Client, Server, make_course
+    from portal_server import make_course, open_portal
 
     tmp = tmp_path_factory.mktemp("portal")
-    course = make_course(tmp / "course")
-    server = Server(course, tmp)
-    instructor = Client(server.url)
-    instructor.sign_in(server.link)
-    links = instructor.post("/class/links").json()["links"]
-    students = {}
-    for entry in links:
-        c = Client(server.url)
-        c.sign_in(entry["link"])
-        students[entry["email"]] = c
-    yield {"course": load_course(course), "server": server, "instructor": instructor, "students": students, "tmp": tmp}
-    server.stop()
+    opened = open_portal(make_course(tmp / "course"), tmp)
+    yield opened
+    opened["server"].stop()
 
 
 @pytest.fixture(scope="module")

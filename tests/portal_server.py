@@ -23,7 +23,7 @@ pytest.importorskip("starlette", reason='the portal needs its extra: pip install
 
 
 from grader.grading.run import grade  # noqa: E402
-from grader.portal.course.course import make_demo_course  # noqa: E402
+from grader.portal.course.course import load_course, make_demo_course  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 NEGAMAX = ROOT / "submissions" / "negamax.py"
@@ -177,3 +177,18 @@ def _sync(course: Path):
     from grader.cli import main
 
     return CliRunner().invoke(main, ["portal", "sync", str(course)])
+
+
+def open_portal(course: Path, tmp: Path) -> dict:
+    """A server of ``course`` and its people signed in: the course, the server, the instructor
+    and each student's client (stop its server when done)."""
+
+    server = Server(course, tmp)
+    instructor = Client(server.url)
+    instructor.sign_in(server.link)
+    students = {}
+    for entry in instructor.post("/class/links").json()["links"]:
+        c = Client(server.url)
+        c.sign_in(entry["link"])
+        students[entry["email"]] = c
+    return {"course": load_course(course), "server": server, "instructor": instructor, "students": students, "tmp": tmp}

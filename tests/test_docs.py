@@ -221,6 +221,32 @@ def test_every_file_the_docs_mention_exists(path):
     assert (ROOT / path).exists(), f"the docs name {path}, which is not in the repository"
 
 
+def security_table() -> set[str]:
+    """The tests (``FILE::TEST``, under tests/) the portal guide's attack table names: its rows
+    of this checkout, not those of a change still to be merged."""
+    text = (DOCS / "guides" / "portal.md").read_text()
+    table = text.split("### The attack suite", 1)[1].split("#### Added with", 1)[0]
+    named = set()
+    for row in (r for r in table.splitlines() if r.startswith("| `")):
+        file = ""
+        for name in re.findall(r"`([^`]+)`", row.split(" | ")[0]):
+            file = name.rpartition("::")[0] or file  # '::test' goes on with the file before it
+            named.add(f"{file}::{name.rpartition('::')[2]}")
+    return named
+
+
+def test_the_security_table_names_every_attack_of_the_suite_and_only_tests_that_exist():
+    """The portal guide's table of attacks is true: each test it names is there, and each test
+    of tests/attacks/portal/ has its row."""
+    named = security_table()
+    for name in sorted(named):
+        file, test = name.split("::")
+        assert re.search(rf"^def {test}\(", (ROOT / "tests" / file).read_text(), re.M), f"no test {name}"
+    suite = {f"attacks/portal/{path.name}::{test}" for path in sorted((ROOT / "tests" / "attacks" / "portal").glob("test_*.py"))
+             for test in re.findall(r"^def (test_\w+)\(", path.read_text(), re.M)}  # fmt: skip
+    assert sorted(suite - named) == [], "attacks without a row in docs/guides/portal.md's table"
+
+
 def readme_commands(text: str) -> tuple[str, str]:
     """The install command and the test command of the first shell block of ``text``."""
     block = re.search(r"```sh\n(.*?)```", text, re.S).group(1).splitlines()

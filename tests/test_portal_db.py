@@ -621,3 +621,21 @@ def test_a_page_reads_while_a_grader_holds_the_write_lock(db):
         t.join()
     other.join(30)
     assert waited.is_set()
+
+
+def test_the_migration_marks_the_users_no_launch_made_as_rostered(url):
+    """On SQLite and PostgreSQL: users of before 0010 whom no launch linked came from the roster
+    or course.yaml (their names and roles a launch keeps); a launch's own are not."""
+    engine = connect(url)
+    upgrade(engine, "0009")
+    with engine.begin() as c:
+        for email in ("roster@x.org", "launched@x.org"):
+            c.execute(text("INSERT INTO users (email, name, role, created_at) VALUES (:e, 'N', 'student', "
+                           "'2026-01-01')"), {"e": email})  # fmt: skip
+        c.execute(text("INSERT INTO lti_identities (issuer, sub, user_id) SELECT 'https://lms', 's', id FROM users "
+                       "WHERE email = 'launched@x.org'"))  # fmt: skip
+    upgrade(engine)
+    with engine.connect() as c:
+        rows = c.execute(text("SELECT email, rostered FROM users ORDER BY email")).all()
+    assert [(e, bool(r)) for e, r in rows] == [("launched@x.org", False), ("roster@x.org", True)]
+    engine.dispose()

@@ -25,7 +25,6 @@ from portal_server import (  # noqa: E402
     GOMOKU,
     STUDENTS,
     WRONG,
-    Client,
     gradescope_of,
     gtp_archive,
     library_result,
@@ -47,15 +46,6 @@ def test_staff_download_the_gradescope_json_grader_gradescope_writes(portal, gra
     assert got["output"].splitlines()[1:] == expected["output"].splitlines()[1:]  # the first line names the student
     assert all(t["visibility"] == "after_published" for t in got["tests"] if t["name"].startswith("Private"))
     assert {s["email"] for s in data["students"]} <= {e for e, _ in STUDENTS}
-
-
-def test_a_student_cannot_download_the_classs_results(portal, graded_pair):
-    me = portal["students"]["s1@example.edu"]
-    for path in ("/class/othello/gradescope.json", "/class/othello/run.zip"):
-        for r in (me.get(path), me.html(path), me.http.get("/api" + path)):
-            assert r.status_code == 403 and graded_pair["wrong_score.py"]["id"] not in r.text, (path, r.text)
-        assert Client(portal["server"].url).get(path).status_code == 401
-    assert portal["instructor"].get("/class/no-such-lab/run.zip").status_code == 404
 
 
 def test_staff_download_the_run_folder_grade_class_writes_as_a_zip(portal, graded_pair, tmp_path, monkeypatch):

@@ -19,6 +19,7 @@ from typing import Iterator
 
 from ..engines.leftovers import work_folder
 from ..errors import GraderError
+from ..names import visible
 
 ARCHIVES = (".zip", ".tar.gz", ".tgz")
 
@@ -105,9 +106,10 @@ def _checked(filename: str, content: bytes, limits: ArchiveLimits) -> list[Membe
 
 def _member_path(name: str) -> PurePosixPath:
     """An archive member's name as a relative path; ArchiveError for one that could leave the folder."""
-    if "\\" in name or "\x00" in name or any(ord(c) < 32 for c in name):
-        raise ArchiveError(f"the archive's member {name!r} has a backslash or a control character in its name: "
-                          "pack the folder again with a zip or tar tool that writes / between folders")  # fmt: skip
+    if "\\" in name or visible(name) != name:
+        raise ArchiveError(f"the archive's member {name!r} has a backslash, a control or an invisible character (a "
+                           "right-to-left override...) in its name: rename the file and pack the folder again with "
+                           "a zip or tar tool that writes / between folders")  # fmt: skip
     path = PurePosixPath(name)
     if path.is_absolute() or (path.parts and path.parts[0].endswith(":")):
         raise ArchiveError(f"the archive's member {name!r} has an absolute path: pack the folder by relative paths "

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ...errors import GraderError
+from ...names import visible
 from ..database.models import INSTRUCTOR, ROLES, STUDENT, TA, User
 
 EMAIL_COLUMNS = ("email", "e-mail", "email address", "sis login id", "login id")
@@ -54,14 +55,14 @@ def read_roster(text: str, source: str = "roster") -> list[RosterEntry]:
         if row[0].strip() == "Student, Test":  # the student Canvas adds to see a course as one
             continue
         cells = row + [""] * (len(header) - len(row))
-        address = cells[email].strip().lower()
+        address = visible(cells[email]).strip().lower()
         if "@" not in address:
             raise GraderError(f"{source}: line {n}: {cells[email]!r} is not an e-mail address: "
                               "give each person's address in the e-mail column")  # fmt: skip
         if name is not None:
-            who = cells[name].strip()
+            who = visible(cells[name]).strip()
         else:
-            who = " ".join(cells[i].strip() for i in (first, last) if i is not None)
+            who = " ".join(visible(cells[i]).strip() for i in (first, last) if i is not None).strip()
         said = cells[role].strip() if role is not None else STUDENT
         kind = ROLE_ALIASES.get(said.lower())
         if kind is None:

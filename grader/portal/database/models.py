@@ -6,7 +6,9 @@ from __future__ import annotations
 import datetime as dt
 
 from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, LargeBinary, String, Text, UniqueConstraint, false
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, validates
+
+from ...names import visible
 
 STUDENT, TA, INSTRUCTOR = "student", "ta", "instructor"
 ROLES = (STUDENT, TA, INSTRUCTOR)
@@ -48,6 +50,10 @@ class User(Base):
     @property
     def staff(self) -> bool:
         return self.role in (TA, INSTRUCTOR)
+
+    @validates("name")
+    def _visible(self, key: str, value: str) -> str:
+        return visible(value)
 
 
 class SignInToken(Base):
@@ -111,6 +117,10 @@ class Submission(Base):
     error: Mapped[str | None] = mapped_column(Text, nullable=True)  # a grader error: not the student's fault
     graded_by: Mapped[str | None] = mapped_column(String(100), nullable=True)  # the worker that held its lease
     gradings: Mapped[int] = mapped_column(Integer, default=0)  # results written: 1, and 1 more for each rerun
+
+    @validates("filename")
+    def _visible(self, key: str, value: str) -> str:
+        return visible(value)
 
 
 class DailyCount(Base):
@@ -190,3 +200,7 @@ class ApiToken(Base):
     label: Mapped[str] = mapped_column(String(60), default="")
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
     used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    @validates("label")
+    def _visible(self, key: str, value: str) -> str:
+        return visible(value)

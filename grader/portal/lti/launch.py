@@ -20,6 +20,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from ...errors import GraderError
+from ...names import visible
 from ..course.course import Course
 from ..course.lti import LtiSettings, Platform
 from ..database.lti import LtiIdentity, LtiLink, LtiLogin
@@ -232,9 +233,9 @@ def _user(session: Session, platform: Platform, claims: dict[str, Any], role: st
     (the roster or course.yaml gave its name and role) keeps both, and a launch giving less
     is refused; an account a launch made is a student's, named as the platform names it."""
     sub = str(claims["sub"])
-    said = str(claims.get("email") or "").strip().lower()
-    name = str(claims.get("name") or " ".join(str(claims.get(k, "")) for k in ("given_name", "family_name")).strip()
-               or sub)  # fmt: skip
+    said = visible(str(claims.get("email") or "")).strip().lower()
+    given = claims.get("name") or " ".join(str(claims.get(k, "")) for k in ("given_name", "family_name"))
+    name = visible(str(given)).strip() or sub
     known = session.scalar(select(LtiIdentity).where(LtiIdentity.issuer == platform.issuer, LtiIdentity.sub == sub))
     user = session.get(User, known.user_id) if known else _first_launch(session, platform, sub, said, name)
     if user is None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hmac
 import secrets
-import unicodedata
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from starlette.responses import (
 )
 from starlette.templating import Jinja2Templates
 
+from ...names import visible
 from ..accounts.sessions import end_session, new_session, session_user
 from ..accounts.tokens import api_user
 from ..course.course import Assignment
@@ -43,7 +43,14 @@ def _when(value: Any) -> str:
     return value.strftime("%Y-%m-%d %H:%M:%S UTC") if value is not None else ""
 
 
+def _shown(value: Any) -> Any:
+    """Each value a page shows, without invisible characters (tabs and line ends kept): names
+    are cleaned as they are stored, and this keeps out one stored before, or a script's output."""
+    return type(value)(visible(value, keep="\t\n")) if isinstance(value, str) else value
+
+
 TEMPLATES.env.filters["when"] = _when
+TEMPLATES.env.finalize = _shown  # before any template is compiled: every {{ ... }} goes through it
 
 
 Handler = Callable[[Portal, Request, Any], Response]
@@ -200,10 +207,9 @@ def end_this_session(portal: Portal, request: Request) -> None:
 
 
 def display_name(name: str | None) -> str:
-    """An uploaded file's name as shown (never a path): its last part, without control characters, 100 at most."""
+    """An uploaded file's name as shown (never a path): its last part, visible characters only, 100 at most."""
     base = (name or "").replace("\\", "/").rsplit("/", 1)[-1]
-    clean = "".join(c for c in base if unicodedata.category(c)[0] != "C").strip()
-    return clean[:100] or "script"
+    return visible(base).strip()[:100] or "script"
 
 
 # --- pages --------------------------------------------------------------------------------

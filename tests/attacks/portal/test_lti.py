@@ -1,24 +1,26 @@
-"""An LMS's launch as a way in: a launch correctly signed by the platform, whose user set the
-instructor's e-mail (Moodle lets users set their own), or a rostered student's, on the
-platform. An identity is the platform's ``iss`` and ``sub``: an e-mail links a launch to a
-portal account only where course.yaml trusts the platform's e-mails, only for an account no
-launch linked yet, and never with a role above what both the launch and the roster give."""
+"""An LMS's launch as a way in, against test_portal_lti's platform (its own key, JWKS and
+authorization endpoint over real HTTP): launches forged, replayed or carried to another
+browser; and launches correctly signed by the platform whose user set the instructor's
+e-mail (Moodle lets users set their own), or a rostered student's. An identity is the
+platform's ``iss`` and ``sub``: an e-mail links a launch to a portal account only where
+course.yaml trusts the platform's e-mails, only for an account no launch linked yet, and
+never with a role above what both the launch and the roster give."""
 
 from __future__ import annotations
 
 import html
+import re
+import secrets
 
 import pytest
 
+httpx = pytest.importorskip("httpx", reason="the portal's tests need httpx (pip install -e '.[test]')")
 pytest.importorskip("jwt", reason='the LTI tool needs PyJWT: pip install -e ".[portal]"')
 
-from sqlalchemy import text  # noqa: E402
-
 from grader.portal.course.course import DEMO_INSTRUCTOR, DEMO_STUDENTS, make_demo_course  # noqa: E402
-from grader.portal.database.db import connect, upgrade  # noqa: E402
 
 from portal_server import Client, Server  # noqa: E402
-from test_portal_lti import Platform, add_to_roster, launch  # noqa: E402
+from test_portal_lti import LTI, Platform, _key, add_to_roster, launch, post_launch  # noqa: E402
 
 TA = "ta@example.edu"
 
@@ -113,19 +115,110 @@ def test_an_instructor_launch_of_someone_off_the_roster_is_a_student(lms):
         assert outsider.get("/class").status_code == 404
 
 
-def test_the_migration_marks_the_users_no_launch_made_as_rostered(database):
-    """On SQLite and PostgreSQL: users of before 0010 whom no launch linked came from the roster
-    or course.yaml (their names and roles a launch keeps); a launch's own are not."""
-    engine = connect(database)
-    upgrade(engine, "0009")
-    with engine.begin() as c:
-        for email in ("roster@x.org", "launched@x.org"):
-            c.execute(text("INSERT INTO users (email, name, role, created_at) VALUES (:e, 'N', 'student', "
-                           "'2026-01-01')"), {"e": email})  # fmt: skip
-        c.execute(text("INSERT INTO lti_identities (issuer, sub, user_id) SELECT 'https://lms', 's', id FROM users "
-                       "WHERE email = 'launched@x.org'"))  # fmt: skip
-    upgrade(engine)
-    with engine.connect() as c:
-        rows = c.execute(text("SELECT email, rostered FROM users ORDER BY email")).all()
-    assert [(e, bool(r)) for e, r in rows] == [("launched@x.org", False), ("roster@x.org", True)]
-    engine.dispose()
+def test_a_launch_made_accounts_name_is_shown_without_invisible_characters(lms):
+    """The platform names its user with a right-to-left override and a zero-width space: the
+    account the launch makes is named without them, in the user's pages and the staff's."""
+    platform, student = lms["untrusted"], Client(lms["server"].url)
+    claims = platform.claims("named-1", "Learner", name="Eve\u202enilam\u200b")
+    assert launch(student, platform, claims).status_code == 303
+    assert me(student)["name"] == "Evenilam"
+    page = html.unescape(lms["instructor"].html("/class").text)
+    assert "Evenilam" in page and "\u202e" not in page and "\u200b" not in page
+
+
+def _refused(tool, **signing) -> httpx.Response:
+    platform, server = tool["platform"], tool["server"]
+    return launch(Client(server.url), platform, platform.claims("s-9", "Learner"), **signing)
+
+
+@pytest.mark.parametrize(
+    "signing, says",
+    [
+        ({"key": _key()}, "signature does not verify"),  # forged: another key under the platform's kid
+        ({"shift": -1000}, "has expired"),
+        ({"aud": "another-tool"}, "meant for another tool"),
+        ({"key": _key(), "kid": "nobody-knows"}, "kid 'nobody-knows'"),
+        ({"nonce": "not-the-one"}, "nonce is not the one issued with its state"),
+        ({"extra": {"iss": "https://elsewhere.example"}}, "issuer is not"),
+        ({"extra": {LTI + "deployment_id": "9:other"}}, "deployment '9:other' is not among"),
+        ({"extra": {LTI + "version": "1.1"}}, "LTI version '1.1' is not 1.3.0"),
+        ({"extra": {LTI + "message_type": "LtiSubmissionReviewRequest"}}, "message type 'LtiSubmissionReviewRequest'"),
+        ({"extra": {"azp": "someone-else"}}, "authorized party (azp)"),
+    ],
+    ids=[
+        "forged",
+        "expired",
+        "wrong-audience",
+        "unknown-kid",
+        "wrong-nonce",
+        "wrong-issuer",
+        "wrong-deployment",
+        "wrong-version",
+        "wrong-message-type",
+        "wrong-azp",
+    ],
+)
+def test_a_bad_launch_is_refused_with_a_clear_page(tool, signing, says):
+    r = _refused(tool, **signing)
+    assert r.status_code == 401
+    shown = html.unescape(r.text)
+    assert "LTI launch refused" in shown and says in shown
+    assert "Traceback" not in r.text
+
+
+def _login(client: Client, platform: Platform, sub: str, **headers) -> tuple[httpx.Response, str, dict]:
+    """A login begun by ``client``: the tool's answer, and the platform's form (its action and fields)."""
+    hint = secrets.token_hex(6)
+    platform.messages[hint] = {"claims": platform.claims(sub, "Learner")}
+    r = client.http.get("/lti/login", params={"iss": platform.url, "login_hint": sub, "lti_message_hint": hint},
+                        headers=headers)  # fmt: skip
+    form = httpx.get(r.headers["location"]).text
+    fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', form))
+    return r, html.unescape(re.search(r'action="([^"]+)"', form).group(1)), fields
+
+
+def test_a_replayed_launch_is_refused(tool):
+    platform, server = tool["platform"], tool["server"]
+    client = Client(server.url)
+    _, action, fields = _login(client, platform, "s-2")
+    assert post_launch(client, action, fields).status_code == 303
+    again = post_launch(client, action, fields)
+    assert again.status_code == 401 and "used already" in html.unescape(again.text)
+
+
+def test_a_launch_is_refused_in_another_browser_than_its_login(tool):
+    """The launch's state must come back with the state cookie of the browser that began the
+    login: a launch (or a login link) carried to another browser signs nobody in there, and
+    its state stays unspent for the browser that began it."""
+    platform, server = tool["platform"], tool["server"]
+    mine, other = Client(server.url), Client(server.url)
+    r, action, fields = _login(mine, platform, "s-4")
+    (cookie,) = r.headers.get_list("set-cookie")
+    name = f"lti-state-{fields['state']}"
+    assert cookie.startswith(f"{name}={fields['state']};")
+    flags = sorted(part.strip().lower() for part in cookie.split(";")[1:])
+    assert "httponly" in flags and "path=/lti/" in flags and "samesite=lax" in flags and "secure" not in flags
+    refused = post_launch(other, action, fields)
+    assert refused.status_code == 401 and "another browser than the one that began its login" in html.unescape(
+        refused.text
+    )
+    assert other.get("/").status_code == 303  # not signed in
+    other.http.cookies.set("lti-state-x", "x")
+    forged = post_launch(other, action, fields | {"state": "x"})
+    assert forged.status_code == 401 and "not one this tool issued" in html.unescape(forged.text)
+    assert post_launch(mine, action, fields).status_code == 303  # the browser that began it launches
+    tls, _, _ = _login(Client(server.url), platform, "s-5", **{"X-Forwarded-Proto": "https"})
+    flags = sorted(part.strip().lower() for part in tls.headers["set-cookie"].split(";")[1:])
+    assert "secure" in flags and "samesite=none" in flags  # the platform's cross-site POST carries it over https
+
+
+def test_a_student_cannot_answer_a_deep_linking_request(tool):
+    platform, server = tool["platform"], tool["server"]
+    r = launch(Client(server.url), platform, platform.claims("s-3", "Learner", kind="LtiDeepLinkingRequest"))
+    assert r.status_code == 401 and "only the course's instructors and TAs" in html.unescape(r.text)
+
+
+def test_an_unregistered_platform_is_refused_at_login(tool):
+    r = Client(tool["server"].url).http.get("/lti/login", params={"iss": "https://elsewhere.example", "login_hint": "x"},
+                                            headers={"Accept": "text/html"})  # fmt: skip
+    assert r.status_code == 400 and "is not registered: add it to lti.platforms in course.yaml" in html.unescape(r.text)
