@@ -1,6 +1,7 @@
-"""The middleware every request passes: the security headers (a Content-Security-Policy on
-every page), ``/api/...`` answered as JSON, the signed cookie carrying the session's id, and
-the size limit on a request's body, enforced before the body is read."""
+"""The middleware every request passes: the client's address (a trusted proxy's
+X-Forwarded-For), the security headers (a Content-Security-Policy on every page),
+``/api/...`` answered as JSON, the signed cookie carrying the session's id, and the size
+limit on a request's body, enforced before the body is read."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from starlette.responses import (
     Response,
 )
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from ..accounts.sessions import SESSION_DAYS
+from .portal import Portal
 
 FORM_ROOM = 64 * 1024  # what a request may carry besides the uploaded file: fields, multipart headers
 
@@ -26,6 +29,28 @@ SECURITY_HEADERS = [
     (b"referrer-policy", b"no-referrer"),  # a sign-in link's token never leaves in a Referer
     (b"x-frame-options", b"DENY"),
 ]
+
+
+class ClientAddress:
+    """The request's client address and scheme as a trusted proxy forwards them (the last
+    address of X-Forwarded-For that is no trusted proxy's; X-Forwarded-Proto), believed only
+    when the request's peer is one of the proxies ``trusted`` names (comma-separated: the
+    server's --forwarded-allow-ips), else one of course.yaml's ``trusted_proxies`` (read at
+    each request: ``portal sync`` changes them); any other peer's headers are ignored and its
+    own address is the client's. The sign-in limits and the sessions page use this address."""
+
+    def __init__(self, app: ASGIApp, portal: Portal, trusted: str | None = None):
+        self.app, self.portal = app, portal
+        self.trusted = tuple(t.strip() for t in trusted.split(",")) if trusted is not None else None
+        self._made: dict[tuple[str, ...], ProxyHeadersMiddleware] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        trusted = self.trusted if self.trusted is not None else self.portal.course.trusted_proxies
+        found = self._made.get(trusted)
+        if found is None:
+            # uvicorn's ASGI types are narrower than Starlette's, for the same messages
+            found = self._made[trusted] = ProxyHeadersMiddleware(self.app, list(trusted))  # type: ignore[arg-type]
+        await found(scope, receive, send)  # type: ignore[arg-type]
 
 
 class SecurityHeaders:
