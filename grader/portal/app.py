@@ -18,7 +18,7 @@ from starlette.staticfiles import StaticFiles
 
 from .lti.grades import GradeSync
 from .pages import accounts, arena, assignments, downloads, ladders, lti, staff
-from .web.middleware import FORM_ROOM, ApiPaths, BodyLimit, ClientAddress, SecurityHeaders, Sessions
+from .web.middleware import FORM_ROOM, ApiPaths, BodyLimit, ClientAddress, SameOrigin, SecurityHeaders, Sessions
 from .web.portal import Portal, https
 from .web.routes import STATIC, page
 
@@ -43,6 +43,7 @@ def create_app(portal: Portal, secret_key: str, grades: GradeSync | None = None,
         Middleware(ClientAddress, portal=portal, trusted=trusted_proxies),
         Middleware(SecurityHeaders),
         Middleware(ApiPaths),
+        Middleware(SameOrigin, portal=portal, cross_site=lti.CROSS_SITE if grades is not None else ()),
         Middleware(BodyLimit, limit=portal.course.upload_bytes + FORM_ROOM),
         Middleware(Sessions, secret_key=secret_key, always_secure=https(portal.public_url)),
     ]
