@@ -248,7 +248,7 @@ def test_a_worker_on_a_database_behind_says_to_upgrade_it(tmp_path):
     upgrade(connect(url), "0005")
     code, out = _worker(str(course), "--database", url)
     assert code == 1
-    assert out == ("Error: the database is at revision 0005, this grader needs 0009: start this grader's grader "
+    assert out == ("Error: the database is at revision 0005, this grader needs 0010: start this grader's grader "
                    "serve on it once (it upgrades the tables)\n")  # fmt: skip
 
 
