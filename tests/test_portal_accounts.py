@@ -112,7 +112,7 @@ def test_a_sign_in_link_works_once(portal):
     second.get(path)
     r = second.post(path)
     assert r.status_code == 400 and "used already" in r.json()["error"]
-    assert second.get("/").status_code == 303  # to the sign-in page: not signed in
+    assert second.get("/").status_code == 401 and second.html("/").status_code == 303  # not signed in
 
 
 def test_a_password_signs_in_and_guessing_is_stopped(portal):
@@ -126,7 +126,7 @@ def test_a_password_signs_in_and_guessing_is_stopped(portal):
     other.get("/signin")
     r = other.post("/signin", {"email": "S3@example.edu", "password": "correct horse battery"})
     assert r.status_code == 200 and r.json()["signed_in"]["email"] == "s3@example.edu"
-    assert other.post("/signout").status_code == 200 and other.get("/").status_code == 303
+    assert other.post("/signout").status_code == 200 and other.get("/").status_code == 401
     guesser = Client(portal["server"].url)
     guesser.get("/signin")
     codes = [

@@ -505,16 +505,16 @@ def test_the_sign_in_limit_is_shared_by_every_server_process(db, database):
     make_other = sessions(other)
     limit = SignInLimit(failures=5, seconds=900)
     with make.begin() as s:
-        s.add(SignInFailure(email="s1@example.edu", at=datetime.datetime.now(datetime.timezone.utc)
+        s.add(SignInFailure(email="s1@example.edu", client="10.0.0.1", at=datetime.datetime.now(datetime.timezone.utc)
                             - datetime.timedelta(seconds=901)))  # fmt: skip
     for maker in [make, make_other, make, make_other, make]:
         with maker.begin() as s:
-            limit.take(s, " S1@example.edu")
+            limit.take(s, " S1@example.edu", "10.0.0.1")
     with make.begin() as s:
-        limit.forgive(s, limit.take(s, "s2@example.edu"))  # a try that succeeded is no failure
+        limit.forgive(s, limit.take(s, "s2@example.edu", "10.0.0.1"))  # a try that succeeded is no failure
     for maker in (make, make_other):
         with pytest.raises(TooManyFailures, match="too many failed sign-ins"), maker.begin() as s:
-            limit.take(s, "s1@example.edu")
+            limit.take(s, "s1@example.edu", "10.0.0.1")
     with make() as s:
         assert len(s.scalars(select(SignInFailure)).all()) == 5  # the old one forgotten, the forgiven one gone
     other.dispose()

@@ -7,6 +7,7 @@ again once its lease expires, by whichever worker is free."""
 from __future__ import annotations
 
 import errno
+import os
 import socket
 import threading
 import warnings
@@ -88,8 +89,9 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
     is an LTI 1.3 tool too (its key made at the first start, or anew with ``rotate_lti_key``).
     ``public_url`` is the address people reach it at through a proxy (https: the session
     cookie is Secure); ``forwarded_allow_ips`` the proxies whose X-Forwarded-Proto and -For
-    it trusts (uvicorn's setting: default $FORWARDED_ALLOW_IPS, else this machine). The grading
-    threads run at ``nice`` (``Workers``)."""
+    it trusts (comma-separated, as uvicorn's setting; default $FORWARDED_ALLOW_IPS, else
+    course.yaml's ``trusted_proxies``, by default this machine). The grading threads run at
+    ``nice`` (``Workers``)."""
     if public_url is not None and not public_url.lower().startswith(("http://", "https://")):
         raise GraderError(f"--public-url {public_url!r} is no http(s) address: give https://HOST[/PATH]")
     course, portal, url, key = prepare(folder, database)
@@ -118,9 +120,9 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
     started = Started(course, base + "/", instructor.email, f"{portal.public_url or base}/link/{token}",
                       hide_password(url), workers, portal.workers.cluster if portal.workers else None, kid,
                       portal.public_url)  # fmt: skip
-    app = create_app(portal, key, grades)
+    app = create_app(portal, key, grades, forwarded_allow_ips or os.environ.get("FORWARDED_ALLOW_IPS") or None)
     server = _Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
-                                           proxy_headers=True, forwarded_allow_ips=forwarded_allow_ips),
+                                           proxy_headers=False),  # the app's ClientAddress: the course names them
                     portal.watch)  # fmt: skip
     with serving(url) as other:
         if other is not None:  # allowed (several servers may share a database), never unsaid

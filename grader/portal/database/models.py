@@ -182,11 +182,13 @@ class Extension(Base):
 
 
 class SignInFailure(Base):
-    """A failed sign-in with a password, kept so that every server process shares the limit."""
+    """A failed sign-in with a password, from a client (its address), kept so that every server
+    process shares the limits."""
 
     __tablename__ = "signin_failures"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     email: Mapped[str] = mapped_column(String(320), index=True)
+    client: Mapped[str] = mapped_column(String(64), index=True, default="")
     at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
 
 

@@ -30,6 +30,7 @@ from ..web.portal import Portal, base_url
 from ..web.routes import (
     audit,
     checked_form,
+    client_address,
     csrf_token,
     display_name,
     end_this_session,
@@ -68,7 +69,7 @@ def signin(portal: Portal, request: Request, form: Any) -> Response:
         form = checked_form(request, form)
         try:
             user = attempt_signin(portal.make, portal.signin_limit, str(form.get("email", "")),
-                                           str(form.get("password", "")))  # fmt: skip
+                                  str(form.get("password", "")), client_address(request))  # fmt: skip
         except TooManyFailures as e:
             raise HTTPException(429, str(e)) from None
         if user is None:
@@ -121,12 +122,12 @@ def password(portal: Portal, request: Request, form: Any) -> Response:
     user = need_user(portal, request)
     form = checked_form(request, form)
     if user.password_hash:
-        _check_current(portal, user, str(form.get("current", "")))
+        _check_current(portal, request, user, str(form.get("current", "")))
     with portal.make.begin() as session:
         me = session.get(User, user.id)
         assert me is not None
         try:
-            set_password(me, str(form.get("password", "")))
+            set_password(me, str(form.get("password", "")), [portal.course.title, "grader portal"])
         except GraderError as e:
             raise HTTPException(400, str(e)) from None
         end_sessions(session, me, keep=session_token(request))
@@ -134,12 +135,12 @@ def password(portal: Portal, request: Request, form: Any) -> Response:
     return JSONResponse({"password_set": True}) if wants_json(request) else RedirectResponse("/", 303)
 
 
-def _check_current(portal: Portal, user: User, current: str) -> None:
-    """HTTPException unless ``current`` is the user's password (403), within the sign-in limit (429)."""
+def _check_current(portal: Portal, request: Request, user: User, current: str) -> None:
+    """HTTPException unless ``current`` is the user's password (403), within the sign-in limits (429)."""
     if not current:
         raise HTTPException(403, "give your current password ('current') to change it")
     try:
-        ok = attempt_signin(portal.make, portal.signin_limit, user.email, current) is not None
+        ok = attempt_signin(portal.make, portal.signin_limit, user.email, current, client_address(request)) is not None
     except TooManyFailures as e:
         raise HTTPException(429, str(e)) from None
     if not ok:

@@ -64,8 +64,10 @@ def routes(portal: Portal) -> list[BaseRoute]:
 
 def home(portal: Portal, request: Request, form: Any) -> Response:
     user = signed_in(portal, request)
+    if user is None and wants_json(request):  # /api/ and scripts: told so, as every other page tells them
+        need_user(portal, request)
     if user is None:
-        return RedirectResponse("/signin", 303)
+        return RedirectResponse("/signin", 303)  # a person: to the sign-in page
     if user.staff and not wants_json(request):
         return RedirectResponse("/class", 303)
     with portal.read() as session:

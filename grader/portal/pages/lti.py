@@ -29,6 +29,9 @@ DEEP_LINK = "lti_deep_link"  # the session's key for the deep-linking request an
 SCORES_SHOWN = 500
 
 
+CROSS_SITE = ("/lti/login", "/lti/launch")  # a platform posts these from its own site: signed, not same-origin
+
+
 def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
     keys = lti.PlatformKeys()
 

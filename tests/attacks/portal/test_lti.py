@@ -202,7 +202,7 @@ def test_a_launch_is_refused_in_another_browser_than_its_login(tool):
     assert refused.status_code == 401 and "another browser than the one that began its login" in html.unescape(
         refused.text
     )
-    assert other.get("/").status_code == 303  # not signed in
+    assert other.get("/").status_code == 401  # not signed in
     other.http.cookies.set("lti-state-x", "x")
     forged = post_launch(other, action, fields | {"state": "x"})
     assert forged.status_code == 401 and "not one this tool issued" in html.unescape(forged.text)

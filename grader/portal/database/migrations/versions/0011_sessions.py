@@ -1,4 +1,5 @@
-"""Sessions on the server: a row per signed-in browser, the cookie's random id kept as its SHA-256.
+"""Sessions on the server: a row per signed-in browser, the cookie's random id kept as its SHA-256;
+a failed sign-in's client, for the limits per address and client and per client.
 
 Revision ID: 0011
 Revises: 0010
@@ -28,7 +29,13 @@ def upgrade() -> None:
         sa.Column("last_client", sa.String(64), nullable=False),
         sa.Column("user_agent", sa.String(200), nullable=False),
     )
+    with op.batch_alter_table("signin_failures") as batch:
+        batch.add_column(sa.Column("client", sa.String(64), nullable=False, server_default=""))
+        batch.create_index("ix_signin_failures_client", ["client"])
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("signin_failures") as batch:
+        batch.drop_index("ix_signin_failures_client")
+        batch.drop_column("client")
     op.drop_table("web_sessions")
