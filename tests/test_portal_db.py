@@ -623,10 +623,10 @@ def test_a_page_reads_while_a_grader_holds_the_write_lock(db):
     assert waited.is_set()
 
 
-def test_the_migration_marks_the_users_no_launch_made_as_rostered(url):
+def test_the_migration_marks_the_users_no_launch_made_as_rostered(database):
     """On SQLite and PostgreSQL: users of before 0010 whom no launch linked came from the roster
     or course.yaml (their names and roles a launch keeps); a launch's own are not."""
-    engine = connect(url)
+    engine = connect(database)
     upgrade(engine, "0009")
     with engine.begin() as c:
         for email in ("roster@x.org", "launched@x.org"):

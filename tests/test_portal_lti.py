@@ -202,6 +202,17 @@ def launch(client: Client, platform: Platform, claims: dict, **signing) -> httpx
     return post_launch(client, action, fields)
 
 
+def login(client: Client, platform: Platform, sub: str, **headers) -> tuple[httpx.Response, str, dict]:
+    """A login begun by ``client``: the tool's answer, and the platform's form (its action and fields)."""
+    hint = secrets.token_hex(6)
+    platform.messages[hint] = {"claims": platform.claims(sub, "Learner")}
+    r = client.http.get("/lti/login", params={"iss": platform.url, "login_hint": sub, "lti_message_hint": hint},
+                        headers=headers)  # fmt: skip
+    form = httpx.get(r.headers["location"]).text
+    fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', form))
+    return r, html.unescape(re.search(r'action="([^"]+)"', form).group(1)), fields
+
+
 def post_launch(client: Client, action: str, fields: dict) -> httpx.Response:
     return client.http.post(action, data=fields, headers={"Accept": "text/html"})
 

@@ -9,8 +9,6 @@ never with a role above what both the launch and the roster give."""
 from __future__ import annotations
 
 import html
-import re
-import secrets
 
 import pytest
 
@@ -20,7 +18,7 @@ pytest.importorskip("jwt", reason='the LTI tool needs PyJWT: pip install -e ".[p
 from grader.portal.course.course import DEMO_INSTRUCTOR, DEMO_STUDENTS, make_demo_course  # noqa: E402
 
 from portal_server import Client, Server  # noqa: E402
-from test_portal_lti import LTI, Platform, _key, add_to_roster, launch, post_launch  # noqa: E402
+from test_portal_lti import LTI, Platform, _key, add_to_roster, launch, login, post_launch  # noqa: E402
 
 TA = "ta@example.edu"
 
@@ -166,21 +164,10 @@ def test_a_bad_launch_is_refused_with_a_clear_page(tool, signing, says):
     assert "Traceback" not in r.text
 
 
-def _login(client: Client, platform: Platform, sub: str, **headers) -> tuple[httpx.Response, str, dict]:
-    """A login begun by ``client``: the tool's answer, and the platform's form (its action and fields)."""
-    hint = secrets.token_hex(6)
-    platform.messages[hint] = {"claims": platform.claims(sub, "Learner")}
-    r = client.http.get("/lti/login", params={"iss": platform.url, "login_hint": sub, "lti_message_hint": hint},
-                        headers=headers)  # fmt: skip
-    form = httpx.get(r.headers["location"]).text
-    fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', form))
-    return r, html.unescape(re.search(r'action="([^"]+)"', form).group(1)), fields
-
-
 def test_a_replayed_launch_is_refused(tool):
     platform, server = tool["platform"], tool["server"]
     client = Client(server.url)
-    _, action, fields = _login(client, platform, "s-2")
+    _, action, fields = login(client, platform, "s-2")
     assert post_launch(client, action, fields).status_code == 303
     again = post_launch(client, action, fields)
     assert again.status_code == 401 and "used already" in html.unescape(again.text)
@@ -192,7 +179,7 @@ def test_a_launch_is_refused_in_another_browser_than_its_login(tool):
     its state stays unspent for the browser that began it."""
     platform, server = tool["platform"], tool["server"]
     mine, other = Client(server.url), Client(server.url)
-    r, action, fields = _login(mine, platform, "s-4")
+    r, action, fields = login(mine, platform, "s-4")
     (cookie,) = r.headers.get_list("set-cookie")
     name = f"lti-state-{fields['state']}"
     assert cookie.startswith(f"{name}={fields['state']};")
@@ -207,7 +194,7 @@ def test_a_launch_is_refused_in_another_browser_than_its_login(tool):
     forged = post_launch(other, action, fields | {"state": "x"})
     assert forged.status_code == 401 and "not one this tool issued" in html.unescape(forged.text)
     assert post_launch(mine, action, fields).status_code == 303  # the browser that began it launches
-    tls, _, _ = _login(Client(server.url), platform, "s-5", **{"X-Forwarded-Proto": "https"})
+    tls, _, _ = login(Client(server.url), platform, "s-5", **{"X-Forwarded-Proto": "https"})
     flags = sorted(part.strip().lower() for part in tls.headers["set-cookie"].split(";")[1:])
     assert "secure" in flags and "samesite=none" in flags  # the platform's cross-site POST carries it over https
 

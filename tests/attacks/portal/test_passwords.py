@@ -15,12 +15,11 @@ httpx = pytest.importorskip("httpx", reason="the portal's tests need httpx (pip 
 pytest.importorskip("starlette", reason='the portal needs its extra: pip install -e ".[portal]"')
 
 from sqlalchemy import text  # noqa: E402
-from test_portal import Client, Server, make_course  # noqa: E402
 
 from grader.portal.accounts.signin import SignInLimit, TooManyFailures  # noqa: E402
 from grader.portal.database.db import connect, sessions, upgrade  # noqa: E402
 
-from test_portal_db import postgres  # noqa: E402, F401  (the fixture)
+from portal_server import Client, Server, make_course  # noqa: E402
 
 GOOD = "plum kettle orbit lantern"  # a password no guesser tries early
 

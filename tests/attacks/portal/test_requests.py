@@ -10,9 +10,8 @@ import pytest
 httpx = pytest.importorskip("httpx", reason="the portal's tests need httpx (pip install -e '.[test]')")
 pytest.importorskip("starlette", reason='the portal needs its extra: pip install -e ".[portal]"')
 
-from test_portal import NEGAMAX, Client, Server, make_course  # noqa: E402
-
-from test_portal_lti import _login, post_launch, tool  # noqa: E402, F401  (tool: a platform and its tool, a fixture)
+from portal_server import NEGAMAX, Client, Server, make_course  # noqa: E402
+from test_portal_lti import login, post_launch, tool  # noqa: E402, F401  (tool: a platform and its tool, a fixture)
 
 FOREIGN = "the request came from another site (its Origin or Referer): send the form from the portal's own page, or send no Origin"  # noqa: E501
 
@@ -94,7 +93,7 @@ def test_an_lti_platforms_launch_is_a_cross_site_post_and_is_taken(tool):  # noq
     """The LMS posts the launch from its own site: its signature and state prove it, not its Origin."""
     platform, server = tool["platform"], tool["server"]
     client = Client(server.url)
-    _, action, fields = _login(client, platform, "s-origin")
+    _, action, fields = login(client, platform, "s-origin")
     r = client.http.post(action, data=fields, headers={"Accept": "text/html", "Origin": platform.url,
                                                        "Referer": platform.url + "/auth"})  # fmt: skip
     assert r.status_code == 303, r.text
