@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 from typing import Callable, Hashable, Iterator
 
@@ -113,12 +114,43 @@ def _handler(signum: int, frame: object) -> None:
             os.write(write, bytes([signum]))
 
 
+def _unraisable(unraisable: sys.UnraisableHookArgs) -> None:
+    """``sys.unraisablehook``: a KeyboardInterrupt that Python swallowed is kept, to be answered.
+
+    Python prints and drops an exception raised where nothing can catch it: in a garbage
+    collector's callback (hypothesis installs one), a finalizer (``__del__``), a weakref's
+    callback. A signal whose handler ran there was lost: the solve it was to stop went on.
+    Kept here, it stops the next run to begin (``on_signals``) or ends the command
+    (``take_swallowed``); any other exception goes to the hook there was before."""
+    error = unraisable.exc_value
+    if isinstance(error, KeyboardInterrupt):
+        _swallowed.append(error)
+        return
+    _previous_hook(unraisable)
+
+
+_swallowed: list[KeyboardInterrupt] = []  # signals' KeyboardInterrupts Python dropped, not answered yet
+
+
+def take_swallowed() -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt of a signal Python swallowed (``_unraisable``) and nothing has
+    answered yet, taken: the command then ends as interrupted. None: there is none."""
+    return _swallowed.pop() if _swallowed else None
+
+
+_previous_hook = sys.unraisablehook
+
+
 def install() -> None:
     """From now on SIGINT and SIGTERM stop the runs inside ``on_signals``, and are a
     KeyboardInterrupt anywhere else: SIGINT too when it came ignored (a job started in the
-    background by a script), as a run answers it anyway. The grader's first instruction."""
+    background by a script), as a run answers it anyway, and never one swallowed where Python
+    drops exceptions (``_unraisable``). The grader's first instruction."""
+    global _previous_hook
     for s in SIGNAL_NAMES:
         signal.signal(s, _handler)
+    if sys.unraisablehook is not _unraisable:
+        _previous_hook, sys.unraisablehook = sys.unraisablehook, _unraisable
 
 
 @contextlib.contextmanager
@@ -131,12 +163,14 @@ def answering_signals() -> Iterator[None]:
         yield
         return
     previous = {s: signal.getsignal(s) for s in SIGNAL_NAMES}
+    hook = sys.unraisablehook
     install()
     try:
         yield
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+        sys.unraisablehook = hook
 
 
 @contextlib.contextmanager
@@ -170,6 +204,10 @@ def on_signals(stop: Stop) -> Iterator[Stop]:
     try:
         with answering_signals():
             _runs[key] = (stop, write)
+            swallowed = take_swallowed()
+            if swallowed is not None:  # a signal Python dropped before the run began: it stops it
+                stop._signal(interrupt_reason(swallowed))
+                stop.set(interrupt_reason(swallowed))
             try:
                 signal_point("run")
                 yield stop
