@@ -104,7 +104,7 @@ def _encode(value: Any) -> Any:
 
 def _decoder(table: Table, columns: list[str]) -> Any:
     """A row of the file to the values ``table`` takes: times naive in UTC for a column without a zone."""
-    naive = {c for c in columns if isinstance(table.c[c].type, DateTime) and not table.c[c].type.timezone}
+    naive = {c for c in columns if isinstance(table.c[c].type, DateTime) and not getattr(table.c[c].type, "timezone")}
 
     def decode(row: list[Any]) -> dict[str, Any]:
         out = {}
