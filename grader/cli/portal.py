@@ -191,6 +191,10 @@ def sync(course: str | None, database: str | None) -> None:
          f"{done.people} people on the roster ({done.added} new); {change}")  # fmt: skip
 
 
+def _size(n: int) -> str:
+    return f"{n / 1024:.0f} KiB" if n < 1024 * 1024 else f"{n / 1024 / 1024:.1f} MiB"
+
+
 def _database_of(course: str | None, database: str | None) -> str:
     """--database, else the SQLite database of COURSE's .portal/ (the demo course's without COURSE)."""
     from pathlib import Path
@@ -237,7 +241,7 @@ def backup(course: str | None, out: str, database: str | None) -> None:
     counts = done.rows
     echo(f"Backed up {plural(counts.get('submissions', 0), 'upload', 'uploads')}, {plural(counts.get('users', 0), 'person', 'people')} "
          f"and {plural(sum(counts.values()), 'row', 'rows')} in {plural(len(counts), 'table', 'tables')} (revision {done.revision}) "
-         f"to {done.path} ({done.size / 1e6:.1f} MB)")  # fmt: skip
+         f"to {done.path} ({_size(done.size)})")  # fmt: skip
 
 
 @portal_group.command(
