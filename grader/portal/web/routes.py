@@ -31,6 +31,7 @@ from ..database.models import (
     User,
 )
 from .portal import Portal
+from .times import exact_time, human_time, is_past, time_left
 
 HERE = Path(__file__).resolve().parent
 
@@ -44,6 +45,7 @@ def _when(value: Any) -> str:
 
 
 TEMPLATES.env.filters["when"] = _when
+TEMPLATES.env.filters.update(human=human_time, exact=exact_time, left=time_left, past=is_past)
 
 
 Handler = Callable[[Portal, Request, Any], Response]
