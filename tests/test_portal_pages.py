@@ -17,8 +17,6 @@ pytest.importorskip("starlette", reason='the portal needs its extra: pip install
 pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright (pip install -e '.[test]')")
 axe_api = pytest.importorskip("axe_playwright_python.sync_playwright", reason="pip install -e '.[test]'")
 
-from test_portal import WRONG, Server  # noqa: E402
-
 from grader.files import SHARE  # noqa: E402
 from grader.portal.accounts.signin import new_signin_token  # noqa: E402
 from grader.portal.course.course import load_course, make_demo_course  # noqa: E402
@@ -26,6 +24,8 @@ from grader.portal.course.sync import sync  # noqa: E402
 from grader.portal.database.db import connect, sessions  # noqa: E402
 from grader.portal.database.models import User  # noqa: E402
 from grader.portal.jobs.workers import grade_upload  # noqa: E402
+
+from test_portal import WRONG, Server  # noqa: E402
 
 WIDTHS = (1280, 375)
 TTT = SHARE / "submissions" / "tictactoe" / "can_lose.py"

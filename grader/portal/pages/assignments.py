@@ -243,7 +243,8 @@ def submission_page(portal: Portal, request: Request, form: Any) -> Response:
         plan = assignment.plan
         visible = (lambda i: True) if user.staff else plan.is_public  # a student's private tests: never a card
         asked = request.query_params.get("test", "")
-        context["cards"] = cards(sub.records, assignment, visible, int(asked) if asked.isdigit() else None)
+        context["cards"] = cards(sub.records, assignment, visible, int(asked) if asked.isdigit() else None,
+                                 not user.staff)  # fmt: skip
         gtp = assignment.over_gtp
         context["meaning"] = lambda symbol: symbol_meaning(symbol, gtp)[0]
     return page(request, "submission.html", data, user=user, staff=user.staff,

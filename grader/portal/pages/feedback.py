@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ...errors import GraderError
@@ -18,6 +19,7 @@ from ...grading.judge import SYMBOL_TABLE
 from ...grading.results import TestResult
 from ...regression.judge import answered_move, position_of
 from ...regression.results import REGRESS_SYMBOLS, RegressTest
+from ...regression.runs import student_view
 from ...runs.text import fmt_credit, plural
 from ..course.course import Assignment
 from ..course.gtplab import RegressionFile, recorded_student
@@ -59,15 +61,17 @@ def symbol_meaning(symbol: str, gtp: bool) -> tuple[str, str]:
 
 
 def cards(records: str | None, assignment: Assignment, visible: Callable[[int], bool],
-          asked: int | None = None) -> list[Card]:  # fmt: skip
+          asked: int | None = None, student: bool = True) -> list[Card]:  # fmt: skip
     """The cards of the tests ``visible`` lets through, in test order: boards drawn for those
-    below full credit first, then ``asked``, at most ``BOARDS``; an unreadable record gives no cards."""
+    below full credit first, then ``asked``, at most ``BOARDS``; an unreadable record gives no
+    cards. For a ``student``, a GTP program's answers after a private test are cut to what was
+    judged, as the text feedback cuts them (``regression.runs.student_view``)."""
     if not records:
         return []
     try:
         data = json.loads(records)
         if isinstance(assignment.plan, RegressionFile):
-            found = _gtp_cards(data, assignment.plan, visible)
+            found = _gtp_cards(data, assignment.plan, visible, student)
         else:
             found = _plan_cards(data, assignment.plan.game, assignment, visible)
     except (GraderError, KeyError, TypeError, ValueError):  # a record of an older portal: the text shows it
@@ -113,15 +117,21 @@ def _plan_cards(data: Any, game: Game, assignment: Assignment,
         if ended:
             card.facts.append(("The run", f"the script {ended}"))
         card.facts.append(("Board", f"{pos.board_string()} {pos.token}"))
-        out.append((card, lambda t=t: t.position.game.svg(t.position, t.optimal_moves, t.claim.move)))
+        out.append((card, partial(_plan_board, t)))
     return out
 
 
-def _gtp_cards(data: Any, tests: RegressionFile, visible: Callable[[int], bool]) -> list[tuple[Card, Drawing]]:
-    student = recorded_student(json.dumps(data)) if isinstance(data, dict) else None
-    if student is None:
+def _plan_board(t: TestResult) -> str:
+    return t.position.game.svg(t.position, t.optimal_moves, t.claim.move)
+
+
+def _gtp_cards(data: Any, tests: RegressionFile, visible: Callable[[int], bool],
+               cut: bool) -> list[tuple[Card, Drawing]]:  # fmt: skip
+    program = recorded_student(json.dumps(data)) if isinstance(data, dict) else None
+    if program is None:
         return []
-    shown: Iterable[RegressTest] = (t for r in student.results for t in r.tests)
+    shown: Iterable[RegressTest] = (t for r in program.results
+                                    for t in (student_view(r, tests.private)[1] if cut else r.tests))  # fmt: skip
     out: list[tuple[Card, Drawing]] = []
     for t in shown:
         if not visible(t.number):
@@ -141,7 +151,7 @@ def _gtp_cards(data: Any, tests: RegressionFile, visible: Callable[[int], bool])
         drawing: Drawing = None
         if pos is not None:
             best = [pos.game.parse_square(m) for m in t.best.split(", ") if m] if t.judged_by == "solver" else []
-            drawing = lambda pos=pos, best=best, t=t: pos.game.svg(pos, best, answered_move(t, pos))  # noqa: E731
+            drawing = partial(pos.game.svg, pos, best, answered_move(t, pos))
         out.append((card, drawing))
     return out
 
