@@ -68,9 +68,11 @@ def test_a_student_signs_in_uploads_and_sees_the_feedback_appear(tmp_path, chrom
         plan = load_course(course).assignments["othello"].plan
         expected = library_result(load_course(course), script)
         assert symbols.inner_text() == "".join(t.symbol for t in expected.tests if plan.is_public(t.index))
-        assert "All tests perfect." in page.inner_text("#feedback") or "No public test below" in page.inner_text(
-            "#feedback"
-        )
+        text = page.text_content("#feedback")  # the feedback as text, folded below the tests' cards
+        assert "All tests perfect." in text or "No public test below" in text
+        public = sum(plan.is_public(t.index) for t in expected.tests)
+        assert page.locator("#tests li.test").count() == public  # a card a public test, none for a private one
+        assert page.locator("#summary").inner_text().startswith("Public tests fully right")
         page.click("text=Back to the assignment")
         assert receipt in page.inner_html("#submissions")
         assert "2 of 3 submissions left today" in page.inner_text("#left")

@@ -74,10 +74,10 @@ def signin(portal: Portal, request: Request, form: Any) -> Response:
             raise HTTPException(429, str(e)) from None
         if user is None:
             return page(request, "signin.html", {"error": "wrong e-mail or password (or no password set yet: "
-                                                          "use your sign-in link)"}, 401)  # fmt: skip
+                                                          "use your sign-in link)"}, 401, course=portal.course.title)  # fmt: skip
         start_session(portal, request, user)
         return _after_signin(request, user)
-    return page(request, "signin.html", {"error": None})
+    return page(request, "signin.html", {"error": None}, course=portal.course.title)
 
 
 def _after_signin(request: Request, user: User) -> Response:
@@ -100,7 +100,7 @@ def link(portal: Portal, request: Request, form: Any) -> Response:
             )
         start_session(portal, request, user)
         return _after_signin(request, user)
-    return page(request, "link.html", {"token": token})
+    return page(request, "link.html", {"token": token}, course=portal.course.title)
 
 
 def signout(portal: Portal, request: Request, form: Any) -> Response:

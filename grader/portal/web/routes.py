@@ -31,6 +31,7 @@ from ..database.models import (
     User,
 )
 from .portal import Portal
+from .times import exact_time, human_time, is_past, time_left
 
 HERE = Path(__file__).resolve().parent
 
@@ -51,6 +52,7 @@ def _shown(value: Any) -> Any:
 
 TEMPLATES.env.filters["when"] = _when
 TEMPLATES.env.finalize = _shown  # before any template is compiled: every {{ ... }} goes through it
+TEMPLATES.env.filters.update(human=human_time, exact=exact_time, left=time_left, past=is_past)
 
 
 Handler = Callable[[Portal, Request, Any], Response]
