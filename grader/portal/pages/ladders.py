@@ -54,9 +54,10 @@ def routes(portal: Portal) -> list[BaseRoute]:
                                       .order_by(ArenaEngine.name)).all()  # fmt: skip
             mine = [{"id": e.id, "name": e.name} for e in engines if get_game(e.game).name == game]
             deadline = _deadline_data(ladders.deadline_state(session, portal.course, ladder)) if user.staff else None
-        data = {
+        rows = [_row_data(seen, r) for r in seen.table.rows]
+        data: dict[str, Any] = {
             "ladder": _ladder_data(portal.course, ladder),
-            "rows": [_row_data(seen, r) for r in seen.table.rows],
+            "rows": rows,
             "hidden": seen.table.hidden,
             "games": len(seen.standing.games),
             "ggf": ggf.supports(get_game(ladder.game)),
@@ -65,7 +66,7 @@ def routes(portal: Portal) -> list[BaseRoute]:
             "deadline": deadline,
         }
         if not wants_json(request):
-            data["chart"] = ratings_chart(data["rows"])
+            data["chart"] = ratings_chart(rows)
         return page(request, "ladder.html", data, user=user)
 
     def enter(request: Request, form: Any) -> Response:
