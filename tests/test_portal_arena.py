@@ -705,3 +705,42 @@ def test_a_running_games_last_move_reaches_its_row_with_no_move_after_it(db, mon
     with make() as s:
         assert s.get(ArenaGame, gid).moves == lines[-1]
     assert 1 <= len(writes) <= 2 + burst / arena_play.LIVE_SECONDS  # one write per LIVE_SECONDS at most
+
+
+def test_a_tests_page_draws_its_llr_after_each_counted_pair_between_its_bounds_and_its_elo(db):
+    """The LLR after each pair, from the stored games by the CLI's SPRT code, ends at the
+    test's own; a pair played after the decision is not drawn; the chart names H0 and H1 at
+    the bounds, the Elo chart its interval, and the status is a sentence."""
+    from grader.tournaments.sprt import Pentanomial, llr
+
+    make, author, (v1, v2) = db
+    with make.begin() as s:
+        tid = arena.new_test(s, s.get(User, author.id), arena.TestRequest(new=v2, base=v1, elo1=100, max_games=400)).id
+    with make.begin() as s:
+        stale = game_leases.claim_game(s, "dead")
+    results = [(1.0, 0.5), (1.0, 1.0), (0.0, 1.0), (1.0, 1.0), (0.5, 0.5)] * 10
+    counted = Pentanomial()
+    expected = [(0, 0.0)]
+    for scores in results:
+        with make.begin() as s:
+            lease = game_leases.claim_game(s, "w")
+        _play_pair(make, lease, v2, scores)
+        counted = counted.add(*scores)
+        expected.append((counted.games, llr(counted, 0.0, 100.0)))
+        with make() as s:
+            if s.get(ArenaTest, tid).status != "running":
+                break
+    _play_pair(make, stale, v2, (0.0, 0.0))  # after the decision: played, not counted
+    with make() as s:
+        test = s.get(ArenaTest, tid)
+        history = arena.llr_history(s, test)
+        assert test.status == H1 and history == expected and history[-1][1] == pytest.approx(test.llr)
+        data = arena_pages.test_data(s, test, s.get(ArenaEngine, test.engine_id), s.get(User, author.id))
+    assert data["verdict"].startswith("H1 accepted: the LLR reached its upper bound")
+    assert data["history"][-1] == [history[-1][0], round(history[-1][1], 4)]
+    charts = arena_pages._charts(data)
+    assert f">H1 {data['upper']:.2f}<" in charts["llr"] and f">H0 {data['lower']:.2f}<" in charts["llr"]
+    points = charts["llr"].split('<polyline class="line" points="', 1)[1].split('"', 1)[0].split()
+    assert len(points) == len(history)  # a point per counted pair, and the start
+    assert f"LLR {history[-1][1]:.2f} after {history[-1][0]} games" in charts["llr"]
+    assert 'class="err"' in charts["elo"] and ">elo1<" in charts["elo"] and "style" not in charts["llr"] + charts["elo"]
