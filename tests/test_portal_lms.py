@@ -205,7 +205,7 @@ def test_the_class_page_and_its_json_give_the_exports_to_staff_only(course, tmp_
         moodle = staff.get("/api/class/othello/moodle.csv").json()
         assert moodle["csv"] == cli.output and moodle["notes"] is None and moodle["not_final"] == []
         assert staff.html("/class/othello/moodle.csv").text == cli.output
-        form = staff.html("/class").text
+        form = staff.html("/class/exports").text  # the LMS exports: a page of their own
         assert 'action="/class/othello/canvas.csv"' in form and 'href="/class/othello/moodle.csv"' in form
         roster = {"roster": ("gradebook.csv", CANVAS_ROSTER.encode(), "text/csv")}
         canvas = staff.post("/class/othello/canvas.csv", {"column": "Othello endgame lab (77)"}, files=roster).json()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime
 import secrets
-import shutil
 
 import pytest
 
@@ -206,65 +205,59 @@ def test_a_bad_session_idle_time_is_one_line_naming_the_key(tmp_path, value):
 
 
 @pytest.mark.slow  # a browser and a server: 10-20 s
-def test_in_a_browser_one_ends_a_session_and_signs_out_everywhere_and_an_instructor_ends_a_students(tmp_path):
+def test_in_a_browser_one_ends_a_session_and_signs_out_everywhere_and_an_instructor_ends_a_students(tmp_path, chromium):
     """The pages without JavaScript: the account page links to one's sessions; one ends the
     other browser's, then signs out everywhere; the class page's form ends a student's."""
-    from test_portal_browser import CHROMIUMS, submit
+    from test_portal_browser import submit
 
-    binary = next((p for p in map(shutil.which, CHROMIUMS) if p), None)
-    if binary is None:
-        pytest.skip("no Chromium installed (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright")
     course = make_course(tmp_path / "course")
     server = Server(course, tmp_path, None, "--workers", "0")
     try:
-        with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=binary, args=["--no-sandbox", "--disable-gpu"])
-            problems: list[str] = []
+        browser = chromium  # the chromium fixture's
+        problems: list[str] = []
 
-            def signed_in_page(link: str, agent: str):
-                page = browser.new_context(java_script_enabled=False, user_agent=agent).new_page()
-                page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-                page.goto(link)
-                submit(page, "#signin")
-                return page
+        def signed_in_page(link: str, agent: str):
+            page = browser.new_context(java_script_enabled=False, user_agent=agent).new_page()
+            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+            page.goto(link)
+            submit(page, "#signin")
+            return page
 
-            instructor = signed_in_page(server.link, "instructor's browser")
+        instructor = signed_in_page(server.link, "instructor's browser")
 
-            def link() -> str:
-                instructor.goto(server.url + "/class")
-                instructor.fill("form[action='/class/links'] input[name=email]", "s1@example.edu")
-                submit(instructor, "text=Make one-time sign-in links")
-                return instructor.inner_text("#links code")
-
-            laptop = signed_in_page(link(), "laptop browser")
-            phone = signed_in_page(link(), "phone browser")
-            submit(laptop, "#your-sessions")
-            assert laptop.url == server.url + "/sessions"
-            rows = laptop.locator("#sessions tr")
-            assert rows.count() == 3  # the header, and a row per session
-            assert "(this one)" in laptop.inner_text("#sessions tr.this") and "laptop browser" in laptop.inner_text(
-                "#sessions tr.this"
-            )
-            submit(laptop, "#sessions tr:has-text('phone browser') button:has-text('End')")
-            assert laptop.locator("#sessions tr").count() == 2
-            phone.goto(server.url + "/")
-            assert phone.url == server.url + "/signin"  # its session ended
-            phone = signed_in_page(link(), "phone browser")
-            submit(phone, "#sessions-link")  # the header's link, on every page
-            submit(phone, "button:has-text('Sign out everywhere')")
-            assert phone.url == server.url + "/signin"
-            laptop.goto(server.url + "/")
-            assert laptop.url == server.url + "/signin"
-            again = signed_in_page(link(), "laptop browser")
+        def link() -> str:
             instructor.goto(server.url + "/class")
-            instructor.fill("form[action='/class/sessions/end'] input[name=email]", "s1@example.edu")
-            submit(instructor, "button:has-text('End their sessions')")
-            again.goto(server.url + "/")
-            assert again.url == server.url + "/signin"
-            instructor.goto(server.url + "/class/audit")
-            assert "s1@example.edu: 1 session(s)" in instructor.inner_text("#audit")
-            assert problems == []
-            browser.close()
+            instructor.fill("form[action='/class/links'] input[name=email]", "s1@example.edu")
+            submit(instructor, "text=Make one-time sign-in links")
+            return instructor.inner_text("#links code")
+
+        laptop = signed_in_page(link(), "laptop browser")
+        phone = signed_in_page(link(), "phone browser")
+        submit(laptop, "#your-sessions")
+        assert laptop.url == server.url + "/sessions"
+        rows = laptop.locator("#sessions tr")
+        assert rows.count() == 3  # the header, and a row per session
+        assert "(this one)" in laptop.inner_text("#sessions tr.this") and "laptop browser" in laptop.inner_text(
+            "#sessions tr.this"
+        )
+        submit(laptop, "#sessions tr:has-text('phone browser') button:has-text('End')")
+        assert laptop.locator("#sessions tr").count() == 2
+        phone.goto(server.url + "/")
+        assert phone.url == server.url + "/signin"  # its session ended
+        phone = signed_in_page(link(), "phone browser")
+        submit(phone, "#sessions-link")  # the header's link, on every page
+        submit(phone, "button:has-text('Sign out everywhere')")
+        assert phone.url == server.url + "/signin"
+        laptop.goto(server.url + "/")
+        assert laptop.url == server.url + "/signin"
+        again = signed_in_page(link(), "laptop browser")
+        instructor.goto(server.url + "/class")
+        instructor.fill("form[action='/class/sessions/end'] input[name=email]", "s1@example.edu")
+        submit(instructor, "button:has-text('End their sessions')")
+        again.goto(server.url + "/")
+        assert again.url == server.url + "/signin"
+        instructor.goto(server.url + "/class/audit")
+        assert "s1@example.edu: 1 session(s)" in instructor.inner_text("#audit")
+        assert problems == []
     finally:
         server.stop()
