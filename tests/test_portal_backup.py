@@ -10,14 +10,12 @@ import hashlib
 import json
 import re
 import secrets
-import shutil
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
@@ -25,7 +23,6 @@ pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip instal
 from click.testing import CliRunner  # noqa: E402
 from sqlalchemy import MetaData, func, select, text  # noqa: E402
 
-from conftest import one_line_error  # noqa: E402
 from grader.cli import main  # noqa: E402
 from grader.portal.arena import arena  # noqa: E402
 from grader.portal.arena import leases as game_leases  # noqa: E402
@@ -47,10 +44,11 @@ from grader.portal.database.models import (  # noqa: E402
     User,
     now,
 )
+
+from conftest import one_line_error  # noqa: E402
 from test_portal import NEGAMAX, ROOT, WRONG, Client, Server, make_course  # noqa: E402
 from test_portal_arena import _count_pair, checked_versions  # noqa: E402
 from test_portal_db import postgres  # noqa: E402, F401  (the fixture)
-from test_portal_ladder import seed  # noqa: E402
 
 TICTACTOE = ROOT / "submissions" / "tictactoe" / "can_lose.py"
 LADDER = "    ladder: {anonymous: true, top: 2, deadline_games: 4, tc: 5+0.05}\n"
@@ -113,6 +111,8 @@ def fill_term(tmp: Path) -> dict:
     checked versions and a test with a pair played, a ladder of four entries with its games,
     and an LTI identity, link, login and a score sent. The course folder, its database's URL,
     and the signed-in clients (by email) for the next server."""
+    from test_portal_ladder import seed  # here: isort counts the module a third party's
+
     course = term_course(tmp / "course")
     server = Server(course, tmp)
     try:
@@ -243,7 +243,10 @@ def test_a_backup_taken_while_serving_restores_every_page_on_sqlite_and_postgres
         people = {e: moved(c, server.url) for e, c in term["people"].items()}
         before = pages(people, paths)
         assert pages(people, paths) == before  # nothing on these pages changes by itself
-        assert before[("s1@example.edu", "/arena")][0] == 200 and before[("instructor@example.edu", "/class/lti")][0] == 200
+        assert (
+            before[("s1@example.edu", "/arena")][0] == 200
+            and before[("instructor@example.edu", "/class/lti")][0] == 200
+        )
         busy, stop = [], threading.Event()
 
         def browse() -> None:  # the server keeps serving pages while the backup is taken
@@ -422,7 +425,9 @@ def test_a_backup_taken_in_a_rush_is_one_moment_of_the_portal_and_its_queue_is_g
 
         def rush(me: Client) -> None:
             for _ in range(RUSH):
-                codes.append(me.upload(TICTACTOE, name=f"t{secrets.token_hex(2)}.py", assignment="tictactoe").status_code)
+                codes.append(
+                    me.upload(TICTACTOE, name=f"t{secrets.token_hex(2)}.py", assignment="tictactoe").status_code
+                )
 
         students = students[:3]
         threads = [threading.Thread(target=rush, args=(me,)) for me in students]
