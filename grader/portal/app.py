@@ -19,6 +19,7 @@ from starlette.staticfiles import StaticFiles
 from .lti.grades import GradeSync
 from .pages import accounts, arena, assignments, downloads, ladders, lti, staff
 from .web.middleware import FORM_ROOM, ApiPaths, BodyLimit, SecurityHeaders, Sessions
+from .web.outage import DatabaseOutage
 from .web.portal import Portal, https
 from .web.routes import STATIC, page
 
@@ -39,6 +40,7 @@ def create_app(portal: Portal, secret_key: str, grades: GradeSync | None = None)
     middleware = [
         Middleware(SecurityHeaders),
         Middleware(ApiPaths),
+        Middleware(DatabaseOutage),  # the database away: 503 and Retry-After (as JSON at /api/...)
         Middleware(BodyLimit, limit=portal.course.upload_bytes + FORM_ROOM),
         Middleware(Sessions, secret_key=secret_key, always_secure=https(portal.public_url)),
     ]
