@@ -7,8 +7,9 @@ Run: python bench/portal_pages.py                        (300 students x 3, 40 r
 The demo course's Othello lab, one submission graded for real (negamax.py) and its result
 written for every student (as a worker writes it), then ``grader serve --workers 0`` asked
 each page in turn by a student and the instructor over real HTTP. Printed per page: median
-and p95 response time, and the server process's CPU time per request (utime + stime from
-/proc, so that a shared machine's load changes the times but hardly the CPU per request).
+and p95 response time, the server process's CPU time per request (utime + stime from /proc,
+so that a shared machine's load changes the times but hardly the CPU per request), and an HTML
+page's weight: its bytes with the stylesheets and scripts it loads, before compression.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import threading
 import time
 from pathlib import Path
 
+import httpx
 from portal import ROOT, free_port, p95, sign_in
 
 from grader.portal.course.course import load_course, make_demo_course
@@ -61,6 +63,12 @@ def fill(course: Path, database: Path, students: int, per_student: int) -> str:
     return rows[0][0]
 
 
+def weight(client, body: str) -> int:
+    """An HTML page's bytes with the stylesheets and scripts it loads (each once), before compression."""
+    linked = set(re.findall(r'<(?:link rel="stylesheet" href|script src)="(/static/[^"]+)"', body))
+    return len(body.encode()) + sum(len(client.get(path).content) for path in linked)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--students", type=int, default=300)
@@ -89,11 +97,19 @@ def main() -> None:
         pages = [("GET / (JSON)", student, "/", {}), ("GET /a/othello (JSON)", student, "/a/othello", {}),
                  ("GET /a/othello (HTML)", student, "/a/othello", html), ("GET /s/ID (JSON)", student, f"/s/{sid}", {}),
                  ("GET /class (JSON)", staff, "/class", {}), ("GET /class (HTML)", staff, "/class", html),
+                 ("GET /s/ID (HTML)", student, f"/s/{sid}", html), ("GET /s/ID (HTML, staff)", staff, f"/s/{sid}", html),
+                 ("GET / (HTML)", student, "/", html), ("GET /class/queue (HTML)", staff, "/class/queue", html),
+                 ("GET /class/othello/students/s0@example.edu (HTML)", staff, "/class/othello/students/s0@example.edu", html),
+                 ("GET /arena (HTML)", student, "/arena", html), ("GET /signin (HTML)", None, "/signin", html),
                  ("GET /class.csv", staff, "/class.csv", {}), ("GET /class/queue (JSON)", staff, "/class/queue", {})]  # fmt: skip
+        anonymous = httpx.Client(base_url=url)
         print(f"{args.students} students x {args.per_student} graded submissions, {args.requests} requests a page "
               f"(load average before: {os.getloadavg()[0]:.1f})")  # fmt: skip
         for name, client, path, headers in pages:
-            client.get(path, headers=headers).raise_for_status()  # warm
+            client = client or anonymous
+            first = client.get(path, headers=headers)  # warm
+            first.raise_for_status()
+            kb = f", {weight(client, first.text) / 1024:6.1f} KB" if "HTML" in name else ""
             times = []
             before = cpu_seconds(server.pid)
             for _ in range(args.requests):
@@ -101,8 +117,8 @@ def main() -> None:
                 client.get(path, headers=headers).raise_for_status()
                 times.append(time.perf_counter() - start)
             cpu = (cpu_seconds(server.pid) - before) / args.requests
-            print(f"  {name:24} median {1000 * statistics.median(times):6.1f} ms, p95 {1000 * p95(times):6.1f} ms, "
-                  f"server CPU {1000 * cpu:5.1f} ms a request")  # fmt: skip
+            print(f"  {name:50} median {1000 * statistics.median(times):6.1f} ms, p95 {1000 * p95(times):6.1f} ms, "
+                  f"server CPU {1000 * cpu:5.1f} ms a request{kb}")  # fmt: skip
     finally:
         if server is not None:
             server.terminate()

@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import sys
 
-from .stop import STARTING
+from .stop import STARTING, exit_status, install, interrupt_reason, signal_point
 
 
 def main() -> None:
-    """Run the ``grader`` command. Ctrl-C while it loads ends in one line, exit status 130."""
+    """Run the ``grader`` command. SIGINT and SIGTERM are answered from here on, SIGINT even
+    when it came ignored (a background job of a script had lost it while the grader loaded,
+    and answered it once a run began). Ctrl-C while it loads ends in one line, exit status
+    130 (SIGTERM: 143)."""
+    install()
     try:
+        signal_point("start")
         from .cli import main as cli  # here, not above: the import is what a Ctrl-C may interrupt
-    except KeyboardInterrupt:
-        sys.stderr.write(STARTING + "\n")
-        raise SystemExit(130) from None
+    except KeyboardInterrupt as e:
+        sys.stderr.write(STARTING.replace("(Ctrl-C)", interrupt_reason(e)[len("interrupted ") :]) + "\n")
+        raise SystemExit(exit_status(interrupt_reason(e))) from None
     cli(prog_name="grader")
 
 

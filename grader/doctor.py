@@ -14,7 +14,6 @@ import platform
 import secrets
 import shutil
 import socket
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -185,9 +184,9 @@ def _lingering(secret: str) -> list[int]:
 
 def describe(d: Diagnosis) -> str:
     """The doctor's report as text."""
-    version = subprocess.run([d.python, "--version"], capture_output=True, text=True).stdout.strip()
+    python = find_interpreter(d.python)  # its own word for its version, not whatever '--version' prints
     lines = [f"grader {d.version} on {platform.system()} {platform.release()}, running as {d.user}",
-             f"Python for scripts: {d.python} ({version or 'does not run'})"]  # fmt: skip
+             f"Python for scripts: {d.python} ({python.version if python else 'not a Python: it does not run Python'})"]  # fmt: skip
     on_path = find_interpreter("python3")
     lines.append(f"python3 in a command (the first on PATH): {on_path.describe() if on_path else 'none found'}")
     lines.append("isolation:")

@@ -73,25 +73,45 @@ def write_files(folder: str | Path, texts: dict[str, str]) -> list[str]:
 
 
 def check_output_file(path: str | Path, make_parent: bool = False) -> None:
-    """Raise now, before any work, if ``path`` cannot be written later (a results file)."""
+    """Raise now, before any work, if ``path`` cannot be written later (a results file): it is
+    opened for appending, as the write will open it (whoever runs it: root passes every
+    permission check but a read-only or special file system's), and a file made so is
+    removed again. A device or a pipe is left unopened."""
     p = Path(path)
-    if p.is_dir():
-        raise GraderError(f"'{p}' is a folder: give a file name to write the results to")
-    parent = p.parent
-    if make_parent:
-        try:
-            parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise GraderError(f"cannot create the folder '{parent}' for '{p}': {e.strerror}") from None
-    if not parent.is_dir():
-        raise GraderError(f"cannot write '{p}': the folder '{parent}' does not exist")
-    if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
-        raise GraderError(f"cannot write '{p}': permission denied")
+    try:
+        if p.is_dir():
+            raise GraderError(f"'{p}' is a folder: give a file name to write the results to")
+        parent = p.parent
+        if make_parent:
+            try:
+                parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise GraderError(f"cannot create the folder '{parent}' for '{p}': {e.strerror}") from None
+        if not parent.is_dir():
+            if parent.exists():
+                raise GraderError(f"cannot write '{p}': '{parent}' is a file, not a folder")
+            raise GraderError(f"cannot write '{p}': the folder '{parent}' does not exist")
+        existed = p.exists()
+        if existed and not p.is_file():  # /dev/null, a named pipe: opened when written
+            if not os.access(p, os.W_OK):
+                raise GraderError(f"cannot write '{p}': permission denied")
+            return
+        with open(p, "ab"):
+            pass
+        if not existed:
+            p.unlink()
+    except OSError as e:
+        raise GraderError(f"cannot write '{p}': {e.strerror}") from None
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` (UTF-8); a write error is a one-line GraderError."""
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise GraderError(f"cannot write '{path}': {e.strerror}") from None
 
 
 def write_json(path: str | Path, data: object) -> None:
     """Write ``data`` as indented JSON; a write error is a one-line GraderError."""
-    try:
-        Path(path).write_text(json.dumps(data, indent=1), encoding="utf-8")
-    except OSError as e:
-        raise GraderError(f"cannot write '{path}': {e.strerror}") from None
+    write_text(path, json.dumps(data, indent=1))

@@ -3,7 +3,25 @@ test, a move in a tournament, a position of a proof), as python-chess's ``engine
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+
+JOBS_PER_CORE = 4  # programs at once per core, at most: beyond, they only wait for a core and time out unfairly
+
+
+def max_jobs() -> int:
+    """The most job slots (programs at once) this machine can run: ``JOBS_PER_CORE`` per core."""
+    return JOBS_PER_CORE * (os.cpu_count() or 1)
+
+
+def cap_jobs(jobs: int, given_as: str) -> tuple[int, str | None]:
+    """``jobs`` at most ``max_jobs()``, and the line that says so when it was more (``given_as``:
+    '--jobs', say)."""
+    most = max_jobs()
+    if jobs <= most:
+        return jobs, None
+    return most, (f"{given_as} {jobs:,} is more than this machine can run at once ({os.cpu_count() or 1} cores, "
+                  f"{JOBS_PER_CORE} programs each): {most} jobs run at once")  # fmt: skip
 
 
 @dataclass(frozen=True)

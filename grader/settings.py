@@ -12,12 +12,14 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+import warnings
 from typing import Any, Mapping, TypeVar
 
 from .config import Config
 from .engines.interpreters import course_python
+from .errors import GraderWarning
 from .games import Game, base_name
-from .limits import NOT_GIVEN, Limits
+from .limits import NOT_GIVEN, Limits, cap_jobs
 
 T = TypeVar("T")
 Layer = Mapping[str, Any]  # field name -> value; for 'limits' a whole Limits or a mapping of some of its keys
@@ -61,8 +63,14 @@ def given(**options: Any) -> dict[str, Any]:
 
 
 def jobs(config: Config) -> int:
-    """The job slots config.yaml asks for: its ``jobs``, else one per core."""
-    return config.jobs or os.cpu_count() or 1
+    """The job slots config.yaml asks for: its ``jobs`` (at most ``max_jobs()``, a
+    GraderWarning saying so), else one per core."""
+    if not config.jobs:
+        return os.cpu_count() or 1
+    capped, said = cap_jobs(config.jobs, "config.yaml's jobs:")
+    if said:
+        warnings.warn(said, GraderWarning, stacklevel=2)
+    return capped
 
 
 def run_layer(config: Config) -> dict[str, Any]:

@@ -4,6 +4,7 @@ import csv
 import functools
 import io
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -273,3 +274,100 @@ def test_prove_refuses_othello_from_the_start_in_one_line(run):
     assert result.exit_code == 1, result.output
     assert result.output.startswith("Error: this position has 26 empties: solving it would take about ")
     assert ", over --max-seconds 0.5; prove from a later position: boards of at most" in result.output
+
+
+# --- the tracebacks a new user found (issue 51) ----------------------------------------------
+
+
+@pytest.mark.parametrize("content", [b"notes, not a database\n", bytes(range(256)) * 16], ids=["text", "binary"])
+def test_a_database_file_that_is_no_database_is_one_line_and_left_as_it_was(run, tmp_path, content):
+    pytest.importorskip("sqlalchemy")
+    (tmp_path / "x.db").write_bytes(content)
+    url = f"sqlite:///{tmp_path / 'x.db'}"
+    said = f"cannot open the database {url}: file is not a database (give the portal's database file, or a new file's name to make one)"  # fmt: skip
+    one_line_error(run("serve", "--database", url, "--port", "0"), said)  # makes ./grader-demo-course first
+    one_line_error(run("worker", "grader-demo-course", "--database", url), said)
+    one_line_error(run("portal", "sync", "grader-demo-course", "--database", url), said)
+    assert (tmp_path / "x.db").read_bytes() == content
+    assert [p.name for p in tmp_path.glob("x.db*")] == ["x.db"]  # no journal or WAL beside it
+
+
+@pytest.mark.parametrize("python, said", [
+    ("/nonexistent/python3", "is not an executable program"),
+    ("/bin/false", "is not a Python interpreter (asked to run a line of Python, it gave no answer)"),
+])  # fmt: skip
+def test_a_configured_python_that_is_missing_or_no_python_is_one_line_everywhere(run, tmp_path, python, said):
+    """doctor had a traceback for a missing one; /bin/false passed for a Python that no
+    isolation could run ('install bubblewrap') and doctor showed coreutils' banner as its version."""
+    (tmp_path / "config.yaml").write_text(f"python: {python}\n")
+    (tmp_path / "f.gtp").write_text("boardsize 7\n10 solve\n#? [unknown]\n")
+    fix = "fix 'python:' in config.yaml (or remove it to use the grader's own)"
+    for args in (["doctor", "--no-attacks"], ["grade", NEGAMAX, "--boards", "b.txt"],
+                 ["tournament", NEGAMAX, ROOT / "submissions" / "greedy.py", "--rounds", "1"],
+                 ["regress", ROOT / "submissions" / "gomoku" / "solver.py", "f.gtp"]):  # fmt: skip
+        one_line_error(run(*args), f"the Python for .py scripts, '{python}', {said}: {fix}")
+
+
+@pytest.mark.parametrize("path, said", [
+    ("b.txt/x.json", "'b.txt' is a file, not a folder"),
+    ("/proc/x.json", "No such file or directory"),  # what root meets there: no permission check to fail
+])  # fmt: skip
+def test_a_results_file_that_cannot_be_written_is_refused_before_any_test(run, path, said):
+    one_line_error(run("grade", NEGAMAX, "--boards", "b.txt", "--json", path), f"cannot write '{path}': {said}")
+
+
+def test_a_results_file_in_a_folder_the_user_may_not_enter_is_one_line(tmp_path):
+    """A PermissionError traceback for a user who may not look inside the folder. Root may look
+    anywhere: it runs here without the two capabilities that let it (setpriv)."""
+    if os.geteuid() == 0 and not shutil.which("setpriv"):
+        pytest.skip("root needs setpriv to drop its right to look into any folder")
+    (tmp_path / "b.txt").write_text(f"{HANDOUT_BOARD} x\n")
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0)
+    as_user = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    try:
+        done = subprocess.run([*as_user, sys.executable, "-m", "grader", "grade", str(NEGAMAX), "--boards", "b.txt",
+                               "--json", "locked/x.json"], cwd=tmp_path, capture_output=True, text=True)  # fmt: skip
+    finally:
+        locked.chmod(0o700)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        1,
+        "",
+        "Error: cannot write 'locked/x.json': Permission denied\n",
+    )
+
+
+@pytest.mark.parametrize("host", ["999.1.1.1", "nosuchhost.invalid"])
+def test_serve_on_an_address_that_is_not_this_machines_names_the_host(run, host):
+    """The advice was 'give another --port'."""
+    pytest.importorskip("starlette")
+    result = run("serve", "--host", host, "--port", "0", "--workers", "0")
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith(f"Error: cannot listen on {host}:0: "), result.output
+    assert result.output.endswith(": give another --host (an address of this machine: 127.0.0.1, 0.0.0.0)\n")
+
+
+def test_a_plan_of_a_newer_format_says_so(run, tmp_path):
+    assert run("plan", "new", "--out", "p.plan").exit_code == 0
+    (tmp_path / "p.plan").write_text((tmp_path / "p.plan").read_text().replace("grader-plan 1", "grader-plan 99"))
+    from grader.version import __version__
+
+    one_line_error(run("grade", NEGAMAX, "--plan", "p.plan"),
+                   f"p.plan: a plan file of format 'grader-plan 99', newer than the 'grader-plan 1' this grader "
+                   f"({__version__}) reads: a newer grader wrote it and reads it (pip install -U grader), or make the "
+                   "plan again with this one ('grader plan new')")  # fmt: skip
+
+
+@pytest.mark.parametrize("given", ["option", "config"])
+def test_jobs_beyond_what_the_machine_can_run_are_capped_saying_so(run, tmp_path, given):
+    """--jobs 99999999 had been accepted, and shown as the jobs of the run."""
+    most = 4 * (os.cpu_count() or 1)
+    if given == "config":
+        (tmp_path / "config.yaml").write_text("jobs: 99999999\n")
+    result = run("grade", NEGAMAX, "--boards", "b.txt", *(["--jobs", "99999999"] if given == "option" else []))
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    named = "--jobs" if given == "option" else "config.yaml's jobs:"
+    assert lines[0] == (f"Warning: {named} 99,999,999 is more than this machine can run at once "
+                        f"({os.cpu_count()} cores, 4 programs each): {most} jobs run at once")  # fmt: skip
+    assert f", {most} jobs, " in lines[1]

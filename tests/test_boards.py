@@ -1,6 +1,10 @@
 """Board files (BOARD TOKEN, FFO, OBF) and random positions reached by legal play."""
 
 import random
+import signal
+import subprocess
+import sys
+import threading
 
 import pytest
 
@@ -107,3 +111,53 @@ def test_random_positions_depend_only_on_the_seed():
 def test_bad_ffo_fields_are_board_file_errors(line, message):
     with pytest.raises(BoardFileError, match=message):
         parse_board_line(line, "f.txt:1")
+
+
+# --- grader boards: what cannot be drawn, and a long draw (issue 51) -------------------------
+
+
+def grader(where, *args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=where, capture_output=True, text=True,
+                          timeout=60, **kwargs)  # fmt: skip
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--count", "999999999", "--empties", "1-1"],
+     "--count 999,999,999 is more than the 1,000,000 boards drawn at once: draw more in several files, each with "
+     "its own --seed"),
+    (["--count", "600000", "--empties", "1-2"],
+     "--count 600,000 for each of 2 numbers of empties (1,200,000 boards) is more than the 1,000,000 boards drawn "
+     "at once: draw more in several files, each with its own --seed"),
+    (["--count", "1000", "--empties", "1-1", "--game", "tictactoe"],
+     "--count 1,000: there are only 222 Tic-tac-toe boards with 1 empty and a move to make: ask for at most 222"),
+])  # fmt: skip
+def test_boards_that_cannot_be_drawn_are_refused_at_once(tmp_path, args, said):
+    """A count without bound had drawn for ever (nothing written, no progress); tic-tac-toe's
+    had silently given fewer boards than asked."""
+    done = grader(tmp_path, "boards", *args, "--out", "big.txt")
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", f"Error: {said}\n")
+    assert not (tmp_path / "big.txt").exists()
+
+
+def test_a_long_draw_shows_its_progress_and_an_interrupted_one_says_what_it_wrote(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "grader", "boards", "--count", "1000000", "--empties", "1-1",
+                             "--seed", "3", "--out", "big.txt"], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    guard = threading.Timer(60, proc.kill)  # a draw that never says a word fails, not hangs
+    guard.start()
+    announced = proc.stderr.readline()  # after a second of drawing
+    guard.cancel()
+    assert announced.startswith("Drawing 1,000,000 boards will take about "), announced + proc.communicate()[1]
+    assert announced.endswith("; Ctrl-C stops it, keeping those written\n")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    last = err.splitlines()[-1]
+    written = int(last.split(" of ")[0].rsplit(" ", 1)[1].replace(",", ""))
+    assert last == f"Interrupted (Ctrl-C): {written:,} of 1,000,000 boards written to big.txt (seed 3)."
+    lines = (tmp_path / "big.txt").read_text().splitlines()
+    assert lines[0] == "# grader boards --game othello --seed 3 --empties 1-1 --count 1000000"
+    assert len(lines) == written + 1 and written > 0
+    assert [ln.split() for ln in lines[1:4]] == [
+        [p.board_string(), p.token] for p in OTHELLO.random_positions(3, range(1, 2), 3)
+    ]

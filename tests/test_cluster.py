@@ -43,6 +43,18 @@ def test_cluster_without_distributed_is_one_line(tmp_path, monkeypatch):
     assert got.output.splitlines()[-1] + "\n" == OTHER_ERROR
 
 
+def test_a_ctrl_c_while_local_workers_start_is_answered_not_lost():
+    """Local workers start with SIGINT held back, which they inherit; a Ctrl-C meanwhile is
+    answered all the same (it had been ignored, and lost)."""
+    from grader.execution.cluster import _no_sigint
+
+    with pytest.raises(KeyboardInterrupt):
+        with _no_sigint():
+            os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):  # a few instructions: the handler runs at the next one
+            pass
+
+
 @pytest.mark.parametrize("address, message", [
     ("localhost:8786", "Error: bad cluster address 'localhost:8786': give tcp://HOST:8786, tls://HOST:8786 or local:N\n"),
     ("local:0", "Error: bad cluster address 'local:0': local:N needs a number of workers from 1 to 512, like local:2\n"),

@@ -221,6 +221,32 @@ def test_every_file_the_docs_mention_exists(path):
     assert (ROOT / path).exists(), f"the docs name {path}, which is not in the repository"
 
 
+def security_table() -> set[str]:
+    """The tests (``FILE::TEST``, under tests/) the portal guide's attack table names: its rows
+    of this checkout, not those of a change still to be merged."""
+    text = (DOCS / "guides" / "portal.md").read_text()
+    table = text.split("### The attack suite", 1)[1].split("#### Added with", 1)[0]
+    named = set()
+    for row in (r for r in table.splitlines() if r.startswith("| `")):
+        file = ""
+        for name in re.findall(r"`([^`]+)`", row.split(" | ")[0]):
+            file = name.rpartition("::")[0] or file  # '::test' goes on with the file before it
+            named.add(f"{file}::{name.rpartition('::')[2]}")
+    return named
+
+
+def test_the_security_table_names_every_attack_of_the_suite_and_only_tests_that_exist():
+    """The portal guide's table of attacks is true: each test it names is there, and each test
+    of tests/attacks/portal/ has its row."""
+    named = security_table()
+    for name in sorted(named):
+        file, test = name.split("::")
+        assert re.search(rf"^def {test}\(", (ROOT / "tests" / file).read_text(), re.M), f"no test {name}"
+    suite = {f"attacks/portal/{path.name}::{test}" for path in sorted((ROOT / "tests" / "attacks" / "portal").glob("test_*.py"))
+             for test in re.findall(r"^def (test_\w+)\(", path.read_text(), re.M)}  # fmt: skip
+    assert sorted(suite - named) == [], "attacks without a row in docs/guides/portal.md's table"
+
+
 def readme_commands(text: str) -> tuple[str, str]:
     """The install command and the test command of the first shell block of ``text``."""
     block = re.search(r"```sh\n(.*?)```", text, re.S).group(1).splitlines()
@@ -285,3 +311,18 @@ def test_the_site_builds_with_mkdocs_strict(tmp_path):
     assert "--stop-on-error" in page and "grader grade [OPTIONS]" in page  # rendered from the click help
     api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text()
     assert 'id="grader.grade"' in api and "Run every test of" in api  # rendered from the docstring
+
+
+def test_the_readmes_example_output_agrees_with_its_command():
+    """The README showed 'seed 7' under a command that draws a new seed each run (issue 51):
+    the first command, the screen's heading and the screen itself name the same seed."""
+    text = (ROOT / "README.md").read_text()
+    command = re.search(r"```sh\n[^\n]*&& (grader grade [^#\n]*?)\s*#", text).group(1)
+    heading = re.search(r"## One screen: what `([^`]*)` shows", text).group(1)
+    screen = re.search(r"## One screen:.*?```\n(.*?)```", text, re.S).group(1)
+    assert command == heading, (command, heading)
+    shown = set(re.findall(r"seed (\d+)", screen))
+    given = re.search(r"--seed (\d+)", command)
+    assert given is not None and shown == {given.group(1)}, (command, shown)
+    for page in ("index.md", "getting-started.md"):
+        assert command in (DOCS / page).read_text(), page

@@ -110,19 +110,38 @@ def test_a_graded_gauntlet_goes_to_moodle_by_username(tmp_path):
     ]
 
 
-def test_moodle_without_a_roster_names_students_by_username_and_says_what_is_not_final(tmp_path):
+def test_moodle_without_a_roster_names_students_by_username_and_leaves_out_what_is_not_final(tmp_path):
+    """An interrupted run's unfinished student had been exported with the total of the tests
+    that ran, and the export had exited 0 (issue 51)."""
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "grades.csv").write_text(
         "name,total,max,complete,note\nalice,87.5,100,yes,\n'=bob,40,100,no,stopped at test 40\n"
     )
     result = CliRunner().invoke(main, ["export", "moodle", str(tmp_path / "run"), "--assignment", "Lab 5"])
-    assert result.exit_code == 0
-    assert result.output.splitlines()[:3] == [
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
         "Username,Lab 5,Lab 5 feedback",
         "alice,87.5,87.5/100",
-        "'=bob,40,40/100; not final: stopped at test 40",
+        "Warning: =bob's grade is not final: stopped at test 40",
+        f"Error: 1 grade is not final, left out of the CSV (empty): finish the run (grader grade --resume "
+        f"{tmp_path / 'run'}) and export it again",
     ]
-    assert "Warning: =bob's grade is not final: stopped at test 40" in result.output
+
+
+def test_canvas_leaves_an_interrupted_runs_unfinished_students_empty_and_exits_1(tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "grades.csv").write_text(
+        "name,total,max,complete,note\nalice,9,10,yes,\nbob@school.edu,0,10,no,incomplete: 0 of 10 tests recorded\n"
+    )
+    (tmp_path / "roster.csv").write_text(CANVAS_ROSTER)
+    result = CliRunner().invoke(main, ["export", "canvas", str(tmp_path / "run"), "--roster", str(tmp_path / "roster.csv"),
+                                       "--assignment", "Lab 5", "--out", str(tmp_path / "out.csv")])  # fmt: skip
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1].startswith("Error: 1 grade is not final, left out of the CSV (empty)")
+    assert rows((tmp_path / "out.csv").read_text())[2:4] == [
+        ["Doe, Alice", "1001", "S1", "alice", "Sec 1", "9"],
+        ["Roe, Bob", "1002", "S2", "bob@school.edu", "Sec 1", ""],  # not 0: Canvas keeps what it has
+    ]
 
 
 @pytest.mark.parametrize(
@@ -171,3 +190,15 @@ def test_the_portal_imports_canvas_and_moodle_rosters():
     ]  # fmt: skip
     moodle = MOODLE_ROSTER.replace("Last name", "Surname")
     assert [(e.email, e.name) for e in portal_roster(moodle)][0] == ("alice@school.edu", "Alice Doe")
+
+
+def test_out_naming_the_roster_is_refused_and_the_roster_left_as_it_was(tmp_path, monkeypatch):
+    """It had been rewritten in place, the roster lost (issue 51)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "grades.csv").write_text("name,total,max,complete,note\nalice,9,10,yes,\n")
+    (tmp_path / "roster.csv").write_text(CANVAS_ROSTER)
+    result = CliRunner().invoke(main, ["export", "canvas", "run", "--roster", "roster.csv", "--out", "./roster.csv"])
+    assert (result.exit_code, result.output) == (
+        1, "Error: --out ./roster.csv is the roster itself (--roster): write the grades to another file\n")  # fmt: skip
+    assert (tmp_path / "roster.csv").read_text() == CANVAS_ROSTER

@@ -321,3 +321,51 @@ def test_the_first_prove_example_of_the_help_is_small(monkeypatch):
     assert result.exit_code == 0, result.output
     assert "as x: never loses, and every move is optimal (10 positions asked, deterministic)" in result.output
     assert "as o: never loses, and every move is optimal (13 positions asked, deterministic)" in result.output
+
+
+# --- issue 51 ----------------------------------------------------------------------------------
+
+SOLVER = ROOT / "submissions" / "gomoku" / "solver.py"
+ONE_SOLVE = "boardsize 7\n10 solve\n#? [unknown]\n"
+
+
+@pytest.mark.parametrize("args, said", [
+    (["f.gtp", SOLVER], f"the arguments look swapped: PROGRAM comes first, then the regression FILEs: "
+                        f"grader regress {SOLVER} f.gtp"),
+    ([SOLVER, SOLVER], f"{SOLVER} is a Python file, not a regression file: PROGRAM comes first, then the "
+                       "regression FILEs (grader regress PROGRAM FILE...)"),
+    (["f.gtp", "f.gtp"], "f.gtp is a regression file, not a GTP program: PROGRAM comes first, then the "
+                         "regression FILEs (grader regress PROGRAM FILE...)"),
+])  # fmt: skip
+def test_regress_with_its_arguments_swapped_says_so(tmp_path, monkeypatch, args, said):
+    """The Python file had been read as a regression file: a parse error on its line 8."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "f.gtp").write_text(ONE_SOLVE)
+    got = CliRunner().invoke(main, ["regress", *map(str, args)])
+    assert (got.exit_code, got.output) == (1, f"Error: {said}\n")
+
+
+@pytest.mark.parametrize("program, status, last", [
+    ("import sys\nsys.exit(3)\n", 1,
+     "No test got an answer the grader could read (the program ended: crashed: it exited with code 3)."),
+    ("import sys\nfor line in sys.stdin:\n    print('? no', end='\\n\\n', flush=True)\n", 1,
+     "No test got an answer the grader could read."),
+    (SOLVER.read_text(), 0, "  1 tests counted (every test), 100.0/100 (+:1)"),
+    ("import sys\nfor line in sys.stdin:\n    print('= draw', end='\\n\\n', flush=True)\n", 0,
+     "  1 tests counted (every test), 0.0/100 (v:1)"),
+], ids=["crashes", "answers-errors", "right", "wrong"])  # fmt: skip
+def test_regress_exits_as_grade_does(tmp_path, monkeypatch, program, status, last):
+    """One rule for both (docs/commands/index.md): 0 for a program judged, whatever its score;
+    1 when it could not be judged at all (grade: no test printed a legal move). A program that
+    crashed on every test had exited 0 at 0/100."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "f.gtp").write_text(ONE_SOLVE)
+    (tmp_path / "config.yaml").write_text("regress:\n  solve_seconds: 0.5\n")  # 'draw' unsettled at once: 'v'
+    (tmp_path / "p.py").write_text(program)
+    got = CliRunner().invoke(main, ["regress", "p.py", "f.gtp"])
+    assert got.exit_code == status, got.output
+    assert got.output.splitlines()[-1] == last
+    (tmp_path / "dead.py").write_text("import sys\nsys.exit(3)\n")
+    (tmp_path / "b.txt").write_text("xxxxxxo.xxxxxo..xxooooooxoxxooooxoxxooooxxxoxoooxxo.oxooxooooooo x\n")
+    graded = CliRunner().invoke(main, ["grade", "dead.py", "--boards", "b.txt"])
+    assert graded.exit_code == 1 and graded.output.splitlines()[-1].startswith("No test printed a legal Othello move")

@@ -9,7 +9,6 @@ import datetime
 import io
 import json
 import secrets
-import shutil
 import signal
 import tarfile
 import threading
@@ -47,9 +46,8 @@ from grader.portal.database.models import User  # noqa: E402
 from grader.portal.pages import arena as arena_pages  # noqa: E402
 from grader.tournaments.games import GameRecord  # noqa: E402
 
-from test_portal import ROOT, Client, Server, make_course  # noqa: E402
-from test_portal_db import postgres  # noqa: E402, F401  (the fixture)
-from test_portal_workers import Worker, _until, database  # noqa: E402, F401  (a fixture)
+from portal_server import ROOT, Client, Server, make_course  # noqa: E402
+from test_portal_workers import Worker, _until  # noqa: E402
 
 
 def nboard_archive(script: str | bytes, name: str = "player.py") -> bytes:
@@ -500,49 +498,40 @@ def test_a_worker_killed_mid_game_leaves_its_pair_to_another_counted_once(databa
 
 
 @pytest.mark.slow  # a browser, a server, two checks and a test of 10-20 games: 20-40 s
-def test_an_author_submits_a_version_in_the_browser_and_watches_the_test_decide(tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (pip install -e '.[test]')")
-    from test_portal_browser import CHROMIUMS
-
-    binary = next((p for p in map(shutil.which, CHROMIUMS) if p), None)
-    if binary is None:
-        pytest.skip("no Chromium installed (apt-get install chromium)")
+def test_an_author_submits_a_version_in_the_browser_and_watches_the_test_decide(tmp_path, chromium):
     for name in ("random_mover", "negamax"):
         (tmp_path / f"{name}.tar.gz").write_bytes(nboard_archive(name))
     course = make_course(tmp_path / "course")
     server = Server(course, tmp_path, None, "--workers", "2")
     try:
-        with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=binary, args=["--no-sandbox", "--disable-gpu"])
-            page = browser.new_page()
-            problems: list[str] = []
-            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)  # a CSP violation too
-            page.on("pageerror", lambda e: problems.append(str(e)))
-            page.goto(server.link)
-            page.click("#signin")
-            page.goto(server.url + "/arena")
-            page.fill("input[name=name]", "mine")
-            page.click("#new-engine button")
-            page.wait_for_url(f"{server.url}/arena/e/*")
-            for name in ("random_mover", "negamax"):
-                page.set_input_files("#upload input[name=file]", str(tmp_path / f"{name}.tar.gz"))
-                page.fill("#upload input[name=label]", name)
-                page.click("#upload button")
-                page.wait_for_load_state()
-            page.locator("#new-test").wait_for(timeout=120_000)  # both checked: the page put the form in place itself
-            assert page.locator("#versions .check-ok").count() == 2
-            page.select_option("#new-test select[name=new]", label="v2")
-            page.select_option("#new-test select[name=base]", label="v1")
-            page.fill("#new-test input[name=elo1]", "200")
-            page.fill("#new-test input[name=max_games]", "60")
-            page.click("#new-test button")
-            page.wait_for_url(f"{server.url}/arena/t/*")
-            page.locator("#status:text-is('H1')").wait_for(timeout=240_000)  # the page updates itself until then
-            assert int(page.inner_text("#games")) >= 2
-            page.click("#test-games a >> nth=0")
-            page.wait_for_url(f"{server.url}/arena/g/*")
-            assert page.locator("#board td.cell-x").count() > 0 and page.locator("#moves tr").count() > 1
-            browser.close()
+        page = chromium.new_page()
+        problems: list[str] = []
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)  # a CSP violation too
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(server.link)
+        page.click("#signin")
+        page.goto(server.url + "/arena")
+        page.fill("input[name=name]", "mine")
+        page.click("#new-engine button")
+        page.wait_for_url(f"{server.url}/arena/e/*")
+        for name in ("random_mover", "negamax"):
+            page.set_input_files("#upload input[name=file]", str(tmp_path / f"{name}.tar.gz"))
+            page.fill("#upload input[name=label]", name)
+            page.click("#upload button")
+            page.wait_for_load_state()
+        page.locator("#new-test").wait_for(timeout=120_000)  # both checked: the page put the form in place itself
+        assert page.locator("#versions .check-ok").count() == 2
+        page.select_option("#new-test select[name=new]", label="v2")
+        page.select_option("#new-test select[name=base]", label="v1")
+        page.fill("#new-test input[name=elo1]", "200")
+        page.fill("#new-test input[name=max_games]", "60")
+        page.click("#new-test button")
+        page.wait_for_url(f"{server.url}/arena/t/*")
+        page.locator("#status:text-is('H1')").wait_for(timeout=240_000)  # the page updates itself until then
+        assert int(page.inner_text("#games")) >= 2
+        page.click("#test-games a >> nth=0")
+        page.wait_for_url(f"{server.url}/arena/g/*")
+        assert page.locator("#board td.cell-x").count() > 0 and page.locator("#moves tr").count() > 1
         assert problems == []
     finally:
         server.stop()
@@ -624,13 +613,7 @@ def running_game(make, email: str) -> tuple[int, str, list[str]]:
 
 
 @pytest.mark.slow  # a browser and a server: 5-10 s
-def test_a_running_games_page_shows_new_moves_and_its_end_without_reloading(tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (pip install -e '.[test]')")
-    from test_portal_browser import CHROMIUMS
-
-    binary = next((p for p in map(shutil.which, CHROMIUMS) if p), None)
-    if binary is None:
-        pytest.skip("no Chromium installed (apt-get install chromium)")
+def test_a_running_games_page_shows_new_moves_and_its_end_without_reloading(tmp_path, chromium):
     url = f"sqlite:///{tmp_path / 'portal.sqlite3'}"
     server = Server(make_course(tmp_path / "course"), tmp_path, url, "--workers", "0")
     engine = connect(url)
@@ -640,30 +623,27 @@ def test_a_running_games_page_shows_new_moves_and_its_end_without_reloading(tmp_
             email = s.scalar(select(User.email).where(User.role == "instructor"))
         gid, token, lines = running_game(make, email)
         write = arena_play.live(make, gid, token)
-        with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=binary, args=["--no-sandbox", "--disable-gpu"])
-            page = browser.new_page()
-            problems: list[str] = []
-            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: problems.append(str(e)))
-            page.goto(server.link)
-            page.click("#signin")
-            page.goto(f"{server.url}/arena/g/{gid}")
-            shown = page.locator("#moves tr").count() - 1
-            page.evaluate("window.notReloaded = true")
-            for n, line in enumerate(lines[shown:], shown + 1):
-                time.sleep(arena_play.LIVE_SECONDS)  # each move written, as a worker writes one this late
-                write(GameRecord(f"g{gid}", "p1", 1, "b", "w", "", moves=line))
-                page.locator(f"#moves tr >> nth={n}").wait_for(timeout=30_000)
-            with make.begin() as s:
-                game = s.get(ArenaGame, gid)
-                arena.write_record(game, GameRecord(f"g{gid}", "p1", 1, "b", "w", "", moves=lines[-1], result="1-0",
-                                                    reason="normal"))  # fmt: skip
-            page.locator("#game-status:has-text('done')").wait_for(timeout=30_000)
-            assert page.evaluate("window.notReloaded") is True  # the same page all along
-            assert page.locator("#moves tr").count() == len(lines) + 1
-            assert page.get_attribute("#game", "data-settled") == "true"
-            browser.close()
+        page = chromium.new_page()
+        problems: list[str] = []
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(server.link)
+        page.click("#signin")
+        page.goto(f"{server.url}/arena/g/{gid}")
+        shown = page.locator("#moves tr").count() - 1
+        page.evaluate("window.notReloaded = true")
+        for n, line in enumerate(lines[shown:], shown + 1):
+            time.sleep(arena_play.LIVE_SECONDS)  # each move written, as a worker writes one this late
+            write(GameRecord(f"g{gid}", "p1", 1, "b", "w", "", moves=line))
+            page.locator(f"#moves tr >> nth={n}").wait_for(timeout=30_000)
+        with make.begin() as s:
+            game = s.get(ArenaGame, gid)
+            arena.write_record(game, GameRecord(f"g{gid}", "p1", 1, "b", "w", "", moves=lines[-1], result="1-0",
+                                                reason="normal"))  # fmt: skip
+        page.locator("#game-status:has-text('done')").wait_for(timeout=30_000)
+        assert page.evaluate("window.notReloaded") is True  # the same page all along
+        assert page.locator("#moves tr").count() == len(lines) + 1
+        assert page.get_attribute("#game", "data-settled") == "true"
         assert problems == []
     finally:
         server.stop()
@@ -725,3 +705,42 @@ def test_a_running_games_last_move_reaches_its_row_with_no_move_after_it(db, mon
     with make() as s:
         assert s.get(ArenaGame, gid).moves == lines[-1]
     assert 1 <= len(writes) <= 2 + burst / arena_play.LIVE_SECONDS  # one write per LIVE_SECONDS at most
+
+
+def test_a_tests_page_draws_its_llr_after_each_counted_pair_between_its_bounds_and_its_elo(db):
+    """The LLR after each pair, from the stored games by the CLI's SPRT code, ends at the
+    test's own; a pair played after the decision is not drawn; the chart names H0 and H1 at
+    the bounds, the Elo chart its interval, and the status is a sentence."""
+    from grader.tournaments.sprt import Pentanomial, llr
+
+    make, author, (v1, v2) = db
+    with make.begin() as s:
+        tid = arena.new_test(s, s.get(User, author.id), arena.TestRequest(new=v2, base=v1, elo1=100, max_games=400)).id
+    with make.begin() as s:
+        stale = game_leases.claim_game(s, "dead")
+    results = [(1.0, 0.5), (1.0, 1.0), (0.0, 1.0), (1.0, 1.0), (0.5, 0.5)] * 10
+    counted = Pentanomial()
+    expected = [(0, 0.0)]
+    for scores in results:
+        with make.begin() as s:
+            lease = game_leases.claim_game(s, "w")
+        _play_pair(make, lease, v2, scores)
+        counted = counted.add(*scores)
+        expected.append((counted.games, llr(counted, 0.0, 100.0)))
+        with make() as s:
+            if s.get(ArenaTest, tid).status != "running":
+                break
+    _play_pair(make, stale, v2, (0.0, 0.0))  # after the decision: played, not counted
+    with make() as s:
+        test = s.get(ArenaTest, tid)
+        history = arena.llr_history(s, test)
+        assert test.status == H1 and history == expected and history[-1][1] == pytest.approx(test.llr)
+        data = arena_pages.test_data(s, test, s.get(ArenaEngine, test.engine_id), s.get(User, author.id))
+    assert data["verdict"].startswith("H1 accepted: the LLR reached its upper bound")
+    assert data["history"][-1] == [history[-1][0], round(history[-1][1], 4)]
+    charts = arena_pages._charts(data)
+    assert f">H1 {data['upper']:.2f}<" in charts["llr"] and f">H0 {data['lower']:.2f}<" in charts["llr"]
+    points = charts["llr"].split('<polyline class="line" points="', 1)[1].split('"', 1)[0].split()
+    assert len(points) == len(history)  # a point per counted pair, and the start
+    assert f"LLR {history[-1][1]:.2f} after {history[-1][0]} games" in charts["llr"]
+    assert 'class="err"' in charts["elo"] and ">elo1<" in charts["elo"] and "style" not in charts["llr"] + charts["elo"]

@@ -25,10 +25,9 @@ from sqlalchemy import func, select  # noqa: E402
 from grader.portal.database.arena import DONE, LIMIT, OK, ArenaGame, ArenaTest, EngineVersion, GameJob  # noqa: E402
 from grader.portal.database.db import connect, sessions  # noqa: E402
 
-from test_portal import Client, Server, make_course  # noqa: E402
+from portal_server import Client, Server, make_course  # noqa: E402
 from test_portal_arena import nboard_archive  # noqa: E402
-from test_portal_db import postgres  # noqa: E402, F401  (the fixture)
-from test_portal_workers import _until, database  # noqa: E402, F401  (a fixture)
+from test_portal_workers import _until  # noqa: E402
 
 
 def _free_port() -> int:

@@ -22,6 +22,7 @@ pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip instal
 
 from click.testing import CliRunner  # noqa: E402
 from sqlalchemy import MetaData, func, select, text  # noqa: E402
+from test_portal_ladder import seed  # noqa: E402
 
 from grader.cli import main  # noqa: E402
 from grader.portal.arena import arena  # noqa: E402
@@ -46,9 +47,8 @@ from grader.portal.database.models import (  # noqa: E402
 )
 
 from conftest import one_line_error  # noqa: E402
-from test_portal import NEGAMAX, ROOT, WRONG, Client, Server, make_course  # noqa: E402
+from portal_server import NEGAMAX, ROOT, WRONG, Client, Server, make_course  # noqa: E402
 from test_portal_arena import _count_pair, checked_versions  # noqa: E402
-from test_portal_db import postgres  # noqa: E402, F401  (the fixture)
 
 TICTACTOE = ROOT / "submissions" / "tictactoe" / "can_lose.py"
 LADDER = "    ladder: {anonymous: true, top: 2, deadline_games: 4, tc: 5+0.05}\n"
@@ -111,7 +111,6 @@ def fill_term(tmp: Path) -> dict:
     checked versions and a test with a pair played, a ladder of four entries with its games,
     and an LTI identity, link, login and a score sent. The course folder, its database's URL,
     and the signed-in clients (by email) for the next server."""
-    from test_portal_ladder import seed  # here: isort counts the module a third party's
 
     course = term_course(tmp / "course")
     server = Server(course, tmp)
@@ -235,7 +234,7 @@ def term(tmp_path_factory):
 
 
 @pytest.mark.slow  # a course graded by a real server, three more servers: 1-2 minutes
-def test_a_backup_taken_while_serving_restores_every_page_on_sqlite_and_postgresql(term, postgres, tmp_path):  # noqa: F811
+def test_a_backup_taken_while_serving_restores_every_page_on_sqlite_and_postgresql(term, postgres, tmp_path):
     course, url = term["course"], term["url"]
     paths = page_paths(url, course)
     server = Server(course, tmp_path, url, "--workers", "0")
@@ -282,7 +281,7 @@ def test_a_backup_taken_while_serving_restores_every_page_on_sqlite_and_postgres
 
 
 @pytest.mark.slow  # a PostgreSQL server; the term's course graded (shared with the test above)
-def test_sqlite_to_postgresql_and_back_keeps_every_row_and_upload(term, postgres, tmp_path):  # noqa: F811
+def test_sqlite_to_postgresql_and_back_keeps_every_row_and_upload(term, postgres, tmp_path):
     original = rows(term["url"])
     pg, back = pg_database(postgres), f"sqlite:///{tmp_path / 'back.sqlite3'}"
     for source, target, name in ((term["url"], pg, "one"), (pg, back, "two")):

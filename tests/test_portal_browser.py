@@ -7,7 +7,6 @@ password is changed only with the current one."""
 
 from __future__ import annotations
 
-import shutil
 import time
 from typing import Any
 
@@ -28,7 +27,7 @@ from grader.portal.course.sync import apply  # noqa: E402
 from grader.portal.database.db import connect, sessions, upgrade  # noqa: E402
 from grader.portal.ladders import ladders  # noqa: E402
 
-from test_portal import (  # noqa: E402
+from portal_server import (  # noqa: E402
     GRADED_WITHIN,
     NEGAMAX,
     WRONG,
@@ -38,19 +37,6 @@ from test_portal import (  # noqa: E402
     library_result,
     make_course,
 )
-
-CHROMIUMS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-
-
-@pytest.fixture
-def chromium():
-    binary = next((p for p in map(shutil.which, CHROMIUMS) if p), None)
-    if binary is None:
-        pytest.skip("no Chromium installed (apt-get install chromium)")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=binary, args=["--no-sandbox", "--disable-gpu"])
-        yield browser
-        browser.close()
 
 
 @pytest.mark.slow  # a browser, a server and two gradings: 10-20 s
@@ -82,9 +68,11 @@ def test_a_student_signs_in_uploads_and_sees_the_feedback_appear(tmp_path, chrom
         plan = load_course(course).assignments["othello"].plan
         expected = library_result(load_course(course), script)
         assert symbols.inner_text() == "".join(t.symbol for t in expected.tests if plan.is_public(t.index))
-        assert "All tests perfect." in page.inner_text("#feedback") or "No public test below" in page.inner_text(
-            "#feedback"
-        )
+        text = page.text_content("#feedback")  # the feedback as text, folded below the tests' cards
+        assert "All tests perfect." in text or "No public test below" in text
+        public = sum(plan.is_public(t.index) for t in expected.tests)
+        assert page.locator("#tests li.test").count() == public  # a card a public test, none for a private one
+        assert page.locator("#summary").inner_text().startswith("Public tests fully right")
         page.click("text=Back to the assignment")
         assert receipt in page.inner_html("#submissions")
         assert "2 of 3 submissions left today" in page.inner_text("#left")
@@ -272,5 +260,73 @@ def test_a_student_sees_the_ladder_with_aliases(tmp_path, chromium):
         assert page.locator("#crosstable th").nth(1).inner_text() == aliases["Student 1"]
         assert "Student" not in page.inner_text("main")
         assert problems == []
+    finally:
+        server.stop()
+
+
+TABS = 250  # the Tab presses a keyboard user makes at most to reach a control
+
+
+def tab_to(page: Any, selector: str) -> None:
+    """Press Tab (the keyboard alone: no click) until the element ``selector`` has the focus."""
+    target = page.locator(selector)
+    target.wait_for(state="attached")
+    for _ in range(TABS):
+        page.keyboard.press("Tab")
+        if target.evaluate("e => e === document.activeElement"):
+            return
+    raise AssertionError(f"{TABS} Tab presses never reached {selector} on {page.url}")
+
+
+def press(page: Any, key: str) -> None:
+    """Press ``key`` on the focused control and wait for the page it leads to."""
+    with page.expect_navigation():
+        page.keyboard.press(key)
+
+
+@pytest.mark.slow  # a browser and a server: several seconds
+def test_a_student_signs_in_and_uploads_with_the_keyboard_alone(tmp_path, chromium):
+    """Tab, Enter and Space only: the sign-in button, the assignment's link, the file input
+    (Space opens the file chooser), the Submit button; the submission's page says it was received."""
+    course = make_course(tmp_path / "course")
+    server = Server(course, tmp_path, None, "--workers", "0")
+    try:
+        instructor = Client(server.url)
+        instructor.sign_in(server.link)
+        link = instructor.post("/class/links", {"email": "s1@example.edu"}).json()["links"][0]["link"]
+        page = chromium.new_page()
+        page.goto(link)
+        tab_to(page, "#signin")
+        press(page, "Enter")
+        tab_to(page, "a[href='/a/othello']")
+        press(page, "Enter")
+        tab_to(page, "input[name=script]")
+        with page.expect_file_chooser(timeout=10_000) as chosen:
+            page.keyboard.press("Space")
+        chosen.value.set_files(str(WRONG))
+        tab_to(page, "#upload")
+        press(page, "Enter")
+        assert page.url.startswith(f"{server.url}/s/")
+        assert page.inner_text("#receipt") == page.url.rsplit("/", 1)[1]
+        assert f"{WRONG.name}, received" in page.inner_text("main")
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow  # a browser and a server: several seconds
+def test_an_instructor_releases_the_private_results_with_the_keyboard_alone(tmp_path, chromium):
+    """Tab and Space only, from the sign-in page to the class page's release button."""
+    course = make_course(tmp_path / "course")
+    server = Server(course, tmp_path, None, "--workers", "0")
+    try:
+        page = chromium.new_page()
+        page.goto(server.link)
+        tab_to(page, "#signin")
+        press(page, "Space")
+        assert page.url == f"{server.url}/class"
+        tab_to(page, "form[action='/class/release']:has(input[value=othello]) button")
+        press(page, "Space")
+        assert "Othello endgame lab: released to the students." in page.inner_text("main")
+        assert page.locator("form[action='/class/release']:has(input[value=othello])").count() == 0
     finally:
         server.stop()

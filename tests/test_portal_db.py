@@ -6,12 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import glob
-import os
 import secrets
-import shutil
-import subprocess
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -53,61 +48,10 @@ ROOT = Path(__file__).resolve().parent.parent
 NEGAMAX = ROOT / "submissions" / "negamax.py"
 
 
-def _postgres_bin() -> str | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-    return str(Path(found[-1]).parent) if found else shutil.which("initdb") and str(Path(shutil.which("initdb")).parent)
-
-
-@pytest.fixture(scope="module")
-def postgres():
-    """A PostgreSQL server of this module's own, on a Unix socket in its own temporary folder
-    (run as the postgres user when the tests run as root: initdb refuses root); its base URL."""
-    pytest.importorskip("psycopg", reason='PostgreSQL is reached through psycopg 3: pip install -e ".[portal]"')
-    where = _postgres_bin()
-    if where is None:
-        pytest.skip("PostgreSQL is not installed (apt-get install postgresql): its half of these tests cannot run")
-    folder = tempfile.mkdtemp(prefix="grader-test-pg-")
-    as_user: list[str] = []
-    if os.geteuid() == 0:
-        shutil.chown(folder, "postgres", "postgres")
-        as_user = ["runuser", "-u", "postgres", "--"]
-    data = os.path.join(folder, "data")
-    run = lambda *args: subprocess.run([*as_user, *args], capture_output=True, text=True, timeout=120)  # noqa: E731
-    made = run(f"{where}/initdb", "-D", data, "-A", "trust", "-U", "grader", "-N")
-    if made.returncode != 0:
-        shutil.rmtree(folder, ignore_errors=True)
-        pytest.fail(f"initdb failed: {made.stderr[-2000:]}")
-    started = run(f"{where}/pg_ctl", "-D", data, "-l", os.path.join(folder, "log"), "-w", "-o",
-                  f"-k {folder} -c listen_addresses='' -c fsync=off -c max_connections=100", "start")  # fmt: skip
-    if started.returncode != 0:
-        log = Path(folder, "log").read_text() if Path(folder, "log").exists() else ""
-        shutil.rmtree(folder, ignore_errors=True)
-        pytest.fail(f"PostgreSQL did not start: {started.stderr[-1000:]} {log[-2000:]}")
-    try:
-        yield f"postgresql://grader@/{{db}}?host={folder}"
-    finally:
-        run(f"{where}/pg_ctl", "-D", data, "-m", "immediate", "stop")
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request, tmp_path):
-    """A new, empty database of each kind."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'portal.sqlite3'}"
-    base = request.getfixturevalue("postgres")
-    name = "t_" + secrets.token_hex(6)
-    admin = connect(base.format(db="postgres")).execution_options(isolation_level="AUTOCOMMIT")
-    with admin.connect() as c:
-        c.execute(text(f"CREATE DATABASE {name}"))
-    admin.dispose()
-    return base.format(db=name)
-
-
 @pytest.fixture
-def db(url, tmp_path):
+def db(database, tmp_path):
     """(sessionmaker, course, a student) on a migrated database, the demo course's Othello lab unlimited."""
-    engine = connect(url)
+    engine = connect(database)
     upgrade(engine)
     make = sessions(engine)
     course = load_course(make_demo_course(tmp_path / "course"))
@@ -118,8 +62,8 @@ def db(url, tmp_path):
     engine.dispose()
 
 
-def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(url):
-    engine = connect(url)
+def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(database):
+    engine = connect(database)
     upgrade(engine)
     upgrade(engine)  # every start runs it
     tables = set(inspect(engine).get_table_names())
@@ -149,14 +93,15 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(url):
         "ladder_entries",
         "ladder_games",
         "api_tokens",
+        "web_sessions",
     } <= tables
     with engine.connect() as c:
-        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0009",)]
+        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0011",)]
     engine.dispose()
 
 
-def test_an_older_database_is_upgraded_keeping_its_rows(url):
-    engine = connect(url)
+def test_an_older_database_is_upgraded_keeping_its_rows(database):
+    engine = connect(database)
     upgrade(engine, "0001")
     with engine.begin() as c:
         assert "releases" not in inspect(c).get_table_names()
@@ -177,10 +122,10 @@ def test_an_older_database_is_upgraded_keeping_its_rows(url):
     engine.dispose()
 
 
-def test_a_job_running_before_leases_is_queued_again_by_their_migration(url):
+def test_a_job_running_before_leases_is_queued_again_by_their_migration(database):
     """A server of before leases requeued its running jobs at start; a job it left running has
     no lease to expire, so the migration that brings leases queues it."""
-    engine = connect(url)
+    engine = connect(database)
     upgrade(engine, "0006")
     with engine.begin() as c:
         c.execute(
@@ -512,7 +457,7 @@ def test_a_worker_grades_as_grade_does_and_a_grader_error_is_not_counted(db):
 @pytest.mark.slow
 def test_the_server_grades_uploads_on_postgresql(postgres, tmp_path):
     """grader serve --database postgresql://...: an upload graded as grade grades it."""
-    from test_portal import NEGAMAX, Client, Server, library_result, make_course
+    from portal_server import NEGAMAX, Client, Server, library_result, make_course
 
     name = "t_" + secrets.token_hex(6)
     admin = connect(postgres.format(db="postgres")).execution_options(isolation_level="AUTOCOMMIT")
@@ -552,24 +497,24 @@ def test_an_extension_moves_the_deadlines_and_the_late_flags(db):
         assert s.get(Submission, sid).late == 0 and deadlines(s, student, lab).extra_days == 3
 
 
-def test_the_sign_in_limit_is_shared_by_every_server_process(db, url):
+def test_the_sign_in_limit_is_shared_by_every_server_process(db, database):
     """Failures counted through one engine (one server process) block through another, and
     only those within the window count."""
     make, _, _ = db
-    other = connect(url)
+    other = connect(database)
     make_other = sessions(other)
     limit = SignInLimit(failures=5, seconds=900)
     with make.begin() as s:
-        s.add(SignInFailure(email="s1@example.edu", at=datetime.datetime.now(datetime.timezone.utc)
+        s.add(SignInFailure(email="s1@example.edu", client="10.0.0.1", at=datetime.datetime.now(datetime.timezone.utc)
                             - datetime.timedelta(seconds=901)))  # fmt: skip
     for maker in [make, make_other, make, make_other, make]:
         with maker.begin() as s:
-            limit.take(s, " S1@example.edu")
+            limit.take(s, " S1@example.edu", "10.0.0.1")
     with make.begin() as s:
-        limit.forgive(s, limit.take(s, "s2@example.edu"))  # a try that succeeded is no failure
+        limit.forgive(s, limit.take(s, "s2@example.edu", "10.0.0.1"))  # a try that succeeded is no failure
     for maker in (make, make_other):
         with pytest.raises(TooManyFailures, match="too many failed sign-ins"), maker.begin() as s:
-            limit.take(s, "s1@example.edu")
+            limit.take(s, "s1@example.edu", "10.0.0.1")
     with make() as s:
         assert len(s.scalars(select(SignInFailure)).all()) == 5  # the old one forgotten, the forgiven one gone
     other.dispose()
@@ -676,3 +621,21 @@ def test_a_page_reads_while_a_grader_holds_the_write_lock(db):
         t.join()
     other.join(30)
     assert waited.is_set()
+
+
+def test_the_migration_marks_the_users_no_launch_made_as_rostered(database):
+    """On SQLite and PostgreSQL: users of before 0010 whom no launch linked came from the roster
+    or course.yaml (their names and roles a launch keeps); a launch's own are not."""
+    engine = connect(database)
+    upgrade(engine, "0009")
+    with engine.begin() as c:
+        for email in ("roster@x.org", "launched@x.org"):
+            c.execute(text("INSERT INTO users (email, name, role, created_at) VALUES (:e, 'N', 'student', "
+                           "'2026-01-01')"), {"e": email})  # fmt: skip
+        c.execute(text("INSERT INTO lti_identities (issuer, sub, user_id) SELECT 'https://lms', 's', id FROM users "
+                       "WHERE email = 'launched@x.org'"))  # fmt: skip
+    upgrade(engine)
+    with engine.connect() as c:
+        rows = c.execute(text("SELECT email, rostered FROM users ORDER BY email")).all()
+    assert [(e, bool(r)) for e, r in rows] == [("launched@x.org", False), ("roster@x.org", True)]
+    engine.dispose()

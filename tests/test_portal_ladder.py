@@ -49,8 +49,6 @@ from grader.portal.ladders import ladders  # noqa: E402
 from grader.tournaments.games import GameRecord  # noqa: E402
 from grader.tournaments.grades import ShareGrade, grade_by_share  # noqa: E402
 
-from test_portal_db import postgres  # noqa: E402, F401  (the fixture)
-
 COURSE_YAML = """\
 title: Ladders
 instructors: [prof@example.edu]
@@ -551,7 +549,7 @@ def roster_course(ladder_course, tmp_path: Path, students: int, entered: int):
 
 @pytest.mark.slow  # a server of its own: 5-10 s
 def test_the_ladder_pages_over_http_for_staff_and_students(tmp_path, ladder_course):
-    from test_portal import Client, Server
+    from portal_server import Client, Server
 
     folder, url, engine, make, course = roster_course(ladder_course, tmp_path, students=5, entered=4)
     with make.begin() as s:
@@ -604,6 +602,11 @@ def test_the_ladder_pages_over_http_for_staff_and_students(tmp_path, ladder_cour
         ]
         html = prof.html("/ladder/duel").text
         assert "Started " in html and "40 of 40 games played" in html and "Student 4" in html
+        assert (
+            html.count('<circle class="dot"') == 4
+            and ">not rated yet<" in html
+            and 'aria-label="Elo ratings of the entries shown' in html
+        )
         for path in ("/ladder/duel", "/ladder/duel/crosstable", f"/ladder/duel/entry/{first}", "/ladders"):
             page = student.html(path)
             main = page.text.split("<main>", 1)[1]  # the header names the reader
@@ -630,7 +633,7 @@ def test_grader_arena_reaches_the_ladders_with_the_rights_of_the_tokens_user(tmp
     from grader.cli import main
     from grader.tournaments.tables import share_grades_table
 
-    from test_portal import Client, Server
+    from portal_server import Client, Server
 
     folder, url, engine, make, course = roster_course(ladder_course, tmp_path, students=7, entered=6)
     with make.begin() as s:
@@ -737,3 +740,19 @@ def test_grader_arena_reaches_the_ladders_with_the_rights_of_the_tokens_user(tmp
             finisher.join()
         server.stop()
         engine.dispose()
+
+
+def test_a_ladders_page_draws_its_ratings_with_their_error_bars():
+    """The ladder page's chart: each row shown a dot at its Elo and a bar of its 95% interval,
+    best first, the reader's own marked; an entry not rated yet says so in words."""
+    from grader.portal.pages.ladders import ratings_chart
+
+    rows = [{"rank": 1, "name": "alpha", "elo": 120.0, "margin95": 40.0, "mine": False},
+            {"rank": 2, "name": "beta", "elo": -20.0, "margin95": 35.5, "mine": True},
+            {"rank": 3, "name": "gamma", "elo": None, "margin95": None, "mine": False}]  # fmt: skip
+    svg = ratings_chart(rows)
+    assert svg.count('<circle class="dot"') == 2 and svg.count('class="err"') == 2 * 3  # a bar and its two ends
+    assert svg.index(">1. alpha<") < svg.index(">2. beta<") < svg.index(">3. gamma<")
+    assert re.search(r'<text class="mine" [^>]*>2\. beta</text>', svg) and svg.count('class="mine"') == 1
+    assert "not rated yet" in svg and "style" not in svg and 'role="img"' in svg
+    assert ratings_chart([]) == ""

@@ -195,7 +195,7 @@ def test_a_portal_export_that_cannot_be_made_is_one_line(course, tmp_path, args,
 
 @pytest.mark.slow  # a server of its own: 3-6 s
 def test_the_class_page_and_its_json_give_the_exports_to_staff_only(course, tmp_path):
-    from test_portal import Client, Server
+    from portal_server import Client, Server
 
     server = Server(course, tmp_path)
     try:

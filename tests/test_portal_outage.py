@@ -23,8 +23,8 @@ from grader.portal.database.db import connect, sessions  # noqa: E402
 from grader.portal.database.models import GRADED, Submission  # noqa: E402
 from grader.portal.database.outage import AWAY, BUSY, FULL, outage  # noqa: E402
 
-from test_portal import ROOT, Client, Server, make_course  # noqa: E402
-from test_portal_db import _postgres_bin, postgres  # noqa: E402, F401  (the fixture)
+from conftest import _postgres_bin  # noqa: E402
+from portal_server import ROOT, Client, Server, make_course  # noqa: E402
 
 TICTACTOE = ROOT / "submissions" / "tictactoe" / "can_lose.py"
 GRADED_WITHIN = 600.0  # a loaded machine of two cores grades a tic-tac-toe upload in 30 s
@@ -125,7 +125,7 @@ def test_what_an_outage_is_and_what_a_bug_is(tmp_path):
     waiting.close()
 
 
-def test_postgresql_stopped_for_a_moment_answers_503_and_stores_nothing_half(postgres, tmp_path):  # noqa: F811
+def test_postgresql_stopped_for_a_moment_answers_503_and_stores_nothing_half(postgres, tmp_path):
     course = make_course(tmp_path / "course", per_day=50)
     url = pg_database(postgres)
     server = Server(course, tmp_path, url, "--workers", "0")
@@ -153,7 +153,7 @@ def test_postgresql_stopped_for_a_moment_answers_503_and_stores_nothing_half(pos
 
 
 @pytest.mark.slow  # PostgreSQL stopped for 30 s while uploads are graded, then all graded: 1-3 minutes
-def test_postgresql_stopped_mid_rush_then_every_upload_taken_is_graded_once(postgres, tmp_path):  # noqa: F811
+def test_postgresql_stopped_mid_rush_then_every_upload_taken_is_graded_once(postgres, tmp_path):
     course = make_course(tmp_path / "course", per_day=50)
     url = pg_database(postgres)
     server = Server(course, tmp_path, url, "--workers", "2")

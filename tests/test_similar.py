@@ -203,3 +203,22 @@ def test_a_bad_similarity_key_is_one_line(tmp_path, line, message):
     with pytest.raises(GraderError) as e:
         portal_assignment(tmp_path, line)
     assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_files_named_like_source_that_are_no_text_are_left_out_by_name(tmp_path):
+    """Two compiled programs named a.py and b.py had been ranked '75% similar'."""
+    program = b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8  # a compiled program's bytes
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "a.py").write_bytes(program)
+    (tmp_path / "class" / "b.py").write_bytes(program)
+    got = CliRunner().invoke(main, ["similar", str(tmp_path / "class")])
+    assert got.exit_code == 1
+    assert got.output == (f"Error: 0 submissions found in {tmp_path / 'class'} (left out, not source text: "
+                          f"{tmp_path / 'class' / 'a.py'}, {tmp_path / 'class' / 'b.py'}): give a folder holding each "
+                          "student's source file or folder\n")  # fmt: skip
+    (tmp_path / "class" / "c.py").write_text(NEGAMAX)
+    (tmp_path / "class" / "d.py").write_text(GREEDY)
+    got = CliRunner().invoke(main, ["similar", str(tmp_path / "class")])
+    assert got.exit_code == 0, got.output
+    assert f"Left out, not source text: {tmp_path / 'class' / 'a.py'}, {tmp_path / 'class' / 'b.py'}\n" in got.output
+    assert [(p.left, p.right) for p in similar([tmp_path / "class"]).pairs] == [("c", "d")]

@@ -155,6 +155,15 @@ def test_forfeits(tmp_path, kind, problem):
         assert "engine broke" in event["stderr_tail"]
 
 
+def test_an_engine_stopped_at_its_time_limit_is_said_to_be(tmp_path):
+    """Not 'no move: the engine printed no integer', as if it had ended without one."""
+    eng = engines(tmp_path, "first", "hang")
+    game = play(Game("g", "p", 1, "first", "hang", ""), eng, settings(limit=0.5))
+    assert (game.reason, game.forfeit, game.result) == ("forfeit", "hang", "1-0")
+    (event,) = game.events
+    assert event["timed_out"] and event["problem"] == "no move within 0.5 s: the engine was stopped at its time limit"
+
+
 @pytest.mark.slow
 def test_on_illegal_random_plays_on(tmp_path):
     eng = engines(tmp_path, "first", "illegal")

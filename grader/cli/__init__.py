@@ -7,10 +7,11 @@ imported when the command runs (or its help is asked for), so that ``grader --he
 from __future__ import annotations
 
 import importlib
+from typing import Any, NoReturn
 
 import click
 
-from ..stop import STARTING
+from ..stop import STARTING, exit_status, interrupt_reason, take_swallowed
 from ..version import __version__
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -59,10 +60,30 @@ class _Commands(click.Group):
         command.short_help = short_help
         return command
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """The command; a KeyboardInterrupt it left (a signal before its run began or after it
+        ended, or in a command that is no run) is one line and exit status 130 or 143, never
+        click's bare 'Aborted!'."""
+        try:
+            done = super().invoke(ctx)
+        except KeyboardInterrupt as e:
+            _interrupted(e)
+        swallowed = take_swallowed()  # a signal whose KeyboardInterrupt Python dropped (in a finalizer, say)
+        if swallowed is not None:
+            _interrupted(swallowed)
+        return done
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def _interrupted(e: KeyboardInterrupt) -> NoReturn:
+    """One line, 'Interrupted (Ctrl-C).', and exit status 130 (143 for SIGTERM)."""
+    reason = interrupt_reason(e)
+    click.echo(f"I{reason[1:]}.", err=True)
+    raise SystemExit(exit_status(reason)) from None
 
 
 @click.group(cls=_Commands, context_settings=CONTEXT)

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import click
 
-from .options import echo, fail_cleanly
+from .options import echo, fail_cleanly, fmt_option
 
 POLL_SECONDS = 2.0
 
@@ -25,11 +25,6 @@ def portal_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                       help="Your API token (or GRADER_TOKEN), made on the portal's /arena page.")(fn)  # fmt: skip
     return click.option("--portal", "url", required=True, envvar="GRADER_PORTAL", metavar="URL",
                         help="The portal's address (or GRADER_PORTAL), like http://localhost:8000.")(fn)  # fmt: skip
-
-
-def fmt_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--fmt", default="simple", show_default=True,
-                        help="The table's format (tabulate's: github, grid...).")(fn)  # fmt: skip
 
 
 @arena_group.command(

@@ -9,7 +9,7 @@ import click
 from ..config import load_config
 from ..doctor import describe as describe_diagnosis
 from ..doctor import diagnose as diagnose_machine
-from ..engines.interpreters import course_python
+from ..engines.interpreters import check_python, course_python
 from ..engines.isolation import ISOLATIONS
 from ..games import get_game
 from .options import config_option, echo, fail_cleanly
@@ -34,6 +34,8 @@ def doctor(isolation: str | None, no_attacks: bool, config_path: str | None) -> 
       grader doctor
     """
     config = load_config(config_path)
+    if config.python:
+        check_python(config.python)  # one line, as grade's, for a Python that is missing or no Python
     found = diagnose_machine(isolation or config.isolation, course_python(config.python) if config.python else sys.executable,
                              not no_attacks)  # fmt: skip
     echo(describe_diagnosis(found))

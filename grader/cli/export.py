@@ -9,6 +9,7 @@ import click
 
 from ..errors import GraderError
 from ..runs.lms import export_grades
+from ..runs.text import plural
 from .options import echo, fail_cleanly
 
 
@@ -55,6 +56,9 @@ def _write(lms: str, folder: str | None, course: str | None, roster: str | None,
            database: str | None, column: str | None, out: str | None, notes: str | None = None) -> None:  # fmt: skip
     if (folder is None) == (course is None):
         raise GraderError("give a run folder or --portal COURSE (one of them)")
+    for given, option in ((out, "--out"), (notes, "--notes")):
+        if given is not None and roster is not None and Path(given).resolve() == Path(roster).resolve():
+            raise GraderError(f"{option} {given} is the roster itself (--roster): write the grades to another file")
     if course is None and (database or column or notes):
         raise GraderError("--database, --column and --notes go with --portal COURSE: leave them out for a run folder")
     if course is not None:
@@ -84,6 +88,13 @@ def _write(lms: str, folder: str | None, course: str | None, roster: str | None,
         echo(f"Warning: '{name}' is not in the roster (or is twice): their grade is not in the CSV", err=True)
     for grade in incomplete:
         echo(f"Warning: {grade.name}'s grade is not final: {grade.note or 'incomplete'}", err=True)
+    if incomplete and folder is not None:  # an interrupted run: its unfinished students are left out
+        command = next((c for meta, c in (("regress.json", "regress"), ("tournament.json", "tournament"))
+                        if (Path(folder) / meta).is_file()), "grade")  # fmt: skip
+        raise click.ClickException(
+            f"{plural(len(incomplete), 'grade is', 'grades are')} not final, left out of the CSV (empty): "
+            f"finish the run (grader {command} --resume {folder}) and export it again"
+        )
 
 
 @export_group.command("canvas")

@@ -150,7 +150,7 @@ def grade(scripts: tuple[str, ...], seed: int | None, time_limit: float | None, 
                 header = _grading_line(scripts[0], plan, settings) + (f"\nRun folder: {out}" if out else "")
                 results = [grade_script(scripts[0], plan, settings, out=out, private=private_files(config, boards_file),
                                         on_start=lambda: echo(header), on_test=_echo_symbol, executor=ex,
-                                        stop=stop)]  # fmt: skip
+                                        stop=stop, entry=config.entry)]  # fmt: skip
                 echo()
                 run = None
             else:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
-import signal
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -18,8 +17,9 @@ from ..engines.scripts import RunSettings
 from ..errors import GraderError, GraderWarning, OptionError
 from ..games import BACKENDS, Game, available
 from ..grading.plans import Plan, plan_for
+from ..limits import JOBS_PER_CORE, cap_jobs
 from ..runs.text import plural
-from ..stop import Stop, on_signals
+from ..stop import Stop, answering_signals, on_signals, signal_point
 
 _UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
@@ -38,13 +38,14 @@ def echo(message: Any = "", **kwargs: Any) -> None:
 
 def fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Library errors become click's one-line 'Error: ...' (exit 1); library warnings one
-    'Warning: ...' line on stderr; SIGTERM stops a run the way Ctrl-C does."""
+    'Warning: ...' line on stderr; SIGINT and SIGTERM are a KeyboardInterrupt outside a run
+    (``answering_signals``; the group makes it one line) and stop a run inside one."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        previous = signal.signal(signal.SIGTERM, _sigterm) if _main_thread() else None
         try:
-            with warnings.catch_warnings():
+            with answering_signals(), warnings.catch_warnings():
+                signal_point("command")
                 warnings.simplefilter("always", GraderWarning)
                 warnings.showwarning = _show_warning
                 return fn(*args, **kwargs)
@@ -52,9 +53,6 @@ def fail_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
             raise click.UsageError(printable(str(e)), click.get_current_context(silent=True)) from None
         except GraderError as e:
             raise click.ClickException(printable(str(e))) from None
-        finally:
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
 
     return wrapper
 
@@ -69,16 +67,6 @@ def stoppable(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*args, stop=stop, **kwargs)
 
     return wrapper
-
-
-def _main_thread() -> bool:
-    import threading
-
-    return threading.current_thread() is threading.main_thread()
-
-
-def _sigterm(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt("SIGTERM")
 
 
 def _show_warning(message: Any, category: type, *args: Any, **kwargs: Any) -> None:
@@ -267,10 +255,28 @@ def seed_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]
     return decorate
 
 
-def jobs_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """--jobs: ``what`` runs at once ('Games at once')."""
-    return click.option("--jobs", type=click.IntRange(min=1), default=None,
-                        help=f"{what} (default: config, else the number of cores).")  # fmt: skip
+def capped_jobs(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    """--jobs at most what this machine can run at once (``max_jobs``), a line saying so when more."""
+    if value is None:
+        return None
+    capped, said = cap_jobs(value, "--jobs")
+    if said:
+        echo(f"Warning: {said}", err=True)
+    return capped
+
+
+def jobs_option(
+    what: str, default: str = "config, else the number of cores"
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--jobs: ``what`` runs at once ('Games at once'), ``default`` when not given, capped (``capped_jobs``)."""
+    return click.option("--jobs", type=click.IntRange(min=1), default=None, callback=capped_jobs,
+                        help=f"{what} (default: {default}; at most {JOBS_PER_CORE} per core).")  # fmt: skip
+
+
+def fmt_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """--fmt: the format of a printed table (tabulate's)."""
+    return click.option("--fmt", default="simple", show_default=True,
+                        help="The table's format (tabulate's: github, grid...).")(fn)  # fmt: skip
 
 
 def time_limit_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

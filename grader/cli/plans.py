@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import sys
+import time
 from pathlib import Path
+from typing import IO, Callable
 
 import click
 
 from ..config import load_config
 from ..errors import GraderError, PlanError
 from ..files import check_output_file, parse_range
+from ..games.cost import duration
 from ..grading.plans import PUBLIC, SPEED_PER_LEVEL, read_plan_file, write_plan_file
 from ..labs import new_tests
 from ..regression.plans import EMPTIES, PER_LEVEL, REGRESS_GAME, TIMELIMIT, RegressPlan, regress_plan
 from ..runs.seeds import choose_seed
 from ..runs.text import plural
+from ..stop import Stop, exit_status
 from .options import (
     LibraryDefault,
     chosen_game,
@@ -23,6 +28,8 @@ from .options import (
     game_option,
     scoring_option,
     seed_option,
+    sentence,
+    stoppable,
     time_limit_option,
 )
 
@@ -194,14 +201,20 @@ def plan_public(plan_file: str, out: str) -> None:
 @game_option
 @config_option
 @fail_cleanly
+@stoppable
 def boards(
-    seed: int | None, empties: str, count: int, out: str | None, game_name: str | None, config_path: str | None
-) -> None:
+    seed: int | None, empties: str, count: int, out: str | None, game_name: str | None, config_path: str | None,
+    stop: Stop,
+) -> None:  # fmt: skip
     """Write random test boards: COUNT for each number of empties, reached by legal play.
 
     Lines are 'BOARD TOKEN' in rising order of empties; the token always has a legal move.
     The same seed gives the same boards on any machine, and the same boards as the random
     part of Othello's standard plan ('--empties 1-9 --count 10').
+
+    At most 1,000,000 boards are drawn at once, and never more of one number of empties
+    than there are (tic-tac-toe's are few). A long draw shows its progress on stderr;
+    Ctrl-C stops it, keeping the boards written so far (exit status 130).
 
     \b
     Example:
@@ -210,19 +223,100 @@ def boards(
     config = load_config(config_path)
     game = chosen_game(game_name, config)
     span = parse_range(empties, "empties", game.empties_allowed)
+    game.check_draw(span, count)
     chosen = choose_seed(seed, config)
     if out:
         check_output_file(out)
-    lines = [
+    total, written = count * len(span), 0
+    header = (
         f"# grader boards --game {game.name} --seed {chosen} --empties {span.start}-{span.stop - 1} --count {count}"
-    ]
-    lines += [f"{p.board_string()} {p.token}" for p in game.random_positions(chosen, span, count)]
-    text = "\n".join(lines) + "\n"
+    )
+    progress = _DrawProgress(total)
+    try:
+        with _Output(out) as write:
+            write(header)
+            for pos in game.random_boards(chosen, span, count):
+                if stop.is_set():
+                    break
+                write(f"{pos.board_string()} {pos.token}")
+                written += 1
+                progress(written)
+    finally:
+        progress.done()
+    where = f" to {out}" if out else ""
+    if stop.is_set():
+        reason = stop.reason or "interrupted"
+        echo(f"{sentence(reason)}: {written:,} of {total:,} boards written{where} (seed {chosen}).", err=True)
+        raise SystemExit(exit_status(reason))
     if out:
+        echo(f"{written} boards written to {out} (seed {chosen})")
+
+
+class _Output:
+    """Lines written as they come, to FILE or to standard output; a write error is one line."""
+
+    def __init__(self, out: str | None) -> None:
+        self.out = out
+        self.file: IO[str] | None = None
+
+    def __enter__(self) -> Callable[[str], None]:
+        if self.out:
+            try:
+                self.file = open(self.out, "w", encoding="utf-8")  # noqa: SIM115  (closed by __exit__)
+            except OSError as e:
+                raise GraderError(f"cannot write {self.out!r}: {e.strerror}") from None
+        return self.write
+
+    def write(self, line: str) -> None:
+        if self.file is None:
+            echo(line)
+            return
         try:
-            Path(out).write_text(text, encoding="utf-8")
+            self.file.write(line + "\n")
         except OSError as e:
-            raise GraderError(f"cannot write {out!r}: {e.strerror}") from None
-        echo(f"{len(lines) - 1} boards written to {out} (seed {chosen})")
-    else:
-        echo(text, nl=False)
+            raise GraderError(f"cannot write {self.out!r}: {e.strerror}") from None
+
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        if self.file is None:
+            return
+        try:
+            self.file.close()
+        except OSError as e:
+            raise GraderError(f"cannot write {self.out!r}: {e.strerror}") from None
+        if kind is not None and issubclass(kind, GraderError) and self.out:  # boards that cannot be drawn: no file
+            Path(self.out).unlink(missing_ok=True)
+
+
+class _DrawProgress:
+    """Called with the boards drawn so far: once a draw has gone a second and is expected to
+    take longer than ``ANNOUNCE``, says how long on stderr, then how far (a line every 10 s
+    when stderr is not a terminal)."""
+
+    ANNOUNCE = 3.0  # seconds
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.began = self.last = time.monotonic()
+        self.shown = False
+        self.tty = sys.stderr.isatty()
+
+    def __call__(self, drawn: int) -> None:
+        if drawn % 256:
+            return
+        now = time.monotonic()
+        took = now - self.began
+        left = took / drawn * (self.total - drawn)
+        if not self.shown:
+            if took < 1.0 or took + left < self.ANNOUNCE:
+                return
+            self.shown = True
+            echo(f"Drawing {self.total:,} boards will take about {duration(took + left)}; Ctrl-C stops it, "
+                 "keeping those written", err=True)  # fmt: skip
+        if now - self.last >= (0.5 if self.tty else 10):
+            self.last = now
+            text = f"  {drawn:,} of {self.total:,} boards, {duration(took)} of about {duration(took + left)}"
+            click.echo(f"\r\033[K{text}" if self.tty else text, nl=not self.tty, err=True)
+
+    def done(self) -> None:
+        if self.shown and self.tty:
+            click.echo("\r\033[K", nl=False, err=True)

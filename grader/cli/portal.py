@@ -69,8 +69,9 @@ attempts_option = click.option(
               help="The address people reach the portal at, through a proxy (https://...: the session cookie is "
                    "Secure); links it prints and hands out use it.")  # fmt: skip
 @click.option("--forwarded-allow-ips", default=None, metavar="IPS",
-              help="Proxies whose X-Forwarded-Proto (https: Secure cookies) and X-Forwarded-For are trusted, "
-                   "comma-separated, * for any (uvicorn's; default: $FORWARDED_ALLOW_IPS, else 127.0.0.1,::1).")  # fmt: skip
+              help="Proxies whose X-Forwarded-Proto (https: Secure cookies) and X-Forwarded-For (the client's "
+                   "address, for the sign-in limits) are trusted, comma-separated, * for any (default: "
+                   "$FORWARDED_ALLOW_IPS, else course.yaml's trusted_proxies, else 127.0.0.1,::1).")  # fmt: skip
 @click.option("--rotate-lti-key", is_flag=True,
               help="Retire the LTI tool's signing key and make a new one (the old stays in its JWKS for 7 days).")  # fmt: skip
 @fail_cleanly

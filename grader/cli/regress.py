@@ -11,6 +11,7 @@ import click
 from ..config import COUNTS, load_config
 from ..engines.interpreters import find_interpreter
 from ..engines.programs import PYTHON, ProtocolEngine
+from ..errors import GraderError
 from ..files import check_output_file, read_lines, write_json
 from ..regression.format import capped_timelimits, parse_regress
 from ..regression.plans import REGRESS_GAME, regress_game
@@ -105,6 +106,7 @@ def regress(args: tuple[str, ...], unknown_credit: float | None, unverified_cred
     if len(args) < 2:
         raise click.UsageError("give PROGRAM and at least one regression FILE (or --resume DIR)")
     program, files = args[0], args[1:]
+    _refuse_swapped(program, files)
     game = regress_game(game_name, config, files)
     settings = RegressSettings.resolve(config, unknown_credit, margin, per_test=per_test, jobs=jobs,
                                        unverified_credit=unverified_credit, count=count)  # fmt: skip
@@ -120,6 +122,7 @@ def regress(args: tuple[str, ...], unknown_credit: float | None, unverified_cred
     if out or cluster:
         raise click.UsageError("--out and --cluster are for a class (a folder as PROGRAM); one program runs here")
     command = shlex.join([PYTHON, program]) if program.endswith(".py") and Path(program).is_file() else program
+    settings.check()
     engine = ProtocolEngine.from_command(command, "gtp")
     results = []
     parsed = [capped_timelimits(parse_regress("\n".join(read_lines(f, "regression file")), f, game),
@@ -147,6 +150,26 @@ def regress(args: tuple[str, ...], unknown_credit: float | None, unverified_cred
         reason = stop.reason or "interrupted"
         echo(f"{sentence(reason)}.")
         raise SystemExit(exit_status(reason))
+    if not any(t.answer is not None and not t.error for r in results for t in r.tests):  # as grade's: nothing to judge
+        ended = next((r.ended for r in results if r.ended), None)
+        echo(f"No test got an answer the grader could read{f' (the program ended: {ended})' if ended else ''}.")
+        raise SystemExit(1)
+
+
+def _refuse_swapped(program: str, files: tuple[str, ...]) -> None:
+    """One line for a Python file given as a regression FILE, or a regression file as PROGRAM
+    (read as GTP, the Python file had failed on its first line that is not a command)."""
+    scripts = [f for f in files if Path(f).suffix == ".py"]
+    gtp = Path(program).suffix == ".gtp" and Path(program).is_file()
+    if gtp and scripts:
+        raise GraderError(f"the arguments look swapped: PROGRAM comes first, then the regression FILEs: "
+                          f"grader regress {scripts[0]} {program}")  # fmt: skip
+    if scripts:
+        raise GraderError(f"{scripts[0]} is a Python file, not a regression file: PROGRAM comes first, then the "
+                          "regression FILEs (grader regress PROGRAM FILE...)")  # fmt: skip
+    if gtp:
+        raise GraderError(f"{program} is a regression file, not a GTP program: PROGRAM comes first, then the "
+                          "regression FILEs (grader regress PROGRAM FILE...)")  # fmt: skip
 
 
 def _class_run(start: Callable[..., RegressRun]) -> RegressRun:

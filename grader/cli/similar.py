@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import click
 
+from ..files import check_output_file, write_text
 from ..similarity import report_html, report_json, report_table, similar
 from ..similarity.compare import TOP
-from .options import echo, fail_cleanly, json_option
+from .options import echo, fail_cleanly, fmt_option, jobs_option, json_option
 
 
 @click.command("similar")
@@ -43,13 +43,8 @@ from .options import echo, fail_cleanly, json_option
     show_default=True,
     help="How many of the most similar pairs to show.",
 )
-@click.option(
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Processes that fingerprint the files (default: the number of cores).",
-)
-@click.option("--fmt", default="simple", show_default=True, help="The table's format (tabulate's: github, grid...).")
+@jobs_option("Processes that fingerprint the files", default="the number of cores")
+@fmt_option
 @fail_cleanly
 def similar_command(folders: tuple[str, ...], base: tuple[str, ...], archive: tuple[str, ...], html_file: str | None,
                     json_file: str | None, top: int, jobs: int | None, fmt: str) -> None:  # fmt: skip
@@ -64,15 +59,17 @@ def similar_command(folders: tuple[str, ...], base: tuple[str, ...], archive: tu
       grader similar class/ --base starter/ --html similar.html
       grader similar class/ --archive terms/2024 --archive terms/2025 --json similar.json
     """
+    for path in (html_file, json_file):
+        if path is not None:
+            check_output_file(path)
     report = similar(list(folders), list(archive), list(base), top, jobs or os.cpu_count() or 1)
     echo(report_table(report, fmt))
+    if report.not_text:
+        echo(f"Left out, not source text: {', '.join(report.not_text)}")
     archived = sum(s.archive for s in report.submissions)
     echo(f"{len(report.submissions) - archived} submissions, {archived} archived, {report.compared} pairs compared "
          f"in {report.seconds:.1f} s")  # fmt: skip
     for path, text in ((html_file, report_html), (json_file, report_json)):
         if path is not None:
-            try:
-                Path(path).write_text(text(report), encoding="utf-8")
-            except OSError as e:
-                raise click.ClickException(f"cannot write '{path}': {e}") from None
+            write_text(path, text(report))
             echo(f"Wrote {path}")

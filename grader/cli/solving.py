@@ -102,6 +102,8 @@ def solve(board: str | None, token: str | None, boards_file: str | None, scoring
     solver = game.solver(rule, should_stop=progress, backend=used)
     results, solved = [], 0
     for i, entry in enumerate(entries):
+        if stop.is_set():
+            break
         progress.start(solver, estimate(game, entry.position.empties, used), entry.label or "the board")
         try:
             analysis = solver.analyze(entry.position, all_values=all_values)

@@ -122,7 +122,7 @@ class Cgroup:
     def _enter(self) -> None:
         """Move the calling thread (the owner) into each of the cgroups it can."""
         tid = str(threading.get_native_id())
-        self.inside = {controller for controller, d in self.dirs.items() if _write(d / "tasks", tid)}
+        self.inside = {controller for controller, d in self.dirs.items() if fairness.write_control(d / "tasks", tid)}
 
     def _settle(self) -> int:
         """How many processes other than the grader's threads stay charged to the pids cgroup
@@ -249,7 +249,7 @@ class Cgroup:
             for path in cgroup.dirs.values():
                 try:  # the grader's threads still in it go back up first
                     for tid in set((path / "tasks").read_text().split()) & ours:
-                        _write(path.parent / "tasks", tid)
+                        fairness.write_control(path.parent / "tasks", tid)
                 except OSError:
                     pass
                 remove_cgroup(path)
@@ -259,14 +259,6 @@ def dedicate_this_thread() -> None:
     """Mark the calling thread as one that starts only scripts, one at a time (a job slot):
     its scripts then join cgroups of its own, where the system offers them."""
     Cgroup._local.dedicated = True
-
-
-def _write(path: Path, text: str) -> bool:
-    try:
-        path.write_text(text)
-        return True
-    except OSError:
-        return False
 
 
 def _probe(base: Path, limit: str) -> Path | None:

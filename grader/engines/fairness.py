@@ -128,7 +128,7 @@ class _Hierarchies:
                 controllers = set((_read(base / "cgroup.controllers") or "").split())
                 for controller in ("cpu", "cpuset"):
                     if controller in controllers and controller not in found.v1:
-                        if _write(base / "cgroup.subtree_control", f"+{controller}"):
+                        if write_control(base / "cgroup.subtree_control", f"+{controller}"):
                             found.v2_controllers.add(controller)
             break
         return found
@@ -240,19 +240,19 @@ class FairCgroup:
         quota_us = max(1000, round(quota * PERIOD_US))
         weight = _starter_weight()
         if "cpu" in self.v1:
-            _write(self.v1["cpu"] / "cpu.shares", str(max(2, min(262144, round(1024 * weight)))))
-            _write(self.v1["cpu"] / "cpu.cfs_period_us", str(PERIOD_US))
-            _write(self.v1["cpu"] / "cpu.cfs_quota_us", str(quota_us))
+            write_control(self.v1["cpu"] / "cpu.shares", str(max(2, min(262144, round(1024 * weight)))))
+            write_control(self.v1["cpu"] / "cpu.cfs_period_us", str(PERIOD_US))
+            write_control(self.v1["cpu"] / "cpu.cfs_quota_us", str(quota_us))
         elif self.v2 and "cpu" in self._v2_controllers:
-            _write(self.v2 / "cpu.weight", str(max(1, min(10000, round(100 * weight)))))
-            _write(self.v2 / "cpu.max", f"{quota_us} {PERIOD_US}")
+            write_control(self.v2 / "cpu.weight", str(max(1, min(10000, round(100 * weight)))))
+            write_control(self.v2 / "cpu.max", f"{quota_us} {PERIOD_US}")
         everywhere = _hierarchies().cores
         cpus = ",".join(map(str, cores or everywhere))
         if "cpuset" in self.v1:
-            _write(self.v1["cpuset"] / "cpuset.mems", self._mems)
-            _write(self.v1["cpuset"] / "cpuset.cpus", cpus)
+            write_control(self.v1["cpuset"] / "cpuset.mems", self._mems)
+            write_control(self.v1["cpuset"] / "cpuset.cpus", cpus)
         elif self.v2 and "cpuset" in self._v2_controllers:
-            _write(self.v2 / "cpuset.cpus", cpus)
+            write_control(self.v2 / "cpuset.cpus", cpus)
         if uid != self.uid:
             for folder in self.folders:
                 try:
@@ -290,15 +290,15 @@ class FairCgroup:
         if "freezer" in self.v1:
             state = self.v1["freezer"] / "freezer.state"
             wanted = "FROZEN" if on else "THAWED"
-            if not _write(state, wanted):
+            if not write_control(state, wanted):
                 return False
             give_up = time.monotonic() + _FREEZE_SECONDS
             while _read(state) != wanted and time.monotonic() < give_up:
                 time.sleep(0.001)
-                _write(state, wanted)  # v1 may stop at FREEZING while a task forks: asking again goes on
+                write_control(state, wanted)  # v1 may stop at FREEZING while a task forks: asking again goes on
             return _read(state) == wanted
         if self.v2 is not None:
-            if not _write(self.v2 / "cgroup.freeze", "1" if on else "0"):
+            if not write_control(self.v2 / "cgroup.freeze", "1" if on else "0"):
                 return False
             give_up = time.monotonic() + _FREEZE_SECONDS
             while self.frozen() != on and time.monotonic() < give_up:
@@ -354,7 +354,7 @@ class FairCgroup:
         ours = set(os.listdir("/proc/self/task")) if self.joined else set()
         for folder in self.folders:
             for tid in set((_read(folder / "tasks") or "").split()) & ours:
-                _write(folder.parent / "tasks", tid)
+                write_control(folder.parent / "tasks", tid)
             for _ in range(100):
                 try:
                     folder.rmdir()
@@ -377,7 +377,8 @@ def _starter_weight() -> float:
     return float(1.25**-nice)
 
 
-def _write(path: Path, text: str) -> bool:
+def write_control(path: Path, text: str) -> bool:
+    """Write a cgroup's control file (or a task into its ``tasks``); False where the kernel refuses."""
     try:
         path.write_text(text)
         return True
@@ -469,7 +470,7 @@ def for_this_thread() -> FairCgroup | None:
         return None
     tid = str(threading.get_native_id())
     for controller, folder in made.v1.items():
-        if controller != "freezer" and not _write(folder / "tasks", tid):
+        if controller != "freezer" and not write_control(folder / "tasks", tid):
             made.release()
             return None
     made.joined = True

@@ -18,6 +18,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import GraderError
+
 _PROBE = (
     "import json, sys; print(json.dumps({'executable': sys.executable, 'version': sys.version.split()[0], "
     "'prefix': sys.prefix, 'base_prefix': sys.base_prefix, 'path': [p for p in sys.path if p]}))"
@@ -65,6 +67,19 @@ def course_python(setting: str) -> str:
     return found.executable if found is not None else setting
 
 
+def check_python(setting: str) -> Interpreter:
+    """The interpreter config.yaml's ``python:`` names: GraderError, in one line, when it names
+    no program, or a program that is no Python (it did not answer a line of Python)."""
+    fix = "fix 'python:' in config.yaml (or remove it to use the grader's own)"
+    if not os.path.isdir(setting) and shutil.which(setting) is None:
+        raise GraderError(f"the Python for .py scripts, {setting!r}, is not an executable program: {fix}")
+    found = find_interpreter(setting)
+    if found is None:
+        raise GraderError(f"the Python for .py scripts, {setting!r}, is not a Python interpreter (asked to run a "
+                          f"line of Python, it gave no answer): {fix}")  # fmt: skip
+    return found
+
+
 def find_interpreter(program: str) -> Interpreter | None:
     """The interpreter ``program`` names (a bare name is looked for on the user's PATH, a
     folder is a virtual environment's); None when there is none or it does not run."""
@@ -109,4 +124,4 @@ def _folders(path: str, data: dict) -> tuple[str, ...]:
     return tuple(sorted(w for w in wanted if os.path.exists(w)))
 
 
-__all__ = ["Interpreter", "course_python", "find_interpreter", "is_python", "which"]
+__all__ = ["Interpreter", "check_python", "course_python", "find_interpreter", "is_python", "which"]

@@ -24,6 +24,7 @@ from ..games import Position
 from ..limits import NOT_GIVEN, Limits
 from ..stop import Stop
 from . import fairness, runner
+from .interpreters import check_python
 from .isolation import guard
 from .parse import Claim, OutputScanner
 from .runner import RunResult
@@ -64,11 +65,7 @@ class RunSettings:
     def check(self) -> None:
         """Raise GraderError when the interpreter or a command template's program is missing,
         before any test runs (else every test would fail the same way)."""
-        if shutil.which(self.python) is None:
-            raise GraderError(
-                f"the Python for .py scripts, {self.python!r}, is not an executable program: "
-                "fix 'python:' in config.yaml (or remove it to use the grader's own)"
-            )
+        check_python(self.python)
         for suffix, template in self.commands.items():
             program = shlex.split(template)[0]
             if "{" not in program and shutil.which(program) is None:

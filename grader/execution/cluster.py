@@ -475,16 +475,18 @@ class DaskExecutor(Executor):
 
 @contextlib.contextmanager
 def _no_sigint() -> Iterator[None]:
-    """SIGINT ignored while local worker processes start: they inherit it, so Ctrl-C stops the
-    run through the client (which stops the workers' scripts) instead of killing the workers."""
+    """SIGINT held back from this thread while local worker processes start: they inherit it
+    blocked, so Ctrl-C stops the run through the client (which stops the workers' scripts)
+    instead of killing the workers. Held back, not ignored: a Ctrl-C meanwhile is answered
+    (by the thread it reaches, or here once it is let through), never lost."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def quiet() -> None:

@@ -26,7 +26,7 @@ from ..engines.isolation import Sandbox, choose, claim_uid, release_uid
 from ..engines.resident import close_this_thread
 from ..engines.runner import dedicate_this_thread
 from ..engines.scripts import RunSettings, Stage
-from ..stop import Stop, Stopped
+from ..stop import Stop, Stopped, interrupt_reason
 
 
 class Worker:
@@ -68,11 +68,6 @@ class Worker:
 
 Task = Callable[[Worker], Any]
 SLOTS_CLOSED = "stopped: its job slots were closed"
-
-
-def interrupt_reason(error: BaseException) -> str:
-    """'interrupted (Ctrl-C)', or the signal named in the KeyboardInterrupt (SIGTERM)."""
-    return f"interrupted ({error.args[0] if error.args else 'Ctrl-C'})"
 
 
 class Executor(ABC):

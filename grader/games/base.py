@@ -9,7 +9,19 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, Mapping, Protocol, Sequence, TypeVar
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    ClassVar,
+    Generic,
+    Iterable,
+    Iterator,
+    Mapping,
+    Protocol,
+    Sequence,
+    TypeVar,
+)
 
 from ..errors import BoardError, GraderError
 
@@ -20,6 +32,7 @@ DEFAULT = "othello"  # the game of commands and calls that name none
 PASS = -1  # a pass, in lines and transcripts
 HUGE = 10**18  # parse.py keeps any longer integer as +-HUGE
 BACKENDS = ("auto", "native", "python")  # solver backends a user may ask for
+MAX_BOARDS = 1_000_000  # random boards drawn at once (grader boards): 70 MB and half an hour of Othello's
 
 
 class Position(Protocol):
@@ -327,6 +340,35 @@ class Game(ABC, Generic[P]):
         """``count`` positions for each number of empties, reached by legal play, with a move."""
 
     empties_allowed: ClassVar[range]  # numbers of empties random_positions accepts
+
+    def random_boards(self, seed: int, empties: range, count: int) -> Iterator[P]:
+        """``random_positions``'s boards one at a time, in its order. A game may draw them as
+        they are asked for, so that a long draw can show its progress and stop; here all are
+        drawn first."""
+        yield from self.random_positions(seed, empties, count)
+
+    def distinct_boards(self, empties: int) -> int | None:
+        """How many different boards with ``empties`` empties random play can reach (with a
+        move to make), where they are few enough to count (tic-tac-toe's); None: more."""
+        return None
+
+    def check_draw(self, empties: range, count: int) -> None:
+        """BoardError, at once, for a draw of ``count`` boards per number of ``empties`` that
+        cannot be made: more boards of one number of empties than there are, or more than
+        ``MAX_BOARDS`` in all (hours of drawing, gigabytes of text)."""
+        for e in empties:
+            there = self.distinct_boards(e)
+            if there is not None and count > there:
+                raise BoardError(f"--count {count:,}: there are only {there:,} {self.title} boards with {e} empt"
+                                 f"{'y' if e == 1 else 'ies'} and a move to make: ask for at most {there:,}")  # fmt: skip
+        if count * len(empties) > MAX_BOARDS:
+            levels = (
+                f" for each of {len(empties)} numbers of empties ({count * len(empties):,} boards)"
+                if len(empties) > 1
+                else ""
+            )
+            raise BoardError(f"--count {count:,}{levels} is more than the {MAX_BOARDS:,} boards drawn at once: draw "
+                             "more in several files, each with its own --seed")  # fmt: skip
 
     def parse_board_line(self, text: str, label: str) -> BoardEntry[P] | None:
         """One non-empty line of a board file: 'BOARD TOKEN' (games may read more formats;

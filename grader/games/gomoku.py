@@ -25,7 +25,7 @@ import itertools
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 from ..errors import BoardError
 from ..seeding import rng
@@ -299,10 +299,12 @@ class Gomoku(Game[Position]):
     def random_positions(self, seed: int, empties: range, count: int) -> list[Position]:
         """``count`` positions for each number of empties: random legal play on the default
         board (a game that ends before is played again), with a move to make."""
-        out = []
+        return list(self.random_boards(seed, empties, count))
+
+    def random_boards(self, seed: int, empties: range, count: int) -> Iterator[Position]:
         for e in empties:
             r = rng("grader", "gomoku", self.size, self.k, seed, e)
-            found: list[Position] = []
+            found: set[Position] = set()
             for tries in itertools.count(1):
                 if len(found) == count:
                     break
@@ -315,9 +317,8 @@ class Gomoku(Game[Position]):
                 while pos.empties > e and not pos.is_game_over():
                     pos = pos.play(r.choice(pos.moves()))
                 if pos.empties == e and not pos.is_game_over() and pos not in found:
-                    found.append(pos)
-            out += found
-        return out
+                    found.add(pos)
+                    yield pos
 
 
 RANDOM_TRIES = 200  # random games per position wanted before random_positions gives up

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 from ..errors import BoardError
 from ..files import bundled, read_lines
@@ -392,11 +392,13 @@ class Othello(Game["Position"]):
     def random_positions(self, seed: int, empties: range, count: int) -> list[Position]:
         """Each number of empties has its own generator seeded from (seed, empties), so the
         boards with 5 empties are the same whichever range they are asked in, on any machine."""
-        out = []
+        return list(self.random_boards(seed, empties, count))
+
+    def random_boards(self, seed: int, empties: range, count: int) -> Iterator[Position]:
         for e in empties:
             rand = rng("grader", seed, e)
-            out += [random_position(rand, e) for _ in range(count)]
-        return out
+            for _ in range(count):
+                yield random_position(rand, e)
 
     def parse_board_line(self, text: str, label: str) -> BoardEntry[Position] | None:
         """``BOARD TOKEN``; the FFO suite's ``number|board|side|empties|best|score|source``;

@@ -13,7 +13,7 @@ import importlib
 from types import ModuleType
 from typing import Callable
 
-from ..stop import Stopped
+from ..stop import Stopped, signal_point
 from .othello import OTHELLO, WINNER_TAKES_EMPTIES, Bitboard
 from .othello_solver import OthelloSolver
 
@@ -67,10 +67,12 @@ class NativeOthelloSolver(OthelloSolver):
     def _exact(self, p: Bitboard, o: Bitboard) -> int:
         """The value, by a search that finds the optimal moves too: kept for ``_optimal``."""
         assert _native is not None  # a solver is made only when it is
+        signal_point("solver")
         try:
             value, moves = self._core.solve(p, o)
         except _native.Cancelled:
             raise Stopped("the solver was stopped") from None
+        signal_point("solved")
         if moves is not None:
             self._solved = (p, o, value, moves)
         return int(value)

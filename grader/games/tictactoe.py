@@ -193,6 +193,9 @@ class TicTacToe(Game[Position]):
             out += rng("grader", "tictactoe", seed, e).sample(group, quota[e])
         return out
 
+    def distinct_boards(self, empties: int) -> int | None:
+        return len(open_positions(empties))
+
     def random_positions(self, seed: int, empties: range, count: int) -> list[Position]:
         out = []
         for e in empties:

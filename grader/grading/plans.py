@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from ..files import read_lines
 from ..games import DEFAULT, BoardEntry, Game, Position, get_game, hint_other_game
 from ..limits import Limits
 from ..runs.seeds import choose_seed, new_seed, plan_seed, seed_warning, spread_public
+from ..version import __version__
 
 
 @dataclass(frozen=True)
@@ -179,6 +181,12 @@ def read_plan_file(path: str | Path) -> Plan:
         raise PlanError(
             f"{p}: not a plan file{f' (line {mark.line + 1})' if mark else ''}: {getattr(e, 'problem', e)}"
         ) from None
+    if isinstance(data, dict) and data.get("format") != PLAN_FORMAT:
+        newer = re.fullmatch(r"grader-plan (\d+)", str(data.get("format", "")).strip())
+        if newer and int(newer[1]) > int(PLAN_FORMAT.split()[1]):
+            raise PlanError(f"{p}: a plan file of format '{newer[0]}', newer than the '{PLAN_FORMAT}' this grader "
+                            f"({__version__}) reads: a newer grader wrote it and reads it (pip install -U grader), or "
+                            "make the plan again with this one ('grader plan new')")  # fmt: skip
     if not isinstance(data, dict) or data.get("format") != PLAN_FORMAT:
         raise PlanError(f"{p}: not a plan file (no 'format: {PLAN_FORMAT}' line): make one with 'grader plan new'")
     unknown = set(data) - {"format", "plan", "game", "scoring", "limits", "seed", "source", "tests", "empties"}

@@ -17,8 +17,9 @@ from ..engines.scripts import RunSettings, Script, run_script
 from ..errors import GraderError
 from ..execution.executor import Executor, Worker, interrupt_reason, using
 from ..games import Position, available, base_name, get_game
+from ..runs.archives import archive_name, is_archive
 from ..runs.folders import ClassResults, default_path
-from ..runs.submissions import Submission, find_submissions
+from ..runs.submissions import Submission, archive_script, find_submissions
 from ..stop import Stop, Stopped
 from .judge import Answer, judge
 from .plans import Plan, standard_plan
@@ -221,10 +222,14 @@ def grade(
     on_test: Callable[[TestResult], None] | None = None,
     executor: Executor | None = None,
     stop: Stop | None = None,
+    entry: str | None = None,
 ) -> ScriptResult:
     """Run every test of ``plan`` (default: the standard plan, new seed) on ``script``.
 
-    The script runs with the files of its folder beside it. ``on_start`` is called once the
+    The script runs with the files of its folder beside it. ``script`` may be a .zip or
+    .tar.gz of one student's folder instead: unpacked by the portal's own code for uploads
+    (``runs.archives``), its script found as a class's student's is (its one script, or
+    ``entry``). ``on_start`` is called once the
     script is found runnable, ``on_test`` with each result in test order; ``out`` also
     records the run in a new run folder, with its exports. Raises GraderError when the
     script is missing or cannot be run; whatever the script does is a verdict. Without a run
@@ -235,9 +240,7 @@ def grade(
     """
     plan = plan or standard_plan()
     settings = settings_for(plan, settings)
-    path = Path(script)
-    sub = Submission(path.stem, path, single=True)
-    loaded = {sub.name: sub.script()}
+    sub, loaded = _read_submission(Path(script), settings, entry)
     loaded[sub.name].command(settings)  # a missing or unrunnable script is the user's error here
     settings.check()
     settings.check_plan(plan)
@@ -257,6 +260,16 @@ def grade(
         with using(executor, settings.jobs, stop) as ex:
             result.game_hint = wrong_game(result, sub, loaded[sub.name], settings, ex)
     return result
+
+
+def _read_submission(path: Path, settings: Settings, entry: str | None) -> tuple[Submission, dict[str, Script]]:
+    """The submission at ``path`` and its script, read: a script file (the files of its folder
+    along), or an archive of a student's folder (``archive_script``)."""
+    if not is_archive(path.name):
+        sub = Submission(path.stem, path, single=True)
+        return sub, {sub.name: sub.script()}
+    sub = Submission(archive_name(path), path)
+    return sub, {sub.name: archive_script(path, set(settings.commands), entry)}
 
 
 PROBES = 5  # boards of each other game a script that does badly here is tried on

@@ -1,7 +1,7 @@
 """The course portal (``grader serve``): students upload scripts in a browser, the grader grades
 them with the calls ``grader grade`` makes, and each person sees only what they may.
 
-Its modules need the ``portal`` extra (Starlette, uvicorn, SQLAlchemy, Alembic, argon2...);
+Its modules need the ``portal`` extra (Starlette, uvicorn, SQLAlchemy, Alembic, argon2, zxcvbn...);
 this package's ``__init__`` imports none of them, so the CLI can say what to install."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ EXTRA = (
     "python_multipart",
     "jwt",
     "cryptography",
+    "zxcvbn",
 )
 
 

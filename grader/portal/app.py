@@ -18,15 +18,18 @@ from starlette.staticfiles import StaticFiles
 
 from .lti.grades import GradeSync
 from .pages import accounts, arena, assignments, downloads, ladders, lti, staff
-from .web.middleware import FORM_ROOM, ApiPaths, BodyLimit, SecurityHeaders, Sessions
+from .web.middleware import FORM_ROOM, ApiPaths, BodyLimit, ClientAddress, SameOrigin, SecurityHeaders, Sessions
 from .web.outage import DatabaseOutage
 from .web.portal import Portal, https
 from .web.routes import STATIC, page
 
 
-def create_app(portal: Portal, secret_key: str, grades: GradeSync | None = None) -> Starlette:
+def create_app(portal: Portal, secret_key: str, grades: GradeSync | None = None,
+               trusted_proxies: str | None = None) -> Starlette:  # fmt: skip
     """The portal's ASGI application: each area's routes, the LTI tool's too when the course is
-    one (``grades`` sends its scores to the platforms), then the static files."""
+    one (``grades`` sends its scores to the platforms), then the static files. A request's
+    X-Forwarded-For and -Proto are believed from the proxies ``trusted_proxies`` names
+    (comma-separated), else from course.yaml's (``ClientAddress``)."""
     routes = [
         *accounts.routes(portal),
         *assignments.routes(portal),
@@ -38,9 +41,11 @@ def create_app(portal: Portal, secret_key: str, grades: GradeSync | None = None)
         Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
     ]
     middleware = [
+        Middleware(ClientAddress, portal=portal, trusted=trusted_proxies),
         Middleware(SecurityHeaders),
         Middleware(ApiPaths),
         Middleware(DatabaseOutage),  # the database away: 503 and Retry-After (as JSON at /api/...)
+        Middleware(SameOrigin, portal=portal, cross_site=lti.CROSS_SITE if grades is not None else ()),
         Middleware(BodyLimit, limit=portal.course.upload_bytes + FORM_ROOM),
         Middleware(Sessions, secret_key=secret_key, always_secure=https(portal.public_url)),
     ]

@@ -6,8 +6,11 @@ again once its lease expires, by whichever worker is free."""
 
 from __future__ import annotations
 
+import errno
+import os
 import socket
 import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -16,13 +19,13 @@ import uvicorn
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..errors import GraderError
+from ..errors import GraderError, GraderWarning
 from .accounts.roster import ensure_user
 from .accounts.signin import new_signin_token
 from .app import create_app
 from .course.course import DEMO_FOLDER, Course, load_course, make_demo_course
 from .course.sync import apply
-from .database.db import check_current, connect, default_url, hide_password, secret_key, sessions, upgrade
+from .database.db import check_current, connect, default_url, hide_password, secret_key, serving, sessions, upgrade
 from .database.leases import LEASE_SECONDS, MAX_ATTEMPTS
 from .database.models import INSTRUCTOR, Meta
 from .jobs.workers import GRADING_NICE, Workers
@@ -86,8 +89,9 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
     is an LTI 1.3 tool too (its key made at the first start, or anew with ``rotate_lti_key``).
     ``public_url`` is the address people reach it at through a proxy (https: the session
     cookie is Secure); ``forwarded_allow_ips`` the proxies whose X-Forwarded-Proto and -For
-    it trusts (uvicorn's setting: default $FORWARDED_ALLOW_IPS, else this machine). The grading
-    threads run at ``nice`` (``Workers``)."""
+    it trusts (comma-separated, as uvicorn's setting; default $FORWARDED_ALLOW_IPS, else
+    course.yaml's ``trusted_proxies``, by default this machine). The grading threads run at
+    ``nice`` (``Workers``)."""
     if public_url is not None and not public_url.lower().startswith(("http://", "https://")):
         raise GraderError(f"--public-url {public_url!r} is no http(s) address: give https://HOST[/PATH]")
     course, portal, url, key = prepare(folder, database)
@@ -116,13 +120,17 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
     started = Started(course, base + "/", instructor.email, f"{portal.public_url or base}/link/{token}",
                       hide_password(url), workers, portal.workers.cluster if portal.workers else None, kid,
                       portal.public_url)  # fmt: skip
-    app = create_app(portal, key, grades)
+    app = create_app(portal, key, grades, forwarded_allow_ips or os.environ.get("FORWARDED_ALLOW_IPS") or None)
     server = _Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
-                                           proxy_headers=True, forwarded_allow_ips=forwarded_allow_ips),
+                                           proxy_headers=False),  # the app's ClientAddress: the course names them
                     portal.watch)  # fmt: skip
-    if on_ready:
-        on_ready(started)
-    server.run(sockets=[sock])
+    with serving(url) as other:
+        if other is not None:  # allowed (several servers may share a database), never unsaid
+            warnings.warn(f"another grader serve{f' (process {other})' if other else ''} is running on this SQLite "
+                          "database: both serve the course now (stop it if this one was to replace it)", GraderWarning, stacklevel=2)  # fmt: skip
+        if on_ready:
+            on_ready(started)
+        server.run(sockets=[sock])
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
@@ -133,8 +141,10 @@ def listening_socket(host: str, port: int) -> socket.socket:
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
-    except OSError as e:
-        raise GraderError(f"cannot listen on {host}:{port}: {e.strerror}: give another --port") from None
+    except OSError as e:  # a name that resolves to nothing, or an address of no interface here: the host's fault
+        by_host = isinstance(e, socket.gaierror) or e.errno == errno.EADDRNOTAVAIL
+        option = "--host (an address of this machine: 127.0.0.1, 0.0.0.0)" if by_host else "--port"
+        raise GraderError(f"cannot listen on {host}:{port}: {e.strerror}: give another {option}") from None
     return sock
 
 

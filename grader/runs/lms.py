@@ -191,17 +191,18 @@ def _number(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
-def canvas_csv(grades: list[RunGrade], roster: Roster, assignment: str) -> LmsExport:
+def canvas_csv(grades: list[RunGrade], roster: Roster, assignment: str, final_only: bool = False) -> LmsExport:
     """Canvas's gradebook import: its identifying columns, the assignment's column, and the
-    'Points Possible' row; a student of the roster without a grade has an empty cell (Canvas
-    leaves such a grade as it is)."""
+    'Points Possible' row; a student of the roster without a grade (or, ``final_only``,
+    without a final one) has an empty cell (Canvas leaves such a grade as it is)."""
     found, unmatched = _match(roster, grades)
+    shown = {i: g for i, g in found.items() if g.complete or not final_only}
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([*CANVAS_IDS, assignment])
     writer.writerow([POINTS_POSSIBLE, "", "", "", "", _number(_points(grades))])
     for i, student in enumerate(roster.students):
-        grade = found.get(i)
+        grade = shown.get(i)
         writer.writerow([*(safe_cell(c) for c in student.columns), "" if grade is None else _number(grade.total)])
     return LmsExport(out.getvalue(), unmatched, [g for g in found.values() if not g.complete])
 
@@ -225,21 +226,26 @@ def canvas_notes(grades: list[RunGrade], roster: Roster, assignment: str) -> str
     return out.getvalue()
 
 
-def moodle_csv(grades: list[RunGrade], roster: Roster | None, assignment: str, ident: str = "Username") -> LmsExport:
+def moodle_csv(grades: list[RunGrade], roster: Roster | None, assignment: str, ident: str = "Username",
+               final_only: bool = False) -> LmsExport:  # fmt: skip
     """Moodle's grade import: the student's columns (map 'Email address' to the e-mail address;
     without a roster, one ``ident`` column with the run's names: map it to the username, or
     to the e-mail address), the grade, and a feedback column: the total out of the maximum, how
-    a late policy made it, and why a grade is not final."""
+    a late policy made it, and why a grade is not final (``final_only``: such a grade's row is
+    left out, and Moodle leaves the grade as it is)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     if roster is None:
         writer.writerow([ident, assignment, f"{assignment} feedback"])
         for g in grades:
-            writer.writerow([safe_cell(g.name), _number(g.total), safe_cell(_feedback(g))])
+            if g.complete or not final_only:
+                writer.writerow([safe_cell(g.name), _number(g.total), safe_cell(_feedback(g))])
         return LmsExport(out.getvalue(), [], [g for g in grades if not g.complete])
     found, unmatched = _match(roster, grades)
     writer.writerow([*MOODLE_IDS, assignment, f"{assignment} feedback"])
     for i, g in sorted(found.items()):
+        if final_only and not g.complete:
+            continue
         writer.writerow(
             [*(safe_cell(c) for c in roster.students[i].columns), _number(g.total), safe_cell(_feedback(g))]
         )
@@ -253,7 +259,9 @@ def _feedback(g: RunGrade) -> str:
 
 def export_grades(folder: str | Path, lms: str, roster: str | Path | None = None,
                   assignment: str | None = None) -> LmsExport:  # fmt: skip
-    """``grader export canvas|moodle``: a run folder's grades as the CSV ``lms`` imports."""
+    """``grader export canvas|moodle``: a run folder's grades as the CSV ``lms`` imports. A grade
+    that is not final (an interrupted run's student, not all of whose tests ran) is left out:
+    an empty cell, which the LMS leaves as it is, never a total of the tests that ran."""
     grades = read_grades(folder)
     name = assignment or Path(folder).resolve().name
     read = roster_file(roster) if roster is not None else None
@@ -264,5 +272,5 @@ def export_grades(folder: str | Path, lms: str, roster: str | Path | None = None
     if lms == "canvas":
         if read is None:
             raise GraderError("Canvas finds students by its IDs: give --roster, its gradebook export (Grades > Export)")
-        return canvas_csv(grades, read, name)
-    return moodle_csv(grades, read, name)
+        return canvas_csv(grades, read, name, final_only=True)
+    return moodle_csv(grades, read, name, final_only=True)

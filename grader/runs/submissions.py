@@ -11,6 +11,7 @@ from pathlib import Path
 from ..engines.scripts import Script
 from ..errors import GraderError, GraderWarning
 from ..files import bundled
+from .archives import is_archive, unpacked
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,8 @@ class Submission:
         """The script with its files, read now (raises GraderError naming what is wrong)."""
         if self.path is None:
             raise GraderError(self.problem or f"'{self.name}' has no script")
+        if is_archive(self.path.name):
+            return archive_script(self.path, set())
         if not self.single:
             return Script.from_path(self.path, self.folder)
         try:
@@ -35,6 +38,17 @@ class Submission:
             script = Script.from_path(self.path)
             warnings.warn(f"{e}; running '{self.path.name}' without the files next to it", GraderWarning, stacklevel=2)
             return script
+
+
+def archive_script(path: Path, suffixes: set[str], entry: str | None = None) -> Script:
+    """The script of the student's folder packed in the archive at ``path``, with its files:
+    unpacked as the portal unpacks an upload (``archives.unpacked``), the script found as a
+    class's student's is (its one script, or ``entry``)."""
+    with unpacked(path) as folder:
+        found = find_submission_folder(folder, suffixes, entry)
+        if found.path is None:
+            raise GraderError(f"{path}: {(found.problem or 'no script').replace(str(folder), 'the archive')}")
+        return Script.from_path(found.path, folder)
 
 
 def is_script(path: Path, suffixes: set[str]) -> bool:
@@ -71,6 +85,9 @@ def find_submissions(paths: list[str | Path], suffixes: set[str], entry: str | N
     found: list[Submission] = []
     for arg in paths:
         p = Path(arg)
+        if p.is_file() and is_archive(p.name):
+            raise GraderError(f"'{p}' is an archive: grader grade unpacks one alone (grader grade {p}, as the portal "
+                              "does an upload); in a class, unpack it into the class's folder")  # fmt: skip
         if p.is_file():
             found.append(Submission(_name(p.stem), p))
         elif p.is_dir():

@@ -102,6 +102,7 @@ class SimilarityReport:
     noise: int = NOISE
     guarantee: int = GUARANTEE
     texts: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
+    not_text: list[str] = field(default_factory=list)  # files named like source that are no text, left out
 
     def text(self, submission: str, relative: str) -> str:
         """A file's text, for the report."""
@@ -113,13 +114,15 @@ class SimilarityReport:
                             for s in self.submissions],
             "base_files": self.base_files, "compared": self.compared, "seconds": round(self.seconds, 3),
             "settings": {"noise": self.noise, "guarantee": self.guarantee},
-            "pairs": [p.to_json() for p in self.pairs],
+            "pairs": [p.to_json() for p in self.pairs], "not_text": self.not_text,
         }  # fmt: skip
 
 
-def _source_files(root: Path) -> tuple[SourceFile, ...]:
+def _source_files(root: Path, not_text: list[Path] | None = None) -> tuple[SourceFile, ...]:
     """The source files under ``root`` (a file, or a folder searched through), hidden files,
-    caches and links left out; text that is not UTF-8 is read with replacement characters."""
+    caches and links left out; text that is not UTF-8 is read with replacement characters. A
+    file that is no text at all (a NUL byte: a compiled program named like a source file) is
+    left out too, and its path added to ``not_text``."""
     if root.is_file():
         paths = [root]
     else:
@@ -129,17 +132,24 @@ def _source_files(root: Path) -> tuple[SourceFile, ...]:
     out = []
     for p in paths:
         try:
-            text = p.read_bytes().decode("utf-8", "replace")
+            data = p.read_bytes()
         except OSError as e:
             raise GraderError(f"cannot read '{p}': {e}") from None
+        if b"\0" in data:
+            if not_text is not None:
+                not_text.append(p)
+            continue
+        text = data.decode("utf-8", "replace")
         out.append(SourceFile(p.name if p == root else p.relative_to(root).as_posix(), text))
     return tuple(out)
 
 
-def find_submissions(folders: list[str | Path], archive: bool = False, qualify: bool = False) -> list[Submission]:
+def find_submissions(folders: list[str | Path], archive: bool = False, qualify: bool = False,
+                     not_text: list[Path] | None = None) -> list[Submission]:  # fmt: skip
     """The submissions in ``folders``: each source file directly in a folder is a student (named by
     the file), each sub-folder is a student (named by the folder, all its source files). A name is
-    'folder/student' when ``qualify`` (several folders given)."""
+    'folder/student' when ``qualify`` (several folders given). Files named like source that are
+    no text are left out, their paths added to ``not_text``."""
     found: list[Submission] = []
     for arg in folders:
         folder = Path(arg)
@@ -151,7 +161,7 @@ def find_submissions(folders: list[str | Path], archive: bool = False, qualify: 
             if child.is_file() and child.suffix.lower() not in SOURCE_SUFFIXES:
                 continue
             name = child.stem if child.is_file() else child.name
-            files = _source_files(child)
+            files = _source_files(child, not_text)
             if files:
                 found.append(Submission(f"{folder.name}/{name}" if qualify else name, child, files, archive))
     return found
@@ -360,13 +370,22 @@ def similar(folders: list[str | Path], archive: list[str | Path] | None = None, 
     fingerprint the files."""
     archive = list(archive or [])
     qualify = len(folders) + len(archive) > 1
-    submissions = find_submissions(list(folders), qualify=qualify)
+    not_text: list[Path] = []
+    submissions = find_submissions(list(folders), qualify=qualify, not_text=not_text)
     if len(submissions) < 2 and not archive:
+        apart = f" ({_not_text(not_text)})" if not_text else ""
         raise GraderError(
-            f"{plural(len(submissions), 'submission', 'submissions')} found in {', '.join(map(str, folders))}: "
+            f"{plural(len(submissions), 'submission', 'submissions')} found in {', '.join(map(str, folders))}{apart}: "
             "give a folder holding each student's source file or folder"
         )
-    submissions += find_submissions(archive, archive=True, qualify=qualify)
+    submissions += find_submissions(archive, archive=True, qualify=qualify, not_text=not_text)
     if top < 1:
         raise GraderError(f"--top {top}: give 1 or more pairs to show")
-    return compare_submissions(submissions, base, top, jobs)
+    report = compare_submissions(submissions, base, top, jobs)
+    report.not_text = [str(p) for p in not_text]
+    return report
+
+
+def _not_text(paths: list[Path]) -> str:
+    """'left out, not source text: a.py, b.py'."""
+    return f"left out, not source text: {', '.join(map(str, paths))}"

@@ -191,7 +191,9 @@ def _play_moves(game: GameRecord, players: dict[str, Player], names: dict[str, s
             clock[token] = max(clock[token], 0.0) + tc[1]
             game.clocks.append(round(clock[token], 3))
         move = turn.move
-        if turn.problem is None and move is None:
+        if turn.problem is None and move is None and turn.timed_out:
+            turn.problem = f"no move within {seconds:g} s: the engine was stopped at its time limit"
+        elif turn.problem is None and move is None:
             turn.problem = "no move: the engine printed no integer"
         elif turn.problem is None and move is not None and not (move >= 0 and pos.is_legal(move)):
             turn.problem = f"{'a pass' if move == PASS else rules.move_text(move)} is not a legal move"

@@ -103,6 +103,7 @@ def run_tournament(
         _check_openings(players, openings, settings.rules)
         static = fmt.kind in ("round-robin", "gauntlet")
         fixed = fmt.planner([e.name for e in players], openings, GameRecord).more(0) if static else []
+        settings.check()  # a missing Python, or none, said as itself (not as isolation that fails under it)
         settings.sandbox_mechanism([*(p for e in players for p in e.paths), *map(Path, private)])
         folder = TournamentFolder.create(out or default_folder(), players, fixed, settings, seed, fmt, openings)
     names = [e.name for e in players]

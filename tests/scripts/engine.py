@@ -2,6 +2,7 @@
 
 first: the lowest legal square   illegal: 99   crash: a legal move, then exit 1   silent: nothing
 slow: a legal move, then sleep past any limit   late: like first for 3 moves of its own, then 99
+hang: nothing, sleeping past any limit
 
 Standalone (no import of the grader): it runs in a sandbox that sees only its own folder.
 """
@@ -41,6 +42,8 @@ elif kind == "crash":
     sys.exit("engine broke")
 elif kind == "slow":
     print(moves[-1], flush=True)
+    time.sleep(60)
+elif kind == "hang":
     time.sleep(60)
 elif kind == "late":
     print(moves[0] if (64 - board.count(".")) < 4 + 2 * 3 else 99)

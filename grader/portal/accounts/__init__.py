@@ -1,2 +1,3 @@
-"""Accounts: users, passwords, one-time sign-in links, API tokens, the sign-in limit, and the
-roster (read from a CSV, imported). No page: theirs are in ``grader.portal.pages.accounts``."""
+"""Accounts: users, passwords, sessions on the server, one-time sign-in links, API tokens, the
+sign-in limits, and the roster (read from a CSV, imported). No page: theirs are in
+``grader.portal.pages.accounts``."""

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ...errors import GraderError
+from ...names import visible
 from ..database.models import INSTRUCTOR, ROLES, STUDENT, TA, User
 
 EMAIL_COLUMNS = ("email", "e-mail", "email address", "sis login id", "login id")
@@ -54,14 +55,14 @@ def read_roster(text: str, source: str = "roster") -> list[RosterEntry]:
         if row[0].strip() == "Student, Test":  # the student Canvas adds to see a course as one
             continue
         cells = row + [""] * (len(header) - len(row))
-        address = cells[email].strip().lower()
+        address = visible(cells[email]).strip().lower()
         if "@" not in address:
             raise GraderError(f"{source}: line {n}: {cells[email]!r} is not an e-mail address: "
                               "give each person's address in the e-mail column")  # fmt: skip
         if name is not None:
-            who = cells[name].strip()
+            who = visible(cells[name]).strip()
         else:
-            who = " ".join(cells[i].strip() for i in (first, last) if i is not None)
+            who = " ".join(visible(cells[i]).strip() for i in (first, last) if i is not None).strip()
         said = cells[role].strip() if role is not None else STUDENT
         kind = ROLE_ALIASES.get(said.lower())
         if kind is None:
@@ -88,10 +89,10 @@ def import_roster(session: Session, entries: list[RosterEntry], uploader: User |
             raise GraderError(f"the roster makes {entry.email} a {entry.role}, but course.yaml names them an "
                               f"instructor: give their row the role {INSTRUCTOR}, or change course.yaml")  # fmt: skip
         if user is None:
-            session.add(User(email=entry.email, name=entry.name, role=entry.role))
+            session.add(User(email=entry.email, name=entry.name, role=entry.role, rostered=True))
             added += 1
         else:
-            user.name, user.role = entry.name, entry.role
+            user.name, user.role, user.rostered = entry.name, entry.role, True
     session.flush()
     return added
 
@@ -104,11 +105,12 @@ def roster_file(path: Path) -> list[RosterEntry]:
 
 
 def ensure_user(session: Session, email: str, name: str, role: str) -> User:
+    """The user of ``email`` with ``role`` (course.yaml's instructors): made, or given the role."""
     user = session.scalar(select(User).where(User.email == email))
     if user is None:
-        user = User(email=email, name=name, role=role)
+        user = User(email=email, name=name, role=role, rostered=True)
         session.add(user)
         session.flush()
-    elif user.role != role:
-        user.role = role
+    else:
+        user.role, user.rostered = role, True
     return user

@@ -1,5 +1,6 @@
-"""Signing in: one-time sign-in links, and a password's sign-in under the limit of failed
-tries per address (``SignInLimit``), counted in the database that every server shares."""
+"""Signing in: one-time sign-in links, and a password's sign-in under the limits of failed
+tries per address and client and per client (``SignInLimit``), counted in the database that
+every server shares."""
 
 from __future__ import annotations
 
@@ -43,35 +44,50 @@ def use_signin_token(session: Session, token: str) -> User | None:
     return session.get(User, found.user_id)
 
 
+def forget_links(session: Session, user: User) -> int:
+    """Cancel the user's sign-in links not used yet (their password changed): the count."""
+    done = session.execute(delete(SignInToken).where(SignInToken.user_id == user.id, SignInToken.used_at.is_(None)))
+    return int(getattr(done, "rowcount", 0) or 0)
+
+
 class TooManyFailures(GraderError):
     """A sign-in refused unchecked: the address has used up its failures for now."""
 
 
 @dataclass(frozen=True)
 class SignInLimit:
-    """At most ``failures`` failed sign-ins per e-mail address in ``seconds``: a guesser is
-    slowed to a few tries an hour. Counted in the database, so every server process of a
-    course shares the limit (a guesser gains nothing by reaching another), and each try is
-    counted before its password is checked, so tries racing through several processes get
-    no more checks than the limit either."""
+    """At most ``failures`` failed sign-ins per e-mail address from one client (its address,
+    as ``client_address`` finds it behind a trusted proxy) in ``seconds``, and at most
+    ``client_failures`` from one client whatever the addresses. A guesser is slowed to a few
+    tries an hour at an account, and one client spraying a common password over many
+    accounts is stopped too; but a stranger's failures never lock the owner out of signing in
+    from their own browser (another client). Counted in the database, so every server process
+    of a course shares the limits (a guesser gains nothing by reaching another), and each try
+    is counted before its password is checked, so tries racing through several processes get
+    no more checks than the limits either."""
 
     failures: int = 5
+    client_failures: int = 20
     seconds: float = 900.0
 
-    def take(self, session: Session, email: str) -> int:
-        """Count a try as a failure before it is checked (``forgive`` takes it back once it
-        succeeds): the row's id; TooManyFailures when the address has none left. The count
-        and the row are one step: SQLite's transactions take the write lock as they begin,
-        PostgreSQL's take a lock on the address first."""
-        address = email.strip().lower()
+    def take(self, session: Session, email: str, client: str) -> int:
+        """Count a try from ``client`` as a failure before it is checked (``forgive`` takes it
+        back once it succeeds): the row's id; TooManyFailures when the address has none left
+        from this client, or the client none left at all. The counts and the row are one step:
+        SQLite's transactions take the write lock as they begin, PostgreSQL's take a lock on
+        the client first (both limits count its tries)."""
+        address, client = email.strip().lower(), client[:64]
         if session.get_bind().dialect.name == "postgresql":
-            session.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:a, 0))"), {"a": address})
+            session.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:c, 0))"), {"c": "signin " + client})
         session.execute(delete(SignInFailure).where(SignInFailure.at <= self._since()))
-        recent = select(func.count()).select_from(SignInFailure).where(SignInFailure.email == address)
-        if (session.scalar(recent) or 0) >= self.failures:
-            raise TooManyFailures(f"too many failed sign-ins for this e-mail: try again in "
-                                  f"{round(self.seconds / 60)} minutes, or use a sign-in link")  # fmt: skip
-        row = SignInFailure(email=address, at=now())
+        mine = select(func.count()).select_from(SignInFailure).where(SignInFailure.client == client)
+        if (session.scalar(mine.where(SignInFailure.email == address)) or 0) >= self.failures:
+            raise TooManyFailures(f"too many failed sign-ins for this e-mail from here: try again in {self._minutes} "
+                                  "minutes, or use a sign-in link")  # fmt: skip
+        if (session.scalar(mine) or 0) >= self.client_failures:
+            raise TooManyFailures(f"too many failed sign-ins from your address: try again in {self._minutes} "
+                                  "minutes, or use a sign-in link")  # fmt: skip
+        row = SignInFailure(email=address, client=client, at=now())
         session.add(row)
         session.flush()
         return row.id
@@ -80,16 +96,21 @@ class SignInLimit:
         """A try that succeeded is no failure."""
         session.execute(delete(SignInFailure).where(SignInFailure.id == taken))
 
+    @property
+    def _minutes(self) -> int:
+        return round(self.seconds / 60)
+
     def _since(self) -> dt.datetime:
         return now() - dt.timedelta(seconds=self.seconds)
 
 
-def attempt_signin(make: sessionmaker[Session], limit: SignInLimit, email: str, password: str) -> User | None:
+def attempt_signin(make: sessionmaker[Session], limit: SignInLimit, email: str, password: str,
+                   client: str) -> User | None:  # fmt: skip
     """The user with this e-mail and password, else None; TooManyFailures, checking nothing,
-    when the address has used up its tries. The try is counted (committed) before the slow
-    password check, and forgiven after it if it succeeds."""
+    when the address (from ``client``) or the client has used up its tries. The try is
+    counted (committed) before the slow password check, and forgiven after it if it succeeds."""
     with make.begin() as session:
-        taken = limit.take(session, email)
+        taken = limit.take(session, email, client)
     with make() as session:
         user = check_password(session, email, password)
     if user is not None:

@@ -13,6 +13,7 @@ import secrets
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
@@ -30,7 +31,7 @@ from ...tournaments.formats import SprtSettings
 from ...tournaments.games import GameRecord
 from ...tournaments.openings import OPENING_PLIES, random_openings
 from ...tournaments.settings import TournamentSettings
-from ...tournaments.sprt import Pentanomial, SprtResult, sprt
+from ...tournaments.sprt import Pentanomial, SprtResult, llr, sprt
 from ..course.course import Course
 from ..database.arena import (
     CHECK,
@@ -270,6 +271,27 @@ def penta(test: ArenaTest) -> Pentanomial:
 def state(test: ArenaTest) -> SprtResult:
     """The test's SPRT state now (LLR, bounds, Elo estimate and interval)."""
     return sprt(penta(test), test.elo0, test.elo1, test.alpha, test.beta, test.model)
+
+
+def llr_history(session: Session, test: ArenaTest) -> list[tuple[int, float]]:
+    """The test's LLR after each pair it counted, by the SPRT code of ``grader tournament --sprt``:
+    (games counted, LLR), from (0, 0.0). Pairs count in the order their games finished (a worker
+    counts a pair as it writes its games); pairs finished after the test ended are not counted."""
+    games = session.execute(select(ArenaGame.pair, ArenaGame.black_id, ArenaGame.result, ArenaGame.finished_at)
+                            .where(ArenaGame.test_id == test.id, ArenaGame.status == DONE)
+                            .order_by(ArenaGame.pair, ArenaGame.id)).all()  # fmt: skip
+    pairs: dict[int, list[tuple[float, Any]]] = {}
+    for pair, black, result, finished in games:
+        black_score = {"1-0": 1.0, "0-1": 0.0}.get(result, 0.5)
+        pairs.setdefault(pair, []).append(
+            (black_score if black == test.new_id else 1 - black_score, finished or test.created_at)
+        )
+    done = sorted((max(f for _, f in p), k, [s for s, _ in p]) for k, p in pairs.items() if len(p) == 2)
+    counted, out = Pentanomial(), [(0, 0.0)]
+    for _, _, (first, second) in done[: penta(test).pairs]:
+        counted = counted.add(first, second)
+        out.append((counted.games, llr(counted, test.elo0, test.elo1, test.model)))
+    return out
 
 
 def stop_test(session: Session, test: ArenaTest, status: str = STOPPED) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
+import ipaddress
 import json
 import re
 from dataclasses import dataclass
@@ -28,6 +29,9 @@ from .lti import LtiSettings, parse_lti
 COURSE_FILE = "course.yaml"
 NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")  # an assignment's name: in URLs, never in paths
 UPLOAD_KB = 256  # the largest upload by default
+IDLE_HOURS = 12.0  # a session unused this long ends, unless course.yaml says otherwise (session_idle_hours)
+MAX_IDLE_HOURS = 14 * 24  # a session ends after 14 days whatever its use: no idle time is longer
+TRUSTED_PROXIES = ("127.0.0.1", "::1")  # whose X-Forwarded-For is believed, unless course.yaml names others
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,8 @@ class Course:
     lti: LtiSettings | None = None  # the platforms (LMSs) the portal is an LTI 1.3 tool of
     late_days: int | None = None  # days late each student may spend over the course without penalty
     ladders: dict[str, Ladder] = dataclasses.field(default_factory=dict)  # by name: the assignments' and open ones
+    session_idle_hours: float = IDLE_HOURS  # a signed-in session unused this long ends
+    trusted_proxies: tuple[str, ...] = TRUSTED_PROXIES  # addresses and networks whose X-Forwarded-For is believed
 
     @property
     def upload_bytes(self) -> int:
@@ -177,7 +183,8 @@ def load_course(folder: str | Path) -> Course:
         raise ConfigError(f"{path}: {e}") from None
 
 
-_KEYS = ("title", "instructors", "roster", "upload_kb", "late_days", "assignments", "lti", "ladders")
+_KEYS = ("title", "instructors", "roster", "upload_kb", "late_days", "session_idle_hours", "trusted_proxies",
+         "assignments", "lti", "ladders")  # fmt: skip
 _ASSIGNMENT_KEYS = ("name", "title", "game", "plan", "seed", "limits", "per_day", "deadline", "hard_deadline",
                     "private_results", "private_boards", "late_days", "late_penalty", "counts", "ladder",
                     "similarity")  # fmt: skip
@@ -210,6 +217,11 @@ def _course(root: Path, data: Any, config: Config) -> Course:
                                   or not 0 <= late_days <= MAX_LATE_DAYS):  # fmt: skip
         raise ValueError(f"'late_days' must be a whole number of days from 0 to {MAX_LATE_DAYS}, like 3, "
                          f"or null (none); got {late_days!r}")  # fmt: skip
+    idle = data.get("session_idle_hours", IDLE_HOURS)
+    if not isinstance(idle, (int, float)) or isinstance(idle, bool) or not 0 < idle <= MAX_IDLE_HOURS:
+        raise ValueError(f"'session_idle_hours' must be a number of hours above 0 and at most {MAX_IDLE_HOURS} "
+                         f"(a session ends after 14 days anyway), like 12; got {idle!r}")  # fmt: skip
+    proxies = _proxies(data.get("trusted_proxies", list(TRUSTED_PROXIES)))
     items = data.get("assignments")
     if not isinstance(items, list) or not items:
         raise ValueError("'assignments' must be a list of assignments, each with name, game and plan")
@@ -225,7 +237,22 @@ def _course(root: Path, data: Any, config: Config) -> Course:
                                       a.name)  # fmt: skip
     ladders.update(_open_ladders(data.get("ladders"), config, ladders))
     lti = parse_lti(data["lti"]) if data.get("lti") is not None else None
-    return Course(root, title, assignments, tuple(instructors), roster, upload_kb, config, lti, late_days, ladders)
+    return Course(root, title, assignments, tuple(instructors), roster, upload_kb, config, lti, late_days, ladders,
+                  float(idle), proxies)  # fmt: skip
+
+
+def _proxies(value: Any) -> tuple[str, ...]:
+    """The proxies whose X-Forwarded-For names the client: each an IP address or network."""
+    ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+    for v in value if ok else ():
+        try:
+            ipaddress.ip_network(v.strip())
+        except ValueError:
+            ok = False
+    if not ok:
+        raise ValueError("'trusted_proxies' must be a list of your proxies' IP addresses or networks, like "
+                         f"[127.0.0.1] or [10.0.0.5, 10.1.0.0/16] ([]: none); got {value!r}")  # fmt: skip
+    return tuple(v.strip() for v in value)
 
 
 def _open_ladders(items: Any, config: Config, taken: dict[str, Ladder]) -> dict[str, Ladder]:

@@ -12,7 +12,9 @@ from urllib.parse import urlsplit
 @dataclass(frozen=True)
 class Platform:
     """One registration of the tool on a platform: its issuer and the client id it gave the
-    tool, the deployments allowed, and its OIDC login, OAuth 2 token and JWKS endpoints."""
+    tool, the deployments allowed, its OIDC login, OAuth 2 token and JWKS endpoints, and
+    whether the e-mails its launches carry are the platform's own word (``trust_emails``: a
+    user cannot set theirs), so that a launch may link to the portal account of that e-mail."""
 
     issuer: str
     client_id: str
@@ -20,6 +22,7 @@ class Platform:
     auth_login_url: str
     token_url: str
     jwks_url: str
+    trust_emails: bool = False
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,7 @@ class LtiSettings:
 
 
 PLATFORM_KEYS = ("issuer", "client_id", "deployment_ids", "auth_login_url", "token_url", "jwks_url")
+OPTIONAL_KEYS = ("trust_emails",)
 
 
 def parse_lti(data: Any) -> LtiSettings:
@@ -58,18 +62,22 @@ def parse_lti(data: Any) -> LtiSettings:
         if not isinstance(item, dict):
             raise ValueError(f"{where} must be 'key: value' lines ({', '.join(PLATFORM_KEYS)})")
         for key in item:
-            if key not in PLATFORM_KEYS:
-                raise ValueError(f"unknown key '{where}.{key}'; known keys: {', '.join(PLATFORM_KEYS)}")
+            if key not in PLATFORM_KEYS + OPTIONAL_KEYS:
+                raise ValueError(f"unknown key '{where}.{key}'; known keys: {', '.join(PLATFORM_KEYS + OPTIONAL_KEYS)}")
         missing = [k for k in PLATFORM_KEYS if item.get(k) in (None, "", [])]
         if missing:
             raise ValueError(f"{where}: give {', '.join(missing)} (the platform shows them when you register the tool)")
+        trust = item.get("trust_emails", False)
+        if not isinstance(trust, bool):
+            raise ValueError(f"'{where}.trust_emails' must be true or false (true only where users cannot set their "
+                             f"own e-mail on the platform); got {trust!r}")  # fmt: skip
         ids = item["deployment_ids"]
         if not isinstance(ids, list) or not all(isinstance(d, (str, int)) and str(d) for d in ids):
             raise ValueError(f"{where}.deployment_ids must be a list of deployment ids, like ['1:abc']; got {ids!r}")
         platform = Platform(_text(item["issuer"], f"{where}.issuer"), _text(item["client_id"], f"{where}.client_id"),
                             tuple(str(d) for d in ids), _url(item["auth_login_url"], f"{where}.auth_login_url"),
                             _url(item["token_url"], f"{where}.token_url"),
-                            _url(item["jwks_url"], f"{where}.jwks_url"))  # fmt: skip
+                            _url(item["jwks_url"], f"{where}.jwks_url"), trust)  # fmt: skip
         if any(p.issuer == platform.issuer and p.client_id == platform.client_id for p in platforms):
             raise ValueError(
                 f"{where}: issuer {platform.issuer!r} with client_id {platform.client_id!r} is there twice"

@@ -31,8 +31,9 @@ from __future__ import annotations
 import datetime as dt
 
 from sqlalchemy import DateTime, Float, ForeignKey, Integer, LargeBinary, String, Text, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column, validates
 
+from ...names import visible
 from .models import QUEUED, RUNNING, Base, now
 
 CHECKING, OK, FAILED = "checking", "ok", "failed"  # a version's check
@@ -54,6 +55,10 @@ class ArenaEngine(Base):
     open: Mapped[int] = mapped_column(Integer, default=0)  # 1: every signed-in user sees it (an open ladder)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
 
+    @validates("name")
+    def _visible(self, key: str, value: str) -> str:
+        return visible(value)
+
 
 class EngineVersion(Base):
     __tablename__ = "engine_versions"
@@ -72,6 +77,10 @@ class EngineVersion(Base):
     check_game: Mapped[str | None] = mapped_column(Text, nullable=True)  # JSON: the check game's GameRecord
     uploaded_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
     checked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    @validates("label", "filename")
+    def _visible(self, key: str, value: str) -> str:
+        return visible(value)
 
 
 class ArenaTest(Base):
@@ -109,6 +118,10 @@ class ArenaTest(Base):
     llr: Mapped[float] = mapped_column(Float, default=0.0)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
     finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    @validates("openings_name")
+    def _visible(self, key: str, value: str) -> str:
+        return visible(value)
 
 
 class ArenaGame(Base):

@@ -104,7 +104,8 @@ def _encode(value: Any) -> Any:
 
 def _decoder(table: Table, columns: list[str]) -> Any:
     """A row of the file to the values ``table`` takes: times naive in UTC for a column without a zone."""
-    naive = {c for c in columns if isinstance(table.c[c].type, DateTime) and not getattr(table.c[c].type, "timezone")}
+    types = {c: table.c[c].type for c in columns}
+    naive = {c for c, t in types.items() if isinstance(t, DateTime) and not t.timezone}
 
     def decode(row: list[Any]) -> dict[str, Any]:
         out = {}

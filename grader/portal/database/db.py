@@ -4,16 +4,19 @@ by the Alembic migrations (``upgrade``, run at every start)."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event, select
-from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.exc import ArgumentError, DatabaseError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ...errors import GraderError
@@ -45,11 +48,39 @@ def connect(url: str) -> Engine:
             engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
         with engine.connect():
             pass
-    except (ArgumentError, OperationalError, ImportError) as e:
+    except (ArgumentError, DatabaseError, ImportError) as e:  # DatabaseError: 'file is not a database' too
         cause = str(getattr(e, "orig", None) or e).strip().splitlines()[0]
-        raise GraderError(f"cannot open the database {hide_password(url)}: {cause} "
-                          "(give sqlite:///FILE or postgresql://USER@HOST/NAME)") from None  # fmt: skip
+        fix = ("give the portal's database file, or a new file's name to make one" if "not a database" in cause
+               else "give sqlite:///FILE or postgresql://USER@HOST/NAME")  # fmt: skip
+        raise GraderError(f"cannot open the database {hide_password(url)}: {cause} ({fix})") from None
     return engine
+
+
+@contextlib.contextmanager
+def serving(url: str) -> Iterator[int | None]:
+    """While inside, this process is marked as serving the SQLite file of ``url`` (a lock on
+    FILE.serving, let go however the process ends); yields the process id of another server
+    already marked so (0: one whose id is unknown), else None. PostgreSQL: None."""
+    if not url.startswith("sqlite:///"):
+        yield None
+        return
+    try:
+        fd = os.open(url[len("sqlite:///") :] + ".serving", os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:  # a folder this user may not write: nothing to tell by
+        yield None
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            said = os.pread(fd, 20, 0).decode(errors="replace").strip()
+            yield int(said) if said.isdigit() else 0
+            return
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield None
+    finally:
+        os.close(fd)
 
 
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:

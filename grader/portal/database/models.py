@@ -1,12 +1,14 @@
-"""The portal's tables (SQLAlchemy 2): people, sign-in links, API tokens, submissions with their results,
-uploads counted per day, and the queue of grading jobs. migrations/ creates them (Alembic)."""
+"""The portal's tables (SQLAlchemy 2): people, their sessions, sign-in links, API tokens, submissions with
+their results, uploads counted per day, and the queue of grading jobs. migrations/ creates them (Alembic)."""
 
 from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import DateTime, ForeignKey, Integer, LargeBinary, String, Text, UniqueConstraint
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, LargeBinary, String, Text, UniqueConstraint, false
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, validates
+
+from ...names import visible
 
 STUDENT, TA, INSTRUCTOR = "student", "ta", "instructor"
 ROLES = (STUDENT, TA, INSTRUCTOR)
@@ -42,10 +44,16 @@ class User(Base):
     role: Mapped[str] = mapped_column(String(16))
     password_hash: Mapped[str | None] = mapped_column(String(200), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    # the roster or course.yaml gave the name and role (an LTI launch never rewrites them; else a launch made the user)
+    rostered: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     @property
     def staff(self) -> bool:
         return self.role in (TA, INSTRUCTOR)
+
+    @validates("name")
+    def _visible(self, key: str, value: str) -> str:
+        return visible(value)
 
 
 class SignInToken(Base):
@@ -56,6 +64,21 @@ class SignInToken(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
     expires_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
     used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class WebSession(Base):
+    """A browser signed in: its cookie holds a random id, of which only the SHA-256 is kept, so
+    a session ends for every copy of the cookie once its row is gone (signing out, a password
+    changed, idle too long, 14 days old, ended by its user or an instructor)."""
+
+    __tablename__ = "web_sessions"
+    digest: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    last_seen_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    client: Mapped[str] = mapped_column(String(64), default="")  # the address it signed in from
+    last_client: Mapped[str] = mapped_column(String(64), default="")  # the address it was last seen from
+    user_agent: Mapped[str] = mapped_column(String(200), default="")  # the browser's, at sign-in
 
 
 class Submission(Base):
@@ -94,6 +117,10 @@ class Submission(Base):
     error: Mapped[str | None] = mapped_column(Text, nullable=True)  # a grader error: not the student's fault
     graded_by: Mapped[str | None] = mapped_column(String(100), nullable=True)  # the worker that held its lease
     gradings: Mapped[int] = mapped_column(Integer, default=0)  # results written: 1, and 1 more for each rerun
+
+    @validates("filename")
+    def _visible(self, key: str, value: str) -> str:
+        return visible(value)
 
 
 class DailyCount(Base):
@@ -155,11 +182,13 @@ class Extension(Base):
 
 
 class SignInFailure(Base):
-    """A failed sign-in with a password, kept so that every server process shares the limit."""
+    """A failed sign-in with a password, from a client (its address), kept so that every server
+    process shares the limits."""
 
     __tablename__ = "signin_failures"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     email: Mapped[str] = mapped_column(String(320), index=True)
+    client: Mapped[str] = mapped_column(String(64), index=True, default="")
     at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
 
 
@@ -173,3 +202,7 @@ class ApiToken(Base):
     label: Mapped[str] = mapped_column(String(60), default="")
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
     used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    @validates("label")
+    def _visible(self, key: str, value: str) -> str:
+        return visible(value)

@@ -1,8 +1,8 @@
 """LTI 1.3 launches (IMS LTI Core 1.3, the IMS Security Framework): the OIDC login the platform
 initiates, the id_token it posts back checked in full (signature by the platform's JWKS,
 issuer, audience and azp, expiry, nonce and state spent once, deployment, message type,
-version), the platform's user signed in with the role the launch gives, the resource link
-mapped to an assignment; and the signed LtiDeepLinkingResponse that hands a platform the
+version), the platform's user (its ``iss`` and ``sub``) signed in, never with a role above
+what both the launch and the roster give, the resource link mapped to an assignment; and the signed LtiDeepLinkingResponse that hands a platform the
 assignment an instructor picked."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from ...errors import GraderError
+from ...names import visible
 from ..course.course import Course
 from ..course.lti import LtiSettings, Platform
 from ..database.lti import LtiIdentity, LtiLink, LtiLogin
@@ -47,7 +48,7 @@ class Launch:
     platform: Platform
     message_type: str
     user_id: int
-    role: str
+    role: str  # the portal account's: never above the launch's roles
     assignment: str | None  # the assignment the resource link opens (None: not mapped yet)
     deep_linking: dict[str, Any] | None  # the deep-linking settings of an LtiDeepLinkingRequest
     deployment_id: str
@@ -167,8 +168,7 @@ def launch(session: Session, course: Course, keys: PlatformKeys, id_token: str, 
         raise LaunchRefused(f"the message type {kind!r} is not one this tool takes ({RESOURCE_LINK}, {DEEP_LINKING})")
     if claims.get(LTI + "version") != "1.3.0":
         raise LaunchRefused(f"the LTI version {claims.get(LTI + 'version')!r} is not 1.3.0")
-    role = role_of(claims.get(LTI + "roles") or [])
-    user = _user(session, course, platform, claims, role)
+    user = _user(session, platform, claims, role_of(claims.get(LTI + "roles") or []))
     assignment = None
     settings_dl = None
     if kind == RESOURCE_LINK:
@@ -177,9 +177,9 @@ def launch(session: Session, course: Course, keys: PlatformKeys, id_token: str, 
         settings_dl = claims.get(DL + "deep_linking_settings")
         if not isinstance(settings_dl, dict) or not settings_dl.get("deep_link_return_url"):
             raise LaunchRefused("the deep-linking request has no deep_link_return_url")
-        if role == STUDENT:
+        if not user.staff:
             raise LaunchRefused("only the course's instructors and TAs pick an assignment to link")
-    return Launch(platform, kind, user.id, role, assignment, settings_dl, deployment)
+    return Launch(platform, kind, user.id, user.role, assignment, settings_dl, deployment)
 
 
 def _verified(id_token: str, platform: Platform, keys: PlatformKeys) -> dict[str, Any]:
@@ -222,27 +222,55 @@ def role_of(roles: list[str]) -> str:
     return STUDENT
 
 
-def _user(session: Session, course: Course, platform: Platform, claims: dict[str, Any], role: str) -> User:
-    """The platform's user here (by its ``sub``), made at the first launch; name, e-mail and role
-    as the launch gives them (a course.yaml instructor stays one)."""
+RANK = {STUDENT: 0, TA: 1, INSTRUCTOR: 2}
+
+
+def _user(session: Session, platform: Platform, claims: dict[str, Any], role: str) -> User:
+    """The platform's user here: the account its ``iss`` and ``sub`` were linked to at their
+    first launch; else the account of the launch's e-mail, where course.yaml trusts the
+    platform's e-mails and no launch linked that account yet; else a new student's. A launch
+    never signs in with a role above what both it and the roster give: a rostered account
+    (the roster or course.yaml gave its name and role) keeps both, and a launch giving less
+    is refused; an account a launch made is a student's, named as the platform names it."""
     sub = str(claims["sub"])
-    email = str(claims.get("email") or "").strip().lower()
-    if "@" not in email:
-        email = f"{sub}@{urlsplit(platform.issuer).hostname or 'lti'}.lti"  # the platform shares no e-mail
-    name = str(claims.get("name") or " ".join(str(claims.get(k, "")) for k in ("given_name", "family_name")).strip()
-               or email)  # fmt: skip
+    said = visible(str(claims.get("email") or "")).strip().lower()
+    given = claims.get("name") or " ".join(str(claims.get(k, "")) for k in ("given_name", "family_name"))
+    name = visible(str(given)).strip() or sub
     known = session.scalar(select(LtiIdentity).where(LtiIdentity.issuer == platform.issuer, LtiIdentity.sub == sub))
-    user = session.get(User, known.user_id) if known else session.scalar(select(User).where(User.email == email))
+    user = session.get(User, known.user_id) if known else _first_launch(session, platform, sub, said, name)
     if user is None:
-        user = User(email=email, name=name[:200], role=role)
-        session.add(user)
-        session.flush()
-    else:
-        user.name = name[:200]
-        if user.email.lower() not in (e.lower() for e in course.instructors):
-            user.role = role
+        raise LaunchRefused("the portal account this platform user was linked to is gone: ask the course's staff")
+    if not user.rostered:
+        user.name, user.role = name[:200], STUDENT  # the platform is its only source; the roster names it nothing
+    elif RANK[role] < RANK.get(user.role, RANK[INSTRUCTOR]):
+        raise LaunchRefused(f"this launch gives the role {role}, but its portal account ({user.email}) is a "
+                            f"{user.role}'s, as the roster or course.yaml says: a launch never signs in with more "
+                            "than it gives; launch from a course where the platform gives you that role, or sign "
+                            "in to the portal itself")  # fmt: skip
     if known is None:
         session.add(LtiIdentity(issuer=platform.issuer, sub=sub, user_id=user.id))
+    session.flush()
+    return user
+
+
+def _first_launch(session: Session, platform: Platform, sub: str, said: str, name: str) -> User:
+    """At a platform user's first launch: the account of the e-mail it says, where the platform's
+    e-mails are trusted and no launch linked that account yet; else a new account, under an
+    address made of the ``sub`` when the e-mail may not be taken as the platform's word (a user
+    who set another's e-mail on the platform gets an account of their own)."""
+    made = f"{sub}@{urlsplit(platform.issuer).hostname or 'lti'}.lti"
+    email = said if platform.trust_emails and "@" in said else made
+    user = session.scalar(select(User).where(User.email == email))
+    if user is not None and email == said:
+        if session.scalar(select(LtiIdentity.id).where(LtiIdentity.user_id == user.id).limit(1)) is not None:
+            raise LaunchRefused(f"the portal account of {said} is linked to another user of a platform already: a "
+                                "launch links to an account only once; ask the course's staff")  # fmt: skip
+        return user
+    if user is not None:
+        raise LaunchRefused(f"the address {email} this launch would be given is taken by a portal account no launch "
+                            "made: ask the course's staff")  # fmt: skip
+    user = User(email=email, name=name[:200], role=STUDENT, rostered=False)
+    session.add(user)
     session.flush()
     return user
 

@@ -1,6 +1,6 @@
 """Signing in and the people of the course: sign-in by e-mail and password or by a one-time
-link, signing out, setting a password; for instructors, the students' sign-in links and a
-roster uploaded."""
+link, signing out, setting a password, one's own sessions (ended one by one or everywhere);
+for instructors, the students' sign-in links, their sessions ended, and a roster uploaded."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ from starlette.routing import BaseRoute, Route
 from ...errors import GraderError
 from ..accounts.passwords import set_password
 from ..accounts.roster import import_roster, read_roster
-from ..accounts.signin import TooManyFailures, attempt_signin, new_signin_token, use_signin_token
+from ..accounts.sessions import end_session_named, end_sessions, is_session, session_id, user_sessions
+from ..accounts.signin import TooManyFailures, attempt_signin, forget_links, new_signin_token, use_signin_token
 from ..database.models import (
     STUDENT,
     User,
@@ -29,12 +30,15 @@ from ..web.portal import Portal, base_url
 from ..web.routes import (
     audit,
     checked_form,
+    client_address,
     csrf_token,
     display_name,
+    end_this_session,
     endpoint,
     need_instructor,
     need_user,
     page,
+    session_token,
     start_session,
     wants_json,
 )
@@ -47,7 +51,11 @@ def routes(portal: Portal) -> list[BaseRoute]:
         Route("/link/{token}", endpoint(portal, link), methods=["GET", "POST"]),
         Route("/signout", endpoint(portal, signout), methods=["POST"]),
         Route("/password", endpoint(portal, password), methods=["POST"]),
+        Route("/sessions", endpoint(portal, sessions_page)),
+        Route("/sessions/{name}/end", endpoint(portal, end_one), methods=["POST"]),
+        Route("/sessions/end-all", endpoint(portal, end_all), methods=["POST"]),
         Route("/class/links", endpoint(portal, links), methods=["POST"]),
+        Route("/class/sessions/end", endpoint(portal, end_theirs), methods=["POST"]),
         Route("/class/roster", endpoint(portal, roster_upload), methods=["POST"]),
     ]
 
@@ -61,15 +69,15 @@ def signin(portal: Portal, request: Request, form: Any) -> Response:
         form = checked_form(request, form)
         try:
             user = attempt_signin(portal.make, portal.signin_limit, str(form.get("email", "")),
-                                           str(form.get("password", "")))  # fmt: skip
+                                  str(form.get("password", "")), client_address(request))  # fmt: skip
         except TooManyFailures as e:
             raise HTTPException(429, str(e)) from None
         if user is None:
             return page(request, "signin.html", {"error": "wrong e-mail or password (or no password set yet: "
-                                                          "use your sign-in link)"}, 401)  # fmt: skip
-        start_session(request, user)
+                                                          "use your sign-in link)"}, 401, course=portal.course.title)  # fmt: skip
+        start_session(portal, request, user)
         return _after_signin(request, user)
-    return page(request, "signin.html", {"error": None})
+    return page(request, "signin.html", {"error": None}, course=portal.course.title)
 
 
 def _after_signin(request: Request, user: User) -> Response:
@@ -90,40 +98,49 @@ def link(portal: Portal, request: Request, form: Any) -> Response:
             raise HTTPException(
                 400, "this sign-in link was used already or has expired: ask your instructor for a new one"
             )
-        start_session(request, user)
+        start_session(portal, request, user)
         return _after_signin(request, user)
-    return page(request, "link.html", {"token": token})
+    return page(request, "link.html", {"token": token}, course=portal.course.title)
 
 
 def signout(portal: Portal, request: Request, form: Any) -> Response:
+    """Sign out: the session ends on the server, for every copy of its cookie."""
     checked_form(request, form)
-    request.session.clear()
-    return JSONResponse({"signed_out": True}) if wants_json(request) else RedirectResponse("/signin", 303)
+    end_this_session(portal, request)
+    return _signed_out(request)
+
+
+def _signed_out(request: Request, **more: Any) -> Response:
+    return JSONResponse({"signed_out": True, **more}) if wants_json(request) else RedirectResponse("/signin", 303)
 
 
 def password(portal: Portal, request: Request, form: Any) -> Response:
     """Set a password (``password``); one already set is changed only with it (``current``):
-    a stolen session cannot lock its owner out. A wrong ``current`` counts as a failed sign-in."""
+    a stolen session cannot lock its owner out. A wrong ``current`` counts as a failed sign-in.
+    Every other session of the user ends, and every sign-in link of theirs not used yet: a
+    thief's copy of a session or a link is cut off."""
     user = need_user(portal, request)
     form = checked_form(request, form)
     if user.password_hash:
-        _check_current(portal, user, str(form.get("current", "")))
+        _check_current(portal, request, user, str(form.get("current", "")))
     with portal.make.begin() as session:
         me = session.get(User, user.id)
         assert me is not None
         try:
-            set_password(me, str(form.get("password", "")))
+            set_password(me, str(form.get("password", "")), [portal.course.title, "grader portal"])
         except GraderError as e:
             raise HTTPException(400, str(e)) from None
+        end_sessions(session, me, keep=session_token(request))
+        forget_links(session, me)
     return JSONResponse({"password_set": True}) if wants_json(request) else RedirectResponse("/", 303)
 
 
-def _check_current(portal: Portal, user: User, current: str) -> None:
-    """HTTPException unless ``current`` is the user's password (403), within the sign-in limit (429)."""
+def _check_current(portal: Portal, request: Request, user: User, current: str) -> None:
+    """HTTPException unless ``current`` is the user's password (403), within the sign-in limits (429)."""
     if not current:
         raise HTTPException(403, "give your current password ('current') to change it")
     try:
-        ok = attempt_signin(portal.make, portal.signin_limit, user.email, current) is not None
+        ok = attempt_signin(portal.make, portal.signin_limit, user.email, current, client_address(request)) is not None
     except TooManyFailures as e:
         raise HTTPException(429, str(e)) from None
     if not ok:
@@ -175,3 +192,63 @@ def links(portal: Portal, request: Request, form: Any) -> Response:
     if email and not made:
         raise HTTPException(404, f"no student {email!r} on the roster")
     return page(request, "links.html", {"links": made}, user=user)
+
+
+def sessions_page(portal: Portal, request: Request, form: Any) -> Response:
+    """One's own sessions (where one is signed in): when each began and was last seen, from
+    which address and browser; each can be ended, or all at once."""
+    user = need_user(portal, request)
+    mine = session_token(request)
+    with portal.read() as session:
+        rows = user_sessions(session, user, portal.course.session_idle_hours)
+    data = {"sessions": [{"id": session_id(r), "created_at": r.created_at.isoformat(),
+                          "last_seen_at": r.last_seen_at.isoformat(), "client": r.client,
+                          "last_client": r.last_client, "user_agent": r.user_agent, "this": is_session(r, mine)}
+                         for r in rows],
+            "idle_hours": portal.course.session_idle_hours}  # fmt: skip
+    return page(request, "sessions.html", data, user=user)
+
+
+def end_one(portal: Portal, request: Request, form: Any) -> Response:
+    """End one of one's own sessions (named as the sessions page names it); this one: signed out."""
+    user = need_user(portal, request)
+    checked_form(request, form)
+    name = request.path_params["name"]
+    with portal.make.begin() as session:
+        ended = end_session_named(session, user, name)
+    if ended is None:
+        raise HTTPException(404, "no such session of yours: it has ended already (reload the sessions page)")
+    if is_session(ended, session_token(request)):
+        request.session.clear()
+        return _signed_out(request, ended=1)
+    if wants_json(request):
+        return JSONResponse({"ended": 1, "csrf": csrf_token(request)})
+    return RedirectResponse("/sessions", 303)
+
+
+def end_all(portal: Portal, request: Request, form: Any) -> Response:
+    """Sign out everywhere: every session of one's own ends, this one too (API tokens stay:
+    they are revoked on the arena page)."""
+    user = need_user(portal, request)
+    checked_form(request, form)
+    with portal.make.begin() as session:
+        ended = end_sessions(session, user)
+    request.session.clear()
+    return _signed_out(request, ended=ended)
+
+
+def end_theirs(portal: Portal, request: Request, form: Any) -> Response:
+    """End every session of the person ``email`` names (a stolen laptop, a shared computer left
+    signed in): instructors only, audited. Their gradings under way and API tokens are untouched."""
+    user = need_instructor(portal, request)
+    form = checked_form(request, form)
+    email = str(form.get("email") or "").strip().lower()
+    with portal.make.begin() as session:
+        them = session.scalar(select(User).where(User.email == email))
+        if them is None:
+            raise HTTPException(404, f"no one {email!r} on the roster: give the e-mail address of a person on it")
+        ended = end_sessions(session, them)
+        audit(session, user, "end sessions", f"{email}: {ended} session(s)")
+    if wants_json(request):
+        return JSONResponse({"email": email, "ended": ended, "csrf": csrf_token(request)})
+    return RedirectResponse("/class", 303)

@@ -38,9 +38,10 @@ from ..accounts.tokens import (
 )
 from ..arena import arena
 from ..course.course import Course
-from ..database.arena import CHECKING, ArenaEngine, ArenaGame, ArenaTest, EngineVersion
+from ..database.arena import CHECKING, H0, H1, LIMIT, STOPPED, ArenaEngine, ArenaGame, ArenaTest, EngineVersion
 from ..database.ladders import LadderGame
 from ..database.models import QUEUED, RUNNING, User
+from ..web.charts import Bar, error_bars, llr_chart
 from ..web.portal import Portal
 from ..web.routes import MAX_ID, checked_form, display_name, endpoint, need_user, page, wants_json
 
@@ -340,7 +341,34 @@ def test_data(session: Session, test: ArenaTest, engine: ArenaEngine, user: User
             "finished_at": test.finished_at.isoformat() if test.finished_at else None,
             "control": arena.can_control(user, engine) and test.status == RUNNING,
             "list": [_game_row(g, names) for g in games], "settled": test.status != RUNNING,
+            "verdict": _verdict(test, found.lower, found.upper),
+            "history": [[g, round(v, 4)] for g, v in arena.llr_history(session, test)],
+            "interval": [None if v is None else round(v, 1) for v in found.interval],
             "live": _live([test.status, str(sum(arena.penta(test).counts))] + [g.status for g in games])}  # fmt: skip
+
+
+def _verdict(test: ArenaTest, lower: float, upper: float) -> str:
+    """What the test's status means, in a sentence."""
+    if test.status == H1:
+        return (
+            f"H1 accepted: the LLR reached its upper bound ({upper:.2f}), so the new version is taken to be "
+            f"{test.elo1:g} Elo stronger or more (at most {test.alpha:g} of such tests accept H1 wrongly)."
+        )
+    if test.status == H0:
+        return (
+            f"H0 accepted: the LLR reached its lower bound ({lower:.2f}), so the new version is taken to be "
+            f"no more than {test.elo0:g} Elo stronger (at most {test.beta:g} of such tests miss a real gain)."
+        )
+    if test.status == LIMIT:
+        return (
+            f"Limit reached: the test played its {test.max_games} games and the LLR stayed between its bounds "
+            f"({lower:.2f} and {upper:.2f}): no decision; the Elo below is the best estimate."
+        )
+    if test.status == STOPPED:
+        return "Stopped by hand before the LLR reached a bound: no decision."
+    if test.status == RUNNING:
+        return f"Running: the LLR is between its bounds ({lower:.2f} and {upper:.2f}); more pairs are being played."
+    return "Ended by an error of the grader's before a decision (below: why)."
 
 
 def _game_row(g: ArenaGame, names: dict[int, str]) -> dict[str, Any]:
@@ -353,7 +381,18 @@ def test_page(portal: Portal, request: Request, form: Any) -> Response:
     with portal.make() as session:
         test, engine = _test(session, user, request.path_params["tid"])
         data = test_data(session, test, engine, user)
+    if not wants_json(request):
+        data["charts"] = _charts(data)
     return page(request, "arena_test.html", data, user=user)
+
+
+def _charts(data: dict[str, Any]) -> dict[str, str]:
+    """The test page's pictures: its LLR against games between the bounds, its Elo with error bars."""
+    lo, hi = data["interval"]
+    elo = Bar(data["new"], data["elo"], lo, hi)
+    label = f"{data['model']} Elo of {data['new']} against {data['base']}, with its 95% interval"
+    return {"llr": llr_chart([tuple(p) for p in data["history"]], data["lower"], data["upper"], data["max_games"]),
+            "elo": error_bars([elo], label, ((data["elo0"], "elo0"), (data["elo1"], "elo1")))}  # fmt: skip
 
 
 def stop_test(portal: Portal, request: Request, form: Any) -> Response:

@@ -50,6 +50,7 @@ from ..web.routes import (
     wants_json,
 )
 from .accounts import user_data
+from .feedback import cards, symbol_meaning
 
 
 def routes(portal: Portal) -> list[BaseRoute]:
@@ -64,8 +65,10 @@ def routes(portal: Portal) -> list[BaseRoute]:
 
 def home(portal: Portal, request: Request, form: Any) -> Response:
     user = signed_in(portal, request)
+    if user is None and wants_json(request):  # /api/ and scripts: told so, as every other page tells them
+        need_user(portal, request)
     if user is None:
-        return RedirectResponse("/signin", 303)
+        return RedirectResponse("/signin", 303)  # a person: to the sign-in page
     if user.staff and not wants_json(request):
         return RedirectResponse("/class", 303)
     with portal.read() as session:
@@ -234,9 +237,20 @@ def submission_page(portal: Portal, request: Request, form: Any) -> Response:
         owner = session.get(User, sub.user_id)
         assignment = portal.course.assignments.get(sub.assignment)
         shown = _shown(portal, session, assignment)
+        counted = policy.counted(session, portal.course, owner).get((sub.user_id, sub.assignment)) if owner else None
     data = staff_view(sub, assignment, owner) if user.staff else student_view(sub, assignment, shown)
+    context: dict[str, Any] = {"counts": counted is not None and counted.submission.id == sub.id,
+                               "counted": counted.submission.id if counted else None}  # fmt: skip
+    if not wants_json(request) and assignment is not None and sub.status == GRADED:
+        plan = assignment.plan
+        visible = (lambda i: True) if user.staff else plan.is_public  # a student's private tests: never a card
+        asked = request.query_params.get("test", "")
+        context["cards"] = cards(sub.records, assignment, visible, int(asked) if asked.isdigit() else None,
+                                 not user.staff)  # fmt: skip
+        gtp = assignment.over_gtp
+        context["meaning"] = lambda symbol: symbol_meaning(symbol, gtp)[0]
     return page(request, "submission.html", data, user=user, staff=user.staff,
-                title=assignment.title if assignment else sub.assignment)  # fmt: skip
+                title=assignment.title if assignment else sub.assignment, **context)  # fmt: skip
 
 
 def submission_events(portal: Portal, request: Request, form: Any) -> Response:

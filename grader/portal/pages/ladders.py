@@ -25,6 +25,7 @@ from ..course.course import Course, Ladder
 from ..database.arena import ArenaEngine
 from ..database.models import INSTRUCTOR, User
 from ..ladders import ladders
+from ..web.charts import Bar, error_bars
 from ..web.portal import Portal
 from ..web.routes import MAX_ID, checked_form, endpoint, need_staff, need_user, page, wants_json
 
@@ -53,9 +54,10 @@ def routes(portal: Portal) -> list[BaseRoute]:
                                       .order_by(ArenaEngine.name)).all()  # fmt: skip
             mine = [{"id": e.id, "name": e.name} for e in engines if get_game(e.game).name == game]
             deadline = _deadline_data(ladders.deadline_state(session, portal.course, ladder)) if user.staff else None
-        data = {
+        rows = [_row_data(seen, r) for r in seen.table.rows]
+        data: dict[str, Any] = {
             "ladder": _ladder_data(portal.course, ladder),
-            "rows": [_row_data(seen, r) for r in seen.table.rows],
+            "rows": rows,
             "hidden": seen.table.hidden,
             "games": len(seen.standing.games),
             "ggf": ggf.supports(get_game(ladder.game)),
@@ -63,6 +65,8 @@ def routes(portal: Portal) -> list[BaseRoute]:
             "engines": mine,
             "deadline": deadline,
         }
+        if not wants_json(request):
+            data["chart"] = ratings_chart(rows)
         return page(request, "ladder.html", data, user=user)
 
     def enter(request: Request, form: Any) -> Response:
@@ -194,6 +198,18 @@ def _row_data(seen: ladders.View, row: rules.Row) -> dict[str, Any]:
     return {"rank": row.rank, "name": row.name, "entry": seen.standing.entry_ids[row.engine], "mine": row.mine,
             "elo": None if r.elo is None else round(r.elo, 1), "error": None if r.error is None else round(r.error, 1),
             "margin95": None if r.error is None else round(Z95 * r.error, 1), "games": r.games, "points": r.points}  # fmt: skip
+
+
+def ratings_chart(rows: list[dict[str, Any]]) -> str:
+    """The ladder's rows as Elo ratings with their 95% error bars (SVG), best first; "" with no row."""
+    if not rows:
+        return ""
+    bars = []
+    for r in rows:
+        elo, margin = r["elo"], r["margin95"]
+        low, high = (None, None) if elo is None or margin is None else (elo - margin, elo + margin)
+        bars.append(Bar(f"{r['rank']}. {r['name']}", elo, low, high, r["mine"]))
+    return error_bars(bars, "Elo ratings of the entries shown, with their 95% error bars")
 
 
 def _deadline_data(found: ladders.DeadlineState) -> dict[str, Any]:

@@ -29,6 +29,9 @@ DEEP_LINK = "lti_deep_link"  # the session's key for the deep-linking request an
 SCORES_SHOWN = 500
 
 
+CROSS_SITE = ("/lti/login", "/lti/launch")  # a platform posts these from its own site: signed, not same-origin
+
+
 def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
     keys = lti.PlatformKeys()
 
@@ -57,7 +60,7 @@ def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
         except lti.LaunchRefused as e:
             raise HTTPException(401, f"LTI launch refused: {e}") from None
         assert user is not None
-        start_session(request, user)
+        start_session(portal, request, user)
         if done.deep_linking is not None:
             request.session[DEEP_LINK] = {"issuer": done.platform.issuer, "client_id": done.platform.client_id,
                                           "deployment_id": done.deployment_id, "settings": done.deep_linking}  # fmt: skip

@@ -48,6 +48,7 @@ from ..web.routes import (
     wants_json,
 )
 from .assignments import staff_view
+from .classview import table_view
 
 
 def routes(portal: Portal) -> list[BaseRoute]:
@@ -60,6 +61,7 @@ def routes(portal: Portal) -> list[BaseRoute]:
         Route("/class/extension", endpoint(portal, extension), methods=["POST"]),
         Route("/class.csv", endpoint(portal, gradebook)),
         Route("/class/queue", endpoint(portal, queue_page)),
+        Route("/class/exports", endpoint(portal, exports_page)),
         Route("/class/{name}/students/{email}", endpoint(portal, history_page)),
     ]
 
@@ -68,7 +70,18 @@ def class_page(portal: Portal, request: Request, form: Any) -> Response:
     """The class table: each student's counted submission (latest or best), its symbols, total,
     late days spent and penalty, and each student's late days used."""
     user = need_staff(portal, request)
-    return page(request, "class.html", class_table(portal), user=user, lti=portal.course.lti is not None)
+    data = class_table(portal)
+    if wants_json(request):
+        return page(request, "class.html", data, user=user)
+    shown = table_view(data, request.query_params)
+    return page(request, "class.html", data, user=user, lti=portal.course.lti is not None, **shown)
+
+
+def exports_page(portal: Portal, request: Request, form: Any) -> Response:
+    """The gradebook's exports: the CSV, and each assignment's Moodle and Canvas imports."""
+    user = need_staff(portal, request)
+    titles = {n: a.title for n, a in portal.course.assignments.items()}
+    return page(request, "exports.html", {"course": portal.course.title, "assignments": titles}, user=user)
 
 
 def _score_data(s: policy.Score) -> dict[str, Any]:

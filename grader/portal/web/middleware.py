@@ -1,8 +1,12 @@
-"""The middleware every request passes: the security headers (a Content-Security-Policy on
-every page), ``/api/...`` answered as JSON, the signed session cookie, and the size limit on
-a request's body, enforced before the body is read."""
+"""The middleware every request passes: the client's address (a trusted proxy's
+X-Forwarded-For), the security headers (a Content-Security-Policy on every page),
+``/api/...`` answered as JSON, a state-changing request from another site refused, the
+signed cookie carrying the session's id, and the size limit on a request's body, enforced
+before the body is read."""
 
 from __future__ import annotations
+
+from urllib.parse import urlsplit
 
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.responses import (
@@ -10,6 +14,10 @@ from starlette.responses import (
     Response,
 )
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+from ..accounts.sessions import SESSION_DAYS
+from .portal import Portal
 
 FORM_ROOM = 64 * 1024  # what a request may carry besides the uploaded file: fields, multipart headers
 
@@ -21,9 +29,33 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';
 SECURITY_HEADERS = [
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),  # a sign-in link's token never leaves in a Referer
+    # a sign-in link's token never leaves in a Referer; same-origin rather than no-referrer, under
+    # which a browser sends "Origin: null" with the portal's own forms (SameOrigin refuses null)
+    (b"referrer-policy", b"same-origin"),
     (b"x-frame-options", b"DENY"),
 ]
+
+
+class ClientAddress:
+    """The request's client address and scheme as a trusted proxy forwards them (the last
+    address of X-Forwarded-For that is no trusted proxy's; X-Forwarded-Proto), believed only
+    when the request's peer is one of the proxies ``trusted`` names (comma-separated: the
+    server's --forwarded-allow-ips), else one of course.yaml's ``trusted_proxies`` (read at
+    each request: ``portal sync`` changes them); any other peer's headers are ignored and its
+    own address is the client's. The sign-in limits and the sessions page use this address."""
+
+    def __init__(self, app: ASGIApp, portal: Portal, trusted: str | None = None):
+        self.app, self.portal = app, portal
+        self.trusted = tuple(t.strip() for t in trusted.split(",")) if trusted is not None else None
+        self._made: dict[tuple[str, ...], ProxyHeadersMiddleware] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        trusted = self.trusted if self.trusted is not None else self.portal.course.trusted_proxies
+        found = self._made.get(trusted)
+        if found is None:
+            # uvicorn's ASGI types are narrower than Starlette's, for the same messages
+            found = self._made[trusted] = ProxyHeadersMiddleware(self.app, list(trusted))  # type: ignore[arg-type]
+        await found(scope, receive, send)  # type: ignore[arg-type]
 
 
 class SecurityHeaders:
@@ -70,14 +102,60 @@ class ApiPaths:
         await self.app(scope, receive, send)
 
 
+SAFE_METHODS = (b"GET", b"HEAD", b"OPTIONS")
+
+
+class SameOrigin:
+    """Refuse (403, one line) a state-changing request (POST and the like) whose Origin, or
+    lacking one its Referer, names another site than the portal (the request's own scheme and
+    Host, or its public address), even with a valid CSRF token, as Django does; ``Origin:
+    null`` (a page that hides where it is) is another site too. A request with neither (a
+    command line, a script) is left to the CSRF token or API token it must carry. The paths
+    in ``cross_site`` are exempt: an LTI platform's login and launch are cross-site posts by
+    design, each proved by its own signature and state."""
+
+    def __init__(self, app: ASGIApp, portal: Portal, cross_site: tuple[str, ...] = ()):
+        self.app, self.portal, self.cross_site = app, portal, cross_site
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"].encode() in SAFE_METHODS or scope["path"] in self.cross_site:
+            return await self.app(scope, receive, send)
+        headers = dict(scope["headers"])
+        said = headers.get(b"origin") or headers.get(b"referer")
+        if said is None or self._ours(said.decode("latin-1"), scope, headers):
+            return await self.app(scope, receive, send)
+        text = ("the request came from another site (its Origin or Referer): send the form from the portal's own "
+                "page, or send no Origin")  # fmt: skip
+        response: Response = (JSONResponse({"error": text}, 403) if b"application/json" in headers.get(b"accept", b"")
+                              else Response(text + "\n", 403, media_type="text/plain"))  # fmt: skip
+        await response(scope, receive, send)
+
+    def _ours(self, said: str, scope: Scope, headers: dict[bytes, bytes]) -> bool:
+        """Whether the URL or origin ``said`` is the portal's: the request's own, or its public address."""
+        mine = {_origin(f"{scope.get('scheme', 'http')}://{headers.get(b'host', b'').decode('latin-1')}")}
+        if self.portal.public_url:
+            mine.add(_origin(self.portal.public_url))
+        return _origin(said) in mine - {None}
+
+
+def _origin(url: str) -> tuple[str, str, int] | None:
+    """A URL's origin (scheme, host, port, the scheme's default port said), None for none (``null``)."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
+    except ValueError:
+        return None
+    if not parts.scheme or not parts.hostname or port is None:
+        return None
+    return parts.scheme.lower(), parts.hostname.lower(), port
+
+
 SESSION_COOKIE = "grader_session"
 
 
-SESSION_DAYS = 14
-
-
 class Sessions:
-    """The signed session cookie (Starlette's): HttpOnly, SameSite=Lax, and Secure when the
+    """The signed cookie (Starlette's) carrying the session's id (its row: ``accounts.sessions``)
+    and the CSRF token: HttpOnly, SameSite=Lax, and Secure when the
     request came over https (directly, or through a proxy that uvicorn trusts, by its
     X-Forwarded-Proto) or the portal's public address is https (``always_secure``)."""
 

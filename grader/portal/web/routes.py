@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hmac
 import secrets
-import unicodedata
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,8 @@ from starlette.responses import (
 )
 from starlette.templating import Jinja2Templates
 
+from ...names import visible
+from ..accounts.sessions import end_session, new_session, session_user
 from ..accounts.tokens import api_user
 from ..course.course import Assignment
 from ..database.models import (
@@ -30,6 +31,7 @@ from ..database.models import (
     User,
 )
 from .portal import Portal
+from .times import exact_time, human_time, is_past, time_left
 
 HERE = Path(__file__).resolve().parent
 
@@ -42,7 +44,15 @@ def _when(value: Any) -> str:
     return value.strftime("%Y-%m-%d %H:%M:%S UTC") if value is not None else ""
 
 
+def _shown(value: Any) -> Any:
+    """Each value a page shows, without invisible characters (tabs and line ends kept): names
+    are cleaned as they are stored, and this keeps out one stored before, or a script's output."""
+    return type(value)(visible(value, keep="\t\n")) if isinstance(value, str) else value
+
+
 TEMPLATES.env.filters["when"] = _when
+TEMPLATES.env.finalize = _shown  # before any template is compiled: every {{ ... }} goes through it
+TEMPLATES.env.filters.update(human=human_time, exact=exact_time, left=time_left, past=is_past)
 
 
 Handler = Callable[[Portal, Request, Any], Response]
@@ -126,10 +136,24 @@ def token_path(path: str) -> bool:
     return under and path != "/arena/token"
 
 
+def client_address(request: Request) -> str:
+    """The address a request came from: the peer's, or the one a trusted proxy forwarded."""
+    return request.client.host if request.client is not None else ""
+
+
+SESSION_KEY = "sid"  # the cookie's key for the session's id (its row: ``accounts.sessions``)
+
+
+def session_token(request: Request) -> str | None:
+    """The session id the request's cookie carries, if any."""
+    token = request.session.get(SESSION_KEY)
+    return token if isinstance(token, str) else None
+
+
 def signed_in(portal: Portal, request: Request) -> User | None:
-    """The user of the session's cookie; or, for a request with an API token, the token's
-    user (None for an unknown token: the cookie is not looked at). HTTPException 403 for a
-    token on a path outside the arena's and the ladders'."""
+    """The user of the session the cookie names, while it has not ended; or, for a request
+    with an API token, the token's user (None for an unknown token: the cookie is not looked
+    at). HTTPException 403 for a token on a path outside the arena's and the ladders'."""
     token = bearer(request)
     if token is not None:
         if not token_path(request.url.path):
@@ -137,11 +161,10 @@ def signed_in(portal: Portal, request: Request) -> User | None:
                                      "sign in with your link or password for this page")  # fmt: skip
         with portal.make.begin() as session:
             return api_user(session, token)
-    uid = request.session.get("uid")
-    if not isinstance(uid, int):
+    sid = session_token(request)
+    if sid is None:
         return None
-    with portal.read() as session:
-        return session.get(User, uid)
+    return session_user(portal.make, portal.read, sid, client_address(request), portal.course.session_idle_hours)
 
 
 def need_user(portal: Portal, request: Request) -> User:
@@ -162,17 +185,33 @@ def need_staff(portal: Portal, request: Request) -> User:
     return user
 
 
-def start_session(request: Request, user: User) -> None:
-    request.session.clear()  # a new session at sign-in: a token planted before it is worth nothing
-    request.session["uid"] = user.id
+def start_session(portal: Portal, request: Request, user: User) -> None:
+    """Sign ``user`` in: a new session (its row, and its id in the cookie) and a new CSRF token,
+    so that a token planted before is worth nothing; a session the cookie held ends."""
+    old = session_token(request)
+    request.session.clear()
+    with portal.make.begin() as session:
+        if old is not None:
+            end_session(session, old)
+        token = new_session(session, user, client_address(request), request.headers.get("user-agent", ""),
+                            portal.course.session_idle_hours)  # fmt: skip
+    request.session[SESSION_KEY] = token
     csrf_token(request)
 
 
+def end_this_session(portal: Portal, request: Request) -> None:
+    """Sign out: the session the cookie names ends (every copy of the cookie with it), and the cookie is emptied."""
+    token = session_token(request)
+    if token is not None:
+        with portal.make.begin() as session:
+            end_session(session, token)
+    request.session.clear()
+
+
 def display_name(name: str | None) -> str:
-    """An uploaded file's name as shown (never a path): its last part, without control characters, 100 at most."""
+    """An uploaded file's name as shown (never a path): its last part, visible characters only, 100 at most."""
     base = (name or "").replace("\\", "/").rsplit("/", 1)[-1]
-    clean = "".join(c for c in base if unicodedata.category(c)[0] != "C").strip()
-    return clean[:100] or "script"
+    return visible(base).strip()[:100] or "script"
 
 
 # --- pages --------------------------------------------------------------------------------

@@ -8,14 +8,20 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import socket
 import stat
 import tarfile
+import tempfile
+import threading
 import warnings
 import zipfile
+from pathlib import Path
 
 import pytest
 
 from grader.portal.uploads import ArchiveLimits, UploadError, check_upload, command_program, unpack
+
+from portal_server import UPLOAD_KB
 
 PROGRAM = b"print('hello')\n"
 
@@ -197,3 +203,138 @@ def test_a_command_file_starts_a_gtp_program_and_is_refused_for_a_script_lab(tmp
     assert program is not None and program.protocol == "gtp" and program.argv[1:] == ("{dir}/Gomoku.py", "-q")
     with pytest.raises(UploadError, match="a COMMAND file names a GTP program's command, and this lab runs a script"):
         check_upload("lab.zip", archive, gtp=False)
+
+
+# --- grader grade sub.zip: the same unpacking as an upload's (issue 51) -----------------------
+
+
+def test_grader_grade_grades_an_archive_of_a_folder_as_the_portal_unpacks_it(tmp_path, monkeypatch):
+    """It had said 'make it executable or add a command template for .zip', while the portal
+    took the same archive."""
+    from click.testing import CliRunner
+
+    from grader.cli import main
+
+    from conftest import HANDOUT_BOARD, ROOT
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "b.txt").write_text(f"{HANDOUT_BOARD} x\n")
+    negamax, greedy = (
+        (ROOT / "submissions" / "negamax.py").read_bytes(),
+        (ROOT / "submissions" / "greedy.py").read_bytes(),
+    )
+    (tmp_path / "lab5.zip").write_bytes(zip_of(("lab5/negamax.py", negamax), ("lab5/notes.txt", b"my notes\n")))
+    info = tarfile.TarInfo("negamax.py")
+    (tmp_path / "lab5.tar.gz").write_bytes(tar_of((info, negamax)))
+    (tmp_path / "two.zip").write_bytes(zip_of(("negamax.py", negamax), ("greedy.py", greedy)))
+    (tmp_path / "out.zip").write_bytes(zip_of(("../negamax.py", negamax)))
+    grade = lambda *args: CliRunner().invoke(main, ["grade", *args, "--boards", "b.txt"])  # noqa: E731
+    for archive in ("lab5.zip", "lab5.tar.gz"):
+        got = grade(archive)
+        assert got.exit_code == 0, got.output
+        assert got.output.startswith(f"Grading {archive}: 1 tests")
+        assert "1/1" in got.output and "All tests perfect." in got.output
+    got = grade("two.zip")
+    assert (got.exit_code, got.output) == (
+        1, "Error: two.zip: 2 scripts in the archive (greedy.py, negamax.py): set 'entry' in config.yaml to the one "
+           "to run\n")  # fmt: skip
+    (tmp_path / "config.yaml").write_text("entry: greedy.py\n")
+    assert grade("two.zip").exit_code == 0
+    with pytest.raises(UploadError) as refused:  # the portal's refusal, word for word
+        check_upload("out.zip", (tmp_path / "out.zip").read_bytes())
+    assert grade("out.zip").output == f"Error: {refused.value}\n"
+    got = grade("lab5.zip", "two.zip")  # a class
+    assert got.exit_code == 1
+    assert got.output == ("Error: 'lab5.zip' is an archive: grader grade unpacks one alone (grader grade lab5.zip, as "
+                          "the portal does an upload); in a class, unpack it into the class's folder\n")  # fmt: skip
+    assert not [p for p in tmp_path.iterdir() if p.is_dir()]  # nothing unpacked here
+
+
+def test_a_hostile_archive_is_refused_at_upload_and_nothing_lands_outside(portal, tmp_path):
+    """A zip whose member climbs out of its folder: refused at once in one line (400), not
+    queued, not counted; no file of that name anywhere around the course."""
+    me = portal["students"]["s6@example.edu"]
+    before = me.get("/a/gomoku").json()
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        zf.writestr("Gomoku.py", "print(1)\n")
+        zf.writestr("../../../escaped-by-upload.py", "print(2)\n")
+    r = me.upload(out.getvalue(), name="lab.zip", assignment="gomoku")
+    assert r.status_code == 400
+    assert r.json()["error"] == ("the archive's member '../../../escaped-by-upload.py' climbs out of the folder "
+                                 "with '..': pack only the program's folder, by relative paths")  # fmt: skip
+    page = me.html("/a/gomoku")
+    assert page.status_code == 200
+    after = me.get("/a/gomoku").json()
+    assert len(after["submissions"]) == len(before["submissions"]) and after["left_today"] == before["left_today"]
+    course = portal["course"].folder
+    assert not any(list(root.rglob("escaped-by-upload.py")) for root in (course, portal["tmp"]))
+    tmp = Path(tempfile.gettempdir())  # where the portal checks an upload: three folders up is /
+    assert not list(tmp.glob("*escaped-by-upload.py")) and not list(tmp.glob("*/escaped-by-upload.py"))
+    assert not Path("/escaped-by-upload.py").exists()
+    r = me.upload(b"my notes", name="notes.txt", assignment="gomoku")
+    assert r.status_code == 400 and "not a program the lab runs" in r.json()["error"]
+
+
+def _raw(url: str, request: bytes, body_after: bytes = b"") -> tuple[bytes, float]:
+    """Send ``request`` (headers, perhaps a first part of the body) on a socket; the answer read."""
+    host, port = url.split("//")[1].split(":")
+    with socket.create_connection((host, int(port)), timeout=20) as s:
+        s.sendall(request)
+        if body_after:
+            try:
+                s.sendall(body_after)
+            except OSError:
+                pass  # the server closed the connection: it answered already
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    return answer, 0.0
+
+
+def test_an_upload_over_the_limit_is_refused_before_its_body_is_read(portal):
+    me = portal["students"]["s6@example.edu"]
+    cookie = "; ".join(f"{k}={v}" for k, v in me.http.cookies.items())
+    host = portal["server"].url.split("//")[1]
+    head = (f"POST /a/othello HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\nAccept: application/json\r\n"
+            "Content-Type: multipart/form-data; boundary=b\r\nContent-Length: 1000000000\r\n\r\n").encode()  # fmt: skip
+    answer, _ = _raw(portal["server"].url, head)  # a gigabyte announced, not one byte of it sent
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+    chunk = b"x" * 4096
+    body = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(UPLOAD_KB // 4 + 20))
+    chunked = head.replace(b"Content-Length: 1000000000", b"Transfer-Encoding: chunked")
+    answer, _ = _raw(portal["server"].url, chunked, body)  # no length said: refused once the bytes pass the limit
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+    over = me.upload(b"#" * (UPLOAD_KB * 1024 + 1) + b"\n", name="big.py")
+    assert over.status_code == 413 and f"{UPLOAD_KB} KiB" in over.json()["error"]
+    assert me.get("/a/othello").json()["submissions"] == []
+    assert me.upload(b"print(1)\n", name="../../etc/passwd").status_code == 400  # not .py: refused, never a path
+    sid = me.upload(b"print(19)\n", name="../../../escape.py").json()["id"]
+    assert me.get(f"/s/{sid}").json()["filename"] == "escape.py"
+
+
+def test_the_daily_limit_refuses_the_upload_past_it(portal):
+    httpx = pytest.importorskip("httpx")
+    me = portal["students"]["s5@example.edu"]
+    per_day = portal["course"].assignments["othello"].per_day
+    assert per_day == 3
+    codes = []
+    lock = threading.Lock()
+
+    def one() -> None:
+        c = httpx.Client(base_url=me.url, cookies=me.http.cookies, headers={"Accept": "application/json"}, timeout=30)
+        r = c.post("/a/othello", data={"csrf": me.csrf}, files={"script": ("m.py", b"print(19)\n")})
+        with lock:
+            codes.append(r.status_code)
+
+    threads = [threading.Thread(target=one) for _ in range(per_day + 3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(codes) == [201] * per_day + [429] * 3
+    page = me.get("/a/othello").json()
+    assert page["left_today"] == 0 and len(page["submissions"]) == per_day

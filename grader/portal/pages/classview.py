@@ -1,0 +1,73 @@
+"""The class table as its page shows it: each cell's score with a bar of its symbols' counts
+(in tenths, drawn by the stylesheet: the CSP allows no inline style), late and extension
+marks; each assignment's submitted n of N, mean, median and histogram of totals; the rows
+filtered and sorted as the page's GET form asks (its script does the same without a reload)."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from ...runs.html import histogram_svg
+from .feedback import TONE
+
+TONES = ("ok", "good", "half", "low", "bad")
+
+
+def bar(symbols: str | None) -> list[tuple[str, int]]:
+    """Each tone's share of the symbols in tenths (rounded so that they add up to 10), the empty ones left out."""
+    if not symbols:
+        return []
+    counts = Counter(TONE.get(s, "bad") for s in symbols)
+    exact = {t: 10 * counts[t] / len(symbols) for t in TONES}
+    tenths = {t: int(v) for t, v in exact.items()}
+    for t in sorted(TONES, key=lambda t: tenths[t] - exact[t])[: 10 - sum(tenths.values())]:
+        tenths[t] += 1
+    return [(t, n) for t, n in tenths.items() if n]
+
+
+def summary(symbols: str | None) -> str:
+    """The counts in words, for the bar's title: '45 right, 3 wrong'."""
+    if not symbols:
+        return ""
+    counts = Counter(symbols)
+    return ", ".join(f"{n} {s}" for s, n in counts.most_common())
+
+
+def table_view(data: Mapping[str, Any], query: Mapping[str, str]) -> dict[str, Any]:
+    """What the template needs beyond the data: each assignment's statistics and histogram,
+    the rows to show (filtered by ``q``, ``missing``, ``late``; sorted by ``sort``), the form's values."""
+    names = list(data["assignments"])
+    stats = {}
+    for name in names:
+        cells = [s["assignments"][name] for s in data["students"] if s["assignments"][name]]
+        totals = [c["score"] if c["score"] is not None else c["total"] for c in cells]
+        totals = [t for t in totals if t is not None]
+        top = max((c["max_total"] or 0 for c in cells), default=0)
+        stats[name] = {
+            "submitted": len(cells), "of": len(data["students"]),
+            "mean": round(statistics.fmean(totals), 1) if totals else None,
+            "median": round(statistics.median(totals), 1) if totals else None,
+            "max_total": top, "histogram": histogram_svg(totals, top) if totals and top else "",
+        }  # fmt: skip
+    q = query.get("q", "").strip().lower()
+    missing, late = query.get("missing") == "1", query.get("late") == "1"
+    rows = []
+    for s in data["students"]:
+        cells = s["assignments"].values()
+        if q and q not in s["name"].lower() and q not in s["email"].lower():
+            continue
+        if missing and all(cells):
+            continue
+        if late and not any(c and (c["late"] or c["days_late"]) for c in cells):
+            continue
+        rows.append(s)
+    key = query.get("sort", "")
+    if key in names:
+        rows.sort(key=lambda s: -1 if s["assignments"][key] is None else (s["assignments"][key]["score"] or 0))
+    if query.get("order") == "desc":
+        rows.reverse()
+    return {"stats": stats, "rows": rows, "query": {"q": q, "missing": missing, "late": late, "sort": key},
+            "bar": bar, "summary": summary}  # fmt: skip

@@ -1,0 +1,199 @@
+"""Every page of the portal in Chromium, as a student, a TA and an instructor, at 1280 and at
+375 pixels wide: no page scrolls sideways (the document's scrollWidth within its
+clientWidth), axe-core finds no serious or critical violation, and no CSP violation (nor
+any other error) is logged. On the demo course with graded submissions written for each
+student as a worker writes them (one real grading each); the slow variant has 300 students
+and the tic-tac-toe lab's 100-test plan."""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette", reason='the portal needs its extra: pip install -e ".[portal]"')
+pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright (pip install -e '.[test]')")
+axe_api = pytest.importorskip("axe_playwright_python.sync_playwright", reason="pip install -e '.[test]'")
+
+from test_portal_ladder import engine_of, finish  # noqa: E402
+
+from grader.files import SHARE  # noqa: E402
+from grader.portal.accounts.signin import new_signin_token  # noqa: E402
+from grader.portal.course.course import load_course, make_demo_course  # noqa: E402
+from grader.portal.course.sync import sync  # noqa: E402
+from grader.portal.database.db import connect, sessions  # noqa: E402
+from grader.portal.database.models import User  # noqa: E402
+from grader.portal.jobs.grading import grade_upload  # noqa: E402
+
+from portal_server import WRONG, Server  # noqa: E402
+from test_portal_arena import _play_pair, checked_versions  # noqa: E402
+
+WIDTHS = (1280, 375)
+LADDER = "    limits: {wall_seconds: 10}\n    ladder: {anonymous: true, top: 3, deadline_games: 4}\n"
+DRAWN = {"/arena/t/": "#llr-chart svg polyline.line", "/ladder/": "#ratings-chart svg circle.dot"}  # what a page draws
+SPRT_PAIRS = [(1.0, 0.5), (1.0, 1.0), (0.0, 1.0), (1.0, 1.0), (0.5, 0.5)] * 20  # the new version's, until H1
+TTT = SHARE / "submissions" / "tictactoe" / "can_lose.py"
+
+
+def _course(folder: Path, students: int) -> list[str]:
+    """The demo course with ``students`` students and a TA on its roster, its Othello lab with a
+    ladder; their e-mails."""
+    make_demo_course(folder)
+    yaml = (folder / "course.yaml").read_text()
+    (folder / "course.yaml").write_text(yaml.replace("    limits: {wall_seconds: 10}\n", LADDER, 1))
+    emails = [f"s{i:03d}@example.edu" for i in range(students)]
+    rows = "".join(f"{e},Student {i:03d} Name-Longer-Than-Most,student\n" for i, e in enumerate(emails))
+    (folder / "roster.csv").write_text("Email,Name,Role\n" + rows + "ta@example.edu,Teaching Assistant,ta\n")
+    return emails
+
+
+def _fill(folder: Path, database: Path, emails: list[str], labs: dict[str, Path]) -> dict[str, str]:
+    """The roster synced and, for each lab, one real grading written as every student's
+    submission (a worker's columns); each lab's submission id of the first student."""
+    sync(folder, f"sqlite:///{database}")
+    course = load_course(folder)
+    first: dict[str, str] = {}
+    with sqlite3.connect(database) as db:
+        ids = dict(db.execute("SELECT email, id FROM users"))
+        for lab, script in labs.items():
+            content = script.read_bytes()
+            fb = grade_upload(course, course.assignments[lab], script.name, content)
+            rows = [(secrets.token_urlsafe(16), ids[e], lab, f"2026-11-27 {k % 24:02d}:00:00.000000", len(content),
+                     content, fb.total, fb.max_total, fb.symbols, fb.public_symbols, fb.public_total, fb.student_text,
+                     fb.full_text, fb.records) for k, e in enumerate(emails)]  # fmt: skip
+            db.executemany(
+                "INSERT INTO submissions (id, user_id, assignment, received_at, late, filename, size, sha256, "
+                "content, status, total, max_total, symbols, public_symbols, public_total, student_text, full_text, "
+                "records, gradings) VALUES (?, ?, ?, ?, 0, 'lab.py', ?, '', ?, 'graded', ?, ?, ?, ?, ?, ?, ?, ?, 1)",
+                rows,
+            )
+            first[lab] = rows[0][0]
+    return first
+
+
+def _arena(folder: Path, database: Path, emails: list[str]) -> str:
+    """The first student's SPRT test of two versions of their engine, played by the library as a
+    worker plays it until H1 accepts it, and four students' engines entered in the Othello
+    ladder, each beating the next; the test's id."""
+    from sqlalchemy import select
+
+    from grader.portal.arena import arena
+    from grader.portal.arena import leases as game_leases
+    from grader.portal.database.arena import DONE, ArenaGame, ArenaTest
+    from grader.portal.database.ladders import LadderGame
+    from grader.portal.ladders import ladders
+
+    course = load_course(folder)
+    make = sessions(connect(f"sqlite:///{database}"))
+    with make.begin() as s:
+        owner = s.scalar(select(User).where(User.email == emails[0]))
+        old, new = checked_versions(s, owner, "mine", 2)
+        tid = arena.new_test(s, owner, arena.TestRequest(new=new, base=old, elo1=100, max_games=400)).id
+    for scores in SPRT_PAIRS:
+        with make.begin() as s:
+            lease = game_leases.claim_game(s, "w")
+        _play_pair(make, lease, new, scores)
+        with make() as s:
+            if s.get(ArenaTest, tid).status != "running":
+                break
+    ladder = course.ladders["othello"]
+    with make.begin() as s:
+        versions = []
+        for email in emails[:4]:
+            person = s.scalar(select(User).where(User.email == email))
+            ladders.enter(s, course, ladder, person, engine_of(s, person, "laddered").id)
+            versions.append(int(ladders.standing(s, ladder).entries[-1].engine[1:]))
+        for a, b in zip(versions, versions[1:]):
+            for black, white, result in ((a, b, "1-0"), (b, a, "1/2-1/2"), (a, b, "1/2-1/2"), (b, a, "0-1")):
+                game = ArenaGame(black_id=black, white_id=white, opening="f5", status=DONE)
+                s.add(game)
+                s.flush()
+                finish(s, game, result)
+                s.add(LadderGame(game_id=game.id, ladder=ladder.name))
+    return tid
+
+
+def _link(database: Path, base: str, email: str) -> str:
+    make = sessions(connect(f"sqlite:///{database}"))
+    with make.begin() as session:
+        from sqlalchemy import select
+
+        user = session.scalar(select(User).where(User.email == email))
+        return f"{base}/link/{new_signin_token(session, user)}"
+
+
+def _pages(emails: list[str], subs: dict[str, str], test: str) -> dict[str, list[str]]:
+    """The pages each role opens."""
+    mine = [f"/s/{sid}" for sid in subs.values()]
+    arena = ["/arena", f"/arena/t/{test}", "/ladder/othello"]
+    student = ["/", "/a/othello", "/a/tictactoe", "/a/gomoku", *mine, *arena, "/ladders", "/sessions"]
+    staff = ["/class", "/class/queue", f"/class/othello/students/{emails[0]}", *mine, *arena]
+    return {"student": student, "ta": staff, "instructor": [*staff, "/class/audit"]}
+
+
+def check_pages(chromium, tmp_path: Path, students: int, labs: dict[str, Path]) -> None:
+    folder = tmp_path / "course"
+    emails = _course(folder, students)
+    database = tmp_path / "portal.sqlite3"
+    subs = _fill(folder, database, emails, labs)
+    test = _arena(folder, database, emails)
+    server = Server(folder, tmp_path, f"sqlite:///{database}", "--workers", "0")
+    axe = axe_api.Axe()
+    found: list[str] = []
+    try:
+        links = {"instructor": server.link, "student": _link(database, server.url, emails[0]),
+                 "ta": _link(database, server.url, "ta@example.edu")}  # fmt: skip
+        anonymous = _watched(chromium.new_page())
+        _look(anonymous, axe, f"{server.url}/signin", found, "anonymous")
+        for role, paths in _pages(emails, subs, test).items():
+            context = chromium.new_context()
+            page = _watched(context.new_page())
+            page.goto(links[role])
+            with page.expect_navigation():
+                page.click("#signin")
+            for path in paths:
+                _look(page, axe, server.url + path, found, role)
+            context.close()
+    finally:
+        server.stop()
+    assert found == []
+
+
+def _watched(page):
+    """The page, with the errors its console logs (a CSP violation too) kept in ``page.logged``."""
+    page.logged = []
+    page.on("console", lambda m: page.logged.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: page.logged.append(str(e)))
+    return page
+
+
+def _look(page, axe, url: str, found: list[str], role: str) -> None:
+    """Open ``url`` at each width: what scrolls sideways, axe's serious and critical violations, errors logged."""
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 800})
+        answer = page.goto(url)
+        assert answer is not None and answer.ok, f"{role} {url}: {answer.status if answer else 'no answer'}"
+        for part, selector in DRAWN.items():
+            if part in url and page.locator(selector).count() == 0:
+                found.append(f"{role} {url} at {width}px draws no {selector}")
+        scroll = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        if scroll[0] > scroll[1]:
+            found.append(f"{role} {url} at {width}px scrolls sideways: {scroll[0]} > {scroll[1]}")
+        for v in axe.run(page).response["violations"]:
+            if v["impact"] in ("serious", "critical"):
+                where = "; ".join(n["target"][0] for n in v["nodes"][:3])
+                found.append(f"{role} {url} at {width}px: {v['id']} ({v['impact']}): {where}")
+    found.extend(f"{role} {url}: logged {text}" for text in page.logged)
+    page.logged.clear()
+
+
+@pytest.mark.slow  # a browser, a server, one grading: 20-40 s
+def test_every_page_fits_a_phone_and_passes_axe_on_a_small_course(tmp_path, chromium):
+    check_pages(chromium, tmp_path, 6, {"othello": WRONG})
+
+
+@pytest.mark.slow  # 300 students, a 100-test plan graded once: a minute or two
+def test_every_page_fits_a_phone_and_passes_axe_on_300_students_and_100_tests(tmp_path, chromium):
+    check_pages(chromium, tmp_path, 300, {"othello": WRONG, "tictactoe": TTT})
