@@ -39,14 +39,12 @@ from typing import Any, TextIO
 from alembic import command
 from alembic.config import Config as AlembicConfig
 from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from alembic.util import CommandError
 from sqlalchemy import Connection, DateTime, Integer, MetaData, Table, func, inspect, make_url, select, text
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from ...errors import GraderError
 from ...version import __version__
-from .db import MIGRATIONS, READS, connect, hide_password
+from .db import MIGRATIONS, READS, connect, current_revision, hide_password, known_revision
 
 FORMAT = "grader-portal-backup"
 VERSION = 1  # the file's layout; a grader reads its own and older ones
@@ -72,19 +70,6 @@ class Restored:
     revision: str
     head: str
     rows: dict[str, int]
-
-
-def _scripts() -> ScriptDirectory:
-    config = AlembicConfig()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    return ScriptDirectory.from_config(config)
-
-
-def _known(revision: str) -> bool:
-    try:
-        return _scripts().get_revision(revision) is not None
-    except CommandError:
-        return False
 
 
 def _encode(value: Any) -> Any:
@@ -130,13 +115,10 @@ def _decoder(table: Table, columns: list[str]) -> Any:
 
 
 def _revision(connection: Connection) -> str:
-    found = MigrationContext.configure(connection).get_current_revision()
+    found = current_revision(connection)  # a newer grader's tables: refused
     if found is None:
         raise GraderError("the database has no portal tables: there is nothing to back up (give the --database "
                           "its server uses)")  # fmt: skip
-    if not _known(found):
-        raise GraderError(f"the database is at revision {found}, which this grader does not know (a newer grader "
-                          "made it): back it up with that grader")  # fmt: skip
     return found
 
 
@@ -246,7 +228,7 @@ def _header(path: Path, first: Any) -> _Header:
     if not isinstance(version, int) or version > VERSION:
         raise GraderError(f"the backup {path} was written by a newer grader ({first.get('grader')}: its format "
                           f"{version}, this grader reads {VERSION}): restore it with that grader or a newer one")  # fmt: skip
-    if not isinstance(revision, str) or not _known(revision):
+    if not isinstance(revision, str) or not known_revision(revision):
         raise GraderError(f"the backup {path} was taken by a newer grader ({first.get('grader')}: its tables at "
                           f"revision {revision}, which this grader ({__version__}) does not know): restore it with "
                           "that grader or a newer one")  # fmt: skip
