@@ -487,7 +487,7 @@ def test_a_backup_taken_in_a_rush_is_one_moment_of_the_portal_and_its_queue_is_g
 # column is NULL in them): a new NOT NULL column needs its line here, or the test below fails.
 ADDED = {("submissions", "gradings"): lambda row, at: 0, ("signin_failures", "client"): lambda row, at: "",
          ("users", "rostered"): lambda row, at: row["id"] not in at.get("linked", ())}  # fmt: skip
-FEATURES = {"/arena": "0008", "/ladder": "0009", "/class/lti": "0006"}  # where a page's rows came in
+FEATURES = {"/arena": "0009", "/ladder": "0009", "/class/lti": "0006"}  # where pages' rows came in
 
 
 def revisions() -> list[str]:
