@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import threading
 import time
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -249,3 +250,83 @@ def test_sqlite_locked_past_its_wait_answers_503_and_every_upload_taken_is_grade
     assert all(s.gradings == 1 for s in graded)
     assert "during.py" not in {s.filename for s in stored(url)}
     assert "Traceback" not in "".join(server.lines)
+
+
+# --- a full disk ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A file system of 32 MB of its own (a tmpfs, mounted as root), for the database: its folder."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small file system needs root")
+    where = tmp_path / "disk"
+    where.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", str(where)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def fill(disk: Path) -> Path:
+    """Fill ``disk`` to its last byte with a file: the file (removing it makes room again)."""
+    filler = disk / "filler"
+    with open(filler, "wb", buffering=0) as f:
+        for chunk in (1 << 20, 1 << 12, 1):
+            try:
+                while True:
+                    f.write(b"\0" * chunk)
+            except OSError:
+                pass
+    return filler
+
+
+def test_a_full_disk_under_the_database_refuses_uploads_in_one_line_and_serves_pages(small_disk, tmp_path):
+    course = make_course(tmp_path / "course", per_day=50)
+    url = f"sqlite:///{small_disk / 'portal.sqlite3'}"
+    server = Server(course, tmp_path, url, "--workers", "0")
+    try:
+        (me,) = signed_in(server, 1)
+        assert me.upload(TICTACTOE, name="first.py", assignment="tictactoe").status_code == 201
+        filler = fill(small_disk)
+        one_line_503(me.upload(TICTACTOE, name="full.py", assignment="tictactoe"), "nothing you sent was stored",
+                     "is full", "must make room")  # fmt: skip
+        assert me.get("/a/tictactoe").status_code == 200  # what only reads is served
+        filler.unlink()
+        assert me.upload(TICTACTOE, name="room.py", assignment="tictactoe").status_code == 201
+    finally:
+        server.stop()
+    assert [s.filename for s in stored(url)] == ["first.py", "room.py"]
+    assert "Traceback" not in "".join(server.lines)
+
+
+@pytest.mark.slow  # uploads graded while the disk under the database is full, then once room is made: 1-2 minutes
+def test_grades_made_while_the_disk_is_full_are_written_once_room_is_made(small_disk, tmp_path):
+    course = make_course(tmp_path / "course", per_day=50)
+    url = f"sqlite:///{small_disk / 'portal.sqlite3'}"
+    server = Server(course, tmp_path, url, "--workers", "2")
+    try:
+        students = signed_in(server, 2)
+        before = []
+        for me in students:
+            r = me.upload(TICTACTOE, name="before.py", assignment="tictactoe")
+            assert r.status_code == 201, r.text
+            before.append(r.json()["id"])
+        filler = fill(small_disk)
+        try:
+            one_line_503(students[0].upload(TICTACTOE, name="full.py", assignment="tictactoe"), "is full")
+            deadline = time.monotonic() + GRADED_WITHIN
+            while "waiting for it" not in "".join(server.lines) and time.monotonic() < deadline:
+                time.sleep(0.5)  # a worker met the full disk writing a grade (or claiming): it waits
+            assert "waiting for it" in "".join(server.lines)
+            assert all(s.status != GRADED for s in stored(url))
+        finally:
+            filler.unlink()
+        graded = until_graded(url, before)
+    finally:
+        server.stop()
+    assert all(s.gradings == 1 for s in graded)
+    assert "full.py" not in {s.filename for s in stored(url)} and "Traceback" not in "".join(server.lines)

@@ -13,7 +13,7 @@ import time
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..database.outage import AWAY, Outage, outage
+from ..database.outage import AWAY, FULL, Outage, outage
 
 log = logging.getLogger("grader.portal")
 LOG_EVERY = 30.0  # seconds between the log's lines about one outage
@@ -22,6 +22,8 @@ LOG_EVERY = 30.0  # seconds between the log's lines about one outage
 def told(found: Outage, method: str) -> str:
     """What a reader is told: what became of their request, why, and when to try again."""
     paused = "; grading is paused and goes on by itself once it is back" if found.kind == AWAY else ""
+    if found.kind == FULL:
+        paused = " (its administrator must make room; the pages that only read are served meanwhile)"
     if method in ("GET", "HEAD"):
         return f"this page cannot be shown now: {found.reason}{paused}: reload it in {found.retry_after} seconds"
     return f"nothing you sent was stored: {found.reason}{paused}: send it again in {found.retry_after} seconds"
