@@ -332,6 +332,12 @@ def _header(lines: list[str], **values) -> list[str]:
     return [json.dumps({**json.loads(lines[0]), **values}), *lines[1:]]
 
 
+def test_a_backup_is_its_owners_alone(small):
+    """It holds the cookies' secret key, the LTI tool's private key and the password hashes."""
+    path, _ = small
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
 def test_a_restore_onto_a_database_with_tables_is_refused_and_changes_nothing(small, tmp_path):
     path, url = small
     result = CliRunner().invoke(main, ["portal", "restore", str(path), "--database", url])

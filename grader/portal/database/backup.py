@@ -15,7 +15,9 @@ change here.
 The file is gzip'd JSON lines: a header (the format and its version, the grader's version, the
 revision), then for each table a line naming it and its columns and a line per row, and last
 the row counts (a file cut short is refused). A value JSON has no type for is tagged: bytes as
-``{"b": BASE64}``, a time as ``{"t": ISO 8601 in UTC}``, a decimal as ``{"n": TEXT}``.
+``{"b": BASE64}``, a time as ``{"t": ISO 8601 in UTC}``, a decimal as ``{"n": TEXT}``. The file
+is its owner's alone (mode 600): it holds what the database holds, the cookies' secret key,
+the LTI tool's private key and the password hashes.
 
 A restore makes the tables of the backup's revision in an empty database, writes the rows, and
 upgrades the tables to this grader's newest revision, all in one transaction: all done, or
@@ -158,7 +160,7 @@ def backup(url: str, out: str | Path) -> Backup:
     try:
         with engine.connect() as connection:
             _snapshot(connection)
-            with connection.begin(), gzip.open(partial, "wt", encoding="utf-8") as f:
+            with connection.begin(), gzip.open(_private(partial), "wt", encoding="utf-8") as f:
                 revision = _revision(connection)
                 rows = _dump(connection, revision, f)
             with open(partial, "rb") as written:
@@ -174,6 +176,14 @@ def backup(url: str, out: str | Path) -> Backup:
         partial.unlink(missing_ok=True)
         engine.dispose()
     return Backup(out, revision, rows, out.stat().st_size)
+
+
+def _private(path: Path) -> Path:
+    """``path`` made empty, readable by its owner only: a backup holds the keys the database does
+    (the cookies' secret, the LTI tool's private key, password hashes)."""
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+    os.chmod(path, 0o600)
+    return path
 
 
 def _dump(connection: Connection, revision: str, f: TextIO) -> dict[str, int]:
