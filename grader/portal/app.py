@@ -19,6 +19,7 @@ from starlette.staticfiles import StaticFiles
 from .lti.grades import GradeSync
 from .pages import accounts, arena, assignments, downloads, ladders, lti, staff
 from .web.middleware import FORM_ROOM, ApiPaths, BodyLimit, ClientAddress, SameOrigin, SecurityHeaders, Sessions
+from .web.outage import DatabaseOutage
 from .web.portal import Portal, https
 from .web.routes import STATIC, page
 
@@ -43,6 +44,7 @@ def create_app(portal: Portal, secret_key: str, grades: GradeSync | None = None,
         Middleware(ClientAddress, portal=portal, trusted=trusted_proxies),
         Middleware(SecurityHeaders),
         Middleware(ApiPaths),
+        Middleware(DatabaseOutage),  # the database away: 503 and Retry-After (as JSON at /api/...)
         Middleware(SameOrigin, portal=portal, cross_site=lti.CROSS_SITE if grades is not None else ()),
         Middleware(BodyLimit, limit=portal.course.upload_bytes + FORM_ROOM),
         Middleware(Sessions, secret_key=secret_key, always_secure=https(portal.public_url)),

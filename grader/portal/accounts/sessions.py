@@ -10,9 +10,11 @@ import datetime as dt
 import secrets
 
 from sqlalchemy import delete, or_, select, update
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..database.models import User, WebSession, aware, now
+from ..database.outage import outage
 from .tokens import token_digest
 
 SESSION_DAYS = 14  # a session ends this long after its sign-in, however busy
@@ -65,9 +67,13 @@ def session_user(make: sessionmaker[Session], read: sessionmaker[Session], token
             session.execute(delete(WebSession).where(WebSession.digest == digest))
         return None
     if (now() - seen).total_seconds() >= SEEN_SECONDS:
-        with make.begin() as session:
-            session.execute(update(WebSession).where(WebSession.digest == digest)
-                            .values(last_seen_at=now(), last_client=client[:64]))  # fmt: skip
+        try:
+            with make.begin() as session:
+                session.execute(update(WebSession).where(WebSession.digest == digest)
+                                .values(last_seen_at=now(), last_client=client[:64]))  # fmt: skip
+        except DBAPIError as e:  # a full disk or a locked database: the page is still served, seen next time
+            if outage(e) is None:
+                raise
     return user
 
 

@@ -15,7 +15,9 @@ change here.
 The file is gzip'd JSON lines: a header (the format and its version, the grader's version, the
 revision), then for each table a line naming it and its columns and a line per row, and last
 the row counts (a file cut short is refused). A value JSON has no type for is tagged: bytes as
-``{"b": BASE64}``, a time as ``{"t": ISO 8601 in UTC}``, a decimal as ``{"n": TEXT}``.
+``{"b": BASE64}``, a time as ``{"t": ISO 8601 in UTC}``, a decimal as ``{"n": TEXT}``. The file
+is its owner's alone (mode 600): it holds what the database holds, the cookies' secret key,
+the LTI tool's private key and the password hashes.
 
 A restore makes the tables of the backup's revision in an empty database, writes the rows, and
 upgrades the tables to this grader's newest revision, all in one transaction: all done, or
@@ -39,14 +41,12 @@ from typing import Any, TextIO
 from alembic import command
 from alembic.config import Config as AlembicConfig
 from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from alembic.util import CommandError
 from sqlalchemy import Connection, DateTime, Integer, MetaData, Table, func, inspect, make_url, select, text
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from ...errors import GraderError
 from ...version import __version__
-from .db import MIGRATIONS, READS, connect, hide_password
+from .db import MIGRATIONS, READS, connect, current_revision, hide_password, known_revision
 
 FORMAT = "grader-portal-backup"
 VERSION = 1  # the file's layout; a grader reads its own and older ones
@@ -72,19 +72,6 @@ class Restored:
     revision: str
     head: str
     rows: dict[str, int]
-
-
-def _scripts() -> ScriptDirectory:
-    config = AlembicConfig()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    return ScriptDirectory.from_config(config)
-
-
-def _known(revision: str) -> bool:
-    try:
-        return _scripts().get_revision(revision) is not None
-    except CommandError:
-        return False
 
 
 def _encode(value: Any) -> Any:
@@ -130,13 +117,10 @@ def _decoder(table: Table, columns: list[str]) -> Any:
 
 
 def _revision(connection: Connection) -> str:
-    found = MigrationContext.configure(connection).get_current_revision()
+    found = current_revision(connection)  # a newer grader's tables: refused
     if found is None:
         raise GraderError("the database has no portal tables: there is nothing to back up (give the --database "
                           "its server uses)")  # fmt: skip
-    if not _known(found):
-        raise GraderError(f"the database is at revision {found}, which this grader does not know (a newer grader "
-                          "made it): back it up with that grader")  # fmt: skip
     return found
 
 
@@ -176,7 +160,7 @@ def backup(url: str, out: str | Path) -> Backup:
     try:
         with engine.connect() as connection:
             _snapshot(connection)
-            with connection.begin(), gzip.open(partial, "wt", encoding="utf-8") as f:
+            with connection.begin(), gzip.open(_private(partial), "wt", encoding="utf-8") as f:
                 revision = _revision(connection)
                 rows = _dump(connection, revision, f)
             with open(partial, "rb") as written:
@@ -192,6 +176,14 @@ def backup(url: str, out: str | Path) -> Backup:
         partial.unlink(missing_ok=True)
         engine.dispose()
     return Backup(out, revision, rows, out.stat().st_size)
+
+
+def _private(path: Path) -> Path:
+    """``path`` made empty, readable by its owner only: a backup holds the keys the database does
+    (the cookies' secret, the LTI tool's private key, password hashes)."""
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+    os.chmod(path, 0o600)
+    return path
 
 
 def _dump(connection: Connection, revision: str, f: TextIO) -> dict[str, int]:
@@ -246,7 +238,7 @@ def _header(path: Path, first: Any) -> _Header:
     if not isinstance(version, int) or version > VERSION:
         raise GraderError(f"the backup {path} was written by a newer grader ({first.get('grader')}: its format "
                           f"{version}, this grader reads {VERSION}): restore it with that grader or a newer one")  # fmt: skip
-    if not isinstance(revision, str) or not _known(revision):
+    if not isinstance(revision, str) or not known_revision(revision):
         raise GraderError(f"the backup {path} was taken by a newer grader ({first.get('grader')}: its tables at "
                           f"revision {revision}, which this grader ({__version__}) does not know): restore it with "
                           "that grader or a newer one")  # fmt: skip

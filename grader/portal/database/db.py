@@ -15,7 +15,8 @@ from alembic import command
 from alembic.config import Config as AlembicConfig
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event, select
+from alembic.util import CommandError
+from sqlalchemy import Connection, Engine, create_engine, event, select
 from sqlalchemy.exc import ArgumentError, DatabaseError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -112,11 +113,45 @@ def hide_password(url: str) -> str:
     return f"{scheme}://{user.split(':')[0]}:***@{tail}"
 
 
-def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Bring the tables to the newest revision (Alembic's ``upgrade head``), or to ``revision``."""
+def _alembic() -> AlembicConfig:
     config = AlembicConfig()
     config.set_main_option("script_location", str(MIGRATIONS))
+    return config
+
+
+def head_revision() -> str:
+    """The newest revision of this grader's tables."""
+    head = ScriptDirectory.from_config(_alembic()).get_current_head()
+    assert head is not None
+    return head
+
+
+def known_revision(revision: str) -> bool:
+    """Whether ``revision`` is one of this grader's migrations (not a newer grader's)."""
+    try:
+        return ScriptDirectory.from_config(_alembic()).get_revision(revision) is not None
+    except CommandError:
+        return False
+
+
+def current_revision(connection: Connection) -> str | None:
+    """The revision of the database's tables (None: it has none); GraderError, in one line, for a
+    revision this grader does not know: a newer grader's, which an older one must not touch."""
+    current = MigrationContext.configure(connection).get_current_revision()
+    if current is not None and not known_revision(current):
+        raise GraderError(f"the database's tables are at revision {current}, newer than this grader's "
+                          f"({head_revision()}): a newer grader upgraded them, and going back is not supported: "
+                          "run that grader (pip install --upgrade grader), or restore a backup taken before "
+                          "the upgrade into a new database")  # fmt: skip
+    return current
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Bring the tables to the newest revision (Alembic's ``upgrade head``), or to ``revision``;
+    GraderError for the tables of a newer grader (``current_revision``)."""
+    config = _alembic()
     with engine.begin() as connection:
+        current_revision(connection)
         config.attributes["connection"] = connection
         command.upgrade(config, revision)
 
@@ -124,11 +159,9 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
 def check_current(engine: Engine) -> None:
     """GraderError, in one line, unless the tables are at the newest revision (a worker never
     upgrades them: the server does, at its start)."""
-    config = AlembicConfig()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    head = ScriptDirectory.from_config(config).get_current_head()
+    head = head_revision()
     with engine.connect() as connection:
-        current = MigrationContext.configure(connection).get_current_revision()
+        current = current_revision(connection)
     if current is None:
         raise GraderError("the database has no portal tables: start grader serve on it first (it makes them)")
     if current != head:

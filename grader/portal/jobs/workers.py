@@ -12,7 +12,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import Callable
+from typing import Callable, TypeVar
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -27,14 +27,17 @@ from ..arena.play import ArenaPlayer, GamesDone
 from ..course.course import Course
 from ..database.leases import LEASE_SECONDS, MAX_ATTEMPTS
 from ..database.models import FAILED, GRADED, Submission, now
+from ..database.outage import outage
 from ..ladders import ladders
 from .grading import Feedback, grade_upload
-from .queue import claim, finish, give_back, release, renew
+from .queue import Lease, claim, finish, give_back, release, renew
 
 log = logging.getLogger("grader.portal")
 CLOSE_SECONDS = 60.0  # how long closing waits for the gradings it stopped to give their jobs back
 STOPPING = "the worker stopped"
 GRADING_NICE = 10  # a grading thread's nice value by default: its CPU weight a tenth of the pages' (nice 0)
+RETRY_SECONDS = 2.0  # how often a worker tries a database that is away again
+T = TypeVar("T")
 
 
 def grade_below_pages(nice: int = GRADING_NICE) -> None:
@@ -78,6 +81,7 @@ class Workers:
         self._gradings = 0  # claimed and not yet written
         self._lanes: dict[Lane, LocalExecutor] = {}  # the gradings on job slots, and whose slots
         self._retired: list[LocalExecutor] = []  # slots a sync replaced, closed once their gradings end
+        self._away = False  # the database is away: said once in the log, until it is back
         self.executors: list[Executor | None] = [None] * count
         self.shared = None if cluster else LocalExecutor(jobs(course.config), keep_sandboxes=True)
         try:
@@ -140,11 +144,12 @@ class Workers:
                     with self._under_way():  # close() waits for a claim until its result or release is written
                         worked = self.work_once(me, self.executors[i])
                     worked = worked or self.play_once(me, player) or self.plan_ladders()
-                except Exception:  # a database or a scheduler gone for a moment: try again, never end the thread
-                    log.exception("worker %s", me)
+                    self._back()
+                except Exception as e:  # a database or a scheduler gone for a moment: try again, never end the thread
+                    self._trouble(me, e)
                     worked = False
                 if not worked:
-                    self.wake.wait(1.0)
+                    self.wake.wait(RETRY_SECONDS if self._away else 1.0)
                     self.wake.clear()
         finally:
             player.close()
@@ -194,15 +199,26 @@ class Workers:
             # the cluster went away mid-grade, or this worker stops: some tests never ran
             why = getattr(executor, "lost", None) or STOPPING
             log.warning("%s: %s; %s is queued again", me, why, lease.submission_id)
-            with self.make.begin() as session:
-                release(session, lease)
+            self._persist(me, lambda: self._release(lease))
             return True
+        if self._persist(me, lambda: self._write(me, lease, found, error, rerun)) and found is not None:
+            if self.on_graded is not None:
+                self.on_graded(lease.submission_id)
+        return True
+
+    def _release(self, lease: Lease) -> bool:
+        with self.make.begin() as session:
+            return release(session, lease)
+
+    def _write(self, me: str, lease: Lease, found: Feedback | None, error: str | None, rerun: bool) -> bool:
+        """Write a grading's result (or its error), in one transaction, if the lease still holds."""
         with self.make.begin() as session:
             if not finish(session, lease):
                 log.warning("%s lost its lease on %s: another worker grades it", me, lease.submission_id)
-                return True
+                return False
             sub = session.get(Submission, lease.submission_id)
             assert sub is not None
+            assignment = self.course.assignments.get(sub.assignment)
             sub.graded_at, sub.graded_by, sub.gradings = now(), me, (sub.gradings or 0) + 1
             if found is not None:
                 sub.status = GRADED
@@ -214,9 +230,40 @@ class Workers:
                 sub.status, sub.error = FAILED, error
                 if not rerun:  # a rerun took none of the student's uploads
                     give_back(session, sub)
-        if found is not None and self.on_graded is not None:
-            self.on_graded(lease.submission_id)
         return True
+
+    def _persist(self, me: str, write: Callable[[], T]) -> T:
+        """``write`` (a transaction) done, tried again while the database is away (a grade made is
+        never thrown away for an outage: its lease holds until it expires, and the write after
+        it finds out whether another worker holds the job now). Raises an error of another kind,
+        or the outage once this worker stops."""
+        while True:
+            try:
+                return write()
+            except Exception as e:
+                if outage(e) is None or self.stopping.is_set():
+                    raise
+                self._trouble(me, e)
+                self.stopping.wait(RETRY_SECONDS)
+
+    def _trouble(self, me: str, error: Exception) -> None:
+        """Log an error of a worker's: an outage of the database in one line, once until it is
+        back; any other error with its traceback."""
+        found = outage(error)
+        if found is None:
+            log.error("worker %s", me, exc_info=error)
+            return
+        with self._lock:
+            first, self._away = not self._away, True
+        if first:
+            log.warning("worker %s: %s (%s): waiting for it", self.name, found.reason, found.cause)
+
+    def _back(self) -> None:
+        if self._away:
+            with self._lock:
+                was, self._away = self._away, False
+            if was:
+                log.warning("worker %s: the database answers again: grading goes on", self.name)
 
     @contextmanager
     def _under_way(self) -> Iterator[None]:
@@ -270,8 +317,8 @@ class Workers:
                     with self.make.begin() as session:
                         if not renewed(session):
                             return  # lost: finish() will write nothing
-                except Exception:  # the database gone for a moment: the next renewal may reach it
-                    log.exception("renewing the lease on %s", what)
+                except Exception as e:  # the database gone for a moment: the next renewal may reach it
+                    self._trouble(f"renewing the lease on {what}", e)
 
         thread = threading.Thread(target=keep, name="grader-lease", daemon=True)
         thread.start()
