@@ -221,6 +221,7 @@ def scrubbed(text: str, sid: str) -> str:
     text = text.replace(sid, "ID")
     text = re.sub(r'("csrf": ?"|name="csrf" value=")[^"]+', r"\1CSRF", text)
     text = re.sub(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?(\+00:00| UTC)?", "TIME", text)
+    text = re.sub(r'(<time datetime="TIME"[^>]*>)[^<]*(</time>)', r"\1TIME\2", text)  # the time as people read it
     return re.sub(r"\d+(\.\d+)? s\b", "SECONDS s", text)
 
 
