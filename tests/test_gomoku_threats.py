@@ -163,32 +163,45 @@ def test_the_feedback_says_when_the_list_of_winning_moves_may_be_incomplete(tmp_
     assert test.best == "C2, C5"
 
 
+# 9x9, black to move: D5 E5 F5 is an open three (C5 or G5 makes an open four: black wins at once),
+# but after A1 white blocks and the game goes on far beyond a second of search.
+OPEN_THREE_9 = "D5 A9 E5 J9 F5 A8"
+
+
+def open_three_9():
+    nine = GOMOKU.sized(9)
+    pos = nine.start()
+    for point in OPEN_THREE_9.split():
+        pos = pos.play(nine.parse_square(point))
+    return pos
+
+
 def test_a_move_the_budget_cannot_settle_is_remembered_for_the_next_program(tmp_path):
-    """'b D7' on the course's test 180: no threat proof, and the negamax cannot settle it in
-    1 s. The first program's search gives up (the file's answer decides); the run and the cache
-    beside the file remember it, so a second program, and a later run, are judged the same way
-    without searching it again."""
+    """'b A1' on a 9x9 open three: black wins (C5 or G5), but A1's value the solver cannot
+    settle in 1 s. The first program's search gives up (the file's answer decides); the run and
+    the cache beside the file remember it, so a second program, and a later run, are judged the
+    same way without searching it again."""
     lab = tmp_path / "hard.gtp"
-    lines = ["timelimit 30", "boardsize 7", "clear_board"]
-    lines += [f"play {'BW'[i % 2]} {p}" for i, p in enumerate(COURSE_HARD[180].split())]
-    lab.write_text("\n".join([*lines, "180 solve", "#?[b C5]"]) + "\n")
+    lines = ["timelimit 30", "boardsize 9", "clear_board"]
+    lines += [f"play {'BW'[i % 2]} {p}" for i, p in enumerate(OPEN_THREE_9.split())]
+    lab.write_text("\n".join([*lines, "180 solve", "#?[b C5|b G5]"]) + "\n")
     (tmp_path / "fixed.py").write_text(FIXED)
-    engine = ProtocolEngine.from_command(shlex.join([PYTHON, str(tmp_path / "fixed.py"), '["b D7"]']), "gtp")
+    engine = ProtocolEngine.from_command(shlex.join([PYTHON, str(tmp_path / "fixed.py"), '["b A1"]']), "gtp")
     settings = RegressSettings(limits=Limits(wall_seconds=10), solve_seconds=1)
     solutions = Solutions.load(lab, 1)
     first = run_regress(engine, lab, GOMOKU, settings, solutions=solutions).tests[0]
-    note = ("expected [b C5]; the grader's solver could not settle D7's value within 1 s (regress.solve_seconds "
-            "in config.yaml): the file's answer decides")  # fmt: skip
+    note = ("expected [b C5|b G5]; the grader's solver could not settle A1's value within 1 s "
+            "(regress.solve_seconds in config.yaml): the file's answer decides")  # fmt: skip
     assert (first.symbol, first.judged_by, first.note) == ("-", "regex", note)
-    entry = solutions.entries[key(course(180))]
-    assert entry.unsettled == {GOMOKU.parse_square("D7"): 1.0}
-    assert GOMOKU.parse_square("D7") not in entry.moves
+    pos, a1 = open_three_9(), GOMOKU.sized(9).parse_square("A1")
+    entry = solutions.entries[key(pos)]
+    assert entry.unsettled == {a1: 1.0} and a1 not in entry.moves
     second = run_regress(engine, lab, GOMOKU, settings, solutions=solutions).tests[0]
     assert (second.symbol, second.judged_by, second.note) == ("-", "regex", note)
     solutions.save(lab)
     kept = json.loads((tmp_path / "hard.gtp.solved.json").read_text())
     (cached,) = kept["positions"].values()
-    assert cached["unsettled"] == {"D7": 1.0} and cached["value"] == 1
+    assert cached["unsettled"] == {"A1": 1.0} and cached["value"] == 1
     later = Solutions.load(lab, 1)
-    assert later.unsettled(course(180), GOMOKU.parse_square("D7"), 1.0)
-    assert not later.unsettled(course(180), GOMOKU.parse_square("D7"), 5.0)  # a larger budget tries it again
+    assert later.unsettled(pos, a1, 1.0)
+    assert not later.unsettled(pos, a1, 5.0)  # a larger budget tries it again
