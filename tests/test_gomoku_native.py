@@ -23,6 +23,10 @@ if not gomoku_native.available():
 from grader import _gomoku_native as N  # noqa: E402
 from grader.games.gomoku_native import NativeGomokuSolver  # noqa: E402
 
+# The core's two searches alone, and taking turns in laps of a few thousand nodes (the solver's
+# laps are longer: few positions brute force can solve last beyond its first).
+METHODS = ({"method": "alphabeta"}, {"method": "dfpn"}, {"method": "auto", "lap_nodes": 1})
+
 
 def random_positions(rules: Gomoku, empties: range, count: int, seed: int) -> list:
     """``count`` positions not over, reached by random legal play, their empty points drawn
@@ -39,14 +43,21 @@ def random_positions(rules: Gomoku, empties: range, count: int, seed: int) -> li
 
 
 def check_every_move(rules: Gomoku, positions: list) -> int:
-    """Assert the native value of each position and of every move in it against brute force;
-    the number of moves checked."""
+    """Assert the native value of each position and of every move in it against brute force,
+    by the solver (its two searches taking turns) and by each search of the core alone; the
+    number of moves checked."""
     checked = 0
     for pos in positions:
         truth = brute_move_values(pos.board, pos.token, rules.size, rules.k, rules.overline)
         solver = rules.solver("outcome", backend="native")
         assert solver.move_values(pos) == truth, (pos.board, pos.token)
         assert solver.value(pos) == max(truth.values()), (pos.board, pos.token)
+        for method in METHODS:
+            core = N.Solver(rules.size, rules.k, rules.overline)
+            for move, value in truth.items():
+                after = pos.play(move)
+                if not after.is_game_over():
+                    assert -core.value(*bitboards(after.board), **method) == value, (pos.board, move, method)
         checked += len(truth)
     return checked
 
@@ -103,6 +114,24 @@ def test_native_and_python_agree_beyond_brute_force(size, empties, count):
         assert native.move_values(pos) == python.move_values(pos), pos.board
 
 
+def test_the_searches_alone_and_in_laps_agree_beyond_brute_force():
+    """Alpha-beta alone, df-pn alone (where it is quick), and the two taking turns in laps from
+    a few nodes up (each lap ended in the middle of a search, the position set up again): the
+    same values, on positions of thousands of nodes, beyond brute force's reach."""
+    switched = 0
+    for pos in random_positions(GOMOKU, range(28, 34), 8, seed=49):
+        found, nodes = set(), 0
+        for method in METHODS:  # alpha-beta first
+            core = N.Solver(7, 5, True)
+            if method["method"] == "dfpn" and nodes > 50_000:
+                continue  # alone, df-pn takes seconds on a draw that alpha-beta settles at once
+            found.add(core.value(*bitboards(pos.board), **method))
+            nodes = core.nodes
+            switched += method.get("lap_nodes") == 1 and nodes > 9
+        assert len(found) == 1, pos.board
+    assert switched >= 4
+
+
 def test_symmetric_positions_have_symmetric_values():
     """The table is keyed by the least of a position's eight images: each image, asked
     first or after the others, gives the same values, moves mapped."""
@@ -138,8 +167,9 @@ def test_windows_keep_the_fail_soft_contract():
         black, white = bitboards(pos.board)
         exact = N.Solver(6, 5, True).value(black, white)
         for alpha, beta in ((-1, 0), (0, 1), (-1, 1)):
-            v = N.Solver(6, 5, True).value(black, white, alpha, beta)
-            assert v == exact or (v <= alpha and exact <= v) or (v >= beta and exact >= v)
+            for method in METHODS:
+                v = N.Solver(6, 5, True).value(black, white, alpha, beta, **method)
+                assert v == exact or (v <= alpha and exact <= v) or (v >= beta and exact >= v)
 
 
 def test_a_node_limit_gives_none_and_keeps_the_table_exact():
@@ -164,6 +194,7 @@ def test_a_node_limit_gives_none_and_keeps_the_table_exact():
         (lambda: N.Solver(5, 5, True).value("x", 0), TypeError, "int bitboard"),
         (lambda: N.Solver(5, 5, True).value(0, 0, 1, 0), ValueError, "alpha < beta"),
         (lambda: N.Solver(5, 5, True).value(0, 0, should_stop=3), TypeError, "callable"),
+        (lambda: N.Solver(5, 5, True).value(0, 0, method="magic"), ValueError, "method must be 'auto'"),
     ],
 )
 def test_bad_input_raises(call, error, message):

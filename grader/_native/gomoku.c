@@ -155,6 +155,7 @@ typedef struct {
     int8_t lo, hi; /* bounds on the value for the side to move */
     uint8_t move;  /* a best move, in the canonical position's points (NO_MOVE: none) */
     uint8_t used;
+    uint32_t phi[2], delta[2]; /* df-pn's numbers for each question (0, 0: none yet) */
 } Entry;
 
 typedef struct {
@@ -188,6 +189,10 @@ typedef struct {
     unsigned long long owner_nodes;
     int limited; /* set when the node limit ended the search */
     jmp_buf abort;
+    bb root[2];   /* the position asked about (black's, white's stones) */
+    u64 lap_end;  /* the node count that ends the current lap (0: none) */
+    u64 first_lap;
+    jmp_buf lap;  /* longjmp here, the GIL released, to end a lap */
 } Ctx;
 
 struct SolverObject {
@@ -214,6 +219,12 @@ static void poll(Ctx *c)
 {
     double t;
     c->next_poll = c->nodes + POLL_NODES;
+    if (c->lap_end) {
+        if (c->nodes >= c->lap_end)
+            longjmp(c->lap, 1);
+        if (c->lap_end < c->next_poll)
+            c->next_poll = c->lap_end;
+    }
     if (c->max_nodes && c->nodes >= c->max_nodes) {
         c->limited = 1;
         PyEval_RestoreThread(c->thread);
@@ -448,6 +459,7 @@ static void store(Ctx *c, const Key *key, int lo, int hi, int move, u64 work)
         e->used = 1;
         e->move = NO_MOVE;
         e->work = 0;
+        e->phi[0] = e->phi[1] = e->delta[0] = e->delta[1] = 0;
     }
     if (move >= 0)
         e->move = c->g->sym[key->sym][move];
@@ -472,73 +484,81 @@ static inline int score(const Ctx *c, int x, int me)
     return s;
 }
 
-static int search(Ctx *c, int alpha, int beta)
+/* What the rules and the table say of the position set up in c, before any move is tried:
+ * bounds on its value (lo == hi: settled) and, when unsettled, the moves worth trying. */
+typedef struct {
+    int lo, hi;
+    bb moves;
+    int hint; /* the table's best move (-1: none) */
+    Key key;
+} Node;
+
+static void examine(Ctx *c, Node *n)
 {
     const Geom *g = c->g;
     int me = c->turn, you = me ^ 1;
-    u64 nodes0 = c->nodes;
     bb empty = g->full & ~(c->stone[0] | c->stone[1]);
     Threats t;
-    Key key;
     Entry *e;
-    int lo, hi, hint = -1, count = 0, best = -2, best_move = -1, a;
-    int list[MAX_POINTS], sc[MAX_POINTS];
-    bb moves;
 
-    if (++c->nodes >= c->next_poll)
-        poll(c);
-    if (!empty)
-        return 0;
-    analyse(c, empty, &t);
-    if (t.win[me])
-        return 1;
-    if (bb_count(t.win[you]) >= 2)
-        return -1;
-    if (!c->live[0] && !c->live[1])
-        return 0;
-    /* Erdos-Selfridge: a side whose live windows weigh under 1/2 with it to move (under 1
-     * with the other side to move), each 2**-(its empty points), cannot complete one */
-    lo = t.phi[you] >= ((u64)1 << g->k) ? -1 : 0;
-    hi = 2 * t.phi[me] >= ((u64)1 << g->k) ? 1 : 0;
-    if (lo >= beta)
-        return lo;
-    if (hi <= alpha)
-        return hi;
-    if (!t.win[you] && t.dbl[me])
-        return 1;
-    canonical(c, &key);
-    e = probe(c, &key);
-    if (e) {
-        if (e->lo > lo)
-            lo = e->lo;
-        if (e->hi < hi)
-            hi = e->hi;
-        if (lo >= beta || lo == hi)
-            return lo;
-        if (hi <= alpha)
-            return hi;
-        if (e->move != NO_MOVE)
-            hint = g->inv[key.sym][e->move];
+    n->hint = -1;
+    n->moves = 0;
+    if (!empty) {
+        n->lo = n->hi = 0;
+        return;
     }
-    if (lo > alpha)
-        alpha = lo;
-    if (hi < beta)
-        beta = hi;
-
+    analyse(c, empty, &t);
+    if (t.win[me]) {
+        n->lo = n->hi = 1;
+        return;
+    }
+    if (bb_count(t.win[you]) >= 2) {
+        n->lo = n->hi = -1;
+        return;
+    }
+    /* Erdos-Selfridge: a side whose live windows weigh under 1/2 with it to move (under 1
+     * with the other side to move), each 2**-(its empty points), cannot complete one (a dead
+     * board, no live window at all, is the case of weight 0) */
+    n->lo = t.phi[you] >= ((u64)1 << g->k) ? -1 : 0;
+    n->hi = 2 * t.phi[me] >= ((u64)1 << g->k) ? 1 : 0;
+    if (n->lo == n->hi)
+        return;
+    if (!t.win[you] && t.dbl[me]) {
+        n->lo = n->hi = 1;
+        return;
+    }
+    canonical(c, &n->key);
+    e = probe(c, &n->key);
+    if (e) {
+        if (e->lo > n->lo)
+            n->lo = e->lo;
+        if (e->hi < n->hi)
+            n->hi = e->hi;
+        if (n->lo == n->hi)
+            return;
+        if (e->move != NO_MOVE)
+            n->hint = g->inv[n->key.sym][e->move];
+    }
     if (t.win[you])
-        moves = t.win[you];
+        n->moves = t.win[you];
     else if (t.dbl[you]) {
-        moves = defence(c, you, t.dbl[you], empty) | t.four[me];
-        if (!moves) {
-            store(c, &key, -1, -1, -1, c->nodes - nodes0);
-            return -1;
+        n->moves = defence(c, you, t.dbl[you], empty) | t.four[me];
+        if (!n->moves) {
+            n->lo = n->hi = -1;
+            store(c, &n->key, -1, -1, -1, 1);
         }
     } else {
         bb r = relevant(c) & empty, rest = empty & ~r;
-        moves = r | (rest ? BIT(bb_first(rest)) : 0);
+        n->moves = r | (rest ? BIT(bb_first(rest)) : 0);
     }
-    for (bb m = moves; m; m &= m - 1) {
-        int x = bb_first(m), s = x == hint ? 1 << 30 : score(c, x, me), i = count++;
+}
+
+/* The moves of n, best first: the table's move, then by score. */
+static int order(const Ctx *c, const Node *n, int *list)
+{
+    int count = 0, sc[MAX_POINTS];
+    for (bb m = n->moves; m; m &= m - 1) {
+        int x = bb_first(m), s = x == n->hint ? 1 << 30 : score(c, x, c->turn), i = count++;
         while (i > 0 && sc[i - 1] < s) {
             sc[i] = sc[i - 1];
             list[i] = list[i - 1];
@@ -547,6 +567,28 @@ static int search(Ctx *c, int alpha, int beta)
         sc[i] = s;
         list[i] = x;
     }
+    return count;
+}
+
+/* Fail-soft alpha-beta: the value within (alpha, beta). */
+static int search(Ctx *c, int alpha, int beta)
+{
+    int me = c->turn, count, best = -2, best_move = -1, a, list[MAX_POINTS];
+    u64 nodes0 = c->nodes;
+    Node n;
+
+    if (++c->nodes >= c->next_poll)
+        poll(c);
+    examine(c, &n);
+    if (n.lo == n.hi || n.lo >= beta)
+        return n.lo;
+    if (n.hi <= alpha)
+        return n.hi;
+    if (n.lo > alpha)
+        alpha = n.lo;
+    if (n.hi < beta)
+        beta = n.hi;
+    count = order(c, &n, list);
     a = alpha;
     for (int i = 0; i < count; i++) {
         int x = list[i], v;
@@ -564,20 +606,181 @@ static int search(Ctx *c, int alpha, int beta)
         }
     }
     if (best <= alpha)
-        store(c, &key, lo, best, best_move, c->nodes - nodes0);
+        store(c, &n.key, n.lo, best, best_move, c->nodes - nodes0);
     else if (best >= beta)
-        store(c, &key, best, hi, best_move, c->nodes - nodes0);
+        store(c, &n.key, best, n.hi, best_move, c->nodes - nodes0);
     else
-        store(c, &key, best, best, best_move, c->nodes - nodes0);
+        store(c, &n.key, best, best, best_move, c->nodes - nodes0);
     return best;
 }
 
-/* The value of the position set up in c (the game not over), within (alpha, beta). */
-static int root_value(Ctx *c, int alpha, int beta)
+/* --- depth-first proof-number search (df-pn) ------------------------------------------
+ *
+ * Each question is whether one side (the attacker) wins. At a node the mover's goal is, for
+ * question q = 0, that the mover wins (value 1), and for q = 1, that the other side does not
+ * (value >= 0): a child of a q node is a (1 - q) node. phi is the proof number of the mover's
+ * goal, delta its disproof number; phi(n) = min delta(child), delta(n) = sum phi(child). Each
+ * node proved or disproved is stored in the table as a bound on its value, for both questions
+ * and for the alpha-beta search alike; the numbers of unsettled nodes are kept beside them.
+ * Thresholds as Nagai's df-pn, with the 1 + 1/4 trick of Pawlewicz and Lew on the second-best
+ * child. */
+
+#define PN_INF 0x3FFFFFFFu
+#define PN_MAX (PN_INF - 1)
+
+static inline uint32_t pn_add(uint32_t a, uint32_t b)
 {
+    if (a == PN_INF || b == PN_INF)
+        return PN_INF;
+    return a + b >= PN_MAX ? PN_MAX : a + b;
+}
+
+static inline int goal_met(int q, int lo) { return lo >= 1 - q; }
+static inline int goal_failed(int q, int hi) { return hi < 1 - q; }
+
+static void store_pn(Ctx *c, const Key *key, int q, uint32_t phi, uint32_t delta, int move, u64 work)
+{
+    Entry *e;
+    store(c, key, -1, 1, move, work);
+    e = probe(c, key);
+    if (e) {
+        e->phi[q] = phi;
+        e->delta[q] = delta;
+    }
+}
+
+static void mid(Ctx *c, int q, uint32_t thphi, uint32_t thdelta, uint32_t *phi_out, uint32_t *delta_out)
+{
+    int me = c->turn, count, list[MAX_POINTS];
+    uint32_t cphi[MAX_POINTS], cdelta[MAX_POINTS], phi = 0, delta = 0;
+    u64 nodes0 = c->nodes;
+    Node n;
+
+    if (++c->nodes >= c->next_poll)
+        poll(c);
+    examine(c, &n);
+    if (goal_met(q, n.lo)) {
+        *phi_out = 0, *delta_out = PN_INF;
+        return;
+    }
+    if (goal_failed(q, n.hi)) {
+        *phi_out = PN_INF, *delta_out = 0;
+        return;
+    }
+    count = order(c, &n, list);
+    for (int i = 0; i < count; i++) { /* the children's numbers, as far as the table knows them */
+        Key key;
+        Entry *e;
+        cphi[i] = cdelta[i] = 1;
+        play(c, list[i], me);
+        canonical(c, &key);
+        e = probe(c, &key);
+        if (e) {
+            if (goal_met(1 - q, e->lo))
+                cphi[i] = 0, cdelta[i] = PN_INF;
+            else if (goal_failed(1 - q, e->hi))
+                cphi[i] = PN_INF, cdelta[i] = 0;
+            else if (e->phi[1 - q])
+                cphi[i] = e->phi[1 - q], cdelta[i] = e->delta[1 - q];
+        }
+        undo(c, list[i], me);
+    }
+    for (;;) {
+        int best = 0;
+        uint32_t second = PN_INF, tphi, tdelta;
+        phi = PN_INF;
+        delta = 0;
+        for (int i = 0; i < count; i++) {
+            delta = pn_add(delta, cphi[i]);
+            if (cdelta[i] < phi) {
+                second = phi;
+                phi = cdelta[i];
+                best = i;
+            } else if (cdelta[i] < second)
+                second = cdelta[i];
+        }
+        if (phi >= thphi || delta >= thdelta)
+            break;
+        tphi = thdelta == PN_INF ? PN_INF : thdelta - delta + cphi[best];
+        tdelta = second == PN_INF ? PN_INF : pn_add(second, second / 4 + 1);
+        if (tdelta > thphi)
+            tdelta = thphi;
+        play(c, list[best], me);
+        mid(c, 1 - q, tphi, tdelta, &cphi[best], &cdelta[best]);
+        undo(c, list[best], me);
+    }
+    if (phi == 0)
+        store(c, &n.key, q ? 0 : 1, 1, -1, c->nodes - nodes0);
+    else if (delta == 0)
+        store(c, &n.key, -1, q ? -1 : 0, -1, c->nodes - nodes0);
+    else
+        store_pn(c, &n.key, q, phi, delta, -1, c->nodes - nodes0);
+    *phi_out = phi;
+    *delta_out = delta;
+}
+
+/* Whether the mover's goal under question q holds (1) or not (0), by df-pn to the end. */
+static int prove(Ctx *c, int q)
+{
+    uint32_t phi, delta;
+    mid(c, q, PN_INF, PN_INF, &phi, &delta);
+    return phi == 0;
+}
+
+/* The value within (alpha, beta) by df-pn, as search() gives it: one question per bound the
+ * window asks about. */
+static int dfpn_value(Ctx *c, int alpha, int beta)
+{
+    if (beta > 0) { /* is it a win? */
+        if (prove(c, 0))
+            return 1;
+        if (alpha >= 0)
+            return 0; /* at most a draw */
+    }
+    return prove(c, 1) ? 0 : -1; /* does the opponent win? */
+}
+
+enum { BOTH, ALPHA_BETA, DFPN };
+
+static void start_lap(Ctx *c, u64 nodes)
+{
+    c->lap_end = c->nodes + nodes;
+    if (c->lap_end < c->next_poll)
+        c->next_poll = c->lap_end;
+}
+#define LAP_NODES 16384 /* df-pn's first lap, doubled each round... */
+#define AB_RATIO 8      /* ...alpha-beta's this many times longer (its nodes are that much cheaper) */
+
+/* The value of the position set up in c (the game not over) within (alpha, beta). BOTH:
+ * alpha-beta and df-pn take turns, in laps twice as long each round, until one settles it
+ * (alpha-beta is the faster on draws, df-pn on wins, by far); what each settles stays in the
+ * table for the other. */
+static int root_value(Ctx *c, int alpha, int beta, int method)
+{
+    volatile u64 lap = c->first_lap;
+    int v;
     if (has_line(c, c->turn ^ 1))
         return -1; /* the side that just moved has its line */
-    return search(c, alpha, beta);
+    if (method == ALPHA_BETA)
+        return search(c, alpha, beta);
+    if (method == DFPN)
+        return dfpn_value(c, alpha, beta);
+    for (;; lap *= 2) {
+        if (!setjmp(c->lap)) {
+            start_lap(c, AB_RATIO * lap);
+            v = search(c, alpha, beta);
+            c->lap_end = 0;
+            return v;
+        }
+        setup(c, c->root[0], c->root[1]);
+        if (!setjmp(c->lap)) {
+            start_lap(c, lap);
+            v = dfpn_value(c, alpha, beta);
+            c->lap_end = 0;
+            return v;
+        }
+        setup(c, c->root[0], c->root[1]);
+    }
 }
 
 /* --- Python interface --------------------------------------------------------------- */
@@ -697,24 +900,26 @@ bad:
     return -1;
 }
 
-static int run_search(Ctx *c, int alpha, int beta, int *out)
+static int run_search(Ctx *c, int alpha, int beta, int method, int *out)
 {
     if (setjmp(c->abort))
         return -1;
-    *out = root_value(c, alpha, beta);
+    *out = root_value(c, alpha, beta, method);
     return 0;
 }
 
 static PyObject *Solver_value(SolverObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"black", "white", "alpha", "beta", "should_stop", "max_nodes", NULL};
+    static char *kwlist[] = {"black",     "white",  "alpha",    "beta", "should_stop",
+                             "max_nodes", "method", "lap_nodes", NULL};
     PyObject *bo, *wo, *should_stop = Py_None;
-    int alpha = -1, beta = 1, failed, value = 0, limited;
-    unsigned long long max_nodes = 0;
+    const char *how = "auto";
+    int alpha = -1, beta = 1, failed, value = 0, limited, method;
+    unsigned long long max_nodes = 0, lap_nodes = LAP_NODES;
     bb black, white;
     Ctx *c;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|iiOK:value", kwlist, &bo, &wo, &alpha, &beta, &should_stop,
-                                     &max_nodes) ||
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|iiOKsK:value", kwlist, &bo, &wo, &alpha, &beta, &should_stop,
+                                     &max_nodes, &how, &lap_nodes) ||
         to_board(self, bo, "black", &black) < 0 || to_board(self, wo, "white", &white) < 0)
         return NULL;
     if (black & white) {
@@ -734,6 +939,16 @@ static PyObject *Solver_value(SolverObject *self, PyObject *args, PyObject *kwds
         PyErr_SetString(PyExc_TypeError, "should_stop must be a callable or None");
         return NULL;
     }
+    if (!strcmp(how, "auto"))
+        method = BOTH;
+    else if (!strcmp(how, "alphabeta"))
+        method = ALPHA_BETA;
+    else if (!strcmp(how, "dfpn"))
+        method = DFPN;
+    else {
+        PyErr_Format(PyExc_ValueError, "method must be 'auto', 'alphabeta' or 'dfpn', not '%.50s'", how);
+        return NULL;
+    }
     if (lock_solver(self) < 0)
         return NULL;
     c = self->ctx;
@@ -746,6 +961,10 @@ static PyObject *Solver_value(SolverObject *self, PyObject *args, PyObject *kwds
     c->table = self->table;
     c->mask = (((u64)1 << self->used) / BUCKET) - 1;
     setup(c, black, white);
+    c->root[0] = black;
+    c->root[1] = white;
+    c->lap_end = 0;
+    c->first_lap = lap_nodes ? lap_nodes : 1;
     c->nodes = 0;
     c->next_poll = POLL_NODES;
     c->max_nodes = max_nodes;
@@ -755,7 +974,7 @@ static PyObject *Solver_value(SolverObject *self, PyObject *args, PyObject *kwds
     c->owner = self;
     c->owner_nodes = self->nodes;
     c->thread = PyEval_SaveThread();
-    failed = run_search(c, alpha, beta, &value);
+    failed = run_search(c, alpha, beta, method, &value);
     if (!failed)
         PyEval_RestoreThread(c->thread);
     self->nodes = c->owner_nodes + c->nodes;
@@ -793,12 +1012,15 @@ static PyObject *Solver_get_size(SolverObject *self, void *closure)
 
 static PyMethodDef Solver_methods[] = {
     {"value", (PyCFunction)(void (*)(void))Solver_value, METH_VARARGS | METH_KEYWORDS,
-     "value(black, white, alpha=-1, beta=1, should_stop=None, max_nodes=0) -> int | None\n\n"
+     "value(black, white, alpha=-1, beta=1, should_stop=None, max_nodes=0, method='auto',\n"
+     "      lap_nodes=16384) -> int | None\n\n"
      "The value for the side to move (black when the stones are as many, else white): 1 a\n"
      "forced win, 0 a draw, -1 a forced loss; fail-soft within (alpha, beta): a value <= alpha\n"
      "is an upper bound, one >= beta a lower bound. None when max_nodes (0: no limit) nodes\n"
-     "did not settle it. Releases the GIL; should_stop, if given, is called about every 20 ms:\n"
-     "a true result abandons the search with Cancelled (Ctrl-C with KeyboardInterrupt)."},
+     "did not settle it. method: 'alphabeta' or 'dfpn' alone, or 'auto', the two taking turns\n"
+     "(df-pn's first lap lap_nodes, alpha-beta's 8 times that, doubled each round). Releases\n"
+     "the GIL; should_stop, if given, is called about every 20 ms: a true result abandons the\n"
+     "search with Cancelled (Ctrl-C with KeyboardInterrupt)."},
     {"clear", (PyCFunction)Solver_clear, METH_NOARGS, "clear() -> None\n\nEmpty the table."},
     {NULL, NULL, 0, NULL}};
 
