@@ -1,6 +1,7 @@
 """Gomoku by brute force, for the tests: every line checked, every move tried, no pruning."""
 
 import functools
+from typing import Callable
 
 
 def winner(board: str, size: int, k: int, overline: bool) -> str | None:
@@ -88,3 +89,66 @@ def move_values(board: str, me: str, size: int, k: int, overline: bool) -> dict[
         out[sq] = -v(after(root, sq, me), you, me)
         cells[sq] = "."
     return out
+
+
+def check_proof(board: str, me: str, value: int, size: int, k: int, overline: bool,
+                witness: Callable[[str, str], int], weights: bool = False) -> int:  # fmt: skip
+    """Replay a proof that ``value`` is the value of ``board`` for ``me`` to move; the number of
+    claims it holds (AssertionError where one fails). Each bound claimed of a position is
+    checked: a lower bound by the move ``witness(board, side)`` names (its child must meet the
+    opposite bound), an upper bound by every move. The leaves are finished games (a line, or a
+    full board) and boards dead for the side whose win a bound refutes (every line holds a stone
+    of the other side); with ``weights``, also a side whose open lines weigh under 1/2 with it
+    to move, under 1 with the other side to move, each 2**-(its empty points) (Erdos-Selfridge:
+    it cannot complete one). A false claim fails at some leaf, whatever the witnesses."""
+    lines = []
+    for sq in range(size * size):
+        r, c = divmod(sq, size)
+        for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+            if 0 <= r + dr * (k - 1) < size and 0 <= c + dc * (k - 1) < size:
+                lines.append([(r + dr * i) * size + c + dc * i for i in range(k)])
+    seen: set[tuple[str, str, int]] = set()
+
+    def other(side: str) -> str:
+        return "o" if side == "x" else "x"
+
+    def finished(b: str) -> int | None:  # the value for the side to move, when the game is over
+        return -1 if winner(b, size, k, overline) else 0 if "." not in b else None
+
+    def may_win(b: str, side: str, to_move: str) -> bool:
+        open_lines = [line for line in lines if all(b[i] != other(side) for i in line)]
+        if not weights:
+            return bool(open_lines)
+        weight = sum(2.0 ** -sum(b[i] == "." for i in line) for line in open_lines)
+        return weight >= (0.5 if side == to_move else 1.0)
+
+    def at_least(b: str, me: str, v: int) -> None:
+        if v <= -1 or (b, me, v) in seen:
+            return
+        seen.add((b, me, v))
+        final = finished(b)
+        if final is not None:
+            assert final >= v, f"{b} {me}: the game is over at {final}, not >= {v}"
+            return
+        if v == 0 and not may_win(b, other(me), me):
+            return
+        m = witness(b, me)
+        assert b[m] == ".", f"{b} {me}: the witness {m} is not an empty point"
+        at_most(b[:m] + me + b[m + 1 :], other(me), -v)
+
+    def at_most(b: str, me: str, v: int) -> None:
+        if v >= 1 or (b, me, v - 10) in seen:
+            return
+        seen.add((b, me, v - 10))  # upper bounds kept apart from lower ones
+        final = finished(b)
+        if final is not None:
+            assert final <= v, f"{b} {me}: the game is over at {final}, not <= {v}"
+            return
+        if v == 0 and not may_win(b, me, me):
+            return
+        for m in (i for i, ch in enumerate(b) if ch == "."):
+            at_least(b[:m] + me + b[m + 1 :], other(me), -v)
+
+    at_least(board, me, value)
+    at_most(board, me, value)
+    return len(seen)

@@ -6,6 +6,7 @@ import random
 import signal
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,7 @@ from grader.games.gomoku import GOMOKU, Gomoku
 from grader.games.gomoku_native import bitboards
 from grader.stop import Stopped
 
+from reference_gomoku import check_proof
 from reference_gomoku import move_values as brute_move_values
 
 if not gomoku_native.available():
@@ -156,6 +158,116 @@ def test_symmetric_positions_have_symmetric_values():
         assert alone == again
         values.append(sorted(alone.values()))
     assert all(v == values[0] for v in values)
+
+
+# --- proofs replayed ----------------------------------------------------------------------------
+
+COURSE_FILE = Path(__file__).parent / "data" / "assignment2-public-tests.gtp"
+
+
+def course_positions() -> dict[int, object]:
+    """The position of each 'solve' and 'genmove' test of the course's public file, by number."""
+    out, rules = {}, GOMOKU
+    pos = rules.start()
+    for line in COURSE_FILE.read_text().splitlines():
+        words = line.split()
+        if words and words[0].isdigit():
+            number, words = int(words[0]), words[1:]
+            if words[0] in ("solve", "genmove"):
+                out[number] = pos
+        if words[:1] == ["boardsize"]:
+            rules = GOMOKU.sized(int(words[1]))
+        if words[:1] in (["boardsize"], ["clear_board"]):
+            pos = rules.start()
+        elif words[:1] == ["play"]:
+            pos = pos.play(rules.parse_square(words[2]))
+    return out
+
+
+def witnesses(size: int, k: int = 5, overline: bool = True):
+    """The witness of a proof's lower bounds: an optimal move (by the C core's values), the
+    first in the order of the live lines through it (the checker trusts none of it)."""
+    core, values = N.Solver(size, k, overline, 22), {}
+    lines = [line for line in Gomoku(size, k, overline).lines(size)]
+
+    def value(board: str) -> int:
+        if board not in values:
+            values[board] = core.value(*bitboards(board))
+        return values[board]
+
+    def weight(board: str, m: int, me: str) -> int:
+        out = 0
+        for line in (line for line in lines if m in line):
+            cells = [board[i] for i in line]
+            out += 4 ** cells.count(me) if (cells.count(".") + cells.count(me)) == k else 0
+            out += 3 ** (k - cells.count(".")) if me not in cells else 0
+        return out
+
+    def witness(board: str, me: str) -> int:
+        best = value(board)
+        for m in sorted((i for i, ch in enumerate(board) if ch == "."), key=lambda m: -weight(board, m, me)):
+            if -value(board[:m] + me + board[m + 1 :]) == best:
+                return m
+        raise AssertionError(f"{board} {me}: no move achieves {best}")
+
+    return witness, value
+
+
+def replay_every_move(pos, weights: bool = False) -> int:
+    """Replay the proofs of a position's value and of every move's; the claims checked."""
+    rules = pos.game
+    witness, value = witnesses(rules.size, rules.k, rules.overline)
+    claims = check_proof(pos.board, pos.token, value(pos.board), rules.size, rules.k, rules.overline, witness, weights)
+    for m in pos.moves():
+        after = pos.play(m)
+        claims += check_proof(after.board, after.token, value(after.board), rules.size, rules.k, rules.overline,
+                              witness, weights)  # fmt: skip
+    return claims
+
+
+def test_the_course_positions_proofs_replay_every_move():
+    """Tests 30 to 150 of the course's file (7x7, up to 17 empty points): the value of the
+    position and of every move, each replayed down to finished games and dead boards."""
+    positions = course_positions()
+    done = set()
+    for number in range(30, 160, 10):
+        pos = positions[number]
+        if pos.board not in done and not pos.is_game_over():
+            done.add(pos.board)
+            assert replay_every_move(pos) > 0
+    assert len(done) == 9
+
+
+@pytest.mark.parametrize("number", [180, 190, 200])
+def test_the_course_41_empty_positions_are_won_by_c5_by_replayed_proofs(number):
+    """Black wins, C5 (the file's answer) wins: a proof down to finished games, a few thousand
+    claims (every move's proof together is millions: left to the search's own tests)."""
+    pos = course_positions()[number]
+    witness, _ = witnesses(7)
+    assert pos.empties == 41 and check_proof(pos.board, "x", 1, 7, 5, True, witness) < 50_000
+    after = pos.play(GOMOKU.parse_square("C5"))
+    assert check_proof(after.board, "o", -1, 7, 5, True, witness) < 50_000
+
+
+def test_the_empty_5x5_board_is_a_draw_by_a_replayed_proof():
+    """The course's test 160: the empty 5x5 board and each first move are draws. Down to dead
+    boards alone the proof is beyond a test (positions of 4 stones run for minutes): its
+    leaves are also sides whose open lines weigh too little to complete one (Erdos-Selfridge)."""
+    five = course_positions()[160]
+    assert five.board == "." * 25
+    assert replay_every_move(five, weights=True) > 25
+
+
+def test_a_false_claim_fails_its_replay_whatever_the_witnesses():
+    five = GOMOKU.sized(5)
+    witness, _ = witnesses(5)
+    for pos in random_positions(five, range(8, 11), 6, seed=5):
+        truth = max(brute_move_values(pos.board, pos.token, 5, 5, True).values())
+        assert check_proof(pos.board, pos.token, truth, 5, 5, True, witness) > 0
+        for wrong in {-1, 0, 1} - {truth}:
+            for chosen in (witness, lambda b, me: b.index(".")):
+                with pytest.raises(AssertionError):
+                    check_proof(pos.board, pos.token, wrong, 5, 5, True, chosen)
 
 
 # --- the core's contract ------------------------------------------------------------------------
