@@ -9,7 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from grader.cli import main
 from grader.errors import GraderError
 from grader.games import gomoku_native
 from grader.games.gomoku import GOMOKU, Gomoku
@@ -385,7 +387,7 @@ def test_the_search_releases_the_gil():
 # --- backends ---------------------------------------------------------------------------------------
 
 
-def test_auto_is_the_native_solver_and_python_stays_the_second_route(monkeypatch):
+def test_auto_is_the_native_solver_and_python_stays_the_second_route(monkeypatch, tmp_path):
     assert GOMOKU.backends() == ("native", "python") and GOMOKU.backend_note() is None
     five = GOMOKU.sized(5)
     assert five.solver("outcome").analyze(five.start(), all_values=True).backend == "native"
@@ -395,3 +397,10 @@ def test_auto_is_the_native_solver_and_python_stays_the_second_route(monkeypatch
     with pytest.raises(GraderError, match="native solver is not built on this machine: install a C compiler"):
         GOMOKU.solver("outcome", backend="native")
     assert "not built" in (GOMOKU.backend_note() or "")
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(main, ["doctor", "--no-attacks"])
+    assert "\nsolver (gomoku): the native Gomoku solver is not built, so the Python one is used" in out.output
+    monkeypatch.undo()
+    out = CliRunner().invoke(main, ["doctor", "--no-attacks"])
+    assert "\nsolver (othello): native, python built (native used)\n" in out.output
+    assert "\nsolver (gomoku): native, python built (native used)\n" in out.output
