@@ -87,6 +87,17 @@ def test_every_moves_value_is_brute_forces(size, k, overline, empties, count):
     assert check_every_move(rules, random_positions(rules, empties, count, seed=size * 1000 + k * 10 + overline)) > 0
 
 
+@pytest.mark.parametrize("size, overline, seed", [(5, True, 4), (5, False, 5)])
+def test_pairings_are_brute_forces(size, overline, seed):
+    """Four in a row below the board's size: many lines, in runs a pair of points can serve
+    (a pairing strategy settles draws), on positions where a pairing claimed too soon (one
+    point for each run) is caught."""
+    rules = Gomoku(size, 4, overline)
+    empties = range(9, 13) if size == 5 else range(9, 12)
+    positions = random_positions(rules, empties, 8, seed=seed * 1000 + size * 100 + 40 + overline)
+    assert check_every_move(rules, positions) > 0
+
+
 @pytest.mark.slow  # brute force of a 5x5 draw of 14 empty points: about 30 s each
 @pytest.mark.parametrize("size, empties, count", [(5, range(12, 15), 4), (7, range(10, 13), 40)])
 def test_every_moves_value_is_brute_forces_up_to_14_empty_points(size, empties, count):

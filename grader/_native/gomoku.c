@@ -13,17 +13,24 @@
  * stones of each colour (and, without overlines, on its two flanks) are counted as stones are
  * played, and so the live windows of each side.
  *
- * The search is a fail-soft negamax alpha-beta over the three values, to the end of the game
- * (no depth, no evaluation: every value stored is exact or an exact bound). At each node,
- * in order, only rules that hold for both sides:
+ * Two searches, to the end of the game (no depth, no evaluation: every value stored is exact
+ * or an exact bound), share the rules, the move ordering and the table: a fail-soft negamax
+ * alpha-beta over the three values, and df-pn (below), each question of which is whether one
+ * side wins. value() lets them take turns in laps that double each round until one settles
+ * the position (alpha-beta is by far the faster on draws, df-pn on wins). At each node, in
+ * order, only rules that hold for both sides:
  *   - a full board is a draw; a winning point of the side to move (a live window holding
  *     k - 1 of its stones) wins;
  *   - two winning points of the opponent lose (one move blocks one);
- *   - no live window for either side: a draw (a *dead board*); no live window for one side:
- *     that side cannot win, a bound;
- *   - one winning point of the opponent: it is the only move (any other loses at once);
+ *   - a side whose live windows weigh under 1/2 with it to move, under 1 with the other side
+ *     to move, each 2**-(its empty points), cannot complete one (Erdos-Selfridge: the other
+ *     side, taking the point of most weight each move, keeps the weight from growing): a
+ *     bound; both such, or no live window at all (a *dead board*), a draw;
  *   - a *double* of the side to move (a move making two winning points) wins, the opponent
- *     having none to play first;
+ *     having no winning point to play first;
+ *   - a side whose live windows the other side can pair off (disjoint pairs of empty points,
+ *     a pair in each window, answered one by the other) cannot complete one: a bound;
+ *   - one winning point of the opponent: it is the only move (any other loses at once);
  *   - against the opponent's doubles, only the moves that break every one of them (the
  *     double's point or a point of a window that makes it) or that make a winning point of
  *     one's own are searched: any other lets the opponent play a double, which wins;
@@ -31,10 +38,10 @@
  *     empty points can never matter again, so they are one move (a pass): the lowest is
  *     searched for all of them.
  * Moves are ordered by the table's move, then the live windows through each point weighted
- * by the stones they hold (one's own first). A transposition table keeps bounds under the
- * board's eight symmetries: its key is the least of the eight images of the position (the
- * whole position, so no two positions ever share an entry), in 4-entry buckets replaced by
- * the least work. The table is kept across calls.
+ * by the stones they hold (one's own first). A transposition table keeps bounds (and df-pn's
+ * numbers) under the board's eight symmetries: its key is the least of the eight images of
+ * the position (the whole position, so no two positions ever share an entry), in 4-entry
+ * buckets replaced by the least work. The table is kept across calls.
  *
  * While it runs the search releases the GIL and every POLL_SECONDS takes it to run signal
  * handlers and the call's should_stop() callable; a stop (or the call's node limit) unwinds
@@ -97,6 +104,7 @@ typedef struct {
     uint16_t through[MAX_POINTS][MAX_THROUGH]; /* the windows through each point */
     uint8_t nflanked[MAX_POINTS];
     uint16_t flanked[MAX_POINTS][8]; /* the windows each point flanks (without overlines) */
+    int16_t next[MAX_WINDOWS];       /* the window one point further along the same line (-1: none) */
     uint8_t sym[8][MAX_POINTS];      /* each point's image under the 8 symmetries */
     uint8_t inv[8][MAX_POINTS];      /* and back */
 } Geom;
@@ -135,6 +143,13 @@ static void geom_init(Geom *g, int size, int k, int overline)
                     }
                 }
             }
+    for (int w = 0; w < g->nw; w++) { /* the next window of a line: its points but the first, and one more */
+        bb rest = g->wmask[w] & ~BIT(bb_first(g->wmask[w]));
+        g->next[w] = -1;
+        for (int v = w + 1; v < g->nw && g->next[w] < 0; v++)
+            if ((g->wmask[v] & rest) == rest && bb_count(g->wmask[v] & g->wmask[w]) == k - 1)
+                g->next[w] = (int16_t)v;
+    }
     for (int x = 0; x < g->n; x++) {
         int r = x / size, col = x % size, m = size - 1;
         int img[8][2] = {{r, col}, {col, m - r}, {m - r, m - col}, {m - col, r},
@@ -385,6 +400,66 @@ static bb defence(const Ctx *c, int a, bb doubles, bb empty)
     return common;
 }
 
+/* One more point for slot s (of the run of windows whose points are runs[s / 2]) by an
+ * augmenting path (Kuhn's algorithm). */
+static int augment(Ctx *c, int s, const bb *runs, int16_t *owner, uint32_t stamp)
+{
+    for (bb m = runs[s >> 1]; m; m &= m - 1) { /* a free point first */
+        int x = bb_first(m);
+        if (owner[x] < 0) {
+            owner[x] = (int16_t)s;
+            return 1;
+        }
+    }
+    for (bb m = runs[s >> 1]; m; m &= m - 1) {
+        int x = bb_first(m);
+        if (c->seen[x] == stamp)
+            continue;
+        c->seen[x] = stamp;
+        if (augment(c, owner[x], runs, owner, stamp)) {
+            owner[x] = (int16_t)s;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether the other side has a pairing strategy against side a: disjoint pairs of empty
+ * points, each window live for a holding one pair whole. Each stone of a on one point of a
+ * pair is answered on the other, so every such window gets a stone of the other side before a
+ * can fill it, and a never has a winning point to force another answer: a never completes a
+ * line, whoever is to move. The live windows of a line are taken in runs, as long as the
+ * points they share hold two empty ones (one pair serves them all); the pairs are a matching
+ * of two slots of each run to those points. */
+static int paired(Ctx *c, int a, bb empty)
+{
+    const Geom *g = c->g;
+    int count = 0;
+    int16_t owner[MAX_POINTS];
+    uint8_t done[MAX_WINDOWS];
+    bb runs[MAX_WINDOWS], points = 0;
+    memset(done, 0, (size_t)g->nw);
+    for (int w = 0; w < g->nw; w++) {
+        bb shared;
+        if (done[w] || !live_for(c, w, a))
+            continue;
+        shared = g->wmask[w] & empty;
+        for (int v = g->next[w]; v >= 0 && live_for(c, v, a) && bb_count(shared & g->wmask[v]) >= 2; v = g->next[v]) {
+            shared &= g->wmask[v];
+            done[v] = 1;
+        }
+        runs[count++] = shared;
+        points |= shared;
+    }
+    if (2 * count > bb_count(points))
+        return 0;
+    memset(owner, 0xff, sizeof owner);
+    for (int s = 0; s < 2 * count; s++)
+        if (!augment(c, s, runs, owner, ++c->stamp))
+            return 0;
+    return 1;
+}
+
 /* The points of live windows, and (without overlines) their flanks. */
 static bb relevant(const Ctx *c)
 {
@@ -538,6 +613,14 @@ static void examine(Ctx *c, Node *n)
             return;
         if (e->move != NO_MOVE)
             n->hint = g->inv[n->key.sym][e->move];
+    }
+    if (n->hi > 0 && paired(c, me, empty))
+        n->hi = 0;
+    if (n->lo < 0 && !t.win[you] && paired(c, you, empty))
+        n->lo = 0;
+    if (n->lo == n->hi) {
+        store(c, &n->key, n->lo, n->hi, -1, 1);
+        return;
     }
     if (t.win[you])
         n->moves = t.win[you];
