@@ -16,8 +16,9 @@ shared between them; the C core when it is built, else the Python solver, as the
      meets it: --programs programs answering every test (the empty 9x9 board of test 170 with
      a result, which the solver tries for regress.solve_seconds, --budget), wall seconds in all
      (target: at most 2 minutes), then a second run, which reads the solutions kept beside it;
-  6. the empty 9x9 board (test 170), as far as the solver gets within --budget-9 seconds, and
-     how many random 9x9 positions of 40 to 80 empty points it settles within --each-9 seconds.
+  6. the empty boards of 6x6 to 9x9 (9x9 is test 170), each as far as the solver gets within
+     --budget-empty seconds, and how many random 9x9 positions of 40 to 80 empty points it
+     settles within --each-9 seconds.
 """
 
 from __future__ import annotations
@@ -157,18 +158,22 @@ def course_file(programs: int, budget: float, isolation: str) -> None:
                   f"{unverified or 'none'}; kept in {lab.name}{SUFFIX}: {lab.with_name(lab.name + SUFFIX).exists()}")  # fmt: skip
 
 
-def nine_by_nine(budget: float, each: float, count: int, seed: int) -> None:
-    nine = GOMOKU.sized(9)
-    solver = nine.solver("outcome")
+def empty_board(size: int, budget: float) -> None:
+    rules = GOMOKU.sized(size)
+    solver = rules.solver("outcome")
     start = time.process_time()
     solver.should_stop = lambda: time.process_time() - start > budget
     try:
-        found = f"value {solver.value(nine.start()):+d}"
+        found = f"value {solver.value(rules.start()):+d}"
     except Stopped:
         found = "not settled"
     seconds = time.process_time() - start
-    print(f"9x9, the empty board (test 170): {found} in {seconds:.1f} s, {solver.nodes} nodes "
-          f"({solver.nodes / max(seconds, 1e-9) / 1e6:.2f} M nodes/s; budget {budget:g} s)")  # fmt: skip
+    print(f"{size}x{size}, the empty board{' (test 170)' if size == 9 else ''}: {found} in {seconds:.1f} s, "
+          f"{solver.nodes} nodes ({solver.nodes / max(seconds, 1e-9) / 1e6:.2f} M nodes/s; budget {budget:g} s)")  # fmt: skip
+
+
+def nine_by_nine(each: float, count: int, seed: int) -> None:
+    nine = GOMOKU.sized(9)
     for empties in range(40, 81, 10):
         settled, times = 0, []
         for pos in nine.random_positions(seed, range(empties, empties + 1), count):
@@ -192,7 +197,8 @@ def main() -> int:
     ap.add_argument("--commands", type=int, default=2000)
     ap.add_argument("--isolation", default="auto")
     ap.add_argument("--budget", type=float, default=30.0, help="regress.solve_seconds (default 30)")
-    ap.add_argument("--budget-9", type=float, default=60.0, help="seconds on the empty 9x9 board (default 60)")
+    ap.add_argument("--budget-empty", type=float, default=120.0,
+                    help="seconds on each empty board, 6x6 to 9x9 (default 120)")  # fmt: skip
     ap.add_argument("--each-9", type=float, default=10.0, help="seconds on each random 9x9 position (default 10)")
     ap.add_argument("--programs", type=int, default=3, help="programs run on the course's file (default 3)")
     ap.add_argument("--skip-course", action="store_true", help="leave out parts 4 to 6")
@@ -210,7 +216,9 @@ def main() -> int:
     if not args.skip_course:
         course_hard()
         course_file(args.programs, args.budget, args.isolation)
-        nine_by_nine(args.budget_9, args.each_9, min(args.count, 4), args.seed)
+        for size in (6, 7, 8, 9):
+            empty_board(size, args.budget_empty)
+        nine_by_nine(args.each_9, min(args.count, 4), args.seed)
     return 0
 
 

@@ -507,7 +507,8 @@ static Entry *probe(const Ctx *c, const Key *key)
     return NULL;
 }
 
-static void store(Ctx *c, const Key *key, int lo, int hi, int move, u64 work)
+/* Store bounds on a position's value (and a best move): its entry. */
+static Entry *store(Ctx *c, const Key *key, int lo, int hi, int move, u64 work)
 {
     Entry *b = c->table + (key->hash & c->mask) * BUCKET, *e = NULL;
     for (int i = 0; i < BUCKET && !e; i++)
@@ -540,6 +541,7 @@ static void store(Ctx *c, const Key *key, int lo, int hi, int move, u64 work)
         e->move = c->g->sym[key->sym][move];
     work += e->work;
     e->work = work > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)work;
+    return e;
 }
 
 /* Move ordering: the live windows through x, weighted by the stones they hold. */
@@ -723,13 +725,9 @@ static inline int goal_failed(int q, int hi) { return hi < 1 - q; }
 
 static void store_pn(Ctx *c, const Key *key, int q, uint32_t phi, uint32_t delta, int move, u64 work)
 {
-    Entry *e;
-    store(c, key, -1, 1, move, work);
-    e = probe(c, key);
-    if (e) {
-        e->phi[q] = phi;
-        e->delta[q] = delta;
-    }
+    Entry *e = store(c, key, -1, 1, move, work);
+    e->phi[q] = phi;
+    e->delta[q] = delta;
 }
 
 static void mid(Ctx *c, int q, uint32_t thphi, uint32_t thdelta, uint32_t *phi_out, uint32_t *delta_out)
@@ -1075,7 +1073,7 @@ static PyObject *Solver_clear(SolverObject *self, PyObject *unused)
     (void)unused;
     if (lock_solver(self) < 0)
         return NULL;
-    memset(self->table, 0, ((size_t)1 << self->bits) * sizeof(Entry));
+    memset(self->table, 0, ((size_t)1 << self->used) * sizeof(Entry)); /* the rest was never used */
     self->used = self->bits < USED_MIN ? self->bits : USED_MIN;
     unlock_solver(self);
     Py_RETURN_NONE;
@@ -1115,7 +1113,7 @@ static PyGetSetDef Solver_getset[] = {
 static PyType_Slot Solver_slots[] = {
     {Py_tp_doc, "Solver(size: int, k: int, overline: bool, table_bits: int = 20)\n\n"
                 "Exact Gomoku solver on a size x size board, k in a row (more only with overline),\n"
-                "with its own transposition table (2**table_bits entries of 40 bytes, kept across\n"
+                "with its own transposition table (2**table_bits entries of 56 bytes, kept across\n"
                 "calls; a small search uses only its first few). Calls on one object are\n"
                 "serialized by a lock; separate objects run in parallel."},
     {Py_tp_new, Solver_new},

@@ -31,7 +31,7 @@ else:
 
 HOW_TO_BUILD = "install a C compiler (e.g. gcc) and reinstall grader (pip install --force-reinstall .)"
 MAX_SIZE = _native.MAX_SIZE if _native is not None else 0  # the largest board the core takes (11x11)
-TABLE_BITS = 20  # log2 of each core's table entries (40 bytes each: 40 MB, touched as it fills)
+TABLE_BITS = 20  # log2 of each core's table entries (56 bytes each: 56 MB, touched as it fills)
 QUICK_NODES = 50_000  # the nodes a move's quick proof may take in the core (a few ms)
 
 _BLACK = str.maketrans("xo.", "100")
