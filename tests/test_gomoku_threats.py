@@ -53,7 +53,7 @@ def test_every_threat_proof_is_a_win_by_brute_force(size, k, overline, empties, 
         if search.wins(list(pos.board), you, me):
             proofs += 1
             assert truth == -1, pos.board
-        assert rules.solver("outcome").value(pos) == truth, pos.board
+        assert rules.solver("outcome", backend="python").value(pos) == truth, pos.board
     assert proofs >= least  # the search proved something: the test is not vacuous
 
 
@@ -80,7 +80,7 @@ def test_the_course_41_empty_positions_are_settled_by_threats(number):
     """Black wins, and C5 (the file's answer) wins, found in a few thousand nodes at most (the
     exact search alone ran out of 30 s, over a million nodes, on each)."""
     pos = course(number)
-    solver = GOMOKU.solver("outcome")
+    solver = GOMOKU.solver("outcome", backend="python")
     deadline = time.monotonic() + 120  # a guard only: the assertion is on the nodes searched
     solver.should_stop = lambda: time.monotonic() > deadline
     assert solver.value(pos) == 1
@@ -105,16 +105,19 @@ def test_on_a_course_position_any_winning_move_passes(tmp_path):
     assert "b C2 is right" in tests[1].note and "the winner is b" in tests[2].note
     cache = json.loads((tmp_path / "hard.gtp.solved.json").read_text())
     (entry,) = cache["positions"].values()
-    assert entry["value"] == 1 and "best" not in entry  # settled; listing every winning move needs more than 2 s
+    assert entry["value"] == 1 and "C2" in entry["moves"] and set(entry["moves"].values()) == {1}
+    assert "best" not in entry or len(entry["best"]) == 41  # with the C core every move wins, listed in about 1 s
 
 
+@pytest.mark.parametrize("backend", GOMOKU.backends())
 @pytest.mark.parametrize("size, k, overline", [(5, 4, True), (6, 4, False), (7, 5, True)])
-def test_a_moves_quick_proof_is_its_brute_force_value(size, k, overline):
-    """Every move's value a threat proof settles (``proven_move_value``) is brute force's."""
+def test_a_moves_quick_proof_is_its_brute_force_value(size, k, overline, backend):
+    """Every move's value a quick proof settles (``proven_move_value``: a threat proof in
+    Python, a search of a few thousand nodes in C) is brute force's."""
     rules = Gomoku(size, k, overline)
     proofs = 0
     for pos in endgames(rules, 8, 8, seed=size * 100 + k + overline):
-        solver = rules.solver("outcome")
+        solver = rules.solver("outcome", backend=backend)
         for m in pos.moves():
             proven = solver.proven_move_value(pos, m)
             if proven is not None:
@@ -135,7 +138,7 @@ def test_a_moves_quick_proof_is_its_brute_force_value(size, k, overline):
 def test_the_course_positions_winning_moves_are_listed_by_threats(number):
     """Where the negamax cannot settle a move within the budget, a threat proof lists the course's
     winning moves at once: C5 (the file's answer) and C2 among them; not every move is proven."""
-    pos, solver = course(number), GOMOKU.solver("outcome")
+    pos, solver = course(number), GOMOKU.solver("outcome", backend="python")
     proven = {GOMOKU.square_name(m): solver.proven_move_value(pos, m) for m in pos.moves()}
     wins = {m for m, v in proven.items() if v == 1}
     assert {"C5", "C2"} <= wins and len(wins) >= 15
