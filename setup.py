@@ -1,4 +1,4 @@
-"""Builds the optional C solver (grader._othello_native) and the launcher of untrusted programs
+"""Builds the optional C solvers (grader._othello_native, grader._gomoku_native) and the launcher of untrusted programs
 (grader/grader-launch, from grader/_native/launch.c); pyproject.toml holds the metadata.
 
 Without a working C compiler the build is skipped: grader uses its pure-Python solver, and
@@ -87,7 +87,8 @@ setup(
             sources=["grader/_native/othello.c"],
             depends=["grader/_native/eval_weights.h"],  # the evaluation's weights, #included
             extra_compile_args=_compile_args(),
-        )
+        ),
+        Extension("grader._gomoku_native", sources=["grader/_native/gomoku.c"], extra_compile_args=_compile_args()),
     ],
     cmdclass={"build_ext": OptionalBuildExt},
 )

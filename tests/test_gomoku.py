@@ -44,11 +44,12 @@ def endgames(rules: Gomoku, empties: int, count: int, seed: int) -> list:
     "size, k, overline, empties, count",
     [(4, 4, True, 8, 20), (5, 4, True, 8, 20), (5, 4, False, 8, 20), (5, 5, True, 8, 10), (6, 4, True, 7, 15)],
 )
-def test_values_and_optimal_moves_agree_with_brute_force(size, k, overline, empties, count):
+@pytest.mark.parametrize("backend", GOMOKU.backends())  # the Python solver, and the C core where it is built
+def test_values_and_optimal_moves_agree_with_brute_force(size, k, overline, empties, count, backend):
     rules = Gomoku(size, k, overline)
     for pos in endgames(rules, empties, count, seed=size * 100 + k * 10 + overline):
         truth = brute_value(pos.board, pos.token, size, k, overline)
-        solver = rules.solver("outcome")
+        solver = rules.solver("outcome", backend=backend)
         assert solver.value(pos) == truth, pos.board
         best = {
             m for m in pos.moves() if -brute_value(pos.play(m).board, pos.play(m).token, size, k, overline) == truth

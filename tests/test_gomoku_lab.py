@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from grader.cli import main
 from grader.engines.interpreters import find_interpreter
 from grader.engines.programs import PYTHON, ProtocolEngine
+from grader.games import gomoku_native
 from grader.games.gomoku import GOMOKU
 from grader.limits import Limits
 from grader.regression.format import parse_regress, public_tests
@@ -362,3 +363,64 @@ def test_a_program_naming_a_losing_move_in_a_drawn_position_gets_the_winner_only
     move = test.answer.split()[1] if test.answer else ""
     assert test.symbol == "W" and values.get(move) == -1, test
     assert test.note == f"draw is right, but {move} gives a loss; one of B2, E2, E5 achieves it"
+
+
+# --- the course's public file (tests/data, as the course ships it) ------------------------------------
+
+COURSE_FILE = Path(__file__).parent / "data" / "assignment2-public-tests.gtp"
+needs_native = pytest.mark.skipif(not gomoku_native.available(), reason="the C solver is not built")
+
+
+@needs_native
+@pytest.mark.parametrize(
+    "answer, symbol, note",
+    [
+        ("draw A1", "+", "draw A1 is right (any of A1, B1, "),  # a draw, and every first move keeps it
+        ("b A1", "-", "said b; the winner is draw (A1, B1, "),
+        ("draw", "W", "draw is right, but no move: one of A1, B1, "),
+        ("unknown", "+", "unknown, as the file expects"),
+    ],
+)
+def test_the_empty_5x5_board_of_the_course_is_judged_by_the_solver(tmp_path, monkeypatch, answer, symbol, note):
+    """The course's test 160 ('boardsize 5', then 'solve' on the empty board, the file expecting
+    'unknown'): a result is judged by the solver through 'grader regress', never unverified."""
+    monkeypatch.chdir(tmp_path)
+    lines = COURSE_FILE.read_text().splitlines()
+    start = lines.index("#test 160, 170, ..., 200 are hard")
+    (tmp_path / "hard.gtp").write_text("\n".join(lines[start : start + 5]) + "\n")  # timelimit 5, boardsize 5, 160
+    (tmp_path / "f.py").write_text(FIXED)
+    command = shlex.join([PYTHON, "f.py", json.dumps([answer])])
+    out = CliRunner().invoke(main, ["regress", command, "hard.gtp", "--json", "r.json"])
+    assert out.exit_code == 0, out.output
+    (test,) = json.loads((tmp_path / "r.json").read_text())[0]["tests"]
+    assert (test["number"], test["symbol"]) == (160, symbol) and test["note"].startswith(note), test
+    assert test["judged_by"] == ("regex" if answer == "unknown" else "solver")
+
+
+# What a correct program answers to each solve and genmove test of the course's file (a move where
+# the side to move wins or draws; 'unknown' on the empty 9x9 board, which no solver settles).
+COURSE_ANSWERS = ["b", "b", "draw G5", "b A3", "A3", "draw G1", "b", "draw G3", "b C1", "C1", "b", "w B3", "B3",
+                  "w D2", "D2", "draw A1", "unknown", "b C5", "b C2", "b G1"]  # fmt: skip
+
+
+@needs_native
+def test_the_course_file_is_judged_by_the_solver_up_to_7x7(tmp_path, monkeypatch):
+    """The course's whole public file, as a class's first run meets it: every position up to
+    7x7 settled, every move's value known, so each answer is judged by the solver (none
+    unverified), the moves the file's regex does not name (C2, G1 in tests 190 and 200) included."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(COURSE_FILE, tmp_path / "a2.gtp")
+    (tmp_path / "f.py").write_text(FIXED)
+    (tmp_path / "config.yaml").write_text("regress:\n  solve_seconds: 120\n")  # a guard on a loaded machine
+    command = shlex.join([PYTHON, "f.py", json.dumps(COURSE_ANSWERS)])
+    out = CliRunner().invoke(main, ["regress", command, "a2.gtp", "--json", "r.json"])
+    assert out.exit_code == 0 and "21 tests counted (every test), 100.0/100" in out.output, out.output
+    tests = json.loads((tmp_path / "r.json").read_text())[0]["tests"]
+    assert [t["symbol"] for t in tests] == ["+"] * 21
+    judged = {t["number"]: t["judged_by"] for t in tests}
+    assert judged.pop(0) == "regex" and judged.pop(170) == "regex"  # 'timelimit', and 'unknown' as expected
+    assert set(judged.values()) == {"solver"}
+    cache = json.loads((tmp_path / "a2.gtp.solved.json").read_text())["positions"]
+    boards = {k.split()[1]: e for k, e in cache.items()}
+    hard = [e for b, e in boards.items() if len(b) == 49 and b.count("x") == 4 and b.count("o") == 4]
+    assert len(hard) == 3 and all(e["value"] == 1 and len(e["moves"]) == 41 and "unsettled" not in e for e in hard)

@@ -11,7 +11,7 @@ from ..doctor import describe as describe_diagnosis
 from ..doctor import diagnose as diagnose_machine
 from ..engines.interpreters import check_python, course_python
 from ..engines.isolation import ISOLATIONS
-from ..games import get_game
+from ..games import BUILTIN, get_game
 from .options import config_option, echo, fail_cleanly
 
 # --- doctor -------------------------------------------------------------------------------
@@ -39,12 +39,12 @@ def doctor(isolation: str | None, no_attacks: bool, config_path: str | None) -> 
     found = diagnose_machine(isolation or config.isolation, course_python(config.python) if config.python else sys.executable,
                              not no_attacks)  # fmt: skip
     echo(describe_diagnosis(found))
-    game = get_game(config.game)
-    note = game.backend_note()
-    echo(
-        f"solver: {note}"
-        if note
-        else f"solver: {', '.join(game.backends())} built ({game.backend(config.backend)} used)"
-    )
+    for name in dict.fromkeys([config.game, *BUILTIN]):  # the configured game, and each with a C core
+        game = get_game(name)
+        note = game.backend_note()
+        if note:
+            echo(f"solver ({game.name}): {note}")
+        elif name == config.game or "native" in game.backends():
+            echo(f"solver ({game.name}): {', '.join(game.backends())} built ({game.backend(config.backend)} used)")
     if found.attacks and not found.safe:
         raise SystemExit(1)
