@@ -55,6 +55,9 @@ LABS = {"othello": [ROOT / "submissions" / "negamax.py", ROOT / "submissions" / 
         "tictactoe": [ROOT / "submissions" / "tictactoe" / "can_lose.py"]}  # fmt: skip
 
 
+STALLED = 600.0  # seconds without a grade after which the bench stops waiting for the queue
+
+
 def rss_mb(pid: int) -> float:
     """The process's resident memory now (its children's left out: the scripts it grades)."""
     try:
@@ -303,12 +306,17 @@ def main() -> int:
         for b in browsers:
             b.join()
         engine = connect(url)
-        deadline = time.monotonic() + max(600.0, args.duration)
-        while time.monotonic() < deadline:  # the last uploads graded
+        left, moved = -1, time.monotonic()
+        while time.monotonic() - moved < STALLED:  # the last uploads graded, however long a backlog takes
             with sessions(engine)() as s:
-                if not s.scalar(select(func.count()).select_from(Job)):
-                    break
-            time.sleep(1)
+                now_left = s.scalar(select(func.count()).select_from(Job)) or 0
+            if not now_left:
+                break
+            if now_left != left:
+                left, moved = now_left, time.monotonic()
+            time.sleep(2)
+        print(f"the queue emptied {time.monotonic() - t0 - args.duration:.0f} s after the run's end"
+              if not now_left else f"{now_left} jobs still queued after {STALLED:.0f} s without a grade")  # fmt: skip
         engine.dispose()
         problems = exactly_once(url, tally.receipts)
         tenth = next((s for s in samples if s[0] >= args.duration / 10), samples[0]) if samples else None
