@@ -9,6 +9,7 @@ import os
 import re
 import sqlite3
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -330,3 +331,16 @@ def test_grades_made_while_the_disk_is_full_are_written_once_room_is_made(small_
         server.stop()
     assert all(s.gradings == 1 for s in graded)
     assert "full.py" not in {s.filename for s in stored(url)} and "Traceback" not in "".join(server.lines)
+
+
+@pytest.mark.slow  # bench/portal_soak.py's short run: a PostgreSQL server, 20 students over 90 s: 2-4 minutes
+def test_the_soak_benchs_short_run_loses_nothing():
+    """Workers killed and the database stopped once under a course's traffic: every upload graded once."""
+    pytest.importorskip("psycopg", reason='PostgreSQL is reached through psycopg 3: pip install -e ".[portal]"')
+    if _postgres_bin() is None:
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "portal_soak.py"), "--students", "20", "--duration", "90",
+                           "--uploads", "1", "--lab", "tictactoe", "--kill-every", "40", "--db-down", "5",
+                           "--sample", "10", "--browse-every", "10"], capture_output=True, text=True, timeout=1200)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "exactly once: yes" in done.stdout and int(re.search(r"workers killed: (\d+)", done.stdout)[1]) >= 1
