@@ -167,6 +167,7 @@ def test_an_upload_is_receipted_with_its_sha256_graded_without_private_results_t
     assert prof.post("/class/release", {"assignment": "othello"}).status_code == 200
     released = body(mailbox.wait("s1@example.edu", "Results released: Othello endgame lab"))
     staff = prof.get(f"/s/{sid}").json()
+    assert staff["symbols"] not in graded  # every test's symbol: the private ones too
     assert f"{staff['total']:g} of {staff['max_total']}" in released
     assert not mailbox.to("s2@example.edu", "Results released")  # nothing graded: nothing to tell
 

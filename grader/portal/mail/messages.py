@@ -55,7 +55,10 @@ def graded(session: Session, course: Course, sub: Submission) -> MailMessage | N
     if user is None or assignment is None:
         return None
     shown = assignment.private_shown(session.get(Release, assignment.name) is not None, now())
-    lines = [f"Public tests: {_points(sub.public_total)} of {assignment.public_tests}"]
+    lines = [
+        f"Public tests: {_points(sub.public_total)} of {assignment.public_tests}"
+        + (f"  ({sub.public_symbols})" if sub.public_symbols else "")
+    ]
     if shown and sub.total is not None:
         lines.append(f"Total:        {_points(sub.total)} of {sub.max_total}")
     elif assignment.private_tests:
