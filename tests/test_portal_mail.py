@@ -8,6 +8,7 @@ student turning "graded" mails off in Chromium."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -19,12 +20,18 @@ from pathlib import Path
 
 import pytest
 import yaml
+from sqlalchemy import select
 
 pytest.importorskip("starlette", reason='the portal needs its extra: pip install -e ".[portal]"')
 
 from grader.errors import ConfigError  # noqa: E402
+from grader.portal.accounts.roster import RosterEntry, import_roster  # noqa: E402
 from grader.portal.course.course import load_course  # noqa: E402
 from grader.portal.course.mail import MailSettings  # noqa: E402
+from grader.portal.database.db import connect, sessions, upgrade  # noqa: E402
+from grader.portal.database.mail import MailMessage  # noqa: E402
+from grader.portal.database.models import User  # noqa: E402
+from grader.portal.mail import outbox as outboxes  # noqa: E402
 from grader.portal.mail.smtp import MailError, message  # noqa: E402
 
 from portal_server import NEGAMAX, WRONG, Client, Server, make_course, open_portal  # noqa: E402
@@ -310,3 +317,44 @@ def test_in_a_browser_a_student_turns_graded_mails_off_and_gets_only_the_receipt
         assert not mailbox.to("s6@example.edu", "Graded")
     finally:
         server.stop()
+
+
+# --- the outbox's claims, on SQLite and PostgreSQL ---------------------------------------
+
+
+def test_a_message_is_held_by_one_sender_at_a_time_and_waits_out_its_back_off(database, tmp_path):
+    engine = connect(database)
+    upgrade(engine)
+    make = sessions(engine)
+    settings = MailSettings("smtp.example.edu", 587, "starttls", "grader@example.edu", send=frozenset({"receipt"}))
+    course = dataclasses.replace(load_course(make_course(tmp_path / "course")), mail=settings)
+    with make.begin() as s:
+        import_roster(s, [RosterEntry("a@example.edu", "A"), RosterEntry("b@example.edu", "B")])
+        a, b = (s.scalar(select(User).where(User.email == e)) for e in ("a@example.edu", "b@example.edu"))
+        assert outboxes.enqueue(s, course, a, "receipt", "Received", "body") is not None
+        assert outboxes.enqueue(s, course, a, "graded", "Graded", "body") is None  # the course sends no such kind
+        outboxes.set_turned_off(s, b.id, {"receipt"})
+        assert outboxes.enqueue(s, course, b, "receipt", "Received", "body") is None  # b turned it off
+    with make.begin() as s:
+        held = outboxes.claim(s)
+    assert held is not None and held.to == "a@example.edu" and held.name == "A"
+    with make.begin() as s:
+        assert outboxes.claim(s) is None  # held: no other sender gets it
+        outboxes.failed(s, held, "cannot reach the mail server", 3600)
+    with make.begin() as s:
+        assert outboxes.claim(s) is None  # waiting out its back-off
+        row = s.scalar(select(MailMessage))
+        assert (row.state, row.attempts, row.last_error) == ("waiting", 1, "cannot reach the mail server")
+        row.next_at = row.created_at
+    with make.begin() as s:
+        again = outboxes.claim(s, seconds=0.0)  # a lease that expires at once: its sender died
+    assert again is not None and again.attempts == 2
+    with make.begin() as s:
+        stolen = outboxes.claim(s)
+        assert stolen is not None and stolen.token != again.token
+        assert not outboxes.sent(s, again)  # the lease was lost: the first sender marks nothing
+        assert outboxes.sent(s, stolen)
+    with make.begin() as s:
+        assert outboxes.claim(s) is None
+        assert outboxes.outbox_state(s)["sent"] == 1
+    engine.dispose()
