@@ -157,6 +157,8 @@ def test_the_instructors_links_are_mailed_to_each_student(mailing, mailbox):
     assert msg["From"] == "grader@example.edu"
     assert re.search(r"/link/[\w-]{20,}", body(msg))
     assert mailbox.logins  # sent after STARTTLS and a login: the server takes nothing else
+    said = "Mail through 127.0.0.1:%d (starttls) from grader@example.edu: signin, receipt, graded, released\n"
+    assert said % mailbox.port in mailing["server"].lines
 
 
 def test_an_upload_is_receipted_with_its_sha256_graded_without_private_results_then_released(mailing, mailbox):
@@ -182,13 +184,14 @@ def test_an_upload_is_receipted_with_its_sha256_graded_without_private_results_t
 def test_a_new_link_asked_for_on_the_signin_page_arrives_and_signs_in_and_strangers_get_the_same_answer(
     mailing, mailbox
 ):
+    settled(mailing["instructor"])  # the links the instructor made have arrived
+    before = len(mailbox.to("s3@example.edu", "Your sign-in link"))
     asker = Client(mailing["server"].url)
     asker.get("/signin")
     known = asker.post("/signin/link", {"email": "s3@example.edu"})
     stranger = asker.post("/signin/link", {"email": "nobody@example.edu"})
     assert known.status_code == stranger.status_code == 200
     assert known.json()["message"] == stranger.json()["message"]
-    before = len(mailbox.to("s3@example.edu", "Your sign-in link"))
     deadline = time.monotonic() + SETTLED_WITHIN
     while len(mailbox.to("s3@example.edu", "Your sign-in link")) == before:
         assert time.monotonic() < deadline
