@@ -32,7 +32,7 @@ from grader.portal.database.db import connect, sessions, upgrade  # noqa: E402
 from grader.portal.database.mail import MailMessage  # noqa: E402
 from grader.portal.database.models import User  # noqa: E402
 from grader.portal.mail import outbox as outboxes  # noqa: E402
-from grader.portal.mail.smtp import MailError, message  # noqa: E402
+from grader.portal.mail.smtp import MailError, deliver, message  # noqa: E402
 
 from portal_server import NEGAMAX, WRONG, Client, Server, make_course, open_portal  # noqa: E402
 from smtp_server import PASSWORD, PASSWORD_ENV, Mailbox, body  # noqa: E402
@@ -137,6 +137,19 @@ def test_a_line_break_in_a_recipient_or_subject_is_refused_before_any_header_is_
                               ("a@example.edu", "s", "Ada\r\nBcc: x@evil.example"), ("a b@example.edu", "s", "")]:  # fmt: skip
         with pytest.raises(MailError, match="refused"):
             message(settings, to, subject, "body", name)
+
+
+def test_the_mail_servers_certificate_is_verified_against_the_course_ca_file(mailbox, password, tmp_path):
+    """The test server's certificate is self-signed: trusted with the course's ca_file, refused
+    against the system's CAs (no message goes out over a connection nobody vouched for)."""
+    settings = MailSettings("127.0.0.1", mailbox.port, "starttls", "grader@example.edu", "grader", PASSWORD_ENV,
+                            mailbox.ca_file)  # fmt: skip
+    deliver(settings, message(settings, "ada@example.edu", "Checked", "over TLS", "Ada"))
+    assert body(mailbox.wait("ada@example.edu", "Checked")).strip() == "over TLS"
+    unchecked = dataclasses.replace(settings, ca_file=None)
+    with pytest.raises(MailError, match="certificate is not trusted .*give its CA certificate as mail.ca_file"):
+        deliver(unchecked, message(unchecked, "ada@example.edu", "Unchecked", "never sent"))
+    assert not mailbox.to("ada@example.edu", "Unchecked")
 
 
 def test_serve_without_the_password_in_its_environment_is_a_one_line_error(tmp_path, mailbox):
@@ -360,4 +373,12 @@ def test_a_message_is_held_by_one_sender_at_a_time_and_waits_out_its_back_off(da
     with make.begin() as s:
         assert outboxes.claim(s) is None
         assert outboxes.outbox_state(s)["sent"] == 1
+        assert s.scalar(select(MailMessage.body)) == "body"
+        link = dataclasses.replace(course, mail=dataclasses.replace(settings, send=frozenset({"signin"})))
+        outboxes.enqueue(s, link, a, "signin", "Your sign-in link", "https://portal.example.edu/link/SECRET")
+    with make.begin() as s:
+        signin = outboxes.claim(s)
+        assert signin is not None and outboxes.sent(s, signin)
+    with make.begin() as s:  # a sent link is kept only in the mail
+        assert "SECRET" not in str(s.scalars(select(MailMessage.body)).all())
     engine.dispose()

@@ -72,6 +72,9 @@ def deliver(settings: MailSettings, msg: EmailMessage, timeout: float = TIMEOUT)
         raise MailError(f"{where} refused the message ({e.smtp_code} {' '.join(text.split())})") from None
     except smtplib.SMTPRecipientsRefused as e:
         raise MailError(f"{where} refused the recipient {', '.join(e.recipients)}") from None
+    except ssl.SSLCertVerificationError as e:
+        raise MailError(f"{where}: the mail server's certificate is not trusted ({e.verify_message}): give its CA "
+                        "certificate as mail.ca_file, or check mail.host") from None  # fmt: skip
     except ssl.SSLError as e:
         raise MailError(
             f"{where}: TLS failed ({e.reason or e}): check mail.security, mail.port and mail.ca_file"
