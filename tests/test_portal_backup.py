@@ -35,6 +35,7 @@ from grader.portal.database.arena import DONE, ArenaEngine, ArenaGame, ArenaTest
 from grader.portal.database.db import connect, head_revision, sessions, upgrade  # noqa: E402
 from grader.portal.database.ladders import LadderEntry  # noqa: E402
 from grader.portal.database.lti import SENT, LtiIdentity, LtiLink, LtiLogin, LtiScore  # noqa: E402
+from grader.portal.database.mail import LinkRequest, MailMessage, MailOptOut  # noqa: E402
 from grader.portal.database.models import (  # noqa: E402
     FAILED,
     GRADED,
@@ -163,6 +164,12 @@ def fill_term(tmp: Path) -> dict:
                        client_id="grader-tool", lineitem=f"{issuer}/lineitems/1", user_sub="lms-s3",
                        score_given=sub.total, score_maximum=sub.max_total, reason="graded", status=SENT,
                        attempts=1, sent_at=now()))  # fmt: skip
+        for state, error in (("sent", None), ("waiting", "cannot reach the mail server smtp.example.edu:587")):
+            s.add(MailMessage(kind="receipt", user_id=s3_id, to_address="s3@example.edu", subject="Received: lab",
+                              body="SHA-256: ...", state=state, created_at=now(), next_at=now(), attempts=1,
+                              last_error=error, sent_at=now() if state == "sent" else None))  # fmt: skip
+        s.add(MailOptOut(user_id=s3_id, kind="graded"))
+        s.add(LinkRequest(email="s3@example.edu", client="127.0.0.1", at=now()))
     engine.dispose()
     return {"course": course, "url": url, "people": people}
 
@@ -179,7 +186,7 @@ def page_paths(url: str, course: Path) -> list[str]:
         games = s.scalars(select(ArenaGame.id).where(ArenaGame.status == DONE).order_by(ArenaGame.id)).all()
         entries = s.scalars(select(LadderEntry.id).order_by(LadderEntry.id)).all()
     engine.dispose()
-    paths = ["/", "/class", "/class/audit", "/class/queue", "/class/lti", "/class.csv", "/arena", "/ladders",
+    paths = ["/", "/class", "/class/audit", "/class/queue", "/class/lti", "/class/mail", "/preferences", "/class.csv", "/arena", "/ladders",
              "/ladder/othello", "/ladder/othello/crosstable", "/ladder/othello/grades.csv", "/ladder/othello/games.ggf"]  # fmt: skip
     paths += [f"/a/{a}" for a in labs] + [f"/class/{a}/gradescope.json" for a in labs]
     paths += [f"/class/{a}/students/{e}" for a in labs for e in emails] + [f"/s/{sid}" for sid in subs]

@@ -128,8 +128,8 @@ def _pages(emails: list[str], subs: dict[str, str], test: str) -> dict[str, list
     """The pages each role opens."""
     mine = [f"/s/{sid}" for sid in subs.values()]
     arena = ["/arena", f"/arena/t/{test}", "/ladder/othello"]
-    student = ["/", "/a/othello", "/a/tictactoe", "/a/gomoku", *mine, *arena, "/ladders", "/sessions"]
-    staff = ["/class", "/class/queue", f"/class/othello/students/{emails[0]}", *mine, *arena]
+    student = ["/", "/a/othello", "/a/tictactoe", "/a/gomoku", *mine, *arena, "/ladders", "/sessions", "/preferences"]
+    staff = ["/class", "/class/queue", "/class/mail", f"/class/othello/students/{emails[0]}", *mine, *arena]
     return {"student": student, "ta": staff, "instructor": [*staff, "/class/audit"]}
 
 

@@ -79,6 +79,7 @@ def serve(course: str | None, database: str | None, host: str, port: int, worker
           attempts: int, nice: int, cluster: str | None, public_url: str | None, forwarded_allow_ips: str | None,
           rotate_lti_key: bool) -> None:  # fmt: skip
     check_extra()
+    from ..portal.course.mail import KINDS
     from ..portal.server import Started
     from ..portal.server import serve as run  # the extra's packages: loaded once known to be installed
 
@@ -94,6 +95,10 @@ def serve(course: str | None, database: str | None, host: str, port: int, worker
         if started.lti_kid:
             echo(f"LTI 1.3 tool: login {started.url}lti/login, launch {started.url}lti/launch, "
                  f"JWKS {started.url}lti/jwks (key {started.lti_kid})")  # fmt: skip
+        mail = started.course.mail
+        if mail is not None:
+            echo(f"Mail through {mail.host}:{mail.port} ({mail.security}) from {mail.from_address}: "
+                 f"{', '.join(k for k in KINDS if mail.sends(k)) or 'no kind sent'}")  # fmt: skip
 
     try:
         run(course, database, host, port, workers, on_ready=ready, lease=lease, cluster=cluster,

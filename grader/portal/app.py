@@ -17,7 +17,7 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
 from .lti.grades import GradeSync
-from .pages import accounts, arena, assignments, downloads, ladders, lti, staff
+from .pages import accounts, arena, assignments, downloads, ladders, lti, mail, staff
 from .web.middleware import FORM_ROOM, ApiPaths, BodyLimit, ClientAddress, SameOrigin, SecurityHeaders, Sessions
 from .web.outage import DatabaseOutage
 from .web.portal import Portal, https
@@ -37,6 +37,7 @@ def create_app(portal: Portal, secret_key: str, grades: GradeSync | None = None,
         *downloads.routes(portal),
         *arena.routes(portal),
         *ladders.routes(portal),
+        *mail.routes(portal),
         *(lti.routes(portal, grades) if grades is not None else ()),
         Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
     ]
@@ -58,9 +59,13 @@ def create_app(portal: Portal, secret_key: str, grades: GradeSync | None = None,
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if portal.workers is not None:
             portal.workers.start()
+        if portal.mail is not None:
+            portal.mail.start()
         try:
             yield
         finally:
+            if portal.mail is not None:
+                await asyncio.to_thread(portal.mail.stop)
             if portal.workers is not None:  # the gradings under way stopped and queued again
                 await asyncio.to_thread(portal.workers.close)
 

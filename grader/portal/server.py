@@ -31,6 +31,8 @@ from .database.models import INSTRUCTOR, Meta
 from .jobs.workers import GRADING_NICE, Workers
 from .lti.grades import GradeSync
 from .lti.keys import rotate, signing_key
+from .mail.outbox import set_base_url
+from .mail.sender import MailSender
 from .web.live import Watch
 from .web.portal import Portal
 
@@ -113,7 +115,10 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
     sock = listening_socket(host, port)
     shown = "localhost" if host in ("0.0.0.0", "::") else (f"[{host}]" if ":" in host else host)
     base = f"http://{shown}:{sock.getsockname()[1]}"
+    _check_mail(course)
+    portal.mail = MailSender(course, portal.make)
     with portal.make.begin() as session:
+        set_base_url(session, portal.public_url or base)  # the links in mail: never a request's Host
         instructor = ensure_user(session, course.instructors[0].lower(), course.instructors[0].split("@")[0],
                                           INSTRUCTOR)  # fmt: skip
         token = new_signin_token(session, instructor)
@@ -131,6 +136,14 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
         if on_ready:
             on_ready(started)
         server.run(sockets=[sock])
+
+
+def _check_mail(course: Course) -> None:
+    """GraderError, in one line, for a mail password that is not there to read."""
+    mail = course.mail
+    if mail is not None and mail.username and mail.password() is None:
+        raise GraderError(f"{course.folder / 'course.yaml'}: mail.password_env names {mail.password_env}, which is "
+                          f"not set: export {mail.password_env}=... (the mail password) before starting")  # fmt: skip
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
@@ -184,11 +197,14 @@ def work(folder: str | Path, database: str, workers: int = 2, lease: float = LEA
     tests on the Dask cluster at ``cluster``, as ``serve``'s) until ``stop`` is set or Ctrl-C; a
     grading under way then is stopped and its job queued again at once (``Workers.close``)."""
     course, make = worker_sessions(folder, database)
+    _check_mail(course)
+    mail = MailSender(course, make)  # the outbox drained from here too, as a server's
     grades = GradeSync(course, make) if course.lti is not None else None  # scores sent from here, as a server's
     pool = Workers(course, make, workers, lease=lease, cluster=cluster or course.config.cluster.address,
                    attempts=attempts, nice=nice, on_graded=grades.graded if grades else None)  # fmt: skip
     stop = stop or threading.Event()
     pool.start()
+    mail.start()
     if on_ready:
         on_ready(WorkersStarted(course, hide_password(database), workers, pool.name, pool.cluster))
     try:
@@ -198,5 +214,6 @@ def work(folder: str | Path, database: str, workers: int = 2, lease: float = LEA
         pass
     finally:
         pool.close()
+        mail.stop()
         if grades is not None:
             grades.stop()

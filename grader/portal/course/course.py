@@ -25,6 +25,7 @@ from ...limits import Limits
 from ...regression.plans import regress_plan
 from .gtplab import RegressionFile, digest, load_regression, regress_settings
 from .lti import LtiSettings, parse_lti
+from .mail import MailSettings, parse_mail
 
 COURSE_FILE = "course.yaml"
 NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")  # an assignment's name: in URLs, never in paths
@@ -127,6 +128,7 @@ class Course:
     ladders: dict[str, Ladder] = dataclasses.field(default_factory=dict)  # by name: the assignments' and open ones
     session_idle_hours: float = IDLE_HOURS  # a signed-in session unused this long ends
     trusted_proxies: tuple[str, ...] = TRUSTED_PROXIES  # addresses and networks whose X-Forwarded-For is believed
+    mail: MailSettings | None = None  # the mail server; None: the portal sends no mail
 
     @property
     def upload_bytes(self) -> int:
@@ -184,7 +186,7 @@ def load_course(folder: str | Path) -> Course:
 
 
 _KEYS = ("title", "instructors", "roster", "upload_kb", "late_days", "session_idle_hours", "trusted_proxies",
-         "assignments", "lti", "ladders")  # fmt: skip
+         "assignments", "lti", "ladders", "mail")  # fmt: skip
 _ASSIGNMENT_KEYS = ("name", "title", "game", "plan", "seed", "limits", "per_day", "deadline", "hard_deadline",
                     "private_results", "private_boards", "late_days", "late_penalty", "counts", "ladder",
                     "similarity")  # fmt: skip
@@ -237,8 +239,9 @@ def _course(root: Path, data: Any, config: Config) -> Course:
                                       a.name)  # fmt: skip
     ladders.update(_open_ladders(data.get("ladders"), config, ladders))
     lti = parse_lti(data["lti"]) if data.get("lti") is not None else None
+    mail = parse_mail(data["mail"], root) if data.get("mail") is not None else None
     return Course(root, title, assignments, tuple(instructors), roster, upload_kb, config, lti, late_days, ladders,
-                  float(idle), proxies)  # fmt: skip
+                  float(idle), proxies, mail)  # fmt: skip
 
 
 def _proxies(value: Any) -> tuple[str, ...]:

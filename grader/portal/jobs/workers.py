@@ -29,6 +29,7 @@ from ..database.leases import LEASE_SECONDS, MAX_ATTEMPTS
 from ..database.models import FAILED, GRADED, Submission, now
 from ..database.outage import outage
 from ..ladders import ladders
+from ..mail import messages as mails
 from .grading import Feedback, grade_upload
 from .queue import Lease, claim, finish, give_back, release, renew
 
@@ -226,6 +227,7 @@ class Workers:
                 for field in ("total", "max_total", "symbols", "public_symbols", "public_total", "student_text",
                               "full_text", "records", "stopped"):  # fmt: skip
                     setattr(sub, field, getattr(found, field))
+                mails.graded(session, self.course, sub)  # sent if and only if the grade is written
             else:
                 sub.status, sub.error = FAILED, error
                 if not rerun:  # a rerun took none of the student's uploads

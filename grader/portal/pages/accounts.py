@@ -26,7 +26,8 @@ from ..database.models import (
     STUDENT,
     User,
 )
-from ..web.portal import Portal, base_url
+from ..mail import messages as mails
+from ..web.portal import Portal, base_url, mailed
 from ..web.routes import (
     audit,
     checked_form,
@@ -186,9 +187,13 @@ def links(portal: Portal, request: Request, form: Any) -> Response:
         query = select(User).where(User.role == STUDENT).order_by(User.name)
         if email:
             query = query.where(User.email == email)
-        made = [{"name": s.name, "email": s.email, "link": f"{base}/link/{new_signin_token(session, s)}"}
-                for s in session.scalars(query).all()]  # fmt: skip
+        made: list[dict[str, Any]] = []
+        for s in session.scalars(query).all():
+            token = new_signin_token(session, s)
+            made.append({"name": s.name, "email": s.email, "link": f"{base}/link/{token}",
+                         "mailed": mails.signin_link(session, portal.course, s, token) is not None})  # fmt: skip
         audit(session, user, "sign-in links", ", ".join(m["email"] for m in made))
+    mailed(portal)
     if email and not made:
         raise HTTPException(404, f"no student {email!r} on the roster")
     return page(request, "links.html", {"links": made}, user=user)

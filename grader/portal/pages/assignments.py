@@ -36,8 +36,9 @@ from ..database.models import (
     now,
 )
 from ..jobs.queue import DailyLimit, submit, used_today
+from ..mail import messages as mails
 from ..uploads import check_upload
-from ..web.portal import Portal
+from ..web.portal import Portal, mailed
 from ..web.routes import (
     checked_form,
     csrf_token,
@@ -144,12 +145,14 @@ def upload(portal: Portal, request: Request, form: Any, user: User, assignment: 
                              gtp=assignment.over_gtp)  # fmt: skip
         with portal.make.begin() as session:
             sub = submit(session, user, assignment, name, content)
+            mails.receipt(session, portal.course, user, sub)  # in the upload's transaction: sent if it is taken
     except DailyLimit as e:
         raise HTTPException(429, str(e)) from None
     except GraderError as e:
         raise HTTPException(400, str(e)) from None
     if portal.workers is not None:
         portal.workers.wake.set()
+    mailed(portal)
     if wants_json(request):
         return JSONResponse({**student_view(sub, assignment), "csrf": csrf_token(request)}, 201)
     return RedirectResponse(f"/s/{sub.id}", 303)

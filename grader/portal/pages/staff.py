@@ -35,7 +35,9 @@ from ..database.models import (
     now,
 )
 from ..jobs.queue import rerun, waiting
-from ..web.portal import Portal
+from ..mail import messages as mails
+from ..mail.outbox import outbox_state
+from ..web.portal import Portal, mailed
 from ..web.routes import (
     audit,
     checked_form,
@@ -61,6 +63,7 @@ def routes(portal: Portal) -> list[BaseRoute]:
         Route("/class/extension", endpoint(portal, extension), methods=["POST"]),
         Route("/class.csv", endpoint(portal, gradebook)),
         Route("/class/queue", endpoint(portal, queue_page)),
+        Route("/class/mail", endpoint(portal, mail_page)),
         Route("/class/exports", endpoint(portal, exports_page)),
         Route("/class/{name}/students/{email}", endpoint(portal, history_page)),
     ]
@@ -163,6 +166,18 @@ def queue_page(portal: Portal, request: Request, form: Any) -> Response:
     return page(request, "queue.html", data, user=user)
 
 
+def mail_page(portal: Portal, request: Request, form: Any) -> Response:
+    """The outbox for staff: how many mails were sent, wait, or fail (with the mail server's
+    last error), and the newest messages (to whom, what kind, their state; never a body)."""
+    user = need_staff(portal, request)
+    with portal.read() as session:
+        data = outbox_state(session)
+    mail = portal.course.mail
+    data["server"] = None if mail is None else {"host": mail.host, "port": mail.port, "security": mail.security,
+                                                "from": mail.from_address, "send": sorted(mail.send)}  # fmt: skip
+    return page(request, "mail.html", data, user=user)
+
+
 def _age(when: dt.datetime, since: dt.datetime) -> float:
     """Seconds from ``since`` (naive: UTC, as SQLite gives it back) to ``when``."""
     return (when - (since if since.tzinfo else since.replace(tzinfo=dt.timezone.utc))).total_seconds()
@@ -178,6 +193,9 @@ def release(portal: Portal, request: Request, form: Any) -> Response:
         if released:
             session.add(Release(assignment=assignment.name, released_by=user.id))
             audit(session, user, "release", assignment.name)
+            session.flush()
+            mails.released(session, portal.course, assignment.name)
+    mailed(portal)
     if released and portal.on_release is not None:
         portal.on_release(assignment.name)  # the scores with their private tests, to the platforms
     return JSONResponse({"released": assignment.name}) if wants_json(request) else RedirectResponse("/class", 303)

@@ -18,6 +18,7 @@ from ..course.course import Course, load_course
 from ..course.sync import synced_digest
 from ..database.db import reading
 from ..jobs.workers import Workers
+from ..mail.sender import MailSender
 from .live import Watch
 
 REFRESH_SECONDS = 1.0  # how often at most a server asks the database whether the course was synced
@@ -35,6 +36,7 @@ class Portal:
     on_release: Callable[[str], object] | None = None  # told the assignment whose private results were released
     public_url: str | None = None  # the address people reach it at (behind a proxy), if not the request's
     digest: str | None = None
+    mail: MailSender | None = None  # the outbox's sender of this process (kicked when a page enqueues a mail)
     read: sessionmaker[Session] = field(init=False)  # sessions for reading only: a page's wait for no writer
     watch: Watch = field(init=False)  # the submissions whose pages wait for their grade
     _checked: float = field(default=0.0, init=False)
@@ -61,8 +63,16 @@ class Portal:
                 self.course = load_course(self.course.folder)
                 if self.workers is not None:
                     self.workers.course = self.course
+                if self.mail is not None:
+                    self.mail.course = self.course
         finally:
             self._lock.release()
+
+
+def mailed(portal: Portal) -> None:
+    """A page enqueued mail: its sender looks now."""
+    if portal.mail is not None:
+        portal.mail.kick()
 
 
 def https(url: str | None) -> bool:

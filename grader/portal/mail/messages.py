@@ -1,0 +1,96 @@
+"""The mails the portal sends, each enqueued in the caller's transaction (``outbox.enqueue``):
+a one-time sign-in link, an upload's receipt with its SHA-256, a submission graded (its
+public tests only until the private results are shown), an assignment's results released.
+A regrade's answer would be one more function here, of one more kind in ``KINDS``."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..accounts.signin import LINK_HOURS, new_signin_token
+from ..course.course import Course
+from ..course.mail import GRADED, RECEIPT, RELEASED, SIGNIN
+from ..course.policy import countable
+from ..database.mail import MailMessage
+from ..database.models import STUDENT, Release, Submission, User, now
+from .outbox import base_url, enqueue, wanted
+
+LATE = "Late:     yes\n"
+FOOTER = "\n\n--\n{course}\nTurn off mails like this one on your preferences page: {base}/preferences\n"
+
+
+def _body(session: Session, course: Course, text: str) -> str:
+    return text + FOOTER.format(course=course.title, base=base_url(session))
+
+
+def signin_link(session: Session, course: Course, user: User, token: str | None = None) -> MailMessage | None:
+    """A one-time sign-in link mailed to ``user``: ``token``'s (made in this transaction), else a
+    new one; None, and no link made, when the course or the person turned sign-in mails off."""
+    if not wanted(session, course, user, SIGNIN):
+        return None
+    link = f"{base_url(session)}/link/{token or new_signin_token(session, user)}"
+    text = (f"Hello {user.name},\n\nYour one-time sign-in link to {course.title}:\n\n{link}\n\n"
+            f"It works once, within {LINK_HOURS} hours. Once signed in, you may set a password for next time.\n"
+            "If you did not ask for it, ignore this mail: nobody can use the link but who reads it.")  # fmt: skip
+    return enqueue(session, course, user, SIGNIN, f"Your sign-in link: {course.title}", _body(session, course, text))
+
+
+def receipt(session: Session, course: Course, user: User, sub: Submission) -> MailMessage | None:
+    """An upload's receipt: what was received, when, and its SHA-256 (the student can check their file)."""
+    assignment = course.assignments.get(sub.assignment)
+    title = assignment.title if assignment else sub.assignment
+    text = (f"Hello {user.name},\n\nYour upload to {title} was received.\n\n"
+            f"File:     {sub.filename}\nSize:     {sub.size} bytes\nReceived: {sub.received_at.isoformat()} (UTC)\n"
+            f"SHA-256:  {sub.sha256}\n{LATE if sub.late else ''}\n"
+            f"It is graded next; its page: {base_url(session)}/s/{sub.id}")  # fmt: skip
+    return enqueue(session, course, user, RECEIPT, f"Received: {title}", _body(session, course, text))
+
+
+def graded(session: Session, course: Course, sub: Submission) -> MailMessage | None:
+    """A submission graded: its public tests' result; the whole total only once the student may
+    see the private tests (released, or past the deadline where the course says so)."""
+    user = session.get(User, sub.user_id)
+    assignment = course.assignments.get(sub.assignment)
+    if user is None or assignment is None:
+        return None
+    shown = assignment.private_shown(session.get(Release, assignment.name) is not None, now())
+    lines = [
+        f"Public tests: {_points(sub.public_total)} of {assignment.public_tests}"
+        + (f"  ({sub.public_symbols})" if sub.public_symbols else "")
+    ]
+    if shown and sub.total is not None:
+        lines.append(f"Total:        {_points(sub.total)} of {sub.max_total}")
+    elif assignment.private_tests:
+        lines.append(f"Private tests ({assignment.private_tests}): their results come when your instructor "
+                     "releases them.")  # fmt: skip
+    text = (f"Hello {user.name},\n\nYour upload {sub.filename} to {assignment.title} was graded.\n\n"
+            + "\n".join(lines) + f"\n\nIts feedback: {base_url(session)}/s/{sub.id}")  # fmt: skip
+    return enqueue(session, course, user, GRADED, f"Graded: {assignment.title}", _body(session, course, text))
+
+
+def released(session: Session, course: Course, assignment_name: str) -> int:
+    """An assignment's results released: a mail to each student with a graded submission to it; the count."""
+    assignment = course.assignments.get(assignment_name)
+    if assignment is None or course.mail is None or not course.mail.sends(RELEASED):
+        return 0
+    subs = session.scalars(select(Submission).where(Submission.assignment == assignment_name, countable())
+                           .order_by(Submission.received_at)).all()  # fmt: skip
+    latest = {sub.user_id: sub for sub in subs}
+    made = 0
+    for user_id, sub in latest.items():
+        user = session.get(User, user_id)
+        if user is None or user.role != STUDENT:
+            continue
+        text = (f"Hello {user.name},\n\nThe results of {assignment.title}'s private tests are released.\n\n"
+                f"Your latest graded upload ({sub.filename}): {_points(sub.total)} of {sub.max_total}\n\n"
+                f"See every test: {base_url(session)}/a/{assignment.name}")  # fmt: skip
+        made += enqueue(session, course, user, RELEASED, f"Results released: {assignment.title}",
+                        _body(session, course, text)) is not None  # fmt: skip
+    return made
+
+
+def _points(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:g}"
