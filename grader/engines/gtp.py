@@ -78,7 +78,7 @@ def silence(command: str, seconds: float, noise: list[str], begun: str | None) -
     if begun is not None:
         return f"{what}: its answer '{begun[:40]}' was not ended by an empty line (GTP ends every answer with one)"
     if noise:
-        return f"{what}: it printed '{noise[-1][:40]}', which is not GTP (an answer starts with '=' or '?')"
+        return f"{what}: it printed '{noise[-1][:40]}'; a GTP answer starts with '=' or '?'"
     return what
 
 
