@@ -254,6 +254,30 @@ def test_a_test_with_an_odd_game_limit_ends_at_its_last_pair(db):
         assert (test.status, test.wins, test.losses, game_leases.waiting_games(s)) == (LIMIT, 2, 2, 0)
 
 
+def test_a_finished_test_of_identical_versions_says_why_it_has_no_elo(db):
+    """Every pair 1-1 (identical engines): the page and `grader arena test --wait`'s line give
+    the reason there is no normalized Elo, name the model, and print an LLR of 0, never -0."""
+    from grader.portal.arena.client import TestState
+
+    make, author, (v1, v2) = db
+    with make.begin() as s:
+        tid = arena.new_test(s, s.get(User, author.id), arena.TestRequest(new=v2, base=v1, max_games=4)).id
+    for _ in range(2):
+        with make.begin() as s:
+            lease = game_leases.claim_game(s, "w")
+        _play_pair(make, lease, v2, (1.0, 0.0))
+    with make() as s:
+        test = s.get(ArenaTest, tid)
+        data = arena_pages.test_data(s, test, s.get(ArenaEngine, test.engine_id), s.get(User, author.id))
+    assert data["status"] == LIMIT and data["elo"] is None
+    assert data["elo_note"].startswith("every pair ended alike (2 of 2 DD/WL, as between identical engines)")
+    state = TestState(data["id"], "", data["status"], data["games"], data["wins"], data["draws"], data["losses"],
+                      tuple(data["pentanomial"]), -0.0, data["lower"], data["upper"], None, None, data["model"],
+                      data["elo_note"])  # fmt: skip
+    assert "LLR 0 (" in state.line() and "Elo (normalized) none: every pair ended alike" in state.line()
+    assert "not finite" not in state.line()
+
+
 def test_an_api_token_works_for_its_days_then_is_refused(db):
     make, author, _ = db
     with make.begin() as s:

@@ -43,17 +43,19 @@ class TestState:
     upper: float
     elo: float | None
     elo_error: float | None
+    model: str = "normalized"  # the Elo's: the SPRT's model
+    elo_note: str | None = None  # why there is no Elo, when there is none
 
     @property
     def finished(self) -> bool:
         return self.status in FINISHED
 
     def line(self) -> str:
-        """'H1: 14 games, W-D-L 12-1-1, LLR 3.02 (-2.94, 2.94), Elo 180.2 +/- 95.0'."""
-        elo = "Elo not finite" if self.elo is None else f"Elo {self.elo:g}" + (
-            f" +/- {self.elo_error:g}" if self.elo_error is not None else "")  # fmt: skip
+        """'H1: 14 games, W-D-L 12-1-1, LLR 3.02 (-2.94, 2.94), Elo (normalized) 180.2 +/- 95.0'."""
+        elo = (f"Elo ({self.model}) none: {self.elo_note or 'not finite'}" if self.elo is None
+               else f"Elo ({self.model}) {self.elo:+g}" + (f" +/- {self.elo_error:g}" if self.elo_error is not None else ""))  # fmt: skip
         return (f"{self.status}: {self.games} games, W-D-L {self.wins}-{self.draws}-{self.losses}, "
-                f"LLR {self.llr:g} ({self.lower:g}, {self.upper:g}), {elo}")  # fmt: skip
+                f"LLR {self.llr + 0:g} ({self.lower:g}, {self.upper:g}), {elo}")  # fmt: skip
 
 
 class ArenaClient:
@@ -124,7 +126,7 @@ class ArenaClient:
         d = self._call(f"/arena/t/{urllib.parse.quote(test)}")
         return TestState(d["id"], f"{self.url}/arena/t/{d['id']}", d["status"], d["games"], d["wins"], d["draws"],
                          d["losses"], tuple(d["pentanomial"]), d["llr"], d["lower"], d["upper"], d["elo"],
-                         d["elo_error"])  # fmt: skip
+                         d["elo_error"], d.get("model", "normalized"), d.get("elo_note"))  # fmt: skip
 
     def ladders(self) -> list[LadderInfo]:
         """The course's ladders, as the /ladders page lists them."""
@@ -286,7 +288,7 @@ class LadderTable:
         rows = [[r.rank, r.name + (" (you)" if r.mine else ""), "not rated yet" if r.elo is None else f"{r.elo:+.0f}",
                  "" if r.margin95 is None else f"{r.margin95:.0f}", r.games, fmt_total(r.points)]
                 for r in self.rows]  # fmt: skip
-        table = tabulate(rows, headers=["#", "entry", "Elo", "+-95%", "games", "points"], tablefmt=fmt,
+        table = tabulate(rows, headers=["#", "entry", "Elo (logistic)", "+-95%", "games", "points"], tablefmt=fmt,
                          disable_numparse=True)  # fmt: skip
         lines = [head, table]
         if self.hidden:

@@ -28,6 +28,7 @@ from ...games import available as available_games
 from ...games import get_game, ggf
 from ...tournaments.games import GameRecord
 from ...tournaments.openings import read_openings
+from ...tournaments.sprt import no_elo_reason
 from ..accounts.tokens import (
     API_TOKEN_DAYS,
     api_token_expires,
@@ -335,8 +336,9 @@ def test_data(session: Session, test: ArenaTest, engine: ArenaEngine, user: User
             "elo0": test.elo0, "elo1": test.elo1, "alpha": test.alpha, "beta": test.beta, "model": test.model,
             "max_games": test.max_games, "games": 2 * sum(arena.penta(test).counts), "wins": test.wins,
             "draws": test.draws, "losses": test.losses, "pentanomial": list(arena.penta(test).counts),
-            "llr": round(found.llr, 3), "lower": round(found.lower, 3), "upper": round(found.upper, 3),
+            "llr": round(found.llr, 3) + 0, "lower": round(found.lower, 3), "upper": round(found.upper, 3),
             "elo": None if found.elo is None else round(found.elo, 1), "elo_error": error,
+            "elo_note": None if found.elo is not None else no_elo_reason(found.penta, test.model),
             "created_at": test.created_at.isoformat(),
             "finished_at": test.finished_at.isoformat() if test.finished_at else None,
             "control": arena.can_control(user, engine) and test.status == RUNNING,
