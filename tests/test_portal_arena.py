@@ -387,9 +387,15 @@ def test_an_author_uploads_versions_and_a_test_decides_live(tmp_path):
         assert done["status"] == "H1" and done["llr"] >= done["upper"] and done["games"] < 60
         assert done["wins"] + done["draws"] + done["losses"] == done["games"] == 2 * sum(done["pentanomial"])
         assert (done["elo"] is None) == (done["elo_error"] is None)  # None: not finite (every pair won)
+        # --wait's exit status says how the test ended: H0 3, limit 4 (one pair cannot reach a bound)
+        for games, status, code in (("40", "H0", 3), ("2", "limit", 4)):
+            args = ["arena", "test", "--portal", server.url, "--token", token, "mine", "1", "2", "--tc", "10+0.1",
+                    "--sprt", "0", "200", "--max-games", games, "--openings", str(book), "--wait"]  # fmt: skip
+            ended = CliRunner().invoke(main, args)
+            assert ended.exit_code == code and ended.output.splitlines()[-1].startswith(f"{status}: "), ended.output
         assert done["openings"] == "book.txt" and {g["opening"] for g in done["list"]} == {"f5d6c3", "f5f6e6"}
         tests = me.get(f"/arena/e/{eid}").json()["tests"]
-        assert [t["id"] for t in tests] == [tid] and tests[0]["status"] == "H1"
+        assert tid in [t["id"] for t in tests] and sorted(t["status"] for t in tests) == ["H0", "H1", "limit"]
         first = next(g for g in done["list"] if g["status"] == "done")
         game = me.get(f"/arena/g/{first['id']}").json()
         rules = get_game("othello")
@@ -634,6 +640,47 @@ def running_game(make, email: str) -> tuple[int, str, list[str]]:
             moves.append(pos.moves()[0])
             pos = pos.play(moves[-1])
         return game.id, lease.token, [rules.transcript(moves[: k + 1]) for k in range(len(moves))]
+
+
+@pytest.mark.slow  # a browser and a server: 5-10 s
+def test_a_games_page_has_coordinates_and_marks_the_last_move_and_a_tests_page_labels_its_counts(tmp_path, chromium):
+    """The board has its files and ranks; the last move's square is ringed and named in words;
+    the test's pentanomial counts and its possible ends are said in words."""
+    url = f"sqlite:///{tmp_path / 'portal.sqlite3'}"
+    server = Server(make_course(tmp_path / "course"), tmp_path, url, "--workers", "0")
+    engine = connect(url)
+    make = sessions(engine)
+    try:
+        with make() as s:
+            email = s.scalar(select(User.email).where(User.role == "instructor"))
+        gid, token, lines = running_game(make, email)
+        arena_play.live(make, gid, token)(GameRecord(f"g{gid}", "p1", 1, "b", "w", "", moves=lines[-1]))
+        with make() as s:
+            tid = s.get(ArenaGame, gid).test_id
+        page = chromium.new_page()
+        page.goto(server.link)
+        page.click("#signin")
+        page.goto(f"{server.url}/arena/g/{gid}")
+        last = lines[-1][-2:]
+        assert page.locator("#board th[scope=col]").all_inner_texts() == list("abcdefgh")
+        assert page.locator("#board th[scope=row]").all_inner_texts() == [str(n) for n in range(1, 9)]
+        ringed = page.locator("#board td.last")
+        assert ringed.count() == 1 and ringed.get_attribute("title") == f"the last move, {last}"
+        assert page.inner_text("#last-move") == f"Last move: {last}"
+        cell = page.locator(f"#board tr >> nth={int(last[1])} >> td >> nth={'abcdefgh'.index(last[0])}")
+        assert cell.get_attribute("class").endswith(" last")  # the square the move names
+        page.goto(f"{server.url}/arena/g/{gid}?ply=0")
+        assert page.locator("#board td.last").count() == 0 and page.inner_text("#last-move") == "No move yet"
+        page.goto(f"{server.url}/arena/t/{tid}")
+        heads = page.locator("#penta th").all_inner_texts()
+        assert [h.split()[0] for h in heads] == ["LL", "LD", "DD/WL", "WD", "WW"]
+        assert "lost both games" in heads[0] and "won both games" in heads[4]
+        ends = dict(zip(page.locator("#statuses dt").all_inner_texts(), page.locator("#statuses dd").all_inner_texts()))
+        assert list(ends) == ["H1", "H0", "limit"]
+        assert "stronger" in ends["H1"] and "no gain" in ends["H0"] and "no decision" in ends["limit"]
+    finally:
+        server.stop()
+        engine.dispose()
 
 
 @pytest.mark.slow  # a browser and a server: 5-10 s

@@ -24,6 +24,7 @@ from ...runs.text import fmt_total
 from ...tournaments.grades import ShareGrade
 
 FINISHED = ("H0", "H1", "limit", "stopped", "error")  # a test's status once it has ended
+EXIT_STATUS = {"H1": 0, "H0": 3, "limit": 4, "stopped": 5, "error": 5}  # grader arena test --wait's, by the end
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,26 @@ class ArenaClient:
                              {"openings": openings} if openings else None)  # fmt: skip
         return self.state(started["id"])
 
+    def upload(self, engine: str, path: Path, label: str = "", command: str = "") -> Uploaded:
+        """Upload ``path`` as a new version of the user's ``engine`` (as its page's form does: an
+        archive or a single file, its COMMAND file or ``command``); a worker checks it."""
+        found = self.engine(engine)
+        if not found.get("mine"):
+            raise GraderError(f"the engine {engine!r} is not yours: upload versions of your own engines")
+        fields = {"label": label, **({"command": command} if command else {})}
+        d = self._call(f"/arena/e/{found['id']}/versions", fields, {"file": path})
+        return Uploaded(engine, found["id"], int(d["number"]), str(d["status"]), "", f"{self.url}/arena/e/{found['id']}")
+
+    def checked(self, uploaded: Uploaded, every: float = 2.0) -> Uploaded:
+        """``uploaded`` once its check is over: asked every ``every`` seconds."""
+        while True:
+            found = self._call(f"/arena/e/{uploaded.engine_id}")
+            mine = next(v for v in found["versions"] if v["number"] == uploaded.number)
+            if mine["status"] != "checking":
+                return Uploaded(uploaded.engine, uploaded.engine_id, uploaded.number, mine["status"],
+                                mine.get("message") or "", uploaded.url)  # fmt: skip
+            time.sleep(every)
+
     def state(self, test: str) -> TestState:
         d = self._call(f"/arena/t/{urllib.parse.quote(test)}")
         return TestState(d["id"], f"{self.url}/arena/t/{d['id']}", d["status"], d["games"], d["wins"], d["draws"],
@@ -183,6 +204,26 @@ class ArenaClient:
 
 
 LIST_LADDERS = "grader arena ladders lists the course's ladders"
+
+
+@dataclass(frozen=True)
+class Uploaded:
+    """A version uploaded: its number, where its engine's page is, and its check (``status``:
+    checking, ok or failed; ``message``: what the check found, once over)."""
+
+    engine: str
+    engine_id: int
+    number: int
+    status: str
+    message: str
+    url: str
+
+    def line(self) -> str:
+        """'mine v3 passed its check: it played a whole legal game ...' (or is being checked)."""
+        if self.status == "checking":
+            return f"Uploaded {self.engine} v{self.number}: a worker checks it now ({self.url})"
+        verdict = "passed its check" if self.status == "ok" else "failed its check"
+        return f"{self.engine} v{self.number} {verdict}: {self.message}"
 
 
 def _not_playing(engine: str, version: int, statuses: dict[int, str], plays: int | None) -> str:

@@ -489,10 +489,15 @@ def game_data(session: Session, game: ArenaGame, name: str, ply: int | None, use
     for k, row in enumerate(played[len(opening) :]):  # engine moves, in order (passes are not moves here)
         row["clock"] = clocks[k] if k < len(clocks) else None
         row["eval"] = evals[k] if k < len(evals) else None
+    last = moves[shown - 1] if shown and moves[shown - 1] >= 0 else None  # the last move's square (a pass: none)
+    files = [rules.square_name(c).rstrip("0123456789") for c in range(size)]
     return {"id": game.id, "test": game.test_id, "pair": game.pair, "black": names[game.black_id],
             "white": names[game.white_id], "status": game.status, "result": game.result, "reason": game.reason,
             "cause": game.cause, "opening": game.opening, "moves": game.moves, "plies": len(moves), "ply": shown,
             "board": [board[r * size : (r + 1) * size] for r in range(size)], "to_move": pos.token,
+            "files": files, "ranks": [rules.square_name(r * size)[len(files[0]) :] for r in range(size)],
+            "last": None if last is None else {"row": last // size, "col": last % size,
+                                               "name": rules.square_name(last)},
             "tc": f"{game.tc_seconds:g}+{game.tc_increment or 0:g}" if game.tc_seconds else None,
             "played": played, "ggf": ggf.supports(rules), "settled": game.status not in (QUEUED, RUNNING),
             "live": _live([game.status, game.moves])}  # fmt: skip
