@@ -171,8 +171,8 @@ def ladder(name: str, url: str, token: str, fmt: str) -> None:
 @arena_group.command(
     "enter",
     help="""Enter your engine ENGINE in the ladder NAME (or play with it in place of the one you
-    entered), as the ladder page's form does: its latest version that passed its check plays.
-    VERSION (a number: 3 for v3) checks that it is that version.
+    entered), as the ladder page's form does: its VERSION plays (a number: 3 for v3, a version
+    that passed its check), or without one its latest version that passed its check.
 
     \b
     Examples:

@@ -157,28 +157,28 @@ class ArenaClient:
         """The ladder's table as its page shows it to this token's user (aliases, the rows they may see)."""
         d = self._call(f"/ladder/{urllib.parse.quote(name, safe='')}", missing=LIST_LADDERS)
         info = _ladder_info(d["ladder"])
-        rows = tuple(LadderRow(r["rank"], r["name"], r["mine"], r["elo"], r["margin95"], r["games"], r["points"])
-                     for r in d["rows"])  # fmt: skip
+        rows = tuple(LadderRow(r["rank"], r["name"], r["mine"], r["elo"], r["margin95"], r["games"], r["points"],
+                               r.get("engine")) for r in d["rows"])  # fmt: skip
         found = d.get("deadline")
         deadline = None if found is None else _deadline(found, info.deadline_games)
         return LadderTable(info, rows, d["hidden"], d["games"], deadline)
 
     def enter(self, ladder: str, engine: str, version: int | None = None) -> Entered:
         """Enter the user's ``engine`` in ``ladder`` (in place of the one entered before), as the
-        ladder page's form does; its latest checked version plays. ``version``: that it is the
-        one that plays (GraderError saying which does, when not)."""
+        ladder page's form does: its ``version`` plays (a number: 3 for v3, one that passed its
+        check), or without one its latest checked version."""
         found = self.engine(engine)
         if not found.get("mine"):
             raise GraderError(f"the engine {engine!r} is not yours: enter one of your own engines")
         checked = [v["number"] for v in found["versions"] if v["status"] == "ok"]
-        plays = max(checked, default=None)
-        if version is not None and version != plays:
+        plays = max(checked, default=None) if version is None else version
+        if version is not None and version not in checked:
             raise GraderError(
                 _not_playing(engine, version, {v["number"]: v["status"] for v in found["versions"]}, plays)
             )
-        d = self._call(f"/ladder/{urllib.parse.quote(ladder, safe='')}/enter", {"engine": str(found["id"])},
-                       missing=LIST_LADDERS)  # fmt: skip
-        return Entered(ladder, engine, plays, d.get("alias"))
+        fields = {"engine": str(found["id"]), **({"version": str(version)} if version is not None else {})}
+        d = self._call(f"/ladder/{urllib.parse.quote(ladder, safe='')}/enter", fields, missing=LIST_LADDERS)
+        return Entered(ladder, engine, plays, d.get("alias"), version is not None)
 
     def start_deadline(self, ladder: str) -> int:
         """Start the ladder's deadline tournament (an instructor's token); the games queued."""
@@ -231,11 +231,10 @@ def _not_playing(engine: str, version: int, statuses: dict[int, str], plays: int
     if version not in statuses:
         known = ", ".join(f"v{k}" for k in sorted(statuses)) or "none yet"
         return f"{engine} has no version {version} (it has {known}): upload it on the portal first"
-    if statuses[version] != "ok":
-        why = "is still being checked" if statuses[version] == "checking" else "failed its check"
-        return f"{engine} v{version} {why}: a ladder plays an engine's latest version that passed its check"
-    return (f"a ladder plays an engine's latest checked version, and {engine}'s is v{plays}, not v{version}: "
-            f"enter it without a version to play v{plays}")  # fmt: skip
+    why = "is still being checked" if statuses[version] == "checking" else "failed its check"
+    checked = [f"v{n}" for n in sorted(statuses) if statuses[n] == "ok"]
+    return f"{engine} v{version} {why}: choose a version that passed its check" + (
+        f" ({', '.join(checked)})" if checked else "")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -281,6 +280,7 @@ class LadderRow:
     margin95: float | None
     games: int
     points: float
+    engine: str | None = None  # the engine and version that plays ('mine v3'), where the reader sees it
 
 
 @dataclass(frozen=True)
@@ -326,11 +326,12 @@ class LadderTable:
         head = f"{x.title}: ladder of {x.game} at {x.tc} a game, {self.games} games so far"
         if not self.rows:
             return f"{head}\nNo entries yet."
-        rows = [[r.rank, r.name + (" (you)" if r.mine else ""), "not rated yet" if r.elo is None else f"{r.elo:+.0f}",
+        rows = [[r.rank, r.name + (" (you)" if r.mine else ""), r.engine or "",
+                 "not rated yet" if r.elo is None else f"{r.elo:+.0f}",
                  "" if r.margin95 is None else f"{r.margin95:.0f}", r.games, fmt_total(r.points)]
                 for r in self.rows]  # fmt: skip
-        table = tabulate(rows, headers=["#", "entry", "Elo (logistic)", "+-95%", "games", "points"], tablefmt=fmt,
-                         disable_numparse=True)  # fmt: skip
+        table = tabulate(rows, headers=["#", "entry", "engine", "Elo (logistic)", "+-95%", "games", "points"],
+                         tablefmt=fmt, disable_numparse=True)  # fmt: skip
         lines = [head, table]
         if self.hidden:
             lines.append(f"{self.hidden} more {'entry is' if self.hidden == 1 else 'entries are'} not shown: "
@@ -346,10 +347,12 @@ class Entered:
     engine: str
     version: int | None
     alias: str | None
+    chosen: bool = False  # the author chose the version (else the latest checked one plays)
 
     def line(self) -> str:
-        plays = (f"its v{self.version} plays" if self.version is not None
-                 else "it plays once a version of it passes its check")  # fmt: skip
+        plays = ("it plays once a version of it passes its check" if self.version is None
+                 else f"its v{self.version} plays, as you chose" if self.chosen
+                 else f"its v{self.version} plays (its latest checked version)")  # fmt: skip
         return f"{self.engine} entered in the ladder {self.ladder}: {plays}" + (
             f"; students see it as {self.alias}" if self.alias else "")  # fmt: skip
 
