@@ -278,6 +278,32 @@ def test_a_finished_test_of_identical_versions_says_why_it_has_no_elo(db):
     assert "not finite" not in state.line()
 
 
+def test_an_archive_refusal_lists_its_files_and_a_single_files_command_names_it_as_uploaded(db, tmp_path):
+    """An Othello NBoard archive whose COMMAND names none of its files: the refusal lists what it
+    holds and gives an example of its own, never Gomoku; a single engine.py started by
+    'python3 engine.py' is taken (it is kept under the grader's name)."""
+    from grader.portal.course.course import load_course
+    from grader.portal.uploads import UploadError
+
+    make, author, _ = db
+    course = load_course(make_course(tmp_path / "course"))
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tf:
+        for member, data in (("bot/engine.py", b"print(1)\n"), ("bot/book.txt", b"f5\n"), ("bot/COMMAND", b"ls -l\n")):
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    with make.begin() as s:
+        engine = arena.new_engine(s, s.get(User, author.id), "edge", "nboard", "othello")
+        with pytest.raises(UploadError) as refused:
+            arena.new_version(s, course, engine, "bot.tar.gz", out.getvalue())
+        assert str(refused.value) == ("COMMAND names none of the archive's files (it holds book.txt, engine.py): "
+                                      "name your program's, like python3 engine.py")  # fmt: skip
+        assert "Gomoku" not in str(refused.value)
+        taken = arena.new_version(s, course, engine, "engine.py", b"print(1)\n", "python3 engine.py")
+        assert taken.status == "checking" and taken.command == "python3 engine.py"
+
+
 def test_an_api_token_works_for_its_days_then_is_refused(db):
     make, author, _ = db
     with make.begin() as s:
@@ -439,6 +465,42 @@ def test_an_author_uploads_versions_and_a_test_decides_live(tmp_path):
             main, ["arena", "test", "--portal", server.url, "--token", token, "mine", "2", "1"]
         )
         assert revoked.exit_code == 1 and "the API token is unknown, revoked or expired" in revoked.output
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow  # a server of its own and two checks: 15-30 s
+def test_grader_arena_upload_sends_a_version_and_waits_for_its_check(tmp_path):
+    """As fishtest's and OpenBench's clients submit: `grader arena upload ENGINE FILE` with the
+    author's token; --wait follows the check and exits 0 when it passed, 3 when it failed."""
+    course = make_course(tmp_path / "course")
+    server = Server(course, tmp_path, None, "--workers", "1")
+    try:
+        me = Client(server.url)
+        me.sign_in(server.link)
+        eid = me.post("/arena", {"name": "mine", "protocol": "nboard", "game": "othello"}).json()["id"]
+        token = me.post("/arena/token", {"label": "cli"}).json()["token"]
+        (tmp_path / "engine.tar.gz").write_bytes(nboard_archive("greedy"))
+        (tmp_path / "crash.py").write_bytes(CRASHES)
+
+        def upload(*args: str):
+            return CliRunner().invoke(main, ["arena", "upload", "--portal", server.url, "--token", token, *args])
+
+        ran = upload("mine", str(tmp_path / "engine.tar.gz"), "--label", "greedy first", "--wait")
+        assert ran.exit_code == 0, ran.output
+        first, last = ran.output.splitlines()
+        assert first == f"Uploaded mine v1: a worker checks it now ({server.url}/arena/e/{eid})"
+        assert last.startswith("mine v1 passed its check: it played a whole legal game")
+        ran = upload("mine", str(tmp_path / "crash.py"), "--command", "python3 crash.py", "--wait")
+        assert ran.exit_code == 3 and ran.output.splitlines()[-1].startswith(
+            "mine v2 failed its check: it lost its check game by forfeit: "
+        ), ran.output
+        versions = {v["number"]: v for v in me.get(f"/arena/e/{eid}").json()["versions"]}
+        assert versions[1]["label"] == "greedy first" and versions[2]["command"] == "python3 crash.py"
+        ran = upload("nope", str(tmp_path / "crash.py"))
+        assert ran.exit_code == 1 and ran.output == (
+            "Error: no engine 'nope' of yours on the portal: create it on its /arena page first\n"
+        )
     finally:
         server.stop()
 

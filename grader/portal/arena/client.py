@@ -131,7 +131,9 @@ class ArenaClient:
             raise GraderError(f"the engine {engine!r} is not yours: upload versions of your own engines")
         fields = {"label": label, **({"command": command} if command else {})}
         d = self._call(f"/arena/e/{found['id']}/versions", fields, {"file": path})
-        return Uploaded(engine, found["id"], int(d["number"]), str(d["status"]), "", f"{self.url}/arena/e/{found['id']}")
+        return Uploaded(
+            engine, found["id"], int(d["number"]), str(d["status"]), "", f"{self.url}/arena/e/{found['id']}"
+        )
 
     def checked(self, uploaded: Uploaded, every: float = 2.0) -> Uploaded:
         """``uploaded`` once its check is over: asked every ``every`` seconds."""
