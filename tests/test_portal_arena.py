@@ -746,6 +746,50 @@ def test_a_games_page_has_coordinates_and_marks_the_last_move_and_a_tests_page_l
 
 
 @pytest.mark.slow  # a browser and a server: 5-10 s
+def test_a_refused_upload_keeps_the_forms_values_and_says_why_and_every_page_links_to_the_arena(tmp_path, chromium):
+    """A version refused (its command names none of the archive's files) is the engine page again,
+    with the reason, the files the archive holds, and the label and command as they were typed;
+    the navigation of every page links to the arena and the ladders."""
+    server = Server(make_course(tmp_path / "course"), tmp_path, None, "--workers", "0")
+    try:
+        (tmp_path / "bot.tar.gz").write_bytes(nboard_archive("greedy"))
+        page = chromium.new_page()
+        page.goto(server.link)
+        page.click("#signin")
+        for path in ("/", "/class", "/class/queue", "/ladders", "/sessions"):
+            page.goto(server.url + path)
+            assert page.locator("header nav a[href='/arena']").inner_text() == "Arena", path
+            assert page.locator("header nav a[href='/ladders']").count() == 1, path
+        page.goto(server.url + "/class/queue")  # in the portal's look: its counts as the other pages' summaries
+        assert page.locator("#queue-summary .k").all_inner_texts() == ["Waiting", "Being graded"]
+        page.goto(server.url + "/arena")
+        page.fill("input[name=name]", "mine")
+        page.click("#new-engine button")
+        page.wait_for_url(f"{server.url}/arena/e/*")
+        page.set_input_files("#upload input[name=file]", str(tmp_path / "bot.tar.gz"))
+        page.fill("#upload input[name=label]", "deeper search")
+        page.fill("#upload input[name=command]", "python3 missing.py")
+        with page.expect_navigation():
+            page.click("#upload button")
+        said = page.inner_text("#upload-error")
+        assert said.startswith("Not uploaded: the command names none of the archive's files (it holds "), said
+        assert page.input_value("#upload input[name=label]") == "deeper search"
+        assert page.input_value("#upload input[name=command]") == "python3 missing.py"
+        assert "Gomoku" not in said
+        page.fill("#upload input[name=command]", "ls -l")
+        page.set_input_files("#upload input[name=file]", str(tmp_path / "bot.tar.gz"))
+        with page.expect_navigation():
+            page.click("#upload button")
+        said = page.inner_text("#upload-error")
+        assert "names none of the archive's files (it holds COMMAND" not in said
+        assert "(it holds engine.py, player.py): name your program's" in said, said
+        assert page.input_value("#upload input[name=command]") == "ls -l"
+        assert page.input_value("#upload input[name=label]") == "deeper search"
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow  # a browser and a server: 5-10 s
 def test_a_running_games_page_shows_new_moves_and_its_end_without_reloading(tmp_path, chromium):
     url = f"sqlite:///{tmp_path / 'portal.sqlite3'}"
     server = Server(make_course(tmp_path / "course"), tmp_path, url, "--workers", "0")

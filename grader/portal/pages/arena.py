@@ -168,8 +168,12 @@ def revoke_token(portal: Portal, request: Request, form: Any) -> Response:
 def engine_page(portal: Portal, request: Request, form: Any) -> Response:
     """An engine: its versions (each check's outcome), its tests newest first, and the forms."""
     user = need_user(portal, request)
+    return page(request, "arena_engine.html", _engine_page_data(portal, user, request.path_params["eid"]), user=user)
+
+
+def _engine_page_data(portal: Portal, user: User, eid: int) -> dict[str, Any]:
     with portal.make() as session:
-        engine = _engine(session, user, request.path_params["eid"])
+        engine = _engine(session, user, eid)
         data = _engine_data(session, user, engine)
         tests = session.scalars(select(ArenaTest).where(ArenaTest.engine_id == engine.id)
                                 .order_by(ArenaTest.created_at.desc(), ArenaTest.id)).all()  # fmt: skip
@@ -184,13 +188,26 @@ def engine_page(portal: Portal, request: Request, form: Any) -> Response:
     data["defaults"] = {"tc": f"{arena.DEFAULT_TC[0]:g}+{arena.DEFAULT_TC[1]:g}", "elo0": arena.DEFAULT_SPRT.elo0,
                         "elo1": arena.DEFAULT_SPRT.elo1, "alpha": arena.DEFAULT_SPRT.alpha,
                         "beta": arena.DEFAULT_SPRT.beta, "max_games": arena.DEFAULT_SPRT.max_games}  # fmt: skip
-    return page(request, "arena_engine.html", data, user=user)
+    data["upload"] = {"error": None, "label": "", "command": ""}  # a refused upload's reason and values, kept
+    return data
 
 
 def upload_version(portal: Portal, request: Request, form: Any) -> Response:
     """A new version of the engine, checked by a worker at once."""
     user = need_user(portal, request)
     checked_form(request, form)
+    try:
+        return _upload_version(portal, request, form, user)
+    except HTTPException as refused:
+        if wants_json(request) or refused.status_code not in (400, 413):
+            raise
+        data = _engine_page_data(portal, user, request.path_params["eid"])  # the page again, the form as it was sent
+        data["upload"] = {"error": refused.detail, "label": str(form.get("label", ""))[:60],
+                          "command": str(form.get("command", ""))[:300]}  # fmt: skip
+        return page(request, "arena_engine.html", data, refused.status_code, user=user)
+
+
+def _upload_version(portal: Portal, request: Request, form: Any, user: User) -> Response:
     upload = form.get("file")
     if upload is None or isinstance(upload, str):
         raise HTTPException(400, "no file in the form: choose your engine's file (or archive) and send it again")
