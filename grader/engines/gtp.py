@@ -138,7 +138,8 @@ class GtpProtocol(SessionProtocol):
         try:
             move = self.game.parse_square(text)
         except BoardError:
-            raise ProtocolError(f"'{reply.text[:20]}' is not a point") from None
+            raise ProtocolError(f"it answered '= {reply.text[:20]}' to genmove, and '{text[:20]}' is not a point "
+                                f"(like {self.game.square_name(0)})") from None  # fmt: skip
         return Answer(move, text, None, None, reply.noise)
 
     def _setup(self, start: Position) -> list[tuple[str, int]]:
