@@ -89,8 +89,8 @@ def test(engine: str, new: int, base: int, url: str, token: str, tc: str, sprt: 
     "upload",
     help="""Upload FILE as a new version of your engine ENGINE on a running portal, as its engine
     page's form does (fishtest's and OpenBench's clients submit the same way): an archive
-    (.zip, .tar.gz) of the engine's folder with its COMMAND file, or a single file with
-    --command. A worker checks it with a whole game against a bundled engine; with --wait,
+    (.zip, .tar.gz) of the engine's folder with its COMMAND file (or --command), or a single
+    program file (--command optional: python3 engine.py names it as uploaded). A worker checks it with a whole game against a bundled engine; with --wait,
     follow the check and print what it found. The engine is one made on the portal's /arena page.
 
     \b

@@ -4,9 +4,9 @@ rules (the planner, ratings, aliases, what a student may see) are
 ``grader.tournaments.ladder``'s; this module reads and writes the tables they work on.
 
 A participant enters one of their arena engines of the ladder's game; the checked version
-they choose plays, else its latest checked version. When no game job waits, each ladder queues one pair (two games on one opening,
-colours swapped) as a game job of the lowest priority, so SPRT tests go first. Once the
-instructor starts the deadline tournament, or the assignment's hard deadline (else its
+they choose plays, else its latest checked version. When no game job waits, each ladder
+queues one pair (two games on one opening, colours swapped) as a game job of the lowest
+priority, so SPRT tests go first. Once the instructor starts the deadline tournament, or the assignment's hard deadline (else its
 deadline) passes, the ladder plans no more pairs: each entry's final version (uploaded by the
 deadline, when it passed) is frozen, and they play a round-robin of ``deadline_games`` games
 a pair, graded by share of the pieces as ``grader tournament --grade`` grades (config.yaml's
