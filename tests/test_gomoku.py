@@ -473,7 +473,10 @@ def test_genmove_after_the_game_is_over_is_judged_by_the_regex(tmp_path):
         assert (test.symbol, test.judged_by) == (symbol, "regex"), test
 
 
-@pytest.mark.parametrize("mode, problem", [("crash50", "'' is not a point"), ("resign", "the engine resigned")])
+@pytest.mark.parametrize(
+    "mode, problem",
+    [("crash50", "it answered '= ' to genmove, and '' is not a point (like "), ("resign", "the engine resigned")],
+)
 def test_a_gtp_engine_that_breaks_the_protocol_or_resigns_forfeits_its_tournament_games(tmp_path, mode, problem):
     path = tmp_path / f"gtp_{mode}.py"  # crash50's genmove answers '=' with no point
     path.write_text(MISBEHAVING.read_text())

@@ -59,7 +59,8 @@ def test_a_lab_script_given_as_an_nboard_engine_is_told_to_drop_the_prefix(tmp_p
     shutil.copy(ROOT / "submissions" / "negamax.py", tmp_path / "lab.py")
     result = tournament(tmp_path, f"nboard:python3 {tmp_path / 'lab.py'}", "builtin:nboard:greedy")
     assert result.exit_code == 0, result.output
-    assert all("(lab forfeits: the engine crashed: it exited with code 1)" in ln for ln in game_lines(result.output))
+    said = "(lab forfeits: the engine crashed: it exited with code 1; the last line it wrote to stderr: "
+    assert all(said in ln for ln in game_lines(result.output)), result.output
     fix = ("lab forfeited: it plays as a script ('SCRIPT BOARD TOKEN', a run per move), not as an NBoard engine: "
            "give it without 'nboard:'")  # fmt: skip
     assert fix in result.output

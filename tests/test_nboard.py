@@ -109,6 +109,7 @@ def test_restart_starts_a_protocol_engine_for_every_game(tmp_path):
         ("garbage", "'zz' in '=== zz/-2.50/0.01' is not a square (a1-h8) nor PA"),
         ("crash", "the engine crashed: it exited with code 3"),
         ("flood", "the engine printed more than limits.output_bytes and was stopped"),
+        ("bare", "; an NBoard answer starts with '=== ' ('=== "),
     ],
 )
 def test_a_misbehaving_engine_forfeits_with_its_cause_and_leaves_nothing_running(tmp_path, mode, problem):
@@ -122,6 +123,44 @@ def test_a_misbehaving_engine_forfeits_with_its_cause_and_leaves_nothing_running
         assert len(g.events) == 1 and problem in g.events[0]["problem"], g.events
         assert g.events[0]["timed_out"] == (mode in ("mute", "silent"))
     assert running(copy) == []
+
+
+def test_a_crash_is_explained_with_its_last_stderr_line_on_the_command_line_and_in_the_report(tmp_path):
+    """As the portal says it: the cause, then the last line the engine wrote to stderr."""
+    copy = engine_copy(tmp_path)
+    out = CliRunner().invoke(main, ["tournament", "builtin:nboard:greedy", f"nboard:{PYTHON} {copy} raise",
+                                    "--openings", str(_opening(tmp_path)), "--out", str(tmp_path / "t")])  # fmt: skip
+    said = "the last line it wrote to stderr: RuntimeError: the opening book is missing"
+    assert out.output.count(said) == 2, out.output
+    assert (tmp_path / "t" / "report.html").read_text().count(said) == 2
+    assert running(copy) == []
+
+
+def _opening(tmp_path: Path) -> Path:
+    path = tmp_path / "openings.txt"
+    path.write_text(NEAR_END + "\n")
+    return path
+
+
+def test_engines_named_on_the_command_line_let_two_files_of_one_name_meet(tmp_path):
+    """'nboard:name=v1:COMMAND' as cutechess's name=: two versions, both engine.py, meet under
+    their names; without names the refusal says how to give them."""
+    commands = []
+    for version in ("v1", "v2"):
+        (tmp_path / version).mkdir()
+        (tmp_path / version / "engine.py").write_text(ENGINE.read_text())
+        commands.append(f"{PYTHON} {tmp_path / version / 'engine.py'} good")
+    out = CliRunner().invoke(main, ["tournament", *(f"nboard:name={v}:{c}" for v, c in zip(("v1", "v2"), commands)),
+                                    "--openings", str(_opening(tmp_path)), "--out", str(tmp_path / "t")])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    names = {
+        (g["black"], g["white"]) for g in map(json.loads, (tmp_path / "t" / "games.jsonl").read_text().splitlines())
+    }
+    assert names == {("v1", "v2"), ("v2", "v1")}
+    out = CliRunner().invoke(main, ["tournament", *(f"nboard:{c}" for c in commands), "--out", str(tmp_path / "u")])
+    assert out.exit_code != 0 and "nboard:name=v1:COMMAND" in out.output and "Traceback" not in out.output
+    out = CliRunner().invoke(main, ["tournament", "nboard:name=:x", "builtin:greedy", "--out", str(tmp_path / "w")])
+    assert out.exit_code != 0 and "as nboard:name=NAME:COMMAND" in out.output, out.output
 
 
 @pytest.mark.parametrize("mode, evaluations", [("early", {-2.5}), ("edax", {1.0}), ("linger", {-2.5}), ("nan", set())])

@@ -90,5 +90,6 @@ def test_a_script_that_crashes_in_every_test_is_said_and_fails(tmp_path):
     (tmp_path / "boom.py").write_text("raise SystemExit('no idea')\n")
     got = grade(tmp_path, tmp_path / "boom.py", "--boards", tmp_path / "b.txt")
     assert got.exit_code == 1, got.output
-    assert got.output.splitlines()[-1] == ("No test printed a legal Othello move: the script crashed in every test "
+    assert got.output.splitlines()[-1] == ("No test printed a legal Othello move: the script crashed in every test; "
+                                           "the last line it wrote to stderr: no idea "
                                            "(each test's diagnosis says how)")  # fmt: skip

@@ -254,6 +254,56 @@ def test_a_test_with_an_odd_game_limit_ends_at_its_last_pair(db):
         assert (test.status, test.wins, test.losses, game_leases.waiting_games(s)) == (LIMIT, 2, 2, 0)
 
 
+def test_a_finished_test_of_identical_versions_says_why_it_has_no_elo(db):
+    """Every pair 1-1 (identical engines): the page and `grader arena test --wait`'s line give
+    the reason there is no normalized Elo, name the model, and print an LLR of 0, never -0."""
+    from grader.portal.arena.client import TestState
+
+    make, author, (v1, v2) = db
+    with make.begin() as s:
+        tid = arena.new_test(s, s.get(User, author.id), arena.TestRequest(new=v2, base=v1, max_games=4)).id
+    for _ in range(2):
+        with make.begin() as s:
+            lease = game_leases.claim_game(s, "w")
+        _play_pair(make, lease, v2, (1.0, 0.0))
+    with make() as s:
+        test = s.get(ArenaTest, tid)
+        data = arena_pages.test_data(s, test, s.get(ArenaEngine, test.engine_id), s.get(User, author.id))
+    assert data["status"] == LIMIT and data["elo"] is None
+    assert data["elo_note"].startswith("every pair ended alike (2 of 2 DD/WL, as between identical engines)")
+    state = TestState(data["id"], "", data["status"], data["games"], data["wins"], data["draws"], data["losses"],
+                      tuple(data["pentanomial"]), -0.0, data["lower"], data["upper"], None, None, data["model"],
+                      data["elo_note"])  # fmt: skip
+    assert "LLR 0 (" in state.line() and "Elo (normalized) none: every pair ended alike" in state.line()
+    assert "not finite" not in state.line()
+
+
+def test_an_archive_refusal_lists_its_files_and_a_single_files_command_names_it_as_uploaded(db, tmp_path):
+    """An Othello NBoard archive whose COMMAND names none of its files: the refusal lists what it
+    holds and gives an example of its own, never Gomoku; a single engine.py started by
+    'python3 engine.py' is taken (it is kept under the grader's name)."""
+    from grader.portal.course.course import load_course
+    from grader.portal.uploads import UploadError
+
+    make, author, _ = db
+    course = load_course(make_course(tmp_path / "course"))
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tf:
+        for member, data in (("bot/engine.py", b"print(1)\n"), ("bot/book.txt", b"f5\n"), ("bot/COMMAND", b"ls -l\n")):
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    with make.begin() as s:
+        engine = arena.new_engine(s, s.get(User, author.id), "edge", "nboard", "othello")
+        with pytest.raises(UploadError) as refused:
+            arena.new_version(s, course, engine, "bot.tar.gz", out.getvalue())
+        assert str(refused.value) == ("COMMAND names none of the archive's files (it holds book.txt, engine.py): "
+                                      "name your program's, like python3 engine.py")  # fmt: skip
+        assert "Gomoku" not in str(refused.value)
+        taken = arena.new_version(s, course, engine, "engine.py", b"print(1)\n", "python3 engine.py")
+        assert taken.status == "checking" and taken.command == "python3 engine.py"
+
+
 def test_an_api_token_works_for_its_days_then_is_refused(db):
     make, author, _ = db
     with make.begin() as s:
@@ -363,9 +413,15 @@ def test_an_author_uploads_versions_and_a_test_decides_live(tmp_path):
         assert done["status"] == "H1" and done["llr"] >= done["upper"] and done["games"] < 60
         assert done["wins"] + done["draws"] + done["losses"] == done["games"] == 2 * sum(done["pentanomial"])
         assert (done["elo"] is None) == (done["elo_error"] is None)  # None: not finite (every pair won)
+        # --wait's exit status says how the test ended: H0 3, limit 4 (one pair cannot reach a bound)
+        for games, status, code in (("40", "H0", 3), ("2", "limit", 4)):
+            args = ["arena", "test", "--portal", server.url, "--token", token, "mine", "1", "2", "--tc", "10+0.1",
+                    "--sprt", "0", "200", "--max-games", games, "--openings", str(book), "--wait"]  # fmt: skip
+            ended = CliRunner().invoke(main, args)
+            assert ended.exit_code == code and ended.output.splitlines()[-1].startswith(f"{status}: "), ended.output
         assert done["openings"] == "book.txt" and {g["opening"] for g in done["list"]} == {"f5d6c3", "f5f6e6"}
         tests = me.get(f"/arena/e/{eid}").json()["tests"]
-        assert [t["id"] for t in tests] == [tid] and tests[0]["status"] == "H1"
+        assert tid in [t["id"] for t in tests] and sorted(t["status"] for t in tests) == ["H0", "H1", "limit"]
         first = next(g for g in done["list"] if g["status"] == "done")
         game = me.get(f"/arena/g/{first['id']}").json()
         rules = get_game("othello")
@@ -409,6 +465,42 @@ def test_an_author_uploads_versions_and_a_test_decides_live(tmp_path):
             main, ["arena", "test", "--portal", server.url, "--token", token, "mine", "2", "1"]
         )
         assert revoked.exit_code == 1 and "the API token is unknown, revoked or expired" in revoked.output
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow  # a server of its own and two checks: 15-30 s
+def test_grader_arena_upload_sends_a_version_and_waits_for_its_check(tmp_path):
+    """As fishtest's and OpenBench's clients submit: `grader arena upload ENGINE FILE` with the
+    author's token; --wait follows the check and exits 0 when it passed, 3 when it failed."""
+    course = make_course(tmp_path / "course")
+    server = Server(course, tmp_path, None, "--workers", "1")
+    try:
+        me = Client(server.url)
+        me.sign_in(server.link)
+        eid = me.post("/arena", {"name": "mine", "protocol": "nboard", "game": "othello"}).json()["id"]
+        token = me.post("/arena/token", {"label": "cli"}).json()["token"]
+        (tmp_path / "engine.tar.gz").write_bytes(nboard_archive("greedy"))
+        (tmp_path / "crash.py").write_bytes(CRASHES)
+
+        def upload(*args: str):
+            return CliRunner().invoke(main, ["arena", "upload", "--portal", server.url, "--token", token, *args])
+
+        ran = upload("mine", str(tmp_path / "engine.tar.gz"), "--label", "greedy first", "--wait")
+        assert ran.exit_code == 0, ran.output
+        first, last = ran.output.splitlines()
+        assert first == f"Uploaded mine v1: a worker checks it now ({server.url}/arena/e/{eid})"
+        assert last.startswith("mine v1 passed its check: it played a whole legal game")
+        ran = upload("mine", str(tmp_path / "crash.py"), "--command", "python3 crash.py", "--wait")
+        assert ran.exit_code == 3 and ran.output.splitlines()[-1].startswith(
+            "mine v2 failed its check: it lost its check game by forfeit: "
+        ), ran.output
+        versions = {v["number"]: v for v in me.get(f"/arena/e/{eid}").json()["versions"]}
+        assert versions[1]["label"] == "greedy first" and versions[2]["command"] == "python3 crash.py"
+        ran = upload("nope", str(tmp_path / "crash.py"))
+        assert ran.exit_code == 1 and ran.output == (
+            "Error: no engine 'nope' of yours on the portal: create it on its /arena page first\n"
+        )
     finally:
         server.stop()
 
@@ -610,6 +702,91 @@ def running_game(make, email: str) -> tuple[int, str, list[str]]:
             moves.append(pos.moves()[0])
             pos = pos.play(moves[-1])
         return game.id, lease.token, [rules.transcript(moves[: k + 1]) for k in range(len(moves))]
+
+
+@pytest.mark.slow  # a browser and a server: 5-10 s
+def test_a_games_page_has_coordinates_and_marks_the_last_move_and_a_tests_page_labels_its_counts(tmp_path, chromium):
+    """The board has its files and ranks; the last move's square is ringed and named in words;
+    the test's pentanomial counts and its possible ends are said in words."""
+    url = f"sqlite:///{tmp_path / 'portal.sqlite3'}"
+    server = Server(make_course(tmp_path / "course"), tmp_path, url, "--workers", "0")
+    engine = connect(url)
+    make = sessions(engine)
+    try:
+        with make() as s:
+            email = s.scalar(select(User.email).where(User.role == "instructor"))
+        gid, token, lines = running_game(make, email)
+        arena_play.live(make, gid, token)(GameRecord(f"g{gid}", "p1", 1, "b", "w", "", moves=lines[-1]))
+        with make() as s:
+            tid = s.get(ArenaGame, gid).test_id
+        page = chromium.new_page()
+        page.goto(server.link)
+        page.click("#signin")
+        page.goto(f"{server.url}/arena/g/{gid}")
+        last = lines[-1][-2:]
+        assert page.locator("#board th[scope=col]").all_inner_texts() == list("abcdefgh")
+        assert page.locator("#board th[scope=row]").all_inner_texts() == [str(n) for n in range(1, 9)]
+        ringed = page.locator("#board td.last")
+        assert ringed.count() == 1 and ringed.get_attribute("title") == f"the last move, {last}"
+        assert page.inner_text("#last-move") == f"Last move: {last}"
+        cell = page.locator(f"#board tr >> nth={int(last[1])} >> td >> nth={'abcdefgh'.index(last[0])}")
+        assert cell.get_attribute("class").endswith(" last")  # the square the move names
+        page.goto(f"{server.url}/arena/g/{gid}?ply=0")
+        assert page.locator("#board td.last").count() == 0 and page.inner_text("#last-move") == "No move yet"
+        page.goto(f"{server.url}/arena/t/{tid}")
+        heads = page.locator("#penta th").all_inner_texts()
+        assert [h.split()[0] for h in heads] == ["LL", "LD", "DD/WL", "WD", "WW"]
+        assert "lost both games" in heads[0] and "won both games" in heads[4]
+        ends = dict(zip(page.locator("#statuses dt").all_inner_texts(), page.locator("#statuses dd").all_inner_texts()))
+        assert list(ends) == ["H1", "H0", "limit"]
+        assert "stronger" in ends["H1"] and "no gain" in ends["H0"] and "no decision" in ends["limit"]
+    finally:
+        server.stop()
+        engine.dispose()
+
+
+@pytest.mark.slow  # a browser and a server: 5-10 s
+def test_a_refused_upload_keeps_the_forms_values_and_says_why_and_every_page_links_to_the_arena(tmp_path, chromium):
+    """A version refused (its command names none of the archive's files) is the engine page again,
+    with the reason, the files the archive holds, and the label and command as they were typed;
+    the navigation of every page links to the arena and the ladders."""
+    server = Server(make_course(tmp_path / "course"), tmp_path, None, "--workers", "0")
+    try:
+        (tmp_path / "bot.tar.gz").write_bytes(nboard_archive("greedy"))
+        page = chromium.new_page()
+        page.goto(server.link)
+        page.click("#signin")
+        for path in ("/", "/class", "/class/queue", "/ladders", "/sessions"):
+            page.goto(server.url + path)
+            assert page.locator("header nav a[href='/arena']").inner_text() == "Arena", path
+            assert page.locator("header nav a[href='/ladders']").count() == 1, path
+        page.goto(server.url + "/class/queue")  # in the portal's look: its counts as the other pages' summaries
+        assert page.locator("#queue-summary .k").all_inner_texts() == ["Waiting", "Being graded"]
+        page.goto(server.url + "/arena")
+        page.fill("input[name=name]", "mine")
+        page.click("#new-engine button")
+        page.wait_for_url(f"{server.url}/arena/e/*")
+        page.set_input_files("#upload input[name=file]", str(tmp_path / "bot.tar.gz"))
+        page.fill("#upload input[name=label]", "deeper search")
+        page.fill("#upload input[name=command]", "python3 missing.py")
+        with page.expect_navigation():
+            page.click("#upload button")
+        said = page.inner_text("#upload-error")
+        assert said.startswith("Not uploaded: the command names none of the archive's files (it holds "), said
+        assert page.input_value("#upload input[name=label]") == "deeper search"
+        assert page.input_value("#upload input[name=command]") == "python3 missing.py"
+        assert "Gomoku" not in said
+        page.fill("#upload input[name=command]", "ls -l")
+        page.set_input_files("#upload input[name=file]", str(tmp_path / "bot.tar.gz"))
+        with page.expect_navigation():
+            page.click("#upload button")
+        said = page.inner_text("#upload-error")
+        assert "names none of the archive's files (it holds COMMAND" not in said
+        assert "(it holds engine.py, player.py): name your program's" in said, said
+        assert page.input_value("#upload input[name=command]") == "ls -l"
+        assert page.input_value("#upload input[name=label]") == "deeper search"
+    finally:
+        server.stop()
 
 
 @pytest.mark.slow  # a browser and a server: 5-10 s

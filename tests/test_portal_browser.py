@@ -252,7 +252,8 @@ def test_a_student_sees_the_ladder_with_aliases(tmp_path, chromium):
         ]
         assert "Student" not in page.inner_text("main")
         assert "1 more entry is not shown" in page.inner_text("#hidden")
-        assert shown[0][2].startswith("+") and shown[-1][2].startswith("-") and shown[0][3].isdigit()  # Elo, ±95%
+        assert shown[0][3].startswith("+") and shown[-1][3].startswith("-") and shown[0][4].isdigit()  # Elo, ±95%
+        assert [r[2] for r in shown[:-1]] == [""] * 4 and shown[-1][2].endswith(" v1")  # only their own engine named
         page.locator("a", has_text=aliases["Student 5"]).first.click()  # its link (the chart names it too)
         assert "Student" not in page.inner_text("main") and page.locator("#recent tr").count() == 13
         page.go_back()

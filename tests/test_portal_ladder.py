@@ -182,6 +182,44 @@ def test_entering_keeps_an_alias_for_good_and_refuses_others_engines_and_games(d
         assert ladders.enter(s, course, ladder, s1, theirs.id).alias != first
 
 
+def test_an_author_chooses_the_checked_version_that_plays_and_the_table_names_the_engine(db):
+    """v1 of three plays when its author chooses it (a version not checked is refused, saying
+    which are); entering without a version goes back to the latest; the table names the engine
+    and version for the staff and the row's owner, not other students of an anonymous ladder."""
+    make, course = db
+    ladder = course.ladders["duel"]
+    with make.begin() as s:
+        s0, s1 = user(s, "s0@example.edu"), user(s, "s1@example.edu")
+        mine, theirs = engine_of(s, s0, "deep", checked=3), engine_of(s, s1, "shallow")
+        s.add(EngineVersion(engine_id=mine.id, number=4, filename="bot.py", size=1, sha256="0", content=b"x",
+                            status="failed"))  # fmt: skip
+        ids = dict(
+            s.execute(select(EngineVersion.number, EngineVersion.id).where(EngineVersion.engine_id == mine.id)).all()
+        )
+        ladders.enter(s, course, ladder, s0, mine.id, 1)
+        ladders.enter(s, course, ladder, s1, theirs.id)
+        with pytest.raises(GraderError, match=r"^deep v4 failed its check: choose a version that passed its check "
+                                              r"\(v1, v2, v3\)$"):  # fmt: skip
+            ladders.enter(s, course, ladder, s0, mine.id, 4)
+        with pytest.raises(GraderError, match=r"^deep has no version 9 \(it has v1, v2, v3, v4\)"):
+            ladders.enter(s, course, ladder, s0, mine.id, 9)
+    with make() as s:
+        playing = {e.name: e.engine for e in ladders.standing(s, ladder).entries}
+        assert playing["Student 0"] == ladders.version_key(ids[1])
+        staff = ladders.view(s, ladder, user(s, "prof@example.edu"))
+        owner = ladders.view(s, ladder, user(s, "s0@example.edu"))
+        other = ladders.view(s, ladder, user(s, "s1@example.edu"))
+    assert sorted(staff.engine_of(r) or "" for r in staff.table.rows) == ["deep v1", "shallow v1"]
+    assert [owner.engine_of(r) for r in owner.table.rows if r.mine] == ["deep v1"]
+    assert [other.engine_of(r) for r in other.table.rows if not r.mine] == [None]  # anonymous: an alias only
+    with make.begin() as s:
+        ladders.enter(s, course, ladder, user(s, "s0@example.edu"), mine.id)  # no version: the latest again
+    with make() as s:
+        assert {e.name: e.engine for e in ladders.standing(s, ladder).entries}["Student 0"] == ladders.version_key(
+            ids[3]
+        )
+
+
 def test_the_idle_queue_gets_a_pair_of_the_latest_versions_and_a_busy_one_none(db):
     make, course = db
     latest = entered(make, course, 3)
@@ -659,12 +697,14 @@ def test_grader_arena_reaches_the_ladders_with_the_rights_of_the_tokens_user(tmp
             "duel", "Othello", "duel", "othello", "5+0.05", "aliases,", "top", "2", "and", "around", "their", "own"
         ]  # fmt: skip
         assert arena("student", "enter", "duel", "mine", "2") == (
-            1, "Error: mine v2 is still being checked: a ladder plays an engine's latest version that passed its check\n"
+            1, "Error: mine v2 is still being checked: choose a version that passed its check (v1)\n"
         )  # fmt: skip
         code, said = arena("student", "enter", "duel", "mine", "1")
         seen = student.get("/api/ladder/duel").json()
         alias = seen["rows"][-1]["name"]
-        assert (code, said) == (0, f"mine entered in the ladder duel: its v1 plays; students see it as {alias}\n")
+        assert (code, said) == (0, f"mine entered in the ladder duel: its v1 plays, as you chose; students see it as "
+                                   f"{alias}\n")  # fmt: skip
+        assert seen["rows"][-1]["engine"] == "mine v1" and all(r["engine"] is None for r in seen["rows"][:-1])
         # the student's table: the page's rows (aliases; top 2, then 5th to 7th), no names, nothing of the deadline
         code, said = arena("student", "ladder", "duel")
         lines = said.splitlines()
@@ -675,7 +715,7 @@ def test_grader_arena_reaches_the_ladders_with_the_rights_of_the_tokens_user(tmp
             == [str(r["rank"]) for r in seen["rows"]]
         )
         assert all(r["name"] in line for r, line in zip(seen["rows"], lines[3:-1]))
-        assert lines[-2].split() == ["7", *alias.split(), "(you)", "not", "rated", "yet", "0", "0"]
+        assert lines[-2].split() == ["7", *alias.split(), "(you)", "mine", "v1", "not", "rated", "yet", "0", "0"]
         assert lines[-1] == "2 more entries are not shown: you see the top 2 and the entries around your own"
         assert "Student" not in said and "Deadline" not in said
         # each refusal, over HTTP and as the command line's one line

@@ -136,8 +136,8 @@ NO_BLANK = "import sys\nfor line in sys.stdin:\n    print('=', flush=True)\n"
 @pytest.mark.parametrize(
     "program, problem",
     [
-        (NOT_GTP, "no complete answer to '{command}' within 3.5 s: it printed 'ok', which is not GTP (an answer "
-                  "starts with '=' or '?')"),
+        (NOT_GTP, "no complete answer to '{command}' within 3.5 s: it printed 'ok'; a GTP answer starts with "
+                  "'=' or '?'"),
         (NO_BLANK, "no complete answer to '{command}' within 3.5 s: its answer '=' was not ended by an empty line "
                    "(GTP ends every answer with one)"),
     ],

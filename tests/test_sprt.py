@@ -347,3 +347,22 @@ def test_pentanomial():
         penta.add(2, 0)
     with pytest.raises(SprtError, match="pair counts must be whole numbers"):
         Pentanomial(-1)
+
+
+def test_elo_is_labelled_and_a_test_without_one_says_why():
+    """The SPRT's Elo names its model; identical engines (every pair DD/WL) get the reason there
+    is no normalized Elo, not 'n/a'; an LLR that rounds to zero prints as 0, never -0."""
+    from grader.tournaments.sprt import SprtState, no_elo_reason
+    from grader.tournaments.tables import sprt_text
+
+    alike = sprt(Pentanomial(dd_wl=200), 0, 10)
+    state = SprtState(*(getattr(alike, f) for f in SprtResult.__dataclass_fields__), ("v2", "v1"), 400)
+    text = sprt_text(state)
+    assert "Elo (normalized) none: every pair ended alike (200 of 200 DD/WL, as between identical engines)" in text
+    assert "n/a" not in text
+    tiny = sprt(Pentanomial(ll=1, ld=3, dd_wl=10, wd=3, ww=1), 0, 10)
+    state = SprtState(*(getattr(tiny, f) for f in SprtResult.__dataclass_fields__), ("v2", "v1"), 400)
+    state = SprtState(**{**{f: getattr(state, f) for f in state.__dataclass_fields__}, "llr": -0.0001})
+    assert "LLR 0.00 (" in sprt_text(state) and "Elo (normalized) +0.0" in sprt_text(state)
+    assert no_elo_reason(Pentanomial()) == "no game pair counted yet"
+    assert "won every game" in no_elo_reason(Pentanomial(ww=3), "logistic")

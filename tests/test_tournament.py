@@ -487,3 +487,23 @@ def test_an_engine_name_with_a_control_character_is_one_line(tmp_path):
         "Error: engine name 'evil\\n1-0 ; black x' holds a control character, which would break the records "
         "and tables: rename its file (or name it in config.yaml's engines:)\n"
     )
+
+
+def test_a_four_game_match_of_even_pairs_shows_no_error_bar_and_its_elo_is_labelled_logistic(tmp_path):
+    """Two pairs each split 1-1: the spread of the pairs is unknown, so no '+0 ±0' but n/a; the
+    table and report.html say the standings' Elo is logistic."""
+    assert elo_interval([0.5, 0.5]) == (0.0, None)
+    out = CliRunner().invoke(main, ["tournament", "builtin:greedy", "builtin:random_mover", "--rounds", "2",
+                                    "--seed", "1", "--out", str(tmp_path / "t")])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    rows = standings(_even_games(), ["a", "b"])
+    table = standings_table(rows)
+    assert "Elo (logistic)" in table and all(line.split()[7:9] == ["+0", "n/a"] for line in table.splitlines()[2:])
+    assert "<th>Elo (logistic)</th>" in (tmp_path / "t" / "report.html").read_text()
+    assert "Elo (logistic)" in out.output
+
+
+def _even_games() -> list:
+    """Four games, two pairs, each pair won once by each engine."""
+    return [Game(f"g{i}", f"p{i // 2}", 1, *("ab" if i % 2 == 0 else "ba"), "", result="1-0",
+                       reason="normal") for i in range(4)]  # fmt: skip

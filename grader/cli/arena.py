@@ -31,8 +31,15 @@ def portal_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     "test",
     help="""Start an SPRT test of ENGINE's version NEW against its version BASE on a running
     portal (its workers play the games), and print where to watch it; with --wait, follow it
-    until it decides. The versions are numbers (2 for v2) of versions that passed their check.
+    until it ends. The versions are numbers (2 for v2) of versions that passed their check.
     The token is one made on the portal's /arena page.
+
+    \b
+    With --wait, the exit status says how the test ended (1 is an error, as everywhere):
+      0  H1 accepted: NEW is stronger than BASE by ELO1 or more
+      3  H0 accepted: NEW is not stronger than BASE by more than ELO0
+      4  limit: --max-games played with no decision
+      5  stopped by hand, or ended by an error of the portal's workers
 
     \b
     Examples:
@@ -57,7 +64,7 @@ def portal_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 @fail_cleanly
 def test(engine: str, new: int, base: int, url: str, token: str, tc: str, sprt: tuple[float, float], alpha: float,
          beta: float, max_games: int, openings: Path | None, wait: bool) -> None:  # fmt: skip
-    from ..portal.arena.client import ArenaClient
+    from ..portal.arena.client import EXIT_STATUS, ArenaClient
 
     client = ArenaClient(url, token)
     fields = {"tc": tc, "elo0": f"{sprt[0]:g}", "elo1": f"{sprt[1]:g}", "alpha": f"{alpha:g}", "beta": f"{beta:g}",
@@ -74,6 +81,48 @@ def test(engine: str, new: int, base: int, url: str, token: str, tc: str, sprt: 
             break
         time.sleep(POLL_SECONDS)
         state = client.state(state.id)
+    if wait and EXIT_STATUS[state.status]:
+        raise SystemExit(EXIT_STATUS[state.status])
+
+
+@arena_group.command(
+    "upload",
+    help="""Upload FILE as a new version of your engine ENGINE on a running portal, as its engine
+    page's form does (fishtest's and OpenBench's clients submit the same way): an archive
+    (.zip, .tar.gz) of the engine's folder with its COMMAND file (or --command), or a single
+    program file (--command optional: python3 engine.py names it as uploaded). A worker checks it with a whole game against a bundled engine; with --wait,
+    follow the check and print what it found. The engine is one made on the portal's /arena page.
+
+    \b
+    With --wait, the exit status says how the check ended (1 is an error, as everywhere):
+      0  the version passed its check: tests and ladders can play it
+      3  it failed its check (the line says why)
+
+    \b
+    Examples:
+      grader arena upload --portal http://localhost:8000 --token grader_... mine engine.tar.gz --label "deeper search"
+      GRADER_TOKEN=grader_... grader arena upload --portal URL mine engine.py --command "python3 engine.py" --wait
+    """,
+)
+@click.argument("engine")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@portal_options
+@click.option("--label", default="", help="A few words on what changed in this version.")
+@click.option("--command", default="", metavar="COMMAND",
+              help="How to start the engine, for a single file or an archive without a COMMAND file.")  # fmt: skip
+@click.option("--wait", is_flag=True, help="Follow the version's check until it ends, and print what it found.")
+@fail_cleanly
+def upload(engine: str, file: Path, url: str, token: str, label: str, command: str, wait: bool) -> None:
+    from ..portal.arena.client import ArenaClient
+
+    client = ArenaClient(url, token)
+    uploaded = client.upload(engine, file, label, command)
+    echo(uploaded.line())
+    if wait:
+        uploaded = client.checked(uploaded, POLL_SECONDS)
+        echo(uploaded.line())
+        if uploaded.status != "ok":
+            raise SystemExit(3)
 
 
 @arena_group.command(
@@ -122,8 +171,8 @@ def ladder(name: str, url: str, token: str, fmt: str) -> None:
 @arena_group.command(
     "enter",
     help="""Enter your engine ENGINE in the ladder NAME (or play with it in place of the one you
-    entered), as the ladder page's form does: its latest version that passed its check plays.
-    VERSION (a number: 3 for v3) checks that it is that version.
+    entered), as the ladder page's form does: its VERSION plays (a number: 3 for v3, a version
+    that passed its check), or without one its latest version that passed its check.
 
     \b
     Examples:

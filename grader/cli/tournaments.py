@@ -164,7 +164,10 @@ def tournament(engine_paths: tuple[str, ...], format_name: str | None, opponents
     An engine is a SCRIPT, run as 'SCRIPT BOARD TOKEN' for each move under the limits (its
     move is the last integer it printed; at the time limit, the last one printed in time);
     or nboard:COMMAND or gtp:COMMAND, a program speaking the NBoard protocol or GTP (or
-    NAME:COMMAND, a protocol an installed package adds), kept up between its games; or the name of an engine in config.yaml's engines: list. Every pair plays each opening twice,
+    NAME:COMMAND, a protocol an installed package adds), kept up between its games; or the
+    name of an engine in config.yaml's engines: list. A name given as cutechess's name= names
+    an engine in the results (nboard:name=v1:COMMAND, script:name=v2:FILE), so two versions
+    whose files share a name can meet. Every pair plays each opening twice,
     colours swapped. An illegal or missing move, a crash, a protocol error or a fallen flag
     loses the game by forfeit (config tournament.on_illegal). builtin:random_mover,
     builtin:greedy and builtin:negamax ship with the grader, also as NBoard engines
@@ -177,6 +180,7 @@ def tournament(engine_paths: tuple[str, ...], format_name: str | None, opponents
       grader tournament gtp:"/usr/games/gtp-rhino -l 2" builtin:nboard:greedy --tc 30+0.5
       grader tournament new.py --format gauntlet --opponents builtin:greedy,builtin:random_mover --grade
       grader tournament new.py old.py --sprt 0 10 --max-games 400
+      grader tournament nboard:name=v2:"python3 v2/engine.py" nboard:name=v1:"python3 v1/engine.py" --sprt 0 10 --max-games 400
       grader tournament builtin:gtp:solver builtin:gtp:random_player --game gomoku --size 9
     """
     config = load_config(config_path)

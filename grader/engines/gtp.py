@@ -78,7 +78,7 @@ def silence(command: str, seconds: float, noise: list[str], begun: str | None) -
     if begun is not None:
         return f"{what}: its answer '{begun[:40]}' was not ended by an empty line (GTP ends every answer with one)"
     if noise:
-        return f"{what}: it printed '{noise[-1][:40]}', which is not GTP (an answer starts with '=' or '?')"
+        return f"{what}: it printed '{noise[-1][:40]}'; a GTP answer starts with '=' or '?'"
     return what
 
 
@@ -138,7 +138,8 @@ class GtpProtocol(SessionProtocol):
         try:
             move = self.game.parse_square(text)
         except BoardError:
-            raise ProtocolError(f"'{reply.text[:20]}' is not a point") from None
+            raise ProtocolError(f"it answered '= {reply.text[:20]}' to genmove, and '{text[:20]}' is not a point "
+                                f"(like {self.game.square_name(0)})") from None  # fmt: skip
         return Answer(move, text, None, None, reply.noise)
 
     def _setup(self, start: Position) -> list[tuple[str, int]]:

@@ -71,11 +71,27 @@ class NBoardProtocol(SessionProtocol):
         while True:
             line = self.session.read_line(until)
             if line is None:
-                raise Silent(f"no move within {seconds:.2f} s")
+                raise Silent(f"no move within {seconds:.2f} s" + _stray(lines))
             if not line.startswith("==="):
+                if self._bare_move(line):
+                    raise ProtocolError(f"it printed '{line.strip()[:40]}'; an NBoard answer starts with '=== ' "
+                                        f"('=== {line.split()[-1][:20]}')")  # fmt: skip
                 self._keep(line, lines)
                 continue
             return self._answer(line, lines)
+
+    def _bare_move(self, line: str) -> bool:
+        """Whether ``line`` is a move without the '=== ' an answer starts with ('f5', 'move f5')."""
+        words = line.split()
+        if not words or len(words) > 2 or (len(words) == 2 and words[0].lower() not in ("move", "play", "bestmove")):
+            return False
+        if words[-1].upper() == "PA":
+            return True
+        try:
+            self.game.parse_square(words[-1])
+        except BoardError:
+            return False
+        return True
 
     def _sync(self, until: float, what: str, then: str = "") -> list[str]:
         """Send a ping (and ``then``) and read up to its pong; the lines before it are kept."""
@@ -113,6 +129,15 @@ class NBoardProtocol(SessionProtocol):
 
     def _move_text(self, move: int) -> str:
         return "PA" if move == PASS else self.game.square_name(move)
+
+
+KNOWN = ("status", "nodestats", "search", "set", "pong", "learn", "hint", "===")  # lines NBoard engines print
+
+
+def _stray(lines: list[str]) -> str:
+    """What the engine printed that NBoard does not know, if anything: said after a silence."""
+    stray = [line for line in lines if line.split()[:1] and not any(line.startswith(k) for k in KNOWN)]
+    return f": it printed '{stray[-1][:40]}', and an NBoard answer starts with '=== '" if stray else ""
 
 
 def _number(parts: list[str], i: int) -> float | None:

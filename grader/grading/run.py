@@ -317,7 +317,9 @@ def wrong_game(result: ScriptResult, sub: Submission, script: Script, settings: 
 def _why_no_move(tests: Sequence[TestResult]) -> str:
     """Why no test printed a move: every one crashed, or timed out, or the script printed none."""
     if all(t.run.crashed for t in tests):
-        return "the script crashed in every test (each test's diagnosis says how)"
+        said = [ln.strip() for t in tests for ln in t.run.stderr_tail.splitlines() if ln.strip()]
+        last = f"; the last line it wrote to stderr: {said[-1][:200]}" if said else ""
+        return f"the script crashed in every test{last} (each test's diagnosis says how)"
     if all(t.run.timed_out for t in tests):
         return "the script ran out of time in every test"
     return "the script printed no move (its move is the last integer it prints)"

@@ -75,7 +75,7 @@ def command_program(folder: Path, protocol: str = "gtp", command: str | None = N
     unpacked archive, starts in its folder, as ``grader regress "COMMAND" FILE`` would (None:
     no command given and no COMMAND file)."""
     path = folder / COMMAND_FILE
-    example = "like python3 Gomoku.py"
+    example = _example(folder)
     where = "the command" if command is not None else COMMAND_FILE
     if command is None:
         if not path.is_file():
@@ -96,8 +96,35 @@ def command_program(folder: Path, protocol: str = "gtp", command: str | None = N
     except GraderError as e:
         raise UploadError(f"{where}: {str(e).replace(str(folder), 'the archive')}") from None
     if program.bundle is None:
-        raise UploadError(f"{where} names none of the archive's files: name your program's, {example}")
+        raise UploadError(f"{where} names none of the archive's files ({_listing(folder)}): name your program's, "
+                          f"{example}")  # fmt: skip
     return program
+
+
+LISTED = 8  # files a refusal names at most
+
+
+def _files(folder: Path) -> list[str]:
+    """The archive's files (not its COMMAND file), by their paths in it, sorted."""
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and p.name != COMMAND_FILE)
+
+
+def _listing(folder: Path) -> str:
+    """'it holds engine.py, book.bin' (the first LISTED files, and how many more)."""
+    found = _files(folder)
+    if not found:
+        return "it holds no file but its COMMAND"
+    more = f" and {len(found) - LISTED} more" if len(found) > LISTED else ""
+    return f"it holds {', '.join(found[:LISTED])}{more}"
+
+
+def _example(folder: Path) -> str:
+    """A command for the refusals, of the archive's own program where one shows: 'like python3 engine.py'."""
+    found = _files(folder)
+    python = [f for f in found if f.endswith(".py")]
+    if len(python) == 1:
+        return f"like python3 {python[0]}"
+    return f"like ./{found[0]}" if len(found) == 1 else "like ./engine, or python3 engine.py"
 
 
 def _program_suffix(filename: str, content: bytes, suffixes: set[str]) -> str:

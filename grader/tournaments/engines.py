@@ -84,48 +84,32 @@ def engine_list(paths: Sequence[str | Path | Engine], game: GameRules | None = N
     - 'nboard:COMMAND' ('nboard:./edax -nboard'), a program speaking the NBoard protocol, or
       'builtin:nboard:NAME', an example script behind the package's NBoard adapter;
     - an ``Engine`` (config.yaml's ``engines:`` table gives them names and options).
+
+    A name given as cutechess's ``name=`` is the engine's name ('nboard:name=v1:./engine.py',
+    'script:name=v2:lab.py'): two versions whose files share a name can meet.
     """
     game = game or get_game(DEFAULT)
-    examples = bundled(*game.examples.split("/"))
-    engines = []
+    engines: list[Engine] = []
+    named: set[str] = set()  # names given on the command line: never lengthened
     for p in paths:
         if isinstance(p, Engine):
             if p.protocol is not None:
                 _check_protocol(p.name, p.protocol.protocol, game)
             engines.append(p)
             continue
-        text = str(p)
-        if text.startswith(SCRIPT):  # 'script:PATH' is PATH: scripts are the default
-            text = text[len(SCRIPT) :]
-        elif text.startswith(BUILTIN + SCRIPT):
-            text = BUILTIN + text[len(BUILTIN + SCRIPT) :]
-        spoken = [name for name in available_protocols() if name != SCRIPTS]
-        protocol = next((p for p in spoken if text.startswith(f"{p}:") or text.startswith(f"{BUILTIN}{p}:")), None)
-        if protocol is not None:
-            _check_protocol(text, protocol, game)
-            proto = protocol_engine(text, protocol, game=game)
-            engines.append(Engine(proto.stem, protocol=proto))
-        elif text.startswith(BUILTIN) and game.lab_protocol:  # the lab's examples are programs of a protocol
-            text = f"{BUILTIN}{game.lab_protocol}:{text[len(BUILTIN) :]}"
-            proto = protocol_engine(text, game.lab_protocol, game=game)
-            engines.append(Engine(proto.stem, protocol=proto))
-        elif text.startswith(BUILTIN):
-            path = _example(examples, text[len(BUILTIN) :], text)
-            engines.append(Engine(path.stem, path))
-        else:
-            path = Path(text)
-            if not path.is_file():
-                raise GraderError(
-                    f"engine '{text}' not found: give the path of a script file, builtin:NAME or nboard:COMMAND"
-                )
-            engines.append(Engine(path.stem, path))
+        given, text = _given_name(str(p))
+        engine = _read_engine(text, game)
+        if given is not None:
+            engine = dataclass_replace(engine, name=given)
+            named.add(given)
+        engines.append(engine)
     for longer in (_protocol_name, _folder_name):  # two engines with one name: the protocol's, then the folder's
         names = [e.name for e in engines]
-        engines = [longer(e) if names.count(e.name) > 1 else e for e in engines]
+        engines = [longer(e) if names.count(e.name) > 1 and e.name not in named else e for e in engines]
     if len({e.name for e in engines}) < len(engines):
-        raise GraderError(
-            "the same engine is given twice: give each engine once (or name them in config.yaml's engines:)"
-        )
+        twice = next(e.name for e in engines if [f.name for f in engines].count(e.name) > 1)
+        raise GraderError(f"two engines are named '{twice}': give each engine once, or name them on the command "
+                          "line (nboard:name=v1:COMMAND, script:name=v1:FILE) or in config.yaml's engines:")  # fmt: skip
     for e in engines:
         if any(not ch.isprintable() for ch in e.name):
             raise GraderError(f"engine name {e.name!r} holds a control character, which would break the records "
@@ -133,6 +117,43 @@ def engine_list(paths: Sequence[str | Path | Engine], game: GameRules | None = N
     if len(engines) < 2:
         raise GraderError("a tournament needs at least two engines")
     return engines
+
+
+def _read_engine(text: str, game: GameRules) -> Engine:
+    """One engine from its text on the command line (without a name given to it)."""
+    if text.startswith(SCRIPT):  # 'script:PATH' is PATH: scripts are the default
+        text = text[len(SCRIPT) :]
+    elif text.startswith(BUILTIN + SCRIPT):
+        text = BUILTIN + text[len(BUILTIN + SCRIPT) :]
+    spoken = [name for name in available_protocols() if name != SCRIPTS]
+    protocol = next((p for p in spoken if text.startswith(f"{p}:") or text.startswith(f"{BUILTIN}{p}:")), None)
+    if protocol is not None:
+        _check_protocol(text, protocol, game)
+        proto = protocol_engine(text, protocol, game=game)
+        return Engine(proto.stem, protocol=proto)
+    if text.startswith(BUILTIN) and game.lab_protocol:  # the lab's examples are programs of a protocol
+        text = f"{BUILTIN}{game.lab_protocol}:{text[len(BUILTIN) :]}"
+        proto = protocol_engine(text, game.lab_protocol, game=game)
+        return Engine(proto.stem, protocol=proto)
+    if text.startswith(BUILTIN):
+        path = _example(bundled(*game.examples.split("/")), text[len(BUILTIN) :], text)
+        return Engine(path.stem, path)
+    path = Path(text)
+    if not path.is_file():
+        raise GraderError(f"engine '{text}' not found: give the path of a script file, builtin:NAME or nboard:COMMAND")
+    return Engine(path.stem, path)
+
+
+def _given_name(text: str) -> tuple[str | None, str]:
+    """The name given in an engine's text, as cutechess's ``name=`` ('nboard:name=v1:./engine',
+    'script:name=v2:lab.py'), and the text without it; (None, text) when none is given."""
+    kind, _, rest = text.partition(":")
+    if not rest.startswith("name=") or kind not in {*available_protocols(), SCRIPTS}:
+        return None, text
+    name, colon, command = rest[len("name=") :].partition(":")
+    if not colon or not name.strip() or not command:
+        raise GraderError(f"engine '{text[:60]}': give a name and a command, as {kind}:name=NAME:COMMAND")
+    return name.strip(), f"{kind}:{command}"
 
 
 def configured_engines(config: Config) -> dict[str, Engine]:

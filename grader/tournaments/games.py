@@ -74,6 +74,12 @@ class GameRecord:
         problems = [e.get("problem") for e in self.events if e.get("engine") == self.forfeit and e.get("problem")]
         return str(problems[-1]) if problems else None
 
+    def stderr_line(self) -> str | None:
+        """The last line the engine that forfeited wrote to stderr before it did (None: none)."""
+        said = [str(e.get("stderr_tail") or "") for e in self.events if e.get("engine") == self.forfeit]
+        lines = [line.strip() for line in said[-1].splitlines() if line.strip()] if said and self.forfeit else []
+        return lines[-1][:200] if lines else None
+
     def fix(self) -> str | None:
         """What to change when a setup mistake caused the forfeit (not executable, the wrong
         protocol, the wrong game), as the event recorded it."""
@@ -84,8 +90,9 @@ class GameRecord:
         """How the game ended, in words: 'normal', 'adjudicated', or 'forfeit (X forfeits: why)'."""
         if not self.forfeit:
             return self.reason
-        cause = self.cause()
-        return f"{self.reason} ({self.forfeit} forfeits{': ' + cause if cause else ''})"
+        cause, said = self.cause(), self.stderr_line()
+        return (f"{self.reason} ({self.forfeit} forfeits{': ' + cause if cause else ''}"
+                + (f"; the last line it wrote to stderr: {said}" if said else "") + ")")  # fmt: skip
 
     def record_line(self) -> str:
         """A replayable line: the transcript, the final pieces, the result and who played."""

@@ -18,7 +18,7 @@ from ..games import PASS, Game
 from ..runs.text import fmt_total, plural
 from .ratings import NO_ELO, Standing, elo_cells
 from .results import TournamentResult
-from .sprt import SprtState
+from .sprt import SprtState, no_elo_reason, signed_text
 from .swiss import SwissResult
 
 _CSS = """
@@ -134,7 +134,7 @@ def _elo(s: Standing) -> tuple[str, str]:
 def _standings(standings: Sequence[Standing], swiss_result: SwissResult | None) -> str:
     swiss = {s.engine: s for s in swiss_result.standings} if swiss_result else {}
     head = "<th>#</th><th>engine</th><th>games</th><th>points</th><th>W</th><th>D</th><th>L</th>"
-    head += "<th>share</th><th>margin per game</th><th>Elo</th><th>95% interval</th><th>forfeits</th><th>timeouts</th>"
+    head += "<th>share</th><th>margin per game</th><th>Elo (logistic)</th><th>95% interval</th><th>forfeits</th><th>timeouts</th>"
     if swiss:
         head += "<th>Swiss points</th><th>Buchholz</th><th>Sonneborn-Berger</th>"
     rows = []
@@ -173,13 +173,15 @@ def _sprt(s: SprtState) -> str:
         if s.elo is None
         else f"{s.elo:+.1f}" + ("" if lo is None or hi is None else f" (95%: {lo:+.1f} to {hi:+.1f})")
     )
+    if s.elo is None:
+        elo = f"none: {escape(no_elo_reason(s.penta, s.model))}"
     ll, ld, dd, wd, ww = s.penta.counts
     rows = [
         ("test", f"{escape(s.engines[0])} against {escape(s.engines[1])}: H0 Elo = {s.elo0:g}, "
                  f"H1 Elo = {s.elo1:g} ({escape(s.model)}), alpha {s.alpha:g}, beta {s.beta:g}"),
-        ("LLR", f"{s.llr:.3f} (bounds {s.lower:.3f}, {s.upper:.3f})"),
+        ("LLR", f"{signed_text(s.llr, 3)} (bounds {s.lower:.3f}, {s.upper:.3f})"),
         ("state", decision),
-        ("Elo", elo),
+        (f"Elo ({escape(s.model)})", elo),
         ("pairs", f"[LL, LD, DD+WL, WD, WW] = [{ll}, {ld}, {dd}, {wd}, {ww}]"),
         ("games", f"{s.games} counted of at most {s.max_games}"),
     ]  # fmt: skip
@@ -225,7 +227,8 @@ def tournament_page(result: TournamentResult, game: Game) -> str:
         *notes,
         "<h2>Standings</h2>",
         _standings(result.standings, result.swiss),
-        '<p class="legend">Elo is relative to the field, its interval 95% over game pairs; share: '
+        '<p class="legend">Elo is logistic Elo relative to the field, its interval 95% over game pairs (n/a: '
+        "too few pairs, or pairs that all scored alike, to give one); share: "
         "an engine's pieces over all pieces on the board at its games' ends.</p>",
         "<h2>Crosstable</h2>",
         _crosstable(result.standings, result.crosstable),

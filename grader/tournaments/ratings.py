@@ -78,7 +78,8 @@ def elo(score: float) -> float | None:
 def elo_interval(observations: list[float], score: float | None = None) -> tuple[float | None, float | None]:
     """Elo of ``score`` (default: the mean of ``observations``, each in [0, 1]) and the
     half-width of its 95% interval from the observations' variance (None: fewer than two
-    observations; inf: the interval reaches a score of 0 or 1)."""
+    observations, or all alike, which leave the spread unknown; inf: the interval reaches a
+    score of 0 or 1)."""
     n = len(observations)
     if n == 0:
         return None, None
@@ -88,6 +89,8 @@ def elo_interval(observations: list[float], score: float | None = None) -> tuple
     if rating is None or n < 2:
         return rating, None
     variance = sum(x * x for x in observations) / n - mean * mean
+    if variance <= 1e-12:  # every observation alike (a 4-game match of 1-1 pairs): no spread to measure one by
+        return rating, None
     margin = Z95 * math.sqrt(max(variance, 0.0) / n)
     lo, hi = elo(score - margin), elo(score + margin)
     if lo is None or hi is None:  # the interval reaches a score of 0 or 1: no finite bound

@@ -32,6 +32,7 @@ from .ratings import elo as logistic_elo
 
 MODELS = ("normalized", "logistic")
 PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)  # a pair's points per game, bin by bin
+PAIR_NAMES = ("LL", "LD", "DD/WL", "WD", "WW")  # the bins: engine A's results in the pair's two games
 EMPTY_BIN = 1e-3  # pairs counted in an empty bin ("regularize" in fastchess and fishtest)
 NELO_PER_T = 800 / math.log(10)  # normalized Elo per unit of t-value of one game
 MLE_ITERATIONS = 100  # normalized model: fixed-point steps at most (the tools stop at 10)
@@ -192,6 +193,26 @@ def normalized_elo_estimate(penta: Pentanomial) -> Estimate:
     margin = Z95 * math.sqrt(variance / penta.pairs)
     to_nelo = NELO_PER_T / math.sqrt(2 * variance)
     return Estimate((mean - 0.5) * to_nelo, (mean - margin - 0.5) * to_nelo, (mean + margin - 0.5) * to_nelo)
+
+
+def no_elo_reason(penta: Pentanomial, model: str = "normalized") -> str:
+    """Why these pairs give no finite Elo estimate in ``model`` (asked when the estimate is None)."""
+    if not penta.pairs:
+        return "no game pair counted yet"
+    if penta.ll == penta.pairs or penta.ww == penta.pairs:
+        who = "lost" if penta.ll else "won"
+        return f"engine A {who} every game: its score of {100 * penta.score:.0f}% has no finite Elo"
+    bins = [name for name, n in zip(PAIR_NAMES, penta.counts) if n]
+    if len(bins) == 1:
+        same = ", as between identical engines" if bins == ["DD/WL"] else ""
+        return (f"every pair ended alike ({penta.pairs} of {penta.pairs} {bins[0]}{same}): {model} Elo measures "
+                "a score against the spread of the pairs' results, and there is no spread")  # fmt: skip
+    return f"{model} Elo is not finite for these pairs"
+
+
+def signed_text(value: float, digits: int) -> str:
+    """``value`` with ``digits`` decimals and never '-0' ('-0.00' is '0.00')."""
+    return f"{round(value, digits) + 0:.{digits}f}"
 
 
 def sprt(

@@ -12,7 +12,7 @@ from tabulate import tabulate
 from ..runs.text import fmt_total
 from .grades import ShareGrade
 from .ratings import Standing
-from .sprt import SprtState
+from .sprt import SprtState, no_elo_reason, signed_text
 from .swiss import SwissStanding
 
 
@@ -26,7 +26,8 @@ def standings_table(rows: Sequence[Standing], fmt: str = "simple") -> str:
         table.append([s.engine, s.games, fmt_total(s.points), s.wins, s.draws, s.losses, f"{s.margin:+.1f}",
                       rating, error, s.forfeits, s.timeouts,
                       "n/a" if s.share is None else f"{100 * s.share:.1f}%"])  # fmt: skip
-    headers = ["engine", "games", "points", "W", "D", "L", "margin", "Elo", "+-95%", "forfeits", "timeouts", "share"]
+    headers = ["engine", "games", "points", "W", "D", "L", "margin", "Elo (logistic)", "+-95%", "forfeits", "timeouts",
+               "share"]  # fmt: skip
     return tabulate(table, headers=headers, tablefmt=fmt, disable_numparse=True)
 
 
@@ -55,11 +56,13 @@ def sprt_text(s: SprtState) -> str:
         if s.elo is None
         else f"{s.elo:+.1f}" + ("" if lo is None or hi is None else f" (95%: {lo:+.1f} to {hi:+.1f})")
     )
+    if s.elo is None:
+        elo = f"none: {no_elo_reason(s.penta, s.model)}"
     return "\n".join([
         f"SPRT {s.engines[0]} vs {s.engines[1]}: H0 {s.elo0:g}, H1 {s.elo1:g} ({s.model} Elo), "
         f"alpha {s.alpha:g}, beta {s.beta:g}",
-        f"LLR {s.llr:.2f} ({s.lower:.2f}, {s.upper:.2f}): {decision}",
-        f"Elo {elo}",
+        f"LLR {signed_text(s.llr, 2)} ({s.lower:.2f}, {s.upper:.2f}): {decision}",
+        f"Elo ({s.model}) {elo}",
         f"Pairs [LL, LD, DD+WL, WD, WW]: {list(s.penta.counts)}; games {s.games} of at most {s.max_games}",
     ])  # fmt: skip
 

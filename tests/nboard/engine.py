@@ -13,6 +13,8 @@ finds them by the name of its own copy):
   illegal   answers a1, an occupied or illegal square
   garbage   answers '=== zz'
   crash     exits with code 3 at its first 'go'
+  raise     raises an exception at its first 'go' (its traceback on stderr)
+  bare      answers its move without the '=== ' ('f5')
   flood     prints status lines without end at its first 'go'
   linger    starts a child that sleeps for an hour (its command line names this file), then plays as good
   sleepy    as good, but sleeps 0.15 s before each answer (wall time, next to no CPU time)
@@ -89,6 +91,8 @@ def main():
         elif command == "go":
             if MODE == "crash":
                 sys.exit(3)
+            if MODE == "raise":
+                raise RuntimeError("the opening book is missing")
             if MODE == "flood":
                 while True:
                     say("status thinking very hard " * 20)
@@ -118,6 +122,8 @@ def main():
             say("search %s 1.50 0 2" % name)
             if MODE == "nan":
                 say("=== %s/nan/inf" % name)
+            elif MODE == "bare":
+                say(name)
             else:
                 say("=== %s 1.00 0.0" % name.upper() if MODE == "edax" else "=== %s/-2.50/0.01" % name)
 

@@ -10,6 +10,7 @@ import hashlib
 import json
 import re
 import secrets
+import shlex
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,10 +119,27 @@ def build(protocol: str, filename: str, content: bytes, command: str | None, fol
         return program
     path = unpack(filename, content, folder, commands, entry).path
     assert path is not None  # a single file is always the program
-    given = command or ("{python} " if path.suffix == ".py" else "./") + path.name
+    given = (
+        _renamed(command, filename, path.name)
+        if command
+        else ("{python} " if path.suffix == ".py" else "./") + path.name
+    )
     found = command_program(folder.resolve(), protocol, given)
     assert found is not None
     return found
+
+
+def _renamed(command: str, uploaded: str, stored: str) -> str:
+    """A single file's command, naming the file as it is stored: 'python3 engine.py' names the
+    uploaded engine.py, which is kept as ``stored`` (submission.py)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command  # refused as the command's own mistake
+    name = Path(uploaded).name
+    return (
+        shlex.join([stored if w in (name, f"./{name}") else w for w in words]) if name in " ".join(words) else command
+    )
 
 
 VERSIONS_PER_DAY = 50  # versions an author may upload in 24 hours, over all their engines: each is kept and checked

@@ -24,6 +24,7 @@ from ...runs.text import fmt_total
 from ...tournaments.grades import ShareGrade
 
 FINISHED = ("H0", "H1", "limit", "stopped", "error")  # a test's status once it has ended
+EXIT_STATUS = {"H1": 0, "H0": 3, "limit": 4, "stopped": 5, "error": 5}  # grader arena test --wait's, by the end
 
 
 @dataclass(frozen=True)
@@ -43,17 +44,19 @@ class TestState:
     upper: float
     elo: float | None
     elo_error: float | None
+    model: str = "normalized"  # the Elo's: the SPRT's model
+    elo_note: str | None = None  # why there is no Elo, when there is none
 
     @property
     def finished(self) -> bool:
         return self.status in FINISHED
 
     def line(self) -> str:
-        """'H1: 14 games, W-D-L 12-1-1, LLR 3.02 (-2.94, 2.94), Elo 180.2 +/- 95.0'."""
-        elo = "Elo not finite" if self.elo is None else f"Elo {self.elo:g}" + (
-            f" +/- {self.elo_error:g}" if self.elo_error is not None else "")  # fmt: skip
+        """'H1: 14 games, W-D-L 12-1-1, LLR 3.02 (-2.94, 2.94), Elo (normalized) 180.2 +/- 95.0'."""
+        elo = (f"Elo ({self.model}) none: {self.elo_note or 'not finite'}" if self.elo is None
+               else f"Elo ({self.model}) {self.elo:+g}" + (f" +/- {self.elo_error:g}" if self.elo_error is not None else ""))  # fmt: skip
         return (f"{self.status}: {self.games} games, W-D-L {self.wins}-{self.draws}-{self.losses}, "
-                f"LLR {self.llr:g} ({self.lower:g}, {self.upper:g}), {elo}")  # fmt: skip
+                f"LLR {self.llr + 0:g} ({self.lower:g}, {self.upper:g}), {elo}")  # fmt: skip
 
 
 class ArenaClient:
@@ -120,11 +123,33 @@ class ArenaClient:
                              {"openings": openings} if openings else None)  # fmt: skip
         return self.state(started["id"])
 
+    def upload(self, engine: str, path: Path, label: str = "", command: str = "") -> Uploaded:
+        """Upload ``path`` as a new version of the user's ``engine`` (as its page's form does: an
+        archive or a single file, its COMMAND file or ``command``); a worker checks it."""
+        found = self.engine(engine)
+        if not found.get("mine"):
+            raise GraderError(f"the engine {engine!r} is not yours: upload versions of your own engines")
+        fields = {"label": label, **({"command": command} if command else {})}
+        d = self._call(f"/arena/e/{found['id']}/versions", fields, {"file": path})
+        return Uploaded(
+            engine, found["id"], int(d["number"]), str(d["status"]), "", f"{self.url}/arena/e/{found['id']}"
+        )
+
+    def checked(self, uploaded: Uploaded, every: float = 2.0) -> Uploaded:
+        """``uploaded`` once its check is over: asked every ``every`` seconds."""
+        while True:
+            found = self._call(f"/arena/e/{uploaded.engine_id}")
+            mine = next(v for v in found["versions"] if v["number"] == uploaded.number)
+            if mine["status"] != "checking":
+                return Uploaded(uploaded.engine, uploaded.engine_id, uploaded.number, mine["status"],
+                                mine.get("message") or "", uploaded.url)  # fmt: skip
+            time.sleep(every)
+
     def state(self, test: str) -> TestState:
         d = self._call(f"/arena/t/{urllib.parse.quote(test)}")
         return TestState(d["id"], f"{self.url}/arena/t/{d['id']}", d["status"], d["games"], d["wins"], d["draws"],
                          d["losses"], tuple(d["pentanomial"]), d["llr"], d["lower"], d["upper"], d["elo"],
-                         d["elo_error"])  # fmt: skip
+                         d["elo_error"], d.get("model", "normalized"), d.get("elo_note"))  # fmt: skip
 
     def ladders(self) -> list[LadderInfo]:
         """The course's ladders, as the /ladders page lists them."""
@@ -134,28 +159,28 @@ class ArenaClient:
         """The ladder's table as its page shows it to this token's user (aliases, the rows they may see)."""
         d = self._call(f"/ladder/{urllib.parse.quote(name, safe='')}", missing=LIST_LADDERS)
         info = _ladder_info(d["ladder"])
-        rows = tuple(LadderRow(r["rank"], r["name"], r["mine"], r["elo"], r["margin95"], r["games"], r["points"])
-                     for r in d["rows"])  # fmt: skip
+        rows = tuple(LadderRow(r["rank"], r["name"], r["mine"], r["elo"], r["margin95"], r["games"], r["points"],
+                               r.get("engine")) for r in d["rows"])  # fmt: skip
         found = d.get("deadline")
         deadline = None if found is None else _deadline(found, info.deadline_games)
         return LadderTable(info, rows, d["hidden"], d["games"], deadline)
 
     def enter(self, ladder: str, engine: str, version: int | None = None) -> Entered:
         """Enter the user's ``engine`` in ``ladder`` (in place of the one entered before), as the
-        ladder page's form does; its latest checked version plays. ``version``: that it is the
-        one that plays (GraderError saying which does, when not)."""
+        ladder page's form does: its ``version`` plays (a number: 3 for v3, one that passed its
+        check), or without one its latest checked version."""
         found = self.engine(engine)
         if not found.get("mine"):
             raise GraderError(f"the engine {engine!r} is not yours: enter one of your own engines")
         checked = [v["number"] for v in found["versions"] if v["status"] == "ok"]
-        plays = max(checked, default=None)
-        if version is not None and version != plays:
+        plays = max(checked, default=None) if version is None else version
+        if version is not None and version not in checked:
             raise GraderError(
                 _not_playing(engine, version, {v["number"]: v["status"] for v in found["versions"]}, plays)
             )
-        d = self._call(f"/ladder/{urllib.parse.quote(ladder, safe='')}/enter", {"engine": str(found["id"])},
-                       missing=LIST_LADDERS)  # fmt: skip
-        return Entered(ladder, engine, plays, d.get("alias"))
+        fields = {"engine": str(found["id"]), **({"version": str(version)} if version is not None else {})}
+        d = self._call(f"/ladder/{urllib.parse.quote(ladder, safe='')}/enter", fields, missing=LIST_LADDERS)
+        return Entered(ladder, engine, plays, d.get("alias"), version is not None)
 
     def start_deadline(self, ladder: str) -> int:
         """Start the ladder's deadline tournament (an instructor's token); the games queued."""
@@ -183,16 +208,35 @@ class ArenaClient:
 LIST_LADDERS = "grader arena ladders lists the course's ladders"
 
 
+@dataclass(frozen=True)
+class Uploaded:
+    """A version uploaded: its number, where its engine's page is, and its check (``status``:
+    checking, ok or failed; ``message``: what the check found, once over)."""
+
+    engine: str
+    engine_id: int
+    number: int
+    status: str
+    message: str
+    url: str
+
+    def line(self) -> str:
+        """'mine v3 passed its check: it played a whole legal game ...' (or is being checked)."""
+        if self.status == "checking":
+            return f"Uploaded {self.engine} v{self.number}: a worker checks it now ({self.url})"
+        verdict = "passed its check" if self.status == "ok" else "failed its check"
+        return f"{self.engine} v{self.number} {verdict}: {self.message}"
+
+
 def _not_playing(engine: str, version: int, statuses: dict[int, str], plays: int | None) -> str:
     """Why ``version`` of ``engine`` is not the one a ladder would play."""
     if version not in statuses:
         known = ", ".join(f"v{k}" for k in sorted(statuses)) or "none yet"
         return f"{engine} has no version {version} (it has {known}): upload it on the portal first"
-    if statuses[version] != "ok":
-        why = "is still being checked" if statuses[version] == "checking" else "failed its check"
-        return f"{engine} v{version} {why}: a ladder plays an engine's latest version that passed its check"
-    return (f"a ladder plays an engine's latest checked version, and {engine}'s is v{plays}, not v{version}: "
-            f"enter it without a version to play v{plays}")  # fmt: skip
+    why = "is still being checked" if statuses[version] == "checking" else "failed its check"
+    checked = [f"v{n}" for n in sorted(statuses) if statuses[n] == "ok"]
+    return f"{engine} v{version} {why}: choose a version that passed its check" + (
+        f" ({', '.join(checked)})" if checked else "")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -238,6 +282,7 @@ class LadderRow:
     margin95: float | None
     games: int
     points: float
+    engine: str | None = None  # the engine and version that plays ('mine v3'), where the reader sees it
 
 
 @dataclass(frozen=True)
@@ -283,11 +328,12 @@ class LadderTable:
         head = f"{x.title}: ladder of {x.game} at {x.tc} a game, {self.games} games so far"
         if not self.rows:
             return f"{head}\nNo entries yet."
-        rows = [[r.rank, r.name + (" (you)" if r.mine else ""), "not rated yet" if r.elo is None else f"{r.elo:+.0f}",
+        rows = [[r.rank, r.name + (" (you)" if r.mine else ""), r.engine or "",
+                 "not rated yet" if r.elo is None else f"{r.elo:+.0f}",
                  "" if r.margin95 is None else f"{r.margin95:.0f}", r.games, fmt_total(r.points)]
                 for r in self.rows]  # fmt: skip
-        table = tabulate(rows, headers=["#", "entry", "Elo", "+-95%", "games", "points"], tablefmt=fmt,
-                         disable_numparse=True)  # fmt: skip
+        table = tabulate(rows, headers=["#", "entry", "engine", "Elo (logistic)", "+-95%", "games", "points"],
+                         tablefmt=fmt, disable_numparse=True)  # fmt: skip
         lines = [head, table]
         if self.hidden:
             lines.append(f"{self.hidden} more {'entry is' if self.hidden == 1 else 'entries are'} not shown: "
@@ -303,10 +349,12 @@ class Entered:
     engine: str
     version: int | None
     alias: str | None
+    chosen: bool = False  # the author chose the version (else the latest checked one plays)
 
     def line(self) -> str:
-        plays = (f"its v{self.version} plays" if self.version is not None
-                 else "it plays once a version of it passes its check")  # fmt: skip
+        plays = ("it plays once a version of it passes its check" if self.version is None
+                 else f"its v{self.version} plays, as you chose" if self.chosen
+                 else f"its v{self.version} plays (its latest checked version)")  # fmt: skip
         return f"{self.engine} entered in the ladder {self.ladder}: {plays}" + (
             f"; students see it as {self.alias}" if self.alias else "")  # fmt: skip
 

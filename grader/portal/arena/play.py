@@ -240,10 +240,9 @@ def check_message(record: GameRecord, name: str) -> str:
     """What the author reads of their version's check game."""
     if record.forfeit == name:
         fix = record.fix()
-        said = [str(e.get("stderr_tail") or "") for e in record.events if e.get("engine") == name]
-        last = said[-1].strip().splitlines()[-1:] if said else []
+        said = record.stderr_line()
         return (f"it lost its check game by forfeit: {record.cause() or 'no reason given'}" + (f" ({fix})" if fix else "")
-                + (f"; the last line it wrote to stderr: {last[0][:200]}" if last else ""))  # fmt: skip
+                + (f"; the last line it wrote to stderr: {said}" if said else ""))  # fmt: skip
     plies = len(record.move_times)
     return (f"it played a whole legal game as black against the bundled engine: {record.result} "
             f"({record.black_pieces}-{record.white_pieces}, {plies} engine moves)")  # fmt: skip

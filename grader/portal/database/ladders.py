@@ -27,7 +27,8 @@ class LadderState(Base):
 
 
 class LadderEntry(Base):
-    """A participant of a ladder and the engine they entered (its latest checked version plays);
+    """A participant of a ladder and the engine they entered (the version they chose plays, else
+    its latest checked one);
     ``alias`` is drawn when they join and never changes."""
 
     __tablename__ = "ladder_entries"
@@ -36,6 +37,8 @@ class LadderEntry(Base):
     ladder: Mapped[str] = mapped_column(ForeignKey("ladders.name"), index=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     engine_id: Mapped[int] = mapped_column(ForeignKey("arena_engines.id"))
+    # the checked version its author chose to play (None: the engine's latest checked version)
+    version_id: Mapped[int | None] = mapped_column(ForeignKey("engine_versions.id"), nullable=True)
     alias: Mapped[str] = mapped_column(String(80))
     joined_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
 

@@ -3,10 +3,10 @@ idle, what each reader sees, and the deadline tournament with its grades. The la
 rules (the planner, ratings, aliases, what a student may see) are
 ``grader.tournaments.ladder``'s; this module reads and writes the tables they work on.
 
-A participant enters one of their arena engines of the ladder's game; its latest checked
-version plays. When no game job waits, each ladder queues one pair (two games on one opening,
-colours swapped) as a game job of the lowest priority, so SPRT tests go first. Once the
-instructor starts the deadline tournament, or the assignment's hard deadline (else its
+A participant enters one of their arena engines of the ladder's game; the checked version
+they choose plays, else its latest checked version. When no game job waits, each ladder
+queues one pair (two games on one opening, colours swapped) as a game job of the lowest
+priority, so SPRT tests go first. Once the instructor starts the deadline tournament, or the assignment's hard deadline (else its
 deadline) passes, the ladder plans no more pairs: each entry's final version (uploaded by the
 deadline, when it passed) is frozen, and they play a round-robin of ``deadline_games`` games
 a pair, graded by share of the pieces as ``grader tournament --grade`` grades (config.yaml's
@@ -15,6 +15,7 @@ tournament.grade)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import functools
 import hashlib
@@ -81,15 +82,18 @@ def state(session: Session, ladder: Ladder) -> LadderState:
     return found
 
 
-def enter(session: Session, course: Course, ladder: Ladder, user: User, engine_id: int) -> LadderEntry:
+def enter(session: Session, course: Course, ladder: Ladder, user: User, engine_id: int,
+          version: int | None = None) -> LadderEntry:  # fmt: skip
     """Enter ``user``'s engine (one of their arena engines, of the ladder's game) in the ladder, or
-    put it in place of the one they entered before (their alias stays)."""
+    put it in place of the one they entered before (their alias stays); ``version`` (a number:
+    3 for v3), one of its checked versions, plays rather than its latest checked one."""
     engine = session.get(ArenaEngine, engine_id)
     if engine is None or engine.owner_id != user.id:
         raise GraderError("enter one of your own engines: upload it on the arena's page first")
     if get_game(engine.game).name != get_game(ladder.game).name:
         raise GraderError(f"the ladder plays {ladder.game}, and the engine '{engine.name}' plays {engine.game}: "
                           f"enter an engine of {ladder.game}")  # fmt: skip
+    chosen = None if version is None else _checked_version(session, engine, version)
     key = state(session, ladder).alias_key
     entry = session.scalar(select(LadderEntry).where(LadderEntry.ladder == ladder.name, LadderEntry.user_id == user.id))
     if entry is None:
@@ -100,8 +104,25 @@ def enter(session: Session, course: Course, ladder: Ladder, user: User, engine_i
         session.add(entry)
     else:
         entry.engine_id = engine.id
+    entry.version_id = chosen
     session.flush()
     return entry
+
+
+def _checked_version(session: Session, engine: ArenaEngine, number: int) -> int:
+    """The id of ``engine``'s version ``number``, which passed its check (GraderError, saying why, when not)."""
+    found = session.scalars(select(EngineVersion).where(EngineVersion.engine_id == engine.id)).all()
+    by_number = {v.number: v for v in found}
+    v = by_number.get(number)
+    if v is None:
+        known = ", ".join(f"v{n}" for n in sorted(by_number)) or "none yet"
+        raise GraderError(f"{engine.name} has no version {number} (it has {known}): upload it in the arena first")
+    if v.status != OK:
+        why = "is still being checked" if v.status == CHECKING else "failed its check"
+        checked = [f"v{n}" for n in sorted(by_number) if by_number[n].status == OK]
+        raise GraderError(f"{engine.name} v{number} {why}: choose a version that passed its check"
+                          + (f" ({', '.join(checked)})" if checked else ""))  # fmt: skip
+    return v.id
 
 
 @dataclass(frozen=True)
@@ -147,9 +168,10 @@ def standing(session: Session, ladder: Ladder, stage: str = LADDER, before: dt.d
         .where(LadderEntry.ladder == ladder.name).order_by(LadderEntry.id)
     ).all()  # fmt: skip
     latest = _latest_versions(session, [entry.engine_id for entry, _ in rows], before)
+    chosen = _chosen_versions(session, [entry.version_id for entry, _ in rows if entry.version_id], before)
     entries, aliases, ids = [], {}, {}
     for entry, name in rows:
-        version = latest.get(entry.engine_id)
+        version = entry.version_id if entry.version_id in chosen else latest.get(entry.engine_id)
         key = version_key(version) if version is not None else f"e{entry.id}"
         entries.append(rules.Entry(str(entry.user_id), name, key))
         aliases[str(entry.user_id)] = entry.alias
@@ -169,6 +191,21 @@ def _latest_versions(session: Session, engine_ids: list[int], before: dt.datetim
         chosen = chosen.where(EngineVersion.uploaded_at <= before)
     found = session.execute(chosen.order_by(EngineVersion.number)).all()
     return {engine: version for engine, version in found}
+
+
+def checked_numbers(session: Session, engine_id: int) -> list[int]:
+    """The numbers of an engine's versions that passed their check, newest first."""
+    return list(session.scalars(select(EngineVersion.number).where(EngineVersion.engine_id == engine_id,
+                                                                   EngineVersion.status == OK)
+                                .order_by(EngineVersion.number.desc())))  # fmt: skip
+
+
+def _chosen_versions(session: Session, ids: list[int], before: dt.datetime | None = None) -> set[int]:
+    """Of the versions authors chose, those that may play: checked (``before``: uploaded by then)."""
+    chosen = select(EngineVersion.id).where(EngineVersion.id.in_(ids), EngineVersion.status == OK)
+    if before is not None:
+        chosen = chosen.where(EngineVersion.uploaded_at <= before)
+    return set(session.scalars(chosen)) if ids else set()
 
 
 def _games(session: Session, ladder: Ladder, stage: str) -> list[Played]:
@@ -349,6 +386,12 @@ class View:
     table: rules.Table
     owners: dict[str, str]  # version key (any version of an entered engine) -> participant
     shown: dict[str, str]  # participant -> the name shown, for the rows seen
+    labels: dict[str, str] = dataclasses.field(default_factory=dict)  # version key -> 'engine vN'
+    named: bool = True  # whether the reader sees who plays (staff, or a ladder that is not anonymous)
+
+    def engine_of(self, row: rules.Row) -> str | None:
+        """The engine and version that plays for a row, as its reader may see it (None: not theirs to see)."""
+        return self.labels.get(row.engine) if self.named or row.mine else None
 
     def name_of(self, key: str) -> str | None:
         """The name shown for a version (None: its participant's row is not shown to this reader)."""
@@ -368,12 +411,14 @@ def view(session: Session, ladder: Ladder, user: User) -> View:
                         now_.aliases)  # fmt: skip
     engines = dict(session.execute(select(LadderEntry.engine_id, LadderEntry.user_id)
                                    .where(LadderEntry.ladder == ladder.name)).all())  # fmt: skip
-    versions = session.execute(select(EngineVersion.id, EngineVersion.engine_id)
+    versions = session.execute(select(EngineVersion.id, EngineVersion.engine_id, EngineVersion.number, ArenaEngine.name)
+                               .join(ArenaEngine, ArenaEngine.id == EngineVersion.engine_id)
                                .where(EngineVersion.engine_id.in_(list(engines)))).all()  # fmt: skip
-    owners = {version_key(v): str(engines[e]) for v, e in versions}
+    owners = {version_key(v): str(engines[e]) for v, e, _, _ in versions}
+    labels = {version_key(v): f"{name} v{number}" for v, _, number, name in versions}
     by_key = {e.engine: e.participant for e in now_.entries}
     shown = {by_key[r.engine]: r.name for r in table.rows}
-    return View(now_, table, owners, shown)
+    return View(now_, table, owners, shown, labels, user.staff or not ladder.anonymous)
 
 
 def games_ggf(session: Session, ladder: Ladder, user: User) -> str:

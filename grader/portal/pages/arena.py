@@ -28,6 +28,7 @@ from ...games import available as available_games
 from ...games import get_game, ggf
 from ...tournaments.games import GameRecord
 from ...tournaments.openings import read_openings
+from ...tournaments.sprt import no_elo_reason
 from ..accounts.tokens import (
     API_TOKEN_DAYS,
     api_token_expires,
@@ -167,8 +168,12 @@ def revoke_token(portal: Portal, request: Request, form: Any) -> Response:
 def engine_page(portal: Portal, request: Request, form: Any) -> Response:
     """An engine: its versions (each check's outcome), its tests newest first, and the forms."""
     user = need_user(portal, request)
+    return page(request, "arena_engine.html", _engine_page_data(portal, user, request.path_params["eid"]), user=user)
+
+
+def _engine_page_data(portal: Portal, user: User, eid: int) -> dict[str, Any]:
     with portal.make() as session:
-        engine = _engine(session, user, request.path_params["eid"])
+        engine = _engine(session, user, eid)
         data = _engine_data(session, user, engine)
         tests = session.scalars(select(ArenaTest).where(ArenaTest.engine_id == engine.id)
                                 .order_by(ArenaTest.created_at.desc(), ArenaTest.id)).all()  # fmt: skip
@@ -183,13 +188,26 @@ def engine_page(portal: Portal, request: Request, form: Any) -> Response:
     data["defaults"] = {"tc": f"{arena.DEFAULT_TC[0]:g}+{arena.DEFAULT_TC[1]:g}", "elo0": arena.DEFAULT_SPRT.elo0,
                         "elo1": arena.DEFAULT_SPRT.elo1, "alpha": arena.DEFAULT_SPRT.alpha,
                         "beta": arena.DEFAULT_SPRT.beta, "max_games": arena.DEFAULT_SPRT.max_games}  # fmt: skip
-    return page(request, "arena_engine.html", data, user=user)
+    data["upload"] = {"error": None, "label": "", "command": ""}  # a refused upload's reason and values, kept
+    return data
 
 
 def upload_version(portal: Portal, request: Request, form: Any) -> Response:
     """A new version of the engine, checked by a worker at once."""
     user = need_user(portal, request)
     checked_form(request, form)
+    try:
+        return _upload_version(portal, request, form, user)
+    except HTTPException as refused:
+        if wants_json(request) or refused.status_code not in (400, 413):
+            raise
+        data = _engine_page_data(portal, user, request.path_params["eid"])  # the page again, the form as it was sent
+        data["upload"] = {"error": refused.detail, "label": str(form.get("label", ""))[:60],
+                          "command": str(form.get("command", ""))[:300]}  # fmt: skip
+        return page(request, "arena_engine.html", data, refused.status_code, user=user)
+
+
+def _upload_version(portal: Portal, request: Request, form: Any, user: User) -> Response:
     upload = form.get("file")
     if upload is None or isinstance(upload, str):
         raise HTTPException(400, "no file in the form: choose your engine's file (or archive) and send it again")
@@ -335,8 +353,9 @@ def test_data(session: Session, test: ArenaTest, engine: ArenaEngine, user: User
             "elo0": test.elo0, "elo1": test.elo1, "alpha": test.alpha, "beta": test.beta, "model": test.model,
             "max_games": test.max_games, "games": 2 * sum(arena.penta(test).counts), "wins": test.wins,
             "draws": test.draws, "losses": test.losses, "pentanomial": list(arena.penta(test).counts),
-            "llr": round(found.llr, 3), "lower": round(found.lower, 3), "upper": round(found.upper, 3),
+            "llr": round(found.llr, 3) + 0, "lower": round(found.lower, 3), "upper": round(found.upper, 3),
             "elo": None if found.elo is None else round(found.elo, 1), "elo_error": error,
+            "elo_note": None if found.elo is not None else no_elo_reason(found.penta, test.model),
             "created_at": test.created_at.isoformat(),
             "finished_at": test.finished_at.isoformat() if test.finished_at else None,
             "control": arena.can_control(user, engine) and test.status == RUNNING,
@@ -487,10 +506,15 @@ def game_data(session: Session, game: ArenaGame, name: str, ply: int | None, use
     for k, row in enumerate(played[len(opening) :]):  # engine moves, in order (passes are not moves here)
         row["clock"] = clocks[k] if k < len(clocks) else None
         row["eval"] = evals[k] if k < len(evals) else None
+    last = moves[shown - 1] if shown and moves[shown - 1] >= 0 else None  # the last move's square (a pass: none)
+    files = [rules.square_name(c).rstrip("0123456789") for c in range(size)]
     return {"id": game.id, "test": game.test_id, "pair": game.pair, "black": names[game.black_id],
             "white": names[game.white_id], "status": game.status, "result": game.result, "reason": game.reason,
             "cause": game.cause, "opening": game.opening, "moves": game.moves, "plies": len(moves), "ply": shown,
             "board": [board[r * size : (r + 1) * size] for r in range(size)], "to_move": pos.token,
+            "files": files, "ranks": [rules.square_name(r * size)[len(files[0]) :] for r in range(size)],
+            "last": None if last is None else {"row": last // size, "col": last % size,
+                                               "name": rules.square_name(last)},
             "tc": f"{game.tc_seconds:g}+{game.tc_increment or 0:g}" if game.tc_seconds else None,
             "played": played, "ggf": ggf.supports(rules), "settled": game.status not in (QUEUED, RUNNING),
             "live": _live([game.status, game.moves])}  # fmt: skip

@@ -52,7 +52,8 @@ def routes(portal: Portal) -> list[BaseRoute]:
             game = get_game(ladder.game).name
             engines = session.scalars(select(ArenaEngine).where(ArenaEngine.owner_id == user.id)
                                       .order_by(ArenaEngine.name)).all()  # fmt: skip
-            mine = [{"id": e.id, "name": e.name} for e in engines if get_game(e.game).name == game]
+            mine = [{"id": e.id, "name": e.name, "checked": ladders.checked_numbers(session, e.id)}
+                    for e in engines if get_game(e.game).name == game]  # fmt: skip
             deadline = _deadline_data(ladders.deadline_state(session, portal.course, ladder)) if user.staff else None
         rows = [_row_data(seen, r) for r in seen.table.rows]
         data: dict[str, Any] = {
@@ -73,14 +74,17 @@ def routes(portal: Portal) -> list[BaseRoute]:
         user = need_user(portal, request)
         ladder = find(request)
         form = checked_form(request, form)
-        text = str(form.get("engine", ""))
+        text, _, number = str(form.get("engine", "")).partition("/")  # 'ID', or 'ID/N': its version N
+        number = number or str(form.get("version", "")).strip()
         if not text.isdigit() or int(text[:30]) > MAX_ID:
             raise HTTPException(400, "choose the engine to enter (the form's 'engine' field)")
+        if number and (not number.isdigit() or int(number[:30]) > MAX_ID):
+            raise HTTPException(400, "a version is a number (3 for v3): choose one of the engine's checked versions")
         try:
             with portal.make.begin() as session:
                 me = session.get(User, user.id)
                 assert me is not None
-                entry = ladders.enter(session, portal.course, ladder, me, int(text))
+                entry = ladders.enter(session, portal.course, ladder, me, int(text), int(number) if number else None)
                 alias = entry.alias
         except GraderError as e:
             raise HTTPException(400, str(e)) from None
@@ -196,6 +200,7 @@ def _ladder_data(course: Course, ladder: Ladder) -> dict[str, Any]:
 def _row_data(seen: ladders.View, row: rules.Row) -> dict[str, Any]:
     r = row.rating
     return {"rank": row.rank, "name": row.name, "entry": seen.standing.entry_ids[row.engine], "mine": row.mine,
+            "engine": seen.engine_of(row),
             "elo": None if r.elo is None else round(r.elo, 1), "error": None if r.error is None else round(r.error, 1),
             "margin95": None if r.error is None else round(Z95 * r.error, 1), "games": r.games, "points": r.points}  # fmt: skip
 

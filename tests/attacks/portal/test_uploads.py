@@ -181,7 +181,8 @@ def test_a_single_program_file_is_written_under_the_graders_name(tmp_path, name,
 
 @pytest.mark.parametrize("command, message", [
     ("python3 lab.py\nmore", "COMMAND must be one line, the command that starts your program in its folder"),
-    ("ls -l", "COMMAND names none of the archive's files: name your program's, like python3 Gomoku.py"),
+    ("ls -l", "COMMAND names none of the archive's files (it holds helper.py, lab.py): name your program's, like "
+              "./engine, or python3 engine.py"),
     ("no-such-program lab.py", "COMMAND: engine program 'no-such-program' is not an installed program"),
     ("./missing", "COMMAND: engine program './missing' not found in the archive"),
     ("python3 'lab.py", "COMMAND: engine command \"python3 'lab.py\": No closing quotation: fix its quotes"),
