@@ -133,12 +133,14 @@ class Processes:
              "--lease", str(self.lease), "--nice", str(self.nice), "--workers", str(self.threads)], cwd=self.cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )  # fmt: skip
         assert proc.stdout is not None
+        lines = []
         for line in proc.stdout:
+            lines.append(line)
             if line.startswith("Worker "):
                 threading.Thread(target=lambda out=proc.stdout: [None for _ in out], daemon=True).start()
                 self.workers.append(proc)
                 return proc
-        raise SystemExit("a worker did not start")
+        raise SystemExit("a worker did not start:\n" + "".join(lines))
 
     def note_memory(self) -> None:
         if self.server is not None:
