@@ -47,7 +47,7 @@ from ..web.routes import (
     page,
     wants_json,
 )
-from .assignments import staff_view
+from .assignments import private_shown, staff_view
 from .classview import table_view
 
 
@@ -84,11 +84,6 @@ def exports_page(portal: Portal, request: Request, form: Any) -> Response:
     return page(request, "exports.html", {"course": portal.course.title, "assignments": titles}, user=user)
 
 
-def _score_data(s: policy.Score) -> dict[str, Any]:
-    return {"days_late": s.days_late, "late_days": s.late_days, "penalty": s.penalty, "score": s.score,
-            "why": s.why}  # fmt: skip
-
-
 def class_table(portal: Portal) -> dict[str, Any]:
     names = list(portal.course.assignments)
     with portal.read() as session:
@@ -106,7 +101,7 @@ def class_table(portal: Portal) -> dict[str, Any]:
             c = counted.get((s.id, name))
             cells[name] = None if c is None else {
                 "submission": c.submission.id, "symbols": c.submission.symbols, "total": c.submission.total,
-                "max_total": c.submission.max_total, "late": bool(c.submission.late), **_score_data(c.score)}  # fmt: skip
+                "max_total": c.submission.max_total, **c.grade.data()}  # fmt: skip
         used = policy.late_days_used(scores.get(s.id, ()))
         rows.append({"name": s.name, "email": s.email, "assignments": cells, "late_days_used": used})
     titles = {n: a.title for n, a in portal.course.assignments.items()}
@@ -129,13 +124,16 @@ def history_page(portal: Portal, request: Request, form: Any) -> Response:
                                .order_by(Submission.received_at.desc())).all()  # fmt: skip
         mine = deadlines(session, student, assignment)
         scores = {name: c.score for (_, name), c in policy.counted(session, portal.course, student).items()}
+        shown = private_shown(session, assignment)
     counted = scores.get(assignment.name)
     others = policy.late_days_used(sc for name, sc in scores.items() if name != assignment.name)
     left = max(0, (portal.course.late_days or 0) - others)
     rows = []
+    digest = portal.course.plan_digest(assignment)
     for sub in subs:
         scored = policy.score(assignment, policy.Candidate(sub.id, sub.received_at, sub.total), mine.deadline, left)
-        rows.append({**staff_view(sub, assignment, None), "full_feedback": None, **_score_data(scored),
+        graded = policy.grade(scored, sub, mine.extra_days, digest)
+        rows.append({**staff_view(sub, assignment, None, shown), "full_feedback": None, **graded.data(),
                      "counts": counted is not None and counted.submission == sub.id})  # fmt: skip
     data = {"assignment": assignment.name, "title": assignment.title, "counts": assignment.counts,
             "student": {"name": student.name, "email": student.email}, "extension_days": mine.extra_days,
@@ -193,13 +191,14 @@ def audit_page(portal: Portal, request: Request, form: Any) -> Response:
     return page(request, "audit.html", {"entries": entries}, user=user)
 
 
-GRADEBOOK_COLUMNS = ("total", "max", "symbols", "late", "late days", "penalty", "score", "why")
+GRADEBOOK_COLUMNS = ("total", "max", "symbols", "late", "late days", "penalty", "score", "why", "not final")
 
 
 def gradebook(portal: Portal, request: Request, form: Any) -> Response:
     """The gradebook as CSV: a row per student, each assignment's counted submission: its total
-    as graded, maximum, symbols, late flag, late days spent, penalty, score after it and why;
-    last, the late days the student used."""
+    as graded, maximum, symbols, and its grade as ``policy.grade`` gives it (late, late days
+    spent, penalty, score after it, why with the extension, why not final); last, the late
+    days the student used."""
     need_staff(portal, request)
     table = class_table(portal)
     out = io.StringIO()
@@ -212,7 +211,8 @@ def gradebook(portal: Portal, request: Request, form: Any) -> Response:
         for n in names:
             c = s["assignments"][n]
             cells += ([c["total"], c["max_total"], c["symbols"], "yes" if c["late"] else "", c["late_days"],
-                       f"{c['penalty']:.0%}", c["score"], c["why"]] if c else [""] * len(GRADEBOOK_COLUMNS))  # fmt: skip
+                       f"{c['penalty']:.0%}", c["score"], c["why"], c["not_final"]]
+                      if c else [""] * len(GRADEBOOK_COLUMNS))  # fmt: skip
         writer.writerow([*cells, s["late_days_used"]])
     return PlainTextResponse(out.getvalue(), media_type="text/csv; charset=utf-8",
                              headers={"content-disposition": 'attachment; filename="gradebook.csv"'})  # fmt: skip
