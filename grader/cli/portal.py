@@ -149,6 +149,7 @@ def worker(course: str, database: str, workers: int, lease: float, attempts: int
 
     \b
     Examples:
+      grader portal check course/
       grader portal sync course/
     """)  # fmt: skip
 def portal_group() -> None:
@@ -189,6 +190,35 @@ def sync(course: str | None, database: str | None) -> None:
     change = "changed: running servers load it within a second" if done.changed else "unchanged"
     echo(f"Synced {loaded.title} ({loaded.folder}): {len(loaded.assignments)} assignments, "
          f"{done.people} people on the roster ({done.added} new); {change}")  # fmt: skip
+
+
+@portal_group.command(
+    help="""Check COURSE's course.yaml, config.yaml, plans and roster as ``grader portal sync``
+    and ``grader serve`` load them, without applying anything: exit status 0 when they load,
+    1 with the first mistake in one line (its line in course.yaml, and the key meant, for an
+    unknown key). Each assignment's deadline is printed as read, in its zone.
+
+    \b
+    Examples:
+      grader portal check course/
+    """,
+)
+@click.argument("course", type=click.Path(file_okay=False))
+@fail_cleanly
+def check(course: str) -> None:
+    check_extra()
+    from ..portal.accounts.roster import roster_file
+    from ..portal.course.course import load_course
+    from ..runs.text import plural
+
+    loaded = load_course(course)
+    people = roster_file(loaded.roster) if loaded.roster is not None else []
+    echo(f"{loaded.folder / 'course.yaml'} is valid: {loaded.title}, "
+         f"{plural(len(loaded.assignments), 'assignment', 'assignments')}, "
+         f"{plural(len(people), 'person', 'people')} on the roster; nothing applied (grader portal sync applies it)")  # fmt: skip
+    for a in loaded.assignments.values():
+        due = f"due {a.deadline:%Y-%m-%d %H:%M} {a.deadline.tzname()}" if a.deadline else "no deadline"
+        echo(f"  {a.name}: {a.title}, {due}")
 
 
 def _size(n: int) -> str:

@@ -21,6 +21,7 @@ from ..database.models import INSTRUCTOR, Meta
 from .course import COURSE_FILE, Course, load_course
 
 DIGEST_KEY = "course_digest"
+LAST_GOOD_KEY = "course_yaml"  # the text of the course.yaml last applied: served while the folder's does not load
 
 
 def course_digest(course: Course) -> str:
@@ -65,7 +66,14 @@ def apply(course: Course, make: sessionmaker[Session]) -> Synced:
             session.add(Meta(key=DIGEST_KEY, value=digest))
         else:
             found.value = digest
+        if course.source:
+            session.merge(Meta(key=LAST_GOOD_KEY, value=course.source))
     return Synced(digest, changed, len(people), added)
+
+
+def last_good(session: Session) -> str | None:
+    """The text of the course.yaml last applied to this database (None: none kept)."""
+    return session.scalar(select(Meta.value).where(Meta.key == LAST_GOOD_KEY))
 
 
 def sync(folder: str | Path, database: str) -> Synced:

@@ -1,0 +1,114 @@
+"""course.yaml as an instructor writes it: deadlines in IANA time zones (abbreviations refused,
+naming what is accepted), an unknown key's line and the key meant, ``grader portal check``
+validating without applying, and a server started on a broken course.yaml serving the last
+one applied, saying so."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("starlette", reason='the portal needs its extra: pip install -e ".[portal]"')
+
+from grader.cli import main  # noqa: E402
+from grader.errors import ConfigError  # noqa: E402
+from grader.portal.course.course import load_course  # noqa: E402
+
+from portal_server import Client, Server, _sync, make_course  # noqa: E402
+
+ACCEPTED = "an IANA zone name, like 2026-12-18 23:59 America/New_York; an offset, like 2026-12-18 23:59 -05:00"
+
+
+def with_line(course, old: str, new: str) -> None:
+    text = (course / "course.yaml").read_text()
+    assert old in text
+    (course / "course.yaml").write_text(text.replace(old, new, 1))
+
+
+@pytest.mark.parametrize(
+    "given, utc",
+    [
+        ("2026-12-18 23:59 America/New_York", dt.datetime(2026, 12, 19, 4, 59)),  # EST, -5
+        ("2026-07-01 23:59 America/New_York", dt.datetime(2026, 7, 2, 3, 59)),  # daylight saving time, -4
+        ("2026-12-18 23:59 Europe/Berlin", dt.datetime(2026, 12, 18, 22, 59)),
+        ("2026-12-18 23:59 -05:00", dt.datetime(2026, 12, 19, 4, 59)),
+        ("2026-12-18 23:59 UTC", dt.datetime(2026, 12, 18, 23, 59)),
+        ("2026-12-18 23:59", dt.datetime(2026, 12, 18, 23, 59)),
+    ],
+)
+def test_a_deadline_takes_an_iana_zone_name(tmp_path, given, utc):
+    course = make_course(tmp_path / "course")
+    with_line(course, "per_day: 3", f"per_day: 3\n    deadline: {given}")
+    deadline = load_course(course).assignments["othello"].deadline
+    assert deadline is not None and deadline.astimezone(dt.timezone.utc) == utc.replace(tzinfo=dt.timezone.utc)
+    if "/" in given:
+        extended = deadline + dt.timedelta(days=200)  # an extension keeps the wall time across a change of offset
+        assert extended.strftime("%H:%M") == "23:59"
+
+
+@pytest.mark.parametrize("zone", ["EST", "PST", "CET", "Mars/Olympus"])
+def test_a_deadline_in_an_abbreviation_or_an_unknown_zone_is_refused_naming_the_accepted_forms(tmp_path, zone):
+    course = make_course(tmp_path / "course")
+    with_line(course, "per_day: 3", f"per_day: 3\n    deadline: 2026-12-18 23:59 {zone}")
+    with pytest.raises(ConfigError) as e:
+        load_course(course)
+    assert "assignments[0].deadline" in str(e.value) and ACCEPTED in str(e.value)
+    assert ("is an abbreviation" if "/" not in zone else "no time zone") in str(e.value)
+
+
+def test_a_key_typo_names_the_key_meant_the_assignment_and_the_line(tmp_path):
+    course = make_course(tmp_path / "course")
+    with_line(course, "per_day: 3", "per_day: 3\n    deadline: 2026-12-18 23:59\n    late_penalt: 10%")
+    line = (course / "course.yaml").read_text().splitlines().index("    late_penalt: 10%") + 1
+    with pytest.raises(ConfigError) as e:
+        load_course(course)
+    assert str(e.value).startswith(f"{course / 'course.yaml'}, line {line}: unknown key 'assignments[0].late_penalt' "
+                                   "(assignment 'othello') (did you mean `late_penalty`?); known keys:")  # fmt: skip
+
+
+def test_portal_check_validates_without_applying(tmp_path):
+    course = make_course(tmp_path / "course")
+    with_line(course, "per_day: 3", "per_day: 3\n    deadline: 2026-12-18 23:59 America/New_York")
+    good = CliRunner().invoke(main, ["portal", "check", str(course)])
+    assert good.exit_code == 0, good.output
+    assert good.output.splitlines()[:2] == [
+        f"{course / 'course.yaml'} is valid: Game search (demo course), 3 assignments, 6 people on the roster; "
+        "nothing applied (grader portal sync applies it)",
+        "  othello: Othello endgame lab, due 2026-12-18 23:59 EST",
+    ]
+    assert not (course / ".portal").exists()  # nothing made, nothing applied
+    with_line(course, "upload_kb:", "uplod_kb:")
+    bad = CliRunner().invoke(main, ["portal", "check", str(course)])
+    assert bad.exit_code == 1 and len(bad.output.strip().splitlines()) == 1
+    assert re.match(r"Error: .*course.yaml, line \d+: unknown key 'uplod_kb' \(did you mean `upload_kb`\?\)", bad.output)
+
+
+@pytest.mark.slow  # a server of its own: 3-6 s
+def test_a_server_started_on_a_broken_course_yaml_serves_the_last_one_applied_and_says_so(tmp_path):
+    course = make_course(tmp_path / "course")
+    assert _sync(course).exit_code == 0
+    with_line(course, "per_day: 3", "per_day: 3\n    deadline: 2026-12-18 23:59 PST")
+    server = Server(course, tmp_path)
+    try:
+        said = "".join(server.lines)
+        assert "Warning: " in said and "'PST' is an abbreviation" in said and "serving the course.yaml last applied" in said
+        staff = Client(server.url)
+        staff.sign_in(server.link)
+        assert len(staff.get("/api/class").json()["students"]) == 6  # the course as it was
+        page = staff.html("/class").text
+        assert 'class="banner" role="alert"' in page and "course.yaml does not load:" in page and "PST" in page
+        student = Client(server.url)
+        student.sign_in(staff.post("/class/links", {"email": "s1@example.edu"}).json()["links"][0]["link"])
+        assert "course.yaml does not load" not in student.html("/").text  # staff's business
+    finally:
+        server.stop()
+
+
+def test_a_broken_course_yaml_never_applied_still_stops_the_start(tmp_path):
+    course = make_course(tmp_path / "course")
+    with_line(course, "per_day: 3", "per_day: 3\n    deadline: 2026-12-18 23:59 PST")
+    result = CliRunner().invoke(main, ["serve", str(course)])
+    assert result.exit_code == 1 and "'PST' is an abbreviation" in result.output
