@@ -5,7 +5,9 @@ one applied, saying so."""
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import io
 import re
 
 import pytest
@@ -83,7 +85,9 @@ def test_portal_check_validates_without_applying(tmp_path):
     with_line(course, "upload_kb:", "uplod_kb:")
     bad = CliRunner().invoke(main, ["portal", "check", str(course)])
     assert bad.exit_code == 1 and len(bad.output.strip().splitlines()) == 1
-    assert re.match(r"Error: .*course.yaml, line \d+: unknown key 'uplod_kb' \(did you mean `upload_kb`\?\)", bad.output)
+    assert re.match(
+        r"Error: .*course.yaml, line \d+: unknown key 'uplod_kb' \(did you mean `upload_kb`\?\)", bad.output
+    )
 
 
 @pytest.mark.slow  # a server of its own: 3-6 s
@@ -94,7 +98,11 @@ def test_a_server_started_on_a_broken_course_yaml_serves_the_last_one_applied_an
     server = Server(course, tmp_path)
     try:
         said = "".join(server.lines)
-        assert "Warning: " in said and "'PST' is an abbreviation" in said and "serving the course.yaml last applied" in said
+        assert (
+            "Warning: " in said
+            and "'PST' is an abbreviation" in said
+            and "serving the course.yaml last applied" in said
+        )
         staff = Client(server.url)
         staff.sign_in(server.link)
         assert len(staff.get("/api/class").json()["students"]) == 6  # the course as it was
@@ -112,3 +120,38 @@ def test_a_broken_course_yaml_never_applied_still_stops_the_start(tmp_path):
     with_line(course, "per_day: 3", "per_day: 3\n    deadline: 2026-12-18 23:59 PST")
     result = CliRunner().invoke(main, ["serve", str(course)])
     assert result.exit_code == 1 and "'PST' is an abbreviation" in result.output
+
+
+@pytest.mark.slow  # a server of its own: 3-6 s
+def test_portal_sync_is_audited_with_what_it_changed_and_the_audit_log_downloads_as_csv(tmp_path):
+    course = make_course(tmp_path / "course")
+    with_line(course, "per_day: 3", "per_day: 3\n    deadline: 2026-03-06 23:59 America/New_York")
+    assert _sync(course).exit_code == 0
+    with_line(course, "deadline: 2026-03-06 23:59", "deadline: 2026-03-02 23:59")  # moved 4 days earlier
+    text = (course / "course.yaml").read_text()
+    start = text.index("  - name: tictactoe")
+    block = text[start : text.index("  - name: gomoku")]
+    (course / "course.yaml").write_text(text + block.replace("name: tictactoe", "name: tictactoe2")
+                                        .replace("title: Tic-tac-toe lab", "title: Tic-tac-toe again"))  # fmt: skip
+    with (course / "roster.csv").open("a") as f:
+        f.write("s7@example.edu,Student 7\n")
+    moved = _sync(course)
+    assert moved.exit_code == 0, moved.output
+    said = ("othello: deadline 2026-03-06 23:59 EST -> 2026-03-02 23:59 EST; "
+            "tictactoe2: new assignment (Tic-tac-toe again, deadline none); roster: 1 new person")  # fmt: skip
+    assert moved.output.splitlines()[1] == f"In the audit log: {said}"
+    assert len(_sync(course).output.splitlines()) == 1  # nothing changed: nothing audited
+    server = Server(course, tmp_path)
+    try:
+        staff = Client(server.url)
+        staff.sign_in(server.link)
+        syncs = [e for e in staff.get("/class/audit").json()["entries"] if e["action"] == "sync"]
+        assert [(e["by"], e["detail"]) for e in syncs] == [("instructor@example.edu", f"grader portal sync: {said}")]
+        got = staff.html("/class/audit.csv")
+        assert got.status_code == 200 and 'filename="audit.csv"' in got.headers["content-disposition"]
+        rows = list(csv.reader(io.StringIO(got.text)))
+        assert rows[0] == ["at", "by", "action", "detail"]
+        assert ["instructor@example.edu", "sync", f"grader portal sync: {said}"] in [r[1:] for r in rows[1:]]
+        assert 'href="/class/audit.csv"' in staff.html("/class/audit").text
+    finally:
+        server.stop()

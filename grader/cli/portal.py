@@ -181,6 +181,7 @@ def sync(course: str | None, database: str | None) -> None:
     from ..portal.course.course import DEMO_FOLDER, load_course
     from ..portal.course.sync import sync as apply_course
     from ..portal.database.db import default_url
+    from ..runs.text import plural
 
     folder = Path(course) if course is not None else Path.cwd() / DEMO_FOLDER
     if course is None and not folder.is_dir():
@@ -188,8 +189,10 @@ def sync(course: str | None, database: str | None) -> None:
     loaded = load_course(folder)  # checked before anything is made or written
     done = apply_course(folder, database or default_url(loaded.folder))
     change = "changed: running servers load it within a second" if done.changed else "unchanged"
-    echo(f"Synced {loaded.title} ({loaded.folder}): {len(loaded.assignments)} assignments, "
-         f"{done.people} people on the roster ({done.added} new); {change}")  # fmt: skip
+    echo(f"Synced {loaded.title} ({loaded.folder}): {plural(len(loaded.assignments), 'assignment', 'assignments')}, "
+         f"{plural(done.people, 'person', 'people')} on the roster ({done.added} new); {change}")  # fmt: skip
+    if done.changes:
+        echo(f"In the audit log: {done.changes}")
 
 
 @portal_group.command(

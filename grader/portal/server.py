@@ -89,7 +89,7 @@ def prepare(folder: str | Path | None, database: str | None) -> tuple[Course, Po
     upgrade(engine)
     make = sessions(engine)
     if problem is None:
-        digest: str | None = apply(course, make).digest
+        digest: str | None = apply(course, make, by="grader serve (its start)").digest
     else:
         with make() as session:
             digest = synced_digest(session)
