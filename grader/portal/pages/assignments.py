@@ -4,6 +4,7 @@ their own submissions: another's id answers 404, as an id that does not exist do
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -163,6 +164,21 @@ STATUS_TEXT = {
 }
 
 
+PENDING = re.compile(r"^(\d+ private tests?): results shown when the instructor releases them$", re.M)
+
+
+def feedback_text(sub: Submission, assignment: Assignment | None, shown: bool) -> str | None:
+    """The student's feedback as text, as it reads now: written at grading time with the private
+    tests waiting for a release, it says they are shown (their symbols, the total) once they
+    are, and waiting again after a release is undone."""
+    text = sub.student_text
+    if not shown or assignment is None or text is None or sub.status != GRADED or sub.total is None:
+        return text
+    records = test_records(sub.records or "[]")
+    private = "".join(r["symbol"] for r in records if not assignment.plan.is_public(r["index"]))
+    return PENDING.sub(lambda m: f"{m.group(1)}: released, {private}; total {sub.total:g}/{sub.max_total}", text)
+
+
 def student_view(sub: Submission, assignment: Assignment | None, shown: bool = False) -> dict[str, Any]:
     """What a student may see of their submission: the receipt and their public tests; once
     the private results are shown (``shown``), each private test's symbol and credit, with
@@ -181,7 +197,7 @@ def student_view(sub: Submission, assignment: Assignment | None, shown: bool = F
         "public_total": sub.public_total,
         "public_tests": assignment.public_tests if assignment else None,
         "private_tests": assignment.private_tests if assignment else None,
-        "feedback": sub.student_text,
+        "feedback": feedback_text(sub, assignment, shown),
         "private_shown": shown,
     }
     if sub.change_reason is not None:  # rerun: the result it replaced, beside the new one, and why

@@ -57,6 +57,7 @@ def routes(portal: Portal) -> list[BaseRoute]:
     return [
         Route("/class", endpoint(portal, class_page)),
         Route("/class/release", endpoint(portal, release), methods=["POST"]),
+        Route("/class/release/undo", endpoint(portal, unrelease), methods=["POST"]),
         Route("/class/audit", endpoint(portal, audit_page)),
         Route("/class/audit.csv", endpoint(portal, audit_csv)),
         Route("/class/rerun", endpoint(portal, rerun_page), methods=["POST"]),
@@ -169,10 +170,19 @@ def _age(when: dt.datetime, since: dt.datetime) -> float:
 
 
 def release(portal: Portal, request: Request, form: Any) -> Response:
-    """Release an assignment's private results to its students (instructors only; audited)."""
+    """Release an assignment's private results to its students (instructors only; audited):
+    the class page's button first asks for a confirmation (a page saying what the students
+    will see, its form sending ``confirm``); a JSON request is its own confirmation."""
     user = need_instructor(portal, request)
     form = checked_form(request, form)
     assignment = find_assignment(portal, str(form.get("assignment", "")))
+    if not wants_json(request) and form.get("confirm") != "yes":
+        with portal.read() as session:
+            done = session.get(Release, assignment.name) is not None
+            graded = len({uid for (uid, name) in policy.counted(session, portal.course) if name == assignment.name})
+        data = {"assignment": assignment.name, "title": assignment.title, "released": done,
+                "private_tests": assignment.private_tests, "students": graded}  # fmt: skip
+        return page(request, "release.html", data, user=user)
     with portal.make.begin() as session:
         released = session.get(Release, assignment.name) is None
         if released:
@@ -181,6 +191,24 @@ def release(portal: Portal, request: Request, form: Any) -> Response:
     if released and portal.on_release is not None:
         portal.on_release(assignment.name)  # the scores with their private tests, to the platforms
     return JSONResponse({"released": assignment.name}) if wants_json(request) else RedirectResponse("/class", 303)
+
+
+def unrelease(portal: Portal, request: Request, form: Any) -> Response:
+    """Undo a release (instructors only; audited): the students see their public tests only
+    again (unless the course shows private results after a deadline that has passed)."""
+    user = need_instructor(portal, request)
+    form = checked_form(request, form)
+    assignment = find_assignment(portal, str(form.get("assignment", "")))
+    with portal.make.begin() as session:
+        found = session.get(Release, assignment.name)
+        if found is not None:
+            session.delete(found)
+            audit(session, user, "release undone", assignment.name)
+    if found is not None and portal.on_release is not None:
+        portal.on_release(assignment.name)  # the scores as the students see them now, to the platforms
+    if wants_json(request):
+        return JSONResponse({"unreleased": assignment.name, "csrf": csrf_token(request)})
+    return RedirectResponse("/class", 303)
 
 
 def _audit_entries(portal: Portal) -> list[dict[str, str]]:
