@@ -151,6 +151,7 @@ def worker(course: str, database: str, workers: int, lease: float, attempts: int
     Examples:
       grader portal check course/
       grader portal sync course/
+      grader portal link instructor@example.edu course/
     """)  # fmt: skip
 def portal_group() -> None:
     pass
@@ -222,6 +223,40 @@ def check(course: str) -> None:
     for a in loaded.assignments.values():
         due = f"due {a.deadline:%Y-%m-%d %H:%M} {a.deadline.tzname()}" if a.deadline else "no deadline"
         echo(f"  {a.name}: {a.title}, {due}")
+
+
+@portal_group.command(
+    help="""Print a new one-time sign-in link for the person of EMAIL (an instructor, a TA or a
+    student of COURSE's portal), without a restart: for an instructor who lost the link the
+    start printed, or a student whose link was used. It works once, within 72 hours, at the
+    address the server last started gave its links (--url to give another); audited.
+
+    \b
+    Examples:
+      grader portal link instructor@example.edu course/
+      grader portal link ta@example.edu course/ --url https://portal.example.edu
+    """,
+)
+@click.argument("email")
+@click.argument("course", required=False, type=click.Path(file_okay=False))
+@click.option("--database", default=None, metavar="URL",
+              help="The database its servers use (default: SQLite in COURSE/.portal/).")  # fmt: skip
+@click.option("--url", default=None, metavar="URL",
+              help="The portal's address for the link (default: the one its server last started with).")  # fmt: skip
+@fail_cleanly
+def link(email: str, course: str | None, database: str | None, url: str | None) -> None:
+    check_extra()
+    from ..portal.accounts.signin import link_for
+    from ..portal.database.db import check_current, connect, sessions
+
+    engine = connect(_database_of(course, database))
+    try:
+        check_current(engine)
+        made = link_for(sessions(engine), email, url)
+    finally:
+        engine.dispose()
+    echo(f"One-time sign-in link for {made.email} ({made.role}): {made.link}")
+    echo(f"It works once, until {made.expires_at:%Y-%m-%d %H:%M} UTC.")
 
 
 def _size(n: int) -> str:

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import ConfigError, GraderError, GraderWarning
 from .accounts.roster import ensure_user
-from .accounts.signin import new_signin_token
+from .accounts.signin import PORTAL_URL_KEY, new_signin_token
 from .app import create_app
 from .course.course import COURSE_FILE, DEMO_FOLDER, Course, load_course, make_demo_course
 from .course.sync import apply, last_good, synced_digest
@@ -164,6 +164,7 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
         instructor = ensure_user(session, course.instructors[0].lower(), course.instructors[0].split("@")[0],
                                           INSTRUCTOR)  # fmt: skip
         token = new_signin_token(session, instructor)
+        session.merge(Meta(key=PORTAL_URL_KEY, value=portal.public_url or base))  # grader portal link's
     started = Started(course, base + "/", instructor.email, f"{portal.public_url or base}/link/{token}",
                       hide_password(url), workers, portal.workers.cluster if portal.workers else None, kid,
                       portal.public_url)  # fmt: skip
