@@ -155,3 +155,15 @@ def test_portal_sync_is_audited_with_what_it_changed_and_the_audit_log_downloads
         assert 'href="/class/audit.csv"' in staff.html("/class/audit").text
     finally:
         server.stop()
+
+
+def test_a_course_of_one_assignment_and_one_person_is_counted_in_the_singular(tmp_path):
+    course = make_course(tmp_path / "course")
+    text = (course / "course.yaml").read_text()
+    (course / "course.yaml").write_text(text[: text.index("  - name: tictactoe")])
+    (course / "roster.csv").write_text("Email,Name\ns1@example.edu,Student 1\n")
+    done = _sync(course)
+    assert done.exit_code == 0, done.output
+    assert ": 1 assignment, 1 person on the roster (1 new);" in done.output
+    checked = CliRunner().invoke(main, ["portal", "check", str(course)])
+    assert ", 1 assignment, 1 person on the roster;" in checked.output

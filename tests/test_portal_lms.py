@@ -174,11 +174,30 @@ def test_canvas_gets_the_grades_and_a_notes_csv_beside_them(course, tmp_path):
     assert "eve" not in notes  # no Othello submission
 
 
+@pytest.mark.parametrize("lms", ["moodle", "canvas"])
+def test_without_an_assignment_every_assignment_is_exported_a_csv_each(course, tmp_path, lms):
+    (tmp_path / "gradebook.csv").write_text(CANVAS_ROSTER)
+    roster = ["--roster", str(tmp_path / "gradebook.csv")] if lms == "canvas" else []
+    out = tmp_path / "grades"
+    every = CliRunner().invoke(main, ["export", lms, "--portal", str(course), "--out", str(out), *roster])
+    assert every.exit_code == 0, every.output
+    assert every.output.strip().splitlines()[-1] == f"Exported 3 assignments for {lms.capitalize()} to {out}"
+    notes = ["othello-canvas-notes.csv", "tictactoe-canvas-notes.csv", "gomoku-canvas-notes.csv"]
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [f"{n}-{lms}.csv" for n in ("othello", "tictactoe", "gomoku")] + (notes if lms == "canvas" else [])
+    )
+    for name in ("othello", "tictactoe", "gomoku"):
+        one = CliRunner().invoke(main, ["export", lms, "--portal", str(course), "--assignment", name, *roster])
+        assert (out / f"{name}-{lms}.csv").read_text() == one.output, name  # as each alone
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
         (["moodle"], "Error: give a run folder or --portal COURSE (one of them)"),
-        (["moodle", "--portal", "{course}"], "Error: --portal exports one assignment: give --assignment NAME"),
+        (["moodle", "--portal", "{course}"], "Error: --portal without --assignment exports every assignment, a CSV "
+                                             "each: give --out FOLDER"),
+        (["moodle", "--portal", "{course}", "--out", "{moodle}"], "Error: --out {moodle} is a file: give a folder"),
         (["moodle", "--portal", "{course}", "--assignment", "chess"], "Error: the course has no assignment 'chess': "
                                                                        "give one of othello, tictactoe, gomoku"),
         (["canvas", "--portal", "{course}", "--assignment", "othello", "--roster", "{moodle}"],
@@ -192,7 +211,8 @@ def test_a_portal_export_that_cannot_be_made_is_one_line(course, tmp_path, args,
         make_demo_course(tmp_path / "empty")  # a course never served: no database
     given = [a.format(course=course, moodle=tmp_path / "moodle.csv", empty=tmp_path / "empty") for a in args]
     result = CliRunner().invoke(main, ["export", *given])
-    assert result.exit_code == 1 and result.output.startswith(message), result.output
+    expected = message.format(moodle=tmp_path / "moodle.csv")
+    assert result.exit_code == 1 and result.output.startswith(expected), result.output
     assert len(result.output.strip().splitlines()) == 1
 
 
