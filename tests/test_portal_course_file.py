@@ -167,3 +167,34 @@ def test_a_course_of_one_assignment_and_one_person_is_counted_in_the_singular(tm
     assert ": 1 assignment, 1 person on the roster (1 new);" in done.output
     checked = CliRunner().invoke(main, ["portal", "check", str(course)])
     assert ", 1 assignment, 1 person on the roster;" in checked.output
+
+
+@pytest.mark.slow  # a server of its own: 3-6 s
+def test_a_running_server_that_cannot_load_a_synced_folder_keeps_its_course_and_says_so(tmp_path):
+    """A sync from another copy of the course (another machine's) while this server's folder is
+    broken: the server keeps the course it has, logs why, and its staff pages show it."""
+    import shutil
+    import time
+
+    course = make_course(tmp_path / "course")
+    server = Server(course, tmp_path)
+    try:
+        staff = Client(server.url)
+        staff.sign_in(server.link)
+        assert "course.yaml does not load" not in staff.html("/class").text
+        other = tmp_path / "other"
+        shutil.copytree(course, other, ignore=shutil.ignore_patterns(".portal"))
+        with_line(other, "per_day: 3", "per_day: 4")
+        with_line(course, "per_day: 3", "per_day: 3\n    deadline: 2026-12-18 23:59 PST")
+        database = f"sqlite:///{course / '.portal' / 'portal.sqlite3'}"
+        synced = CliRunner().invoke(main, ["portal", "sync", str(other), "--database", database])
+        assert synced.exit_code == 0, synced.output
+        deadline = time.monotonic() + 30
+        while "course.yaml does not load" not in (page := staff.html("/class").text):
+            assert time.monotonic() < deadline, "the server never said its folder does not load"
+            time.sleep(0.3)
+        assert "PST" in page and "is an abbreviation" in page
+        assert staff.get("/a/othello").json()["per_day"] == 3  # the course as it had it
+        assert any("serving the course as it was until it is fixed" in line for line in server.lines)
+    finally:
+        server.stop()
