@@ -57,6 +57,9 @@ def test_private_results_are_shown_once_released_without_their_boards(portal, gr
     for text in (json.dumps(after), html):
         assert not any(t.position.board_string() in text for t in private)  # private_boards: false
     assert "Private tests" in html
+    assert me.post("/class/release/undo", {"assignment": "othello"}).status_code == 404  # nor undo one
+    assert instructor.post("/class/release/undo", {"assignment": "othello"}, csrf=False).status_code == 403
+    assert me.get(f"/s/{sid}").json()["private_shown"] is True
     log = instructor.get("/class/audit").json()["entries"]
     assert {"by": "instructor@example.edu", "action": "release", "detail": "othello"}.items() <= log[-1].items()
     assert me.get("/class/audit").status_code == 404

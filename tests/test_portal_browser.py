@@ -124,6 +124,7 @@ def test_without_javascript_a_student_uploads_and_sees_private_results_once_the_
         assert student.locator("#private").count() == 0
         instructor.goto(f"{server.url}/class")
         instructor.click("text=Release the private results of Othello endgame lab")
+        instructor.click("#confirm-release")  # after a page saying what the students will see
         assert "Othello endgame lab: released to the students." in instructor.inner_text("main")
         student.goto(url)
         assert "Private tests" in student.inner_text("main")
@@ -326,6 +327,8 @@ def test_an_instructor_releases_the_private_results_with_the_keyboard_alone(tmp_
         press(page, "Space")
         assert page.url == f"{server.url}/class"
         tab_to(page, "form[action='/class/release']:has(input[value=othello]) button")
+        press(page, "Space")
+        tab_to(page, "#confirm-release")  # the confirmation page's button
         press(page, "Space")
         assert "Othello endgame lab: released to the students." in page.inner_text("main")
         assert page.locator("form[action='/class/release']:has(input[value=othello])").count() == 0

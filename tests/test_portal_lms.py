@@ -9,6 +9,7 @@ import csv
 import datetime as dt
 import io
 import math
+import re
 import secrets
 import sqlite3
 from pathlib import Path
@@ -135,7 +136,9 @@ def test_moodle_gets_each_counted_grade_after_the_late_policy_and_feedback_sayin
     title = {"othello": "Othello endgame lab", "tictactoe": "Tic-tac-toe lab"}[name]
     assert got[0] == ["Email address", title, f"{title} feedback"]
     rows = {r[0]: r[1:] for r in got[1:]}
-    assert set(rows) == {e for e, a in expected if a == name}
+    assert set(rows) == set(STUDENTS)  # each student: one without a submission too, as in Canvas's
+    without = {e: rows.pop(e) for e in STUDENTS if (e, name) not in expected}
+    assert all(row == ["", "no graded submission"] for row in without.values()), without
     for email, (grade, feedback) in rows.items():
         total, score, late = expected[(email, name)]
         assert grade == number(score), email
@@ -171,11 +174,30 @@ def test_canvas_gets_the_grades_and_a_notes_csv_beside_them(course, tmp_path):
     assert "eve" not in notes  # no Othello submission
 
 
+@pytest.mark.parametrize("lms", ["moodle", "canvas"])
+def test_without_an_assignment_every_assignment_is_exported_a_csv_each(course, tmp_path, lms):
+    (tmp_path / "gradebook.csv").write_text(CANVAS_ROSTER)
+    roster = ["--roster", str(tmp_path / "gradebook.csv")] if lms == "canvas" else []
+    out = tmp_path / "grades"
+    every = CliRunner().invoke(main, ["export", lms, "--portal", str(course), "--out", str(out), *roster])
+    assert every.exit_code == 0, every.output
+    assert every.output.strip().splitlines()[-1] == f"Exported 3 assignments for {lms.capitalize()} to {out}"
+    notes = ["othello-canvas-notes.csv", "tictactoe-canvas-notes.csv", "gomoku-canvas-notes.csv"]
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [f"{n}-{lms}.csv" for n in ("othello", "tictactoe", "gomoku")] + (notes if lms == "canvas" else [])
+    )
+    for name in ("othello", "tictactoe", "gomoku"):
+        one = CliRunner().invoke(main, ["export", lms, "--portal", str(course), "--assignment", name, *roster])
+        assert (out / f"{name}-{lms}.csv").read_text() == one.output, name  # as each alone
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
         (["moodle"], "Error: give a run folder or --portal COURSE (one of them)"),
-        (["moodle", "--portal", "{course}"], "Error: --portal exports one assignment: give --assignment NAME"),
+        (["moodle", "--portal", "{course}"], "Error: --portal without --assignment exports every assignment, a CSV "
+                                             "each: give --out FOLDER"),
+        (["moodle", "--portal", "{course}", "--out", "{moodle}"], "Error: --out {moodle} is a file: give a folder"),
         (["moodle", "--portal", "{course}", "--assignment", "chess"], "Error: the course has no assignment 'chess': "
                                                                        "give one of othello, tictactoe, gomoku"),
         (["canvas", "--portal", "{course}", "--assignment", "othello", "--roster", "{moodle}"],
@@ -189,7 +211,8 @@ def test_a_portal_export_that_cannot_be_made_is_one_line(course, tmp_path, args,
         make_demo_course(tmp_path / "empty")  # a course never served: no database
     given = [a.format(course=course, moodle=tmp_path / "moodle.csv", empty=tmp_path / "empty") for a in args]
     result = CliRunner().invoke(main, ["export", *given])
-    assert result.exit_code == 1 and result.output.startswith(message), result.output
+    expected = message.format(moodle=tmp_path / "moodle.csv")
+    assert result.exit_code == 1 and result.output.startswith(expected), result.output
     assert len(result.output.strip().splitlines()) == 1
 
 
@@ -222,5 +245,88 @@ def test_the_class_page_and_its_json_give_the_exports_to_staff_only(course, tmp_
         student.sign_in(staff.post("/class/links", {"email": "ben@uni.edu"}).json()["links"][0]["link"])
         assert student.get("/class/othello/moodle.csv").status_code == 403
         assert student.post("/class/othello/canvas.csv", files=roster).status_code == 403
+    finally:
+        server.stop()
+
+
+def moved_class(folder: Path) -> tuple[Path, dict[str, str]]:
+    """This class after the instructor moved Othello's deadline 4 days earlier (``grader portal
+    sync``) and reran Ben's Othello submissions (not graded again yet); the submissions' ids."""
+    make_class(folder)
+    early = OTHELLO_DUE - dt.timedelta(days=4)
+    text = (folder / "course.yaml").read_text()
+    (folder / "course.yaml").write_text(text.replace(f"deadline: {OTHELLO_DUE:%Y-%m-%d %H:%M}",
+                                                     f"deadline: {early:%Y-%m-%d %H:%M}"))  # fmt: skip
+    sync(folder, default_url(folder))
+    db = sqlite3.connect(folder / ".portal" / "portal.sqlite3")
+    ids = {email: sid for sid, email in db.execute("SELECT s.id, u.email FROM submissions s JOIN users u ON "
+                                                    "u.id = s.user_id WHERE s.assignment = 'othello'")}  # fmt: skip
+    db.execute("UPDATE submissions SET status = 'queued', change_reason = 'the instructor reran it' "
+               "WHERE assignment = 'othello' AND user_id = (SELECT id FROM users WHERE email = 'ben@uni.edu')")  # fmt: skip
+    db.commit()
+    db.close()
+    return folder, ids
+
+
+@pytest.mark.slow  # a server of its own and a browser: 5-10 s
+def test_every_view_and_export_says_the_same_of_a_grade_after_a_moved_deadline_and_a_rerun(tmp_path, chromium):
+    course, ids = moved_class(tmp_path / "course")
+    from portal_server import Client, Server
+
+    server = Server(course, tmp_path)
+    try:
+        staff = Client(server.url)
+        staff.sign_in(server.link)
+        cells = {s["email"]: s["assignments"]["othello"] for s in staff.get("/api/class").json()["students"]}
+        ann, ben, cat = cells["ann@uni.edu"], cells["ben@uni.edu"], cells["cat@uni.edu"]
+        # Ann uploaded 5 hours before the old deadline: 4 days late by the new one, 1 late day, 30%
+        assert ann["late"] is True and ann["days_late"] == 4 and ann["score"] == 35 and ann["final"] is True
+        assert ann["why"] == "4 days late: 1 day of late days spent, 30% penalty (graded 50)"
+        assert cat["extension"] == 2 and cat["why"].endswith("; deadline extended by 2 days") and cat["late"] is True
+        assert ben["final"] is False and ben["not_final"] == "being rerun: its new result is not in yet"
+        history = staff.get("/api/class/othello/students/ann@uni.edu").json()["submissions"]
+        assert [(h["late"], h["days_late"], h["why"]) for h in history] == [(True, 4, ann["why"])]
+        assert staff.get(f"/api/s/{ids['ann@uni.edu']}").json()["late"] is True
+
+        got = table(staff.html("/class.csv").text)
+        head = got[0]
+        rows = {r[1]: dict(zip(head, r)) for r in got[1:]}
+        assert rows["ann@uni.edu"]["othello late"] == "yes" and rows["ann@uni.edu"]["othello why"] == ann["why"]
+        assert rows["cat@uni.edu"]["othello why"] == cat["why"]
+        assert rows["ben@uni.edu"]["othello not final"] == ben["not_final"]
+
+        moodle = staff.get("/api/class/othello/moodle.csv").json()
+        lines = {r[0]: r[1:] for r in table(moodle["csv"])[1:]}
+        assert "ben@uni.edu" not in lines  # not final: Moodle leaves his grade as it is
+        assert moodle["not_final"] == [{"email": "ben@uni.edu", "why": ben["not_final"]}]
+        assert lines["ann@uni.edu"] == ["35", f"35/60; {ann['why']}"] and lines["cat@uni.edu"][1].endswith(cat["why"])
+        assert lines["eve@uni.edu"] == ["", "no graded submission"]  # kept, as Canvas keeps her
+        roster = {"roster": ("gradebook.csv", CANVAS_ROSTER.encode(), "text/csv")}
+        canvas = staff.post("/class/othello/canvas.csv", files=roster).json()
+        grades = {r[3]: r[5] for r in table(canvas["csv"])[2:]}
+        assert grades["ben@uni.edu"] == "" and grades["ann"] == "35" and grades["eve"] == ""  # not final: left out
+        notes = {r[3]: r[5:] for r in table(canvas["notes"])[1:]}
+        assert notes["ann"][2] == ann["why"] and notes["ben@uni.edu"][3] == ben["not_final"]
+
+        link = CliRunner().invoke(main, ["portal", "link", "instructor@example.edu", str(course)]).output
+        browser = chromium.new_context(java_script_enabled=False).new_page()
+        browser.goto(re.search(r"(http://\S+/link/\S+)", link).group(1))
+        with browser.expect_navigation():
+            browser.click("#signin")
+        browser.goto(f"{server.url}/class")
+
+        def cell(email: str):  # the student's Othello cell: the column after their name
+            return browser.locator("#class tbody tr", has_text=email).locator("td").nth(1)
+
+        assert "late 4d" in cell("ann@uni.edu").inner_text() and "ext +" not in cell("ann@uni.edu").inner_text()
+        assert cell("ann@uni.edu").locator("abbr.late").get_attribute("title") == ann["why"]
+        assert "ext +2d" in cell("cat@uni.edu").inner_text()
+        assert cell("cat@uni.edu").locator("abbr.ext").get_attribute("title") == "deadline extended by 2 days"
+        assert "not final" in cell("ben@uni.edu").inner_text()
+        assert ben["not_final"] in cell("ben@uni.edu").locator("abbr.nf").get_attribute("title")
+
+        assert staff.get(f"/api/s/{ids['ann@uni.edu']}").json()["private_shown"] is False
+        staff.post("/class/release", {"assignment": "othello"})
+        assert staff.get(f"/api/s/{ids['ann@uni.edu']}").json()["private_shown"] is True
     finally:
         server.stop()

@@ -217,8 +217,8 @@ def test_the_late_policy_and_the_best_submission_everywhere_a_counted_one_is_use
         assert cell["submission"] == best["id"] and cell["total"] == staff["total"] and row["late_days_used"] == 1
         assert (cell["days_late"], cell["late_days"], cell["penalty"]) == (2, 1, 0.1)
         assert cell["score"] == round(staff["total"] * 0.9, 2)
-        assert cell["why"] == "2 days late: 1 day of late days spent, 10% penalty"
-        assert "2 days late: 1 day of late days spent, 10% penalty" in instructor.html("/class").text
+        assert cell["why"] == f"2 days late: 1 day of late days spent, 10% penalty (graded {staff['total']:g})"
+        assert cell["why"] in instructor.html("/class").text
         sheet = list(csv.DictReader(io.StringIO(instructor.http.get("/class.csv").text)))
         mine = next(r for r in sheet if r["email"] == "s3@example.edu")
         expected = (str(staff["total"]), str(cell["score"]), "10%")
@@ -272,7 +272,9 @@ def test_the_queue_shows_the_running_job_its_worker_and_the_one_waiting_and_the_
         rows = history["submissions"]
         assert [(r["id"], r["counts"], r["late"]) for r in rows] == [(waiting, True, True), (slow, False, True)]
         assert rows[0]["previous"]["reason"] == "rerun by the instructor" and rows[1]["previous"] is None
-        assert all(r["why"] == "2 days late: 1 day of late days spent, 10% penalty" for r in rows)
+        assert all(
+            r["why"] == f"2 days late: 1 day of late days spent, 10% penalty (graded {r['total']:g})" for r in rows
+        )
         assert rows[0]["score"] == round(rows[0]["total"] * 0.9, 2) and history["late_days_used"] == 1
         page = instructor.html("/class/othello/students/s4@example.edu").text
         assert "rerun by the instructor" in page and "sleeper.py" in page

@@ -91,6 +91,14 @@ def test_plan_new_from_a_seed_is_the_standard_plan_with_limits(tmp_path):
     assert "Warning: the private boards come from seed 77, which anyone can find by trying seeds" in done.output
 
 
+def test_a_plans_shipped_boards_are_counted_in_words_that_agree():
+    from grader.cli.plans import shipped_text
+
+    assert shipped_text(14, 10) == ": 4 random and the 10 fixed boards that ship with the grader"
+    assert shipped_text(5, 1) == ": 4 random and the 1 fixed board that ships with the grader"
+    assert shipped_text(4, 0) == ""
+
+
 def test_plan_new_draws_its_boards_from_a_secret_seed(tmp_path):
     """Without --seed the seed is 64 random bits: the public boards cannot lead to it."""
     seeds = []

@@ -25,6 +25,7 @@ def export_group() -> None:
       grader export canvas runs/lab5 --roster canvas-gradebook.csv --out lab5-canvas.csv
       grader export moodle runs/lab5 --roster moodle-grades.csv --out lab5-moodle.csv
       grader export moodle --portal course/ --assignment othello --out othello-moodle.csv
+      grader export moodle --portal course/ --out grades/     # every assignment, a CSV each
     """
 
 
@@ -38,7 +39,8 @@ def _options(fn: Callable[..., Any]) -> Callable[..., Any]:
                       help="With --portal: the portal's database (default: SQLite in COURSE/.portal/).")(fn)  # fmt: skip
     fn = click.option("--assignment", default=None, metavar="NAME",
                       help="The assignment's column (default: the run folder's name); with --portal, the "
-                           "course.yaml assignment to export.")(fn)  # fmt: skip
+                           "course.yaml assignment to export (default: every one, a CSV each in the folder "
+                           "--out).")(fn)  # fmt: skip
     fn = click.option("--portal", "course", default=None, metavar="COURSE", type=click.Path(file_okay=False),
                       help="Export a portal assignment from the course's database instead of a run folder.")(fn)  # fmt: skip
     return click.argument("folder", required=False, type=click.Path(exists=True, file_okay=False))(fn)
@@ -61,9 +63,11 @@ def _write(lms: str, folder: str | None, course: str | None, roster: str | None,
             raise GraderError(f"{option} {given} is the roster itself (--roster): write the grades to another file")
     if course is None and (database or column or notes):
         raise GraderError("--database, --column and --notes go with --portal COURSE: leave them out for a run folder")
+    if course is not None and assignment is None:
+        _write_all(lms, course, roster, database, column, out, notes)
+        return
     if course is not None:
-        if assignment is None:
-            raise GraderError("--portal exports one assignment: give --assignment NAME (its name in course.yaml)")
+        assert assignment is not None
         from ..portal import check_extra
 
         check_extra()
@@ -95,6 +99,38 @@ def _write(lms: str, folder: str | None, course: str | None, roster: str | None,
             f"{plural(len(incomplete), 'grade is', 'grades are')} not final, left out of the CSV (empty): "
             f"finish the run (grader {command} --resume {folder}) and export it again"
         )
+
+
+def _write_all(lms: str, course: str, roster: str | None, database: str | None, column: str | None,
+               out: str | None, notes: str | None) -> None:  # fmt: skip
+    """--portal without --assignment: every assignment's CSV (and Canvas's notes) in the folder --out."""
+    if out is None:
+        raise GraderError("--portal without --assignment exports every assignment, a CSV each: give --out FOLDER "
+                          "(or --assignment NAME for one)")  # fmt: skip
+    if column is not None or notes is not None:
+        raise GraderError("--column and --notes are one assignment's: give --assignment NAME with them")
+    from ..portal import check_extra
+
+    check_extra()
+    from ..portal.course.course import load_course
+    from ..portal.course.exports import export_course_grades
+
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise GraderError(f"--out {out} is a file: give a folder for every assignment's CSV (made if missing)")
+    names = list(load_course(course).assignments)
+    made = {name: export_course_grades(course, lms, name, database, roster) for name in names}  # all, or none
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, grades in made.items():
+        _save(grades.csv, str(folder / f"{name}-{lms}.csv"))
+        if grades.notes is not None:
+            _save(grades.notes, str(folder / f"{name}-{lms}-notes.csv"))
+        for who in grades.unmatched:
+            echo(f"Warning: {name}: '{who}' is not in the roster (or is twice): their grade is not in the CSV",
+                 err=True)  # fmt: skip
+        for grade in grades.not_final:
+            echo(f"Warning: {name}: {grade.name}'s grade is not final: {grade.note or 'incomplete'}", err=True)
+    echo(f"Exported {plural(len(names), 'assignment', 'assignments')} for {lms.capitalize()} to {folder}")
 
 
 @export_group.command("canvas")

@@ -106,8 +106,7 @@ def plan_new(seed: int | None, boards_file: str | None, plan_name: str | None, e
     game = made.plan.game
     plan, always, public = made.plan, made.shipped, made.plan.public or frozenset()
     write_plan_file(plan, out)
-    shipped = (f": {len(public) - len(always)} random and the {plural(len(always), 'fixed board', 'fixed boards')} "
-               "that ship with the grader") if always else ""  # fmt: skip
+    shipped = shipped_text(len(public), len(always))
     echo(f"{out}: {len(plan.positions)} tests of {game.name} ({plan.source}), {len(public)} public{shipped}; "
                f"scoring {plan.scoring}, {(plan.limits or config.limits).wall_seconds:g} s per test")  # fmt: skip
     if made.warning:
@@ -320,3 +319,12 @@ class _DrawProgress:
     def done(self) -> None:
         if self.shown and self.tty:
             click.echo("\r\033[K", nl=False, err=True)
+
+
+def shipped_text(public: int, shipped: int) -> str:
+    """What of a plan's ``public`` tests are the ``shipped`` fixed boards: ': 4 random and the
+    10 fixed boards that ship with the grader' ('the 1 fixed board that ships'); '' for none."""
+    if not shipped:
+        return ""
+    boards = plural(shipped, "fixed board that ships", "fixed boards that ship")
+    return f": {public - shipped} random and the {boards} with the grader"

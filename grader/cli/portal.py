@@ -154,7 +154,9 @@ def worker(course: str, database: str, workers: int, lease: float, attempts: int
 
     \b
     Examples:
+      grader portal check course/
       grader portal sync course/
+      grader portal link instructor@example.edu course/
     """)  # fmt: skip
 def portal_group() -> None:
     pass
@@ -185,6 +187,7 @@ def sync(course: str | None, database: str | None) -> None:
     from ..portal.course.course import DEMO_FOLDER, load_course
     from ..portal.course.sync import sync as apply_course
     from ..portal.database.db import default_url
+    from ..runs.text import plural
 
     folder = Path(course) if course is not None else Path.cwd() / DEMO_FOLDER
     if course is None and not folder.is_dir():
@@ -192,8 +195,73 @@ def sync(course: str | None, database: str | None) -> None:
     loaded = load_course(folder)  # checked before anything is made or written
     done = apply_course(folder, database or default_url(loaded.folder))
     change = "changed: running servers load it within a second" if done.changed else "unchanged"
-    echo(f"Synced {loaded.title} ({loaded.folder}): {len(loaded.assignments)} assignments, "
-         f"{done.people} people on the roster ({done.added} new); {change}")  # fmt: skip
+    echo(f"Synced {loaded.title} ({loaded.folder}): {plural(len(loaded.assignments), 'assignment', 'assignments')}, "
+         f"{plural(done.people, 'person', 'people')} on the roster ({done.added} new); {change}")  # fmt: skip
+    if done.changes:
+        echo(f"In the audit log: {done.changes}")
+
+
+@portal_group.command(
+    help="""Check COURSE's course.yaml, config.yaml, plans and roster as ``grader portal sync``
+    and ``grader serve`` load them, without applying anything: exit status 0 when they load,
+    1 with the first mistake in one line (its line in course.yaml, and the key meant, for an
+    unknown key). Each assignment's deadline is printed as read, in its zone.
+
+    \b
+    Examples:
+      grader portal check course/
+    """,
+)
+@click.argument("course", type=click.Path(file_okay=False))
+@fail_cleanly
+def check(course: str) -> None:
+    check_extra()
+    from ..portal.accounts.roster import roster_file
+    from ..portal.course.course import load_course
+    from ..runs.text import plural
+
+    loaded = load_course(course)
+    people = roster_file(loaded.roster) if loaded.roster is not None else []
+    echo(f"{loaded.folder / 'course.yaml'} is valid: {loaded.title}, "
+         f"{plural(len(loaded.assignments), 'assignment', 'assignments')}, "
+         f"{plural(len(people), 'person', 'people')} on the roster; nothing applied (grader portal sync applies it)")  # fmt: skip
+    for a in loaded.assignments.values():
+        due = f"due {a.deadline:%Y-%m-%d %H:%M} {a.deadline.tzname()}" if a.deadline else "no deadline"
+        echo(f"  {a.name}: {a.title}, {due}")
+
+
+@portal_group.command(
+    help="""Print a new one-time sign-in link for the person of EMAIL (an instructor, a TA or a
+    student of COURSE's portal), without a restart: for an instructor who lost the link the
+    start printed, or a student whose link was used. It works once, within 72 hours, at the
+    address the server last started gave its links (--url to give another); audited.
+
+    \b
+    Examples:
+      grader portal link instructor@example.edu course/
+      grader portal link ta@example.edu course/ --url https://portal.example.edu
+    """,
+)
+@click.argument("email")
+@click.argument("course", required=False, type=click.Path(file_okay=False))
+@click.option("--database", default=None, metavar="URL",
+              help="The database its servers use (default: SQLite in COURSE/.portal/).")  # fmt: skip
+@click.option("--url", default=None, metavar="URL",
+              help="The portal's address for the link (default: the one its server last started with).")  # fmt: skip
+@fail_cleanly
+def link(email: str, course: str | None, database: str | None, url: str | None) -> None:
+    check_extra()
+    from ..portal.accounts.signin import link_for
+    from ..portal.database.db import check_current, connect, sessions
+
+    engine = connect(_database_of(course, database))
+    try:
+        check_current(engine)
+        made = link_for(sessions(engine), email, url)
+    finally:
+        engine.dispose()
+    echo(f"One-time sign-in link for {made.email} ({made.role}): {made.link}")
+    echo(f"It works once, until {made.expires_at:%Y-%m-%d %H:%M} UTC.")
 
 
 def _size(n: int) -> str:

@@ -17,21 +17,31 @@ from typing import Callable
 
 import uvicorn
 from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..errors import GraderError, GraderWarning
+from ..errors import ConfigError, GraderError, GraderWarning
 from .accounts.roster import ensure_user
-from .accounts.signin import new_signin_token
+from .accounts.signin import new_signin_token, set_portal_url
 from .app import create_app
-from .course.course import DEMO_FOLDER, Course, load_course, make_demo_course
-from .course.sync import apply
-from .database.db import check_current, connect, default_url, hide_password, secret_key, serving, sessions, upgrade
+from .course.course import COURSE_FILE, DEMO_FOLDER, Course, load_course, make_demo_course
+from .course.sync import apply, last_good, synced_digest
+from .database.db import (
+    DB_FILE,
+    check_current,
+    connect,
+    default_url,
+    hide_password,
+    secret_key,
+    serving,
+    sessions,
+    upgrade,
+)
 from .database.leases import LEASE_SECONDS, MAX_ATTEMPTS
 from .database.models import INSTRUCTOR, Meta
 from .jobs.workers import GRADING_NICE, Workers
 from .lti.grades import GradeSync
 from .lti.keys import rotate, signing_key
-from .mail.outbox import set_base_url
 from .mail.sender import MailSender
 from .web.live import Watch
 from .web.portal import Portal
@@ -67,16 +77,52 @@ class WorkersStarted:
 
 def prepare(folder: str | Path | None, database: str | None) -> tuple[Course, Portal, str, str]:
     """The course (the demo course, made in ./grader-demo-course, without ``folder``), its
-    database ready, roster synced: (course, portal, database URL, secret key)."""
-    course = load_course(make_demo_course(Path.cwd() / DEMO_FOLDER) if folder is None else folder)
+    database ready, roster synced: (course, portal, database URL, secret key). A course.yaml
+    that does not load, where the database keeps the last one that did, is served as that one,
+    saying so (a warning, and ``Portal.problem`` for the staff's pages), not refused."""
+    root = make_demo_course(Path.cwd() / DEMO_FOLDER) if folder is None else folder
+    try:
+        course, problem = load_course(root), None
+    except ConfigError as e:
+        course, problem = _last_good(Path(root), database, e), str(e)
     url = database or default_url(course.folder)
     engine = connect(url)
     upgrade(engine)
     make = sessions(engine)
-    synced = apply(course, make)
+    if problem is None:
+        digest: str | None = apply(course, make, by="grader serve (its start)").digest
+    else:
+        with make() as session:
+            digest = synced_digest(session)
     with make.begin() as session:
         session.merge(Meta(key=COURSE_KEY, value=course.title))
-    return course, Portal(course, make, digest=synced.digest), url, secret_key(make)
+    portal = Portal(course, make, digest=digest)
+    portal.problem = problem
+    return course, portal, url, secret_key(make)
+
+
+def _last_good(folder: Path, database: str | None, error: ConfigError) -> Course:
+    """The course as the course.yaml last applied to its database gave it (``error`` raised
+    again when there is none, or it does not load either), with a warning saying so."""
+    if not (folder / COURSE_FILE).is_file() or (database is None and not (folder / ".portal" / DB_FILE).is_file()):
+        raise error
+    engine = connect(database or f"sqlite:///{(folder / '.portal' / DB_FILE).resolve()}")
+    try:
+        with sessions(engine)() as session:
+            text = last_good(session)
+    except SQLAlchemyError:
+        text = None
+    finally:
+        engine.dispose()
+    if text is None:
+        raise error
+    try:
+        course = load_course(folder, text)
+    except ConfigError:
+        raise error from None
+    warnings.warn(f"{error}: serving the course.yaml last applied until it is fixed (grader portal check "
+                  f"{folder}, then grader portal sync {folder})", GraderWarning, stacklevel=2)  # fmt: skip
+    return course
 
 
 def serve(folder: str | Path | None = None, database: str | None = None, host: str = "127.0.0.1", port: int = 8000,
@@ -118,10 +164,10 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
     _check_mail(course)
     portal.mail = MailSender(course, portal.make)
     with portal.make.begin() as session:
-        set_base_url(session, portal.public_url or base)  # the links in mail: never a request's Host
         instructor = ensure_user(session, course.instructors[0].lower(), course.instructors[0].split("@")[0],
                                           INSTRUCTOR)  # fmt: skip
         token = new_signin_token(session, instructor)
+        set_portal_url(session, portal.public_url or base)  # the links in mail and grader portal link's
     started = Started(course, base + "/", instructor.email, f"{portal.public_url or base}/link/{token}",
                       hide_password(url), workers, portal.workers.cluster if portal.workers else None, kid,
                       portal.public_url)  # fmt: skip

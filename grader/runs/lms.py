@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -227,29 +228,41 @@ def canvas_notes(grades: list[RunGrade], roster: Roster, assignment: str) -> str
 
 
 def moodle_csv(grades: list[RunGrade], roster: Roster | None, assignment: str, ident: str = "Username",
-               final_only: bool = False) -> LmsExport:  # fmt: skip
+               final_only: bool = False, absent: Sequence[str] | None = None) -> LmsExport:  # fmt: skip
     """Moodle's grade import: the student's columns (map 'Email address' to the e-mail address;
     without a roster, one ``ident`` column with the run's names: map it to the username, or
     to the e-mail address), the grade, and a feedback column: the total out of the maximum, how
     a late policy made it, and why a grade is not final (``final_only``: such a grade's row is
-    left out, and Moodle leaves the grade as it is)."""
+    left out, and Moodle leaves the grade as it is). Given ``absent`` (the students without a
+    grade, as the portal knows them), each student without one keeps a row, as in Canvas's
+    import: its grade empty (Moodle reads no grade), its feedback saying there is none; with a
+    roster, each of the roster's students without a grade."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     if roster is None:
         writer.writerow([ident, assignment, f"{assignment} feedback"])
-        for g in grades:
-            if g.complete or not final_only:
+        rows = [(g.name, g) for g in grades] + [(name, None) for name in absent or ()]
+        for name, g in sorted(rows, key=lambda r: r[0].lower()) if absent is not None else rows:
+            if g is None:
+                writer.writerow([safe_cell(name), "", NO_GRADE])
+            elif g.complete or not final_only:
                 writer.writerow([safe_cell(g.name), _number(g.total), safe_cell(_feedback(g))])
         return LmsExport(out.getvalue(), [], [g for g in grades if not g.complete])
     found, unmatched = _match(roster, grades)
     writer.writerow([*MOODLE_IDS, assignment, f"{assignment} feedback"])
-    for i, g in sorted(found.items()):
+    for i, student in enumerate(roster.students):
+        g = found.get(i)
+        if g is None:
+            if absent is not None:
+                writer.writerow([*(safe_cell(c) for c in student.columns), "", NO_GRADE])
+            continue
         if final_only and not g.complete:
             continue
-        writer.writerow(
-            [*(safe_cell(c) for c in roster.students[i].columns), _number(g.total), safe_cell(_feedback(g))]
-        )
+        writer.writerow([*(safe_cell(c) for c in student.columns), _number(g.total), safe_cell(_feedback(g))])
     return LmsExport(out.getvalue(), unmatched, [g for g in found.values() if not g.complete])
+
+
+NO_GRADE = "no graded submission"
 
 
 def _feedback(g: RunGrade) -> str:

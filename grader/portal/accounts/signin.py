@@ -12,7 +12,7 @@ from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from ...errors import GraderError
-from ..database.models import SignInFailure, SignInToken, User, aware, now
+from ..database.models import INSTRUCTOR, AuditEntry, Meta, SignInFailure, SignInToken, User, aware, now
 from .passwords import check_password
 from .tokens import token_digest
 
@@ -27,6 +27,65 @@ def new_signin_token(session: Session, user: User) -> str:
     )
     session.flush()
     return token
+
+
+def link_problem(session: Session, token: str) -> str | None:
+    """Why the link of ``token`` would not sign in (used already, expired, unknown), read
+    without spending it; None when it would."""
+    found = session.get(SignInToken, token_digest(token))
+    if found is None:
+        return "this is no sign-in link of this course (or it was cancelled, when a password was set)"
+    if found.used_at is not None:
+        return f"this sign-in link was used already, on {aware(found.used_at):%a %d %b %H:%M} UTC"
+    if aware(found.expires_at) < now():
+        return f"this sign-in link expired on {aware(found.expires_at):%a %d %b %H:%M} UTC"
+    return None
+
+
+PORTAL_URL_KEY = "portal_url"  # the address a server last started gave its links (grader portal link's, mail's)
+
+
+@dataclass(frozen=True)
+class NewLink:
+    """A sign-in link made from the command line: whose, and until when it works."""
+
+    email: str
+    name: str
+    role: str
+    link: str
+    expires_at: dt.datetime
+
+
+def link_for(make: sessionmaker[Session], email: str, base: str | None) -> NewLink:
+    """A new one-time sign-in link for the person of ``email`` (any role), at ``base`` (else
+    the address the server last started gave its links), audited under the course's first
+    instructor: GraderError for someone not on the roster or no address known."""
+    address = email.strip().lower()
+    with make.begin() as session:
+        user = session.scalar(select(User).where(User.email == address))
+        if user is None:
+            raise GraderError(f"no one with the e-mail {address!r} in the portal: add them to the roster (or "
+                              "course.yaml's instructors), run grader portal sync, then ask again")  # fmt: skip
+        base = base or portal_url(session)
+        if not base:
+            raise GraderError("the portal's address is not known yet (no server has started on this database): "
+                              "give --url https://HOST")  # fmt: skip
+        token = new_signin_token(session, user)
+        by = session.scalar(select(User).where(User.role == INSTRUCTOR).order_by(User.id)) or user
+        session.add(AuditEntry(user_id=by.id, action="sign-in links", detail=f"grader portal link: {address}"))
+        expires = now() + dt.timedelta(hours=LINK_HOURS)
+        return NewLink(user.email, user.name, user.role, f"{base.rstrip('/')}/link/{token}", expires)
+
+
+def portal_url(session: Session) -> str | None:
+    """The portal's address for links made outside a request: what the server listening last
+    recorded (its public address behind a proxy), never a request's Host header."""
+    return session.scalar(select(Meta.value).where(Meta.key == PORTAL_URL_KEY))
+
+
+def set_portal_url(session: Session, url: str) -> None:
+    """Record the address a starting server gives its links."""
+    session.merge(Meta(key=PORTAL_URL_KEY, value=url.rstrip("/")))
 
 
 def use_signin_token(session: Session, token: str) -> User | None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import difflib
 import hashlib
 import ipaddress
 import json
 import re
+import zoneinfo
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -129,6 +131,7 @@ class Course:
     session_idle_hours: float = IDLE_HOURS  # a signed-in session unused this long ends
     trusted_proxies: tuple[str, ...] = TRUSTED_PROXIES  # addresses and networks whose X-Forwarded-For is believed
     mail: MailSettings | None = None  # the mail server; None: the portal sends no mail
+    source: str = dataclasses.field(default="", compare=False, repr=False)  # course.yaml's text as loaded
 
     @property
     def upload_bytes(self) -> int:
@@ -164,14 +167,17 @@ class Course:
         return [self.folder, *found]
 
 
-def load_course(folder: str | Path) -> Course:
-    """The course in ``folder`` (its course.yaml): ConfigError naming the file, the key and the fix."""
+def load_course(folder: str | Path, text: str | None = None) -> Course:
+    """The course in ``folder`` (its course.yaml, or ``text`` in its place: the last one that
+    loaded): ConfigError naming the file, the key (an unknown one with its line, and the known
+    key it may be a typo of) and the fix."""
     root = Path(folder).resolve()
     path = root / COURSE_FILE
-    if not path.is_file():
+    if text is None and not path.is_file():
         raise ConfigError(f"no {COURSE_FILE} in '{folder}': give a course folder, or no COURSE for the demo course")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8") if text is None else text
+        data = yaml.safe_load(text)
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"cannot read '{path}': {e}") from None
     except yaml.YAMLError as e:
@@ -180,7 +186,10 @@ def load_course(folder: str | Path) -> Course:
         raise ConfigError(f"{path}: not valid YAML{where}: {getattr(e, 'problem', None) or 'cannot parse'}") from None
     config = load_config(root / "config.yaml") if (root / "config.yaml").is_file() else Config()
     try:
-        return _course(root, data, config)
+        return dataclasses.replace(_course(root, data, config), source=text)
+    except UnknownKey as e:
+        line = _key_line(text, e.path, e.key)
+        raise ConfigError(f"{path}{f', line {line}' if line else ''}: {e}") from None
     except ValueError as e:
         raise ConfigError(f"{path}: {e}") from None
 
@@ -314,8 +323,8 @@ def _ladder(value: Any, where: str, config: Config, name: str, title: str, game:
 def _assignment(root: Path, item: Any, where: str, config: Config) -> Assignment:
     if not isinstance(item, dict):
         raise ValueError(f"{where} must be 'key: value' lines (name, game, plan...)")
-    _known(item, _ASSIGNMENT_KEYS, f"{where}.")
     name = item.get("name")
+    _known(item, _ASSIGNMENT_KEYS, f"{where}.", f" (assignment {name!r})" if isinstance(name, str) else "")
     if not isinstance(name, str) or not NAME.match(name):
         raise ValueError(
             f"{where}.name must be lower-case letters, digits, - or _ (up to 40), like othello; got {name!r}"
@@ -434,10 +443,43 @@ def _regression(root: Path, file_name: Any, where: str, config: Config, game_nam
         raise ValueError(f"{where}.plan: {e}") from None
 
 
-def _known(data: dict, keys: tuple[str, ...], prefix: str) -> None:
+class UnknownKey(ValueError):
+    """A key course.yaml does not know: where it is (``prefix``), the key, the known ones."""
+
+    def __init__(self, prefix: str, key: Any, keys: tuple[str, ...], label: str = "") -> None:
+        close = difflib.get_close_matches(str(key), keys, n=1, cutoff=0.6)
+        hint = f" (did you mean `{close[0]}`?)" if close else ""
+        known = ", ".join(prefix + k for k in keys)
+        super().__init__(f"unknown key '{prefix}{key}'{label}{hint}; known keys: {known}")
+        self.path, self.key = prefix, key
+
+
+def _known(data: dict, keys: tuple[str, ...], prefix: str, label: str = "") -> None:
     for key in data:
         if key not in keys:
-            raise ValueError(f"unknown key '{prefix}{key}'; known keys: {', '.join(prefix + k for k in keys)}")
+            raise UnknownKey(prefix, key, keys, label)
+
+
+def _key_line(text: str, prefix: str, key: Any) -> int | None:
+    """The line of course.yaml (from 1) where the key ``key`` under ``prefix`` (like
+    ``assignments[1].``) is written, found in the YAML's node tree; None when it cannot be."""
+    try:
+        node = yaml.compose(text)
+    except yaml.YAMLError:
+        return None
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", prefix):
+        if isinstance(node, yaml.SequenceNode) and part.startswith("["):
+            index = int(part[1:-1])
+            node = node.value[index] if index < len(node.value) else None
+        elif isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if k.value == part), None)
+        else:
+            node = None
+        if node is None:
+            return None
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    return next((k.start_mark.line + 1 for k, _ in node.value if k.value == str(key)), None)
 
 
 def _text(value: Any, key: str) -> str:
@@ -446,8 +488,14 @@ def _text(value: Any, key: str) -> str:
     raise ValueError(f"'{key}' must be a non-empty string; got {value!r}")
 
 
+ZONES = ("an IANA zone name, like 2026-12-18 23:59 America/New_York; an offset, like 2026-12-18 23:59 -05:00; "
+         "or none (UTC)")  # fmt: skip
+
+
 def _when(value: Any, key: str) -> dt.datetime | None:
-    """A deadline: a YAML date-time, taken as UTC when it names no zone."""
+    """A deadline: a YAML date-time, or a date and time followed by an IANA zone name (the
+    standard library's zoneinfo) or an offset; UTC when it names no zone. An abbreviation
+    (EST, PST, CET) names no one zone and no daylight saving time: refused."""
     if value is None:
         return None
     if isinstance(value, dt.datetime):
@@ -455,11 +503,34 @@ def _when(value: Any, key: str) -> dt.datetime | None:
     elif isinstance(value, dt.date):
         when = dt.datetime.combine(value, dt.time(23, 59, 59))
     else:
+        text = str(value).strip()
+        zone: dt.tzinfo | None = None
+        head, _, last = text.rpartition(" ")
+        if head and re.fullmatch(r"[A-Za-z][A-Za-z0-9_+\-/]*", last):
+            zone = _zone(last, key, value)
+            text = head
         try:
-            when = dt.datetime.fromisoformat(str(value))
+            when = dt.datetime.fromisoformat(text.strip())
         except ValueError:
-            raise ValueError(f"'{key}' must be a date and time like 2026-12-18 23:59 (UTC); got {value!r}") from None
+            raise ValueError(f"'{key}' must be a date and time with {ZONES}; got {value!r}") from None
+        if zone is not None:
+            if when.tzinfo is not None:
+                raise ValueError(f"'{key}' gives both an offset and a zone: give one, as {ZONES}; got {value!r}")
+            when = when.replace(tzinfo=zone)
     return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
+
+
+def _zone(name: str, key: str, value: Any) -> dt.tzinfo:
+    """The zone an IANA name gives (``America/New_York``, ``UTC``)."""
+    if name.upper() in ("UTC", "Z"):
+        return dt.timezone.utc
+    if "/" not in name:
+        raise ValueError(f"'{key}': {name!r} is an abbreviation, which names no one zone (nor its daylight saving "
+                         f"time): give {ZONES}; got {value!r}")  # fmt: skip
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"'{key}': no time zone {name!r}: give {ZONES}; got {value!r}") from None
 
 
 # --- the demo course ---------------------------------------------------------------------

@@ -37,7 +37,7 @@ from ...runs.folders import RecordFolder
 from ...runs.seals import keys_dir
 from ...runs.submissions import Submission
 from ..database.db import DB_FILE, check_current, connect, sessions
-from ..database.models import QUEUED, RUNNING, Extension
+from ..database.models import STUDENT, User
 from ..uploads import unpack
 from . import gtplab, policy
 from .course import Assignment, Course, load_course
@@ -202,34 +202,24 @@ def run_zip(course: Course, assignment: Assignment, rows: list[Counted]) -> Iter
         yield out.take()
 
 
-def late_policy(score: policy.Score, extension: int) -> str:
-    """How the late policy made a grade: on time, or days late, late days spent and the penalty
-    (with the total as graded when a penalty took part of it); an extension if one was granted."""
-    text = score.why or "on time"
-    if score.penalty and score.total is not None:
-        text += f" (graded {score.total:g})"
-    if extension:
-        text += f"; deadline extended by {extension} day" + ("" if extension == 1 else "s")
-    return text
-
-
 def lms_grades(session: Session, course: Course, assignment: Assignment) -> list[lms.RunGrade]:
-    """Each student's counted submission of ``assignment`` as an LMS grade, by e-mail: its score
-    after the late policy (late days, penalty, the student's extension), how the policy made it,
-    and, not final, one graded on a plan changed since or being rerun."""
-    found = session.execute(select(Extension.user_id, Extension.days).where(Extension.assignment == assignment.name))
-    days = {uid: n for uid, n in found}
-    digest = course.plan_digest(assignment)
+    """Each student's counted submission of ``assignment`` as an LMS grade, by e-mail, as
+    ``policy.grade`` gives it: its score after the late policy (late days, penalty, the
+    student's extension), how the policy made it, and whether it is final."""
     out = []
     for c in sorted((c for (_, name), c in policy.counted(session, course).items() if name == assignment.name),
                     key=lambda c: c.user.email):  # fmt: skip
-        s, sub = c.score, c.submission
-        note = ("being rerun: its new result is not in yet" if sub.status in (QUEUED, RUNNING)
-                else "graded on the plan before it changed: rerun it" if sub.plan_digest not in (None, digest)
-                else "")  # fmt: skip
-        out.append(lms.RunGrade(c.user.email, s.score or 0.0, float(s.max_total or 0), not note, note,
-                                late_policy(s, days.get(c.user.id, 0)), s.total or 0.0))  # fmt: skip
+        g = c.grade
+        out.append(lms.RunGrade(c.user.email, g.score.score or 0.0, float(g.score.max_total or 0), g.final,
+                                g.not_final, g.why, g.score.total or 0.0))  # fmt: skip
     return out
+
+
+def without_grade(session: Session, grades: list[lms.RunGrade]) -> list[str]:
+    """The e-mail addresses of the portal's students without a grade among ``grades``."""
+    graded = {g.name for g in grades}
+    return [e for e in session.scalars(select(User.email).where(User.role == STUDENT).order_by(User.email))
+            if e not in graded]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -249,7 +239,9 @@ def lms_export(session: Session, course: Course, assignment: Assignment, to: str
     """``assignment``'s grades after the late policy as the CSV Canvas or Moodle (``to``)
     imports, in the column ``column`` (default: its title). Canvas needs ``roster``, its
     gradebook export (it finds students by its IDs); Moodle finds them by e-mail address
-    without one."""
+    without one. A grade that is not final is left out (Canvas's cell empty, Moodle's row
+    missing: each LMS leaves the grade as it is); a student without a grade keeps a row (an
+    empty grade), in both."""
     name = column or assignment.title
     if roster is not None and roster.lms != to:
         raise GraderError(f"the roster is {roster.lms.capitalize()}'s: give the gradebook {to.capitalize()} exported")
@@ -259,9 +251,10 @@ def lms_export(session: Session, course: Course, assignment: Assignment, to: str
             raise GraderError(
                 "Canvas finds students by its IDs: give its gradebook export (Grades > Export) as the roster"
             )
-        made = lms.canvas_csv(grades, roster, name)
+        made = lms.canvas_csv(grades, roster, name, final_only=True)
         return LmsGrades(to, name, made.text, lms.canvas_notes(grades, roster, name), made.unmatched, made.incomplete)
-    made = lms.moodle_csv(grades, roster, name, ident="Email address")
+    made = lms.moodle_csv(grades, roster, name, ident="Email address", final_only=True,
+                          absent=without_grade(session, grades))  # fmt: skip
     return LmsGrades(to, name, made.text, None, made.unmatched, made.incomplete)
 
 

@@ -15,6 +15,7 @@ import datetime as dt
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.orm import Session, defer
@@ -121,18 +122,72 @@ def late_days_used(scores: Iterable[Score]) -> int:
     return sum(s.late_days for s in scores)
 
 
+RERUN = "being rerun: its new result is not in yet"
+OLD_PLAN = "graded on the plan before it changed: rerun it"
+
+
+@dataclass(frozen=True)
+class Grade:
+    """What every view and export says of a student's grade on an assignment: its score after
+    the late policy, the extension granted (days), and why it is not final (empty: it is)."""
+
+    score: Score
+    extension: int = 0
+    not_final: str = ""
+
+    @property
+    def late(self) -> bool:
+        """Late by the student's deadline now (the course's, moved by their extension)."""
+        return self.score.days_late > 0
+
+    @property
+    def final(self) -> bool:
+        return not self.not_final
+
+    @property
+    def why(self) -> str:
+        """How the late policy made the grade: on time, or days late, late days spent and the
+        penalty (with the total as graded when a penalty took part of it); the extension."""
+        s = self.score
+        text = s.why or "on time"
+        if s.penalty and s.total is not None:
+            text += f" (graded {s.total:g})"
+        if self.extension:
+            text += f"; deadline extended by {_days(self.extension)}"
+        return text
+
+    def data(self) -> dict[str, Any]:
+        """The grade as the class table's cells and the staff's JSON give it."""
+        s = self.score
+        return {"late": self.late, "days_late": s.days_late, "late_days": s.late_days, "penalty": s.penalty,
+                "score": s.score, "extension": self.extension, "final": self.final, "not_final": self.not_final,
+                "why": self.why}  # fmt: skip
+
+
+def grade(s: Score, submission: Submission, extension: int, plan_digest: str | None) -> Grade:
+    """The one grade every view and export shows for a counted submission: ``s`` its score,
+    ``extension`` the student's extra days, not final while it is being rerun or was graded on a
+    plan other than ``plan_digest`` (the assignment's now)."""
+    note = (RERUN if submission.status in (QUEUED, RUNNING)
+            else OLD_PLAN if plan_digest is not None and submission.plan_digest not in (None, plan_digest)
+            else "")  # fmt: skip
+    return Grade(s, extension, note)
+
+
 @dataclass(frozen=True)
 class Counted:
-    """A student's counted submission of an assignment, scored by the late policy."""
+    """A student's counted submission of an assignment, scored by the late policy, and its grade."""
 
     user: User
     submission: Submission
     score: Score
+    grade: Grade
 
 
 def counted(session: Session, course: Course, user: User | None = None) -> dict[tuple[int, str], Counted]:
-    """Each student's counted submission of each assignment, by (user id, assignment name): of
-    every student, or of ``user`` alone. A submission being rerun counts with its old result."""
+    """Each student's counted submission of each assignment, by (user id, assignment name), with
+    its grade: of every student, or of ``user`` alone. A submission being rerun counts with its
+    old result (not final)."""
     query = (select(Submission, User).join(User, User.id == Submission.user_id)
              .where(countable(), User.role == STUDENT, Submission.assignment.in_(list(course.assignments)))
              .options(*(defer(c) for c in LARGE)))  # fmt: skip
@@ -147,13 +202,17 @@ def counted(session: Session, course: Course, user: User | None = None) -> dict[
         people[owner.id] = owner
         subs.setdefault(owner.id, {}).setdefault(sub.assignment, []).append(sub)
     out: dict[tuple[int, str], Counted] = {}
+    digests: dict[str, str] = {}
     for uid, mine in subs.items():
         by_id = {s.id: s for group in mine.values() for s in group}
         candidates = {name: [Candidate(s.id, s.received_at, s.total, s.max_total) for s in group]
                       for name, group in mine.items()}  # fmt: skip
         limits = {a.name: moved(a, days.get((uid, a.name), 0)).deadline for a in course.assignments.values()}
         for name, s in standing(course, candidates, limits).items():
-            out[(uid, name)] = Counted(people[uid], by_id[s.submission], s)
+            if name not in digests:
+                digests[name] = course.plan_digest(course.assignments[name])
+            sub = by_id[s.submission]
+            out[(uid, name)] = Counted(people[uid], sub, s, grade(s, sub, days.get((uid, name), 0), digests[name]))
     return out
 
 

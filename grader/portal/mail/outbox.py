@@ -13,15 +13,15 @@ from dataclasses import dataclass
 from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
+from ..accounts.signin import portal_url
 from ..course.course import Course
 from ..course.mail import KINDS, SIGNIN, plain_address
 from ..database.mail import SENDING, SENT, WAITING, LinkRequest, MailMessage, MailOptOut
-from ..database.models import Meta, User, now
+from ..database.models import User, now
 
 log = logging.getLogger("grader.portal")
 LEASE_SECONDS = 300.0  # a message being sent is no other sender's for this long (a send times out well before)
 MAX_BACKOFF = 3600.0  # seconds: a message failing is tried at least once an hour
-BASE_URL_KEY = "mail_base_url"  # the Meta row of the portal's address, for the links mails carry
 SENT_LINK = "(a one-time sign-in link: it was sent, and is kept only in the mail)"
 
 
@@ -112,13 +112,8 @@ def failed(session: Session, held: Claimed, error: str, base_seconds: float) -> 
 
 
 def base_url(session: Session) -> str:
-    """The portal's address for links in mail: what the server listening last recorded (its
-    public address behind a proxy), never a request's Host header."""
-    return session.scalar(select(Meta.value).where(Meta.key == BASE_URL_KEY)) or "http://localhost:8000"
-
-
-def set_base_url(session: Session, url: str) -> None:
-    session.merge(Meta(key=BASE_URL_KEY, value=url.rstrip("/")))
+    """The portal's address for links in mail (the one a starting server recorded)."""
+    return portal_url(session) or "http://localhost:8000"
 
 
 class TooManyRequests(Exception):

@@ -4,6 +4,9 @@ for instructors, the students' sign-in links, their sessions ended, and a roster
 
 from __future__ import annotations
 
+import csv
+import datetime as dt
+import io
 from typing import Any
 
 from sqlalchemy import select
@@ -12,19 +15,30 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import (
     JSONResponse,
+    PlainTextResponse,
     RedirectResponse,
     Response,
 )
 from starlette.routing import BaseRoute, Route
 
 from ...errors import GraderError
+from ...runs.text import safe_cell
 from ..accounts.passwords import set_password
 from ..accounts.roster import import_roster, read_roster
 from ..accounts.sessions import end_session_named, end_sessions, is_session, session_id, user_sessions
-from ..accounts.signin import TooManyFailures, attempt_signin, forget_links, new_signin_token, use_signin_token
+from ..accounts.signin import (
+    LINK_HOURS,
+    TooManyFailures,
+    attempt_signin,
+    forget_links,
+    link_problem,
+    new_signin_token,
+    use_signin_token,
+)
 from ..database.models import (
     STUDENT,
     User,
+    now,
 )
 from ..mail import messages as mails
 from ..web.portal import Portal, base_url, mailed
@@ -88,7 +102,8 @@ def _after_signin(request: Request, user: User) -> Response:
 
 
 def link(portal: Portal, request: Request, form: Any) -> Response:
-    """A one-time sign-in link: the page asks to confirm (a link checker opening it uses nothing);
+    """A one-time sign-in link: the page asks to confirm (a link checker opening it uses nothing),
+    or says why the link would not sign in (used already, expired) before any button is pressed;
     the form's POST signs in and spends the link."""
     token = request.path_params["token"]
     if request.method == "POST":
@@ -101,7 +116,10 @@ def link(portal: Portal, request: Request, form: Any) -> Response:
             )
         start_session(portal, request, user)
         return _after_signin(request, user)
-    return page(request, "link.html", {"token": token}, course=portal.course.title)
+    with portal.read() as session:
+        problem = link_problem(session, token)
+    data = {"token": token, "problem": f"{problem}: ask your instructor for a new one" if problem else None}
+    return page(request, "link.html", data, 400 if problem else 200, course=portal.course.title)
 
 
 def signout(portal: Portal, request: Request, form: Any) -> Response:
@@ -178,7 +196,8 @@ def roster_upload(portal: Portal, request: Request, form: Any) -> Response:
 
 
 def links(portal: Portal, request: Request, form: Any) -> Response:
-    """One-time sign-in links for the students (all, or the one whose e-mail is given): instructors only."""
+    """One-time sign-in links for the students (all, or the one whose e-mail is given): instructors
+    only; as a page, or (``as=csv``) as a CSV for a mail merge: name, email, link, expires."""
     user = need_instructor(portal, request)
     form = checked_form(request, form)
     email = str(form.get("email") or "").strip().lower()
@@ -196,6 +215,15 @@ def links(portal: Portal, request: Request, form: Any) -> Response:
     mailed(portal)
     if email and not made:
         raise HTTPException(404, f"no student {email!r} on the roster")
+    if form.get("as") == "csv":  # for a mail merge: a row per student
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(["name", "email", "link", "expires"])
+        expires = f"{now() + dt.timedelta(hours=LINK_HOURS):%Y-%m-%d %H:%M} UTC"
+        writer.writerows([safe_cell(m["name"]), safe_cell(m["email"]), m["link"], expires] for m in made)
+        return PlainTextResponse(out.getvalue(), media_type="text/csv; charset=utf-8",
+                                 headers={"content-disposition": 'attachment; filename="sign-in-links.csv"',
+                                          "cache-control": "no-store"})  # fmt: skip
     return page(request, "links.html", {"links": made}, user=user)
 
 

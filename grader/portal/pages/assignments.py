@@ -4,6 +4,7 @@ their own submissions: another's id answers 404, as an id that does not exist do
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -108,11 +109,11 @@ def assignment_page(portal: Portal, request: Request, form: Any) -> Response:
                                .order_by(Submission.received_at.desc())).all()  # fmt: skip
         used = used_today(session, user, assignment.name)
         mine = deadlines(session, user, assignment)
-        shown = _shown(portal, session, assignment)
+        shown = private_shown(session, assignment)
         scores = {name: c.score for (_, name), c in policy.counted(session, portal.course, user).items()}
     counts = scores.get(assignment.name)
-    views = [{**student_view(s, assignment, shown), "counts": counts is not None and s.id == counts.submission}
-             for s in subs]  # fmt: skip
+    views = [{**student_view(s, assignment, shown), "counts": counts is not None and s.id == counts.submission,
+              "late": policy.days_late(s.received_at, mine.deadline) > 0} for s in subs]  # fmt: skip
     data = {
         **_assignment_data(assignment, used, mine),
         **_late_data(portal.course, assignment, mine, scores),
@@ -166,6 +167,21 @@ STATUS_TEXT = {
 }
 
 
+PENDING = re.compile(r"^(\d+ private tests?): results shown when the instructor releases them$", re.M)
+
+
+def feedback_text(sub: Submission, assignment: Assignment | None, shown: bool) -> str | None:
+    """The student's feedback as text, as it reads now: written at grading time with the private
+    tests waiting for a release, it says they are shown (their symbols, the total) once they
+    are, and waiting again after a release is undone."""
+    text = sub.student_text
+    if not shown or assignment is None or text is None or sub.status != GRADED or sub.total is None:
+        return text
+    records = test_records(sub.records or "[]")
+    private = "".join(r["symbol"] for r in records if not assignment.plan.is_public(r["index"]))
+    return PENDING.sub(lambda m: f"{m.group(1)}: released, {private}; total {sub.total:g}/{sub.max_total}", text)
+
+
 def student_view(sub: Submission, assignment: Assignment | None, shown: bool = False) -> dict[str, Any]:
     """What a student may see of their submission: the receipt and their public tests; once
     the private results are shown (``shown``), each private test's symbol and credit, with
@@ -184,7 +200,7 @@ def student_view(sub: Submission, assignment: Assignment | None, shown: bool = F
         "public_total": sub.public_total,
         "public_tests": assignment.public_tests if assignment else None,
         "private_tests": assignment.private_tests if assignment else None,
-        "feedback": sub.student_text,
+        "feedback": feedback_text(sub, assignment, shown),
         "private_shown": shown,
     }
     if sub.change_reason is not None:  # rerun: the result it replaced, beside the new one, and why
@@ -201,7 +217,7 @@ def student_view(sub: Submission, assignment: Assignment | None, shown: bool = F
     return view
 
 
-def _shown(portal: Portal, session: Session, assignment: Assignment | None) -> bool:
+def private_shown(session: Session, assignment: Assignment | None) -> bool:
     """Whether students see this assignment's private results now."""
     if assignment is None:
         return False
@@ -209,9 +225,11 @@ def _shown(portal: Portal, session: Session, assignment: Assignment | None) -> b
     return assignment.private_shown(released, now())
 
 
-def staff_view(sub: Submission, assignment: Assignment | None, owner: User | None) -> dict[str, Any]:
+def staff_view(sub: Submission, assignment: Assignment | None, owner: User | None,
+               shown: bool = False) -> dict[str, Any]:  # fmt: skip
+    """All of a submission for staff; ``private_shown`` says whether its students see their private results now."""
     return {
-        **student_view(sub, assignment),
+        **student_view(sub, assignment, shown),
         "student": {"name": owner.name, "email": owner.email} if owner else None,
         "symbols": sub.symbols,
         "total": sub.total,
@@ -239,9 +257,11 @@ def submission_page(portal: Portal, request: Request, form: Any) -> Response:
         sub = _visible_submission(session, user, request.path_params["sid"])
         owner = session.get(User, sub.user_id)
         assignment = portal.course.assignments.get(sub.assignment)
-        shown = _shown(portal, session, assignment)
+        shown = private_shown(session, assignment)
         counted = policy.counted(session, portal.course, owner).get((sub.user_id, sub.assignment)) if owner else None
-    data = staff_view(sub, assignment, owner) if user.staff else student_view(sub, assignment, shown)
+        due = deadlines(session, owner, assignment).deadline if owner and assignment else None
+    data = staff_view(sub, assignment, owner, shown) if user.staff else student_view(sub, assignment, shown)
+    data["late"] = policy.days_late(sub.received_at, due) > 0  # by the deadline now, as every view says
     context: dict[str, Any] = {"counts": counted is not None and counted.submission.id == sub.id,
                                "counted": counted.submission.id if counted else None}  # fmt: skip
     if not wants_json(request) and assignment is not None and sub.status == GRADED:

@@ -20,6 +20,7 @@ from starlette.responses import (
 )
 from starlette.routing import BaseRoute, Route
 
+from ...runs.text import safe_cell
 from ..course import policy
 from ..course.deadlines import deadlines, mark_late
 from ..database.models import (
@@ -49,7 +50,7 @@ from ..web.routes import (
     page,
     wants_json,
 )
-from .assignments import staff_view
+from .assignments import private_shown, staff_view
 from .classview import table_view
 
 
@@ -58,7 +59,9 @@ def routes(portal: Portal) -> list[BaseRoute]:
     return [
         Route("/class", endpoint(portal, class_page)),
         Route("/class/release", endpoint(portal, release), methods=["POST"]),
+        Route("/class/release/undo", endpoint(portal, unrelease), methods=["POST"]),
         Route("/class/audit", endpoint(portal, audit_page)),
+        Route("/class/audit.csv", endpoint(portal, audit_csv)),
         Route("/class/rerun", endpoint(portal, rerun_page), methods=["POST"]),
         Route("/class/extension", endpoint(portal, extension), methods=["POST"]),
         Route("/class.csv", endpoint(portal, gradebook)),
@@ -87,11 +90,6 @@ def exports_page(portal: Portal, request: Request, form: Any) -> Response:
     return page(request, "exports.html", {"course": portal.course.title, "assignments": titles}, user=user)
 
 
-def _score_data(s: policy.Score) -> dict[str, Any]:
-    return {"days_late": s.days_late, "late_days": s.late_days, "penalty": s.penalty, "score": s.score,
-            "why": s.why}  # fmt: skip
-
-
 def class_table(portal: Portal) -> dict[str, Any]:
     names = list(portal.course.assignments)
     with portal.read() as session:
@@ -109,7 +107,7 @@ def class_table(portal: Portal) -> dict[str, Any]:
             c = counted.get((s.id, name))
             cells[name] = None if c is None else {
                 "submission": c.submission.id, "symbols": c.submission.symbols, "total": c.submission.total,
-                "max_total": c.submission.max_total, "late": bool(c.submission.late), **_score_data(c.score)}  # fmt: skip
+                "max_total": c.submission.max_total, **c.grade.data()}  # fmt: skip
         used = policy.late_days_used(scores.get(s.id, ()))
         rows.append({"name": s.name, "email": s.email, "assignments": cells, "late_days_used": used})
     titles = {n: a.title for n, a in portal.course.assignments.items()}
@@ -132,13 +130,16 @@ def history_page(portal: Portal, request: Request, form: Any) -> Response:
                                .order_by(Submission.received_at.desc())).all()  # fmt: skip
         mine = deadlines(session, student, assignment)
         scores = {name: c.score for (_, name), c in policy.counted(session, portal.course, student).items()}
+        shown = private_shown(session, assignment)
     counted = scores.get(assignment.name)
     others = policy.late_days_used(sc for name, sc in scores.items() if name != assignment.name)
     left = max(0, (portal.course.late_days or 0) - others)
     rows = []
+    digest = portal.course.plan_digest(assignment)
     for sub in subs:
         scored = policy.score(assignment, policy.Candidate(sub.id, sub.received_at, sub.total), mine.deadline, left)
-        rows.append({**staff_view(sub, assignment, None), "full_feedback": None, **_score_data(scored),
+        graded = policy.grade(scored, sub, mine.extra_days, digest)
+        rows.append({**staff_view(sub, assignment, None, shown), "full_feedback": None, **graded.data(),
                      "counts": counted is not None and counted.submission == sub.id})  # fmt: skip
     data = {"assignment": assignment.name, "title": assignment.title, "counts": assignment.counts,
             "student": {"name": student.name, "email": student.email}, "extension_days": mine.extra_days,
@@ -184,10 +185,19 @@ def _age(when: dt.datetime, since: dt.datetime) -> float:
 
 
 def release(portal: Portal, request: Request, form: Any) -> Response:
-    """Release an assignment's private results to its students (instructors only; audited)."""
+    """Release an assignment's private results to its students (instructors only; audited):
+    the class page's button first asks for a confirmation (a page saying what the students
+    will see, its form sending ``confirm``); a JSON request is its own confirmation."""
     user = need_instructor(portal, request)
     form = checked_form(request, form)
     assignment = find_assignment(portal, str(form.get("assignment", "")))
+    if not wants_json(request) and form.get("confirm") != "yes":
+        with portal.read() as session:
+            done = session.get(Release, assignment.name) is not None
+            graded = len({uid for (uid, name) in policy.counted(session, portal.course) if name == assignment.name})
+        data = {"assignment": assignment.name, "title": assignment.title, "released": done,
+                "private_tests": assignment.private_tests, "students": graded}  # fmt: skip
+        return page(request, "release.html", data, user=user)
     with portal.make.begin() as session:
         released = session.get(Release, assignment.name) is None
         if released:
@@ -201,23 +211,58 @@ def release(portal: Portal, request: Request, form: Any) -> Response:
     return JSONResponse({"released": assignment.name}) if wants_json(request) else RedirectResponse("/class", 303)
 
 
-def audit_page(portal: Portal, request: Request, form: Any) -> Response:
-    """The audit log: who released results, reran submissions, granted extensions and made sign-in links, and when."""
-    user = need_staff(portal, request)
+def unrelease(portal: Portal, request: Request, form: Any) -> Response:
+    """Undo a release (instructors only; audited): the students see their public tests only
+    again (unless the course shows private results after a deadline that has passed)."""
+    user = need_instructor(portal, request)
+    form = checked_form(request, form)
+    assignment = find_assignment(portal, str(form.get("assignment", "")))
+    with portal.make.begin() as session:
+        found = session.get(Release, assignment.name)
+        if found is not None:
+            session.delete(found)
+            audit(session, user, "release undone", assignment.name)
+    if found is not None and portal.on_release is not None:
+        portal.on_release(assignment.name)  # the scores as the students see them now, to the platforms
+    if wants_json(request):
+        return JSONResponse({"unreleased": assignment.name, "csrf": csrf_token(request)})
+    return RedirectResponse("/class", 303)
+
+
+def _audit_entries(portal: Portal) -> list[dict[str, str]]:
     with portal.read() as session:
         rows = session.execute(select(AuditEntry, User).join(User, User.id == AuditEntry.user_id)
                                .order_by(AuditEntry.id)).all()  # fmt: skip
-    entries = [{"at": e.at.isoformat(), "by": u.email, "action": e.action, "detail": e.detail} for e, u in rows]
-    return page(request, "audit.html", {"entries": entries}, user=user)
+    return [{"at": e.at.isoformat(), "by": u.email, "action": e.action, "detail": e.detail} for e, u in rows]
 
 
-GRADEBOOK_COLUMNS = ("total", "max", "symbols", "late", "late days", "penalty", "score", "why")
+def audit_page(portal: Portal, request: Request, form: Any) -> Response:
+    """The audit log: who released results, reran submissions, granted extensions, made
+    sign-in links and synced the course (what it changed), and when."""
+    user = need_staff(portal, request)
+    return page(request, "audit.html", {"entries": _audit_entries(portal)}, user=user)
+
+
+def audit_csv(portal: Portal, request: Request, form: Any) -> Response:
+    """The audit log as CSV (staff): when, who, what, its detail; oldest first."""
+    need_staff(portal, request)
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["at", "by", "action", "detail"])
+    for e in _audit_entries(portal):
+        writer.writerow([safe_cell(e["at"]), safe_cell(e["by"]), safe_cell(e["action"]), safe_cell(e["detail"])])
+    return PlainTextResponse(out.getvalue(), media_type="text/csv; charset=utf-8",
+                             headers={"content-disposition": 'attachment; filename="audit.csv"'})  # fmt: skip
+
+
+GRADEBOOK_COLUMNS = ("total", "max", "symbols", "late", "late days", "penalty", "score", "why", "not final")
 
 
 def gradebook(portal: Portal, request: Request, form: Any) -> Response:
     """The gradebook as CSV: a row per student, each assignment's counted submission: its total
-    as graded, maximum, symbols, late flag, late days spent, penalty, score after it and why;
-    last, the late days the student used."""
+    as graded, maximum, symbols, and its grade as ``policy.grade`` gives it (late, late days
+    spent, penalty, score after it, why with the extension, why not final); last, the late
+    days the student used."""
     need_staff(portal, request)
     table = class_table(portal)
     out = io.StringIO()
@@ -230,7 +275,8 @@ def gradebook(portal: Portal, request: Request, form: Any) -> Response:
         for n in names:
             c = s["assignments"][n]
             cells += ([c["total"], c["max_total"], c["symbols"], "yes" if c["late"] else "", c["late_days"],
-                       f"{c['penalty']:.0%}", c["score"], c["why"]] if c else [""] * len(GRADEBOOK_COLUMNS))  # fmt: skip
+                       f"{c['penalty']:.0%}", c["score"], c["why"], c["not_final"]]
+                      if c else [""] * len(GRADEBOOK_COLUMNS))  # fmt: skip
         writer.writerow([*cells, s["late_days_used"]])
     return PlainTextResponse(out.getvalue(), media_type="text/csv; charset=utf-8",
                              headers={"content-disposition": 'attachment; filename="gradebook.csv"'})  # fmt: skip

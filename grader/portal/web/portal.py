@@ -3,7 +3,7 @@ sign-in limit and the pages waiting for a grade; the course loaded again once it
 
 from __future__ import annotations
 
-import contextlib
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +21,7 @@ from ..jobs.workers import Workers
 from ..mail.sender import MailSender
 from .live import Watch
 
+log = logging.getLogger("grader.portal")
 REFRESH_SECONDS = 1.0  # how often at most a server asks the database whether the course was synced
 
 
@@ -37,6 +38,7 @@ class Portal:
     public_url: str | None = None  # the address people reach it at (behind a proxy), if not the request's
     digest: str | None = None
     mail: MailSender | None = None  # the outbox's sender of this process (kicked when a page enqueues a mail)
+    problem: str | None = None  # why the course folder does not load now (the last one that did is served)
     read: sessionmaker[Session] = field(init=False)  # sessions for reading only: a page's wait for no writer
     watch: Watch = field(init=False)  # the submissions whose pages wait for their grade
     _checked: float = field(default=0.0, init=False)
@@ -49,7 +51,8 @@ class Portal:
     def refresh(self) -> None:
         """Load the course again when it was synced since it was loaded, asking the database at
         most once a second (one request asks; the others go on meanwhile). A folder that no
-        longer loads (edited after its sync) leaves the course as it was until the next sync."""
+        longer loads (edited after its sync) leaves the course as it was until the next sync,
+        saying so (logged, and ``problem`` for the staff's pages)."""
         if time.monotonic() - self._checked < REFRESH_SECONDS or not self._lock.acquire(blocking=False):
             return
         try:
@@ -59,12 +62,16 @@ class Portal:
             if synced is None or synced == self.digest:
                 return
             self.digest = synced
-            with contextlib.suppress(GraderError):
-                self.course = load_course(self.course.folder)
-                if self.workers is not None:
-                    self.workers.course = self.course
-                if self.mail is not None:
-                    self.mail.course = self.course
+            try:
+                self.course, self.problem = load_course(self.course.folder), None
+            except GraderError as e:
+                self.problem = str(e)
+                log.warning("%s: serving the course as it was until it is fixed (then grader portal sync)", e)
+                return
+            if self.workers is not None:
+                self.workers.course = self.course
+            if self.mail is not None:
+                self.mail.course = self.course
         finally:
             self._lock.release()
 

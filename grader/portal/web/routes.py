@@ -71,6 +71,7 @@ def endpoint(
         form = await request.form(max_files=max_files, max_fields=max_fields) if request.method == "POST" else None
         try:
             await run_in_threadpool(portal.refresh)
+            request.state.course_problem = portal.problem
             return await run_in_threadpool(handler, portal, request, form)
         finally:
             if form is not None:
@@ -103,7 +104,9 @@ def page(request: Request, template: str, data: Mapping[str, Any], status: int =
     if wants_json(request):
         return JSONResponse({**data, "csrf": token}, status)
     user = context.pop("user", None)
-    return TEMPLATES.TemplateResponse(request, template, {"data": data, "csrf": token, "me": user, **context},
+    problem = getattr(request.state, "course_problem", None) if user is not None and user.staff else None
+    return TEMPLATES.TemplateResponse(request, template, {"data": data, "csrf": token, "me": user,
+                                                          "course_problem": problem, **context},
                                       status_code=status)  # fmt: skip
 
 

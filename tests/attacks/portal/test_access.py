@@ -32,7 +32,8 @@ def test_staff_see_a_students_history_and_the_queue_and_a_student_neither(portal
     assert [r["counts"] for r in rows if r["counts"]] == [True] and graded[0]["counts"]  # the latest graded
     staff = instructor.get(f"/s/{graded_pair['negamax.py']['id']}").json()
     row = next(r for r in rows if r["id"] == staff["id"])
-    assert (row["symbols"], row["total"], row["late"], row["why"]) == (staff["symbols"], staff["total"], False, "")
+    assert (row["symbols"], row["total"], row["late"], row["why"]) == (staff["symbols"], staff["total"], False,
+                                                                       "on time")  # fmt: skip
     assert history["student"] == {"name": "Student 1", "email": "s1@example.edu"}
     page = instructor.html("/class/othello/students/s1@example.edu").text
     assert staff["symbols"] in page and "Student 1" in page
@@ -141,5 +142,9 @@ def test_a_student_cannot_download_the_classs_results(portal, graded_pair):
     for path in ("/class/othello/gradescope.json", "/class/othello/run.zip"):
         for r in (me.get(path), me.html(path), me.http.get("/api" + path)):
             assert r.status_code == 403 and graded_pair["wrong_score.py"]["id"] not in r.text, (path, r.text)
+        assert Client(portal["server"].url).get(path).status_code == 401
+    for path in ("/class.csv", "/class/audit.csv"):  # the gradebook, the audit log: staff's pages
+        for r in (me.get(path), me.html(path), me.http.get("/api" + path)):
+            assert r.status_code == 404 and "s2@example.edu" not in r.text and "release" not in r.text, (path, r.text)
         assert Client(portal["server"].url).get(path).status_code == 401
     assert portal["instructor"].get("/class/no-such-lab/run.zip").status_code == 404
