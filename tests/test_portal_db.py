@@ -99,7 +99,7 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(database):
         "mail_link_requests",
     } <= tables
     with engine.connect() as c:
-        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0013",)]
+        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0014",)]
     engine.dispose()
 
 

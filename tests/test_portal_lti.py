@@ -6,6 +6,7 @@ the tool's JWKS) and AGS line item score endpoint recording what it receives. Th
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import json
 import re
@@ -32,7 +33,8 @@ from sqlalchemy import select, update  # noqa: E402
 from grader.cli import main  # noqa: E402
 from grader.errors import ConfigError  # noqa: E402
 from grader.portal.course.course import load_course, make_demo_course  # noqa: E402
-from grader.portal.database.db import connect, sessions, upgrade  # noqa: E402
+from grader.portal.course.sync import sync  # noqa: E402
+from grader.portal.database.db import connect, default_url, sessions, upgrade  # noqa: E402
 from grader.portal.database.lti import LtiIdentity, LtiLink, LtiScore  # noqa: E402
 from grader.portal.database.models import GRADED, STUDENT, Submission, User, now  # noqa: E402
 from grader.portal.lti import keys as lti_keys  # noqa: E402
@@ -318,6 +320,64 @@ def test_scores_graded_by_a_remote_worker_reach_the_platform_after_a_rerun_and_a
                                                             ("graded", "sent")]  # fmt: skip
     finally:
         worker.stop()
+        server.stop()
+        platform.stop()
+
+
+@pytest.mark.slow
+def test_the_score_sent_is_the_gradebooks_after_the_late_policy_and_follows_an_extension_and_a_sync(tmp_path):
+    """A late upload's score reaches the platform as the class table gives it (the penalty
+    taken, a comment saying why); an extension, then its withdrawal, then a course synced with
+    a heavier penalty each send the score as it is now, and nothing is sent twice."""
+    platform = Platform()
+    course = make_demo_course(tmp_path / "course")
+    late = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=1, hours=12)).strftime("%Y-%m-%d %H:%M")
+    lab = "    plan: tictactoe.plan\n"
+    yaml = (course / "course.yaml").read_text().replace(lab, lab + f"    deadline: {late}\n    late_penalty: 10%\n", 1)
+    (course / "course.yaml").write_text(yaml + platform.registration(True))
+    server = Server(course, tmp_path)
+    platform.tool_jwks = server.url + "/lti/jwks"
+    try:
+        teacher = Client(server.url)
+        teacher.sign_in(server.link)
+        student = Client(server.url)
+        assert launch(student, platform, platform.claims("s-3", "Learner")).status_code == 303
+        student.get("/")
+        sid = student.upload(MINIMAX, name="minimax.py", assignment="tictactoe").json()["id"]
+        assert student.graded(sid)["status"] == "graded"
+        assert "scoreGiven" not in _wait(lambda: platform.scores)[0]["score"]
+
+        def gradebook() -> dict:
+            (me,) = [s for s in teacher.get("/class").json()["students"] if s["email"] == "s-3@platform.example"]
+            return me["assignments"]["tictactoe"]
+
+        def sent(n: int) -> dict:
+            return _wait(lambda: platform.scores[n - 1 :])[0]["score"]
+
+        assert teacher.post("/class/release", {"assignment": "tictactoe"}).status_code == 200
+        penalized = gradebook()
+        assert penalized["penalty"] > 0 and penalized["score"] < penalized["total"]
+        score = sent(2)
+        assert (score["scoreGiven"], score["gradingProgress"]) == (penalized["score"], "FullyGraded")
+        assert "late" in score["comment"] and f"{penalized['penalty']:.0%} penalty" in score["comment"]
+        email = "s-3@platform.example"
+        teacher.post("/class/extension", {"assignment": "tictactoe", "email": email, "days": "3"})
+        score = sent(3)
+        assert score["scoreGiven"] == gradebook()["score"] == penalized["total"]
+        assert "extended by 3 days" in score["comment"]
+        teacher.post("/class/extension", {"assignment": "tictactoe", "email": email, "days": "0"})
+        assert sent(4)["scoreGiven"] == penalized["score"]
+        (course / "course.yaml").write_text(
+            (course / "course.yaml").read_text().replace("late_penalty: 10%", "late_penalty: 30%")
+        )
+        sync(course, default_url(course))
+        heavier = _wait(lambda: (row := gradebook())["score"] < penalized["score"] and row)
+        assert sent(5)["scoreGiven"] == heavier["score"]
+        time.sleep(2)  # a sender that sent a score twice would have by now
+        assert len(platform.scores) == 5
+        reasons = [s["reason"] for s in teacher.get("/class/lti").json()["scores"]]
+        assert reasons == ["policy", "policy", "policy", "release", "graded"]
+    finally:
         server.stop()
         platform.stop()
 

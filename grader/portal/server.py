@@ -151,7 +151,7 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
         with portal.make.begin() as session:
             kid = (rotate(session) if rotate_lti_key else signing_key(session)).kid
         grades = GradeSync(course, portal.make)
-        portal.on_release, on_graded = grades.released, grades.graded
+        portal.grades, on_graded = grades, grades.graded
         grades.kick()  # the scores a stopped server left to send
     elif rotate_lti_key:
         raise GraderError(f"{course.folder / 'course.yaml'}: no 'lti:' key: the course is no LTI tool, it has no key")

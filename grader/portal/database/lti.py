@@ -75,7 +75,8 @@ class LtiScore(Base):
     user_sub: Mapped[str] = mapped_column(String(255))
     score_given: Mapped[float | None] = mapped_column(nullable=True)  # None: graded, private results not out yet
     score_maximum: Mapped[int] = mapped_column(Integer)
-    reason: Mapped[str] = mapped_column(String(40))  # graded, release, again (staff)
+    comment: Mapped[str | None] = mapped_column(Text, nullable=True)  # how the late policy made the score
+    reason: Mapped[str] = mapped_column(String(40))  # graded, release, policy, again (staff)
     status: Mapped[str] = mapped_column(String(16), default=PENDING, index=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)

@@ -1,7 +1,9 @@
 """Grades sent back to the platforms (IMS Assignment and Grade Services 2.0): when a
-submission becomes a student's counted one (graded, graded again after a rerun) and when its
-private results are released, its score is recorded for each line item the student's
-platform gave, then sent by a thread of the server: an OAuth 2 client-credentials token got
+submission becomes a student's counted one (graded, graded again after a rerun), when its
+private results are released, and when the late policy changes a grade (an extension, a
+moved deadline or penalty), its score as the gradebook gives it (after late days and
+penalties, with a comment saying how the policy made it) is recorded for each line item the
+student's platform gave, then sent by a thread of the server: an OAuth 2 client-credentials token got
 with a signed JWT assertion, then the score POSTed to the line item's /scores. Every try is
 counted and its error kept; a failure never touches the grade, and staff see it."""
 
@@ -25,10 +27,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..course.course import Course
 from ..course.lti import Platform
-from ..course.policy import countable
+from ..course.policy import Counted, counted
 from ..database.lti import FAILED as SEND_FAILED
 from ..database.lti import PENDING, SENT, LtiIdentity, LtiLink, LtiScore
-from ..database.models import Release, Submission, now
+from ..database.models import Release, Submission, User, now
 from .keys import signing_key
 
 log = logging.getLogger("grader.portal")
@@ -71,21 +73,28 @@ class GradeSync:
         counted submission now; the number recorded."""
         with self.make.begin() as session:
             sub = session.get(Submission, submission_id)
-            if sub is None or self._counted(session, sub.user_id, sub.assignment) is not sub:
+            owner = session.get(User, sub.user_id) if sub is not None else None
+            found = counted(session, self.course, owner).get((owner.id, sub.assignment)) if sub and owner else None
+            if found is None or found.submission.id != submission_id or not found.grade.final:
                 return 0
-            made = self._record(session, sub, "graded")
+            made = self._record(session, found, "graded")
         self.kick()
         return made
 
     def released(self, assignment: str) -> int:
-        """After a release: every student's counted score of ``assignment``, now with its private tests."""
+        """After a release or its undo: every student's counted score of ``assignment``, as the
+        students see it now (with its private tests, or pending them)."""
+        return self.rescore(assignment, "release")
+
+    def rescore(self, assignment: str | None = None, reason: str = "policy") -> int:
+        """Every final counted score (of ``assignment``, or of all) that differs from the last one
+        recorded for its line item, recorded again: after an extension, a release, or a course
+        synced with a moved deadline or a new penalty. The number recorded."""
         made = 0
         with self.make.begin() as session:
-            rows = session.scalars(select(Submission).where(Submission.assignment == assignment, countable())
-                                   .order_by(Submission.received_at)).all()  # fmt: skip
-            latest = {sub.user_id: sub for sub in rows}
-            for sub in latest.values():
-                made += self._record(session, sub, "release")
+            for (_, name), found in counted(session, self.course).items():
+                if (assignment is None or name == assignment) and found.grade.final:
+                    made += self._record(session, found, reason, changed_only=True)
         self.kick()
         return made
 
@@ -93,23 +102,23 @@ class GradeSync:
         """Send a failed score once more (staff): a new row, with the score as it is now."""
         with self.make.begin() as session:
             old = session.get(LtiScore, score_id)
-            if old is None:
+            owner = session.get(User, old.user_id) if old is not None else None
+            if old is None or owner is None:
                 return False
-            sub = self._counted(session, old.user_id, old.assignment)
-            made = self._record(session, sub, "again") if sub is not None else 0
+            found = counted(session, self.course, owner).get((owner.id, old.assignment))
+            made = self._record(session, found, "again") if found is not None else 0
         self.kick()
         return made > 0
 
-    def _counted(self, session: Session, user_id: int, assignment: str) -> Submission | None:
-        return session.scalars(select(Submission).where(Submission.user_id == user_id,
-                                                        Submission.assignment == assignment, countable())
-                               .order_by(Submission.received_at.desc()).limit(1)).first()  # fmt: skip
-
-    def _record(self, session: Session, sub: Submission, reason: str) -> int:
+    def _record(self, session: Session, found: Counted, reason: str, changed_only: bool = False) -> int:
+        """The counted score of ``found`` recorded for each line item its student launched from
+        (only where it differs from the last one recorded, when ``changed_only``)."""
+        sub, score = found.submission, found.score
         assignment = self.course.assignments.get(sub.assignment)
-        if assignment is None or sub.total is None or sub.max_total is None:
+        if assignment is None or score.score is None or sub.max_total is None:
             return 0
         shown = assignment.private_shown(session.get(Release, assignment.name) is not None, now())
+        given, comment = (score.score, found.grade.why) if shown else (None, None)
         made = 0
         links = session.scalars(select(LtiLink).where(LtiLink.assignment == sub.assignment,
                                                       LtiLink.lineitem.is_not(None))).all()  # fmt: skip
@@ -118,10 +127,21 @@ class GradeSync:
                                                            LtiIdentity.user_id == sub.user_id))  # fmt: skip
             if who is None or link.lineitem is None:
                 continue  # the student never launched from this platform: it does not know them
+            if changed_only:
+                last = session.scalars(select(LtiScore).where(LtiScore.user_id == sub.user_id,
+                                                              LtiScore.assignment == sub.assignment,
+                                                              LtiScore.lineitem == link.lineitem)
+                                       .order_by(LtiScore.id.desc()).limit(1)).first()  # fmt: skip
+                if last is not None and (last.score_given, last.score_maximum, last.comment) == (
+                    given,
+                    sub.max_total,
+                    comment,
+                ):
+                    continue
             session.add(LtiScore(submission_id=sub.id, user_id=sub.user_id, assignment=sub.assignment,
                                  issuer=link.issuer, client_id=link.client_id, lineitem=link.lineitem,
-                                 user_sub=who.sub, score_given=sub.total if shown else None,
-                                 score_maximum=sub.max_total, reason=reason, status=PENDING, attempts=0,
+                                 user_sub=who.sub, score_given=given, score_maximum=sub.max_total,
+                                 comment=comment, reason=reason, status=PENDING, attempts=0,
                                  created_at=now(), next_at=now()))  # fmt: skip
             made += 1
         return made
@@ -239,8 +259,9 @@ class GradeSync:
 
 
 def _score_message(row: LtiScore) -> dict[str, Any]:
-    """The AGS score: the counted total once the private results are out, else graded pending
-    them (no score given, so the platform shows none too early)."""
+    """The AGS score: the counted score (after the late policy, with the comment saying how it
+    made it) once the private results are out, else graded pending them (no score given, so the
+    platform shows none too early)."""
     message: dict[str, Any] = {
         "userId": row.user_sub,
         "scoreMaximum": row.score_maximum,
@@ -250,6 +271,8 @@ def _score_message(row: LtiScore) -> dict[str, Any]:
     }
     if row.score_given is not None:
         message["scoreGiven"] = row.score_given
+        if row.comment:
+            message["comment"] = row.comment
     else:
         message["comment"] = "graded: the score is sent when the private results are released"
     return message

@@ -206,8 +206,8 @@ def release(portal: Portal, request: Request, form: Any) -> Response:
             session.flush()
             mails.released(session, portal.course, assignment.name)
     mailed(portal)
-    if released and portal.on_release is not None:
-        portal.on_release(assignment.name)  # the scores with their private tests, to the platforms
+    if released and portal.grades is not None:
+        portal.grades.released(assignment.name)  # the scores with their private tests, to the platforms
     return JSONResponse({"released": assignment.name}) if wants_json(request) else RedirectResponse("/class", 303)
 
 
@@ -222,8 +222,8 @@ def unrelease(portal: Portal, request: Request, form: Any) -> Response:
         if found is not None:
             session.delete(found)
             audit(session, user, "release undone", assignment.name)
-    if found is not None and portal.on_release is not None:
-        portal.on_release(assignment.name)  # the scores as the students see them now, to the platforms
+    if found is not None and portal.grades is not None:
+        portal.grades.released(assignment.name)  # the scores as the students see them now, to the platforms
     if wants_json(request):
         return JSONResponse({"unreleased": assignment.name, "csrf": csrf_token(request)})
     return RedirectResponse("/class", 303)
@@ -342,6 +342,8 @@ def extension(portal: Portal, request: Request, form: Any) -> Response:
         mine = deadlines(session, student, assignment)
         mark_late(session, student, assignment)  # the submissions made already follow the new deadline
         audit(session, user, "extension", f"{assignment.name}: {email} {days} day(s)")
+    if portal.grades is not None:
+        portal.grades.rescore(assignment.name)  # the student's grade after the new deadline, to the platforms
     if wants_json(request):
         data = {"assignment": assignment.name, "email": email, "extension_days": days,
                 "deadline": mine.deadline.isoformat() if mine.deadline else None,

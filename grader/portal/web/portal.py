@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -18,6 +17,7 @@ from ..course.course import Course, load_course
 from ..course.sync import synced_digest
 from ..database.db import reading
 from ..jobs.workers import Workers
+from ..lti.grades import GradeSync
 from ..mail.sender import MailSender
 from .live import Watch
 
@@ -34,7 +34,7 @@ class Portal:
     make: sessionmaker[Session]
     workers: Workers | None = None
     signin_limit: SignInLimit = field(default_factory=SignInLimit)
-    on_release: Callable[[str], object] | None = None  # told the assignment whose private results were released
+    grades: GradeSync | None = None  # the scores sent to LTI platforms (None: the course is no LTI tool)
     public_url: str | None = None  # the address people reach it at (behind a proxy), if not the request's
     digest: str | None = None
     mail: MailSender | None = None  # the outbox's sender of this process (kicked when a page enqueues a mail)
@@ -72,6 +72,9 @@ class Portal:
                 self.workers.course = self.course
             if self.mail is not None:
                 self.mail.course = self.course
+            if self.grades is not None:
+                self.grades.course = self.course
+                self.grades.rescore()  # a moved deadline or a new penalty: the platforms' grades follow
         finally:
             self._lock.release()
 
