@@ -1,7 +1,7 @@
 """Every page of the portal in Chromium, as a student, a TA and an instructor, at 1280 and at
 375 pixels wide: no page scrolls sideways (the document's scrollWidth within its
-clientWidth), axe-core finds no serious or critical violation, and no CSP violation (nor
-any other error) is logged. On the demo course with graded submissions written for each
+clientWidth), axe-core finds no serious or critical violation, no CSP violation (nor any
+other error) is logged, and none weighs more than 100 KB (HTML, CSS and JS). On the demo course with graded submissions written for each
 student as a worker writes them (one real grading each); the slow variant has 300 students
 and the tic-tac-toe lab's 100-test plan."""
 
@@ -27,11 +27,13 @@ from grader.portal.course.sync import sync  # noqa: E402
 from grader.portal.database.db import connect, sessions  # noqa: E402
 from grader.portal.database.models import User  # noqa: E402
 from grader.portal.jobs.grading import grade_upload  # noqa: E402
+from grader.portal.web.routes import STATIC  # noqa: E402
 
 from portal_server import WRONG, Server  # noqa: E402
 from test_portal_arena import _play_pair, checked_versions  # noqa: E402
 
 WIDTHS = (1280, 375)
+MAX_BYTES = 100_000  # a page's HTML with the CSS and JS it loads, before compression
 LADDER = "    limits: {wall_seconds: 10}\n    ladder: {anonymous: true, top: 3, deadline_games: 4}\n"
 DRAWN = {r"/arena/t/[^/]+$": "#llr-chart svg polyline.line", r"/ladder/[^/]+$": "#ratings-chart svg circle.dot"}
 SPRT_PAIRS = [(1.0, 0.5), (1.0, 1.0), (0.0, 1.0), (1.0, 1.0), (0.5, 0.5)] * 20  # the new version's, until H1
@@ -218,10 +220,18 @@ def _look(page, axe, url: str, found: list[str], role: str, status: int = 200) -
         page.set_viewport_size({"width": width, "height": 800})
         answer = page.goto(url)
         assert answer is not None and answer.status == status, f"{role} {url}: {answer.status if answer else 'none'}"
+        if width == WIDTHS[0] and (weight := _weight(answer.body())) > MAX_BYTES:
+            found.append(f"{role} {url} weighs {weight} bytes with its CSS and JS (at most {MAX_BYTES})")
         _at(page, axe, found, role, url, width)
     if status != 200:  # the browser logs the status it was answered: that is no error of the page's
         page.logged = [t for t in page.logged if f"status of {status}" not in t]
     _logged(page, found, role, url)
+
+
+def _weight(html: bytes) -> int:
+    """A page's bytes with the stylesheets and scripts it loads (each once), before compression."""
+    linked = set(re.findall(rb'<(?:link rel="stylesheet" href|script src)="/static/([^"]+)"', html))
+    return len(html) + sum((STATIC / name.decode()).stat().st_size for name in linked)
 
 
 def _check(page, axe, found: list[str], role: str, url: str) -> None:
