@@ -196,14 +196,11 @@ def main() -> None:
                        f"/ladder/othello/entry/{ids['entry']}"]  # fmt: skip
         staff_pages = ["/class", "/class?sort=othello", "/class/exports", "/class/queue", "/class/audit", s0,
                        f"/s/{sid}", f"/s/{ttt}"]  # fmt: skip
+        named = {f"/s/{sid}": "/s/ID (othello)", f"/s/{ttt}": "/s/ID (tictactoe, 100 tests)",
+                 f"/arena/t/{ids['test']}": "/arena/t/ID"}  # fmt: skip
         pages += [(f"GET {p} (HTML)", None, p, html) for p in ("/signin", "/no/such/page")]
-        pages += [(f"GET {p} (HTML)", student, p, html) for p in student_pages + arena_pages]
-        pages += [(f"GET {p} (HTML, staff)", staff, p, html) for p in staff_pages]
-        shown = {sid: "/s/ID (othello)", ttt: "/s/ID (tictactoe, 100 tests)", str(ids["test"]): "ID"}
-        for old, new in shown.items():
-            pages = [
-                (name.replace(f"/s/{old}" if old != str(ids["test"]) else old, new), *rest) for name, *rest in pages
-            ]
+        pages += [(f"GET {named.get(p, p)} (HTML)", student, p, html) for p in student_pages + arena_pages]
+        pages += [(f"GET {named.get(p, p)} (HTML, staff)", staff, p, html) for p in staff_pages]
         anonymous = httpx.Client(base_url=url)
         print(f"{args.students} students x {args.per_student} graded submissions, {args.requests} requests a page "
               f"(load average before: {os.getloadavg()[0]:.1f})")  # fmt: skip
