@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 import secrets
 import sqlite3
-from urllib.parse import urlsplit
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
