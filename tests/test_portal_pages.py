@@ -154,7 +154,7 @@ def _pages(emails: list[str], subs: dict[str, str], ids: dict[str, str]) -> dict
     arena = ["/arena", f"/arena/e/{ids['engine']}", f"/arena/t/{ids['test']}", f"/arena/g/{ids['game']}",
              "/ladders", "/ladder/othello", "/ladder/othello/crosstable", f"/ladder/othello/entry/{ids['entry']}"]  # fmt: skip
     student = ["/", "/a/othello", "/a/tictactoe", "/a/gomoku", *mine, *arena, "/sessions", "/class", *NOT_FOUND]
-    staff = ["/", "/class", "/class/queue", "/class/exports", "/class/audit", f"/class/othello/students/{emails[0]}",
+    staff = ["/", "/class", "/class/queue", "/class/exports", "/class/audit", "/class/othello/similar", f"/class/othello/students/{emails[0]}",
              "/a/othello", *mine, *arena, "/sessions", *NOT_FOUND]  # fmt: skip
     return {"student": student, "ta": staff, "instructor": staff}
 
@@ -232,7 +232,8 @@ def _look(page, axe, url: str, found: list[str], role: str, status: int = 200) -
         answer = page.goto(url)
         assert answer is not None and answer.status == status, f"{role} {url}: {answer.status if answer else 'none'}"
         most = CLASS_MAX_BYTES if role != "student" and urlsplit(url).path in ("/", "/class") else MAX_BYTES
-        if width == WIDTHS[0] and (weight := _weight(answer.body())) > most:
+        report = url.endswith("/similar")  # grader similar's report: every pair's passages in full, as its file
+        if width == WIDTHS[0] and not report and (weight := _weight(answer.body())) > most:
             found.append(f"{role} {url} weighs {weight} bytes with its CSS and JS (at most {most})")
         _at(page, axe, found, role, url, width)
     if status != 200:  # the browser logs the status it was answered: that is no error of the page's
