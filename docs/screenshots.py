@@ -1,6 +1,6 @@
 """Screenshots of the course portal's main pages, for the README and docs/guides/portal.md:
-a student's assignment page and submission page (public feedback, private results released)
-and the instructor's class table; and of the arena's: an SPRT test decided by the portal's
+a student's assignment page and submission page (public feedback, private results released),
+the submission page on a 375-pixel phone, and the instructor's class table; and of the arena's: an SPRT test decided by the portal's
 workers (two versions of an NBoard engine, uploaded in the browser) and an open ladder
 three students and the instructor entered. Taken in Chromium (Playwright) from a demo course
 (with a ladder added) served by ``grader serve`` in a temporary folder.
@@ -26,6 +26,7 @@ from playwright.sync_api import Page, sync_playwright
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUMS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 VIEWPORT = {"width": 1000, "height": 720}
+PHONE = {"width": 375, "height": 720}
 MAX_BYTES = 150 * 1024  # each image, as the README wants them
 LADDER = "ladders:\n  - {name: open, title: Open Othello ladder, game: othello, tc: 2+0.05}\n"
 # the ladder's players: the demo students' and the instructor's engines (bundled move scripts)
@@ -124,6 +125,9 @@ def main(out: Path) -> None:
                 shoot(student, out / "portal-assignment.png")
                 student.goto(submission)
                 shoot(student, out / "portal-submission.png")
+                student.set_viewport_size(PHONE)
+                shoot(student, out / "portal-phone.png")
+                student.set_viewport_size(VIEWPORT)
                 instructor.goto(f"{url}/class")
                 shoot(instructor, out / "portal-class.png")
                 arena_pages(browser, instructor, url, Path(tmp), out)

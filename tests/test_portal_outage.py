@@ -77,7 +77,7 @@ def one_line_503(r, *words: str) -> str:
         line = r.json()["error"]
     else:
         assert r.headers["content-type"].startswith("text/html") and "content-security-policy" in r.headers
-        (line,) = re.findall(r"<p>(.*)</p>", r.text)
+        (line,) = re.findall(r'<p class="error" id="error">(.*)</p>', r.text)
     assert "\n" not in line and "Traceback" not in r.text and "Internal Server Error" not in r.text
     for word in words:
         assert word in line, line

@@ -53,7 +53,7 @@ def create_app(portal: Portal, secret_key: str, grades: GradeSync | None = None,
 
     async def error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
-        return page(request, "error.html", {"error": exc.detail}, exc.status_code)
+        return page(request, "error.html", {"error": exc.detail}, exc.status_code, code=exc.status_code)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -31,7 +31,10 @@ def histogram_svg(totals: list[float], max_total: int) -> str:
     width, height, bar, top_pad = 520, 160, 44, 20
     top = max(bins) or 1
     base = top_pad + height
-    parts = [f'<svg width="{width}" height="{base + 30}" role="img" aria-label="distribution of totals">']
+    parts = [
+        f'<svg width="{width}" height="{base + 30}" viewBox="0 0 {width} {base + 30}" role="img" '
+        'aria-label="distribution of totals">'
+    ]  # the viewBox: drawn whole when a page makes it narrower
     for i, n in enumerate(bins):
         h = height * n / top
         x = 20 + i * (bar + 6)

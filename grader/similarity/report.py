@@ -22,7 +22,10 @@ table.rank { border-collapse: collapse; margin: 1em 0; }
 table.rank th, table.rank td { padding: .25em .6em; border-bottom: 1px solid #ddd; text-align: right; }
 table.rank td.name, table.rank th.name { text-align: left; }
 section.pair { border-top: 2px solid #444; margin-top: 2em; padding-top: .5em; }
-.sides { display: grid; grid-template-columns: 1fr 1fr; gap: 1em; }
+.sides { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 32em), 1fr)); gap: 1em; }
+.sides > div { min-width: 0; }
+table.rank { display: block; overflow-x: auto; max-width: 100%; }
+td.name, h1, h2, h3, h4, p { overflow-wrap: anywhere; }
 .sides h4 { margin: .3em 0; font-family: ui-monospace, monospace; font-weight: normal; }
 pre { background: #fafafa; border: 1px solid #e5e5e5; padding: .6em; overflow-x: auto; font-size: 13px; margin: 0; }
 mark { background: #ffe08a; }
@@ -62,7 +65,7 @@ def marked(text: str, spans: tuple[tuple[int, int], ...]) -> str:
 
 def _side(report: SimilarityReport, name: str, relative: str, share: float, spans: tuple[tuple[int, int], ...]) -> str:
     return (f"<div><h4>{escape(name)}: {escape(relative)} ({_percent(share)} similar)</h4>"
-            f"<pre>{marked(report.text(name, relative), spans)}</pre></div>")  # fmt: skip
+            f'<pre tabindex="0">{marked(report.text(name, relative), spans)}</pre></div>')  # fmt: skip
 
 
 def _pair_section(report: SimilarityReport, rank: int, pair: PairResult) -> str:
@@ -95,7 +98,7 @@ def report_html(report: SimilarityReport, title: str = "Similar submissions") ->
                     f"<td>{p.matches[0].tokens}</td></tr>")  # fmt: skip
     return "\n".join([
         "<!doctype html>",
-        '<html lang="en"><head><meta charset="utf-8">',
+        '<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{escape(title)}</h1>",
         f'<p class="meta">{escape(meta)}</p>',

@@ -27,6 +27,7 @@ from ..course.gtplab import RegressionFile, recorded_student
 TONE = {"+": "ok", "M": "good", "Q": "good", "T": "half", "m": "half", "s": "low", "-": "bad", "t": "bad"}
 REGRESS_TONE = {"+": "ok", "W": "half", "u": "low", "v": "low", "-": "bad"}  # and "t": bad
 BOARDS = 12  # boards drawn on a page at most; the others on request (``?test=N``), so that no page grows past 100 KB
+FOLD_OVER = 30  # past this many cards, the details of a test whose board is not drawn are on request too, the same way
 
 
 @dataclass
@@ -42,6 +43,7 @@ class Card:
     facts: list[tuple[str, str]] = field(default_factory=list)  # (what, text), escaped by the template
     board: str = ""  # the SVG, drawn by the grader (no text of the program's in it)
     more: bool = False  # a board exists that this page did not draw: a link asks for it
+    folded: bool = False  # its details are not on this page: a link asks for them
 
     @property
     def passed(self) -> bool:
@@ -63,7 +65,8 @@ def symbol_meaning(symbol: str, gtp: bool) -> tuple[str, str]:
 def cards(records: str | None, assignment: Assignment, visible: Callable[[int], bool],
           asked: int | None = None, student: bool = True) -> list[Card]:  # fmt: skip
     """The cards of the tests ``visible`` lets through, in test order: boards drawn for those
-    below full credit first, then ``asked``, at most ``BOARDS``; an unreadable record gives no
+    below full credit first, then ``asked``, at most ``BOARDS``; past ``FOLD_OVER`` cards, the
+    details of a test whose board is not drawn left for a request; an unreadable record gives no
     cards. For a ``student``, a GTP program's answers after a private test are cut to what was
     judged, as the text feedback cuts them (``regression.runs.student_view``)."""
     if not records:
@@ -85,6 +88,8 @@ def cards(records: str | None, assignment: Assignment, visible: Callable[[int], 
             drawn += 1
         else:
             c.more = True
+    for c, _ in found:
+        c.folded = len(found) > FOLD_OVER and not c.board and c.index != asked
     return [c for c, _ in found]
 
 

@@ -5,7 +5,6 @@ reader is told when to try again. The server's log says so once an outage, not o
 
 from __future__ import annotations
 
-import html
 import logging
 import threading
 import time
@@ -14,6 +13,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..database.outage import AWAY, FULL, Outage, outage
+from .routes import TEMPLATES
 
 log = logging.getLogger("grader.portal")
 LOG_EVERY = 30.0  # seconds between the log's lines about one outage
@@ -27,6 +27,11 @@ def told(found: Outage, method: str) -> str:
     if method in ("GET", "HEAD"):
         return f"this page cannot be shown now: {found.reason}{paused}: reload it in {found.retry_after} seconds"
     return f"nothing you sent was stored: {found.reason}{paused}: send it again in {found.retry_after} seconds"
+
+
+def _page(text: str) -> str:
+    """The error page, in the portal's look, without the database: nobody is named signed in."""
+    return TEMPLATES.get_template("error.html").render(data={"error": text}, code=503, me=None, csrf="")
 
 
 class DatabaseOutage:
@@ -68,8 +73,7 @@ class DatabaseOutage:
         text = told(found, scope.get("method", "GET"))
         accept = dict(scope["headers"]).get(b"accept", b"")
         response: Response = (JSONResponse({"error": text}, 503) if b"application/json" in accept else
-                              HTMLResponse(f"<!doctype html><title>Try again soon</title><p>{html.escape(text)}</p>\n",
-                                           503))  # fmt: skip
+                              HTMLResponse(_page(text), 503))  # fmt: skip
         response.headers["retry-after"] = str(found.retry_after)
         response.headers["cache-control"] = "no-store"
         await response(scope, receive, send)
