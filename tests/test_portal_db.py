@@ -96,7 +96,7 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(database):
         "web_sessions",
     } <= tables
     with engine.connect() as c:
-        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0011",)]
+        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0012",)]
     engine.dispose()
 
 
@@ -296,7 +296,7 @@ def test_a_worker_that_lost_its_lease_writes_nothing(db, monkeypatch):
     slow = Workers(course, make, name="slow")
     taken: list = []
 
-    def lose_it(course_, assignment, filename, content, executor):  # the grading during which the lease is lost
+    def lose_it(course_, assignment, filename, content, executor, on_test=None):  # the lease lost meanwhile
         _expire(make, taken[0])
         with make.begin() as s:
             taken.append(queue.claim(s, "other"))

@@ -12,11 +12,13 @@ every running script; ``drain()`` then yields what finished meanwhile.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import itertools
 import os
 import queue
 import threading
+import time
 from abc import ABC, abstractmethod
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Iterable, Iterator
@@ -135,12 +137,30 @@ def using(executor: Executor | None, jobs: int, stop: Stop | None = None) -> Ite
         raise
 
 
+class _Share:
+    """One run's part of the job slots: its tasks not yet started, and the slot time it has had."""
+
+    def __init__(self, order: int):
+        self.order = order  # runs with equal slot time: the older first
+        self.waiting: collections.deque[tuple[Future, Task, Stop, Stage]] = collections.deque()
+        self.used = 0.0  # seconds of its tasks that finished
+        self.running: dict[Future, float] = {}  # its tasks running: when each started
+
+    def attained(self, moment: float) -> float:
+        """Slot seconds this run has had: its finished tasks' and its running ones' so far."""
+        return self.used + sum(moment - start for start in self.running.values())
+
+
 class JobSlots:
     """The job slots of a LocalExecutor and its lanes: ``jobs`` threads of this process, each
     one ``Worker`` (its uid, cgroups, resident sandbox and cached values), running the tasks
-    of every run on them first come, first served. A slot with nothing queued gives back its
-    resident sandbox (``grader.engines.resident``), unless ``keep_sandboxes``: slots kept open
-    for run after run (a portal worker's, across uploads) keep them until they close, as a
+    of every run on them. A slot that frees takes the next task of the run that has had the
+    least slot time so far (its finished and running tasks'; the older run on a tie): one run's
+    tasks come first come, first served, while a run whose tasks are slow (a script timing out on
+    every test) leaves the slots to the runs beside it instead of holding them (as a fair
+    scheduler picks the task with the least run time). A slot with nothing queued gives back
+    its resident sandbox (``grader.engines.resident``), unless ``keep_sandboxes``: slots kept
+    open for run after run (a portal worker's, across uploads) keep them until they close, as a
     class's run keeps them from one student to the next."""
 
     def __init__(self, jobs: int, keep_sandboxes: bool = False):
@@ -150,25 +170,73 @@ class JobSlots:
         self._numbers = itertools.count()
         self._workers: list[Worker] = []
         self._queued = 0  # tasks submitted and not yet started
+        self._shares: dict[Stage, _Share] = {}  # each run's (its Stage is its own)
+        self._orders = itertools.count()
+        self._closed = False
         self._lock = threading.Lock()
 
     def submit(self, task: Task, stop: Stop, stage: Stage) -> Future:
         """Queue ``task`` of the run stopped by ``stop`` whose scripts ``stage`` holds."""
+        fut: Future = Future()
         with self._lock:
+            if self._closed:
+                raise RuntimeError("cannot schedule new tasks after the job slots closed")
+            share = self._shares.get(stage)
+            if share is None:
+                share = self._shares[stage] = _Share(next(self._orders))
+            share.waiting.append((fut, task, stop, stage))
             self._queued += 1
-        return self._pool.submit(self._run, task, stop, stage)
+            self._pool.submit(self._next)  # one pick for each task: a slot takes whichever is due then
+        return fut
 
     def cancel(self, fut: Future) -> bool:
         """Drop a queued task; False if it has started."""
-        if not fut.cancel():
-            return False
         with self._lock:
+            if not fut.cancel():
+                return False
+            for share in self._shares.values():
+                for entry in share.waiting:
+                    if entry[0] is fut:
+                        share.waiting.remove(entry)
+                        self._queued -= 1
+                        return True
+        return True  # taken off its queue by a slot already, which skips it
+
+    def attained(self, stage: Stage) -> float:
+        """The slot seconds the run of ``stage`` has had so far."""
+        with self._lock:
+            share = self._shares.get(stage)
+            return share.attained(time.monotonic()) if share is not None else 0.0
+
+    def forget(self, stage: Stage) -> None:
+        """The run of ``stage`` is over (its lane closed): its share is dropped."""
+        with self._lock:
+            share = self._shares.get(stage)
+            if share is not None and not share.waiting and not share.running:
+                del self._shares[stage]
+
+    def _next(self) -> None:
+        """Run the task due now: the next one of the run with the least slot time."""
+        with self._lock:
+            moment = time.monotonic()
+            due = [s for s in self._shares.values() if s.waiting]
+            if not due:
+                return
+            share = min(due, key=lambda s: (s.attained(moment), s.order))
+            fut, task, stop, stage = share.waiting.popleft()
             self._queued -= 1
-        return True
+            if not fut.set_running_or_notify_cancel():
+                return  # cancelled as it was taken
+            share.running[fut] = moment
+        try:
+            fut.set_result(self._run(task, stop, stage))
+        except BaseException as e:
+            fut.set_exception(e)
+        finally:
+            with self._lock:
+                share.used += time.monotonic() - share.running.pop(fut)
 
     def _run(self, task: Task, stop: Stop, stage: Stage) -> Any:
-        with self._lock:
-            self._queued -= 1
         try:
             worker = self._worker(stop, stage)
             stop.check()
@@ -193,6 +261,14 @@ class JobSlots:
 
     def close(self) -> None:
         """End the threads once their tasks are done (queued ones are dropped); give back the uids."""
+        with self._lock:
+            self._closed = True
+            dropped = [entry[0] for share in self._shares.values() for entry in share.waiting]
+            for share in self._shares.values():
+                share.waiting.clear()
+            self._queued = 0
+        for fut in dropped:
+            fut.cancel()
         self._pool.shutdown(wait=True, cancel_futures=True)
         for worker in self._workers:
             worker.release()
@@ -277,4 +353,9 @@ class Lane(LocalExecutor):
         while not all(fut.done() for fut in self._futures):  # polled, as results() does: no wait()
             with contextlib.suppress(queue.Empty):
                 self._finished.get(timeout=0.5)
+        self.slots.forget(self._stage)
         self._stage.close()
+
+    def attained(self) -> float:
+        """The slot seconds this run has had so far (``JobSlots.attained``)."""
+        return self.slots.attained(self._stage)

@@ -150,6 +150,16 @@ def renew(session: Session, lease: Lease, seconds: float = LEASE_SECONDS) -> boo
     return renewed(session, Job, lease.job_id, lease.token, seconds)
 
 
+def progress(session: Session, lease: Lease, done: int, total: int | None = None) -> bool:
+    """Write a grading's tests done so far (and of how many, given at its claim) on its job, if
+    the lease still holds it; whether it did."""
+    values: dict[str, int | None] = {"tests_done": done}
+    if total is not None or done == 0:
+        values["tests_total"] = total
+    found = session.execute(update(Job).where(Job.id == lease.job_id, Job.lease_token == lease.token).values(values))
+    return getattr(found, "rowcount", 0) == 1
+
+
 def finish(session: Session, lease: Lease) -> bool:
     """Take the job off the queue if this lease still holds it: True, and the caller writes the
     result in the same transaction; False (write nothing) when another worker holds it now. The
@@ -165,7 +175,7 @@ def release(session: Session, lease: Lease) -> bool:
     done = session.execute(
         update(Job).where(Job.id == lease.job_id, Job.lease_token == lease.token)
         .values(state=QUEUED, claimed_by=None, claimed_at=None, lease_token=None, lease_until=None,
-                attempts=Job.attempts - 1)
+                attempts=Job.attempts - 1, tests_done=None)
     )  # fmt: skip
     if getattr(done, "rowcount", 0) != 1:
         return False

@@ -10,8 +10,9 @@ import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Callable, TypeVar
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -20,23 +21,27 @@ from ...engines.cgroups import dedicate_this_thread
 from ...engines.fairness import assign_slot
 from ...errors import GraderError
 from ...execution.executor import Executor, Lane, LocalExecutor
+from ...grading.results import TestResult
 from ...settings import jobs
 from ...stop import Stop
 from ..arena.leases import GameLease, renew_game
 from ..arena.play import ArenaPlayer, GamesDone
-from ..course.course import Course
+from ..course.course import Assignment, Course
 from ..database.leases import LEASE_SECONDS, MAX_ATTEMPTS
 from ..database.models import FAILED, GRADED, Submission, now
 from ..database.outage import outage
 from ..ladders import ladders
-from .grading import Feedback, grade_upload
-from .queue import Lease, claim, finish, give_back, release, renew
+from .grading import Feedback, grade_upload, test_count
+from .queue import Lease, claim, finish, give_back, progress, release, renew
 
 log = logging.getLogger("grader.portal")
 CLOSE_SECONDS = 60.0  # how long closing waits for the gradings it stopped to give their jobs back
 STOPPING = "the worker stopped"
 GRADING_NICE = 10  # a grading thread's nice value by default: its CPU weight a tenth of the pages' (nice 0)
 RETRY_SECONDS = 2.0  # how often a worker tries a database that is away again
+LONG_SECONDS = 10.0  # slot seconds after which a grading is long: the spare threads claim the next upload
+SPARE = 8  # grading threads beside the workers' own, claiming uploads while every grading under way is long
+PROGRESS_SECONDS = 1.0  # how often a grading writes its tests done, at most
 T = TypeVar("T")
 
 
@@ -62,12 +67,20 @@ class Workers:
     one upload to the next, as ``grade class`` keeps them from one student to the next. With
     ``cluster`` (a Dask scheduler's address), each thread grades on the cluster through a
     client of its own instead, connected here (so an unreachable scheduler is an error at
-    the start)."""
+    the start).
+
+    Fairness: the slots take each next test from the grading that has had the least slot time
+    (``JobSlots``), and once every grading under way has had ``long`` slot seconds (scripts
+    timing out test after test), one of ``spare`` more threads claims the next upload, whose
+    tests then go first: a slow upload takes its turns beside the others instead of holding
+    the workers (at most ``count + spare`` slow ones at once; none on a cluster, whose
+    scheduler shares its workers). Each grading writes its tests done on its job as they come."""
 
     def __init__(self, course: Course, make: sessionmaker[Session], count: int = 1, name: str | None = None,
                  lease: float = LEASE_SECONDS, cluster: str | None = None,
                  on_graded: Callable[[str], object] | None = None, attempts: int = MAX_ATTEMPTS,
-                 nice: int = GRADING_NICE, on_games: GamesDone | None = None):  # fmt: skip
+                 nice: int = GRADING_NICE, on_games: GamesDone | None = None, spare: int = SPARE,
+                 long: float = LONG_SECONDS):  # fmt: skip
         self.course, self.make, self.lease, self.cluster, self.nice = course, make, lease, cluster, nice
         self.attempts = attempts  # claims of a job whose worker died on each before it is failed
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
@@ -75,8 +88,13 @@ class Workers:
         self.on_games = on_games  # told of a job's games written that no test queued (a ladder's)
         self.wake = threading.Event()
         self.stopping = threading.Event()
+        self.long = long
         self.threads = [threading.Thread(target=self._loop, args=(i,), name=f"grader-worker-{i}", daemon=True)
                         for i in range(count)]  # fmt: skip
+        self.spares = [threading.Thread(target=self._spare, args=(i,), name=f"grader-spare-{i}", daemon=True)
+                       for i in range(0 if cluster else spare)]  # fmt: skip
+        self._claiming = threading.Lock()  # one spare claim at a time
+        self._claims: dict[int, Lane | None] = {}  # each grading under way (by job): its lane once it has one
         self._lock = threading.Condition()
         self._gradings = 0  # claimed and not yet written
         self._lanes: dict[Lane, LocalExecutor] = {}  # the gradings on job slots, and whose slots
@@ -92,7 +110,7 @@ class Workers:
             raise
 
     def start(self) -> None:
-        for t in self.threads:
+        for t in [*self.threads, *self.spares]:
             t.start()
 
     def stop(self) -> None:
@@ -154,6 +172,28 @@ class Workers:
         finally:
             player.close()
 
+    def _spare(self, i: int) -> None:
+        """A spare thread: grades an upload whenever every grading under way is long, else waits."""
+        me = f"{self.name}-spare-{i}"
+        grade_below_pages(self.nice)
+        dedicate_this_thread()
+        while not self.stopping.is_set():
+            try:
+                with self._under_way():
+                    worked = self.work_once(me, None, spare=True)
+                self._back()
+            except Exception as e:  # as _loop: never end the thread
+                self._trouble(me, e)
+                worked = False
+            if not worked:
+                self.stopping.wait(min(1.0, self.long / 4))
+
+    def all_long(self) -> bool:
+        """Every grading under way has had ``long`` slot seconds (there is one at least)."""
+        with self._lock:
+            claims = list(self._claims.values())
+        return bool(claims) and all(lane is not None and lane.attained() >= self.long for lane in claims)
+
     def play_once(self, me: str, player: ArenaPlayer) -> bool:
         """Claim one game job of the arena (gradings first: ``work_once`` found none) and play
         it, renewing its lease meanwhile; False when there was none."""
@@ -171,24 +211,53 @@ class Workers:
         with self.make.begin() as session:
             return ladders.schedule_idle(session, self.course) > 0
 
-    def work_once(self, me: str, executor: Executor | None = None) -> bool:
+    def work_once(self, me: str, executor: Executor | None = None, spare: bool = False) -> bool:
         """Claim one job and grade it, renewing its lease meanwhile; False when the queue was
-        empty. The result is written only if the lease still holds (else another worker grades it)."""
-        with self.make.begin() as session:
-            lease = claim(session, me, self.lease, self.attempts)
-            if lease is None:
+        empty (or, ``spare``, while a grading under way is not long: ``all_long``). The result
+        is written only if the lease still holds (else another worker grades it)."""
+        with self._claiming if spare else nullcontext():
+            if spare and not self.all_long():
                 return False
-            sub = session.get(Submission, lease.submission_id)
-            assert sub is not None
-            filename, content, name = sub.filename, sub.content, sub.assignment
-            rerun = sub.change_reason is not None
-        assignment = self.course.assignments.get(name)
+            with self.make.begin() as session:
+                lease = claim(session, me, self.lease, self.attempts)
+                if lease is None:
+                    return False
+                sub = session.get(Submission, lease.submission_id)
+                assert sub is not None
+                filename, content, name = sub.filename, sub.content, sub.assignment
+                rerun = sub.change_reason is not None
+                assignment = self.course.assignments.get(name)
+                total = test_count(assignment) if assignment is not None else None
+                progress(session, lease, 0, total)
+            with self._lock:
+                self._claims[lease.job_id] = None
+        try:
+            return self._grade(me, executor, lease, assignment, name, filename, content, rerun)
+        finally:
+            with self._lock:
+                self._claims.pop(lease.job_id, None)
+
+    def _grade(self, me: str, executor: Executor | None, lease: Lease, assignment: Assignment | None, name: str,
+               filename: str, content: bytes, rerun: bool) -> bool:  # fmt: skip
+        """Grade a claimed job (``work_once``), its tests done written as they come."""
+        told = [0.0]
+
+        def on_test(_: str, test: TestResult) -> None:  # every PROGRESS_SECONDS at most, and the first
+            moment = time.monotonic()
+            if moment - told[0] >= PROGRESS_SECONDS:
+                told[0] = moment
+                try:
+                    with self.make.begin() as session:
+                        progress(session, lease, test.index)
+                except Exception as e:  # the database away for a moment: the next test's write may reach it
+                    self._trouble(f"writing the progress of {lease.submission_id}", e)
+
         with self._renewing(lambda session: renew(session, lease, self.lease), lease.submission_id):
             try:
                 if assignment is None:
                     raise GraderError(f"the course has no assignment {name!r} any more")
-                with self._lane(executor) as on:
-                    found: Feedback | None = grade_upload(self.course, assignment, filename, content, on)
+                with self._lane(executor, lease.job_id) as on:
+                    found: Feedback | None = grade_upload(self.course, assignment, filename, content, on, on_test)
                 error = None
             except GraderError as e:  # the grader's or the course's problem, never the student's: not counted
                 found, error = None, str(e)
@@ -278,7 +347,7 @@ class Workers:
                 self._lock.notify_all()
 
     @contextmanager
-    def _lane(self, executor: Executor | None) -> Iterator[Executor]:
+    def _lane(self, executor: Executor | None, job: int | None = None) -> Iterator[Executor]:
         """Where a grading runs: on ``executor`` (a cluster's client), else on a lane of the
         job slots, closed after it (its staged copy of the upload removed). A sync that
         changed config.yaml's ``jobs`` gets new slots; the old ones close after their last grading."""
@@ -292,6 +361,8 @@ class Workers:
                 self.shared = LocalExecutor(jobs(self.course.config), keep_sandboxes=True)
             lane = self.shared.lane()
             self._lanes[lane] = self.shared
+            if job in self._claims:
+                self._claims[job] = lane  # its slot time tells the spare threads whether it is long
             if self.stopping.is_set():  # claimed as close() began: given back at once
                 lane.stop.set(STOPPING)
         try:
