@@ -82,3 +82,88 @@ def test_an_upload_queued_behind_a_slow_script_is_graded_before_it_ends(slow_cou
     assert status != GRADED and done is not None and done < 10  # graded while the slow one was under way
     assert {total for _, total in seen} == {10}
     assert len({done for done, _ in seen if 0 < done < 10}) >= 2  # its tests done, written as they came
+
+
+def _standings(client, path: str, count: int, then=None) -> list[str]:
+    """The first ``count`` standings a page's stream tells (``then`` run after the first)."""
+    told: list[str] = []
+    with client.http.stream("GET", path, timeout=60) as r:
+        kind = None
+        for line in r.iter_lines():
+            if line.startswith("event: "):
+                kind = line.removeprefix("event: ")
+            elif line.startswith("data: ") and kind == "standing":
+                told.append(line.removeprefix("data: "))
+                if len(told) == count:
+                    return told
+                if then is not None:
+                    then()
+            elif not line:
+                kind = None
+    return told
+
+
+def test_the_class_table_and_a_students_page_show_what_is_under_way(tmp_path):
+    """Being graded (n of N tests done), waiting (with the place on the queue), a rerun pending:
+    the class table's head counts them (the running one among those waiting) and each student's
+    cell says so, a cell of a student with nothing graded yet too; the student's page shows
+    its place in its HTML, and its stream tells each change (the tests done as they come)."""
+    from portal_server import Client, Server, make_course
+
+    folder = make_course(tmp_path / "course")
+    database = f"sqlite:///{tmp_path / 'portal.sqlite3'}"
+    server = Server(folder, tmp_path, database, "--workers", "0")
+    engine = connect(database)
+    make = sessions(engine)
+    try:
+        instructor = Client(server.url)
+        instructor.sign_in(server.link)
+        people = {}
+        for entry in instructor.post("/class/links").json()["links"][:3]:
+            people[entry["email"]] = Client(server.url)
+            people[entry["email"]].sign_in(entry["link"])
+        (a, me_a), (b, me_b), (c, me_c) = people.items()
+        first = me_a.upload(NEGAMAX, name="negamax.py").json()["id"]
+        workers = Workers(load_course(folder), make)
+        try:
+            assert workers.work_once("test")  # graded for real: a's counted submission
+        finally:
+            workers.close()
+        running = me_b.upload(NEGAMAX, name="negamax.py").json()["id"]
+        waiting = me_c.upload(NEGAMAX, name="negamax.py").json()["id"]
+        with make.begin() as s:  # a worker claims b's and writes its tests done, as workers.py does
+            lease = queue.claim(s, "elsewhere")
+            assert lease.submission_id == running and queue.progress(s, lease, 0, 10)
+        with make.begin() as s:
+            queue.progress(s, lease, 3)
+        assert instructor.post("/class/rerun", {"assignment": "othello", "email": a}).json()["rerun"]
+
+        data = instructor.get("/class").json()
+        assert data["queue"] == 3  # the one being graded among those waiting
+        head = data["grading"]
+        assert (head["waiting"], head["queued"], head["running"], head["reruns"]) == (3, 2, 1, 1)
+        assert head["being_graded"] == [{"submission": running, "assignment": "othello", "done": 3, "total": 10}]
+        rows = {r["email"]: r for r in data["students"]}
+        assert rows[b]["assignments"]["othello"] is None  # nothing graded yet, and yet not blank:
+        assert rows[b]["under_way"]["othello"]["text"] == "being graded: 3 of 10 tests done"
+        assert rows[c]["under_way"]["othello"]["text"] == "waiting: graded next"
+        assert rows[a]["assignments"]["othello"]["submission"] == first
+        assert rows[a]["under_way"]["othello"]["text"] == "rerun waiting: 1 submission ahead of it"
+        html = instructor.html("/class").text
+        for text in ("3 submissions waiting to be graded", "1 being graded: 3 of 10 tests done; 1 rerun pending",
+                     "being graded: 3 of 10 tests done</a>", "waiting: graded next</a>"):  # fmt: skip
+            assert text in html
+
+        assert me_c.get(f"/s/{waiting}").json()["standing"]["position"] == 1
+        assert '<dd id="standing" role="status">waiting: graded next</dd>' in me_c.html(f"/s/{waiting}").text
+        assert me_a.get(f"/s/{first}").json()["standing"]["position"] == 2
+
+        def more() -> None:
+            with make.begin() as s:
+                queue.progress(s, lease, 4)
+
+        told = _standings(me_b, f"/s/{running}/events", 2, more)
+        assert told == ["being graded: 3 of 10 tests done", "being graded: 4 of 10 tests done"]
+    finally:
+        server.stop()
+        engine.dispose()

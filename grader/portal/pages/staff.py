@@ -34,7 +34,7 @@ from ..database.models import (
     User,
     now,
 )
-from ..jobs.queue import rerun, waiting
+from ..jobs.queue import rerun
 from ..web.portal import Portal
 from ..web.routes import (
     audit,
@@ -48,7 +48,7 @@ from ..web.routes import (
     wants_json,
 )
 from .assignments import staff_view
-from .classview import table_view
+from .classview import table_view, under_way
 
 
 def routes(portal: Portal) -> list[BaseRoute]:
@@ -94,7 +94,7 @@ def class_table(portal: Portal) -> dict[str, Any]:
     with portal.read() as session:
         students = session.scalars(select(User).where(User.role == STUDENT).order_by(User.name)).all()
         counted = policy.counted(session, portal.course)
-        queued = waiting(session)
+        going, busy = under_way(session)
         released = {r.assignment for r in session.scalars(select(Release)).all()}
     scores: dict[int, list[policy.Score]] = {}
     for (uid, _), one in counted.items():
@@ -108,10 +108,11 @@ def class_table(portal: Portal) -> dict[str, Any]:
                 "submission": c.submission.id, "symbols": c.submission.symbols, "total": c.submission.total,
                 "max_total": c.submission.max_total, "late": bool(c.submission.late), **_score_data(c.score)}  # fmt: skip
         used = policy.late_days_used(scores.get(s.id, ()))
-        rows.append({"name": s.name, "email": s.email, "assignments": cells, "late_days_used": used})
+        rows.append({"name": s.name, "email": s.email, "assignments": cells, "late_days_used": used,
+                     "under_way": busy.get(s.id, {})})  # fmt: skip
     titles = {n: a.title for n, a in portal.course.assignments.items()}
-    return {"course": portal.course.title, "assignments": titles, "students": rows, "queue": queued,
-            "released": sorted(released), "late_days": portal.course.late_days}  # fmt: skip
+    return {"course": portal.course.title, "assignments": titles, "students": rows, "queue": going["waiting"],
+            "grading": going, "released": sorted(released), "late_days": portal.course.late_days}  # fmt: skip
 
 
 def history_page(portal: Portal, request: Request, form: Any) -> Response:
