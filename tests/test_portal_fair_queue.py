@@ -5,6 +5,7 @@ one's progress is written test by test as it goes."""
 from __future__ import annotations
 
 import secrets
+import threading
 import time
 from pathlib import Path
 
@@ -14,6 +15,7 @@ pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip instal
 
 from sqlalchemy import select  # noqa: E402
 
+from grader.execution.executor import LocalExecutor  # noqa: E402
 from grader.portal.accounts.roster import RosterEntry, import_roster  # noqa: E402
 from grader.portal.course.course import load_course, make_demo_course  # noqa: E402
 from grader.portal.database.db import connect, sessions, upgrade  # noqa: E402
@@ -46,6 +48,38 @@ def slow_course(database, tmp_path):
     slow.write_text("import time\ntime.sleep(30)\n")
     yield make, course, students, slow
     engine.dispose()
+
+
+def test_a_free_slot_takes_the_next_task_of_the_run_that_has_had_the_least_slot_time():
+    """Two runs on one job slot: the slow run's first task holds it while the other run queues
+    its tasks behind the slow run's; once it is free, the other run's tasks go first."""
+    order: list[str] = []
+    first_runs = threading.Event()
+    go = threading.Event()
+
+    def task(name: str, hold: bool = False):
+        def run(worker):
+            if hold:
+                first_runs.set()
+                go.wait(30)
+            order.append(name)
+
+        return run
+
+    with LocalExecutor(1, keep_sandboxes=True) as slots:
+        slow, other = slots.lane(), slots.lane()
+        slow.submit("s1", task("s1", hold=True))
+        for k in (2, 3):
+            slow.submit(f"s{k}", task(f"s{k}"))
+        assert first_runs.wait(30)
+        for k in (1, 2, 3):
+            other.submit(f"o{k}", task(f"o{k}"))
+        go.set()
+        assert sorted(key for key, _ in other.results()) == ["o1", "o2", "o3"]
+        assert sorted(key for key, _ in slow.results()) == ["s1", "s2", "s3"]
+        slow.close()
+        other.close()
+    assert order == ["s1", "o1", "o2", "o3", "s2", "s3"]
 
 
 def test_an_upload_queued_behind_a_slow_script_is_graded_before_it_ends(slow_course):
