@@ -201,3 +201,47 @@ def test_the_class_table_and_a_students_page_show_what_is_under_way(tmp_path):
     finally:
         server.stop()
         engine.dispose()
+
+
+@pytest.mark.slow  # a browser and a server: several seconds
+def test_in_a_browser_a_waiting_submissions_page_shows_its_place_then_its_tests_done_live(tmp_path, chromium):
+    """The page of a submission that waits shows its place on the queue; once a worker claims
+    it, the page (reloaded by its script) shows its tests done, each new count put in place by
+    its script as the worker writes it, with no reload; no console error (a CSP violation)."""
+    from portal_server import Client, Server, make_course
+
+    folder = make_course(tmp_path / "course")
+    database = f"sqlite:///{tmp_path / 'portal.sqlite3'}"
+    server = Server(folder, tmp_path, database, "--workers", "0")
+    engine = connect(database)
+    make = sessions(engine)
+    try:
+        instructor = Client(server.url)
+        instructor.sign_in(server.link)
+        link = instructor.post("/class/links", {"email": "s1@example.edu"}).json()["links"][0]["link"]
+        page = chromium.new_page()
+        problems: list[str] = []
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(link)
+        with page.expect_navigation():
+            page.click("#signin")
+        page.click("text=Othello endgame lab")
+        page.set_input_files("input[name=script]", str(NEGAMAX))
+        page.click("#upload")
+        page.wait_for_url(f"{server.url}/s/*")
+        assert page.inner_text("#standing") == "waiting: graded next"
+        with make.begin() as s:  # a worker claims it and writes its tests done, as workers.py does
+            lease = queue.claim(s, "elsewhere")
+            queue.progress(s, lease, 0, 10)
+        page.locator("#submission[data-status=running]").wait_for(timeout=60_000)  # the page reloaded itself
+        page.locator("#standing", has_text="being graded: 0 of 10 tests done").wait_for(timeout=60_000)
+        page.evaluate("window.notReloaded = true")
+        with make.begin() as s:
+            queue.progress(s, lease, 6)
+        page.locator("#standing", has_text="being graded: 6 of 10 tests done").wait_for(timeout=60_000)
+        assert page.evaluate("window.notReloaded") is True  # put in place, not reloaded
+        assert problems == []
+    finally:
+        server.stop()
+        engine.dispose()
