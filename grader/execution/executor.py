@@ -174,6 +174,7 @@ class JobSlots:
         self._orders = itertools.count()
         self._closed = False
         self._lock = threading.Lock()
+        self.on_drained: Callable[[], object] | None = None  # told when a run's last waiting task starts
 
     def submit(self, task: Task, stop: Stop, stage: Stage) -> Future:
         """Queue ``task`` of the run stopped by ``stop`` whose scripts ``stage`` holds."""
@@ -208,6 +209,12 @@ class JobSlots:
             share = self._shares.get(stage)
             return share.attained(time.monotonic()) if share is not None else 0.0
 
+    def waiting(self, stage: Stage) -> int:
+        """The tasks of the run of ``stage`` not started yet."""
+        with self._lock:
+            share = self._shares.get(stage)
+            return len(share.waiting) if share is not None else 0
+
     def forget(self, stage: Stage) -> None:
         """The run of ``stage`` is over (its lane closed): its share is dropped."""
         with self._lock:
@@ -225,9 +232,12 @@ class JobSlots:
             share = min(due, key=lambda s: (s.attained(moment), s.order))
             fut, task, stop, stage = share.waiting.popleft()
             self._queued -= 1
+            drained = not share.waiting
             if not fut.set_running_or_notify_cancel():
                 return  # cancelled as it was taken
             share.running[fut] = moment
+        if drained and self.on_drained is not None:
+            self.on_drained()
         try:
             fut.set_result(self._run(task, stop, stage))
         except BaseException as e:
@@ -285,6 +295,7 @@ class LocalExecutor(Executor):
 
     def _begin(self, slots: JobSlots) -> None:
         self.slots = slots
+        self.submitted = 0  # tasks submitted so far
         self._futures: dict[Future, Any] = {}
         self._finished: queue.SimpleQueue[Future] = queue.SimpleQueue()
         self._stage = Stage()
@@ -300,6 +311,7 @@ class LocalExecutor(Executor):
 
     def submit(self, key: Any, task: Task) -> None:
         fut = self.slots.submit(task, self.stop, self._stage)
+        self.submitted += 1
         self._futures[fut] = key
         fut.add_done_callback(self._finished.put)
 
@@ -359,3 +371,7 @@ class Lane(LocalExecutor):
     def attained(self) -> float:
         """The slot seconds this run has had so far (``JobSlots.attained``)."""
         return self.slots.attained(self._stage)
+
+    def waiting(self) -> int:
+        """This run's tasks not started yet."""
+        return self.slots.waiting(self._stage)

@@ -70,11 +70,12 @@ class Workers:
     the start).
 
     Fairness: the slots take each next test from the grading that has had the least slot time
-    (``JobSlots``), and once every grading under way has had ``long`` slot seconds (scripts
-    timing out test after test), one of ``spare`` more threads claims the next upload, whose
-    tests then go first: a slow upload takes its turns beside the others instead of holding
-    the workers (at most ``count + spare`` slow ones at once; none on a cluster, whose
-    scheduler shares its workers). Each grading writes its tests done on its job as they come."""
+    (``JobSlots``), and whenever no grading under way that is short so far (less than ``long``
+    slot seconds) has a test waiting for a slot, one of ``spare`` more threads claims the
+    next upload, whose tests then go first: a script timing out test after test takes a slot
+    only when no other upload's test wants it, instead of holding the workers (at most
+    ``count + spare`` slow ones at once; no spare thread on a cluster, whose scheduler
+    shares its workers). Each grading writes its tests done on its job as they come."""
 
     def __init__(self, course: Course, make: sessionmaker[Session], count: int = 1, name: str | None = None,
                  lease: float = LEASE_SECONDS, cluster: str | None = None,
@@ -94,6 +95,7 @@ class Workers:
         self.spares = [threading.Thread(target=self._spare, args=(i,), name=f"grader-spare-{i}", daemon=True)
                        for i in range(0 if cluster else spare)]  # fmt: skip
         self._claiming = threading.Lock()  # one spare claim at a time
+        self._hungry = threading.Event()  # a grading's last waiting test started, or one ended: a spare may claim
         self._claims: dict[int, Lane | None] = {}  # each grading under way (by job): its lane once it has one
         self._lock = threading.Condition()
         self._gradings = 0  # claimed and not yet written
@@ -101,13 +103,19 @@ class Workers:
         self._retired: list[LocalExecutor] = []  # slots a sync replaced, closed once their gradings end
         self._away = False  # the database is away: said once in the log, until it is back
         self.executors: list[Executor | None] = [None] * count
-        self.shared = None if cluster else LocalExecutor(jobs(course.config), keep_sandboxes=True)
+        self.shared = None if cluster else self._slots()
         try:
             for i in range(count if cluster else 0):
                 self.executors[i] = self._connect()
         except BaseException:
             self.close()
             raise
+
+    def _slots(self) -> LocalExecutor:
+        """The job slots of this process's gradings (config.yaml's ``jobs``)."""
+        shared = LocalExecutor(jobs(self.course.config), keep_sandboxes=True)
+        shared.slots.on_drained = self._hungry.set
+        return shared
 
     def start(self) -> None:
         for t in [*self.threads, *self.spares]:
@@ -173,7 +181,8 @@ class Workers:
             player.close()
 
     def _spare(self, i: int) -> None:
-        """A spare thread: grades an upload whenever every grading under way is long, else waits."""
+        """A spare thread: grades an upload whenever the gradings under way want one more
+        (``wants_more``), else waits until one's last waiting test starts or one ends."""
         me = f"{self.name}-spare-{i}"
         grade_below_pages(self.nice)
         dedicate_this_thread()
@@ -186,13 +195,20 @@ class Workers:
                 self._trouble(me, e)
                 worked = False
             if not worked:
-                self.stopping.wait(min(1.0, self.long / 4))
+                self._hungry.wait(1.0)
+                self._hungry.clear()
 
-    def all_long(self) -> bool:
-        """Every grading under way has had ``long`` slot seconds (there is one at least)."""
+    def wants_more(self) -> bool:
+        """No grading under way that is short so far has a test waiting (there is one at least):
+        each is long (``long`` slot seconds), or has all its tests started. One claimed and not
+        started yet (its upload unpacked, its plan checked) counts as waiting."""
         with self._lock:
             claims = list(self._claims.values())
-        return bool(claims) and all(lane is not None and lane.attained() >= self.long for lane in claims)
+
+        def waits(lane: Lane | None) -> bool:
+            return lane is None or not lane.submitted or (lane.waiting() > 0 and lane.attained() < self.long)
+
+        return bool(claims) and not any(waits(lane) for lane in claims)
 
     def play_once(self, me: str, player: ArenaPlayer) -> bool:
         """Claim one game job of the arena (gradings first: ``work_once`` found none) and play
@@ -213,10 +229,10 @@ class Workers:
 
     def work_once(self, me: str, executor: Executor | None = None, spare: bool = False) -> bool:
         """Claim one job and grade it, renewing its lease meanwhile; False when the queue was
-        empty (or, ``spare``, while a grading under way is not long: ``all_long``). The result
+        empty (or, ``spare``, while the gradings under way want no more: ``wants_more``). The result
         is written only if the lease still holds (else another worker grades it)."""
         with self._claiming if spare else nullcontext():
-            if spare and not self.all_long():
+            if spare and not self.wants_more():
                 return False
             with self.make.begin() as session:
                 lease = claim(session, me, self.lease, self.attempts)
@@ -229,13 +245,15 @@ class Workers:
                 assignment = self.course.assignments.get(name)
                 total = test_count(assignment) if assignment is not None else None
                 progress(session, lease, 0, total)
-            with self._lock:
-                self._claims[lease.job_id] = None
+            if total is not None:  # a GTP lab's grading runs its program here, on no slot
+                with self._lock:
+                    self._claims[lease.job_id] = None
         try:
             return self._grade(me, executor, lease, assignment, name, filename, content, rerun)
         finally:
             with self._lock:
                 self._claims.pop(lease.job_id, None)
+            self._hungry.set()
 
     def _grade(self, me: str, executor: Executor | None, lease: Lease, assignment: Assignment | None, name: str,
                filename: str, content: bytes, rerun: bool) -> bool:  # fmt: skip
@@ -358,7 +376,7 @@ class Workers:
         with self._lock:
             if self.shared.jobs != jobs(self.course.config):
                 self._retired.append(self.shared)
-                self.shared = LocalExecutor(jobs(self.course.config), keep_sandboxes=True)
+                self.shared = self._slots()
             lane = self.shared.lane()
             self._lanes[lane] = self.shared
             if job in self._claims:
