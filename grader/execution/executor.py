@@ -158,14 +158,20 @@ class JobSlots:
     least slot time so far (its finished and running tasks'; the older run on a tie): one run's
     tasks come first come, first served, while a run whose tasks are slow (a script timing out on
     every test) leaves the slots to the runs beside it instead of holding them (as a fair
-    scheduler picks the task with the least run time). A slot with nothing queued gives back
+    scheduler picks the task with the least run time). With ``long`` (seconds: a portal's
+    gradings), a run that has had that much slot time is long: its tasks run on ``jobs`` slots
+    of their own beside the others', so that a task that holds a slot to its time limit (a
+    script timing out on every test) never holds one that a short run's test wants (a slot
+    is not taken from the task it runs). A slot with nothing queued gives back
     its resident sandbox (``grader.engines.resident``), unless ``keep_sandboxes``: slots kept
     open for run after run (a portal worker's, across uploads) keep them until they close, as a
     class's run keeps them from one student to the next."""
 
-    def __init__(self, jobs: int, keep_sandboxes: bool = False):
-        self.jobs, self.keep_sandboxes = max(1, jobs), keep_sandboxes
-        self._pool = ThreadPoolExecutor(self.jobs, thread_name_prefix="grader-job")
+    def __init__(self, jobs: int, keep_sandboxes: bool = False, long: float | None = None):
+        self.jobs, self.keep_sandboxes, self.long = max(1, jobs), keep_sandboxes, long
+        self.extra = self.jobs if long is not None else 0  # the long runs' slots
+        self._running = {False: 0, True: 0}  # tasks running, of short runs and of long ones
+        self._pool = ThreadPoolExecutor(self.jobs + self.extra, thread_name_prefix="grader-job")
         self._local = threading.local()
         self._numbers = itertools.count()
         self._workers: list[Worker] = []
@@ -222,29 +228,42 @@ class JobSlots:
             if share is not None and not share.waiting and not share.running:
                 del self._shares[stage]
 
+    def _pick(self, moment: float) -> tuple[_Share, bool] | None:
+        """The run whose task is due now, and whether it is long (under the lock): the short
+        run with the least slot time while a short slot is free, else the long one with the least."""
+        due = [s for s in self._shares.values() if s.waiting]
+        for long, cap in ((False, self.jobs), (True, self.extra)):
+            mine = [s for s in due if (self.long is not None and s.attained(moment) >= self.long) == long]
+            if mine and self._running[long] < cap:
+                return min(mine, key=lambda s: (s.attained(moment), s.order)), long
+        return None
+
     def _next(self) -> None:
-        """Run the task due now: the next one of the run with the least slot time."""
-        with self._lock:
-            moment = time.monotonic()
-            due = [s for s in self._shares.values() if s.waiting]
-            if not due:
-                return
-            share = min(due, key=lambda s: (s.attained(moment), s.order))
-            fut, task, stop, stage = share.waiting.popleft()
-            self._queued -= 1
-            drained = not share.waiting
-            if not fut.set_running_or_notify_cancel():
-                return  # cancelled as it was taken
-            share.running[fut] = moment
-        if drained and self.on_drained is not None:
-            self.on_drained()
-        try:
-            fut.set_result(self._run(task, stop, stage))
-        except BaseException as e:
-            fut.set_exception(e)
-        finally:
+        """Run the tasks due, one after another, until none is (``_pick``)."""
+        while True:
             with self._lock:
-                share.used += time.monotonic() - share.running.pop(fut)
+                moment = time.monotonic()
+                picked = self._pick(moment)
+                if picked is None:
+                    return
+                share, long = picked
+                fut, task, stop, stage = share.waiting.popleft()
+                self._queued -= 1
+                drained = not share.waiting
+                if not fut.set_running_or_notify_cancel():
+                    continue  # cancelled as it was taken
+                share.running[fut] = moment
+                self._running[long] += 1
+            if drained and self.on_drained is not None:
+                self.on_drained()
+            try:
+                fut.set_result(self._run(task, stop, stage))
+            except BaseException as e:
+                fut.set_exception(e)
+            finally:
+                with self._lock:
+                    share.used += time.monotonic() - share.running.pop(fut)
+                    self._running[long] -= 1
 
     def _run(self, task: Task, stop: Stop, stage: Stage) -> Any:
         try:
@@ -265,7 +284,7 @@ class JobSlots:
             with self._lock:
                 self._workers.append(worker)
             dedicate_this_thread()
-            assign_slot(worker.slot, self.jobs)  # its programs pinned to the slot's cores
+            assign_slot(worker.slot % self.jobs, self.jobs)  # its programs pinned to the slot's cores
         worker.stop, worker.stage = stop, stage
         return worker
 
@@ -289,9 +308,9 @@ class LocalExecutor(Executor):
     """Tasks on ``jobs`` threads of this process; each thread is one worker (one job slot).
     ``lane()`` gives another run the same slots at the same time, with results of its own."""
 
-    def __init__(self, jobs: int, stop: Stop | None = None, keep_sandboxes: bool = False):
+    def __init__(self, jobs: int, stop: Stop | None = None, keep_sandboxes: bool = False, long: float | None = None):
         super().__init__(stop)
-        self._begin(JobSlots(jobs, keep_sandboxes))
+        self._begin(JobSlots(jobs, keep_sandboxes, long))
 
     def _begin(self, slots: JobSlots) -> None:
         self.slots = slots

@@ -39,8 +39,8 @@ CLOSE_SECONDS = 60.0  # how long closing waits for the gradings it stopped to gi
 STOPPING = "the worker stopped"
 GRADING_NICE = 10  # a grading thread's nice value by default: its CPU weight a tenth of the pages' (nice 0)
 RETRY_SECONDS = 2.0  # how often a worker tries a database that is away again
-LONG_SECONDS = 10.0  # slot seconds after which a grading is long: the spare threads claim the next upload
-SPARE = 8  # grading threads beside the workers' own, claiming uploads while every grading under way is long
+LONG_SECONDS = 10.0  # slot seconds after which a grading is long: its waiting tests hold no spare thread back
+SPARE = 8  # grading threads beside the workers' own, claiming an upload when no short grading has a test waiting
 PROGRESS_SECONDS = 1.0  # how often a grading writes its tests done, at most
 T = TypeVar("T")
 
@@ -113,7 +113,7 @@ class Workers:
 
     def _slots(self) -> LocalExecutor:
         """The job slots of this process's gradings (config.yaml's ``jobs``)."""
-        shared = LocalExecutor(jobs(self.course.config), keep_sandboxes=True)
+        shared = LocalExecutor(jobs(self.course.config), keep_sandboxes=True, long=self.long)
         shared.slots.on_drained = self._hungry.set
         return shared
 
