@@ -159,18 +159,18 @@ class JobSlots:
     tasks come first come, first served, while a run whose tasks are slow (a script timing out on
     every test) leaves the slots to the runs beside it instead of holding them (as a fair
     scheduler picks the task with the least run time). With ``long`` (seconds: a portal's
-    gradings), a run that has had that much slot time is long: its tasks run on ``jobs`` slots
-    of their own beside the others', so that a task that holds a slot to its time limit (a
-    script timing out on every test) never holds one that a short run's test wants (a slot
-    is not taken from the task it runs). A slot with nothing queued gives back
+    gradings), a run that has had that much slot time (its running tasks' so far counted) is
+    long: its tasks, the running ones too, count on ``2 * jobs`` slots of their own beside the
+    ``jobs`` of the short runs, so that a task held to its time limit (a script timing out on
+    every test) holds no slot that a short run's test wants for longer than it takes its run
+    to be long (a running task is never stopped to free its slot). A slot with nothing queued gives back
     its resident sandbox (``grader.engines.resident``), unless ``keep_sandboxes``: slots kept
     open for run after run (a portal worker's, across uploads) keep them until they close, as a
     class's run keeps them from one student to the next."""
 
     def __init__(self, jobs: int, keep_sandboxes: bool = False, long: float | None = None):
         self.jobs, self.keep_sandboxes, self.long = max(1, jobs), keep_sandboxes, long
-        self.extra = self.jobs if long is not None else 0  # the long runs' slots
-        self._running = {False: 0, True: 0}  # tasks running, of short runs and of long ones
+        self.extra = 2 * self.jobs if long is not None else 0  # the long runs' slots
         self._pool = ThreadPoolExecutor(self.jobs + self.extra, thread_name_prefix="grader-job")
         self._local = threading.local()
         self._numbers = itertools.count()
@@ -231,10 +231,11 @@ class JobSlots:
     def _pick(self, moment: float) -> tuple[_Share, bool] | None:
         """The run whose task is due now, and whether it is long (under the lock): the short
         run with the least slot time while a short slot is free, else the long one with the least."""
-        due = [s for s in self._shares.values() if s.waiting]
+        kinds = {s: self.long is not None and s.attained(moment) >= self.long for s in self._shares.values()}
+        running = {kind: sum(len(s.running) for s in kinds if kinds[s] == kind) for kind in (False, True)}
         for long, cap in ((False, self.jobs), (True, self.extra)):
-            mine = [s for s in due if (self.long is not None and s.attained(moment) >= self.long) == long]
-            if mine and self._running[long] < cap:
+            mine = [s for s in kinds if s.waiting and kinds[s] == long]
+            if mine and running[long] < cap:
                 return min(mine, key=lambda s: (s.attained(moment), s.order)), long
         return None
 
@@ -246,14 +247,13 @@ class JobSlots:
                 picked = self._pick(moment)
                 if picked is None:
                     return
-                share, long = picked
+                share, _ = picked
                 fut, task, stop, stage = share.waiting.popleft()
                 self._queued -= 1
                 drained = not share.waiting
                 if not fut.set_running_or_notify_cancel():
                     continue  # cancelled as it was taken
                 share.running[fut] = moment
-                self._running[long] += 1
             if drained and self.on_drained is not None:
                 self.on_drained()
             try:
@@ -263,7 +263,6 @@ class JobSlots:
             finally:
                 with self._lock:
                     share.used += time.monotonic() - share.running.pop(fut)
-                    self._running[long] -= 1
 
     def _run(self, task: Task, stop: Stop, stage: Stage) -> Any:
         try:
