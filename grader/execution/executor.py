@@ -69,6 +69,7 @@ class Worker:
 
 
 Task = Callable[[Worker], Any]
+TICK = 0.25  # seconds between the job slots' looks at whether a run turned long (JobSlots.long)
 SLOTS_CLOSED = "stopped: its job slots were closed"
 
 
@@ -181,6 +182,8 @@ class JobSlots:
         self._closed = False
         self._lock = threading.Lock()
         self.on_drained: Callable[[], object] | None = None  # told when a run's last waiting task starts
+        if long is not None:  # a run turning long frees short slots with no task ending: looked at a tick
+            threading.Thread(target=self._tick, name="grader-job-tick", daemon=True).start()
 
     def submit(self, task: Task, stop: Stop, stage: Stage) -> Future:
         """Queue ``task`` of the run stopped by ``stop`` whose scripts ``stage`` holds."""
@@ -227,6 +230,17 @@ class JobSlots:
             share = self._shares.get(stage)
             if share is not None and not share.waiting and not share.running:
                 del self._shares[stage]
+
+    def _tick(self) -> None:
+        """Every TICK seconds until the slots close: a slot for the task due, if one is due now."""
+        while True:
+            time.sleep(TICK)
+            with self._lock:
+                if self._closed:
+                    return
+                due = self._queued > 0 and self._pick(time.monotonic()) is not None
+                if due:
+                    self._pool.submit(self._next)
 
     def _pick(self, moment: float) -> tuple[_Share, bool] | None:
         """The run whose task is due now, and whether it is long (under the lock): the short
