@@ -3,6 +3,8 @@ killed (SIGKILL) in its middle and restarted, then ``grader grade`` of the same 
 
 Run: python bench/portal.py                     (the issue's rush: 300 students x 3 over 300 s)
      python bench/portal.py --students 20 --per-student 2 --window 30   (a quick run)
+     python bench/portal.py --slow 0.1 --kill-at 0  (the rush twice: 10% of its uploads
+         submissions/slow.py, timing out on every test, then the same rush without them)
 
 The demo course's Othello lab (10 tests, 4 public) in a temporary folder; a ``grader serve
 --workers 0`` process serves the pages and ``--worker-processes`` ``grader worker``
@@ -29,6 +31,12 @@ simulated clients', the rest); the peak memory of the server and of the
 workers (VmHWM, with their scripts'); and the exactly-once check against the database and
 the upload receipts: every receipt graded, each submission's result written once (its
 ``gradings``), no job left, no upload counted twice.
+
+With ``--slow F``: the rush is run twice, each on a course and database of its own: once with
+a fraction F of its uploads (the same ones, chosen at random) replaced by submissions/slow.py,
+which runs to the time limit on every test (10 tests of 10 s), and once without those uploads;
+printed: the other uploads' median (and p95) upload-to-feedback time in each and their ratio
+(the target: within 1.5x), and the slow ones' own. The ``grader grade`` comparison is skipped.
 """
 
 from __future__ import annotations
@@ -56,6 +64,8 @@ from grader.portal.course.course import load_course, make_demo_course
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = [ROOT / "submissions" / "negamax.py", ROOT / "submissions" / "wrong_score.py"]
+SLOW = ROOT / "submissions" / "slow.py"  # prints its move, then runs to the time limit: every test a T
+NORMAL, SLOWED, LEFT_OUT = "normal", "slow", "left out"  # what an upload of the rush sends
 
 
 def p95(values: list[float]) -> float:
@@ -185,6 +195,7 @@ class Tally:
     """What the simulated clients saw."""
 
     feedback: list[float] = field(default_factory=list)
+    slow_feedback: list[float] = field(default_factory=list)  # the slow script's uploads' (--slow)
     pages: dict[str, list[float]] = field(default_factory=dict)  # path -> response times
     receipts: list[str] = field(default_factory=list)
     unanswered: int = 0  # uploads whose answer the killed server never sent (uploaded again)
@@ -227,10 +238,12 @@ def final_status(c: httpx.Client, sid: str) -> str | None:
     return None
 
 
-def student(c: httpx.Client, moments: list[float], t0: float, tally: Tally) -> None:
+def student(c: httpx.Client, moments: list[float], t0: float, tally: Tally, kinds: list[str]) -> None:
     for k, at in enumerate(moments):
+        if kinds[k] == LEFT_OUT:
+            continue
         time.sleep(max(0.0, t0 + at - time.monotonic()))
-        script = SCRIPTS[k % 2]
+        script = SLOW if kinds[k] == SLOWED else SCRIPTS[k % 2]
         start = time.monotonic()
         while True:
             try:
@@ -251,7 +264,7 @@ def student(c: httpx.Client, moments: list[float], t0: float, tally: Tally) -> N
             time.sleep(0.2)
         look(c, f"/s/{sid}", "GET /s/ID (the page reloaded, graded)", tally)
         with tally.lock:
-            tally.feedback.append(time.monotonic() - start)
+            (tally.slow_feedback if kinds[k] == SLOWED else tally.feedback).append(time.monotonic() - start)
             tally.last_feedback = time.monotonic()
 
 
@@ -326,7 +339,36 @@ def main() -> None:
         "--nice", type=int, default=10, help="The workers' --nice (their grading's CPU weight below the pages')."
     )
     ap.add_argument("--no-grade", action="store_true", help="Skip the grader grade comparison.")
+    ap.add_argument("--slow", type=float, default=0.0,
+                    help="The fraction of the uploads that time out on every test: the rush with them, "
+                         "then without them, the others' feedback times compared.")  # fmt: skip
     args = ap.parse_args()
+    rand = random.Random(1)
+    plans = [sorted(rand.uniform(0, args.window) for _ in range(args.per_student)) for _ in range(args.students)]
+    if not args.slow:
+        rush(args, plans, [[NORMAL] * len(m) for m in plans], args.no_grade)
+        return
+    uploads = [(i, k) for i, m in enumerate(plans) for k in range(len(m))]
+    slowed = set(random.Random(2).sample(uploads, max(1, round(args.slow * len(uploads)))))
+    print(f"--- the rush with {len(slowed)} of its {len(uploads)} uploads timing out on every test ({SLOW.name})")
+    with_slow = rush(args, plans, [[SLOWED if (i, k) in slowed else NORMAL for k in range(len(m))]
+                                   for i, m in enumerate(plans)], True)  # fmt: skip
+    print(f"--- the same rush without those {len(slowed)} uploads")
+    without = rush(args, plans, [[LEFT_OUT if (i, k) in slowed else NORMAL for k in range(len(m))]
+                                 for i, m in enumerate(plans)], True)  # fmt: skip
+    ratio = statistics.median(with_slow.feedback) / statistics.median(without.feedback)
+    print(f"slow scripts: the other {len(with_slow.feedback)} uploads' feedback median "
+          f"{statistics.median(with_slow.feedback):.2f} s (p95 {p95(with_slow.feedback):.2f} s) with "
+          f"{len(slowed)} slow uploads ({100 * args.slow:g}%) against {statistics.median(without.feedback):.2f} s "
+          f"(p95 {p95(without.feedback):.2f} s) without them: {ratio:.2f}x (target: within 1.5x); "
+          f"the slow ones' own median {statistics.median(with_slow.slow_feedback):.1f} s")  # fmt: skip
+    if ratio > 1.5:
+        raise SystemExit(1)
+
+
+def rush(args: argparse.Namespace, plans: list[list[float]], kinds: list[list[str]], no_grade: bool) -> Tally:
+    """One rush on a course and database of its own: each student's uploads at the moments of
+    ``plans``, of the kinds ``kinds`` says; what it saw printed; the clients' tally."""
     load = os.getloadavg()[0]  # the machine's load before the bench: it is shared
     tmp = Path(tempfile.mkdtemp(prefix="grader-bench-portal-"))
     procs: Processes | None = None
@@ -347,11 +389,10 @@ def main() -> None:
         instructor = sign_in(url, procs.link)
         links = instructor.post("/class/links").json()["links"]
         clients = [sign_in(url, entry["link"]) for entry in links]
-        rand = random.Random(1)
-        plans = [sorted(rand.uniform(0, args.window) for _ in range(args.per_student)) for _ in clients]
         tally, done = Tally(), threading.Event()
         t0, machine0, clients0 = time.monotonic(), machine_cpu_seconds(), time.process_time()
-        threads = [threading.Thread(target=student, args=(c, m, t0, tally)) for c, m in zip(clients, plans)]
+        threads = [threading.Thread(target=student, args=(c, m, t0, tally, kind))
+                   for c, m, kind in zip(clients, plans, kinds)]  # fmt: skip
         watcher = threading.Thread(target=reader, args=(clients[0], instructor, args.read_every, done, tally))
         watcher.start()
         for t in threads:
@@ -370,7 +411,7 @@ def main() -> None:
         procs.stop()
         first = min(m[0] for m in plans)
         busy = tally.last_feedback - t0 - first
-        n = len(tally.feedback)
+        n = len(tally.feedback) + len(tally.slow_feedback)
         print(f"{args.students} students x {args.per_student} uploads over {args.window:g} s, "
               f"{args.worker_processes} worker processes of {args.worker_threads} grading threads at nice {args.nice}, SQLite, {os.cpu_count()} cores "
               f"(load average before: {load:.1f}): {n} graded, the last {busy + first:.1f} s in")  # fmt: skip
@@ -378,7 +419,9 @@ def main() -> None:
             print(f"SIGKILL of the server and a worker at {killed_at:.1f} s, both started again; "
                   f"{tally.unanswered} uploads unanswered by the killed server, sent again")  # fmt: skip
         print(f"upload to public feedback: median {statistics.median(tally.feedback):.2f} s, "
-              f"p95 {p95(tally.feedback):.2f} s (told by its page's event stream, the page reloaded)")  # fmt: skip
+              f"p95 {p95(tally.feedback):.2f} s (told by its page's event stream, the page reloaded)"
+              + (f"; the {len(tally.slow_feedback)} slow uploads' median {statistics.median(tally.slow_feedback):.1f} s"
+                 if tally.slow_feedback else ""))  # fmt: skip
         pages = [t for times in tally.pages.values() for t in times]
         print(f"pages that do not grade ({len(pages)} answered): median {1000 * statistics.median(pages):.0f} ms, "
               f"p95 {1000 * p95(pages):.0f} ms (target < 200 ms); "
@@ -397,10 +440,10 @@ def main() -> None:
             f"exactly once: {len(tally.receipts)} receipts, "
             + ("every one graded once, nothing lost or doubled" if not problems else "; ".join(problems[:10]))
         )
-        if not args.no_grade:
+        if not no_grade:
             klass = tmp / "class"
             klass.mkdir()
-            for i, script in enumerate(SCRIPTS[k % 2] for m in plans for k in range(len(m))):
+            for i, script in enumerate(SCRIPTS[k % 2] for m in plans for k in range(len(m))):  # no --slow here
                 shutil.copy(script, klass / f"s{i:04d}.py")
             loaded = load_course(course)
             lab = loaded.assignments["othello"]
@@ -413,6 +456,7 @@ def main() -> None:
                   + ("" if args.window == 0 else " (uploads spread over the window: --window 0 compares throughputs)"))  # fmt: skip
         if problems:
             raise SystemExit(1)
+        return tally
     finally:
         if procs is not None:
             procs.stop()

@@ -99,7 +99,7 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(database):
         "mail_link_requests",
     } <= tables
     with engine.connect() as c:
-        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0014",)]
+        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0015",)]
     engine.dispose()
 
 
@@ -299,7 +299,7 @@ def test_a_worker_that_lost_its_lease_writes_nothing(db, monkeypatch):
     slow = Workers(course, make, name="slow")
     taken: list = []
 
-    def lose_it(course_, assignment, filename, content, executor):  # the grading during which the lease is lost
+    def lose_it(course_, assignment, filename, content, executor, on_test=None):  # the lease lost meanwhile
         _expire(make, taken[0])
         with make.begin() as s:
             taken.append(queue.claim(s, "other"))

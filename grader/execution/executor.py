@@ -12,11 +12,13 @@ every running script; ``drain()`` then yields what finished meanwhile.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import itertools
 import os
 import queue
 import threading
+import time
 from abc import ABC, abstractmethod
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Iterable, Iterator
@@ -67,6 +69,7 @@ class Worker:
 
 
 Task = Callable[[Worker], Any]
+TICK = 0.25  # seconds between the job slots' looks at whether a run turned long (JobSlots.long)
 SLOTS_CLOSED = "stopped: its job slots were closed"
 
 
@@ -135,40 +138,152 @@ def using(executor: Executor | None, jobs: int, stop: Stop | None = None) -> Ite
         raise
 
 
+class _Share:
+    """One run's part of the job slots: its tasks not yet started, and the slot time it has had."""
+
+    def __init__(self, order: int):
+        self.order = order  # runs with equal slot time: the older first
+        self.waiting: collections.deque[tuple[Future, Task, Stop, Stage]] = collections.deque()
+        self.used = 0.0  # seconds of its tasks that finished
+        self.running: dict[Future, float] = {}  # its tasks running: when each started
+
+    def attained(self, moment: float) -> float:
+        """Slot seconds this run has had: its finished tasks' and its running ones' so far."""
+        return self.used + sum(moment - start for start in self.running.values())
+
+
 class JobSlots:
     """The job slots of a LocalExecutor and its lanes: ``jobs`` threads of this process, each
     one ``Worker`` (its uid, cgroups, resident sandbox and cached values), running the tasks
-    of every run on them first come, first served. A slot with nothing queued gives back its
-    resident sandbox (``grader.engines.resident``), unless ``keep_sandboxes``: slots kept open
-    for run after run (a portal worker's, across uploads) keep them until they close, as a
+    of every run on them. A slot that frees takes the next task of the run that has had the
+    least slot time so far (its finished and running tasks'; the older run on a tie): one run's
+    tasks come first come, first served, while a run whose tasks are slow (a script timing out on
+    every test) leaves the slots to the runs beside it instead of holding them (as a fair
+    scheduler picks the task with the least run time). With ``long`` (seconds: a portal's
+    gradings), a run that has had that much slot time (its running tasks' so far counted) is
+    long: the long runs' tasks, the running ones too, hold at most ``jobs - 1`` of the ``jobs``
+    slots (all of them with one slot), and a short run's task is always due before a long
+    one's, so that a task held to its time limit (a script timing out on every test) never
+    keeps the short runs from a slot for longer than it takes its run to be long (a running
+    task is never stopped to free its slot). No more than ``jobs`` tasks ever run at once: a
+    test's time is measured on the slot's own cores, never on cores shared with another slot. A slot with nothing queued gives back
+    its resident sandbox (``grader.engines.resident``), unless ``keep_sandboxes``: slots kept
+    open for run after run (a portal worker's, across uploads) keep them until they close, as a
     class's run keeps them from one student to the next."""
 
-    def __init__(self, jobs: int, keep_sandboxes: bool = False):
-        self.jobs, self.keep_sandboxes = max(1, jobs), keep_sandboxes
+    def __init__(self, jobs: int, keep_sandboxes: bool = False, long: float | None = None):
+        self.jobs, self.keep_sandboxes, self.long = max(1, jobs), keep_sandboxes, long
+        self.long_cap = max(1, self.jobs - 1)  # the slots the long runs may hold: one is kept for the short
         self._pool = ThreadPoolExecutor(self.jobs, thread_name_prefix="grader-job")
         self._local = threading.local()
         self._numbers = itertools.count()
         self._workers: list[Worker] = []
         self._queued = 0  # tasks submitted and not yet started
+        self._shares: dict[Stage, _Share] = {}  # each run's (its Stage is its own)
+        self._orders = itertools.count()
+        self._closed = False
         self._lock = threading.Lock()
+        self.on_drained: Callable[[], object] | None = None  # told when a run's last waiting task starts
+        if long is not None:  # a run turning long frees short slots with no task ending: looked at a tick
+            threading.Thread(target=self._tick, name="grader-job-tick", daemon=True).start()
 
     def submit(self, task: Task, stop: Stop, stage: Stage) -> Future:
         """Queue ``task`` of the run stopped by ``stop`` whose scripts ``stage`` holds."""
+        fut: Future = Future()
         with self._lock:
+            if self._closed:
+                raise RuntimeError("cannot schedule new tasks after the job slots closed")
+            share = self._shares.get(stage)
+            if share is None:
+                share = self._shares[stage] = _Share(next(self._orders))
+            share.waiting.append((fut, task, stop, stage))
             self._queued += 1
-        return self._pool.submit(self._run, task, stop, stage)
+            self._pool.submit(self._next)  # one pick for each task: a slot takes whichever is due then
+        return fut
 
     def cancel(self, fut: Future) -> bool:
         """Drop a queued task; False if it has started."""
-        if not fut.cancel():
-            return False
         with self._lock:
-            self._queued -= 1
-        return True
+            if not fut.cancel():
+                return False
+            for share in self._shares.values():
+                for entry in share.waiting:
+                    if entry[0] is fut:
+                        share.waiting.remove(entry)
+                        self._queued -= 1
+                        return True
+        return True  # taken off its queue by a slot already, which skips it
+
+    def attained(self, stage: Stage) -> float:
+        """The slot seconds the run of ``stage`` has had so far."""
+        with self._lock:
+            share = self._shares.get(stage)
+            return share.attained(time.monotonic()) if share is not None else 0.0
+
+    def waiting(self, stage: Stage) -> int:
+        """The tasks of the run of ``stage`` not started yet."""
+        with self._lock:
+            share = self._shares.get(stage)
+            return len(share.waiting) if share is not None else 0
+
+    def forget(self, stage: Stage) -> None:
+        """The run of ``stage`` is over (its lane closed): its share is dropped."""
+        with self._lock:
+            share = self._shares.get(stage)
+            if share is not None and not share.waiting and not share.running:
+                del self._shares[stage]
+
+    def _tick(self) -> None:
+        """Every TICK seconds until the slots close: a slot for the task due, if one is due now."""
+        while True:
+            time.sleep(TICK)
+            with self._lock:
+                if self._closed:
+                    return
+                due = self._queued > 0 and self._pick(time.monotonic()) is not None
+                if due:
+                    self._pool.submit(self._next)
+
+    def _pick(self, moment: float) -> tuple[_Share, bool] | None:
+        """The run whose task is due now, and whether it is long (under the lock): while a slot
+        is free, the short run with the least slot time, else the long one with the least while
+        the long runs hold fewer than ``long_cap`` slots."""
+        kinds = {s: self.long is not None and s.attained(moment) >= self.long for s in self._shares.values()}
+        running = {kind: sum(len(s.running) for s in kinds if kinds[s] == kind) for kind in (False, True)}
+        if running[False] + running[True] >= self.jobs:
+            return None
+        for long, room in ((False, True), (True, running[True] < self.long_cap)):
+            mine = [s for s in kinds if s.waiting and kinds[s] == long]
+            if mine and room:
+                return min(mine, key=lambda s: (s.attained(moment), s.order)), long
+        return None
+
+    def _next(self) -> None:
+        """Run the tasks due, one after another, until none is (``_pick``)."""
+        while True:
+            with self._lock:
+                moment = time.monotonic()
+                picked = self._pick(moment)
+                if picked is None:
+                    return
+                share, _ = picked
+                fut, task, stop, stage = share.waiting.popleft()
+                self._queued -= 1
+                drained = not share.waiting
+                if not fut.set_running_or_notify_cancel():
+                    continue  # cancelled as it was taken
+                share.running[fut] = moment
+            if drained and self.on_drained is not None:
+                self.on_drained()
+            try:
+                fut.set_result(self._run(task, stop, stage))
+            except BaseException as e:
+                fut.set_exception(e)
+            finally:
+                with self._lock:
+                    share.used += time.monotonic() - share.running.pop(fut)
 
     def _run(self, task: Task, stop: Stop, stage: Stage) -> Any:
-        with self._lock:
-            self._queued -= 1
         try:
             worker = self._worker(stop, stage)
             stop.check()
@@ -187,12 +302,20 @@ class JobSlots:
             with self._lock:
                 self._workers.append(worker)
             dedicate_this_thread()
-            assign_slot(worker.slot, self.jobs)  # its programs pinned to the slot's cores
+            assign_slot(worker.slot % self.jobs, self.jobs)  # its programs pinned to the slot's cores
         worker.stop, worker.stage = stop, stage
         return worker
 
     def close(self) -> None:
         """End the threads once their tasks are done (queued ones are dropped); give back the uids."""
+        with self._lock:
+            self._closed = True
+            dropped = [entry[0] for share in self._shares.values() for entry in share.waiting]
+            for share in self._shares.values():
+                share.waiting.clear()
+            self._queued = 0
+        for fut in dropped:
+            fut.cancel()
         self._pool.shutdown(wait=True, cancel_futures=True)
         for worker in self._workers:
             worker.release()
@@ -203,12 +326,13 @@ class LocalExecutor(Executor):
     """Tasks on ``jobs`` threads of this process; each thread is one worker (one job slot).
     ``lane()`` gives another run the same slots at the same time, with results of its own."""
 
-    def __init__(self, jobs: int, stop: Stop | None = None, keep_sandboxes: bool = False):
+    def __init__(self, jobs: int, stop: Stop | None = None, keep_sandboxes: bool = False, long: float | None = None):
         super().__init__(stop)
-        self._begin(JobSlots(jobs, keep_sandboxes))
+        self._begin(JobSlots(jobs, keep_sandboxes, long))
 
     def _begin(self, slots: JobSlots) -> None:
         self.slots = slots
+        self.submitted = 0  # tasks submitted so far
         self._futures: dict[Future, Any] = {}
         self._finished: queue.SimpleQueue[Future] = queue.SimpleQueue()
         self._stage = Stage()
@@ -224,6 +348,7 @@ class LocalExecutor(Executor):
 
     def submit(self, key: Any, task: Task) -> None:
         fut = self.slots.submit(task, self.stop, self._stage)
+        self.submitted += 1
         self._futures[fut] = key
         fut.add_done_callback(self._finished.put)
 
@@ -277,4 +402,13 @@ class Lane(LocalExecutor):
         while not all(fut.done() for fut in self._futures):  # polled, as results() does: no wait()
             with contextlib.suppress(queue.Empty):
                 self._finished.get(timeout=0.5)
+        self.slots.forget(self._stage)
         self._stage.close()
+
+    def attained(self) -> float:
+        """The slot seconds this run has had so far (``JobSlots.attained``)."""
+        return self.slots.attained(self._stage)
+
+    def waiting(self) -> int:
+        """This run's tasks not started yet."""
+        return self.slots.waiting(self._stage)

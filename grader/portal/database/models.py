@@ -148,6 +148,8 @@ class Job(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     lease_token: Mapped[str | None] = mapped_column(String(32), nullable=True)
     lease_until: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    tests_done: Mapped[int | None] = mapped_column(Integer, nullable=True)  # while graded: its tests done so far
+    tests_total: Mapped[int | None] = mapped_column(Integer, nullable=True)  # of how many
 
 
 class Release(Base):

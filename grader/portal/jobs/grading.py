@@ -19,7 +19,7 @@ from ...engines.programs import ProtocolEngine
 from ...execution.executor import Executor
 from ...grading import report
 from ...grading.results import ScriptResult
-from ...grading.run import grade_submission
+from ...grading.run import OnTest, grade_submission
 from ...regression.results import RegressResult, RegressSettings, StudentRegress
 from ...regression.runs import failed_board, regress_submission, student_text, student_view, test_line
 from ...runs.submissions import Submission
@@ -68,11 +68,12 @@ def feedback(result: ScriptResult, filename: str) -> Feedback:
 
 
 def grade_upload(course: Course, assignment: Assignment, filename: str, content: bytes,
-                 executor: Executor | None = None) -> Feedback:  # fmt: skip
+                 executor: Executor | None = None, on_test: OnTest | None = None) -> Feedback:  # fmt: skip
     """Grade an upload as ``grader grade`` grades a student's script (``grader gradescope`` a GTP
     program): unpacked alone in a fresh folder (``uploads.unpack``: a single file as
     submission.py, never under its own name), the course's files kept out of its reach; a
-    script's tests on ``executor`` (a Dask cluster's, as ``grade --cluster``), else here."""
+    script's tests on ``executor`` (a Dask cluster's, as ``grade --cluster``), else here,
+    ``on_test`` told of each in test order as it is judged."""
     with tempfile.TemporaryDirectory(prefix="grader-portal-") as folder:
         os.chmod(folder, 0o755)
         sub = unpack(filename, content, Path(folder), course.config.commands, course.config.entry)
@@ -81,7 +82,7 @@ def grade_upload(course: Course, assignment: Assignment, filename: str, content:
             program = command_program(sub.folder) if sub.folder is not None else None
             student = grade_program(sub, assignment.plan, settings, course.private_files(), program)
             return gtp_feedback(student, assignment.plan, filename)
-        result = grade_submission(sub, assignment.plan, course.settings(assignment), executor,
+        result = grade_submission(sub, assignment.plan, course.settings(assignment), executor, on_test=on_test,
                                   private=course.private_files())  # fmt: skip
     return feedback(result, filename)
 
@@ -145,3 +146,9 @@ def public_text(student: StudentRegress, tests: RegressionFile, head: str) -> st
                 drawing = failed_board(t, tests.game)
                 lines += [drawing] if drawing else []
     return "\n".join(lines)
+
+
+def test_count(assignment: Assignment) -> int | None:
+    """How many tests a grading of the assignment reports progress on: a script plan's; None
+    for a GTP lab (its program answers the whole file in one run)."""
+    return None if isinstance(assignment.plan, RegressionFile) else len(assignment.plan.positions)

@@ -17,6 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ...errors import GraderError
+from ...runs.text import plural
 from ..course.course import Assignment
 from ..course.deadlines import deadlines
 from ..database.leases import LEASE_SECONDS, MAX_ATTEMPTS, claimed, free, renewed, stuck
@@ -150,6 +151,16 @@ def renew(session: Session, lease: Lease, seconds: float = LEASE_SECONDS) -> boo
     return renewed(session, Job, lease.job_id, lease.token, seconds)
 
 
+def progress(session: Session, lease: Lease, done: int, total: int | None = None) -> bool:
+    """Write a grading's tests done so far (and of how many, given at its claim) on its job, if
+    the lease still holds it; whether it did."""
+    values: dict[str, int | None] = {"tests_done": done}
+    if total is not None or done == 0:
+        values["tests_total"] = total
+    found = session.execute(update(Job).where(Job.id == lease.job_id, Job.lease_token == lease.token).values(values))
+    return getattr(found, "rowcount", 0) == 1
+
+
 def finish(session: Session, lease: Lease) -> bool:
     """Take the job off the queue if this lease still holds it: True, and the caller writes the
     result in the same transaction; False (write nothing) when another worker holds it now. The
@@ -165,7 +176,7 @@ def release(session: Session, lease: Lease) -> bool:
     done = session.execute(
         update(Job).where(Job.id == lease.job_id, Job.lease_token == lease.token)
         .values(state=QUEUED, claimed_by=None, claimed_at=None, lease_token=None, lease_until=None,
-                attempts=Job.attempts - 1)
+                attempts=Job.attempts - 1, tests_done=None)
     )  # fmt: skip
     if getattr(done, "rowcount", 0) != 1:
         return False
@@ -176,6 +187,78 @@ def release(session: Session, lease: Lease) -> bool:
 def waiting(session: Session) -> int:
     """Jobs waiting to be claimed."""
     return session.scalar(select(func.count()).select_from(Job).where(Job.state == QUEUED)) or 0
+
+
+PACE_GRADINGS = 20  # the latest gradings whose pace gives a waiting submission's estimate
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where a submission on the queue stands: its place among those waiting (1: claimed next)
+    and the seconds that may take at the pace of the latest gradings (None: no pace yet); or,
+    while it is graded, its tests done of how many (None: a GTP lab's, graded in one run)."""
+
+    submission: str
+    user_id: int
+    assignment: str
+    state: str
+    rerun: bool
+    position: int | None = None
+    estimate: float | None = None
+    done: int | None = None
+    total: int | None = None
+
+    def text(self) -> str:
+        """The standing in words, as the pages show it."""
+        if self.state == RUNNING:
+            return "being graded" + (f": {self.done} of {self.total} tests done" if self.total else "")
+        ahead = self.position - 1 if self.position else 0
+        where = f"{plural(ahead, 'submission', 'submissions')} ahead of it" if ahead else "graded next"
+        return f"waiting: {where}" + (f", about {_duration(self.estimate)}" if self.estimate else "")
+
+    def key(self) -> str:
+        """What changes when the page should say something new."""
+        return f"{self.state} {self.position} {self.done} {self.total} {_duration(self.estimate or 0)}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    return f"{round(seconds / 60)} min"
+
+
+def pace(session: Session, count: int = PACE_GRADINGS) -> float | None:
+    """Gradings finished a second, over the latest ``count`` (None when fewer than two, or
+    not lately: no estimate rather than a wrong one)."""
+    found = session.scalars(select(Submission.graded_at).where(Submission.graded_at.is_not(None))
+                            .order_by(Submission.graded_at.desc()).limit(count))  # fmt: skip
+    times = [t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc) for t in found if t is not None]
+    if len(times) < 2:
+        return None
+    span = (now() - times[-1]).total_seconds()
+    return (len(times) - 1) / span if 0 < span < 3600 else None
+
+
+def standings(session: Session, ids: list[str] | None = None) -> dict[str, Standing]:
+    """Where each submission on the queue stands (of ``ids``, else every one), by its id; the
+    waiting ones in the order they are claimed (the oldest job first)."""
+    rows = session.execute(
+        select(Job.id, Job.state, Job.tests_done, Job.tests_total, Submission.id, Submission.user_id,
+               Submission.assignment, Submission.change_reason)
+        .join(Submission, Submission.id == Job.submission_id).order_by(Job.id)
+    ).all()  # fmt: skip
+    rate = pace(session) if any(r[1] == QUEUED for r in rows) else None
+    wanted = None if ids is None else set(ids)
+    found, place = {}, 0
+    for _, state, done, total, sid, uid, name, reason in rows:
+        place += state == QUEUED
+        if wanted is not None and sid not in wanted:
+            continue
+        queued = state == QUEUED
+        found[sid] = Standing(sid, uid, name, state, reason is not None, place if queued else None,
+                              place / rate if queued and rate else None, None if queued else done,
+                              None if queued else total)  # fmt: skip
+    return found
 
 
 PLAN_CHANGED, BY_INSTRUCTOR = "the plan changed", "rerun by the instructor"

@@ -10,8 +10,9 @@ import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Callable, TypeVar
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -20,24 +21,28 @@ from ...engines.cgroups import dedicate_this_thread
 from ...engines.fairness import assign_slot
 from ...errors import GraderError
 from ...execution.executor import Executor, Lane, LocalExecutor
+from ...grading.results import TestResult
 from ...settings import jobs
 from ...stop import Stop
 from ..arena.leases import GameLease, renew_game
 from ..arena.play import ArenaPlayer, GamesDone
-from ..course.course import Course
+from ..course.course import Assignment, Course
 from ..database.leases import LEASE_SECONDS, MAX_ATTEMPTS
 from ..database.models import FAILED, GRADED, Submission, now
 from ..database.outage import outage
 from ..ladders import ladders
 from ..mail import messages as mails
-from .grading import Feedback, grade_upload
-from .queue import Lease, claim, finish, give_back, release, renew
+from .grading import Feedback, grade_upload, test_count
+from .queue import Lease, claim, finish, give_back, progress, release, renew
 
 log = logging.getLogger("grader.portal")
 CLOSE_SECONDS = 60.0  # how long closing waits for the gradings it stopped to give their jobs back
 STOPPING = "the worker stopped"
 GRADING_NICE = 10  # a grading thread's nice value by default: its CPU weight a tenth of the pages' (nice 0)
 RETRY_SECONDS = 2.0  # how often a worker tries a database that is away again
+LONG_SECONDS = 5.0  # slot seconds after which a grading is long: its waiting tests hold no spare thread back
+SPARE = 8  # grading threads beside the workers' own, claiming an upload when no short grading has a test waiting
+PROGRESS_SECONDS = 1.0  # how often a grading writes its tests done, at most
 T = TypeVar("T")
 
 
@@ -63,12 +68,21 @@ class Workers:
     one upload to the next, as ``grade class`` keeps them from one student to the next. With
     ``cluster`` (a Dask scheduler's address), each thread grades on the cluster through a
     client of its own instead, connected here (so an unreachable scheduler is an error at
-    the start)."""
+    the start).
+
+    Fairness: the slots take each next test from the grading that has had the least slot time
+    (``JobSlots``), and whenever no grading under way that is short so far (less than ``long``
+    slot seconds) has a test waiting for a slot, one of ``spare`` more threads claims the
+    next upload, whose tests then go first: a script timing out test after test takes a slot
+    only when no other upload's test wants it, instead of holding the workers (at most
+    ``count + spare`` slow ones at once; no spare thread on a cluster, whose scheduler
+    shares its workers). Each grading writes its tests done on its job as they come."""
 
     def __init__(self, course: Course, make: sessionmaker[Session], count: int = 1, name: str | None = None,
                  lease: float = LEASE_SECONDS, cluster: str | None = None,
                  on_graded: Callable[[str], object] | None = None, attempts: int = MAX_ATTEMPTS,
-                 nice: int = GRADING_NICE, on_games: GamesDone | None = None):  # fmt: skip
+                 nice: int = GRADING_NICE, on_games: GamesDone | None = None, spare: int = SPARE,
+                 long: float = LONG_SECONDS):  # fmt: skip
         self.course, self.make, self.lease, self.cluster, self.nice = course, make, lease, cluster, nice
         self.attempts = attempts  # claims of a job whose worker died on each before it is failed
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
@@ -76,15 +90,21 @@ class Workers:
         self.on_games = on_games  # told of a job's games written that no test queued (a ladder's)
         self.wake = threading.Event()
         self.stopping = threading.Event()
+        self.long = long
         self.threads = [threading.Thread(target=self._loop, args=(i,), name=f"grader-worker-{i}", daemon=True)
                         for i in range(count)]  # fmt: skip
+        self.spares = [threading.Thread(target=self._spare, args=(i,), name=f"grader-spare-{i}", daemon=True)
+                       for i in range(0 if cluster else spare)]  # fmt: skip
+        self._claiming = threading.Lock()  # one spare claim at a time
+        self._hungry = threading.Event()  # a grading's last waiting test started, or one ended: a spare may claim
+        self._claims: dict[int, Lane | None] = {}  # each grading under way (by job): its lane once it has one
         self._lock = threading.Condition()
         self._gradings = 0  # claimed and not yet written
         self._lanes: dict[Lane, LocalExecutor] = {}  # the gradings on job slots, and whose slots
         self._retired: list[LocalExecutor] = []  # slots a sync replaced, closed once their gradings end
         self._away = False  # the database is away: said once in the log, until it is back
         self.executors: list[Executor | None] = [None] * count
-        self.shared = None if cluster else LocalExecutor(jobs(course.config), keep_sandboxes=True)
+        self.shared = None if cluster else self._slots()
         try:
             for i in range(count if cluster else 0):
                 self.executors[i] = self._connect()
@@ -92,8 +112,14 @@ class Workers:
             self.close()
             raise
 
+    def _slots(self) -> LocalExecutor:
+        """The job slots of this process's gradings (config.yaml's ``jobs``)."""
+        shared = LocalExecutor(jobs(self.course.config), keep_sandboxes=True, long=self.long)
+        shared.slots.on_drained = self._hungry.set
+        return shared
+
     def start(self) -> None:
-        for t in self.threads:
+        for t in [*self.threads, *self.spares]:
             t.start()
 
     def stop(self) -> None:
@@ -155,6 +181,36 @@ class Workers:
         finally:
             player.close()
 
+    def _spare(self, i: int) -> None:
+        """A spare thread: grades an upload whenever the gradings under way want one more
+        (``wants_more``), else waits until one's last waiting test starts or one ends."""
+        me = f"{self.name}-spare-{i}"
+        grade_below_pages(self.nice)
+        dedicate_this_thread()
+        while not self.stopping.is_set():
+            try:
+                with self._under_way():
+                    worked = self.work_once(me, None, spare=True)
+                self._back()
+            except Exception as e:  # as _loop: never end the thread
+                self._trouble(me, e)
+                worked = False
+            if not worked:
+                self._hungry.wait(1.0)
+                self._hungry.clear()
+
+    def wants_more(self) -> bool:
+        """No grading under way that is short so far has a test waiting (there is one at least):
+        each is long (``long`` slot seconds), or has all its tests started. One claimed and not
+        started yet (its upload unpacked, its plan checked) counts as waiting."""
+        with self._lock:
+            claims = list(self._claims.values())
+
+        def waits(lane: Lane | None) -> bool:
+            return lane is None or not lane.submitted or (lane.waiting() > 0 and lane.attained() < self.long)
+
+        return bool(claims) and not any(waits(lane) for lane in claims)
+
     def play_once(self, me: str, player: ArenaPlayer) -> bool:
         """Claim one game job of the arena (gradings first: ``work_once`` found none) and play
         it, renewing its lease meanwhile; False when there was none."""
@@ -172,24 +228,55 @@ class Workers:
         with self.make.begin() as session:
             return ladders.schedule_idle(session, self.course) > 0
 
-    def work_once(self, me: str, executor: Executor | None = None) -> bool:
+    def work_once(self, me: str, executor: Executor | None = None, spare: bool = False) -> bool:
         """Claim one job and grade it, renewing its lease meanwhile; False when the queue was
-        empty. The result is written only if the lease still holds (else another worker grades it)."""
-        with self.make.begin() as session:
-            lease = claim(session, me, self.lease, self.attempts)
-            if lease is None:
+        empty (or, ``spare``, while the gradings under way want no more: ``wants_more``). The result
+        is written only if the lease still holds (else another worker grades it)."""
+        with self._claiming if spare else nullcontext():
+            if spare and not self.wants_more():
                 return False
-            sub = session.get(Submission, lease.submission_id)
-            assert sub is not None
-            filename, content, name = sub.filename, sub.content, sub.assignment
-            rerun = sub.change_reason is not None
-        assignment = self.course.assignments.get(name)
+            with self.make.begin() as session:
+                lease = claim(session, me, self.lease, self.attempts)
+                if lease is None:
+                    return False
+                sub = session.get(Submission, lease.submission_id)
+                assert sub is not None
+                filename, content, name = sub.filename, sub.content, sub.assignment
+                rerun = sub.change_reason is not None
+                assignment = self.course.assignments.get(name)
+                total = test_count(assignment) if assignment is not None else None
+                progress(session, lease, 0, total)
+            if total is not None:  # a GTP lab's grading runs its program here, on no slot
+                with self._lock:
+                    self._claims[lease.job_id] = None
+        try:
+            return self._grade(me, executor, lease, assignment, name, filename, content, rerun)
+        finally:
+            with self._lock:
+                self._claims.pop(lease.job_id, None)
+            self._hungry.set()
+
+    def _grade(self, me: str, executor: Executor | None, lease: Lease, assignment: Assignment | None, name: str,
+               filename: str, content: bytes, rerun: bool) -> bool:  # fmt: skip
+        """Grade a claimed job (``work_once``), its tests done written as they come."""
+        told = [0.0]
+
+        def on_test(_: str, test: TestResult) -> None:  # every PROGRESS_SECONDS at most, and the first
+            moment = time.monotonic()
+            if moment - told[0] >= PROGRESS_SECONDS:
+                told[0] = moment
+                try:
+                    with self.make.begin() as session:
+                        progress(session, lease, test.index)
+                except Exception as e:  # the database away for a moment: the next test's write may reach it
+                    self._trouble(f"writing the progress of {lease.submission_id}", e)
+
         with self._renewing(lambda session: renew(session, lease, self.lease), lease.submission_id):
             try:
                 if assignment is None:
                     raise GraderError(f"the course has no assignment {name!r} any more")
-                with self._lane(executor) as on:
-                    found: Feedback | None = grade_upload(self.course, assignment, filename, content, on)
+                with self._lane(executor, lease.job_id) as on:
+                    found: Feedback | None = grade_upload(self.course, assignment, filename, content, on, on_test)
                 error = None
             except GraderError as e:  # the grader's or the course's problem, never the student's: not counted
                 found, error = None, str(e)
@@ -280,7 +367,7 @@ class Workers:
                 self._lock.notify_all()
 
     @contextmanager
-    def _lane(self, executor: Executor | None) -> Iterator[Executor]:
+    def _lane(self, executor: Executor | None, job: int | None = None) -> Iterator[Executor]:
         """Where a grading runs: on ``executor`` (a cluster's client), else on a lane of the
         job slots, closed after it (its staged copy of the upload removed). A sync that
         changed config.yaml's ``jobs`` gets new slots; the old ones close after their last grading."""
@@ -291,9 +378,11 @@ class Workers:
         with self._lock:
             if self.shared.jobs != jobs(self.course.config):
                 self._retired.append(self.shared)
-                self.shared = LocalExecutor(jobs(self.course.config), keep_sandboxes=True)
+                self.shared = self._slots()
             lane = self.shared.lane()
             self._lanes[lane] = self.shared
+            if job in self._claims:
+                self._claims[job] = lane  # its slot time tells the spare threads whether it is long
             if self.stopping.is_set():  # claimed as close() began: given back at once
                 lane.stop.set(STOPPING)
         try:

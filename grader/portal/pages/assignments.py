@@ -36,7 +36,7 @@ from ..database.models import (
     User,
     now,
 )
-from ..jobs.queue import DailyLimit, submit, used_today
+from ..jobs.queue import DailyLimit, standings, submit, used_today
 from ..mail import messages as mails
 from ..uploads import check_upload
 from ..web.portal import Portal, mailed
@@ -260,8 +260,13 @@ def submission_page(portal: Portal, request: Request, form: Any) -> Response:
         shown = private_shown(session, assignment)
         counted = policy.counted(session, portal.course, owner).get((sub.user_id, sub.assignment)) if owner else None
         due = deadlines(session, owner, assignment).deadline if owner and assignment else None
+        standing = standings(session, [sub.id]).get(sub.id) if sub.status in (QUEUED, RUNNING) else None
     data = staff_view(sub, assignment, owner, shown) if user.staff else student_view(sub, assignment, shown)
     data["late"] = policy.days_late(sub.received_at, due) > 0  # by the deadline now, as every view says
+    if standing is not None:  # where it stands on the queue; the page's stream tells each change
+        data["standing"] = {"text": standing.text(), "position": standing.position,
+                            "estimate_seconds": round(standing.estimate) if standing.estimate else None,
+                            "tests_done": standing.done, "tests_total": standing.total}  # fmt: skip
     context: dict[str, Any] = {"counts": counted is not None and counted.submission.id == sub.id,
                                "counted": counted.submission.id if counted else None}  # fmt: skip
     if not wants_json(request) and assignment is not None and sub.status == GRADED:

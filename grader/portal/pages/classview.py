@@ -1,6 +1,7 @@
 """The class table as its page shows it: each cell's score with a bar of its symbols' counts
 (in tenths, drawn by the stylesheet: the CSP allows no inline style), late and extension
-marks; each assignment's submitted n of N, mean, median and histogram of totals; the rows
+marks, and the submission under way (being graded: n of N tests; waiting; a rerun pending);
+each assignment's submitted n of N, mean, median and histogram of totals; the rows
 filtered and sorted as the page's GET form asks (its script does the same without a reload)."""
 
 from __future__ import annotations
@@ -10,7 +11,11 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from sqlalchemy.orm import Session
+
 from ...runs.html import histogram_svg
+from ..database.models import QUEUED, RUNNING
+from ..jobs.queue import standings
 from .feedback import TONE
 
 TONES = ("ok", "good", "half", "low", "bad")
@@ -71,3 +76,25 @@ def table_view(data: Mapping[str, Any], query: Mapping[str, str]) -> dict[str, A
         rows.reverse()
     return {"stats": stats, "rows": rows, "query": {"q": q, "missing": missing, "late": late, "sort": key},
             "bar": bar, "summary": summary}  # fmt: skip
+
+
+def under_way(session: Session) -> tuple[dict[str, Any], dict[int, dict[str, dict[str, Any]]]]:
+    """What the queue holds, for the table's head: submissions waiting to be graded (the ones
+    being graded counted too), being graded (each with its tests done of how many), reruns
+    pending; and each student's submission under way, by user id and assignment (the newest
+    where a student has several)."""
+    found = list(standings(session).values())
+    cells: dict[int, dict[str, dict[str, Any]]] = {}
+    for st in found:
+        cells.setdefault(st.user_id, {})[st.assignment] = {
+            "submission": st.submission, "state": st.state, "rerun": st.rerun, "done": st.done, "total": st.total,
+            "position": st.position, "text": ("rerun " if st.rerun else "") + st.text()}  # fmt: skip
+    head = {
+        "waiting": len(found),
+        "queued": sum(st.state == QUEUED for st in found),
+        "running": sum(st.state == RUNNING for st in found),
+        "reruns": sum(st.rerun for st in found),
+        "being_graded": [{"submission": st.submission, "assignment": st.assignment, "done": st.done,
+                          "total": st.total} for st in found if st.state == RUNNING],
+    }  # fmt: skip
+    return head, cells

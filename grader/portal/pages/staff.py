@@ -35,7 +35,7 @@ from ..database.models import (
     User,
     now,
 )
-from ..jobs.queue import rerun, waiting
+from ..jobs.queue import rerun
 from ..mail import messages as mails
 from ..mail.outbox import outbox_state
 from ..web.portal import Portal, mailed
@@ -51,7 +51,7 @@ from ..web.routes import (
     wants_json,
 )
 from .assignments import private_shown, staff_view
-from .classview import table_view
+from .classview import table_view, under_way
 
 
 def routes(portal: Portal) -> list[BaseRoute]:
@@ -95,7 +95,7 @@ def class_table(portal: Portal) -> dict[str, Any]:
     with portal.read() as session:
         students = session.scalars(select(User).where(User.role == STUDENT).order_by(User.name)).all()
         counted = policy.counted(session, portal.course)
-        queued = waiting(session)
+        going, busy = under_way(session)
         released = {r.assignment for r in session.scalars(select(Release)).all()}
     scores: dict[int, list[policy.Score]] = {}
     for (uid, _), one in counted.items():
@@ -109,10 +109,11 @@ def class_table(portal: Portal) -> dict[str, Any]:
                 "submission": c.submission.id, "symbols": c.submission.symbols, "total": c.submission.total,
                 "max_total": c.submission.max_total, **c.grade.data()}  # fmt: skip
         used = policy.late_days_used(scores.get(s.id, ()))
-        rows.append({"name": s.name, "email": s.email, "assignments": cells, "late_days_used": used})
+        rows.append({"name": s.name, "email": s.email, "assignments": cells, "late_days_used": used,
+                     "under_way": busy.get(s.id, {})})  # fmt: skip
     titles = {n: a.title for n, a in portal.course.assignments.items()}
-    return {"course": portal.course.title, "assignments": titles, "students": rows, "queue": queued,
-            "released": sorted(released), "late_days": portal.course.late_days}  # fmt: skip
+    return {"course": portal.course.title, "assignments": titles, "students": rows, "queue": going["waiting"],
+            "grading": going, "released": sorted(released), "late_days": portal.course.late_days}  # fmt: skip
 
 
 def history_page(portal: Portal, request: Request, form: Any) -> Response:

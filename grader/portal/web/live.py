@@ -1,6 +1,8 @@
 """Live status of submissions for the pages that show them (server-sent events): every page
-waiting for a grade is told when its submission's status changes, and one query a tick asks
-the database for all the watched submissions at once, however many pages watch."""
+waiting for a grade is told when its submission's status changes, and when its standing on
+the queue does (an ``event: standing``: its place and estimate, or its tests done); one
+query a tick asks the database for all the watched submissions at once (and one more for the
+standings of those on the queue), however many pages watch."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
 from ..database.models import QUEUED, RUNNING, Submission
+from ..jobs.queue import standings
 
 TICK = 0.5  # seconds between the database's looks at the watched submissions
 KEEPALIVE = 15.0  # seconds between comments on a quiet stream (a proxy closes an idle one)
@@ -49,8 +52,8 @@ class Watch:
                     waiter.told.set_result(STOPPING)
 
     async def changed(self, sid: str, shown: str) -> str | None:
-        """The submission's status once it is no longer ``shown`` (None: it no longer exists;
-        STOPPING: the server stops)."""
+        """The submission's view (its status, a newline, its standing's text) once it is no
+        longer ``shown`` (None: it no longer exists; STOPPING: the server stops)."""
         if self._stopping:
             return STOPPING
         waiter = _Waiter(shown, asyncio.get_running_loop().create_future())
@@ -68,25 +71,31 @@ class Watch:
 
     async def events(self, sid: str, status: str, who: int) -> AsyncIterator[str]:
         """The stream of one page: the status now, then each new one until it is final (a
-        comment every KEEPALIVE seconds meanwhile); ``gone`` if the submission is deleted. It
-        ends when the server stops. A user (``who``) holds at most MAX_STREAMS at once: one
-        more is told to come back in BUSY_RETRY_MS and ends (its page still reloads by hand)."""
+        comment every KEEPALIVE seconds meanwhile), each new standing meanwhile as an
+        ``event: standing``; ``gone`` if the submission is deleted. It ends when the server
+        stops. A user (``who``) holds at most MAX_STREAMS at once: one more is told to come back
+        in BUSY_RETRY_MS and ends (its page still reloads by hand)."""
         if self._streams.get(who, 0) >= MAX_STREAMS:
             yield f"retry: {BUSY_RETRY_MS}\n: too many pages open\n\n"
             return
         self._streams[who] = self._streams.get(who, 0) + 1
         try:
             yield f"retry: {RETRY_MS}\ndata: {status}\n\n"
+            view = status + "\n"
             while status in (QUEUED, RUNNING):
                 try:
-                    now = await asyncio.wait_for(self.changed(sid, status), KEEPALIVE)
+                    now = await asyncio.wait_for(self.changed(sid, view), KEEPALIVE)
                 except TimeoutError:
                     yield ": still " + status + "\n\n"
                     continue
                 if now == STOPPING:
                     return
-                status = now or "gone"
-                yield f"data: {status}\n\n"
+                view = now or "gone\n"
+                was, (status, _, standing) = status, view.partition("\n")
+                if standing and status in (QUEUED, RUNNING):
+                    yield f"event: standing\ndata: {standing}\n\n"
+                if status != was:
+                    yield f"data: {status}\n\n"
         finally:
             self._streams[who] -= 1
             if not self._streams[who]:
@@ -107,9 +116,12 @@ class Watch:
                         waiter.told.set_result(now)
 
     def _statuses(self, ids: list[str]) -> dict[str, str]:
+        """Each submission's view: its status, a newline, its standing's text while on the queue."""
         found: dict[str, str] = {}
         with self._read() as session:
             for k in range(0, len(ids), CHUNK):
                 query = select(Submission.id, Submission.status).where(Submission.id.in_(ids[k : k + CHUNK]))
                 found.update({sid: status for sid, status in session.execute(query)})
-        return found
+            busy = [sid for sid, status in found.items() if status in (QUEUED, RUNNING)]
+            texts = {sid: st.text() for sid, st in standings(session, busy).items()} if busy else {}
+        return {sid: f"{status}\n{texts.get(sid, '')}" for sid, status in found.items()}

@@ -1,6 +1,7 @@
 // Live update of a submission's page: while it waits or is graded, listen to its status
 // (server-sent events: the browser connects again by itself if the server restarts) and reload
-// the page once the status changes (without JavaScript, a reload shows it).
+// the page once the status changes; put each new standing (its place on the queue and the
+// estimate, or its tests done) in place (without JavaScript, a reload shows both).
 "use strict";
 document.addEventListener("DOMContentLoaded", () => {
   const section = document.getElementById("submission");
@@ -8,6 +9,10 @@ document.addEventListener("DOMContentLoaded", () => {
   const shown = section.dataset.status;
   if (shown !== "queued" && shown !== "running") return;
   const events = new EventSource(location.pathname + "/events");
+  events.addEventListener("standing", (message) => {
+    const standing = document.getElementById("standing");
+    if (standing) standing.textContent = message.data;
+  });
   events.onmessage = (message) => {
     if (message.data !== shown) {
       events.close();
