@@ -87,9 +87,10 @@ def test_a_run_whose_job_slots_close_under_it_is_stopped_not_complete():
     the queued one is dropped and the lane's run is stopped, never taken as complete."""
     ex = LocalExecutor(1)
     lane, probe = ex.lane(), ex.lane()
-    gate = threading.Event()
-    lane.submit("running", lambda worker: gate.wait(60) and "finished")
+    gate, started = threading.Event(), threading.Event()
+    lane.submit("running", lambda worker: started.set() or (gate.wait(60) and "finished"))
     lane.submit("queued", lambda worker: "ran")
+    assert started.wait(60)  # the first task runs before the slots close (on a loaded machine it may take a while)
     closer = threading.Thread(target=ex.close)
     closer.start()
     while True:  # the slots take tasks until they begin to close (the queued ones dropped then)
