@@ -27,7 +27,7 @@ pytest.importorskip("starlette", reason='the portal needs its extra: pip install
 from grader.errors import ConfigError  # noqa: E402
 from grader.portal.accounts.roster import RosterEntry, import_roster  # noqa: E402
 from grader.portal.course.course import load_course  # noqa: E402
-from grader.portal.course.mail import MailSettings  # noqa: E402
+from grader.portal.course.mail import MailSettings, plain_address  # noqa: E402
 from grader.portal.database.db import connect, sessions, upgrade  # noqa: E402
 from grader.portal.database.mail import MailMessage  # noqa: E402
 from grader.portal.database.models import User  # noqa: E402
@@ -382,3 +382,22 @@ def test_a_message_is_held_by_one_sender_at_a_time_and_waits_out_its_back_off(da
     with make.begin() as s:  # a sent link is kept only in the mail
         assert "SECRET" not in str(s.scalars(select(MailMessage.body)).all())
     engine.dispose()
+
+
+def test_a_long_title_makes_a_subject_that_fits_and_an_address_ending_in_a_line_break_is_refused(database, tmp_path):
+    """A course whose assignment title is longer than the outbox's subject column still takes
+    the upload's receipt (PostgreSQL refuses a value too long for its column: the upload would
+    fail with it); an address with a line break at its end is no plain address."""
+    engine = connect(database)
+    upgrade(engine)
+    make = sessions(engine)
+    settings = MailSettings("smtp.example.edu", 587, "starttls", "grader@example.edu", send=frozenset({"receipt"}))
+    course = dataclasses.replace(load_course(make_course(tmp_path / "course")), mail=settings)
+    with make.begin() as s:
+        import_roster(s, [RosterEntry("a@example.edu", "A")])
+        a = s.scalar(select(User).where(User.email == "a@example.edu"))
+        kept = outboxes.enqueue(s, course, a, "receipt", "Received: " + "Othello endgame lab " * 20, "body")
+        assert kept is not None and len(kept.subject) == outboxes.SUBJECT_CHARS and kept.subject.endswith("…")
+    with make.begin() as s:
+        assert s.scalar(select(MailMessage.subject)).startswith("Received: Othello endgame lab")
+    assert plain_address("a@example.edu") and not plain_address("a@example.edu\n")

@@ -275,13 +275,18 @@ class JobSlots:
                 share.running[fut] = moment
             if drained and self.on_drained is not None:
                 self.on_drained()
+            result: Any = None
+            error: BaseException | None = None
             try:
-                fut.set_result(self._run(task, stop, stage))
+                result = self._run(task, stop, stage)
             except BaseException as e:
-                fut.set_exception(e)
-            finally:
-                with self._lock:
-                    share.used += time.monotonic() - share.running.pop(fut)
+                error = e
+            with self._lock:  # the run's books kept before it is told (its lane may close and forget it then)
+                share.used += time.monotonic() - share.running.pop(fut)
+            if error is None:
+                fut.set_result(result)
+            else:
+                fut.set_exception(error)
 
     def _run(self, task: Task, stop: Stop, stage: Stage) -> Any:
         try:

@@ -14,8 +14,8 @@ SIGNIN, RECEIPT, GRADED, RELEASED = "signin", "receipt", "graded", "released"
 KINDS = (SIGNIN, RECEIPT, GRADED, RELEASED)  # a regrade's answer would be one more kind here
 SECURITY = ("starttls", "ssl", "none")
 PORTS = {"starttls": 587, "ssl": 465, "none": 25}
-ADDRESS = re.compile(r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ADDRESS = re.compile(r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?\Z")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 KEYS = ("host", "port", "security", "username", "password_env", "from", "ca_file", "send", "retry_seconds")
 RETRY_SECONDS = 30.0  # a message not sent is tried again after this, then after twice as long each time
 

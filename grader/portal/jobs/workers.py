@@ -246,9 +246,8 @@ class Workers:
                 assignment = self.course.assignments.get(name)
                 total = test_count(assignment) if assignment is not None else None
                 progress(session, lease, 0, total)
-            if total is not None:  # a GTP lab's grading runs its program here, on no slot
-                with self._lock:
-                    self._claims[lease.job_id] = None
+            with self._lock:  # counted as waiting until its lane is made; a GTP lab's (on no slot) all along
+                self._claims[lease.job_id] = None
         try:
             return self._grade(me, executor, lease, assignment, name, filename, content, rerun)
         finally:

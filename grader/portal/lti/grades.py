@@ -65,19 +65,27 @@ class GradeSync:
         self._tokens: dict[tuple[str, str], _Token] = {}
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._rescore = False  # every score to check again (rescore_later)
 
     # --- recording what to send ---------------------------------------------------------
 
     def graded(self, submission_id: str) -> int:
         """After a grading: the submission's score for each line item, if it is its student's
-        counted submission now; the number recorded."""
+        counted submission now, and the student's other scores that it changed (late days are
+        spent across assignments); the number recorded."""
+        made = 0
         with self.make.begin() as session:
             sub = session.get(Submission, submission_id)
             owner = session.get(User, sub.user_id) if sub is not None else None
-            found = counted(session, self.course, owner).get((owner.id, sub.assignment)) if sub and owner else None
-            if found is None or found.submission.id != submission_id or not found.grade.final:
+            if sub is None or owner is None:
                 return 0
-            made = self._record(session, found, "graded")
+            for (_, name), found in counted(session, self.course, owner).items():
+                if not found.grade.final:
+                    continue
+                if found.submission.id == submission_id:
+                    made += self._record(session, found, "graded")
+                elif name != sub.assignment:
+                    made += self._record(session, found, "policy", changed_only=True)
         self.kick()
         return made
 
@@ -86,17 +94,24 @@ class GradeSync:
         students see it now (with its private tests, or pending them)."""
         return self.rescore(assignment, "release")
 
-    def rescore(self, assignment: str | None = None, reason: str = "policy") -> int:
-        """Every final counted score (of ``assignment``, or of all) that differs from the last one
-        recorded for its line item, recorded again: after an extension, a release, or a course
-        synced with a moved deadline or a new penalty. The number recorded."""
+    def rescore(self, assignment: str | None = None, reason: str = "policy", user: User | None = None) -> int:
+        """Every final counted score (of ``assignment``, or of all; of ``user``, or of every
+        student) that differs from the last one recorded for its line item, recorded again: after
+        an extension, a release, or a course synced with a moved deadline or a new penalty. The
+        number recorded."""
         made = 0
         with self.make.begin() as session:
-            for (_, name), found in counted(session, self.course).items():
+            for (_, name), found in counted(session, self.course, user).items():
                 if (assignment is None or name == assignment) and found.grade.final:
                     made += self._record(session, found, reason, changed_only=True)
         self.kick()
         return made
+
+    def rescore_later(self) -> None:
+        """Every score checked again by the sender thread, not by the caller (a page's request
+        after a course was synced): ``rescore`` there, its failure logged and tried again."""
+        self._rescore = True
+        self.kick()
 
     def again(self, score_id: int) -> bool:
         """Send a failed score once more (staff): a new row, with the score as it is now."""
@@ -166,6 +181,13 @@ class GradeSync:
     def _run(self) -> None:
         while not self.stopping.is_set():
             try:
+                if self._rescore:
+                    self._rescore = False
+                    try:
+                        self.rescore()
+                    except Exception:
+                        self._rescore = True  # tried again after the wait below
+                        raise
                 wait = self.send_due()
             except Exception:  # the database gone for a moment: try again later, never end the thread
                 log.exception("sending scores")

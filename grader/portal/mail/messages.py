@@ -5,15 +5,14 @@ A regrade's answer would be one more function here, of one more kind in ``KINDS`
 
 from __future__ import annotations
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..accounts.signin import LINK_HOURS, new_signin_token
 from ..course.course import Course
 from ..course.mail import GRADED, RECEIPT, RELEASED, SIGNIN
-from ..course.policy import countable
+from ..course.policy import counted
 from ..database.mail import MailMessage
-from ..database.models import STUDENT, Release, Submission, User, now
+from ..database.models import Release, Submission, User, now
 from .outbox import base_url, enqueue, wanted
 
 LATE = "Late:     yes\n"
@@ -74,16 +73,16 @@ def released(session: Session, course: Course, assignment_name: str) -> int:
     assignment = course.assignments.get(assignment_name)
     if assignment is None or course.mail is None or not course.mail.sends(RELEASED):
         return 0
-    subs = session.scalars(select(Submission).where(Submission.assignment == assignment_name, countable())
-                           .order_by(Submission.received_at)).all()  # fmt: skip
-    latest = {sub.user_id: sub for sub in subs}
     made = 0
-    for user_id, sub in latest.items():
-        user = session.get(User, user_id)
-        if user is None or user.role != STUDENT:
+    for (_, name), found in counted(session, course).items():
+        if name != assignment_name:
             continue
+        user, sub, grade = found.user, found.submission, found.grade
+        score = f"{_points(sub.total)} of {sub.max_total}"
+        if grade.score.penalty:
+            score += f"; after the late policy {_points(grade.score.score)} ({grade.why})"
         text = (f"Hello {user.name},\n\nThe results of {assignment.title}'s private tests are released.\n\n"
-                f"Your latest graded upload ({sub.filename}): {_points(sub.total)} of {sub.max_total}\n\n"
+                f"Your counted upload ({sub.filename}): {score}\n\n"
                 f"See every test: {base_url(session)}/a/{assignment.name}")  # fmt: skip
         made += enqueue(session, course, user, RELEASED, f"Results released: {assignment.title}",
                         _body(session, course, text)) is not None  # fmt: skip

@@ -55,6 +55,9 @@ def wanted(session: Session, course: Course, user: User, kind: str) -> bool:
     return course.mail is not None and course.mail.sends(kind) and kind not in turned_off(session, user.id)
 
 
+SUBJECT_CHARS = 200  # the outbox's subject column
+
+
 def enqueue(session: Session, course: Course, user: User, kind: str, subject: str, body: str) -> MailMessage | None:
     """A message to ``user`` written to the outbox in ``session``'s transaction; None when the
     course sends no mail of ``kind``, the person turned it off, or their address or name would
@@ -64,6 +67,8 @@ def enqueue(session: Session, course: Course, user: User, kind: str, subject: st
     if not plain_address(user.email) or any(c in user.name + subject for c in "\r\n"):
         log.warning("mail to user %s refused: a line break or no plain address in the recipient", user.id)
         return None
+    if len(subject) > SUBJECT_CHARS:  # a course's or an assignment's long title
+        subject = subject[: SUBJECT_CHARS - 1] + "…"
     message = MailMessage(kind=kind, user_id=user.id, to_address=user.email, subject=subject, body=body,
                           state=WAITING, created_at=now(), next_at=now(), attempts=0)  # fmt: skip
     session.add(message)

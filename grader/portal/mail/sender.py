@@ -69,10 +69,11 @@ class MailSender:
             return False
         try:
             deliver(settings, message(settings, held.to, held.subject, held.body, held.name))
-        except MailError as e:
-            log.warning("mail %s to %s not sent: %s", held.id, held.to, e)
+        except Exception as e:  # a MailError, or a message the mail library refuses: failing, for staff to see
+            text = str(e) if isinstance(e, MailError) else f"the message could not be made: {e}"
+            log.warning("mail %s to %s not sent: %s", held.id, held.to, text)
             with self.make.begin() as session:
-                failed(session, held, str(e), settings.retry_seconds)
+                failed(session, held, text, settings.retry_seconds)
             return True
         with self.make.begin() as session:
             sent(session, held)

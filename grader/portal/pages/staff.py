@@ -344,7 +344,7 @@ def extension(portal: Portal, request: Request, form: Any) -> Response:
         mark_late(session, student, assignment)  # the submissions made already follow the new deadline
         audit(session, user, "extension", f"{assignment.name}: {email} {days} day(s)")
     if portal.grades is not None:
-        portal.grades.rescore(assignment.name)  # the student's grade after the new deadline, to the platforms
+        portal.grades.rescore(user=student)  # the student's grades after the new deadline (late days are shared)
     if wants_json(request):
         data = {"assignment": assignment.name, "email": email, "extension_days": days,
                 "deadline": mine.deadline.isoformat() if mine.deadline else None,

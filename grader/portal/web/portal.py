@@ -74,7 +74,7 @@ class Portal:
                 self.mail.course = self.course
             if self.grades is not None:
                 self.grades.course = self.course
-                self.grades.rescore()  # a moved deadline or a new penalty: the platforms' grades follow
+                self.grades.rescore_later()  # a moved deadline or a new penalty: the platforms' grades follow
         finally:
             self._lock.release()
 
