@@ -37,6 +37,7 @@ def with_line(course, old: str, new: str) -> None:
         ("2026-07-01 23:59 America/New_York", dt.datetime(2026, 7, 2, 3, 59)),  # daylight saving time, -4
         ("2026-12-18 23:59 Europe/Berlin", dt.datetime(2026, 12, 18, 22, 59)),
         ("2026-12-18 23:59 -05:00", dt.datetime(2026, 12, 19, 4, 59)),
+        ("2026-12-18 23:59 +0100", dt.datetime(2026, 12, 18, 22, 59)),  # without its colon
         ("2026-12-18 23:59 UTC", dt.datetime(2026, 12, 18, 23, 59)),
         ("2026-12-18 23:59", dt.datetime(2026, 12, 18, 23, 59)),
     ],

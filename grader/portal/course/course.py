@@ -506,7 +506,10 @@ def _when(value: Any, key: str) -> dt.datetime | None:
         text = str(value).strip()
         zone: dt.tzinfo | None = None
         head, _, last = text.rpartition(" ")
-        if head and re.fullmatch(r"[A-Za-z][A-Za-z0-9_+\-/]*", last):
+        offset = re.fullmatch(r"([+-]\d\d):?(\d\d)", last)
+        if head and offset:  # written against the time, as Python 3.10's fromisoformat reads it
+            text = f"{head}{offset[1]}:{offset[2]}"
+        elif head and re.fullmatch(r"[A-Za-z][A-Za-z0-9_+\-/]*", last):
             zone = _zone(last, key, value)
             text = head
         try:
