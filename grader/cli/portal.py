@@ -99,6 +99,9 @@ def serve(course: str | None, database: str | None, host: str, port: int, worker
         if mail is not None:
             echo(f"Mail through {mail.host}:{mail.port} ({mail.security}) from {mail.from_address}: "
                  f"{', '.join(k for k in KINDS if mail.sends(k)) or 'no kind sent'}")  # fmt: skip
+            if started.public_url is None:
+                echo(f"Warning: the links in mail point at {started.url.rstrip('/')}, as this machine calls "
+                     "itself: give --public-url https://HOST, the address students reach")  # fmt: skip
 
     try:
         run(course, database, host, port, workers, on_ready=ready, lease=lease, cluster=cluster,
