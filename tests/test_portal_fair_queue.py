@@ -19,7 +19,7 @@ from grader.execution.executor import LocalExecutor  # noqa: E402
 from grader.portal.accounts.roster import RosterEntry, import_roster  # noqa: E402
 from grader.portal.course.course import load_course, make_demo_course  # noqa: E402
 from grader.portal.database.db import connect, sessions, upgrade  # noqa: E402
-from grader.portal.database.models import GRADED, Job, Submission, User  # noqa: E402
+from grader.portal.database.models import GRADED, RUNNING, Job, Submission, User  # noqa: E402
 from grader.portal.jobs import queue  # noqa: E402
 from grader.portal.jobs.workers import Workers  # noqa: E402
 
@@ -245,3 +245,28 @@ def test_in_a_browser_a_waiting_submissions_page_shows_its_place_then_its_tests_
     finally:
         server.stop()
         engine.dispose()
+
+
+def test_a_gtp_grading_counts_as_waiting_so_the_spare_threads_claim_no_second_one(slow_course, tmp_path):
+    """A GTP lab's grading runs its program outside the job slots: beside a slow script's long
+    grading, a spare thread claims one GTP upload, then counts it as waiting and claims no other
+    (before, every spare thread claimed one: programs on no slot, on the slots' cores)."""
+    make, course, (first, second), slow = slow_course
+    hang = tmp_path / f"hang_{secrets.token_hex(4)}.py"
+    hang.write_text("import time\ntime.sleep(60)\n")  # answers no GTP command: each one waits out its limit
+    with make.begin() as s:
+        queue.submit(s, first, course.assignments["othello"], slow.name, slow.read_bytes())
+        for who in (first, second):
+            queue.submit(s, who, course.assignments["gomoku"], hang.name, hang.read_bytes())
+    workers = Workers(course, make, 1, spare=2, long=0.5)
+    workers.start()
+    most = 0
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            with make() as s:
+                most = max(most, len(s.scalars(select(Job).where(Job.state == RUNNING)).all()))
+            time.sleep(0.1)
+    finally:
+        workers.close()
+    assert most == 2  # the slow script's and one GTP program
