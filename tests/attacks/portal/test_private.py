@@ -222,6 +222,9 @@ def scrubbed(text: str, sid: str) -> str:
     text = re.sub(r'("csrf": ?"|name="csrf" value=")[^"]+', r"\1CSRF", text)
     text = re.sub(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?(\+00:00| UTC)?", "TIME", text)
     text = re.sub(r'(<time datetime="TIME"[^>]*>)[^<]*(</time>)', r"\1TIME\2", text)  # the time as people read it
+    text = re.sub(
+        r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d\d \w{3}( \d{4})? \d\d:\d\d [A-Z]{3,5}\b", "WHEN", text
+    )  # a link's
     return re.sub(r"\d+(\.\d+)? s\b", "SECONDS s", text)
 
 
