@@ -22,6 +22,9 @@ from click.testing import CliRunner  # noqa: E402
 from sqlalchemy import select  # noqa: E402
 
 from grader.cli import main  # noqa: E402
+from grader.config import Config  # noqa: E402
+from grader.files import SHARE  # noqa: E402
+from grader.grading.plans import new_plan, write_plan_file  # noqa: E402
 from grader.portal.course.course import load_course  # noqa: E402
 from grader.portal.database.db import connect, sessions, upgrade  # noqa: E402
 from grader.portal.database.models import GRADED, Job, Submission, User  # noqa: E402
@@ -89,6 +92,30 @@ def test_a_worker_process_grades_what_a_server_without_workers_queued(database, 
         done = s.get(Submission, sid)
         assert done.graded_by.startswith(worker.name + "-") and done.gradings == 1
         assert s.scalars(select(Job)).all() == []
+
+
+@pytest.mark.slow
+def test_a_worker_process_grades_with_the_course_as_synced_since_it_started(database, tmp_path):
+    course = make_course(tmp_path / "course")
+    server = Server(course, tmp_path, database, "--workers", "0")
+    worker = Worker(course, database, "--workers", "1")
+    try:
+        me = Client(server.url)
+        me.sign_in(server.link)
+        plan = new_plan(Config(), "othello", boards=SHARE / "fixtures" / "standard.txt", public=6).plan
+        write_plan_file(plan, course / "six-public.plan")
+        text = (course / "course.yaml").read_text().replace("plan: othello-endgame.plan", "plan: six-public.plan")
+        (course / "course.yaml").write_text(text)
+        assert CliRunner().invoke(main, ["portal", "sync", str(course), "--database", database]).exit_code == 0
+        deadline = time.monotonic() + WITHIN
+        while me.get("/a/othello").json()["public_tests"] != 6:  # the server follows within a second
+            assert time.monotonic() < deadline, "the server never loaded the synced course"
+            time.sleep(0.2)
+        seen = me.graded(me.upload(NEGAMAX, name="negamax.py").json()["id"])
+        assert len(seen["public_symbols"]) == 6  # the plan synced before its claim, not the first (4)
+    finally:
+        server.stop()
+        worker.stop()
 
 
 WAITS = """import os, time

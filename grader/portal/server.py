@@ -7,6 +7,7 @@ again once its lease expires, by whichever worker is free."""
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import socket
 import threading
@@ -25,7 +26,7 @@ from .accounts.roster import ensure_user
 from .accounts.signin import new_signin_token, set_portal_url
 from .app import create_app
 from .course.course import COURSE_FILE, DEMO_FOLDER, Course, load_course, make_demo_course
-from .course.sync import apply, last_good, synced_digest
+from .course.sync import apply, last_good, synced_digest, synced_since
 from .database.db import (
     DB_FILE,
     check_current,
@@ -45,6 +46,8 @@ from .lti.keys import rotate, signing_key
 from .mail.sender import MailSender
 from .web.live import Watch
 from .web.portal import Portal
+
+log = logging.getLogger("grader.portal")
 
 COURSE_KEY = "course"  # the Meta row naming the course a database serves
 
@@ -246,8 +249,31 @@ def work(folder: str | Path, database: str, workers: int = 2, lease: float = LEA
     _check_mail(course)
     mail = MailSender(course, make)  # the outbox drained from here too, as a server's
     grades = GradeSync(course, make) if course.lti is not None else None  # scores sent from here, as a server's
+    with make() as session:
+        digest = synced_digest(session)
+    following = threading.Lock()
+
+    def follow() -> None:
+        """The course loaded again when it was synced since: a job claimed after a sync is graded,
+        mailed and scored as synced (as a server's, which looks once a second)."""
+        nonlocal course, digest
+        with following, make() as session:
+            synced = synced_since(session, digest)
+            if synced is None:
+                return
+            digest = synced
+            try:
+                course = load_course(course.folder)
+            except GraderError as e:
+                log.warning("%s: grading with the course as it was until it is fixed (then grader portal sync)", e)
+                return
+            pool.course = mail.course = course
+            if grades is not None:
+                grades.course = course
+
     pool = Workers(course, make, workers, lease=lease, cluster=cluster or course.config.cluster.address,
-                   attempts=attempts, nice=nice, on_graded=grades.graded if grades else None)  # fmt: skip
+                   attempts=attempts, nice=nice, on_graded=grades.graded if grades else None,
+                   before_claim=follow)  # fmt: skip
     stop = stop or threading.Event()
     pool.start()
     mail.start()

@@ -45,6 +45,12 @@ def synced_digest(session: Session) -> str | None:
     return session.scalar(select(Meta.value).where(Meta.key == DIGEST_KEY))
 
 
+def synced_since(session: Session, digest: str | None) -> str | None:
+    """The digest of the course as synced, when it was synced since ``digest`` (None: not since)."""
+    synced = synced_digest(session)
+    return None if synced is None or synced == digest else synced
+
+
 @dataclass(frozen=True)
 class Synced:
     """What a sync did: the course's digest, whether it differs from the one synced before, the

@@ -82,12 +82,13 @@ class Workers:
                  lease: float = LEASE_SECONDS, cluster: str | None = None,
                  on_graded: Callable[[str], object] | None = None, attempts: int = MAX_ATTEMPTS,
                  nice: int = GRADING_NICE, on_games: GamesDone | None = None, spare: int = SPARE,
-                 long: float = LONG_SECONDS):  # fmt: skip
+                 long: float = LONG_SECONDS, before_claim: Callable[[], object] | None = None):  # fmt: skip
         self.course, self.make, self.lease, self.cluster, self.nice = course, make, lease, cluster, nice
         self.attempts = attempts  # claims of a job whose worker died on each before it is failed
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.on_graded = on_graded  # told each submission graded (the LTI tool sends its score)
         self.on_games = on_games  # told of a job's games written that no test queued (a ladder's)
+        self.before_claim = before_claim  # called before each claim (a worker process follows a sync there)
         self.wake = threading.Event()
         self.stopping = threading.Event()
         self.long = long
@@ -232,6 +233,8 @@ class Workers:
         """Claim one job and grade it, renewing its lease meanwhile; False when the queue was
         empty (or, ``spare``, while the gradings under way want no more: ``wants_more``). The result
         is written only if the lease still holds (else another worker grades it)."""
+        if self.before_claim is not None:
+            self.before_claim()
         with self._claiming if spare else nullcontext():
             if spare and not self.wants_more():
                 return False

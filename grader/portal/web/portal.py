@@ -14,7 +14,7 @@ from starlette.requests import Request
 from ...errors import GraderError
 from ..accounts.signin import SignInLimit
 from ..course.course import Course, load_course
-from ..course.sync import synced_digest
+from ..course.sync import synced_since
 from ..database.db import reading
 from ..jobs.workers import Workers
 from ..lti.grades import GradeSync
@@ -58,8 +58,8 @@ class Portal:
         try:
             self._checked = time.monotonic()
             with self.read() as session:
-                synced = synced_digest(session)
-            if synced is None or synced == self.digest:
+                synced = synced_since(session, self.digest)
+            if synced is None:
                 return
             self.digest = synced
             try:
