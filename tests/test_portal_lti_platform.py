@@ -8,6 +8,7 @@ platform (tests/test_portal_lti.py)."""
 from __future__ import annotations
 
 import html
+import json
 import re
 import time
 from pathlib import Path
@@ -185,3 +186,43 @@ def test_a_launch_from_an_unknown_deployment_is_refused(tool, placed):
     other = platform.other_deployment("deployment-lib-unknown")
     said = _refused(Client(tool["server"].url), platform.launch_url("s-5", "Learner", placed, registration=other))
     assert "'deployment-lib-unknown' is not among lti.platforms' deployment_ids" in html.unescape(said)
+
+
+def test_the_platforms_roster_pages_by_link_headers_for_a_token_the_library_gave():
+    """The harness's NRPS membership service, ready for the tool's roster test: a client-credentials
+    token the library gives for an assertion signed by the tool's key, then the members a page at a
+    time, each next page in the Link header (where the specification puts it)."""
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from jwt.algorithms import RSAAlgorithm
+    from lti1p3platform.registration import Registration
+
+    from lti_platform import CLIENT_ID, ROLE
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    platform = LibraryPlatform()
+    try:
+        jwk = {**json.loads(RSAAlgorithm.to_jwk(key.public_key())), "kid": "tool-1", "alg": "RS256"}
+        platform.register(
+            Registration().set_iss(platform.url).set_client_id(CLIENT_ID).set_tool_key_set({"keys": [jwk]})
+        )
+        platform.tool = "http://127.0.0.1:9"  # no tool runs: the token is asked for here
+        platform.members = [{"user_id": f"s-{i}", "roles": [ROLE + "Learner"], "name": f"S {i}"} for i in range(5)]
+        issued = int(time.time())
+        assertion = jwt.encode({"iss": CLIENT_ID, "sub": CLIENT_ID, "aud": f"{platform.url}/token", "iat": issued,
+                                "exp": issued + 300, "jti": "j-1"}, key, algorithm="RS256", headers={"kid": "tool-1"})  # fmt: skip
+        scope = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
+        r = httpx.post(f"{platform.url}/token", data={"grant_type": "client_credentials", "scope": scope,
+                       "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+                       "client_assertion": assertion})  # fmt: skip
+        assert r.status_code == 200 and r.json()["scope"] == scope
+        bearer = {"Authorization": f"Bearer {r.json()['access_token']}"}
+        url, seen = f"{platform.memberships_url}?limit=2", []
+        while url:
+            page = httpx.get(url, headers=bearer)
+            assert page.status_code == 200 and page.json()["context"]["id"] == "course-lib"
+            seen += [m["user_id"] for m in page.json()["members"]]
+            url = page.links.get("next", {}).get("url")
+        assert seen == [f"s-{i}" for i in range(5)]
+        assert httpx.get(platform.memberships_url, headers={"Authorization": "Bearer x.y.z"}).status_code == 401
+    finally:
+        platform.stop()
