@@ -240,16 +240,19 @@ class LibraryPlatform:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.memberships_url = f"{self.url}/memberships"
+        self.audience = f"{self.url}/token"  # what the tool's client assertion must name as its aud
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     # --- the registration --------------------------------------------------------------
 
     def registration(self) -> str:
-        """course.yaml's ``lti:`` key registering the tool on this platform (its e-mails trusted)."""
+        """course.yaml's ``lti:`` key registering the tool on this platform (its e-mails trusted;
+        its token audience, where it is not the token URL)."""
+        audience = f"      token_audience: {self.audience}\n" if self.audience != f"{self.url}/token" else ""
         return (f"lti:\n  platforms:\n    - issuer: {self.url}\n      client_id: {CLIENT_ID}\n"
                 f"      deployment_ids: ['{DEPLOYMENT}']\n      auth_login_url: {self.url}/auth\n"
                 f"      token_url: {self.url}/token\n      jwks_url: {self.url}/jwks\n"
-                "      trust_emails: true\n")  # fmt: skip
+                "      trust_emails: true\n" + audience)  # fmt: skip
 
     def connect(self, tool: str) -> None:
         """The tool registered here as an administrator pastes it: its login initiation, launch
@@ -407,6 +410,15 @@ class _Handler(BaseHTTPRequestHandler):
             return (*platform.authorize(request), {})
         if path == "/token" and method == "POST":
             answer = platform.config().get_access_token(request.form_data)
+            said = jwt.decode(request.form_data["client_assertion"], options={"verify_signature": False})
+            audience = said.get("aud") if isinstance(said.get("aud"), list) else [said.get("aud")]
+            if platform.audience not in audience:  # DEVIATIONS: assertion_aud, checked here
+                return (
+                    401,
+                    json.dumps({"error": f"the assertion is not for {platform.audience}"}),
+                    "application/json",
+                    {},
+                )
             platform.tokens.append(answer["scope"])
             return 200, json.dumps(answer), "application/json", {}
         if path == "/deep-link-return" and method == "POST":

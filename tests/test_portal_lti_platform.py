@@ -20,6 +20,8 @@ pytest.importorskip("starlette", reason='the portal needs its extra: pip install
 jwt = pytest.importorskip("jwt", reason='the LTI tool needs PyJWT: pip install -e ".[portal]"')
 pytest.importorskip("lti1p3platform", reason="the independent platform: pip install -e '.[test]'")
 
+from sqlalchemy import select  # noqa: E402
+
 from grader.portal.course.course import make_demo_course  # noqa: E402
 
 from lti_platform import LibraryPlatform  # noqa: E402
@@ -225,4 +227,56 @@ def test_the_platforms_roster_pages_by_link_headers_for_a_token_the_library_gave
         assert seen == [f"s-{i}" for i in range(5)]
         assert httpx.get(platform.memberships_url, headers={"Authorization": "Bearer x.y.z"}).status_code == 401
     finally:
+        platform.stop()
+
+
+def test_a_platform_whose_token_audience_is_not_its_token_url_gets_it_named(tmp_path):
+    """Brightspace gives an OAuth2 audience apart from its token URL: with ``token_audience`` in
+    the registration, the tool's client assertion names it, the token is given and the score
+    reaches the gradebook (a platform checking the audience refuses the token URL)."""
+    from lti1p3platform.registration import Registration
+
+    from grader.portal.course.course import load_course
+    from grader.portal.database.db import connect, sessions, upgrade
+    from grader.portal.database.lti import LtiIdentity, LtiLink, LtiScore
+    from grader.portal.database.models import GRADED, STUDENT, Submission, User
+    from grader.portal.lti import keys as lti_keys
+    from grader.portal.lti.grades import GradeSync
+
+    from lti_platform import CLIENT_ID
+
+    platform = LibraryPlatform()
+    platform.audience = "https://api.lib.example/auth/token"
+    folder = make_demo_course(tmp_path / "course")
+    (folder / "course.yaml").write_text((folder / "course.yaml").read_text() + platform.registration())
+    engine = connect(f"sqlite:///{tmp_path / 'portal.sqlite3'}")
+    upgrade(engine)
+    make = sessions(engine)
+    item = platform.make_lineitem({"label": "Tic-tac-toe", "scoreMaximum": 9})["id"]
+    with make.begin() as s:
+        lti_keys.signing_key(s)  # made at its first need: here, before the platform is given the tool's keys
+        platform.register(Registration().set_iss(platform.url).set_client_id(CLIENT_ID)
+                          .set_tool_key_set(lti_keys.jwks(s)))  # fmt: skip
+        student = User(email="s@lib.example", name="S", role=STUDENT)
+        s.add(student)
+        s.flush()
+        s.add(LtiIdentity(issuer=platform.url, sub="s-9", user_id=student.id))
+        s.add(LtiLink(issuer=platform.url, client_id=CLIENT_ID, resource_link_id="l", assignment="tictactoe",
+                      lineitem=item))  # fmt: skip
+        s.add(Submission(id="b" * 32, user_id=student.id, assignment="tictactoe", filename="lab.py", size=1,
+                         sha256="0" * 64, content=b"x", status=GRADED, total=3.0, max_total=9))  # fmt: skip
+    grades = GradeSync(load_course(folder), make)
+    try:
+        assert grades.graded("b" * 32) == 1
+
+        def sent():
+            with make() as s:
+                return [x for x in s.scalars(select(LtiScore)).all() if x.status == "sent" or x.last_error]
+
+        (score,) = _wait(sent, 60)
+        assert (score.status, score.last_error) == ("sent", None)
+        assert [x["score"]["userId"] for x in platform.scores] == ["s-9"]
+    finally:
+        grades.stop()
+        engine.dispose()
         platform.stop()
