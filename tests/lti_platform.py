@@ -51,7 +51,7 @@ DEVIATIONS = {
     "redirect_uri": "the authorization request's redirect_uri is not checked against the tool's registered "
     "ones (the library only asks that one is given): checked here",
     "assertion_aud": "the tool's client assertion at the token endpoint is checked for its signature and expiry, "
-    "not its audience (verify_aud off)",
+    "not its audience (verify_aud off): checked here",
     "deep_link_aud": "a deep-linking response is checked for its signature and message type, not its audience, "
     "issuer, deployment or data: audience and issuer checked here",
     "score_unchecked": "a score's JSON is passed on unchecked (no userId, progress or timestamp required, no "
