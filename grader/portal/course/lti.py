@@ -14,7 +14,9 @@ class Platform:
     """One registration of the tool on a platform: its issuer and the client id it gave the
     tool, the deployments allowed, its OIDC login, OAuth 2 token and JWKS endpoints, and
     whether the e-mails its launches carry are the platform's own word (``trust_emails``: a
-    user cannot set theirs), so that a launch may link to the portal account of that e-mail."""
+    user cannot set theirs), so that a launch may link to the portal account of that e-mail,
+    and the audience its token endpoint expects in the tool's client assertion where it is not
+    the token URL (``token_audience``: Brightspace's "OAuth2 Audience")."""
 
     issuer: str
     client_id: str
@@ -23,6 +25,7 @@ class Platform:
     token_url: str
     jwks_url: str
     trust_emails: bool = False
+    token_audience: str | None = None
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,7 @@ class LtiSettings:
 
 
 PLATFORM_KEYS = ("issuer", "client_id", "deployment_ids", "auth_login_url", "token_url", "jwks_url")
-OPTIONAL_KEYS = ("trust_emails",)
+OPTIONAL_KEYS = ("trust_emails", "token_audience")
 
 
 def parse_lti(data: Any) -> LtiSettings:
@@ -77,7 +80,9 @@ def parse_lti(data: Any) -> LtiSettings:
         platform = Platform(_text(item["issuer"], f"{where}.issuer"), _text(item["client_id"], f"{where}.client_id"),
                             tuple(str(d) for d in ids), _url(item["auth_login_url"], f"{where}.auth_login_url"),
                             _url(item["token_url"], f"{where}.token_url"),
-                            _url(item["jwks_url"], f"{where}.jwks_url"), trust)  # fmt: skip
+                            _url(item["jwks_url"], f"{where}.jwks_url"), trust,
+                            _text(item["token_audience"], f"{where}.token_audience")
+                            if item.get("token_audience") is not None else None)  # fmt: skip
         if any(p.issuer == platform.issuer and p.client_id == platform.client_id for p in platforms):
             raise ValueError(
                 f"{where}: issuer {platform.issuer!r} with client_id {platform.client_id!r} is there twice"

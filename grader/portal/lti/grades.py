@@ -260,7 +260,8 @@ class GradeSync:
         with self.make.begin() as session:
             signing = signing_key(session)
         issued = int(time.time())
-        assertion = jwt.encode({"iss": platform.client_id, "sub": platform.client_id, "aud": platform.token_url,
+        audience = platform.token_audience or platform.token_url  # the token URL, unless the platform names another
+        assertion = jwt.encode({"iss": platform.client_id, "sub": platform.client_id, "aud": audience,
                                 "iat": issued, "exp": issued + 300, "jti": secrets.token_urlsafe(16)},
                                signing.private_pem, algorithm="RS256", headers={"kid": signing.kid})  # fmt: skip
         body = urllib.parse.urlencode({

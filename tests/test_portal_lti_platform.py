@@ -1,0 +1,282 @@
+"""The portal as an LTI 1.3 tool against a platform built on ``lti1p3platform``, an independent
+published implementation (tests/lti_platform.py), over real HTTP on loopback: the life of a
+course (an instructor's deep link placing an assignment, a student's launch into it, the
+scores reaching the platform's gradebook through its AGS service, a rerun's replacing the
+first), then the specification's negative cases, refused as they are with the suite's own
+platform (tests/test_portal_lti.py)."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+httpx = pytest.importorskip("httpx", reason="the portal's tests need httpx (pip install -e '.[test]')")
+pytest.importorskip("starlette", reason='the portal needs its extra: pip install -e ".[portal]"')
+jwt = pytest.importorskip("jwt", reason='the LTI tool needs PyJWT: pip install -e ".[portal]"')
+pytest.importorskip("lti1p3platform", reason="the independent platform: pip install -e '.[test]'")
+
+from sqlalchemy import select  # noqa: E402
+
+from grader.portal.course.course import make_demo_course  # noqa: E402
+
+from lti_platform import LibraryPlatform  # noqa: E402
+from portal_server import Client, Server  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+MINIMAX = ROOT / "submissions" / "tictactoe" / "minimax.py"
+WITHIN = 120  # seconds: a score is sent within a few once graded
+STAFF = "t-1"
+
+
+@pytest.fixture(scope="module")
+def tool(tmp_path_factory):
+    """The platform on the library, the portal registered on it (course.yaml's lti key, the
+    platform's e-mails trusted), the platform's instructor on the roster as an instructor."""
+    tmp = tmp_path_factory.mktemp("lti-lib")
+    platform = LibraryPlatform()
+    course = make_demo_course(tmp / "course")
+    (course / "course.yaml").write_text((course / "course.yaml").read_text() + platform.registration())
+    roster = (course / "roster.csv").read_text().splitlines()
+    rows = [roster[0] + ",Role"] + [f"{line},student" for line in roster[1:] if line]
+    (course / "roster.csv").write_text("\n".join(rows + [f"{STAFF}@lib.example,Teacher One,instructor"]) + "\n")
+    server = Server(course, tmp)
+    platform.connect(server.url)
+    yield {"platform": platform, "server": server}
+    server.stop()
+    platform.stop()
+
+
+def browse(client: Client, url: str) -> tuple[str, dict[str, str]]:
+    """A browser's part of the launch: the tool's login initiation (the platform's URL), the
+    platform's authorization page; its auto-posted form's action and fields."""
+    r = client.http.get(url)
+    assert r.status_code == 302, r.text
+    page = httpx.get(r.headers["location"])
+    assert page.status_code == 200, page.text
+    fields = {k: html.unescape(v) for k, v in re.findall(r'name="(\w+)" value="([^"]*)"', page.text)}
+    return html.unescape(re.search(r'action="([^"]+)"', page.text).group(1)), fields
+
+
+def post(client: Client, action: str, fields: dict[str, str]) -> httpx.Response:
+    return client.http.post(action, data=fields, headers={"Accept": "text/html"})
+
+
+def place(platform: LibraryPlatform, teacher: Client, assignment: str) -> str:
+    """An instructor's deep link placing ``assignment``: the resource link the platform made."""
+    r = post(teacher, *browse(teacher, platform.deep_link_url(STAFF)))
+    assert (r.status_code, r.headers["location"]) == (303, "/lti/pick"), r.text
+    teacher.get("/")
+    page = teacher.http.post("/lti/pick", data={"assignment": assignment, "csrf": teacher.csrf},
+                             headers={"Accept": "text/html"})  # fmt: skip
+    assert page.status_code == 200, page.text
+    action = html.unescape(re.search(r'action="([^"]+)"[^>]*>\s*<input[^>]+name="JWT"', page.text).group(1))
+    token = re.search(r'name="JWT" value="([^"]+)"', page.text).group(1)
+    assert action == f"{platform.url}/deep-link-return"
+    back = httpx.post(action, data={"JWT": token})  # the page's script posts it: the platform checks it
+    assert back.status_code == 200, back.text
+    return back.text.split(">")[1].split("<")[0].split()[-1]
+
+
+def _wait(what, seconds: float = WITHIN):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = what()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError("not within the time allowed")
+
+
+@pytest.mark.slow
+def test_the_life_of_a_course_through_an_independent_platform(tool):
+    platform, server = tool["platform"], tool["server"]
+    teacher = Client(server.url)
+    link = place(platform, teacher, "tictactoe")
+    (items,) = platform.returned  # the content items the library took from the tool's response
+    (item,) = items
+    assert item["type"] == "ltiResourceLink" and item["custom"] == {"assignment": "tictactoe"}
+    (lineitem,) = platform.lineitems.values()
+    assert (lineitem["label"], lineitem["resourceId"], lineitem["resourceLinkId"]) == (item["title"], "tictactoe", link)
+
+    student = Client(server.url)
+    r = post(student, *browse(student, platform.launch_url("s-1", "Learner", link)))
+    assert (r.status_code, r.headers["location"]) == (303, "/a/tictactoe"), r.text
+    me = student.get("/").json()["user"]
+    assert (me["name"], me["email"], me["role"]) == ("User s-1", "s-1@lib.example", "student")
+    assert student.html("/a/tictactoe").status_code == 200
+
+    sid = student.upload(MINIMAX, name="minimax.py", assignment="tictactoe").json()["id"]
+    assert student.graded(sid)["status"] == "graded"
+    first = _wait(lambda: platform.scores)[0]
+    assert first["lineitem"] == lineitem["id"].rsplit("/", 1)[-1]
+    assert (first["score"]["userId"], first["score"]["activityProgress"], first["score"]["gradingProgress"]) == (
+        "s-1", "Completed", "PendingManual")  # fmt: skip
+    assert "scoreGiven" not in first["score"]  # the private results are not out
+    assert platform.tokens == ["https://purl.imsglobal.org/spec/lti-ags/scope/score"]  # the library's token
+
+    r = teacher.post("/class/rerun", {"assignment": "tictactoe", "email": "s-1@lib.example"})
+    assert r.json()["rerun"][0]["submission"] == sid
+    again = _wait(lambda: platform.scores[1:])[0]["score"]
+    assert again["timestamp"] > first["score"]["timestamp"]
+    assert teacher.post("/class/release", {"assignment": "tictactoe"}).status_code == 200
+    final = _wait(lambda: platform.scores[2:])[0]["score"]
+    graded = teacher.get(f"/s/{sid}").json()
+    assert (final["scoreGiven"], final["scoreMaximum"], final["gradingProgress"]) == (
+        graded["total"], graded["max_total"], "FullyGraded")  # fmt: skip
+    assert lineitem["scoreMaximum"] == graded["max_total"]
+    (result,) = platform.results[first["lineitem"]].values()  # one result a user: the latest replaced the others
+    assert result == final
+    assert [(x["reason"], x["status"]) for x in teacher.get("/class/lti").json()["scores"]] == [
+        ("release", "sent"), ("graded", "sent"), ("graded", "sent")]  # fmt: skip
+    assert platform.refused == []
+
+
+def test_a_deep_link_response_is_what_the_library_accepts(tool):
+    """The tool's LtiDeepLinkingResponse, checked by the library (signature by the tool's JWKS,
+    message type, content types), and its claims as the specification gives them."""
+    platform, server = tool["platform"], tool["server"]
+    teacher = Client(server.url)
+    before = len(platform.returned)
+    link = place(platform, teacher, "othello")
+    (item,) = platform.returned[before]
+    assert item["custom"] == {"assignment": "othello"} and item["url"] == f"{server.url}/lti/launch"
+    assert platform.links[link]["custom"] == {"assignment": "othello"}
+    r = post(teacher, *browse(teacher, platform.launch_url(STAFF, "Instructor", link)))
+    assert (r.status_code, r.headers["location"]) == (303, "/a/othello")
+    assert teacher.get("/").json()["user"]["role"] == "instructor"
+
+
+def _refused(client: Client, url: str) -> str:
+    r = post(client, *browse(client, url))
+    assert r.status_code == 401, r.text
+    return r.text
+
+
+@pytest.fixture(scope="module")
+def placed(tool):
+    return place(tool["platform"], Client(tool["server"].url), "tictactoe")
+
+
+def test_a_launch_for_another_audience_is_refused(tool, placed):
+    platform = tool["platform"]
+    said = _refused(Client(tool["server"].url), platform.launch_url("s-2", "Learner", placed, extra={"aud": "x"}))
+    assert "meant for another tool" in said
+
+
+def test_a_replayed_launch_is_refused(tool, placed):
+    platform, server = tool["platform"], tool["server"]
+    student = Client(server.url)
+    action, fields = browse(student, platform.launch_url("s-3", "Learner", placed))
+    assert post(student, action, fields).status_code == 303
+    again = post(student, action, fields)
+    assert again.status_code == 401 and "used already" in again.text
+
+
+def test_an_expired_launch_is_refused(tool, placed):
+    platform = tool["platform"]
+    url = platform.launch_url("s-4", "Learner", placed, expiration=-600)
+    assert "has expired" in _refused(Client(tool["server"].url), url)
+
+
+def test_a_launch_from_an_unknown_deployment_is_refused(tool, placed):
+    platform = tool["platform"]
+    other = platform.other_deployment("deployment-lib-unknown")
+    said = _refused(Client(tool["server"].url), platform.launch_url("s-5", "Learner", placed, registration=other))
+    assert "'deployment-lib-unknown' is not among lti.platforms' deployment_ids" in html.unescape(said)
+
+
+def test_the_platforms_roster_pages_by_link_headers_for_a_token_the_library_gave():
+    """The harness's NRPS membership service, ready for the tool's roster test: a client-credentials
+    token the library gives for an assertion signed by the tool's key, then the members a page at a
+    time, each next page in the Link header (where the specification puts it)."""
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from jwt.algorithms import RSAAlgorithm
+    from lti1p3platform.registration import Registration
+
+    from lti_platform import CLIENT_ID, ROLE
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    platform = LibraryPlatform()
+    try:
+        jwk = {**json.loads(RSAAlgorithm.to_jwk(key.public_key())), "kid": "tool-1", "alg": "RS256"}
+        platform.register(
+            Registration().set_iss(platform.url).set_client_id(CLIENT_ID).set_tool_key_set({"keys": [jwk]})
+        )
+        platform.tool = "http://127.0.0.1:9"  # no tool runs: the token is asked for here
+        platform.members = [{"user_id": f"s-{i}", "roles": [ROLE + "Learner"], "name": f"S {i}"} for i in range(5)]
+        issued = int(time.time())
+        assertion = jwt.encode({"iss": CLIENT_ID, "sub": CLIENT_ID, "aud": f"{platform.url}/token", "iat": issued,
+                                "exp": issued + 300, "jti": "j-1"}, key, algorithm="RS256", headers={"kid": "tool-1"})  # fmt: skip
+        scope = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
+        r = httpx.post(f"{platform.url}/token", data={"grant_type": "client_credentials", "scope": scope,
+                       "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+                       "client_assertion": assertion})  # fmt: skip
+        assert r.status_code == 200 and r.json()["scope"] == scope
+        bearer = {"Authorization": f"Bearer {r.json()['access_token']}"}
+        url, seen = f"{platform.memberships_url}?limit=2", []
+        while url:
+            page = httpx.get(url, headers=bearer)
+            assert page.status_code == 200 and page.json()["context"]["id"] == "course-lib"
+            seen += [m["user_id"] for m in page.json()["members"]]
+            url = page.links.get("next", {}).get("url")
+        assert seen == [f"s-{i}" for i in range(5)]
+        assert httpx.get(platform.memberships_url, headers={"Authorization": "Bearer x.y.z"}).status_code == 401
+    finally:
+        platform.stop()
+
+
+def test_a_platform_whose_token_audience_is_not_its_token_url_gets_it_named(tmp_path):
+    """Brightspace gives an OAuth2 audience apart from its token URL: with ``token_audience`` in
+    the registration, the tool's client assertion names it, the token is given and the score
+    reaches the gradebook (a platform checking the audience refuses the token URL)."""
+    from lti1p3platform.registration import Registration
+
+    from grader.portal.course.course import load_course
+    from grader.portal.database.db import connect, sessions, upgrade
+    from grader.portal.database.lti import LtiIdentity, LtiLink, LtiScore
+    from grader.portal.database.models import GRADED, STUDENT, Submission, User
+    from grader.portal.lti import keys as lti_keys
+    from grader.portal.lti.grades import GradeSync
+
+    from lti_platform import CLIENT_ID
+
+    platform = LibraryPlatform()
+    platform.audience = "https://api.lib.example/auth/token"
+    folder = make_demo_course(tmp_path / "course")
+    (folder / "course.yaml").write_text((folder / "course.yaml").read_text() + platform.registration())
+    engine = connect(f"sqlite:///{tmp_path / 'portal.sqlite3'}")
+    upgrade(engine)
+    make = sessions(engine)
+    item = platform.make_lineitem({"label": "Tic-tac-toe", "scoreMaximum": 9})["id"]
+    with make.begin() as s:
+        lti_keys.signing_key(s)  # made at its first need: here, before the platform is given the tool's keys
+        platform.register(Registration().set_iss(platform.url).set_client_id(CLIENT_ID)
+                          .set_tool_key_set(lti_keys.jwks(s)))  # fmt: skip
+        student = User(email="s@lib.example", name="S", role=STUDENT)
+        s.add(student)
+        s.flush()
+        s.add(LtiIdentity(issuer=platform.url, sub="s-9", user_id=student.id))
+        s.add(LtiLink(issuer=platform.url, client_id=CLIENT_ID, resource_link_id="l", assignment="tictactoe",
+                      lineitem=item))  # fmt: skip
+        s.add(Submission(id="b" * 32, user_id=student.id, assignment="tictactoe", filename="lab.py", size=1,
+                         sha256="0" * 64, content=b"x", status=GRADED, total=3.0, max_total=9))  # fmt: skip
+    grades = GradeSync(load_course(folder), make)
+    try:
+        assert grades.graded("b" * 32) == 1
+
+        def sent():
+            with make() as s:
+                return [x for x in s.scalars(select(LtiScore)).all() if x.status == "sent" or x.last_error]
+
+        (score,) = _wait(sent, 60)
+        assert (score.status, score.last_error) == ("sent", None)
+        assert [x["score"]["userId"] for x in platform.scores] == ["s-9"]
+    finally:
+        grades.stop()
+        engine.dispose()
+        platform.stop()
