@@ -23,6 +23,8 @@ from sqlalchemy.orm import Session, defer
 from ..database.models import GRADED, QUEUED, RUNNING, STUDENT, Extension, Submission, User
 from .course import Assignment, Course
 from .deadlines import moved
+from .hand import released_points
+from .rubric import combined
 
 DAY = dt.timedelta(days=1)
 # read only when used (a download's), while the session is open: the class table needs none of them
@@ -37,6 +39,7 @@ class Candidate:
     received_at: dt.datetime
     total: float | None
     max_total: int | None = None
+    hand: float | None = None  # hand-graded points (released), added under the rubric's rule
 
 
 @dataclass(frozen=True)
@@ -44,11 +47,12 @@ class Score:
     """A submission's total before and after the late policy, and why they differ."""
 
     submission: str
-    total: float | None  # as graded
+    total: float | None  # as graded, with the released hand grading's points
     max_total: int | None
     days_late: int
     late_days: int  # of the course's budget spent on it
     penalty: float  # the share of the total taken, 0 to 1
+    hand: float | None = None  # the hand grading's points in the total (None: none released)
 
     @property
     def score(self) -> float | None:
@@ -87,7 +91,8 @@ def charge(assignment: Assignment, late: int, left: int) -> tuple[int, float]:
 def score(assignment: Assignment, c: Candidate, deadline: dt.datetime | None, left: int) -> Score:
     late = days_late(c.received_at, deadline)
     spent, penalty = charge(assignment, late, left)
-    return Score(c.id, c.total, c.max_total, late, spent, penalty)
+    total = c.total if c.total is None or c.hand is None else combined(c.total, c.hand, c.max_total)
+    return Score(c.id, total, c.max_total, late, spent, penalty, c.hand)
 
 
 def _aware(when: dt.datetime) -> dt.datetime:
@@ -154,6 +159,8 @@ class Grade:
             text += f" (graded {s.total:g})"
         if self.extension:
             text += f"; deadline extended by {_days(self.extension)}"
+        if s.hand is not None:
+            text += f"; hand grading {s.hand:+g}"
         return text
 
     def data(self) -> dict[str, Any]:
@@ -161,7 +168,7 @@ class Grade:
         s = self.score
         return {"late": self.late, "days_late": s.days_late, "late_days": s.late_days, "penalty": s.penalty,
                 "score": s.score, "extension": self.extension, "final": self.final, "not_final": self.not_final,
-                "why": self.why}  # fmt: skip
+                "why": self.why, "hand": s.hand}  # fmt: skip
 
 
 def grade(s: Score, submission: Submission, extension: int, plan_digest: str | None) -> Grade:
@@ -172,6 +179,12 @@ def grade(s: Score, submission: Submission, extension: int, plan_digest: str | N
             else OLD_PLAN if plan_digest is not None and submission.plan_digest not in (None, plan_digest)
             else "")  # fmt: skip
     return Grade(s, extension, note)
+
+
+def candidate(submission: Submission, hand: Mapping[str, float]) -> Candidate:
+    """A graded submission as a candidate to count, with its released hand grading's points (``hand``, by id)."""
+    s = submission
+    return Candidate(s.id, s.received_at, s.total, s.max_total, hand.get(s.id))
 
 
 @dataclass(frozen=True)
@@ -203,10 +216,12 @@ def counted(session: Session, course: Course, user: User | None = None) -> dict[
         subs.setdefault(owner.id, {}).setdefault(sub.assignment, []).append(sub)
     out: dict[tuple[int, str], Counted] = {}
     digests: dict[str, str] = {}
+    hand = released_points(
+        session, course, [(s.id, s.assignment) for m in subs.values() for g in m.values() for s in g]
+    )
     for uid, mine in subs.items():
         by_id = {s.id: s for group in mine.values() for s in group}
-        candidates = {name: [Candidate(s.id, s.received_at, s.total, s.max_total) for s in group]
-                      for name, group in mine.items()}  # fmt: skip
+        candidates = {name: [candidate(s, hand) for s in group] for name, group in mine.items()}
         limits = {a.name: moved(a, days.get((uid, a.name), 0)).deadline for a in course.assignments.values()}
         for name, s in standing(course, candidates, limits).items():
             if name not in digests:
