@@ -198,15 +198,26 @@ def test_a_ta_grades_the_release_shows_it_and_every_view_and_export_agrees(hand)
     book = list(csv.DictReader(io.StringIO(instructor.get("/class.csv").text)))
     row = next(r for r in book if r["email"] == "ada@example.edu")
     assert float(row["othello score"]) == want
-    canvas = instructor.get("/class/othello/moodle.csv")
-    if canvas.status_code == 200:
-        assert f"{want:g}" in canvas.text or str(want) in canvas.text
+    scope = next(x for x in instructor.get("/class/othello/gradescope.json").json()["students"]
+                 if x["email"] == "ada@example.edu")  # fmt: skip
+    assert scope["results"]["score"] == want and scope["results"]["tests"][-1]["name"] == "Hand grading"
+    moodle = list(csv.reader(io.StringIO(instructor.get("/class/othello/moodle.csv").json()["csv"])))
+    assert any("ada@example.edu" in row and any(_number(v) == want for v in row) for row in moodle), moodle
+    assert 'href="/class/othello/grading"' in instructor.html("/class").text
+    assert "your code, with its hand grading" in ada.html(f"/s/{sid}").text
     # undone: hidden again, and the grade the tests' alone again
     assert instructor.post("/class/hand/release/undo", {"assignment": "othello"}).status_code == 200
     assert ada.get(f"/s/{sid}/code").json()["hand"] is None
     assert _cell(instructor, "ada@example.edu")["score"] == total
     actions = [e["action"] for e in instructor.get("/class/audit").json()["entries"]]
     assert actions[-2:] == ["hand grading released", "hand grading release undone"]
+
+
+def _number(value: str) -> float | None:
+    try:
+        return float(value)
+    except ValueError:
+        return None
 
 
 def _cell(client: Client, email: str) -> dict:

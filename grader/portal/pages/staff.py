@@ -81,7 +81,9 @@ def class_page(portal: Portal, request: Request, form: Any) -> Response:
     if wants_json(request):
         return page(request, "class.html", data, user=user)
     shown = table_view(data, request.query_params)
-    return page(request, "class.html", data, user=user, lti=portal.course.lti is not None, **shown)
+    hand_graded = {n: a.title for n, a in portal.course.assignments.items() if a.rubric is not None}
+    return page(request, "class.html", data, user=user, lti=portal.course.lti is not None, hand_graded=hand_graded,
+                **shown)  # fmt: skip
 
 
 def exports_page(portal: Portal, request: Request, form: Any) -> Response:
