@@ -195,6 +195,7 @@ def test_a_ta_grades_the_release_shows_it_and_every_view_and_export_agrees(hand)
     want = combined(total, 2, top)
     cell = _cell(instructor, "ada@example.edu")
     assert (cell["score"], cell["hand"]) == (want, 2) and "hand grading +2" in cell["why"]
+    assert f"→ {want}" in instructor.html("/class").text
     book = list(csv.DictReader(io.StringIO(instructor.get("/class.csv").text)))
     row = next(r for r in book if r["email"] == "ada@example.edu")
     assert float(row["othello score"]) == want

@@ -34,6 +34,7 @@ def released(session: Session, assignment: Assignment | str) -> bool:
 def released_points(session: Session, course: Course, submissions: Iterable[tuple[str, str]]) -> dict[str, float]:
     """The hand-graded points of each submission (``(id, assignment)``) whose assignment has a
     rubric and its hand grading released; the others have none."""
+    submissions = list(submissions)
     ids = {sid for sid, name in submissions if (a := course.assignments.get(name)) is not None and a.rubric}
     if not ids:
         return {}

@@ -7,7 +7,8 @@ course's ``late_days``, a budget per student) are spent automatically, whole day
 penalty applies: on the student's counted submissions in the order of their deadlines. The
 rest of the days cost the assignment's ``late_penalty`` of the earned total each, at most all
 of it. An assignment counts a student's latest graded submission, or their best (the highest
-total after penalties; ties: the latest)."""
+total after penalties; ties: the latest). A released hand grading's points join a submission's
+total under its rubric's rule before any of this (``rubric.combined``)."""
 
 from __future__ import annotations
 
