@@ -7,6 +7,8 @@ anonymous grading: a TA sees Student N, never a name or e-mail, on the pages it 
 from __future__ import annotations
 
 import csv
+import dataclasses
+import datetime as dt
 import io
 import re
 import zipfile
@@ -22,6 +24,7 @@ from sqlalchemy import select  # noqa: E402
 
 from grader.errors import ConfigError  # noqa: E402
 from grader.portal.accounts.signin import new_signin_token  # noqa: E402
+from grader.portal.course import policy  # noqa: E402
 from grader.portal.course.course import load_course  # noqa: E402
 from grader.portal.course.rubric import combined, parse_rubric  # noqa: E402
 from grader.portal.database.db import connect, sessions  # noqa: E402
@@ -129,6 +132,21 @@ def test_a_rubric_is_read_with_one_line_errors():
     assert (combined(3, 2, 4), combined(1, -3, 4), combined(2, 0.5, None)) == (4, 0, 2.5)
 
 
+def test_the_counted_submissions_hand_grade_is_the_one_that_counts(tmp_path):
+    course = load_course(hand_course(tmp_path / "course"))
+    lab = course.assignments["othello"]
+    when = dt.datetime(2026, 11, 2, tzinfo=dt.timezone.utc)
+    graded_by_hand = policy.Candidate("early", when, 10.0, 20, hand=5.0)
+    latest = policy.Candidate("late", when + dt.timedelta(hours=1), 12.0, 20)
+    counted = policy.standing(course, {"othello": [graded_by_hand, latest]}, {})["othello"]
+    assert (counted.submission, counted.total, counted.hand) == ("late", 12.0, None)  # latest: its own, none
+    best = dataclasses.replace(course, assignments={"othello": dataclasses.replace(lab, counts="best")})
+    counted = policy.standing(best, {"othello": [graded_by_hand, latest]}, {})["othello"]
+    assert (counted.submission, counted.total, counted.score, counted.hand) == ("early", 15.0, 15.0, 5.0)
+    capped = policy.standing(best, {"othello": [policy.Candidate("x", when, 18.0, 20, hand=5.0)]}, {})["othello"]
+    assert capped.total == 20 and policy.Grade(capped).why == "on time; hand grading +5"
+
+
 def test_the_course_file_names_a_misspelt_rubric(tmp_path):
     course = hand_course(tmp_path / "course")
     text = (course / "course.yaml").read_text()
@@ -171,6 +189,10 @@ def test_a_ta_grades_the_release_shows_it_and_every_view_and_export_agrees(hand)
     r = ta.post(f"/s/{sid}/comments", {"path": "lab.py", "line": "2", "text": "this loop misses a pass"})
     assert r.status_code == 200, r.text
     assert ta.post(f"/s/{sid}/comments", {"path": "lab.py", "line": "100000", "text": "x"}).status_code == 400
+    extra = ta.post(f"/s/{sid}/comments", {"path": "lab.py", "line": "1", "text": "second thoughts"}).json()["comment"]
+    assert ta.post(f"/s/{sid}/comments/{extra}/delete").status_code == 200
+    assert ta.post(f"/s/{sid}/comments/{extra}/delete").status_code == 404
+    assert [c["text"] for c in ta.get(f"/s/{sid}/code").json()["hand"]["comments"]] == ["this loop misses a pass"]
     assert ta.post(f"/s/{sid}/comments", {"path": "../etc/passwd", "line": "1", "text": "x"}).status_code == 400
     # before the release: the student sees nothing of it, and the grade is the tests' alone
     mine = ada.get(f"/s/{sid}/code").json()
@@ -179,8 +201,13 @@ def test_a_ta_grades_the_release_shows_it_and_every_view_and_export_agrees(hand)
     cell = _cell(instructor, "ada@example.edu")
     assert cell["score"] == total and cell["hand"] is None
     entries = [e for e in instructor.get("/class/audit").json()["entries"] if e["action"].startswith("hand")]
-    assert [(e["by"], e["action"]) for e in entries[-2:]] == [(TA[0], "hand grade"), (TA[0], "hand comment")]
-    assert entries[-2]["detail"] == f"othello: submission {sid}: search (+2)"
+    assert [(e["by"], e["action"]) for e in entries[-4:]] == [
+        (TA[0], "hand grade"),
+        (TA[0], "hand comment"),
+        (TA[0], "hand comment"),
+        (TA[0], "hand comment deleted"),
+    ]
+    assert entries[-4]["detail"] == f"othello: submission {sid}: search (+2)"
     # the release: instructors only
     assert ta.post("/class/hand/release", {"assignment": "othello"}).status_code == 404
     assert instructor.post("/class/hand/release", {"assignment": "othello"}, csrf=False).status_code == 403
