@@ -68,3 +68,9 @@ def pseudonym(session: Session, student_id: int) -> str:
     """The student's stable pseudonym: "Student N", N their place among the students by id."""
     place = session.scalar(select(func.count()).select_from(User).where(User.role == STUDENT, User.id <= student_id))
     return f"Student {place or 0}"
+
+
+def pseudonyms(session: Session) -> dict[int, str]:
+    """Every student's pseudonym (``pseudonym``'s), by user id, in one query."""
+    ids = session.scalars(select(User.id).where(User.role == STUDENT).order_by(User.id))
+    return {uid: f"Student {n}" for n, uid in enumerate(ids, 1)}

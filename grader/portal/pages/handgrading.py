@@ -243,10 +243,11 @@ def grading_page(portal: Portal, request: Request, form: Any) -> Response:
         rows = [c for (_, name), c in counted(session, portal.course).items() if name == assignment.name]
         grades = {g.submission_id: g for g in session.scalars(
             select(HandGrade).where(HandGrade.submission_id.in_([c.submission.id for c in rows])))}  # fmt: skip
+        aliases = hand.pseudonyms(session) if anonymous else {}
         listed = []
         for c in rows:
             g = grades.get(c.submission.id)
-            name = hand.pseudonym(session, c.user.id) if anonymous else c.user.name
+            name = aliases.get(c.user.id, "") if anonymous else c.user.name
             listed.append({"student": name, "email": None if anonymous else c.user.email,
                            "submission": c.submission.id, "total": c.submission.total,
                            "max_total": c.submission.max_total, "graded": g is not None,
