@@ -322,7 +322,11 @@ def test_in_a_browser_a_ta_grades_anonymously_and_after_the_release_the_student_
         student.goto(f"{url}/code")  # before the release: nothing of it
         assert student.locator("#hand").count() == 0 and "this loop misses a pass" not in student.content()
 
-        instructor = _signed_in(chromium, server.link, javascript=False)
+        instructor = _signed_in(chromium, server.link)  # with JavaScript
+        instructor.goto(f"{url}/code")  # with JavaScript: a line's number fills the comment form
+        instructor.click("#f0-L3 td.ln a")
+        assert instructor.input_value("#comment-form input[name=line]") == "3" and instructor.url.endswith("#f0-L3")
+        assert instructor.input_value("#comment-form select[name=path]") == WRONG.name
         instructor.goto(f"{server.url}/class/othello/grading")
         assert "Ada Lovelace" in instructor.inner_text("#grading")
         instructor.click("#hand-release")
