@@ -97,9 +97,12 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(database):
         "mail_outbox",
         "mail_optouts",
         "mail_link_requests",
+        "hand_grades",
+        "hand_comments",
+        "hand_releases",
     } <= tables
     with engine.connect() as c:
-        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0015",)]
+        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0017",)]
     engine.dispose()
 
 
@@ -117,11 +120,23 @@ def test_an_older_database_is_upgraded_keeping_its_rows(database):
         c.execute(text("INSERT INTO submissions (id, user_id, assignment, received_at, late, filename, size, sha256, "
                        "content, status) VALUES ('s1', :u, 'lab', '2026-01-02', 0, 'a.py', 1, 'x', :b, 'graded')"),
                   {"u": uid, "b": b"1"})  # fmt: skip
+    upgrade(engine, "0015")
+    with engine.begin() as c:
+        assert "hand_grades" not in inspect(c).get_table_names()
     upgrade(engine)
-    with engine.connect() as c:
+    with engine.begin() as c:
         assert c.execute(text("SELECT email FROM users")).all() == [("a@x.org",)]
         assert "releases" in inspect(c).get_table_names()
         assert c.execute(text("SELECT id, status, stopped FROM submissions")).all() == [("s1", "graded", None)]
+        c.execute(text("INSERT INTO hand_grades (submission_id, items, graded_by, graded_at) "
+                       "VALUES ('s1', '[\"style\"]', :u, '2026-01-03')"), {"u": uid})  # fmt: skip
+        c.execute(text("INSERT INTO hand_comments (submission_id, path, line, text, written_by, written_at) "
+                       "VALUES ('s1', 'a.py', 1, 'why?', :u, '2026-01-03')"), {"u": uid})  # fmt: skip
+        c.execute(text("INSERT INTO hand_releases (assignment, released_at, released_by) "
+                       "VALUES ('lab', '2026-01-04', :u)"), {"u": uid})  # fmt: skip
+    with engine.connect() as c:
+        assert c.execute(text("SELECT items FROM hand_grades")).all() == [('["style"]',)]
+        assert c.execute(text("SELECT path, line FROM hand_comments")).all() == [("a.py", 1)]
     engine.dispose()
 
 

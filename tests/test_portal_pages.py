@@ -45,7 +45,10 @@ MAX_BYTES = 100_000  # a page's HTML with the CSS and JS it loads, before compre
 # Not met yet: staff's class table (at / and /class) of 300 students weighs about 145 KB (its
 # cells' markup, another part of the issue): held to this ceiling meanwhile, so that it grows no more.
 CLASS_MAX_BYTES = 160_000
-LADDER = "    limits: {wall_seconds: 10}\n    ladder: {anonymous: true, top: 3, deadline_games: 4}\n"
+LADDER = (
+    "    limits: {wall_seconds: 10}\n    ladder: {anonymous: true, top: 3, deadline_games: 4}\n"
+    "    rubric: {anonymous: true, items: [{name: style, points: -1, comment: names say what they hold}]}\n"
+)
 DRAWN = {r"/arena/t/[^/]+$": "#llr-chart svg polyline.line", r"/ladder/[^/]+$": "#ratings-chart svg circle.dot"}
 SPRT_PAIRS = [(1.0, 0.5), (1.0, 1.0), (0.0, 1.0), (1.0, 1.0), (0.5, 0.5)] * 20  # the new version's, until H1
 TTT = SHARE / "submissions" / "tictactoe" / "can_lose.py"
@@ -85,6 +88,20 @@ def _fill(folder: Path, database: Path, emails: list[str], labs: dict[str, Path]
             )
             first[lab] = rows[0][0]
     return first
+
+
+def _hand_graded(database: Path, sid: str) -> None:
+    """The first student's Othello submission graded by hand (the rubric's item, a comment on a
+    line), released: its code page shows them to the student, the staff's its forms."""
+    with sqlite3.connect(database) as db:
+        (staff,) = db.execute("SELECT id FROM users WHERE role = 'instructor'").fetchone()
+        db.execute("INSERT INTO hand_grades (submission_id, items, graded_by, graded_at) "
+                   "VALUES (?, '[\"style\"]', ?, '2026-11-28 10:00:00')", (sid, staff))  # fmt: skip
+        db.execute("INSERT INTO hand_comments (submission_id, path, line, text, written_by, written_at) VALUES "
+                   "(?, 'lab.py', 2, 'A long comment that wraps on a phone rather than scrolling sideways.', ?, "
+                   "'2026-11-28 10:00:00')", (sid, staff))  # fmt: skip
+        db.execute("INSERT INTO hand_releases (assignment, released_at, released_by) "
+                   "VALUES ('othello', '2026-11-28 11:00:00', ?)", (staff,))  # fmt: skip
 
 
 def _arena(folder: Path, database: Path, emails: list[str]) -> dict[str, str]:
@@ -150,7 +167,7 @@ NOT_FOUND = ("/no/such/page", "/s/no-such-submission")  # the error page, for ev
 
 def _pages(emails: list[str], subs: dict[str, str], ids: dict[str, str]) -> dict[str, list[str]]:
     """The pages each role opens (each GET route that answers a page to that role)."""
-    mine = [f"/s/{sid}" for sid in subs.values()]
+    mine = [p for sid in subs.values() for p in (f"/s/{sid}", f"/s/{sid}/code")]
     arena = ["/arena", f"/arena/e/{ids['engine']}", f"/arena/t/{ids['test']}", f"/arena/g/{ids['game']}",
              "/ladders", "/ladder/othello", "/ladder/othello/crosstable", f"/ladder/othello/entry/{ids['entry']}"]  # fmt: skip
     student = [
@@ -165,7 +182,7 @@ def _pages(emails: list[str], subs: dict[str, str], ids: dict[str, str]) -> dict
         "/class",
         *NOT_FOUND,
     ]
-    staff = ["/", "/class", "/class/queue", "/class/mail", "/class/exports", "/class/audit", "/class/othello/similar", f"/class/othello/students/{emails[0]}",
+    staff = ["/", "/class", "/class/queue", "/class/mail", "/class/exports", "/class/audit", "/class/othello/similar", f"/class/othello/students/{emails[0]}", "/class/othello/grading",
              "/a/othello", *mine, *arena, "/sessions", *NOT_FOUND]  # fmt: skip
     return {"student": student, "ta": staff, "instructor": staff}
 
@@ -199,6 +216,7 @@ def check_pages(chromium, tmp_path: Path, students: int, labs: dict[str, Path]) 
     emails = _course(folder, students)
     database = tmp_path / "portal.sqlite3"
     subs = _fill(folder, database, emails, labs)
+    _hand_graded(database, subs["othello"])
     ids = _arena(folder, database, emails)
     server = Server(folder, tmp_path, f"sqlite:///{database}", "--workers", "0")
     axe = axe_api.Axe()

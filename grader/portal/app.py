@@ -17,7 +17,7 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
 from .lti.grades import GradeSync
-from .pages import accounts, arena, assignments, downloads, ladders, lti, mail, staff
+from .pages import accounts, arena, assignments, downloads, handgrading, ladders, lti, mail, staff
 from .web.middleware import FORM_ROOM, ApiPaths, BodyLimit, ClientAddress, SameOrigin, SecurityHeaders, Sessions
 from .web.outage import DatabaseOutage
 from .web.portal import Portal, https
@@ -34,6 +34,7 @@ def create_app(portal: Portal, secret_key: str, grades: GradeSync | None = None,
         *accounts.routes(portal),
         *assignments.routes(portal),
         *staff.routes(portal),
+        *handgrading.routes(portal),
         *downloads.routes(portal),
         *arena.routes(portal),
         *ladders.routes(portal),

@@ -24,7 +24,7 @@ COMMAND_FILE = "COMMAND"  # an archive's one line naming how its GTP program sta
 UploadError = ArchiveError  # an upload the portal refuses (the student's to fix: the message says how)
 
 __all__ = ["ARCHIVES", "LIMITS", "ArchiveLimits", "UploadError", "check_upload", "command_program", "is_archive",
-           "program_suffixes", "unpack", "unpack_files"]  # fmt: skip
+           "program_suffixes", "unpack", "unpack_files", "upload_files"]  # fmt: skip
 
 
 def program_suffixes(commands: Collection[str]) -> set[str]:
@@ -136,3 +136,14 @@ def _program_suffix(filename: str, content: bytes, suffixes: set[str]) -> str:
     known = ", ".join(sorted(suffixes))
     raise UploadError(f"{filename!r} is not a program the lab runs: upload a {known} file, a script starting "
                       "with #!, or a .zip or .tar.gz of your program's folder")  # fmt: skip
+
+
+def upload_files(filename: str, content: bytes, limits: ArchiveLimits = LIMITS) -> list[tuple[str, bytes]]:
+    """The files of an upload by their path in it, in path order: a single file under its
+    uploaded name, an archive's members as ``unpack_files`` writes them (in a temporary folder)."""
+    if not is_archive(filename):
+        return [(filename, content)]
+    with tempfile.TemporaryDirectory(prefix="grader-code-") as tmp:
+        root = unpack_files(filename, content, Path(tmp), limits)
+        return sorted((p.relative_to(root).as_posix(), p.read_bytes()) for p in root.rglob("*")
+                      if p.is_file() and not p.is_symlink())  # fmt: skip

@@ -28,6 +28,7 @@ from ...regression.plans import regress_plan
 from .gtplab import RegressionFile, digest, load_regression, regress_settings
 from .lti import LtiSettings, parse_lti
 from .mail import MailSettings, parse_mail
+from .rubric import Rubric, parse_rubric
 
 COURSE_FILE = "course.yaml"
 NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")  # an assignment's name: in URLs, never in paths
@@ -58,6 +59,7 @@ class Assignment:
     counts: str = "latest"  # which graded submission counts: the latest, or the best (after penalties)
     similar_base: tuple[Path, ...] = ()  # starter code left out of the similarity report's matches
     similar_archive: tuple[Path, ...] = ()  # earlier terms' submissions (a folder each) compared with the class
+    rubric: Rubric | None = None  # hand grading's items and rule (None: not hand graded)
 
     @property
     def game(self) -> str:
@@ -198,7 +200,7 @@ _KEYS = ("title", "instructors", "roster", "upload_kb", "late_days", "session_id
          "assignments", "lti", "ladders", "mail")  # fmt: skip
 _ASSIGNMENT_KEYS = ("name", "title", "game", "plan", "seed", "limits", "per_day", "deadline", "hard_deadline",
                     "private_results", "private_boards", "late_days", "late_penalty", "counts", "ladder",
-                    "similarity")  # fmt: skip
+                    "similarity", "rubric")  # fmt: skip
 _LADDER_KEYS = ("anonymous", "top", "deadline_games", "tc")
 _OPEN_LADDER_KEYS = ("name", "title", "game", *_LADDER_KEYS)
 PRIVATE_RESULTS = ("release", "deadline")
@@ -371,8 +373,9 @@ def _assignment(root: Path, item: Any, where: str, config: Config) -> Assignment
         raise ValueError(f"{where}.counts must be latest (the last graded submission counts) or best "
                          f"(the highest total after penalties); got {counts!r}")  # fmt: skip
     base, archive = _similarity(root, item.get("similarity"), f"{where}.similarity")
+    rubric = parse_rubric(item.get("rubric"), f"{where}.rubric")
     return Assignment(name, title, plan, limits, per_day, deadline, hard, shown, boards, late_days, penalty, counts,
-                      base, archive)  # fmt: skip
+                      base, archive, rubric)  # fmt: skip
 
 
 def _similarity(root: Path, value: Any, where: str) -> tuple[tuple[Path, ...], tuple[Path, ...]]:

@@ -41,6 +41,7 @@ from ..database.models import STUDENT, User
 from ..uploads import unpack
 from . import gtplab, policy
 from .course import Assignment, Course, load_course
+from .rubric import combined
 
 CHUNK = 1 << 20  # bytes read from a file at a time into the zip
 
@@ -64,6 +65,7 @@ class Counted:
     records: str
     stopped: str | None
     plan_digest: str | None  # the plan it was graded on (None: graded before the portal kept it)
+    hand: float | None = None  # its released hand grading's points (None: none)
 
 
 def counted(session: Session, course: Course, assignment: Assignment) -> list[Counted]:
@@ -72,7 +74,7 @@ def counted(session: Session, course: Course, assignment: Assignment) -> list[Co
     rows = [c for (_, name), c in policy.counted(session, course).items() if name == assignment.name]
     return [Counted(c.user.email, c.user.name, c.submission.id, c.submission.filename, c.submission.sha256,
                     c.submission.content, c.submission.records or "[]", c.submission.stopped,
-                    c.submission.plan_digest) for c in sorted(rows, key=lambda c: c.user.email)]  # fmt: skip
+                    c.submission.plan_digest, c.score.hand) for c in sorted(rows, key=lambda c: c.user.email)]  # fmt: skip
 
 
 def on_older_plans(rows: list[Counted], digest: str) -> list[str]:
@@ -116,6 +118,11 @@ def gradescope_json(assignment: Assignment, rows: list[Counted]) -> dict[str, An
         else:
             result = script_result(c, assignment)
             results = gradescope.results_json(result, result.seconds)
+        if c.hand is not None:  # released hand grading: its points in the score, as policy.grade counts them
+            results["score"] = combined(results["score"], c.hand, results.get("max_score"))
+            results.setdefault("tests", []).append({"name": "Hand grading", "score": c.hand, "max_score": 0,
+                                                    "output": "the rubric's items applied by staff (see the portal)",
+                                                    "visibility": "after_published"})  # fmt: skip
         students.append({"email": c.email, "name": c.name, "submission": c.submission, "results": results})
     return {"assignment": assignment.name, "title": assignment.title, "students": students}
 

@@ -7,7 +7,8 @@ course's ``late_days``, a budget per student) are spent automatically, whole day
 penalty applies: on the student's counted submissions in the order of their deadlines. The
 rest of the days cost the assignment's ``late_penalty`` of the earned total each, at most all
 of it. An assignment counts a student's latest graded submission, or their best (the highest
-total after penalties; ties: the latest)."""
+total after penalties; ties: the latest). A released hand grading's points join a submission's
+total under its rubric's rule before any of this (``rubric.combined``)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from sqlalchemy.orm import Session, defer
 from ..database.models import GRADED, QUEUED, RUNNING, STUDENT, Extension, Submission, User
 from .course import Assignment, Course
 from .deadlines import moved
+from .hand import released_points
+from .rubric import combined
 
 DAY = dt.timedelta(days=1)
 # read only when used (a download's), while the session is open: the class table needs none of them
@@ -37,6 +40,7 @@ class Candidate:
     received_at: dt.datetime
     total: float | None
     max_total: int | None = None
+    hand: float | None = None  # hand-graded points (released), added under the rubric's rule
 
 
 @dataclass(frozen=True)
@@ -44,11 +48,12 @@ class Score:
     """A submission's total before and after the late policy, and why they differ."""
 
     submission: str
-    total: float | None  # as graded
+    total: float | None  # as graded, with the released hand grading's points
     max_total: int | None
     days_late: int
     late_days: int  # of the course's budget spent on it
     penalty: float  # the share of the total taken, 0 to 1
+    hand: float | None = None  # the hand grading's points in the total (None: none released)
 
     @property
     def score(self) -> float | None:
@@ -87,7 +92,8 @@ def charge(assignment: Assignment, late: int, left: int) -> tuple[int, float]:
 def score(assignment: Assignment, c: Candidate, deadline: dt.datetime | None, left: int) -> Score:
     late = days_late(c.received_at, deadline)
     spent, penalty = charge(assignment, late, left)
-    return Score(c.id, c.total, c.max_total, late, spent, penalty)
+    total = c.total if c.total is None or c.hand is None else combined(c.total, c.hand, c.max_total)
+    return Score(c.id, total, c.max_total, late, spent, penalty, c.hand)
 
 
 def _aware(when: dt.datetime) -> dt.datetime:
@@ -154,6 +160,8 @@ class Grade:
             text += f" (graded {s.total:g})"
         if self.extension:
             text += f"; deadline extended by {_days(self.extension)}"
+        if s.hand is not None:
+            text += f"; hand grading {s.hand:+g}"
         return text
 
     def data(self) -> dict[str, Any]:
@@ -161,7 +169,7 @@ class Grade:
         s = self.score
         return {"late": self.late, "days_late": s.days_late, "late_days": s.late_days, "penalty": s.penalty,
                 "score": s.score, "extension": self.extension, "final": self.final, "not_final": self.not_final,
-                "why": self.why}  # fmt: skip
+                "why": self.why, "hand": s.hand}  # fmt: skip
 
 
 def grade(s: Score, submission: Submission, extension: int, plan_digest: str | None) -> Grade:
@@ -172,6 +180,12 @@ def grade(s: Score, submission: Submission, extension: int, plan_digest: str | N
             else OLD_PLAN if plan_digest is not None and submission.plan_digest not in (None, plan_digest)
             else "")  # fmt: skip
     return Grade(s, extension, note)
+
+
+def candidate(submission: Submission, hand: Mapping[str, float]) -> Candidate:
+    """A graded submission as a candidate to count, with its released hand grading's points (``hand``, by id)."""
+    s = submission
+    return Candidate(s.id, s.received_at, s.total, s.max_total, hand.get(s.id))
 
 
 @dataclass(frozen=True)
@@ -203,10 +217,12 @@ def counted(session: Session, course: Course, user: User | None = None) -> dict[
         subs.setdefault(owner.id, {}).setdefault(sub.assignment, []).append(sub)
     out: dict[tuple[int, str], Counted] = {}
     digests: dict[str, str] = {}
+    hand = released_points(
+        session, course, [(s.id, s.assignment) for m in subs.values() for g in m.values() for s in g]
+    )
     for uid, mine in subs.items():
         by_id = {s.id: s for group in mine.values() for s in group}
-        candidates = {name: [Candidate(s.id, s.received_at, s.total, s.max_total) for s in group]
-                      for name, group in mine.items()}  # fmt: skip
+        candidates = {name: [candidate(s, hand) for s in group] for name, group in mine.items()}
         limits = {a.name: moved(a, days.get((uid, a.name), 0)).deadline for a in course.assignments.values()}
         for name, s in standing(course, candidates, limits).items():
             if name not in digests:

@@ -208,3 +208,36 @@ class ApiToken(Base):
     @validates("label")
     def _visible(self, key: str, value: str) -> str:
         return visible(value)
+
+
+class HandGrade(Base):
+    """The rubric items staff applied to a submission (their names, as JSON: the points are the
+    rubric's in course.yaml now), by whom and when."""
+
+    __tablename__ = "hand_grades"
+    submission_id: Mapped[str] = mapped_column(ForeignKey("submissions.id"), primary_key=True)
+    items: Mapped[str] = mapped_column(Text, default="[]")
+    graded_by: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    graded_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class HandComment(Base):
+    """A comment staff wrote on a line of a submission's file (its path in the upload)."""
+
+    __tablename__ = "hand_comments"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    submission_id: Mapped[str] = mapped_column(ForeignKey("submissions.id"), index=True)
+    path: Mapped[str] = mapped_column(String(300))
+    line: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+    written_by: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    written_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class HandRelease(Base):
+    """An assignment whose hand grading (items, comments, their points) the instructor released."""
+
+    __tablename__ = "hand_releases"
+    assignment: Mapped[str] = mapped_column(String(40), primary_key=True)
+    released_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    released_by: Mapped[int] = mapped_column(ForeignKey("users.id"))

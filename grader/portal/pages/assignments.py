@@ -26,6 +26,7 @@ from ..course import policy
 from ..course.course import Assignment, Course
 from ..course.deadlines import Deadlines, deadlines
 from ..course.gtplab import test_records
+from ..course.hand import released
 from ..database.models import (
     FAILED,
     GRADED,
@@ -261,6 +262,11 @@ def submission_page(portal: Portal, request: Request, form: Any) -> Response:
         counted = policy.counted(session, portal.course, owner).get((sub.user_id, sub.assignment)) if owner else None
         due = deadlines(session, owner, assignment).deadline if owner and assignment else None
         standing = standings(session, [sub.id]).get(sub.id) if sub.status in (QUEUED, RUNNING) else None
+        hand_graded = (
+            assignment is not None
+            and assignment.rubric is not None
+            and (user.staff or released(session, sub.assignment))
+        )
     data = staff_view(sub, assignment, owner, shown) if user.staff else student_view(sub, assignment, shown)
     data["late"] = policy.days_late(sub.received_at, due) > 0  # by the deadline now, as every view says
     if standing is not None:  # where it stands on the queue; the page's stream tells each change
@@ -268,7 +274,7 @@ def submission_page(portal: Portal, request: Request, form: Any) -> Response:
                             "estimate_seconds": round(standing.estimate) if standing.estimate else None,
                             "tests_done": standing.done, "tests_total": standing.total}  # fmt: skip
     context: dict[str, Any] = {"counts": counted is not None and counted.submission.id == sub.id,
-                               "counted": counted.submission.id if counted else None}  # fmt: skip
+                               "counted": counted.submission.id if counted else None, "hand_graded": hand_graded}  # fmt: skip
     if not wants_json(request) and assignment is not None and sub.status == GRADED:
         plan = assignment.plan
         visible = (lambda i: True) if user.staff else plan.is_public  # a student's private tests: never a card

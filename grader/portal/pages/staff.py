@@ -23,6 +23,7 @@ from starlette.routing import BaseRoute, Route
 from ...runs.text import safe_cell
 from ..course import policy
 from ..course.deadlines import deadlines, mark_late
+from ..course.hand import released_points
 from ..database.models import (
     QUEUED,
     RUNNING,
@@ -80,7 +81,9 @@ def class_page(portal: Portal, request: Request, form: Any) -> Response:
     if wants_json(request):
         return page(request, "class.html", data, user=user)
     shown = table_view(data, request.query_params)
-    return page(request, "class.html", data, user=user, lti=portal.course.lti is not None, **shown)
+    hand_graded = {n: a.title for n, a in portal.course.assignments.items() if a.rubric is not None}
+    return page(request, "class.html", data, user=user, lti=portal.course.lti is not None, hand_graded=hand_graded,
+                **shown)  # fmt: skip
 
 
 def exports_page(portal: Portal, request: Request, form: Any) -> Response:
@@ -132,13 +135,14 @@ def history_page(portal: Portal, request: Request, form: Any) -> Response:
         mine = deadlines(session, student, assignment)
         scores = {name: c.score for (_, name), c in policy.counted(session, portal.course, student).items()}
         shown = private_shown(session, assignment)
+        hand = released_points(session, portal.course, [(s.id, s.assignment) for s in subs])
     counted = scores.get(assignment.name)
     others = policy.late_days_used(sc for name, sc in scores.items() if name != assignment.name)
     left = max(0, (portal.course.late_days or 0) - others)
     rows = []
     digest = portal.course.plan_digest(assignment)
     for sub in subs:
-        scored = policy.score(assignment, policy.Candidate(sub.id, sub.received_at, sub.total), mine.deadline, left)
+        scored = policy.score(assignment, policy.candidate(sub, hand), mine.deadline, left)
         graded = policy.grade(scored, sub, mine.extra_days, digest)
         rows.append({**staff_view(sub, assignment, None, shown), "full_feedback": None, **graded.data(),
                      "counts": counted is not None and counted.submission == sub.id})  # fmt: skip
