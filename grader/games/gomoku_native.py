@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from ..stop import Stopped
+from .gomoku import Gomoku, Position
 from .gomoku_solver import GomokuSolver
-
-if TYPE_CHECKING:
-    from .gomoku import Gomoku, Position
 
 _native: ModuleType | None
 try:  # the optional C extension, built by pip install when a compiler is there
@@ -120,3 +118,6 @@ class NativeGomokuSolver(GomokuSolver):
             raise Stopped("the solver was stopped") from None
         finally:
             self.nodes += core.nodes - before
+
+
+Gomoku.add_solver("native", NativeGomokuSolver, lambda: None if available() else HOW_TO_BUILD)
