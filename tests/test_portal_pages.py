@@ -167,7 +167,8 @@ def _pages(emails: list[str], subs: dict[str, str], ids: dict[str, str]) -> dict
 
 
 def _posted(page, axe, found: list[str], role: str, url: str, email: str) -> None:
-    """The pages a staff form answers with: sign-in links made and a roster read (instructor), an API token made."""
+    """The pages a staff form answers with: sign-in links made and a roster read (instructor), a
+    refusal (403) of a button a TA sees but may not press, an API token made."""
     if role == "instructor":
         page.goto(f"{url}/class")
         page.fill("form[action='/class/links'] input[name=email]", email)
@@ -181,6 +182,14 @@ def _posted(page, axe, found: list[str], role: str, url: str, email: str) -> Non
         with page.expect_navigation():
             page.click("form[action='/class/roster'] button")
         _check(page, axe, found, role, "POST /class/roster")
+    if role == "ta":  # the ladder's deadline button, which only an instructor may press: the 403 page
+        page.goto(f"{url}/ladder/othello")
+        with page.expect_navigation() as went:
+            page.click("#deadline")
+        assert went.value is not None and went.value.status == 403, went.value and went.value.status
+        assert "only an instructor starts the deadline tournament" in page.inner_text("main")
+        page.logged = [t for t in page.logged if "status of 403" not in t]  # the status itself: no error of the page's
+        _check(page, axe, found, role, "POST /ladder/othello/deadline (403)")
     page.goto(f"{url}/arena")
     page.fill("#new-token input[name=label]", "laptop")
     with page.expect_navigation():
@@ -295,7 +304,8 @@ def test_every_page_fits_a_phone_and_passes_axe_on_300_students_and_100_tests(tm
 @pytest.mark.slow  # a browser, a test platform, a server, one grading: 20-40 s
 def test_the_lti_pages_fit_a_phone_and_pass_axe(tmp_path, chromium):
     """The LTI tool's pages: the assignment an instructor picks for a link (deep linking, from the
-    platform's launch), and the scores sent to the platforms with one that failed to go."""
+    platform's launch), the page that posts the link back to the platform, and the scores sent
+    to the platforms with one that failed to go."""
     import urllib.parse
 
     from grader.portal.database.lti import FAILED, LtiScore
@@ -331,6 +341,15 @@ def test_the_lti_pages_fit_a_phone_and_pass_axe(tmp_path, chromium):
         page.goto(f"{server.url}/lti/login?{query}")
         page.wait_for_url(f"{server.url}/lti/pick")
         _check(page, axe, found, "instructor", "/lti/pick")
+        # the page that posts the signed answer back to the platform, as it stands where JavaScript
+        # does not run (its script, kept from posting, would leave it at once)
+        page.route("**/static/lti.js", lambda route: route.fulfill(body="", content_type="text/javascript"))
+        page.check("input[value=tictactoe]")
+        with page.expect_navigation():
+            page.click("#pick")
+        assert page.locator("#lti-return button").count() == 1
+        _check(page, axe, found, "instructor", "lti_post (POST /lti/pick)")
+        page.unroute("**/static/lti.js")
         _look(page, axe, f"{server.url}/class/lti", found, "instructor")
         assert page.locator("#lti-scores button").count() == 1  # the failed score, to send again
     finally:
