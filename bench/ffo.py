@@ -22,6 +22,7 @@ from pathlib import Path
 
 from grader.games import othello_native as native_solver
 from grader.games.cost import estimate
+from grader.games.native import HOW_TO_BUILD
 from grader.games.othello import OTHELLO, PLAIN, WINNER_TAKES_EMPTIES, Position
 from grader.grading.plans import read_boards
 
@@ -98,7 +99,7 @@ def main() -> int:
     ap.add_argument("--median20", type=int, default=0, metavar="N", help="boards of 20 empties for the median")
     args = ap.parse_args()
     if not native_solver.available():
-        sys.exit(f"the native solver is not built: {native_solver.HOW_TO_BUILD}")
+        sys.exit(f"the native solver is not built: {HOW_TO_BUILD}")
     wrong = ffo(args.first, args.last) if args.first <= args.last else 0
     if args.python:
         wrong += versus_python(args.python)

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from grader.games import othello_native as native_solver
+from grader.games.native import HOW_TO_BUILD
 from grader.games.othello import OTHELLO, PLAIN, WINNER_TAKES_EMPTIES
 from grader.grading.plans import read_boards
 
@@ -41,7 +42,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="5 boards per section")
     args = ap.parse_args()
     if not native_solver.available():
-        sys.exit(f"the native solver is not built: {native_solver.HOW_TO_BUILD}")
+        sys.exit(f"the native solver is not built: {HOW_TO_BUILD}")
     count = 5 if args.quick else args.count
 
     boards = OTHELLO.random_positions(args.seed, range(12, 13), count)

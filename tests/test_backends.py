@@ -3,6 +3,8 @@ cached answers. The native tests skip when the C extension is not built."""
 
 import json
 import random
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -12,6 +14,7 @@ from grader.errors import GraderError
 from grader.games import get_game
 from grader.games import othello_native as native_solver
 from grader.games.cost import deepest_within, duration, estimate, first_over
+from grader.games.native import HOW_TO_BUILD, Extension
 from grader.games.othello import OTHELLO, PLAIN, SCORINGS, WINNER_TAKES_EMPTIES, random_position
 from grader.games.othello_solver import OthelloSolver
 from grader.grading.plans import read_plan_file, speed_plan, standard_plan, write_plan_file
@@ -20,10 +23,11 @@ from grader.grading.results import Settings
 from grader.grading.run import grade
 from grader.grading.runfolder import ANSWERS, RunFolder
 
-from conftest import HANDOUT_BOARD
+from conftest import HANDOUT_BOARD, ROOT
 
 NATIVE = native_solver.available()
 needs_native = pytest.mark.skipif(not NATIVE, reason="C solver not built")
+NOT_BUILT = Extension("grader._no_such_extension")  # as after an install without a compiler
 
 try:
     from hypothesis import given, settings
@@ -92,11 +96,28 @@ def test_backend_names_and_missing_backends(monkeypatch):
         ttt.solver("outcome", backend="native")
     with pytest.raises(GraderError, match="unknown solver backend 'fast'"):
         OTHELLO.backend("fast")
-    monkeypatch.setattr(native_solver, "_native", None)  # as after an install without a compiler
+    monkeypatch.setattr(native_solver, "NATIVE", NOT_BUILT)  # as after an install without a compiler
     assert OTHELLO.backend("auto") == "python" and isinstance(OTHELLO.solver(PLAIN), OthelloSolver)
     with pytest.raises(GraderError, match="native solver is not built on this machine: install a C compiler"):
         OTHELLO.solver(PLAIN, backend="native")
     assert "not built" in OTHELLO.backend_note()
+
+
+def test_the_games_load_no_c_extension_until_a_solver_asks_and_a_missing_one_says_how_to_build_it():
+    """One loader for both C extensions: importing the games (every command that names one)
+    loads neither; the first solver, or the first question whether it is built, loads it; one
+    that cannot be imported says why, and how to build it."""
+    probe = ("import sys, grader.games; from grader.games import gomoku_native, othello_native; "
+             "print(sorted(m for m in sys.modules if m.startswith('grader._'))); "
+             "print(othello_native.available(), sorted(m for m in sys.modules if m.startswith('grader._')))")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0 and lines[0] == "[]", done.stdout + done.stderr
+    assert lines[1] == ("True ['grader._othello_native']" if NATIVE else "False []")
+    assert NOT_BUILT.available() is False and NOT_BUILT.missing() == HOW_TO_BUILD
+    assert "grader._no_such_extension could not be imported (No module named" in (NOT_BUILT.unavailable_reason() or "")
+    with pytest.raises(ImportError, match="could not be imported"):
+        NOT_BUILT.load()
 
 
 def test_cli_backend_lines(monkeypatch):
@@ -105,7 +126,7 @@ def test_cli_backend_lines(monkeypatch):
         r.exit_code == 1
         and r.output == "Error: tictactoe has only the python solver: drop --backend native (or use auto)\n"
     )
-    monkeypatch.setattr(native_solver, "_native", None)
+    monkeypatch.setattr(native_solver, "NATIVE", NOT_BUILT)
     board = random_position(random.Random(2), 6).board_string()
     r = invoke("solve", board, "x", "--backend", "native")
     assert (

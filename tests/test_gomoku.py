@@ -57,6 +57,29 @@ def test_values_and_optimal_moves_agree_with_brute_force(size, k, overline, empt
         assert set(solver.optimal_moves(pos)) == best, pos.board
 
 
+def test_a_solver_added_to_gomoku_serves_every_variant_and_says_how_to_get_it_when_missing(monkeypatch):
+    """The solvers are the class's: the solver modules add theirs once, and a variant (its own
+    object) finds them; a backend whose ``missing()`` says why is not offered."""
+    from grader.games.gomoku_solver import GomokuSolver
+
+    monkeypatch.setattr(Gomoku, "_solvers", dict(Gomoku._solvers))
+    nine = get_game("gomoku:size=9,overline=false")
+    assert "python" in nine.backends() and isinstance(nine.solver("outcome", backend="python"), GomokuSolver)
+    made = []
+
+    def make(game, scoring, should_stop):
+        made.append(game)
+        return GomokuSolver(game, scoring, should_stop)
+
+    Gomoku.add_solver("native", make)
+    assert nine.backend("auto") == "native" and nine.solver("outcome").rules is nine and made == [nine]
+    Gomoku.add_solver("native", make, lambda: "build it")
+    assert GOMOKU.backends() == ("python",) and nine.backend("auto") == "python"
+    with pytest.raises(GraderError, match="^the native solver is not built on this machine: build it, or use"):
+        nine.solver("outcome", backend="native")
+    assert "build it" in (nine.backend_note() or "")
+
+
 def test_the_winner_agrees_with_brute_force_and_overlines_count_only_when_allowed():
     r = random.Random(3)
     for _ in range(300):

@@ -16,16 +16,19 @@ from grader.errors import GraderError
 from grader.games import gomoku_native
 from grader.games.gomoku import GOMOKU, Gomoku
 from grader.games.gomoku_native import bitboards
+from grader.games.native import Extension
 from grader.stop import Stopped
 
 from reference_gomoku import check_proof
 from reference_gomoku import move_values as brute_move_values
 
 if not gomoku_native.available():
-    pytest.skip(f"C solver not built: {gomoku_native.unavailable_reason()}", allow_module_level=True)
+    pytest.skip(f"C solver not built: {gomoku_native.NATIVE.unavailable_reason()}", allow_module_level=True)
 
 from grader import _gomoku_native as N  # noqa: E402
 from grader.games.gomoku_native import NativeGomokuSolver  # noqa: E402
+
+NOT_BUILT = Extension("grader._no_such_extension")  # as after an install without a compiler
 
 # The core's two searches alone, and taking turns in laps of a few thousand nodes (the solver's
 # laps are longer: few positions brute force can solve last beyond its first).
@@ -403,7 +406,7 @@ def test_auto_is_the_native_solver_and_python_stays_the_second_route(monkeypatch
     five = GOMOKU.sized(5)
     assert five.solver("outcome").analyze(five.start(), all_values=True).backend == "native"
     assert GOMOKU.solver("outcome", backend="python").backend == "python"
-    monkeypatch.setattr(gomoku_native, "_native", None)  # as after an install without a compiler
+    monkeypatch.setattr(gomoku_native, "NATIVE", NOT_BUILT)  # as after an install without a compiler
     assert GOMOKU.backend("auto") == "python" and GOMOKU.solver("outcome").backend == "python"
     with pytest.raises(GraderError, match="native solver is not built on this machine: install a C compiler"):
         GOMOKU.solver("outcome", backend="native")

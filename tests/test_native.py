@@ -30,7 +30,7 @@ from grader.stop import Stopped
 from conftest import FFO_FILE
 
 if not native_solver.available():
-    pytest.skip(f"C solver not built: {native_solver.unavailable_reason()}", allow_module_level=True)
+    pytest.skip(f"C solver not built: {native_solver.NATIVE.unavailable_reason()}", allow_module_level=True)
 
 from grader import _othello_native as N  # noqa: E402
 from grader.games.othello_native import NativeOthelloSolver as NativeSolver  # noqa: E402

@@ -334,3 +334,33 @@ def test_an_instructor_releases_the_private_results_with_the_keyboard_alone(tmp_
         assert page.locator("form[action='/class/release']:has(input[value=othello])").count() == 0
     finally:
         server.stop()
+
+
+@pytest.mark.slow  # a browser and a server: several seconds
+def test_the_class_table_filters_and_sorts_its_page_without_a_reload_and_the_class_by_its_form(tmp_path, chromium):
+    """A class of 230, shown 100 a page: typing in the filter hides this page's rows that do
+    not match and a heading sorts this page, neither reloading it (the status says 'on this
+    page'); the Filter button asks the server, which filters the whole class."""
+    course = make_course(tmp_path / "course")
+    emails = [f"p{i:03d}@example.edu" for i in range(230)]
+    (course / "roster.csv").write_text("Email,Name\n" + "".join(f"{e},Student {e[:4]}\n" for e in emails))
+    server = Server(course, tmp_path, None, "--workers", "0")
+    try:
+        page = chromium.new_page()
+        page.goto(server.link)
+        submit(page, "#signin")
+        page.goto(server.url + "/class")
+        shown = page.locator("#class tbody tr:visible td:first-child small")
+        page.fill("#filter input[name=q]", "p21")  # on the third page: none on this one
+        assert page.inner_text("#shown") == "0 of the 100 students on this page" and shown.count() == 0
+        page.fill("#filter input[name=q]", "p02")
+        assert shown.all_inner_texts() == emails[20:30]
+        page.click("#class thead th:first-child a.sort")  # sorted the other way, this page only
+        assert shown.all_inner_texts() == emails[20:30][::-1]
+        assert page.url == server.url + "/class"  # no reload
+        page.fill("#filter input[name=q]", "p21")
+        submit(page, "#filter button")
+        assert page.url == server.url + "/class?q=p21" and shown.all_inner_texts() == emails[210:220]
+        assert page.inner_text("#shown") == "10 of 230 students"
+    finally:
+        server.stop()

@@ -102,7 +102,7 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(database):
         "hand_releases",
     } <= tables
     with engine.connect() as c:
-        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0017",)]
+        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0020",)]
     engine.dispose()
 
 
@@ -656,4 +656,19 @@ def test_the_migration_marks_the_users_no_launch_made_as_rostered(database):
     with engine.connect() as c:
         rows = c.execute(text("SELECT email, rostered FROM users ORDER BY email")).all()
     assert [(e, bool(r)) for e, r in rows] == [("launched@x.org", False), ("roster@x.org", True)]
+    engine.dispose()
+
+
+def test_the_queues_pace_reads_the_latest_gradings_by_an_index(database):
+    """On SQLite and PostgreSQL: submissions.graded_at has its index (the estimate's pace sorts
+    on it at every page showing a wait); on SQLite its query plan uses it."""
+    engine = connect(database)
+    upgrade(engine)
+    assert "ix_submissions_graded_at" in {i["name"] for i in inspect(engine).get_indexes("submissions")}
+    if engine.dialect.name == "sqlite":
+        with engine.connect() as c:
+            plan = " ".join(str(r[-1]) for r in c.execute(text(
+                "EXPLAIN QUERY PLAN SELECT graded_at FROM submissions WHERE graded_at IS NOT NULL "
+                "ORDER BY graded_at DESC LIMIT 20")))  # fmt: skip
+        assert "ix_submissions_graded_at" in plan, plan
     engine.dispose()

@@ -11,7 +11,6 @@ import re
 import secrets
 import sqlite3
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -42,9 +41,6 @@ CUT = """[...document.querySelectorAll("main svg")].filter(svg => {
   });
 }).length"""  # the charts whose bars fall outside what they show
 MAX_BYTES = 100_000  # a page's HTML with the CSS and JS it loads, before compression
-# Not met yet: staff's class table (at / and /class) of 300 students weighs about 145 KB (its
-# cells' markup, another part of the issue): held to this ceiling meanwhile, so that it grows no more.
-CLASS_MAX_BYTES = 160_000
 LADDER = (
     "    limits: {wall_seconds: 10}\n    ladder: {anonymous: true, top: 3, deadline_games: 4}\n"
     "    rubric: {anonymous: true, items: [{name: style, points: -1, comment: names say what they hold}]}\n"
@@ -182,13 +178,14 @@ def _pages(emails: list[str], subs: dict[str, str], ids: dict[str, str]) -> dict
         "/class",
         *NOT_FOUND,
     ]
-    staff = ["/", "/class", "/class/queue", "/class/mail", "/class/exports", "/class/audit", "/class/othello/similar", f"/class/othello/students/{emails[0]}", "/class/othello/grading",
+    staff = ["/", "/class", "/class?page=3&sort=othello&order=desc", "/class/queue", "/class/mail", "/class/exports", "/class/audit", "/class/othello/similar", f"/class/othello/students/{emails[0]}", "/class/othello/grading",
              "/a/othello", *mine, *arena, "/sessions", *NOT_FOUND]  # fmt: skip
     return {"student": student, "ta": staff, "instructor": staff}
 
 
 def _posted(page, axe, found: list[str], role: str, url: str, email: str) -> None:
-    """The pages a staff form answers with: sign-in links made and a roster read (instructor), an API token made."""
+    """The pages a staff form answers with: sign-in links made and a roster read (instructor), a
+    refusal (403) of a button a TA sees but may not press, an API token made."""
     if role == "instructor":
         page.goto(f"{url}/class")
         page.fill("form[action='/class/links'] input[name=email]", email)
@@ -202,6 +199,14 @@ def _posted(page, axe, found: list[str], role: str, url: str, email: str) -> Non
         with page.expect_navigation():
             page.click("form[action='/class/roster'] button")
         _check(page, axe, found, role, "POST /class/roster")
+    if role == "ta":  # the ladder's deadline button, which only an instructor may press: the 403 page
+        page.goto(f"{url}/ladder/othello")
+        with page.expect_navigation() as went:
+            page.click("#deadline")
+        assert went.value is not None and went.value.status == 403, went.value and went.value.status
+        assert "only an instructor starts the deadline tournament" in page.inner_text("main")
+        page.logged = [t for t in page.logged if "status of 403" not in t]  # the status itself: no error of the page's
+        _check(page, axe, found, role, "POST /ladder/othello/deadline (403)")
     page.goto(f"{url}/arena")
     page.fill("#new-token input[name=label]", "laptop")
     with page.expect_navigation():
@@ -260,10 +265,9 @@ def _look(page, axe, url: str, found: list[str], role: str, status: int = 200) -
         page.set_viewport_size({"width": width, "height": 800})
         answer = page.goto(url)
         assert answer is not None and answer.status == status, f"{role} {url}: {answer.status if answer else 'none'}"
-        most = CLASS_MAX_BYTES if role != "student" and urlsplit(url).path in ("/", "/class") else MAX_BYTES
         report = url.endswith("/similar")  # grader similar's report: every pair's passages in full, as its file
-        if width == WIDTHS[0] and not report and (weight := _weight(answer.body())) > most:
-            found.append(f"{role} {url} weighs {weight} bytes with its CSS and JS (at most {most})")
+        if width == WIDTHS[0] and not report and (weight := _weight(answer.body())) > MAX_BYTES:
+            found.append(f"{role} {url} weighs {weight} bytes with its CSS and JS (at most {MAX_BYTES})")
         _at(page, axe, found, role, url, width)
     if status != 200:  # the browser logs the status it was answered: that is no error of the page's
         page.logged = [t for t in page.logged if f"status of {status}" not in t]
@@ -318,7 +322,8 @@ def test_every_page_fits_a_phone_and_passes_axe_on_300_students_and_100_tests(tm
 @pytest.mark.slow  # a browser, a test platform, a server, one grading: 20-40 s
 def test_the_lti_pages_fit_a_phone_and_pass_axe(tmp_path, chromium):
     """The LTI tool's pages: the assignment an instructor picks for a link (deep linking, from the
-    platform's launch), and the scores sent to the platforms with one that failed to go."""
+    platform's launch), the page that posts the link back to the platform, and the scores sent
+    to the platforms with one that failed to go."""
     import urllib.parse
 
     from grader.portal.database.lti import FAILED, LtiScore
@@ -354,6 +359,15 @@ def test_the_lti_pages_fit_a_phone_and_pass_axe(tmp_path, chromium):
         page.goto(f"{server.url}/lti/login?{query}")
         page.wait_for_url(f"{server.url}/lti/pick")
         _check(page, axe, found, "instructor", "/lti/pick")
+        # the page that posts the signed answer back to the platform, as it stands where JavaScript
+        # does not run (its script, kept from posting, would leave it at once)
+        page.route("**/static/lti.js", lambda route: route.fulfill(body="", content_type="text/javascript"))
+        page.check("input[value=tictactoe]")
+        with page.expect_navigation():
+            page.click("#pick")
+        assert page.locator("#lti-return button").count() == 1
+        _check(page, axe, found, "instructor", "lti_post (POST /lti/pick)")
+        page.unroute("**/static/lti.js")
         _look(page, axe, f"{server.url}/class/lti", found, "instructor")
         assert page.locator("#lti-scores button").count() == 1  # the failed score, to send again
     finally:

@@ -317,3 +317,37 @@ def test_staff_see_an_assignments_similar_submissions_and_a_student_does_not(tmp
         assert none.status_code == 409 and "0 counted submission(s): a report needs two or more" in none.text
     finally:
         server.stop()
+
+
+def test_the_class_table_shows_a_page_of_students_at_a_time_filtered_and_sorted_over_the_whole_class(tmp_path):
+    """A class of 230 students: its table shows 100 a page, with links to the others that keep
+    the filter and the sort; a filter or a sort asks for the whole class, not the page shown."""
+    import re
+
+    from grader.portal.pages.classview import PAGE
+
+    course = make_course(tmp_path / "course")
+    emails = [f"p{i:03d}@example.edu" for i in range(230)]
+    (course / "roster.csv").write_text("Email,Name\n" + "".join(f"{e},Student {e[:4]}\n" for e in emails))
+    server = Server(course, tmp_path)
+    try:
+        staff = Client(server.url)
+        staff.sign_in(server.link)
+        rows = lambda html: re.findall(r"<small>(p\d{3}@example\.edu)</small>", html)  # noqa: E731
+        first = staff.html("/class").text
+        assert PAGE == 100 and rows(first) == emails[:100]
+        assert "Page 1 of 3" in first and "students 1 to 100 of 230" in first
+        assert '<a href="/class?page=3">3</a>' in first and 'data-pages="3"' in first
+        last = staff.html("/class?page=3").text
+        assert rows(last) == emails[200:] and "students 201 to 230 of 230" in last
+        assert rows(staff.html("/class?page=9").text) == emails[200:]  # past the last page: the last one
+        found = staff.html("/class?q=p22").text  # on the third page: found from the first
+        assert rows(found) == emails[220:230] and "Page 1 of" not in found and 'data-pages="1"' in found
+        backwards = staff.html("/class?sort=&order=desc&page=2").text
+        assert rows(backwards) == emails[::-1][100:200]
+        assert '<a href="/class?order=desc&amp;page=3">3</a>' in backwards  # the pages keep the sort
+        # the heading sorted by asks for the other way, keeping the filter
+        assert '<a class="sort" href="/class?q=p2">Student</a>' in staff.html("/class?q=p2&order=desc").text
+        assert len(staff.get("/class").json()["students"]) == 230  # the JSON: the whole class
+    finally:
+        server.stop()

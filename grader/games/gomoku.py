@@ -25,15 +25,13 @@ import itertools
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Callable, ClassVar, Iterator, Mapping, Sequence
 
 from ..errors import BoardError
 from ..seeding import rng
 from .base import Game, StringBoard
 from .drawing import grid_svg, grid_text
-from .gomoku_native import HOW_TO_BUILD, NativeGomokuSolver
-from .gomoku_native import available as native_available
-from .gomoku_solver import GomokuSolver
+from .solving import ExactSolver
 
 COLUMNS = "ABCDEFGHJKLMNOPQRST"  # GTP's: no I
 OUTCOME = "outcome"
@@ -279,25 +277,38 @@ class Gomoku(Game[Position]):
 
     # --- exact answers ---------------------------------------------------------------------
 
+    _solvers: ClassVar[dict[str, tuple[Callable[..., ExactSolver[Position]], Callable[[], str | None]]]] = {}
+
+    @classmethod
+    def add_solver(
+        cls, backend: str, make: Callable[..., ExactSolver[Position]], missing: Callable[[], str | None] = lambda: None
+    ) -> None:
+        """Give Gomoku, every variant of it, a solver backend: ``make(game, scoring,
+        should_stop)``; ``missing()`` says how to get it when it is not built here (None: it
+        is). The solver modules (gomoku_solver.py, the C core in gomoku_native.py) add theirs
+        when the games package loads."""
+        cls._solvers[backend] = (make, missing)
+
     def solver(
         self, scoring: str, should_stop: Callable[[], bool] | None = None, backend: str = "auto"
-    ) -> GomokuSolver:
+    ) -> ExactSolver[Position]:
         """The C core ('native', grader._gomoku_native) when built, else the Python solver."""
-        make = NativeGomokuSolver if self.backend(backend) == "native" else GomokuSolver
-        return make(self, self.scoring(scoring), should_stop)
+        return self._solvers[self.backend(backend)][0](self, self.scoring(scoring), should_stop)
 
     def backends(self) -> tuple[str, ...]:
-        return ("native", "python") if native_available() else ("python",)
+        return tuple(b for b in ("native", "python") if b in self._solvers and self._solvers[b][1]() is None)
 
     def backend_missing(self, name: str) -> str:
-        if name == "native" and not native_available():
-            return f"the native solver is not built on this machine: {HOW_TO_BUILD}, or use --backend python"
-        return super().backend_missing(name)
+        why = self._solvers[name][1]() if name in self._solvers else None
+        if why is None:
+            return super().backend_missing(name)
+        return f"the {name} solver is not built on this machine: {why}, or use --backend python"
 
     def backend_note(self) -> str | None:
-        if native_available():
+        why = self._solvers["native"][1]() if "native" in self._solvers else None
+        if why is None:
             return None
-        return f"the native Gomoku solver is not built, so the Python one is used (far slower): {HOW_TO_BUILD}"
+        return f"the native Gomoku solver is not built, so the Python one is used (far slower): {why}"
 
     def forfeit_score(self, scoring: str) -> int:
         return 1

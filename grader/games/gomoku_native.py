@@ -3,34 +3,22 @@
 ``NativeGomokuSolver`` is ``GomokuSolver`` with ``value`` sent to the C core (one core for
 each board size, each keeping its own transposition table across calls): optimal moves,
 every move's value, lines and line checks come from the same Python code above it. Boards
-the core does not take (over ``MAX_SIZE``, or ``k`` below 3) go to the Python search. The C
-search releases the GIL and stops on Ctrl-C (KeyboardInterrupt) or when ``should_stop()``
-is true (``Stopped``), polled about every 20 ms.
+the core does not take (over its ``MAX_SIZE``, 11x11, or ``k`` below 3) go to the Python
+search. The C search releases the GIL and stops on Ctrl-C (KeyboardInterrupt) or when
+``should_stop()`` is true (``Stopped``), polled about every 20 ms. The extension is loaded
+when the first solver is made or asked about (``native.Extension``).
 """
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from ..stop import Stopped
+from .gomoku import Gomoku, Position
 from .gomoku_solver import GomokuSolver
+from .native import Extension
 
-if TYPE_CHECKING:
-    from .gomoku import Gomoku, Position
-
-_native: ModuleType | None
-try:  # the optional C extension, built by pip install when a compiler is there
-    _native = importlib.import_module("grader._gomoku_native")
-except ImportError as e:  # not built: no C compiler at install time, or a broken build
-    _native = None
-    _REASON: str | None = f"grader._gomoku_native could not be imported ({e})"
-else:
-    _REASON = None
-
-HOW_TO_BUILD = "install a C compiler (e.g. gcc) and reinstall grader (pip install --force-reinstall .)"
-MAX_SIZE = _native.MAX_SIZE if _native is not None else 0  # the largest board the core takes (11x11)
+NATIVE = Extension("grader._gomoku_native")  # loaded when a solver is first made or asked about
 TABLE_BITS = 20  # log2 of each core's table entries (56 bytes each: 56 MB, touched as it fills)
 QUICK_NODES = 50_000  # the nodes a move's quick proof may take in the core (a few ms)
 
@@ -40,12 +28,7 @@ _WHITE = str.maketrans("xo.", "010")
 
 def available() -> bool:
     """True when the C extension is importable."""
-    return _native is not None
-
-
-def unavailable_reason() -> str | None:
-    """Why the C extension could not be imported (None when it is available)."""
-    return _REASON
+    return NATIVE.available()
 
 
 def bitboards(board: str) -> tuple[int, int]:
@@ -60,18 +43,16 @@ class NativeGomokuSolver(GomokuSolver):
 
     def __init__(self, game: Gomoku, scoring: str, should_stop: Callable[[], bool] | None = None,
                  table_bits: int = TABLE_BITS):  # fmt: skip
-        if _native is None:
-            raise ImportError(_REASON)
+        self._native = NATIVE.load()
         super().__init__(game, scoring, should_stop)
         self._bits = table_bits
         self._cores: dict[int, Any] = {}  # board size -> its C solver
 
     def _core(self, size: int) -> Any:
         """The C solver for a ``size`` board (None: the core does not take it)."""
-        assert _native is not None  # a solver is made only when it is
         if size not in self._cores:
-            ok = 4 <= size <= MAX_SIZE and 3 <= self.rules.k <= size
-            self._cores[size] = _native.Solver(size, self.rules.k, self.rules.overline, self._bits) if ok else None
+            ok = 4 <= size <= self._native.MAX_SIZE and 3 <= self.rules.k <= size
+            self._cores[size] = self._native.Solver(size, self.rules.k, self.rules.overline, self._bits) if ok else None
         return self._cores[size]
 
     def clear(self) -> None:
@@ -111,12 +92,14 @@ class NativeGomokuSolver(GomokuSolver):
     def _core_value(self, core: Any, pos: Position, max_nodes: int) -> Any:
         """The core's value of ``pos`` (a game not over); None when ``max_nodes`` (0: no limit)
         did not settle it."""
-        assert _native is not None  # a solver is made only when it is
         black, white = bitboards(pos.board)
         before = core.nodes
         try:
             return core.value(black, white, should_stop=self.should_stop, max_nodes=max_nodes)
-        except _native.Cancelled:
+        except self._native.Cancelled:
             raise Stopped("the solver was stopped") from None
         finally:
             self.nodes += core.nodes - before
+
+
+Gomoku.add_solver("native", NativeGomokuSolver, lambda: NATIVE.missing())

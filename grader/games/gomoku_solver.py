@@ -6,20 +6,18 @@ The pure-Python route (``--backend python``), and the second way the C core's an
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from ..stop import Stopped
+from .gomoku import Gomoku, Position
 from .gomoku_threats import ThreatSearch, Windows
 from .solving import ExactSolver
-
-if TYPE_CHECKING:
-    from .gomoku import Gomoku, Position
 
 POLL_EVERY = 256  # nodes between two looks at should_stop: a node here costs up to a millisecond
 PROOF_NODES = 5_000  # threat-search nodes a move's quick proof may take (the course's 7x7 wins: at most 3,800)
 
 
-class GomokuSolver(ExactSolver["Position"]):
+class GomokuSolver(ExactSolver[Position]):
     """Exact outcomes (-1, 0, +1): a threat-space search first, then negamax with alpha-beta.
 
     A position's value is first sought as a proof by threats (``gomoku_threats``): that the
@@ -162,3 +160,6 @@ class GomokuSolver(ExactSolver["Position"]):
             return (-run(cells, size, m, me), -run(cells, size, m, you), -touching, m)
 
         return sorted(empty, key=rank)
+
+
+Gomoku.add_solver("python", GomokuSolver)

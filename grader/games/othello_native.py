@@ -9,34 +9,19 @@ polled about every 20 ms.
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
 from typing import Callable
 
 from ..stop import Stopped, signal_point
+from .native import Extension
 from .othello import OTHELLO, WINNER_TAKES_EMPTIES, Bitboard
 from .othello_solver import OthelloSolver
 
-_native: ModuleType | None
-try:  # the optional C extension, built by pip install when a compiler is there
-    _native = importlib.import_module("grader._othello_native")
-except ImportError as e:  # not built: no C compiler at install time, or a broken build
-    _native = None
-    _REASON: str | None = f"grader._othello_native could not be imported ({e})"
-else:
-    _REASON = None
-
-HOW_TO_BUILD = "install a C compiler (e.g. gcc) and reinstall grader (pip install --force-reinstall .)"
+NATIVE = Extension("grader._othello_native")  # loaded when a solver is first made or asked about
 
 
 def available() -> bool:
     """True when the C extension is importable."""
-    return _native is not None
-
-
-def unavailable_reason() -> str | None:
-    """Why the C extension could not be imported (None when it is available)."""
-    return _REASON
+    return NATIVE.available()
 
 
 class NativeOthelloSolver(OthelloSolver):
@@ -46,9 +31,8 @@ class NativeOthelloSolver(OthelloSolver):
     backend = "native"
 
     def __init__(self, scoring: str, table_bits: int = 22, should_stop: Callable[[], bool] | None = None):
-        if _native is None:
-            raise ImportError(_REASON)
-        self._core = _native.Solver(scoring == WINNER_TAKES_EMPTIES, table_bits, should_stop)
+        self._native = NATIVE.load()
+        self._core = self._native.Solver(scoring == WINNER_TAKES_EMPTIES, table_bits, should_stop)
         self._node_offset = 0
         self._solved: tuple[Bitboard, Bitboard, int, list[int]] = (-1, -1, 0, [])  # the last solve()
         super().__init__(scoring, should_stop=should_stop)
@@ -66,11 +50,10 @@ class NativeOthelloSolver(OthelloSolver):
 
     def _exact(self, p: Bitboard, o: Bitboard) -> int:
         """The value, by a search that finds the optimal moves too: kept for ``_optimal``."""
-        assert _native is not None  # a solver is made only when it is
         signal_point("solver")
         try:
             value, moves = self._core.solve(p, o)
-        except _native.Cancelled:
+        except self._native.Cancelled:
             raise Stopped("the solver was stopped") from None
         signal_point("solved")
         if moves is not None:
@@ -78,13 +61,12 @@ class NativeOthelloSolver(OthelloSolver):
         return int(value)
 
     def _optimal(self, p: Bitboard, o: Bitboard, v: int) -> list[int]:
-        assert _native is not None  # a solver is made only when it is
         solved = self._solved  # one read: another thread may solve meanwhile
         if solved[:3] == (p, o, v):
             return list(solved[3])
         try:
             moves: list[int] = self._core.optimal_moves(p, o, v)
-        except _native.Cancelled:
+        except self._native.Cancelled:
             raise Stopped("the solver was stopped") from None
         return moves
 
@@ -92,11 +74,10 @@ class NativeOthelloSolver(OthelloSolver):
         return self._core_search(p, o, alpha, beta)
 
     def _core_search(self, p: Bitboard, o: Bitboard, alpha: int, beta: int) -> int:
-        assert _native is not None  # a solver is made only when it is
         try:
             return self._core.search(p, o, alpha, beta)
-        except _native.Cancelled:
+        except self._native.Cancelled:
             raise Stopped("the solver was stopped") from None
 
 
-OTHELLO.add_solver("native", NativeOthelloSolver, lambda: None if available() else HOW_TO_BUILD)
+OTHELLO.add_solver("native", NativeOthelloSolver, lambda: NATIVE.missing())

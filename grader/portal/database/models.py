@@ -96,7 +96,7 @@ class Submission(Base):
     sha256: Mapped[str] = mapped_column(String(64))
     content: Mapped[bytes] = mapped_column(LargeBinary)
     status: Mapped[str] = mapped_column(String(16), default=QUEUED)
-    graded_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    graded_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True, index=True)
     total: Mapped[float | None] = mapped_column(nullable=True)
     max_total: Mapped[int | None] = mapped_column(Integer, nullable=True)
     symbols: Mapped[str | None] = mapped_column(Text, nullable=True)  # every test's, for staff

@@ -2,7 +2,8 @@
 (in tenths, drawn by the stylesheet: the CSP allows no inline style), late and extension
 marks, and the submission under way (being graded: n of N tests; waiting; a rerun pending);
 each assignment's submitted n of N, mean, median and histogram of totals; the rows
-filtered and sorted as the page's GET form asks (its script does the same without a reload)."""
+filtered and sorted as the page's GET form asks, a page of ``PAGE`` students at a time (its
+script filters and sorts the page shown without a reload)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import statistics
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlencode
 
 from sqlalchemy.orm import Session
 
@@ -19,6 +21,7 @@ from ..jobs.queue import standings
 from .feedback import TONE
 
 TONES = ("ok", "good", "half", "low", "bad")
+PAGE = 100  # students a page of the class table shows: 300 in one page weighed ~140 KB
 
 
 def bar(symbols: str | None) -> list[tuple[str, int]]:
@@ -72,9 +75,26 @@ def table_view(data: Mapping[str, Any], query: Mapping[str, str]) -> dict[str, A
     key = query.get("sort", "")
     if key in names:
         rows.sort(key=lambda s: -1 if s["assignments"][key] is None else (s["assignments"][key]["score"] or 0))
-    if query.get("order") == "desc":
+    elif key == "late_days":
+        rows.sort(key=lambda s: s["late_days_used"])
+    desc = query.get("order") == "desc"
+    if desc:
         rows.reverse()
-    return {"stats": stats, "rows": rows, "query": {"q": q, "missing": missing, "late": late, "sort": key},
+    pages = max(1, -(-len(rows) // PAGE))
+    number = int(query["page"]) if query.get("page", "").isdigit() else 1
+    number = min(max(number, 1), pages)
+    asked = {"q": q, "missing": "1" if missing else "", "late": "1" if late else "", "sort": key,
+             "order": "desc" if desc else "", "page": str(number)}  # fmt: skip
+
+    def link(**changes: Any) -> str:
+        """This view's address with ``changes`` (the page back to 1 unless one is given), empty values left out."""
+        wanted = {**asked, "page": "1", **{k: str(v) for k, v in changes.items()}}
+        return "/class?" + urlencode({k: v for k, v in wanted.items() if v and not (k == "page" and v == "1")})
+
+    first = (number - 1) * PAGE
+    return {"stats": stats, "rows": rows[first : first + PAGE], "matched": len(rows), "first": first + 1,
+            "page": number, "pages": pages, "link": link,
+            "query": {"q": q, "missing": missing, "late": late, "sort": key, "order": "desc" if desc else ""},
             "bar": bar, "summary": summary}  # fmt: skip
 
 

@@ -1,6 +1,7 @@
 // The class table without a reload: the filter form's fields hide the rows they leave out as
-// they are typed, and a column's heading sorts by it (again: the other way). Without
-// JavaScript, the same form and headings ask the server (GET /class?q=...&sort=...).
+// they are typed, and a column's heading sorts by it (again: the other way), within the page of
+// students shown. Without JavaScript, the same form and headings ask the server (GET
+// /class?q=...&sort=...&page=...); with several pages, the Filter button asks it too.
 "use strict";
 document.addEventListener("DOMContentLoaded", () => {
   const table = document.getElementById("class");
@@ -10,6 +11,7 @@ document.addEventListener("DOMContentLoaded", () => {
   const rows = Array.from(body.rows);
   const total = rows.length;
   const shown = document.getElementById("shown");
+  const paged = Number(form.dataset.pages) > 1;
   const apply = () => {
     const q = form.elements.q.value.trim().toLowerCase();
     const missing = form.elements.missing.checked;
@@ -21,10 +23,11 @@ document.addEventListener("DOMContentLoaded", () => {
       row.hidden = !keep;
       if (keep) n += 1;
     }
-    shown.textContent = `${n} of ${total} students`;
+    shown.textContent = paged ? `${n} of the ${total} students on this page` : `${n} of ${total} students`;
   };
   form.addEventListener("input", apply);
   form.addEventListener("submit", (event) => {
+    if (paged) return; // the server filters the whole class
     event.preventDefault();
     apply();
   });
