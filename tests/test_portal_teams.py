@@ -4,6 +4,9 @@ team of an assignment per student held by the database itself, and the instructo
 
 from __future__ import annotations
 
+import datetime as dt
+import secrets
+
 import pytest
 from click.testing import CliRunner
 
@@ -14,9 +17,10 @@ from sqlalchemy.exc import IntegrityError  # noqa: E402
 
 from grader.cli import main  # noqa: E402
 from grader.errors import ConfigError  # noqa: E402
+from grader.portal.course import exports, policy, similar  # noqa: E402
 from grader.portal.course.course import load_course  # noqa: E402
 from grader.portal.database.db import connect, sessions  # noqa: E402
-from grader.portal.database.models import AuditEntry, Team, TeamMember, User  # noqa: E402
+from grader.portal.database.models import AuditEntry, Submission, Team, TeamMember, User  # noqa: E402
 
 from portal_server import _sync, make_course  # noqa: E402
 
@@ -121,3 +125,83 @@ def test_a_bad_line_is_named_with_its_fix_and_nothing_is_formed(synced, tmp_path
     assert done.exit_code == 1 and len(done.output.strip().splitlines()) == 1, done.output
     assert f"teams.csv, {said}" in done.output
     assert formed(make) == {}
+
+
+# --- one submission serves the team ----------------------------------------------------------
+
+UTC = dt.timezone.utc
+TICTACTOE_DUE = dt.datetime(2026, 3, 2, 23, 59, tzinfo=UTC)  # alone, due first
+OTHELLO_DUE = dt.datetime(2026, 3, 9, 23, 59, tzinfo=UTC)  # in teams of 2
+HOUR = dt.timedelta(hours=1)
+
+
+def graded(make, email: str, name: str, when: dt.datetime, total: float, content: bytes = b"print(1)\n") -> str:
+    """A submission of ``email``'s written as the workers write a graded one; its id."""
+    sid = secrets.token_urlsafe(16)
+    with make.begin() as s:
+        uid = s.scalar(select(User.id).where(User.email == email))
+        s.add(Submission(id=sid, user_id=uid, assignment=name, received_at=when, late=0, filename="lab.py",
+                         size=len(content), sha256="", content=content, status="graded", total=total,
+                         max_total=60 if name == "othello" else 10, gradings=1))  # fmt: skip
+    return sid
+
+
+@pytest.fixture
+def late_class(tmp_path):
+    """3 late days; tic-tac-toe alone, due first; Othello in teams of 2 at 10% a day late; s1
+    and s2 a team (its CSV), s1 2 days late on tic-tac-toe, the team 3 days late on Othello."""
+    course = teams_course(tmp_path / "course")
+    text = (course / "course.yaml").read_text().replace("upload_kb:", "late_days: 3\nupload_kb:", 1)
+    for name, title, due in (("othello", "Othello endgame lab", OTHELLO_DUE),
+                             ("tictactoe", "Tic-tac-toe lab", TICTACTOE_DUE)):  # fmt: skip
+        text = text.replace(f"    title: {title}\n", f"    title: {title}\n    deadline: {due:%Y-%m-%d %H:%M}\n"
+                            "    late_penalty: 10%\n")  # fmt: skip
+    (course / "course.yaml").write_text(text)
+    assert _sync(course).exit_code == 0
+    assert teams_cli(course, "othello,s1@example.edu,A\nothello,s2@example.edu,A\n", tmp_path).exit_code == 0
+    engine = connect(f"sqlite:///{course / '.portal' / 'portal.sqlite3'}")
+    make = sessions(engine)
+    ids = {"ttt": graded(make, "s1@example.edu", "tictactoe", TICTACTOE_DUE + 30 * HOUR, 10.0),
+           "team": graded(make, "s2@example.edu", "othello", OTHELLO_DUE + 50 * HOUR, 50.0, b"print('team')\n"),
+           "s3": graded(make, "s3@example.edu", "othello", OTHELLO_DUE - HOUR, 40.0, b"print('team')\n")}  # fmt: skip
+    yield load_course(course), make, ids
+    engine.dispose()
+
+
+def test_each_member_gets_the_teams_counted_submission_with_the_fewest_late_days_any_member_has_left(late_class):
+    course, make, ids = late_class
+    with make() as s:
+        every = policy.counted(s, course)
+        people = {u.email: u for u in s.scalars(select(User))}
+        alone = {email: policy.counted(s, course, people[email]) for email in ("s1@example.edu", "s2@example.edu")}
+    s1, s2 = people["s1@example.edu"].id, people["s2@example.edu"].id
+    for uid in (s1, s2):
+        c = every[(uid, "othello")]
+        # 3 days late; s1 has 1 late day left after tic-tac-toe, s2 has 3: the team spends 1, 20% taken
+        assert (c.submission.id, c.score.days_late, c.score.late_days, c.score.penalty) == (ids["team"], 3, 1,
+                                                                                             pytest.approx(0.2))  # fmt: skip
+        assert c.grade.score.score == 40.0
+    assert every[(s1, "tictactoe")].score.late_days == 2  # each member spends what the team used: s1 3, s2 1
+    assert policy.late_days_used(c.score for (uid, _), c in every.items() if uid == s1) == 3
+    assert policy.late_days_used(c.score for (uid, _), c in every.items() if uid == s2) == 1
+    assert alone["s2@example.edu"] == {(s2, "othello"): every[(s2, "othello")]}  # one student's: the same grade
+    assert alone["s1@example.edu"][(s1, "othello")] == every[(s1, "othello")]
+    with make() as s:
+        grades = {g.name: (g.total, g.policy) for g in exports.lms_grades(s, course, course.assignments["othello"])}
+        rows = exports.counted(s, course, course.assignments["othello"])
+    assert grades["s1@example.edu"] == grades["s2@example.edu"] == (40.0, "3 days late: 1 day of late days spent, "
+                                                                    "20% penalty (graded 50)")  # fmt: skip
+    assert [r.submission for r in rows if r.email in ("s1@example.edu", "s2@example.edu")] == [ids["team"]] * 2
+
+
+def test_the_similarity_report_takes_a_team_as_one_author(late_class):
+    pytest.importorskip("copydetect", reason="the similarity report needs copydetect: pip install -e '.[similarity]'")
+    course, make, ids = late_class
+    with make() as s:
+        rows = exports.counted(s, course, course.assignments["othello"])
+    assert len(rows) == 3  # s1, s2 (the team's one submission), s3
+    authors = [r.email for r in similar.one_per_author(rows)]
+    assert authors == ["s1@example.edu, s2@example.edu", "s3@example.edu"]
+    report = similar.similarity_report(course, course.assignments["othello"], rows)
+    assert report.compared == 1  # the team and s3: never the two members as a pair
+    assert sorted(sub.name for sub in report.submissions) == ["s1@example.edu, s2@example.edu", "s3@example.edu"]

@@ -108,3 +108,31 @@ def import_teams(session: Session, course: Course, text: str, source: str = "the
             session.add(AuditEntry(user_id=by.id, action="teams",
                                    detail=f"{source}: {made} teams made, {placed} students placed"))  # fmt: skip
     return Imported(made, placed, unchanged)
+
+
+def mates(session: Session, user_id: int, assignment: str) -> list[int]:
+    """The user ids whose submissions to ``assignment`` are ``user_id``'s too: their team's (by
+    id), or theirs alone."""
+    team = select(TeamMember.team_id).where(TeamMember.user_id == user_id, TeamMember.assignment == assignment)
+    found = session.scalars(select(TeamMember.user_id).where(TeamMember.team_id.in_(team))
+                            .order_by(TeamMember.user_id)).all()  # fmt: skip
+    return list(found) or [user_id]
+
+
+def memberships(session: Session, course: Course) -> dict[tuple[int, str], int]:
+    """Each team member's team, by (user id, assignment), of the course's assignments done in teams."""
+    names = [a.name for a in course.assignments.values() if a.team_size is not None]
+    if not names:
+        return {}
+    rows = session.execute(select(TeamMember.user_id, TeamMember.assignment, TeamMember.team_id)
+                           .where(TeamMember.assignment.in_(names))).all()  # fmt: skip
+    return {(uid, name): team for uid, name, team in rows}
+
+
+def team_names_of(session: Session, course: Course) -> dict[tuple[int, str], str]:
+    """Each team member's team name, by (user id, assignment)."""
+    found = memberships(session, course)
+    if not found:
+        return {}
+    names = dict(session.execute(select(Team.id, Team.name).where(Team.id.in_(set(found.values())))).all())
+    return {key: names[team] for key, team in found.items()}

@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from ..course.course import Course
 from ..course.lti import Platform
 from ..course.policy import Counted, counted
+from ..course.teams import mates
 from ..database.lti import FAILED as SEND_FAILED
 from ..database.lti import PENDING, SENT, LtiIdentity, LtiLink, LtiScore
 from ..database.models import Release, Submission, User, now
@@ -76,16 +77,17 @@ class GradeSync:
         made = 0
         with self.make.begin() as session:
             sub = session.get(Submission, submission_id)
-            owner = session.get(User, sub.user_id) if sub is not None else None
-            if sub is None or owner is None:
+            if sub is None:
                 return 0
-            for (_, name), found in counted(session, self.course, owner).items():
-                if not found.grade.final:
-                    continue
-                if found.submission.id == submission_id:
-                    made += self._record(session, found, "graded")
-                elif name != sub.assignment:
-                    made += self._record(session, found, "policy", changed_only=True)
+            for uid in mates(session, sub.user_id, sub.assignment):  # a team's submission: each member's score
+                owner = session.get(User, uid)
+                for (_, name), found in counted(session, self.course, owner).items() if owner else ():
+                    if not found.grade.final:
+                        continue
+                    if found.submission.id == submission_id:
+                        made += self._record(session, found, "graded")
+                    elif name != sub.assignment:
+                        made += self._record(session, found, "policy", changed_only=True)
         self.kick()
         return made
 

@@ -1,6 +1,7 @@
 """A student's pages: their assignments (home), an assignment with its upload form and their
 submissions, a submission's receipt and feedback (live until graded). A student reaches only
-their own submissions: another's id answers 404, as an id that does not exist does."""
+their own submissions and their team's: another's id answers 404, as an id that does not
+exist does."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from ..course import policy
 from ..course.course import Assignment, Course
 from ..course.deadlines import Deadlines, deadlines
 from ..course.gtplab import test_records
+from ..course.teams import mates, members, team_of
 from ..database.models import (
     FAILED,
     GRADED,
@@ -104,22 +106,35 @@ def assignment_page(portal: Portal, request: Request, form: Any) -> Response:
     if request.method == "POST":
         return upload(portal, request, form, user, assignment)
     with portal.read() as session:
-        subs = session.scalars(select(Submission).where(Submission.user_id == user.id,
+        ours = mates(session, user.id, assignment.name)  # the team's submissions are each member's
+        subs = session.scalars(select(Submission).where(Submission.user_id.in_(ours),
                                                         Submission.assignment == assignment.name)
                                .order_by(Submission.received_at.desc())).all()  # fmt: skip
         used = used_today(session, user, assignment.name)
         mine = deadlines(session, user, assignment)
         shown = private_shown(session, assignment)
         scores = {name: c.score for (_, name), c in policy.counted(session, portal.course, user).items()}
+        team = _team_data(session, user, assignment)
     counts = scores.get(assignment.name)
     views = [{**student_view(s, assignment, shown), "counts": counts is not None and s.id == counts.submission,
               "late": policy.days_late(s.received_at, mine.deadline) > 0} for s in subs]  # fmt: skip
     data = {
         **_assignment_data(assignment, used, mine),
         **_late_data(portal.course, assignment, mine, scores),
+        "team_size": assignment.team_size,
+        "team": team,
         "submissions": views,
     }
     return page(request, "assignment.html", data, user=user, upload_kb=portal.course.upload_kb)
+
+
+def _team_data(session: Session, user: User, assignment: Assignment) -> dict[str, Any] | None:
+    """The student's team of ``assignment``: its name and members (None: alone)."""
+    team = team_of(session, user.id, assignment.name) if assignment.team_size is not None else None
+    if team is None:
+        return None
+    return {"id": team.id, "name": team.name,
+            "members": [{"name": m.name, "email": m.email} for m in members(session, team.id)]}  # fmt: skip
 
 
 def _late_data(course: Course, assignment: Assignment, mine: Deadlines,
@@ -246,7 +261,7 @@ def staff_view(sub: Submission, assignment: Assignment | None, owner: User | Non
 
 def _visible_submission(session: Session, user: User, sid: str) -> Submission:
     sub = session.get(Submission, sid)
-    if sub is None or (sub.user_id != user.id and not user.staff):
+    if sub is None or not (user.staff or user.id in mates(session, sub.user_id, sub.assignment)):
         raise HTTPException(404, "no such submission")  # another's answers as one that does not exist
     return sub
 
@@ -258,7 +273,8 @@ def submission_page(portal: Portal, request: Request, form: Any) -> Response:
         owner = session.get(User, sub.user_id)
         assignment = portal.course.assignments.get(sub.assignment)
         shown = private_shown(session, assignment)
-        counted = policy.counted(session, portal.course, owner).get((sub.user_id, sub.assignment)) if owner else None
+        viewer = owner if user.staff or owner is None else user  # a teammate: the team's counted one, as theirs
+        counted = policy.counted(session, portal.course, viewer).get((viewer.id, sub.assignment)) if viewer else None
         due = deadlines(session, owner, assignment).deadline if owner and assignment else None
         standing = standings(session, [sub.id]).get(sub.id) if sub.status in (QUEUED, RUNNING) else None
     data = staff_view(sub, assignment, owner, shown) if user.staff else student_view(sub, assignment, shown)
