@@ -22,7 +22,7 @@ from grader.portal.course.course import load_course  # noqa: E402
 from grader.portal.database.db import connect, sessions  # noqa: E402
 from grader.portal.database.models import AuditEntry, Submission, Team, TeamMember, User  # noqa: E402
 
-from portal_server import _sync, make_course  # noqa: E402
+from portal_server import Client, Server, _sync, make_course  # noqa: E402
 
 
 def teams_course(folder, size="2"):
@@ -205,3 +205,47 @@ def test_the_similarity_report_takes_a_team_as_one_author(late_class):
     report = similar.similarity_report(course, course.assignments["othello"], rows)
     assert report.compared == 1  # the team and s3: never the two members as a pair
     assert sorted(sub.name for sub in report.submissions) == ["s1@example.edu, s2@example.edu", "s3@example.edu"]
+
+
+# --- teams by invitation -------------------------------------------------------------------------
+
+
+def test_students_form_a_team_by_invitation_decline_take_back_and_leave_before_submitting(tmp_path):
+    course = teams_course(tmp_path / "course")
+    server = Server(course, tmp_path, None, "--workers", "0")
+    try:
+        prof = Client(server.url)
+        prof.sign_in(server.link)
+        people = {}
+        for entry in prof.post("/class/links").json()["links"]:
+            people[entry["email"]] = Client(server.url)
+            people[entry["email"]].sign_in(entry["link"])
+        ada, bob, cy = (people[f"s{i}@example.edu"] for i in (1, 2, 3))
+        page = ada.html("/a/othello").text
+        assert 'action="/a/othello/team/invite"' in page and 'name="csrf"' in page  # a form: no script needed
+        assert ada.post("/a/othello/team/invite", {"email": "S2@example.edu"}).status_code == 200
+        assert ada.post("/a/othello/team/invite", {"email": "s2@example.edu"}).status_code == 409  # once
+        got = bob.get("/a/othello").json()["team"]
+        assert [(i["email"], i["name"]) for i in got["received"]] == [("s1@example.edu", "Student 1")]
+        assert 'action="/a/othello/team/accept"' in bob.html("/a/othello").text
+        assert bob.post("/a/othello/team/decline", {"invitation": str(got["received"][0]["id"])}).status_code == 200
+        assert ada.get("/a/othello").json()["team"]["sent"] == []
+        assert ada.post("/a/othello/team/invite", {"email": "s3@example.edu"}).status_code == 200
+        sent = ada.get("/a/othello").json()["team"]["sent"]
+        assert ada.post("/a/othello/team/decline", {"invitation": str(sent[0]["id"])}).status_code == 200  # taken back
+        assert cy.get("/a/othello").json()["team"]["received"] == []
+        assert ada.post("/a/othello/team/invite", {"email": "s2@example.edu"}).status_code == 200
+        got = bob.get("/a/othello").json()["team"]["received"]
+        joined = bob.post("/a/othello/team/accept", {"invitation": str(got[0]["id"])})
+        assert joined.status_code == 200 and joined.json()["name"] == "Student 1 & Student 2"
+        mine = ada.get("/a/othello").json()["team"]
+        assert [m["email"] for m in mine["members"]] == ["s1@example.edu", "s2@example.edu"] and mine["full"]
+        assert "You submit as team" in bob.html("/a/othello").text
+        assert bob.post("/a/othello/team/leave").status_code == 200  # before its first submission
+        assert bob.get("/a/othello").json()["team"]["id"] is None
+        assert [m["email"] for m in ada.get("/a/othello").json()["team"]["members"]] == ["s1@example.edu"]
+        assert ada.post("/a/othello/team/leave").status_code == 200
+        audit = [e["action"] for e in prof.get("/class/audit").json()["entries"] if e["action"].startswith("team")]
+        assert audit.count("team invitation") == 5 and audit.count("team joined") == 1 and audit.count("team left") == 2
+    finally:
+        server.stop()

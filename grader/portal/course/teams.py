@@ -2,20 +2,23 @@
 ``teams: {size: N}``. A student is in at most one team of an assignment (a unique constraint
 of the database, so that two racing requests cannot both add them). The instructor forms
 teams from a CSV (``grader portal teams``): each line an assignment, a student's e-mail and
-the team's name (or number)."""
+the team's name (or number). Students form them by invitation: one invites a classmate (not
+in a team, not having submitted alone), who accepts or declines; a member may leave until the
+team's first submission."""
 
 from __future__ import annotations
 
 import csv
 import io
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from ...errors import GraderError
-from ..database.models import INSTRUCTOR, STUDENT, AuditEntry, Team, TeamMember, User
-from .course import Course
+from ..database.models import INSTRUCTOR, STUDENT, AuditEntry, Submission, Team, TeamInvite, TeamMember, User
+from .course import Assignment, Course
 
 HEADER = ("assignment", "email", "team")
 
@@ -136,3 +139,143 @@ def team_names_of(session: Session, course: Course) -> dict[tuple[int, str], str
         return {}
     names = dict(session.execute(select(Team.id, Team.name).where(Team.id.in_(set(found.values())))).all())
     return {key: names[team] for key, team in found.items()}
+
+
+# --- teams by invitation -----------------------------------------------------------------------
+
+
+def _submitted(session: Session, user_ids: list[int], assignment: str) -> bool:
+    return session.scalar(select(Submission.id).where(Submission.user_id.in_(user_ids),
+                                                      Submission.assignment == assignment).limit(1)) is not None  # fmt: skip
+
+
+def _lock(session: Session, team: Team) -> None:
+    """Hold the team's row until the transaction ends (PostgreSQL's row lock; SQLite's write
+    lock): two acceptances at once are counted one after the other."""
+    session.execute(update(Team).where(Team.id == team.id).values(name=Team.name))
+
+
+def invite(session: Session, course: Course, user: User, assignment: Assignment, email: str) -> TeamInvite:
+    """``user`` invites the student of ``email`` into their team of ``assignment`` (made when
+    the invitation is accepted, if they have none): TeamError saying why not and the fix."""
+    size_ = _team_size(assignment)
+    address = email.strip().lower()
+    other = session.scalar(select(User).where(User.email == address))
+    if other is None or other.role != STUDENT or other.id == user.id:
+        raise TeamError(f"no classmate with the e-mail {address!r}: give the e-mail of another student of the course")
+    if team_of(session, other.id, assignment.name) is not None:
+        raise TeamError(f"{address} is already in a team of {assignment.title}: invite someone else")
+    ours = mates(session, user.id, assignment.name)
+    if _submitted(session, ours, assignment.name):
+        raise TeamError(f"your team has submitted to {assignment.title}: it can no longer change (ask your "
+                        "instructor)" if len(ours) > 1 else f"you have submitted to {assignment.title} alone: "
+                        "ask your instructor to put you in a team")  # fmt: skip
+    if _submitted(session, [other.id], assignment.name):
+        raise TeamError(f"{address} has submitted to {assignment.title} alone: ask your instructor to form the team")
+    if len(ours) >= size_:
+        raise TeamError(f"your team is full ({size_} students): no one more can join")
+    pending = session.scalar(select(TeamInvite).where(TeamInvite.assignment == assignment.name,
+                                                      TeamInvite.from_user == user.id, TeamInvite.to_user == other.id))  # fmt: skip
+    if pending is not None:
+        raise TeamError(f"you have invited {address} already: wait for their answer")
+    made = TeamInvite(assignment=assignment.name, from_user=user.id, to_user=other.id)
+    session.add(made)
+    session.flush()
+    return made
+
+
+def _team_size(assignment: Assignment) -> int:
+    if assignment.team_size is None:
+        raise TeamError(f"{assignment.title} is not done in teams")
+    return assignment.team_size
+
+
+def _invitation(session: Session, assignment: Assignment, invite_id: Any) -> TeamInvite | None:
+    try:
+        number = int(str(invite_id))
+    except ValueError:
+        return None
+    found = session.get(TeamInvite, number) if 0 < number < 2**31 else None
+    return found if found is not None and found.assignment == assignment.name else None
+
+
+def accept(session: Session, user: User, assignment: Assignment, invite_id: Any) -> Team:
+    """``user`` accepts an invitation sent to them: they join the inviter's team (made now if
+    the inviter has none). LookupError for an invitation that is not theirs (as one that does
+    not exist); TeamError when the team is full, has submitted, or they are in one already."""
+    size_ = _team_size(assignment)
+    found = _invitation(session, assignment, invite_id)
+    if found is None or found.to_user != user.id:
+        raise LookupError("no such invitation")
+    if team_of(session, user.id, assignment.name) is not None:
+        raise TeamError(f"you are in a team of {assignment.title} already: leave it first (before it submits)")
+    if _submitted(session, [user.id], assignment.name):
+        raise TeamError(f"you have submitted to {assignment.title} alone: ask your instructor to put you in a team")
+    inviter = session.get(User, found.from_user)
+    team = team_of(session, found.from_user, assignment.name)
+    if team is None:
+        team = Team(assignment=assignment.name, name=_new_name(session, assignment.name, inviter, user))
+        session.add(team)
+        session.flush()
+        session.add(TeamMember(team_id=team.id, user_id=found.from_user, assignment=assignment.name))
+    _lock(session, team)
+    ours = [m.id for m in members(session, team.id)] or [found.from_user]
+    if _submitted(session, ours, assignment.name):
+        raise TeamError(f"that team has submitted to {assignment.title}: it can no longer change")
+    if len(ours) >= size_:
+        raise TeamError(f"that team is full ({size_} students): ask another classmate")
+    session.add(TeamMember(team_id=team.id, user_id=user.id, assignment=assignment.name))
+    session.delete(found)
+    session.flush()
+    return team
+
+
+def _new_name(session: Session, assignment: str, *people: User | None) -> str:
+    """A team's name made of its first members' names, numbered when another team has it."""
+    base = " & ".join(p.name or p.email for p in people if p is not None)[:50]
+    name, n = base, 1
+    while session.scalar(select(Team.id).where(Team.assignment == assignment, Team.name == name)) is not None:
+        n += 1
+        name = f"{base} {n}"
+    return name
+
+
+def decline(session: Session, user: User, assignment: Assignment, invite_id: Any) -> TeamInvite:
+    """``user`` declines an invitation sent to them, or takes back one they sent: LookupError
+    for anyone else's (as one that does not exist)."""
+    found = _invitation(session, assignment, invite_id)
+    if found is None or user.id not in (found.to_user, found.from_user):
+        raise LookupError("no such invitation")
+    session.delete(found)
+    session.flush()
+    return found
+
+
+def leave(session: Session, user: User, assignment: Assignment) -> Team:
+    """``user`` leaves their team of ``assignment``, allowed until the team's first submission;
+    the team is gone once empty. TeamError when not in one, or after it submitted."""
+    team = team_of(session, user.id, assignment.name)
+    if team is None:
+        raise TeamError(f"you are in no team of {assignment.title}")
+    _lock(session, team)
+    ours = [m.id for m in members(session, team.id)]
+    if _submitted(session, ours, assignment.name):
+        raise TeamError(f"your team has submitted to {assignment.title}: you can no longer leave it (ask your "
+                        "instructor)")  # fmt: skip
+    session.execute(delete(TeamMember).where(TeamMember.team_id == team.id, TeamMember.user_id == user.id))
+    if len(ours) <= 1:
+        session.execute(delete(Team).where(Team.id == team.id))
+    session.flush()
+    return team
+
+
+def invitations(session: Session, user: User, assignment: str) -> dict[str, list[dict[str, Any]]]:
+    """The invitations ``user`` received (``received``) and sent (``sent``) for ``assignment``, each with its id and the other's name and e-mail."""
+    out: dict[str, list[dict[str, Any]]] = {"received": [], "sent": []}
+    for key, mine, theirs in (("received", TeamInvite.to_user, TeamInvite.from_user),
+                              ("sent", TeamInvite.from_user, TeamInvite.to_user)):  # fmt: skip
+        rows = session.execute(select(TeamInvite.id, User.name, User.email).join(User, User.id == theirs)
+                               .where(TeamInvite.assignment == assignment, mine == user.id)
+                               .order_by(TeamInvite.id)).all()  # fmt: skip
+        out[key] = [{"id": i, "name": n, "email": e} for i, n, e in rows]
+    return out

@@ -27,7 +27,7 @@ from ..course import policy
 from ..course.course import Assignment, Course
 from ..course.deadlines import Deadlines, deadlines
 from ..course.gtplab import test_records
-from ..course.teams import mates, members, team_of
+from ..course.teams import invitations, mates, members, team_of
 from ..database.models import (
     FAILED,
     GRADED,
@@ -129,12 +129,18 @@ def assignment_page(portal: Portal, request: Request, form: Any) -> Response:
 
 
 def _team_data(session: Session, user: User, assignment: Assignment) -> dict[str, Any] | None:
-    """The student's team of ``assignment``: its name and members (None: alone)."""
-    team = team_of(session, user.id, assignment.name) if assignment.team_size is not None else None
-    if team is None:
+    """The student's team of ``assignment`` (None: not done in teams): its id and name (None:
+    in none yet), members, whether it (or they) submitted, whether it is full, the invitations
+    received and sent."""
+    if assignment.team_size is None or user.staff:
         return None
-    return {"id": team.id, "name": team.name,
-            "members": [{"name": m.name, "email": m.email} for m in members(session, team.id)]}  # fmt: skip
+    team = team_of(session, user.id, assignment.name)
+    ours = members(session, team.id) if team is not None else []
+    submitted = session.scalar(select(Submission.id).where(Submission.user_id.in_([m.id for m in ours] or [user.id]),
+                                                           Submission.assignment == assignment.name).limit(1))  # fmt: skip
+    return {"id": team.id if team else None, "name": team.name if team else None,
+            "members": [{"name": m.name, "email": m.email} for m in ours], "submitted": submitted is not None,
+            "full": len(ours) >= assignment.team_size, **invitations(session, user, assignment.name)}  # fmt: skip
 
 
 def _late_data(course: Course, assignment: Assignment, mine: Deadlines,
