@@ -4,7 +4,9 @@ team of an assignment per student held by the database itself, and the instructo
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import io
 import secrets
 
 import pytest
@@ -187,11 +189,36 @@ def test_each_member_gets_the_teams_counted_submission_with_the_fewest_late_days
     assert alone["s2@example.edu"] == {(s2, "othello"): every[(s2, "othello")]}  # one student's: the same grade
     assert alone["s1@example.edu"][(s1, "othello")] == every[(s1, "othello")]
     with make() as s:
+        othello, ttt = course.assignments["othello"], course.assignments["tictactoe"]
+        assert [policy.available(s, course, people[e], othello) for e in ("s1@example.edu", "s2@example.edu")] == [1, 1]
+        assert policy.available(s, course, people["s1@example.edu"], ttt) == 2  # alone: 3 less the team's 1
+        cost = policy.upload_now(course, othello, OTHELLO_DUE, {}, OTHELLO_DUE + 50 * HOUR, left=1)
+        assert (cost.days_late, cost.late_days, cost.penalty) == (3, 1, pytest.approx(0.2))
+    with make() as s:
         grades = {g.name: (g.total, g.policy) for g in exports.lms_grades(s, course, course.assignments["othello"])}
         rows = exports.counted(s, course, course.assignments["othello"])
     assert grades["s1@example.edu"] == grades["s2@example.edu"] == (40.0, "3 days late: 1 day of late days spent, "
                                                                     "20% penalty (graded 50)")  # fmt: skip
     assert [r.submission for r in rows if r.email in ("s1@example.edu", "s2@example.edu")] == [ids["team"]] * 2
+    server = Server(course.folder, course.folder.parent, None, "--workers", "0")
+    try:  # every view says the same of the team's grade: each member's history, the class table, the gradebook
+        prof = Client(server.url)
+        prof.sign_in(server.link)
+        for email in ("s1@example.edu", "s2@example.edu"):
+            history = prof.get(f"/class/othello/students/{email}").json()
+            assert [(r["id"], r["counts"], r["score"], r["why"]) for r in history["submissions"]] == [
+                (ids["team"], True, 40.0, "3 days late: 1 day of late days spent, 20% penalty (graded 50)")
+            ]
+        table = {s["email"]: s for s in prof.get("/class").json()["students"]}
+        assert table["s1@example.edu"]["assignments"]["othello"] == table["s2@example.edu"]["assignments"]["othello"]
+        assert (table["s1@example.edu"]["late_days_used"], table["s2@example.edu"]["late_days_used"]) == (3, 1)
+        assert table["s1@example.edu"]["teams"] == {"othello": "A"} and table["s3@example.edu"]["teams"] == {}
+        book = list(csv.reader(io.StringIO(prof.get("/class.csv").text)))
+        mine = {row[1]: row for row in book[1:]}
+        assert [c for c in mine["s1@example.edu"] if "20% penalty" in c] == [c for c in mine["s2@example.edu"]
+                                                                            if "20% penalty" in c] != []  # fmt: skip
+    finally:
+        server.stop()
 
 
 def test_the_similarity_report_takes_a_team_as_one_author(late_class):

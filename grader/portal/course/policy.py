@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session, defer
 from ..database.models import GRADED, QUEUED, RUNNING, STUDENT, Extension, Submission, User
 from .course import Assignment, Course
 from .deadlines import moved
-from .teams import memberships
+from .teams import mates, memberships
 
 DAY = dt.timedelta(days=1)
 # read only when used (a download's), while the session is open: the class table needs none of them
@@ -300,13 +300,29 @@ def late_days_left(course: Course, scores: Iterable[Score]) -> int | None:
 
 
 def upload_now(course: Course, assignment: Assignment, deadline: dt.datetime | None,
-               scores: Mapping[str, Score], when: dt.datetime) -> LateUpload:  # fmt: skip
+               scores: Mapping[str, Score], when: dt.datetime, left: int | None = None) -> LateUpload:  # fmt: skip
     """What an upload at ``when`` would cost if it counted: the late days its assignment's counted
-    submission spends now are the student's again to spend on it."""
+    submission spends now are the student's again to spend on it (``left``: a team's, as
+    ``available`` gives them)."""
     others = late_days_used(s for name, s in scores.items() if name != assignment.name)
     late = days_late(when, deadline)
-    spent, penalty = charge(assignment, late, max(0, (course.late_days or 0) - others))
+    spent, penalty = charge(assignment, late, max(0, (course.late_days or 0) - others) if left is None else left)
     return LateUpload(late, spent, penalty)
+
+
+def available(session: Session, course: Course, user: User, assignment: Assignment) -> int:
+    """The late days ``user`` may spend on ``assignment``: those their other assignments' counted
+    submissions leave them; in a team, the fewest any member has so left (autograder.io's rule)."""
+    budget = course.late_days or 0
+    fewest = budget
+    for uid in mates(session, user.id, assignment.name) if assignment.team_size is not None else [user.id]:
+        member = user if uid == user.id else session.get(User, uid)
+        if member is None:
+            continue
+        used = late_days_used(c.score for (_, name), c in counted(session, course, member).items()
+                              if name != assignment.name)  # fmt: skip
+        fewest = min(fewest, max(0, budget - used))
+    return fewest
 
 
 def countable() -> ColumnElement[bool]:

@@ -155,6 +155,14 @@ def _lock(session: Session, team: Team) -> None:
     session.execute(update(Team).where(Team.id == team.id).values(name=Team.name))
 
 
+def hold(session: Session, user_id: int, assignment: str) -> None:
+    """Before a member's upload: their team's row held until it is taken, so that a member
+    leaving (or joining) at the same moment is decided before or after it, never beside it."""
+    team = team_of(session, user_id, assignment)
+    if team is not None:
+        _lock(session, team)
+
+
 def invite(session: Session, course: Course, user: User, assignment: Assignment, email: str) -> TeamInvite:
     """``user`` invites the student of ``email`` into their team of ``assignment`` (made when
     the invitation is accepted, if they have none): TeamError saying why not and the fix."""

@@ -20,7 +20,7 @@ from ...errors import GraderError
 from ...runs.text import plural
 from ..course.course import Assignment
 from ..course.deadlines import deadlines
-from ..course.teams import mates
+from ..course.teams import hold, mates
 from ..database.leases import LEASE_SECONDS, MAX_ATTEMPTS, claimed, free, renewed, stuck
 from ..database.models import FAILED, GRADED, QUEUED, RUNNING, DailyCount, Job, Submission, User, now
 
@@ -88,6 +88,8 @@ def submit(session: Session, user: User, assignment: Assignment, filename: str, 
     mine = deadlines(session, user, assignment)
     if mine.hard_deadline is not None and when > mine.hard_deadline:
         raise GraderError(f"{assignment.title} closed at {mine.hard_deadline:%Y-%m-%d %H:%M} UTC: no more submissions")
+    if assignment.team_size is not None:
+        hold(session, user.id, assignment.name)
     _take_one(session, user, assignment)
     sub = Submission(
         id=secrets.token_urlsafe(16), user_id=user.id, assignment=assignment.name, received_at=when,

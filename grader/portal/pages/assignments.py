@@ -115,12 +115,13 @@ def assignment_page(portal: Portal, request: Request, form: Any) -> Response:
         shown = private_shown(session, assignment)
         scores = {name: c.score for (_, name), c in policy.counted(session, portal.course, user).items()}
         team = _team_data(session, user, assignment)
+        left = policy.available(session, portal.course, user, assignment) if team and team["id"] else None
     counts = scores.get(assignment.name)
     views = [{**student_view(s, assignment, shown), "counts": counts is not None and s.id == counts.submission,
               "late": policy.days_late(s.received_at, mine.deadline) > 0} for s in subs]  # fmt: skip
     data = {
         **_assignment_data(assignment, used, mine),
-        **_late_data(portal.course, assignment, mine, scores),
+        **_late_data(portal.course, assignment, mine, scores, left),
         "team_size": assignment.team_size,
         "team": team,
         "submissions": views,
@@ -144,9 +145,10 @@ def _team_data(session: Session, user: User, assignment: Assignment) -> dict[str
 
 
 def _late_data(course: Course, assignment: Assignment, mine: Deadlines,
-               scores: Mapping[str, policy.Score]) -> dict[str, Any]:  # fmt: skip
-    """The student's late days left, and what an upload now would cost if it counted."""
-    cost = policy.upload_now(course, assignment, mine.deadline, scores, now())
+               scores: Mapping[str, policy.Score], left: int | None = None) -> dict[str, Any]:  # fmt: skip
+    """The student's late days left, and what an upload now would cost if it counted (``left``:
+    their team's late days for it, the fewest a member has)."""
+    cost = policy.upload_now(course, assignment, mine.deadline, scores, now(), left)
     return {"counts": assignment.counts, "late_penalty": assignment.late_penalty,
             "late_days_left": policy.late_days_left(course, scores.values()), "uses_late_days": assignment.late_days,
             "upload_now": {"days_late": cost.days_late, "late_days": cost.late_days, "penalty": cost.penalty}}  # fmt: skip

@@ -136,9 +136,8 @@ def history_page(portal: Portal, request: Request, form: Any) -> Response:
         mine = deadlines(session, student, assignment)
         scores = {name: c.score for (_, name), c in policy.counted(session, portal.course, student).items()}
         shown = private_shown(session, assignment)
+        left = policy.available(session, portal.course, student, assignment)  # a team's: the fewest a member has
     counted = scores.get(assignment.name)
-    others = policy.late_days_used(sc for name, sc in scores.items() if name != assignment.name)
-    left = max(0, (portal.course.late_days or 0) - others)
     rows = []
     digest = portal.course.plan_digest(assignment)
     for sub in subs:
