@@ -1,6 +1,8 @@
 """Teams: course.yaml's ``teams: {size: N}`` (a bad value refused in one line), at most one
-team of an assignment per student held by the database itself, and the instructor's teams CSV
-(``grader portal teams``): all lines or none, a bad line named with its fix."""
+team of an assignment per student held by the database itself, the instructor's teams CSV
+(``grader portal teams``): all lines or none, a bad line named with its fix; the team's counted
+submission each member's, with autograder.io's late days, in every view and export and over
+LTI; the similarity report taking a team as one author; teams by invitation over HTTP."""
 
 from __future__ import annotations
 
@@ -276,3 +278,37 @@ def test_students_form_a_team_by_invitation_decline_take_back_and_leave_before_s
         assert audit.count("team invitation") == 5 and audit.count("team joined") == 1 and audit.count("team left") == 2
     finally:
         server.stop()
+
+
+def test_a_teams_graded_submission_is_each_members_score_for_the_lms(tmp_path):
+    """Over LTI: the team's graded submission is recorded as each member's score, under each one's platform user."""
+    pytest.importorskip("jwt", reason="the LTI tool needs PyJWT (the portal extra)")
+    from grader.portal.database.lti import LtiIdentity, LtiLink, LtiScore
+    from grader.portal.lti.grades import GradeSync
+
+    where = "http://127.0.0.1:9"  # never reached: the scores are only recorded here
+    course = teams_course(tmp_path / "course")
+    (course / "course.yaml").write_text((course / "course.yaml").read_text() + (
+        f"lti:\n  platforms:\n    - {{issuer: {where}, client_id: c, deployment_ids: [d], auth_login_url: {where}/auth,"
+        f" token_url: {where}/token, jwks_url: {where}/jwks}}\n"))  # fmt: skip
+    assert _sync(course).exit_code == 0
+    assert teams_cli(course, "othello,s1@example.edu,A\nothello,s2@example.edu,A\n", tmp_path).exit_code == 0
+    engine = connect(f"sqlite:///{course / '.portal' / 'portal.sqlite3'}")
+    make = sessions(engine)
+    sid = graded(make, "s1@example.edu", "othello", dt.datetime.now(UTC), 50.0)
+    with make.begin() as s:
+        for n in (1, 2, 3):
+            uid = s.scalar(select(User.id).where(User.email == f"s{n}@example.edu"))
+            s.add(LtiIdentity(issuer=where, sub=f"lms-{n}", user_id=uid))
+        s.add(LtiLink(issuer=where, client_id="c", resource_link_id="l", assignment="othello",
+                      lineitem=f"{where}/lineitems/1"))  # fmt: skip
+    grades = GradeSync(load_course(course), make)
+    try:
+        assert grades.graded(sid) == 2
+        with make() as s:
+            sent = s.execute(select(LtiScore.user_sub, LtiScore.submission_id, LtiScore.score_maximum)
+                             .order_by(LtiScore.user_sub)).all()  # fmt: skip
+        assert sent == [("lms-1", sid, 60), ("lms-2", sid, 60)]  # s3, in no team, nothing
+    finally:
+        grades.stop()
+        engine.dispose()

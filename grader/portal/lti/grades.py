@@ -131,6 +131,7 @@ class GradeSync:
         """The counted score of ``found`` recorded for each line item its student launched from
         (only where it differs from the last one recorded, when ``changed_only``)."""
         sub, score = found.submission, found.score
+        student = found.user.id  # the submission's, or in a team each member's
         assignment = self.course.assignments.get(sub.assignment)
         if assignment is None or score.score is None or sub.max_total is None:
             return 0
@@ -141,11 +142,11 @@ class GradeSync:
                                                       LtiLink.lineitem.is_not(None))).all()  # fmt: skip
         for link in links:
             who = session.scalar(select(LtiIdentity).where(LtiIdentity.issuer == link.issuer,
-                                                           LtiIdentity.user_id == sub.user_id))  # fmt: skip
+                                                           LtiIdentity.user_id == student))  # fmt: skip
             if who is None or link.lineitem is None:
                 continue  # the student never launched from this platform: it does not know them
             if changed_only:
-                last = session.scalars(select(LtiScore).where(LtiScore.user_id == sub.user_id,
+                last = session.scalars(select(LtiScore).where(LtiScore.user_id == student,
                                                               LtiScore.assignment == sub.assignment,
                                                               LtiScore.lineitem == link.lineitem)
                                        .order_by(LtiScore.id.desc()).limit(1)).first()  # fmt: skip
@@ -155,7 +156,7 @@ class GradeSync:
                     comment,
                 ):
                     continue
-            session.add(LtiScore(submission_id=sub.id, user_id=sub.user_id, assignment=sub.assignment,
+            session.add(LtiScore(submission_id=sub.id, user_id=student, assignment=sub.assignment,
                                  issuer=link.issuer, client_id=link.client_id, lineitem=link.lineitem,
                                  user_sub=who.sub, score_given=given, score_maximum=sub.max_total,
                                  comment=comment, reason=reason, status=PENDING, attempts=0,
