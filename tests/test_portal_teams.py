@@ -111,6 +111,18 @@ def test_the_instructor_forms_teams_from_a_csv_audited_and_again_as_a_no_op(sync
         ]
 
 
+def test_a_course_yaml_dropping_teams_formed_already_is_refused_in_one_line(synced, tmp_path):
+    course, make = synced
+    assert teams_cli(course, "othello,s1@example.edu,1\nothello,s2@example.edu,1\n", tmp_path).exit_code == 0
+    text = (course / "course.yaml").read_text()
+    (course / "course.yaml").write_text(text.replace("    teams: {size: 2}\n", "", 1))
+    done = _sync(course)
+    assert done.exit_code == 1 and len(done.output.strip().splitlines()) == 1, done.output
+    assert "othello has team '1' of 2 students in the portal: keep 'teams: {size: 2}'" in done.output
+    (course / "course.yaml").write_text(text)
+    assert _sync(course).exit_code == 0
+
+
 @pytest.mark.parametrize(
     "text, said",
     [("othello,s1@example.edu\n", "line 1: expected 3 values (assignment, email, team)"),

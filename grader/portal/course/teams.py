@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from ...errors import GraderError
+from ...errors import ConfigError, GraderError
 from ..database.models import INSTRUCTOR, STUDENT, AuditEntry, Submission, Team, TeamInvite, TeamMember, User
 from .course import Assignment, Course
 
@@ -287,3 +287,18 @@ def invitations(session: Session, user: User, assignment: str) -> dict[str, list
                                .order_by(TeamInvite.id)).all()  # fmt: skip
         out[key] = [{"id": i, "name": n, "email": e} for i, n, e in rows]
     return out
+
+
+def check_kept(session: Session, course: Course) -> None:
+    """Refuse a course.yaml that would drop teams formed already: an assignment of them no
+    longer done in teams (or gone), or in teams smaller than one of them. ConfigError naming
+    the assignment and the fix."""
+    rows = session.execute(select(Team.assignment, Team.name, func.count(TeamMember.user_id))
+                           .join(TeamMember, TeamMember.team_id == Team.id)
+                           .group_by(Team.id, Team.assignment, Team.name)).all()  # fmt: skip
+    for name, team, count in rows:
+        found = course.assignments.get(name)
+        size_ = found.team_size if found is not None else None
+        if size_ is None or count > size_:
+            raise ConfigError(f"assignments: {name} has team {team!r} of {count} students in the portal: keep "
+                              f"'teams: {{size: {max(count, 2)}}}' (or more) on it; teams formed stay")  # fmt: skip
