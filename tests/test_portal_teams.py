@@ -10,6 +10,7 @@ import csv
 import datetime as dt
 import io
 import secrets
+import threading
 
 import pytest
 from click.testing import CliRunner
@@ -17,12 +18,13 @@ from click.testing import CliRunner
 pytest.importorskip("starlette", reason='the portal needs its extra: pip install -e ".[portal]"')
 
 from sqlalchemy import select  # noqa: E402
-from sqlalchemy.exc import IntegrityError  # noqa: E402
+from sqlalchemy.exc import IntegrityError, OperationalError  # noqa: E402
 
 from grader.cli import main  # noqa: E402
 from grader.errors import ConfigError  # noqa: E402
-from grader.portal.course import exports, policy, similar  # noqa: E402
+from grader.portal.course import exports, policy, similar, teams  # noqa: E402
 from grader.portal.course.course import load_course  # noqa: E402
+from grader.portal.course.sync import sync  # noqa: E402
 from grader.portal.database.db import connect, sessions  # noqa: E402
 from grader.portal.database.models import AuditEntry, Submission, Team, TeamMember, User  # noqa: E402
 
@@ -324,3 +326,41 @@ def test_a_teams_graded_submission_is_each_members_score_for_the_lms(tmp_path):
     finally:
         grades.stop()
         engine.dispose()
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"], indirect=True)
+def test_racing_acceptances_fill_a_team_once_and_a_student_is_in_one_team(database, tmp_path):
+    """On SQLite and PostgreSQL: three invitations into a team of one (of 2 at most) accepted at
+    once fill it once; the others are refused (the team's row held while it is counted)."""
+    course = teams_course(tmp_path / "course")
+    sync(course, database)
+    loaded = load_course(course)
+    lab = loaded.assignments["othello"]
+    engine = connect(database)
+    make = sessions(engine)
+    with make.begin() as s:
+        teams.import_teams(s, loaded, "othello,s1@example.edu,A\n")
+        people = {u.email: u for u in s.scalars(select(User))}
+        ids = [teams.invite(s, loaded, people["s1@example.edu"], lab, f"s{n}@example.edu").id for n in (2, 3, 4)]
+    barrier = threading.Barrier(3)
+    joined, refused = [], []
+
+    def accept(n: int, invitation: int) -> None:
+        barrier.wait()
+        try:
+            with make.begin() as s:
+                teams.accept(s, s.get(User, people[f"s{n}@example.edu"].id), lab, invitation)
+            joined.append(n)
+        except (teams.TeamError, IntegrityError, OperationalError):
+            refused.append(n)
+
+    threads = [threading.Thread(target=accept, args=(n, i)) for n, i in zip((2, 3, 4), ids)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(joined) == 1 and len(refused) == 2
+    with make() as s:
+        rows = s.execute(select(TeamMember.team_id, TeamMember.user_id)).all()
+    assert len(rows) == 2 and len({team for team, _ in rows}) == 1
+    engine.dispose()

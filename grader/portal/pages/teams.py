@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -63,6 +64,8 @@ def accept(portal: Portal, request: Request, form: Any) -> Response:
         raise HTTPException(404, "no such invitation") from None
     except teams.TeamError as e:
         raise HTTPException(409, str(e)) from None
+    except IntegrityError:  # the database's one team per student, against another acceptance at the same moment
+        raise HTTPException(409, "the team changed at the same moment: reload the page and try again") from None
     return _done(request, assignment.name, said)
 
 
