@@ -51,6 +51,12 @@ def test_an_assignment_takes_a_team_size(tmp_path):
     course = teams_course(tmp_path / "course", "3")
     loaded = load_course(course)
     assert loaded.assignments["othello"].team_size == 3 and loaded.assignments["tictactoe"].team_size is None
+    checked = CliRunner().invoke(main, ["portal", "check", str(course)])
+    assert (
+        checked.exit_code == 0
+        and "  othello: Othello endgame lab, no deadline, in teams of up to 3\n" in checked.output
+    )
+    assert "  tictactoe: Tic-tac-toe lab, no deadline\n" in checked.output
 
 
 @pytest.mark.parametrize(

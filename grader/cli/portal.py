@@ -230,7 +230,8 @@ def check(course: str) -> None:
          f"{plural(len(people), 'person', 'people')} on the roster; nothing applied (grader portal sync applies it)")  # fmt: skip
     for a in loaded.assignments.values():
         due = f"due {a.deadline:%Y-%m-%d %H:%M} {a.deadline.tzname()}" if a.deadline else "no deadline"
-        echo(f"  {a.name}: {a.title}, {due}")
+        teams = f", in teams of up to {a.team_size}" if a.team_size else ""
+        echo(f"  {a.name}: {a.title}, {due}{teams}")
 
 
 @portal_group.command(
