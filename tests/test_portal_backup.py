@@ -45,6 +45,9 @@ from grader.portal.database.models import (  # noqa: E402
     DailyCount,
     Job,
     Submission,
+    Team,
+    TeamInvite,
+    TeamMember,
     User,
     now,
 )
@@ -112,8 +115,8 @@ def fill_term(tmp: Path) -> dict:
     tic-tac-toe; one rerun by the instructor), an extension, a release, a password, an API
     token; then, as the arena's and the ladders' tests write them, an arena engine with two
     checked versions and a test with a pair played, a ladder of four entries with its games,
-    and an LTI identity, link, login and a score sent. The course folder, its database's URL,
-    and the signed-in clients (by email) for the next server."""
+    and an LTI identity, link, login and a score sent; a team with an invitation out. The
+    course folder, its database's URL, and the signed-in clients (by email) for the next server."""
 
     course = term_course(tmp / "course")
     server = Server(course, tmp)
@@ -170,6 +173,12 @@ def fill_term(tmp: Path) -> dict:
                               last_error=error, sent_at=now() if state == "sent" else None))  # fmt: skip
         s.add(MailOptOut(user_id=s3_id, kind="graded"))
         s.add(LinkRequest(email="s3@example.edu", client="127.0.0.1", at=now()))
+        pair = Team(assignment="tictactoe", name="pair")
+        s.add(pair)
+        s.flush()
+        s.add(TeamMember(team_id=pair.id, user_id=s3_id, assignment="tictactoe"))
+        s4_id = s.scalar(select(User.id).where(User.email == "s4@example.edu"))
+        s.add(TeamInvite(assignment="tictactoe", from_user=s3_id, to_user=s4_id))
     engine.dispose()
     return {"course": course, "url": url, "people": people}
 

@@ -100,6 +100,9 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(database):
         "hand_grades",
         "hand_comments",
         "hand_releases",
+        "teams",
+        "team_members",
+        "team_invites",
     } <= tables
     with engine.connect() as c:
         assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0020",)]

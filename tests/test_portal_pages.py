@@ -52,10 +52,13 @@ TTT = SHARE / "submissions" / "tictactoe" / "can_lose.py"
 
 def _course(folder: Path, students: int) -> list[str]:
     """The demo course with ``students`` students and a TA on its roster, its Othello lab with a
-    ladder; their e-mails."""
+    ladder, its tic-tac-toe and Gomoku labs done in teams of 2; their e-mails."""
     make_demo_course(folder)
     yaml = (folder / "course.yaml").read_text()
-    (folder / "course.yaml").write_text(yaml.replace("    limits: {wall_seconds: 10}\n", LADDER, 1))
+    yaml = yaml.replace("    limits: {wall_seconds: 10}\n", LADDER, 1)
+    for plan in ("tictactoe.plan", "gomoku.gtp"):  # done in teams: the team section of their pages
+        yaml = yaml.replace(f"    plan: {plan}\n", f"    plan: {plan}\n    teams: {{size: 2}}\n", 1)
+    (folder / "course.yaml").write_text(yaml)
     emails = [f"s{i:03d}@example.edu" for i in range(students)]
     rows = "".join(f"{e},Student {i:03d} Name-Longer-Than-Most,student\n" for i, e in enumerate(emails))
     (folder / "roster.csv").write_text("Email,Name,Role\n" + rows + "ta@example.edu,Teaching Assistant,ta\n")
@@ -98,6 +101,17 @@ def _hand_graded(database: Path, sid: str) -> None:
                    "'2026-11-28 10:00:00')", (sid, staff))  # fmt: skip
         db.execute("INSERT INTO hand_releases (assignment, released_at, released_by) "
                    "VALUES ('othello', '2026-11-28 11:00:00', ?)", (staff,))  # fmt: skip
+
+
+def _teams(database: Path, emails: list[str]) -> None:
+    """The first two students a team of the Gomoku lab; the third invites the first into a team of the tic-tac-toe lab."""
+    with sqlite3.connect(database) as db:
+        ids = dict(db.execute("SELECT email, id FROM users"))
+        db.execute("INSERT INTO teams (id, assignment, name, created_at) VALUES (1, 'gomoku', 'Pair', '2026-11-27')")
+        db.executemany("INSERT INTO team_members (team_id, user_id, assignment, joined_at) VALUES (1, ?, 'gomoku', "
+                       "'2026-11-27')", [(ids[emails[0]],), (ids[emails[1]],)])  # fmt: skip
+        db.execute("INSERT INTO team_invites (assignment, from_user, to_user, created_at) VALUES ('tictactoe', ?, ?, "
+                   "'2026-11-27')", (ids[emails[2]], ids[emails[0]]))  # fmt: skip
 
 
 def _arena(folder: Path, database: Path, emails: list[str]) -> dict[str, str]:
@@ -222,6 +236,7 @@ def check_pages(chromium, tmp_path: Path, students: int, labs: dict[str, Path]) 
     database = tmp_path / "portal.sqlite3"
     subs = _fill(folder, database, emails, labs)
     _hand_graded(database, subs["othello"])
+    _teams(database, emails)
     ids = _arena(folder, database, emails)
     server = Server(folder, tmp_path, f"sqlite:///{database}", "--workers", "0")
     axe = axe_api.Axe()

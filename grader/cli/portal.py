@@ -230,7 +230,8 @@ def check(course: str) -> None:
          f"{plural(len(people), 'person', 'people')} on the roster; nothing applied (grader portal sync applies it)")  # fmt: skip
     for a in loaded.assignments.values():
         due = f"due {a.deadline:%Y-%m-%d %H:%M} {a.deadline.tzname()}" if a.deadline else "no deadline"
-        echo(f"  {a.name}: {a.title}, {due}")
+        teams = f", in teams of up to {a.team_size}" if a.team_size else ""
+        echo(f"  {a.name}: {a.title}, {due}{teams}")
 
 
 @portal_group.command(
@@ -265,6 +266,52 @@ def link(email: str, course: str | None, database: str | None, url: str | None) 
         engine.dispose()
     echo(f"One-time sign-in link for {made.email} ({made.role}): {made.link}")
     echo(f"It works once, until {made.expires_at:%Y-%m-%d %H:%M} UTC.")
+
+
+@portal_group.command(
+    help="""Form the teams FILE gives (a CSV: a line each of assignment, student's e-mail, team
+    name or number; a first line 'assignment,email,team' is skipped) in COURSE's portal, for
+    assignments whose course.yaml says 'teams: {size: N}'. All lines or none: a bad line
+    gives one error naming it and the fix. A student already in the team a line names is left
+    there; in another team, refused. Audited.
+
+    \b
+    Examples:
+      grader portal teams teams.csv course/
+      grader portal teams teams.csv course/ --database postgresql://grader@/portal
+    """,
+)
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("course", required=False, type=click.Path(file_okay=False))
+@click.option("--database", default=None, metavar="URL",
+              help="The database its servers use (default: SQLite in COURSE/.portal/).")  # fmt: skip
+@fail_cleanly
+def teams(file: str, course: str | None, database: str | None) -> None:
+    check_extra()
+    from pathlib import Path
+
+    from ..errors import ConfigError
+    from ..portal.course.course import DEMO_FOLDER, load_course
+    from ..portal.course.teams import import_teams
+    from ..portal.database.db import check_current, connect, sessions
+    from ..runs.text import plural
+
+    try:
+        text = Path(file).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read the teams file '{file}': {e}: give a CSV file") from None
+    loaded = load_course(Path(course) if course is not None else Path.cwd() / DEMO_FOLDER)
+    engine = connect(_database_of(course, database))
+    try:
+        check_current(engine)
+        with sessions(engine).begin() as session:
+            done = import_teams(session, loaded, text, Path(file).name)
+    finally:
+        engine.dispose()
+    echo(
+        f"Teams from {file}: {plural(done.teams, 'team', 'teams')} made, "
+        f"{plural(done.placed, 'student', 'students')} placed, {done.unchanged} already in their team"
+    )
 
 
 def _size(n: int) -> str:

@@ -60,6 +60,7 @@ class Assignment:
     similar_base: tuple[Path, ...] = ()  # starter code left out of the similarity report's matches
     similar_archive: tuple[Path, ...] = ()  # earlier terms' submissions (a folder each) compared with the class
     rubric: Rubric | None = None  # hand grading's items and rule (None: not hand graded)
+    team_size: int | None = None  # students submit in teams of at most this many (course.yaml's teams: {size: N})
 
     @property
     def game(self) -> str:
@@ -200,7 +201,7 @@ _KEYS = ("title", "instructors", "roster", "upload_kb", "late_days", "session_id
          "assignments", "lti", "ladders", "mail")  # fmt: skip
 _ASSIGNMENT_KEYS = ("name", "title", "game", "plan", "seed", "limits", "per_day", "deadline", "hard_deadline",
                     "private_results", "private_boards", "late_days", "late_penalty", "counts", "ladder",
-                    "similarity", "rubric")  # fmt: skip
+                    "similarity", "rubric", "teams")  # fmt: skip
 _LADDER_KEYS = ("anonymous", "top", "deadline_games", "tc")
 _OPEN_LADDER_KEYS = ("name", "title", "game", *_LADDER_KEYS)
 PRIVATE_RESULTS = ("release", "deadline")
@@ -374,8 +375,26 @@ def _assignment(root: Path, item: Any, where: str, config: Config) -> Assignment
                          f"(the highest total after penalties); got {counts!r}")  # fmt: skip
     base, archive = _similarity(root, item.get("similarity"), f"{where}.similarity")
     rubric = parse_rubric(item.get("rubric"), f"{where}.rubric")
+    team_size = _teams(item.get("teams"), f"{where}.teams")
     return Assignment(name, title, plan, limits, per_day, deadline, hard, shown, boards, late_days, penalty, counts,
-                      base, archive, rubric)  # fmt: skip
+                      base, archive, rubric, team_size)  # fmt: skip
+
+
+MAX_TEAM = 20
+
+
+def _teams(value: Any, where: str) -> int | None:
+    """The largest team of an assignment students submit to in teams (``teams: {size: 2}``); None: alone."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError(f"{where} must be 'key: value' lines, like {{size: 2}}; got {value!r}")
+    _known(value, ("size",), f"{where}.")
+    size = value.get("size")
+    if not isinstance(size, int) or isinstance(size, bool) or not 2 <= size <= MAX_TEAM:
+        raise ValueError(f"{where}.size must be a whole number of students from 2 to {MAX_TEAM}, like 2; "
+                         f"got {size!r}")  # fmt: skip
+    return size
 
 
 def _similarity(root: Path, value: Any, where: str) -> tuple[tuple[Path, ...], tuple[Path, ...]]:

@@ -1,16 +1,17 @@
-"""A student's deadlines for an assignment: the course's, moved by the extension granted them,
-and the late flag of their submissions kept by them."""
+"""A student's deadlines for an assignment: the course's, moved by the extension granted them
+(in a team, the longest granted to a member), and the late flag of their submissions kept by them."""
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ..database.models import Extension, Submission, User
 from .course import Assignment
+from .teams import mates
 
 
 @dataclass(frozen=True)
@@ -30,8 +31,9 @@ def moved(assignment: Assignment, days: int) -> Deadlines:
 
 
 def deadlines(session: Session, user: User, assignment: Assignment) -> Deadlines:
-    days = session.scalar(select(Extension.days).where(Extension.user_id == user.id,
-                                                       Extension.assignment == assignment.name)) or 0  # fmt: skip
+    who = mates(session, user.id, assignment.name) if assignment.team_size is not None else [user.id]
+    days = session.scalar(select(func.max(Extension.days)).where(Extension.user_id.in_(who),
+                                                                 Extension.assignment == assignment.name)) or 0  # fmt: skip
     return moved(assignment, days)
 
 
@@ -40,7 +42,8 @@ def mark_late(session: Session, user: User, assignment: Assignment) -> int:
     (after an extension is granted or changed); how many changed."""
     mine = deadlines(session, user, assignment)
     changed = 0
-    subs = session.scalars(select(Submission).where(Submission.user_id == user.id,
+    who = mates(session, user.id, assignment.name) if assignment.team_size is not None else [user.id]
+    subs = session.scalars(select(Submission).where(Submission.user_id.in_(who),
                                                     Submission.assignment == assignment.name))  # fmt: skip
     for sub in subs:
         received = sub.received_at if sub.received_at.tzinfo else sub.received_at.replace(tzinfo=dt.timezone.utc)

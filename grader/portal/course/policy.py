@@ -26,6 +26,7 @@ from .course import Assignment, Course
 from .deadlines import moved
 from .hand import released_points
 from .rubric import combined
+from .teams import mates, memberships
 
 DAY = dt.timedelta(days=1)
 # read only when used (a download's), while the session is open: the class table needs none of them
@@ -101,10 +102,14 @@ def _aware(when: dt.datetime) -> dt.datetime:
 
 
 def standing(course: Course, candidates: Mapping[str, Sequence[Candidate]],
-             deadlines: Mapping[str, dt.datetime | None]) -> dict[str, Score]:  # fmt: skip
+             deadlines: Mapping[str, dt.datetime | None], caps: Mapping[str, int] | None = None,
+             before: dict[str, int] | None = None) -> dict[str, Score]:  # fmt: skip
     """One student's counted submission of each assignment (by name) they have graded ones in,
     scored: ``candidates`` by assignment, ``deadlines`` their own (extended) ones. Late days are
-    spent in the order of the deadlines (the course file's order between equal ones)."""
+    spent in the order of the deadlines (the course file's order between equal ones). ``caps``:
+    the late days a team may spend on an assignment (the fewest any member has left), which
+    the student's own left may not exceed; ``before`` is given each assignment's late days left
+    before it."""
     left = course.late_days or 0
     order = sorted(course.assignments.values(),
                    key=lambda a: (deadlines.get(a.name) is None, deadlines.get(a.name) or dt.datetime.min))  # fmt: skip
@@ -113,7 +118,10 @@ def standing(course: Course, candidates: Mapping[str, Sequence[Candidate]],
         subs = sorted(candidates.get(a.name, ()), key=lambda c: _aware(c.received_at))
         if not subs:
             continue
-        scored = [score(a, c, deadlines.get(a.name), left) for c in subs]
+        if before is not None:
+            before[a.name] = left
+        available = min(left, (caps or {}).get(a.name, left))
+        scored = [score(a, c, deadlines.get(a.name), available) for c in subs]
         if a.counts == "best":
             best = max(range(len(scored)), key=lambda i: (scored[i].score is not None, scored[i].score or 0.0, i))
             chosen = scored[best]
@@ -201,34 +209,95 @@ class Counted:
 def counted(session: Session, course: Course, user: User | None = None) -> dict[tuple[int, str], Counted]:
     """Each student's counted submission of each assignment, by (user id, assignment name), with
     its grade: of every student, or of ``user`` alone. A submission being rerun counts with its
-    old result (not final)."""
+    old result (not final). A team's submissions are each member's (autograder.io's rule for
+    late days: the team may spend the fewest any member has left, and each member spends them)."""
+    teams = memberships(session, course)
+    people_ids = None if user is None else _connected(user.id, teams)
     query = (select(Submission, User).join(User, User.id == Submission.user_id)
              .where(countable(), User.role == STUDENT, Submission.assignment.in_(list(course.assignments)))
              .options(*(defer(c) for c in LARGE)))  # fmt: skip
     extensions = select(Extension)
-    if user is not None:
-        query = query.where(User.id == user.id)
-        extensions = extensions.where(Extension.user_id == user.id)
+    if people_ids is not None:
+        query = query.where(User.id.in_(people_ids))
+        extensions = extensions.where(Extension.user_id.in_(people_ids))
     days = {(e.user_id, e.assignment): e.days for e in session.scalars(extensions)}
+    members: dict[tuple[int, str], list[int]] = {}
+    for (uid, name), team in teams.items():
+        members.setdefault((team, name), []).append(uid)
     subs: dict[int, dict[str, list[Submission]]] = {}
     people: dict[int, User] = {}
     for sub, owner in session.execute(query).all():
         people[owner.id] = owner
-        subs.setdefault(owner.id, {}).setdefault(sub.assignment, []).append(sub)
+        ours = teams.get((owner.id, sub.assignment))
+        for uid in members[(ours, sub.assignment)] if ours is not None else [owner.id]:
+            subs.setdefault(uid, {}).setdefault(sub.assignment, []).append(sub)
+    missing = [uid for uid in subs if uid not in people]  # a member who has not submitted
+    if missing:
+        people.update((u.id, u) for u in session.scalars(select(User).where(User.id.in_(missing))))
+
+    def extra(uid: int, name: str) -> int:
+        """The student's extension: in a team, the longest granted to a member."""
+        team = teams.get((uid, name))
+        who = members[(team, name)] if team is not None else [uid]
+        return max(days.get((m, name), 0) for m in who)
+
+    hand = released_points(session, course, list({(s.id, s.assignment) for m in subs.values() for g in m.values()
+                                                  for s in g}))  # fmt: skip
+    candidates = {uid: {name: [candidate(s, hand) for s in group] for name, group in mine.items()}
+                  for uid, mine in subs.items()}  # fmt: skip
+    limits = {uid: {a.name: moved(a, extra(uid, a.name)).deadline for a in course.assignments.values()}
+              for uid in subs}  # fmt: skip
+    standings = _standings(course, candidates, limits, teams, members)
     out: dict[tuple[int, str], Counted] = {}
     digests: dict[str, str] = {}
-    hand = released_points(
-        session, course, [(s.id, s.assignment) for m in subs.values() for g in m.values() for s in g]
-    )
     for uid, mine in subs.items():
+        if user is not None and uid != user.id:
+            continue
         by_id = {s.id: s for group in mine.values() for s in group}
-        candidates = {name: [candidate(s, hand) for s in group] for name, group in mine.items()}
-        limits = {a.name: moved(a, days.get((uid, a.name), 0)).deadline for a in course.assignments.values()}
-        for name, s in standing(course, candidates, limits).items():
+        for name, s in standings[uid].items():
             if name not in digests:
                 digests[name] = course.plan_digest(course.assignments[name])
             sub = by_id[s.submission]
-            out[(uid, name)] = Counted(people[uid], sub, s, grade(s, sub, days.get((uid, name), 0), digests[name]))
+            out[(uid, name)] = Counted(people[uid], sub, s, grade(s, sub, extra(uid, name), digests[name]))
+    return out
+
+
+def _connected(user_id: int, teams: Mapping[tuple[int, str], int]) -> set[int]:
+    """``user_id`` and every student their late days depend on: their teammates, theirs, and so on."""
+    by_team: dict[int, set[int]] = {}
+    by_user: dict[int, set[int]] = {}
+    for (uid, _), team in teams.items():
+        by_team.setdefault(team, set()).add(uid)
+        by_user.setdefault(uid, set()).add(team)
+    found, todo = {user_id}, [user_id]
+    while todo:
+        for team in by_user.get(todo.pop(), ()):
+            for other in by_team[team] - found:
+                found.add(other)
+                todo.append(other)
+    return found
+
+
+def _standings(course: Course, candidates: Mapping[int, Mapping[str, Sequence[Candidate]]],
+               limits: Mapping[int, Mapping[str, dt.datetime | None]], teams: Mapping[tuple[int, str], int],
+               members: Mapping[tuple[int, str], list[int]]) -> dict[int, dict[str, Score]]:  # fmt: skip
+    """Each student's ``standing``, a team's late days capped at the fewest any member has left
+    before the assignment: found again until no cap changes (each round settles the next
+    assignment in deadline order, so at most one round per assignment and one more)."""
+    caps: dict[tuple[int, str], int] = {}
+    out: dict[int, dict[str, Score]] = {}
+    for _ in range(len(course.assignments) + 2):
+        lefts: dict[int, dict[str, int]] = {}
+        for uid, mine in candidates.items():
+            lefts[uid] = {}
+            mycaps = {name: caps[(team, name)] for (who, name), team in teams.items()
+                      if who == uid and (team, name) in caps}  # fmt: skip
+            out[uid] = standing(course, mine, limits[uid], mycaps, lefts[uid])
+        new = {(team, name): min(lefts.get(m, {}).get(name, course.late_days or 0) for m in who)
+               for (team, name), who in members.items()}  # fmt: skip
+        if not teams or new == caps:
+            break
+        caps = new
     return out
 
 
@@ -247,13 +316,29 @@ def late_days_left(course: Course, scores: Iterable[Score]) -> int | None:
 
 
 def upload_now(course: Course, assignment: Assignment, deadline: dt.datetime | None,
-               scores: Mapping[str, Score], when: dt.datetime) -> LateUpload:  # fmt: skip
+               scores: Mapping[str, Score], when: dt.datetime, left: int | None = None) -> LateUpload:  # fmt: skip
     """What an upload at ``when`` would cost if it counted: the late days its assignment's counted
-    submission spends now are the student's again to spend on it."""
+    submission spends now are the student's again to spend on it (``left``: a team's, as
+    ``available`` gives them)."""
     others = late_days_used(s for name, s in scores.items() if name != assignment.name)
     late = days_late(when, deadline)
-    spent, penalty = charge(assignment, late, max(0, (course.late_days or 0) - others))
+    spent, penalty = charge(assignment, late, max(0, (course.late_days or 0) - others) if left is None else left)
     return LateUpload(late, spent, penalty)
+
+
+def available(session: Session, course: Course, user: User, assignment: Assignment) -> int:
+    """The late days ``user`` may spend on ``assignment``: those their other assignments' counted
+    submissions leave them; in a team, the fewest any member has so left (autograder.io's rule)."""
+    budget = course.late_days or 0
+    fewest = budget
+    for uid in mates(session, user.id, assignment.name) if assignment.team_size is not None else [user.id]:
+        member = user if uid == user.id else session.get(User, uid)
+        if member is None:
+            continue
+        used = late_days_used(c.score for (_, name), c in counted(session, course, member).items()
+                              if name != assignment.name)  # fmt: skip
+        fewest = min(fewest, max(0, budget - used))
+    return fewest
 
 
 def countable() -> ColumnElement[bool]:

@@ -25,7 +25,9 @@ CSP = ("default-src 'none'; style-src 'sha256-" + base64.b64encode(hashlib.sha25
 
 
 def similarity_report(course: Course, assignment: Assignment, rows: list[Counted], top: int = TOP) -> SimilarityReport:
-    """The counted submissions ``rows`` of ``assignment`` ranked by similarity, named by e-mail."""
+    """The counted submissions ``rows`` of ``assignment`` ranked by similarity, named by e-mail;
+    a team's (the same submission counted for each member) one author, named by its members' e-mails."""
+    rows = one_per_author(rows)
     if len(rows) < (1 if assignment.similar_archive else 2):
         raise GraderError(f"{assignment.title} has {len(rows)} counted submission(s): a report needs two or more "
                           "(one with an archive)")  # fmt: skip
@@ -35,3 +37,13 @@ def similarity_report(course: Course, assignment: Assignment, rows: list[Counted
         found = [dataclasses.replace(s, name=emails[s.name]) for s in find_submissions([Path(tmp) / "submissions"])]
         found += find_submissions(list(assignment.similar_archive), archive=True, qualify=True)
         return compare_submissions(found, list(assignment.similar_base), top)
+
+
+def one_per_author(rows: list[Counted]) -> list[Counted]:
+    """``rows`` with a submission counted for several students (a team's) once, its ``email``
+    their e-mails joined by ", ", so that teammates are never compared as two authors."""
+    by_submission: dict[str, list[Counted]] = {}
+    for c in rows:
+        by_submission.setdefault(c.submission, []).append(c)
+    return [dataclasses.replace(group[0], email=", ".join(c.email for c in group)) if len(group) > 1 else group[0]
+            for group in by_submission.values()]  # fmt: skip

@@ -22,6 +22,7 @@ from ..accounts.roster import ensure_user, import_roster, roster_file
 from ..database.db import connect, sessions, upgrade
 from ..database.models import INSTRUCTOR, AuditEntry, Meta
 from .course import COURSE_FILE, Course, load_course
+from .teams import check_kept
 
 DIGEST_KEY = "course_digest"
 SUMMARY_KEY = "course_summary"  # what the last sync applied, as ``summary`` gives it: the next one's changes
@@ -110,6 +111,7 @@ def apply(course: Course, make: sessionmaker[Session], by: str = "grader portal 
     digest = course_digest(course)
     now = summary(course)
     with make.begin() as session:
+        check_kept(session, course)  # a course.yaml dropping teams formed already: refused, nothing written
         added = import_roster(session, people)
         first = None
         for email in course.instructors:

@@ -241,3 +241,40 @@ class HandRelease(Base):
     assignment: Mapped[str] = mapped_column(String(40), primary_key=True)
     released_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
     released_by: Mapped[int] = mapped_column(ForeignKey("users.id"))
+
+
+class Team(Base):
+    """Students who submit together to an assignment (course.yaml's ``teams``): one submission serves them all."""
+
+    __tablename__ = "teams"
+    __table_args__ = (UniqueConstraint("assignment", "name"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    assignment: Mapped[str] = mapped_column(String(40), index=True)
+    name: Mapped[str] = mapped_column(String(60))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+    @validates("name")
+    def _visible(self, key: str, value: str) -> str:
+        return visible(value)
+
+
+class TeamMember(Base):
+    """A student in a team: at most one team per assignment (the unique constraint holds it under races)."""
+
+    __tablename__ = "team_members"
+    __table_args__ = (UniqueConstraint("assignment", "user_id"),)
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id"), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), primary_key=True)
+    assignment: Mapped[str] = mapped_column(String(40))  # the team's, kept here for the constraint
+    joined_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class TeamInvite(Base):
+    """A student's invitation of a classmate into their team (or into a team made when it is accepted)."""
+
+    __tablename__ = "team_invites"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    assignment: Mapped[str] = mapped_column(String(40), index=True)
+    from_user: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    to_user: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)

@@ -20,12 +20,18 @@ from ...errors import GraderError
 from ...runs.text import plural
 from ..course.course import Assignment
 from ..course.deadlines import deadlines
+from ..course.teams import hold, mates
 from ..database.leases import LEASE_SECONDS, MAX_ATTEMPTS, claimed, free, renewed, stuck
 from ..database.models import FAILED, GRADED, QUEUED, RUNNING, DailyCount, Job, Submission, User, now
 
 
 class DailyLimit(GraderError):
-    """A student's uploads to an assignment today are used up."""
+    """A student's uploads to an assignment today are used up (a team's, in a team)."""
+
+
+def _counter(session: Session, user_id: int, assignment: str) -> int:
+    """Whose row counts the uploads of ``user_id`` to ``assignment``: theirs, or in a team its first member's."""
+    return mates(session, user_id, assignment)[0]
 
 
 def today(when: dt.datetime | None = None) -> str:
@@ -33,9 +39,10 @@ def today(when: dt.datetime | None = None) -> str:
 
 
 def used_today(session: Session, user: User, assignment: str) -> int:
+    who = _counter(session, user.id, assignment)
     found = session.scalar(
         select(DailyCount.count).where(
-            DailyCount.user_id == user.id, DailyCount.assignment == assignment, DailyCount.day == today()
+            DailyCount.user_id == who, DailyCount.assignment == assignment, DailyCount.day == today()
         )
     )
     return found or 0
@@ -45,21 +52,21 @@ def _take_one(session: Session, user: User, assignment: Assignment) -> None:
     """Count one upload of today, in one statement that holds the limit however many uploads
     race (the row is raised only while below it); DailyLimit when none is left."""
     day = today()
-    if session.scalar(select(DailyCount.id).where(DailyCount.user_id == user.id, DailyCount.assignment == assignment.name,
+    who = _counter(session, user.id, assignment.name)
+    if session.scalar(select(DailyCount.id).where(DailyCount.user_id == who, DailyCount.assignment == assignment.name,
                                                   DailyCount.day == day)) is None:  # fmt: skip
         try:
             with session.begin_nested():
-                session.execute(
-                    insert(DailyCount).values(user_id=user.id, assignment=assignment.name, day=day, count=0)
-                )
+                session.execute(insert(DailyCount).values(user_id=who, assignment=assignment.name, day=day, count=0))
         except IntegrityError:
             pass  # the other upload made the row first
-    where = [DailyCount.user_id == user.id, DailyCount.assignment == assignment.name, DailyCount.day == day]
+    where = [DailyCount.user_id == who, DailyCount.assignment == assignment.name, DailyCount.day == day]
     if assignment.per_day is not None:
         where.append(DailyCount.count < assignment.per_day)
     done = session.execute(update(DailyCount).where(*where).values(count=DailyCount.count + 1))
     if getattr(done, "rowcount", 0) != 1:
-        raise DailyLimit(f"you have used today's {assignment.per_day} submissions to {assignment.title}: "
+        whose = "your team has" if len(mates(session, user.id, assignment.name)) > 1 else "you have"
+        raise DailyLimit(f"{whose} used today's {assignment.per_day} submissions to {assignment.title}: "
                          "submit again tomorrow (UTC)")  # fmt: skip
 
 
@@ -67,7 +74,8 @@ def give_back(session: Session, sub: Submission) -> None:
     """Uncount an upload lost to a grader error (not the student's fault)."""
     session.execute(
         update(DailyCount)
-        .where(DailyCount.user_id == sub.user_id, DailyCount.assignment == sub.assignment,
+        .where(DailyCount.user_id == _counter(session, sub.user_id, sub.assignment),
+               DailyCount.assignment == sub.assignment,
                DailyCount.day == today(sub.received_at), DailyCount.count > 0)
         .values(count=DailyCount.count - 1)
     )  # fmt: skip
@@ -80,6 +88,8 @@ def submit(session: Session, user: User, assignment: Assignment, filename: str, 
     mine = deadlines(session, user, assignment)
     if mine.hard_deadline is not None and when > mine.hard_deadline:
         raise GraderError(f"{assignment.title} closed at {mine.hard_deadline:%Y-%m-%d %H:%M} UTC: no more submissions")
+    if assignment.team_size is not None:
+        hold(session, user.id, assignment.name)
     _take_one(session, user, assignment)
     sub = Submission(
         id=secrets.token_urlsafe(16), user_id=user.id, assignment=assignment.name, received_at=when,

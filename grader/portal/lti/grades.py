@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from ..course.course import Course
 from ..course.lti import Platform
 from ..course.policy import Counted, counted
+from ..course.teams import mates
 from ..database.lti import FAILED as SEND_FAILED
 from ..database.lti import PENDING, SENT, LtiIdentity, LtiLink, LtiScore
 from ..database.models import Release, Submission, User, now
@@ -76,16 +77,17 @@ class GradeSync:
         made = 0
         with self.make.begin() as session:
             sub = session.get(Submission, submission_id)
-            owner = session.get(User, sub.user_id) if sub is not None else None
-            if sub is None or owner is None:
+            if sub is None:
                 return 0
-            for (_, name), found in counted(session, self.course, owner).items():
-                if not found.grade.final:
-                    continue
-                if found.submission.id == submission_id:
-                    made += self._record(session, found, "graded")
-                elif name != sub.assignment:
-                    made += self._record(session, found, "policy", changed_only=True)
+            for uid in mates(session, sub.user_id, sub.assignment):  # a team's submission: each member's score
+                owner = session.get(User, uid)
+                for (_, name), found in counted(session, self.course, owner).items() if owner else ():
+                    if not found.grade.final:
+                        continue
+                    if found.submission.id == submission_id:
+                        made += self._record(session, found, "graded")
+                    elif name != sub.assignment:
+                        made += self._record(session, found, "policy", changed_only=True)
         self.kick()
         return made
 
@@ -129,6 +131,7 @@ class GradeSync:
         """The counted score of ``found`` recorded for each line item its student launched from
         (only where it differs from the last one recorded, when ``changed_only``)."""
         sub, score = found.submission, found.score
+        student = found.user.id  # the submission's, or in a team each member's
         assignment = self.course.assignments.get(sub.assignment)
         if assignment is None or score.score is None or sub.max_total is None:
             return 0
@@ -139,11 +142,11 @@ class GradeSync:
                                                       LtiLink.lineitem.is_not(None))).all()  # fmt: skip
         for link in links:
             who = session.scalar(select(LtiIdentity).where(LtiIdentity.issuer == link.issuer,
-                                                           LtiIdentity.user_id == sub.user_id))  # fmt: skip
+                                                           LtiIdentity.user_id == student))  # fmt: skip
             if who is None or link.lineitem is None:
                 continue  # the student never launched from this platform: it does not know them
             if changed_only:
-                last = session.scalars(select(LtiScore).where(LtiScore.user_id == sub.user_id,
+                last = session.scalars(select(LtiScore).where(LtiScore.user_id == student,
                                                               LtiScore.assignment == sub.assignment,
                                                               LtiScore.lineitem == link.lineitem)
                                        .order_by(LtiScore.id.desc()).limit(1)).first()  # fmt: skip
@@ -153,7 +156,7 @@ class GradeSync:
                     comment,
                 ):
                     continue
-            session.add(LtiScore(submission_id=sub.id, user_id=sub.user_id, assignment=sub.assignment,
+            session.add(LtiScore(submission_id=sub.id, user_id=student, assignment=sub.assignment,
                                  issuer=link.issuer, client_id=link.client_id, lineitem=link.lineitem,
                                  user_sub=who.sub, score_given=given, score_maximum=sub.max_total,
                                  comment=comment, reason=reason, status=PENDING, attempts=0,

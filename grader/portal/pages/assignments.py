@@ -1,6 +1,7 @@
 """A student's pages: their assignments (home), an assignment with its upload form and their
 submissions, a submission's receipt and feedback (live until graded). A student reaches only
-their own submissions: another's id answers 404, as an id that does not exist does."""
+their own submissions and their team's: another's id answers 404, as an id that does not
+exist does."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from ..course.course import Assignment, Course
 from ..course.deadlines import Deadlines, deadlines
 from ..course.gtplab import test_records
 from ..course.hand import released
+from ..course.teams import invitations, mates, members, team_of
 from ..database.models import (
     FAILED,
     GRADED,
@@ -105,28 +107,49 @@ def assignment_page(portal: Portal, request: Request, form: Any) -> Response:
     if request.method == "POST":
         return upload(portal, request, form, user, assignment)
     with portal.read() as session:
-        subs = session.scalars(select(Submission).where(Submission.user_id == user.id,
+        ours = mates(session, user.id, assignment.name)  # the team's submissions are each member's
+        subs = session.scalars(select(Submission).where(Submission.user_id.in_(ours),
                                                         Submission.assignment == assignment.name)
                                .order_by(Submission.received_at.desc())).all()  # fmt: skip
         used = used_today(session, user, assignment.name)
         mine = deadlines(session, user, assignment)
         shown = private_shown(session, assignment)
         scores = {name: c.score for (_, name), c in policy.counted(session, portal.course, user).items()}
+        team = _team_data(session, user, assignment)
+        left = policy.available(session, portal.course, user, assignment) if team and team["id"] else None
     counts = scores.get(assignment.name)
     views = [{**student_view(s, assignment, shown), "counts": counts is not None and s.id == counts.submission,
               "late": policy.days_late(s.received_at, mine.deadline) > 0} for s in subs]  # fmt: skip
     data = {
         **_assignment_data(assignment, used, mine),
-        **_late_data(portal.course, assignment, mine, scores),
+        **_late_data(portal.course, assignment, mine, scores, left),
+        "team_size": assignment.team_size,
+        "team": team,
         "submissions": views,
     }
     return page(request, "assignment.html", data, user=user, upload_kb=portal.course.upload_kb)
 
 
+def _team_data(session: Session, user: User, assignment: Assignment) -> dict[str, Any] | None:
+    """The student's team of ``assignment`` (None: not done in teams): its id and name (None:
+    in none yet), members, whether it (or they) submitted, whether it is full, the invitations
+    received and sent."""
+    if assignment.team_size is None or user.staff:
+        return None
+    team = team_of(session, user.id, assignment.name)
+    ours = members(session, team.id) if team is not None else []
+    submitted = session.scalar(select(Submission.id).where(Submission.user_id.in_([m.id for m in ours] or [user.id]),
+                                                           Submission.assignment == assignment.name).limit(1))  # fmt: skip
+    return {"id": team.id if team else None, "name": team.name if team else None,
+            "members": [{"name": m.name, "email": m.email} for m in ours], "submitted": submitted is not None,
+            "full": len(ours) >= assignment.team_size, **invitations(session, user, assignment.name)}  # fmt: skip
+
+
 def _late_data(course: Course, assignment: Assignment, mine: Deadlines,
-               scores: Mapping[str, policy.Score]) -> dict[str, Any]:  # fmt: skip
-    """The student's late days left, and what an upload now would cost if it counted."""
-    cost = policy.upload_now(course, assignment, mine.deadline, scores, now())
+               scores: Mapping[str, policy.Score], left: int | None = None) -> dict[str, Any]:  # fmt: skip
+    """The student's late days left, and what an upload now would cost if it counted (``left``:
+    their team's late days for it, the fewest a member has)."""
+    cost = policy.upload_now(course, assignment, mine.deadline, scores, now(), left)
     return {"counts": assignment.counts, "late_penalty": assignment.late_penalty,
             "late_days_left": policy.late_days_left(course, scores.values()), "uses_late_days": assignment.late_days,
             "upload_now": {"days_late": cost.days_late, "late_days": cost.late_days, "penalty": cost.penalty}}  # fmt: skip
@@ -247,7 +270,7 @@ def staff_view(sub: Submission, assignment: Assignment | None, owner: User | Non
 
 def _visible_submission(session: Session, user: User, sid: str) -> Submission:
     sub = session.get(Submission, sid)
-    if sub is None or (sub.user_id != user.id and not user.staff):
+    if sub is None or not (user.staff or user.id in mates(session, sub.user_id, sub.assignment)):
         raise HTTPException(404, "no such submission")  # another's answers as one that does not exist
     return sub
 
@@ -259,7 +282,8 @@ def submission_page(portal: Portal, request: Request, form: Any) -> Response:
         owner = session.get(User, sub.user_id)
         assignment = portal.course.assignments.get(sub.assignment)
         shown = private_shown(session, assignment)
-        counted = policy.counted(session, portal.course, owner).get((sub.user_id, sub.assignment)) if owner else None
+        viewer = owner if user.staff or owner is None else user  # a teammate: the team's counted one, as theirs
+        counted = policy.counted(session, portal.course, viewer).get((viewer.id, sub.assignment)) if viewer else None
         due = deadlines(session, owner, assignment).deadline if owner and assignment else None
         standing = standings(session, [sub.id]).get(sub.id) if sub.status in (QUEUED, RUNNING) else None
         hand_graded = (

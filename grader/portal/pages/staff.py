@@ -24,6 +24,7 @@ from ...runs.text import safe_cell
 from ..course import policy
 from ..course.deadlines import deadlines, mark_late
 from ..course.hand import released_points
+from ..course.teams import mates, team_names_of
 from ..database.models import (
     QUEUED,
     RUNNING,
@@ -98,6 +99,7 @@ def class_table(portal: Portal) -> dict[str, Any]:
     with portal.read() as session:
         students = session.scalars(select(User).where(User.role == STUDENT).order_by(User.name)).all()
         counted = policy.counted(session, portal.course)
+        team_names = team_names_of(session, portal.course)
         going, busy = under_way(session)
         released = {r.assignment for r in session.scalars(select(Release)).all()}
     scores: dict[int, list[policy.Score]] = {}
@@ -112,8 +114,9 @@ def class_table(portal: Portal) -> dict[str, Any]:
                 "submission": c.submission.id, "symbols": c.submission.symbols, "total": c.submission.total,
                 "max_total": c.submission.max_total, **c.grade.data()}  # fmt: skip
         used = policy.late_days_used(scores.get(s.id, ()))
+        teams = {name: team_names[(s.id, name)] for name in names if (s.id, name) in team_names}
         rows.append({"name": s.name, "email": s.email, "assignments": cells, "late_days_used": used,
-                     "under_way": busy.get(s.id, {})})  # fmt: skip
+                     "under_way": busy.get(s.id, {}), "teams": teams})  # fmt: skip
     titles = {n: a.title for n, a in portal.course.assignments.items()}
     return {"course": portal.course.title, "assignments": titles, "students": rows, "queue": going["waiting"],
             "grading": going, "released": sorted(released), "late_days": portal.course.late_days}  # fmt: skip
@@ -129,16 +132,16 @@ def history_page(portal: Portal, request: Request, form: Any) -> Response:
         student = session.scalar(select(User).where(User.email == email, User.role == STUDENT))
         if student is None:
             raise HTTPException(404, f"no student {email!r} on the roster")
-        subs = session.scalars(select(Submission).where(Submission.user_id == student.id,
+        subs = session.scalars(select(Submission).where(Submission.user_id.in_(mates(session, student.id,
+                                                                                    assignment.name)),
                                                         Submission.assignment == assignment.name)
                                .order_by(Submission.received_at.desc())).all()  # fmt: skip
         mine = deadlines(session, student, assignment)
         scores = {name: c.score for (_, name), c in policy.counted(session, portal.course, student).items()}
         shown = private_shown(session, assignment)
         hand = released_points(session, portal.course, [(s.id, s.assignment) for s in subs])
+        left = policy.available(session, portal.course, student, assignment)  # a team's: the fewest a member has
     counted = scores.get(assignment.name)
-    others = policy.late_days_used(sc for name, sc in scores.items() if name != assignment.name)
-    left = max(0, (portal.course.late_days or 0) - others)
     rows = []
     digest = portal.course.plan_digest(assignment)
     for sub in subs:
@@ -301,8 +304,11 @@ def rerun_page(portal: Portal, request: Request, form: Any) -> Response:
                    if name == assignment.name and (not email or c.user.email == email)}  # fmt: skip
         if email and not counted:
             raise HTTPException(404, f"{email!r} has no graded submission of {assignment.title}")
-        done = []
+        done, seen = [], set()
         for who in sorted(counted):
+            if counted[who].id in seen:  # a team's: counted for each member, rerun once
+                continue
+            seen.add(counted[who].id)
             reason = rerun(session, counted[who], digest)
             if reason is not None:
                 done.append({"email": who, "submission": counted[who].id, "reason": reason})
