@@ -97,9 +97,10 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(database):
         "mail_outbox",
         "mail_optouts",
         "mail_link_requests",
+        "regrade_requests",
     } <= tables
     with engine.connect() as c:
-        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0015",)]
+        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0018",)]
     engine.dispose()
 
 
@@ -117,11 +118,17 @@ def test_an_older_database_is_upgraded_keeping_its_rows(database):
         c.execute(text("INSERT INTO submissions (id, user_id, assignment, received_at, late, filename, size, sha256, "
                        "content, status) VALUES ('s1', :u, 'lab', '2026-01-02', 0, 'a.py', 1, 'x', :b, 'graded')"),
                   {"u": uid, "b": b"1"})  # fmt: skip
+    upgrade(engine, "0015")
+    with engine.begin() as c:
+        assert "regrade_requests" not in inspect(c).get_table_names()
     upgrade(engine)
-    with engine.connect() as c:
+    with engine.begin() as c:
         assert c.execute(text("SELECT email FROM users")).all() == [("a@x.org",)]
         assert "releases" in inspect(c).get_table_names()
         assert c.execute(text("SELECT id, status, stopped FROM submissions")).all() == [("s1", "graded", None)]
+        c.execute(text("INSERT INTO regrade_requests (submission_id, user_id, assignment, reason, state, asked_at, "
+                       "done) VALUES ('s1', :u, 'lab', 'test 3 is right', 'open', '2026-01-03', '')"), {"u": uid})  # fmt: skip
+        assert c.execute(text("SELECT reason, state FROM regrade_requests")).all() == [("test 3 is right", "open")]
     engine.dispose()
 
 

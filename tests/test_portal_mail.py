@@ -170,7 +170,7 @@ def test_the_instructors_links_are_mailed_to_each_student(mailing, mailbox):
     assert msg["From"] == "grader@example.edu"
     assert re.search(r"/link/[\w-]{20,}", body(msg))
     assert mailbox.logins  # sent after STARTTLS and a login: the server takes nothing else
-    said = "Mail through 127.0.0.1:%d (starttls) from grader@example.edu: signin, receipt, graded, released\n"
+    said = "Mail through 127.0.0.1:%d (starttls) from grader@example.edu: signin, receipt, graded, released, regrade\n"
     assert said % mailbox.port in mailing["server"].lines
     assert any(line.startswith("Warning: the links in mail point at http://") and "--public-url" in line
                for line in mailing["server"].lines)  # fmt: skip
@@ -226,9 +226,9 @@ def test_a_new_link_asked_for_on_the_signin_page_arrives_and_signs_in_and_strang
 def test_a_student_who_turned_receipts_off_gets_none_but_still_their_grade(mailing, mailbox):
     me = mailing["students"]["s4@example.edu"]
     prefs = me.get("/preferences").json()
-    assert {k["kind"]: k["on"] for k in prefs["kinds"]} == dict.fromkeys(("signin", "receipt", "graded", "released"),
-                                                                          True)  # fmt: skip
-    r = me.post("/preferences", {"signin": "on", "graded": "on", "released": "on"})
+    assert {k["kind"]: k["on"] for k in prefs["kinds"]} == dict.fromkeys(("signin", "receipt", "graded", "released",
+                                                                                         "regrade"), True)  # fmt: skip
+    r = me.post("/preferences", {"signin": "on", "graded": "on", "released": "on", "regrade": "on"})
     assert r.status_code == 200
     assert {k["kind"]: k["on"] for k in me.get("/preferences").json()["kinds"]}["receipt"] is False
     sid = me.upload(NEGAMAX, name="negamax.py", assignment="tictactoe").json()["id"]

@@ -17,7 +17,7 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
 from .lti.grades import GradeSync
-from .pages import accounts, arena, assignments, downloads, ladders, lti, mail, staff
+from .pages import accounts, arena, assignments, downloads, ladders, lti, mail, regrades, staff
 from .web.middleware import FORM_ROOM, ApiPaths, BodyLimit, ClientAddress, SameOrigin, SecurityHeaders, Sessions
 from .web.outage import DatabaseOutage
 from .web.portal import Portal, https
@@ -38,6 +38,7 @@ def create_app(portal: Portal, secret_key: str, grades: GradeSync | None = None,
         *arena.routes(portal),
         *ladders.routes(portal),
         *mail.routes(portal),
+        *regrades.routes(portal),
         *(lti.routes(portal, grades) if grades is not None else ()),
         Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
     ]

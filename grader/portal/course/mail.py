@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SIGNIN, RECEIPT, GRADED, RELEASED = "signin", "receipt", "graded", "released"
-KINDS = (SIGNIN, RECEIPT, GRADED, RELEASED)  # a regrade's answer would be one more kind here
+SIGNIN, RECEIPT, GRADED, RELEASED, REGRADE = "signin", "receipt", "graded", "released", "regrade"
+KINDS = (SIGNIN, RECEIPT, GRADED, RELEASED, REGRADE)
 SECURITY = ("starttls", "ssl", "none")
 PORTS = {"starttls": 587, "ssl": 465, "none": 25}
 ADDRESS = re.compile(r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?\Z")

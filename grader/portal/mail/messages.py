@@ -1,7 +1,7 @@
 """The mails the portal sends, each enqueued in the caller's transaction (``outbox.enqueue``):
 a one-time sign-in link, an upload's receipt with its SHA-256, a submission graded (its
-public tests only until the private results are shown), an assignment's results released.
-A regrade's answer would be one more function here, of one more kind in ``KINDS``."""
+public tests only until the private results are shown), an assignment's results released, a
+regrade request answered."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from sqlalchemy.orm import Session
 
 from ..accounts.signin import LINK_HOURS, new_signin_token
 from ..course.course import Course
-from ..course.mail import GRADED, RECEIPT, RELEASED, SIGNIN
+from ..course.mail import GRADED, RECEIPT, REGRADE, RELEASED, SIGNIN
 from ..course.policy import counted
 from ..database.mail import MailMessage
 from ..database.models import Release, Submission, User, now
+from ..database.regrades import RegradeRequest
 from .outbox import base_url, enqueue, wanted
 
 LATE = "Late:     yes\n"
@@ -87,6 +88,24 @@ def released(session: Session, course: Course, assignment_name: str) -> int:
         made += enqueue(session, course, user, RELEASED, f"Results released: {assignment.title}",
                         _body(session, course, text)) is not None  # fmt: skip
     return made
+
+
+ANSWER_WORDS = {"rerun": "Your submission is graded again; its page shows the new result beside the old one."}
+
+
+def regrade_answered(session: Session, course: Course, request: RegradeRequest, sub: Submission) -> MailMessage | None:
+    """A regrade request answered: the reply, and what was done (a rerun), with the submission's page."""
+    user = session.get(User, request.user_id)
+    assignment = course.assignments.get(request.assignment)
+    if user is None:
+        return None
+    title = assignment.title if assignment else request.assignment
+    done = [ANSWER_WORDS.get(d, d) for d in request.done.split(",") if d]
+    text = (f"Hello {user.name},\n\nYour regrade request on {sub.filename} ({title}) was answered.\n\n"
+            + (f"The reply:\n\n{request.reply}\n\n" if request.reply else "")
+            + "".join(d + "\n\n" for d in done)
+            + f"Its page: {base_url(session)}/s/{sub.id}")  # fmt: skip
+    return enqueue(session, course, user, REGRADE, f"Regrade answered: {title}", _body(session, course, text))
 
 
 def _points(value: float | None) -> str:

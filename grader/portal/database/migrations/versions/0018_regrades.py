@@ -1,0 +1,38 @@
+"""Regrade requests: a student's request on a graded submission, and staff's answer.
+
+Revision ID: 0018
+Revises: 0015
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0018"
+down_revision = "0015"
+branch_labels = None
+depends_on = None
+
+WHEN = sa.DateTime(timezone=True)
+
+
+def upgrade() -> None:
+    op.create_table(
+        "regrade_requests",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("submission_id", sa.String(32), sa.ForeignKey("submissions.id"), nullable=False, index=True),
+        sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id"), nullable=False, index=True),
+        sa.Column("assignment", sa.String(40), nullable=False, index=True),
+        sa.Column("reason", sa.Text, nullable=False),
+        sa.Column("state", sa.String(16), nullable=False, index=True),
+        sa.Column("asked_at", WHEN, nullable=False),
+        sa.Column("answered_at", WHEN, nullable=True),
+        sa.Column("answered_by", sa.Integer, sa.ForeignKey("users.id"), nullable=True),
+        sa.Column("reply", sa.Text, nullable=True),
+        sa.Column("done", sa.String(200), nullable=False),
+    )
+
+
+def downgrade() -> None:
+    op.drop_table("regrade_requests")
