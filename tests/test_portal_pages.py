@@ -87,6 +87,23 @@ def _fill(folder: Path, database: Path, emails: list[str], labs: dict[str, Path]
     return first
 
 
+def _regrades(database: Path, emails: list[str]) -> None:
+    """A regrade request of the first student on their Othello submission, answered (a reply and a
+    rerun), and one of the second student's, open: as the submission page and the staff's queue show them."""
+    with sqlite3.connect(database) as db:
+        for email, state, reply in (
+            (emails[0], "answered", "Seen: " + "graded again " * 20),
+            (emails[1], "open", None),
+        ):
+            uid, sid = db.execute("SELECT users.id, submissions.id FROM users JOIN submissions ON "
+                                  "submissions.user_id = users.id WHERE email = ? AND assignment = 'othello'",
+                                  (email,)).fetchone()  # fmt: skip
+            db.execute("INSERT INTO regrade_requests (submission_id, user_id, assignment, reason, state, asked_at, "
+                       "answered_at, reply, done) VALUES (?, ?, 'othello', ?, ?, '2026-11-27 12:00:00', ?, ?, ?)",
+                       (sid, uid, "Test 3: my move is optimal too, " + "please " * 30, state,
+                        "2026-11-27 13:00:00" if reply else None, reply, "rerun" if reply else ""))  # fmt: skip
+
+
 def _arena(folder: Path, database: Path, emails: list[str]) -> dict[str, str]:
     """The first student's SPRT test of two versions of their engine, played by the library as a
     worker plays it until H1 accepts it, and four students' engines entered in the Othello
@@ -165,7 +182,7 @@ def _pages(emails: list[str], subs: dict[str, str], ids: dict[str, str]) -> dict
         "/class",
         *NOT_FOUND,
     ]
-    staff = ["/", "/class", "/class/queue", "/class/mail", "/class/exports", "/class/audit", "/class/othello/similar", f"/class/othello/students/{emails[0]}",
+    staff = ["/", "/class", "/class/queue", "/class/mail", "/class/exports", "/class/audit", "/class/regrades", "/class/othello/similar", f"/class/othello/students/{emails[0]}",
              "/a/othello", *mine, *arena, "/sessions", *NOT_FOUND]  # fmt: skip
     return {"student": student, "ta": staff, "instructor": staff}
 
@@ -199,6 +216,7 @@ def check_pages(chromium, tmp_path: Path, students: int, labs: dict[str, Path]) 
     emails = _course(folder, students)
     database = tmp_path / "portal.sqlite3"
     subs = _fill(folder, database, emails, labs)
+    _regrades(database, emails)
     ids = _arena(folder, database, emails)
     server = Server(folder, tmp_path, f"sqlite:///{database}", "--workers", "0")
     axe = axe_api.Axe()
