@@ -12,9 +12,14 @@ import yaml
 pytest.importorskip("starlette", reason='the portal needs its extra: pip install -e ".[portal]"')
 pytest.importorskip("aiosmtpd", reason="the mail tests need aiosmtpd (pip install -e '.[test]')")
 
+from sqlalchemy import select  # noqa: E402
+
 from grader.errors import ConfigError  # noqa: E402
+from grader.portal.accounts.signin import new_signin_token  # noqa: E402
 from grader.portal.course.course import load_course  # noqa: E402
 from grader.portal.course.regrades import MAX_REQUESTS, REASON_CHARS  # noqa: E402
+from grader.portal.database.db import connect, sessions  # noqa: E402
+from grader.portal.database.models import User  # noqa: E402
 
 from portal_server import WRONG, make_course  # noqa: E402
 from smtp_server import body  # noqa: E402
@@ -115,3 +120,50 @@ def test_a_student_who_turned_regrade_mails_off_gets_the_answer_on_the_page_only
     assert me.get(f"/s/{sid}").json()["regrades"]["requests"][0]["reply"] == "Seen."
     settled(prof)
     assert not mailbox.to("s2@example.edu", "Regrade answered")
+
+
+@pytest.mark.slow  # a browser, a server, two gradings and the mail server: 20-40 s
+def test_in_a_browser_a_student_asks_staff_answer_and_the_answer_arrives_by_mail(tmp_path, chromium, mailbox,
+                                                                                 password):  # fmt: skip
+    from test_portal_browser import _signed_in, _until_graded, submit
+
+    from portal_server import Server
+    from test_portal_mail import mail_course
+
+    course = mail_course(tmp_path / "course", mailbox)
+    server = Server(course, tmp_path)
+    try:
+        staff = _signed_in(chromium, server.link)
+        make = sessions(connect(f"sqlite:///{course / '.portal' / 'portal.sqlite3'}"))
+        with make.begin() as s:
+            link = (
+                f"{server.url}/link/{new_signin_token(s, s.scalar(select(User).where(User.email == 's3@example.edu')))}"
+            )
+        student = _signed_in(chromium, link)
+        student.goto(f"{server.url}/a/othello")
+        student.set_input_files("input[name=script]", str(WRONG))
+        student.click("#upload")
+        student.wait_for_url(f"{server.url}/s/*")
+        url = student.url
+        _until_graded(student, url)
+        student.fill("#regrade-reason", "Test 3: my move is optimal too.")
+        submit(student, "#regrade-ask")
+        assert student.url.startswith(url)
+        assert student.inner_text(".regrade-state") == "Open" and student.locator("#regrade-form").count() == 0
+        staff.goto(f"{server.url}/class")
+        staff.click("#regrades-link")
+        assert "Test 3: my move is optimal too." in staff.inner_text(".regrade-reason")
+        staff.fill("textarea[name=reply]", "Test 3 is judged on the exact value: graded again.")
+        staff.check("input[name=rerun]")
+        submit(staff, ".regrade-answer button")
+        assert staff.locator("#no-open").count() == 1
+        assert "graded again" in staff.inner_text("#answered")
+        student.goto(url)
+        _until_graded(student, url)
+        assert student.inner_text(".regrade-state") == "Answered"
+        assert "Test 3 is judged on the exact value" in student.inner_text(".regrade-reply")
+        assert "Graded again: rerun on a regrade request" in student.inner_text("#rerun")
+        mail = body(mailbox.wait("s3@example.edu", "Regrade answered: Othello endgame lab"))
+        assert "Test 3 is judged on the exact value: graded again." in mail and url.rsplit("/", 1)[1] in mail
+    finally:
+        server.stop()
