@@ -98,6 +98,7 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(database):
         "mail_optouts",
         "mail_link_requests",
         "regrade_requests",
+        "password_resets",
     } <= tables
     with engine.connect() as c:
         assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0018",)]

@@ -170,7 +170,7 @@ def test_the_instructors_links_are_mailed_to_each_student(mailing, mailbox):
     assert msg["From"] == "grader@example.edu"
     assert re.search(r"/link/[\w-]{20,}", body(msg))
     assert mailbox.logins  # sent after STARTTLS and a login: the server takes nothing else
-    said = "Mail through 127.0.0.1:%d (starttls) from grader@example.edu: signin, receipt, graded, released, regrade\n"
+    said = "Mail through 127.0.0.1:%d (starttls) from grader@example.edu: signin, receipt, graded, released, regrade, reset\n"
     assert said % mailbox.port in mailing["server"].lines
     assert any(line.startswith("Warning: the links in mail point at http://") and "--public-url" in line
                for line in mailing["server"].lines)  # fmt: skip
@@ -227,8 +227,8 @@ def test_a_student_who_turned_receipts_off_gets_none_but_still_their_grade(maili
     me = mailing["students"]["s4@example.edu"]
     prefs = me.get("/preferences").json()
     assert {k["kind"]: k["on"] for k in prefs["kinds"]} == dict.fromkeys(("signin", "receipt", "graded", "released",
-                                                                                         "regrade"), True)  # fmt: skip
-    r = me.post("/preferences", {"signin": "on", "graded": "on", "released": "on", "regrade": "on"})
+                                                                                         "regrade", "reset"), True)  # fmt: skip
+    r = me.post("/preferences", {"signin": "on", "graded": "on", "released": "on", "regrade": "on", "reset": "on"})
     assert r.status_code == 200
     assert {k["kind"]: k["on"] for k in me.get("/preferences").json()["kinds"]}["receipt"] is False
     sid = me.upload(NEGAMAX, name="negamax.py", assignment="tictactoe").json()["id"]

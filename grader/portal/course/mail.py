@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SIGNIN, RECEIPT, GRADED, RELEASED, REGRADE = "signin", "receipt", "graded", "released", "regrade"
-KINDS = (SIGNIN, RECEIPT, GRADED, RELEASED, REGRADE)
+SIGNIN, RECEIPT, GRADED, RELEASED, REGRADE, RESET = "signin", "receipt", "graded", "released", "regrade", "reset"
+KINDS = (SIGNIN, RECEIPT, GRADED, RELEASED, REGRADE, RESET)
+LINKS = (SIGNIN, RESET)  # the kinds that carry a one-time link: its body blanked once sent
 SECURITY = ("starttls", "ssl", "none")
 PORTS = {"starttls": 587, "ssl": 465, "none": 25}
 ADDRESS = re.compile(r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?\Z")

@@ -1,5 +1,5 @@
 """The mails the portal sends, each enqueued in the caller's transaction (``outbox.enqueue``):
-a one-time sign-in link, an upload's receipt with its SHA-256, a submission graded (its
+a one-time sign-in link, a one-time link to set a new password, an upload's receipt with its SHA-256, a submission graded (its
 public tests only until the private results are shown), an assignment's results released, a
 regrade request answered."""
 
@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
+from ..accounts.resets import RESET_MINUTES, new_reset_token
 from ..accounts.signin import LINK_HOURS, new_signin_token
 from ..course.course import Course
-from ..course.mail import GRADED, RECEIPT, REGRADE, RELEASED, SIGNIN
+from ..course.mail import GRADED, RECEIPT, REGRADE, RELEASED, RESET, SIGNIN
 from ..course.policy import counted
 from ..database.mail import MailMessage
 from ..database.models import Release, Submission, User, now
@@ -34,6 +35,19 @@ def signin_link(session: Session, course: Course, user: User, token: str | None 
             f"It works once, within {LINK_HOURS} hours. Once signed in, you may set a password for next time.\n"
             "If you did not ask for it, ignore this mail: nobody can use the link but who reads it.")  # fmt: skip
     return enqueue(session, course, user, SIGNIN, f"Your sign-in link: {course.title}", _body(session, course, text))
+
+
+def password_reset(session: Session, course: Course, user: User) -> MailMessage | None:
+    """A one-time link to set a new password, mailed to ``user`` on their request; None, and no
+    link made, when the course or the person turned these mails off."""
+    if not wanted(session, course, user, RESET):
+        return None
+    token, _ = new_reset_token(session, user)
+    text = (f"Hello {user.name},\n\nSomeone (you, we hope) asked to set a new password for {course.title}. "
+            f"Your one-time link:\n\n{base_url(session)}/reset/{token}\n\n"
+            f"It works once, within {RESET_MINUTES} minutes; setting the password signs out your other sessions.\n"
+            "If you did not ask for it, ignore this mail: your password stays as it is.")  # fmt: skip
+    return enqueue(session, course, user, RESET, f"Set a new password: {course.title}", _body(session, course, text))
 
 
 def receipt(session: Session, course: Course, user: User, sub: Submission) -> MailMessage | None:

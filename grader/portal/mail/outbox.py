@@ -15,14 +15,14 @@ from sqlalchemy.orm import Session
 
 from ..accounts.signin import portal_url
 from ..course.course import Course
-from ..course.mail import KINDS, SIGNIN, plain_address
+from ..course.mail import KINDS, LINKS, plain_address
 from ..database.mail import SENDING, SENT, WAITING, LinkRequest, MailMessage, MailOptOut
 from ..database.models import User, now
 
 log = logging.getLogger("grader.portal")
 LEASE_SECONDS = 300.0  # a message being sent is no other sender's for this long (a send times out well before)
 MAX_BACKOFF = 3600.0  # seconds: a message failing is tried at least once an hour
-SENT_LINK = "(a one-time sign-in link: it was sent, and is kept only in the mail)"
+SENT_LINK = "(a one-time link, to sign in or to set a password: it was sent, and is kept only in the mail)"
 
 
 @dataclass(frozen=True)
@@ -98,9 +98,9 @@ def claim(session: Session, seconds: float = LEASE_SECONDS) -> Claimed | None:
 
 
 def sent(session: Session, held: Claimed) -> bool:
-    """The message sent: marked so (a sign-in link's body blanked) if the lease still holds."""
+    """The message sent: marked so (a one-time link's body blanked) if the lease still holds."""
     values: dict = {"state": SENT, "sent_at": now(), "lease_token": None, "lease_until": None, "last_error": None}
-    if held.kind == SIGNIN:
+    if held.kind in LINKS:
         values["body"] = SENT_LINK
     done = session.execute(update(MailMessage).where(MailMessage.id == held.id, MailMessage.lease_token == held.token)
                            .values(**values))  # fmt: skip
@@ -122,7 +122,7 @@ def base_url(session: Session) -> str:
 
 
 class TooManyRequests(Exception):
-    """Too many sign-in links asked for, for this address or from this client, lately."""
+    """Too many sign-in links or password resets asked for, for this address or from this client, lately."""
 
 
 LINK_REQUESTS = 3  # per address an hour (whoever asks)
@@ -130,17 +130,18 @@ CLIENT_LINK_REQUESTS = 10  # per client an hour (whatever the addresses)
 REQUEST_SECONDS = 3600.0
 
 
-def count_link_request(session: Session, email: str, client: str) -> None:
-    """Count a request for a sign-in link by mail (known address or not, so that the limit says
-    nothing of which addresses exist); TooManyRequests past the limits."""
+def count_link_request(session: Session, email: str, client: str, what: str = "sign-in links") -> None:
+    """Count a request for a sign-in link (or a password reset: ``what``) by mail, known address
+    or not, so that the limit says nothing of which addresses exist; the two share one count.
+    TooManyRequests past the limits."""
     since = now() - dt.timedelta(seconds=REQUEST_SECONDS)
     session.execute(delete(LinkRequest).where(LinkRequest.at <= since))
     email, client = email[:320], client[:64]
     asked = select(func.count()).select_from(LinkRequest)
     if (session.scalar(asked.where(LinkRequest.email == email)) or 0) >= LINK_REQUESTS:
-        raise TooManyRequests("too many sign-in links asked for this address lately: try again in an hour")
+        raise TooManyRequests(f"too many {what} asked for this address lately: try again in an hour")
     if (session.scalar(asked.where(LinkRequest.client == client)) or 0) >= CLIENT_LINK_REQUESTS:
-        raise TooManyRequests("too many sign-in links asked for from your address lately: try again in an hour")
+        raise TooManyRequests(f"too many {what} asked for from your address lately: try again in an hour")
     session.add(LinkRequest(email=email, client=client, at=now()))
 
 

@@ -25,6 +25,7 @@ KIND_TEXT = {
     "graded": "a mail when an upload is graded",
     "released": "a mail when an assignment's private results are released",
     "regrade": "a mail when staff answer my regrade request",
+    "reset": "a link to set a new password, when I ask for one on the sign-in page",
 }
 ASKED = ("If that address is on the course's roster, a one-time sign-in link is on its way to it. "
          "It works once; ask again in a few minutes if nothing arrives.")  # fmt: skip

@@ -1,4 +1,5 @@
-"""Regrade requests: a student's request on a graded submission, and staff's answer.
+"""Regrade requests (a student's request on a graded submission, and staff's answer), and
+password resets by mail (one-time links, their digests kept).
 
 Revision ID: 0018
 Revises: 0015
@@ -32,7 +33,16 @@ def upgrade() -> None:
         sa.Column("reply", sa.Text, nullable=True),
         sa.Column("done", sa.String(200), nullable=False),
     )
+    op.create_table(
+        "password_resets",
+        sa.Column("digest", sa.String(64), primary_key=True),
+        sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id"), nullable=False, index=True),
+        sa.Column("created_at", WHEN, nullable=False),
+        sa.Column("expires_at", WHEN, nullable=False),
+        sa.Column("used_at", WHEN, nullable=True),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("password_resets")
     op.drop_table("regrade_requests")
