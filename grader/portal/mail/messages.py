@@ -5,6 +5,8 @@ regrade request answered."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 from sqlalchemy.orm import Session
 
 from ..accounts.resets import RESET_MINUTES, new_reset_token
@@ -31,10 +33,12 @@ def signin_link(session: Session, course: Course, user: User, token: str | None 
     if not wanted(session, course, user, SIGNIN):
         return None
     link = f"{base_url(session)}/link/{token or new_signin_token(session, user)}"
+    expires = now() + dt.timedelta(hours=LINK_HOURS)  # the link's (made now, or a moment ago in this transaction)
     text = (f"Hello {user.name},\n\nYour one-time sign-in link to {course.title}:\n\n{link}\n\n"
             f"It works once, within {LINK_HOURS} hours. Once signed in, you may set a password for next time.\n"
             "If you did not ask for it, ignore this mail: nobody can use the link but who reads it.")  # fmt: skip
-    return enqueue(session, course, user, SIGNIN, f"Your sign-in link: {course.title}", _body(session, course, text))
+    return enqueue(session, course, user, SIGNIN, f"Your sign-in link: {course.title}", _body(session, course, text),
+                   expires)  # fmt: skip
 
 
 def password_reset(session: Session, course: Course, user: User) -> MailMessage | None:
@@ -42,12 +46,13 @@ def password_reset(session: Session, course: Course, user: User) -> MailMessage 
     link made, when the course or the person turned these mails off."""
     if not wanted(session, course, user, RESET):
         return None
-    token, _ = new_reset_token(session, user)
+    token, expires = new_reset_token(session, user)
     text = (f"Hello {user.name},\n\nSomeone (you, we hope) asked to set a new password for {course.title}. "
             f"Your one-time link:\n\n{base_url(session)}/reset/{token}\n\n"
             f"It works once, within {RESET_MINUTES} minutes; setting the password signs out your other sessions.\n"
             "If you did not ask for it, ignore this mail: your password stays as it is.")  # fmt: skip
-    return enqueue(session, course, user, RESET, f"Set a new password: {course.title}", _body(session, course, text))
+    return enqueue(session, course, user, RESET, f"Set a new password: {course.title}", _body(session, course, text),
+                   expires)  # fmt: skip
 
 
 def receipt(session: Session, course: Course, user: User, sub: Submission) -> MailMessage | None:

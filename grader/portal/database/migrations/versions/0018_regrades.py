@@ -1,5 +1,6 @@
 """Regrade requests (a student's request on a graded submission, and staff's answer), and
-password resets by mail (one-time links, their digests kept).
+password resets by mail (one-time links, their digests kept), and the expiry of the link a
+message of the outbox carries (not sent once it passed).
 
 Revision ID: 0018
 Revises: 0015
@@ -41,8 +42,12 @@ def upgrade() -> None:
         sa.Column("expires_at", WHEN, nullable=False),
         sa.Column("used_at", WHEN, nullable=True),
     )
+    with op.batch_alter_table("mail_outbox") as batch:
+        batch.add_column(sa.Column("expires_at", WHEN, nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("mail_outbox") as batch:
+        batch.drop_column("expires_at")
     op.drop_table("password_resets")
     op.drop_table("regrade_requests")
