@@ -162,6 +162,16 @@ def _link(database: Path, base: str, email: str) -> str:
         return f"{base}/link/{new_signin_token(session, user)}"
 
 
+def _reset_link(database: Path, base: str, email: str) -> str:
+    from sqlalchemy import select
+
+    from grader.portal.accounts.resets import new_reset_token
+
+    with sessions(connect(f"sqlite:///{database}")).begin() as session:
+        user = session.scalar(select(User).where(User.email == email))
+        return f"{base}/reset/{new_reset_token(session, user)[0]}"
+
+
 NOT_FOUND = ("/no/such/page", "/s/no-such-submission")  # the error page, for everyone
 
 
@@ -228,6 +238,7 @@ def check_pages(chromium, tmp_path: Path, students: int, labs: dict[str, Path]) 
         _look(anonymous, axe, f"{server.url}/signin", found, "anonymous")
         _look(anonymous, axe, links["student"], found, "anonymous")  # the link's page: shown, not yet used
         _look(anonymous, axe, f"{server.url}/sessions", found, "anonymous", 401)
+        _look(anonymous, axe, _reset_link(database, server.url, emails[0]), found, "anonymous")  # a reset link's page
         for role, paths in _pages(emails, subs, ids).items():
             context = chromium.new_context()
             page = _watched(context.new_page())
