@@ -21,7 +21,7 @@ from grader.portal.course.regrades import MAX_REQUESTS, REASON_CHARS  # noqa: E4
 from grader.portal.database.db import connect, sessions  # noqa: E402
 from grader.portal.database.models import User  # noqa: E402
 
-from portal_server import WRONG, make_course  # noqa: E402
+from portal_server import WRONG, Client, make_course  # noqa: E402
 from smtp_server import body  # noqa: E402
 from test_portal_mail import mailbox, mailing, password, settled  # noqa: E402
 
@@ -167,3 +167,25 @@ def test_in_a_browser_a_student_asks_staff_answer_and_the_answer_arrives_by_mail
         assert "Test 3 is judged on the exact value: graded again." in mail and url.rsplit("/", 1)[1] in mail
     finally:
         server.stop()
+
+
+def test_a_ta_answers_with_a_reply_but_only_an_instructor_reruns(mailing):
+    prof, me = mailing["instructor"], mailing["students"]["s3@example.edu"]
+    roster = prof.post("/class/roster", files={"roster": ("roster.csv", b"Email,Name,Role\nta@example.edu,A TA,ta\n",
+                                                          "text/csv")})  # fmt: skip
+    assert roster.status_code == 200, roster.text
+    make = sessions(connect(f"sqlite:///{mailing['tmp'] / 'course' / '.portal' / 'portal.sqlite3'}"))
+    with make.begin() as s:
+        token = new_signin_token(s, s.scalar(select(User).where(User.email == "ta@example.edu")))
+    ta = Client(mailing["server"].url)
+    ta.sign_in(f"{ta.url}/link/{token}")
+    sid = me.upload(WRONG, name="wrong_score.py").json()["id"]
+    me.graded(sid)
+    rid = me.post(f"/s/{sid}/regrade", {"reason": "please"}).json()["id"]
+    assert 'name="rerun"' not in ta.html("/class/regrades").text and 'name="rerun"' in prof.html("/class/regrades").text
+    r = ta.post(f"/class/regrades/{rid}", {"reply": "Rerun it", "rerun": "on"})
+    assert r.status_code == 403 and "only an instructor reruns" in r.text
+    assert me.get(f"/s/{sid}").json()["regrades"]["requests"][0]["state"] == "open"
+    assert ta.post(f"/class/regrades/{rid}", {"reply": "Your move on test 3 loses: no change."}).status_code == 200
+    answered = prof.get("/class/regrades").json()["answered"]
+    assert [(q["id"], q["answered_by"], q["done"]) for q in answered if q["id"] == rid] == [(rid, "ta@example.edu", [])]

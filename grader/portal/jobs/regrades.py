@@ -25,6 +25,10 @@ class RegradeRefused(Exception):
     """A request or an answer not taken: why, in a sentence for the person."""
 
 
+class NoSuchRequest(RegradeRefused):
+    """An answer to a request that does not exist."""
+
+
 def _rerun(session: Session, course: Course, sub: Submission) -> str | None:
     """The submission queued again (the class page's rerun); None when it cannot be (not graded, or queued)."""
     assignment = course.assignments.get(sub.assignment)
@@ -97,7 +101,7 @@ def answer(session: Session, course: Course, staff: User, request_id: int, reply
     reply = clean(reply)
     found = session.get(RegradeRequest, request_id, with_for_update=True)
     if found is None:
-        raise RegradeRefused("no such regrade request")
+        raise NoSuchRequest("no such regrade request")
     if found.state != OPEN:
         raise RegradeRefused("this request was answered already")
     unknown = [a for a in actions if a not in ACTIONS]

@@ -107,7 +107,7 @@ def answer(portal: Portal, request: Request, form: Any) -> Response:
                   f"(request {found.id})" + "".join(f"; {d}" for d in done.done.values()))  # fmt: skip
             data = regrades.view(found)
     except regrades.RegradeRefused as e:
-        raise HTTPException(404 if "no such" in str(e) else 400, str(e)) from None
+        raise HTTPException(404 if isinstance(e, regrades.NoSuchRequest) else 400, str(e)) from None
     if done.done and portal.workers is not None:
         portal.workers.wake.set()
     mailed(portal)
