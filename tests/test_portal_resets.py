@@ -99,3 +99,37 @@ def test_a_student_who_turned_reset_mails_off_gets_none(mailing, mailbox):
     assert asker.post("/signin/reset", {"email": "s5@example.edu"}).status_code == 200
     settled(mailing["instructor"])
     assert not mailbox.to("s5@example.edu", "Set a new password")
+
+
+@pytest.mark.slow  # a browser, a server and the mail server: 10-20 s
+def test_in_a_browser_without_javascript_a_forgotten_password_is_reset_by_mail(tmp_path, chromium, mailbox, password):
+    from test_portal_browser import _signed_in, submit
+
+    from portal_server import Server
+    from test_portal_mail import mail_course
+
+    course = mail_course(tmp_path / "course", mailbox)
+    server = Server(course, tmp_path, None, "--workers", "0")
+    try:
+        elsewhere = _signed_in(chromium, server.link)  # the instructor, signed in on another browser
+        page = chromium.new_context(java_script_enabled=False).new_page()
+        page.goto(f"{server.url}/signin")
+        page.fill("#ask-reset input[name=email]", "instructor@example.edu")
+        submit(page, "#ask-reset button")
+        assert "a link to set a new password is on its way" in page.inner_text("#reset-asked")
+        mail = body(mailbox.wait("instructor@example.edu", "Set a new password"))
+        link = re.search(r"http://\S+/reset/[\w-]+", mail).group(0)
+        page.goto(link)
+        page.fill("input[name=password]", "qwertyuiop")
+        submit(page, "#reset")
+        assert "too easy to guess" in page.inner_text("#error")
+        page.goto(link)
+        page.fill("input[name=password]", NEW)
+        submit(page, "#reset")
+        assert page.url == server.url + "/class"  # signed in: the instructor's page
+        elsewhere.goto(f"{server.url}/")
+        assert elsewhere.url.endswith("/signin")  # the other browser was signed out
+        page.goto(link)
+        assert "used already" in page.inner_text("#reset-problem")
+    finally:
+        server.stop()
