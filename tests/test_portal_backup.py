@@ -51,6 +51,7 @@ from grader.portal.database.models import (  # noqa: E402
     User,
     now,
 )
+from grader.portal.database.resets import PasswordReset  # noqa: E402
 
 from conftest import one_line_error  # noqa: E402
 from portal_server import NEGAMAX, ROOT, WRONG, Client, Server, make_course  # noqa: E402
@@ -113,10 +114,11 @@ def until_graded(make, seconds: float = GRADED_WITHIN) -> None:
 def fill_term(tmp: Path) -> dict:
     """A term's worth of a course's rows: uploads graded by a real server's workers (Othello,
     tic-tac-toe; one rerun by the instructor), an extension, a release, a password, an API
-    token; then, as the arena's and the ladders' tests write them, an arena engine with two
+    token, two regrade requests (one answered); then, as the arena's and the ladders' tests write them, an arena engine with two
     checked versions and a test with a pair played, a ladder of four entries with its games,
-    and an LTI identity, link, login and a score sent; a team with an invitation out. The
-    course folder, its database's URL, and the signed-in clients (by email) for the next server."""
+    and an LTI identity, link, login and a score sent; a team with an invitation out; a mail whose
+    link expired and a reset link used. The course folder, its database's URL, and the signed-in
+    clients (by email) for the next server."""
 
     course = term_course(tmp / "course")
     server = Server(course, tmp)
@@ -141,6 +143,12 @@ def fill_term(tmp: Path) -> dict:
         assert prof.post("/class/extension", {"assignment": "othello", "email": "s2@example.edu",
                                               "days": "2"}).status_code == 200  # fmt: skip
         assert prof.post("/class/release", {"assignment": "othello"}).status_code == 200
+        for who, lab, reply in ((s2, "othello", "Looked again: no change."), (s3, "tictactoe", None)):
+            sid = who.get(f"/a/{lab}").json()["submissions"][0]["id"]
+            asked = who.post(f"/s/{sid}/regrade", {"reason": "Test 3, please: my move is optimal too."})
+            assert asked.status_code == 201, asked.text
+            if reply:  # one answered, one left open
+                assert prof.post(f"/class/regrades/{asked.json()['id']}", {"reply": reply}).status_code == 200
         assert s2.post("/password", {"password": "correct horse battery"}).status_code in (200, 303)
         assert s1.post("/arena/token", {"label": "laptop"}).status_code in (200, 201)
     finally:
@@ -172,6 +180,11 @@ def fill_term(tmp: Path) -> dict:
                               body="SHA-256: ...", state=state, created_at=now(), next_at=now(), attempts=1,
                               last_error=error, sent_at=now() if state == "sent" else None))  # fmt: skip
         s.add(MailOptOut(user_id=s3_id, kind="graded"))
+        s.add(MailMessage(kind="reset", user_id=s3_id, to_address="s3@example.edu", subject="Set a new password",
+                          body="(a one-time link that expired before it could be sent: never sent)", state="expired",
+                          created_at=now(), next_at=now(), attempts=0, expires_at=now()))  # fmt: skip
+        s.add(PasswordReset(digest=hashlib.sha256(b"reset").hexdigest(), user_id=s3_id, created_at=now(),
+                            expires_at=now(), used_at=now()))  # fmt: skip
         s.add(LinkRequest(email="s3@example.edu", client="127.0.0.1", at=now()))
         pair = Team(assignment="tictactoe", name="pair")
         s.add(pair)
@@ -195,7 +208,7 @@ def page_paths(url: str, course: Path) -> list[str]:
         games = s.scalars(select(ArenaGame.id).where(ArenaGame.status == DONE).order_by(ArenaGame.id)).all()
         entries = s.scalars(select(LadderEntry.id).order_by(LadderEntry.id)).all()
     engine.dispose()
-    paths = ["/", "/class", "/class/audit", "/class/queue", "/class/lti", "/class/mail", "/preferences", "/class.csv", "/arena", "/ladders",
+    paths = ["/", "/class", "/class/audit", "/class/queue", "/class/lti", "/class/mail", "/class/regrades", "/preferences", "/class.csv", "/arena", "/ladders",
              "/ladder/othello", "/ladder/othello/crosstable", "/ladder/othello/grades.csv", "/ladder/othello/games.ggf"]  # fmt: skip
     paths += [f"/a/{a}" for a in labs] + [f"/class/{a}/gradescope.json" for a in labs]
     paths += [f"/class/{a}/students/{e}" for a in labs for e in emails] + [f"/s/{sid}" for sid in subs]

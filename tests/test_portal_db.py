@@ -103,6 +103,8 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(database):
         "teams",
         "team_members",
         "team_invites",
+        "regrade_requests",
+        "password_resets",
     } <= tables
     with engine.connect() as c:
         assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0020",)]
@@ -126,6 +128,7 @@ def test_an_older_database_is_upgraded_keeping_its_rows(database):
     upgrade(engine, "0015")
     with engine.begin() as c:
         assert "hand_grades" not in inspect(c).get_table_names()
+        assert "regrade_requests" not in inspect(c).get_table_names()
     upgrade(engine)
     with engine.begin() as c:
         assert c.execute(text("SELECT email FROM users")).all() == [("a@x.org",)]
@@ -140,6 +143,9 @@ def test_an_older_database_is_upgraded_keeping_its_rows(database):
     with engine.connect() as c:
         assert c.execute(text("SELECT items FROM hand_grades")).all() == [('["style"]',)]
         assert c.execute(text("SELECT path, line FROM hand_comments")).all() == [("a.py", 1)]
+        c.execute(text("INSERT INTO regrade_requests (submission_id, user_id, assignment, reason, state, asked_at, "
+                       "done) VALUES ('s1', :u, 'lab', 'test 3 is right', 'open', '2026-01-03', '')"), {"u": uid})  # fmt: skip
+        assert c.execute(text("SELECT reason, state FROM regrade_requests")).all() == [("test 3 is right", "open")]
     engine.dispose()
 
 

@@ -119,6 +119,7 @@ def settled(client: Client, sent: int | None = None) -> dict:
             "a password is never sent unencrypted",
         ),  # fmt: skip
         ({"host": "smtp.example.edu", "from": "g@example.edu", "colour": 1}, "unknown key 'mail.colour'"),
+        ({"host": "smtp.example.edu", "from": "g@example.edu", "keep_days": 0}, "'mail.keep_days' must be the days"),
     ],
 )
 def test_mis_set_mail_settings_are_one_line_errors_naming_the_key(tmp_path, mail, words):
@@ -170,7 +171,7 @@ def test_the_instructors_links_are_mailed_to_each_student(mailing, mailbox):
     assert msg["From"] == "grader@example.edu"
     assert re.search(r"/link/[\w-]{20,}", body(msg))
     assert mailbox.logins  # sent after STARTTLS and a login: the server takes nothing else
-    said = "Mail through 127.0.0.1:%d (starttls) from grader@example.edu: signin, receipt, graded, released\n"
+    said = "Mail through 127.0.0.1:%d (starttls) from grader@example.edu: signin, receipt, graded, released, regrade, reset\n"
     assert said % mailbox.port in mailing["server"].lines
     assert any(line.startswith("Warning: the links in mail point at http://") and "--public-url" in line
                for line in mailing["server"].lines)  # fmt: skip
@@ -226,9 +227,9 @@ def test_a_new_link_asked_for_on_the_signin_page_arrives_and_signs_in_and_strang
 def test_a_student_who_turned_receipts_off_gets_none_but_still_their_grade(mailing, mailbox):
     me = mailing["students"]["s4@example.edu"]
     prefs = me.get("/preferences").json()
-    assert {k["kind"]: k["on"] for k in prefs["kinds"]} == dict.fromkeys(("signin", "receipt", "graded", "released"),
-                                                                          True)  # fmt: skip
-    r = me.post("/preferences", {"signin": "on", "graded": "on", "released": "on"})
+    assert {k["kind"]: k["on"] for k in prefs["kinds"]} == dict.fromkeys(("signin", "receipt", "graded", "released",
+                                                                                         "regrade", "reset"), True)  # fmt: skip
+    r = me.post("/preferences", {"signin": "on", "graded": "on", "released": "on", "regrade": "on", "reset": "on"})
     assert r.status_code == 200
     assert {k["kind"]: k["on"] for k in me.get("/preferences").json()["kinds"]}["receipt"] is False
     sid = me.upload(NEGAMAX, name="negamax.py", assignment="tictactoe").json()["id"]
@@ -403,3 +404,77 @@ def test_a_long_title_makes_a_subject_that_fits_and_an_address_ending_in_a_line_
     with make.begin() as s:
         assert s.scalar(select(MailMessage.subject)).startswith("Received: Othello endgame lab")
     assert plain_address("a@example.edu") and not plain_address("a@example.edu\n")
+
+
+# --- the outbox pruned, and a link that expired while it waited ---------------------------
+
+
+def test_old_sent_messages_are_pruned_and_a_link_that_expired_while_waiting_is_never_sent(database, tmp_path):
+    """The sender deletes the messages sent more than mail.keep_days ago (at its start, then
+    hourly), keeping the newer ones and those not sent; a sign-in or reset mail whose link ran
+    out while it waited (the mail server down for days) is marked expired, its body blanked."""
+    import datetime as dt
+
+    from grader.portal.mail.sender import MailSender
+
+    engine = connect(database)
+    upgrade(engine)
+    make = sessions(engine)
+    settings = MailSettings("127.0.0.1", 9, "none", "grader@example.edu", keep_days=7)
+    course = dataclasses.replace(load_course(make_course(tmp_path / "course")), mail=settings)
+    now = dt.datetime.now(dt.timezone.utc)
+    with make.begin() as s:
+        import_roster(s, [RosterEntry("a@example.edu", "A")])
+        a = s.scalar(select(User).where(User.email == "a@example.edu"))
+        for subject, days in (("old", 8), ("new", 6)):
+            m = outboxes.enqueue(s, course, a, "receipt", subject, "body")
+            m.state, m.sent_at = "sent", now - dt.timedelta(days=days)
+        outboxes.enqueue(s, course, a, "graded", "waiting for days", "body").created_at = now - dt.timedelta(days=9)
+        outboxes.enqueue(s, course, a, "signin", "Your sign-in link", "https://portal.example.edu/link/SECRET",
+                         now - dt.timedelta(seconds=1))  # fmt: skip
+        outboxes.enqueue(s, course, a, "reset", "Set a new password", "https://portal.example.edu/reset/SECRET2",
+                         now + dt.timedelta(minutes=30))  # fmt: skip
+    sender = MailSender(course, make)
+    with make.begin() as s:  # what the sender does before it sends: prune, then claim (the expired first marked)
+        assert outboxes.prune(s, settings.keep_days) == 1
+        held = outboxes.claim(s)
+    assert held is not None and held.subject == "waiting for days"  # the expired link was passed over
+    with make.begin() as s:
+        held2 = outboxes.claim(s)
+    assert held2 is not None and held2.subject == "Set a new password"  # its link still good: sent
+    with make() as s:
+        rows = {m.subject: m for m in s.scalars(select(MailMessage))}
+        assert set(rows) == {"new", "waiting for days", "Your sign-in link", "Set a new password"}
+        assert rows["Your sign-in link"].state == "expired" and "SECRET" not in rows["Your sign-in link"].body
+        state = outboxes.outbox_state(s)
+    assert state["expired"] == 1 and state["sent"] == 1
+    assert [m["state"] for m in state["messages"] if m["subject"] == "Your sign-in link"] == ["expired"]
+    with make.begin() as s:
+        rows = s.scalars(select(MailMessage).where(MailMessage.subject.in_(("new", "Your sign-in link")))).all()
+        for m in rows:
+            m.sent_at = m.created_at = now - dt.timedelta(days=8)
+    assert sender.send_once() is False  # its first look prunes; nothing due (the two held are leased)
+    with make() as s:
+        assert sorted(s.scalars(select(MailMessage.subject))) == ["Set a new password", "waiting for days"]
+    engine.dispose()
+
+
+def test_staff_see_a_link_that_expired_while_it_waited(mailing):
+    """A sign-in mail whose link ran out before the sender reached it: marked expired on /class/mail, never sent."""
+    prof = mailing["instructor"]
+    settled(prof)
+    database = mailing["tmp"] / "course" / ".portal" / "portal.sqlite3"
+    import sqlite3
+
+    with sqlite3.connect(database) as db:
+        (uid,) = db.execute("SELECT id FROM users WHERE email = 's6@example.edu'").fetchone()
+        db.execute("INSERT INTO mail_outbox (kind, user_id, to_address, subject, body, state, created_at, next_at, "
+                   "attempts, expires_at) VALUES ('signin', ?, 's6@example.edu', 'Expired link', "
+                   "'http://x/link/OLD', 'waiting', '2026-01-01 00:00:00', '2026-01-01 00:00:00', 3, "
+                   "'2026-01-04 00:00:00')", (uid,))  # fmt: skip
+    deadline = time.monotonic() + SETTLED_WITHIN
+    while (state := outbox(prof))["expired"] < 1:
+        assert time.monotonic() < deadline, state
+        time.sleep(0.2)
+    assert [m["state"] for m in state["messages"] if m["subject"] == "Expired link"] == ["expired"]
+    assert "its link ran out before it could be sent" in prof.html("/class/mail").text

@@ -114,6 +114,23 @@ def _teams(database: Path, emails: list[str]) -> None:
                    "'2026-11-27')", (ids[emails[2]], ids[emails[0]]))  # fmt: skip
 
 
+def _regrades(database: Path, emails: list[str]) -> None:
+    """A regrade request of the first student on their Othello submission, answered (a reply and a
+    rerun), and one of the second student's, open: as the submission page and the staff's queue show them."""
+    with sqlite3.connect(database) as db:
+        for email, state, reply in (
+            (emails[0], "answered", "Seen: " + "graded again " * 20),
+            (emails[1], "open", None),
+        ):
+            uid, sid = db.execute("SELECT users.id, submissions.id FROM users JOIN submissions ON "
+                                  "submissions.user_id = users.id WHERE email = ? AND assignment = 'othello'",
+                                  (email,)).fetchone()  # fmt: skip
+            db.execute("INSERT INTO regrade_requests (submission_id, user_id, assignment, reason, state, asked_at, "
+                       "answered_at, reply, done) VALUES (?, ?, 'othello', ?, ?, '2026-11-27 12:00:00', ?, ?, ?)",
+                       (sid, uid, "Test 3: my move is optimal too, " + "please " * 30, state,
+                        "2026-11-27 13:00:00" if reply else None, reply, "rerun" if reply else ""))  # fmt: skip
+
+
 def _arena(folder: Path, database: Path, emails: list[str]) -> dict[str, str]:
     """The first student's SPRT test of two versions of their engine, played by the library as a
     worker plays it until H1 accepts it, and four students' engines entered in the Othello
@@ -172,6 +189,16 @@ def _link(database: Path, base: str, email: str) -> str:
         return f"{base}/link/{new_signin_token(session, user)}"
 
 
+def _reset_link(database: Path, base: str, email: str) -> str:
+    from sqlalchemy import select
+
+    from grader.portal.accounts.resets import new_reset_token
+
+    with sessions(connect(f"sqlite:///{database}")).begin() as session:
+        user = session.scalar(select(User).where(User.email == email))
+        return f"{base}/reset/{new_reset_token(session, user)[0]}"
+
+
 NOT_FOUND = ("/no/such/page", "/s/no-such-submission")  # the error page, for everyone
 
 
@@ -192,7 +219,7 @@ def _pages(emails: list[str], subs: dict[str, str], ids: dict[str, str]) -> dict
         "/class",
         *NOT_FOUND,
     ]
-    staff = ["/", "/class", "/class?page=3&sort=othello&order=desc", "/class/queue", "/class/mail", "/class/exports", "/class/audit", "/class/othello/similar", f"/class/othello/students/{emails[0]}", "/class/othello/grading",
+    staff = ["/", "/class", "/class?page=3&sort=othello&order=desc", "/class/queue", "/class/mail", "/class/exports", "/class/audit", "/class/regrades", "/class/othello/similar", f"/class/othello/students/{emails[0]}", "/class/othello/grading",
              "/a/othello", *mine, *arena, "/sessions", *NOT_FOUND]  # fmt: skip
     return {"student": student, "ta": staff, "instructor": staff}
 
@@ -237,6 +264,7 @@ def check_pages(chromium, tmp_path: Path, students: int, labs: dict[str, Path]) 
     subs = _fill(folder, database, emails, labs)
     _hand_graded(database, subs["othello"])
     _teams(database, emails)
+    _regrades(database, emails)
     ids = _arena(folder, database, emails)
     server = Server(folder, tmp_path, f"sqlite:///{database}", "--workers", "0")
     axe = axe_api.Axe()
@@ -248,6 +276,7 @@ def check_pages(chromium, tmp_path: Path, students: int, labs: dict[str, Path]) 
         _look(anonymous, axe, f"{server.url}/signin", found, "anonymous")
         _look(anonymous, axe, links["student"], found, "anonymous")  # the link's page: shown, not yet used
         _look(anonymous, axe, f"{server.url}/sessions", found, "anonymous", 401)
+        _look(anonymous, axe, _reset_link(database, server.url, emails[0]), found, "anonymous")  # a reset link's page
         for role, paths in _pages(emails, subs, ids).items():
             context = chromium.new_context()
             page = _watched(context.new_page())

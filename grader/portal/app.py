@@ -17,7 +17,20 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
 from .lti.grades import GradeSync
-from .pages import accounts, arena, assignments, downloads, handgrading, ladders, lti, mail, staff, teams
+from .pages import (
+    accounts,
+    arena,
+    assignments,
+    downloads,
+    handgrading,
+    ladders,
+    lti,
+    mail,
+    regrades,
+    resets,
+    staff,
+    teams,
+)
 from .web.middleware import FORM_ROOM, ApiPaths, BodyLimit, ClientAddress, SameOrigin, SecurityHeaders, Sessions
 from .web.outage import DatabaseOutage
 from .web.portal import Portal, https
@@ -40,6 +53,8 @@ def create_app(portal: Portal, secret_key: str, grades: GradeSync | None = None,
         *ladders.routes(portal),
         *mail.routes(portal),
         *teams.routes(portal),
+        *regrades.routes(portal),
+        *resets.routes(portal),
         *(lti.routes(portal, grades) if grades is not None else ()),
         Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
     ]

@@ -28,6 +28,8 @@ from ...regression.plans import regress_plan
 from .gtplab import RegressionFile, digest, load_regression, regress_settings
 from .lti import LtiSettings, parse_lti
 from .mail import MailSettings, parse_mail
+from .regrades import KEYS as REGRADE_KEYS
+from .regrades import RegradeSettings, parse_regrades
 from .rubric import Rubric, parse_rubric
 
 COURSE_FILE = "course.yaml"
@@ -134,6 +136,7 @@ class Course:
     session_idle_hours: float = IDLE_HOURS  # a signed-in session unused this long ends
     trusted_proxies: tuple[str, ...] = TRUSTED_PROXIES  # addresses and networks whose X-Forwarded-For is believed
     mail: MailSettings | None = None  # the mail server; None: the portal sends no mail
+    regrades: RegradeSettings = dataclasses.field(default_factory=RegradeSettings)  # students' regrade requests
     source: str = dataclasses.field(default="", compare=False, repr=False)  # course.yaml's text as loaded
 
     @property
@@ -198,7 +201,7 @@ def load_course(folder: str | Path, text: str | None = None) -> Course:
 
 
 _KEYS = ("title", "instructors", "roster", "upload_kb", "late_days", "session_idle_hours", "trusted_proxies",
-         "assignments", "lti", "ladders", "mail")  # fmt: skip
+         "assignments", "lti", "ladders", "mail", "regrades")  # fmt: skip
 _ASSIGNMENT_KEYS = ("name", "title", "game", "plan", "seed", "limits", "per_day", "deadline", "hard_deadline",
                     "private_results", "private_boards", "late_days", "late_penalty", "counts", "ladder",
                     "similarity", "rubric", "teams")  # fmt: skip
@@ -252,8 +255,13 @@ def _course(root: Path, data: Any, config: Config) -> Course:
     ladders.update(_open_ladders(data.get("ladders"), config, ladders))
     lti = parse_lti(data["lti"]) if data.get("lti") is not None else None
     mail = parse_mail(data["mail"], root) if data.get("mail") is not None else None
+    regrades = RegradeSettings()
+    if data.get("regrades") is not None:
+        if isinstance(data["regrades"], dict):
+            _known(data["regrades"], REGRADE_KEYS, "regrades.")
+        regrades = parse_regrades(data["regrades"], _when)
     return Course(root, title, assignments, tuple(instructors), roster, upload_kb, config, lti, late_days, ladders,
-                  float(idle), proxies, mail)  # fmt: skip
+                  float(idle), proxies, mail, regrades=regrades)  # fmt: skip
 
 
 def _proxies(value: Any) -> tuple[str, ...]:

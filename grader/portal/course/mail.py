@@ -10,14 +10,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SIGNIN, RECEIPT, GRADED, RELEASED = "signin", "receipt", "graded", "released"
-KINDS = (SIGNIN, RECEIPT, GRADED, RELEASED)  # a regrade's answer would be one more kind here
+SIGNIN, RECEIPT, GRADED, RELEASED, REGRADE, RESET = "signin", "receipt", "graded", "released", "regrade", "reset"
+KINDS = (SIGNIN, RECEIPT, GRADED, RELEASED, REGRADE, RESET)
+LINKS = (SIGNIN, RESET)  # the kinds that carry a one-time link: its body blanked once sent
 SECURITY = ("starttls", "ssl", "none")
 PORTS = {"starttls": 587, "ssl": 465, "none": 25}
 ADDRESS = re.compile(r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?\Z")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
-KEYS = ("host", "port", "security", "username", "password_env", "from", "ca_file", "send", "retry_seconds")
+KEYS = ("host", "port", "security", "username", "password_env", "from", "ca_file", "send", "retry_seconds",
+        "keep_days")  # fmt: skip
 RETRY_SECONDS = 30.0  # a message not sent is tried again after this, then after twice as long each time
+KEEP_DAYS = 30  # a sent message is deleted from the outbox this many days after it was sent
+MAX_KEEP_DAYS = 3650
 
 
 def plain_address(value: str) -> bool:
@@ -38,6 +42,7 @@ class MailSettings:
     ca_file: Path | None = None  # a private mail server's CA certificate (else the system's)
     send: frozenset[str] = frozenset(KINDS)
     retry_seconds: float = RETRY_SECONDS
+    keep_days: int = KEEP_DAYS  # sent messages older than this are deleted from the outbox
 
     def password(self) -> str | None:
         """The password, read from its environment variable now (None: no login, or the variable unset)."""
@@ -51,7 +56,7 @@ def parse_mail(data: Any, root: Path) -> MailSettings:
     """The ``mail:`` key of course.yaml: ValueError naming the key and the fix."""
     if not isinstance(data, dict):
         raise ValueError("'mail' must be 'key: value' lines (host, port, security, username, password_env, from, "
-                         "ca_file, send)")  # fmt: skip
+                         "ca_file, send, retry_seconds, keep_days)")  # fmt: skip
     if "password" in data:
         raise ValueError(
             "'mail.password': never write the password in course.yaml: put it in an environment "
@@ -103,5 +108,9 @@ def parse_mail(data: Any, root: Path) -> MailSettings:
     if not isinstance(retry, (int, float)) or isinstance(retry, bool) or not 0 < retry <= 3600:
         raise ValueError("'mail.retry_seconds' must be the seconds before a message not sent is tried again "
                          f"(doubled each time), above 0 and at most 3600, like 30; got {retry!r}")  # fmt: skip
+    keep = data.get("keep_days", KEEP_DAYS)
+    if not isinstance(keep, int) or isinstance(keep, bool) or not 1 <= keep <= MAX_KEEP_DAYS:
+        raise ValueError("'mail.keep_days' must be the days a sent message stays in the outbox (for staff to see) "
+                         f"before it is deleted, a whole number from 1 to {MAX_KEEP_DAYS}, like 30; got {keep!r}")  # fmt: skip
     return MailSettings(host.strip(), port, security, sender.strip(), username.strip() if username else None,
-                        password_env, ca_file, frozenset(send), float(retry))  # fmt: skip
+                        password_env, ca_file, frozenset(send), float(retry), keep)  # fmt: skip

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from .models import Base, now
 
 WAITING, SENDING, SENT = "waiting", "sending", "sent"  # a message's state (failing: waiting with an error)
+EXPIRED = "expired"  # a one-time link's message whose link ran out before it could be sent: never sent
 
 
 class MailMessage(Base):
@@ -33,6 +34,7 @@ class MailMessage(Base):
     sent_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     lease_token: Mapped[str | None] = mapped_column(String(32), nullable=True)
     lease_until: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    expires_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)  # its link's
 
 
 class MailOptOut(Base):

@@ -1,18 +1,22 @@
 """The mails the portal sends, each enqueued in the caller's transaction (``outbox.enqueue``):
-a one-time sign-in link, an upload's receipt with its SHA-256, a submission graded (its
-public tests only until the private results are shown), an assignment's results released.
-A regrade's answer would be one more function here, of one more kind in ``KINDS``."""
+a one-time sign-in link, a one-time link to set a new password, an upload's receipt with its SHA-256, a submission graded (its
+public tests only until the private results are shown), an assignment's results released, a
+regrade request answered."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 from sqlalchemy.orm import Session
 
+from ..accounts.resets import RESET_MINUTES, new_reset_token
 from ..accounts.signin import LINK_HOURS, new_signin_token
 from ..course.course import Course
-from ..course.mail import GRADED, RECEIPT, RELEASED, SIGNIN
+from ..course.mail import GRADED, RECEIPT, REGRADE, RELEASED, RESET, SIGNIN
 from ..course.policy import counted
 from ..database.mail import MailMessage
 from ..database.models import Release, Submission, User, now
+from ..database.regrades import RegradeRequest
 from .outbox import base_url, enqueue, wanted
 
 LATE = "Late:     yes\n"
@@ -29,10 +33,26 @@ def signin_link(session: Session, course: Course, user: User, token: str | None 
     if not wanted(session, course, user, SIGNIN):
         return None
     link = f"{base_url(session)}/link/{token or new_signin_token(session, user)}"
+    expires = now() + dt.timedelta(hours=LINK_HOURS)  # the link's (made now, or a moment ago in this transaction)
     text = (f"Hello {user.name},\n\nYour one-time sign-in link to {course.title}:\n\n{link}\n\n"
             f"It works once, within {LINK_HOURS} hours. Once signed in, you may set a password for next time.\n"
             "If you did not ask for it, ignore this mail: nobody can use the link but who reads it.")  # fmt: skip
-    return enqueue(session, course, user, SIGNIN, f"Your sign-in link: {course.title}", _body(session, course, text))
+    return enqueue(session, course, user, SIGNIN, f"Your sign-in link: {course.title}", _body(session, course, text),
+                   expires)  # fmt: skip
+
+
+def password_reset(session: Session, course: Course, user: User) -> MailMessage | None:
+    """A one-time link to set a new password, mailed to ``user`` on their request; None, and no
+    link made, when the course or the person turned these mails off."""
+    if not wanted(session, course, user, RESET):
+        return None
+    token, expires = new_reset_token(session, user)
+    text = (f"Hello {user.name},\n\nSomeone (you, we hope) asked to set a new password for {course.title}. "
+            f"Your one-time link:\n\n{base_url(session)}/reset/{token}\n\n"
+            f"It works once, within {RESET_MINUTES} minutes; setting the password signs out your other sessions.\n"
+            "If you did not ask for it, ignore this mail: your password stays as it is.")  # fmt: skip
+    return enqueue(session, course, user, RESET, f"Set a new password: {course.title}", _body(session, course, text),
+                   expires)  # fmt: skip
 
 
 def receipt(session: Session, course: Course, user: User, sub: Submission) -> MailMessage | None:
@@ -87,6 +107,24 @@ def released(session: Session, course: Course, assignment_name: str) -> int:
         made += enqueue(session, course, user, RELEASED, f"Results released: {assignment.title}",
                         _body(session, course, text)) is not None  # fmt: skip
     return made
+
+
+ANSWER_WORDS = {"rerun": "Your submission is graded again; its page shows the new result beside the old one."}
+
+
+def regrade_answered(session: Session, course: Course, request: RegradeRequest, sub: Submission) -> MailMessage | None:
+    """A regrade request answered: the reply, and what was done (a rerun), with the submission's page."""
+    user = session.get(User, request.user_id)
+    assignment = course.assignments.get(request.assignment)
+    if user is None:
+        return None
+    title = assignment.title if assignment else request.assignment
+    done = [ANSWER_WORDS.get(d, d) for d in request.done.split(",") if d]
+    text = (f"Hello {user.name},\n\nYour regrade request on {sub.filename} ({title}) was answered.\n\n"
+            + (f"The reply:\n\n{request.reply}\n\n" if request.reply else "")
+            + "".join(d + "\n\n" for d in done)
+            + f"Its page: {base_url(session)}/s/{sub.id}")  # fmt: skip
+    return enqueue(session, course, user, REGRADE, f"Regrade answered: {title}", _body(session, course, text))
 
 
 def _points(value: float | None) -> str:

@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..course.course import Course
-from .outbox import LEASE_SECONDS, claim, failed, sent
+from .outbox import LEASE_SECONDS, claim, failed, prune, sent
 from .smtp import MailError, deliver, message
 
 log = logging.getLogger("grader.portal")
 POLL_SECONDS = 2.0  # how often an idle sender looks for mail another process enqueued
+PRUNE_SECONDS = 3600.0  # how often a sender deletes the old sent messages (mail.keep_days), the first time at its start
 
 
 class MailSender:
@@ -28,6 +30,7 @@ class MailSender:
         self.wake = threading.Event()
         self.stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._pruned_at: float | None = None
 
     def start(self) -> None:
         if self._thread is None:
@@ -63,6 +66,14 @@ class MailSender:
         settings = self.course.mail
         if settings is None:
             return False
+        if self._pruned_at is None or time.monotonic() - self._pruned_at >= PRUNE_SECONDS:
+            with self.make.begin() as session:
+                gone = prune(session, settings.keep_days)
+            self._pruned_at = time.monotonic()
+            if gone:
+                log.info(
+                    "mail: %d sent message(s) older than %d days deleted from the outbox", gone, settings.keep_days
+                )
         with self.make.begin() as session:
             held = claim(session, self.lease)
         if held is None:

@@ -24,6 +24,7 @@ from starlette.routing import BaseRoute, Route
 from ...errors import GraderError
 from ...runs.text import safe_cell
 from ..accounts.passwords import set_password
+from ..accounts.resets import forget_resets
 from ..accounts.roster import import_roster, read_roster
 from ..accounts.sessions import end_session_named, end_sessions, is_session, session_id, user_sessions
 from ..accounts.signin import (
@@ -151,6 +152,7 @@ def password(portal: Portal, request: Request, form: Any) -> Response:
             raise HTTPException(400, str(e)) from None
         end_sessions(session, me, keep=session_token(request))
         forget_links(session, me)
+        forget_resets(session, me)
     return JSONResponse({"password_set": True}) if wants_json(request) else RedirectResponse("/", 303)
 
 

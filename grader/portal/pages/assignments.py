@@ -56,6 +56,7 @@ from ..web.routes import (
 )
 from .accounts import user_data
 from .feedback import cards, symbol_meaning
+from .regrades import submission_regrades
 
 
 def routes(portal: Portal) -> list[BaseRoute]:
@@ -291,8 +292,10 @@ def submission_page(portal: Portal, request: Request, form: Any) -> Response:
             and assignment.rubric is not None
             and (user.staff or released(session, sub.assignment))
         )
+        regrade_data = submission_regrades(portal, session, user, sub)
     data = staff_view(sub, assignment, owner, shown) if user.staff else student_view(sub, assignment, shown)
     data["late"] = policy.days_late(sub.received_at, due) > 0  # by the deadline now, as every view says
+    data["regrades"] = regrade_data
     if standing is not None:  # where it stands on the queue; the page's stream tells each change
         data["standing"] = {"text": standing.text(), "position": standing.position,
                             "estimate_seconds": round(standing.estimate) if standing.estimate else None,

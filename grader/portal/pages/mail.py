@@ -24,6 +24,8 @@ KIND_TEXT = {
     "receipt": "a receipt for each upload, with its SHA-256",
     "graded": "a mail when an upload is graded",
     "released": "a mail when an assignment's private results are released",
+    "regrade": "a mail when staff answer my regrade request",
+    "reset": "a link to set a new password, when I ask for one on the sign-in page",
 }
 ASKED = ("If that address is on the course's roster, a one-time sign-in link is on its way to it. "
          "It works once; ask again in a few minutes if nothing arrives.")  # fmt: skip
@@ -33,7 +35,7 @@ def routes(portal: Portal) -> list[BaseRoute]:
     """A sign-in link asked for by mail; one's mail preferences."""
     return [
         Route("/signin/link", endpoint(portal, ask_link), methods=["POST"]),
-        Route("/preferences", endpoint(portal, preferences), methods=["GET", "POST"]),
+        Route("/preferences", endpoint(portal, preferences, max_fields=len(KINDS) + 2), methods=["GET", "POST"]),
     ]
 
 

@@ -1,0 +1,86 @@
+"""Password reset by mail attacked: a reset link used again or after it expired, a reset link
+for one address sent with another's address or id in its form, the form without its CSRF
+token, and a reset asked for with the attacker's Host header (the mailed link must still be
+the portal's)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+pytest.importorskip("httpx", reason="the portal's tests need httpx (pip install -e '.[test]')")
+pytest.importorskip("aiosmtpd", reason="the mail tests need aiosmtpd (pip install -e '.[test]')")
+
+from test_portal_resets import NEW, reset_link  # noqa: E402
+
+from portal_server import Client  # noqa: E402
+from smtp_server import body  # noqa: E402
+from test_portal_mail import settled  # noqa: E402
+
+
+def _signs_in(mailing, email: str, password: str) -> bool:
+    c = Client(mailing["server"].url)
+    c.get("/signin")
+    return c.post("/signin", {"email": email, "password": password}).status_code == 200
+
+
+def _opened(mailing, link: str) -> tuple[Client, str]:
+    browser = Client(mailing["server"].url)
+    path = link[len(browser.url) :]
+    browser.get(path)
+    return browser, path
+
+
+def test_a_used_or_expired_reset_link_is_refused(mailing, mailbox):
+    browser, path = _opened(mailing, reset_link(mailing, mailbox, "s1@example.edu"))
+    assert browser.post(path, {"password": NEW}).status_code == 200
+    r = browser.post(path, {"password": NEW + " stolen"})
+    assert r.status_code == 400 and "used already or has expired" in r.text
+    assert _signs_in(mailing, "s1@example.edu", NEW) and not _signs_in(mailing, "s1@example.edu", NEW + " stolen")
+    link = reset_link(mailing, mailbox, "s1@example.edu")
+    database = mailing["tmp"] / "course" / ".portal" / "portal.sqlite3"
+    with sqlite3.connect(database) as db:  # its half hour gone by
+        db.execute("UPDATE password_resets SET expires_at = '2026-01-01 00:00:00' WHERE used_at IS NULL")
+    browser, path = _opened(mailing, link)
+    page = browser.html(path)
+    assert page.status_code == 400 and "expired" in page.text and 'name="password"' not in page.text
+    r = browser.post(path, {"password": NEW + " late"})
+    assert r.status_code == 400
+    assert not _signs_in(mailing, "s1@example.edu", NEW + " late")
+    forged = Client(mailing["server"].url)
+    forged.get("/reset/not-a-token")
+    assert forged.post("/reset/not-a-token", {"password": NEW + " made up"}).status_code == 400
+
+
+def test_a_reset_link_for_one_address_never_resets_another(mailing, mailbox):
+    link = reset_link(mailing, mailbox, "s3@example.edu")
+    browser, path = _opened(mailing, link)
+    r = browser.post(path, {"password": NEW, "email": "s4@example.edu", "user_id": "5"})
+    assert r.status_code == 200, r.text
+    assert browser.get("/").json()["user"]["email"] == "s3@example.edu"
+    assert _signs_in(mailing, "s3@example.edu", NEW)
+    assert not _signs_in(mailing, "s4@example.edu", NEW)
+    assert mailing["students"]["s4@example.edu"].get("/").status_code == 200  # s4's session goes on
+
+
+def test_the_reset_form_without_its_csrf_token_does_nothing(mailing, mailbox):
+    link = reset_link(mailing, mailbox, "s6@example.edu")
+    browser, path = _opened(mailing, link)
+    assert browser.post(path, {"password": NEW}, csrf=False).status_code == 403
+    assert not _signs_in(mailing, "s6@example.edu", NEW)
+    assert browser.post(path, {"password": NEW}).status_code == 200  # the link was not spent
+
+
+def test_a_reset_asked_for_with_another_host_still_points_at_the_portal(mailing, mailbox):
+    asker = Client(mailing["server"].url)
+    asker.get("/signin")
+    settled(mailing["instructor"])
+    before = len(mailbox.to("s2@example.edu", "Set a new password"))
+    r = asker.post("/signin/reset", {"email": "s2@example.edu"}, headers={"Host": "attacker.example"})
+    assert r.status_code == 200, r.text
+    settled(mailing["instructor"])
+    mine = mailbox.to("s2@example.edu", "Set a new password")
+    assert len(mine) == before + 1
+    text = body(mine[-1])
+    assert "attacker.example" not in text and f"{mailing['server'].url}/reset/" in text
