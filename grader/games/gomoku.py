@@ -21,6 +21,7 @@ then the row: 'A1' is index 0, 'C3' on 7x7 is index 16. Values are for the side 
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import math
 import re
@@ -278,6 +279,7 @@ class Gomoku(Game[Position]):
     # --- exact answers ---------------------------------------------------------------------
 
     _solvers: ClassVar[dict[str, tuple[Callable[..., ExactSolver[Position]], Callable[[], str | None]]]] = {}
+    SOLVER_MODULES: ClassVar[tuple[str, ...]] = ("grader.games.gomoku_native", "grader.games.gomoku_solver")
 
     @classmethod
     def add_solver(
@@ -285,27 +287,39 @@ class Gomoku(Game[Position]):
     ) -> None:
         """Give Gomoku, every variant of it, a solver backend: ``make(game, scoring,
         should_stop)``; ``missing()`` says how to get it when it is not built here (None: it
-        is). The solver modules (gomoku_solver.py, the C core in gomoku_native.py) add theirs
-        when the games package loads."""
+        is). The solver modules (``SOLVER_MODULES``: gomoku_solver.py, the C core in
+        gomoku_native.py) add theirs when imported."""
         cls._solvers[backend] = (make, missing)
+
+    @classmethod
+    def _backends(cls) -> dict[str, tuple[Callable[..., ExactSolver[Position]], Callable[[], str | None]]]:
+        """The solvers added, their modules imported by name the first time one is asked for (as
+        plugins are: they import this module, and a grader that never solves Gomoku never loads them)."""
+        if not cls._solvers:
+            for module in cls.SOLVER_MODULES:
+                importlib.import_module(module)
+        return cls._solvers
 
     def solver(
         self, scoring: str, should_stop: Callable[[], bool] | None = None, backend: str = "auto"
     ) -> ExactSolver[Position]:
         """The C core ('native', grader._gomoku_native) when built, else the Python solver."""
-        return self._solvers[self.backend(backend)][0](self, self.scoring(scoring), should_stop)
+        return self._backends()[self.backend(backend)][0](self, self.scoring(scoring), should_stop)
 
     def backends(self) -> tuple[str, ...]:
-        return tuple(b for b in ("native", "python") if b in self._solvers and self._solvers[b][1]() is None)
+        found = self._backends()
+        return tuple(b for b in ("native", "python") if b in found and found[b][1]() is None)
 
     def backend_missing(self, name: str) -> str:
-        why = self._solvers[name][1]() if name in self._solvers else None
+        found = self._backends()
+        why = found[name][1]() if name in found else None
         if why is None:
             return super().backend_missing(name)
         return f"the {name} solver is not built on this machine: {why}, or use --backend python"
 
     def backend_note(self) -> str | None:
-        why = self._solvers["native"][1]() if "native" in self._solvers else None
+        found = self._backends()
+        why = found["native"][1]() if "native" in found else None
         if why is None:
             return None
         return f"the native Gomoku solver is not built, so the Python one is used (far slower): {why}"
