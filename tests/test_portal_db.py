@@ -84,6 +84,10 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(database):
         "lti_identities",
         "lti_links",
         "lti_scores",
+        "lti_contexts",
+        "lti_members",
+        "lti_registrations",
+        "lti_registration_links",
         "arena_engines",
         "engine_versions",
         "arena_tests",
@@ -99,7 +103,7 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(database):
         "mail_link_requests",
     } <= tables
     with engine.connect() as c:
-        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0015",)]
+        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0019",)]
     engine.dispose()
 
 

@@ -50,6 +50,9 @@ DL = "https://purl.imsglobal.org/spec/lti-dl/claim/"
 AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 ROLE = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
 CLIENT_ID, DEPLOYMENT = "grader-tool-1", "1:deploy"
+NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
+NRPS_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
+MEMBERSHIPS = "application/vnd.ims.lti-nrps.v2.membershiplist+json"
 WITHIN = 120  # seconds: a score is sent within a few once graded
 
 
@@ -70,6 +73,11 @@ class Platform:
         self.tool_jwks = ""
         self.issued: set[str] = set()
         self.returned: list[dict] = []  # each deep-linking response posted back by a browser
+        self.members: list[dict] = []  # the course's roster (NRPS), as the memberships URL lists it
+        self.changes: list[dict] = []  # the members changed since the last read (the differences URL lists them)
+        self.page_size = 2  # members per page of the memberships URL (the rest through Link: rel="next")
+        self.roster_reads: list[str] = []  # each roster page asked for, by its path and query
+        self.scopes: dict[str, str] = {}  # each token issued: its scope
         platform = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -83,6 +91,9 @@ class Platform:
                     return self._answer(200, json.dumps({"keys": [{**jwk, "kid": platform.kid, "alg": "RS256"}]}))
                 if url.path == "/auth":
                     return self._answer(*platform.authorize(dict(urllib.parse.parse_qsl(url.query))), "text/html")
+                if url.path in ("/memberships", "/memberships/differences"):
+                    status, text, links = platform.memberships(url, self.headers)
+                    return self._answer(status, text, MEMBERSHIPS if status == 200 else "application/json", links)
                 self._answer(204 if url.path == "/favicon.ico" else 404, "")  # a browser asks for the icon
 
             def do_POST(self) -> None:
@@ -97,10 +108,12 @@ class Platform:
                     return self._answer(*platform.score(m.group(1), self.headers, body))
                 self._answer(404, "{}")
 
-            def _answer(self, status: int, text: str, kind: str = "application/json") -> None:
+            def _answer(self, status: int, text: str, kind: str = "application/json", links=()) -> None:
                 data = text.encode()
                 self.send_response(status)
                 self.send_header("content-type", kind)
+                for link in links:  # one Link header each, as a platform may send them
+                    self.send_header("link", link)
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -143,6 +156,10 @@ class Platform:
                                                     "accept_types": ["ltiResourceLink"], "data": "opaque-42"}  # fmt: skip
         return {**claims, **more}
 
+    def service(self) -> dict:
+        """The NRPS claim of a launch from this platform's course."""
+        return {NRPS: {"context_memberships_url": f"{self.url}/memberships", "service_versions": ["2.0"]}}
+
     def authorize(self, query: dict) -> tuple[int, str]:
         """The OIDC authorization endpoint: the id_token for the message hinted, posted back by a form."""
         assert query["scope"] == "openid" and query["response_type"] == "id_token"
@@ -168,6 +185,7 @@ class Platform:
         assert claims["sub"] == CLIENT_ID and claims["jti"]
         token = secrets.token_hex(8)
         self.issued.add(token)
+        self.scopes[token] = form["scope"]
         self.tokens.append({"scope": form["scope"], "claims": claims})
         return 200, json.dumps(
             {"access_token": token, "token_type": "Bearer", "expires_in": 3600, "scope": form["scope"]}
@@ -183,6 +201,26 @@ class Platform:
         assert headers.get("content-type") == "application/vnd.ims.lis.v1.score+json"
         self.scores.append({"lineitem": item, "score": json.loads(body)})
         return 200, "{}"
+
+    def memberships(self, url, headers) -> tuple[int, str, list[str]]:
+        """The NRPS memberships URL: the roster page by page (``Link: <...>; rel="next"``), the
+        last page giving the differences URL; that URL lists the members changed since."""
+        token = headers.get("authorization", "").removeprefix("Bearer ")
+        if self.scopes.get(token) != NRPS_SCOPE:
+            return 401, '{"error": "no token of the membership scope"}', []
+        if headers.get("accept") != MEMBERSHIPS:
+            return 406, '{"error": "not the membership list media type"}', []
+        self.roster_reads.append(url.path + ("?" + url.query if url.query else ""))
+        context = {"id": "course-1", "label": "GS", "title": "Game search"}
+        differences = f'<{self.url}/memberships/differences?since={len(self.roster_reads)}>; rel="differences"'
+        if url.path.endswith("/differences"):
+            listed, self.changes = self.changes, []
+            return 200, json.dumps({"id": self.url + url.path, "context": context, "members": listed}), [differences]
+        page = int(dict(urllib.parse.parse_qsl(url.query)).get("page", "1"))
+        listed = self.members[(page - 1) * self.page_size : page * self.page_size]
+        more = page * self.page_size < len(self.members)
+        links = [f'</memberships?page={page + 1}>; rel="next"'] if more else [differences]  # a relative one too
+        return 200, json.dumps({"id": f"{self.url}/memberships", "context": context, "members": listed}), links
 
     def stop(self) -> None:
         self.server.shutdown()
@@ -553,3 +591,95 @@ def test_serve_prints_the_tools_urls_and_the_key_its_jwks_serves(tool):
     (kid,) = [k["kid"] for k in httpx.get(server.url + "/lti/jwks").json()["keys"]]
     assert line.strip() == (f"LTI 1.3 tool: login {server.url}/lti/login, launch {server.url}/lti/launch, "
                             f"JWKS {server.url}/lti/jwks (key {kid})")  # fmt: skip
+
+
+def member(sub: str, role: str = "Learner", status: str = "Active", **more) -> dict:
+    """A member of a platform's roster as NRPS 2.0 lists them."""
+    return {"status": status, "name": f"Member {sub}", "given_name": "Member", "family_name": sub,
+            "email": f"{sub}@platform.example", "user_id": sub, "roles": [ROLE + role], **more}  # fmt: skip
+
+
+def roster_of(client: Client) -> dict[str, tuple[str | None, str, str]]:
+    """The roster page's members: sub -> (account e-mail, role on the platform, status)."""
+    (context,) = client.get("/class/lti/roster").json()["contexts"]
+    return {m["sub"]: (m["email"], m["role"], m["status"]) for m in context["members"]}
+
+
+@pytest.mark.slow
+def test_the_instructor_reads_the_roster_page_by_page_then_its_differences(tmp_path):
+    """NRPS over HTTP: a launch keeps its course's memberships URL; the instructor's read follows
+    the Link headers page by page (new students get accounts, staff on the platform none), the
+    next read takes the differences URL the last page gave (a member gone Inactive is dropped,
+    a new one added), and a full read drops who is no longer listed: accounts and work kept."""
+    platform = Platform()
+    course = make_demo_course(tmp_path / "course")
+    (course / "course.yaml").write_text((course / "course.yaml").read_text() + platform.registration()
+                                        + "  roster_sync_minutes: 0\n")  # fmt: skip
+    server = Server(course, tmp_path)
+    platform.tool_jwks = server.url + "/lti/jwks"
+    try:
+        teacher = Client(server.url)
+        teacher.sign_in(server.link)
+        assert teacher.get("/class/lti/roster").json()["contexts"] == []
+        platform.members = [member("s-20"), member("s-21"), member("s-22"), member("t-30", "Instructor"),
+                            member("s-23")]  # fmt: skip
+        student = Client(server.url)
+        claims = platform.claims("s-20", "Learner", **platform.service())
+        assert launch(student, platform, claims).status_code == 303
+        (context,) = teacher.get("/class/lti/roster").json()["contexts"]
+        assert (context["title"], context["synced_at"], context["members"]) == ("Game search", None, [])
+        read = teacher.post("/class/lti/roster", {"context": str(context["id"])}).json()
+        assert (read["members"], read["added"], read["dropped"], read["full"]) == (5, 3, 0, True)  # s-20 launched
+        assert platform.roster_reads == ["/memberships", "/memberships?page=2", "/memberships?page=3"]
+        host = "127.0.0.1.lti"  # the platform's e-mails are not trusted: addresses of the sub
+        assert roster_of(teacher) == {
+            **{s: (f"{s}@{host}", "student", "active") for s in ("s-20", "s-21", "s-22", "s-23")},
+            "t-30": (None, "instructor", "active"),  # staff on the platform, unknown here: no account
+        }
+        students = {s["email"]: s for s in teacher.get("/class").json()["students"]}
+        assert {f"s-2{i}@{host}" for i in range(4)} <= set(students)
+        platform.changes = [member("s-21", status="Inactive"), member("s-24")]
+        platform.members[1] = member("s-21", status="Inactive")  # as a full read lists them from now on
+        read = teacher.post("/class/lti/roster", {"context": str(context["id"])}).json()
+        assert (read["members"], read["added"], read["dropped"], read["full"]) == (2, 1, 1, False)
+        assert platform.roster_reads[-1] == "/memberships/differences?since=3"
+        now_ = roster_of(teacher)
+        assert now_["s-21"][2] == "dropped" and now_["s-24"] == (f"s-24@{host}", "student", "active")
+        platform.members = [m for m in platform.members if m["user_id"] != "s-22"]
+        read = teacher.post("/class/lti/roster", {"context": str(context["id"]), "full": "1"}).json()
+        assert (read["dropped"], read["full"]) == (2, True)  # s-22 gone from the list; s-24 never in it
+        after = roster_of(teacher)
+        assert [s for s, (_, _, status) in after.items() if status == "dropped"] == ["s-21", "s-22", "s-24"]
+        students = {s["email"] for s in teacher.get("/class").json()["students"]}
+        assert {f"s-21@{host}", f"s-22@{host}"} <= students  # dropped: their accounts and work kept
+        assert {t["scope"] for t in platform.tokens} == {NRPS_SCOPE}
+        log = teacher.get("/class/audit").json()
+        assert sum("lti-roster" in json.dumps(e) for e in log["entries"]) == 3
+        # the student's own launch still finds the account the roster made
+        assert launch(Client(server.url), platform, platform.claims("s-23", "Learner")).status_code == 303
+        assert roster_of(teacher)["s-23"][0] == f"s-23@{host}"
+    finally:
+        server.stop()
+        platform.stop()
+
+
+@pytest.mark.slow
+def test_the_server_reads_a_new_courses_roster_by_itself(tmp_path):
+    """With the default schedule, the first launch from a platform course has the server read
+    its roster without anyone asking."""
+    platform = Platform()
+    course = make_demo_course(tmp_path / "course")
+    (course / "course.yaml").write_text((course / "course.yaml").read_text() + platform.registration())
+    server = Server(course, tmp_path)
+    platform.tool_jwks = server.url + "/lti/jwks"
+    try:
+        teacher = Client(server.url)
+        teacher.sign_in(server.link)
+        platform.members = [member("s-40"), member("s-41")]
+        claims = platform.claims("s-40", "Learner", **platform.service())
+        assert launch(Client(server.url), platform, claims).status_code == 303
+        synced = _wait(lambda: teacher.get("/class/lti/roster").json()["contexts"][0]["synced_at"], 60)
+        assert synced and set(roster_of(teacher)) == {"s-40", "s-41"}
+    finally:
+        server.stop()
+        platform.stop()

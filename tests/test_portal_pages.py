@@ -300,10 +300,12 @@ def test_every_page_fits_a_phone_and_passes_axe_on_300_students_and_100_tests(tm
 @pytest.mark.slow  # a browser, a test platform, a server, one grading: 20-40 s
 def test_the_lti_pages_fit_a_phone_and_pass_axe(tmp_path, chromium):
     """The LTI tool's pages: the assignment an instructor picks for a link (deep linking, from the
-    platform's launch), and the scores sent to the platforms with one that failed to go."""
+    platform's launch), the scores sent to the platforms with one that failed to go, and the
+    rosters read from them (a member dropped, staff the portal does not know)."""
     import urllib.parse
 
-    from grader.portal.database.lti import FAILED, LtiScore
+    from grader.portal.database.lti import FAILED, LtiContext, LtiMember, LtiScore
+    from grader.portal.database.models import now
 
     from test_portal_lti import Platform
 
@@ -324,6 +326,16 @@ def test_the_lti_pages_fit_a_phone_and_pass_axe(tmp_path, chromium):
                        client_id="tool", lineitem=f"{platform.url}/lineitems/1", user_sub="s-1", score_given=3,
                        score_maximum=10, reason="graded", status=FAILED, attempts=8,
                        last_error="the platform answered 503 Service Unavailable for the score of this submission"))  # fmt: skip
+        context = LtiContext(issuer=platform.url, client_id="tool", context_id="course-1", title="Game search 2026",
+                             memberships_url=f"{platform.url}/memberships", synced_at=now(),
+                             last_error="the platform answered 503 Service Unavailable the last time")  # fmt: skip
+        s.add(context)
+        s.flush()
+        for sub, name, role, status, who in [("s-1", "A student with a rather long name indeed", "student", "active",
+                                              student.id), ("s-2", "Dropped Student", "student", "dropped", None),
+                                             ("t-3", "Unknown Teacher", "instructor", "active", None)]:  # fmt: skip
+            s.add(LtiMember(context=context.id, sub=sub, user_id=who, name=name, role=role, status=status,
+                            changed_at=now()))  # fmt: skip
     server = Server(folder, tmp_path, f"sqlite:///{database}", "--workers", "0")
     platform.tool_jwks = server.url + "/lti/jwks"
     axe = axe_api.Axe()
@@ -338,6 +350,8 @@ def test_the_lti_pages_fit_a_phone_and_pass_axe(tmp_path, chromium):
         _check(page, axe, found, "instructor", "/lti/pick")
         _look(page, axe, f"{server.url}/class/lti", found, "instructor")
         assert page.locator("#lti-scores button").count() == 1  # the failed score, to send again
+        _look(page, axe, f"{server.url}/class/lti/roster", found, "instructor")
+        assert page.locator(".roster tr.dropped").count() == 1
     finally:
         server.stop()
         platform.stop()

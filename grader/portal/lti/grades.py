@@ -62,7 +62,7 @@ class GradeSync:
         self.course, self.make = course, make
         self.wake = threading.Event()
         self.stopping = threading.Event()
-        self._tokens: dict[tuple[str, str], _Token] = {}
+        self._tokens: dict[tuple[str, str, str], _Token] = {}
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._rescore = False  # every score to check again (rescore_later)
@@ -216,7 +216,7 @@ class GradeSync:
                 if getattr(taken, "rowcount", 0) != 1:
                     continue  # another server's sender took it
                 message = _score_message(row)
-                platform = self._platform(row.issuer, row.client_id)
+                platform = self.platform(row.issuer, row.client_id)
                 lineitem = row.lineitem
             error = None
             try:
@@ -237,23 +237,29 @@ class GradeSync:
                     else:
                         done.next_at = now() + dt.timedelta(seconds=2**attempts)
 
-    def _platform(self, issuer: str, client_id: str) -> Platform | None:
+    def platform(self, issuer: str, client_id: str) -> Platform | None:
+        """The registration of ``issuer`` and ``client_id`` (None: it is gone)."""
         return self.course.lti.find(issuer, client_id) if self.course.lti else None
 
     def _send(self, platform: Platform, lineitem: str, message: dict[str, Any]) -> None:
-        token = self._token(platform)
+        token = self.token(platform, SCORE_SCOPE)
         parts = urllib.parse.urlsplit(lineitem)
         url = urllib.parse.urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/scores"))
         try:
             _http(url, json.dumps(message).encode(), {"Content-Type": SCORE_TYPE, "Authorization": f"Bearer {token}"})
         except SendError as e:
             if e.status == 401:  # the token was revoked or expired early: the next try gets a new one
-                self._tokens.pop((platform.token_url, platform.client_id), None)
+                self.forget_token(platform, SCORE_SCOPE)
             raise
 
-    def _token(self, platform: Platform) -> str:
-        """An access token for the score scope (kept until a minute before it expires)."""
-        key = (platform.token_url, platform.client_id)
+    def forget_token(self, platform: Platform, scope: str) -> None:
+        """Drop the kept token of ``scope`` (the platform refused it): the next need gets a new one."""
+        self._tokens.pop((platform.token_url, platform.client_id, scope), None)
+
+    def token(self, platform: Platform, scope: str) -> str:
+        """An access token for ``scope`` (AGS's score scope, NRPS's membership scope), got by the
+        client-credentials grant with a signed JWT assertion, kept until a minute before it expires."""
+        key = (platform.token_url, platform.client_id, scope)
         found = self._tokens.get(key)
         if found is not None and found.until > time.time():
             return found.value
@@ -267,7 +273,7 @@ class GradeSync:
             "grant_type": "client_credentials",
             "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
             "client_assertion": assertion,
-            "scope": SCORE_SCOPE,
+            "scope": scope,
         }).encode()  # fmt: skip
         answer = _http(platform.token_url, body, {"Content-Type": "application/x-www-form-urlencoded"})
         try:

@@ -23,13 +23,14 @@ from ...errors import GraderError
 from ...names import visible
 from ..course.course import Course
 from ..course.lti import LtiSettings, Platform
-from ..database.lti import LtiIdentity, LtiLink, LtiLogin
+from ..database.lti import LtiContext, LtiIdentity, LtiLink, LtiLogin
 from ..database.models import INSTRUCTOR, STUDENT, TA, User, now
 from .keys import signing_key
 
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
 DL = "https://purl.imsglobal.org/spec/lti-dl/claim/"
 AGS_ENDPOINT = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 RESOURCE_LINK, DEEP_LINKING = "LtiResourceLinkRequest", "LtiDeepLinkingRequest"
 MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
 LOGIN_MINUTES = 10  # a launch must come back within this long of its login
@@ -171,6 +172,7 @@ def launch(session: Session, course: Course, keys: PlatformKeys, id_token: str, 
     user = _user(session, platform, claims, role_of(claims.get(LTI + "roles") or []))
     assignment = None
     settings_dl = None
+    remember(session, platform, claims)
     if kind == RESOURCE_LINK:
         assignment = _link(session, course, platform, claims)
     else:
@@ -299,6 +301,31 @@ def _link(session: Session, course: Course, platform: Platform, claims: dict[str
         row.lineitem = lineitem
     session.flush()
     return row.assignment
+
+
+def remember(session: Session, platform: Platform, claims: dict[str, Any]) -> None:
+    """Keep the memberships URL of a launch's NRPS claim for its context (a new URL forgets the
+    differences URL of the old one)."""
+    service = claims.get(NRPS_CLAIM)
+    context = claims.get(LTI + "context")
+    if not isinstance(service, dict) or not isinstance(context, dict):
+        return
+    url, context_id = service.get("context_memberships_url"), str(context.get("id") or "")
+    if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https") or not context_id:
+        return
+    row = session.scalar(select(LtiContext).where(LtiContext.issuer == platform.issuer,
+                                                  LtiContext.client_id == platform.client_id,
+                                                  LtiContext.context_id == context_id))  # fmt: skip
+    if row is None:
+        row = LtiContext(issuer=platform.issuer, client_id=platform.client_id, context_id=context_id,
+                         memberships_url=url)  # fmt: skip
+        session.add(row)
+    elif row.memberships_url != url:
+        row.memberships_url, row.differences_url = url, None
+    title = context.get("title") or context.get("label")
+    if isinstance(title, str) and title.strip():
+        row.title = visible(title).strip()[:300]
+    session.flush()
 
 
 def deep_linking_response(session: Session, course: Course, platform: Platform, deployment_id: str,

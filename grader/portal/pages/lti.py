@@ -15,15 +15,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from ..database.lti import DROPPED, LtiContext, LtiMember, LtiScore
 from ..database.lti import FAILED as SEND_FAILED
-from ..database.lti import LtiScore
 from ..database.models import User
 from ..lti import launch as lti
 from ..lti.grades import GradeSync
 from ..lti.keys import jwks
+from ..lti.roster import RosterError
 from ..web.middleware import CSP
 from ..web.portal import Portal, https
-from ..web.routes import checked_form, need_staff, page, start_session, wants_json
+from ..web.routes import audit, checked_form, need_instructor, need_staff, page, start_session, wants_json
 
 DEEP_LINK = "lti_deep_link"  # the session's key for the deep-linking request an instructor answers
 SCORES_SHOWN = 500
@@ -60,6 +61,8 @@ def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
         except lti.LaunchRefused as e:
             raise HTTPException(401, f"LTI launch refused: {e}") from None
         assert user is not None
+        if portal.roster is not None:
+            portal.roster.kick()  # a platform course new to the tool: its roster read at once
         start_session(portal, request, user)
         if done.deep_linking is not None:
             request.session[DEEP_LINK] = {"issuer": done.platform.issuer, "client_id": done.platform.client_id,
@@ -120,6 +123,41 @@ def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
                  for s, u in rows]  # fmt: skip
         return page(request, "lti_scores.html", {"scores": items}, user=user)
 
+    def roster(request: Request, form: Any) -> Response:
+        """The platforms' courses whose rosters the portal reads, their members, and the
+        instructor's button that reads one now (NRPS)."""
+        user = need_staff(portal, request)
+        if request.method == "POST":
+            user = need_instructor(portal, request)
+            form = checked_form(request, form)
+            text = str(form.get("context", ""))
+            if portal.roster is None or not text.isdigit():
+                raise HTTPException(404, f"no platform course {text!r} to read the roster of")
+            try:
+                read = portal.roster.sync(int(text), full=form.get("full") == "1")
+            except RosterError as e:
+                raise HTTPException(502, f"the roster was not read: {e}") from None
+            with portal.make.begin() as session:
+                audit(session, user, "lti-roster", f"context {read.context}: {read.members} listed, {read.added} "
+                      f"added, {read.dropped} dropped ({'full' if read.full else 'differences'})")  # fmt: skip
+            if wants_json(request):
+                return JSONResponse({"context": read.context, "members": read.members, "added": read.added,
+                                     "dropped": read.dropped, "full": read.full})  # fmt: skip
+            return RedirectResponse("/class/lti/roster", 303)
+        with portal.read() as session:
+            contexts = session.scalars(select(LtiContext).order_by(LtiContext.id)).all()
+            rows = session.execute(select(LtiMember, User).outerjoin(User, User.id == LtiMember.user_id)
+                                   .order_by(LtiMember.context, LtiMember.name)).all()  # fmt: skip
+            items = [{"id": c.id, "platform": c.issuer, "context": c.context_id, "title": c.title or c.context_id,
+                      "synced_at": c.synced_at.isoformat() if c.synced_at else None, "error": c.last_error,
+                      "differences": c.differences_url is not None,
+                      "members": [{"sub": m.sub, "name": m.name, "email": u.email if u else None,
+                                   "role": m.role, "account_role": u.role if u else None, "status": m.status,
+                                   "dropped": m.status == DROPPED}
+                                  for m, u in rows if m.context == c.id]}
+                     for c in contexts]  # fmt: skip
+        return page(request, "lti_roster.html", {"contexts": items}, user=user)
+
     def route(path: str, handler: Callable[[Request, Any], Response], methods: list[str]) -> Route:
         return Route(path, _endpoint(handler), methods=methods)
 
@@ -129,6 +167,7 @@ def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
         route("/lti/jwks", tool_jwks, ["GET"]),
         route("/lti/pick", pick, ["GET", "POST"]),
         route("/class/lti", scores, ["GET", "POST"]),
+        route("/class/lti/roster", roster, ["GET", "POST"]),
     ]
 
 
