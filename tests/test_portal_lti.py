@@ -53,6 +53,7 @@ CLIENT_ID, DEPLOYMENT = "grader-tool-1", "1:deploy"
 NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 NRPS_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
 MEMBERSHIPS = "application/vnd.ims.lti-nrps.v2.membershiplist+json"
+TOOL_CONFIG = "https://purl.imsglobal.org/spec/lti-tool-configuration"
 WITHIN = 120  # seconds: a score is sent within a few once graded
 
 
@@ -78,6 +79,9 @@ class Platform:
         self.page_size = 2  # members per page of the memberships URL (the rest through Link: rel="next")
         self.roster_reads: list[str] = []  # each roster page asked for, by its path and query
         self.scopes: dict[str, str] = {}  # each token issued: its scope
+        self.issuer = ""  # the issuer its openid-configuration names ("": its own address, as it must)
+        self.registration_token = "reg-" + secrets.token_hex(8)  # the token its dynamic registration hands the tool
+        self.registered: list[dict] = []  # each tool registration posted: its headers and JSON
         platform = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -91,6 +95,8 @@ class Platform:
                     return self._answer(200, json.dumps({"keys": [{**jwk, "kid": platform.kid, "alg": "RS256"}]}))
                 if url.path == "/auth":
                     return self._answer(*platform.authorize(dict(urllib.parse.parse_qsl(url.query))), "text/html")
+                if url.path == "/.well-known/openid-configuration":
+                    return self._answer(200, json.dumps(platform.configuration()))
                 if url.path in ("/memberships", "/memberships/differences"):
                     status, text, links = platform.memberships(url, self.headers)
                     return self._answer(status, text, MEMBERSHIPS if status == 200 else "application/json", links)
@@ -100,6 +106,8 @@ class Platform:
                 body = self.rfile.read(int(self.headers.get("content-length", 0))).decode()
                 if self.path == "/token":
                     return self._answer(*platform.token(dict(urllib.parse.parse_qsl(body))))
+                if self.path == "/register":
+                    return self._answer(*platform.register(self.headers, body))
                 if self.path == "/deep-link-return":
                     platform.returned.append(dict(urllib.parse.parse_qsl(body)))
                     return self._answer(200, "<p id=linked>Linked</p>", "text/html")
@@ -201,6 +209,36 @@ class Platform:
         assert headers.get("content-type") == "application/vnd.ims.lis.v1.score+json"
         self.scores.append({"lineitem": item, "score": json.loads(body)})
         return 200, "{}"
+
+    def configuration(self) -> dict:
+        """The platform's OpenID configuration (LTI Dynamic Registration 1.0, section 3.4)."""
+        return {
+            "issuer": self.issuer or self.url,
+            "authorization_endpoint": f"{self.url}/auth",
+            "token_endpoint": f"{self.url}/token",
+            "token_endpoint_auth_methods_supported": ["private_key_jwt"],
+            "token_endpoint_auth_signing_alg_values_supported": ["RS256"],
+            "jwks_uri": f"{self.url}/jwks",
+            "registration_endpoint": f"{self.url}/register",
+            "scopes_supported": ["openid", NRPS_SCOPE, "https://purl.imsglobal.org/spec/lti-ags/scope/score"],
+            "response_types_supported": ["id_token"],
+            "subject_types_supported": ["public", "pairwise"],
+            "id_token_signing_alg_values_supported": ["RS256"],
+            "claims_supported": ["iss", "sub", "name", "email"],
+            "https://purl.imsglobal.org/spec/lti-platform-configuration": {
+                "product_family_code": "grader-tests", "version": "1.0",
+                "messages_supported": [{"type": "LtiResourceLinkRequest"}, {"type": "LtiDeepLinkingRequest"}],
+            },
+        }  # fmt: skip
+
+    def register(self, headers, body: str) -> tuple[int, str]:
+        """The registration endpoint: the tool's registration taken with the registration token."""
+        if headers.get("authorization") != f"Bearer {self.registration_token}":
+            return 401, '{"error": "invalid registration token"}'
+        asked = json.loads(body)
+        self.registered.append({"content_type": headers.get("content-type"), "json": asked})
+        tool = asked[TOOL_CONFIG]
+        return 200, json.dumps({**asked, "client_id": CLIENT_ID, TOOL_CONFIG: {**tool, "deployment_id": DEPLOYMENT}})
 
     def memberships(self, url, headers) -> tuple[int, str, list[str]]:
         """The NRPS memberships URL: the roster page by page (``Link: <...>; rel="next"``), the
@@ -683,3 +721,93 @@ def test_the_server_reads_a_new_courses_roster_by_itself(tmp_path):
     finally:
         server.stop()
         platform.stop()
+
+
+def registration_link(teacher: Client) -> str:
+    """A one-time registration link the instructor makes on the registrations page."""
+    return teacher.post("/class/lti/registrations", {"action": "link"}).json()["link"]
+
+
+def register(platform: Platform, link: str, **headers) -> httpx.Response:
+    """The LMS opening the registration link with its openid-configuration and registration token."""
+    headers.setdefault("accept", "application/json")
+    return httpx.get(link, params={"openid_configuration": f"{platform.url}/.well-known/openid-configuration",
+                                   "registration_token": platform.registration_token}, headers=headers)  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_platform_registers_the_tool_dynamically_then_launches_until_revoked(tmp_path):
+    """LTI Dynamic Registration over HTTP, with no platform in course.yaml: the instructor's
+    one-time link opened by the platform posts the tool's registration (with its token) and
+    keeps what comes back; a launch through it works; once revoked, launches are refused."""
+    platform = Platform()
+    course = make_demo_course(tmp_path / "course")
+    (course / "course.yaml").write_text((course / "course.yaml").read_text() + "lti:\n  roster_sync_minutes: 0\n")
+    server = Server(course, tmp_path)
+    platform.tool_jwks = server.url + "/lti/jwks"
+    try:
+        teacher = Client(server.url)
+        teacher.sign_in(server.link)
+        link = registration_link(teacher)
+        assert link.startswith(server.url + "/lti/register/")
+        r = register(platform, link, accept="text/html")
+        assert r.status_code == 200 and 'id="registered"' in r.text, r.text
+        assert '<script src="/static/lti_close.js" defer></script>' in r.text and "<script>" not in r.text
+        assert f"frame-ancestors 'self' {platform.url}" in r.headers["content-security-policy"]
+        assert "org.imsglobal.lti.close" in httpx.get(server.url + "/static/lti_close.js").text
+        (posted,) = platform.registered
+        asked = posted["json"]
+        assert posted["content_type"] == "application/json"
+        assert asked["redirect_uris"] == [server.url + "/lti/launch"]
+        assert asked["initiate_login_uri"] == server.url + "/lti/login"
+        assert asked["jwks_uri"] == server.url + "/lti/jwks"
+        assert asked["token_endpoint_auth_method"] == "private_key_jwt"
+        assert {NRPS_SCOPE, "https://purl.imsglobal.org/spec/lti-ags/scope/score"} <= set(asked["scope"].split())
+        tool = asked[TOOL_CONFIG]
+        assert (tool["domain"], tool["target_link_uri"]) == ("127.0.0.1", server.url + "/lti/launch")
+        assert {m["type"] for m in tool["messages"]} == {"LtiResourceLinkRequest", "LtiDeepLinkingRequest"}
+        (kept,) = teacher.get("/class/lti/registrations").json()["registrations"]
+        assert (kept["issuer"], kept["client_id"], kept["deployment_id"], kept["revoked_at"]) == (
+            platform.url, CLIENT_ID, DEPLOYMENT, None)  # fmt: skip
+        again = register(platform, link)
+        assert again.status_code == 400 and "used already" in again.json()["error"]
+        student = Client(server.url)
+        r = launch(student, platform, platform.claims("s-50", "Learner"))
+        assert (r.status_code, r.headers["location"]) == (303, "/a/tictactoe")
+        assert teacher.post(
+            "/class/lti/registrations", {"action": "revoke", "registration": str(kept["id"])}
+        ).json() == {"revoked": True}
+        (kept,) = teacher.get("/class/lti/registrations").json()["registrations"]
+        assert kept["revoked_at"] is not None
+        hint = secrets.token_hex(6)
+        platform.messages[hint] = {"claims": platform.claims("s-50", "Learner")}
+        r = Client(server.url).http.get("/lti/login", params={"iss": platform.url, "login_hint": "s-50",
+                                                              "lti_message_hint": hint, "client_id": CLIENT_ID})  # fmt: skip
+        assert r.status_code == 400 and "its registration was revoked" in html.unescape(r.text)
+        log = json.dumps(teacher.get("/class/audit").json()["entries"])
+        assert all(action in log for action in ("lti-register-link", "lti-register", "lti-revoke"))
+    finally:
+        server.stop()
+        platform.stop()
+
+
+def test_a_platform_whose_configuration_names_another_issuer_is_refused(tool):
+    """The openid-configuration's issuer must be at the address it was read from (the
+    specification's check): another issuer is refused with a page saying so, nothing kept."""
+    platform, server = tool["platform"], tool["server"]
+    other = Platform()
+    other.issuer = "https://lms.example.org"
+    teacher = Client(server.url)
+    assert launch(teacher, platform, platform.claims("t-1", "Instructor")).status_code == 303  # a rostered instructor
+    teacher.get("/")
+    try:
+        link = registration_link(teacher)
+        r = register(other, link)
+        assert r.status_code == 400
+        assert "names the issuer 'https://lms.example.org', which is not at the address it was read from" in (
+            r.json()["error"])  # fmt: skip
+        assert other.registered == []
+        assert teacher.get("/class/lti/registrations").json()["registrations"] == []
+    finally:
+        other.stop()
+    assert platform.url  # the module's platform untouched

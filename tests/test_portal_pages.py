@@ -304,7 +304,7 @@ def test_the_lti_pages_fit_a_phone_and_pass_axe(tmp_path, chromium):
     rosters read from them (a member dropped, staff the portal does not know)."""
     import urllib.parse
 
-    from grader.portal.database.lti import FAILED, LtiContext, LtiMember, LtiScore
+    from grader.portal.database.lti import FAILED, LtiContext, LtiMember, LtiRegistration, LtiScore
     from grader.portal.database.models import now
 
     from test_portal_lti import Platform
@@ -336,6 +336,9 @@ def test_the_lti_pages_fit_a_phone_and_pass_axe(tmp_path, chromium):
                                              ("t-3", "Unknown Teacher", "instructor", "active", None)]:  # fmt: skip
             s.add(LtiMember(context=context.id, sub=sub, user_id=who, name=name, role=role, status=status,
                             changed_at=now()))  # fmt: skip
+        s.add(LtiRegistration(issuer="https://moodle.example-university.edu/a/rather/long/path", client_id="x7Yq2",
+                              deployment_id="3", auth_login_url=f"{platform.url}/auth", token_url=f"{platform.url}/token",
+                              jwks_url=f"{platform.url}/jwks", created_at=now()))  # fmt: skip
     server = Server(folder, tmp_path, f"sqlite:///{database}", "--workers", "0")
     platform.tool_jwks = server.url + "/lti/jwks"
     axe = axe_api.Axe()
@@ -352,6 +355,12 @@ def test_the_lti_pages_fit_a_phone_and_pass_axe(tmp_path, chromium):
         assert page.locator("#lti-scores button").count() == 1  # the failed score, to send again
         _look(page, axe, f"{server.url}/class/lti/roster", found, "instructor")
         assert page.locator(".roster tr.dropped").count() == 1
+        _look(page, axe, f"{server.url}/class/lti/registrations", found, "instructor")
+        page.click("#make-link")
+        page.wait_for_selector("#registration-link")
+        _check(page, axe, found, "instructor", "/class/lti/registrations (a link made)")
+        assert page.locator("#registration-link").inner_text().startswith(f"{server.url}/lti/register/")
+        _look(page, axe, f"{server.url}/lti/register/made-up", found, "the LMS", 400)  # the page the LMS frames
     finally:
         server.stop()
         platform.stop()

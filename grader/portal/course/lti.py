@@ -60,8 +60,8 @@ def parse_lti(data: Any) -> LtiSettings:
     url = data.get("url")
     if url is not None:
         url = _url(url, "lti.url").rstrip("/")
-    items = data.get("platforms")
-    if not isinstance(items, list) or not items:
+    items = data.get("platforms", [])  # none: the platforms come by dynamic registration only
+    if not isinstance(items, list) or (not items and "platforms" in data):
         raise ValueError("'lti.platforms' must be a list of registrations, each with " + ", ".join(PLATFORM_KEYS))
     platforms: list[Platform] = []
     for i, item in enumerate(items):

@@ -32,6 +32,7 @@ from ..database.lti import FAILED as SEND_FAILED
 from ..database.lti import PENDING, SENT, LtiIdentity, LtiLink, LtiScore
 from ..database.models import Release, Submission, User, now
 from .keys import signing_key
+from .platforms import find_platform
 
 log = logging.getLogger("grader.portal")
 SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
@@ -238,8 +239,11 @@ class GradeSync:
                         done.next_at = now() + dt.timedelta(seconds=2**attempts)
 
     def platform(self, issuer: str, client_id: str) -> Platform | None:
-        """The registration of ``issuer`` and ``client_id`` (None: it is gone)."""
-        return self.course.lti.find(issuer, client_id) if self.course.lti else None
+        """The registration of ``issuer`` and ``client_id`` (None: it is gone, or revoked)."""
+        if self.course.lti is None:
+            return None
+        with self.make() as session:
+            return find_platform(session, self.course.lti, issuer, client_id)
 
     def _send(self, platform: Platform, lineitem: str, message: dict[str, Any]) -> None:
         token = self.token(platform, SCORE_SCOPE)

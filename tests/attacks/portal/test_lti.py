@@ -208,7 +208,10 @@ def test_a_student_cannot_answer_a_deep_linking_request(tool):
 def test_an_unregistered_platform_is_refused_at_login(tool):
     r = Client(tool["server"].url).http.get("/lti/login", params={"iss": "https://elsewhere.example", "login_hint": "x"},
                                             headers={"Accept": "text/html"})  # fmt: skip
-    assert r.status_code == 400 and "is not registered: add it to lti.platforms in course.yaml" in html.unescape(r.text)
+    assert (
+        r.status_code == 400
+        and "is not registered, or its registration was revoked: add it to lti.platforms" in html.unescape(r.text)
+    )
 
 
 def roster(lms, platform: Platform) -> dict:
@@ -259,3 +262,31 @@ def test_a_learner_on_the_platforms_roster_never_becomes_staff(lms):
     mallory = Client(server.url)  # nor did the roster link the TA's account for a Learner's launch
     r = launch(mallory, platform, platform.claims("mallory-5", "Learner", email=TA))
     assert r.status_code == 401 and me(mallory) is None
+
+
+def test_an_anonymous_visitor_cannot_register_a_platform(lms):
+    """Dynamic registration starts only at a one-time link an instructor made: a made-up or
+    missing token registers nothing, and the platform named is never asked anything."""
+    from test_portal_lti import register
+
+    server, own = lms["server"], Platform()
+    try:
+        for token in ("made-up", "x" * 43):
+            r = register(own, f"{server.url}/lti/register/{token}")
+            assert r.status_code == 400 and "unknown, used already or expired" in r.json()["error"]
+        assert httpx.get(f"{server.url}/lti/register/").status_code == 404
+        assert own.registered == [] and own.roster_reads == []
+        assert lms["instructor"].get("/class/lti/registrations").json()["registrations"] == []
+    finally:
+        own.stop()
+
+
+def test_a_student_cannot_make_a_registration_link_or_revoke_one(lms):
+    """The registrations page is the instructor's: a student's link request and revocation are 404s."""
+    platform, server = lms["untrusted"], lms["server"]
+    student = Client(server.url)
+    assert launch(student, platform, platform.claims("m-9", "Learner")).status_code == 303
+    student.get("/")
+    assert student.post("/class/lti/registrations", {"action": "link"}).status_code == 404
+    assert student.post("/class/lti/registrations", {"action": "revoke", "registration": "1"}).status_code == 404
+    assert student.get("/class/lti/registrations").status_code == 404
