@@ -95,6 +95,12 @@ class Platform:
                     return self._answer(200, json.dumps({"keys": [{**jwk, "kid": platform.kid, "alg": "RS256"}]}))
                 if url.path == "/auth":
                     return self._answer(*platform.authorize(dict(urllib.parse.parse_qsl(url.query))), "text/html")
+                if url.path == "/frame":  # the LMS's page framing the tool's registration, hearing it close
+                    src = html.escape(dict(urllib.parse.parse_qsl(url.query))["src"])
+                    return self._answer(200, f'<title>waiting</title><iframe src="{src}"></iframe><script>'
+                                        'addEventListener("message", e => { if (e.data && e.data.subject === '
+                                        '"org.imsglobal.lti.close") document.title = "closed"; });</script>',
+                                        "text/html")  # fmt: skip
                 if url.path == "/.well-known/openid-configuration":
                     return self._answer(200, json.dumps(platform.configuration()))
                 if url.path in ("/memberships", "/memberships/differences"):
@@ -807,7 +813,37 @@ def test_a_platform_whose_configuration_names_another_issuer_is_refused(tool):
         assert "names the issuer 'https://lms.example.org', which is not at the address it was read from" in (
             r.json()["error"])  # fmt: skip
         assert other.registered == []
-        assert teacher.get("/class/lti/registrations").json()["registrations"] == []
+        listed = teacher.get("/class/lti/registrations").json()["registrations"]
+        assert [r for r in listed if r["issuer"] in (other.url, other.issuer)] == []
     finally:
         other.stop()
     assert platform.url  # the module's platform untouched
+
+
+@pytest.mark.slow  # a browser and a server: several seconds
+def test_in_a_browser_the_registration_page_framed_by_the_platform_tells_it_to_close(tool, chromium):
+    """The LMS frames the registration link; the page the tool answers (its policy letting that
+    LMS frame it, its script a static file) posts org.imsglobal.lti.close to the LMS's page."""
+    platform, server = tool["platform"], tool["server"]
+    other = Platform()  # a platform of its own (the module's is registered in course.yaml)
+    other.tool_jwks = server.url + "/lti/jwks"
+    teacher = Client(server.url)
+    assert launch(teacher, platform, platform.claims("t-1", "Instructor")).status_code == 303
+    teacher.get("/")
+    try:
+        src = registration_link(teacher) + "?" + urllib.parse.urlencode(
+            {"openid_configuration": f"{other.url}/.well-known/openid-configuration",
+             "registration_token": other.registration_token})  # fmt: skip
+        page = chromium.new_page()
+        problems: list[str] = []
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)  # a CSP violation too
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(f"{other.url}/frame?" + urllib.parse.urlencode({"src": src}))
+        page.wait_for_function("document.title === 'closed'")
+        assert len(other.registered) == 1 and problems == []
+        (kept,) = [
+            r for r in teacher.get("/class/lti/registrations").json()["registrations"] if r["issuer"] == other.url
+        ]
+        assert teacher.post("/class/lti/registrations", {"action": "revoke", "registration": str(kept["id"])}).json()
+    finally:
+        other.stop()
