@@ -810,7 +810,7 @@ def test_a_platform_whose_configuration_names_another_issuer_is_refused(tool):
         link = registration_link(teacher)
         r = register(other, link)
         assert r.status_code == 400
-        assert "names the issuer 'https://lms.example.org', which is not at the address it was read from" in (
+        assert "names the issuer 'https://lms.example.org', whose domain is not the one it was read from" in (
             r.json()["error"])  # fmt: skip
         assert other.registered == []
         listed = teacher.get("/class/lti/registrations").json()["registrations"]

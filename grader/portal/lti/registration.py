@@ -130,20 +130,20 @@ def register(settings: LtiSettings, base: str, title: str, configuration_url: st
     if parts.scheme not in ("https", "http") or not parts.netloc:
         raise RegistrationRefused("the registration was opened without a platform's openid_configuration URL: "
                                   "paste the registration link into the LMS's dynamic registration")  # fmt: skip
-    config = _json("GET", configuration_url, None, {})
+    headers = {"Authorization": f"Bearer {registration_token}"} if registration_token else {}
+    config = _json("GET", configuration_url, None, headers)  # the token too: a platform may ask it here as well
     issuer = config.get("issuer")
-    there = urlsplit(issuer) if isinstance(issuer, str) else None
-    if there is None or (there.scheme, there.netloc) != (parts.scheme, parts.netloc):
-        raise RegistrationRefused(f"the platform's configuration names the issuer {issuer!r}, which is not at the "
-                                  f"address it was read from ({parts.scheme}://{parts.netloc}): the specification "
-                                  "requires them to match, so it is refused; ask the LMS's administrator")  # fmt: skip
+    there = urlsplit(issuer).hostname if isinstance(issuer, str) else None
+    if there is None or there != parts.hostname:
+        raise RegistrationRefused(f"the platform's configuration names the issuer {issuer!r}, whose domain is not "
+                                  f"the one it was read from ({parts.hostname}): the specification requires them "
+                                  "to match, so it is refused; ask the LMS's administrator")  # fmt: skip
     endpoints = {k: config.get(k) for k in ("authorization_endpoint", "token_endpoint", "jwks_uri",
                                              "registration_endpoint")}  # fmt: skip
     missing = [k for k, v in endpoints.items() if not isinstance(v, str) or urlsplit(v).scheme not in ("https", "http")]
     if missing:
         raise RegistrationRefused(f"the platform's configuration gives no {', '.join(missing)}: it cannot register "
                                   "tools dynamically; register the tool in course.yaml")  # fmt: skip
-    headers = {"Authorization": f"Bearer {registration_token}"} if registration_token else {}
     answer = _json("POST", str(endpoints["registration_endpoint"]), tool_registration(base, title), headers)
     client_id = answer.get("client_id")
     given = answer.get(TOOL_CONFIGURATION)
