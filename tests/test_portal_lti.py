@@ -40,6 +40,7 @@ from grader.portal.database.models import GRADED, STUDENT, Submission, User, now
 from grader.portal.lti import keys as lti_keys  # noqa: E402
 from grader.portal.lti.grades import MAX_ATTEMPTS, GradeSync  # noqa: E402
 from grader.portal.lti.launch import role_of  # noqa: E402
+from grader.portal.lti.roster import links  # noqa: E402
 
 from portal_server import Client, Server  # noqa: E402
 
@@ -847,3 +848,20 @@ def test_in_a_browser_the_registration_page_framed_by_the_platform_tells_it_to_c
         assert teacher.post("/class/lti/registrations", {"action": "revoke", "registration": str(kept["id"])}).json()
     finally:
         other.stop()
+
+
+@pytest.mark.parametrize(
+    "header, found",
+    [
+        ('<https://lms/m?p=2>; rel="next"', {"next": "https://lms/m?p=2"}),
+        ('</m?p=2>; rel="next", <https://lms/d?since=9>; rel="differences"',
+         {"next": "https://lms/m?p=2", "differences": "https://lms/d?since=9"}),
+        ('<https://lms/m?p=3>; rel="last next"; title="x"', {"last": "https://lms/m?p=3", "next": "https://lms/m?p=3"}),
+        ("<https://lms/m?p=2>; rel=next", {"next": "https://lms/m?p=2"}),
+        ('<https://lms/a,b>; rel="next"', {"next": "https://lms/a,b"}),
+        ("", {}),
+    ],
+)  # fmt: skip
+def test_a_link_header_gives_its_urls_by_relation(header, found):
+    """RFC 8288 as NRPS platforms send it: several links, several relations in one, relative URLs."""
+    assert links(header, "https://lms/m") == found
