@@ -509,6 +509,7 @@ def test_a_launchs_roles_give_the_portals_role(roles, role):
         ("lti: {platforms: [{issuer: https://canvas.instructure.com}]}", "give client_id, deployment_ids"),
         ("lti: {url: ftp://x, platforms: []}", "'lti.url' must be an https:// address"),
         ("lti: {secret: 1}", "unknown key 'lti.secret'"),
+        ("lti: {roster_sync_minutes: -5}", "'lti.roster_sync_minutes' must be a whole number of minutes"),
         (
             "lti: {platforms: [{issuer: i, client_id: c, deployment_ids: [d], auth_login_url: https://a, token_url: "
             "https://a, jwks_url: https://a, trust_emails: 'yes'}]}",
@@ -746,7 +747,8 @@ def register(platform: Platform, link: str, **headers) -> httpx.Response:
 def test_a_platform_registers_the_tool_dynamically_then_launches_until_revoked(tmp_path):
     """LTI Dynamic Registration over HTTP, with no platform in course.yaml: the instructor's
     one-time link opened by the platform posts the tool's registration (with its token) and
-    keeps what comes back; a launch through it works; once revoked, launches are refused."""
+    keeps what comes back; a launch through it works and its score is sent; once revoked,
+    launches are refused."""
     platform = Platform()
     course = make_demo_course(tmp_path / "course")
     (course / "course.yaml").write_text((course / "course.yaml").read_text() + "lti:\n  roster_sync_minutes: 0\n")
@@ -781,6 +783,10 @@ def test_a_platform_registers_the_tool_dynamically_then_launches_until_revoked(t
         student = Client(server.url)
         r = launch(student, platform, platform.claims("s-50", "Learner"))
         assert (r.status_code, r.headers["location"]) == (303, "/a/tictactoe")
+        student.get("/")  # the score of a registration's student reaches its gradebook, as course.yaml's would
+        sid = student.upload(MINIMAX, name="minimax.py", assignment="tictactoe").json()["id"]
+        assert student.graded(sid)["status"] == "graded"
+        assert _wait(lambda: platform.scores)[0]["score"]["userId"] == "s-50"
         assert teacher.post(
             "/class/lti/registrations", {"action": "revoke", "registration": str(kept["id"])}
         ).json() == {"revoked": True}

@@ -217,12 +217,13 @@ class GradeSync:
                 if getattr(taken, "rowcount", 0) != 1:
                     continue  # another server's sender took it
                 message = _score_message(row)
-                platform = self.platform(row.issuer, row.client_id)
-                lineitem = row.lineitem
+                issuer, client_id, lineitem = row.issuer, row.client_id, row.lineitem
+            platform = self.platform(issuer, client_id)  # its own session: outside the one that took the score
             error = None
             try:
                 if platform is None:
-                    raise SendError(f"the platform {row.issuer} is no longer registered in course.yaml")
+                    raise SendError(f"the platform {issuer} is no longer registered (in course.yaml, or its dynamic "
+                                    "registration was revoked)")  # fmt: skip
                 self._send(platform, lineitem, message)
             except SendError as e:
                 error = str(e)
@@ -239,7 +240,9 @@ class GradeSync:
                         done.next_at = now() + dt.timedelta(seconds=2**attempts)
 
     def platform(self, issuer: str, client_id: str) -> Platform | None:
-        """The registration of ``issuer`` and ``client_id`` (None: it is gone, or revoked)."""
+        """The registration of ``issuer`` and ``client_id`` (None: it is gone, or revoked). It
+        reads in a session of its own: never call it inside another that may write (on SQLite,
+        that one holds the lock this one waits for)."""
         if self.course.lti is None:
             return None
         with self.make() as session:

@@ -37,6 +37,7 @@ log = logging.getLogger("grader.portal")
 NRPS_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
 MEMBERSHIP_TYPE = "application/vnd.ims.lti-nrps.v2.membershiplist+json"
 MAX_PAGES = 1000  # a platform whose "next" never ends is read no further
+MAX_PAGE_BYTES = 50_000_000  # the most of one page read (a page cut there is no JSON: the read fails)
 GONE = ("Inactive", "Deleted")  # a member's status that drops them
 
 
@@ -71,16 +72,17 @@ class RosterSync:
         URL when the last read gave one and not ``full``, else in full. RosterError (kept on the
         context's row too) when the platform cannot be read."""
         with self._lock:
-            with self.make.begin() as session:
+            with self.make() as session:
                 row = session.get(LtiContext, context)
                 if row is None:
                     raise RosterError(f"no platform course {context}: launch the tool from the course first")
-                platform = self.grades.platform(row.issuer, row.client_id)
+                issuer, client_id = row.issuer, row.client_id
                 start = row.memberships_url if full or not row.differences_url else row.differences_url
                 whole = start == row.memberships_url
+            platform = self.grades.platform(issuer, client_id)
             try:
                 if platform is None:
-                    raise RosterError(f"the platform {row.issuer} is no longer registered: register it again")
+                    raise RosterError(f"the platform {issuer} is no longer registered: register it again")
                 members, differences = self._read(platform, start)
             except RosterError as e:
                 with self.make.begin() as session:
@@ -130,7 +132,7 @@ class RosterSync:
                                                            "Authorization": f"Bearer {token}"})  # fmt: skip
             try:
                 with urllib.request.urlopen(request, timeout=HTTP_SECONDS) as answer:  # noqa: S310 (the launch's URL)
-                    body = bytes(answer.read())
+                    body = bytes(answer.read(MAX_PAGE_BYTES))
                     return body, links(", ".join(answer.headers.get_all("Link") or []), url)
             except urllib.error.HTTPError as e:
                 if e.code == 401 and attempt == 1:  # a token revoked or expired early: once more with a new one
