@@ -781,8 +781,11 @@ def test_a_platform_registers_the_tool_dynamically_then_launches_until_revoked(t
         again = register(platform, link)
         assert again.status_code == 400 and "used already" in again.json()["error"]
         student = Client(server.url)
-        r = launch(student, platform, platform.claims("s-50", "Learner"))
+        platform.members = [member("s-50"), member("s-51")]
+        r = launch(student, platform, platform.claims("s-50", "Learner", **platform.service()))
         assert (r.status_code, r.headers["location"]) == (303, "/a/tictactoe")
+        (context,) = teacher.get("/class/lti/roster").json()["contexts"]  # its roster read as course.yaml's
+        assert teacher.post("/class/lti/roster", {"context": str(context["id"])}).json()["added"] == 1
         student.get("/")  # the score of a registration's student reaches its gradebook, as course.yaml's would
         sid = student.upload(MINIMAX, name="minimax.py", assignment="tictactoe").json()["id"]
         assert student.graded(sid)["status"] == "graded"
