@@ -40,6 +40,7 @@ from grader.portal.database.models import GRADED, STUDENT, Submission, User, now
 from grader.portal.lti import keys as lti_keys  # noqa: E402
 from grader.portal.lti.grades import MAX_ATTEMPTS, GradeSync  # noqa: E402
 from grader.portal.lti.launch import role_of  # noqa: E402
+from grader.portal.lti.roster import links  # noqa: E402
 
 from portal_server import Client, Server  # noqa: E402
 
@@ -50,6 +51,10 @@ DL = "https://purl.imsglobal.org/spec/lti-dl/claim/"
 AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 ROLE = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
 CLIENT_ID, DEPLOYMENT = "grader-tool-1", "1:deploy"
+NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
+NRPS_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
+MEMBERSHIPS = "application/vnd.ims.lti-nrps.v2.membershiplist+json"
+TOOL_CONFIG = "https://purl.imsglobal.org/spec/lti-tool-configuration"
 WITHIN = 120  # seconds: a score is sent within a few once graded
 
 
@@ -70,6 +75,14 @@ class Platform:
         self.tool_jwks = ""
         self.issued: set[str] = set()
         self.returned: list[dict] = []  # each deep-linking response posted back by a browser
+        self.members: list[dict] = []  # the course's roster (NRPS), as the memberships URL lists it
+        self.changes: list[dict] = []  # the members changed since the last read (the differences URL lists them)
+        self.page_size = 2  # members per page of the memberships URL (the rest through Link: rel="next")
+        self.roster_reads: list[str] = []  # each roster page asked for, by its path and query
+        self.scopes: dict[str, str] = {}  # each token issued: its scope
+        self.issuer = ""  # the issuer its openid-configuration names ("": its own address, as it must)
+        self.registration_token = "reg-" + secrets.token_hex(8)  # the token its dynamic registration hands the tool
+        self.registered: list[dict] = []  # each tool registration posted: its headers and JSON
         platform = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -83,12 +96,25 @@ class Platform:
                     return self._answer(200, json.dumps({"keys": [{**jwk, "kid": platform.kid, "alg": "RS256"}]}))
                 if url.path == "/auth":
                     return self._answer(*platform.authorize(dict(urllib.parse.parse_qsl(url.query))), "text/html")
+                if url.path == "/frame":  # the LMS's page framing the tool's registration, hearing it close
+                    src = html.escape(dict(urllib.parse.parse_qsl(url.query))["src"])
+                    return self._answer(200, f'<title>waiting</title><iframe src="{src}"></iframe><script>'
+                                        'addEventListener("message", e => { if (e.data && e.data.subject === '
+                                        '"org.imsglobal.lti.close") document.title = "closed"; });</script>',
+                                        "text/html")  # fmt: skip
+                if url.path == "/.well-known/openid-configuration":
+                    return self._answer(200, json.dumps(platform.configuration()))
+                if url.path in ("/memberships", "/memberships/differences"):
+                    status, text, links = platform.memberships(url, self.headers)
+                    return self._answer(status, text, MEMBERSHIPS if status == 200 else "application/json", links)
                 self._answer(204 if url.path == "/favicon.ico" else 404, "")  # a browser asks for the icon
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length", 0))).decode()
                 if self.path == "/token":
                     return self._answer(*platform.token(dict(urllib.parse.parse_qsl(body))))
+                if self.path == "/register":
+                    return self._answer(*platform.register(self.headers, body))
                 if self.path == "/deep-link-return":
                     platform.returned.append(dict(urllib.parse.parse_qsl(body)))
                     return self._answer(200, "<p id=linked>Linked</p>", "text/html")
@@ -97,10 +123,12 @@ class Platform:
                     return self._answer(*platform.score(m.group(1), self.headers, body))
                 self._answer(404, "{}")
 
-            def _answer(self, status: int, text: str, kind: str = "application/json") -> None:
+            def _answer(self, status: int, text: str, kind: str = "application/json", links=()) -> None:
                 data = text.encode()
                 self.send_response(status)
                 self.send_header("content-type", kind)
+                for link in links:  # one Link header each, as a platform may send them
+                    self.send_header("link", link)
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -143,6 +171,10 @@ class Platform:
                                                     "accept_types": ["ltiResourceLink"], "data": "opaque-42"}  # fmt: skip
         return {**claims, **more}
 
+    def service(self) -> dict:
+        """The NRPS claim of a launch from this platform's course."""
+        return {NRPS: {"context_memberships_url": f"{self.url}/memberships", "service_versions": ["2.0"]}}
+
     def authorize(self, query: dict) -> tuple[int, str]:
         """The OIDC authorization endpoint: the id_token for the message hinted, posted back by a form."""
         assert query["scope"] == "openid" and query["response_type"] == "id_token"
@@ -168,6 +200,7 @@ class Platform:
         assert claims["sub"] == CLIENT_ID and claims["jti"]
         token = secrets.token_hex(8)
         self.issued.add(token)
+        self.scopes[token] = form["scope"]
         self.tokens.append({"scope": form["scope"], "claims": claims})
         return 200, json.dumps(
             {"access_token": token, "token_type": "Bearer", "expires_in": 3600, "scope": form["scope"]}
@@ -183,6 +216,56 @@ class Platform:
         assert headers.get("content-type") == "application/vnd.ims.lis.v1.score+json"
         self.scores.append({"lineitem": item, "score": json.loads(body)})
         return 200, "{}"
+
+    def configuration(self) -> dict:
+        """The platform's OpenID configuration (LTI Dynamic Registration 1.0, section 3.4)."""
+        return {
+            "issuer": self.issuer or self.url,
+            "authorization_endpoint": f"{self.url}/auth",
+            "token_endpoint": f"{self.url}/token",
+            "token_endpoint_auth_methods_supported": ["private_key_jwt"],
+            "token_endpoint_auth_signing_alg_values_supported": ["RS256"],
+            "jwks_uri": f"{self.url}/jwks",
+            "registration_endpoint": f"{self.url}/register",
+            "scopes_supported": ["openid", NRPS_SCOPE, "https://purl.imsglobal.org/spec/lti-ags/scope/score"],
+            "response_types_supported": ["id_token"],
+            "subject_types_supported": ["public", "pairwise"],
+            "id_token_signing_alg_values_supported": ["RS256"],
+            "claims_supported": ["iss", "sub", "name", "email"],
+            "https://purl.imsglobal.org/spec/lti-platform-configuration": {
+                "product_family_code": "grader-tests", "version": "1.0",
+                "messages_supported": [{"type": "LtiResourceLinkRequest"}, {"type": "LtiDeepLinkingRequest"}],
+            },
+        }  # fmt: skip
+
+    def register(self, headers, body: str) -> tuple[int, str]:
+        """The registration endpoint: the tool's registration taken with the registration token."""
+        if headers.get("authorization") != f"Bearer {self.registration_token}":
+            return 401, '{"error": "invalid registration token"}'
+        asked = json.loads(body)
+        self.registered.append({"content_type": headers.get("content-type"), "json": asked})
+        tool = asked[TOOL_CONFIG]
+        return 200, json.dumps({**asked, "client_id": CLIENT_ID, TOOL_CONFIG: {**tool, "deployment_id": DEPLOYMENT}})
+
+    def memberships(self, url, headers) -> tuple[int, str, list[str]]:
+        """The NRPS memberships URL: the roster page by page (``Link: <...>; rel="next"``), the
+        last page giving the differences URL; that URL lists the members changed since."""
+        token = headers.get("authorization", "").removeprefix("Bearer ")
+        if self.scopes.get(token) != NRPS_SCOPE:
+            return 401, '{"error": "no token of the membership scope"}', []
+        if headers.get("accept") != MEMBERSHIPS:
+            return 406, '{"error": "not the membership list media type"}', []
+        self.roster_reads.append(url.path + ("?" + url.query if url.query else ""))
+        context = {"id": "course-1", "label": "GS", "title": "Game search"}
+        differences = f'<{self.url}/memberships/differences?since={len(self.roster_reads)}>; rel="differences"'
+        if url.path.endswith("/differences"):
+            listed, self.changes = self.changes, []
+            return 200, json.dumps({"id": self.url + url.path, "context": context, "members": listed}), [differences]
+        page = int(dict(urllib.parse.parse_qsl(url.query)).get("page", "1"))
+        listed = self.members[(page - 1) * self.page_size : page * self.page_size]
+        more = page * self.page_size < len(self.members)
+        links = [f'</memberships?page={page + 1}>; rel="next"'] if more else [differences]  # a relative one too
+        return 200, json.dumps({"id": f"{self.url}/memberships", "context": context, "members": listed}), links
 
     def stop(self) -> None:
         self.server.shutdown()
@@ -426,6 +509,7 @@ def test_a_launchs_roles_give_the_portals_role(roles, role):
         ("lti: {platforms: [{issuer: https://canvas.instructure.com}]}", "give client_id, deployment_ids"),
         ("lti: {url: ftp://x, platforms: []}", "'lti.url' must be an https:// address"),
         ("lti: {secret: 1}", "unknown key 'lti.secret'"),
+        ("lti: {roster_sync_minutes: -5}", "'lti.roster_sync_minutes' must be a whole number of minutes"),
         (
             "lti: {platforms: [{issuer: i, client_id: c, deployment_ids: [d], auth_login_url: https://a, token_url: "
             "https://a, jwks_url: https://a, trust_emails: 'yes'}]}",
@@ -553,3 +637,240 @@ def test_serve_prints_the_tools_urls_and_the_key_its_jwks_serves(tool):
     (kid,) = [k["kid"] for k in httpx.get(server.url + "/lti/jwks").json()["keys"]]
     assert line.strip() == (f"LTI 1.3 tool: login {server.url}/lti/login, launch {server.url}/lti/launch, "
                             f"JWKS {server.url}/lti/jwks (key {kid})")  # fmt: skip
+
+
+def member(sub: str, role: str = "Learner", status: str = "Active", **more) -> dict:
+    """A member of a platform's roster as NRPS 2.0 lists them."""
+    return {"status": status, "name": f"Member {sub}", "given_name": "Member", "family_name": sub,
+            "email": f"{sub}@platform.example", "user_id": sub, "roles": [ROLE + role], **more}  # fmt: skip
+
+
+def roster_of(client: Client) -> dict[str, tuple[str | None, str, str]]:
+    """The roster page's members: sub -> (account e-mail, role on the platform, status)."""
+    (context,) = client.get("/class/lti/roster").json()["contexts"]
+    return {m["sub"]: (m["email"], m["role"], m["status"]) for m in context["members"]}
+
+
+@pytest.mark.slow
+def test_the_instructor_reads_the_roster_page_by_page_then_its_differences(tmp_path):
+    """NRPS over HTTP: a launch keeps its course's memberships URL; the instructor's read follows
+    the Link headers page by page (new students get accounts, staff on the platform none), the
+    next read takes the differences URL the last page gave (a member gone Inactive is dropped,
+    a new one added), and a full read drops who is no longer listed: accounts and work kept."""
+    platform = Platform()
+    course = make_demo_course(tmp_path / "course")
+    (course / "course.yaml").write_text((course / "course.yaml").read_text() + platform.registration()
+                                        + "  roster_sync_minutes: 0\n")  # fmt: skip
+    server = Server(course, tmp_path)
+    platform.tool_jwks = server.url + "/lti/jwks"
+    try:
+        teacher = Client(server.url)
+        teacher.sign_in(server.link)
+        assert teacher.get("/class/lti/roster").json()["contexts"] == []
+        platform.members = [member("s-20"), member("s-21"), member("s-22"), member("t-30", "Instructor"),
+                            member("s-23")]  # fmt: skip
+        student = Client(server.url)
+        claims = platform.claims("s-20", "Learner", **platform.service())
+        assert launch(student, platform, claims).status_code == 303
+        (context,) = teacher.get("/class/lti/roster").json()["contexts"]
+        assert (context["title"], context["synced_at"], context["members"]) == ("Game search", None, [])
+        read = teacher.post("/class/lti/roster", {"context": str(context["id"])}).json()
+        assert (read["members"], read["added"], read["dropped"], read["full"]) == (5, 3, 0, True)  # s-20 launched
+        assert platform.roster_reads == ["/memberships", "/memberships?page=2", "/memberships?page=3"]
+        host = "127.0.0.1.lti"  # the platform's e-mails are not trusted: addresses of the sub
+        assert roster_of(teacher) == {
+            **{s: (f"{s}@{host}", "student", "active") for s in ("s-20", "s-21", "s-22", "s-23")},
+            "t-30": (None, "instructor", "active"),  # staff on the platform, unknown here: no account
+        }
+        students = {s["email"]: s for s in teacher.get("/class").json()["students"]}
+        assert {f"s-2{i}@{host}" for i in range(4)} <= set(students)
+        platform.changes = [member("s-21", status="Inactive"), member("s-24")]
+        platform.members[1] = member("s-21", status="Inactive")  # as a full read lists them from now on
+        read = teacher.post("/class/lti/roster", {"context": str(context["id"])}).json()
+        assert (read["members"], read["added"], read["dropped"], read["full"]) == (2, 1, 1, False)
+        assert platform.roster_reads[-1] == "/memberships/differences?since=3"
+        now_ = roster_of(teacher)
+        assert now_["s-21"][2] == "dropped" and now_["s-24"] == (f"s-24@{host}", "student", "active")
+        platform.members = [m for m in platform.members if m["user_id"] != "s-22"]
+        read = teacher.post("/class/lti/roster", {"context": str(context["id"]), "full": "1"}).json()
+        assert (read["dropped"], read["full"]) == (2, True)  # s-22 gone from the list; s-24 never in it
+        after = roster_of(teacher)
+        assert [s for s, (_, _, status) in after.items() if status == "dropped"] == ["s-21", "s-22", "s-24"]
+        students = {s["email"] for s in teacher.get("/class").json()["students"]}
+        assert {f"s-21@{host}", f"s-22@{host}"} <= students  # dropped: their accounts and work kept
+        assert {t["scope"] for t in platform.tokens} == {NRPS_SCOPE}
+        log = teacher.get("/class/audit").json()
+        assert sum("lti-roster" in json.dumps(e) for e in log["entries"]) == 3
+        # the student's own launch still finds the account the roster made
+        assert launch(Client(server.url), platform, platform.claims("s-23", "Learner")).status_code == 303
+        assert roster_of(teacher)["s-23"][0] == f"s-23@{host}"
+    finally:
+        server.stop()
+        platform.stop()
+
+
+@pytest.mark.slow
+def test_the_server_reads_a_new_courses_roster_by_itself(tmp_path):
+    """With the default schedule, the first launch from a platform course has the server read
+    its roster without anyone asking."""
+    platform = Platform()
+    course = make_demo_course(tmp_path / "course")
+    (course / "course.yaml").write_text((course / "course.yaml").read_text() + platform.registration())
+    server = Server(course, tmp_path)
+    platform.tool_jwks = server.url + "/lti/jwks"
+    try:
+        teacher = Client(server.url)
+        teacher.sign_in(server.link)
+        platform.members = [member("s-40"), member("s-41")]
+        claims = platform.claims("s-40", "Learner", **platform.service())
+        assert launch(Client(server.url), platform, claims).status_code == 303
+        synced = _wait(lambda: teacher.get("/class/lti/roster").json()["contexts"][0]["synced_at"], 60)
+        assert synced and set(roster_of(teacher)) == {"s-40", "s-41"}
+    finally:
+        server.stop()
+        platform.stop()
+
+
+def registration_link(teacher: Client) -> str:
+    """A one-time registration link the instructor makes on the registrations page."""
+    return teacher.post("/class/lti/registrations", {"action": "link"}).json()["link"]
+
+
+def register(platform: Platform, link: str, **headers) -> httpx.Response:
+    """The LMS opening the registration link with its openid-configuration and registration token."""
+    headers.setdefault("accept", "application/json")
+    return httpx.get(link, params={"openid_configuration": f"{platform.url}/.well-known/openid-configuration",
+                                   "registration_token": platform.registration_token}, headers=headers)  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_platform_registers_the_tool_dynamically_then_launches_until_revoked(tmp_path):
+    """LTI Dynamic Registration over HTTP, with no platform in course.yaml: the instructor's
+    one-time link opened by the platform posts the tool's registration (with its token) and
+    keeps what comes back; a launch through it works and its score is sent; once revoked,
+    launches are refused."""
+    platform = Platform()
+    course = make_demo_course(tmp_path / "course")
+    (course / "course.yaml").write_text((course / "course.yaml").read_text() + "lti:\n  roster_sync_minutes: 0\n")
+    server = Server(course, tmp_path)
+    platform.tool_jwks = server.url + "/lti/jwks"
+    try:
+        teacher = Client(server.url)
+        teacher.sign_in(server.link)
+        link = registration_link(teacher)
+        assert link.startswith(server.url + "/lti/register/")
+        r = register(platform, link, accept="text/html")
+        assert r.status_code == 200 and 'id="registered"' in r.text, r.text
+        assert '<script src="/static/lti_close.js" defer></script>' in r.text and "<script>" not in r.text
+        assert f"frame-ancestors 'self' {platform.url}" in r.headers["content-security-policy"]
+        assert "org.imsglobal.lti.close" in httpx.get(server.url + "/static/lti_close.js").text
+        (posted,) = platform.registered
+        asked = posted["json"]
+        assert posted["content_type"] == "application/json"
+        assert asked["redirect_uris"] == [server.url + "/lti/launch"]
+        assert asked["initiate_login_uri"] == server.url + "/lti/login"
+        assert asked["jwks_uri"] == server.url + "/lti/jwks"
+        assert asked["token_endpoint_auth_method"] == "private_key_jwt"
+        assert {NRPS_SCOPE, "https://purl.imsglobal.org/spec/lti-ags/scope/score"} <= set(asked["scope"].split())
+        tool = asked[TOOL_CONFIG]
+        assert (tool["domain"], tool["target_link_uri"]) == ("127.0.0.1", server.url + "/lti/launch")
+        assert {m["type"] for m in tool["messages"]} == {"LtiResourceLinkRequest", "LtiDeepLinkingRequest"}
+        (kept,) = teacher.get("/class/lti/registrations").json()["registrations"]
+        assert (kept["issuer"], kept["client_id"], kept["deployment_id"], kept["revoked_at"]) == (
+            platform.url, CLIENT_ID, DEPLOYMENT, None)  # fmt: skip
+        again = register(platform, link)
+        assert again.status_code == 400 and "used already" in again.json()["error"]
+        student = Client(server.url)
+        platform.members = [member("s-50"), member("s-51")]
+        r = launch(student, platform, platform.claims("s-50", "Learner", **platform.service()))
+        assert (r.status_code, r.headers["location"]) == (303, "/a/tictactoe")
+        (context,) = teacher.get("/class/lti/roster").json()["contexts"]  # its roster read as course.yaml's
+        assert teacher.post("/class/lti/roster", {"context": str(context["id"])}).json()["added"] == 1
+        student.get("/")  # the score of a registration's student reaches its gradebook, as course.yaml's would
+        sid = student.upload(MINIMAX, name="minimax.py", assignment="tictactoe").json()["id"]
+        assert student.graded(sid)["status"] == "graded"
+        assert _wait(lambda: platform.scores)[0]["score"]["userId"] == "s-50"
+        assert teacher.post(
+            "/class/lti/registrations", {"action": "revoke", "registration": str(kept["id"])}
+        ).json() == {"revoked": True}
+        (kept,) = teacher.get("/class/lti/registrations").json()["registrations"]
+        assert kept["revoked_at"] is not None
+        hint = secrets.token_hex(6)
+        platform.messages[hint] = {"claims": platform.claims("s-50", "Learner")}
+        r = Client(server.url).http.get("/lti/login", params={"iss": platform.url, "login_hint": "s-50",
+                                                              "lti_message_hint": hint, "client_id": CLIENT_ID})  # fmt: skip
+        assert r.status_code == 400 and "its registration was revoked" in html.unescape(r.text)
+        log = json.dumps(teacher.get("/class/audit").json()["entries"])
+        assert all(action in log for action in ("lti-register-link", "lti-register", "lti-revoke"))
+    finally:
+        server.stop()
+        platform.stop()
+
+
+def test_a_platform_whose_configuration_names_another_issuer_is_refused(tool):
+    """The openid-configuration's issuer must be at the address it was read from (the
+    specification's check): another issuer is refused with a page saying so, nothing kept."""
+    platform, server = tool["platform"], tool["server"]
+    other = Platform()
+    other.issuer = "https://lms.example.org"
+    teacher = Client(server.url)
+    assert launch(teacher, platform, platform.claims("t-1", "Instructor")).status_code == 303  # a rostered instructor
+    teacher.get("/")
+    try:
+        link = registration_link(teacher)
+        r = register(other, link)
+        assert r.status_code == 400
+        assert "names the issuer 'https://lms.example.org', whose domain is not the one it was read from" in (
+            r.json()["error"])  # fmt: skip
+        assert other.registered == []
+        listed = teacher.get("/class/lti/registrations").json()["registrations"]
+        assert [r for r in listed if r["issuer"] in (other.url, other.issuer)] == []
+    finally:
+        other.stop()
+    assert platform.url  # the module's platform untouched
+
+
+@pytest.mark.slow  # a browser and a server: several seconds
+def test_in_a_browser_the_registration_page_framed_by_the_platform_tells_it_to_close(tool, chromium):
+    """The LMS frames the registration link; the page the tool answers (its policy letting that
+    LMS frame it, its script a static file) posts org.imsglobal.lti.close to the LMS's page."""
+    platform, server = tool["platform"], tool["server"]
+    other = Platform()  # a platform of its own (the module's is registered in course.yaml)
+    other.tool_jwks = server.url + "/lti/jwks"
+    teacher = Client(server.url)
+    assert launch(teacher, platform, platform.claims("t-1", "Instructor")).status_code == 303
+    teacher.get("/")
+    try:
+        src = registration_link(teacher) + "?" + urllib.parse.urlencode(
+            {"openid_configuration": f"{other.url}/.well-known/openid-configuration",
+             "registration_token": other.registration_token})  # fmt: skip
+        page = chromium.new_page()
+        problems: list[str] = []
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)  # a CSP violation too
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(f"{other.url}/frame?" + urllib.parse.urlencode({"src": src}))
+        page.wait_for_function("document.title === 'closed'")
+        assert len(other.registered) == 1 and problems == []
+        (kept,) = [
+            r for r in teacher.get("/class/lti/registrations").json()["registrations"] if r["issuer"] == other.url
+        ]
+        assert teacher.post("/class/lti/registrations", {"action": "revoke", "registration": str(kept["id"])}).json()
+    finally:
+        other.stop()
+
+
+@pytest.mark.parametrize(
+    "header, found",
+    [
+        ('<https://lms/m?p=2>; rel="next"', {"next": "https://lms/m?p=2"}),
+        ('</m?p=2>; rel="next", <https://lms/d?since=9>; rel="differences"',
+         {"next": "https://lms/m?p=2", "differences": "https://lms/d?since=9"}),
+        ('<https://lms/m?p=3>; rel="last next"; title="x"', {"last": "https://lms/m?p=3", "next": "https://lms/m?p=3"}),
+        ("<https://lms/m?p=2>; rel=next", {"next": "https://lms/m?p=2"}),
+        ('<https://lms/a,b>; rel="next"', {"next": "https://lms/a,b"}),
+        ("", {}),
+    ],
+)  # fmt: skip
+def test_a_link_header_gives_its_urls_by_relation(header, found):
+    """RFC 8288 as NRPS platforms send it: several links, several relations in one, relative URLs."""
+    assert links(header, "https://lms/m") == found

@@ -366,11 +366,13 @@ def test_every_page_fits_a_phone_and_passes_axe_on_300_students_and_100_tests(tm
 @pytest.mark.slow  # a browser, a test platform, a server, one grading: 20-40 s
 def test_the_lti_pages_fit_a_phone_and_pass_axe(tmp_path, chromium):
     """The LTI tool's pages: the assignment an instructor picks for a link (deep linking, from the
-    platform's launch), the page that posts the link back to the platform, and the scores sent
-    to the platforms with one that failed to go."""
+    platform's launch), the page that posts the link back to the platform, the scores sent to
+    the platforms with one that failed to go, and the rosters read from them (a member dropped,
+    staff the portal does not know)."""
     import urllib.parse
 
-    from grader.portal.database.lti import FAILED, LtiScore
+    from grader.portal.database.lti import FAILED, LtiContext, LtiMember, LtiRegistration, LtiScore
+    from grader.portal.database.models import now
 
     from test_portal_lti import Platform
 
@@ -391,6 +393,19 @@ def test_the_lti_pages_fit_a_phone_and_pass_axe(tmp_path, chromium):
                        client_id="tool", lineitem=f"{platform.url}/lineitems/1", user_sub="s-1", score_given=3,
                        score_maximum=10, reason="graded", status=FAILED, attempts=8,
                        last_error="the platform answered 503 Service Unavailable for the score of this submission"))  # fmt: skip
+        context = LtiContext(issuer=platform.url, client_id="tool", context_id="course-1", title="Game search 2026",
+                             memberships_url=f"{platform.url}/memberships", synced_at=now(),
+                             last_error="the platform answered 503 Service Unavailable the last time")  # fmt: skip
+        s.add(context)
+        s.flush()
+        for sub, name, role, status, who in [("s-1", "A student with a rather long name indeed", "student", "active",
+                                              student.id), ("s-2", "Dropped Student", "student", "dropped", None),
+                                             ("t-3", "Unknown Teacher", "instructor", "active", None)]:  # fmt: skip
+            s.add(LtiMember(context=context.id, sub=sub, user_id=who, name=name, role=role, status=status,
+                            changed_at=now()))  # fmt: skip
+        s.add(LtiRegistration(issuer="https://moodle.example-university.edu/a/rather/long/path", client_id="x7Yq2",
+                              deployment_id="3", auth_login_url=f"{platform.url}/auth", token_url=f"{platform.url}/token",
+                              jwks_url=f"{platform.url}/jwks", created_at=now()))  # fmt: skip
     server = Server(folder, tmp_path, f"sqlite:///{database}", "--workers", "0")
     platform.tool_jwks = server.url + "/lti/jwks"
     axe = axe_api.Axe()
@@ -414,6 +429,14 @@ def test_the_lti_pages_fit_a_phone_and_pass_axe(tmp_path, chromium):
         page.unroute("**/static/lti.js")
         _look(page, axe, f"{server.url}/class/lti", found, "instructor")
         assert page.locator("#lti-scores button").count() == 1  # the failed score, to send again
+        _look(page, axe, f"{server.url}/class/lti/roster", found, "instructor")
+        assert page.locator(".roster tr.dropped").count() == 1
+        _look(page, axe, f"{server.url}/class/lti/registrations", found, "instructor")
+        page.click("#make-link")
+        page.wait_for_selector("#registration-link")
+        _check(page, axe, found, "instructor", "/class/lti/registrations (a link made)")
+        assert page.locator("#registration-link").inner_text().startswith(f"{server.url}/lti/register/")
+        _look(page, axe, f"{server.url}/lti/register/made-up", found, "the LMS", 400)  # the page the LMS frames
     finally:
         server.stop()
         platform.stop()

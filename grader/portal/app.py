@@ -78,9 +78,13 @@ def create_app(portal: Portal, secret_key: str, grades: GradeSync | None = None,
             portal.workers.start()
         if portal.mail is not None:
             portal.mail.start()
+        if portal.roster is not None:
+            portal.roster.start()
         try:
             yield
         finally:
+            if portal.roster is not None:
+                await asyncio.to_thread(portal.roster.stop)
             if portal.mail is not None:
                 await asyncio.to_thread(portal.mail.stop)
             if portal.workers is not None:  # the gradings under way stopped and queued again

@@ -43,6 +43,7 @@ from .database.models import INSTRUCTOR, Meta
 from .jobs.workers import GRADING_NICE, Workers
 from .lti.grades import GradeSync
 from .lti.keys import rotate, signing_key
+from .lti.roster import RosterSync
 from .mail.sender import MailSender
 from .web.live import Watch
 from .web.portal import Portal
@@ -155,6 +156,7 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
             kid = (rotate(session) if rotate_lti_key else signing_key(session)).kid
         grades = GradeSync(course, portal.make)
         portal.grades, on_graded = grades, grades.graded
+        portal.roster = RosterSync(course, portal.make, grades, course.lti.roster_minutes)  # started with the app
         grades.kick()  # the scores a stopped server left to send
     elif rotate_lti_key:
         raise GraderError(f"{course.folder / 'course.yaml'}: no 'lti:' key: the course is no LTI tool, it has no key")

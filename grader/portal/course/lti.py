@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+ROSTER_MINUTES = 1440  # the platforms' rosters read once a day unless course.yaml says otherwise
+
 
 @dataclass(frozen=True)
 class Platform:
@@ -35,6 +37,7 @@ class LtiSettings:
 
     url: str | None
     platforms: tuple[Platform, ...]
+    roster_minutes: int = ROSTER_MINUTES  # how often the server reads the platforms' rosters (0: never by itself)
 
     def find(self, issuer: str, client_id: str | None) -> Platform | None:
         """The registration of ``issuer`` (and ``client_id`` when given or when the issuer has several)."""
@@ -49,15 +52,19 @@ OPTIONAL_KEYS = ("trust_emails", "token_audience")
 def parse_lti(data: Any) -> LtiSettings:
     """The ``lti:`` key of course.yaml: ValueError naming the key and the fix."""
     if not isinstance(data, dict):
-        raise ValueError("'lti' must be 'key: value' lines (url, platforms)")
+        raise ValueError("'lti' must be 'key: value' lines (url, platforms, roster_sync_minutes)")
     for key in data:
-        if key not in ("url", "platforms"):
-            raise ValueError(f"unknown key 'lti.{key}'; known keys: lti.url, lti.platforms")
+        if key not in ("url", "platforms", "roster_sync_minutes"):
+            raise ValueError(f"unknown key 'lti.{key}'; known keys: lti.url, lti.platforms, lti.roster_sync_minutes")
+    minutes = data.get("roster_sync_minutes", ROSTER_MINUTES)
+    if not isinstance(minutes, int) or isinstance(minutes, bool) or minutes < 0:
+        raise ValueError(f"'lti.roster_sync_minutes' must be a whole number of minutes (0: the rosters are read "
+                         f"only when an instructor asks); got {minutes!r}")  # fmt: skip
     url = data.get("url")
     if url is not None:
         url = _url(url, "lti.url").rstrip("/")
-    items = data.get("platforms")
-    if not isinstance(items, list) or not items:
+    items = data.get("platforms", [])  # none: the platforms come by dynamic registration only
+    if not isinstance(items, list) or (not items and "platforms" in data):
         raise ValueError("'lti.platforms' must be a list of registrations, each with " + ", ".join(PLATFORM_KEYS))
     platforms: list[Platform] = []
     for i, item in enumerate(items):
@@ -88,7 +95,7 @@ def parse_lti(data: Any) -> LtiSettings:
                 f"{where}: issuer {platform.issuer!r} with client_id {platform.client_id!r} is there twice"
             )
         platforms.append(platform)
-    return LtiSettings(url, tuple(platforms))
+    return LtiSettings(url, tuple(platforms), minutes)
 
 
 def _text(value: Any, key: str) -> str:

@@ -83,3 +83,69 @@ class LtiScore(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
     next_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
     sent_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+ACTIVE, DROPPED = "active", "dropped"  # a roster member's state
+
+
+class LtiContext(Base):
+    """A platform's course (its LTI context) whose roster the tool may read (Names and Role
+    Provisioning Services): the memberships URL its launches gave, the differences URL the
+    last read gave for the next, and how the last read went."""
+
+    __tablename__ = "lti_contexts"
+    __table_args__ = (UniqueConstraint("issuer", "client_id", "context_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    issuer: Mapped[str] = mapped_column(String(300))
+    client_id: Mapped[str] = mapped_column(String(200))
+    context_id: Mapped[str] = mapped_column(String(255))
+    title: Mapped[str | None] = mapped_column(String(300), nullable=True)
+    memberships_url: Mapped[str] = mapped_column(Text)
+    differences_url: Mapped[str | None] = mapped_column(Text, nullable=True)
+    synced_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class LtiMember(Base):
+    """A member of a platform's course as its roster last gave them: their portal account (None:
+    staff on the platform whom the portal's roster does not name), the role their platform
+    roles map to, and whether they are active or dropped (their account and work kept)."""
+
+    __tablename__ = "lti_members"
+    __table_args__ = (UniqueConstraint("context", "sub"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    context: Mapped[int] = mapped_column(ForeignKey("lti_contexts.id"), index=True)
+    sub: Mapped[str] = mapped_column(String(255))
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True, index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    role: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(16), default=ACTIVE)
+    changed_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class LtiRegistration(Base):
+    """A platform registered by LTI Dynamic Registration: what it gave back, who let it register
+    and when; a revoked one takes no launch."""
+
+    __tablename__ = "lti_registrations"
+    __table_args__ = (UniqueConstraint("issuer", "client_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    issuer: Mapped[str] = mapped_column(String(300))
+    client_id: Mapped[str] = mapped_column(String(200))
+    deployment_id: Mapped[str] = mapped_column(String(200))
+    auth_login_url: Mapped[str] = mapped_column(Text)
+    token_url: Mapped[str] = mapped_column(Text)
+    jwks_url: Mapped[str] = mapped_column(Text)
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class LtiRegistrationLink(Base):
+    """A one-time registration URL an instructor made: only its token's SHA-256 is kept."""
+
+    __tablename__ = "lti_registration_links"
+    digest: Mapped[str] = mapped_column(String(64), primary_key=True)
+    created_by: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    expires_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

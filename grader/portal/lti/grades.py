@@ -33,6 +33,7 @@ from ..database.lti import FAILED as SEND_FAILED
 from ..database.lti import PENDING, SENT, LtiIdentity, LtiLink, LtiScore
 from ..database.models import Release, Submission, User, now
 from .keys import signing_key
+from .platforms import find_platform
 
 log = logging.getLogger("grader.portal")
 SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
@@ -63,7 +64,7 @@ class GradeSync:
         self.course, self.make = course, make
         self.wake = threading.Event()
         self.stopping = threading.Event()
-        self._tokens: dict[tuple[str, str], _Token] = {}
+        self._tokens: dict[tuple[str, str, str], _Token] = {}
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._rescore = False  # every score to check again (rescore_later)
@@ -219,12 +220,13 @@ class GradeSync:
                 if getattr(taken, "rowcount", 0) != 1:
                     continue  # another server's sender took it
                 message = _score_message(row)
-                platform = self._platform(row.issuer, row.client_id)
-                lineitem = row.lineitem
+                issuer, client_id, lineitem = row.issuer, row.client_id, row.lineitem
+            platform = self.platform(issuer, client_id)  # its own session: outside the one that took the score
             error = None
             try:
                 if platform is None:
-                    raise SendError(f"the platform {row.issuer} is no longer registered in course.yaml")
+                    raise SendError(f"the platform {issuer} is no longer registered (in course.yaml, or its dynamic "
+                                    "registration was revoked)")  # fmt: skip
                 self._send(platform, lineitem, message)
             except SendError as e:
                 error = str(e)
@@ -240,23 +242,34 @@ class GradeSync:
                     else:
                         done.next_at = now() + dt.timedelta(seconds=2**attempts)
 
-    def _platform(self, issuer: str, client_id: str) -> Platform | None:
-        return self.course.lti.find(issuer, client_id) if self.course.lti else None
+    def platform(self, issuer: str, client_id: str) -> Platform | None:
+        """The registration of ``issuer`` and ``client_id`` (None: it is gone, or revoked). It
+        reads in a session of its own: never call it inside another that may write (on SQLite,
+        that one holds the lock this one waits for)."""
+        if self.course.lti is None:
+            return None
+        with self.make() as session:
+            return find_platform(session, self.course.lti, issuer, client_id)
 
     def _send(self, platform: Platform, lineitem: str, message: dict[str, Any]) -> None:
-        token = self._token(platform)
+        token = self.token(platform, SCORE_SCOPE)
         parts = urllib.parse.urlsplit(lineitem)
         url = urllib.parse.urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/scores"))
         try:
             _http(url, json.dumps(message).encode(), {"Content-Type": SCORE_TYPE, "Authorization": f"Bearer {token}"})
         except SendError as e:
             if e.status == 401:  # the token was revoked or expired early: the next try gets a new one
-                self._tokens.pop((platform.token_url, platform.client_id), None)
+                self.forget_token(platform, SCORE_SCOPE)
             raise
 
-    def _token(self, platform: Platform) -> str:
-        """An access token for the score scope (kept until a minute before it expires)."""
-        key = (platform.token_url, platform.client_id)
+    def forget_token(self, platform: Platform, scope: str) -> None:
+        """Drop the kept token of ``scope`` (the platform refused it): the next need gets a new one."""
+        self._tokens.pop((platform.token_url, platform.client_id, scope), None)
+
+    def token(self, platform: Platform, scope: str) -> str:
+        """An access token for ``scope`` (AGS's score scope, NRPS's membership scope), got by the
+        client-credentials grant with a signed JWT assertion, kept until a minute before it expires."""
+        key = (platform.token_url, platform.client_id, scope)
         found = self._tokens.get(key)
         if found is not None and found.until > time.time():
             return found.value
@@ -271,7 +284,7 @@ class GradeSync:
             "grant_type": "client_credentials",
             "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
             "client_assertion": assertion,
-            "scope": SCORE_SCOPE,
+            "scope": scope,
         }).encode()  # fmt: skip
         answer = _http(platform.token_url, body, {"Content-Type": "application/x-www-form-urlencoded"})
         try:

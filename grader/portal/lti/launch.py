@@ -23,13 +23,15 @@ from ...errors import GraderError
 from ...names import visible
 from ..course.course import Course
 from ..course.lti import LtiSettings, Platform
-from ..database.lti import LtiIdentity, LtiLink, LtiLogin
+from ..database.lti import LtiContext, LtiIdentity, LtiLink, LtiLogin
 from ..database.models import INSTRUCTOR, STUDENT, TA, User, now
 from .keys import signing_key
+from .platforms import find_platform
 
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
 DL = "https://purl.imsglobal.org/spec/lti-dl/claim/"
 AGS_ENDPOINT = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 RESOURCE_LINK, DEEP_LINKING = "LtiResourceLinkRequest", "LtiDeepLinkingRequest"
 MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
 LOGIN_MINUTES = 10  # a launch must come back within this long of its login
@@ -104,10 +106,11 @@ def login(session: Session, settings: LtiSettings, params: dict[str, str], base:
     issuer, hint = params.get("iss", ""), params.get("login_hint", "")
     if not issuer or not hint:
         raise LaunchRefused("a login initiation needs 'iss' and 'login_hint': start the tool from the course's page")
-    platform = settings.find(issuer, params.get("client_id") or None)
+    platform = find_platform(session, settings, issuer, params.get("client_id") or None)
     if platform is None:
         raise LaunchRefused(f"the platform {issuer!r} (client_id {params.get('client_id') or 'not given'}) is not "
-                            "registered: add it to lti.platforms in course.yaml")  # fmt: skip
+                            "registered, or its registration was revoked: add it to lti.platforms in course.yaml, "
+                            "or register the tool on it again")  # fmt: skip
     session.execute(delete(LtiLogin).where(LtiLogin.created_at < now() - dt.timedelta(days=1)))  # long spent or lapsed
     state, nonce = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
     session.add(LtiLogin(state=state, nonce=nonce, issuer=platform.issuer, client_id=platform.client_id))
@@ -146,9 +149,10 @@ def launch(session: Session, course: Course, keys: PlatformKeys, id_token: str, 
     begun = session.get(LtiLogin, state)
     if begun is None:
         raise LaunchRefused("the launch's state is not one this tool issued: start the tool from the course's page")
-    platform = settings.find(begun.issuer, begun.client_id)
+    platform = find_platform(session, settings, begun.issuer, begun.client_id)
     if platform is None:
-        raise LaunchRefused(f"the platform {begun.issuer!r} is no longer registered in course.yaml")
+        raise LaunchRefused(f"the platform {begun.issuer!r} is no longer registered (in course.yaml, or its dynamic "
+                            "registration was revoked): register the tool on it again")  # fmt: skip
     claims = _verified(id_token, platform, keys)
     if claims.get("nonce") != begun.nonce:
         raise LaunchRefused("the launch's nonce is not the one issued with its state: launch again from the course")
@@ -161,8 +165,8 @@ def launch(session: Session, course: Course, keys: PlatformKeys, id_token: str, 
         raise LaunchRefused("this launch was used already (its nonce is spent): launch again from the course")
     deployment = str(claims.get(LTI + "deployment_id", ""))
     if deployment not in platform.deployment_ids:
-        raise LaunchRefused(f"the deployment {deployment!r} is not among lti.platforms' deployment_ids of "
-                            f"{platform.issuer}: add it to course.yaml")  # fmt: skip
+        raise LaunchRefused(f"the deployment {deployment!r} is not among the deployment ids registered for "
+                            f"{platform.issuer}: add it to lti.platforms' deployment_ids in course.yaml")  # fmt: skip
     kind = claims.get(LTI + "message_type")
     if kind not in (RESOURCE_LINK, DEEP_LINKING):
         raise LaunchRefused(f"the message type {kind!r} is not one this tool takes ({RESOURCE_LINK}, {DEEP_LINKING})")
@@ -171,6 +175,7 @@ def launch(session: Session, course: Course, keys: PlatformKeys, id_token: str, 
     user = _user(session, platform, claims, role_of(claims.get(LTI + "roles") or []))
     assignment = None
     settings_dl = None
+    remember(session, platform, claims)
     if kind == RESOURCE_LINK:
         assignment = _link(session, course, platform, claims)
     else:
@@ -299,6 +304,31 @@ def _link(session: Session, course: Course, platform: Platform, claims: dict[str
         row.lineitem = lineitem
     session.flush()
     return row.assignment
+
+
+def remember(session: Session, platform: Platform, claims: dict[str, Any]) -> None:
+    """Keep the memberships URL of a launch's NRPS claim for its context (a new URL forgets the
+    differences URL of the old one)."""
+    service = claims.get(NRPS_CLAIM)
+    context = claims.get(LTI + "context")
+    if not isinstance(service, dict) or not isinstance(context, dict):
+        return
+    url, context_id = service.get("context_memberships_url"), str(context.get("id") or "")
+    if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https") or not context_id:
+        return
+    row = session.scalar(select(LtiContext).where(LtiContext.issuer == platform.issuer,
+                                                  LtiContext.client_id == platform.client_id,
+                                                  LtiContext.context_id == context_id))  # fmt: skip
+    if row is None:
+        row = LtiContext(issuer=platform.issuer, client_id=platform.client_id, context_id=context_id,
+                         memberships_url=url)  # fmt: skip
+        session.add(row)
+    elif row.memberships_url != url:
+        row.memberships_url, row.differences_url = url, None
+    title = context.get("title") or context.get("label")
+    if isinstance(title, str) and title.strip():
+        row.title = visible(title).strip()[:300]
+    session.flush()
 
 
 def deep_linking_response(session: Session, course: Course, platform: Platform, deployment_id: str,

@@ -15,15 +15,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from ..database.lti import DROPPED, LtiContext, LtiMember, LtiRegistration, LtiScore
 from ..database.lti import FAILED as SEND_FAILED
-from ..database.lti import LtiScore
-from ..database.models import User
+from ..database.models import User, now
 from ..lti import launch as lti
+from ..lti import registration
 from ..lti.grades import GradeSync
 from ..lti.keys import jwks
+from ..lti.platforms import find_platform
+from ..lti.roster import RosterError
 from ..web.middleware import CSP
 from ..web.portal import Portal, https
-from ..web.routes import checked_form, need_staff, page, start_session, wants_json
+from ..web.routes import audit, checked_form, need_instructor, need_staff, page, start_session, wants_json
 
 DEEP_LINK = "lti_deep_link"  # the session's key for the deep-linking request an instructor answers
 SCORES_SHOWN = 500
@@ -60,6 +63,8 @@ def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
         except lti.LaunchRefused as e:
             raise HTTPException(401, f"LTI launch refused: {e}") from None
         assert user is not None
+        if portal.roster is not None:
+            portal.roster.kick()  # a platform course new to the tool: its roster read at once
         start_session(portal, request, user)
         if done.deep_linking is not None:
             request.session[DEEP_LINK] = {"issuer": done.platform.issuer, "client_id": done.platform.client_id,
@@ -83,10 +88,10 @@ def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
         name = str(form.get("assignment", ""))
         if name not in choices:
             raise HTTPException(400, f"no assignment {name!r} in this course: pick one of {', '.join(choices)}")
-        platform = portal.course.lti.find(asked["issuer"], asked["client_id"]) if portal.course.lti else None
-        if platform is None:
-            raise HTTPException(400, f"the platform {asked['issuer']!r} is no longer registered in course.yaml")
         with portal.make.begin() as session:
+            platform = find_platform(session, portal.course.lti, asked["issuer"], asked["client_id"]) if portal.course.lti else None  # fmt: skip
+            if platform is None:
+                raise HTTPException(400, f"the platform {asked['issuer']!r} is no longer registered: register it again")
             token = lti.deep_linking_response(session, portal.course, platform, asked["deployment_id"],
                                               asked["settings"], name, str(request.base_url))  # fmt: skip
         request.session.pop(DEEP_LINK, None)
@@ -120,6 +125,115 @@ def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
                  for s, u in rows]  # fmt: skip
         return page(request, "lti_scores.html", {"scores": items}, user=user)
 
+    def roster(request: Request, form: Any) -> Response:
+        """The platforms' courses whose rosters the portal reads, their members, and the
+        instructor's button that reads one now (NRPS)."""
+        user = need_staff(portal, request)
+        if request.method == "POST":
+            user = need_instructor(portal, request)
+            form = checked_form(request, form)
+            text = str(form.get("context", ""))
+            if portal.roster is None or not text.isdigit():
+                raise HTTPException(404, f"no platform course {text!r} to read the roster of")
+            try:
+                read = portal.roster.sync(int(text), full=form.get("full") == "1")
+            except RosterError as e:
+                raise HTTPException(502, f"the roster was not read: {e}") from None
+            with portal.make.begin() as session:
+                audit(session, user, "lti-roster", f"context {read.context}: {read.members} listed, {read.added} "
+                      f"added, {read.dropped} dropped ({'full' if read.full else 'differences'})")  # fmt: skip
+            if wants_json(request):
+                return JSONResponse({"context": read.context, "members": read.members, "added": read.added,
+                                     "dropped": read.dropped, "full": read.full})  # fmt: skip
+            return RedirectResponse("/class/lti/roster", 303)
+        with portal.read() as session:
+            contexts = session.scalars(select(LtiContext).order_by(LtiContext.id)).all()
+            rows = session.execute(select(LtiMember, User).outerjoin(User, User.id == LtiMember.user_id)
+                                   .order_by(LtiMember.context, LtiMember.name)).all()  # fmt: skip
+            items = [{"id": c.id, "platform": c.issuer, "context": c.context_id, "title": c.title or c.context_id,
+                      "synced_at": c.synced_at.isoformat() if c.synced_at else None, "error": c.last_error,
+                      "differences": c.differences_url is not None,
+                      "members": [{"sub": m.sub, "name": m.name, "email": u.email if u else None,
+                                   "role": m.role, "account_role": u.role if u else None, "status": m.status,
+                                   "dropped": m.status == DROPPED}
+                                  for m, u in rows if m.context == c.id]}
+                     for c in contexts]  # fmt: skip
+        return page(request, "lti_roster.html", {"contexts": items}, user=user)
+
+    def register(request: Request, form: Any) -> Response:
+        """LTI Dynamic Registration, opened by the LMS at a one-time link an instructor made:
+        the registration made, and a page that tells the LMS to close its window."""
+        assert portal.course.lti is not None
+        token = str(request.path_params["token"])
+        params = request.query_params
+        config_url = params.get("openid_configuration", "")
+        frame = urlsplit(config_url)
+        data: dict[str, Any] = {}
+        status = 200
+        try:
+            with portal.make() as session:
+                registration.check_link(session, token)
+            base = lti.tool_url(portal.course.lti, str(request.base_url))
+            done = registration.register(portal.course.lti, base, portal.course.title, config_url,
+                                         params.get("registration_token") or None)  # fmt: skip
+            with portal.make.begin() as session:
+                by = registration.spend_link(session, token)
+                row = registration.keep(session, done, by)
+                maker = session.get(User, by)
+                if maker is not None:
+                    audit(session, maker, "lti-register", f"{done.issuer} client {done.client_id} deployment "
+                          f"{done.deployment_id} (registration {row.id})")  # fmt: skip
+            data = {"issuer": done.issuer, "client_id": done.client_id, "deployment_id": done.deployment_id}
+        except registration.RegistrationRefused as e:
+            data, status = {"error": str(e)}, 400
+        if wants_json(request):
+            return JSONResponse(data, status)
+        response = page(request, "lti_registered.html", data, status)
+        if frame.scheme in ("http", "https") and frame.netloc:  # the LMS shows this page in its frame
+            response.headers["content-security-policy"] = CSP.replace(
+                "frame-ancestors 'none'", f"frame-ancestors 'self' {frame.scheme}://{frame.netloc}"
+            )
+            response.headers["x-frame-options"] = "SAMEORIGIN"  # ignored where frame-ancestors is understood
+        return response
+
+    def registrations(request: Request, form: Any) -> Response:
+        """The dynamic registrations: listed, a one-time registration link made, one revoked."""
+        user = need_instructor(portal, request)
+        link = None
+        if request.method == "POST":
+            form = checked_form(request, form)
+            action = str(form.get("action", ""))
+            with portal.make.begin() as session:
+                if action == "link":
+                    token = registration.new_link(session, user)
+                    base = lti.tool_url(portal.course.lti, str(request.base_url)) if portal.course.lti else ""
+                    link = f"{base}/lti/register/{token}"
+                    audit(session, user, "lti-register-link", f"a registration link, good for "
+                          f"{registration.LINK_MINUTES} minutes")  # fmt: skip
+                elif action == "revoke":
+                    text = str(form.get("registration", ""))
+                    row = session.get(LtiRegistration, int(text)) if text.isdigit() else None
+                    if row is None:
+                        raise HTTPException(404, f"no registration {text!r} to revoke")
+                    if row.revoked_at is None:
+                        row.revoked_at = now()
+                        audit(session, user, "lti-revoke", f"{row.issuer} client {row.client_id} "
+                              f"(registration {row.id})")  # fmt: skip
+                else:
+                    raise HTTPException(400, "action must be 'link' (a registration link) or 'revoke'")
+            if wants_json(request):
+                return JSONResponse({"link": link} if link else {"revoked": True})
+            if link is None:
+                return RedirectResponse("/class/lti/registrations", 303)
+        with portal.read() as session:
+            rows = session.execute(select(LtiRegistration, User).outerjoin(User, User.id == LtiRegistration.created_by)
+                                   .order_by(LtiRegistration.id)).all()  # fmt: skip
+            items = [{"id": r.id, "issuer": r.issuer, "client_id": r.client_id, "deployment_id": r.deployment_id,
+                      "created_at": r.created_at.isoformat(), "by": u.email if u else None,
+                      "revoked_at": r.revoked_at.isoformat() if r.revoked_at else None}
+                     for r, u in rows]  # fmt: skip
+        return page(request, "lti_registrations.html", {"registrations": items, "link": link}, user=user)
+
     def route(path: str, handler: Callable[[Request, Any], Response], methods: list[str]) -> Route:
         return Route(path, _endpoint(handler), methods=methods)
 
@@ -129,6 +243,9 @@ def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
         route("/lti/jwks", tool_jwks, ["GET"]),
         route("/lti/pick", pick, ["GET", "POST"]),
         route("/class/lti", scores, ["GET", "POST"]),
+        route("/class/lti/roster", roster, ["GET", "POST"]),
+        route("/class/lti/registrations", registrations, ["GET", "POST"]),
+        route("/lti/register/{token}", register, ["GET"]),
     ]
 
 

@@ -18,6 +18,7 @@ from ..course.sync import synced_since
 from ..database.db import reading
 from ..jobs.workers import Workers
 from ..lti.grades import GradeSync
+from ..lti.roster import RosterSync
 from ..mail.sender import MailSender
 from .live import Watch
 
@@ -35,6 +36,7 @@ class Portal:
     workers: Workers | None = None
     signin_limit: SignInLimit = field(default_factory=SignInLimit)
     grades: GradeSync | None = None  # the scores sent to LTI platforms (None: the course is no LTI tool)
+    roster: RosterSync | None = None  # the reads of the LTI platforms' rosters (None: the course is no LTI tool)
     public_url: str | None = None  # the address people reach it at (behind a proxy), if not the request's
     digest: str | None = None
     mail: MailSender | None = None  # the outbox's sender of this process (kicked when a page enqueues a mail)

@@ -18,7 +18,7 @@ pytest.importorskip("jwt", reason='the LTI tool needs PyJWT: pip install -e ".[p
 from grader.portal.course.course import DEMO_INSTRUCTOR, DEMO_STUDENTS, make_demo_course  # noqa: E402
 
 from portal_server import Client, Server  # noqa: E402
-from test_portal_lti import LTI, Platform, _key, add_to_roster, launch, login, post_launch  # noqa: E402
+from test_portal_lti import LTI, ROLE, Platform, _key, _wait, add_to_roster, launch, login, member, post_launch  # noqa: E402
 
 TA = "ta@example.edu"
 
@@ -208,4 +208,85 @@ def test_a_student_cannot_answer_a_deep_linking_request(tool):
 def test_an_unregistered_platform_is_refused_at_login(tool):
     r = Client(tool["server"].url).http.get("/lti/login", params={"iss": "https://elsewhere.example", "login_hint": "x"},
                                             headers={"Accept": "text/html"})  # fmt: skip
-    assert r.status_code == 400 and "is not registered: add it to lti.platforms in course.yaml" in html.unescape(r.text)
+    assert (
+        r.status_code == 400
+        and "is not registered, or its registration was revoked: add it to lti.platforms" in html.unescape(r.text)
+    )
+
+
+def roster(lms, platform: Platform) -> dict:
+    """The roster page's platform course of ``platform``, as the instructor sees it."""
+    (context,) = [
+        c for c in lms["instructor"].get("/class/lti/roster").json()["contexts"] if c["platform"] == platform.url
+    ]
+    return context
+
+
+def test_a_student_cannot_start_a_roster_read(lms):
+    """Reading a platform's roster is the instructor's (CSRF-checked, audited): a student's
+    POST is a 404 and the platform is asked nothing."""
+    platform, server = lms["untrusted"], lms["server"]
+    platform.tool_jwks, platform.members = server.url + "/lti/jwks", [member("m-1"), member("m-2")]
+    student = Client(server.url)
+    assert launch(student, platform, platform.claims("m-1", "Learner", **platform.service())).status_code == 303
+    context = _wait(lambda: (c := roster(lms, platform))["synced_at"] and c, 60)  # the server's own first read
+    asked = len(platform.roster_reads)
+    student.get("/")
+    r = student.post("/class/lti/roster", {"context": str(context["id"]), "full": "1"})
+    assert r.status_code == 404
+    assert student.get("/class/lti/roster").status_code == 404
+    assert len(platform.roster_reads) == asked
+
+
+def test_a_learner_on_the_platforms_roster_never_becomes_staff(lms):
+    """On a platform whose e-mails course.yaml trusts, Learners listed with the TA's and the
+    instructor's e-mails are linked to neither account (no account at all), and one with an
+    institution's Administrator role besides is a student: the roster never gives a role."""
+    platform, server = lms["trusted"], lms["server"]
+    platform.tool_jwks = server.url + "/lti/jwks"
+    platform.members = [member("mallory-5", email=TA), member("mallory-6", email=DEMO_INSTRUCTOR),
+                        member("mallory-7", roles=[ROLE + "Learner",
+                                                   "http://purl.imsglobal.org/vocab/lis/v2/institution/person#Administrator"])]  # fmt: skip
+    assert (
+        launch(Client(server.url), platform, platform.claims("s-77", "Learner", **platform.service())).status_code
+        == 303
+    )
+    context = _wait(lambda: (c := roster(lms, platform))["synced_at"] and c, 60)
+    read = lms["instructor"].post("/class/lti/roster", {"context": str(context["id"]), "full": "1"})
+    assert read.status_code == 200
+    got = {m["sub"]: (m["email"], m["account_role"]) for m in roster(lms, platform)["members"]}
+    assert got["mallory-5"] == (None, None) and got["mallory-6"] == (None, None)
+    assert got["mallory-7"] == ("mallory-7@platform.example", "student")
+    roles = {s["email"]: s for s in lms["instructor"].get("/class").json()["students"]}
+    assert "mallory-5@platform.example" not in roles
+    mallory = Client(server.url)  # nor did the roster link the TA's account for a Learner's launch
+    r = launch(mallory, platform, platform.claims("mallory-5", "Learner", email=TA))
+    assert r.status_code == 401 and me(mallory) is None
+
+
+def test_an_anonymous_visitor_cannot_register_a_platform(lms):
+    """Dynamic registration starts only at a one-time link an instructor made: a made-up or
+    missing token registers nothing, and the platform named is never asked anything."""
+    from test_portal_lti import register
+
+    server, own = lms["server"], Platform()
+    try:
+        for token in ("made-up", "x" * 43):
+            r = register(own, f"{server.url}/lti/register/{token}")
+            assert r.status_code == 400 and "unknown, used already or expired" in r.json()["error"]
+        assert httpx.get(f"{server.url}/lti/register/").status_code == 404
+        assert own.registered == [] and own.roster_reads == []
+        assert lms["instructor"].get("/class/lti/registrations").json()["registrations"] == []
+    finally:
+        own.stop()
+
+
+def test_a_student_cannot_make_a_registration_link_or_revoke_one(lms):
+    """The registrations page is the instructor's: a student's link request and revocation are 404s."""
+    platform, server = lms["untrusted"], lms["server"]
+    student = Client(server.url)
+    assert launch(student, platform, platform.claims("m-9", "Learner")).status_code == 303
+    student.get("/")
+    assert student.post("/class/lti/registrations", {"action": "link"}).status_code == 404
+    assert student.post("/class/lti/registrations", {"action": "revoke", "registration": "1"}).status_code == 404
+    assert student.get("/class/lti/registrations").status_code == 404
