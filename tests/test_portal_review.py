@@ -27,3 +27,33 @@ def test_released_hand_grading_does_not_show_the_private_total_to_the_student(ha
     assert seen is not None and seen["points"] == 2
     total_with_hand = round(min(full["max_total"], max(0.0, full["total"] + 2)), 2)
     assert seen["total"] != total_with_hand, "the private tests' total reaches the student through hand grading"
+
+
+@pytest.mark.xfail(strict=True, reason="review: handgrading._submission lets in only the uploader (sub.user_id), "
+                   "not the team's other members, whom the submission's page lets in (mates): their 'your code' "
+                   "link, and the released hand grading on it, answer 404")
+def test_a_teammate_opens_the_code_of_the_teams_submission(tmp_path):
+    from portal_server import WRONG, Client, Server
+    from test_portal_teams import teams_course
+
+    server = Server(teams_course(tmp_path / "course"), tmp_path, None, "--workers", "0")
+    try:
+        prof = Client(server.url)
+        prof.sign_in(server.link)
+        people = {}
+        for entry in prof.post("/class/links").json()["links"]:
+            people[entry["email"]] = Client(server.url)
+            people[entry["email"]].sign_in(entry["link"])
+        ada, bob, cy = (people[f"s{i}@example.edu"] for i in (1, 2, 3))
+        assert ada.post("/a/othello/team/invite", {"email": "s2@example.edu"}).status_code == 200
+        got = bob.get("/a/othello").json()["team"]["received"]
+        assert bob.post("/a/othello/team/accept", {"invitation": str(got[0]["id"])}).status_code == 200
+        up = ada.upload(WRONG, name="lab.py")
+        assert up.status_code == 201, up.text
+        sid = up.json()["id"]
+        assert bob.get(f"/s/{sid}").status_code == 200  # the team's submission is each member's
+        assert 'href="/s/' + sid + '/code"' in bob.html(f"/s/{sid}").text  # its page links the code
+        assert cy.get(f"/s/{sid}/code").status_code == 404  # another student: never
+        assert bob.get(f"/s/{sid}/code").status_code == 200
+    finally:
+        server.stop()
