@@ -11,8 +11,11 @@ pytest.importorskip("pygments", reason='the portal needs its extra: pip install 
 from test_portal_hand import TA, hand  # noqa: E402, F401 (a fixture)
 
 
-@pytest.mark.xfail(strict=True, reason="review: the code page shows a student hand.total = combined(sub.total, ...), "
-                   "the total with the private tests, though the private results are not released")
+@pytest.mark.xfail(
+    strict=True,
+    reason="review: the code page shows a student hand.total = combined(sub.total, ...), "
+    "the total with the private tests, though the private results are not released",
+)
 def test_released_hand_grading_does_not_show_the_private_total_to_the_student(hand):  # noqa: F811
     ada, ta, instructor = hand["people"]["ada@example.edu"], hand["people"][TA[0]], hand["instructor"]
     sid = hand["subs"]["ada@example.edu"]["id"]
@@ -29,12 +32,16 @@ def test_released_hand_grading_does_not_show_the_private_total_to_the_student(ha
     assert seen["total"] != total_with_hand, "the private tests' total reaches the student through hand grading"
 
 
-@pytest.mark.xfail(strict=True, reason="review: handgrading._submission lets in only the uploader (sub.user_id), "
-                   "not the team's other members, whom the submission's page lets in (mates): their 'your code' "
-                   "link, and the released hand grading on it, answer 404")
+@pytest.mark.xfail(
+    strict=True,
+    reason="review: handgrading._submission lets in only the uploader (sub.user_id), "
+    "not the team's other members, whom the submission's page lets in (mates): their 'your code' "
+    "link, and the released hand grading on it, answer 404",
+)
 def test_a_teammate_opens_the_code_of_the_teams_submission(tmp_path):
-    from portal_server import WRONG, Client, Server
     from test_portal_teams import teams_course
+
+    from portal_server import WRONG, Client, Server
 
     server = Server(teams_course(tmp_path / "course"), tmp_path, None, "--workers", "0")
     try:
@@ -59,16 +66,20 @@ def test_a_teammate_opens_the_code_of_the_teams_submission(tmp_path):
         server.stop()
 
 
-@pytest.mark.xfail(strict=True, reason="review: pages/lti.py register() fetches the openid_configuration URL before "
-                   "it spends the registration link, and registration._json echoes 300 bytes of an error answer: "
-                   "one link makes the server fetch any URL (internal ones too) as often as asked for an hour, "
-                   "and shows what they answer")
+@pytest.mark.xfail(
+    strict=True,
+    reason="review: pages/lti.py register() fetches the openid_configuration URL before "
+    "it spends the registration link, and registration._json echoes 300 bytes of an error answer: "
+    "one link makes the server fetch any URL (internal ones too) as often as asked for an hour, "
+    "and shows what they answer",
+)
 def test_a_registration_link_fetches_one_url_once_and_never_shows_what_it_answered(tmp_path):
     import http.server
     import threading
 
     pytest.importorskip("jwt", reason="the LTI tool needs PyJWT (the portal extra)")
     from grader.portal.course.course import make_demo_course
+
     from portal_server import Client, Server
 
     hits: list[str] = []
@@ -106,11 +117,15 @@ def test_a_registration_link_fetches_one_url_once_and_never_shows_what_it_answer
         internal.shutdown()
 
 
-@pytest.mark.xfail(strict=True, reason="review: pages/lti.py register() writes the openid_configuration URL's netloc "
-                   "into the Content-Security-Policy unchecked, for any token: a visitor's link adds directives")
+@pytest.mark.xfail(
+    strict=True,
+    reason="review: pages/lti.py register() writes the openid_configuration URL's netloc "
+    "into the Content-Security-Policy unchecked, for any token: a visitor's link adds directives",
+)
 def test_the_registration_page_takes_no_directive_from_its_address(tmp_path):
     pytest.importorskip("jwt", reason="the LTI tool needs PyJWT (the portal extra)")
     from grader.portal.course.course import make_demo_course
+
     from portal_server import Server
 
     course = make_demo_course(tmp_path / "course")
