@@ -5,6 +5,7 @@ pip install where a C compiler is there: each imported the first time a solver a
 from __future__ import annotations
 
 import importlib
+import threading
 from types import ModuleType
 
 HOW_TO_BUILD = "install a C compiler (e.g. gcc) and reinstall grader (pip install --force-reinstall .)"
@@ -18,16 +19,18 @@ class Extension:
         self._module: ModuleType | None = None
         self._reason: str | None = None
         self._tried = False
+        self._lock = threading.Lock()  # a thread asking while another imports it waits for that import
 
     @property
     def module(self) -> ModuleType | None:
         """The extension's module (None: it cannot be imported here)."""
-        if not self._tried:
-            self._tried = True
-            try:
-                self._module = importlib.import_module(self.name)
-            except ImportError as e:  # not built: no C compiler at install time, or a broken build
-                self._reason = f"{self.name} could not be imported ({e})"
+        with self._lock:
+            if not self._tried:
+                try:
+                    self._module = importlib.import_module(self.name)
+                except ImportError as e:  # not built: no C compiler at install time, or a broken build
+                    self._reason = f"{self.name} could not be imported ({e})"
+                self._tried = True
         return self._module
 
     def available(self) -> bool:
