@@ -209,7 +209,7 @@ def arena_pages(browser, instructor: Page, url: str, tmp: Path, out: Path) -> No
     instructor.select_option("#new-test select[name=base]", label="v1")
     instructor.fill("#new-test input[name=tc]", "2+0.05")
     instructor.fill("#new-test input[name=elo1]", "200")
-    instructor.fill("#new-test input[name=max_games]", "40")
+    instructor.fill("#new-test input[name=max_games]", "100")  # room for a decision
     instructor.click("#new-test button")
     instructor.wait_for_url(f"{url}/arena/t/*")
     instructor.locator("#test[data-settled=true]").wait_for(timeout=600_000)  # the page updates itself
