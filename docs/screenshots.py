@@ -1,9 +1,13 @@
 """Screenshots of the course portal's main pages, for the README and docs/guides/portal.md:
-a student's assignment page and submission page (public feedback, private results released),
-the submission page on a 375-pixel phone, and the instructor's class table; and of the arena's: an SPRT test decided by the portal's
+a student's assignment page (in a team of two formed by invitation) and submission page
+(public feedback, private results released), the submission page on a 375-pixel phone, the
+code of the submission with its released hand grade and a line comment as the student reads
+it, the instructor's class table, the hand-grading page and the regrade queue with the
+student's request open; and of the arena's: an SPRT test decided by the portal's
 workers (two versions of an NBoard engine, uploaded in the browser) and an open ladder
 three students and the instructor entered. Taken in Chromium (Playwright) from a demo course
-(with a ladder added) served by ``grader serve`` in a temporary folder.
+(its Othello lab done in teams and graded by hand too, a ladder added) served by
+``grader serve`` in a temporary folder.
 
 Usage: python docs/screenshots.py [OUT]    (OUT: docs/images by default; rerunnable)
 Needs the portal and test extras and a Chromium (apt-get install chromium).
@@ -28,6 +32,18 @@ CHROMIUMS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-sta
 VIEWPORT = {"width": 1000, "height": 720}
 PHONE = {"width": 375, "height": 720}
 MAX_BYTES = 150 * 1024  # each image, as the README wants them
+# the Othello lab in teams of two, with a rubric (added to the demo course's course.yaml)
+OTHELLO = "    per_day: 10\n  - name: tictactoe"
+TEAMS_AND_RUBRIC = """\
+    per_day: 10
+    teams: {size: 2}
+    rubric:
+      items:
+        - {name: clean search, points: 1, comment: a clear negamax with alpha-beta}
+        - {name: score, points: -1, comment: the score is the disc difference}
+  - name: tictactoe"""
+LINE_COMMENT = (86, "This counts your discs at the end: the lab asks for the difference (yours minus theirs).")
+REGRADE = "Test 3's line is optimal: may my score be checked by hand?"
 LADDER = "ladders:\n  - {name: open, title: Open Othello ladder, game: othello, tc: 2+0.05}\n"
 # the ladder's players: the demo students' and the instructor's engines (bundled move scripts)
 PLAYERS = {"ada@example.edu": "greedy", "alan@example.edu": "random_mover", "grace@example.edu": "random_mover",
@@ -53,6 +69,14 @@ def signed_in(browser, link: str) -> Page:
     page.goto(link)
     page.click("#signin")
     return page
+
+
+def student_page(browser, instructor: Page, url: str, email: str) -> Page:
+    """A page signed in as the student, by a one-time link the instructor makes."""
+    instructor.goto(f"{url}/class")
+    instructor.fill("form[action='/class/links'] input[name=email]", email)
+    instructor.click("text=Make one-time sign-in links")
+    return signed_in(browser, instructor.inner_text("#links code"))
 
 
 def nboard_archive(script: str, folder: Path) -> Path:
@@ -102,16 +126,22 @@ def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="grader-screenshots-") as tmp:
         course = make_demo_course(Path(tmp) / "course")
-        (course / "course.yaml").write_text((course / "course.yaml").read_text() + LADDER)
+        text = (course / "course.yaml").read_text()
+        assert OTHELLO in text, "the demo course's course.yaml changed: update OTHELLO"
+        (course / "course.yaml").write_text(text.replace(OTHELLO, TEAMS_AND_RUBRIC) + LADDER)
         proc, url, link = serve(course, Path(tmp))
         try:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
                 instructor = signed_in(browser, link)
-                instructor.fill("form[action='/class/links'] input[name=email]", "ada@example.edu")
-                instructor.click("text=Make one-time sign-in links")
-                student = signed_in(browser, instructor.inner_text("#links code"))
+                student = student_page(browser, instructor, url, "ada@example.edu")
+                teammate = student_page(browser, instructor, url, "alan@example.edu")
                 student.click("text=Othello endgame lab")
+                student.fill("#team-invite input[name=email]", "alan@example.edu")
+                student.click("#team-invite button")
+                teammate.goto(f"{url}/a/othello")
+                teammate.click("#team-received button:has-text('Accept')")
+                teammate.locator("#team-members").wait_for()
                 for script in ("negamax.py", "wrong_score.py"):
                     student.goto(f"{url}/a/othello")
                     student.set_input_files("input[name=script]", str(ROOT / "submissions" / script))
@@ -121,6 +151,8 @@ def main(out: Path) -> None:
                 submission = student.url
                 instructor.goto(f"{url}/class")
                 instructor.click("text=Release the private results of Othello endgame lab")
+                instructor.click("#confirm-release")  # the page that asks to confirm
+                instructor.locator("text=Othello endgame lab: released to the students").wait_for()
                 student.goto(f"{url}/a/othello")
                 shoot(student, out / "portal-assignment.png")
                 student.goto(submission)
@@ -128,6 +160,7 @@ def main(out: Path) -> None:
                 student.set_viewport_size(PHONE)
                 shoot(student, out / "portal-phone.png")
                 student.set_viewport_size(VIEWPORT)
+                hand_grading(instructor, student, url, submission, out)
                 instructor.goto(f"{url}/class")
                 shoot(instructor, out / "portal-class.png")
                 arena_pages(browser, instructor, url, Path(tmp), out)
@@ -141,6 +174,33 @@ def main(out: Path) -> None:
                 time.sleep(0.1)
 
 
+def hand_grading(instructor: Page, student: Page, url: str, submission: str, out: Path) -> None:
+    """The instructor grades the counted submission by hand (a rubric item, a line comment) and
+    releases it; the student reads it on the code page, then asks for a regrade, which the
+    staff's queue lists."""
+    instructor.goto(f"{url}/class/othello/grading")
+    instructor.click("#grading a[href$='/code']")
+    instructor.check("#rubric input[value='clean search']")
+    instructor.click("#save-rubric")
+    instructor.fill("#comment-form input[name=line]", str(LINE_COMMENT[0]))
+    instructor.fill("#comment-form textarea[name=text]", LINE_COMMENT[1])
+    instructor.click("#add-comment")
+    instructor.locator("#hand-comments").wait_for()
+    instructor.goto(f"{url}/class/othello/grading")
+    shoot(instructor, out / "portal-grading.png")
+    instructor.click("#hand-release")
+    instructor.locator("#undo-hand-release").wait_for()
+    student.goto(f"{submission}/code")
+    student.locator("#hand-comments").wait_for()
+    shoot(student, out / "portal-code.png")
+    student.goto(submission)
+    student.fill("#regrade-reason", REGRADE)
+    student.click("#regrade-ask")
+    student.locator(".regrade-state").wait_for()
+    instructor.goto(f"{url}/class/regrades")
+    shoot(instructor, out / "portal-regrades.png")
+
+
 def arena_pages(browser, instructor: Page, url: str, tmp: Path, out: Path) -> None:
     """The arena's test page once its SPRT decided, and the open ladder after some rounds."""
     archives = {name: nboard_archive(name, tmp) for name in set(PLAYERS.values())}
@@ -149,19 +209,13 @@ def arena_pages(browser, instructor: Page, url: str, tmp: Path, out: Path) -> No
     instructor.select_option("#new-test select[name=base]", label="v1")
     instructor.fill("#new-test input[name=tc]", "2+0.05")
     instructor.fill("#new-test input[name=elo1]", "200")
-    instructor.fill("#new-test input[name=max_games]", "40")
+    instructor.fill("#new-test input[name=max_games]", "100")  # room for a decision
     instructor.click("#new-test button")
     instructor.wait_for_url(f"{url}/arena/t/*")
     instructor.locator("#test[data-settled=true]").wait_for(timeout=600_000)  # the page updates itself
     shoot(instructor, out / "arena-test.png")
     for email, script in PLAYERS.items():
-        if email:
-            instructor.goto(f"{url}/class")
-            instructor.fill("form[action='/class/links'] input[name=email]", email)
-            instructor.click("text=Make one-time sign-in links")
-            player = signed_in(browser, instructor.inner_text("#links code"))
-        else:
-            player = instructor
+        player = student_page(browser, instructor, url, email) if email else instructor
         new_engine(player, url, script.replace("_", "-"), [archives[script]])
         player.goto(f"{url}/ladder/open")
         player.click("#enter")
