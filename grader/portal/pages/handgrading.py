@@ -39,6 +39,7 @@ from ..web.routes import (
     page,
     wants_json,
 )
+from .assignments import private_shown
 
 MAX_COMMENT = 2000  # characters
 
@@ -96,7 +97,8 @@ def code_page(portal: Portal, request: Request, form: Any) -> Response:
         grade = session.get(HandGrade, sub.id)
         notes = hand.comments(session, sub.id)
         files = _files(portal, sub)
-        data = _code_data(user, sub, assignment, files, who, grade, notes, is_released)
+        full = user.staff or private_shown(session, assignment)  # the total with the private tests: a secret until then
+        data = _code_data(user, sub, assignment, files, who, grade, notes, is_released, full)
     if wants_json(request):
         return page(request, "code.html", data, user=user)
     by_line: dict[tuple[str, int], list[dict[str, Any]]] = {}
@@ -108,7 +110,9 @@ def code_page(portal: Portal, request: Request, form: Any) -> Response:
 
 def _code_data(user: User, sub: Submission, assignment: Assignment | None, files: list[CodeFile],
                who: dict[str, Any] | None, grade: HandGrade | None, notes: list[HandComment],
-               is_released: bool) -> dict[str, Any]:  # fmt: skip
+               is_released: bool, full: bool) -> dict[str, Any]:  # fmt: skip
+    """The code page's data; ``full``: the total with the private tests may be shown (staff, or
+    the private results released), else the hand grading's points alone."""
     graded = sub.status == GRADED
     if user.staff:
         results = {"symbols": sub.symbols, "total": sub.total, "max_total": sub.max_total}
@@ -132,7 +136,8 @@ def _code_data(user: User, sub: Submission, assignment: Assignment | None, files
     points = rubric.points(chosen)
     data["hand"] = {
         "released": is_released, "items": items, "points": points if grade is not None else None,
-        "total": combined(sub.total, points, sub.max_total) if grade is not None and sub.total is not None else None,
+        "total": combined(sub.total, points, sub.max_total) if full and grade is not None and sub.total is not None
+        else None,
         "comments": [{"id": c.id, "path": c.path, "line": c.line, "text": c.text,
                       "anchor": f"f{index.get(c.path, 0)}-L{c.line}"} for c in notes],
         "combine": rubric.combine,
