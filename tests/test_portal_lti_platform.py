@@ -187,7 +187,7 @@ def test_a_launch_from_an_unknown_deployment_is_refused(tool, placed):
     platform = tool["platform"]
     other = platform.other_deployment("deployment-lib-unknown")
     said = _refused(Client(tool["server"].url), platform.launch_url("s-5", "Learner", placed, registration=other))
-    assert "'deployment-lib-unknown' is not among lti.platforms' deployment_ids" in html.unescape(said)
+    assert "the deployment 'deployment-lib-unknown' is not among the deployment ids registered" in html.unescape(said)
 
 
 def test_the_platforms_roster_pages_by_link_headers_for_a_token_the_library_gave():
