@@ -61,13 +61,6 @@ def test_a_teammate_opens_the_code_of_the_teams_submission(tmp_path):
         server.stop()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="review: pages/lti.py register() fetches the openid_configuration URL before "
-    "it spends the registration link, and registration._json echoes 300 bytes of an error answer: "
-    "one link makes the server fetch any URL (internal ones too) as often as asked for an hour, "
-    "and shows what they answer",
-)
 def test_a_registration_link_fetches_one_url_once_and_never_shows_what_it_answered(tmp_path):
     import http.server
     import threading
@@ -112,11 +105,6 @@ def test_a_registration_link_fetches_one_url_once_and_never_shows_what_it_answer
         internal.shutdown()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="review: pages/lti.py register() writes the openid_configuration URL's netloc "
-    "into the Content-Security-Policy unchecked, for any token: a visitor's link adds directives",
-)
 def test_the_registration_page_takes_no_directive_from_its_address(tmp_path):
     pytest.importorskip("jwt", reason="the LTI tool needs PyJWT (the portal extra)")
     from grader.portal.course.course import make_demo_course

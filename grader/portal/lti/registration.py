@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import logging
 import secrets
 import urllib.error
 import urllib.request
@@ -25,6 +26,8 @@ from ..course.lti import LtiSettings
 from ..database.lti import LtiRegistration, LtiRegistrationLink
 from ..database.models import User, now
 from .grades import HTTP_SECONDS, SCORE_SCOPE
+
+log = logging.getLogger("grader.portal")
 
 TOOL_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-tool-configuration"
 PLATFORM_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-platform-configuration"
@@ -180,9 +183,10 @@ def _json(method: str, url: str, body: dict[str, Any] | None, headers: dict[str,
     try:
         with urllib.request.urlopen(request, timeout=HTTP_SECONDS) as answer:  # noqa: S310 (the platform's URL)
             found = json.loads(answer.read(MAX_BYTES))
-    except urllib.error.HTTPError as e:
-        detail = e.read(300).decode("utf-8", "replace").strip()
-        raise RegistrationRefused(f"{url} answered {e.code} {e.reason}" + (f": {detail}" if detail else "")) from None
+    except urllib.error.HTTPError as e:  # what it said is logged, never shown: the URL may be any the link was given
+        log.warning("dynamic registration: %s answered %s: %s", url, e.code,
+                    e.read(300).decode("utf-8", "replace").strip())  # fmt: skip
+        raise RegistrationRefused(f"{url} answered {e.code} {e.reason}") from None
     except (urllib.error.URLError, OSError) as e:
         raise RegistrationRefused(f"cannot reach {url}: {getattr(e, 'reason', e)}") from None
     except ValueError:

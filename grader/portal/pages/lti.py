@@ -4,6 +4,7 @@ auto-posted form), and the staff's page of the scores sent back to the platforms
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -167,17 +168,17 @@ def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
         token = str(request.path_params["token"])
         params = request.query_params
         config_url = params.get("openid_configuration", "")
-        frame = urlsplit(config_url)
         data: dict[str, Any] = {}
         status = 200
+        frame = None  # the LMS's origin, whose frame may show the page: only for a link not spent before
         try:
-            with portal.make() as session:
-                registration.check_link(session, token)
+            with portal.make.begin() as session:
+                by = registration.spend_link(session, token)  # spent before anything is fetched: one link, one try
+            frame = _origin(config_url)
             base = lti.tool_url(portal.course.lti, str(request.base_url))
             done = registration.register(portal.course.lti, base, portal.course.title, config_url,
                                          params.get("registration_token") or None)  # fmt: skip
             with portal.make.begin() as session:
-                by = registration.spend_link(session, token)
                 row = registration.keep(session, done, by)
                 maker = session.get(User, by)
                 if maker is not None:
@@ -189,9 +190,9 @@ def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
         if wants_json(request):
             return JSONResponse(data, status)
         response = page(request, "lti_registered.html", data, status)
-        if frame.scheme in ("http", "https") and frame.netloc:  # the LMS shows this page in its frame
+        if frame is not None:  # the LMS shows this page in its frame
             response.headers["content-security-policy"] = CSP.replace(
-                "frame-ancestors 'none'", f"frame-ancestors 'self' {frame.scheme}://{frame.netloc}"
+                "frame-ancestors 'none'", f"frame-ancestors 'self' {frame}"
             )
             response.headers["x-frame-options"] = "SAMEORIGIN"  # ignored where frame-ancestors is understood
         return response
@@ -262,3 +263,20 @@ def _endpoint(handler: Callable[[Request, Any], Response]) -> Callable[[Request]
                 await form.close()
 
     return endpoint
+
+
+_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?")
+
+
+def _origin(url: str) -> str | None:
+    """``url``'s origin (scheme, host and port, nothing else) when it is an http(s) URL with a
+    plain host name or address, for a CSP source; None otherwise."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    host = parts.hostname or ""
+    if parts.scheme not in ("http", "https") or not _HOST.fullmatch(host):
+        return None
+    return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
