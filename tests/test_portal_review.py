@@ -136,13 +136,6 @@ def test_the_class_tables_page_number_is_ascii_digits_or_the_first_page():
     assert table_view(data, {"page": "1"})["page"] == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="review: import_teams (the instructor's CSV) puts a student who submitted alone "
-    "into a team without a word, and policy.counted then gives their solo submission to each member "
-    "(the invitation path refuses this case); refuse or warn, or count for a member only the "
-    "submissions received after they joined (team_members.joined_at)",
-)
 def test_a_students_solo_work_is_not_a_teammates_grade_after_the_instructor_forms_their_team(tmp_path):
     import datetime as dt
 
@@ -166,6 +159,7 @@ def test_a_students_solo_work_is_not_a_teammates_grade_after_the_instructor_form
         with make() as s:
             bob = s.scalar(select(User).where(User.email == "s2@example.edu"))
             got = policy.counted(s, load_course(course), bob).get((bob.id, "othello"))
-        assert made.exit_code != 0 or got is None or got.submission.id != solo, "s2's grade is s1's work alone"
+        assert made.exit_code != 0 and "has submitted to othello alone already" in made.output
+        assert got is None or got.submission.id != solo, "s2's grade is s1's work alone"
     finally:
         engine.dispose()

@@ -151,6 +151,20 @@ def test_a_bad_line_is_named_with_its_fix_and_nothing_is_formed(synced, tmp_path
     assert formed(make) == {}
 
 
+def test_a_csv_never_joins_a_student_or_a_team_that_has_submitted(synced, tmp_path):
+    """A team is formed before its first submission: a student's solo work never becomes a
+    teammate's grade, and a team that has submitted takes no one more."""
+    course, make = synced
+    assert teams_cli(course, "othello,s1@example.edu,A\n", tmp_path).exit_code == 0
+    graded(make, "s1@example.edu", "othello", dt.datetime.now(dt.timezone.utc), 5.0)  # A's first submission
+    graded(make, "s3@example.edu", "othello", dt.datetime.now(dt.timezone.utc), 9.0)  # s3's, alone
+    joined = teams_cli(course, "othello,s2@example.edu,A\n", tmp_path)
+    assert joined.exit_code == 1 and "line 1: team 'A' of othello has submitted already" in joined.output
+    solo = teams_cli(course, "othello,s3@example.edu,B\n", tmp_path)
+    assert solo.exit_code == 1 and "line 1: s3@example.edu has submitted to othello alone already" in solo.output
+    assert formed(make) == {"A": ["s1@example.edu"]}
+
+
 # --- one submission serves the team ----------------------------------------------------------
 
 UTC = dt.timezone.utc

@@ -93,11 +93,17 @@ def import_teams(session: Session, course: Course, text: str, source: str = "the
                 continue
             raise TeamError(f"{where}: {email} is already in team {current.name!r} of {name}: a student is in one "
                             "team of an assignment; fix the line")  # fmt: skip
+        if _submitted(session, [user.id], name):
+            raise TeamError(f"{where}: {email} has submitted to {name} alone already, and a team is formed before "
+                            "its first submission (their work stays their own): leave them out of the file")  # fmt: skip
         if team is None:
             team = Team(assignment=name, name=team_name)
             session.add(team)
             session.flush()
             made += 1
+        elif _submitted(session, [m.id for m in members(session, team.id)], name):
+            raise TeamError(f"{where}: team {team_name!r} of {name} has submitted already, and a team no longer "
+                            f"changes after its first submission: put {email} in another team")  # fmt: skip
         counts[team.id] = counts.get(team.id, size(session, team.id)) + 1
         if counts[team.id] > assignment.team_size:
             raise TeamError(f"{where}: team {team_name!r} of {name} would have {counts[team.id]} students, above its "
@@ -111,6 +117,12 @@ def import_teams(session: Session, course: Course, text: str, source: str = "the
             session.add(AuditEntry(user_id=by.id, action="teams",
                                    detail=f"{source}: {made} teams made, {placed} students placed"))  # fmt: skip
     return Imported(made, placed, unchanged)
+
+
+def _submitted(session: Session, user_ids: list[int], assignment: str) -> bool:
+    """Whether any of ``user_ids`` has uploaded to ``assignment``."""
+    found = select(Submission.id).where(Submission.user_id.in_(user_ids), Submission.assignment == assignment)
+    return bool(user_ids) and session.scalar(found.limit(1)) is not None
 
 
 def mates(session: Session, user_id: int, assignment: str) -> list[int]:
