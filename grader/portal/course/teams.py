@@ -119,12 +119,6 @@ def import_teams(session: Session, course: Course, text: str, source: str = "the
     return Imported(made, placed, unchanged)
 
 
-def _submitted(session: Session, user_ids: list[int], assignment: str) -> bool:
-    """Whether any of ``user_ids`` has uploaded to ``assignment``."""
-    found = select(Submission.id).where(Submission.user_id.in_(user_ids), Submission.assignment == assignment)
-    return bool(user_ids) and session.scalar(found.limit(1)) is not None
-
-
 def mates(session: Session, user_id: int, assignment: str) -> list[int]:
     """The user ids whose submissions to ``assignment`` are ``user_id``'s too: their team's (by
     id), or theirs alone."""
@@ -157,6 +151,7 @@ def team_names_of(session: Session, course: Course) -> dict[tuple[int, str], str
 
 
 def _submitted(session: Session, user_ids: list[int], assignment: str) -> bool:
+    """Whether any of ``user_ids`` has uploaded to ``assignment``."""
     return session.scalar(select(Submission.id).where(Submission.user_id.in_(user_ids),
                                                       Submission.assignment == assignment).limit(1)) is not None  # fmt: skip
 

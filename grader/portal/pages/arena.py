@@ -44,7 +44,7 @@ from ..database.ladders import LadderGame
 from ..database.models import QUEUED, RUNNING, User
 from ..web.charts import Bar, error_bars, llr_chart
 from ..web.portal import Portal
-from ..web.routes import MAX_ID, checked_form, display_name, endpoint, need_user, page, wants_json
+from ..web.routes import MAX_ID, checked_form, display_name, endpoint, need_user, page, wants_json, whole
 
 FIELDS = 12  # a form's fields at most (a test's: versions, clock, bounds, game limit, openings)
 
@@ -525,7 +525,7 @@ def game_page(portal: Portal, request: Request, form: Any) -> Response:
     ply = request.query_params.get("ply")
     with portal.make() as session:
         game, name = _game(session, portal.course, user, request.path_params["gid"])
-        data = game_data(session, game, name, int(ply) if ply and ply.isdigit() and len(ply) < 10 else None, user)
+        data = game_data(session, game, name, whole(ply) if ply else None, user)
     return page(request, "arena_game.html", data, user=user)
 
 

@@ -53,6 +53,7 @@ from ..web.routes import (
     page,
     signed_in,
     wants_json,
+    whole,
 )
 from .accounts import user_data
 from .feedback import cards, symbol_meaning
@@ -306,7 +307,7 @@ def submission_page(portal: Portal, request: Request, form: Any) -> Response:
         plan = assignment.plan
         visible = (lambda i: True) if user.staff else plan.is_public  # a student's private tests: never a card
         asked = request.query_params.get("test", "")
-        context["cards"] = cards(sub.records, assignment, visible, int(asked) if asked.isdigit() else None,
+        context["cards"] = cards(sub.records, assignment, visible, whole(asked),
                                  not user.staff)  # fmt: skip
         gtp = assignment.over_gtp
         context["meaning"] = lambda symbol: symbol_meaning(symbol, gtp)[0]

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from ...runs.html import histogram_svg
 from ..database.models import QUEUED, RUNNING
 from ..jobs.queue import standings
+from ..web.routes import whole
 from .feedback import TONE
 
 TONES = ("ok", "good", "half", "low", "bad")
@@ -82,7 +83,7 @@ def table_view(data: Mapping[str, Any], query: Mapping[str, str]) -> dict[str, A
         rows.reverse()
     pages = max(1, -(-len(rows) // PAGE))
     text = query.get("page", "")
-    number = int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else 1  # "²", 5000 digits: 1
+    number = min(whole(text) or 1, 10**9)  # "²", 5000 digits: the first page
     number = min(max(number, 1), pages)
     asked = {"q": q, "missing": "1" if missing else "", "late": "1" if late else "", "sort": key,
              "order": "desc" if desc else "", "page": str(number)}  # fmt: skip

@@ -38,6 +38,7 @@ from ..web.routes import (
     need_user,
     page,
     wants_json,
+    whole,
 )
 from .assignments import private_shown
 
@@ -209,9 +210,10 @@ def add_comment(portal: Portal, request: Request, form: Any) -> Response:
         if path not in files:
             raise HTTPException(400, f"no file {path!r} in this submission: choose one of {', '.join(files)}")
         most = max(1, len(files[path].lines))
-        if not line_text.isdigit() or not 1 <= int(line_text) <= most:
+        line = whole(line_text)
+        if line is None or not 1 <= line <= most:
             raise HTTPException(400, f"line must be a number from 1 to {most} (the file's lines); got {line_text!r}")
-        note = HandComment(submission_id=sid, path=path, line=int(line_text), text=text, written_by=user.id)
+        note = HandComment(submission_id=sid, path=path, line=line, text=text, written_by=user.id)
         session.add(note)
         session.flush()
         audit(session, user, "hand comment", f"{assignment.name}: submission {sid}: {path} line {line_text}")

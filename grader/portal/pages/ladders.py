@@ -27,7 +27,7 @@ from ..database.models import INSTRUCTOR, User
 from ..ladders import ladders
 from ..web.charts import Bar, error_bars
 from ..web.portal import Portal
-from ..web.routes import MAX_ID, checked_form, endpoint, need_staff, need_user, page, wants_json
+from ..web.routes import checked_form, endpoint, need_staff, need_user, page, wants_json, whole
 
 GAME_PAGE = "/arena/g/{id}"  # the arena's page of a game (it shows the engines' names)
 
@@ -76,9 +76,9 @@ def routes(portal: Portal) -> list[BaseRoute]:
         form = checked_form(request, form)
         text, _, number = str(form.get("engine", "")).partition("/")  # 'ID', or 'ID/N': its version N
         number = number or str(form.get("version", "")).strip()
-        if not text.isdigit() or int(text[:30]) > MAX_ID:
+        if whole(text) is None:
             raise HTTPException(400, "choose the engine to enter (the form's 'engine' field)")
-        if number and (not number.isdigit() or int(number[:30]) > MAX_ID):
+        if number and whole(number) is None:
             raise HTTPException(400, "a version is a number (3 for v3): choose one of the engine's checked versions")
         try:
             with portal.make.begin() as session:

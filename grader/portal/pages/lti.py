@@ -27,7 +27,7 @@ from ..lti.platforms import find_platform
 from ..lti.roster import RosterError
 from ..web.middleware import CSP
 from ..web.portal import Portal, https
-from ..web.routes import audit, checked_form, need_instructor, need_staff, page, start_session, wants_json
+from ..web.routes import audit, checked_form, need_instructor, need_staff, page, start_session, wants_json, whole
 
 DEEP_LINK = "lti_deep_link"  # the session's key for the deep-linking request an instructor answers
 SCORES_SHOWN = 500
@@ -112,9 +112,10 @@ def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
         if request.method == "POST":
             form = checked_form(request, form)
             text = str(form.get("score", ""))
-            if not text.isdigit() or not grades.again(int(text)):
+            score = whole(text)
+            if score is None or not grades.again(score):
                 raise HTTPException(404, f"no score {text!r} to send again")
-            return JSONResponse({"sending": int(text)}) if wants_json(request) else RedirectResponse("/class/lti", 303)
+            return JSONResponse({"sending": score}) if wants_json(request) else RedirectResponse("/class/lti", 303)
         with portal.read() as session:
             rows = session.execute(select(LtiScore, User).join(User, User.id == LtiScore.user_id)
                                    .order_by(LtiScore.id.desc()).limit(SCORES_SHOWN)).all()  # fmt: skip
@@ -134,7 +135,7 @@ def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
             user = need_instructor(portal, request)
             form = checked_form(request, form)
             text = str(form.get("context", ""))
-            if portal.roster is None or not text.isdigit():
+            if portal.roster is None or whole(text) is None:
                 raise HTTPException(404, f"no platform course {text!r} to read the roster of")
             try:
                 read = portal.roster.sync(int(text), full=form.get("full") == "1")
@@ -213,7 +214,7 @@ def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
                           f"{registration.LINK_MINUTES} minutes")  # fmt: skip
                 elif action == "revoke":
                     text = str(form.get("registration", ""))
-                    row = session.get(LtiRegistration, int(text)) if text.isdigit() else None
+                    row = session.get(LtiRegistration, whole(text)) if whole(text) is not None else None
                     if row is None:
                         raise HTTPException(404, f"no registration {text!r} to revoke")
                     if row.revoked_at is None:

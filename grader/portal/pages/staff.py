@@ -51,6 +51,7 @@ from ..web.routes import (
     need_staff,
     page,
     wants_json,
+    whole,
 )
 from .assignments import private_shown, staff_view
 from .classview import table_view, under_way
@@ -337,9 +338,9 @@ def extension(portal: Portal, request: Request, form: Any) -> Response:
     assignment = find_assignment(portal, str(form.get("assignment", "")))
     email = str(form.get("email") or "").strip().lower()
     text = str(form.get("days", "")).strip()
-    if not text.isdigit() or int(text) > MAX_EXTENSION_DAYS:
+    days = whole(text)
+    if days is None or days > MAX_EXTENSION_DAYS:
         raise HTTPException(400, f"days must be a whole number from 0 to {MAX_EXTENSION_DAYS}, not {text!r}")
-    days = int(text)
     with portal.make.begin() as session:
         student = session.scalar(select(User).where(User.email == email, User.role == STUDENT))
         if student is None:

@@ -186,7 +186,7 @@ class BodyLimit:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         length = dict(scope["headers"]).get(b"content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.limit):
+        if length is not None and (not (length.isascii() and length.isdigit()) or int(length) > self.limit):
             return await self._refuse(scope, send)
         seen = 0
         started = False

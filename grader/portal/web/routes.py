@@ -86,6 +86,15 @@ def endpoint(
 MAX_ID = 2**63 - 1  # the largest id a table holds (SQLite's INTEGER, PostgreSQL's BIGINT)
 
 
+def whole(text: str) -> int | None:
+    """``text`` as a whole number from 0 to ``MAX_ID``, else None (ASCII digits only: '²' is a
+    digit to ``str.isdigit`` and not to ``int``)."""
+    if not (text.isascii() and text.isdigit()) or len(text) > len(str(MAX_ID)):
+        return None
+    number = int(text)
+    return number if number <= MAX_ID else None
+
+
 def wants_json(request: Request) -> bool:
     return "application/json" in request.headers.get("accept", "")
 
