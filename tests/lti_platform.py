@@ -43,6 +43,7 @@ from lti1p3platform.score import TScore, UpdateScoreStatus
 from lti1p3platform.service_connector import AssignmentsGradesService, NamesRoleProvisioningService, TPage
 
 CLIENT_ID, DEPLOYMENT = "grader-tool-lib", "deployment-lib-1"
+MEMBERSHIPS = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"  # NRPS 2.0's media type
 ROLE = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
 CONTEXT = Context(id="course-lib", label="GS", title="Game search")
 
@@ -62,6 +63,11 @@ DEVIATIONS = {
     "nrps_next": "the NRPS next page goes in the JSON body, not the Link header the specification names: "
     "moved to the Link header here; a page number from the query string breaks its paging (str + 1): "
     "numbers passed as int here",
+    "nrps_accept": "the membership service's Accept header is not checked (its answer is named "
+    "application/vnd.ims.lti-nrps.v2.membershipcontainer+json): another media type is refused here (406), as "
+    "Canvas's content negotiation does",
+    "nrps_pages_asked": "the membership list is paged only when the tool asks a limit; a platform pages by its "
+    "own size (Canvas's per_page, Moodle's limit): page_size here",
     "tool_keys_cached": "the tool's JWKS is fetched once and kept: a tool that rotates its key is not heard",
     "typing_extensions": "it imports typing_extensions without declaring it (mypy, in the test extra, brings it)",
 }
@@ -230,6 +236,8 @@ class LibraryPlatform:
         self.scores: list[dict[str, Any]] = []  # every score posted and taken: line item id and JSON
         self.refused: list[tuple[str, int, str]] = []  # every request refused: path, status, why
         self.members: list[dict[str, Any]] = []  # the roster NRPS serves
+        self.page_size: int | None = None  # the members a page when the tool asks no limit (None: all at once)
+        self.roster_reads: list[str] = []  # each roster page asked for, by its path and query
         self.tokens: list[str] = []  # the scopes of each access token given
         self.returned: list[list[dict[str, Any]]] = []  # the content items of each deep-linking response
         self._lock = threading.Lock()
@@ -424,6 +432,13 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/deep-link-return" and method == "POST":
             return (*platform.deep_link_return(request), {})
         if path == "/memberships":
+            accept = [k.split(";")[0].strip() for k in request.headers.get("accept", "*/*").split(",")]
+            if MEMBERSHIPS not in accept and "*/*" not in accept:  # DEVIATIONS: nrps_accept, checked here
+                return 406, json.dumps({"error": f"the membership list is {MEMBERSHIPS} only"}), "application/json", {}
+            query = urllib.parse.urlsplit(self.path).query
+            platform.roster_reads.append(path + ("?" + query if query else ""))
+            if platform.page_size is not None and "limit" not in request.get_data:  # DEVIATIONS: nrps_pages_asked
+                request.get_data["limit"] = platform.page_size
             roster = Roster(request, platform.config(), platform.memberships_url)
             roster.platform = platform
             answer = roster.handle_resp(roster.handle_get_members)

@@ -24,13 +24,14 @@ from sqlalchemy import select  # noqa: E402
 
 from grader.portal.course.course import make_demo_course  # noqa: E402
 
-from lti_platform import LibraryPlatform  # noqa: E402
+from lti_platform import ROLE, LibraryPlatform  # noqa: E402
 from portal_server import Client, Server  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 MINIMAX = ROOT / "submissions" / "tictactoe" / "minimax.py"
 WITHIN = 120  # seconds: a score is sent within a few once graded
 STAFF = "t-1"
+NRPS_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +41,8 @@ def tool(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("lti-lib")
     platform = LibraryPlatform()
     course = make_demo_course(tmp / "course")
-    (course / "course.yaml").write_text((course / "course.yaml").read_text() + platform.registration())
+    (course / "course.yaml").write_text((course / "course.yaml").read_text() + platform.registration()
+                                        + "  roster_sync_minutes: 0\n")  # the roster read when the instructor asks
     roster = (course / "roster.csv").read_text().splitlines()
     rows = [roster[0] + ",Role"] + [f"{line},student" for line in roster[1:] if line]
     (course / "roster.csv").write_text("\n".join(rows + [f"{STAFF}@lib.example,Teacher One,instructor"]) + "\n")
@@ -151,6 +153,68 @@ def test_a_deep_link_response_is_what_the_library_accepts(tool):
     assert teacher.get("/").json()["user"]["role"] == "instructor"
 
 
+def member(sub: str, role: str = "Learner", status: str = "Active", email: str | None = None) -> dict:
+    """A member of the platform's roster as NRPS 2.0 lists them."""
+    return {"user_id": sub, "roles": [ROLE + role], "status": status, "name": f"Member {sub}",
+            "email": email or f"{sub}@lib.example"}  # fmt: skip
+
+
+def read_now(teacher: Client, full: bool = False) -> None:
+    """The instructor's "Read the roster now" (or "Read it in full") button on the roster page,
+    its form posted as the browser posts it."""
+    page = teacher.html("/class/lti/roster").text
+    label = "Read it in full" if full else "Read the roster now"
+    form = next(f for f in re.findall(r"<form[^>]*>.*?</form>", page, re.S) if label in f)
+    fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', form))
+    r = teacher.http.post(re.search(r'action="([^"]+)"', form).group(1), data=fields, headers={"Accept": "text/html"})
+    assert (r.status_code, r.headers.get("location")) == (303, "/class/lti/roster"), r.text
+
+
+def roster_of(client: Client) -> dict[str, tuple[str | None, str, str]]:
+    """The roster page's members: sub -> (account e-mail, role on the platform, status)."""
+    (context,) = client.get("/class/lti/roster").json()["contexts"]
+    assert context["error"] is None, context["error"]
+    return {m["sub"]: (m["email"], m["role"], m["status"]) for m in context["members"]}
+
+
+def test_the_instructor_reads_the_platforms_roster_page_by_page(tool, placed):
+    """NRPS against the library's membership service: the instructor's button reads the
+    platform's members a page at a time by the Link headers (the library's own page size), new
+    Learners get accounts, a Learner whose e-mail is an instructor's is not given that account,
+    staff on the platform are listed and given nothing, and a member gone Inactive is marked
+    dropped, their account kept."""
+    platform, server = tool["platform"], tool["server"]
+    teacher = Client(server.url)
+    assert post(teacher, *browse(teacher, platform.launch_url(STAFF, "Instructor", placed))).status_code == 303
+    teacher.get("/")
+    platform.page_size = 2
+    platform.members = [member("r-1"), member("r-2"), member(STAFF, "Instructor"), member("r-3"),
+                        member("r-4", email=f"{STAFF}@lib.example"), member("r-5", status="Inactive")]  # fmt: skip
+    reads = len(platform.roster_reads)
+    read_now(teacher)
+    assert platform.roster_reads[reads:] == [
+        "/memberships", "/memberships?limit=2&page=2", "/memberships?limit=2&page=3"]  # fmt: skip
+    assert roster_of(teacher) == {
+        **{s: (f"{s}@lib.example", "student", "active") for s in ("r-1", "r-2", "r-3")},
+        STAFF: (f"{STAFF}@lib.example", "instructor", "active"),  # the launch linked them
+        "r-4": (None, "student", "active"),  # a Learner never takes a staff account
+        "r-5": (None, "student", "dropped"),  # Inactive from the start: no account made
+    }
+    students = {s["email"]: s for s in teacher.get("/class").json()["students"]}
+    assert {f"r-{i}@lib.example" for i in (1, 2, 3)} <= set(students)
+    assert "r-5@lib.example" not in students
+    (context,) = teacher.get("/class/lti/roster").json()["contexts"]
+    accounts = {m["sub"]: m["account_role"] for m in context["members"]}
+    assert accounts == {"r-1": "student", "r-2": "student", "r-3": "student", STAFF: "instructor", "r-4": None,
+                        "r-5": None}  # no Learner is staff here; the platform's Instructor is by the roster's word
+    platform.members[3] = member("r-3", status="Inactive")
+    read_now(teacher, full=True)
+    assert roster_of(teacher)["r-3"] == ("r-3@lib.example", "student", "dropped")
+    assert "r-3@lib.example" in {s["email"] for s in teacher.get("/class").json()["students"]}  # work kept
+    assert NRPS_SCOPE in platform.tokens
+    assert [r for r in platform.refused if r[0] == "/memberships"] == []
+
+
 def _refused(client: Client, url: str) -> str:
     r = post(client, *browse(client, url))
     assert r.status_code == 401, r.text
@@ -187,7 +251,7 @@ def test_a_launch_from_an_unknown_deployment_is_refused(tool, placed):
     platform = tool["platform"]
     other = platform.other_deployment("deployment-lib-unknown")
     said = _refused(Client(tool["server"].url), platform.launch_url("s-5", "Learner", placed, registration=other))
-    assert "'deployment-lib-unknown' is not among lti.platforms' deployment_ids" in html.unescape(said)
+    assert "'deployment-lib-unknown' is not among the deployment ids registered for" in html.unescape(said)
 
 
 def test_the_platforms_roster_pages_by_link_headers_for_a_token_the_library_gave():
