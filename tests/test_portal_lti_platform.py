@@ -41,8 +41,8 @@ def tool(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("lti-lib")
     platform = LibraryPlatform()
     course = make_demo_course(tmp / "course")
-    (course / "course.yaml").write_text((course / "course.yaml").read_text() + platform.registration()
-                                        + "  roster_sync_minutes: 0\n")  # the roster read when the instructor asks
+    more = "  roster_sync_minutes: 0\n"  # the roster read when the instructor asks
+    (course / "course.yaml").write_text((course / "course.yaml").read_text() + platform.registration() + more)
     roster = (course / "roster.csv").read_text().splitlines()
     rows = [roster[0] + ",Role"] + [f"{line},student" for line in roster[1:] if line]
     (course / "roster.csv").write_text("\n".join(rows + [f"{STAFF}@lib.example,Teacher One,instructor"]) + "\n")
@@ -206,7 +206,7 @@ def test_the_instructor_reads_the_platforms_roster_page_by_page(tool, placed):
     (context,) = teacher.get("/class/lti/roster").json()["contexts"]
     accounts = {m["sub"]: m["account_role"] for m in context["members"]}
     assert accounts == {"r-1": "student", "r-2": "student", "r-3": "student", STAFF: "instructor", "r-4": None,
-                        "r-5": None}  # no Learner is staff here; the platform's Instructor is by the roster's word
+                        "r-5": None}  # fmt: skip  # no Learner is staff; the platform's Instructor is by the roster
     platform.members[3] = member("r-3", status="Inactive")
     read_now(teacher, full=True)
     assert roster_of(teacher)["r-3"] == ("r-3@lib.example", "student", "dropped")
