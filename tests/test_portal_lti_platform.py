@@ -2,8 +2,9 @@
 published implementation (tests/lti_platform.py), over real HTTP on loopback: the life of a
 course (an instructor's deep link placing an assignment, a student's launch into it, the
 scores reaching the platform's gradebook through its AGS service, a rerun's replacing the
-first), then the specification's negative cases, refused as they are with the suite's own
-platform (tests/test_portal_lti.py)."""
+first, the roster read by NRPS), once with the tool in course.yaml and once registered by LTI
+Dynamic Registration alone, then the specification's negative cases, refused as they are with
+the suite's own platform (tests/test_portal_lti.py)."""
 
 from __future__ import annotations
 
@@ -343,4 +344,127 @@ def test_a_platform_whose_token_audience_is_not_its_token_url_gets_it_named(tmp_
     finally:
         grades.stop()
         engine.dispose()
+        platform.stop()
+
+
+@pytest.mark.slow
+def test_the_life_of_a_course_from_a_pasted_registration_link_to_the_roster(tmp_path):
+    """The whole life in order through the independent platform, registered by LTI Dynamic
+    Registration alone (course.yaml lists no platform): an instructor's one-time link pasted by
+    the platform's administrator (the platform checks the tool's registration as the
+    specification requires and answers its client id and deployment); the platform's
+    instructor, made staff by a roster row after their first launch (a dynamic registration's
+    e-mails are never trusted), places the assignment by deep linking; a student launches and
+    uploads; the score reaches the platform's gradebook, first as graded without a number, then
+    replaced by the rerun's and the release's; then the roster is read by NRPS."""
+    from lti_platform import registration_problem
+
+    platform = LibraryPlatform()
+    course = make_demo_course(tmp_path / "course")
+    (course / "course.yaml").write_text((course / "course.yaml").read_text() + "lti:\n  roster_sync_minutes: 0\n")
+    server = Server(course, tmp_path)
+    try:
+        owner = Client(server.url)
+        owner.sign_in(server.link)
+        link = owner.post("/class/lti/registrations", {"action": "link"}).json()["link"]
+        pasted = httpx.get(link, params={"openid_configuration": f"{platform.url}/.well-known/openid-configuration",
+                                         "registration_token": platform.registration_token},
+                           headers={"Accept": "text/html"})  # fmt: skip
+        assert pasted.status_code == 200 and 'id="registered"' in pasted.text, pasted.text
+        (posted,) = platform.registered
+        assert posted["content_type"] == "application/json" and registration_problem(posted["json"]) is None
+        made = platform.registration_
+        assert made is not None and made.get_oidc_login_url() == f"{server.url}/lti/login"
+        (kept,) = owner.get("/class/lti/registrations").json()["registrations"]
+        assert (kept["issuer"], kept["client_id"], kept["deployment_id"]) == (
+            platform.url, made.get_client_id(), made.get_deployment_id())  # fmt: skip
+        assert "platforms" not in (course / "course.yaml").read_text()
+
+        teacher = Client(server.url)  # the platform's instructor: a student's account at their first launch
+        platform.links["rl-home"] = {"title": "Course home"}
+        r = post(teacher, *browse(teacher, platform.launch_url(STAFF, "Instructor", "rl-home")))
+        assert (r.status_code, r.headers["location"]) == (303, "/"), r.text
+        staff = f"{STAFF}@127.0.0.1.lti"
+        assert (teacher.get("/").json()["user"]["email"], teacher.get("/").json()["user"]["role"]) == (staff, "student")
+        rows = f"Email,Name,Role\n{staff},Teacher One,instructor\n".encode()
+        r = owner.post(
+            "/class/roster", files={"roster": ("staff.csv", rows, "text/csv")}, headers={"Accept": "text/html"}
+        )
+        assert r.status_code == 200, r.text
+        placed = place(platform, teacher, "tictactoe")
+        (lineitem,) = platform.lineitems.values()
+        assert (lineitem["resourceId"], lineitem["resourceLinkId"]) == ("tictactoe", placed)
+
+        student = Client(server.url)
+        r = post(student, *browse(student, platform.launch_url("s-1", "Learner", placed)))
+        assert (r.status_code, r.headers["location"]) == (303, "/a/tictactoe"), r.text
+        student.get("/")
+        sid = student.upload(MINIMAX, name="minimax.py", assignment="tictactoe").json()["id"]
+        assert student.graded(sid)["status"] == "graded"
+        first = _wait(lambda: platform.scores)[0]
+        assert first["lineitem"] == lineitem["id"].rsplit("/", 1)[-1]
+        assert (first["score"]["userId"], first["score"]["activityProgress"], first["score"]["gradingProgress"]) == (
+            "s-1", "Completed", "PendingManual")  # fmt: skip
+        assert "scoreGiven" not in first["score"]
+        assert owner.post("/class/rerun", {"assignment": "tictactoe", "email": "s-1@127.0.0.1.lti"}).json()["rerun"]
+        again = _wait(lambda: platform.scores[1:])[0]["score"]
+        assert again["timestamp"] > first["score"]["timestamp"]
+        assert owner.post("/class/release", {"assignment": "tictactoe"}).status_code == 200
+        final = _wait(lambda: platform.scores[2:])[0]["score"]
+        graded = owner.get(f"/s/{sid}").json()
+        assert (final["scoreGiven"], final["scoreMaximum"], final["activityProgress"], final["gradingProgress"]) == (
+            graded["total"], graded["max_total"], "Completed", "FullyGraded")  # fmt: skip
+        (result,) = platform.results[first["lineitem"]].values()  # the latest replaced the others
+        assert result == final
+
+        platform.page_size = 2
+        platform.members = [member("s-1"), member("s-6"), member(STAFF, "Instructor"),
+                            member("s-7", status="Inactive")]  # fmt: skip
+        read_now(owner)
+        assert platform.roster_reads == ["/memberships", "/memberships?limit=2&page=2"]
+        host = "127.0.0.1.lti"  # a dynamic registration's e-mails are not trusted: addresses of the sub
+        assert roster_of(owner) == {
+            "s-1": (f"s-1@{host}", "student", "active"),  # the student who launched: their account
+            "s-6": (f"s-6@{host}", "student", "active"),  # new: an account made
+            STAFF: (staff, "instructor", "active"),
+            "s-7": (None, "student", "dropped"),
+        }
+        assert f"s-6@{host}" in {s["email"] for s in owner.get("/class").json()["students"]}
+        assert set(platform.tokens) == {"https://purl.imsglobal.org/spec/lti-ags/scope/score", NRPS_SCOPE}
+        assert platform.refused == []
+    finally:
+        server.stop()
+        platform.stop()
+
+
+@pytest.mark.parametrize(
+    "change, says",
+    [
+        ({"grant_types": ["implicit"]}, "grant_types must hold ['client_credentials', 'implicit']"),
+        ({"token_endpoint_auth_method": "client_secret_basic"}, "token_endpoint_auth_method must be 'private_key_jwt'"),
+        ({"redirect_uris": ["https://elsewhere.example/lti/launch"]}, "redirect_uris[0] is not of the tool's domain"),
+        ({"https://purl.imsglobal.org/spec/lti-tool-configuration": {}}, "claim with its domain is required"),
+        ({}, None),
+    ],
+)
+def test_the_platform_takes_the_tools_registration_only_as_the_specification_gives_it(change, says):
+    """The harness's registration endpoint checks what the tool posts (the tool's own
+    registration JSON, then that JSON spoiled one way at a time): a registration lacking what
+    LTI Dynamic Registration requires is refused with the OpenID error; the tool's is taken and
+    answered with its client id and deployment."""
+    from grader.portal.lti.registration import TOOL_CONFIGURATION, tool_registration
+
+    platform = LibraryPlatform()
+    try:
+        asked = {**tool_registration("http://127.0.0.1:9", "Game search"), **change}
+        bearer = {"Authorization": f"Bearer {platform.registration_token}"}
+        assert httpx.post(f"{platform.url}/register", json=asked).status_code == 401  # no registration token
+        r = httpx.post(f"{platform.url}/register", json=asked, headers=bearer)
+        if says is None:
+            assert r.status_code == 201 and r.json()["client_id"] == "grader-dyn-1"
+            assert r.json()[TOOL_CONFIGURATION]["deployment_id"] == "deployment-dyn-1"
+        else:
+            assert r.status_code == 400 and r.json()["error"] == "invalid_client_metadata"
+            assert says in r.json()["error_description"] and platform.registered == []
+    finally:
         platform.stop()
