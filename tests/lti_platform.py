@@ -10,9 +10,11 @@ here say so (``DEVIATIONS``).
 
 To add a test: ``LibraryPlatform()``, ``registration()`` into course.yaml, ``connect(tool_url)``
 once the portal runs, then ``launch_url(...)`` or ``deep_link_url(...)`` for a browser to open.
-An NRPS test fills ``members`` and reads them from ``memberships_url`` (the launches carry it);
-a dynamic-registration test replaces ``connect`` by a ``Registration`` built from what the tool
-posts (see ``register``)."""
+An NRPS test fills ``members`` (and ``page_size``) and has the tool read ``memberships_url``
+(the launches carry it); a dynamic-registration test leaves out ``registration()`` and
+``connect``, and has the tool's registration link opened with
+``{url}/.well-known/openid-configuration`` and ``registration_token``: the registration the tool
+posts to ``/register`` becomes the library's ``Registration``."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import datetime as dt
 import html
 import json
 import re
+import secrets
 import threading
 import urllib.parse
 from dataclasses import dataclass, field
@@ -43,7 +46,13 @@ from lti1p3platform.score import TScore, UpdateScoreStatus
 from lti1p3platform.service_connector import AssignmentsGradesService, NamesRoleProvisioningService, TPage
 
 CLIENT_ID, DEPLOYMENT = "grader-tool-lib", "deployment-lib-1"
+MEMBERSHIPS = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"  # NRPS 2.0's media type
 ROLE = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
+TOOL_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-tool-configuration"
+PLATFORM_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-platform-configuration"
+SCOPES = ("https://purl.imsglobal.org/spec/lti-ags/scope/score", "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
+          "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly",
+          "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly")  # fmt: skip
 CONTEXT = Context(id="course-lib", label="GS", title="Game search")
 
 # What lti1p3platform 0.1.8 does otherwise than the specification (and what this module adds):
@@ -62,7 +71,15 @@ DEVIATIONS = {
     "nrps_next": "the NRPS next page goes in the JSON body, not the Link header the specification names: "
     "moved to the Link header here; a page number from the query string breaks its paging (str + 1): "
     "numbers passed as int here",
+    "nrps_accept": "the membership service's Accept header is not checked (its answer is named "
+    "application/vnd.ims.lti-nrps.v2.membershipcontainer+json): another media type is refused here (406), as "
+    "Canvas's content negotiation does",
+    "nrps_pages_asked": "the membership list is paged only when the tool asks a limit; a platform pages by its "
+    "own size (Canvas's per_page, Moodle's limit): page_size here",
     "tool_keys_cached": "the tool's JWKS is fetched once and kept: a tool that rotates its key is not heard",
+    "no_dynamic_registration": "no LTI Dynamic Registration: the openid-configuration and the registration "
+    "endpoint (checking the tool's JSON as the specification asks, answering its client_id and deployment) "
+    "are added here, and give the library a Registration (register)",
     "typing_extensions": "it imports typing_extensions without declaring it (mypy, in the test extra, brings it)",
 }
 
@@ -230,11 +247,16 @@ class LibraryPlatform:
         self.scores: list[dict[str, Any]] = []  # every score posted and taken: line item id and JSON
         self.refused: list[tuple[str, int, str]] = []  # every request refused: path, status, why
         self.members: list[dict[str, Any]] = []  # the roster NRPS serves
+        self.page_size: int | None = None  # the members a page when the tool asks no limit (None: all at once)
+        self.roster_reads: list[str] = []  # each roster page asked for, by its path and query
         self.tokens: list[str] = []  # the scopes of each access token given
         self.returned: list[list[dict[str, Any]]] = []  # the content items of each deep-linking response
         self._lock = threading.Lock()
         self._count = 0
         self.tool: str | None = None
+        self.redirect_uris: list[str] = []  # the tool's launch URLs, as registered
+        self.registration_token = secrets.token_urlsafe(16)  # what the LMS hands the tool with its configuration
+        self.registered: list[dict[str, Any]] = []  # each tool registration posted: its content type and JSON
         self.registration_: Registration | None = None
         handler = type("Handler", (_Handler,), {"platform": self})
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -258,6 +280,7 @@ class LibraryPlatform:
         """The tool registered here as an administrator pastes it: its login initiation, launch
         (and deep-linking) URL and JWKS URL."""
         self.tool = tool.rstrip("/")
+        self.redirect_uris = [f"{self.tool}/lti/launch"]
         self.register(Registration().set_iss(self.url).set_client_id(CLIENT_ID).set_deployment_id(DEPLOYMENT)
                       .set_oidc_login_url(f"{self.tool}/lti/login").set_launch_url(f"{self.tool}/lti/launch")
                       .set_deeplink_launch_url(f"{self.tool}/lti/launch")
@@ -276,6 +299,56 @@ class LibraryPlatform:
         """The tool's registration under a deployment the course does not list."""
         assert self.registration_ is not None
         return copy.copy(self.registration_).set_deployment_id(deployment)
+
+    # --- dynamic registration (LTI Dynamic Registration 1.0) ----------------------------
+
+    def configuration(self) -> dict[str, Any]:
+        """The platform's OpenID configuration (section 3.4), at ``/.well-known/openid-configuration``."""
+        return {
+            "issuer": self.url,
+            "authorization_endpoint": f"{self.url}/auth",
+            "registration_endpoint": f"{self.url}/register",
+            "jwks_uri": f"{self.url}/jwks",
+            "token_endpoint": f"{self.url}/token",
+            "token_endpoint_auth_methods_supported": ["private_key_jwt"],
+            "token_endpoint_auth_signing_alg_values_supported": ["RS256"],
+            "scopes_supported": ["openid", *SCOPES],
+            "response_types_supported": ["id_token"],
+            "id_token_signing_alg_values_supported": ["RS256"],
+            "claims_supported": ["sub", "iss", "name", "given_name", "family_name", "email"],
+            "subject_types_supported": ["public"],
+            PLATFORM_CONFIGURATION: {
+                "product_family_code": "lti1p3platform", "version": "0.1.8",
+                "messages_supported": [{"type": "LtiResourceLinkRequest"}, {"type": "LtiDeepLinkingRequest"}],
+            },
+        }  # fmt: skip
+
+    def register_tool(self, request: HttpRequest) -> tuple[int, str]:
+        """The registration endpoint (sections 3.5 and 3.6): the registration token as the bearer,
+        the tool's registration checked for what the specification requires of it, then the
+        library's Registration made of it; the answer is the registration with the client_id
+        given and the deployment_id in its tool configuration (an OpenID client registration
+        error otherwise)."""
+        if request.headers.get("authorization") != f"Bearer {self.registration_token}":
+            return 401, json.dumps({"error": "invalid_token", "error_description": "no registration token"})
+        asked = request.json if "application/json" in request.content_type else None
+        problem = registration_problem(asked)
+        if problem is not None:
+            return 400, json.dumps({"error": "invalid_client_metadata", "error_description": problem})
+        assert isinstance(asked, dict)
+        self.registered.append({"content_type": request.content_type, "json": asked})
+        tool = asked[TOOL_CONFIGURATION]
+        launch = tool["target_link_uri"]
+        deep = next((m.get("target_link_uri") or launch for m in tool.get("messages", [])
+                     if m.get("type") == "LtiDeepLinkingRequest"), launch)  # fmt: skip
+        client_id, deployment = f"grader-dyn-{len(self.registered)}", f"deployment-dyn-{len(self.registered)}"
+        self.tool = f"{urllib.parse.urlsplit(launch).scheme}://{urllib.parse.urlsplit(launch).netloc}"
+        self.redirect_uris = list(asked["redirect_uris"])
+        self.register(Registration().set_iss(self.url).set_client_id(client_id).set_deployment_id(deployment)
+                      .set_oidc_login_url(asked["initiate_login_uri"]).set_launch_url(launch)
+                      .set_deeplink_launch_url(deep).set_tool_key_set_url(asked["jwks_uri"]))  # fmt: skip
+        answer = {**asked, "client_id": client_id, TOOL_CONFIGURATION: {**tool, "deployment_id": deployment}}
+        return 201, json.dumps(answer)
 
     # --- launches ---------------------------------------------------------------------
 
@@ -305,7 +378,7 @@ class LibraryPlatform:
         """The OIDC authorization endpoint: the library's id_token in a form for the browser to post."""
         asked = request.get_data
         assert self.tool is not None
-        if asked.get("redirect_uri") != f"{self.tool}/lti/launch":  # not checked by the library: DEVIATIONS
+        if asked.get("redirect_uri") not in self.redirect_uris:  # not checked by the library: DEVIATIONS
             return 400, "the redirect_uri is not one registered for the tool", "text/plain"
         message = self.messages.get(str(asked.get("lti_message_hint")))
         if message is None or asked.get("login_hint") != message.user:
@@ -322,7 +395,9 @@ class LibraryPlatform:
         token = request.form_data.get("JWT", "")
         items = self.config().validate_deeplinking_resp({"JWT": token})
         claims = jwt.decode(token, options={"verify_signature": False})  # the library checked the signature
-        if claims.get("iss") != CLIENT_ID or self.url not in (claims.get("aud") or []):  # DEVIATIONS
+        assert self.registration_ is not None
+        tool, audience = self.registration_.get_client_id(), claims.get("aud") or []
+        if claims.get("iss") != tool or self.url not in audience:  # DEVIATIONS
             return 400, "the response is not from the tool to this platform", "text/plain"
         self.returned.append(items)
         for item in items:
@@ -424,6 +499,13 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/deep-link-return" and method == "POST":
             return (*platform.deep_link_return(request), {})
         if path == "/memberships":
+            accept = [k.split(";")[0].strip() for k in request.headers.get("accept", "*/*").split(",")]
+            if MEMBERSHIPS not in accept and "*/*" not in accept:  # DEVIATIONS: nrps_accept, checked here
+                return 406, json.dumps({"error": f"the membership list is {MEMBERSHIPS} only"}), "application/json", {}
+            query = urllib.parse.urlsplit(self.path).query
+            platform.roster_reads.append(path + ("?" + query if query else ""))
+            if platform.page_size is not None and "limit" not in request.get_data:  # DEVIATIONS: nrps_pages_asked
+                request.get_data["limit"] = platform.page_size
             roster = Roster(request, platform.config(), platform.memberships_url)
             roster.platform = platform
             answer = roster.handle_resp(roster.handle_get_members)
@@ -444,9 +526,48 @@ class _Handler(BaseHTTPRequestHandler):
             handler = {"GET": book.handle_get_lineitem, "PUT": book.handle_update_lineitem,
                        "DELETE": book.handle_delete_lineitem}[method]  # fmt: skip
             return _library_answer(book.handle_resp(handler, line_item_id=item))
+        if path == "/.well-known/openid-configuration" and method == "GET":
+            return 200, json.dumps(platform.configuration()), "application/json", {}
+        if path == "/register" and method == "POST":
+            return (*platform.register_tool(request), "application/json", {})
         if path == "/favicon.ico":
             return 204, "", "text/plain", {}
         return 404, "{}", "application/json", {}
+
+
+def registration_problem(asked: Any) -> str | None:
+    """What a tool's registration lacks of what LTI Dynamic Registration 1.0 (section 3.5.1, on
+    OpenID Connect Dynamic Client Registration) requires, or None."""
+    if not isinstance(asked, dict):
+        return "the registration is not a JSON object (Content-Type: application/json)"
+    expected = {"application_type": "web", "token_endpoint_auth_method": "private_key_jwt"}
+    wrong = [f"{k} must be {v!r}" for k, v in expected.items() if asked.get(k) != v]
+    for key, needed in (("grant_types", {"implicit", "client_credentials"}), ("response_types", {"id_token"})):
+        if not isinstance(asked.get(key), list) or not needed <= set(asked[key]):
+            wrong.append(f"{key} must hold {sorted(needed)}")
+    tool = asked.get(TOOL_CONFIGURATION)
+    if not isinstance(tool, dict) or not isinstance(tool.get("domain"), str) or not tool["domain"]:
+        return "; ".join(wrong + [f"the {TOOL_CONFIGURATION} claim with its domain is required"])
+    uris = asked.get("redirect_uris")
+    if not isinstance(uris, list) or not uris:
+        wrong.append("redirect_uris must list the tool's launch URLs")
+        uris = []
+    urls = {"initiate_login_uri": asked.get("initiate_login_uri"), "jwks_uri": asked.get("jwks_uri"),
+            "target_link_uri": tool.get("target_link_uri"), **{f"redirect_uris[{i}]": u for i, u in enumerate(uris)}}  # fmt: skip
+    for key, url in urls.items():
+        parts = urllib.parse.urlsplit(url) if isinstance(url, str) else None
+        if parts is None or parts.scheme not in ("https", "http") or not parts.hostname:
+            wrong.append(f"{key} must be a URL")
+        elif parts.hostname != tool["domain"] and not parts.hostname.endswith("." + tool["domain"]):
+            wrong.append(f"{key} is not of the tool's domain {tool['domain']}")
+    if not isinstance(asked.get("client_name"), str) or not asked["client_name"]:
+        wrong.append("client_name is required")
+    for message in tool.get("messages", []):
+        if not isinstance(message, dict) or not message.get("type"):
+            wrong.append("each of messages must give its type")
+    scopes = str(asked.get("scope", "")).split()
+    wrong += [f"the scope {s} is not one this platform offers" for s in scopes if s not in SCOPES]
+    return "; ".join(wrong) or None
 
 
 def _library_answer(answer: Response) -> tuple[int, str, str, dict[str, str]]:

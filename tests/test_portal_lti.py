@@ -53,7 +53,7 @@ ROLE = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
 CLIENT_ID, DEPLOYMENT = "grader-tool-1", "1:deploy"
 NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 NRPS_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
-MEMBERSHIPS = "application/vnd.ims.lti-nrps.v2.membershiplist+json"
+MEMBERSHIPS = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"
 TOOL_CONFIG = "https://purl.imsglobal.org/spec/lti-tool-configuration"
 WITHIN = 120  # seconds: a score is sent within a few once graded
 

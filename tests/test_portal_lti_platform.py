@@ -2,8 +2,9 @@
 published implementation (tests/lti_platform.py), over real HTTP on loopback: the life of a
 course (an instructor's deep link placing an assignment, a student's launch into it, the
 scores reaching the platform's gradebook through its AGS service, a rerun's replacing the
-first), then the specification's negative cases, refused as they are with the suite's own
-platform (tests/test_portal_lti.py)."""
+first, the roster read by NRPS), once with the tool in course.yaml and once registered by LTI
+Dynamic Registration alone, then the specification's negative cases, refused as they are with
+the suite's own platform (tests/test_portal_lti.py)."""
 
 from __future__ import annotations
 
@@ -24,13 +25,14 @@ from sqlalchemy import select  # noqa: E402
 
 from grader.portal.course.course import make_demo_course  # noqa: E402
 
-from lti_platform import LibraryPlatform  # noqa: E402
+from lti_platform import ROLE, LibraryPlatform  # noqa: E402
 from portal_server import Client, Server  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 MINIMAX = ROOT / "submissions" / "tictactoe" / "minimax.py"
 WITHIN = 120  # seconds: a score is sent within a few once graded
 STAFF = "t-1"
+NRPS_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +42,8 @@ def tool(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("lti-lib")
     platform = LibraryPlatform()
     course = make_demo_course(tmp / "course")
-    (course / "course.yaml").write_text((course / "course.yaml").read_text() + platform.registration())
+    more = "  roster_sync_minutes: 0\n"  # the roster read when the instructor asks
+    (course / "course.yaml").write_text((course / "course.yaml").read_text() + platform.registration() + more)
     roster = (course / "roster.csv").read_text().splitlines()
     rows = [roster[0] + ",Role"] + [f"{line},student" for line in roster[1:] if line]
     (course / "roster.csv").write_text("\n".join(rows + [f"{STAFF}@lib.example,Teacher One,instructor"]) + "\n")
@@ -151,6 +154,68 @@ def test_a_deep_link_response_is_what_the_library_accepts(tool):
     assert teacher.get("/").json()["user"]["role"] == "instructor"
 
 
+def member(sub: str, role: str = "Learner", status: str = "Active", email: str | None = None) -> dict:
+    """A member of the platform's roster as NRPS 2.0 lists them."""
+    return {"user_id": sub, "roles": [ROLE + role], "status": status, "name": f"Member {sub}",
+            "email": email or f"{sub}@lib.example"}  # fmt: skip
+
+
+def read_now(teacher: Client, full: bool = False) -> None:
+    """The instructor's "Read the roster now" (or "Read it in full") button on the roster page,
+    its form posted as the browser posts it."""
+    page = teacher.html("/class/lti/roster").text
+    label = "Read it in full" if full else "Read the roster now"
+    form = next(f for f in re.findall(r"<form[^>]*>.*?</form>", page, re.S) if label in f)
+    fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', form))
+    r = teacher.http.post(re.search(r'action="([^"]+)"', form).group(1), data=fields, headers={"Accept": "text/html"})
+    assert (r.status_code, r.headers.get("location")) == (303, "/class/lti/roster"), r.text
+
+
+def roster_of(client: Client) -> dict[str, tuple[str | None, str, str]]:
+    """The roster page's members: sub -> (account e-mail, role on the platform, status)."""
+    (context,) = client.get("/class/lti/roster").json()["contexts"]
+    assert context["error"] is None, context["error"]
+    return {m["sub"]: (m["email"], m["role"], m["status"]) for m in context["members"]}
+
+
+def test_the_instructor_reads_the_platforms_roster_page_by_page(tool, placed):
+    """NRPS against the library's membership service: the instructor's button reads the
+    platform's members a page at a time by the Link headers (the library's own page size), new
+    Learners get accounts, a Learner whose e-mail is an instructor's is not given that account,
+    staff on the platform are listed and given nothing, and a member gone Inactive is marked
+    dropped, their account kept."""
+    platform, server = tool["platform"], tool["server"]
+    teacher = Client(server.url)
+    assert post(teacher, *browse(teacher, platform.launch_url(STAFF, "Instructor", placed))).status_code == 303
+    teacher.get("/")
+    platform.page_size = 2
+    platform.members = [member("r-1"), member("r-2"), member(STAFF, "Instructor"), member("r-3"),
+                        member("r-4", email=f"{STAFF}@lib.example"), member("r-5", status="Inactive")]  # fmt: skip
+    reads = len(platform.roster_reads)
+    read_now(teacher)
+    assert platform.roster_reads[reads:] == [
+        "/memberships", "/memberships?limit=2&page=2", "/memberships?limit=2&page=3"]  # fmt: skip
+    assert roster_of(teacher) == {
+        **{s: (f"{s}@lib.example", "student", "active") for s in ("r-1", "r-2", "r-3")},
+        STAFF: (f"{STAFF}@lib.example", "instructor", "active"),  # the launch linked them
+        "r-4": (None, "student", "active"),  # a Learner never takes a staff account
+        "r-5": (None, "student", "dropped"),  # Inactive from the start: no account made
+    }
+    students = {s["email"]: s for s in teacher.get("/class").json()["students"]}
+    assert {f"r-{i}@lib.example" for i in (1, 2, 3)} <= set(students)
+    assert "r-5@lib.example" not in students
+    (context,) = teacher.get("/class/lti/roster").json()["contexts"]
+    accounts = {m["sub"]: m["account_role"] for m in context["members"]}
+    assert accounts == {"r-1": "student", "r-2": "student", "r-3": "student", STAFF: "instructor", "r-4": None,
+                        "r-5": None}  # fmt: skip  # no Learner is staff; the platform's Instructor is by the roster
+    platform.members[3] = member("r-3", status="Inactive")
+    read_now(teacher, full=True)
+    assert roster_of(teacher)["r-3"] == ("r-3@lib.example", "student", "dropped")
+    assert "r-3@lib.example" in {s["email"] for s in teacher.get("/class").json()["students"]}  # work kept
+    assert NRPS_SCOPE in platform.tokens
+    assert [r for r in platform.refused if r[0] == "/memberships"] == []
+
+
 def _refused(client: Client, url: str) -> str:
     r = post(client, *browse(client, url))
     assert r.status_code == 401, r.text
@@ -187,7 +252,7 @@ def test_a_launch_from_an_unknown_deployment_is_refused(tool, placed):
     platform = tool["platform"]
     other = platform.other_deployment("deployment-lib-unknown")
     said = _refused(Client(tool["server"].url), platform.launch_url("s-5", "Learner", placed, registration=other))
-    assert "the deployment 'deployment-lib-unknown' is not among the deployment ids registered" in html.unescape(said)
+    assert "'deployment-lib-unknown' is not among the deployment ids registered for" in html.unescape(said)
 
 
 def test_the_platforms_roster_pages_by_link_headers_for_a_token_the_library_gave():
@@ -279,4 +344,127 @@ def test_a_platform_whose_token_audience_is_not_its_token_url_gets_it_named(tmp_
     finally:
         grades.stop()
         engine.dispose()
+        platform.stop()
+
+
+@pytest.mark.slow
+def test_the_life_of_a_course_from_a_pasted_registration_link_to_the_roster(tmp_path):
+    """The whole life in order through the independent platform, registered by LTI Dynamic
+    Registration alone (course.yaml lists no platform): an instructor's one-time link pasted by
+    the platform's administrator (the platform checks the tool's registration as the
+    specification requires and answers its client id and deployment); the platform's
+    instructor, made staff by a roster row after their first launch (a dynamic registration's
+    e-mails are never trusted), places the assignment by deep linking; a student launches and
+    uploads; the score reaches the platform's gradebook, first as graded without a number, then
+    replaced by the rerun's and the release's; then the roster is read by NRPS."""
+    from lti_platform import registration_problem
+
+    platform = LibraryPlatform()
+    course = make_demo_course(tmp_path / "course")
+    (course / "course.yaml").write_text((course / "course.yaml").read_text() + "lti:\n  roster_sync_minutes: 0\n")
+    server = Server(course, tmp_path)
+    try:
+        owner = Client(server.url)
+        owner.sign_in(server.link)
+        link = owner.post("/class/lti/registrations", {"action": "link"}).json()["link"]
+        pasted = httpx.get(link, params={"openid_configuration": f"{platform.url}/.well-known/openid-configuration",
+                                         "registration_token": platform.registration_token},
+                           headers={"Accept": "text/html"})  # fmt: skip
+        assert pasted.status_code == 200 and 'id="registered"' in pasted.text, pasted.text
+        (posted,) = platform.registered
+        assert posted["content_type"] == "application/json" and registration_problem(posted["json"]) is None
+        made = platform.registration_
+        assert made is not None and made.get_oidc_login_url() == f"{server.url}/lti/login"
+        (kept,) = owner.get("/class/lti/registrations").json()["registrations"]
+        assert (kept["issuer"], kept["client_id"], kept["deployment_id"]) == (
+            platform.url, made.get_client_id(), made.get_deployment_id())  # fmt: skip
+        assert "platforms" not in (course / "course.yaml").read_text()
+
+        teacher = Client(server.url)  # the platform's instructor: a student's account at their first launch
+        platform.links["rl-home"] = {"title": "Course home"}
+        r = post(teacher, *browse(teacher, platform.launch_url(STAFF, "Instructor", "rl-home")))
+        assert (r.status_code, r.headers["location"]) == (303, "/"), r.text
+        staff = f"{STAFF}@127.0.0.1.lti"
+        assert (teacher.get("/").json()["user"]["email"], teacher.get("/").json()["user"]["role"]) == (staff, "student")
+        rows = f"Email,Name,Role\n{staff},Teacher One,instructor\n".encode()
+        r = owner.post(
+            "/class/roster", files={"roster": ("staff.csv", rows, "text/csv")}, headers={"Accept": "text/html"}
+        )
+        assert r.status_code == 200, r.text
+        placed = place(platform, teacher, "tictactoe")
+        (lineitem,) = platform.lineitems.values()
+        assert (lineitem["resourceId"], lineitem["resourceLinkId"]) == ("tictactoe", placed)
+
+        student = Client(server.url)
+        r = post(student, *browse(student, platform.launch_url("s-1", "Learner", placed)))
+        assert (r.status_code, r.headers["location"]) == (303, "/a/tictactoe"), r.text
+        student.get("/")
+        sid = student.upload(MINIMAX, name="minimax.py", assignment="tictactoe").json()["id"]
+        assert student.graded(sid)["status"] == "graded"
+        first = _wait(lambda: platform.scores)[0]
+        assert first["lineitem"] == lineitem["id"].rsplit("/", 1)[-1]
+        assert (first["score"]["userId"], first["score"]["activityProgress"], first["score"]["gradingProgress"]) == (
+            "s-1", "Completed", "PendingManual")  # fmt: skip
+        assert "scoreGiven" not in first["score"]
+        assert owner.post("/class/rerun", {"assignment": "tictactoe", "email": "s-1@127.0.0.1.lti"}).json()["rerun"]
+        again = _wait(lambda: platform.scores[1:])[0]["score"]
+        assert again["timestamp"] > first["score"]["timestamp"]
+        assert owner.post("/class/release", {"assignment": "tictactoe"}).status_code == 200
+        final = _wait(lambda: platform.scores[2:])[0]["score"]
+        graded = owner.get(f"/s/{sid}").json()
+        assert (final["scoreGiven"], final["scoreMaximum"], final["activityProgress"], final["gradingProgress"]) == (
+            graded["total"], graded["max_total"], "Completed", "FullyGraded")  # fmt: skip
+        (result,) = platform.results[first["lineitem"]].values()  # the latest replaced the others
+        assert result == final
+
+        platform.page_size = 2
+        platform.members = [member("s-1"), member("s-6"), member(STAFF, "Instructor"),
+                            member("s-7", status="Inactive")]  # fmt: skip
+        read_now(owner)
+        assert platform.roster_reads == ["/memberships", "/memberships?limit=2&page=2"]
+        host = "127.0.0.1.lti"  # a dynamic registration's e-mails are not trusted: addresses of the sub
+        assert roster_of(owner) == {
+            "s-1": (f"s-1@{host}", "student", "active"),  # the student who launched: their account
+            "s-6": (f"s-6@{host}", "student", "active"),  # new: an account made
+            STAFF: (staff, "instructor", "active"),
+            "s-7": (None, "student", "dropped"),
+        }
+        assert f"s-6@{host}" in {s["email"] for s in owner.get("/class").json()["students"]}
+        assert set(platform.tokens) == {"https://purl.imsglobal.org/spec/lti-ags/scope/score", NRPS_SCOPE}
+        assert platform.refused == []
+    finally:
+        server.stop()
+        platform.stop()
+
+
+@pytest.mark.parametrize(
+    "change, says",
+    [
+        ({"grant_types": ["implicit"]}, "grant_types must hold ['client_credentials', 'implicit']"),
+        ({"token_endpoint_auth_method": "client_secret_basic"}, "token_endpoint_auth_method must be 'private_key_jwt'"),
+        ({"redirect_uris": ["https://elsewhere.example/lti/launch"]}, "redirect_uris[0] is not of the tool's domain"),
+        ({"https://purl.imsglobal.org/spec/lti-tool-configuration": {}}, "claim with its domain is required"),
+        ({}, None),
+    ],
+)
+def test_the_platform_takes_the_tools_registration_only_as_the_specification_gives_it(change, says):
+    """The harness's registration endpoint checks what the tool posts (the tool's own
+    registration JSON, then that JSON spoiled one way at a time): a registration lacking what
+    LTI Dynamic Registration requires is refused with the OpenID error; the tool's is taken and
+    answered with its client id and deployment."""
+    from grader.portal.lti.registration import TOOL_CONFIGURATION, tool_registration
+
+    platform = LibraryPlatform()
+    try:
+        asked = {**tool_registration("http://127.0.0.1:9", "Game search"), **change}
+        bearer = {"Authorization": f"Bearer {platform.registration_token}"}
+        assert httpx.post(f"{platform.url}/register", json=asked).status_code == 401  # no registration token
+        r = httpx.post(f"{platform.url}/register", json=asked, headers=bearer)
+        if says is None:
+            assert r.status_code == 201 and r.json()["client_id"] == "grader-dyn-1"
+            assert r.json()[TOOL_CONFIGURATION]["deployment_id"] == "deployment-dyn-1"
+        else:
+            assert r.status_code == 400 and r.json()["error"] == "invalid_client_metadata"
+            assert says in r.json()["error_description"] and platform.registered == []
+    finally:
         platform.stop()

@@ -35,7 +35,7 @@ from .launch import role_of
 
 log = logging.getLogger("grader.portal")
 NRPS_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
-MEMBERSHIP_TYPE = "application/vnd.ims.lti-nrps.v2.membershiplist+json"
+MEMBERSHIP_TYPE = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"
 MAX_PAGES = 1000  # a platform whose "next" never ends is read no further
 MAX_PAGE_BYTES = 50_000_000  # the most of one page read (a page cut there is no JSON: the read fails)
 GONE = ("Inactive", "Deleted")  # a member's status that drops them
