@@ -24,6 +24,8 @@ from ..course.course import Assignment
 from ..course.policy import counted
 from ..course.rubric import MAX_ITEMS, combined
 from ..database.models import GRADED, INSTRUCTOR, HandComment, HandGrade, HandRelease, Submission, User, now
+from ..database.regrades import OPEN
+from ..jobs.regrades import of_submission
 from ..uploads import UploadError, upload_files
 from ..web.code import CodeFile, code_file
 from ..web.portal import Portal
@@ -97,6 +99,8 @@ def code_page(portal: Portal, request: Request, form: Any) -> Response:
         notes = hand.comments(session, sub.id)
         files = _files(portal, sub)
         data = _code_data(user, sub, assignment, files, who, grade, notes, is_released)
+        if data["hand"] is not None and user.staff and data["feedback_link"]:  # the queue names the student
+            data["regrades"] = [r.id for r in of_submission(session, sub) if r.state == OPEN]
     if wants_json(request):
         return page(request, "code.html", data, user=user)
     by_line: dict[tuple[str, int], list[dict[str, Any]]] = {}
@@ -224,7 +228,7 @@ def delete_comment(portal: Portal, request: Request, form: Any) -> Response:
         if note is None or note.submission_id != sid:
             raise HTTPException(404, "no such comment")
         session.delete(note)
-        audit(session, user, "hand comment deleted", f"{assignment.name}: submission {sid}: {note.path} "
+        audit(session, user, hand.COMMENT_DELETED, f"{assignment.name}: submission {sid}: {note.path} "
                                                      f"line {note.line}")  # fmt: skip
     return _after(portal, request, sid, assignment.name, False, {"submission": sid, "deleted": note.id})
 

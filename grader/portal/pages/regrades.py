@@ -1,6 +1,7 @@
 """Regrade requests: a student asks on their graded submission's page (a reason, within the
 course's limits); staff see the queue of open requests and answer each once (a reply, a rerun
-of the submission by an instructor); the student reads the answer on the submission's page.
+of the submission by an instructor, a change of its hand grading made on its code page since
+the request); the student reads the answer on the submission's page.
 A student reaches only their own submissions' requests; every request and answer is audited."""
 
 from __future__ import annotations
@@ -84,15 +85,23 @@ def queue_page(portal: Portal, request: Request, form: Any) -> Response:
         by = {
             u.id: u for u in session.scalars(select(User).where(User.id.in_({r.answered_by for r, _, _ in answered})))
         }
-        data = {"open": [regrades.view(r, s, u) for r, s, u in opened],
+        data = {"open": [{**regrades.view(r, s, u), "hand": _by_hand(portal, s)} for r, s, u in opened],
                 "answered": [regrades.view(r, s, u, by.get(r.answered_by or 0)) for r, s, u in answered],
                 "reason_chars": REASON_CHARS, "actions": list(regrades.ACTIONS)}  # fmt: skip
     return page(request, "regrades.html", data, user=user, instructor=user.role == INSTRUCTOR)
 
 
+def _by_hand(portal: Portal, sub: Submission) -> bool:
+    """Whether the submission's assignment is graded by hand (a rubric): its answer may be a change of hand grading."""
+    assignment = portal.course.assignments.get(sub.assignment)
+    return assignment is not None and assignment.rubric is not None
+
+
 def answer(portal: Portal, request: Request, form: Any) -> Response:
-    """Staff's answer to an open request: ``reply`` and, from an instructor, ``rerun`` (the
-    submission graded again, as the class page's rerun does); audited, the student mailed."""
+    """Staff's answer to an open request: ``reply``; ``hand``: the change of its hand grading
+    made on its code page since the request (its account kept after the reply); from an
+    instructor, ``rerun`` (the submission graded again, as the class page's rerun does);
+    audited, the student mailed."""
     user = need_staff(portal, request)
     form = checked_form(request, form)
     actions = [name for name in regrades.ACTIONS if form.get(name) in ("on", "1", "true", "yes")]
