@@ -90,3 +90,33 @@ def test_a_teams_receipt_and_grade_are_mailed_to_every_member_under_their_own_ch
     settled(work["instructor"])
     assert not mailbox.to(TEAM[2], "Received")  # they turned receipts off: theirs only
     assert not mailbox.to(OUTSIDER, "Received") and not mailbox.to(OUTSIDER, "Graded")
+
+
+def test_a_teammate_asks_for_the_teams_regrade_counted_per_team_and_every_member_reads_the_answer(work, mailbox):
+    sid, people, prof = work["sub"]["id"], work["students"], work["instructor"]
+    first, mate, third = (people[e] for e in TEAM)
+    assert mate.get(f"/s/{sid}").json()["regrades"]["can_ask"] is True  # the team's submission is theirs too
+    r = mate.post(f"/s/{sid}/regrade", {"reason": "Our search is exact on test 3."})
+    assert r.status_code == 201, r.text
+    rid = r.json()["id"]
+    queue = prof.get("/class/regrades").json()["open"]
+    assert [(q["id"], q["student"]["email"], q["team"]["name"], [m["email"] for m in q["team"]["members"]])
+            for q in queue] == [(rid, TEAM[1], "red", list(TEAM))]  # fmt: skip
+    assert (
+        'for team <span class="regrade-team">red</span> (Student 1, Student 2, Student 3)'
+        in prof.html("/class/regrades").text
+    )
+    assert prof.post(f"/class/regrades/{rid}", {"reply": "Test 3 is judged on the exact value."}).status_code == 200
+    for member in (first, mate, third):
+        seen = member.get(f"/s/{sid}").json()["regrades"]
+        assert [(q["state"], q["reply"], q["asked_by"]) for q in seen["requests"]] == [
+            ("answered", "Test 3 is judged on the exact value.", "Student 2")
+        ]
+        assert seen["can_ask"] is False and seen["closed"].startswith("Your team made the 1 regrade request(s)")
+        assert "Test 3 is judged on the exact value." in member.html(f"/s/{sid}").text
+    over = first.post(f"/s/{sid}/regrade", {"reason": "and mine"})
+    assert over.status_code == 400 and "your team made the 1 regrade request(s)" in over.text
+    assert "Student 2, for team" not in prof.html("/class/regrades").text  # answered: out of the open list
+    assert body(mailbox.wait(TEAM[1], "Regrade answered: Othello endgame lab"))
+    settled(prof)
+    assert not mailbox.to(TEAM[0], "Regrade answered") and not mailbox.to(TEAM[2], "Regrade answered")

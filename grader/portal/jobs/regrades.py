@@ -1,5 +1,6 @@
-"""Regrade requests: a student asks on one of their graded submissions, with a reason (at most
-the course's number of requests on each assignment, until its closing date); staff answer once,
+"""Regrade requests: a student asks on one of their graded submissions (in a team, on the
+team's: it is theirs too), with a reason (at most the course's number of requests on each
+assignment, a team's counted together, until its closing date); staff answer once,
 with a reply and what they did (``ACTIONS``: a rerun of the submission, by the rerun the class
 page starts; a change of its hand grading, made on its code page since the request, whose
 account is kept after the reply). The answer's mail is enqueued in its transaction; the caller audits both."""
@@ -15,6 +16,7 @@ from sqlalchemy.orm import Session
 from ..course import hand
 from ..course.course import Course
 from ..course.regrades import REASON_CHARS
+from ..course.teams import hold, mates
 from ..database.models import GRADED, Submission, User, now
 from ..database.regrades import ANSWERED, OPEN, RegradeRequest
 from ..mail import messages as mails
@@ -82,18 +84,20 @@ def clean(text: str) -> str:
 
 
 def asked(session: Session, user_id: int, assignment: str) -> int:
-    """Requests a student made on an assignment (answered or not)."""
+    """Requests a student made on an assignment (answered or not); in a team, its members' together."""
     return session.scalar(select(func.count()).select_from(RegradeRequest)
-                          .where(RegradeRequest.user_id == user_id, RegradeRequest.assignment == assignment)) or 0  # fmt: skip
+                          .where(RegradeRequest.user_id.in_(mates(session, user_id, assignment)),
+                                 RegradeRequest.assignment == assignment)) or 0  # fmt: skip
 
 
 def ask(session: Session, course: Course, user: User, sub: Submission, reason: str) -> RegradeRequest:
-    """A request of ``user`` on their graded submission ``sub``; RegradeRefused when it is not
-    theirs or not graded, the reason is empty or too long, one is open on it already, the course
+    """A request of ``user`` on their graded submission ``sub`` (their team's: any member asks);
+    RegradeRefused when it is not theirs or not graded, the reason is empty or too long, one is open on it already, the course
     takes no more (its number reached, or past its closing date)."""
     reason = clean(reason)
-    if sub.user_id != user.id:
-        raise RegradeRefused("only the submission's student may ask for its regrade")
+    team = mates(session, sub.user_id, sub.assignment)
+    if user.id not in team:
+        raise RegradeRefused("only the submission's student (or team) may ask for its regrade")
     if sub.status != GRADED:
         raise RegradeRefused("only a graded submission can be regraded: wait for its grade")
     if not reason:
@@ -105,11 +109,13 @@ def ask(session: Session, course: Course, user: User, sub: Submission, reason: s
         raise RegradeRefused("regrade requests are closed for this course" + (
             f" (since {settings.until.isoformat()})" if settings.until and settings.max else ""))  # fmt: skip
     session.execute(select(User.id).where(User.id == user.id).with_for_update())  # one request of a student at a time
+    hold(session, user.id, sub.assignment)  # and of a team: its row held until this one is taken
     if session.scalar(select(RegradeRequest.id).where(RegradeRequest.submission_id == sub.id,
                                                       RegradeRequest.state == OPEN)) is not None:  # fmt: skip
         raise RegradeRefused("a request on this submission is open already: wait for its answer")
     if asked(session, user.id, sub.assignment) >= settings.max:
-        raise RegradeRefused(f"you made the {settings.max} regrade request(s) the course allows on this assignment")
+        who = "your team" if len(team) > 1 else "you"
+        raise RegradeRefused(f"{who} made the {settings.max} regrade request(s) the course allows on this assignment")
     found = RegradeRequest(submission_id=sub.id, user_id=user.id, assignment=sub.assignment, reason=reason,
                            state=OPEN, asked_at=now(), done="")  # fmt: skip
     session.add(found)

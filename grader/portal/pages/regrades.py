@@ -16,6 +16,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from ..course.regrades import REASON_CHARS
+from ..course.teams import mates, members, team_of
 from ..database.models import INSTRUCTOR, Submission, User, now
 from ..database.regrades import ANSWERED, OPEN, RegradeRequest
 from ..jobs import regrades
@@ -38,8 +39,13 @@ def submission_regrades(portal: Portal, session: Session, user: User, sub: Submi
     """What a submission's page shows of its requests: each with its answer, and for its student
     whether they may ask now (``can_ask``) or why not (``closed``)."""
     found = regrades.of_submission(session, sub)
+    team = mates(session, sub.user_id, sub.assignment)
     data: dict[str, Any] = {"requests": [regrades.view(r) for r in found], "reason_chars": REASON_CHARS}
-    if user.id == sub.user_id:
+    if len(team) > 1:  # a team's: every member reads each request and its answer, and who asked
+        names = {u.id: u.name or u.email for u in session.scalars(select(User).where(User.id.in_(team)))}
+        for shown, r in zip(data["requests"], found):
+            shown["asked_by"] = names.get(r.user_id, "")
+    if user.id in team and not user.staff:
         settings = portal.course.regrades
         made = regrades.asked(session, user.id, sub.assignment)
         data.update(left=max(0, settings.max - made), max=settings.max)
@@ -49,7 +55,7 @@ def submission_regrades(portal: Portal, session: Session, user: User, sub: Submi
         elif any(r.state == OPEN for r in found):
             why = "Your request is open: staff answer it here."
         elif made >= settings.max:
-            why = f"You made the {settings.max} regrade request(s) the course allows on this assignment."
+            why = f"{'Your team' if len(team) > 1 else 'You'} made the {settings.max} regrade request(s) the course allows on this assignment."
         data.update(can_ask=why is None and sub.status == "graded", closed=why)
     return data
 
@@ -63,8 +69,8 @@ def ask(portal: Portal, request: Request, form: Any) -> Response:
     try:
         with portal.make.begin() as session:
             sub = session.get(Submission, sid)
-            if sub is None or sub.user_id != user.id:
-                raise HTTPException(404, "no such submission")
+            if sub is None or user.id not in mates(session, sub.user_id, sub.assignment):
+                raise HTTPException(404, "no such submission")  # another's (another team's) as one that does not exist
             found = regrades.ask(session, portal.course, user, sub, str(form.get("reason") or ""))
             audit(session, user, "regrade asked", f"{sub.assignment}: submission {sub.id} (request {found.id})")
             data = regrades.view(found)
@@ -85,10 +91,21 @@ def queue_page(portal: Portal, request: Request, form: Any) -> Response:
         by = {
             u.id: u for u in session.scalars(select(User).where(User.id.in_({r.answered_by for r, _, _ in answered})))
         }
-        data = {"open": [{**regrades.view(r, s, u), "hand": _by_hand(portal, s)} for r, s, u in opened],
-                "answered": [regrades.view(r, s, u, by.get(r.answered_by or 0)) for r, s, u in answered],
+        data = {"open": [{**regrades.view(r, s, u), "hand": _by_hand(portal, s), **_team(session, r)}
+                         for r, s, u in opened],
+                "answered": [{**regrades.view(r, s, u, by.get(r.answered_by or 0)), **_team(session, r)}
+                             for r, s, u in answered],
                 "reason_chars": REASON_CHARS, "actions": list(regrades.ACTIONS)}  # fmt: skip
     return page(request, "regrades.html", data, user=user, instructor=user.role == INSTRUCTOR)
+
+
+def _team(session: Session, found: RegradeRequest) -> dict[str, Any]:
+    """The team of a request's student on its assignment, as the queue names it (nothing when alone)."""
+    team = team_of(session, found.user_id, found.assignment)
+    if team is None:
+        return {}
+    return {"team": {"name": team.name, "members": [{"name": u.name, "email": u.email}
+                                                    for u in members(session, team.id)]}}  # fmt: skip
 
 
 def _by_hand(portal: Portal, sub: Submission) -> bool:
