@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ..database.models import STUDENT, TA, AuditEntry, HandComment, HandGrade, HandRelease, User
+from ..database.models import STUDENT, TA, AuditEntry, HandComment, HandGrade, HandRelease, Team, User
 from .course import Assignment, Course
 
 
@@ -76,6 +76,14 @@ def pseudonyms(session: Session) -> dict[int, str]:
     """Every student's pseudonym (``pseudonym``'s), by user id, in one query."""
     ids = session.scalars(select(User.id).where(User.role == STUDENT).order_by(User.id))
     return {uid: f"Student {n}" for n, uid in enumerate(ids, 1)}
+
+
+def team_pseudonym(session: Session, team: Team) -> str:
+    """A team's stable pseudonym under anonymous grading: "Team N", N its place among the
+    assignment's teams by id (one for the whole team: no member's own is shown beside it)."""
+    place = session.scalar(select(func.count()).select_from(Team)
+                           .where(Team.assignment == team.assignment, Team.id <= team.id))  # fmt: skip
+    return f"Team {place or 0}"
 
 
 COMMENT_DELETED = "hand comment deleted"  # the audit's action when staff take a line comment back
