@@ -143,7 +143,12 @@ def test_staff_see_the_team_a_ta_grading_anonymously_one_pseudonym_and_every_mem
     assert [(r["student"], r["email"], r["team"]) for r in listing if r["submission"] == sid] == [
         ("Team 1", None, None)
     ]
-    for path in (f"/s/{sid}/code", "/class/othello/grading"):
+    queue = ta.get("/class/regrades").json()["answered"]  # the team's request, answered before
+    assert [(q["student"], q.get("team"), q["anonymous"]) for q in queue] == [({"name": "Team 1", "email": None}, None,
+                                                                              True)]  # fmt: skip
+    assert f'href="/s/{sid}/code"' in ta.html("/class/regrades").text
+    assert f'href="/s/{sid}"' not in ta.html("/class/regrades").text  # no link to a page naming them
+    for path in (f"/s/{sid}/code", "/class/othello/grading", "/class/regrades"):
         page = ta.html(path).text
         assert "Team 1" in page and not any(n in page or e in page for n, e in zip(names, TEAM)), path
     # the instructor: the team and its members, on every staff page of the submission

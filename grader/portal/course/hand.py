@@ -111,5 +111,5 @@ def changed_since(session: Session, submission_id: str, since: dt.datetime) -> H
                                  .order_by(HandComment.path, HandComment.line, HandComment.id)))  # fmt: skip
     deleted = session.scalar(select(func.count()).select_from(AuditEntry).where(
         AuditEntry.action == COMMENT_DELETED, AuditEntry.at > since,
-        AuditEntry.detail.contains(f": submission {submission_id}: "))) or 0  # fmt: skip
+        AuditEntry.detail.contains(f": submission {submission_id}: ", autoescape=True))) or 0  # fmt: skip
     return HandChange(applied(grade) if grade is not None else None, added, deleted)

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from ..course import hand
 from ..course.regrades import REASON_CHARS
 from ..course.teams import mates, members, team_of
 from ..database.models import INSTRUCTOR, Submission, User, now
@@ -53,7 +54,7 @@ def submission_regrades(portal: Portal, session: Session, user: User, sub: Submi
         if not settings.open_at(now()):
             why = "Regrade requests are closed."
         elif any(r.state == OPEN for r in found):
-            why = "Your request is open: staff answer it here."
+            why = f"{'A' if len(team) > 1 else 'Your'} request is open: staff answer it here."
         elif made >= settings.max:
             why = f"{'Your team' if len(team) > 1 else 'You'} made the {settings.max} regrade request(s) the course allows on this assignment."
         data.update(can_ask=why is None and sub.status == "graded", closed=why)
@@ -82,8 +83,9 @@ def ask(portal: Portal, request: Request, form: Any) -> Response:
 
 
 def queue_page(portal: Portal, request: Request, form: Any) -> Response:
-    """The staff's queue: the open requests, oldest first (each with its student, submission,
-    reason and the answer's form), then the latest answered."""
+    """The staff's queue: the open requests, oldest first (each with its student and team,
+    submission, reason and the answer's form), then the latest answered; a TA grading an
+    assignment anonymously sees its students' pseudonyms."""
     user = need_staff(portal, request)
     with portal.read() as session:
         opened = regrades.queue(session, OPEN)
@@ -91,12 +93,23 @@ def queue_page(portal: Portal, request: Request, form: Any) -> Response:
         by = {
             u.id: u for u in session.scalars(select(User).where(User.id.in_({r.answered_by for r, _, _ in answered})))
         }
-        data = {"open": [{**regrades.view(r, s, u), "hand": _by_hand(portal, s), **_team(session, r)}
-                         for r, s, u in opened],
-                "answered": [{**regrades.view(r, s, u, by.get(r.answered_by or 0)), **_team(session, r)}
-                             for r, s, u in answered],
+        data = {"open": [{**_row(portal, session, user, r, s, u), "hand": _by_hand(portal, s)} for r, s, u in opened],
+                "answered": [_row(portal, session, user, r, s, u, by.get(r.answered_by or 0)) for r, s, u in answered],
                 "reason_chars": REASON_CHARS, "actions": list(regrades.ACTIONS)}  # fmt: skip
     return page(request, "regrades.html", data, user=user, instructor=user.role == INSTRUCTOR)
+
+
+def _row(portal: Portal, session: Session, viewer: User, found: RegradeRequest, sub: Submission, student: User,
+         by: User | None = None) -> dict[str, Any]:  # fmt: skip
+    """A request as the queue shows it to ``viewer``: its student and team named, or for a TA
+    grading the assignment anonymously (before its hand grading's release) their pseudonym
+    ("Team N" for a team) and no e-mail, its links to the code page only."""
+    assignment = portal.course.assignments.get(found.assignment)
+    if hand.anonymous_to(viewer, assignment, hand.released(session, found.assignment)):
+        team = team_of(session, found.user_id, found.assignment)
+        name = hand.team_pseudonym(session, team) if team is not None else hand.pseudonym(session, student.id)
+        return {**regrades.view(found, sub, None, by), "student": {"name": name, "email": None}, "anonymous": True}
+    return {**regrades.view(found, sub, student, by), **_team(session, found)}
 
 
 def _team(session: Session, found: RegradeRequest) -> dict[str, Any]:
