@@ -340,3 +340,55 @@ def test_in_a_browser_a_ta_grades_anonymously_and_after_the_release_the_student_
         assert student.url.endswith("/code#f0-L2")
     finally:
         server.stop()
+
+
+@pytest.mark.slow  # a server and two gradings: 20-30 s
+def test_a_regrade_request_is_answered_by_a_change_of_hand_grading_that_the_student_reads(tmp_path):
+    opened = open_hand(tmp_path)
+    try:
+        instructor, ta, ada = opened["instructor"], opened["people"][TA[0]], opened["people"]["ada@example.edu"]
+        sid = opened["subs"]["ada@example.edu"]["id"]
+        assert ta.post(f"/s/{sid}/comments", {"path": "lab.py", "line": "1", "text": "before the request"}).is_success
+        gone = ta.post(f"/s/{sid}/comments", {"path": "lab.py", "line": "1", "text": "taken back"}).json()["comment"]
+        assert instructor.post("/class/hand/release", {"assignment": "othello"}).status_code == 200
+        rid = ada.post(f"/s/{sid}/regrade", {"reason": "My search is a clean negamax."}).json()["id"]
+        queue = ta.get("/class/regrades").json()
+        assert [(q["id"], q["hand"]) for q in queue["open"]] == [(rid, True)]
+        assert (
+            f'href="/s/{sid}/code#hand"' in ta.html("/class/regrades").text
+            and 'name="hand"' in ta.html("/class/regrades").text
+        )
+        # nothing changed since the request: no such answer
+        r = ta.post(f"/class/regrades/{rid}", {"hand": "on"})
+        assert r.status_code == 400 and "has not changed since the request" in r.text
+        # on the code page: a link back to the open request; the change made there
+        assert f'href="/class/regrades#regrade-{rid}"' in instructor.html(f"/s/{sid}/code").text
+        assert ta.post(f"/s/{sid}/hand", {"item": ["search", "style"]}).status_code == 200
+        assert ta.post(f"/s/{sid}/comments", {"path": "lab.py", "line": "2", "text": "a clean negamax"}).is_success
+        assert ta.post(f"/s/{sid}/comments/{gone}/delete").status_code == 200
+        r = ta.post(f"/class/regrades/{rid}", {"reply": "You are right.", "hand": "on"})
+        assert r.status_code == 200, r.text
+        change = ("Hand grading changed: rubric items now applied: style (-1), search (+2), +1 points in all; "
+                  "line comments added: lab.py line 2; 1 line comment(s) taken back.")  # fmt: skip
+        assert r.json()["done"] == ["hand"] and r.json()["reply"] == f"You are right.\n\n{change}"
+        seen = ada.get(f"/s/{sid}").json()["regrades"]["requests"]
+        assert [(q["state"], q["reply"], q["done"]) for q in seen] == [
+            ("answered", f"You are right.\n\n{change}", ["hand"])
+        ]
+        page = ada.html(f"/s/{sid}").text
+        assert "rubric items now applied: style (-1), search (+2)" in page and f'href="/s/{sid}/code#hand"' in page
+        assert [i["name"] for i in ada.get(f"/s/{sid}/code").json()["hand"]["items"]] == ["style", "search"]
+        answered = [e for e in instructor.get("/class/audit").json()["entries"] if e["action"] == "regrade answered"]
+        assert [(e["by"], e["detail"]) for e in answered] == [
+            (TA[0], f"othello: submission {sid} (request {rid}); {change}")
+        ]
+        # before a release the answer says only that it changed: no item is named to the student early
+        assert instructor.post("/class/hand/release/undo", {"assignment": "othello"}).status_code == 200
+        rid = ada.post(f"/s/{sid}/regrade", {"reason": "And style?"}).json()["id"]
+        assert ta.post(f"/s/{sid}/hand", {"item": "search"}).status_code == 200
+        r = ta.post(f"/class/regrades/{rid}", {"hand": "on"})
+        assert r.status_code == 200 and r.json()["reply"] == (
+            "Hand grading changed; you see it once your instructor releases the hand grading."
+        )
+    finally:
+        opened["server"].stop()

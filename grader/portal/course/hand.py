@@ -4,13 +4,15 @@ enter the grade once released: ``policy``), and the pseudonyms anonymous grading
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ..database.models import STUDENT, TA, HandComment, HandGrade, HandRelease, User
+from ..database.models import STUDENT, TA, AuditEntry, HandComment, HandGrade, HandRelease, Team, User
 from .course import Assignment, Course
 
 
@@ -74,3 +76,40 @@ def pseudonyms(session: Session) -> dict[int, str]:
     """Every student's pseudonym (``pseudonym``'s), by user id, in one query."""
     ids = session.scalars(select(User.id).where(User.role == STUDENT).order_by(User.id))
     return {uid: f"Student {n}" for n, uid in enumerate(ids, 1)}
+
+
+def team_pseudonym(session: Session, team: Team) -> str:
+    """A team's stable pseudonym under anonymous grading: "Team N", N its place among the
+    assignment's teams by id (one for the whole team: no member's own is shown beside it)."""
+    place = session.scalar(select(func.count()).select_from(Team)
+                           .where(Team.assignment == team.assignment, Team.id <= team.id))  # fmt: skip
+    return f"Team {place or 0}"
+
+
+COMMENT_DELETED = "hand comment deleted"  # the audit's action when staff take a line comment back
+
+
+@dataclass(frozen=True)
+class HandChange:
+    """What staff changed of a submission's hand grading since a moment: the items applied now
+    (None: not set since), the line comments written since, and how many were taken back."""
+
+    items: list[str] | None
+    added: list[HandComment]
+    deleted: int
+
+    def __bool__(self) -> bool:
+        return self.items is not None or bool(self.added) or self.deleted > 0
+
+
+def changed_since(session: Session, submission_id: str, since: dt.datetime) -> HandChange:
+    """The change of the submission's hand grading after ``since`` (a regrade request's asking)."""
+    grade = session.scalar(select(HandGrade).where(HandGrade.submission_id == submission_id,
+                                                   HandGrade.graded_at > since))  # fmt: skip
+    added = list(session.scalars(select(HandComment).where(HandComment.submission_id == submission_id,
+                                                           HandComment.written_at > since)
+                                 .order_by(HandComment.path, HandComment.line, HandComment.id)))  # fmt: skip
+    deleted = session.scalar(select(func.count()).select_from(AuditEntry).where(
+        AuditEntry.action == COMMENT_DELETED, AuditEntry.at > since,
+        AuditEntry.detail.contains(f": submission {submission_id}: ", autoescape=True))) or 0  # fmt: skip
+    return HandChange(applied(grade) if grade is not None else None, added, deleted)

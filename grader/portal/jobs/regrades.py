@@ -1,7 +1,9 @@
-"""Regrade requests: a student asks on one of their graded submissions, with a reason (at most
-the course's number of requests on each assignment, until its closing date); staff answer once,
+"""Regrade requests: a student asks on one of their graded submissions (in a team, on the
+team's: it is theirs too), with a reason (at most the course's number of requests on each
+assignment, a team's counted together, until its closing date); staff answer once,
 with a reply and what they did (``ACTIONS``: a rerun of the submission, by the rerun the class
-page starts). The answer's mail is enqueued in its transaction; the caller audits both."""
+page starts; a change of its hand grading, made on its code page since the request, whose
+account is kept after the reply). The answer's mail is enqueued in its transaction; the caller audits both."""
 
 from __future__ import annotations
 
@@ -11,8 +13,10 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from ..course import hand
 from ..course.course import Course
 from ..course.regrades import REASON_CHARS
+from ..course.teams import hold, mates
 from ..database.models import GRADED, Submission, User, now
 from ..database.regrades import ANSWERED, OPEN, RegradeRequest
 from ..mail import messages as mails
@@ -29,7 +33,7 @@ class NoSuchRequest(RegradeRefused):
     """An answer to a request that does not exist."""
 
 
-def _rerun(session: Session, course: Course, sub: Submission) -> str | None:
+def _rerun(session: Session, course: Course, sub: Submission, found: RegradeRequest) -> str | None:
     """The submission queued again (the class page's rerun); None when it cannot be (not graded, or queued)."""
     assignment = course.assignments.get(sub.assignment)
     if assignment is None:
@@ -40,9 +44,39 @@ def _rerun(session: Session, course: Course, sub: Submission) -> str | None:
     return reason
 
 
+def _hand(session: Session, course: Course, sub: Submission, found: RegradeRequest) -> str | None:
+    """The change staff made to the submission's hand grading since the request, in words for
+    its students (the items and comments named once the hand grading is released; before, that
+    it changed). RegradeRefused when the assignment has no rubric or nothing changed."""
+    assignment = course.assignments.get(sub.assignment)
+    rubric = assignment.rubric if assignment else None
+    if assignment is None or rubric is None:
+        raise RegradeRefused(f"{sub.assignment} is not graded by hand (no rubric): answer with a reply")
+    change = hand.changed_since(session, sub.id, found.asked_at)
+    if not change:
+        raise RegradeRefused("its hand grading has not changed since the request: change it on the submission's "
+                             "code page first, or answer with a reply")  # fmt: skip
+    if not hand.released(session, assignment):
+        return "Hand grading changed; you see it once your instructor releases the hand grading."
+    said = []
+    if change.items is not None:
+        items = [f"{i.name} ({i.points:+g})" for i in rubric.items if i.name in set(change.items)]
+        said.append(f"rubric items now applied: {', '.join(items) or 'none'}, {rubric.points(change.items):+g} "
+                    "points in all")  # fmt: skip
+    if change.added:
+        said.append("line comments added: " + ", ".join(f"{c.path} line {c.line}" for c in change.added))
+    if change.deleted:
+        said.append(f"{change.deleted} line comment(s) taken back")
+    return "Hand grading changed: " + "; ".join(said) + "."
+
+
 # What an answer may do besides its reply, by name: each returns what it did, in words (None:
-# nothing). A change of hand grading would be one more entry.
-ACTIONS: dict[str, Callable[[Session, Course, Submission], str | None]] = {"rerun": _rerun}
+# it cannot be done now). The words of a change of hand grading are kept after the reply.
+ACTIONS: dict[str, Callable[[Session, Course, Submission, RegradeRequest], str | None]] = {
+    "rerun": _rerun,
+    "hand": _hand,
+}
+KEPT = ("hand",)  # the actions whose words the request keeps, after the reply
 
 
 def clean(text: str) -> str:
@@ -50,18 +84,20 @@ def clean(text: str) -> str:
 
 
 def asked(session: Session, user_id: int, assignment: str) -> int:
-    """Requests a student made on an assignment (answered or not)."""
+    """Requests a student made on an assignment (answered or not); in a team, its members' together."""
     return session.scalar(select(func.count()).select_from(RegradeRequest)
-                          .where(RegradeRequest.user_id == user_id, RegradeRequest.assignment == assignment)) or 0  # fmt: skip
+                          .where(RegradeRequest.user_id.in_(mates(session, user_id, assignment)),
+                                 RegradeRequest.assignment == assignment)) or 0  # fmt: skip
 
 
 def ask(session: Session, course: Course, user: User, sub: Submission, reason: str) -> RegradeRequest:
-    """A request of ``user`` on their graded submission ``sub``; RegradeRefused when it is not
-    theirs or not graded, the reason is empty or too long, one is open on it already, the course
+    """A request of ``user`` on their graded submission ``sub`` (their team's: any member asks);
+    RegradeRefused when it is not theirs or not graded, the reason is empty or too long, one is open on it already, the course
     takes no more (its number reached, or past its closing date)."""
     reason = clean(reason)
-    if sub.user_id != user.id:
-        raise RegradeRefused("only the submission's student may ask for its regrade")
+    team = mates(session, sub.user_id, sub.assignment)
+    if user.id not in team:
+        raise RegradeRefused("only the submission's student (or team) may ask for its regrade")
     if sub.status != GRADED:
         raise RegradeRefused("only a graded submission can be regraded: wait for its grade")
     if not reason:
@@ -73,11 +109,13 @@ def ask(session: Session, course: Course, user: User, sub: Submission, reason: s
         raise RegradeRefused("regrade requests are closed for this course" + (
             f" (since {settings.until.isoformat()})" if settings.until and settings.max else ""))  # fmt: skip
     session.execute(select(User.id).where(User.id == user.id).with_for_update())  # one request of a student at a time
+    hold(session, user.id, sub.assignment)  # and of a team: its row held until this one is taken
     if session.scalar(select(RegradeRequest.id).where(RegradeRequest.submission_id == sub.id,
                                                       RegradeRequest.state == OPEN)) is not None:  # fmt: skip
         raise RegradeRefused("a request on this submission is open already: wait for its answer")
     if asked(session, user.id, sub.assignment) >= settings.max:
-        raise RegradeRefused(f"you made the {settings.max} regrade request(s) the course allows on this assignment")
+        who = "your team" if len(team) > 1 else "you"
+        raise RegradeRefused(f"{who} made the {settings.max} regrade request(s) the course allows on this assignment")
     found = RegradeRequest(submission_id=sub.id, user_id=user.id, assignment=sub.assignment, reason=reason,
                            state=OPEN, asked_at=now(), done="")  # fmt: skip
     session.add(found)
@@ -110,17 +148,18 @@ def answer(session: Session, course: Course, staff: User, request_id: int, reply
     if len(reply) > REASON_CHARS:
         raise RegradeRefused(f"the reply is too long: at most {REASON_CHARS} characters")
     if not reply and not actions:
-        raise RegradeRefused("answer with a reply, or a rerun, or both")
+        raise RegradeRefused(f"answer with a reply, or {' or '.join(ACTIONS)}, or both")
     sub = session.get(Submission, found.submission_id)
     assert sub is not None  # a foreign key
     done: dict[str, str] = {}
     for name in dict.fromkeys(actions):
-        said = ACTIONS[name](session, course, sub)
+        said = ACTIONS[name](session, course, sub, found)
         if said is None:
             raise RegradeRefused(f"the {name} cannot be done now (the submission is being graded): try again later")
         done[name] = said
     found.state, found.answered_at, found.answered_by = ANSWERED, now(), staff.id
-    found.reply, found.done = reply or None, ",".join(done)
+    kept = [done[name] for name in KEPT if name in done]
+    found.reply, found.done = "\n\n".join([reply] * bool(reply) + kept) or None, ",".join(done)
     session.flush()
     mails.regrade_answered(session, course, found, sub)
     return Answered(found, done)

@@ -1,12 +1,14 @@
 """The mails the portal sends, each enqueued in the caller's transaction (``outbox.enqueue``):
 a one-time sign-in link, a one-time link to set a new password, an upload's receipt with its SHA-256, a submission graded (its
 public tests only until the private results are shown), an assignment's results released, a
-regrade request answered."""
+regrade request answered. A team's upload is receipted, and its grade told, to every member
+(each under their own choice of mails); a regrade answer goes to whoever asked."""
 
 from __future__ import annotations
 
 import datetime as dt
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..accounts.resets import RESET_MINUTES, new_reset_token
@@ -14,6 +16,7 @@ from ..accounts.signin import LINK_HOURS, new_signin_token
 from ..course.course import Course
 from ..course.mail import GRADED, RECEIPT, REGRADE, RELEASED, RESET, SIGNIN
 from ..course.policy import counted
+from ..course.teams import mates
 from ..database.mail import MailMessage
 from ..database.models import Release, Submission, User, now
 from ..database.regrades import RegradeRequest
@@ -55,24 +58,46 @@ def password_reset(session: Session, course: Course, user: User) -> MailMessage 
                    expires)  # fmt: skip
 
 
-def receipt(session: Session, course: Course, user: User, sub: Submission) -> MailMessage | None:
-    """An upload's receipt: what was received, when, and its SHA-256 (the student can check their file)."""
+def _team(session: Session, sub: Submission) -> list[User]:
+    """Whom a submission's mails go to: its student, or every member of its team (the submitter first)."""
+    ids = mates(session, sub.user_id, sub.assignment)
+    found = {u.id: u for u in session.scalars(select(User).where(User.id.in_(ids)))}
+    return [found[i] for i in sorted(found, key=lambda i: (i != sub.user_id, i))]
+
+
+def _by(user: User, submitter: User | None) -> str:
+    """Whose upload it was, as a teammate's mail says it."""
+    return (
+        ""
+        if submitter is None or submitter.id == user.id
+        else f" (by {submitter.name or submitter.email}, for your team)"
+    )
+
+
+def receipt(session: Session, course: Course, user: User, sub: Submission) -> list[MailMessage]:
+    """An upload's receipt: what was received, when, and its SHA-256 (the student can check their
+    file), to its submitter ``user`` and, in a team, to each other member."""
     assignment = course.assignments.get(sub.assignment)
     title = assignment.title if assignment else sub.assignment
-    text = (f"Hello {user.name},\n\nYour upload to {title} was received.\n\n"
-            f"File:     {sub.filename}\nSize:     {sub.size} bytes\nReceived: {sub.received_at.isoformat()} (UTC)\n"
-            f"SHA-256:  {sub.sha256}\n{LATE if sub.late else ''}\n"
-            f"It is graded next; its page: {base_url(session)}/s/{sub.id}")  # fmt: skip
-    return enqueue(session, course, user, RECEIPT, f"Received: {title}", _body(session, course, text))
+    made = []
+    for member in _team(session, sub):
+        text = (f"Hello {member.name},\n\nYour upload to {title}{_by(member, user)} was received.\n\n"
+                f"File:     {sub.filename}\nSize:     {sub.size} bytes\nReceived: {sub.received_at.isoformat()} (UTC)\n"
+                f"SHA-256:  {sub.sha256}\n{LATE if sub.late else ''}\n"
+                f"It is graded next; its page: {base_url(session)}/s/{sub.id}")  # fmt: skip
+        found = enqueue(session, course, member, RECEIPT, f"Received: {title}", _body(session, course, text))
+        made += [found] if found is not None else []
+    return made
 
 
-def graded(session: Session, course: Course, sub: Submission) -> MailMessage | None:
-    """A submission graded: its public tests' result; the whole total only once the student may
-    see the private tests (released, or past the deadline where the course says so)."""
-    user = session.get(User, sub.user_id)
+def graded(session: Session, course: Course, sub: Submission) -> list[MailMessage]:
+    """A submission graded, to its student or each member of its team: its public tests' result;
+    the whole total only once the students may see the private tests (released, or past the
+    deadline where the course says so)."""
+    submitter = session.get(User, sub.user_id)
     assignment = course.assignments.get(sub.assignment)
-    if user is None or assignment is None:
-        return None
+    if submitter is None or assignment is None:
+        return []
     shown = assignment.private_shown(session.get(Release, assignment.name) is not None, now())
     lines = [
         f"Public tests: {_points(sub.public_total)} of {assignment.public_tests}"
@@ -83,9 +108,13 @@ def graded(session: Session, course: Course, sub: Submission) -> MailMessage | N
     elif assignment.private_tests:
         lines.append(f"Private tests ({assignment.private_tests}): their results come when your instructor "
                      "releases them.")  # fmt: skip
-    text = (f"Hello {user.name},\n\nYour upload {sub.filename} to {assignment.title} was graded.\n\n"
-            + "\n".join(lines) + f"\n\nIts feedback: {base_url(session)}/s/{sub.id}")  # fmt: skip
-    return enqueue(session, course, user, GRADED, f"Graded: {assignment.title}", _body(session, course, text))
+    made = []
+    for user in _team(session, sub):
+        text = (f"Hello {user.name},\n\nYour upload {sub.filename} to {assignment.title}{_by(user, submitter)} "
+                "was graded.\n\n" + "\n".join(lines) + f"\n\nIts feedback: {base_url(session)}/s/{sub.id}")  # fmt: skip
+        found = enqueue(session, course, user, GRADED, f"Graded: {assignment.title}", _body(session, course, text))
+        made += [found] if found is not None else []
+    return made
 
 
 def released(session: Session, course: Course, assignment_name: str) -> int:
@@ -109,17 +138,21 @@ def released(session: Session, course: Course, assignment_name: str) -> int:
     return made
 
 
-ANSWER_WORDS = {"rerun": "Your submission is graded again; its page shows the new result beside the old one."}
+ANSWER_WORDS = {
+    "rerun": "Your submission is graded again; its page shows the new result beside the old one.",
+    "hand": "Its code page shows the hand grading: {base}/s/{sid}/code",
+}
 
 
 def regrade_answered(session: Session, course: Course, request: RegradeRequest, sub: Submission) -> MailMessage | None:
-    """A regrade request answered: the reply, and what was done (a rerun), with the submission's page."""
+    """A regrade request answered, to whoever asked (in a team, their teammates read it on the
+    submission's page): the reply, and what was done (a rerun), with the submission's page."""
     user = session.get(User, request.user_id)
     assignment = course.assignments.get(request.assignment)
     if user is None:
         return None
     title = assignment.title if assignment else request.assignment
-    done = [ANSWER_WORDS.get(d, d) for d in request.done.split(",") if d]
+    done = [ANSWER_WORDS.get(d, d).format(base=base_url(session), sid=sub.id) for d in request.done.split(",") if d]
     text = (f"Hello {user.name},\n\nYour regrade request on {sub.filename} ({title}) was answered.\n\n"
             + (f"The reply:\n\n{request.reply}\n\n" if request.reply else "")
             + "".join(d + "\n\n" for d in done)

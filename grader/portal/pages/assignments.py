@@ -277,6 +277,14 @@ def _visible_submission(session: Session, user: User, sid: str) -> Submission:
     return sub
 
 
+def _team_named(session: Session, sub: Submission) -> dict[str, Any] | None:
+    """The team of a submission, by name and members (None: its student's alone)."""
+    found = team_of(session, sub.user_id, sub.assignment)
+    if found is None:
+        return None
+    return {"name": found.name, "members": [{"name": u.name, "email": u.email} for u in members(session, found.id)]}
+
+
 def submission_page(portal: Portal, request: Request, form: Any) -> Response:
     user = need_user(portal, request)
     with portal.read() as session:
@@ -294,7 +302,10 @@ def submission_page(portal: Portal, request: Request, form: Any) -> Response:
             and (user.staff or released(session, sub.assignment))
         )
         regrade_data = submission_regrades(portal, session, user, sub)
+        team = _team_named(session, sub) if user.staff else None
     data = staff_view(sub, assignment, owner, shown) if user.staff else student_view(sub, assignment, shown)
+    if user.staff and team is not None:  # a team's submission: staff see whose it is beside its submitter
+        data["team"] = team
     data["late"] = policy.days_late(sub.received_at, due) > 0  # by the deadline now, as every view says
     data["regrades"] = regrade_data
     if standing is not None:  # where it stands on the queue; the page's stream tells each change

@@ -3,8 +3,10 @@ tests' results (staff: any submission; a student: their own); staff apply the as
 rubric items and comment on lines (audited); the instructor releases an assignment's hand
 grading (audited; undone the same way), after which its students see the items and comments,
 as a list and on their code, and the points enter the grade (``policy``). Under an anonymous
-rubric a TA sees "Student N" for a name on these pages until the release, and no link leads
-from them to a page that names the student."""
+rubric a TA sees "Student N" for a name on these pages until the release (one "Team N" for a
+team), and no link leads from them to a page that names the student. A team's submission is
+each member's: staff see the team's members named, and every member reads its released hand
+grading."""
 
 from __future__ import annotations
 
@@ -23,7 +25,10 @@ from ..course import hand
 from ..course.course import Assignment
 from ..course.policy import counted
 from ..course.rubric import MAX_ITEMS, combined
+from ..course.teams import mates, members, team_of
 from ..database.models import GRADED, INSTRUCTOR, HandComment, HandGrade, HandRelease, Submission, User, now
+from ..database.regrades import OPEN
+from ..jobs.regrades import of_submission
 from ..uploads import UploadError, upload_files
 from ..web.code import CodeFile, code_file
 from ..web.portal import Portal
@@ -60,8 +65,8 @@ def routes(portal: Portal) -> list[BaseRoute]:
 
 def _submission(session: Session, user: User, sid: str) -> Submission:
     sub = session.get(Submission, sid)
-    if sub is None or (sub.user_id != user.id and not user.staff):
-        raise HTTPException(404, "no such submission")  # another's answers as one that does not exist
+    if sub is None or not (user.staff or user.id in mates(session, sub.user_id, sub.assignment)):
+        raise HTTPException(404, "no such submission")  # another's (another team's) as one that does not exist
     return sub
 
 
@@ -75,14 +80,22 @@ def _files(portal: Portal, sub: Submission) -> list[CodeFile]:
 
 def _who(session: Session, viewer: User, sub: Submission, assignment: Assignment | None,
          is_released: bool) -> dict[str, Any] | None:  # fmt: skip
-    """The student as ``viewer`` may see them: nothing for the student themself, a pseudonym
-    under anonymous grading, else their name and e-mail."""
+    """The student as ``viewer`` may see them: nothing for a student (the submission's, or a
+    teammate), a pseudonym under anonymous grading (a team's one), else their name and e-mail,
+    and in a team its name and members."""
     if not viewer.staff:
         return None
+    team = team_of(session, sub.user_id, sub.assignment)
     if hand.anonymous_to(viewer, assignment, is_released):
-        return {"name": hand.pseudonym(session, sub.user_id), "email": None, "anonymous": True}
+        name = hand.team_pseudonym(session, team) if team is not None else hand.pseudonym(session, sub.user_id)
+        return {"name": name, "email": None, "anonymous": True}
     owner = session.get(User, sub.user_id)
-    return {"name": owner.name if owner else "", "email": owner.email if owner else None, "anonymous": False}
+    who: dict[str, Any] = {"name": owner.name if owner else "", "email": owner.email if owner else None,
+                           "anonymous": False}  # fmt: skip
+    if team is not None:
+        who["team"] = {"name": team.name, "members": [{"name": u.name, "email": u.email}
+                                                      for u in members(session, team.id)]}  # fmt: skip
+    return who
 
 
 def code_page(portal: Portal, request: Request, form: Any) -> Response:
@@ -100,6 +113,8 @@ def code_page(portal: Portal, request: Request, form: Any) -> Response:
         files = _files(portal, sub)
         full = user.staff or private_shown(session, assignment)  # the total with the private tests: a secret until then
         data = _code_data(user, sub, assignment, files, who, grade, notes, is_released, full)
+        if data["hand"] is not None and user.staff:  # the queue: a pseudonym where this page shows one
+            data["regrades"] = [r.id for r in of_submission(session, sub) if r.state == OPEN]
     if wants_json(request):
         return page(request, "code.html", data, user=user)
     by_line: dict[tuple[str, int], list[dict[str, Any]]] = {}
@@ -231,7 +246,7 @@ def delete_comment(portal: Portal, request: Request, form: Any) -> Response:
         if note is None or note.submission_id != sid:
             raise HTTPException(404, "no such comment")
         session.delete(note)
-        audit(session, user, "hand comment deleted", f"{assignment.name}: submission {sid}: {note.path} "
+        audit(session, user, hand.COMMENT_DELETED, f"{assignment.name}: submission {sid}: {note.path} "
                                                      f"line {note.line}")  # fmt: skip
     return _after(portal, request, sid, assignment.name, False, {"submission": sid, "deleted": note.id})
 
@@ -251,11 +266,20 @@ def grading_page(portal: Portal, request: Request, form: Any) -> Response:
         grades = {g.submission_id: g for g in session.scalars(
             select(HandGrade).where(HandGrade.submission_id.in_([c.submission.id for c in rows])))}  # fmt: skip
         aliases = hand.pseudonyms(session) if anonymous else {}
-        listed = []
+        teams = {c.submission.id: team_of(session, c.submission.user_id, assignment.name) for c in rows}
+        listed, seen = [], set()
         for c in rows:
-            g = grades.get(c.submission.id)
-            name = aliases.get(c.user.id, "") if anonymous else c.user.name
-            listed.append({"student": name, "email": None if anonymous else c.user.email,
+            if c.submission.id in seen:
+                continue  # a team's submission: one row, naming its members
+            seen.add(c.submission.id)
+            g, team = grades.get(c.submission.id), teams[c.submission.id]
+            people = members(session, team.id) if team is not None else [c.user]
+            if anonymous:
+                name = hand.team_pseudonym(session, team) if team is not None else aliases.get(c.user.id, "")
+            else:
+                name = ", ".join(u.name for u in people) if team is not None else c.user.name
+            listed.append({"student": name, "email": None if anonymous else ", ".join(u.email for u in people),
+                           "team": None if anonymous or team is None else team.name,
                            "submission": c.submission.id, "total": c.submission.total,
                            "max_total": c.submission.max_total, "graded": g is not None,
                            "points": assignment.rubric.points(hand.applied(g)) if g is not None else None,

@@ -1,6 +1,7 @@
 """Regrade requests: a student asks on their graded submission's page (a reason, within the
 course's limits); staff see the queue of open requests and answer each once (a reply, a rerun
-of the submission by an instructor); the student reads the answer on the submission's page.
+of the submission by an instructor, a change of its hand grading made on its code page since
+the request); the student reads the answer on the submission's page.
 A student reaches only their own submissions' requests; every request and answer is audited."""
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from ..course import hand
 from ..course.regrades import REASON_CHARS
+from ..course.teams import mates, members, team_of
 from ..database.models import INSTRUCTOR, Submission, User, now
 from ..database.regrades import ANSWERED, OPEN, RegradeRequest
 from ..jobs import regrades
@@ -37,8 +40,13 @@ def submission_regrades(portal: Portal, session: Session, user: User, sub: Submi
     """What a submission's page shows of its requests: each with its answer, and for its student
     whether they may ask now (``can_ask``) or why not (``closed``)."""
     found = regrades.of_submission(session, sub)
+    team = mates(session, sub.user_id, sub.assignment)
     data: dict[str, Any] = {"requests": [regrades.view(r) for r in found], "reason_chars": REASON_CHARS}
-    if user.id == sub.user_id:
+    if len(team) > 1:  # a team's: every member reads each request and its answer, and who asked
+        names = {u.id: u.name or u.email for u in session.scalars(select(User).where(User.id.in_(team)))}
+        for shown, r in zip(data["requests"], found):
+            shown["asked_by"] = names.get(r.user_id, "")
+    if user.id in team and not user.staff:
         settings = portal.course.regrades
         made = regrades.asked(session, user.id, sub.assignment)
         data.update(left=max(0, settings.max - made), max=settings.max)
@@ -46,9 +54,9 @@ def submission_regrades(portal: Portal, session: Session, user: User, sub: Submi
         if not settings.open_at(now()):
             why = "Regrade requests are closed."
         elif any(r.state == OPEN for r in found):
-            why = "Your request is open: staff answer it here."
+            why = f"{'A' if len(team) > 1 else 'Your'} request is open: staff answer it here."
         elif made >= settings.max:
-            why = f"You made the {settings.max} regrade request(s) the course allows on this assignment."
+            why = f"{'Your team' if len(team) > 1 else 'You'} made the {settings.max} regrade request(s) the course allows on this assignment."
         data.update(can_ask=why is None and sub.status == "graded", closed=why)
     return data
 
@@ -62,8 +70,8 @@ def ask(portal: Portal, request: Request, form: Any) -> Response:
     try:
         with portal.make.begin() as session:
             sub = session.get(Submission, sid)
-            if sub is None or sub.user_id != user.id:
-                raise HTTPException(404, "no such submission")
+            if sub is None or user.id not in mates(session, sub.user_id, sub.assignment):
+                raise HTTPException(404, "no such submission")  # another's (another team's) as one that does not exist
             found = regrades.ask(session, portal.course, user, sub, str(form.get("reason") or ""))
             audit(session, user, "regrade asked", f"{sub.assignment}: submission {sub.id} (request {found.id})")
             data = regrades.view(found)
@@ -75,8 +83,9 @@ def ask(portal: Portal, request: Request, form: Any) -> Response:
 
 
 def queue_page(portal: Portal, request: Request, form: Any) -> Response:
-    """The staff's queue: the open requests, oldest first (each with its student, submission,
-    reason and the answer's form), then the latest answered."""
+    """The staff's queue: the open requests, oldest first (each with its student and team,
+    submission, reason and the answer's form), then the latest answered; a TA grading an
+    assignment anonymously sees its students' pseudonyms."""
     user = need_staff(portal, request)
     with portal.read() as session:
         opened = regrades.queue(session, OPEN)
@@ -84,15 +93,45 @@ def queue_page(portal: Portal, request: Request, form: Any) -> Response:
         by = {
             u.id: u for u in session.scalars(select(User).where(User.id.in_({r.answered_by for r, _, _ in answered})))
         }
-        data = {"open": [regrades.view(r, s, u) for r, s, u in opened],
-                "answered": [regrades.view(r, s, u, by.get(r.answered_by or 0)) for r, s, u in answered],
+        data = {"open": [{**_row(portal, session, user, r, s, u), "hand": _by_hand(portal, s)} for r, s, u in opened],
+                "answered": [_row(portal, session, user, r, s, u, by.get(r.answered_by or 0)) for r, s, u in answered],
                 "reason_chars": REASON_CHARS, "actions": list(regrades.ACTIONS)}  # fmt: skip
     return page(request, "regrades.html", data, user=user, instructor=user.role == INSTRUCTOR)
 
 
+def _row(portal: Portal, session: Session, viewer: User, found: RegradeRequest, sub: Submission, student: User,
+         by: User | None = None) -> dict[str, Any]:  # fmt: skip
+    """A request as the queue shows it to ``viewer``: its student and team named, or for a TA
+    grading the assignment anonymously (before its hand grading's release) their pseudonym
+    ("Team N" for a team) and no e-mail, its links to the code page only."""
+    assignment = portal.course.assignments.get(found.assignment)
+    if hand.anonymous_to(viewer, assignment, hand.released(session, found.assignment)):
+        team = team_of(session, found.user_id, found.assignment)
+        name = hand.team_pseudonym(session, team) if team is not None else hand.pseudonym(session, student.id)
+        return {**regrades.view(found, sub, None, by), "student": {"name": name, "email": None}, "anonymous": True}
+    return {**regrades.view(found, sub, student, by), **_team(session, found)}
+
+
+def _team(session: Session, found: RegradeRequest) -> dict[str, Any]:
+    """The team of a request's student on its assignment, as the queue names it (nothing when alone)."""
+    team = team_of(session, found.user_id, found.assignment)
+    if team is None:
+        return {}
+    return {"team": {"name": team.name, "members": [{"name": u.name, "email": u.email}
+                                                    for u in members(session, team.id)]}}  # fmt: skip
+
+
+def _by_hand(portal: Portal, sub: Submission) -> bool:
+    """Whether the submission's assignment is graded by hand (a rubric): its answer may be a change of hand grading."""
+    assignment = portal.course.assignments.get(sub.assignment)
+    return assignment is not None and assignment.rubric is not None
+
+
 def answer(portal: Portal, request: Request, form: Any) -> Response:
-    """Staff's answer to an open request: ``reply`` and, from an instructor, ``rerun`` (the
-    submission graded again, as the class page's rerun does); audited, the student mailed."""
+    """Staff's answer to an open request: ``reply``; ``hand``: the change of its hand grading
+    made on its code page since the request (its account kept after the reply); from an
+    instructor, ``rerun`` (the submission graded again, as the class page's rerun does);
+    audited, the student mailed."""
     user = need_staff(portal, request)
     form = checked_form(request, form)
     actions = [name for name in regrades.ACTIONS if form.get(name) in ("on", "1", "true", "yes")]

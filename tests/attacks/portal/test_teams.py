@@ -132,3 +132,22 @@ def test_a_team_form_without_its_csrf_token_is_refused(teams_portal):
         r = me.post(f"/a/othello/team/{action}", {**fields, "csrf": "forged"}, csrf=False)
         assert r.status_code == 403, action
     assert len(team(me)["members"]) == 2
+
+
+def test_a_student_outside_a_team_cannot_ask_for_its_regrade(teams_portal):
+    people = teams_portal
+    sid = next(s["id"] for s in student(people, 1).get("/a/othello").json()["submissions"])  # the pair 1 & 2's
+    outsider = student(people, 5)
+    assert outsider.post(f"/s/{sid}/regrade", {"reason": "let me in"}).status_code == 404  # as for no submission
+    asked = student(people, 2).post(f"/s/{sid}/regrade", {"reason": "ours"})  # a member: refused only as ungraded
+    assert asked.status_code == 400 and "only a graded submission" in asked.text
+    assert people["instructor"].get("/class/regrades").json()["open"] == []
+
+
+def test_a_student_outside_a_team_never_opens_its_code(teams_portal):
+    people = teams_portal
+    sid = next(s["id"] for s in student(people, 1).get("/a/othello").json()["submissions"])  # the pair 1 & 2's
+    assert student(people, 2).get(f"/s/{sid}/code").status_code == 200  # a member: the team's code is theirs
+    for n in (3, 5):
+        assert student(people, n).get(f"/s/{sid}/code").status_code == 404  # as for no submission
+        assert "print(19)" not in student(people, n).html(f"/s/{sid}/code").text
