@@ -27,12 +27,6 @@ def test_released_hand_grading_does_not_show_the_private_total_to_the_student(ha
     assert seen["total"] != total_with_hand, "the private tests' total reaches the student through hand grading"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="review: handgrading._submission lets in only the uploader (sub.user_id), "
-    "not the team's other members, whom the submission's page lets in (mates): their 'your code' "
-    "link, and the released hand grading on it, answer 404",
-)
 def test_a_teammate_opens_the_code_of_the_teams_submission(tmp_path):
     from test_portal_teams import teams_course
 

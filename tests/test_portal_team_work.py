@@ -19,6 +19,7 @@ import yaml
 from click.testing import CliRunner
 
 pytest.importorskip("starlette", reason='the portal needs its extra: pip install -e ".[portal]"')
+pytestmark = pytest.mark.xdist_group(__name__)  # its tests build on each other's state, in order
 pytest.importorskip("pygments", reason='the portal needs its extra: pip install -e ".[portal]"')
 pytest.importorskip("aiosmtpd", reason="the mail tests need aiosmtpd (pip install -e '.[test]')")
 

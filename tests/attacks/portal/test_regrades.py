@@ -8,6 +8,7 @@ import pytest
 
 pytest.importorskip("httpx", reason="the portal's tests need httpx (pip install -e '.[test]')")
 pytest.importorskip("starlette", reason='the portal needs its extra: pip install -e ".[portal]"')
+pytestmark = pytest.mark.xdist_group(__name__)  # its tests build on each other's state, in order
 
 from portal_server import Client  # noqa: E402
 
