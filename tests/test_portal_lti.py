@@ -674,7 +674,9 @@ def test_a_launch_giving_only_the_line_items_container_gets_one_line_item_made_a
         teacher = Client(server.url)
         teacher.sign_in(server.link)
         student = Client(server.url)
-        assert launch(student, platform, platform.claims("s-1", "Learner", **platform.only_lineitems())).status_code == 303
+        assert (
+            launch(student, platform, platform.claims("s-1", "Learner", **platform.only_lineitems())).status_code == 303
+        )
         student.get("/")
         sid = student.upload(MINIMAX, name="minimax.py", assignment="tictactoe").json()["id"]
         assert student.graded(sid)["status"] == "graded"
@@ -719,7 +721,9 @@ def test_two_senders_at_once_make_one_line_item_and_a_line_item_the_platform_hol
     platform = Platform()
     platform.slow_create = 1.0  # the first sender is still making it when the second needs it
     container = f"{platform.url}/lineitems"
-    platform.lineitems.append({"id": f"{container}/55", "resourceId": "othello", "label": "Othello", "scoreMaximum": 10})
+    platform.lineitems.append(
+        {"id": f"{container}/55", "resourceId": "othello", "label": "Othello", "scoreMaximum": 10}
+    )
     folder = make_demo_course(tmp_path / "course")
     (folder / "course.yaml").write_text((folder / "course.yaml").read_text() + platform.registration())
     engines = [connect(database), connect(database)]
