@@ -94,6 +94,7 @@ class Platform:
         self.slow_create = 0.0  # seconds the container takes to answer a POST (two senders at once meet)
         self.withheld: set[str] = set()  # scopes the token endpoint leaves out of its answer (not granted)
         self.tool_keys: dict | None = None  # the tool's JWKS served at /tool-jwks (for a tool with no server)
+        self.endpoints = ""  # the address its configuration gives its endpoints at ("": its own, the issuer's)
         platform = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -270,14 +271,15 @@ class Platform:
 
     def configuration(self) -> dict:
         """The platform's OpenID configuration (LTI Dynamic Registration 1.0, section 3.4)."""
+        at = self.endpoints or self.url
         return {
             "issuer": self.issuer or self.url,
-            "authorization_endpoint": f"{self.url}/auth",
-            "token_endpoint": f"{self.url}/token",
+            "authorization_endpoint": f"{at}/auth",
+            "token_endpoint": f"{at}/token",
             "token_endpoint_auth_methods_supported": ["private_key_jwt"],
             "token_endpoint_auth_signing_alg_values_supported": ["RS256"],
-            "jwks_uri": f"{self.url}/jwks",
-            "registration_endpoint": f"{self.url}/register",
+            "jwks_uri": f"{at}/jwks",
+            "registration_endpoint": f"{at}/register",
             "scopes_supported": ["openid", NRPS_SCOPE, "https://purl.imsglobal.org/spec/lti-ags/scope/score"],
             "response_types_supported": ["id_token"],
             "subject_types_supported": ["public", "pairwise"],
@@ -991,6 +993,29 @@ def test_a_platform_whose_configuration_names_another_issuer_is_refused(tool):
     finally:
         other.stop()
     assert platform.url  # the module's platform untouched
+
+
+def test_a_canvas_like_configuration_with_its_endpoints_on_another_host_registers(tool):
+    """Canvas cloud as its source builds it: the openid-configuration URL on the host of its
+    issuer (https://canvas.instructure.com), the registration endpoint on the school's Canvas
+    host and the authorization, token and JWKS endpoints on sso.canvaslms.com. The issuer's
+    domain is the URL's, as the specification asks; the endpoints' hosts are not checked."""
+    platform, server = tool["platform"], tool["server"]
+    canvas = Platform()
+    canvas.endpoints = canvas.url.replace("127.0.0.1", "localhost")  # another host name of the same server
+    teacher = Client(server.url)
+    assert launch(teacher, platform, platform.claims("t-1", "Instructor")).status_code == 303
+    teacher.get("/")
+    try:
+        r = register(canvas, registration_link(teacher))
+        assert r.status_code == 200, r.text
+        assert len(canvas.registered) == 1
+        (kept,) = [
+            k for k in teacher.get("/class/lti/registrations").json()["registrations"] if k["issuer"] == canvas.url
+        ]
+        assert teacher.post("/class/lti/registrations", {"action": "revoke", "registration": str(kept["id"])}).json()
+    finally:
+        canvas.stop()
 
 
 @pytest.mark.slow  # a browser and a server: several seconds
