@@ -38,6 +38,7 @@ from grader.portal.database.db import connect, default_url, sessions, upgrade  #
 from grader.portal.database.lti import LtiIdentity, LtiLink, LtiScore  # noqa: E402
 from grader.portal.database.models import GRADED, STUDENT, Submission, User, now  # noqa: E402
 from grader.portal.lti import keys as lti_keys  # noqa: E402
+from grader.portal.lti import lineitems  # noqa: E402
 from grader.portal.lti.grades import MAX_ATTEMPTS, GradeSync  # noqa: E402
 from grader.portal.lti.launch import role_of  # noqa: E402
 from grader.portal.lti.roster import links  # noqa: E402
@@ -723,9 +724,10 @@ def test_two_senders_at_once_make_one_line_item_and_a_line_item_the_platform_hol
     platform = Platform()
     platform.slow_create = 1.0  # the first sender is still making it when the second needs it
     container = f"{platform.url}/lineitems"
-    platform.lineitems.append(
-        {"id": f"{container}/55", "resourceId": "othello", "label": "Othello", "scoreMaximum": 10}
-    )
+    platform.lineitems += [  # two of the resourceId, one a page after the other: the resource link's is taken
+        {"id": f"{container}/54", "resourceId": "othello", "resourceLinkId": "elsewhere", "scoreMaximum": 10},
+        {"id": f"{container}/55", "resourceId": "othello", "resourceLinkId": "link-2", "scoreMaximum": 10},
+    ]
     folder = make_demo_course(tmp_path / "course")
     (folder / "course.yaml").write_text((folder / "course.yaml").read_text() + platform.registration())
     engines = [connect(database), connect(database)]
@@ -757,6 +759,7 @@ def test_two_senders_at_once_make_one_line_item_and_a_line_item_the_platform_hol
         assert senders[1].graded("3" * 32) == 1
         third = _wait(lambda: platform.scores[2:], 60)[0]
         assert (third["score"]["userId"], third["lineitem"], len(platform.made)) == ("s-3", "55", 1)
+        assert platform.container_reads[-2:] == ["resource_id=othello", "resource_id=othello&page=2"]
         with makes[0]() as s:
             rows = s.scalars(select(LtiScore).order_by(LtiScore.id)).all()
             assert [(r.status, r.container) for r in rows] == [("sent", None)] * 3
@@ -1060,5 +1063,7 @@ def test_in_a_browser_the_registration_page_framed_by_the_platform_tells_it_to_c
     ],
 )  # fmt: skip
 def test_a_link_header_gives_its_urls_by_relation(header, found):
-    """RFC 8288 as NRPS platforms send it: several links, several relations in one, relative URLs."""
+    """RFC 8288 as NRPS platforms send it: several links, several relations in one, relative URLs
+    (the line items container's pages are followed by the same reading)."""
     assert links(header, "https://lms/m") == found
+    assert lineitems._next(header, "https://lms/m") == found.get("next")

@@ -7,6 +7,7 @@ paged by ``Link: rel="next"``) or creates it (POST a line item with its label, m
 from __future__ import annotations
 
 import json
+import re
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -40,8 +41,6 @@ def find_or_create(container: str, token: str, resource_id: str, label: str, max
 def find(container: str, token: str, resource_id: str, link_id: str | None) -> str | None:
     """The line item of ``resource_id`` in ``container`` (None: there is none), every page read;
     the filter is checked here too, as a platform may ignore it."""
-    from .roster import links  # here, not above: roster imports grades, which imports this module
-
     url: str | None = _with_query(container, {"resource_id": resource_id})
     found: list[dict[str, Any]] = []
     for _ in range(MAX_PAGES):
@@ -56,7 +55,7 @@ def find(container: str, token: str, resource_id: str, link_id: str | None) -> s
             raise LineItemError(f"{url} answered no list of line items")
         found += [i for i in items if isinstance(i, dict) and i.get("resourceId") == resource_id
                   and isinstance(i.get("id"), str) and i["id"]]  # fmt: skip
-        url = links(header, url).get("next")
+        url = _next(header, url)
     if not found:
         return None
     found.sort(key=lambda i: (not link_id or i.get("resourceLinkId") != link_id, i.get("tag") != TAG))
@@ -77,6 +76,17 @@ def create(container: str, token: str, resource_id: str, label: str, maximum: fl
     if not isinstance(made, dict) or not isinstance(made.get("id"), str) or not made["id"]:
         raise LineItemError(f"{container} answered no line item id to a new line item")
     return str(made["id"])
+
+
+def _next(header: str, base: str) -> str | None:
+    """The ``rel="next"`` URL of a Link header (RFC 8288: several links, several relations in
+    one ``rel``, relative URLs made absolute from ``base``), as ``roster.links`` reads it; this
+    module cannot import that one (roster imports grades, which imports this module)."""
+    for target, params in re.findall(r"<([^>]*)>((?:\s*;\s*[^;,]+)*)", header):
+        for quoted, bare in re.findall(r'(?i)\brel\s*=\s*(?:"([^"]*)"|([^\s;,"]+))', params):
+            if "next" in (quoted or bare).lower().split():
+                return urllib.parse.urljoin(base, target)
+    return None
 
 
 def _with_query(url: str, params: dict[str, str]) -> str:
