@@ -84,6 +84,7 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(database):
         "lti_identities",
         "lti_links",
         "lti_scores",
+        "lti_lineitems",
         "lti_contexts",
         "lti_members",
         "lti_registrations",
