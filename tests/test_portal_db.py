@@ -84,6 +84,7 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(database):
         "lti_identities",
         "lti_links",
         "lti_scores",
+        "lti_lineitems",
         "lti_contexts",
         "lti_members",
         "lti_registrations",
@@ -111,7 +112,7 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(database):
         "password_resets",
     } <= tables
     with engine.connect() as c:
-        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0020",)]
+        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0021",)]
     engine.dispose()
 
 

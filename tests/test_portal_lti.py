@@ -38,6 +38,7 @@ from grader.portal.database.db import connect, default_url, sessions, upgrade  #
 from grader.portal.database.lti import LtiIdentity, LtiLink, LtiScore  # noqa: E402
 from grader.portal.database.models import GRADED, STUDENT, Submission, User, now  # noqa: E402
 from grader.portal.lti import keys as lti_keys  # noqa: E402
+from grader.portal.lti import lineitems  # noqa: E402
 from grader.portal.lti.grades import MAX_ATTEMPTS, GradeSync  # noqa: E402
 from grader.portal.lti.launch import role_of  # noqa: E402
 from grader.portal.lti.roster import links  # noqa: E402
@@ -55,6 +56,10 @@ NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 NRPS_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
 MEMBERSHIPS = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"
 TOOL_CONFIG = "https://purl.imsglobal.org/spec/lti-tool-configuration"
+SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+LINEITEM_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
+LINEITEM = "application/vnd.ims.lis.v2.lineitem+json"
+CONTAINER = "application/vnd.ims.lis.v2.lineitemcontainer+json"
 WITHIN = 120  # seconds: a score is sent within a few once graded
 
 
@@ -83,6 +88,14 @@ class Platform:
         self.issuer = ""  # the issuer its openid-configuration names ("": its own address, as it must)
         self.registration_token = "reg-" + secrets.token_hex(8)  # the token its dynamic registration hands the tool
         self.registered: list[dict] = []  # each tool registration posted: its headers and JSON
+        self.lineitems: list[dict] = []  # the line items container of the course (AGS), as GET lists it
+        self.made: list[dict] = []  # each line item POSTed to the container
+        self.lineitem_page = 1  # line items per page of the container (the rest through Link: rel="next")
+        self.container_reads: list[str] = []  # each container page asked for, by its query
+        self.slow_create = 0.0  # seconds the container takes to answer a POST (two senders at once meet)
+        self.withheld: set[str] = set()  # scopes the token endpoint leaves out of its answer (not granted)
+        self.tool_keys: dict | None = None  # the tool's JWKS served at /tool-jwks (for a tool with no server)
+        self.endpoints = ""  # the address its configuration gives its endpoints at ("": its own, the issuer's)
         platform = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -104,6 +117,11 @@ class Platform:
                                         "text/html")  # fmt: skip
                 if url.path == "/.well-known/openid-configuration":
                     return self._answer(200, json.dumps(platform.configuration()))
+                if url.path == "/lineitems":
+                    status, text, links = platform.container(url, self.headers)
+                    return self._answer(status, text, CONTAINER if status == 200 else "application/json", links)
+                if url.path == "/tool-jwks" and platform.tool_keys is not None:
+                    return self._answer(200, json.dumps(platform.tool_keys))
                 if url.path in ("/memberships", "/memberships/differences"):
                     status, text, links = platform.memberships(url, self.headers)
                     return self._answer(status, text, MEMBERSHIPS if status == 200 else "application/json", links)
@@ -115,6 +133,8 @@ class Platform:
                     return self._answer(*platform.token(dict(urllib.parse.parse_qsl(body))))
                 if self.path == "/register":
                     return self._answer(*platform.register(self.headers, body))
+                if self.path == "/lineitems":
+                    return self._answer(*platform.create(self.headers, body), LINEITEM)
                 if self.path == "/deep-link-return":
                     platform.returned.append(dict(urllib.parse.parse_qsl(body)))
                     return self._answer(200, "<p id=linked>Linked</p>", "text/html")
@@ -200,11 +220,10 @@ class Platform:
         assert claims["sub"] == CLIENT_ID and claims["jti"]
         token = secrets.token_hex(8)
         self.issued.add(token)
-        self.scopes[token] = form["scope"]
+        granted = " ".join(s for s in form["scope"].split() if s not in self.withheld)
+        self.scopes[token] = granted
         self.tokens.append({"scope": form["scope"], "claims": claims})
-        return 200, json.dumps(
-            {"access_token": token, "token_type": "Bearer", "expires_in": 3600, "scope": form["scope"]}
-        )
+        return 200, json.dumps({"access_token": token, "token_type": "Bearer", "expires_in": 3600, "scope": granted})
 
     def score(self, item: str, headers, body: str) -> tuple[int, str]:
         if self.fail_scores > 0:
@@ -217,16 +236,51 @@ class Platform:
         self.scores.append({"lineitem": item, "score": json.loads(body)})
         return 200, "{}"
 
+    def container(self, url, headers) -> tuple[int, str, list[str]]:
+        """The line items container (AGS 2.0, 3.2): its line items filtered by ``resource_id``,
+        ``resource_link_id`` and ``tag``, page by page (``Link: <...>; rel="next"``)."""
+        if self.scopes.get(headers.get("authorization", "").removeprefix("Bearer ")) != LINEITEM_SCOPE:
+            return 401, '{"error": "no token of the lineitem scope"}', []
+        if headers.get("accept") != CONTAINER:
+            return 406, '{"error": "not the line item container media type"}', []
+        self.container_reads.append(url.query)
+        query = dict(urllib.parse.parse_qsl(url.query))
+        fields = {"resource_id": "resourceId", "resource_link_id": "resourceLinkId", "tag": "tag"}
+        listed = [i for i in self.lineitems if all(i.get(f) == query[q] for q, f in fields.items() if q in query)]
+        page = int(query.get("page", "1"))
+        shown = listed[(page - 1) * self.lineitem_page : page * self.lineitem_page]
+        more = page * self.lineitem_page < len(listed)
+        after = urllib.parse.urlencode({**query, "page": page + 1})
+        return 200, json.dumps(shown), [f'<{self.url}/lineitems?{after}>; rel="next"'] if more else []
+
+    def create(self, headers, body: str) -> tuple[int, str]:
+        """A line item POSTed to the container: kept, its URL (``id``) answered."""
+        if self.scopes.get(headers.get("authorization", "").removeprefix("Bearer ")) != LINEITEM_SCOPE:
+            return 401, '{"error": "no token of the lineitem scope"}'
+        if headers.get("content-type") != LINEITEM:
+            return 415, '{"error": "not the line item media type"}'
+        time.sleep(self.slow_create)
+        item = {**json.loads(body), "id": f"{self.url}/lineitems/{100 + len(self.made)}"}
+        self.made.append(item)
+        self.lineitems.append(item)
+        return 201, json.dumps(item)
+
+    def only_lineitems(self) -> dict:
+        """The AGS claim of a launch that gives the line items container and no line item (a Moodle
+        link with grade sync and column management, a course navigation launch)."""
+        return {AGS: {"scope": [LINEITEM_SCOPE, SCORE_SCOPE], "lineitems": f"{self.url}/lineitems"}}
+
     def configuration(self) -> dict:
         """The platform's OpenID configuration (LTI Dynamic Registration 1.0, section 3.4)."""
+        at = self.endpoints or self.url
         return {
             "issuer": self.issuer or self.url,
-            "authorization_endpoint": f"{self.url}/auth",
-            "token_endpoint": f"{self.url}/token",
+            "authorization_endpoint": f"{at}/auth",
+            "token_endpoint": f"{at}/token",
             "token_endpoint_auth_methods_supported": ["private_key_jwt"],
             "token_endpoint_auth_signing_alg_values_supported": ["RS256"],
-            "jwks_uri": f"{self.url}/jwks",
-            "registration_endpoint": f"{self.url}/register",
+            "jwks_uri": f"{at}/jwks",
+            "registration_endpoint": f"{at}/register",
             "scopes_supported": ["openid", NRPS_SCOPE, "https://purl.imsglobal.org/spec/lti-ags/scope/score"],
             "response_types_supported": ["id_token"],
             "subject_types_supported": ["public", "pairwise"],
@@ -604,6 +658,120 @@ def test_a_score_the_platform_never_takes_ends_failed_for_staff_and_the_grade_st
         engine.dispose()
 
 
+@pytest.mark.slow
+def test_a_launch_giving_only_the_line_items_container_gets_one_line_item_made_and_its_scores_sent_there(tmp_path):
+    """A launch with ``lineitems`` and no ``lineitem`` (a Moodle link with grade sync and column
+    management): the first score finds no line item of the assignment in the container, so the
+    tool creates one (the assignment's title and maximum, its name as resourceId, the resource
+    link, the tool's tag) and sends the score there; the next score goes to the same line item,
+    not looked for again. A platform that does not grant the lineitem scope gets no line item
+    and no score: the scores page says why."""
+    platform, stingy = Platform(), Platform()
+    stingy.withheld = {LINEITEM_SCOPE}
+    course = make_demo_course(tmp_path / "course")
+    yaml = (course / "course.yaml").read_text() + platform.registration(True) + stingy.entry(True)
+    (course / "course.yaml").write_text(yaml)
+    server = Server(course, tmp_path)
+    platform.tool_jwks = stingy.tool_jwks = server.url + "/lti/jwks"
+    try:
+        teacher = Client(server.url)
+        teacher.sign_in(server.link)
+        student = Client(server.url)
+        assert (
+            launch(student, platform, platform.claims("s-1", "Learner", **platform.only_lineitems())).status_code == 303
+        )
+        student.get("/")
+        sid = student.upload(MINIMAX, name="minimax.py", assignment="tictactoe").json()["id"]
+        assert student.graded(sid)["status"] == "graded"
+        first = _wait(lambda: platform.scores)[0]
+        (made,) = platform.made
+        assert (made["label"], made["scoreMaximum"], made["resourceId"], made["resourceLinkId"], made["tag"]) == (
+            "Tic-tac-toe lab", 100, "tictactoe", "link-1", "grader")  # fmt: skip
+        assert made["id"] == f"{platform.url}/lineitems/{first['lineitem']}"
+        assert first["score"]["userId"] == "s-1" and first["score"]["gradingProgress"] == "PendingManual"
+        assert platform.container_reads == ["resource_id=tictactoe"]  # looked for, not found: made
+        assert teacher.post("/class/release", {"assignment": "tictactoe"}).status_code == 200
+        second = _wait(lambda: platform.scores[1:])[0]
+        assert second["lineitem"] == first["lineitem"] and second["score"]["gradingProgress"] == "FullyGraded"
+        assert len(platform.made) == 1 and len(platform.container_reads) == 1  # kept: not looked for again
+        other = Client(server.url)
+        assert launch(other, stingy, stingy.claims("s-2", "Learner", **stingy.only_lineitems())).status_code == 303
+        other.get("/")
+        sid = other.upload(MINIMAX, name="minimax.py", assignment="tictactoe").json()["id"]
+        assert other.graded(sid)["status"] == "graded"
+
+        def refused() -> list[dict]:
+            rows = teacher.get("/class/lti").json()["scores"]
+            return [r for r in rows if r["platform"] == stingy.url and r["error"]]
+
+        error = _wait(refused)[0]["error"]
+        assert f"did not grant the scope {LINEITEM_SCOPE}" in error and "column management" in error
+        page = teacher.html("/class/lti")
+        assert page.status_code == 200 and f"did not grant the scope {LINEITEM_SCOPE}" in html.unescape(page.text)
+        assert (stingy.made, stingy.container_reads, stingy.scores) == ([], [], [])
+    finally:
+        server.stop()
+        platform.stop()
+        stingy.stop()
+
+
+@pytest.mark.slow
+def test_two_senders_at_once_make_one_line_item_and_a_line_item_the_platform_holds_is_found(database, tmp_path):
+    """On SQLite and PostgreSQL, two senders (two server processes' threads, each with its own
+    engine) sending two students' first scores to a container at once: one line item is made,
+    both scores go there. An assignment whose line item the container holds already (made on
+    the platform, by its resourceId) gets its scores there, no line item made."""
+    platform = Platform()
+    platform.slow_create = 1.0  # the first sender is still making it when the second needs it
+    container = f"{platform.url}/lineitems"
+    platform.lineitems += [  # two of the resourceId, one a page after the other: the resource link's is taken
+        {"id": f"{container}/54", "resourceId": "othello", "resourceLinkId": "elsewhere", "scoreMaximum": 10},
+        {"id": f"{container}/55", "resourceId": "othello", "resourceLinkId": "link-2", "scoreMaximum": 10},
+    ]
+    folder = make_demo_course(tmp_path / "course")
+    (folder / "course.yaml").write_text((folder / "course.yaml").read_text() + platform.registration())
+    engines = [connect(database), connect(database)]
+    upgrade(engines[0])
+    makes = [sessions(e) for e in engines]
+    with makes[0].begin() as s:
+        lti_keys.signing_key(s)  # made now: the platform checks the senders' assertions by it
+        platform.tool_keys = lti_keys.jwks(s)
+        platform.tool_jwks = f"{platform.url}/tool-jwks"
+        for link, assignment in (("link-1", "tictactoe"), ("link-2", "othello")):
+            s.add(LtiLink(issuer=platform.url, client_id=CLIENT_ID, resource_link_id=link, assignment=assignment,
+                          lineitems=container))  # fmt: skip
+        for n, assignment in ((1, "tictactoe"), (2, "tictactoe"), (3, "othello")):
+            student = User(email=f"s{n}@example.edu", name=f"S{n}", role=STUDENT)
+            s.add(student)
+            s.flush()
+            s.add(LtiIdentity(issuer=platform.url, sub=f"s-{n}", user_id=student.id))
+            s.add(Submission(id=str(n) * 32, user_id=student.id, assignment=assignment, filename="lab.py", size=1,
+                             sha256="0" * 64, content=b"x", status=GRADED, total=3.0, max_total=9))  # fmt: skip
+    senders = [GradeSync(load_course(folder), make) for make in makes]
+    try:
+        assert senders[0].graded("1" * 32) == 1 and senders[0].graded("2" * 32) == 1
+        senders[1].kick()  # the second sender takes the score the first has not
+        _wait(lambda: len(platform.scores) >= 2, 90)
+        (made,) = platform.made
+        assert (made["resourceId"], made["resourceLinkId"]) == ("tictactoe", "link-1")
+        assert sorted((x["score"]["userId"], x["lineitem"]) for x in platform.scores) == [
+            ("s-1", made["id"].rsplit("/", 1)[1]), ("s-2", made["id"].rsplit("/", 1)[1])]  # fmt: skip
+        assert senders[1].graded("3" * 32) == 1
+        third = _wait(lambda: platform.scores[2:], 60)[0]
+        assert (third["score"]["userId"], third["lineitem"], len(platform.made)) == ("s-3", "55", 1)
+        assert platform.container_reads[-2:] == ["resource_id=othello", "resource_id=othello&page=2"]
+        with makes[0]() as s:
+            rows = s.scalars(select(LtiScore).order_by(LtiScore.id)).all()
+            assert [(r.status, r.container) for r in rows] == [("sent", None)] * 3
+            assert [r.lineitem for r in rows] == [made["id"], made["id"], f"{container}/55"]
+    finally:
+        for sender in senders:
+            sender.stop()
+        for engine in engines:
+            engine.dispose()
+        platform.stop()
+
+
 @pytest.mark.slow  # a browser and a server: several seconds
 def test_in_a_browser_deep_linking_posts_the_signed_response_back_to_the_platform(tool, chromium):
     """The whole round in Chromium: the login, the platform's form posted to the launch, the
@@ -830,6 +998,29 @@ def test_a_platform_whose_configuration_names_another_issuer_is_refused(tool):
     assert platform.url  # the module's platform untouched
 
 
+def test_a_canvas_like_configuration_with_its_endpoints_on_another_host_registers(tool):
+    """Canvas cloud as its source builds it: the openid-configuration URL on the host of its
+    issuer (https://canvas.instructure.com), the registration endpoint on the school's Canvas
+    host and the authorization, token and JWKS endpoints on sso.canvaslms.com. The issuer's
+    domain is the URL's, as the specification asks; the endpoints' hosts are not checked."""
+    platform, server = tool["platform"], tool["server"]
+    canvas = Platform()
+    canvas.endpoints = canvas.url.replace("127.0.0.1", "localhost")  # another host name of the same server
+    teacher = Client(server.url)
+    assert launch(teacher, platform, platform.claims("t-1", "Instructor")).status_code == 303
+    teacher.get("/")
+    try:
+        r = register(canvas, registration_link(teacher))
+        assert r.status_code == 200, r.text
+        assert len(canvas.registered) == 1
+        (kept,) = [
+            k for k in teacher.get("/class/lti/registrations").json()["registrations"] if k["issuer"] == canvas.url
+        ]
+        assert teacher.post("/class/lti/registrations", {"action": "revoke", "registration": str(kept["id"])}).json()
+    finally:
+        canvas.stop()
+
+
 @pytest.mark.slow  # a browser and a server: several seconds
 def test_in_a_browser_the_registration_page_framed_by_the_platform_tells_it_to_close(tool, chromium):
     """The LMS frames the registration link; the page the tool answers (its policy letting that
@@ -872,5 +1063,7 @@ def test_in_a_browser_the_registration_page_framed_by_the_platform_tells_it_to_c
     ],
 )  # fmt: skip
 def test_a_link_header_gives_its_urls_by_relation(header, found):
-    """RFC 8288 as NRPS platforms send it: several links, several relations in one, relative URLs."""
+    """RFC 8288 as NRPS platforms send it: several links, several relations in one, relative URLs
+    (the line items container's pages are followed by the same reading)."""
     assert links(header, "https://lms/m") == found
+    assert lineitems._next(header, "https://lms/m") == found.get("next")

@@ -59,6 +59,7 @@ class LtiLink(Base):
     resource_link_id: Mapped[str] = mapped_column(String(255))
     assignment: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)
     lineitem: Mapped[str | None] = mapped_column(Text, nullable=True)
+    lineitems: Mapped[str | None] = mapped_column(Text, nullable=True)  # the container, when no line item was given
 
 
 class LtiScore(Base):
@@ -71,7 +72,8 @@ class LtiScore(Base):
     assignment: Mapped[str] = mapped_column(String(40))
     issuer: Mapped[str] = mapped_column(String(300))
     client_id: Mapped[str] = mapped_column(String(200))
-    lineitem: Mapped[str] = mapped_column(Text)
+    lineitem: Mapped[str] = mapped_column(Text)  # the container's URL while ``container`` is set
+    container: Mapped[str | None] = mapped_column(Text, nullable=True)  # its line item to find or make there first
     user_sub: Mapped[str] = mapped_column(String(255))
     score_given: Mapped[float | None] = mapped_column(nullable=True)  # None: graded, private results not out yet
     score_maximum: Mapped[int] = mapped_column(Integer)
@@ -83,6 +85,22 @@ class LtiScore(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
     next_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
     sent_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class LtiLineItem(Base):
+    """The line item of an assignment in a platform's line items container, found or made by
+    the tool (``url`` None: a sender claimed it at ``claimed_at`` and is finding or making it).
+    ``digest`` (of the issuer, client id, container and assignment) is unique: one claim wins."""
+
+    __tablename__ = "lti_lineitems"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    digest: Mapped[str] = mapped_column(String(64), unique=True)
+    issuer: Mapped[str] = mapped_column(String(300))
+    client_id: Mapped[str] = mapped_column(String(200))
+    container: Mapped[str] = mapped_column(Text)
+    assignment: Mapped[str] = mapped_column(String(40))
+    url: Mapped[str | None] = mapped_column(Text, nullable=True)
+    claimed_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=now)
 
 
 ACTIVE, DROPPED = "active", "dropped"  # a roster member's state

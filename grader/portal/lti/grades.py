@@ -4,12 +4,15 @@ private results are released, and when the late policy changes a grade (an exten
 moved deadline or penalty), its score as the gradebook gives it (after late days and
 penalties, with a comment saying how the policy made it) is recorded for each line item the
 student's platform gave, then sent by a thread of the server: an OAuth 2 client-credentials token got
-with a signed JWT assertion, then the score POSTed to the line item's /scores. Every try is
-counted and its error kept; a failure never touches the grade, and staff see it."""
+with a signed JWT assertion, then the score POSTed to the line item's /scores. Where a launch
+gave only the line items container (``lineitems``), the sender first finds the assignment's
+line item there (by ``resourceId``) or creates it (``lineitems.py``). Every try is counted and
+its error kept; a failure never touches the grade, and staff see it."""
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import logging
 import secrets
@@ -22,7 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import jwt
-from sqlalchemy import select, update
+from sqlalchemy import delete, or_, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..course.course import Course
@@ -30,9 +34,10 @@ from ..course.lti import Platform
 from ..course.policy import Counted, counted
 from ..course.teams import mates
 from ..database.lti import FAILED as SEND_FAILED
-from ..database.lti import PENDING, SENT, LtiIdentity, LtiLink, LtiScore
+from ..database.lti import PENDING, SENT, LtiIdentity, LtiLineItem, LtiLink, LtiScore
 from ..database.models import Release, Submission, User, now
 from .keys import signing_key
+from .lineitems import LINEITEM_SCOPE, LineItemError, find_or_create
 from .platforms import find_platform
 
 log = logging.getLogger("grader.portal")
@@ -41,6 +46,14 @@ SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
 MAX_ATTEMPTS = 5  # then the score is marked failed, for staff to send again
 LEASE_SECONDS = 60  # a score being sent is not taken by another sender for this long
 HTTP_SECONDS = 15
+CLAIM_SECONDS = 4 * HTTP_SECONDS  # a line item claimed this long ago and still not found or made: its sender died
+CLAIM_WAIT = 2 * HTTP_SECONDS  # how long a sender waits for another to find or make a line item
+GRANTS = {  # what to allow on the platform when its token answer leaves out a scope the tool asked for
+    SCORE_SCOPE: "to send scores (AGS's score scope)",
+    LINEITEM_SCOPE: "to manage its gradebook columns (AGS's lineitem scope; on Moodle, the tool's 'IMS LTI "
+    "Assignment and Grade Services' set to 'Use this service for grade sync and column management'; on "
+    "Canvas, the developer key's line item scope)",
+}
 
 
 class SendError(Exception):
@@ -140,16 +153,21 @@ class GradeSync:
         given, comment = (score.score, found.grade.why) if shown else (None, None)
         made = 0
         links = session.scalars(select(LtiLink).where(LtiLink.assignment == sub.assignment,
-                                                      LtiLink.lineitem.is_not(None))).all()  # fmt: skip
+                                                      or_(LtiLink.lineitem.is_not(None),
+                                                          LtiLink.lineitems.is_not(None)))
+                                .order_by(LtiLink.id)).all()  # fmt: skip
+        seen: set[tuple[str, str]] = set()  # two links to one line item: one score
         for link in links:
             who = session.scalar(select(LtiIdentity).where(LtiIdentity.issuer == link.issuer,
                                                            LtiIdentity.user_id == student))  # fmt: skip
-            if who is None or link.lineitem is None:
+            target, container = _target(session, link, sub.assignment)
+            if who is None or target is None or (link.issuer, target) in seen:
                 continue  # the student never launched from this platform: it does not know them
+            seen.add((link.issuer, target))
             if changed_only:
                 last = session.scalars(select(LtiScore).where(LtiScore.user_id == student,
                                                               LtiScore.assignment == sub.assignment,
-                                                              LtiScore.lineitem == link.lineitem)
+                                                              LtiScore.lineitem == target)
                                        .order_by(LtiScore.id.desc()).limit(1)).first()  # fmt: skip
                 if last is not None and (last.score_given, last.score_maximum, last.comment) == (
                     given,
@@ -158,8 +176,8 @@ class GradeSync:
                 ):
                     continue
             session.add(LtiScore(submission_id=sub.id, user_id=student, assignment=sub.assignment,
-                                 issuer=link.issuer, client_id=link.client_id, lineitem=link.lineitem,
-                                 user_sub=who.sub, score_given=given, score_maximum=sub.max_total,
+                                 issuer=link.issuer, client_id=link.client_id, lineitem=target,
+                                 container=container, user_sub=who.sub, score_given=given, score_maximum=sub.max_total,
                                  comment=comment, reason=reason, status=PENDING, attempts=0,
                                  created_at=now(), next_at=now()))  # fmt: skip
             made += 1
@@ -221,18 +239,23 @@ class GradeSync:
                     continue  # another server's sender took it
                 message = _score_message(row)
                 issuer, client_id, lineitem = row.issuer, row.client_id, row.lineitem
+                container, assignment = row.container, row.assignment
             platform = self.platform(issuer, client_id)  # its own session: outside the one that took the score
             error = None
             try:
                 if platform is None:
                     raise SendError(f"the platform {issuer} is no longer registered (in course.yaml, or its dynamic "
                                     "registration was revoked)")  # fmt: skip
+                if container is not None:
+                    lineitem = self.lineitem(platform, container, assignment)
                 self._send(platform, lineitem, message)
             except SendError as e:
                 error = str(e)
             with self.make.begin() as session:
                 done = session.get(LtiScore, score_id)
                 assert done is not None
+                if container is not None and error is None:
+                    done.lineitem, done.container = lineitem, None  # its line item known from now on
                 if error is None:
                     done.status, done.sent_at = SENT, now()  # an earlier try's error stays: the retries are seen
                 else:
@@ -241,6 +264,68 @@ class GradeSync:
                         done.status = SEND_FAILED
                     else:
                         done.next_at = now() + dt.timedelta(seconds=2**attempts)
+
+    def lineitem(self, platform: Platform, container: str, assignment: str) -> str:
+        """The URL of ``assignment``'s line item in ``container``: the one this tool found or made
+        before, else found there (by its resourceId) or created, by one sender only. Two senders
+        needing it at once (two processes sending two students' first scores) race for one row
+        under a unique key: the winner finds or creates the line item and keeps its URL, the
+        other waits for that URL; a winner that fails gives the claim up, and one that died is
+        taken over after ``CLAIM_SECONDS`` (its line item, if it made it, is then found)."""
+        digest = _key(platform.issuer, platform.client_id, container, assignment)
+        deadline = time.monotonic() + CLAIM_WAIT
+        while True:
+            with self.make.begin() as session:
+                row = session.scalar(select(LtiLineItem).where(LtiLineItem.digest == digest))
+                if row is not None and row.url:
+                    return row.url
+                won = False
+                if row is not None and _aware(row.claimed_at) < now() - dt.timedelta(seconds=CLAIM_SECONDS):
+                    taken = session.execute(update(LtiLineItem).where(LtiLineItem.digest == digest,
+                                                                      LtiLineItem.url.is_(None),
+                                                                      LtiLineItem.claimed_at == row.claimed_at)
+                                            .values(claimed_at=now()))  # fmt: skip
+                    won = getattr(taken, "rowcount", 0) == 1
+            if row is None:
+                try:
+                    with self.make.begin() as session:
+                        session.add(LtiLineItem(digest=digest, issuer=platform.issuer, client_id=platform.client_id,
+                                                container=container, assignment=assignment, claimed_at=now()))  # fmt: skip
+                    won = True
+                except IntegrityError:
+                    won = False  # another sender claimed it first
+            if won:
+                return self._claimed(platform, digest, container, assignment)
+            if time.monotonic() > deadline:
+                raise SendError(f"another sender is still finding or making the line item of {assignment} in "
+                                f"{container}: tried again shortly")  # fmt: skip
+            time.sleep(0.2)
+
+    def _claimed(self, platform: Platform, digest: str, container: str, assignment: str) -> str:
+        """Find or create the line item whose claim this sender won; keep its URL (or give the claim up)."""
+        chosen = self.course.assignments.get(assignment)
+        with self.make() as session:
+            link_id = session.scalar(select(LtiLink.resource_link_id).where(LtiLink.issuer == platform.issuer,
+                                                                            LtiLink.lineitems == container,
+                                                                            LtiLink.assignment == assignment)
+                                     .order_by(LtiLink.id).limit(1))  # fmt: skip
+        try:
+            if chosen is None:
+                raise SendError(f"the course has no assignment {assignment!r} to make a line item of")
+            try:
+                url = find_or_create(container, self.token(platform, LINEITEM_SCOPE), chosen.name, chosen.title,
+                                     chosen.max_points, link_id)  # fmt: skip
+            except LineItemError as e:
+                if e.status == 401:
+                    self.forget_token(platform, LINEITEM_SCOPE)
+                raise SendError(str(e), e.status) from None
+        except SendError:
+            with self.make.begin() as session:
+                session.execute(delete(LtiLineItem).where(LtiLineItem.digest == digest, LtiLineItem.url.is_(None)))
+            raise
+        with self.make.begin() as session:
+            session.execute(update(LtiLineItem).where(LtiLineItem.digest == digest).values(url=url))
+        return url
 
     def platform(self, issuer: str, client_id: str) -> Platform | None:
         """The registration of ``issuer`` and ``client_id`` (None: it is gone, or revoked). It
@@ -291,10 +376,37 @@ class GradeSync:
             data = json.loads(answer)
             value = str(data["access_token"])
             lifetime = float(data.get("expires_in", 3600))
+            granted = data.get("scope")
         except (ValueError, KeyError, TypeError):
             raise SendError(f"the token endpoint {platform.token_url} answered no access_token") from None
+        if isinstance(granted, str) and scope not in granted.split():  # no scope given: the one asked (RFC 6749)
+            raise SendError(f"the platform {platform.issuer} did not grant the scope {scope} (its token answer "
+                            f"gives {granted!r}): ask its administrator to allow the tool "
+                            f"{GRANTS.get(scope, 'that scope')}, then send the score again")  # fmt: skip
         self._tokens[key] = _Token(value, time.time() + lifetime - 60)
         return value
+
+
+def _aware(when: dt.datetime) -> dt.datetime:
+    return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
+
+
+def _key(issuer: str, client_id: str, container: str, assignment: str) -> str:
+    """The unique key of an assignment's line item in a platform's container (``LtiLineItem.digest``)."""
+    return hashlib.sha256("\n".join((issuer, client_id, container, assignment)).encode()).hexdigest()
+
+
+def _target(session: Session, link: LtiLink, assignment: str) -> tuple[str | None, str | None]:
+    """Where a score of ``link`` goes: (its line item, None); or, when the launches gave only the
+    line items container and the tool has not found or made the line item there yet, (the
+    container, the container): the sender finds or makes it first."""
+    if link.lineitem:
+        return link.lineitem, None
+    if not link.lineitems:
+        return None, None
+    key = _key(link.issuer, link.client_id, link.lineitems, assignment)
+    url = session.scalar(select(LtiLineItem.url).where(LtiLineItem.digest == key))
+    return (url, None) if url else (link.lineitems, link.lineitems)
 
 
 def _score_message(row: LtiScore) -> dict[str, Any]:

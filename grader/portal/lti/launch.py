@@ -282,7 +282,8 @@ def _first_launch(session: Session, platform: Platform, sub: str, said: str, nam
 
 def _link(session: Session, course: Course, platform: Platform, claims: dict[str, Any]) -> str | None:
     """The assignment of the launch's resource link: its custom parameter ``assignment`` (as
-    deep linking sets it), else the one mapped before; its AGS line item kept."""
+    deep linking sets it), else the one mapped before; its AGS line item kept, and its line
+    items container (where the tool finds or makes the line item a launch does not name)."""
     resource = claims.get(LTI + "resource_link") or {}
     link_id = str(resource.get("id") or "") if isinstance(resource, dict) else ""
     if not link_id:
@@ -294,14 +295,17 @@ def _link(session: Session, course: Course, platform: Platform, claims: dict[str
                             "link it again (deep linking) or fix its custom parameter")  # fmt: skip
     ags = claims.get(AGS_ENDPOINT) or {}
     lineitem = ags.get("lineitem") if isinstance(ags, dict) else None
+    container = ags.get("lineitems") if isinstance(ags, dict) else None
     row = session.scalar(select(LtiLink).where(LtiLink.issuer == platform.issuer, LtiLink.resource_link_id == link_id))
     if row is None:
         row = LtiLink(issuer=platform.issuer, client_id=platform.client_id, resource_link_id=link_id)
         session.add(row)
     if named is not None:
         row.assignment = named
-    if isinstance(lineitem, str) and lineitem:
+    if isinstance(lineitem, str) and urlsplit(lineitem).scheme in ("http", "https"):
         row.lineitem = lineitem
+    if isinstance(container, str) and urlsplit(container).scheme in ("http", "https"):
+        row.lineitems = container  # where the tool finds or makes the line item when none is given
     session.flush()
     return row.assignment
 
