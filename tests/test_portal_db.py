@@ -344,6 +344,7 @@ def test_a_worker_that_lost_its_lease_writes_nothing(db, monkeypatch):
     monkeypatch.setattr("grader.portal.jobs.workers.claim", remember)
     monkeypatch.setattr("grader.portal.jobs.workers.grade_upload", lose_it)
     assert slow.work_once("slow")
+    slow.close()
     monkeypatch.undo()
     with make() as s:
         sub = s.get(Submission, sid)
@@ -462,8 +463,11 @@ def test_a_worker_grades_as_grade_does_and_a_grader_error_is_not_counted(db):
         s.add(queue.DailyCount(user_id=student.id, assignment="gone", day=queue.today(), count=1))
         lost_id = lost.id
     workers = Workers(course, make)
-    assert workers.work_once("test") and workers.work_once("test")
-    assert not workers.work_once("test")  # the queue is empty
+    try:
+        assert workers.work_once("test") and workers.work_once("test")
+        assert not workers.work_once("test")  # the queue is empty
+    finally:
+        workers.close()  # its slots' resident sandboxes end with it (a test after it counts its own)
     expected = grade(script, lab.plan, course.settings(lab))
     with make() as s:
         done = s.get(Submission, good)

@@ -366,16 +366,17 @@ def test_an_executor_kept_open_keeps_its_slots_sandboxes_from_one_run_to_the_nex
     each slot's resident sandbox serves every run and ends when the executor closes. A run's
     own executor gives a slot's back once nothing is queued for it."""
     settings = Settings(jobs=2, isolation="bwrap")
+    before = bwraps_of_this_process()  # another test's in this process, if one left any: not this one's
     with LocalExecutor(2, keep_sandboxes=keep) as executor:
         with executor.lane() as lane:
             first = grade(NEGAMAX, PLAN, settings, executor=lane)
-        after_first = bwraps_of_this_process()
+        after_first = bwraps_of_this_process() - before
         with executor.lane() as lane:
             second = grade(NEGAMAX, PLAN, settings, executor=lane)
-        after_second = bwraps_of_this_process()
+        after_second = bwraps_of_this_process() - before
     assert first.total == second.total == 10 and second.symbols == first.symbols
     if keep:
         assert len(after_first) == 2 and after_second == after_first, (after_first, after_second)
     else:
         assert after_first == after_second == set()
-    assert bwraps_of_this_process() == set()  # closed with the executor
+    assert bwraps_of_this_process() - before == set()  # closed with the executor
