@@ -392,3 +392,24 @@ def test_a_regrade_request_is_answered_by_a_change_of_hand_grading_that_the_stud
         )
     finally:
         opened["server"].stop()
+
+
+def test_released_hand_grading_does_not_show_the_private_total_to_the_student(hand):
+    """The code page of a student whose private results are not released gives the hand
+    grading's points, never the total with the private tests in it."""
+    ada, ta, instructor = hand["people"]["ada@example.edu"], hand["people"][TA[0]], hand["instructor"]
+    sid = hand["subs"]["ada@example.edu"]["id"]
+    full = instructor.get(f"/s/{sid}").json()
+    assert full["total"] != full["public_total"]  # the private tests count: the full total is a secret
+    assert ada.get(f"/s/{sid}").json()["private_shown"] is False
+    ta.get(f"/s/{sid}/code")
+    assert ta.post(f"/s/{sid}/hand", {"item": "search"}).status_code == 200
+    instructor.get("/class/othello/grading")
+    assert instructor.post("/class/hand/release", {"assignment": "othello"}).status_code == 200
+    try:
+        seen = ada.get(f"/s/{sid}/code").json()["hand"]
+        assert seen is not None and seen["points"] == 2 and seen["total"] is None
+        assert str(full["total"] + 2) not in ada.html(f"/s/{sid}/code").text
+    finally:  # the module's server as the tests before found it
+        assert instructor.post("/class/hand/release/undo", {"assignment": "othello"}).status_code == 200
+        assert ta.post(f"/s/{sid}/hand", {}).status_code == 200

@@ -351,3 +351,14 @@ def test_the_class_table_shows_a_page_of_students_at_a_time_filtered_and_sorted_
         assert len(staff.get("/class").json()["students"]) == 230  # the JSON: the whole class
     finally:
         server.stop()
+
+
+def test_the_class_tables_page_number_is_ascii_digits_or_the_first_page():
+    """``?page=²`` or a number of thousands of digits: the first page, not a server error."""
+    from grader.portal.pages.classview import table_view
+
+    data = {"assignments": {}, "students": [{"name": f"S{i}", "email": f"s{i}@x.edu", "assignments": {},
+                                             "late_days_used": 0} for i in range(3)]}  # fmt: skip
+    for asked in ("²", "٣", "9" * 5000, "-1", "x"):
+        assert table_view(data, {"page": asked})["page"] == 1, asked
+    assert table_view(data, {"page": "1"})["page"] == 1

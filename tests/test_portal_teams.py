@@ -384,3 +384,31 @@ def test_racing_acceptances_fill_a_team_once_and_a_student_is_in_one_team(databa
         rows = s.execute(select(TeamMember.team_id, TeamMember.user_id)).all()
     assert len(rows) == 2 and len({team for team, _ in rows}) == 1
     engine.dispose()
+
+
+def test_a_teammate_opens_the_code_of_the_teams_submission(tmp_path):
+    from test_portal_teams import teams_course
+
+    from portal_server import WRONG, Client, Server
+
+    server = Server(teams_course(tmp_path / "course"), tmp_path, None, "--workers", "0")
+    try:
+        prof = Client(server.url)
+        prof.sign_in(server.link)
+        people = {}
+        for entry in prof.post("/class/links").json()["links"]:
+            people[entry["email"]] = Client(server.url)
+            people[entry["email"]].sign_in(entry["link"])
+        ada, bob, cy = (people[f"s{i}@example.edu"] for i in (1, 2, 3))
+        assert ada.post("/a/othello/team/invite", {"email": "s2@example.edu"}).status_code == 200
+        got = bob.get("/a/othello").json()["team"]["received"]
+        assert bob.post("/a/othello/team/accept", {"invitation": str(got[0]["id"])}).status_code == 200
+        up = ada.upload(WRONG, name="lab.py")
+        assert up.status_code == 201, up.text
+        sid = up.json()["id"]
+        assert bob.get(f"/s/{sid}").status_code == 200  # the team's submission is each member's
+        assert 'href="/s/' + sid + '/code"' in bob.html(f"/s/{sid}").text  # its page links the code
+        assert cy.get(f"/s/{sid}/code").status_code == 404  # another student: never
+        assert bob.get(f"/s/{sid}/code").status_code == 200
+    finally:
+        server.stop()

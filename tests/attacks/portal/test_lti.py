@@ -290,3 +290,67 @@ def test_a_student_cannot_make_a_registration_link_or_revoke_one(lms):
     assert student.post("/class/lti/registrations", {"action": "link"}).status_code == 404
     assert student.post("/class/lti/registrations", {"action": "revoke", "registration": "1"}).status_code == 404
     assert student.get("/class/lti/registrations").status_code == 404
+
+
+def test_a_registration_link_fetches_one_url_once_and_never_shows_what_it_answered(tmp_path):
+    import http.server
+    import threading
+
+    pytest.importorskip("jwt", reason="the LTI tool needs PyJWT (the portal extra)")
+    from grader.portal.course.course import make_demo_course
+
+    from portal_server import Client, Server
+
+    hits: list[str] = []
+
+    class Internal(http.server.BaseHTTPRequestHandler):  # a service only the server's own network reaches
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            hits.append(self.path)
+            body = b"INTERNAL-SECRET-42 (an admin page)"
+            self.send_response(403)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    internal = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Internal)
+    threading.Thread(target=internal.serve_forever, daemon=True).start()
+    course = make_demo_course(tmp_path / "course")
+    (course / "course.yaml").write_text((course / "course.yaml").read_text() + "lti:\n  roster_sync_minutes: 0\n")
+    server = Server(course, tmp_path)
+    try:
+        teacher = Client(server.url)
+        teacher.sign_in(server.link)
+        teacher.get("/class/lti/registrations")
+        link = teacher.post("/class/lti/registrations", {"action": "link"}).json()["link"]
+        target = f"http://127.0.0.1:{internal.server_address[1]}/admin"
+        answers = [httpx.get(link, params={"openid_configuration": target}, headers={"accept": "application/json"})
+                   for _ in range(3)]  # fmt: skip
+        assert all(a.status_code == 400 for a in answers)
+        assert not any("INTERNAL-SECRET-42" in a.text for a in answers), answers[0].text
+        assert len(hits) <= 1, hits  # the link is spent by its first use, whatever came of it
+    finally:
+        server.stop()
+        internal.shutdown()
+
+
+def test_the_registration_page_takes_no_directive_from_its_address(tmp_path):
+    pytest.importorskip("jwt", reason="the LTI tool needs PyJWT (the portal extra)")
+    from grader.portal.course.course import make_demo_course
+
+    from portal_server import Server
+
+    course = make_demo_course(tmp_path / "course")
+    (course / "course.yaml").write_text((course / "course.yaml").read_text() + "lti:\n  roster_sync_minutes: 0\n")
+    server = Server(course, tmp_path)
+    try:
+        r = httpx.get(f"{server.url}/lti/register/made-up",
+                      params={"openid_configuration": "https://evil.example;worker-src *;frame-src *"})  # fmt: skip
+        assert r.status_code == 400
+        policy = r.headers["content-security-policy"]
+        assert "worker-src" not in policy and "frame-src" not in policy, policy
+        assert "evil.example" not in policy, policy  # a link that is no registration's frames nowhere
+    finally:
+        server.stop()
