@@ -101,6 +101,7 @@ def test_a_file_is_highlighted_line_by_line_and_a_huge_or_binary_one_is_not_show
     binary = code_file("data.bin", bytes(range(256)))
     assert binary.lines == [] and binary.not_shown == "not UTF-8 text (256 bytes)"
     assert code_file("submission", b"#!/usr/bin/env python3\nimport os\n").lines[1].startswith('<span class="t-k">')
+    assert code_file("lab.rb", b"def f; end\n").lines == ["def f; end"]  # not a lab's language: plain text
 
 
 def test_an_archives_files_are_listed_by_their_path():

@@ -25,6 +25,7 @@ import importlib
 import itertools
 import math
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Iterator, Mapping, Sequence
 
@@ -280,6 +281,8 @@ class Gomoku(Game[Position]):
 
     _solvers: ClassVar[dict[str, tuple[Callable[..., ExactSolver[Position]], Callable[[], str | None]]]] = {}
     SOLVER_MODULES: ClassVar[tuple[str, ...]] = ("grader.games.gomoku_native", "grader.games.gomoku_solver")
+    _loading: ClassVar[threading.Lock] = threading.Lock()
+    _loaded: ClassVar[bool] = False
 
     @classmethod
     def add_solver(
@@ -295,9 +298,12 @@ class Gomoku(Game[Position]):
     def _backends(cls) -> dict[str, tuple[Callable[..., ExactSolver[Position]], Callable[[], str | None]]]:
         """The solvers added, their modules imported by name the first time one is asked for (as
         plugins are: they import this module, and a grader that never solves Gomoku never loads them)."""
-        if not cls._solvers:
-            for module in cls.SOLVER_MODULES:
-                importlib.import_module(module)
+        if not Gomoku._loaded:
+            with Gomoku._loading:  # every module imported before any thread is answered (one added is not all)
+                if not Gomoku._loaded:
+                    for module in cls.SOLVER_MODULES:
+                        importlib.import_module(module)
+                    Gomoku._loaded = True
         return cls._solvers
 
     def solver(

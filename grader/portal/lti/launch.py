@@ -8,6 +8,7 @@ assignment an instructor picked."""
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import secrets
 import threading
 import time
@@ -238,6 +239,9 @@ def _user(session: Session, platform: Platform, claims: dict[str, Any], role: st
     (the roster or course.yaml gave its name and role) keeps both, and a launch giving less
     is refused; an account a launch made is a student's, named as the platform names it."""
     sub = str(claims["sub"])
+    if not sub or len(sub) > MAX_SUB:
+        raise LaunchRefused(f"the launch's sub has {len(sub)} characters, where OpenID Connect allows 1 to "
+                            f"{MAX_SUB}: ask the platform's administrator")  # fmt: skip
     said = visible(str(claims.get("email") or "")).strip().lower()
     given = claims.get("name") or " ".join(str(claims.get(k, "")) for k in ("given_name", "family_name"))
     name = visible(str(given)).strip() or sub
@@ -258,12 +262,23 @@ def _user(session: Session, platform: Platform, claims: dict[str, Any], role: st
     return user
 
 
+MAX_SUB = 255  # OpenID Connect: a sub is at most 255 ASCII characters (and the portal's column holds no more)
+
+
+def made_address(platform: Platform, sub: str) -> str:
+    """The address of the account made for a platform user whose e-mail is not taken: their
+    ``sub`` at the platform's host (its SHA-256 where that would not fit an address)."""
+    host = f"{urlsplit(platform.issuer).hostname or 'lti'}.lti"
+    made = f"{sub}@{host}"
+    return made if len(made) <= 320 else f"{hashlib.sha256(sub.encode()).hexdigest()}@{host}"[-320:]
+
+
 def _first_launch(session: Session, platform: Platform, sub: str, said: str, name: str) -> User:
     """At a platform user's first launch: the account of the e-mail it says, where the platform's
     e-mails are trusted and no launch linked that account yet; else a new account, under an
     address made of the ``sub`` when the e-mail may not be taken as the platform's word (a user
     who set another's e-mail on the platform gets an account of their own)."""
-    made = f"{sub}@{urlsplit(platform.issuer).hostname or 'lti'}.lti"
+    made = made_address(platform, sub)
     email = said if platform.trust_emails and "@" in said else made
     user = session.scalar(select(User).where(User.email == email))
     if user is not None and email == said:
@@ -318,8 +333,8 @@ def remember(session: Session, platform: Platform, claims: dict[str, Any]) -> No
     if not isinstance(service, dict) or not isinstance(context, dict):
         return
     url, context_id = service.get("context_memberships_url"), str(context.get("id") or "")
-    if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https") or not context_id:
-        return
+    if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https") or not 0 < len(context_id) <= 255:
+        return  # LTI: a context id is at most 255 characters
     row = session.scalar(select(LtiContext).where(LtiContext.issuer == platform.issuer,
                                                   LtiContext.client_id == platform.client_id,
                                                   LtiContext.context_id == context_id))  # fmt: skip

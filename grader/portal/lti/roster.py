@@ -19,7 +19,6 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -31,7 +30,7 @@ from ..course.lti import Platform
 from ..database.lti import ACTIVE, DROPPED, LtiContext, LtiIdentity, LtiMember
 from ..database.models import STUDENT, User, now
 from .grades import HTTP_SECONDS, GradeSync, SendError
-from .launch import role_of
+from .launch import MAX_SUB, made_address, role_of
 
 log = logging.getLogger("grader.portal")
 NRPS_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
@@ -202,7 +201,7 @@ def _apply(session: Session, platform: Platform, context: LtiContext, members: l
     known = {m.sub: m for m in session.scalars(select(LtiMember).where(LtiMember.context == context.id)).all()}
     for member in members:
         sub = str(member.get("user_id") or "")
-        if not sub:
+        if not 0 < len(sub) <= MAX_SUB:  # no user id, or longer than OpenID Connect allows: no one to keep
             continue
         listed.add(sub)
         roles = member.get("roles")
@@ -248,7 +247,7 @@ def _account(session: Session, platform: Platform, sub: str, member: dict[str, A
     if role != STUDENT or status != ACTIVE:
         return None, 0
     said = visible(str(member.get("email") or "")).strip().lower()
-    made = f"{sub}@{urlsplit(platform.issuer).hostname or 'lti'}.lti"
+    made = made_address(platform, sub)
     email = said if platform.trust_emails and "@" in said else made
     user = session.scalar(select(User).where(User.email == email))
     if user is not None:

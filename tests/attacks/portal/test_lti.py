@@ -142,6 +142,7 @@ def _refused(tool, **signing) -> httpx.Response:
         ({"extra": {LTI + "version": "1.1"}}, "LTI version '1.1' is not 1.3.0"),
         ({"extra": {LTI + "message_type": "LtiSubmissionReviewRequest"}}, "message type 'LtiSubmissionReviewRequest'"),
         ({"extra": {"azp": "someone-else"}}, "authorized party (azp)"),
+        ({"extra": {"sub": "x" * 300}}, "sub has 300 characters, where OpenID Connect allows 1 to 255"),
     ],
     ids=[
         "forged",
@@ -154,6 +155,7 @@ def _refused(tool, **signing) -> httpx.Response:
         "wrong-version",
         "wrong-message-type",
         "wrong-azp",
+        "sub-too-long",
     ],
 )
 def test_a_bad_launch_is_refused_with_a_clear_page(tool, signing, says):
