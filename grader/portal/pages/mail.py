@@ -4,14 +4,17 @@ client), and one's preferences: which kinds of the course's mail one gets."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from ..course.course import Course
 from ..course.mail import KINDS
 from ..database.models import User
 from ..mail import messages as mails
@@ -43,22 +46,30 @@ def ask_link(portal: Portal, request: Request, form: Any) -> Response:
     """Mail a new one-time sign-in link to ``email`` if it is a person of the course: the answer
     is the same either way (it tells nobody who is on the roster), and the requests are
     counted either way (at most a few an hour per address and per client)."""
+    return mail_a_link(portal, request, form, mails.signin_link, "sign-in links", "asked", ASKED)
+
+
+def mail_a_link(portal: Portal, request: Request, form: Any, send: Callable[[Session, Course, User], object],
+                what: str, key: str, said: str) -> Response:  # fmt: skip
+    """Mail ``send``'s one-time link to the form's ``email`` if it is a person of the course,
+    answering ``said`` (under ``key``) either way; the request counted either way, with every
+    other request for a link by mail (``what`` they are, in the refusal past the limits)."""
     form = checked_form(request, form)
     email = str(form.get("email", "")).strip().lower()
     if not email or len(email) > 320:
         raise HTTPException(400, "give your e-mail address ('email')")
     try:
         with portal.make.begin() as session:
-            count_link_request(session, email, client_address(request))
+            count_link_request(session, email, client_address(request), what)
             user = session.scalar(select(User).where(User.email == email))
             if user is not None:
-                mails.signin_link(session, portal.course, user)
+                send(session, portal.course, user)
     except TooManyRequests as e:
         raise HTTPException(429, str(e)) from None
     mailed(portal)
     if wants_json(request):
-        return JSONResponse({"asked": True, "message": ASKED, "csrf": csrf_token(request)})
-    return page(request, "signin.html", {"error": None, "asked": ASKED}, course=portal.course.title)
+        return JSONResponse({"asked": True, "message": said, "csrf": csrf_token(request)})
+    return page(request, "signin.html", {"error": None, key: said}, course=portal.course.title)
 
 
 def preferences(portal: Portal, request: Request, form: Any) -> Response:

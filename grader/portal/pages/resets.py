@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -18,11 +17,10 @@ from ..accounts.passwords import set_password
 from ..accounts.resets import RESET_MINUTES, forget_resets, reset_problem, use_reset_token
 from ..accounts.sessions import end_sessions
 from ..accounts.signin import forget_links
-from ..database.models import User
 from ..mail import messages as mails
-from ..mail.outbox import TooManyRequests, count_link_request
-from ..web.portal import Portal, mailed
-from ..web.routes import audit, checked_form, client_address, csrf_token, endpoint, page, start_session, wants_json
+from ..web.portal import Portal
+from ..web.routes import audit, checked_form, csrf_token, endpoint, page, start_session, wants_json
+from .mail import mail_a_link
 
 ASKED = ("If that address is on the course's roster, a link to set a new password is on its way to it. "
          f"It works once, within {RESET_MINUTES} minutes.")  # fmt: skip
@@ -39,22 +37,7 @@ def routes(portal: Portal) -> list[BaseRoute]:
 def ask_reset(portal: Portal, request: Request, form: Any) -> Response:
     """Mail a one-time reset link to ``email`` if it is a person of the course: the answer is the
     same either way, and the request counted either way (with the requests for sign-in links)."""
-    form = checked_form(request, form)
-    email = str(form.get("email", "")).strip().lower()
-    if not email or len(email) > 320:
-        raise HTTPException(400, "give your e-mail address ('email')")
-    try:
-        with portal.make.begin() as session:
-            count_link_request(session, email, client_address(request), "password resets")
-            user = session.scalar(select(User).where(User.email == email))
-            if user is not None:
-                mails.password_reset(session, portal.course, user)
-    except TooManyRequests as e:
-        raise HTTPException(429, str(e)) from None
-    mailed(portal)
-    if wants_json(request):
-        return JSONResponse({"asked": True, "message": ASKED, "csrf": csrf_token(request)})
-    return page(request, "signin.html", {"error": None, "reset_asked": ASKED}, course=portal.course.title)
+    return mail_a_link(portal, request, form, mails.password_reset, "password resets", "reset_asked", ASKED)
 
 
 def reset(portal: Portal, request: Request, form: Any) -> Response:
