@@ -2,7 +2,7 @@
 assignments whose hand grading is released.
 
 Revision ID: 0017
-Revises: 0015
+Revises: 0016
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ password resets by mail (one-time links, their digests kept), and the expiry of 
 message of the outbox carries (not sent once it passed).
 
 Revision ID: 0018
-Revises: 0015
+Revises: 0017
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ whose rosters are read, their members, the platforms registered dynamically, and
 registration links instructors make.
 
 Revision ID: 0019
-Revises: 0015
+Revises: 0018
 """
 
 from __future__ import annotations

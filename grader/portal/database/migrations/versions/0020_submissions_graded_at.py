@@ -2,7 +2,7 @@
 (the newest graded_at first) at each page that shows a submission waiting.
 
 Revision ID: 0020
-Revises: 0015
+Revises: 0019
 """
 
 from __future__ import annotations
