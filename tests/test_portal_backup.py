@@ -85,10 +85,12 @@ def pg_database(base: str) -> str:
 
 def term_course(folder: Path) -> Path:
     """test_portal's course (six students, the demo's three labs), its Othello lab with a
-    ladder, the course an LTI tool of a platform, and ten uploads a day."""
+    ladder, its tic-tac-toe lab in teams of 2, the course an LTI tool of a platform, and ten
+    uploads a day."""
     make_course(folder, per_day=10)
     yaml = (folder / "course.yaml").read_text()
     yaml = yaml.replace("    limits: {wall_seconds: 10}\n", "    limits: {wall_seconds: 10}\n" + LADDER, 1)
+    yaml = yaml.replace("    plan: tictactoe.plan\n", "    plan: tictactoe.plan\n    teams: {size: 2}\n", 1)
     (folder / "course.yaml").write_text(yaml + LTI)
     return folder
 
