@@ -166,6 +166,7 @@ def _tournament_near(empties: int, seed: int | None = None) -> str:
             return OTHELLO.transcript(moves)
 
 
+@pytest.mark.slow  # a tournament stopped mid-solve, per signal
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_stops_a_tournament_while_its_solver_is_busy(tmp_path, sig):
     """--adjudicate 20 is capped at what the pure-Python solver does in about a second (it

@@ -41,7 +41,7 @@ def start_class(where, out: str) -> subprocess.Popen:
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("trial", [t if t % 4 == 0 else pytest.param(t, marks=pytest.mark.slow) for t in range(TRIALS)])
+@pytest.mark.parametrize("trial", [t if t % 8 == 0 else pytest.param(t, marks=pytest.mark.slow) for t in range(TRIALS)])
 def test_a_signal_at_any_moment_ends_with_exports_and_the_resume_line(tmp_path, trial):
     rng = random.Random(SEED * 100 + trial)
     sig = signal.SIGTERM if trial % 5 == 4 else signal.SIGINT

@@ -82,6 +82,7 @@ def test_a_free_slot_takes_the_next_task_of_the_run_that_has_had_the_least_slot_
     assert order == ["s1", "o1", "o2", "o3", "s2", "s3"]
 
 
+@pytest.mark.slow  # a slow script to its limits beside honest uploads: 10 s and more
 def test_an_upload_queued_behind_a_slow_script_is_graded_before_it_ends(slow_course):
     make, course, (first, second), slow = slow_course
     lab = course.assignments["othello"]
@@ -247,6 +248,7 @@ def test_in_a_browser_a_waiting_submissions_page_shows_its_place_then_its_tests_
         engine.dispose()
 
 
+@pytest.mark.slow  # a long grading and GTP programs: 30 s
 def test_a_gtp_grading_counts_as_waiting_so_the_spare_threads_claim_no_second_one(slow_course, tmp_path):
     """A GTP lab's grading runs its program outside the job slots: beside a slow script's long
     grading, a spare thread claims one GTP upload, then counts it as waiting and claims no other

@@ -20,6 +20,7 @@ httpx = pytest.importorskip("httpx", reason="the portal's tests need httpx (pip 
 pytest.importorskip("starlette", reason='the portal needs its extra: pip install -e ".[portal]"')
 jwt = pytest.importorskip("jwt", reason='the LTI tool needs PyJWT: pip install -e ".[portal]"')
 pytest.importorskip("lti1p3platform", reason="the independent platform: pip install -e '.[test]'")
+pytestmark = pytest.mark.slow  # a platform and a server of its own per module: the slow set (CI) runs it
 
 from sqlalchemy import select  # noqa: E402
 

@@ -348,6 +348,7 @@ def test_a_teams_graded_submission_is_each_members_score_for_the_lms(tmp_path):
         engine.dispose()
 
 
+@pytest.mark.slow  # servers racing on both databases
 @pytest.mark.parametrize("database", ["sqlite", "postgresql"], indirect=True)
 def test_racing_acceptances_fill_a_team_once_and_a_student_is_in_one_team(database, tmp_path):
     """On SQLite and PostgreSQL: three invitations into a team of one (of 2 at most) accepted at

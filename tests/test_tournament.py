@@ -489,6 +489,7 @@ def test_an_engine_name_with_a_control_character_is_one_line(tmp_path):
     )
 
 
+@pytest.mark.slow  # a match of real games: 5 s
 def test_a_four_game_match_of_even_pairs_shows_no_error_bar_and_its_elo_is_labelled_logistic(tmp_path):
     """Two pairs each split 1-1: the spread of the pairs is unknown, so no '+0 ±0' but n/a; the
     table and report.html say the standings' Elo is logistic."""

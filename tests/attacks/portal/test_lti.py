@@ -294,6 +294,7 @@ def test_a_student_cannot_make_a_registration_link_or_revoke_one(lms):
     assert student.get("/class/lti/registrations").status_code == 404
 
 
+@pytest.mark.slow  # a server of its own
 def test_a_registration_link_fetches_one_url_once_and_never_shows_what_it_answered(tmp_path):
     import http.server
     import threading
@@ -338,6 +339,7 @@ def test_a_registration_link_fetches_one_url_once_and_never_shows_what_it_answer
         internal.shutdown()
 
 
+@pytest.mark.slow  # a server of its own
 def test_the_registration_page_takes_no_directive_from_its_address(tmp_path):
     pytest.importorskip("jwt", reason="the LTI tool needs PyJWT (the portal extra)")
     from grader.portal.course.course import make_demo_course
