@@ -10,7 +10,6 @@ import hashlib
 import ipaddress
 import json
 import re
-import zoneinfo
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from .mail import MailSettings, parse_mail
 from .regrades import KEYS as REGRADE_KEYS
 from .regrades import RegradeSettings, parse_regrades
 from .rubric import Rubric, parse_rubric
+from .when import read_when
 
 COURSE_FILE = "course.yaml"
 NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")  # an assignment's name: in URLs, never in paths
@@ -259,7 +259,7 @@ def _course(root: Path, data: Any, config: Config) -> Course:
     if data.get("regrades") is not None:
         if isinstance(data["regrades"], dict):
             _known(data["regrades"], REGRADE_KEYS, "regrades.")
-        regrades = parse_regrades(data["regrades"], _when)
+        regrades = parse_regrades(data["regrades"], read_when)
     return Course(root, title, assignments, tuple(instructors), roster, upload_kb, config, lti, late_days, ladders,
                   float(idle), proxies, mail, regrades=regrades)  # fmt: skip
 
@@ -356,8 +356,8 @@ def _assignment(root: Path, item: Any, where: str, config: Config) -> Assignment
         raise ValueError(
             f"{where}.per_day must be a whole number, 1 or more, like 5, or null (no limit); got {per_day!r}"
         )
-    deadline = _when(item.get("deadline"), f"{where}.deadline")
-    hard = _when(item.get("hard_deadline"), f"{where}.hard_deadline")
+    deadline = read_when(item.get("deadline"), f"{where}.deadline")
+    hard = read_when(item.get("hard_deadline"), f"{where}.hard_deadline")
     if deadline and hard and hard < deadline:
         raise ValueError(f"{where}.hard_deadline is before its deadline: give one at or after it")
     title = _text(item.get("title", name), f"{where}.title")
@@ -516,54 +516,6 @@ def _text(value: Any, key: str) -> str:
     if isinstance(value, str) and value.strip():
         return value.strip()
     raise ValueError(f"'{key}' must be a non-empty string; got {value!r}")
-
-
-ZONES = ("an IANA zone name, like 2026-12-18 23:59 America/New_York; an offset, like 2026-12-18 23:59 -05:00; "
-         "or none (UTC)")  # fmt: skip
-
-
-def _when(value: Any, key: str) -> dt.datetime | None:
-    """A deadline: a YAML date-time, or a date and time followed by an IANA zone name (the
-    standard library's zoneinfo) or an offset; UTC when it names no zone. An abbreviation
-    (EST, PST, CET) names no one zone and no daylight saving time: refused."""
-    if value is None:
-        return None
-    if isinstance(value, dt.datetime):
-        when = value
-    elif isinstance(value, dt.date):
-        when = dt.datetime.combine(value, dt.time(23, 59, 59))
-    else:
-        text = str(value).strip()
-        zone: dt.tzinfo | None = None
-        head, _, last = text.rpartition(" ")
-        offset = re.fullmatch(r"([+-]\d\d):?(\d\d)", last)
-        if head and offset:  # written against the time, as Python 3.10's fromisoformat reads it
-            text = f"{head}{offset[1]}:{offset[2]}"
-        elif head and re.fullmatch(r"[A-Za-z][A-Za-z0-9_+\-/]*", last):
-            zone = _zone(last, key, value)
-            text = head
-        try:
-            when = dt.datetime.fromisoformat(text.strip())
-        except ValueError:
-            raise ValueError(f"'{key}' must be a date and time with {ZONES}; got {value!r}") from None
-        if zone is not None:
-            if when.tzinfo is not None:
-                raise ValueError(f"'{key}' gives both an offset and a zone: give one, as {ZONES}; got {value!r}")
-            when = when.replace(tzinfo=zone)
-    return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
-
-
-def _zone(name: str, key: str, value: Any) -> dt.tzinfo:
-    """The zone an IANA name gives (``America/New_York``, ``UTC``)."""
-    if name.upper() in ("UTC", "Z"):
-        return dt.timezone.utc
-    if "/" not in name:
-        raise ValueError(f"'{key}': {name!r} is an abbreviation, which names no one zone (nor its daylight saving "
-                         f"time): give {ZONES}; got {value!r}")  # fmt: skip
-    try:
-        return zoneinfo.ZoneInfo(name)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise ValueError(f"'{key}': no time zone {name!r}: give {ZONES}; got {value!r}") from None
 
 
 # --- the demo course ---------------------------------------------------------------------
