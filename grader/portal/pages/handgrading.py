@@ -46,6 +46,7 @@ from ..web.routes import (
     whole,
 )
 from .assignments import private_shown
+from .staff import undo_release
 
 MAX_COMMENT = 2000  # characters
 
@@ -312,16 +313,5 @@ def release_hand(portal: Portal, request: Request, form: Any) -> Response:
 
 def unrelease_hand(portal: Portal, request: Request, form: Any) -> Response:
     """Undo the release of an assignment's hand grading (instructors only; audited)."""
-    user = need_instructor(portal, request)
-    form = checked_form(request, form)
-    assignment = find_assignment(portal, str(form.get("assignment", "")))
-    with portal.make.begin() as session:
-        found = session.get(HandRelease, assignment.name)
-        if found is not None:
-            session.delete(found)
-            audit(session, user, "hand grading release undone", assignment.name)
-    if found is not None and portal.grades is not None:
-        portal.grades.released(assignment.name)
-    if wants_json(request):
-        return JSONResponse({"hand_unreleased": assignment.name, "csrf": csrf_token(request)})
-    return RedirectResponse(f"/class/{assignment.name}/grading", 303)
+    return undo_release(portal, request, form, HandRelease, "hand grading release undone", "hand_unreleased",
+                        "/class/{name}/grading")  # fmt: skip

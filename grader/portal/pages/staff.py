@@ -31,6 +31,7 @@ from ..database.models import (
     STUDENT,
     AuditEntry,
     Extension,
+    HandRelease,
     Job,
     Release,
     Submission,
@@ -223,19 +224,27 @@ def release(portal: Portal, request: Request, form: Any) -> Response:
 def unrelease(portal: Portal, request: Request, form: Any) -> Response:
     """Undo a release (instructors only; audited): the students see their public tests only
     again (unless the course shows private results after a deadline that has passed)."""
+    return undo_release(portal, request, form, Release, "release undone", "unreleased", "/class")
+
+
+def undo_release(portal: Portal, request: Request, form: Any, kind: type[Release] | type[HandRelease], said: str,
+                 key: str, back: str) -> Response:  # fmt: skip
+    """Undo the release (a row of ``kind``) of the form's assignment (instructors only; audited
+    as ``said``): the platforms are sent the scores as the students see them now. Answers
+    ``{key: name}``, or goes to ``back`` (``{name}`` in it the assignment's)."""
     user = need_instructor(portal, request)
     form = checked_form(request, form)
     assignment = find_assignment(portal, str(form.get("assignment", "")))
     with portal.make.begin() as session:
-        found = session.get(Release, assignment.name)
+        found = session.get(kind, assignment.name)
         if found is not None:
             session.delete(found)
-            audit(session, user, "release undone", assignment.name)
+            audit(session, user, said, assignment.name)
     if found is not None and portal.grades is not None:
-        portal.grades.released(assignment.name)  # the scores as the students see them now, to the platforms
+        portal.grades.released(assignment.name)
     if wants_json(request):
-        return JSONResponse({"unreleased": assignment.name, "csrf": csrf_token(request)})
-    return RedirectResponse("/class", 303)
+        return JSONResponse({key: assignment.name, "csrf": csrf_token(request)})
+    return RedirectResponse(back.format(name=assignment.name), 303)
 
 
 def _audit_entries(portal: Portal) -> list[dict[str, str]]:
