@@ -28,7 +28,19 @@ from grader.portal.course.sync import sync  # noqa: E402
 from grader.portal.database.db import connect, sessions  # noqa: E402
 from grader.portal.database.models import AuditEntry, Submission, Team, TeamMember, User  # noqa: E402
 
-from portal_server import Client, Server, _sync, make_course  # noqa: E402
+from portal_server import WRONG, Client, Server, _sync, make_course  # noqa: E402
+
+
+def signed_in_students(server: Server) -> tuple[Client, dict[str, Client]]:
+    """The instructor signed in, and a client of each student on the roster signed in with the
+    link the instructor makes, by e-mail."""
+    prof = Client(server.url)
+    prof.sign_in(server.link)
+    people = {}
+    for entry in prof.post("/class/links").json()["links"]:
+        people[entry["email"]] = Client(server.url)
+        people[entry["email"]].sign_in(entry["link"])
+    return prof, people
 
 
 def teams_course(folder, size="2"):
@@ -277,12 +289,7 @@ def test_students_form_a_team_by_invitation_decline_take_back_and_leave_before_s
     course = teams_course(tmp_path / "course")
     server = Server(course, tmp_path, None, "--workers", "0")
     try:
-        prof = Client(server.url)
-        prof.sign_in(server.link)
-        people = {}
-        for entry in prof.post("/class/links").json()["links"]:
-            people[entry["email"]] = Client(server.url)
-            people[entry["email"]].sign_in(entry["link"])
+        prof, people = signed_in_students(server)
         ada, bob, cy = (people[f"s{i}@example.edu"] for i in (1, 2, 3))
         page = ada.html("/a/othello").text
         assert 'action="/a/othello/team/invite"' in page and 'name="csrf"' in page  # a form: no script needed
@@ -388,18 +395,9 @@ def test_racing_acceptances_fill_a_team_once_and_a_student_is_in_one_team(databa
 
 
 def test_a_teammate_opens_the_code_of_the_teams_submission(tmp_path):
-    from test_portal_teams import teams_course
-
-    from portal_server import WRONG, Client, Server
-
     server = Server(teams_course(tmp_path / "course"), tmp_path, None, "--workers", "0")
     try:
-        prof = Client(server.url)
-        prof.sign_in(server.link)
-        people = {}
-        for entry in prof.post("/class/links").json()["links"]:
-            people[entry["email"]] = Client(server.url)
-            people[entry["email"]].sign_in(entry["link"])
+        prof, people = signed_in_students(server)
         ada, bob, cy = (people[f"s{i}@example.edu"] for i in (1, 2, 3))
         assert ada.post("/a/othello/team/invite", {"email": "s2@example.edu"}).status_code == 200
         got = bob.get("/a/othello").json()["team"]["received"]
