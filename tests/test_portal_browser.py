@@ -297,6 +297,9 @@ def test_a_student_signs_in_and_uploads_with_the_keyboard_alone(tmp_path, chromi
         instructor.sign_in(server.link)
         link = instructor.post("/class/links", {"email": "s1@example.edu"}).json()["links"][0]["link"]
         page = chromium.new_page()
+        # Listening for file choosers from the start makes the browser intercept them long before
+        # the Space press: a listener added only with the press races it (puppeteer#6040).
+        page.on("filechooser", lambda _: None)
         page.goto(link)
         tab_to(page, "#signin")
         press(page, "Enter")
