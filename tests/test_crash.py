@@ -17,6 +17,8 @@ from grader.limits import Limits
 
 from conftest import HANDOUT_BOARD
 
+pytestmark = pytest.mark.xdist_group(__name__)  # one worker: the module's fixture runs once
+
 CRASH = Path(__file__).parent / "crash"
 LIMITS = Limits(wall_seconds=8.0, cpu_seconds=1, memory_mb=300)  # 1 CPU s within 8 s wall even on a loaded machine
 CASES = [

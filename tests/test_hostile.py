@@ -31,6 +31,8 @@ from grader.limits import Limits
 
 from conftest import HANDOUT_BOARD
 
+pytestmark = pytest.mark.xdist_group(__name__)  # one worker: the module's fixture runs once
+
 HOSTILE = Path(__file__).parent / "hostile"
 PLAN = Plan((Position.from_string(HANDOUT_BOARD, "x"),), None, "handout board")  # value +18, best 51
 BASE = Limits(wall_seconds=2.0, cpu_seconds=5, memory_mb=300, processes=30, output_bytes=20 * 2**20)

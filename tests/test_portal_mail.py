@@ -22,6 +22,8 @@ import pytest
 import yaml
 from sqlalchemy import select
 
+pytestmark = pytest.mark.xdist_group(__name__)  # one worker: the module's fixture runs once
+
 pytest.importorskip("starlette", reason='the portal needs its extra: pip install -e ".[portal]"')
 
 from grader.errors import ConfigError  # noqa: E402

@@ -18,6 +18,8 @@ from grader.grading.judge import SYMBOL_TABLE, Answer, judge
 import reference_ttt as ref
 from conftest import ROOT
 
+pytestmark = pytest.mark.xdist_group(__name__)  # one worker: the module's fixture runs once
+
 GAME = get_game("tictactoe")
 EXAMPLES = ROOT / "submissions" / "tictactoe"
 OPEN = ref.all_open_positions()

@@ -13,6 +13,8 @@ import zipfile
 
 import pytest
 
+pytestmark = pytest.mark.xdist_group(__name__)  # one worker: the module's fixture runs once
+
 pytest.importorskip("httpx", reason="the portal's tests need httpx (pip install -e '.[test]')")
 
 RLO, HIDDEN = "\u202e", "\u202e\u202a\u2066\u2069\u200b\u200d\u200f\ufeff\x1b"  # bidi, zero-width, BOM, ESC

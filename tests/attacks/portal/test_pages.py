@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from portal_server import NEGAMAX
+
+pytestmark = pytest.mark.xdist_group(__name__)  # one worker: the module's fixture runs once
 
 
 def test_output_is_escaped_and_pages_carry_a_content_security_policy(portal):

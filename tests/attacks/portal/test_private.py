@@ -27,6 +27,8 @@ from grader.runs.submissions import find_submission_folder
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.xdist_group(__name__)  # one worker: the module's fixture runs once
+
 ATTACKS = ROOT / "tests" / "attacks"
 PUBLIC, PRIVATE = (10, 40, 60), (20, 30, 50, 70)
 

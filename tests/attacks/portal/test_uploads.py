@@ -23,6 +23,8 @@ from grader.portal.uploads import ArchiveLimits, UploadError, check_upload, comm
 
 from portal_server import UPLOAD_KB
 
+pytestmark = pytest.mark.xdist_group(__name__)  # one worker: the module's fixture runs once
+
 PROGRAM = b"print('hello')\n"
 
 
