@@ -228,6 +228,7 @@ def by_hand(tmp_path):
     data = yaml.safe_load((folder / "course.yaml").read_text())
     data["assignments"][0].update(rubric=CHANGE_RUBRIC, deadline="2026-01-10 12:00", late_penalty="50%")
     data["mail"] = {"host": "127.0.0.1", "port": 2525, "security": "none", "from": "grader@example.edu"}
+    data["regrades"] = {"max": 3}
     (folder / "course.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     course = load_course(folder)
     engine = connect(f"sqlite:///{tmp_path / 'portal.sqlite3'}")
@@ -325,6 +326,14 @@ def test_an_answer_by_a_change_of_hand_grading_says_each_item_and_the_totals_bef
                                                 "hand total 2.5 -> 0.5; grade 4.25 -> 3.25.")  # fmt: skip
         assert change in _answer_mail(s, ada_id)
         assert regrades.view(regrades.of_submission(s, s.get(Submission, sid))[-1])["reply"] == change  # the page's
+    # answered with a rerun too: no grade (its automatic total is not known yet)
+    with make.begin() as s:
+        rid = regrades.ask(s, course, s.get(User, ada_id), s.get(Submission, sid), "Search again?").id
+    with make.begin() as s:
+        _hand_grade(s, prof_id, sid, ["search"])
+    with make.begin() as s:
+        done = regrades.answer(s, course, s.get(User, prof_id), rid, "", ["rerun", "hand"])
+        assert done.done["hand"] == "Hand grading changed: removed style (-1.5); hand total 0.5 -> 2."
 
 
 def test_a_request_asked_before_its_hand_grading_was_kept_is_answered_by_what_changed_since(by_hand):

@@ -3,7 +3,8 @@ keeps it when asked (``HandState``: the rubric items applied with their points, 
 the line comments' ids), against what it is when staff answer; in words for the student, the
 items added and removed with their points, the hand total before -> after, the line comments
 added and taken back, and the grade before -> after as ``policy`` computes it (only when the
-student sees their full total: the grade holds the private tests' results)."""
+student sees their full total, as the grade holds the private tests' results, and the
+submission is not being rerun)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..database.models import HandComment, HandGrade, Release, Submission, User, now
+from ..database.models import QUEUED, RUNNING, HandComment, HandGrade, Release, Submission, User, now
 from . import policy
 from .course import Course
 from .hand import applied
@@ -90,7 +91,12 @@ def words(session: Session, course: Course, sub: Submission, student_id: int, be
     if gone:
         said.append(f"{gone} line comment(s) taken back")
     assignment = course.assignments.get(sub.assignment)
-    if assignment is not None and assignment.private_shown(session.get(Release, assignment.name) is not None, now()):
+    rerun = sub.status in (QUEUED, RUNNING)  # answered with a rerun too: its automatic total is not known yet
+    if (
+        assignment is not None
+        and not rerun
+        and assignment.private_shown(session.get(Release, assignment.name) is not None, now())
+    ):
         moved = grades(session, course, student_id, sub, before.total, after.total)
         if moved is not None:
             said.append(f"grade {moved[0]:g} -> {moved[1]:g}")
