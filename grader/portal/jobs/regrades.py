@@ -3,7 +3,8 @@ team's: it is theirs too), with a reason (at most the course's number of request
 assignment, a team's counted together, until its closing date); staff answer once,
 with a reply and what they did (``ACTIONS``: a rerun of the submission, by the rerun the class
 page starts; a change of its hand grading, made on its code page since the request, whose
-account, before -> after from the hand grading the request kept, is kept after the reply). The answer's mail is enqueued in its transaction; the caller audits both."""
+account, before -> after from the hand grading the request kept when asked, is kept after the
+reply). The answer's mail is enqueued in its transaction; the caller audits both."""
 
 from __future__ import annotations
 
