@@ -112,7 +112,7 @@ def test_the_migrations_make_the_tables_and_upgrade_again_as_a_no_op(database):
         "password_resets",
     } <= tables
     with engine.connect() as c:
-        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0021",)]
+        assert c.execute(text("SELECT version_num FROM alembic_version")).all() == [("0022",)]
     engine.dispose()
 
 
@@ -134,6 +134,10 @@ def test_an_older_database_is_upgraded_keeping_its_rows(database):
     with engine.begin() as c:
         assert "hand_grades" not in inspect(c).get_table_names()
         assert "regrade_requests" not in inspect(c).get_table_names()
+    upgrade(engine, "0021")
+    with engine.begin() as c:  # a request asked before its submission's hand grading was kept with it
+        c.execute(text("INSERT INTO regrade_requests (submission_id, user_id, assignment, reason, state, asked_at, "
+                       "done) VALUES ('s1', :u, 'lab', 'test 2 is right', 'open', '2026-01-03', '')"), {"u": uid})  # fmt: skip
     upgrade(engine)
     with engine.begin() as c:
         assert c.execute(text("SELECT email FROM users")).all() == [("a@x.org",)]
@@ -150,7 +154,10 @@ def test_an_older_database_is_upgraded_keeping_its_rows(database):
         assert c.execute(text("SELECT path, line FROM hand_comments")).all() == [("a.py", 1)]
         c.execute(text("INSERT INTO regrade_requests (submission_id, user_id, assignment, reason, state, asked_at, "
                        "done) VALUES ('s1', :u, 'lab', 'test 3 is right', 'open', '2026-01-03', '')"), {"u": uid})  # fmt: skip
-        assert c.execute(text("SELECT reason, state FROM regrade_requests")).all() == [("test 3 is right", "open")]
+        assert c.execute(text("SELECT reason, state, hand_asked FROM regrade_requests ORDER BY id")).all() == [
+            ("test 2 is right", "open", None),  # none kept: answered as before, by what changed since
+            ("test 3 is right", "open", None),
+        ]
     engine.dispose()
 
 

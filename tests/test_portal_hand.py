@@ -371,7 +371,7 @@ def test_a_regrade_request_is_answered_by_a_change_of_hand_grading_that_the_stud
         assert ta.post(f"/s/{sid}/comments/{gone}/delete").status_code == 200
         r = ta.post(f"/class/regrades/{rid}", {"reply": "You are right.", "hand": "on"})
         assert r.status_code == 200, r.text
-        change = ("Hand grading changed: rubric items now applied: style (-1), search (+2), +1 points in all; "
+        change = ("Hand grading changed: added style (-1), search (+2); hand total 0 -> 1; "
                   "line comments added: lab.py line 2; 1 line comment(s) taken back.")  # fmt: skip
         assert r.json()["done"] == ["hand"] and r.json()["reply"] == f"You are right.\n\n{change}"
         seen = ada.get(f"/s/{sid}").json()["regrades"]["requests"]
@@ -379,7 +379,7 @@ def test_a_regrade_request_is_answered_by_a_change_of_hand_grading_that_the_stud
             ("answered", f"You are right.\n\n{change}", ["hand"])
         ]
         page = ada.html(f"/s/{sid}").text
-        assert "rubric items now applied: style (-1), search (+2)" in page and f'href="/s/{sid}/code#hand"' in page
+        assert "added style (-1), search (+2); hand total 0 -&gt; 1" in page and f'href="/s/{sid}/code#hand"' in page
         assert [i["name"] for i in ada.get(f"/s/{sid}/code").json()["hand"]["items"]] == ["style", "search"]
         answered = [e for e in instructor.get("/class/audit").json()["entries"] if e["action"] == "regrade answered"]
         assert [(e["by"], e["detail"]) for e in answered] == [

@@ -6,6 +6,9 @@ audited. course.yaml's regrades: key, its mistakes one line each."""
 
 from __future__ import annotations
 
+import datetime as dt
+import json
+
 import pytest
 import yaml
 
@@ -18,8 +21,21 @@ from grader.errors import ConfigError  # noqa: E402
 from grader.portal.accounts.signin import new_signin_token  # noqa: E402
 from grader.portal.course.course import load_course  # noqa: E402
 from grader.portal.course.regrades import MAX_REQUESTS, REASON_CHARS  # noqa: E402
-from grader.portal.database.db import connect, sessions  # noqa: E402
-from grader.portal.database.models import User  # noqa: E402
+from grader.portal.database.db import connect, sessions, upgrade  # noqa: E402
+from grader.portal.database.mail import MailMessage  # noqa: E402
+from grader.portal.database.models import (  # noqa: E402
+    GRADED,
+    INSTRUCTOR,
+    STUDENT,
+    HandComment,
+    HandGrade,
+    HandRelease,
+    Release,
+    Submission,
+    User,
+    now,
+)
+from grader.portal.jobs import regrades  # noqa: E402
 
 from portal_server import WRONG, Client, make_course  # noqa: E402
 from smtp_server import body  # noqa: E402
@@ -189,3 +205,150 @@ def test_a_ta_answers_with_a_reply_but_only_an_instructor_reruns(mailing):
     assert ta.post(f"/class/regrades/{rid}", {"reply": "Your move on test 3 loses: no change."}).status_code == 200
     answered = prof.get("/class/regrades").json()["answered"]
     assert [(q["id"], q["answered_by"], q["done"]) for q in answered if q["id"] == rid] == [(rid, "ta@example.edu", [])]
+
+
+# --- an answer by a change of hand grading: before -> after ---------------------------------
+
+CHANGE_RUBRIC = {"items": [{"name": "style", "points": -1.5, "comment": "names say what they hold"},
+                           {"name": "search", "points": 2, "comment": "a clean negamax"},
+                           {"name": "tests", "points": 0.5, "comment": "its own tests"}]}  # fmt: skip
+POINTS = {i["name"]: i["points"] for i in CHANGE_RUBRIC["items"]}
+DEADLINE = dt.datetime(2026, 1, 10, 12, tzinfo=dt.timezone.utc)
+PENALTY = 0.5  # a day late: half the total taken
+AUTO = 6.0  # the submission's automatic total, of MAX_TOTAL
+MAX_TOTAL = 10
+
+
+@pytest.fixture
+def by_hand(tmp_path):
+    """(sessionmaker, course, instructor, {email: (student, their graded submission)}) on SQLite: the
+    Othello lab graded by hand (``CHANGE_RUBRIC``), a deadline each submission missed by an hour,
+    the course's mail on (its outbox filled, nothing sent)."""
+    folder = make_course(tmp_path / "course")
+    data = yaml.safe_load((folder / "course.yaml").read_text())
+    data["assignments"][0].update(rubric=CHANGE_RUBRIC, deadline="2026-01-10 12:00", late_penalty="50%")
+    data["mail"] = {"host": "127.0.0.1", "port": 2525, "security": "none", "from": "grader@example.edu"}
+    data["regrades"] = {"max": 3}
+    (folder / "course.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    course = load_course(folder)
+    engine = connect(f"sqlite:///{tmp_path / 'portal.sqlite3'}")
+    upgrade(engine)
+    make = sessions(engine)
+    with make.begin() as s:
+        prof = User(email="prof@example.edu", name="Prof", role=INSTRUCTOR)
+        s.add(prof)
+        people = {}
+        for n, email in enumerate(["ada@example.edu", "bob@example.edu"]):
+            student = User(email=email, name=email.split("@")[0].title(), role=STUDENT)
+            s.add(student)
+            s.flush()
+            sub = Submission(id=f"sub{n}", user_id=student.id, assignment="othello", filename="lab.py", size=1,
+                             sha256="0" * 64, content=b"x", status=GRADED, received_at=DEADLINE + dt.timedelta(hours=1),
+                             graded_at=DEADLINE, total=AUTO, max_total=MAX_TOTAL, public_total=2.0, gradings=1)  # fmt: skip
+            s.add(sub)
+            people[email] = (student.id, sub.id)
+        s.flush()
+        prof_id = prof.id
+    yield make, course, prof_id, people
+    engine.dispose()
+
+
+def _hand_grade(s, prof_id: int, sid: str, items: list[str]) -> None:
+    """The rubric items applied, as the code page's form does."""
+    found = s.get(HandGrade, sid)
+    if found is None:
+        s.add(HandGrade(submission_id=sid, items=json.dumps(items), graded_by=prof_id, graded_at=now()))
+    else:
+        found.items, found.graded_at = json.dumps(items), now()
+
+
+def _comment(s, prof_id: int, sid: str, line: int) -> int:
+    note = HandComment(submission_id=sid, path="lab.py", line=line, text=f"line {line}?", written_by=prof_id)
+    s.add(note)
+    s.flush()
+    return note.id
+
+
+def _answer_mail(s, student_id: int) -> str:
+    return s.scalars(select(MailMessage.body).where(MailMessage.user_id == student_id,
+                                                    MailMessage.subject == "Regrade answered: Othello endgame lab")
+                     .order_by(MailMessage.id.desc())).first()  # fmt: skip
+
+
+def test_an_answer_by_a_change_of_hand_grading_says_each_item_and_the_totals_before_and_after(by_hand):
+    make, course, prof_id, people = by_hand
+    ada_id, sid = people["ada@example.edu"]
+    with make.begin() as s:  # graded by hand before the request: style, two comments
+        _hand_grade(s, prof_id, sid, ["style"])
+        _comment(s, prof_id, sid, 1)
+        gone = _comment(s, prof_id, sid, 3)
+        s.add(HandRelease(assignment="othello", released_by=prof_id))
+    with make.begin() as s:
+        rid = regrades.ask(s, course, s.get(User, ada_id), s.get(Submission, sid), "My search is a negamax.").id
+    with make.begin() as s, pytest.raises(regrades.RegradeRefused, match="has not changed since the request"):
+        regrades.answer(s, course, s.get(User, prof_id), rid, "", ["hand"])
+    with make.begin() as s:  # style taken off, then put back: no change either
+        _hand_grade(s, prof_id, sid, [])
+    with make.begin() as s:
+        _hand_grade(s, prof_id, sid, ["style"])
+    with make.begin() as s, pytest.raises(regrades.RegradeRefused, match="has not changed since the request"):
+        regrades.answer(s, course, s.get(User, prof_id), rid, "", ["hand"])
+    with make.begin() as s:  # the change: style off, search and tests on; a comment written, one taken back
+        _hand_grade(s, prof_id, sid, ["search", "tests"])
+        _comment(s, prof_id, sid, 2)
+        s.delete(s.get(HandComment, gone))
+    with make.begin() as s:
+        done = regrades.answer(s, course, s.get(User, prof_id), rid, "You are right.", ["hand"])
+        before, after = POINTS["style"], POINTS["search"] + POINTS["tests"]
+        change = (f"Hand grading changed: added search (+{POINTS['search']:g}), tests (+{POINTS['tests']:g}); "
+                  f"removed style ({POINTS['style']:g}); hand total {before:g} -> {after:g}; "
+                  "line comments added: lab.py line 2; 1 line comment(s) taken back.")  # fmt: skip
+        assert change == ("Hand grading changed: added search (+2), tests (+0.5); removed style (-1.5); "
+                          "hand total -1.5 -> 2.5; line comments added: lab.py line 2; 1 line comment(s) taken back.")  # fmt: skip
+        # no grade in it: the private results are not released, and the grade holds them
+        assert done.done == {"hand": change} and done.request.reply == f"You are right.\n\n{change}"
+        assert change in _answer_mail(s, ada_id)
+    # the private results released: the grade too, before -> after, as the late policy makes it
+    with make.begin() as s:
+        s.add(Release(assignment="othello", released_by=prof_id))
+    with make.begin() as s:
+        rid = regrades.ask(s, course, s.get(User, ada_id), s.get(Submission, sid), "And style?").id
+    with make.begin() as s:
+        _hand_grade(s, prof_id, sid, ["search", "style"])
+    with make.begin() as s:
+        done = regrades.answer(s, course, s.get(User, prof_id), rid, "", ["hand"])
+        before, after = POINTS["search"] + POINTS["tests"], POINTS["search"] + POINTS["style"]
+        grade = [min(MAX_TOTAL, max(0.0, AUTO + h)) * (1 - PENALTY) for h in (before, after)]
+        assert grade == [4.25, 3.25]
+        change = (f"Hand grading changed: added style ({POINTS['style']:g}); removed tests (+{POINTS['tests']:g}); "
+                  f"hand total {before:g} -> {after:g}; grade {grade[0]:g} -> {grade[1]:g}.")  # fmt: skip
+        assert done.request.reply == change == ("Hand grading changed: added style (-1.5); removed tests (+0.5); "
+                                                "hand total 2.5 -> 0.5; grade 4.25 -> 3.25.")  # fmt: skip
+        assert change in _answer_mail(s, ada_id)
+        assert regrades.view(regrades.of_submission(s, s.get(Submission, sid))[-1])["reply"] == change  # the page's
+    # answered with a rerun too: no grade (its automatic total is not known yet)
+    with make.begin() as s:
+        rid = regrades.ask(s, course, s.get(User, ada_id), s.get(Submission, sid), "Search again?").id
+    with make.begin() as s:
+        _hand_grade(s, prof_id, sid, ["search"])
+    with make.begin() as s:
+        done = regrades.answer(s, course, s.get(User, prof_id), rid, "", ["rerun", "hand"])
+        assert done.done["hand"] == "Hand grading changed: removed style (-1.5); hand total 0.5 -> 2."
+
+
+def test_a_request_asked_before_its_hand_grading_was_kept_is_answered_by_what_changed_since(by_hand):
+    make, course, prof_id, people = by_hand
+    bob_id, sid = people["bob@example.edu"]
+    with make.begin() as s:
+        _hand_grade(s, prof_id, sid, ["style"])
+        s.add(HandRelease(assignment="othello", released_by=prof_id))
+    with make.begin() as s:
+        found = regrades.ask(s, course, s.get(User, bob_id), s.get(Submission, sid), "Style?")
+        found.hand_asked = None  # as a request of before migration 0022 has it
+        rid = found.id
+    with make.begin() as s:
+        _hand_grade(s, prof_id, sid, ["search"])
+    with make.begin() as s:
+        done = regrades.answer(s, course, s.get(User, prof_id), rid, "", ["hand"])
+        assert done.request.reply == "Hand grading changed: rubric items now applied: search (+2), +2 points in all."
+        assert done.request.reply in _answer_mail(s, bob_id)

@@ -206,11 +206,14 @@ class Counted:
     grade: Grade
 
 
-def counted(session: Session, course: Course, user: User | None = None) -> dict[tuple[int, str], Counted]:
+def counted(session: Session, course: Course, user: User | None = None,
+            hand_points: Mapping[str, float] | None = None) -> dict[tuple[int, str], Counted]:  # fmt: skip
     """Each student's counted submission of each assignment, by (user id, assignment name), with
     its grade: of every student, or of ``user`` alone. A submission being rerun counts with its
     old result (not final). A team's submissions are each member's (autograder.io's rule for
-    late days: the team may spend the fewest any member has left, and each member spends them)."""
+    late days: the team may spend the fewest any member has left, and each member spends them).
+    ``hand_points``: released hand points (by submission id) to count in place of the recorded
+    ones (a regrade's answer: the grade before and after a change of hand grading)."""
     teams = memberships(session, course)
     people_ids = None if user is None else _connected(user.id, teams)
     query = (select(Submission, User).join(User, User.id == Submission.user_id)
@@ -243,6 +246,7 @@ def counted(session: Session, course: Course, user: User | None = None) -> dict[
 
     hand = released_points(session, course, list({(s.id, s.assignment) for m in subs.values() for g in m.values()
                                                   for s in g}))  # fmt: skip
+    hand.update(hand_points or {})
     candidates = {uid: {name: [candidate(s, hand) for s in group] for name, group in mine.items()}
                   for uid, mine in subs.items()}  # fmt: skip
     limits = {uid: {a.name: moved(a, extra(uid, a.name)).deadline for a in course.assignments.values()}

@@ -1,5 +1,6 @@
 """The table of regrade requests: a student's request on one of their graded submissions (its
-reason), and staff's answer (a reply, and what was done: a rerun)."""
+reason and its submission's hand grading then), and staff's answer (a reply, and what was
+done: a rerun, a change of hand grading)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ class RegradeRequest(Base):
     answered_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
     reply: Mapped[str | None] = mapped_column(Text, nullable=True)
     done: Mapped[str] = mapped_column(String(200), default="")
+    # the submission's hand grading when asked (``course.handchange.HandState`` as JSON); None: asked before it was kept
+    hand_asked: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     @validates("reason", "reply")
     def _visible(self, key: str, value: str | None) -> str | None:

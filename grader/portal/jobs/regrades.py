@@ -3,7 +3,8 @@ team's: it is theirs too), with a reason (at most the course's number of request
 assignment, a team's counted together, until its closing date); staff answer once,
 with a reply and what they did (``ACTIONS``: a rerun of the submission, by the rerun the class
 page starts; a change of its hand grading, made on its code page since the request, whose
-account is kept after the reply). The answer's mail is enqueued in its transaction; the caller audits both."""
+account, before -> after from the hand grading the request kept when asked, is kept after the
+reply). The answer's mail is enqueued in its transaction; the caller audits both."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from ..course import hand
 from ..course.course import Course
+from ..course.handchange import HandState, state_of, words
 from ..course.regrades import REASON_CHARS
 from ..course.teams import hold, mates
 from ..database.models import GRADED, Submission, User, now
@@ -44,20 +46,36 @@ def _rerun(session: Session, course: Course, sub: Submission, found: RegradeRequ
     return reason
 
 
+UNRELEASED = "Hand grading changed; you see it once your instructor releases the hand grading."
+
+
 def _hand(session: Session, course: Course, sub: Submission, found: RegradeRequest) -> str | None:
     """The change staff made to the submission's hand grading since the request, in words for
-    its students (the items and comments named once the hand grading is released; before, that
-    it changed). RegradeRefused when the assignment has no rubric or nothing changed."""
+    its students once the hand grading is released (before, that it changed): from the state
+    the request kept, the items added and removed, the hand total and the grade before -> after
+    (``handchange.words``); for a request asked before states were kept, the items applied now
+    and the comments written and taken back since. RegradeRefused when the assignment has no
+    rubric or nothing changed."""
     assignment = course.assignments.get(sub.assignment)
     rubric = assignment.rubric if assignment else None
     if assignment is None or rubric is None:
         raise RegradeRefused(f"{sub.assignment} is not graded by hand (no rubric): answer with a reply")
-    change = hand.changed_since(session, sub.id, found.asked_at)
+    before = HandState.loads(found.hand_asked)
+    if before is not None:  # kept when asked: the answer says before -> after
+        after = state_of(session, rubric, sub.id)
+        if after.same(before):
+            raise RegradeRefused("its hand grading has not changed since the request (the same rubric items and "
+                                 "line comments as then): change it on the submission's code page first, or "
+                                 "answer with a reply")  # fmt: skip
+        if not hand.released(session, assignment):
+            return UNRELEASED
+        return words(session, course, sub, found.user_id, before, after)
+    change = hand.changed_since(session, sub.id, found.asked_at)  # a request asked before its state was kept
     if not change:
         raise RegradeRefused("its hand grading has not changed since the request: change it on the submission's "
                              "code page first, or answer with a reply")  # fmt: skip
     if not hand.released(session, assignment):
-        return "Hand grading changed; you see it once your instructor releases the hand grading."
+        return UNRELEASED
     said = []
     if change.items is not None:
         items = [f"{i.name} ({i.points:+g})" for i in rubric.items if i.name in set(change.items)]
@@ -91,7 +109,8 @@ def asked(session: Session, user_id: int, assignment: str) -> int:
 
 
 def ask(session: Session, course: Course, user: User, sub: Submission, reason: str) -> RegradeRequest:
-    """A request of ``user`` on their graded submission ``sub`` (their team's: any member asks);
+    """A request of ``user`` on their graded submission ``sub`` (their team's: any member asks),
+    its hand grading kept as it is now (an answer by a change of it says before -> after);
     RegradeRefused when it is not theirs or not graded, the reason is empty or too long, one is open on it already, the course
     takes no more (its number reached, or past its closing date)."""
     reason = clean(reason)
@@ -116,8 +135,10 @@ def ask(session: Session, course: Course, user: User, sub: Submission, reason: s
     if asked(session, user.id, sub.assignment) >= settings.max:
         who = "your team" if len(team) > 1 else "you"
         raise RegradeRefused(f"{who} made the {settings.max} regrade request(s) the course allows on this assignment")
+    assignment = course.assignments.get(sub.assignment)
+    kept = state_of(session, assignment.rubric if assignment else None, sub.id)  # its answer's "before"
     found = RegradeRequest(submission_id=sub.id, user_id=user.id, assignment=sub.assignment, reason=reason,
-                           state=OPEN, asked_at=now(), done="")  # fmt: skip
+                           state=OPEN, asked_at=now(), done="", hand_asked=kept.dumps())  # fmt: skip
     session.add(found)
     session.flush()
     return found
