@@ -159,7 +159,7 @@ def test_the_course_file_names_a_misspelt_rubric(tmp_path):
         load_course(course)
 
 
-def test_the_audit_log_labels_the_students_of_an_assignment_a_ta_grades_anonymously_until_its_release(tmp_path):
+def test_the_audit_log_and_the_outbox_label_the_students_of_an_assignment_a_ta_grades_anonymously(tmp_path):
     course = load_course(hand_course(tmp_path / "course"))
     engine = connect(f"sqlite:///{tmp_path / 'portal.sqlite3'}")
     upgrade(engine)
@@ -196,6 +196,19 @@ def test_the_audit_log_labels_the_students_of_an_assignment_a_ta_grades_anonymou
                         ("Team 1", f"othello: Team 1 (id {owls.id})"),
                         ("ada@example.edu", "tictactoe: submission xyz (request 2)")]  # fmt: skip
         assert anonymity.audit_seen(session, set(), entries) == [(by, detail) for by, _, detail in entries]
+        mails = [{"kind": kind, "to": to, "subject": subject} for kind, to, subject in [
+            ("receipt", "ada@example.edu", f"Received: {course.assignments['othello'].title}"),
+            ("regrade", "alan@example.edu", f"Regrade answered: {course.assignments['othello'].title}"),
+            ("released", "ada@example.edu", f"Results released: {course.assignments['othello'].title}"),
+            ("graded", "ada@example.edu", f"Graded: {course.assignments['tictactoe'].title}")]]  # fmt: skip
+        seen_mail = anonymity.outbox_seen(mails, [course.assignments["othello"]])
+        assert [m["to"] for m in seen_mail] == [
+            anonymity.HIDDEN,
+            anonymity.HIDDEN,
+            "ada@example.edu",
+            "ada@example.edu",
+        ]
+        assert anonymity.outbox_seen(mails, []) == mails
         session.add(HandRelease(assignment="othello", released_by=prof.id))
         session.flush()
         assert anonymity.hidden_from(session, ta, course) == set()

@@ -1,11 +1,13 @@
 """Anonymous grading on every page a TA opens: the assignments a viewer sees under pseudonyms
 now (a TA, an anonymous rubric, its hand grading not released), the one label a student's
 work on such an assignment goes by ("Team N" for a team, else "Student N": the grading pages'
-own), and the audit log's entries with the students of those assignments so labelled."""
+own), the audit log's entries with the students of those assignments so labelled, and the
+outbox's mails about their submissions without their addresses."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -13,6 +15,7 @@ from sqlalchemy.orm import Session
 from ..database.models import STUDENT, TA, HandRelease, Team, User
 from . import hand
 from .course import Assignment, Course
+from .mail import GRADED, RECEIPT, REGRADE
 from .teams import team_of
 
 HIDDEN = "anonymous until the hand grading is released"  # what a TA reads where a name would be
@@ -76,3 +79,15 @@ def audit_seen(session: Session, hidden: set[str], entries: Iterable[tuple[str, 
                 detail = detail.replace(email, of(email, name))
         seen.append((of(by, name) if by in students else by, detail))
     return seen
+
+
+ABOUT_WORK = (RECEIPT, GRADED, REGRADE)  # the mails about one submission (a receipt, its grade, a request's answer)
+
+
+def outbox_seen(messages: list[dict[str, Any]], hidden: Iterable[Assignment]) -> list[dict[str, Any]]:
+    """The outbox's messages as a TA sees them: one about a submission of an assignment of
+    ``hidden`` (its subject ends with the title) with its address ``HIDDEN``, as its time would
+    tie its student to the submission; the others as they are."""
+    ends = tuple(f": {a.title}" for a in hidden)
+    return [{**m, "to": HIDDEN} if m["kind"] in ABOUT_WORK and ends and m["subject"].endswith(ends) else m
+            for m in messages]  # fmt: skip

@@ -24,7 +24,6 @@ from ...runs.text import safe_cell
 from ..course import anonymity, policy
 from ..course.deadlines import deadlines, mark_late
 from ..course.hand import released_points
-from ..course.mail import GRADED, RECEIPT, REGRADE
 from ..course.teams import mates, team_names_of
 from ..database.models import (
     QUEUED,
@@ -200,10 +199,7 @@ def mail_page(portal: Portal, request: Request, form: Any) -> Response:
     with portal.read() as session:
         data = outbox_state(session)
         hidden = anonymity.hidden_from(session, user, portal.course)
-    titles = tuple(f": {portal.course.assignments[n].title}" for n in hidden)
-    for m in data["messages"]:  # a receipt's or an answer's time would tie its student to a submission
-        if m["kind"] in (RECEIPT, GRADED, REGRADE) and m["subject"].endswith(titles):
-            m["to"] = anonymity.HIDDEN
+    data["messages"] = anonymity.outbox_seen(data["messages"], [portal.course.assignments[n] for n in hidden])
     mail = portal.course.mail
     data["server"] = None if mail is None else {"host": mail.host, "port": mail.port, "security": mail.security,
                                                 "from": mail.from_address, "send": sorted(mail.send)}  # fmt: skip
