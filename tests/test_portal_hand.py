@@ -26,11 +26,11 @@ from sqlalchemy import select  # noqa: E402
 
 from grader.errors import ConfigError  # noqa: E402
 from grader.portal.accounts.signin import new_signin_token  # noqa: E402
-from grader.portal.course import policy  # noqa: E402
+from grader.portal.course import anonymity, policy  # noqa: E402
 from grader.portal.course.course import load_course  # noqa: E402
 from grader.portal.course.rubric import combined, parse_rubric  # noqa: E402
-from grader.portal.database.db import connect, sessions  # noqa: E402
-from grader.portal.database.models import User  # noqa: E402
+from grader.portal.database.db import connect, sessions, upgrade  # noqa: E402
+from grader.portal.database.models import HandRelease, Team, TeamMember, User  # noqa: E402
 from grader.portal.uploads import upload_files  # noqa: E402
 from grader.portal.web.code import MAX_BYTES, code_file  # noqa: E402
 
@@ -159,6 +159,61 @@ def test_the_course_file_names_a_misspelt_rubric(tmp_path):
     (course / "course.yaml").write_text(text.replace("points: 2,", "pionts: 2,"))
     with pytest.raises(ConfigError, match=r"unknown key 'assignments\[0\]\.rubric\.items\[2\]\.pionts'"):
         load_course(course)
+
+
+def test_the_audit_log_and_the_outbox_label_the_students_of_an_assignment_a_ta_grades_anonymously(tmp_path):
+    course = load_course(hand_course(tmp_path / "course"))
+    engine = connect(f"sqlite:///{tmp_path / 'portal.sqlite3'}")
+    upgrade(engine)
+    with sessions(engine).begin() as session:
+        people = [
+            User(email=e, name=n, role=r)
+            for e, n, r in [
+                ("ada@example.edu", "Ada Lovelace", "student"),
+                ("alan@example.edu", "Alan Turing", "student"),
+                ("lan@example.edu", "Lan Ying", "student"),
+                (TA[0], TA[1], "ta"),
+                ("prof@example.edu", "Prof", "instructor"),
+            ]
+        ]
+        session.add_all(people)
+        session.flush()
+        ada, alan, lan, ta, prof = people
+        owls = Team(assignment="othello", name="Night Owls")
+        session.add(owls)
+        session.flush()
+        session.add_all([TeamMember(team_id=owls.id, user_id=u.id, assignment="othello") for u in (alan,)])
+        session.flush()
+        assert anonymity.hidden_from(session, ta, course) == {"othello"}
+        assert anonymity.hidden_from(session, prof, course) == set() == anonymity.hidden_from(session, ada, course)
+        entries = [("ada@example.edu", "regrade asked", "othello: submission abc (request 1)"),
+                   ("prof@example.edu", "extension", "othello: alan@example.edu 1 day(s)"),
+                   ("prof@example.edu", "rerun", "othello: lan@example.edu (the plan changed)"),
+                   ("alan@example.edu", "team joined", f"othello: team 'Night Owls' (id {owls.id})"),
+                   ("ada@example.edu", "regrade asked", "tictactoe: submission xyz (request 2)")]  # fmt: skip
+        seen = anonymity.audit_seen(session, anonymity.hidden_from(session, ta, course), entries)
+        assert seen == [("Student 1", "othello: submission abc (request 1)"),
+                        ("prof@example.edu", "othello: Team 1 1 day(s)"),  # alan's whole address, not lan's in it
+                        ("prof@example.edu", "othello: Student 3 (the plan changed)"),
+                        ("Team 1", f"othello: Team 1 (id {owls.id})"),
+                        ("ada@example.edu", "tictactoe: submission xyz (request 2)")]  # fmt: skip
+        assert anonymity.audit_seen(session, set(), entries) == [(by, detail) for by, _, detail in entries]
+        mails = [{"kind": kind, "to": to, "subject": subject} for kind, to, subject in [
+            ("receipt", "ada@example.edu", f"Received: {course.assignments['othello'].title}"),
+            ("regrade", "alan@example.edu", f"Regrade answered: {course.assignments['othello'].title}"),
+            ("released", "ada@example.edu", f"Results released: {course.assignments['othello'].title}"),
+            ("graded", "ada@example.edu", f"Graded: {course.assignments['tictactoe'].title}")]]  # fmt: skip
+        seen_mail = anonymity.outbox_seen(mails, [course.assignments["othello"]])
+        assert [m["to"] for m in seen_mail] == [
+            anonymity.HIDDEN,
+            anonymity.HIDDEN,
+            "ada@example.edu",
+            "ada@example.edu",
+        ]
+        assert anonymity.outbox_seen(mails, []) == mails
+        session.add(HandRelease(assignment="othello", released_by=prof.id))
+        session.flush()
+        assert anonymity.hidden_from(session, ta, course) == set()
 
 
 def test_staff_and_the_student_see_its_code_highlighted_with_its_results(hand):

@@ -1,7 +1,8 @@
 """A student's pages: their assignments (home), an assignment with its upload form and their
 submissions, a submission's receipt and feedback (live until graded). A student reaches only
 their own submissions and their team's: another's id answers 404, as an id that does not
-exist does."""
+exist does. A TA grading an assignment anonymously reads its submissions' pages under the
+student's label ("Student N", "Team N") until its hand grading is released."""
 
 from __future__ import annotations
 
@@ -23,11 +24,11 @@ from starlette.responses import (
 from starlette.routing import BaseRoute, Route
 
 from ...errors import GraderError
-from ..course import policy
+from ..course import anonymity, policy
 from ..course.course import Assignment, Course
 from ..course.deadlines import Deadlines, deadlines
 from ..course.gtplab import test_records
-from ..course.hand import released
+from ..course.hand import anonymous_to, released
 from ..course.teams import invitations, mates, members, team_of
 from ..database.models import (
     FAILED,
@@ -302,8 +303,14 @@ def submission_page(portal: Portal, request: Request, form: Any) -> Response:
             and (user.staff or released(session, sub.assignment))
         )
         regrade_data = submission_regrades(portal, session, user, sub)
-        team = _team_named(session, sub) if user.staff else None
+        anonymous = anonymous_to(user, assignment, released(session, sub.assignment))
+        team = _team_named(session, sub) if user.staff and not anonymous else None
+        alias = anonymity.label(session, sub.user_id, sub.assignment) if anonymous else None
     data = staff_view(sub, assignment, owner, shown) if user.staff else student_view(sub, assignment, shown)
+    if alias is not None:  # a TA grading it anonymously: its label, as on the grading pages, and no teammate named
+        data.update(student={"name": alias, "email": None}, anonymous=True)
+        for r in regrade_data["requests"]:
+            r.pop("asked_by", None)
     if user.staff and team is not None:  # a team's submission: staff see whose it is beside its submitter
         data["team"] = team
     data["late"] = policy.days_late(sub.received_at, due) > 0  # by the deadline now, as every view says

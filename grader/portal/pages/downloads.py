@@ -20,7 +20,7 @@ from starlette.routing import BaseRoute, Route
 from ...errors import GraderError
 from ...runs import lms
 from ...similarity import report_html, report_json
-from ..course import exports, similar
+from ..course import anonymity, exports, similar
 from ..course.course import Assignment
 from ..database.models import (
     User,
@@ -51,8 +51,7 @@ def routes(portal: Portal) -> list[BaseRoute]:
 def _download_rows(portal: Portal, request: Request) -> tuple[Assignment, list[exports.Counted]]:
     """The counted submissions of the assignment named, for staff; refused (409) while some were
     graded on a plan changed since (their tests are not the plan's: rerun them first)."""
-    need_staff_download(portal, request)
-    assignment = find_assignment(portal, request.path_params["name"])
+    assignment = _asked_assignment(portal, request)
     with portal.read() as session:
         rows = exports.counted(session, portal.course, assignment)
     unkept = exports.not_kept(rows) if assignment.over_gtp else []
@@ -77,8 +76,7 @@ def gradescope_download(portal: Portal, request: Request, form: Any) -> Response
 def similar_page(portal: Portal, request: Request, form: Any) -> Response:
     """The assignment's similarity report (staff): its counted submissions' pairs ranked, each
     pair's similar passages side by side (``grader similar``'s page; JSON: its --json)."""
-    need_staff_download(portal, request)
-    assignment = find_assignment(portal, request.path_params["name"])
+    assignment = _asked_assignment(portal, request)
     with portal.read() as session:
         rows = exports.counted(session, portal.course, assignment)
     try:
@@ -119,8 +117,7 @@ def lms_download(portal: Portal, request: Request, form: Any, to: str) -> Respon
     with a POST, the LMS's gradebook export as ``roster``, the grade's ``column`` and, for
     Canvas, ``part=notes`` for the notes CSV beside the import. As JSON: both CSVs, and the
     students the roster does not name or whose grade is not final."""
-    need_staff_download(portal, request)
-    assignment = find_assignment(portal, request.path_params["name"])
+    assignment = _asked_assignment(portal, request)
     roster, column, part = None, None, "grades"
     if form is not None:
         form = checked_form(request, form)
@@ -164,3 +161,14 @@ def need_staff_download(portal: Portal, request: Request) -> User:
     if not user.staff:
         raise HTTPException(403, "only the course's instructors and TAs may download its results")
     return user
+
+
+def _asked_assignment(portal: Portal, request: Request) -> Assignment:
+    """The assignment the path names, for staff; refused (403) to a TA while it is graded
+    anonymously (every download pairs its students with their results)."""
+    user = need_staff_download(portal, request)
+    assignment = find_assignment(portal, request.path_params["name"])
+    with portal.read() as session:
+        if assignment.name in anonymity.hidden_from(session, user, portal.course):
+            raise HTTPException(403, anonymity.refusal(assignment))
+    return assignment

@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from ..course import hand
+from ..course import anonymity, hand
 from ..course.course import Assignment
 from ..course.policy import counted
 from ..course.rubric import MAX_ITEMS, combined
@@ -88,8 +88,7 @@ def _who(session: Session, viewer: User, sub: Submission, assignment: Assignment
         return None
     team = team_of(session, sub.user_id, sub.assignment)
     if hand.anonymous_to(viewer, assignment, is_released):
-        name = hand.team_pseudonym(session, team) if team is not None else hand.pseudonym(session, sub.user_id)
-        return {"name": name, "email": None, "anonymous": True}
+        return {"name": anonymity.label(session, sub.user_id, sub.assignment), "email": None, "anonymous": True}
     owner = session.get(User, sub.user_id)
     who: dict[str, Any] = {"name": owner.name if owner else "", "email": owner.email if owner else None,
                            "anonymous": False}  # fmt: skip

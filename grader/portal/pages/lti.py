@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from ..course import anonymity
 from ..database.lti import DROPPED, LtiContext, LtiMember, LtiRegistration, LtiScore
 from ..database.lti import FAILED as SEND_FAILED
 from ..database.models import User, now
@@ -119,7 +120,10 @@ def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
         with portal.read() as session:
             rows = session.execute(select(LtiScore, User).join(User, User.id == LtiScore.user_id)
                                    .order_by(LtiScore.id.desc()).limit(SCORES_SHOWN)).all()  # fmt: skip
-        items = [{"id": s.id, "student": u.email, "assignment": s.assignment, "submission": s.submission_id,
+            hidden = anonymity.hidden_from(session, user, portal.course)  # a TA's: the students' labels
+            who = {s.id: anonymity.label(session, u.id, s.assignment) if s.assignment in hidden else u.email
+                   for s, u in rows}  # fmt: skip
+        items = [{"id": s.id, "student": who[s.id], "assignment": s.assignment, "submission": s.submission_id,
                   "platform": s.issuer, "score_given": s.score_given, "score_maximum": s.score_maximum,
                   "reason": s.reason, "status": s.status, "attempts": s.attempts, "error": s.last_error,
                   "created_at": s.created_at.isoformat(), "sent_at": s.sent_at.isoformat() if s.sent_at else None,

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from ..course import hand
+from ..course import anonymity, hand
 from ..course.regrades import REASON_CHARS
 from ..course.teams import mates, members, team_of
 from ..database.models import INSTRUCTOR, Submission, User, now
@@ -106,8 +106,7 @@ def _row(portal: Portal, session: Session, viewer: User, found: RegradeRequest, 
     ("Team N" for a team) and no e-mail, its links to the code page only."""
     assignment = portal.course.assignments.get(found.assignment)
     if hand.anonymous_to(viewer, assignment, hand.released(session, found.assignment)):
-        team = team_of(session, found.user_id, found.assignment)
-        name = hand.team_pseudonym(session, team) if team is not None else hand.pseudonym(session, student.id)
+        name = anonymity.label(session, student.id, found.assignment)
         return {**regrades.view(found, sub, None, by), "student": {"name": name, "email": None}, "anonymous": True}
     return {**regrades.view(found, sub, student, by), **_team(session, found)}
 

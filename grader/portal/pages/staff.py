@@ -21,7 +21,7 @@ from starlette.responses import (
 from starlette.routing import BaseRoute, Route
 
 from ...runs.text import safe_cell
-from ..course import policy
+from ..course import anonymity, policy
 from ..course.deadlines import deadlines, mark_late
 from ..course.hand import released_points
 from ..course.teams import mates, team_names_of
@@ -80,7 +80,7 @@ def class_page(portal: Portal, request: Request, form: Any) -> Response:
     """The class table: each student's counted submission (latest or best), its symbols, total,
     late days spent and penalty, and each student's late days used."""
     user = need_staff(portal, request)
-    data = class_table(portal)
+    data = class_table(portal, user)
     if wants_json(request):
         return page(request, "class.html", data, user=user)
     shown = table_view(data, request.query_params)
@@ -92,12 +92,19 @@ def class_page(portal: Portal, request: Request, form: Any) -> Response:
 def exports_page(portal: Portal, request: Request, form: Any) -> Response:
     """The gradebook's exports: the CSV, and each assignment's Moodle and Canvas imports."""
     user = need_staff(portal, request)
-    titles = {n: a.title for n, a in portal.course.assignments.items()}
+    with portal.read() as session:
+        hidden = anonymity.hidden_from(session, user, portal.course)  # a TA's downloads of them: refused until release
+    titles = {n: a.title for n, a in portal.course.assignments.items() if n not in hidden}
     return page(request, "exports.html", {"course": portal.course.title, "assignments": titles}, user=user)
 
 
-def class_table(portal: Portal) -> dict[str, Any]:
-    names = list(portal.course.assignments)
+def class_table(portal: Portal, viewer: User) -> dict[str, Any]:
+    """The class table's data as ``viewer`` may see it: a TA grading an assignment anonymously
+    finds no column of it (``anonymous`` names it: graded from its hand-grading page), neither
+    its cells, nor its submissions under way, nor its teams, until its hand grading's release."""
+    with portal.read() as session:
+        hidden = anonymity.hidden_from(session, viewer, portal.course)
+    names = [n for n in portal.course.assignments if n not in hidden]
     with portal.read() as session:
         students = session.scalars(select(User).where(User.role == STUDENT).order_by(User.name)).all()
         counted = policy.counted(session, portal.course)
@@ -117,11 +124,14 @@ def class_table(portal: Portal) -> dict[str, Any]:
                 "max_total": c.submission.max_total, **c.grade.data()}  # fmt: skip
         used = policy.late_days_used(scores.get(s.id, ()))
         teams = {name: team_names[(s.id, name)] for name in names if (s.id, name) in team_names}
+        going_on = {name: u for name, u in busy.get(s.id, {}).items() if name not in hidden}
         rows.append({"name": s.name, "email": s.email, "assignments": cells, "late_days_used": used,
-                     "under_way": busy.get(s.id, {}), "teams": teams})  # fmt: skip
-    titles = {n: a.title for n, a in portal.course.assignments.items()}
+                     "under_way": going_on, "teams": teams})  # fmt: skip
+    titles = {n: portal.course.assignments[n].title for n in names}
+    anonymous = {n: a.title for n, a in portal.course.assignments.items() if n in hidden}
     return {"course": portal.course.title, "assignments": titles, "students": rows, "queue": going["waiting"],
-            "grading": going, "released": sorted(released), "late_days": portal.course.late_days}  # fmt: skip
+            "grading": going, "released": sorted(released), "late_days": portal.course.late_days,
+            "anonymous": anonymous}  # fmt: skip
 
 
 def history_page(portal: Portal, request: Request, form: Any) -> Response:
@@ -131,6 +141,8 @@ def history_page(portal: Portal, request: Request, form: Any) -> Response:
     assignment = find_assignment(portal, request.path_params["name"])
     email = request.path_params["email"].strip().lower()
     with portal.read() as session:
+        if assignment.name in anonymity.hidden_from(session, user, portal.course):
+            raise HTTPException(403, anonymity.refusal(assignment))
         student = session.scalar(select(User).where(User.email == email, User.role == STUDENT))
         if student is None:
             raise HTTPException(404, f"no student {email!r} on the roster")
@@ -167,7 +179,10 @@ def queue_page(portal: Portal, request: Request, form: Any) -> Response:
     with portal.read() as session:
         found = session.execute(select(Job, Submission, User).join(Submission, Submission.id == Job.submission_id)
                                 .join(User, User.id == Submission.user_id).order_by(Job.id)).all()  # fmt: skip
-    jobs = [{"submission": sub.id, "student": owner.email, "assignment": sub.assignment, "state": job.state,
+        hidden = anonymity.hidden_from(session, user, portal.course)
+        who = {sub.id: anonymity.label(session, owner.id, sub.assignment) if sub.assignment in hidden
+               else owner.email for _, sub, owner in found}  # fmt: skip
+    jobs = [{"submission": sub.id, "student": who[sub.id], "assignment": sub.assignment, "state": job.state,
              "received_at": sub.received_at.isoformat(), "age_seconds": round(_age(when, sub.received_at), 1),
              "worker": job.claimed_by, "claimed_at": job.claimed_at.isoformat() if job.claimed_at else None,
              "attempts": job.attempts, "rerun": sub.change_reason}
@@ -183,6 +198,8 @@ def mail_page(portal: Portal, request: Request, form: Any) -> Response:
     user = need_staff(portal, request)
     with portal.read() as session:
         data = outbox_state(session)
+        hidden = anonymity.hidden_from(session, user, portal.course)
+    data["messages"] = anonymity.outbox_seen(data["messages"], [portal.course.assignments[n] for n in hidden])
     mail = portal.course.mail
     data["server"] = None if mail is None else {"host": mail.host, "port": mail.port, "security": mail.security,
                                                 "from": mail.from_address, "send": sorted(mail.send)}  # fmt: skip
@@ -247,27 +264,32 @@ def undo_release(portal: Portal, request: Request, form: Any, kind: type[Release
     return RedirectResponse(back.format(name=assignment.name), 303)
 
 
-def _audit_entries(portal: Portal) -> list[dict[str, str]]:
+def _audit_entries(portal: Portal, viewer: User) -> list[dict[str, str]]:
+    """The audit log as ``viewer`` may read it: for a TA, the students of an assignment graded
+    anonymously under their labels (``anonymity.audit_seen``)."""
     with portal.read() as session:
         rows = session.execute(select(AuditEntry, User).join(User, User.id == AuditEntry.user_id)
                                .order_by(AuditEntry.id)).all()  # fmt: skip
-    return [{"at": e.at.isoformat(), "by": u.email, "action": e.action, "detail": e.detail} for e, u in rows]
+        hidden = anonymity.hidden_from(session, viewer, portal.course)
+        seen = anonymity.audit_seen(session, hidden, [(u.email, e.action, e.detail) for e, u in rows])
+    return [{"at": e.at.isoformat(), "by": by, "action": e.action, "detail": detail}
+            for (e, _), (by, detail) in zip(rows, seen)]  # fmt: skip
 
 
 def audit_page(portal: Portal, request: Request, form: Any) -> Response:
     """The audit log: who released results, reran submissions, granted extensions, made
     sign-in links and synced the course (what it changed), and when."""
     user = need_staff(portal, request)
-    return page(request, "audit.html", {"entries": _audit_entries(portal)}, user=user)
+    return page(request, "audit.html", {"entries": _audit_entries(portal, user)}, user=user)
 
 
 def audit_csv(portal: Portal, request: Request, form: Any) -> Response:
     """The audit log as CSV (staff): when, who, what, its detail; oldest first."""
-    need_staff(portal, request)
+    user = need_staff(portal, request)
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(["at", "by", "action", "detail"])
-    for e in _audit_entries(portal):
+    for e in _audit_entries(portal, user):
         writer.writerow([safe_cell(e["at"]), safe_cell(e["by"]), safe_cell(e["action"]), safe_cell(e["detail"])])
     return PlainTextResponse(out.getvalue(), media_type="text/csv; charset=utf-8",
                              headers={"content-disposition": 'attachment; filename="audit.csv"'})  # fmt: skip
@@ -281,8 +303,8 @@ def gradebook(portal: Portal, request: Request, form: Any) -> Response:
     as graded, maximum, symbols, and its grade as ``policy.grade`` gives it (late, late days
     spent, penalty, score after it, why with the extension, why not final); last, the late
     days the student used."""
-    need_staff(portal, request)
-    table = class_table(portal)
+    user = need_staff(portal, request)
+    table = class_table(portal, user)
     out = io.StringIO()
     writer = csv.writer(out)
     names = list(table["assignments"])

@@ -71,3 +71,83 @@ def test_unreleased_hand_grading_never_reaches_the_student(hand):  # noqa: F811
             assert SECRET not in text and "names say what they hold" not in text and "Hand grading -1" not in text, path
     assert ada.get(f"/s/{sid}/code").json()["hand"] is None
     assert "hand_graded" not in ada.get(f"/s/{sid}").text
+
+
+ROUTES = ("/class", "/class.csv", "/class/audit", "/class/audit.csv", "/class/queue", "/class/mail", "/class/exports",
+          "/class/regrades")  # fmt: skip
+DOWNLOADS = ("gradescope.json", "run.zip", "moodle.csv", "similar")
+
+
+def _bodies(client, path: str) -> str:
+    """The page as HTML and as JSON, one text."""
+    return client.html(path).text + client.get(path).text
+
+
+def _named(text: str) -> bool:
+    """Whether ``text`` names a student of the anonymous lab (name, e-mail, or its local part)."""
+    return any(e in text or n in text or e.split("@")[0] + "@" in text for e, n in PEOPLE.items())
+
+
+def _tied(hand) -> dict[str, str]:  # noqa: F811
+    """The students' submissions, with what ties them to a name in the audit log: ada's regrade
+    request, alan's extension (made once: a second ask is refused, a second grant the same)."""
+    instructor, ada = hand["instructor"], hand["people"]["ada@example.edu"]
+    sids = {email: sub["id"] for email, sub in hand["subs"].items()}
+    ada.get(f"/s/{sids['ada@example.edu']}")
+    asked = ada.post(f"/s/{sids['ada@example.edu']}/regrade", {"reason": "my search is right"})
+    assert asked.status_code in (201, 400), asked.text
+    instructor.get("/class")
+    granted = instructor.post("/class/extension", {"assignment": "othello", "email": "alan@example.edu", "days": "1"})
+    assert granted.status_code == 200, granted.text
+    return sids
+
+
+def test_a_ta_under_anonymous_grading_ties_no_name_to_a_submission_on_any_page(hand):  # noqa: F811
+    ta = hand["people"][TA[0]]
+    sids = _tied(hand)
+    for sid in sids.values():  # its page (HTML, JSON): the label the grading pages use, no name
+        assert not _named(_bodies(ta, f"/s/{sid}")), sid
+        assert ta.get(f"/s/{sid}").json()["student"] == {"name": ta.get(f"/s/{sid}").json()["student"]["name"],
+                                                         "email": None}  # fmt: skip
+        assert ta.get(f"/s/{sid}").json()["student"]["name"].startswith("Student ")
+    for path in ROUTES:  # the class's pages: a name, or a submission of the lab, never both
+        text = _bodies(ta, path)
+        assert not any(sid in text for sid in sids.values()) or not _named(text), path
+    table = ta.get("/class").json()
+    assert "othello" not in table["assignments"] and list(table["anonymous"]) == ["othello"]
+    assert all("othello" not in s["assignments"] and "othello" not in s["under_way"] for s in table["students"])
+    assert "othello" not in ta.get("/class.csv").text.splitlines()[0]
+    assert 'href="/class/othello/grading"' in ta.html("/class").text  # the note says where to grade it
+    audit = ta.get("/class/audit").json()["entries"]
+    assert any(e["action"] == "regrade asked" and e["by"].startswith("Student ") for e in audit)
+    assert any(e["action"] == "extension" and e["detail"].startswith("othello: Student ") for e in audit)
+    for email in sids:  # a student's history of the lab, and every download of it: refused
+        assert ta.get(f"/class/othello/students/{email}").status_code == 403
+        assert ta.html(f"/class/othello/students/{email}").status_code == 403
+    for name in DOWNLOADS:
+        assert ta.get(f"/class/othello/{name}").status_code == 403, name
+    assert ta.post("/class/othello/canvas.csv", {}).status_code == 403
+    assert "othello" not in ta.get("/class/exports").json()["assignments"]
+
+
+def test_the_instructor_always_sees_the_names_and_a_ta_once_the_hand_grading_is_released(hand):  # noqa: F811
+    instructor, ta = hand["instructor"], hand["people"][TA[0]]
+    sids = _tied(hand)
+    for who in (instructor, ta):
+        released = who is ta
+        if released:
+            instructor.get("/class/othello/grading")
+            assert instructor.post("/class/hand/release", {"assignment": "othello"}).status_code == 200
+        try:
+            for sid in sids.values():
+                assert _named(_bodies(who, f"/s/{sid}")), sid
+            table = who.get("/class").json()
+            assert "othello" in table["assignments"] and not table["anonymous"]
+            ada = next(s for s in table["students"] if s["email"] == "ada@example.edu")
+            assert ada["assignments"]["othello"]["submission"] == sids["ada@example.edu"]
+            assert any(e["by"] == "ada@example.edu" for e in who.get("/class/audit").json()["entries"])
+            assert who.get("/class/othello/students/ada@example.edu").status_code == 200
+            assert "ada@example.edu" in who.get("/class/othello/moodle.csv").json()["csv"]
+        finally:
+            if released:
+                instructor.post("/class/hand/release/undo", {"assignment": "othello"})
