@@ -1,7 +1,7 @@
 """Password reset by mail attacked: a reset link used again or after it expired, a reset link
 for one address sent with another's address or id in its form, the form without its CSRF
-token, and a reset asked for with the attacker's Host header (the mailed link must still be
-the portal's)."""
+token, a reset asked for with the attacker's Host header (the mailed link must still be
+the portal's), and an intruder's session and API token after the owner reset the password."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 
-pytest.importorskip("httpx", reason="the portal's tests need httpx (pip install -e '.[test]')")
+httpx = pytest.importorskip("httpx", reason="the portal's tests need httpx (pip install -e '.[test]')")
 pytest.importorskip("aiosmtpd", reason="the mail tests need aiosmtpd (pip install -e '.[test]')")
 
 from test_portal_resets import NEW, reset_link  # noqa: E402
@@ -84,3 +84,23 @@ def test_a_reset_asked_for_with_another_host_still_points_at_the_portal(mailing,
     assert len(mine) == before + 1
     text = body(mine[-1])
     assert "attacker.example" not in text and f"{mailing['server'].url}/reset/" in text
+
+
+def test_a_reset_ends_an_intruders_session_and_revokes_their_api_token(mailing, mailbox):
+    """Someone who took over the account (a session, and an API token made with it) loses both
+    when the owner sets a new password with a mailed link. Main kept the API token working."""
+    intruder = mailing["students"]["s5@example.edu"]
+    token = intruder.post("/arena/token", {"label": "intruder"}).json()["token"]
+    cli = httpx.Client(base_url=mailing["server"].url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    try:
+        assert cli.get("/api/arena").status_code == 200
+        browser, path = _opened(mailing, reset_link(mailing, mailbox, "s5@example.edu"))
+        r = browser.post(path, {"password": NEW})
+        assert r.status_code == 200, r.text
+        assert (r.json()["sessions_ended"], r.json()["tokens_revoked"]) == (1, 1)
+        refused = cli.get("/api/arena")
+        assert refused.status_code == 401 and "unknown, revoked or expired" in refused.json()["error"]
+    finally:
+        cli.close()
+    assert intruder.get("/").status_code == 401
+    assert browser.get("/api/arena").json()["tokens"] == []
