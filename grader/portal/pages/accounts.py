@@ -208,7 +208,7 @@ def links(portal: Portal, request: Request, form: Any) -> Response:
     user = need_instructor(portal, request)
     form = checked_form(request, form)
     email = str(form.get("email") or "").strip().lower()
-    base = base_url(portal, request)
+    base = base_url(portal)
     with portal.make.begin() as session:
         query = select(User).where(User.role == STUDENT).order_by(User.name)
         if email:
