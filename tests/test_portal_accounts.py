@@ -58,7 +58,7 @@ def test_changing_a_password_needs_the_current_one(portal):
     """A stolen session cannot lock the owner out: a password once set is changed only with it
     (a wrong one counts against the sign-in limit, as a wrong sign-in does)."""
     me = portal["students"]["s4@example.edu"]
-    assert me.post("/password", {"password": "first password 1"}).json() == {"password_set": True}  # none before
+    assert me.post("/password", {"password": "first password 1"}).json()["password_set"] is True  # none before
     r = me.post("/password", {"password": "thief's password"})
     assert r.status_code == 403 and r.json()["error"] == "give your current password ('current') to change it"
     r = me.post("/password", {"current": "a guess at it", "password": "thief's password"})
@@ -120,7 +120,7 @@ def test_a_sign_in_link_works_once(portal):
 def test_a_password_signs_in_and_guessing_is_stopped(portal):
     me = portal["students"]["s3@example.edu"]
     assert me.post("/password", {"password": "short"}).status_code == 400
-    assert me.post("/password", {"password": "correct horse battery"}).json() == {"password_set": True}
+    assert me.post("/password", {"password": "correct horse battery"}).json()["password_set"] is True
     with sqlite3.connect(portal["course"].folder / ".portal" / "portal.sqlite3") as db:
         (stored,) = db.execute("SELECT password_hash FROM users WHERE email = 's3@example.edu'").fetchone()
     assert stored.startswith("$argon2id$") and "correct horse" not in stored

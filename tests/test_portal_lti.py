@@ -38,10 +38,9 @@ from grader.portal.database.db import connect, default_url, sessions, upgrade  #
 from grader.portal.database.lti import LtiIdentity, LtiLink, LtiScore  # noqa: E402
 from grader.portal.database.models import GRADED, STUDENT, Submission, User, now  # noqa: E402
 from grader.portal.lti import keys as lti_keys  # noqa: E402
-from grader.portal.lti import lineitems  # noqa: E402
 from grader.portal.lti.grades import MAX_ATTEMPTS, GradeSync  # noqa: E402
 from grader.portal.lti.launch import role_of  # noqa: E402
-from grader.portal.lti.roster import links  # noqa: E402
+from grader.portal.lti.paging import links  # noqa: E402
 
 from portal_server import Client, Server  # noqa: E402
 
@@ -1067,4 +1066,3 @@ def test_a_link_header_gives_its_urls_by_relation(header, found):
     """RFC 8288 as NRPS platforms send it: several links, several relations in one, relative URLs
     (the line items container's pages are followed by the same reading)."""
     assert links(header, "https://lms/m") == found
-    assert lineitems._next(header, "https://lms/m") == found.get("next")

@@ -173,6 +173,7 @@ def serve(folder: str | Path | None = None, database: str | None = None, host: s
                                           INSTRUCTOR)  # fmt: skip
         token = new_signin_token(session, instructor)
         set_portal_url(session, portal.public_url or base)  # the links in mail and grader portal link's
+    portal.address = portal.public_url or base  # the links its pages make (never a request's Host)
     started = Started(course, base + "/", instructor.email, f"{portal.public_url or base}/link/{token}",
                       hide_password(url), workers, portal.workers.cluster if portal.workers else None, kid,
                       portal.public_url)  # fmt: skip

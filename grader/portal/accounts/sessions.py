@@ -2,7 +2,8 @@
 cookie carries, only its SHA-256 kept. A session ends when its row goes: signed out (every
 copy of the cookie with it), its user's password changed (every other one), ended by its user
 or an instructor, idle longer than the course's ``session_idle_hours``, or SESSION_DAYS old.
-API tokens are no sessions: none of this touches them, nor a grading under way."""
+API tokens are no sessions: none of this touches them (a password set, changed or reset
+revokes them, ``tokens.revoke_api_tokens``), nor a grading under way."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """API tokens (``Authorization: Bearer TOKEN``, as ``grader arena`` sends it): made, listed,
-revoked, expiring; only a token's SHA-256 is kept, as a sign-in link's is."""
+revoked (one by its user; all of a user's when their password is set, changed or reset),
+expiring; only a token's SHA-256 is kept, as a sign-in link's is."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import datetime as dt
 import hashlib
 import secrets
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from ..database.models import ApiToken, User, aware, now
@@ -52,6 +53,13 @@ def revoke_api_token(session: Session, user: User, token_id: str) -> bool:
             session.flush()
             return True
     return False
+
+
+def revoke_api_tokens(session: Session, user: User) -> int:
+    """Forget every API token of ``user`` (their password was set, changed or reset: whoever
+    held the account may have made one): the count revoked."""
+    done = session.execute(delete(ApiToken).where(ApiToken.user_id == user.id))
+    return int(getattr(done, "rowcount", 0) or 0)
 
 
 def api_token_expires(token: ApiToken) -> dt.datetime:

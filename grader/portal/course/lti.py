@@ -32,8 +32,8 @@ class Platform:
 
 @dataclass(frozen=True)
 class LtiSettings:
-    """The tool's address as the platforms reach it (None: the address each request came to),
-    and the platforms it is registered on."""
+    """The tool's address as the platforms reach it (None: the portal's own, its public address
+    else the one it listens at), and the platforms it is registered on."""
 
     url: str | None
     platforms: tuple[Platform, ...]

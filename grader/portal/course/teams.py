@@ -170,25 +170,35 @@ def hold(session: Session, user_id: int, assignment: str) -> None:
         _lock(session, team)
 
 
+def not_invitable(address: str, assignment: Assignment) -> str:
+    """The one refusal an inviter gets for the invitee's state, whichever it is (not a student
+    of the course, in a team already, submitted alone): the inviter learns none of them."""
+    return (f"{address} cannot be invited to a team of {assignment.title}: they may not be a student of this "
+            "course, may be in a team already, or may have submitted alone; check the address, or ask your "
+            "instructor")  # fmt: skip
+
+
 def invite(session: Session, course: Course, user: User, assignment: Assignment, email: str) -> TeamInvite:
     """``user`` invites the student of ``email`` into their team of ``assignment`` (made when
-    the invitation is accepted, if they have none): TeamError saying why not and the fix."""
+    the invitation is accepted, if they have none): TeamError saying why not and the fix. The
+    inviter's own state is said precisely (and first, so that it never depends on the invitee);
+    the invitee's is one refusal, ``not_invitable``, whether they are no student of the course,
+    in a team or have submitted alone (a student learns nothing of another's)."""
     size_ = _team_size(assignment)
     address = email.strip().lower()
-    other = session.scalar(select(User).where(User.email == address))
-    if other is None or other.role != STUDENT or other.id == user.id:
-        raise TeamError(f"no classmate with the e-mail {address!r}: give the e-mail of another student of the course")
-    if team_of(session, other.id, assignment.name) is not None:
-        raise TeamError(f"{address} is already in a team of {assignment.title}: invite someone else")
     ours = mates(session, user.id, assignment.name)
     if _submitted(session, ours, assignment.name):
         raise TeamError(f"your team has submitted to {assignment.title}: it can no longer change (ask your "
                         "instructor)" if len(ours) > 1 else f"you have submitted to {assignment.title} alone: "
                         "ask your instructor to put you in a team")  # fmt: skip
-    if _submitted(session, [other.id], assignment.name):
-        raise TeamError(f"{address} has submitted to {assignment.title} alone: ask your instructor to form the team")
     if len(ours) >= size_:
         raise TeamError(f"your team is full ({size_} students): no one more can join")
+    if address == user.email:
+        raise TeamError("that is your own e-mail: give the e-mail of a classmate")
+    other = session.scalar(select(User).where(User.email == address))
+    if (other is None or other.role != STUDENT or team_of(session, other.id, assignment.name) is not None
+            or _submitted(session, [other.id], assignment.name)):  # fmt: skip
+        raise TeamError(not_invitable(address, assignment))
     pending = session.scalar(select(TeamInvite).where(TeamInvite.assignment == assignment.name,
                                                       TeamInvite.from_user == user.id, TeamInvite.to_user == other.id))  # fmt: skip
     if pending is not None:

@@ -84,9 +84,10 @@ class PlatformKeys:
             raise LaunchRefused("the launch's id_token is not a JWT: launch again from the course") from None
 
 
-def tool_url(settings: LtiSettings, request_base: str) -> str:
-    """The tool's address as platforms reach it: course.yaml's lti.url, else the request's."""
-    return settings.url or request_base.rstrip("/")
+def tool_url(settings: LtiSettings, portal_base: str) -> str:
+    """The tool's address as platforms reach it: course.yaml's lti.url, else the portal's own
+    (its public address, else the one it listens at: never a request's Host)."""
+    return settings.url or portal_base.rstrip("/")
 
 
 STATE_COOKIE = "lti-state-"  # and the state: the cookie that binds a login to the browser that began it

@@ -7,11 +7,12 @@ paged by ``Link: rel="next"``) or creates it (POST a line item with its label, m
 from __future__ import annotations
 
 import json
-import re
 import urllib.error
 import urllib.parse
 import urllib.request
 from typing import Any
+
+from .paging import links
 
 LINEITEM_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
 LINEITEM_TYPE = "application/vnd.ims.lis.v2.lineitem+json"
@@ -55,7 +56,7 @@ def find(container: str, token: str, resource_id: str, link_id: str | None) -> s
             raise LineItemError(f"{url} answered no list of line items")
         found += [i for i in items if isinstance(i, dict) and i.get("resourceId") == resource_id
                   and isinstance(i.get("id"), str) and i["id"]]  # fmt: skip
-        url = _next(header, url)
+        url = links(header, url).get("next")
     if not found:
         return None
     found.sort(key=lambda i: (not link_id or i.get("resourceLinkId") != link_id, i.get("tag") != TAG))
@@ -76,17 +77,6 @@ def create(container: str, token: str, resource_id: str, label: str, maximum: fl
     if not isinstance(made, dict) or not isinstance(made.get("id"), str) or not made["id"]:
         raise LineItemError(f"{container} answered no line item id to a new line item")
     return str(made["id"])
-
-
-def _next(header: str, base: str) -> str | None:
-    """The ``rel="next"`` URL of a Link header (RFC 8288: several links, several relations in
-    one ``rel``, relative URLs made absolute from ``base``), as ``roster.links`` reads it; this
-    module cannot import that one (roster imports grades, which imports this module)."""
-    for target, params in re.findall(r"<([^>]*)>((?:\s*;\s*[^;,]+)*)", header):
-        for quoted, bare in re.findall(r'(?i)\brel\s*=\s*(?:"([^"]*)"|([^\s;,"]+))', params):
-            if "next" in (quoted or bare).lower().split():
-                return urllib.parse.urljoin(base, target)
-    return None
 
 
 def _with_query(url: str, params: dict[str, str]) -> str:

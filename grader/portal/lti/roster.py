@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-import re
 import threading
 import urllib.error
 import urllib.parse
@@ -31,6 +30,7 @@ from ..database.lti import ACTIVE, DROPPED, LtiContext, LtiIdentity, LtiMember
 from ..database.models import STUDENT, User, now
 from .grades import HTTP_SECONDS, GradeSync, SendError
 from .launch import MAX_SUB, made_address, role_of
+from .paging import links
 
 log = logging.getLogger("grader.portal")
 NRPS_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
@@ -180,17 +180,6 @@ class RosterSync:
                 log.exception("reading the LTI rosters")
             self.wake.wait(min(60.0, self.minutes * 60.0))
             self.wake.clear()
-
-
-def links(header: str, base: str) -> dict[str, str]:
-    """The URLs of a Link header (RFC 8288) by relation: ``<url>; rel="next"`` and the like,
-    several relations in one ``rel`` too; relative URLs made absolute from ``base``."""
-    found: dict[str, str] = {}
-    for target, params in re.findall(r"<([^>]*)>((?:\s*;\s*[^;,]+)*)", header):
-        for quoted, bare in re.findall(r'(?i)\brel\s*=\s*(?:"([^"]*)"|([^\s;,"]+))', params):
-            for rel in (quoted or bare).split():
-                found.setdefault(rel.lower(), urllib.parse.urljoin(base, target))
-    return found
 
 
 def _apply(session: Session, platform: Platform, context: LtiContext, members: list[dict[str, Any]],

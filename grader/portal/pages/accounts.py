@@ -36,6 +36,7 @@ from ..accounts.signin import (
     new_signin_token,
     use_signin_token,
 )
+from ..accounts.tokens import revoke_api_tokens
 from ..database.models import (
     STUDENT,
     User,
@@ -137,8 +138,9 @@ def _signed_out(request: Request, **more: Any) -> Response:
 def password(portal: Portal, request: Request, form: Any) -> Response:
     """Set a password (``password``); one already set is changed only with it (``current``):
     a stolen session cannot lock its owner out. A wrong ``current`` counts as a failed sign-in.
-    Every other session of the user ends, and every sign-in link of theirs not used yet: a
-    thief's copy of a session or a link is cut off."""
+    Every other session of the user ends, their API tokens are revoked (they make new ones), and
+    every sign-in link of theirs not used yet ends: a thief's copy of a session, a token or a
+    link is cut off."""
     user = need_user(portal, request)
     form = checked_form(request, form)
     if user.password_hash:
@@ -150,10 +152,13 @@ def password(portal: Portal, request: Request, form: Any) -> Response:
             set_password(me, str(form.get("password", "")), [portal.course.title, "grader portal"])
         except GraderError as e:
             raise HTTPException(400, str(e)) from None
-        end_sessions(session, me, keep=session_token(request))
+        ended = end_sessions(session, me, keep=session_token(request))
+        revoked = revoke_api_tokens(session, me)
         forget_links(session, me)
         forget_resets(session, me)
-    return JSONResponse({"password_set": True}) if wants_json(request) else RedirectResponse("/", 303)
+    if wants_json(request):
+        return JSONResponse({"password_set": True, "sessions_ended": ended, "tokens_revoked": revoked})
+    return RedirectResponse("/", 303)
 
 
 def _check_current(portal: Portal, request: Request, user: User, current: str) -> None:
@@ -203,7 +208,7 @@ def links(portal: Portal, request: Request, form: Any) -> Response:
     user = need_instructor(portal, request)
     form = checked_form(request, form)
     email = str(form.get("email") or "").strip().lower()
-    base = base_url(portal, request)
+    base = base_url(portal)
     with portal.make.begin() as session:
         query = select(User).where(User.role == STUDENT).order_by(User.name)
         if email:

@@ -27,7 +27,7 @@ from ..lti.keys import jwks
 from ..lti.platforms import find_platform
 from ..lti.roster import RosterError
 from ..web.middleware import CSP
-from ..web.portal import Portal, https
+from ..web.portal import Portal, base_url, https
 from ..web.routes import audit, checked_form, need_instructor, need_staff, page, start_session, wants_json, whole
 
 DEEP_LINK = "lti_deep_link"  # the session's key for the deep-linking request an instructor answers
@@ -45,7 +45,7 @@ def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
         params = {k: str(v) for k, v in (form or request.query_params).items()}
         try:
             with portal.make.begin() as session:
-                begun = lti.login(session, portal.course.lti, params, str(request.base_url))
+                begun = lti.login(session, portal.course.lti, params, base_url(portal))
         except lti.LaunchRefused as e:
             raise HTTPException(400, str(e)) from None
         response = RedirectResponse(begun.url, 302)
@@ -95,7 +95,7 @@ def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
             if platform is None:
                 raise HTTPException(400, f"the platform {asked['issuer']!r} is no longer registered: register it again")
             token = lti.deep_linking_response(session, portal.course, platform, asked["deployment_id"],
-                                              asked["settings"], name, str(request.base_url))  # fmt: skip
+                                              asked["settings"], name, base_url(portal))  # fmt: skip
         request.session.pop(DEEP_LINK, None)
         back = str(asked["settings"]["deep_link_return_url"])
         data = {"return_url": back, "jwt": token, "assignment": name}
@@ -180,7 +180,7 @@ def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
             with portal.make.begin() as session:
                 by = registration.spend_link(session, token)  # spent before anything is fetched: one link, one try
             frame = _origin(config_url)
-            base = lti.tool_url(portal.course.lti, str(request.base_url))
+            base = lti.tool_url(portal.course.lti, base_url(portal))
             done = registration.register(portal.course.lti, base, portal.course.title, config_url,
                                          params.get("registration_token") or None)  # fmt: skip
             with portal.make.begin() as session:
@@ -212,7 +212,7 @@ def routes(portal: Portal, grades: GradeSync) -> list[BaseRoute]:
             with portal.make.begin() as session:
                 if action == "link":
                     token = registration.new_link(session, user)
-                    base = lti.tool_url(portal.course.lti, str(request.base_url)) if portal.course.lti else ""
+                    base = lti.tool_url(portal.course.lti, base_url(portal)) if portal.course.lti else ""
                     link = f"{base}/lti/register/{token}"
                     audit(session, user, "lti-register-link", f"a registration link, good for "
                           f"{registration.LINK_MINUTES} minutes")  # fmt: skip

@@ -9,7 +9,6 @@ import time
 from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session, sessionmaker
-from starlette.requests import Request
 
 from ...errors import GraderError
 from ..accounts.signin import SignInLimit
@@ -19,6 +18,7 @@ from ..database.db import reading
 from ..jobs.workers import Workers
 from ..lti.grades import GradeSync
 from ..lti.roster import RosterSync
+from ..mail.outbox import base_url as recorded_url
 from ..mail.sender import MailSender
 from .live import Watch
 
@@ -37,7 +37,8 @@ class Portal:
     signin_limit: SignInLimit = field(default_factory=SignInLimit)
     grades: GradeSync | None = None  # the scores sent to LTI platforms (None: the course is no LTI tool)
     roster: RosterSync | None = None  # the reads of the LTI platforms' rosters (None: the course is no LTI tool)
-    public_url: str | None = None  # the address people reach it at (behind a proxy), if not the request's
+    public_url: str | None = None  # the address people reach it at (behind a proxy), if not the one it listens at
+    address: str = ""  # the address its links name, set at start: public_url, else the one it listens at
     digest: str | None = None
     mail: MailSender | None = None  # the outbox's sender of this process (kicked when a page enqueues a mail)
     problem: str | None = None  # why the course folder does not load now (the last one that did is served)
@@ -91,6 +92,11 @@ def https(url: str | None) -> bool:
     return url is not None and url.lower().startswith("https://")
 
 
-def base_url(portal: Portal, request: Request) -> str:
-    """The portal's address, for links it hands out: its public address, else the request's."""
-    return (portal.public_url or str(request.base_url)).rstrip("/")
+def base_url(portal: Portal) -> str:
+    """The portal's address, for links it hands out: its public address, else the one it
+    listens at, as recorded at its start; never a request's Host header (which a client
+    chooses: a link made from it would send its reader to the client's site)."""
+    if not portal.address:
+        with portal.read() as session:
+            portal.address = recorded_url(session)
+    return portal.address

@@ -1,7 +1,7 @@
 """The portal's e-mail attacked: the staff's outbox read by a student or by nobody, another
 student's mail preferences changed, a line break in an address or a name carrying a header
-(a Bcc to the attacker), and a sign-in link asked for with another Host, which must never
-point the mail's link at the attacker's site."""
+(a Bcc to the attacker), and a sign-in link asked for, or made on the class page, with another
+Host, which must never point the link at the attacker's site."""
 
 from __future__ import annotations
 
@@ -83,3 +83,25 @@ def test_a_link_asked_for_with_another_host_still_points_at_the_portal(mailing, 
     assert len(mine) == before + 1
     text = body(mine[-1])
     assert "attacker.example" not in text and f"{mailing['server'].url}/link/" in text
+
+
+def test_the_class_pages_links_made_with_another_host_still_point_at_the_portal(mailing, mailbox):
+    """Host header poisoning of the class page's links (the server started without --public-url):
+    main built them from the request's Host, so a request naming the attacker's host made links
+    to the attacker's site (the JSON, the page, the mail-merge CSV and the mail). Every one is
+    the address the server recorded at its start."""
+    prof, forged = mailing["instructor"], {"Host": "attacker.example"}
+    settled(prof)
+    before = len(mailbox.to("s3@example.edu", "Your sign-in link"))
+    made = prof.post("/class/links", {"email": "s3@example.edu"}, headers=forged)
+    assert made.status_code == 200, made.text
+    (link,) = [entry["link"] for entry in made.json()["links"]]
+    page = prof.http.post("/class/links", data={"email": "s3@example.edu", "csrf": prof.csrf},
+                          headers={**forged, "Accept": "text/html"})  # fmt: skip
+    merge = prof.post("/class/links", {"email": "s3@example.edu", "as": "csv"}, headers=forged)
+    assert page.status_code == 200 and merge.status_code == 200
+    settled(prof)
+    mailed = mailbox.to("s3@example.edu", "Your sign-in link")
+    assert len(mailed) == before + 3
+    for text in (link, page.text, merge.text, *(body(m) for m in mailed[before:])):
+        assert "attacker.example" not in text and f"{mailing['server'].url}/link/" in text

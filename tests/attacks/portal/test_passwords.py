@@ -67,7 +67,7 @@ def with_password(served, email: str, address: str = "127.0.0.2", forwarded: str
     """The owner's browser at ``address``, signed in with a link, their password set to GOOD."""
     owner = from_address(served["url"], address, forwarded)
     owner.sign_in(served["instructor"].post("/class/links", {"email": email}).json()["links"][0]["link"])
-    assert owner.post("/password", {"password": GOOD}).json() == {"password_set": True}
+    assert owner.post("/password", {"password": GOOD}).json()["password_set"] is True
     return owner
 
 

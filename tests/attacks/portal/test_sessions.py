@@ -88,23 +88,33 @@ def test_signing_out_ends_the_session_for_every_copy_of_its_cookie(served):
     assert r.status_code == 401 and r.json()["error"].startswith("sign in first")
 
 
-def test_a_password_change_cuts_off_every_other_session_and_every_unused_link(served):
-    """A thief holding a copy of one session (and a link not used yet) is cut off once the
-    owner changes the password from another; the owner's session there goes on."""
+def test_a_password_change_cuts_off_every_other_session_every_unused_link_and_every_api_token(served):
+    """A thief holding a copy of one session (a link not used yet, and an API token made with
+    the session) is cut off once the owner changes the password from another; the owner's
+    session there goes on. Main kept API tokens working after a password change."""
     stolen = signed_in(served, "s2@example.edu")
     thief = copy_of(stolen)
     owner = signed_in(served, "s2@example.edu")
     unused = link_for(served, "s2@example.edu")
-    assert answers(thief) == 200
-    assert owner.post("/password", {"password": "plum kettle orbit lantern"}).json() == {"password_set": True}
+    token = thief.post("/arena/token", {"label": "thief"}).json()["token"]
+    cli = httpx.Client(base_url=served["url"], headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    assert answers(thief) == 200 and cli.get("/api/arena").status_code == 200
+    changed = owner.post("/password", {"password": "plum kettle orbit lantern"}).json()
+    assert changed == {"password_set": True, "sessions_ended": 1, "tokens_revoked": 1}
     assert (answers(thief), answers(stolen), answers(owner)) == (401, 401, 200)
+    try:
+        refused = cli.get("/api/arena")
+    finally:
+        cli.close()
+    assert refused.status_code == 401 and "unknown, revoked or expired" in refused.json()["error"]
+    assert owner.get("/api/arena").json()["tokens"] == []
     late = Client(served["url"])
     path = unused[len(late.url) :]
     late.get(path)
     r = late.post(path)
     assert r.status_code == 400 and "used already or has expired" in r.json()["error"]
     assert owner.post("/password", {"current": "plum kettle orbit lantern", "password": "violet harbor quiz 42"}
-                      ).json() == {"password_set": True}  # fmt: skip
+                      ).json()["password_set"] is True  # fmt: skip
     assert answers(owner) == 200  # changing it again keeps the session it is changed from
 
 

@@ -1,7 +1,7 @@
 """Teams (course.yaml's ``teams: {size: 2}`` on the Othello lab), attacked over HTTP on a
 server of its own: another team's submission and feedback, an invitation sent to someone else,
 a full team or a second one, leaving after the team submitted, a forged invitation id, a form
-without its CSRF token."""
+without its CSRF token, and an invitation's refusal telling the inviter another student's state."""
 
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ def test_a_student_cannot_join_a_full_team_or_a_second_one(teams_portal):
     full = invite(student(people, 3), 5)
     assert full.status_code == 409 and "your team is full (2 students)" in full.text
     taken = invite(student(people, 5), 4)
-    assert taken.status_code == 409 and "s4@example.edu is already in a team" in taken.text
+    assert taken.status_code == 409 and "s4@example.edu cannot be invited" in taken.text
     # an invitation made before the team filled is refused when accepted
     assert invite(student(people, 5), 6).status_code == 200
     assert student(people, 6).post("/a/othello/team/leave").status_code == 409  # in no team
@@ -121,7 +121,7 @@ def test_a_student_cannot_join_a_full_team_or_a_second_one(teams_portal):
     got = team(student(people, 6))["received"]
     assert student(people, 6).post("/a/othello/team/accept", {"invitation": str(got[0]["id"])}).status_code == 200
     second = invite(student(people, 3), 6)
-    assert second.status_code == 409 and "already in a team" in second.text
+    assert second.status_code == 409 and "your team is full" in second.text
     assert [m["email"] for m in team(student(people, 6))["members"]] == ["s5@example.edu", "s6@example.edu"]
 
 
@@ -152,3 +152,35 @@ def test_a_student_outside_a_team_never_opens_its_code(teams_portal):
     for n in (3, 5):
         assert student(people, n).get(f"/s/{sid}/code").status_code == 404  # as for no submission
         assert "print(19)" not in student(people, n).html(f"/s/{sid}/code").text
+
+
+def test_an_invitations_refusal_tells_nothing_of_the_invitees_state(teams_portal):
+    """Main's refusals told the inviter whether the address was a student of the course, in a
+    team already or had submitted alone. Each is one refusal now: the same answer, but for the
+    address given back, as a JSON error and as a page."""
+    people, prof = teams_portal, teams_portal["instructor"]
+    more = "Email,Name\n" + "".join(f"s{n}@example.edu,Student {n}\n" for n in (7, 8, 9, 10))
+    assert prof.post("/class/roster", files={"roster": ("more.csv", more.encode(), "text/csv")}).status_code == 200
+    for n in (7, 8, 9, 10):
+        people[f"s{n}@example.edu"] = Client(prof.url)
+        student(people, n).sign_in(prof.post("/class/links", {"email": f"s{n}@example.edu"}).json()["links"][0]["link"])
+    pair(people, 9, 10)  # s10 is in a team
+    assert student(people, 8).upload(SCRIPT).status_code == 201  # s8 has submitted alone
+    me = student(people, 7)  # in no team, nothing submitted: free to invite
+    staff = prof.get("/").json()["user"]["email"]
+    states = {"nobody@example.edu": "not on the roster", staff: "staff", "s10@example.edu": "in a team",
+              "s8@example.edu": "submitted alone"}  # fmt: skip
+    assert {e["email"] for e in prof.get("/class").json()["students"]} >= {"s10@example.edu", "s8@example.edu"}
+    answers = set()
+    for address in states:
+        r = me.post("/a/othello/team/invite", {"email": address})
+        page = me.http.post("/a/othello/team/invite", data={"email": address, "csrf": me.csrf},
+                            headers={"Accept": "text/html"})  # fmt: skip
+        assert r.status_code == page.status_code == 409, (address, r.text)
+        answers.add((r.headers["content-type"], r.text.replace(address, "ADDRESS"),
+                     page.text.replace(address, "ADDRESS").replace(me.csrf, "CSRF")))  # fmt: skip
+    assert len(answers) == 1, answers
+    (said,) = answers
+    assert "cannot be invited" in said[1] and "may be in a team already" in said[1]
+    assert team(me)["sent"] == []
+    assert team(student(people, 8))["id"] is None
