@@ -28,8 +28,9 @@ from .outbox import LEASE_SECONDS, claim, count_link_request, failed, prune, sen
 from .smtp import MailError, deliver, message
 
 log = logging.getLogger("grader.portal")
-# a link's mail to a person (``messages.signin_link``, ``password_reset``)
-Send = Callable[[Session, Course, User], object]
+Send = Callable[
+    [Session, Course, User], object
+]  # a link's mail to a person (``messages.signin_link``, ``password_reset``)
 POLL_SECONDS = 2.0  # how often an idle sender looks for mail another process enqueued
 PRUNE_SECONDS = 3600.0  # how often a sender deletes the old sent messages (mail.keep_days), the first time at its start
 
