@@ -1,36 +1,22 @@
 """The sender: a thread of ``grader serve`` (and of ``grader worker``) draining the outbox,
 one message at a time under a lease, so that any number of processes share the work and none
 sends a message another holds. A mail server slow or down holds up only this thread: never a
-page, never a grading.
-
-It also answers the links asked for by mail on the sign-in page (a sign-in link, a password
-reset): the request only counts itself (``ask_by_mail``, one row whatever the address) and
-hands the address here, where it is looked up and its link made and enqueued. A request for
-an address on the roster then does the same database work as one for a stranger's, and takes
-as long. A request handed over is lost if its server stops before it is answered (within
-moments); the person asks again."""
+page, never a grading."""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from collections import deque
-from collections.abc import Callable
 
-from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..course.course import Course
-from ..database.models import User
-from .outbox import LEASE_SECONDS, claim, count_link_request, failed, prune, sent
+from .outbox import LEASE_SECONDS, claim, failed, prune, sent
 from .smtp import MailError, deliver, message
 
 log = logging.getLogger("grader.portal")
-Send = Callable[
-    [Session, Course, User], object
-]  # a link's mail to a person (``messages.signin_link``, ``password_reset``)
 POLL_SECONDS = 2.0  # how often an idle sender looks for mail another process enqueued
 PRUNE_SECONDS = 3600.0  # how often a sender deletes the old sent messages (mail.keep_days), the first time at its start
 
@@ -45,9 +31,6 @@ class MailSender:
         self.stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._pruned_at: float | None = None
-        self._asked: deque[tuple[Send, str]] = deque()
-        self._unanswered = 0  # asked and not answered yet (the one being answered too)
-        self._lock = threading.Lock()
 
     def start(self) -> None:
         if self._thread is None:
@@ -57,35 +40,6 @@ class MailSender:
     def kick(self) -> None:
         """Look at the outbox now (a message was enqueued)."""
         self.wake.set()
-
-    def ask(self, send: Send, email: str) -> None:
-        """Answer a link asked for ``email`` by mail (``send`` makes it) in this thread, soon."""
-        with self._lock:
-            self._asked.append((send, email))
-            self._unanswered += 1
-        self.wake.set()
-
-    def unanswered(self) -> int:
-        """The links asked for by mail not answered yet (as mail waiting: staff's outbox counts them)."""
-        with self._lock:
-            return self._unanswered
-
-    def answer_once(self) -> bool:
-        """Answer one link asked for: its address looked up and, for a person of the course, the
-        link made and enqueued (``send`` says whether they get it); False when none was asked."""
-        with self._lock:
-            if not self._asked:
-                return False
-            send, email = self._asked.popleft()
-        try:
-            with self.make.begin() as session:
-                user = session.scalar(select(User).where(User.email == email))
-                if user is not None:
-                    send(session, self.course, user)
-        finally:
-            with self._lock:
-                self._unanswered -= 1
-        return True
 
     def stop(self, wait: float = 5.0) -> None:
         """End the thread (what is left waits in the outbox, sent at the next start)."""
@@ -97,7 +51,7 @@ class MailSender:
     def _run(self) -> None:
         while not self.stopping.is_set():
             try:
-                busy = self.answer_once() or self.send_once()
+                busy = self.send_once()
             except OperationalError:  # the database away: try again later
                 busy = False
             except Exception:
@@ -135,19 +89,3 @@ class MailSender:
         with self.make.begin() as session:
             sent(session, held)
         return True
-
-
-def ask_by_mail(make: sessionmaker[Session], course: Course, sender: MailSender | None, send: Send, email: str,
-                client: str, what: str) -> None:  # fmt: skip
-    """A link asked for ``email`` by mail from ``client``: counted (TooManyRequests past the
-    limits), then answered by ``sender``'s thread, so that the request does the same work
-    whether or not the address is a person's (one row written, no look-up). Without a sender
-    (no server's), answered here."""
-    with make.begin() as session:
-        count_link_request(session, email, client, what)
-        if sender is None:
-            user = session.scalar(select(User).where(User.email == email))
-            if user is not None:
-                send(session, course, user)
-    if sender is not None:
-        sender.ask(send, email)

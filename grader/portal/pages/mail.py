@@ -4,17 +4,21 @@ client), and one's preferences: which kinds of the course's mail one gets."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from ..course.course import Course
 from ..course.mail import KINDS
+from ..database.models import User
 from ..mail import messages as mails
-from ..mail.outbox import TooManyRequests, set_turned_off, turned_off
-from ..mail.sender import Send, ask_by_mail
+from ..mail.outbox import TooManyRequests, count_link_request, set_turned_off, turned_off
 from ..web.portal import Portal, mailed
 from ..web.routes import checked_form, client_address, csrf_token, endpoint, need_user, page, wants_json
 
@@ -45,20 +49,21 @@ def ask_link(portal: Portal, request: Request, form: Any) -> Response:
     return mail_a_link(portal, request, form, mails.signin_link, "sign-in links", "asked", ASKED)
 
 
-def mail_a_link(portal: Portal, request: Request, form: Any, send: Send, what: str, key: str,
-                said: str) -> Response:  # fmt: skip
+def mail_a_link(portal: Portal, request: Request, form: Any, send: Callable[[Session, Course, User], object],
+                what: str, key: str, said: str) -> Response:  # fmt: skip
     """Mail ``send``'s one-time link to the form's ``email`` if it is a person of the course,
     answering ``said`` (under ``key``) either way; the request counted either way, with every
-    other request for a link by mail (``what`` they are, in the refusal past the limits). The
-    request only counts itself: the mail sender's thread looks the address up and makes the
-    link (``mail.sender.ask_by_mail``), so that a person's address and a stranger's take the
-    same work here."""
+    other request for a link by mail (``what`` they are, in the refusal past the limits)."""
     form = checked_form(request, form)
     email = str(form.get("email", "")).strip().lower()
     if not email or len(email) > 320:
         raise HTTPException(400, "give your e-mail address ('email')")
     try:
-        ask_by_mail(portal.make, portal.course, portal.mail, send, email, client_address(request), what)
+        with portal.make.begin() as session:
+            count_link_request(session, email, client_address(request), what)
+            user = session.scalar(select(User).where(User.email == email))
+            if user is not None:
+                send(session, portal.course, user)
     except TooManyRequests as e:
         raise HTTPException(429, str(e)) from None
     mailed(portal)

@@ -196,12 +196,10 @@ def mail_page(portal: Portal, request: Request, form: Any) -> Response:
     """The outbox for staff: how many mails were sent, wait, or fail (with the mail server's
     last error), and the newest messages (to whom, what kind, their state; never a body)."""
     user = need_staff(portal, request)
-    asked = portal.mail.unanswered() if portal.mail is not None else 0  # read first: answered means enqueued
     with portal.read() as session:
         data = outbox_state(session)
         hidden = anonymity.hidden_from(session, user, portal.course)
     data["messages"] = anonymity.outbox_seen(data["messages"], [portal.course.assignments[n] for n in hidden])
-    data["waiting"] += asked  # links asked for on the sign-in page, their mail not made yet
     mail = portal.course.mail
     data["server"] = None if mail is None else {"host": mail.host, "port": mail.port, "security": mail.security,
                                                 "from": mail.from_address, "send": sorted(mail.send)}  # fmt: skip
