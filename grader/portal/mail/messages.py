@@ -52,7 +52,8 @@ def password_reset(session: Session, course: Course, user: User) -> MailMessage 
     token, expires = new_reset_token(session, user)
     text = (f"Hello {user.name},\n\nSomeone (you, we hope) asked to set a new password for {course.title}. "
             f"Your one-time link:\n\n{base_url(session)}/reset/{token}\n\n"
-            f"It works once, within {RESET_MINUTES} minutes; setting the password signs out your other sessions.\n"
+            f"It works once, within {RESET_MINUTES} minutes; setting the password signs out your other sessions "
+            "and revokes your API tokens.\n"
             "If you did not ask for it, ignore this mail: your password stays as it is.")  # fmt: skip
     return enqueue(session, course, user, RESET, f"Set a new password: {course.title}", _body(session, course, text),
                    expires)  # fmt: skip

@@ -1,7 +1,8 @@
 """Password reset by mail attacked: a reset link used again or after it expired, a reset link
 for one address sent with another's address or id in its form, the form without its CSRF
 token, a reset asked for with the attacker's Host header (the mailed link must still be
-the portal's), and an intruder's session and API token after the owner reset the password."""
+the portal's), an intruder's session and API token after the owner reset the password, and
+resets asked for a person's address and a stranger's told apart by their answers."""
 
 from __future__ import annotations
 
@@ -104,3 +105,17 @@ def test_a_reset_ends_an_intruders_session_and_revokes_their_api_token(mailing, 
         cli.close()
     assert intruder.get("/").status_code == 401
     assert browser.get("/api/arena").json()["tokens"] == []
+
+
+def test_a_reset_asked_for_a_person_and_for_a_stranger_gets_the_same_answer(mailing):
+    """The answer to "forgot your password?" is the same byte for byte, as JSON and as a page,
+    whether or not the address is on the roster."""
+    asker = Client(mailing["server"].url)  # from an address of its own: the limits' count of the module's untouched
+    asker.http = httpx.Client(base_url=asker.url, headers={"Accept": "application/json"}, timeout=30,
+                              transport=httpx.HTTPTransport(local_address="127.0.0.9"))  # fmt: skip
+    asker.get("/signin")
+    known, stranger = (asker.post("/signin/reset", {"email": e}) for e in ("s4@example.edu", "nobody@example.edu"))
+    assert (known.status_code, known.content) == (stranger.status_code, stranger.content) == (200, known.content)
+    pages = [asker.http.post("/signin/reset", data={"email": e, "csrf": asker.csrf}, headers={"Accept": "text/html"})
+             for e in ("s4@example.edu", "nobody@example.edu")]  # fmt: skip
+    assert pages[0].status_code == pages[1].status_code == 200 and pages[0].content == pages[1].content
