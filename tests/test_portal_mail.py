@@ -175,7 +175,7 @@ def test_the_instructors_links_are_mailed_to_each_student(mailing, mailbox):
     assert mailbox.logins  # sent after STARTTLS and a login: the server takes nothing else
     said = "Mail through 127.0.0.1:%d (starttls) from grader@example.edu: signin, receipt, graded, released, regrade, reset\n"
     assert said % mailbox.port in mailing["server"].lines
-    assert any(line.startswith("Warning: the links in mail point at http://") and "--public-url" in line
+    assert any(line.startswith("Warning: the links in mail and on the class page point at http://") and "--public-url" in line
                for line in mailing["server"].lines)  # fmt: skip
 
 

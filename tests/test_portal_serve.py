@@ -223,6 +223,27 @@ def test_serve_makes_the_demo_course_and_prints_the_link(tmp_path):
         server.stop()
 
 
+@pytest.mark.slow  # a server of its own
+def test_a_server_others_reach_without_its_public_url_warns_that_its_links_name_this_machine(tmp_path):
+    """Listening on every interface with no --public-url, the class page's sign-in links name
+    the address the server calls itself (never a request's Host): it says so, and how to mend it."""
+    server = Server(make_course(tmp_path / "course"), tmp_path, None, "--host", "0.0.0.0", "--workers", "0")
+    try:
+        warning = [line for line in server.lines if line.startswith("Warning: the links")]
+        assert warning and "--public-url https://HOST" in warning[0] and server.url in warning[0]
+        me = Client(server.url)
+        me.sign_in(server.link)
+        links = me.post("/class/links").json()["links"]
+        assert links and all(entry["link"].startswith(server.url + "/link/") for entry in links)
+    finally:
+        server.stop()
+    quiet = Server(make_course(tmp_path / "other"), tmp_path, None, "--workers", "0")  # loopback only: no warning
+    try:
+        assert not any(line.startswith("Warning") for line in quiet.lines)
+    finally:
+        quiet.stop()
+
+
 @pytest.mark.slow  # a server of its own, stopped
 def test_a_server_stops_on_sigterm_with_pages_still_listening(tmp_path):
     """A page's event stream never ends while its submission waits: a stopping server ends it

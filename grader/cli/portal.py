@@ -29,6 +29,9 @@ attempts_option = click.option(
 )  # fmt: skip
 
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")  # a server only this machine reaches: its own address is the links'
+
+
 @click.command(
     help="""Start the course portal: students upload scripts (a GTP program for the Gomoku lab; a
     file, or a .zip or .tar.gz of its folder) in a browser and see their public tests'
@@ -99,9 +102,9 @@ def serve(course: str | None, database: str | None, host: str, port: int, worker
         if mail is not None:
             echo(f"Mail through {mail.host}:{mail.port} ({mail.security}) from {mail.from_address}: "
                  f"{', '.join(k for k in KINDS if mail.sends(k)) or 'no kind sent'}")  # fmt: skip
-            if started.public_url is None:
-                echo(f"Warning: the links in mail point at {started.url.rstrip('/')}, as this machine calls "
-                     "itself: give --public-url https://HOST, the address students reach")  # fmt: skip
+        if started.public_url is None and (mail is not None or host not in LOOPBACK):
+            echo(f"Warning: the links in mail and on the class page point at {started.url.rstrip('/')}, as this "
+                 "machine calls itself: give --public-url https://HOST, the address students reach")  # fmt: skip
 
     try:
         run(course, database, host, port, workers, on_ready=ready, lease=lease, cluster=cluster,
