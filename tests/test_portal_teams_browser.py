@@ -58,6 +58,7 @@ def test_a_pair_forms_a_team_by_invitation_one_submits_once_and_both_see_the_fee
         submit(ada, "#upload")
         sid = ada.url.rsplit("/", 1)[1]
         ada.locator("#public-symbols").wait_for(timeout=180_000)  # the page's own live update
+        ada.wait_for_load_state()  # the page its script reloaded, whole: its cards are counted below
         symbols = ada.inner_text("#public-symbols")
         bob.goto(f"{server.url}/a/othello")
         assert "2 of 3 submissions left today" in bob.inner_text("#left")  # the team's upload counted
