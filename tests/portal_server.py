@@ -76,11 +76,15 @@ class Server:
             self.lines.append(line)
 
     def _wait_listening(self) -> None:
-        for _ in range(100):
+        deadline = time.monotonic() + 60  # a server still starting on a loaded machine: its first page can take long
+        while True:
             try:
-                httpx.get(self.url + "/signin", timeout=5)
+                httpx.get(self.url + "/signin", timeout=10)
                 return
-            except httpx.TransportError:
+            except httpx.TransportError as e:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    self.stop()
+                    raise AssertionError(f"the server never answered ({e}):\n" + "".join(self.lines)) from e
                 time.sleep(0.1)
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
