@@ -64,7 +64,7 @@ def test_a_student_signs_in_uploads_and_sees_the_feedback_appear(tmp_path, chrom
         assert page.get_attribute("#submission", "data-status") in ("queued", "running")
         receipt = page.inner_text("#receipt")
         symbols = page.locator("#public-symbols")
-        symbols.wait_for(timeout=180_000)  # shown by the page's own polling: nobody reloads it
+        symbols.wait_for(timeout=GRADED_WITHIN * 1000)  # shown by the page's own polling: nobody reloads it
         page.wait_for_load_state()  # the page its script reloaded, whole: its cards are counted below
         plan = load_course(course).assignments["othello"].plan
         expected = library_result(load_course(course), script)
