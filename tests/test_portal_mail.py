@@ -319,7 +319,7 @@ def test_in_a_browser_a_student_turns_graded_mails_off_and_gets_only_the_receipt
         prof.sign_in(server.link)
         link = prof.post("/class/links", {"email": "s6@example.edu"}).json()["links"][0]["link"]
         page = _signed_in(chromium, link)
-        page.click("#preferences-link")
+        submit(page, "#preferences-link")
         assert page.is_checked("#mail-graded")
         page.uncheck("#mail-graded")
         submit(page, "#preferences button")

@@ -151,7 +151,7 @@ def test_in_a_browser_a_student_asks_staff_answer_and_the_answer_arrives_by_mail
         assert student.url.startswith(url)
         assert student.inner_text(".regrade-state") == "Open" and student.locator("#regrade-form").count() == 0
         staff.goto(f"{server.url}/class")
-        staff.click("#regrades-link")
+        submit(staff, "#regrades-link")
         assert "Test 3: my move is optimal too." in staff.inner_text(".regrade-reason")
         staff.fill("textarea[name=reply]", "Test 3 is judged on the exact value: graded again.")
         staff.check("input[name=rerun]")
