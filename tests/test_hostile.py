@@ -255,8 +255,8 @@ def test_ctrl_c_stops_everything_and_keeps_what_finished(tmp_path, sig):
     assert len(scripts) == 2  # both slow tests are running
     start = time.monotonic()
     proc.send_signal(sig)
-    out, err = proc.communicate(timeout=10)
-    assert time.monotonic() - start < 3
+    out, err = proc.communicate(timeout=60)
+    assert time.monotonic() - start < 10  # the signal, not the scripts' 60 s sleeps (a loaded machine: seconds)
     assert proc.returncode == 128 + sig, err  # 130 for SIGINT, 143 for SIGTERM
     reason = "interrupted (Ctrl-C)" if sig == signal.SIGINT else "interrupted (SIGTERM)"
     assert f"{reason}: 1 of 3 tests finished, so the total is not a grade" in out

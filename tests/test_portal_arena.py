@@ -601,7 +601,8 @@ def test_an_author_submits_a_version_in_the_browser_and_watches_the_test_decide(
         page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)  # a CSP violation too
         page.on("pageerror", lambda e: problems.append(str(e)))
         page.goto(server.link)
-        page.click("#signin")
+        with page.expect_navigation():  # signed in before the next page is asked for
+            page.click("#signin")
         page.goto(server.url + "/arena")
         page.fill("input[name=name]", "mine")
         page.click("#new-engine button")
@@ -609,8 +610,8 @@ def test_an_author_submits_a_version_in_the_browser_and_watches_the_test_decide(
         for name in ("random_mover", "negamax"):
             page.set_input_files("#upload input[name=file]", str(tmp_path / f"{name}.tar.gz"))
             page.fill("#upload input[name=label]", name)
-            page.click("#upload button")
-            page.wait_for_load_state()
+            with page.expect_navigation():  # the engine's page again, whole, before the next upload
+                page.click("#upload button")
         page.locator("#new-test").wait_for(timeout=120_000)  # both checked: the page put the form in place itself
         assert page.locator("#versions .check-ok").count() == 2
         page.select_option("#new-test select[name=new]", label="v2")
@@ -721,7 +722,8 @@ def test_a_games_page_has_coordinates_and_marks_the_last_move_and_a_tests_page_l
             tid = s.get(ArenaGame, gid).test_id
         page = chromium.new_page()
         page.goto(server.link)
-        page.click("#signin")
+        with page.expect_navigation():  # signed in before the next page is asked for
+            page.click("#signin")
         page.goto(f"{server.url}/arena/g/{gid}")
         last = lines[-1][-2:]
         assert page.locator("#board th[scope=col]").all_inner_texts() == list("abcdefgh")
@@ -755,7 +757,8 @@ def test_a_refused_upload_keeps_the_forms_values_and_says_why_and_every_page_lin
         (tmp_path / "bot.tar.gz").write_bytes(nboard_archive("greedy"))
         page = chromium.new_page()
         page.goto(server.link)
-        page.click("#signin")
+        with page.expect_navigation():  # signed in before the next page is asked for
+            page.click("#signin")
         for path in ("/", "/class", "/class/queue", "/ladders", "/sessions"):
             page.goto(server.url + path)
             assert page.locator("header nav a[href='/arena']").inner_text() == "Arena", path
@@ -805,7 +808,8 @@ def test_a_running_games_page_shows_new_moves_and_its_end_without_reloading(tmp_
         page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: problems.append(str(e)))
         page.goto(server.link)
-        page.click("#signin")
+        with page.expect_navigation():  # signed in before the next page is asked for
+            page.click("#signin")
         page.goto(f"{server.url}/arena/g/{gid}")
         shown = page.locator("#moves tr").count() - 1
         page.evaluate("window.notReloaded = true")

@@ -56,7 +56,7 @@ def test_a_student_signs_in_uploads_and_sees_the_feedback_appear(tmp_path, chrom
         page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
         page.goto(link)
         submit(page, "#signin")
-        page.click("text=Othello endgame lab")
+        submit(page, "text=Othello endgame lab")
         assert "3 of 3 submissions left today" in page.inner_text("#left")
         page.set_input_files("input[name=script]", str(script))
         page.click("#upload")
@@ -64,7 +64,8 @@ def test_a_student_signs_in_uploads_and_sees_the_feedback_appear(tmp_path, chrom
         assert page.get_attribute("#submission", "data-status") in ("queued", "running")
         receipt = page.inner_text("#receipt")
         symbols = page.locator("#public-symbols")
-        symbols.wait_for(timeout=180_000)  # shown by the page's own polling: nobody reloads it
+        symbols.wait_for(timeout=GRADED_WITHIN * 1000)  # shown by the page's own polling: nobody reloads it
+        page.wait_for_load_state()  # the page its script reloaded, whole: its cards are counted below
         plan = load_course(course).assignments["othello"].plan
         expected = library_result(load_course(course), script)
         assert symbols.inner_text() == "".join(t.symbol for t in expected.tests if plan.is_public(t.index))
@@ -73,7 +74,7 @@ def test_a_student_signs_in_uploads_and_sees_the_feedback_appear(tmp_path, chrom
         public = sum(plan.is_public(t.index) for t in expected.tests)
         assert page.locator("#tests li.test").count() == public  # a card a public test, none for a private one
         assert page.locator("#summary").inner_text().startswith("Public tests fully right")
-        page.click("text=Back to the assignment")
+        submit(page, "text=Back to the assignment")
         assert receipt in page.inner_html("#submissions")
         assert "2 of 3 submissions left today" in page.inner_text("#left")
         assert problems == []
@@ -89,8 +90,16 @@ def _signed_in(browser, link: str, javascript: bool = True):
     return page
 
 
-def _until_graded(page, url: str) -> None:
-    """Reload the submission's page (as a person without JavaScript does) until it is graded."""
+def _until_graded(page, url: str, live: bool = False) -> None:
+    """Reload the submission's page (as a person without JavaScript does) until it is graded;
+    ``live``: a page with JavaScript, which reloads itself once its status changes (a reload of
+    the test's would race that one and fail as interrupted), waited for instead."""
+    if live:
+        page.locator("#submission:not([data-status=queued]):not([data-status=running])").wait_for(
+            timeout=GRADED_WITHIN * 1000
+        )
+        page.wait_for_load_state()
+        return
     deadline = time.monotonic() + GRADED_WITHIN
     while page.get_attribute("#submission", "data-status") in ("queued", "running"):
         assert time.monotonic() < deadline, f"{url} not graded within {GRADED_WITHIN} s"
@@ -108,10 +117,10 @@ def test_without_javascript_a_student_uploads_and_sees_private_results_once_the_
         instructor = _signed_in(chromium, server.link, javascript=False)
         assert instructor.url == f"{server.url}/class"
         instructor.fill("form[action='/class/links'] input[name=email]", "s1@example.edu")
-        instructor.click("text=Make one-time sign-in links")
+        submit(instructor, "text=Make one-time sign-in links")
         link = instructor.inner_text("#links code")
         student = _signed_in(chromium, link, javascript=False)
-        student.click("text=Othello endgame lab")
+        submit(student, "text=Othello endgame lab")
         student.set_input_files("input[name=script]", str(WRONG))
         student.click("#upload")  # a plain form post: no script on the page runs
         student.wait_for_url(f"{server.url}/s/*")
@@ -123,8 +132,8 @@ def test_without_javascript_a_student_uploads_and_sees_private_results_once_the_
         )
         assert student.locator("#private").count() == 0
         instructor.goto(f"{server.url}/class")
-        instructor.click("text=Release the private results of Othello endgame lab")
-        instructor.click("#confirm-release")  # after a page saying what the students will see
+        submit(instructor, "text=Release the private results of Othello endgame lab")
+        submit(instructor, "#confirm-release")  # after a page saying what the students will see
         assert "Othello endgame lab: released to the students." in instructor.inner_text("main")
         student.goto(url)
         assert "Private tests" in student.inner_text("main")
@@ -140,9 +149,9 @@ def test_an_instructor_reruns_after_a_plan_change_and_the_student_sees_why(tmp_p
     try:
         instructor = _signed_in(chromium, server.link)
         instructor.fill("form[action='/class/links'] input[name=email]", "s2@example.edu")
-        instructor.click("text=Make one-time sign-in links")
+        submit(instructor, "text=Make one-time sign-in links")
         student = _signed_in(chromium, instructor.inner_text("#links code"))
-        student.click("text=Othello endgame lab")
+        submit(student, "text=Othello endgame lab")
         student.set_input_files("input[name=script]", str(WRONG))
         student.click("#upload")
         student.wait_for_url(f"{server.url}/s/*")
@@ -162,9 +171,10 @@ def test_an_instructor_reruns_after_a_plan_change_and_the_student_sees_why(tmp_p
             student.goto(f"{server.url}/a/othello")
         instructor.goto(f"{server.url}/class")
         instructor.select_option("form[action='/class/rerun'] select[name=assignment]", "othello")
-        instructor.click("form[action='/class/rerun'] button")
+        submit(instructor, "form[action='/class/rerun'] button")  # queued again once its answer is in
         student.goto(url)
         student.locator("#submission[data-status=graded]").wait_for(timeout=GRADED_WITHIN * 1000)  # live update
+        student.wait_for_load_state()  # the page its script reloaded, whole
         assert len(student.inner_text("#public-symbols")) == 6
         assert "Graded again: the plan changed. Before: public tests" in student.inner_text("#rerun")
         assert before in student.inner_text("#rerun")
@@ -173,8 +183,9 @@ def test_an_instructor_reruns_after_a_plan_change_and_the_student_sees_why(tmp_p
 
 
 def submit(page: Any, selector: str) -> None:
-    """Click a form's button and wait until the page it leads to has loaded (a click alone
-    returns once the navigation has begun, when the page may still be empty)."""
+    """Click a form's button (or a link) and wait until the page it leads to has loaded (a click
+    alone returns once the navigation has begun, when the page may still be empty or half read:
+    what the test then counts or reads of it would not wait)."""
     with page.expect_navigation():
         page.click(selector)
 
@@ -243,8 +254,8 @@ def test_a_student_sees_the_ladder_with_aliases(tmp_path, chromium):
         problems: list[str] = []
         page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
         page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
-        page.click("text=Ladders")
-        page.click("text=Othello endgame lab")
+        submit(page, "text=Ladders")
+        submit(page, "text=Othello endgame lab")
         rows = page.locator("#ladder tr")
         shown = [rows.nth(i).inner_text().split("\t") for i in range(1, rows.count())]
         assert [r[0] for r in shown] == ["1", "2", "4", "5", "6"]  # the top 2, and 2 above their own
@@ -255,10 +266,11 @@ def test_a_student_sees_the_ladder_with_aliases(tmp_path, chromium):
         assert "1 more entry is not shown" in page.inner_text("#hidden")
         assert shown[0][3].startswith("+") and shown[-1][3].startswith("-") and shown[0][4].isdigit()  # Elo, ±95%
         assert [r[2] for r in shown[:-1]] == [""] * 4 and shown[-1][2].endswith(" v1")  # only their own engine named
-        page.locator("a", has_text=aliases["Student 5"]).first.click()  # its link (the chart names it too)
+        with page.expect_navigation():  # its link (the chart names it too)
+            page.locator("a", has_text=aliases["Student 5"]).first.click()
         assert "Student" not in page.inner_text("main") and page.locator("#recent tr").count() == 13
         page.go_back()
-        page.click("text=Crosstable")
+        submit(page, "text=Crosstable")
         assert page.locator("#crosstable th").nth(1).inner_text() == aliases["Student 1"]
         assert "Student" not in page.inner_text("main")
         assert problems == []

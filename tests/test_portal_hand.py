@@ -345,14 +345,14 @@ def _reachable(client: Client, start: str) -> dict[str, str]:
 @pytest.mark.slow  # a browser, a server, one grading: 15-30 s
 def test_in_a_browser_a_ta_grades_anonymously_and_after_the_release_the_student_reads_it(tmp_path, chromium):
     pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright (pip install -e '.[test]')")
-    from test_portal_browser import _signed_in, _until_graded
+    from test_portal_browser import _signed_in, _until_graded, submit
 
     course = hand_course(tmp_path / "course")
     database = tmp_path / "portal.sqlite3"
     server = Server(course, tmp_path, f"sqlite:///{database}")
     try:
         student = _signed_in(chromium, _link(database, server.url, "ada@example.edu"), javascript=False)
-        student.click("text=Othello endgame lab")
+        submit(student, "text=Othello endgame lab")
         student.set_input_files("input[name=script]", str(WRONG))
         student.click("#upload")
         student.wait_for_url(f"{server.url}/s/*")
@@ -361,20 +361,20 @@ def test_in_a_browser_a_ta_grades_anonymously_and_after_the_release_the_student_
 
         ta = _signed_in(chromium, _link(database, server.url, TA[0]), javascript=False)
         ta.goto(f"{server.url}/class")
-        ta.click("#hand-grading a")
+        submit(ta, "#hand-grading a")
         assert "Student 1" in ta.inner_text("#grading")
-        ta.click("#grading a")
+        submit(ta, "#grading a")  # the page whole: what it lacks is asserted below
         assert ta.url == f"{url}/code" and ta.inner_text("#student") == "Student 1"
         assert ta.locator("#feedback-link").count() == 0 and ta.locator("table.code span").count() > 0
         for email, name in PEOPLE.items():
             assert email not in ta.content() and name not in ta.content()
         ta.check("input[name=item][value=search]")
-        ta.click("#save-rubric")
+        submit(ta, "#save-rubric")
         assert ta.is_checked("input[name=item][value=search]")
         ta.select_option("#comment-form select[name=path]", WRONG.name)  # the file's own name, as uploaded
         ta.fill("#comment-form input[name=line]", "2")
         ta.fill("#comment-form textarea[name=text]", "this loop misses a pass")
-        ta.click("#add-comment")
+        submit(ta, "#add-comment")
         assert "this loop misses a pass" in ta.inner_text("#f0-L2 + tr.line-comment")
 
         student.goto(f"{url}/code")  # before the release: nothing of it
@@ -387,11 +387,11 @@ def test_in_a_browser_a_ta_grades_anonymously_and_after_the_release_the_student_
         assert instructor.input_value("#comment-form select[name=path]") == WRONG.name
         instructor.goto(f"{server.url}/class/othello/grading")
         assert "Ada Lovelace" in instructor.inner_text("#grading")
-        instructor.click("#hand-release")
+        submit(instructor, "#hand-release")
         assert instructor.locator("#undo-hand-release").count() == 1
 
         student.goto(url)
-        student.click("#code-link")
+        submit(student, "#code-link")
         assert "search (+2): a clean negamax" in student.inner_text("#hand-items")
         assert "this loop misses a pass" in student.inner_text("#f0-L2 + tr.line-comment")
         student.click("#hand-comments a")

@@ -149,3 +149,14 @@ def test_the_servers_connections_send_each_answer_without_waiting_for_an_ack():
         return value
 
     assert asyncio.run(accepted()) != 0
+
+
+def test_the_servers_socket_queues_a_connection_made_before_the_server_accepts_any():
+    """The address is printed before the server starts accepting: a browser or script that
+    connects at once waits in the socket's queue rather than being refused."""
+    sock = listening_socket("127.0.0.1", 0)
+    try:
+        with socket.create_connection(sock.getsockname(), timeout=10):
+            pass
+    finally:
+        sock.close()

@@ -110,10 +110,11 @@ class Platform:
                     return self._answer(*platform.authorize(dict(urllib.parse.parse_qsl(url.query))), "text/html")
                 if url.path == "/frame":  # the LMS's page framing the tool's registration, hearing it close
                     src = html.escape(dict(urllib.parse.parse_qsl(url.query))["src"])
-                    return self._answer(200, f'<title>waiting</title><iframe src="{src}"></iframe><script>'
-                                        'addEventListener("message", e => { if (e.data && e.data.subject === '
-                                        '"org.imsglobal.lti.close") document.title = "closed"; });</script>',
-                                        "text/html")  # fmt: skip
+                    listen = ('addEventListener("message", e => { if (e.data && e.data.subject === '
+                              '"org.imsglobal.lti.close") document.title = "closed"; });')  # fmt: skip
+                    # listening before the frame is made: the tool's page cannot speak unheard
+                    return self._answer(200, f'<title>waiting</title><script>{listen}</script><iframe src="{src}">'
+                                        "</iframe>", "text/html")  # fmt: skip
                 if url.path == "/.well-known/openid-configuration":
                     return self._answer(200, json.dumps(platform.configuration()))
                 if url.path == "/lineitems":

@@ -161,13 +161,13 @@ def test_in_a_browser_a_student_asks_staff_answer_and_the_answer_arrives_by_mail
         student.click("#upload")
         student.wait_for_url(f"{server.url}/s/*")
         url = student.url
-        _until_graded(student, url)
+        _until_graded(student, url, live=True)
         student.fill("#regrade-reason", "Test 3: my move is optimal too.")
         submit(student, "#regrade-ask")
         assert student.url.startswith(url)
         assert student.inner_text(".regrade-state") == "Open" and student.locator("#regrade-form").count() == 0
         staff.goto(f"{server.url}/class")
-        staff.click("#regrades-link")
+        submit(staff, "#regrades-link")
         assert "Test 3: my move is optimal too." in staff.inner_text(".regrade-reason")
         staff.fill("textarea[name=reply]", "Test 3 is judged on the exact value: graded again.")
         staff.check("input[name=rerun]")
@@ -175,7 +175,7 @@ def test_in_a_browser_a_student_asks_staff_answer_and_the_answer_arrives_by_mail
         assert staff.locator("#no-open").count() == 1
         assert "graded again" in staff.inner_text("#answered")
         student.goto(url)
-        _until_graded(student, url)
+        _until_graded(student, url, live=True)
         assert student.inner_text(".regrade-state") == "Answered"
         assert "Test 3 is judged on the exact value" in student.inner_text(".regrade-reply")
         assert "Graded again: rerun on a regrade request" in student.inner_text("#rerun")

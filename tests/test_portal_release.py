@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("starlette", reason='the portal needs its extra: pip install -e ".[portal]"')
 pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright (pip install -e '.[test]')")
 
-from test_portal_browser import _signed_in, _until_graded  # noqa: E402
+from test_portal_browser import _signed_in, _until_graded, submit  # noqa: E402
 
 from grader.portal.course.course import load_course  # noqa: E402
 
@@ -26,10 +26,10 @@ def test_a_release_is_confirmed_undone_and_the_feedback_text_follows(tmp_path, c
     try:
         instructor = _signed_in(chromium, server.link, javascript=False)
         instructor.fill("form[action='/class/links'] input[name=email]", "s1@example.edu")
-        instructor.click("text=Make one-time sign-in links")
+        submit(instructor, "text=Make one-time sign-in links")
         link = instructor.inner_text("#links code")
         student = _signed_in(chromium, link, javascript=False)
-        student.click("text=Othello endgame lab")
+        submit(student, "text=Othello endgame lab")
         student.set_input_files("input[name=script]", str(WRONG))
         student.click("#upload")
         student.wait_for_url(f"{server.url}/s/*")
@@ -39,13 +39,13 @@ def test_a_release_is_confirmed_undone_and_the_feedback_text_follows(tmp_path, c
         assert f"{private} {PENDING}" in student.text_content("#feedback")
 
         instructor.goto(f"{server.url}/class")
-        instructor.click("text=Release the private results of Othello endgame lab")
+        submit(instructor, "text=Release the private results of Othello endgame lab")
         asked = instructor.inner_text("main")
         assert "Release the private results of Othello endgame lab?" in asked and "undo" in asked
         assert f"their {private} private tests' symbols and credit" in asked and "1 student has a graded" in asked
         student.goto(url)
         assert student.locator("#private").count() == 0  # nothing released before the confirmation
-        instructor.click("#confirm-release")
+        submit(instructor, "#confirm-release")
         assert "Othello endgame lab: released to the students." in instructor.inner_text("main")
 
         student.goto(url)
@@ -53,7 +53,7 @@ def test_a_release_is_confirmed_undone_and_the_feedback_text_follows(tmp_path, c
         assert PENDING not in text and f"{private} private tests: released, " in text and "; total " in text
         assert student.locator("#private").count() == 1
 
-        instructor.click("text=Undo the release of Othello endgame lab")
+        submit(instructor, "text=Undo the release of Othello endgame lab")
         assert "Release the private results of Othello endgame lab" in instructor.inner_text("main")
         student.goto(url)
         assert f"{private} {PENDING}" in student.text_content("#feedback") and student.locator("#private").count() == 0

@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("starlette", reason='the portal needs its extra: pip install -e ".[portal]"')
 pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright (pip install -e '.[test]')")
 
-from portal_server import NEGAMAX, Client, Server, make_course  # noqa: E402
+from portal_server import GRADED_WITHIN, NEGAMAX, Client, Server, make_course  # noqa: E402
 
 
 def submit(page: Any, selector: str) -> None:
@@ -57,7 +57,8 @@ def test_a_pair_forms_a_team_by_invitation_one_submits_once_and_both_see_the_fee
         ada.set_input_files("input[name=script]", str(NEGAMAX))
         submit(ada, "#upload")
         sid = ada.url.rsplit("/", 1)[1]
-        ada.locator("#public-symbols").wait_for(timeout=180_000)  # the page's own live update
+        ada.locator("#public-symbols").wait_for(timeout=GRADED_WITHIN * 1000)  # the page's own live update
+        ada.wait_for_load_state()  # the page its script reloaded, whole: its cards are counted below
         symbols = ada.inner_text("#public-symbols")
         bob.goto(f"{server.url}/a/othello")
         assert "2 of 3 submissions left today" in bob.inner_text("#left")  # the team's upload counted

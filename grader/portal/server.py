@@ -199,13 +199,16 @@ def _check_mail(course: Course) -> None:
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
-    """The server's socket, bound. Made as TCP's by name (IPPROTO_TCP), so that asyncio sets
-    TCP_NODELAY on each connection it accepts: with Nagle's algorithm on, a keep-alive request
-    answered right after another waited some 40 ms for the client's delayed ACK."""
+    """The server's socket, bound and listening: a connection made as soon as the address is
+    printed waits in its queue until the server (still starting) accepts it, where it was refused.
+    Made as TCP's by name (IPPROTO_TCP), so that asyncio sets TCP_NODELAY on each connection it
+    accepts: with Nagle's algorithm on, a keep-alive request answered right after another waited
+    some 40 ms for the client's delayed ACK."""
     try:
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
+        sock.listen(2048)  # uvicorn's backlog
     except OSError as e:  # a name that resolves to nothing, or an address of no interface here: the host's fault
         by_host = isinstance(e, socket.gaierror) or e.errno == errno.EADDRNOTAVAIL
         option = "--host (an address of this machine: 127.0.0.1, 0.0.0.0)" if by_host else "--port"
