@@ -26,6 +26,8 @@ from grader.version import __version__
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.xdist_group(__name__)  # one worker: the module's fixture runs once
+
 NEGAMAX = (ROOT / "submissions" / "negamax.py").read_text()
 PLAN = standard_plan(seed=11)
 POSITIONS = PLAN.positions[:5] + PLAN.positions[10:100:15]  # 1-5 empties, then random boards of 1-9

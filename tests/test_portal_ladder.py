@@ -20,6 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+pytestmark = pytest.mark.xdist_group(__name__)  # one worker: the module's fixture runs once
+
 pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
 
 from sqlalchemy import select, text, update  # noqa: E402

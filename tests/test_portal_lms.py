@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+pytestmark = pytest.mark.xdist_group(__name__)  # one worker: the module's fixture runs once
+
 pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
 
 from grader.cli import main  # noqa: E402

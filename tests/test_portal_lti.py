@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.xdist_group(__name__)  # one worker: the module's fixture runs once
+
 httpx = pytest.importorskip("httpx", reason="the portal's tests need httpx (pip install -e '.[test]')")
 pytest.importorskip("starlette", reason='the portal needs its extra: pip install -e ".[portal]"')
 jwt = pytest.importorskip("jwt", reason='the LTI tool needs PyJWT: pip install -e ".[portal]"')

@@ -10,6 +10,8 @@ import datetime as dt
 
 import pytest
 
+pytestmark = pytest.mark.xdist_group(__name__)  # one worker: the module's fixture runs once
+
 pytest.importorskip("sqlalchemy", reason='the portal needs its extra: pip install -e ".[portal]"')
 
 from grader.portal.course import policy  # noqa: E402

@@ -12,6 +12,8 @@ import html
 
 import pytest
 
+pytestmark = pytest.mark.xdist_group(__name__)  # one worker: the module's fixture runs once
+
 httpx = pytest.importorskip("httpx", reason="the portal's tests need httpx (pip install -e '.[test]')")
 pytest.importorskip("jwt", reason='the LTI tool needs PyJWT: pip install -e ".[portal]"')
 
