@@ -45,11 +45,6 @@ def label(session: Session, student_id: int, assignment: str) -> str:
     return hand.team_pseudonym(session, team) if team is not None else hand.pseudonym(session, student_id)
 
 
-def team_label(session: Session, team: Team) -> str:
-    """A team's pseudonym (``hand.team_pseudonym``): the label its members' work goes by."""
-    return hand.team_pseudonym(session, team)
-
-
 def audit_seen(session: Session, hidden: set[str], entries: Iterable[tuple[str, str, str]]) -> list[tuple[str, str]]:
     """Each audit entry (``by`` e-mail, action, detail) as a TA sees it (``by``, detail): one about
     an assignment of ``hidden`` (its detail starts ``name:``) has each student's e-mail in it and
@@ -73,7 +68,7 @@ def audit_seen(session: Session, hidden: set[str], entries: Iterable[tuple[str, 
             seen.append((by, detail))
             continue
         for team in teams[name]:
-            detail = detail.replace(f"team {team.name!r}", team_label(session, team))
+            detail = detail.replace(f"team {team.name!r}", hand.team_pseudonym(session, team))
         for email in sorted(students, key=len, reverse=True):  # a.b@x before b@x
             if email in detail:
                 detail = detail.replace(email, of(email, name))

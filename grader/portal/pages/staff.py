@@ -104,8 +104,7 @@ def class_table(portal: Portal, viewer: User) -> dict[str, Any]:
     its cells, nor its submissions under way, nor its teams, until its hand grading's release."""
     with portal.read() as session:
         hidden = anonymity.hidden_from(session, viewer, portal.course)
-    names = [n for n in portal.course.assignments if n not in hidden]
-    with portal.read() as session:
+        names = [n for n in portal.course.assignments if n not in hidden]
         students = session.scalars(select(User).where(User.role == STUDENT).order_by(User.name)).all()
         counted = policy.counted(session, portal.course)
         team_names = team_names_of(session, portal.course)
